@@ -70,6 +70,7 @@ class Script:
     builtin: str | None = None
     path: str | None = None
     weight: int = 1
+    sha256: str | None = None  # of a script file's content, so an edited script is a new point
 
     @property
     def label(self) -> str:

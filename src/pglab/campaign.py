@@ -1,0 +1,420 @@
+"""Campaign files: TOML parsed and checked into a ``Campaign`` of frozen specs.
+
+Every problem in a file is collected and reported in one message, each naming where it is
+(``[variants.big] unknown key "setings" — did you mean "settings"?``). Settings are checked against
+the server's own catalog later (``settings.validate``), before the first run.
+
+Layout (see ``examples/`` and ``pglab run --help``)::
+
+    name, description, repeats, order ("interleaved" | "sequential"), on_error ("continue" | "stop")
+    [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
+    [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
+    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol, connect
+    [[phases]]  name, times, measured + any workload key (defaults come from [workload])
+    [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
+    [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
+    [[derived]] name, kind ("decrease" | "ratio"), a = "phase", b = "phase"
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import CampaignError
+from .spec import (
+    BUILTIN_SCRIPTS,
+    PROTOCOLS,
+    RESET_POLICIES,
+    DatasetSpec,
+    DerivedSpec,
+    PhaseSpec,
+    Script,
+    ServerSpec,
+)
+
+TOP_KEYS = {"name", "description", "repeats", "order", "on_error", "server", "dataset",
+            "workload", "phases", "variants", "matrix", "derived"}
+SERVER_KEYS = {"source", "bindir", "settings"}
+DATASET_KEYS = {f.name for f in fields(DatasetSpec)}
+WORKLOAD_KEYS = {"script", "scripts", "clients", "threads", "duration", "transactions", "rate",
+                 "protocol", "connect"}
+PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
+VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description"}
+MATRIX_KEYS = (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"}
+DERIVED_KEYS = {"name", "kind", "a", "b"}
+ORDERS = ("interleaved", "sequential")
+ON_ERROR = ("continue", "stop")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    server: ServerSpec
+    dataset: DatasetSpec
+    phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    description: str
+    repeats: int
+    order: str
+    on_error: str
+    variants: tuple[Variant, ...]
+    matrix: tuple[tuple[str, tuple[Any, ...]], ...]
+    derived: tuple[DerivedSpec, ...]
+    source_file: str | None
+    document: dict[str, Any]
+    base_dir: Path
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, where: str, text: str) -> None:
+        self.items.append(f"{where}: {text}" if where else text)
+
+    def unknown_keys(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, sorted(allowed), n=1)
+                hint = f' — did you mean "{close[0]}"?' if close else ""
+                self.add(where, f'unknown key "{key}"{hint} (allowed: {", ".join(sorted(allowed))})')
+
+
+def load(path: str | Path) -> Campaign:
+    """Read and check a campaign file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError(f"cannot read campaign file {path}: {exc.strerror}") from exc
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{path}: not valid TOML: {exc}",
+                            hint="see examples/ for campaign files that work") from exc
+    return parse(doc, default_name=path.stem, base_dir=path.parent.absolute(),
+                 source_file=str(path.absolute()))
+
+
+def parse(doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
+          source_file: str | None = None) -> Campaign:
+    """Check a campaign document (the parsed TOML) and resolve it into specs."""
+    p = Problems()
+    base_dir = base_dir or Path.cwd()
+    p.unknown_keys("", doc, TOP_KEYS)
+    name = _get(doc, "name", str, default_name, p, "")
+    repeats = _get(doc, "repeats", int, 1, p, "", minimum=1)
+    order = _choice(doc, "order", ORDERS, "interleaved", p, "")
+    on_error = _choice(doc, "on_error", ON_ERROR, "continue", p, "")
+
+    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]")
+    dataset = _dataset(_table(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
+    workload = _table(doc, "workload", p, "")
+    p.unknown_keys("[workload]", workload, WORKLOAD_KEYS)
+    phases = _phases(doc, workload, p, base_dir)
+
+    variants: list[Variant] = []
+    for vname, vdoc in _table(doc, "variants", p, "").items():
+        where = f"[variants.{vname}]"
+        if not isinstance(vdoc, dict):
+            p.add(where, "must be a table of overrides")
+            continue
+        p.unknown_keys(where, vdoc, VARIANT_KEYS)
+        vserver = _server(_table(vdoc, "server", p, where), server, p, where)
+        if "settings" in vdoc:
+            vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
+        vdataset = _dataset(_table(vdoc, "dataset", p, where), dataset, p, where)
+        vwork = _table(vdoc, "workload", p, where)
+        p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
+        vphases = tuple(apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases)
+        variants.append(Variant(str(vname), vserver, vdataset, vphases))
+    if not variants:
+        variants.append(Variant("base", server, dataset, phases))
+
+    matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir)
+    derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
+    if p.items:
+        where = f" in {source_file}" if source_file else ""
+        raise CampaignError(
+            f"the campaign{where} has {len(p.items)} problem(s):\n  " + "\n  ".join(p.items),
+            hint="run `pglab run --help` for the file layout, or start from a file in examples/",
+        )
+    return Campaign(name, str(doc.get("description", "")), repeats, order, on_error,
+                    tuple(variants), matrix, derived, source_file, doc, base_dir)
+
+
+# -- sections ----------------------------------------------------------------------------
+
+def _server(table: dict[str, Any], base: ServerSpec, p: Problems, where: str) -> ServerSpec:
+    p.unknown_keys(where, table, SERVER_KEYS)
+    source = table.get("source", "bindir" if "bindir" in table else base.source)
+    bindir = table.get("bindir", base.bindir if source == base.source else None)
+    if source not in ("embedded", "bindir"):
+        p.add(where, f'source = "{source}": use "embedded" or "bindir"')
+    if source == "bindir" and not bindir:
+        p.add(where, 'source = "bindir" needs bindir = "/path/to/postgresql/bin"')
+    if source == "embedded":
+        bindir = None
+    spec = ServerSpec(source=str(source), bindir=bindir, settings=base.settings)
+    if "settings" in table:
+        spec = spec.with_settings(_settings(table["settings"], p, where))
+    return spec
+
+
+def _settings(value: Any, p: Problems, where: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        p.add(where, "settings must be a table of name = value")
+        return {}
+    out = {}
+    for key, val in value.items():
+        if isinstance(val, dict | list):
+            p.add(where, f"setting {key} must be a single value, not {type(val).__name__}")
+            continue
+        out[str(key)] = _setting_str(val)
+    return out
+
+
+def _setting_str(val: Any) -> str:
+    if isinstance(val, bool):
+        return "on" if val else "off"
+    return str(val)
+
+
+def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
+    p.unknown_keys(where, table, DATASET_KEYS)
+    updates: dict[str, Any] = {}
+    for f in fields(DatasetSpec):
+        if f.name not in table:
+            continue
+        val = table[f.name]
+        if f.name in ("scale", "partitions", "fillfactor"):
+            lo, hi = {"scale": (1, 1_000_000), "partitions": (0, 100_000), "fillfactor": (10, 100)}[f.name]
+            if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
+                p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
+                continue
+        elif f.name == "reset" and val not in RESET_POLICIES:
+            p.add(where, f'reset = "{val}": use one of {", ".join(RESET_POLICIES)}')
+            continue
+        elif f.name == "partition_method" and val not in ("range", "hash"):
+            p.add(where, f'partition_method = "{val}": use "range" or "hash"')
+            continue
+        elif f.name == "unlogged_tables" and not isinstance(val, bool):
+            p.add(where, "unlogged_tables must be true or false")
+            continue
+        elif f.name == "init_steps" and (not isinstance(val, str) or set(val) - set("dtgGvpf")):
+            p.add(where, f"init_steps = {val!r}: letters from dtgGvpf (see pgbench -I)")
+            continue
+        updates[f.name] = val
+    return replace(base, **updates)
+
+
+def _phases(doc: dict[str, Any], workload: dict[str, Any], p: Problems,
+            base_dir: Path) -> tuple[PhaseSpec, ...]:
+    raw = doc.get("phases")
+    default = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
+    default = apply_workload(default, workload, p, "[workload]", base_dir)
+    if raw is None:
+        return (default,)
+    if not isinstance(raw, list) or not raw:
+        p.add("[[phases]]", "must be a non-empty array of tables")
+        return (default,)
+    phases = []
+    for i, table in enumerate(raw, 1):
+        where = f"[[phases]] #{i}"
+        if not isinstance(table, dict):
+            p.add(where, "must be a table")
+            continue
+        p.unknown_keys(where, table, PHASE_KEYS)
+        ph = replace(default, name=str(table.get("name", f"phase {i}")))
+        ph = replace(ph, times=_get(table, "times", int, 1, p, where, minimum=1),
+                     measured=_get(table, "measured", bool, True, p, where))
+        phases.append(apply_workload(ph, table, p, where, base_dir))
+    names = [ph.name for ph in phases]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        p.add("[[phases]]", f'phase name "{dup}" is used twice')
+    return tuple(phases)
+
+
+def apply_workload(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str,
+                   base_dir: Path) -> PhaseSpec:
+    """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``."""
+    upd: dict[str, Any] = {}
+    if "script" in table and "scripts" in table:
+        p.add(where, "give script or scripts, not both")
+    if "script" in table:
+        upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
+    if "scripts" in table:
+        val = table["scripts"]
+        if not isinstance(val, list) or not val:
+            p.add(where, "scripts must be a non-empty array")
+        else:
+            upd["scripts"] = tuple(_scripts(val, p, where, base_dir))
+    for key, lo in (("clients", 1), ("threads", 1)):
+        if key in table:
+            val = table[key]
+            if key == "threads" and val == "auto":
+                upd[key] = None
+            elif not isinstance(val, int) or isinstance(val, bool) or val < lo:
+                p.add(where, f"{key} = {val!r}: expected a whole number ≥ {lo}")
+            else:
+                upd[key] = val
+    if "duration" in table and "transactions" in table:
+        p.add(where, "give duration (seconds) or transactions (per client), not both")
+    if "duration" in table:
+        val = table["duration"]
+        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
+            p.add(where, f"duration = {val!r}: expected whole seconds ≥ 1")
+        else:
+            upd.update(duration=val, transactions=None)
+    if "transactions" in table:
+        val = table["transactions"]
+        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
+            p.add(where, f"transactions = {val!r}: expected a whole number ≥ 1 (per client)")
+        else:
+            upd.update(transactions=val, duration=None)
+    if "rate" in table:
+        val = table["rate"]
+        if val is not None and (isinstance(val, bool) or not isinstance(val, int | float) or val <= 0):
+            p.add(where, f"rate = {val!r}: expected transactions per second > 0")
+        else:
+            upd["rate"] = float(val)
+    if "protocol" in table:
+        if table["protocol"] not in PROTOCOLS:
+            p.add(where, f'protocol = "{table["protocol"]}": use one of {", ".join(PROTOCOLS)}')
+        else:
+            upd["protocol"] = table["protocol"]
+    if "connect" in table:
+        upd["connect"] = _get(table, "connect", bool, False, p, where)
+    new = replace(ph, **upd)
+    if new.threads is not None and new.threads > new.clients:
+        p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
+    return new
+
+
+def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[Script]:
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            item = {"builtin": item} if item in BUILTIN_SCRIPTS or "." not in item else {"file": item}
+        if not isinstance(item, dict):
+            p.add(where, f"script {item!r}: a built-in name, a file path, or {{file=..., weight=...}}")
+            continue
+        weight = item.get("weight", 1)
+        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
+            p.add(where, f"script weight {weight!r}: expected a whole number ≥ 0")
+            weight = 1
+        if "builtin" in item:
+            name = item["builtin"]
+            if name not in BUILTIN_SCRIPTS:
+                close = difflib.get_close_matches(str(name), BUILTIN_SCRIPTS, n=1)
+                hint = f' — did you mean "{close[0]}"?' if close else ""
+                p.add(where, f'unknown built-in script "{name}"{hint} '
+                      f"(built-ins: {', '.join(BUILTIN_SCRIPTS)}; a custom script is a .sql file)")
+                continue
+            out.append(Script(builtin=name, weight=weight))
+        elif "file" in item:
+            path = (base_dir / str(item["file"])).absolute()
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            except OSError as exc:
+                p.add(where, f"script file {path}: {exc.strerror}")
+                continue
+            out.append(Script(path=str(path), weight=weight, sha256=digest))
+        else:
+            p.add(where, f"script {item!r}: needs builtin = \"...\" or file = \"...\"")
+    return out
+
+
+def _matrix(table: dict[str, Any], p: Problems, base_dir: Path) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    p.unknown_keys("[matrix]", table, MATRIX_KEYS)
+    axes: list[tuple[str, tuple[Any, ...]]] = []
+    for key, values in table.items():
+        if key == "settings":
+            if not isinstance(values, dict):
+                p.add("[matrix.settings]", "must be a table of NAME = [values]")
+                continue
+            for name, vals in values.items():
+                if not isinstance(vals, list) or not vals:
+                    p.add("[matrix.settings]", f"{name} must be a non-empty array of values")
+                    continue
+                axes.append((f"settings.{name}", tuple(_setting_str(v) for v in vals)))
+            continue
+        if key not in MATRIX_KEYS:
+            continue
+        if not isinstance(values, list) or not values:
+            p.add("[matrix]", f"{key} must be a non-empty array of values")
+            continue
+        # check each value by applying it to a throwaway phase or dataset
+        for v in values:
+            if key in WORKLOAD_KEYS:
+                apply_workload(PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
+                                {key: v}, p, f"[matrix] {key}", base_dir)
+            else:
+                _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
+        axes.append((key, tuple(values)))
+    return tuple(axes)
+
+
+def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec, ...]:
+    if not isinstance(raw, list):
+        p.add("[[derived]]", "must be an array of tables")
+        return ()
+    out = []
+    for i, table in enumerate(raw, 1):
+        where = f"[[derived]] #{i}"
+        if not isinstance(table, dict):
+            p.add(where, "must be a table")
+            continue
+        p.unknown_keys(where, table, DERIVED_KEYS)
+        kind = table.get("kind", "decrease")
+        if kind not in ("decrease", "ratio"):
+            p.add(where, f'kind = "{kind}": use "decrease" ((a-b)/a) or "ratio" (b/a)')
+        for ab in ("a", "b"):
+            if table.get(ab) not in phase_names:
+                p.add(where, f'{ab} = "{table.get(ab)}" is not a phase name '
+                      f"({', '.join(sorted(phase_names))})")
+        out.append(DerivedSpec(str(table.get("name", f"derived_{i}")), str(kind),
+                               str(table.get("a")), str(table.get("b"))))
+    return tuple(out)
+
+
+# -- small checks ----------------------------------------------------------------------------
+
+def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, Any]:
+    val = doc.get(key, {})
+    if not isinstance(val, dict):
+        p.add(where, f"{key} must be a table")
+        return {}
+    return val
+
+
+def _get(doc: dict[str, Any], key: str, typ: type, default: Any, p: Problems, where: str,
+         minimum: int | None = None) -> Any:
+    if key not in doc:
+        return default
+    val = doc[key]
+    if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
+        p.add(where, f"{key} = {val!r}: expected {typ.__name__}")
+        return default
+    if minimum is not None and val < minimum:
+        p.add(where, f"{key} = {val!r}: must be ≥ {minimum}")
+        return default
+    return val
+
+
+def _choice(doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems,
+            where: str) -> str:
+    val = doc.get(key, default)
+    if val not in choices:
+        p.add(where, f'{key} = "{val}": use one of {", ".join(choices)}')
+        return default
+    return val

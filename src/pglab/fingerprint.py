@@ -1,0 +1,111 @@
+"""The environment of a run: what the numbers depend on besides the campaign's own choices.
+
+PostgreSQL and pgbench versions, every non-default setting, kernel, CPU, RAM, CPU governor,
+transparent huge pages, and the filesystem, mount options, device and IO scheduler of PGDATA.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from . import __version__
+from .server import Cluster
+
+NON_DEFAULT_SQL = """
+SELECT name, setting, unit, source FROM pg_settings
+WHERE source NOT IN ('default', 'override') ORDER BY name
+"""
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def cpu_model() -> str | None:
+    text = _read("/proc/cpuinfo") or ""
+    for line in text.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or None
+
+
+def mount_of(path: Path) -> dict[str, Any]:
+    """The mount holding ``path``: filesystem type, options, device, IO scheduler."""
+    path = path.resolve()
+    best: dict[str, Any] = {}
+    for line in (_read("/proc/self/mountinfo") or "").splitlines():
+        left, _, right = line.partition(" - ")
+        parts, rparts = left.split(), right.split()
+        if len(parts) < 6 or len(rparts) < 2:
+            continue
+        mountpoint = parts[4].replace("\\040", " ")
+        if (path == Path(mountpoint) or Path(mountpoint) in path.parents) and len(mountpoint) >= len(
+            best.get("mountpoint", "")
+        ):
+            best = {
+                "mountpoint": mountpoint,
+                "fstype": rparts[0],
+                "device": rparts[1],
+                "mount_options": parts[5],
+                "super_options": rparts[2] if len(rparts) > 2 else "",
+                "major_minor": parts[2],
+            }
+    if best.get("major_minor"):
+        best["scheduler"] = _scheduler(best["major_minor"])
+    return best
+
+
+def _scheduler(major_minor: str) -> str | None:
+    base = Path(f"/sys/dev/block/{major_minor}")
+    for candidate in (base / "queue" / "scheduler", base / ".." / "queue" / "scheduler"):
+        text = _read(str(candidate))
+        if text:
+            return text
+    return None
+
+
+def host() -> dict[str, Any]:
+    uname = platform.uname()
+    return {
+        "pglab_version": __version__,
+        "hostname": uname.node,
+        "kernel": f"{uname.system} {uname.release}",
+        "machine": uname.machine,
+        "cpu_model": cpu_model(),
+        "cpus": os.cpu_count(),
+        "ram_bytes": psutil.virtual_memory().total,
+        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "thp": _read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "python": platform.python_version(),
+    }
+
+
+def of_run(cluster: Cluster) -> dict[str, Any]:
+    """Everything about the server of a run and the machine it ran on."""
+    with cluster.connect() as conn:
+        version = conn.execute("SELECT version(), current_setting('server_version_num')").fetchone()
+        rows = conn.execute(NON_DEFAULT_SQL).fetchall()
+    fp = host()
+    fp.update(
+        server_version=cluster.binaries.version,
+        server_version_full=version[0],
+        server_version_num=int(version[1]),
+        pgbench_version=cluster.binaries.pgbench_version,
+        source=cluster.binaries.label,
+        bindir=str(cluster.binaries.bindir),
+        settings={name: {"setting": s, "unit": u, "source": src} for name, s, u, src in rows},
+        pgdata=str(cluster.datadir),
+        pgdata_mount=mount_of(cluster.datadir),
+    )
+    wal = cluster.datadir / "pg_wal"
+    if wal.is_symlink():
+        fp["pg_wal_mount"] = mount_of(wal)
+    return fp

@@ -1,0 +1,124 @@
+"""Workload: one pgbench invocation per phase iteration, with live progress and its logs.
+
+pgbench runs as the calling user (it does not mind root), in a work directory where it writes its
+per-transaction logs (``-l``); its ``-P 1`` progress lines on stderr are read as they come and
+passed to a callback, so the CLI can show live TPS.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from . import pgbench_output, procs
+from .errors import PgbenchError
+from .records import PhaseResult, ProgressSample
+from .sources import Binaries
+from .spec import PhaseSpec
+
+ProgressCallback = Callable[[ProgressSample], None]
+LOG_PREFIX = "pgbench_log"
+
+
+def auto_threads(clients: int, cpus: int | None = None) -> int:
+    """The largest thread count that divides the clients and does not exceed the CPUs."""
+    limit = max(1, min(clients, cpus or os.cpu_count() or 1))
+    return max(t for t in range(1, limit + 1) if clients % t == 0)
+
+
+def argv_for(binaries: Binaries, phase: PhaseSpec, conn_args: list[str], workdir: Path,
+             latency_log: bool = True) -> list[str]:
+    threads = phase.threads or auto_threads(phase.clients)
+    argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads), "-P", "1"]
+    if phase.duration is not None:
+        argv += ["-T", str(phase.duration)]
+    else:
+        argv += ["-t", str(phase.transactions)]
+    for script in phase.scripts:
+        if script.builtin:
+            argv += ["-b", f"{script.builtin}@{script.weight}"]
+        else:
+            argv += ["-f", f"{script.path}@{script.weight}"]
+    argv += ["-M", phase.protocol]
+    if phase.rate is not None:
+        argv += ["-R", f"{phase.rate:g}"]
+    if phase.connect:
+        argv.append("-C")
+    if latency_log:
+        argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
+    return argv + conn_args
+
+
+def run_phase(
+    binaries: Binaries,
+    phase: PhaseSpec,
+    iteration: int,
+    conn_args: list[str],
+    workdir: Path,
+    on_progress: ProgressCallback | None = None,
+    latency_log: bool = True,
+) -> PhaseResult:
+    """Run one iteration of a phase and return everything pgbench said about it."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for old in workdir.glob(f"{LOG_PREFIX}.*"):
+        old.unlink()
+    argv = argv_for(binaries, phase, conn_args, workdir, latency_log)
+    stdout_path = workdir / "pgbench.stdout"
+    started = time.time()
+    t0 = time.monotonic()
+    samples: list[ProgressSample] = []
+    other_lines: list[str] = []
+    with open(stdout_path, "w") as stdout:
+        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE)
+    timeout = _timeout(phase)
+    timer = threading.Timer(timeout, procs.terminate, args=(proc,))
+    timer.daemon = True
+    with procs.owned(proc):
+        timer.start()
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                sample = pgbench_output.parse_progress_line(line)
+                if sample is None:
+                    other_lines.append(line.rstrip("\n"))
+                    continue
+                samples.append(sample)
+                if on_progress is not None:
+                    on_progress(sample)
+            proc.wait()
+        finally:
+            timer.cancel()
+    elapsed = time.monotonic() - t0
+    stdout_text = stdout_path.read_text()
+    stderr_text = "\n".join(other_lines)
+    if proc.returncode != 0:
+        reason = stderr_text.strip() or stdout_text.strip() or f"exit status {proc.returncode}"
+        if elapsed >= timeout:
+            reason = f"did not finish within {timeout:.0f} s; {reason}"
+        raise PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")
+    report = pgbench_output.parse_report(stdout_text)
+    latency = ()
+    if latency_log:
+        latency = pgbench_output.read_transaction_logs(sorted(workdir.glob(f"{LOG_PREFIX}.*")))
+    return PhaseResult(
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=elapsed,
+        argv=tuple(argv),
+        report=report,
+        progress=tuple(samples),
+        latency=latency,
+        output=stdout_text + ("\n" + stderr_text if stderr_text else ""),
+    )
+
+
+def _timeout(phase: PhaseSpec) -> float:
+    if phase.duration is not None:
+        return phase.duration * 2 + 120
+    return 6 * 3600.0

@@ -1,0 +1,81 @@
+"""Plans: a campaign expanded into runs (variants × matrix × repeats), ordered, done ones skipped.
+
+Interleaved order runs every point once per round, each round in a different (seeded, so
+repeatable) shuffle, so that slow drift of the machine (caches, thermal state, background jobs)
+spreads over all points instead of favouring the ones that ran first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .campaign import Campaign, Problems, Variant, apply_workload
+from .spec import DatasetSpec, PhaseSpec, RunSpec
+
+RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
+INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+
+
+@dataclass(frozen=True)
+class Plan:
+    campaign: Campaign
+    points: tuple[RunSpec, ...]  # repeat 1 of every point, in definition order
+    runs: tuple[RunSpec, ...]  # every run to do, in execution order
+    done: int  # runs already stored
+
+    def estimated_seconds(self) -> float:
+        datasets = {(r.server.source_label, r.dataset.identity().__repr__()): r.dataset.scale
+                    for r in self.runs}
+        init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
+        return init + sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
+
+
+def expand_points(campaign: Campaign) -> list[RunSpec]:
+    """Every point of the campaign: each variant at each combination of the matrix axes."""
+    names = [name for name, _ in campaign.matrix]
+    combos = list(itertools.product(*(values for _, values in campaign.matrix))) or [()]
+    points = []
+    for variant in campaign.variants:
+        for combo in combos:
+            axes = tuple(zip(names, combo, strict=True))
+            points.append(_point(campaign, variant, axes, len(points)))
+    return points
+
+
+def _point(campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...],
+           index: int) -> RunSpec:
+    server, dataset, phases = variant.server, variant.dataset, variant.phases
+    for name, value in axes:
+        if name.startswith("settings."):
+            server = server.with_settings({name.removeprefix("settings."): value})
+        elif name in DatasetSpec.__dataclass_fields__:
+            dataset = replace(dataset, **{name: value})
+        else:
+            phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
+    return RunSpec(campaign=campaign.name, variant=variant.name, axes=axes, server=server,
+                   dataset=dataset, phases=phases, derived=campaign.derived, point_index=index)
+
+
+def _set_workload(phase: PhaseSpec, name: str, value: Any, base_dir: Path) -> PhaseSpec:
+    problems = Problems()  # values were checked when the campaign was parsed
+    return apply_workload(phase, {name: value}, problems, "", base_dir)
+
+
+def make_plan(campaign: Campaign, done_keys: set[str] | frozenset[str] = frozenset()) -> Plan:
+    points = expand_points(campaign)
+    if campaign.order == "sequential":
+        order = [replace(pt, repeat=r) for pt in points for r in range(1, campaign.repeats + 1)]
+    else:
+        rng = random.Random(campaign.name)
+        order = []
+        for r in range(1, campaign.repeats + 1):
+            round_points = list(points)
+            if r > 1:
+                rng.shuffle(round_points)
+            order += [replace(pt, repeat=r) for pt in round_points]
+    todo = tuple(run for run in order if run.run_key not in done_keys)
+    return Plan(campaign, tuple(points), todo, done=len(order) - len(todo))

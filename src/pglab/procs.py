@@ -1,0 +1,163 @@
+"""The one place through which pglab runs external commands.
+
+Every child gets an argv list (never a shell), a clean environment (no PG* variables, C locale),
+its own session (so its whole process group can be signalled), and the parent-death signal
+SIGKILL through ``setpriv --pdeathsig`` so that it dies with pglab even when pglab is SIGKILLed.
+When pglab runs as root, the child can be switched to an unprivileged user in the same step.
+
+Children must be spawned from the main thread: the parent-death signal fires when the *thread*
+that forked the child exits.
+
+A later remote-host executor replaces this module's functions with ones that run over SSH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import CommandError
+
+DEFAULT_GRACE = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunAs:
+    """An unprivileged OS account that children run as (only used when pglab is root)."""
+
+    user: str
+    uid: int
+    gid: int
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for children: PATH and HOME kept, PG* removed, C locale forced."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG") and not k.startswith("LC_")}
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _wrap(argv: Sequence[str], run_as: RunAs | None) -> list[str]:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        if run_as is not None:
+            raise CommandError(
+                "cannot switch to an unprivileged user: setpriv is not installed",
+                hint="install Debian's util-linux package (apt-get install util-linux)",
+            )
+        return [str(a) for a in argv]
+    prefix = [setpriv, "--pdeathsig", "KILL"]
+    if run_as is not None:
+        prefix += [f"--reuid={run_as.uid}", f"--regid={run_as.gid}", "--clear-groups"]
+    return prefix + ["--"] + [str(a) for a in argv]
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    run_as: RunAs | None = None,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdout: int | IO[Any] | None = subprocess.DEVNULL,
+    stderr: int | IO[Any] | None = subprocess.DEVNULL,
+    text: bool = True,
+) -> subprocess.Popen:
+    """Start a child in its own session; the caller owns it (see ``owned``/``terminate``)."""
+    try:
+        return subprocess.Popen(
+            _wrap(argv, run_as),
+            cwd=cwd,
+            env=clean_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            text=text,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+
+
+def terminate(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE) -> None:
+    """Signal the child's process group with ``sig``, then SIGKILL after ``grace``; always reap."""
+    if proc.poll() is not None:
+        return
+    _killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        _killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def owned(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE) -> Iterator[subprocess.Popen]:
+    """Yield the child; on leaving (normally, by exception or Ctrl-C) stop and reap it."""
+    try:
+        yield proc
+    finally:
+        terminate(proc, sig, grace)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    run_as: RunAs | None = None,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    what: str | None = None,
+) -> subprocess.CompletedProcess:
+    """Run a command to completion with a timeout; stdout and stderr are captured as text.
+
+    On timeout or Ctrl-C the whole process group is stopped. With ``check`` a non-zero exit
+    raises CommandError carrying the command's own last lines of error output.
+    """
+    label = what or Path(str(argv[0])).name
+    proc = spawn(argv, run_as=run_as, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with owned(proc):
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            terminate(proc)
+            raise CommandError(f"{label} did not finish within {timeout:.0f} s") from None
+    result = subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+    if check and proc.returncode != 0:
+        raise CommandError(f"{label} failed (exit {proc.returncode}): {tail(err or out)}")
+    return result
+
+
+def tail(text: str, lines: int = 12) -> str:
+    """The last lines of a command's output, for error messages."""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` passes; return its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)

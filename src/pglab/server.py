@@ -1,0 +1,327 @@
+"""A PostgreSQL cluster that pglab owns: initdb, start, stop, settings, connections, its log.
+
+The postmaster is started directly (not through pg_ctl) as a child that pglab owns, listening only
+on a private socket directory (mode 0700) and, never on TCP unless asked. The lab's own settings
+(port, socket directory, listen_addresses, log_checkpoints) go on the command line; the user's
+settings go in ``pglab.conf``, included at the end of ``postgresql.conf``, so that a change that
+does not need a restart is applied by a reload. Stop modes map to signals: smart → TERM,
+fast → INT, immediate → QUIT (then KILL after a grace period).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import psutil
+import psycopg
+
+from . import procs, settings
+from .errors import LabError, ServerError
+from .lab import Lab
+from .sources import Binaries
+
+STOP_SIGNALS = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
+LAB_MANAGED = frozenset(
+    {"port", "unix_socket_directories", "listen_addresses", "data_directory", "hba_file",
+     "ident_file", "config_file", "external_pid_file", "logging_collector"}
+)
+OWNER_FILE = "pglab.owner"
+CONF_FILE = "pglab.conf"
+SUPERUSER = "postgres"
+
+
+def free_port() -> int:
+    """A TCP port number nobody listens on now (the socket file name embeds it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def initdb(binaries: Binaries, lab: Lab, datadir: Path, timeout: float = 300) -> None:
+    """Create a cluster: superuser ``postgres``, trust on the private socket only, C locale."""
+    lab.make_private_dir(datadir)
+    procs.run(
+        [binaries.exe("initdb"), "-D", str(datadir), "-U", SUPERUSER, "--auth=trust",
+         "-E", "UTF8", "--no-locale", "--no-sync"],
+        timeout=timeout, run_as=lab.run_as, what="initdb",
+    )
+    with open(datadir / "postgresql.conf", "a") as conf:
+        conf.write(f"\n# settings of the current pglab run\ninclude_if_exists = '{CONF_FILE}'\n")
+    (datadir / CONF_FILE).write_text("")
+    lab.give(datadir / CONF_FILE)
+    # only local socket connections, and only with trust on the private (0700) socket directory
+    (datadir / "pg_hba.conf").write_text("local all all trust\n")
+
+
+class Cluster:
+    """A data directory and, while started, the postmaster running on it."""
+
+    def __init__(self, binaries: Binaries, lab: Lab, datadir: Path, name: str):
+        self.binaries = binaries
+        self.lab = lab
+        self.datadir = datadir
+        self.name = name
+        self.socket_dir = lab.home / "sock" / name
+        self.log_path = lab.home / "clusters" / f"{name}.log"
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self.applied: dict[str, str] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self, user_settings: Mapping[str, str] | None = None, timeout: float = 120) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            raise ServerError(f"cluster {self.name} is already running")
+        self._write_conf(user_settings or {})
+        self.lab.make_private_dir(self.socket_dir)
+        self.port = free_port()
+        write_owner(self.datadir)
+        log = open(self.log_path, "a")  # noqa: SIM115 - the postmaster keeps writing to it
+        argv = [
+            self.binaries.exe("postgres"), "-D", str(self.datadir),
+            "-c", f"port={self.port}",
+            "-c", f"unix_socket_directories={self.socket_dir}",
+            "-c", "listen_addresses=",
+            "-c", "log_checkpoints=on",
+            "-c", "logging_collector=off",
+        ]
+        try:
+            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log)
+        finally:
+            log.close()
+        self.applied = dict(user_settings or {})
+        if not procs.wait_until(self._ready, timeout, interval=0.05):
+            tail = self.log_tail()
+            self._reap()
+            if self.proc is not None and self.proc.returncode is not None:
+                raise ServerError(
+                    f"PostgreSQL {self.binaries.version} did not start (exit {self.proc.returncode})",
+                    hint="read the server log below; a setting combination the server rejects "
+                    "is the usual cause",
+                    log_tail=tail,
+                )
+            raise ServerError(f"PostgreSQL did not become ready within {timeout:.0f} s",
+                              log_tail=tail)
+
+    def _ready(self) -> bool:
+        if self.proc is None or self.proc.poll() is not None:
+            return True  # not ready, but waiting longer is pointless
+        try:
+            lines = (self.datadir / "postmaster.pid").read_text().splitlines()
+        except (FileNotFoundError, PermissionError):
+            return False
+        return len(lines) >= 8 and lines[7].strip() == "ready"
+
+    def _reap(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            procs.terminate(self.proc, signal.SIGQUIT, grace=5)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, mode: str = "fast", timeout: float = 120) -> None:
+        """Stop the postmaster (INT for fast), escalating to QUIT then KILL; always reaps."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if proc.poll() is not None:
+            return
+        try:
+            proc.send_signal(STOP_SIGNALS[mode])
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            procs.terminate(proc, signal.SIGQUIT, grace=10)
+        except BaseException:
+            procs.terminate(proc, signal.SIGQUIT, grace=10)
+            raise
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- settings --------------------------------------------------------------------------
+    def _write_conf(self, user_settings: Mapping[str, str]) -> None:
+        lines = ["# written by pglab for the current run; do not edit"]
+        for name, value in sorted(user_settings.items()):
+            escaped = str(value).replace("\\", "\\\\").replace("'", "''")
+            lines.append(f"{name} = '{escaped}'")
+        path = self.datadir / CONF_FILE
+        path.write_text("\n".join(lines) + "\n")
+        self.lab.give(path)
+
+    def apply(self, user_settings: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]) -> str:
+        """Bring the running server to ``user_settings``: "none", "reload" or "restart"."""
+        new = dict(user_settings)
+        if new == self.applied and self.running:
+            return "none"
+        if not self.running:
+            self.start(new)
+            return "restart"
+        if settings.needs_restart(self.applied, new, catalog):
+            self.stop()
+            self.start(new)
+            return "restart"
+        self._write_conf(new)
+        with self.connect() as conn:
+            conn.execute("SELECT pg_reload_conf()")
+        self._wait_applied(new, catalog)
+        self.applied = new
+        return "reload"
+
+    def _wait_applied(self, new: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]) -> None:
+        names = sorted(set(new) | set(self.applied))
+        deadline = time.monotonic() + 10
+        while True:
+            with self.connect() as conn:
+                rows = conn.execute(
+                    "SELECT name, setting, unit, source FROM pg_settings WHERE name = ANY(%s)",
+                    (names,),
+                ).fetchall()
+            pending = []
+            for name, setting, unit, source in rows:
+                if name in new:
+                    if not settings.same_value(catalog[name], new[name], _with_unit(setting, unit)):
+                        pending.append(name)
+                elif source == "configuration file":
+                    pending.append(name)
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                raise ServerError(f"the server did not take the new value of {', '.join(pending)}",
+                                  log_tail=self.log_tail())
+            time.sleep(0.05)
+
+    # -- connections and facts --------------------------------------------------------------
+    def conninfo(self, dbname: str = "postgres") -> str:
+        return f"host={self.socket_dir} port={self.port} user={SUPERUSER} dbname={dbname}"
+
+    def connect(self, dbname: str = "postgres", autocommit: bool = True) -> psycopg.Connection:
+        try:
+            return psycopg.connect(self.conninfo(dbname), autocommit=autocommit,
+                                   application_name="pglab", connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise ServerError(f"cannot connect to cluster {self.name}: {exc}",
+                              log_tail=self.log_tail()) from exc
+
+    def pgbench_conn_args(self, dbname: str = "postgres") -> list[str]:
+        return ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER, dbname]
+
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_since(self, offset: int, limit: int = 2_000_000) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                data = f.read(limit)
+        except FileNotFoundError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def log_tail(self, lines: int = 20) -> str:
+        size = self.log_size()
+        return procs.tail(self.log_since(max(0, size - 20_000)), lines)
+
+
+def _with_unit(setting: str, unit: str | None) -> str:
+    """pg_settings gives a number and a unit such as '8kB'; make one value string of them."""
+    if not unit:
+        return setting
+    digits = len(unit) - len(unit.lstrip("0123456789"))
+    if digits:  # '8kB': the value counts blocks of 8 kB
+        return f"{int(float(setting) * int(unit[:digits]))}{unit[digits:]}"
+    return f"{setting}{unit}"
+
+
+# -- ownership: finding and stopping what an earlier pglab left running ----------------------
+
+def write_owner(datadir: Path) -> None:
+    me = psutil.Process()
+    (datadir.parent / f"{datadir.name}.{OWNER_FILE}").write_text(
+        json.dumps({"pid": me.pid, "create_time": me.create_time()})
+    )
+
+
+def owner_alive(datadir: Path) -> bool:
+    try:
+        info = json.loads((datadir.parent / f"{datadir.name}.{OWNER_FILE}").read_text())
+        proc = psutil.Process(info["pid"])
+        return abs(proc.create_time() - info["create_time"]) < 0.01
+    except (FileNotFoundError, ValueError, KeyError, psutil.NoSuchProcess):
+        return False
+
+
+def postmaster_of(datadir: Path) -> psutil.Process | None:
+    """The live postmaster of ``datadir`` (its pid checked against executable and data dir)."""
+    try:
+        pid = int((datadir / "postmaster.pid").read_text().splitlines()[0])
+        proc = psutil.Process(pid)
+        if proc.name() not in ("postgres", "postmaster"):
+            return None
+        if Path(proc.cwd()).resolve() != datadir.resolve():
+            return None
+        return proc
+    except (FileNotFoundError, IndexError, ValueError, psutil.Error, OSError):
+        return None
+
+
+def stop_leftovers(lab: Lab) -> list[str]:
+    """Stop postmasters (and pgbench) that a dead pglab left behind under this lab home."""
+    stopped: list[str] = []
+    candidates = [p for p in lab.clusters.iterdir() if p.is_dir()]
+    candidates += [d / "pgdata" for d in lab.datasets.iterdir() if (d / "pgdata").is_dir()]
+    for datadir in candidates:
+        if owner_alive(datadir):
+            continue
+        proc = postmaster_of(datadir)
+        if proc is None:
+            continue
+        _kill_tree(proc, signal.SIGQUIT)
+        stopped.append(f"postgres pid {proc.pid} on {datadir}")
+    sock = str(lab.home / "sock")
+    for proc in psutil.process_iter(["name", "cmdline", "pid"]):
+        try:
+            if proc.info["name"] != "pgbench" or not any(sock in a for a in proc.info["cmdline"] or []):
+                continue
+            owner = proc.parent()
+            if owner is not None and owner.pid != 1 and "pglab" in " ".join(owner.cmdline()):
+                continue
+            proc.kill()
+            stopped.append(f"pgbench pid {proc.pid}")
+        except psutil.Error:
+            continue
+    return stopped
+
+
+def _kill_tree(proc: psutil.Process, sig: int) -> None:
+    try:
+        proc.send_signal(sig)
+        proc.wait(timeout=10)
+    except psutil.TimeoutExpired:
+        proc.kill()
+    except psutil.Error:
+        pass
+    try:
+        for child in proc.children(recursive=True):
+            child.kill()
+    except psutil.Error:
+        pass
+
+
+def require_not_managed(names: list[str]) -> None:
+    managed = sorted(n for n in names if n in LAB_MANAGED)
+    if managed:
+        raise LabError(f"settings managed by pglab cannot be set in a campaign: {', '.join(managed)}")
+
