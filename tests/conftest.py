@@ -1,0 +1,68 @@
+"""Shared fixtures: a lab home that the unprivileged server account can reach, and a guard that
+fails any test which leaves a PostgreSQL or pgbench process of that lab running."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pglab.lab import Lab
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def lab_home() -> Iterator[Path]:
+    """One lab home for the whole session (catalogs and datasets are reused between tests)."""
+    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir="/tmp"))
+    os.chmod(home, 0o755)
+    yield home
+    leftovers = lab_processes(home)
+    for proc in leftovers:
+        proc.kill()
+    shutil.rmtree(home, ignore_errors=True)
+    assert not leftovers, f"processes left running: {leftovers}"
+
+
+@pytest.fixture(scope="session")
+def lab(lab_home: Path) -> Lab:
+    return Lab.open(lab_home)
+
+
+def lab_processes(home: Path) -> list[psutil.Process]:
+    """postgres or pgbench processes working under ``home`` (by data dir or socket dir)."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if proc.info["name"] not in ("postgres", "pgbench", "postmaster"):
+                continue
+            if any(str(home) in arg for arg in proc.info["cmdline"] or []):
+                found.append(proc)
+            elif proc.info["name"] != "pgbench" and str(home) in proc.cwd():
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture
+def no_leftovers(lab_home: Path) -> Iterator[None]:
+    """Fail the test if it leaves a server or pgbench of the lab running."""
+    yield
+    procs = [p for p in lab_processes(lab_home) if _alive(p)]
+    for p in procs:
+        p.kill()
+    assert not procs, f"left running: {[(p.pid, p.info['name']) for p in procs]}"
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -1,0 +1,135 @@
+"""Campaign parsing and plan expansion: pure functions, no server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab import campaign
+from pglab.errors import CampaignError
+from pglab.plan import expand_points, make_plan
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def parse(doc: dict, tmp_path: Path | None = None) -> campaign.Campaign:
+    return campaign.parse(doc, default_name="t", base_dir=tmp_path)
+
+
+def test_defaults_make_one_point_one_run() -> None:
+    c = parse({})
+    plan = make_plan(c)
+    assert len(plan.points) == 1 and len(plan.runs) == 1
+    run = plan.runs[0]
+    assert run.variant == "base"
+    assert run.phases[0].scripts[0].builtin == "tpcb-like"
+    assert run.server.source == "embedded"
+
+
+def test_matrix_is_cartesian_and_variants_multiply() -> None:
+    c = parse({
+        "repeats": 3,
+        "variants": {"a": {}, "b": {"settings": {"work_mem": "64MB"}}},
+        "matrix": {"clients": [1, 10, 100], "settings": {"synchronous_commit": ["on", "off"]}},
+    })
+    points = expand_points(c)
+    assert len(points) == 2 * 3 * 2
+    assert len(make_plan(c).runs) == 2 * 3 * 2 * 3
+    b_off = [p for p in points if p.variant == "b" and dict(p.axes)["settings.synchronous_commit"] == "off"]
+    assert {dict(p.server.settings)["synchronous_commit"] for p in b_off} == {"off"}
+    assert all(dict(p.server.settings)["work_mem"] == "64MB" for p in b_off)
+    assert sorted(p.phases[0].clients for p in b_off) == [1, 10, 100]
+
+
+def test_interleaved_order_runs_every_point_once_per_round() -> None:
+    c = parse({"repeats": 4, "matrix": {"clients": [1, 2, 3, 4, 5]}})
+    runs = make_plan(c).runs
+    for r in range(4):
+        rnd = runs[r * 5:(r + 1) * 5]
+        assert {x.repeat for x in rnd} == {r + 1}
+        assert len({x.point_key for x in rnd}) == 5
+    orders = [[x.phases[0].clients for x in runs[r * 5:(r + 1) * 5]] for r in range(4)]
+    assert len({tuple(o) for o in orders}) > 1, "rounds should not all share one order"
+    assert make_plan(c).runs == runs, "the order must be repeatable"
+
+
+def test_sequential_order_keeps_repeats_together() -> None:
+    c = parse({"repeats": 2, "order": "sequential", "matrix": {"clients": [1, 2]}})
+    assert [(r.phases[0].clients, r.repeat) for r in make_plan(c).runs] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+
+
+def test_done_runs_are_skipped_and_keys_are_stable() -> None:
+    c = parse({"repeats": 2, "matrix": {"clients": [1, 2]}})
+    first = make_plan(c)
+    done = {first.runs[0].run_key, first.runs[2].run_key}
+    again = make_plan(parse({"repeats": 2, "matrix": {"clients": [1, 2]}}), done)
+    assert again.done == 2 and len(again.runs) == 2
+    assert not done & {r.run_key for r in again.runs}
+
+
+def test_changing_a_setting_changes_the_point_key() -> None:
+    a = make_plan(parse({"server": {"settings": {"work_mem": "4MB"}}})).points[0]
+    b = make_plan(parse({"server": {"settings": {"work_mem": "8MB"}}})).points[0]
+    assert a.point_key != b.point_key
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(CampaignError) as err:
+        parse({
+            "repeat": 3,
+            "order": "random",
+            "workload": {"clients": 0, "script": "tpcb_like", "duraton": 5},
+            "variants": {"v": {"setings": {}}},
+            "dataset": {"scale": -1, "reset": "sometimes"},
+        })
+    msg = str(err.value)
+    for needle in ('unknown key "repeat" — did you mean "repeats"', 'order = "random"',
+                   "clients = 0", 'unknown built-in script "tpcb_like" — did you mean "tpcb-like"',
+                   'unknown key "duraton" — did you mean "duration"', "[variants.v]",
+                   'did you mean "settings"', "scale = -1", 'reset = "sometimes"'):
+        assert needle in msg, needle
+    assert "8 problem(s)" in msg
+
+
+def test_phases_and_derived_metric() -> None:
+    doc = {
+        "workload": {"clients": 10, "transactions": 100},
+        "phases": [
+            {"name": "warm", "script": "select-only", "times": 3, "measured": False},
+            {"name": "initial read", "script": "select-only"},
+            {"name": "write", "script": "tpcb-like", "times": 3},
+            {"name": "final read", "script": "select-only"},
+        ],
+        "derived": [{"name": "decrease_ratio", "kind": "decrease", "a": "initial read", "b": "final read"}],
+    }
+    run = make_plan(parse(doc)).runs[0]
+    assert [p.name for p in run.phases] == ["warm", "initial read", "write", "final read"]
+    assert run.phases[0].times == 3 and not run.phases[0].measured
+    assert all(p.clients == 10 and p.transactions == 100 and p.duration is None for p in run.phases)
+    assert run.derived[0].a == "initial read"
+    with pytest.raises(CampaignError, match='b = "final"'):
+        parse({**doc, "derived": [{"name": "x", "a": "initial read", "b": "final"}]})
+
+
+def test_custom_script_files_are_resolved_and_hashed(tmp_path: Path) -> None:
+    (tmp_path / "insert.sql").write_text("INSERT INTO pgbench_history VALUES (1, 1, 1, 1, now());\n")
+    c = parse({"workload": {"scripts": [{"file": "insert.sql", "weight": 2}, "select-only"]}}, tmp_path)
+    s = make_plan(c).runs[0].phases[0].scripts
+    assert s[0].path == str(tmp_path / "insert.sql") and s[0].weight == 2 and s[0].sha256
+    assert s[1].builtin == "select-only"
+    with pytest.raises(CampaignError, match="missing.sql"):
+        parse({"workload": {"script": "missing.sql"}}, tmp_path)
+
+
+def test_broken_toml_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[server\nsource = 'embedded'\n")
+    with pytest.raises(CampaignError, match="bad.toml: not valid TOML"):
+        campaign.load(bad)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+def test_examples_parse(path: Path) -> None:
+    plan = make_plan(campaign.load(path))
+    assert plan.runs and plan.estimated_seconds() > 0
