@@ -222,6 +222,7 @@ class Executor:
             self.cluster.stop()
             self.cluster = None
         if policy == "run" or datadir not in self.prepared:
+            server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away
             timings["reset_s"] = datasets.reset(self.lab, ds, datadir)
             self.prepared.add(datadir)
             self.workdirs.add(datadir)

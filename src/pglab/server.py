@@ -11,7 +11,7 @@ fast → INT, immediate → QUIT (then KILL after a grace period).
 from __future__ import annotations
 
 import json
-import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -290,6 +290,11 @@ def stop_leftovers(lab: Lab) -> list[str]:
             continue
         _kill_tree(proc, signal.SIGQUIT)
         stopped.append(f"postgres pid {proc.pid} on {datadir}")
+    for datadir in lab.clusters.glob("w*"):  # working copies of a dead pglab: disposable
+        if datadir.is_dir() and not owner_alive(datadir) and postmaster_of(datadir) is None:
+            shutil.rmtree(datadir, ignore_errors=True)
+            for suffix in (".log", f".{OWNER_FILE}"):
+                datadir.with_name(datadir.name + suffix).unlink(missing_ok=True)
     sock = str(lab.home / "sock")
     for proc in psutil.process_iter(["name", "cmdline", "pid"]):
         try:

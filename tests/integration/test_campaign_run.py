@@ -1,0 +1,173 @@
+"""Campaigns end to end: real servers, real pgbench, the SQLite store, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pglab import campaign
+from pglab.cli import main
+from pglab.errors import SettingsError
+from pglab.executor import Executor
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+SMALL = """
+name = "{name}"
+repeats = 2
+[dataset]
+scale = 1
+[workload]
+duration = 2
+[matrix]
+script = ["select-only", "tpcb-like"]
+clients = [1, 2]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+def test_campaign_stores_what_pgbench_printed(tmp_path: Path, lab: Lab, no_leftovers, capsys) -> None:
+    store_path = tmp_path / "r.sqlite"
+    path = write(tmp_path, SMALL.format(name="e2e"))
+    assert cli("run", str(path), lab=lab, store=store_path) == 0
+    with open_store(str(store_path)) as store:
+        runs = store.list_runs("e2e")
+        assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
+        for r in runs:
+            run = store.get_run(r["id"])
+            (phase,) = run["phases"]
+            printed = re.search(r"^tps = ([0-9.]+)", phase["output"], re.M).group(1)
+            assert phase["tps"] == pytest.approx(float(printed), abs=1e-6)
+            assert r["tps"] == pytest.approx(float(printed), abs=1e-6)
+            assert run["fingerprint"]["server_version"].startswith("18")
+            assert run["fingerprint"]["pgdata_mount"]["fstype"]
+            assert "reset_s" in run["timings"]
+            progress = run["series"]["0"]["progress"] if "0" in run["series"] else None
+            del progress
+    capsys.readouterr()
+    # running it again resumes: nothing to do, nothing stored twice
+    assert cli("run", str(path), lab=lab, store=store_path) == 0
+    with open_store(str(store_path)) as store:
+        assert len(store.list_runs("e2e")) == 8
+    capsys.readouterr()
+    assert cli("ls", "--json", lab=lab, store=store_path) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert len(listed) == 8 and all(r["tps"] > 0 for r in listed)
+    assert cli("export", "e2e", "--format", "csv", lab=lab, store=store_path) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 9 and "tps" in lines[0].split(",")
+    assert cli("show", str(listed[0]["id"]), lab=lab, store=store_path) == 0
+    assert "phases" in capsys.readouterr().out
+
+
+def test_bad_settings_fail_before_any_run_naming_all(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    doc = SMALL.format(name="bad") + """
+[server.settings]
+shared_buffer = "1GB"
+checkpoint_timeout = "10s"
+wal_sync_method = "opensync"
+"""
+    with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
+        Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+    msg = str(err.value)
+    assert 'unknown setting "shared_buffer"' in msg and "shared_buffers" in msg
+    assert "checkpoint_timeout" in msg and "30s" in msg
+    assert "wal_sync_method" in msg and "fdatasync" in msg
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        assert store.list_runs() == []
+
+
+def test_custom_script_with_syntax_error_is_named(tmp_path: Path, lab: Lab, capsys) -> None:
+    (tmp_path / "broken.sql").write_text("\\set aid random(1, \nSELECT 1;\n")
+    path = write(tmp_path, '[workload]\nscript = "broken.sql"\nduration = 1\n')
+    assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 2
+    err = capsys.readouterr().err
+    assert "broken.sql" in err and "error:" in err
+
+
+def test_phases_and_decrease_ratio(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    doc = """
+name = "phases"
+[dataset]
+scale = 1
+reset = "never"
+[workload]
+clients = 2
+transactions = 200
+[[phases]]
+name = "warm"
+script = "select-only"
+times = 2
+measured = false
+[[phases]]
+name = "initial read"
+script = "select-only"
+[[phases]]
+name = "write"
+script = "tpcb-like"
+times = 2
+[[phases]]
+name = "final read"
+script = "select-only"
+[[derived]]
+name = "decrease_ratio"
+a = "initial read"
+b = "final read"
+"""
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        assert out.ok == 1
+        run = store.get_run(out.run_ids[0])
+    names = [(p["name"], p["iteration"], p["measured"]) for p in run["phases"]]
+    assert names == [("warm", 1, False), ("warm", 2, False), ("initial read", 1, True),
+                     ("write", 1, True), ("write", 2, True), ("final read", 1, True)]
+    m = run["metrics"]
+    expected = (m["phase.initial read.tps"] - m["phase.final read.tps"]) / m["phase.initial read.tps"]
+    assert m["decrease_ratio"] == pytest.approx(expected)
+    assert all(p["transactions"] == 400 for p in run["phases"])
+
+
+def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    """SIGKILL pglab during a campaign, run the same command again: every run stored once."""
+    store_path = tmp_path / "r.sqlite"
+    path = write(tmp_path, SMALL.format(name="killed").replace("duration = 2", "duration = 3"))
+    argv = [sys.executable, "-m", "pglab.cli", "run", str(path), "--lab-dir", str(lab.home),
+            "--store", str(store_path)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    stored = 0
+    while time.monotonic() < deadline and stored < 2:
+        time.sleep(0.5)
+        if store_path.exists():
+            with open_store(str(store_path)) as store:
+                stored = len(store.list_runs("killed"))
+    assert stored >= 2, proc.stderr.read() if proc.poll() is not None else "no runs stored in time"
+    time.sleep(1.5)  # into the middle of the next run
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open_store(str(store_path)) as store:
+        runs = store.list_runs("killed")
+    assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
+    assert len({(r["label"], r["repeat"]) for r in runs}) == 8
+    assert os.path.isdir(lab.home)
