@@ -355,8 +355,36 @@ def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _pivot(rows: list[dict[str, Any]]) -> Table | None:
+    """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS."""
+    cells: dict[str, dict[str, float | None]] = {}
+    clients: list[str] = []
+    for r in rows:
+        words = r["point"].split(" ")
+        c = next((w.split("=", 1)[1] for w in words if w.startswith("clients=")), None)
+        if c is None:
+            return None
+        key = " ".join(w for w in words if not w.startswith("clients="))
+        cells.setdefault(key, {})[c] = r["tps_median"]
+        if c not in clients:
+            clients.append(c)
+    if len(clients) < 2 or len(cells) < 2:
+        return None
+    clients.sort(key=lambda v: float(v) if v.replace(".", "").isdigit() else 0)
+    table = Table(title="median TPS by clients")
+    table.add_column("point")
+    for c in clients:
+        table.add_column(f"{c} client{'s' if c != '1' else ''}", justify="right")
+    for key, by_c in cells.items():
+        table.add_row(key, *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients))
+    return table
+
+
 def _print_points(store, name: str) -> None:
     rows = _point_rows(store.list_runs(name))
+    pivot = _pivot(rows)
+    if pivot is not None:
+        console.print(pivot)
     table = Table(title=f"campaign {name}")
     for col, just in (("point", "left"), ("runs", "right"), ("failed", "right"),
                       ("median tps", "right"), ("min–max", "right"), ("CV %", "right")):

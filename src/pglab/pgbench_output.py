@@ -1,0 +1,180 @@
+"""pgbench's output, parsed exactly: the final report, ``-P`` progress lines, ``-l`` logs.
+
+The formats are those of pgbench 15 to 18 (``tests/data/pgbench`` holds real recordings of
+each). Only the top-level lines of the report count: the per-script sections that
+``-b a -b b`` or ``-r`` add are indented with `` - `` and ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from . import latency_hist
+from .errors import PgbenchError
+from .records import LatencySecond, PgbenchReport, ProgressSample
+
+_NUM = r"(-?nan|-?inf|\d+(?:\.\d+)?)"  # %f and %.3f print nan when they divide by zero
+
+_VERSION = re.compile(r"^pgbench \((.+?)(?:, server .+)?\)$", re.M)
+_TPS = re.compile(rf"^tps = {_NUM} \(", re.M)
+_TRANSACTIONS = re.compile(r"^number of transactions actually processed: (\d+)(?:/\d+)?$", re.M)
+
+_PROGRESS = re.compile(
+    rf"^progress: {_NUM} s, {_NUM} tps, lat {_NUM} ms stddev {_NUM}"
+    r"(?:, (\d+) failed)?"
+    r"(?:, lag " + _NUM + r" ms)?"
+    r"(?:, (\d+) skipped)?"
+    r"(?:, \d+ retried, \d+ retries)?$"
+)
+
+# what the latency field of a per-transaction log line says instead of a number
+_FAILED = frozenset({"failed", "serialization", "deadlock", "other"})
+_SKIPPED = "skipped"
+
+
+def parse_report(text: str) -> PgbenchReport:
+    """The final report pgbench printed on stdout; PgbenchError if it printed no ``tps =``."""
+    tps = _TPS.search(text)
+    transactions = _TRANSACTIONS.search(text)
+    if tps is None or transactions is None:
+        missing = "'tps ='" if tps is None else "'number of transactions actually processed'"
+        shown = text.strip() or "(nothing)"
+        raise PgbenchError(f"pgbench printed no {missing} line; its output was:\n{shown}")
+    version = _VERSION.search(text)
+    return PgbenchReport(
+        tps=float(tps.group(1)),
+        transactions=int(transactions.group(1)),
+        failed=_int(text, r"number of failed transactions: (\d+) \("),
+        latency_avg_ms=_float(text, rf"latency average = {_NUM} ms"),
+        latency_stddev_ms=_float(text, rf"latency stddev = {_NUM} ms$"),
+        initial_connection_ms=_float(text, rf"initial connection time = {_NUM} ms$"),
+        transaction_type=_str(text, r"transaction type: (.+)$"),
+        scaling_factor=_int(text, r"scaling factor: (\d+)$"),
+        query_mode=_str(text, r"query mode: (\S+)$"),
+        clients=_int(text, r"number of clients: (\d+)$"),
+        threads=_int(text, r"number of threads: (\d+)$"),
+        duration_s=_float(text, r"duration: (\d+) s$"),
+        max_tries=_int(text, r"maximum number of tries: (\d+)$"),
+        retried=_int(text, r"number of transactions retried: (\d+) \("),
+        skipped=_int(text, r"number of transactions skipped: (\d+) \("),
+        rate_lag_avg_ms=_float(text, rf"rate limit schedule lag: avg {_NUM} \(max"),
+        pgbench_version=version.group(1) if version else None,
+    )
+
+
+def _str(text: str, pattern: str) -> str | None:
+    """Group 1 of ``pattern`` matched at the start of a line of ``text`` (so not in the
+    indented per-script sections), or None."""
+    match = re.search("^" + pattern, text, re.M)
+    return None if match is None else match.group(1)
+
+
+def _int(text: str, pattern: str) -> int | None:
+    found = _str(text, pattern)
+    return None if found is None else int(found)
+
+
+def _float(text: str, pattern: str) -> float | None:
+    found = _str(text, pattern)
+    return None if found is None else float(found)
+
+
+def parse_progress_line(line: str) -> ProgressSample | None:
+    """One ``-P`` line of pgbench's stderr, or None if the line is something else."""
+    match = _PROGRESS.match(line.strip())
+    if match is None:
+        return None
+    t, tps, lat, stddev, failed, lag, skipped = match.groups()
+    return ProgressSample(
+        t=float(t),
+        tps=float(tps),
+        latency_avg_ms=float(lat),
+        latency_stddev_ms=float(stddev),
+        failed=None if failed is None else int(failed),
+        lag_ms=None if lag is None else float(lag),
+        skipped=None if skipped is None else int(skipped),
+    )
+
+
+def parse_progress(text: str) -> tuple[ProgressSample, ...]:
+    """Every progress line of pgbench's stderr, in order."""
+    samples = (parse_progress_line(line) for line in text.splitlines())
+    return tuple(s for s in samples if s is not None)
+
+
+class _Seconds:
+    """Per-transaction log lines gathered by wall-clock second (``time_epoch``)."""
+
+    def __init__(self) -> None:
+        self.latencies: defaultdict[int, list[int]] = defaultdict(list)
+        self.failed: Counter[int] = Counter()
+
+    def add(self, lines: Iterable[str], source: str) -> None:
+        latencies, failed = self.latencies, self.failed
+        for number, line in enumerate(lines, 1):
+            # client_id transaction_no time script_no time_epoch time_us [lag] [retries]
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                latency, epoch = fields[2], int(fields[4])
+                if latency.isdigit():
+                    latencies[epoch].append(int(latency))
+                elif latency in _FAILED:
+                    failed[epoch] += 1
+                elif latency != _SKIPPED:
+                    raise ValueError(latency)
+            except (IndexError, ValueError):
+                raise PgbenchError(
+                    f"not a pgbench per-transaction log line ({source}, line {number}): {line!r}"
+                ) from None
+
+    def summary(self) -> tuple[LatencySecond, ...]:
+        epochs = sorted(self.latencies.keys() | self.failed.keys())
+        return tuple(_second(e, self.latencies.get(e, []), self.failed[e]) for e in epochs)
+
+
+def _second(epoch: int, latencies_us: list[int], failed: int) -> LatencySecond:
+    if not latencies_us:
+        return LatencySecond(epoch, 0, failed, 0.0, 0.0, 0.0, 0.0, 0.0)
+    ordered = sorted(latencies_us)
+    n = len(ordered)
+
+    def exact(q: float) -> float:
+        return ordered[latency_hist.nearest_rank(q, n) - 1] / 1000
+
+    return LatencySecond(
+        epoch=epoch,
+        count=n,
+        failed=failed,
+        mean_ms=sum(ordered) / n / 1000,
+        max_ms=ordered[-1] / 1000,
+        p50_ms=exact(50),
+        p95_ms=exact(95),
+        p99_ms=exact(99),
+        histogram=latency_hist.histogram(ordered),
+    )
+
+
+def parse_transaction_log(lines: Iterable[str]) -> tuple[LatencySecond, ...]:
+    """Per-second latency figures from the lines of pgbench's per-transaction log (``-l``).
+
+    ``count`` is the transactions that completed in that second (as pgbench's tps counts
+    them), ``failed`` those that failed; skipped ones (``--rate`` with ``-L``) are neither.
+    Percentiles are exact (nearest rank); a second with only failures has zero latencies.
+    """
+    seconds = _Seconds()
+    seconds.add(lines, "log")
+    return seconds.summary()
+
+
+def read_transaction_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
+    """Like ``parse_transaction_log``, over the log files of all threads of one run together."""
+    seconds = _Seconds()
+    for path in paths:
+        with open(path) as lines:
+            seconds.add(lines, str(path))
+    return seconds.summary()

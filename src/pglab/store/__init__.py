@@ -1,0 +1,44 @@
+"""The results store: campaigns, runs, phases and per-second series, in SQLite or PostgreSQL.
+
+``open_store(url)`` takes a file path (or ``sqlite:///abs/path``) for SQLite, or a
+``postgresql://`` / ``postgres://`` URL; both give a :class:`Store` with the same interface
+and the same schema (see ``schema.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..errors import StoreError
+from .base import Store, mask_url
+
+__all__ = ["Store", "StoreError", "mask_url", "open_store"]
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def open_store(url: str | os.PathLike[str]) -> Store:
+    """Open the results store at ``url``, creating it or migrating its schema if needed.
+
+    Raises StoreError when it cannot be opened (unreadable, locked, not a store, made by a
+    newer pglab, unknown URL scheme); the message never contains the URL's password.
+    """
+    text = os.fspath(url).strip()
+    if not text:
+        raise StoreError("no results store given", hint="give a SQLite path or a postgresql:// URL")
+    m = _SCHEME.match(text)
+    scheme = m.group(1).lower() if m else None
+    if scheme in ("postgresql", "postgres"):
+        from .postgres import open_postgres  # psycopg is only imported when needed
+
+        return open_postgres(text)
+    if scheme not in (None, "sqlite"):
+        raise StoreError(
+            f"unknown results store scheme {scheme!r} in {mask_url(text)}",
+            hint="use a SQLite file path (or sqlite:///abs/path) or a postgresql:// URL",
+        )
+    from .sqlite import open_sqlite
+
+    return open_sqlite(Path(text[len("sqlite://") :] if scheme else text))

@@ -1,0 +1,494 @@
+"""The results store's logic, shared by the SQLite and PostgreSQL backends.
+
+A backend hands :class:`Store` a DB-API connection in autocommit mode, its :class:`Dialect`, and
+says which of its driver's exceptions are the user's to fix (:meth:`Store._store_error`). All
+queries, transactions (explicit ``BEGIN``/``COMMIT``, so nothing is committed per statement) and
+the encoding of records live here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, fields
+from typing import Any
+
+from .. import __version__
+from ..errors import StoreError
+from ..records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, RunResult
+from . import schema
+from .schema import Dialect
+
+# Per-phase series: the PhaseResult attribute (and series.kind) -> the record type of one row.
+SERIES_KINDS: dict[str, type] = {"progress": ProgressSample, "latency": LatencySecond}
+
+_RUN_COLUMNS = (
+    "r.id, c.name AS campaign, r.campaign_id, r.run_key, r.point_key, r.repeat, r.variant, "
+    "r.label, r.status, r.error, r.started_at, r.finished_at, r.stored_at, r.tps, "
+    "r.pglab_version"
+)
+_CAMPAIGN_SUMMARY = """
+SELECT c.id, c.name, c.created_at, c.updated_at, c.source_file, c.pglab_version,
+       COUNT(CASE WHEN r.status = 'ok' THEN 1 END) AS runs_ok,
+       COUNT(CASE WHEN r.status = 'failed' THEN 1 END) AS runs_failed,
+       MAX(r.finished_at) AS last_run_at
+FROM campaigns c LEFT JOIN runs r ON r.campaign_id = c.id
+{where}
+GROUP BY c.id, c.name, c.created_at, c.updated_at, c.source_file, c.pglab_version
+ORDER BY c.id"""
+
+
+class Store:
+    """A results store: campaigns, their runs, each run's phases and per-second series."""
+
+    # Exceptions of the backend's driver; _store_error decides which are StoreErrors.
+    _db_errors: tuple[type[Exception], ...] = ()
+
+    def __init__(self, conn: Any, dialect: Dialect, where: str) -> None:
+        self._conn = conn
+        self.dialect = dialect
+        self.where = where  # the path or the URL with its password masked: safe to print
+        self.schema_version = 0
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.where} schema v{self.schema_version}>"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- campaigns ---------------------------------------------------------------------------
+
+    def ensure_campaign(self, name: str, spec: dict[str, Any], source_file: str | None) -> int:
+        """The id of campaign ``name``, created if new; its spec (and source file, if given)
+        are replaced by these."""
+        now = time.time()
+        with self._guard(f"recording campaign {name!r}"), self._transaction():
+            row = self._one(
+                "INSERT INTO campaigns "
+                "(name, created_at, updated_at, source_file, spec_json, pglab_version) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET spec_json = excluded.spec_json, "
+                "source_file = COALESCE(excluded.source_file, campaigns.source_file), "
+                "updated_at = excluded.updated_at "
+                "RETURNING id",
+                (name, now, now, source_file, _dumps(spec), __version__),
+            )
+        assert row is not None
+        return int(row["id"])
+
+    def list_campaigns(self) -> list[dict[str, Any]]:
+        """Every campaign with id, name, created_at, updated_at, source_file, pglab_version,
+        runs_ok, runs_failed and last_run_at (the latest finished_at, None without runs)."""
+        with self._guard("listing campaigns"):
+            return self._rows(_CAMPAIGN_SUMMARY.format(where=""))
+
+    def get_campaign(self, name_or_id: str | int) -> dict[str, Any] | None:
+        """A campaign by name (or by id, given digits): the summary of list_campaigns plus
+        its ``spec``; None if there is no such campaign."""
+        key = str(name_or_id)
+        with self._guard(f"reading campaign {key!r}"), self._transaction(write=False):
+            found = self._rows(_CAMPAIGN_SUMMARY.format(where="WHERE c.name = ?"), (key,))
+            if not found and key.isdigit():
+                found = self._rows(_CAMPAIGN_SUMMARY.format(where="WHERE c.id = ?"), (int(key),))
+            if not found:
+                return None
+            camp = found[0]
+            spec = self._one("SELECT spec_json FROM campaigns WHERE id = ?", (camp["id"],))
+        assert spec is not None
+        camp["spec"] = json.loads(spec["spec_json"])
+        return camp
+
+    def delete_campaign(self, name: str) -> bool:
+        """Delete a campaign with all its runs; False if there was no such campaign."""
+        with self._guard(f"deleting campaign {name!r}"), self._transaction():
+            row = self._one(
+                f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}", (name,)
+            )
+            if row is None:
+                return False
+            self._delete_runs("campaign_id = ?", (row["id"],))
+            self._run("DELETE FROM campaigns WHERE id = ?", (row["id"],))
+        return True
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def done_run_keys(self, campaign: str) -> set[str]:
+        """run_key of every run of ``campaign`` stored with status 'ok'."""
+        with self._guard(f"reading the runs of campaign {campaign!r}"):
+            rows = self._rows(
+                "SELECT r.run_key FROM runs r JOIN campaigns c ON c.id = r.campaign_id "
+                "WHERE c.name = ? AND r.status = 'ok'",
+                (campaign,),
+            )
+        return {r["run_key"] for r in rows}
+
+    def save_run(self, run: RunResult) -> int:
+        """Store a run with its phases and series in one transaction; returns its id.
+
+        A run already stored as 'ok' under the same (campaign, run_key) is kept and its id
+        returned, nothing written: a resumed campaign never stores a run twice. A 'failed' one
+        is replaced. The campaign is created (with an empty spec) if it does not exist yet.
+        """
+        run_row, phase_rows, series_rows = _encode_run(run)  # before locking anything
+        doing = f"saving run {run.run_key} of campaign {run.campaign!r}"
+        with self._guard(doing), self._transaction():
+            campaign_id = self._lock_campaign(run.campaign)
+            old = self._one(
+                "SELECT id, status FROM runs WHERE campaign_id = ? AND run_key = ?",
+                (campaign_id, run.run_key),
+            )
+            if old is not None and old["status"] == "ok":
+                return int(old["id"])
+            if old is not None:
+                self._delete_runs("id = ?", (old["id"],))
+            run_id = self._insert_run(campaign_id, run_row)
+            self._insert_phases(run_id, phase_rows)
+            self._insert_series(run_id, series_rows)
+        return run_id
+
+    def list_runs(self, campaign: str | None = None) -> list[dict[str, Any]]:
+        """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
+        point_key, variant, label, repeat, status, tps (mean TPS of the measured phases, None
+        without any), started_at, finished_at, error. One query, whatever the number of runs."""
+        where, params = ("WHERE c.name = ? ", (campaign,)) if campaign is not None else ("", ())
+        with self._guard("listing runs"):
+            return self._rows(
+                "SELECT r.id, c.name AS campaign, r.run_key, r.point_key, r.variant, r.label, "
+                "r.repeat, r.status, r.tps, r.started_at, r.finished_at, r.error "
+                f"FROM runs r JOIN campaigns c ON c.id = r.campaign_id {where}ORDER BY r.id",
+                params,
+            )
+
+    def get_run(self, run_id: int) -> dict[str, Any] | None:
+        """Everything stored about a run, or None.
+
+        The summary columns of list_runs plus spec, fingerprint, metrics, timings, server_log,
+        ``phases`` (a list of dicts: idx, name, iteration, measured, started_at, elapsed_s,
+        argv, tps, transactions, failed, latency_avg_ms, latency_stddev_ms,
+        initial_connection_ms, report, output) and ``series``: ``{str(phase idx): {kind:
+        {"columns": [...], "rows": [[...], ...]}}}``.
+        """
+        with self._guard(f"reading run {run_id}"), self._transaction(write=False):
+            run = self._one(
+                f"SELECT {_RUN_COLUMNS}, r.spec_json, r.fingerprint_json, r.metrics_json, "
+                "r.timings_json, r.server_log "
+                "FROM runs r JOIN campaigns c ON c.id = r.campaign_id WHERE r.id = ?",
+                (run_id,),
+            )
+            if run is None:
+                return None
+            phases = self._rows("SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,))
+            series = self._rows(
+                "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
+                "ORDER BY phase_idx, kind",
+                (run_id,),
+            )
+        for name in ("spec", "fingerprint", "metrics", "timings"):
+            run[name] = json.loads(run.pop(f"{name}_json"))
+        run["phases"] = [_decode_phase(p) for p in phases]
+        run["series"] = {}
+        for s in series:
+            run["series"].setdefault(str(s["phase_idx"]), {})[s["kind"]] = json.loads(
+                s["data_json"]
+            )
+        return run
+
+    def load_run(self, run_id: int) -> RunResult | None:
+        """A stored run as the RunResult it was saved from (None if there is no such run)."""
+        run = self.get_run(run_id)
+        return None if run is None else _run_result(run)
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        """Bring the schema up to date, or refuse a store made by a newer pglab."""
+        known = schema.latest_version()
+        current = self._current_version()
+        if current < known:
+            with self._transaction():
+                if self.dialect.migration_lock:
+                    self._run(self.dialect.migration_lock)
+                self._run(schema.render(schema.VERSION_TABLE, self.dialect))
+                current = self._current_version()  # again, now that we hold the lock
+                for m in schema.pending(current):
+                    for statement in m.statements:
+                        self._run(schema.render(statement, self.dialect))
+                    self._run(
+                        "INSERT INTO schema_version (version, applied_at, pglab_version) "
+                        "VALUES (?, ?, ?)",
+                        (m.version, time.time(), __version__),
+                    )
+                    current = m.version
+        if current > known:
+            raise StoreError(
+                f"the results store {self.where} was made by a newer pglab (schema version "
+                f"{current}; pglab {__version__} knows versions up to {known})",
+                hint="upgrade pglab, or choose another store with --store or PGLAB_STORE",
+            )
+        self.schema_version = current
+
+    def _current_version(self) -> int:
+        if self._one(self.dialect.table_exists, ("schema_version",)) is None:
+            return 0
+        row = self._one("SELECT MAX(version) AS v FROM schema_version")
+        return int(row["v"]) if row and row["v"] is not None else 0
+
+    # -- writing helpers (called inside a transaction) ---------------------------------------
+
+    def _lock_campaign(self, name: str) -> int:
+        """The campaign's id, creating it if needed, its row locked until commit."""
+        now = time.time()
+        self._run(
+            "INSERT INTO campaigns "
+            "(name, created_at, updated_at, source_file, spec_json, pglab_version) "
+            "VALUES (?, ?, ?, NULL, '{}', ?) ON CONFLICT (name) DO NOTHING",
+            (name, now, now, __version__),
+        )
+        row = self._one(
+            f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}", (name,)
+        )
+        assert row is not None
+        return int(row["id"])
+
+    def _insert_run(self, campaign_id: int, row: dict[str, Any]) -> int:
+        cols = ["campaign_id", *row]
+        inserted = self._one(
+            f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+            "RETURNING id",
+            (campaign_id, *row.values()),
+        )
+        assert inserted is not None
+        return int(inserted["id"])
+
+    def _insert_phases(self, run_id: int, rows: list[tuple[Any, ...]]) -> None:
+        self._run_many(
+            "INSERT INTO phases (run_id, idx, name, iteration, measured, started_at, elapsed_s, "
+            "argv_json, tps, transactions, failed, latency_avg_ms, latency_stddev_ms, "
+            "initial_connection_ms, report_json, output) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(run_id, *r) for r in rows],
+        )
+
+    def _insert_series(self, run_id: int, rows: list[tuple[Any, ...]]) -> None:
+        self._run_many(
+            "INSERT INTO series (run_id, phase_idx, kind, data_json) VALUES (?, ?, ?, ?)",
+            [(run_id, *r) for r in rows],
+        )
+
+    def _delete_runs(self, where: str, params: tuple[Any, ...]) -> None:
+        """Delete the runs matching ``where`` (a constant SQL condition) and their children."""
+        for child in ("series", "phases"):
+            self._run(
+                f"DELETE FROM {child} WHERE run_id IN (SELECT id FROM runs WHERE {where})", params
+            )
+        self._run(f"DELETE FROM runs WHERE {where}", params)
+
+    # -- database access ---------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self, write: bool = True) -> Iterator[None]:
+        """One explicit transaction: committed at the end, rolled back on any exception."""
+        self._run(self.dialect.begin_write if write else self.dialect.begin_read)
+        try:
+            yield
+            self._run("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        # If the connection is gone or the transaction already ended, there is nothing to undo.
+        with suppress(*self._db_errors):
+            self._run("ROLLBACK")
+
+    @contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        """Turn the driver's errors that the user can fix into StoreError."""
+        try:
+            yield
+        except self._db_errors as exc:
+            err = self._store_error(exc, doing)
+            if err is None:
+                raise
+            raise err from exc
+
+    def _store_error(self, exc: Exception, doing: str) -> StoreError | None:
+        """A StoreError for a driver error the user can act on; None for pglab's own bugs."""
+        return None
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        if params:
+            return self._conn.execute(self.dialect.sql(sql), tuple(params))
+        return self._conn.execute(self.dialect.sql(sql))
+
+    def _run_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        cur = self._conn.cursor()
+        try:
+            cur.executemany(self.dialect.sql(sql), rows)
+        finally:
+            cur.close()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self._run(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+
+# -- encoding ------------------------------------------------------------------------------
+
+
+def _encode_run(
+    run: RunResult,
+) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The rows of a run (column -> value), of its phases and of its series, without ids."""
+    if run.status not in ("ok", "failed"):
+        raise ValueError(f"run status must be 'ok' or 'failed', not {run.status!r}")
+    measured = [p.report.tps for p in run.phases if p.measured]
+    run_row = {
+        "run_key": run.run_key,
+        "point_key": run.point_key,
+        "repeat": run.repeat,
+        "variant": run.variant,
+        "label": run.label,
+        "status": run.status,
+        "error": None if run.error is None else _text(run.error),
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "stored_at": time.time(),
+        "tps": _real(sum(measured) / len(measured)) if measured else None,
+        "spec_json": _dumps(run.spec),
+        "fingerprint_json": _dumps(run.fingerprint),
+        "metrics_json": _dumps(run.metrics),
+        "timings_json": _dumps(run.timings),
+        "server_log": _text(run.server_log),
+        "pglab_version": __version__,
+    }
+    phase_rows: list[tuple[Any, ...]] = []
+    series_rows: list[tuple[Any, ...]] = []
+    for idx, ph in enumerate(run.phases):
+        rep = ph.report
+        phase_rows.append((
+            idx, ph.name, ph.iteration, int(ph.measured), ph.started_at, ph.elapsed_s,
+            _dumps(list(ph.argv)), _real(rep.tps), rep.transactions, rep.failed,
+            _real(rep.latency_avg_ms), _real(rep.latency_stddev_ms),
+            _real(rep.initial_connection_ms), _dumps(asdict(rep)), _text(ph.output),
+        ))  # fmt: skip
+        for kind in SERIES_KINDS:
+            samples = getattr(ph, kind)
+            if samples:
+                series_rows.append((idx, kind, _dumps(encode_series(samples))))
+    return run_row, phase_rows, series_rows
+
+
+def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
+    """Records of one dataclass type as ``{"columns": [field, ...], "rows": [[value, ...]]}``;
+    a latency histogram becomes a list of [bucket, count]."""
+    columns = [f.name for f in fields(type(samples[0]))]
+    rows = [[_plain(getattr(s, c)) for c in columns] for s in samples]
+    return {"columns": columns, "rows": rows}
+
+
+def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
+    """The records of a series; columns this pglab does not know are ignored."""
+    cls = SERIES_KINDS[kind]
+    known = {f.name for f in fields(cls)}
+    out = []
+    for row in data["rows"]:
+        values = {c: v for c, v in zip(data["columns"], row, strict=True) if c in known}
+        if "histogram" in values:
+            values["histogram"] = tuple((int(b), int(n)) for b, n in values["histogram"])
+        out.append(cls(**values))
+    return tuple(out)
+
+
+def _decode_phase(row: dict[str, Any]) -> dict[str, Any]:
+    row.pop("run_id", None)
+    row["measured"] = bool(row["measured"])
+    row["argv"] = json.loads(row.pop("argv_json"))
+    row["report"] = json.loads(row.pop("report_json"))
+    return {k: row[k] for k in _PHASE_KEYS}
+
+
+_PHASE_KEYS = (
+    "idx", "name", "iteration", "measured", "started_at", "elapsed_s", "argv", "tps",
+    "transactions", "failed", "latency_avg_ms", "latency_stddev_ms", "initial_connection_ms",
+    "report", "output",
+)  # fmt: skip
+
+
+def _run_result(run: dict[str, Any]) -> RunResult:
+    report_fields = {f.name for f in fields(PgbenchReport)}
+    phases = []
+    for ph in run["phases"]:
+        series = run["series"].get(str(ph["idx"]), {})
+        phases.append(PhaseResult(
+            name=ph["name"], iteration=ph["iteration"], measured=ph["measured"],
+            started_at=ph["started_at"], elapsed_s=ph["elapsed_s"], argv=tuple(ph["argv"]),
+            report=PgbenchReport(**{k: v for k, v in ph["report"].items() if k in report_fields}),
+            output=ph["output"],
+            **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
+        ))  # fmt: skip
+    return RunResult(
+        campaign=run["campaign"], run_key=run["run_key"], point_key=run["point_key"],
+        repeat=run["repeat"], variant=run["variant"], label=run["label"], spec=run["spec"],
+        status=run["status"], started_at=run["started_at"], finished_at=run["finished_at"],
+        error=run["error"], fingerprint=run["fingerprint"], phases=tuple(phases),
+        metrics=run["metrics"], timings=run["timings"], server_log=run["server_log"],
+    )  # fmt: skip
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _real(value: float | None) -> float | None:
+    """A float column's value: NaN and infinities are stored as NULL (SQLite would anyway)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _text(value: str) -> str:
+    """Text both databases accept: no NUL (PostgreSQL refuses it), no lone surrogates."""
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
+# -- URLs ----------------------------------------------------------------------------------
+
+# user:password@ up to the last "@" before the query: a password with a raw "@" or "/" in it
+# is masked whole (at worst a little more than the password is masked, never less).
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^?#]*@")
+_PASSWORD_PARAM = re.compile(r"(?i)([?&]password=)[^&#]*")
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password (``user:pw@`` or ``?password=pw``) replaced by ``***``."""
+    return _PASSWORD_PARAM.sub(r"\1***", _USERINFO.sub(r"\1:***@", url))
