@@ -96,7 +96,7 @@ class Cluster:
         finally:
             log.close()
         self.applied = dict(user_settings or {})
-        if not procs.wait_until(self._ready, timeout, interval=0.05):
+        if not procs.wait_until(self._ready, timeout, interval=0.05) or not self.running:
             tail = self.log_tail()
             self._reap()
             if self.proc is not None and self.proc.returncode is not None:
