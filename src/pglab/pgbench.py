@@ -92,6 +92,8 @@ def run_phase(
             proc.wait()
         finally:
             timer.cancel()
+            if proc.stderr is not None:
+                proc.stderr.close()
     elapsed = time.monotonic() - t0
     stdout_text = stdout_path.read_text()
     stderr_text = "\n".join(other_lines)

@@ -152,7 +152,9 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
     path = write(tmp_path, SMALL.format(name="killed").replace("duration = 2", "duration = 3"))
     argv = [sys.executable, "-m", "pglab.cli", "run", str(path), "--lab-dir", str(lab.home),
             "--store", str(store_path)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err_path = tmp_path / "first.stderr"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and stored < 2:
@@ -160,7 +162,7 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
         if store_path.exists():
             with open_store(str(store_path)) as store:
                 stored = len(store.list_runs("killed"))
-    assert stored >= 2, proc.stderr.read() if proc.poll() is not None else "no runs stored in time"
+    assert stored >= 2, err_path.read_text() if proc.poll() is not None else "no runs stored in time"
     time.sleep(1.5)  # into the middle of the next run
     proc.send_signal(signal.SIGKILL)
     proc.wait()
