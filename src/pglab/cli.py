@@ -11,6 +11,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import os
 import statistics
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -31,7 +33,9 @@ from .records import ProgressSample, RunResult
 from .spec import RunSpec
 from .store import mask_url, open_store
 
-console = Console(stderr=False, highlight=False)
+# Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
+console = Console(stderr=False, highlight=False,
+                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120)
 err_console = Console(stderr=True, highlight=False)
 
 EPILOG = """\
@@ -103,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LabError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, soft_wrap=True)
         if exc.hint:
-            err_console.print(f"[bold]hint:[/] {exc.hint}", soft_wrap=True)
+            err_console.print(f"[bold]hint:[/] {escape(exc.hint)}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted: every server and pgbench pglab started has been stopped; "
@@ -206,17 +210,17 @@ class ProgressEvents:
         self.progress.stop()
 
     def status(self, message: str) -> None:
-        self.progress.console.print(f"[dim]{message}[/]")
+        self.progress.console.print(f"[dim]{escape(message)}[/]")
 
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
         self.run_used = 0.0
         self.progress.update(self.task, run=f"run {index}/{total}",
-                             description=f"{run.label} #{run.repeat}", tps="")
+                             description=f"{escape(run.label)} #{run.repeat}", tps="")
 
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
-        self.progress.update(self.task, description=f"{label} #{run.repeat}")
+        self.progress.update(self.task, description=f"{escape(label)} #{run.repeat}")
 
     def progress_sample(self, sample: ProgressSample) -> None:
         if self.run_used + 1 < self.run_budget:
@@ -228,10 +232,10 @@ class ProgressEvents:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
             tps = result.metrics.get("tps", 0.0)
-            self.progress.console.print(f"  ✓ {run.label} #{run.repeat}: {tps:,.1f} tps")
+            self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
         else:
             first = (result.error or "").splitlines()[0] if result.error else "failed"
-            self.progress.console.print(f"  [red]✗ {run.label} #{run.repeat}: {first}[/]")
+            self.progress.console.print(f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]")
 
 
 class _Events:
@@ -295,7 +299,7 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
         return 0
     with _store(args) as store:
         plan = make_plan(camp, store.done_run_keys(camp.name))
-        console.print(f"campaign [bold]{camp.name}[/]: {len(plan.points)} point(s) × {camp.repeats} "
+        console.print(f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
                       f"repeat(s); {len(plan.runs)} run(s) to do, about "
                       f"{_fmt_duration(plan.estimated_seconds())}")
         view = ProgressEvents(plan.estimated_seconds())
@@ -304,7 +308,8 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
         _print_points(store, camp.name)
         console.print(f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
                       f"{mask_url(args.store or default_store_url(lab.home))}")
-        console.print(f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv")
+        console.print(f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv",
+                      soft_wrap=True)
         return 1 if outcome.failed else 0
 
 
@@ -360,11 +365,11 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     cells: dict[str, dict[str, float | None]] = {}
     clients: list[str] = []
     for r in rows:
-        words = r["point"].split(" ")
-        c = next((w.split("=", 1)[1] for w in words if w.startswith("clients=")), None)
-        if c is None:
+        m = re.search(r"(?:^| )clients=(\S+)", r["point"])
+        if m is None:
             return None
-        key = " ".join(w for w in words if not w.startswith("clients="))
+        c = m.group(1)
+        key = (r["point"][: m.start()] + r["point"][m.end():]).strip() or "all"
         cells.setdefault(key, {})[c] = r["tps_median"]
         if c not in clients:
             clients.append(c)
@@ -372,11 +377,11 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
         return None
     clients.sort(key=lambda v: float(v) if v.replace(".", "").isdigit() else 0)
     table = Table(title="median TPS by clients")
-    table.add_column("point")
+    table.add_column("point", no_wrap=True)
     for c in clients:
         table.add_column(f"{c} client{'s' if c != '1' else ''}", justify="right")
     for key, by_c in cells.items():
-        table.add_row(key, *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients))
+        table.add_row(escape(key), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients))
     return table
 
 
@@ -388,10 +393,10 @@ def _print_points(store, name: str) -> None:
     table = Table(title=f"campaign {name}")
     for col, just in (("point", "left"), ("runs", "right"), ("failed", "right"),
                       ("median tps", "right"), ("min–max", "right"), ("CV %", "right")):
-        table.add_column(col, justify=just)
+        table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
         table.add_row(
-            r["point"], str(r["runs"]), str(r["failed"]),
+            escape(r["point"]), str(r["runs"]), str(r["failed"]),
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
             f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
             f"{r['cv_pct']:.1f}" if r["cv_pct"] is not None else "–",
@@ -410,7 +415,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
             for col in ("name", "runs ok", "failed", "last run"):
                 table.add_column(col)
             for c in rows:
-                table.add_row(c["name"], str(c["runs_ok"]), str(c["runs_failed"]),
+                table.add_row(escape(c["name"]), str(c["runs_ok"]), str(c["runs_failed"]),
                               _when(c.get("last_run_at")))
             console.print(table)
             return 0
@@ -423,7 +428,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                       ("status", "left"), ("tps", "right"), ("finished", "left")):
         table.add_column(col, justify=just)
     for r in runs:
-        table.add_row(str(r["id"]), r["campaign"], r["label"], str(r["repeat"]),
+        table.add_row(str(r["id"]), escape(r["campaign"]), escape(r["label"]), str(r["repeat"]),
                       r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
                       f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
                       _when(r.get("finished_at")))
@@ -463,7 +468,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 print(json.dumps({"campaign": obj, "points": _point_rows(runs), "runs": runs},
                                  indent=2, default=str))
                 return 0
-            console.print(f"[bold]campaign {obj['name']}[/]  {obj.get('source_file') or ''}")
+            console.print(f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}")
             _print_points(store, obj["name"])
             return 0
     if args.json:
@@ -475,10 +480,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _print_run(run: dict[str, Any]) -> None:
     fp = run.get("fingerprint") or {}
-    console.print(f"[bold]run {run['id']}[/] of campaign {run['campaign']}: {run['label']} "
+    console.print(f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
                   f"repeat {run['repeat']} — {run['status']}")
     if run.get("error"):
-        console.print(f"[red]{run['error']}[/]")
+        console.print(f"[red]{escape(run['error'])}[/]")
     console.print(f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
                   f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
                   f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
@@ -486,7 +491,8 @@ def _print_run(run: dict[str, Any]) -> None:
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-                      f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}")
+                      f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
+                      markup=False)
     table = Table(title="phases")
     for col in ("phase", "it", "measured", "tps", "tx", "failed", "lat avg ms", "lat sd ms", "conn ms"):
         table.add_column(col, justify="right" if col not in ("phase",) else "left")
@@ -498,7 +504,7 @@ def _print_run(run: dict[str, Any]) -> None:
     console.print(table)
     metrics = run.get("metrics") or {}
     if metrics:
-        console.print("metrics: " + ", ".join(f"{k} = {v:,.4g}" for k, v in sorted(metrics.items())))
+        console.print("metrics: " + ", ".join(f"{k} = {_short(v)}" for k, v in sorted(metrics.items())))
     timings = run.get("timings") or {}
     if timings:
         console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
@@ -506,11 +512,21 @@ def _print_run(run: dict[str, Any]) -> None:
     changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
     if changed:
         console.print("non-default settings from the configuration: " + ", ".join(
-            f"{k}={v['setting']}{v.get('unit') or ''}" for k, v in sorted(changed.items())))
+            f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
+            markup=False)
 
 
 def _num(v: Any) -> str:
     return "–" if v is None else f"{v:,.3f}"
+
+
+def _short(v: Any) -> str:
+    """A number as a person reads it: 11,257.3 / 0.0882 / 3."""
+    if v is None:
+        return "–"
+    if isinstance(v, int) or float(v).is_integer():
+        return f"{v:,.0f}"
+    return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def cmd_export(args: argparse.Namespace) -> int:

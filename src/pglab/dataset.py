@@ -86,6 +86,8 @@ def ensure(lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec,
         meta = {"init_seconds": init_seconds, "size_bytes": size, "dataset": spec.identity(),
                 "source": binaries.label, "version": binaries.version}
         meta_path.write_text(json.dumps(meta, indent=2))
+        on_status(f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
+                  "kept for the next runs")
         return Dataset(key, datadir, init_seconds, size)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from . import __version__
 from .server import Cluster
 
 NON_DEFAULT_SQL = """
-SELECT name, setting, unit, source FROM pg_settings
+SELECT name, setting, unit, source, current_setting(name) FROM pg_settings
 WHERE source NOT IN ('default', 'override') ORDER BY name
 """
 
@@ -67,8 +68,9 @@ def _scheduler(major_minor: str) -> str | None:
     base = Path(f"/sys/dev/block/{major_minor}")
     for candidate in (base / "queue" / "scheduler", base / ".." / "queue" / "scheduler"):
         text = _read(str(candidate))
-        if text:
-            return text
+        if text:  # "mq-deadline [none] kyber": the bracketed one is in use
+            active = re.search(r"\[([^\]]+)\]", text)
+            return active.group(1) if active else text
     return None
 
 
@@ -101,7 +103,8 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         pgbench_version=cluster.binaries.pgbench_version,
         source=cluster.binaries.label,
         bindir=str(cluster.binaries.bindir),
-        settings={name: {"setting": s, "unit": u, "source": src} for name, s, u, src in rows},
+        settings={name: {"setting": s, "unit": u, "source": src, "shown": shown}
+                  for name, s, u, src, shown in rows},
         pgdata=str(cluster.datadir),
         pgdata_mount=mount_of(cluster.datadir),
     )

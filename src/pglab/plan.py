@@ -57,7 +57,8 @@ def _point(campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ..
         else:
             phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
     return RunSpec(campaign=campaign.name, variant=variant.name, axes=axes, server=server,
-                   dataset=dataset, phases=phases, derived=campaign.derived, point_index=index)
+                   dataset=dataset, phases=phases, derived=campaign.derived, point_index=index,
+                   extra={"only_variant": len(campaign.variants) == 1})
 
 
 def _set_workload(phase: PhaseSpec, name: str, value: Any, base_dir: Path) -> PhaseSpec:

@@ -156,8 +156,11 @@ class RunSpec:
 
     @property
     def label(self) -> str:
-        """Short human label of the point: the variant and its matrix coordinates."""
+        """Short human label of the point: the variant and its matrix coordinates (the variant
+        is left out when the campaign has only one and there are coordinates)."""
         coords = " ".join(f"{k}={v}" for k, v in self.axes)
+        if coords and self.extra.get("only_variant"):
+            return coords
         return f"{self.variant} {coords}".strip()
 
     def to_dict(self) -> dict[str, Any]:
