@@ -5,7 +5,8 @@ Each pair runs the point once through pglab's executor (dataset reset, server st
 and start, pgbench with no progress or log), alternating which goes first. The last line is
 ``overhead_ratio: X`` = median TPS with pglab / median TPS bare (target ≥ 0.98).
 
-    .venv/bin/python bench/overhead.py [--pairs 5] [--duration 15] [--clients 2] [--script select-only]
+    .venv/bin/python bench/overhead.py [--pairs 5] [--duration 15] [--clients 2]
+        [--script select-only]
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pglab.sources import resolve
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--duration", type=int, default=15)
     ap.add_argument("--clients", type=int, default=2)
@@ -36,8 +39,11 @@ def main() -> None:
     args = ap.parse_args()
 
     lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
-    doc = {"name": "bench-overhead", "dataset": {"scale": args.scale},
-           "workload": {"script": args.script, "clients": args.clients, "duration": args.duration}}
+    doc = {
+        "name": "bench-overhead",
+        "dataset": {"scale": args.scale},
+        "workload": {"script": args.script, "clients": args.clients, "duration": args.duration},
+    }
     camp = campaign.parse(doc, default_name="bench-overhead")
     (point,) = make_plan(camp).points
     binaries = resolve(point.server, lab)
@@ -60,9 +66,22 @@ def main() -> None:
             cluster.start()
             threads = str(phase.threads or auto_threads(phase.clients))
             with tempfile.TemporaryDirectory() as tmp:
-                out = procs.run([binaries.exe("pgbench"), "-c", str(phase.clients), "-j", threads,
-                                 "-T", str(phase.duration), "-b", args.script,
-                                 *cluster.pgbench_conn_args()], timeout=phase.duration * 3 + 60, cwd=tmp)
+                out = procs.run(
+                    [
+                        binaries.exe("pgbench"),
+                        "-c",
+                        str(phase.clients),
+                        "-j",
+                        threads,
+                        "-T",
+                        str(phase.duration),
+                        "-b",
+                        args.script,
+                        *cluster.pgbench_conn_args(),
+                    ],
+                    timeout=phase.duration * 3 + 60,
+                    cwd=tmp,
+                )
         return float(re.search(r"^tps = ([0-9.]+)", out.stdout, re.M).group(1))
 
     try:
@@ -77,8 +96,11 @@ def main() -> None:
     finally:
         executor.close()
     ratio = statistics.median(pglab_tps) / statistics.median(bare_tps)
-    print(f"pglab median {statistics.median(pglab_tps):.1f} tps, bare median {statistics.median(bare_tps):.1f} tps "
-          f"({args.pairs} pairs, {args.script}, {args.clients} clients, {args.duration} s)")
+    print(
+        f"pglab median {statistics.median(pglab_tps):.1f} tps, "
+        f"bare median {statistics.median(bare_tps):.1f} tps "
+        f"({args.pairs} pairs, {args.script}, {args.clients} clients, {args.duration} s)"
+    )
     print(f"overhead_ratio: {ratio:.4f}")
 
 

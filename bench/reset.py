@@ -20,7 +20,9 @@ from pglab.spec import DatasetSpec, ServerSpec
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--scale", type=int, default=50)
     ap.add_argument("--resets", type=int, default=5)
     ap.add_argument("--lab-dir", type=Path, default=None)
@@ -35,9 +37,11 @@ def main() -> None:
     target = lab.clusters / "w-bench-reset"
     times = [dataset.reset(lab, ds, target) for _ in range(args.resets)]
     shutil.rmtree(target, ignore_errors=True)
-    print(f"scale {args.scale}: {ds.size_bytes / 2**20:.0f} MiB; pgbench -i (with initdb) "
-          f"{ds.init_seconds:.2f} s; reset by copy median {statistics.median(times):.2f} s "
-          f"(min {min(times):.2f}, max {max(times):.2f}, {args.resets} resets)")
+    print(
+        f"scale {args.scale}: {ds.size_bytes / 2**20:.0f} MiB; pgbench -i (with initdb) "
+        f"{ds.init_seconds:.2f} s; reset by copy median {statistics.median(times):.2f} s "
+        f"(min {min(times):.2f}, max {max(times):.2f}, {args.resets} resets)"
+    )
     print(f"reset_ratio: {statistics.median(times) / ds.init_seconds:.4f}")
 
 

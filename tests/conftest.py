@@ -42,9 +42,10 @@ def lab_processes(home: Path) -> list[psutil.Process]:
         try:
             if proc.info["name"] not in ("postgres", "pgbench", "postmaster"):
                 continue
-            if any(str(home) in arg for arg in proc.info["cmdline"] or []):
-                found.append(proc)
-            elif proc.info["name"] != "pgbench" and str(home) in proc.cwd():
+            by_arg = any(str(home) in arg for arg in proc.info["cmdline"] or [])
+            # pgbench names home in its --log-prefix; postgres children have PGDATA as cwd
+            by_cwd = proc.info["name"] != "pgbench" and str(home) in proc.cwd()
+            if by_arg or by_cwd:
                 found.append(proc)
         except psutil.Error:
             continue

@@ -37,12 +37,33 @@ from .spec import (
     ServerSpec,
 )
 
-TOP_KEYS = {"name", "description", "repeats", "order", "on_error", "server", "dataset",
-            "workload", "phases", "variants", "matrix", "derived"}
+TOP_KEYS = {
+    "name",
+    "description",
+    "repeats",
+    "order",
+    "on_error",
+    "server",
+    "dataset",
+    "workload",
+    "phases",
+    "variants",
+    "matrix",
+    "derived",
+}
 SERVER_KEYS = {"source", "bindir", "settings"}
 DATASET_KEYS = {f.name for f in fields(DatasetSpec)}
-WORKLOAD_KEYS = {"script", "scripts", "clients", "threads", "duration", "transactions", "rate",
-                 "protocol", "connect"}
+WORKLOAD_KEYS = {
+    "script",
+    "scripts",
+    "clients",
+    "threads",
+    "duration",
+    "transactions",
+    "rate",
+    "protocol",
+    "connect",
+}
 PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
 VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description"}
 MATRIX_KEYS = (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"}
@@ -86,7 +107,9 @@ class Problems:
             if key not in allowed:
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
                 hint = f' — did you mean "{close[0]}"?' if close else ""
-                self.add(where, f'unknown key "{key}"{hint} (allowed: {", ".join(sorted(allowed))})')
+                self.add(
+                    where, f'unknown key "{key}"{hint} (allowed: {", ".join(sorted(allowed))})'
+                )
 
 
 def load(path: str | Path) -> Campaign:
@@ -99,14 +122,23 @@ def load(path: str | Path) -> Campaign:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CampaignError(f"{path}: not valid TOML: {exc}",
-                            hint="see examples/ for campaign files that work") from exc
-    return parse(doc, default_name=path.stem, base_dir=path.parent.absolute(),
-                 source_file=str(path.absolute()))
+        raise CampaignError(
+            f"{path}: not valid TOML: {exc}", hint="see examples/ for campaign files that work"
+        ) from exc
+    return parse(
+        doc,
+        default_name=path.stem,
+        base_dir=path.parent.absolute(),
+        source_file=str(path.absolute()),
+    )
 
 
-def parse(doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
-          source_file: str | None = None) -> Campaign:
+def parse(
+    doc: dict[str, Any],
+    default_name: str,
+    base_dir: Path | None = None,
+    source_file: str | None = None,
+) -> Campaign:
     """Check a campaign document (the parsed TOML) and resolve it into specs."""
     p = Problems()
     base_dir = base_dir or Path.cwd()
@@ -135,7 +167,9 @@ def parse(doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
         vdataset = _dataset(_table(vdoc, "dataset", p, where), dataset, p, where)
         vwork = _table(vdoc, "workload", p, where)
         p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
-        vphases = tuple(apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases)
+        vphases = tuple(
+            apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases
+        )
         variants.append(Variant(str(vname), vserver, vdataset, vphases))
     if not variants:
         variants.append(Variant("base", server, dataset, phases))
@@ -148,11 +182,23 @@ def parse(doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
             f"the campaign{where} has {len(p.items)} problem(s):\n  " + "\n  ".join(p.items),
             hint="run `pglab run --help` for the file layout, or start from a file in examples/",
         )
-    return Campaign(name, str(doc.get("description", "")), repeats, order, on_error,
-                    tuple(variants), matrix, derived, source_file, doc, base_dir)
+    return Campaign(
+        name,
+        str(doc.get("description", "")),
+        repeats,
+        order,
+        on_error,
+        tuple(variants),
+        matrix,
+        derived,
+        source_file,
+        doc,
+        base_dir,
+    )
 
 
 # -- sections ----------------------------------------------------------------------------
+
 
 def _server(table: dict[str, Any], base: ServerSpec, p: Problems, where: str) -> ServerSpec:
     p.unknown_keys(where, table, SERVER_KEYS)
@@ -197,7 +243,9 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
             continue
         val = table[f.name]
         if f.name in ("scale", "partitions", "fillfactor"):
-            lo, hi = {"scale": (1, 1_000_000), "partitions": (0, 100_000), "fillfactor": (10, 100)}[f.name]
+            lo, hi = {"scale": (1, 1_000_000), "partitions": (0, 100_000), "fillfactor": (10, 100)}[
+                f.name
+            ]
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
                 continue
@@ -217,8 +265,9 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
     return replace(base, **updates)
 
 
-def _phases(doc: dict[str, Any], workload: dict[str, Any], p: Problems,
-            base_dir: Path) -> tuple[PhaseSpec, ...]:
+def _phases(
+    doc: dict[str, Any], workload: dict[str, Any], p: Problems, base_dir: Path
+) -> tuple[PhaseSpec, ...]:
     raw = doc.get("phases")
     default = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
     default = apply_workload(default, workload, p, "[workload]", base_dir)
@@ -235,8 +284,11 @@ def _phases(doc: dict[str, Any], workload: dict[str, Any], p: Problems,
             continue
         p.unknown_keys(where, table, PHASE_KEYS)
         ph = replace(default, name=str(table.get("name", f"phase {i}")))
-        ph = replace(ph, times=_get(table, "times", int, 1, p, where, minimum=1),
-                     measured=_get(table, "measured", bool, True, p, where))
+        ph = replace(
+            ph,
+            times=_get(table, "times", int, 1, p, where, minimum=1),
+            measured=_get(table, "measured", bool, True, p, where),
+        )
         phases.append(apply_workload(ph, table, p, where, base_dir))
     names = [ph.name for ph in phases]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -244,8 +296,9 @@ def _phases(doc: dict[str, Any], workload: dict[str, Any], p: Problems,
     return tuple(phases)
 
 
-def apply_workload(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str,
-                   base_dir: Path) -> PhaseSpec:
+def apply_workload(
+    ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str, base_dir: Path
+) -> PhaseSpec:
     """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``."""
     upd: dict[str, Any] = {}
     if "script" in table and "scripts" in table:
@@ -283,7 +336,9 @@ def apply_workload(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str
             upd.update(transactions=val, duration=None)
     if "rate" in table:
         val = table["rate"]
-        if val is not None and (isinstance(val, bool) or not isinstance(val, int | float) or val <= 0):
+        if val is not None and (
+            isinstance(val, bool) or not isinstance(val, int | float) or val <= 0
+        ):
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
             upd["rate"] = float(val)
@@ -304,9 +359,13 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
     out = []
     for item in items:
         if isinstance(item, str):
-            item = {"builtin": item} if item in BUILTIN_SCRIPTS or "." not in item else {"file": item}
+            item = (
+                {"builtin": item} if item in BUILTIN_SCRIPTS or "." not in item else {"file": item}
+            )
         if not isinstance(item, dict):
-            p.add(where, f"script {item!r}: a built-in name, a file path, or {{file=..., weight=...}}")
+            p.add(
+                where, f"script {item!r}: a built-in name, a file path, or {{file=..., weight=...}}"
+            )
             continue
         weight = item.get("weight", 1)
         if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
@@ -317,8 +376,11 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
             if name not in BUILTIN_SCRIPTS:
                 close = difflib.get_close_matches(str(name), BUILTIN_SCRIPTS, n=1)
                 hint = f' — did you mean "{close[0]}"?' if close else ""
-                p.add(where, f'unknown built-in script "{name}"{hint} '
-                      f"(built-ins: {', '.join(BUILTIN_SCRIPTS)}; a custom script is a .sql file)")
+                p.add(
+                    where,
+                    f'unknown built-in script "{name}"{hint} '
+                    f"(built-ins: {', '.join(BUILTIN_SCRIPTS)}; a custom script is a .sql file)",
+                )
                 continue
             out.append(Script(builtin=name, weight=weight))
         elif "file" in item:
@@ -330,11 +392,13 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
                 continue
             out.append(Script(path=str(path), weight=weight, sha256=digest))
         else:
-            p.add(where, f"script {item!r}: needs builtin = \"...\" or file = \"...\"")
+            p.add(where, f'script {item!r}: needs builtin = "..." or file = "..."')
     return out
 
 
-def _matrix(table: dict[str, Any], p: Problems, base_dir: Path) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def _matrix(
+    table: dict[str, Any], p: Problems, base_dir: Path
+) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     p.unknown_keys("[matrix]", table, MATRIX_KEYS)
     axes: list[tuple[str, tuple[Any, ...]]] = []
     for key, values in table.items():
@@ -356,8 +420,13 @@ def _matrix(table: dict[str, Any], p: Problems, base_dir: Path) -> tuple[tuple[s
         # check each value by applying it to a throwaway phase or dataset
         for v in values:
             if key in WORKLOAD_KEYS:
-                apply_workload(PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
-                                {key: v}, p, f"[matrix] {key}", base_dir)
+                apply_workload(
+                    PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
+                    {key: v},
+                    p,
+                    f"[matrix] {key}",
+                    base_dir,
+                )
             else:
                 _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
         axes.append((key, tuple(values)))
@@ -380,14 +449,24 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
             p.add(where, f'kind = "{kind}": use "decrease" ((a-b)/a) or "ratio" (b/a)')
         for ab in ("a", "b"):
             if table.get(ab) not in phase_names:
-                p.add(where, f'{ab} = "{table.get(ab)}" is not a phase name '
-                      f"({', '.join(sorted(phase_names))})")
-        out.append(DerivedSpec(str(table.get("name", f"derived_{i}")), str(kind),
-                               str(table.get("a")), str(table.get("b"))))
+                p.add(
+                    where,
+                    f'{ab} = "{table.get(ab)}" is not a phase name '
+                    f"({', '.join(sorted(phase_names))})",
+                )
+        out.append(
+            DerivedSpec(
+                str(table.get("name", f"derived_{i}")),
+                str(kind),
+                str(table.get("a")),
+                str(table.get("b")),
+            )
+        )
     return tuple(out)
 
 
 # -- small checks ----------------------------------------------------------------------------
+
 
 def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, Any]:
     val = doc.get(key, {})
@@ -397,8 +476,15 @@ def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, 
     return val
 
 
-def _get(doc: dict[str, Any], key: str, typ: type, default: Any, p: Problems, where: str,
-         minimum: int | None = None) -> Any:
+def _get(
+    doc: dict[str, Any],
+    key: str,
+    typ: type,
+    default: Any,
+    p: Problems,
+    where: str,
+    minimum: int | None = None,
+) -> Any:
     if key not in doc:
         return default
     val = doc[key]
@@ -411,8 +497,9 @@ def _get(doc: dict[str, Any], key: str, typ: type, default: Any, p: Problems, wh
     return val
 
 
-def _choice(doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems,
-            where: str) -> str:
+def _choice(
+    doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems, where: str
+) -> str:
     val = doc.get(key, default)
     if val not in choices:
         p.add(where, f'{key} = "{val}": use one of {", ".join(choices)}')

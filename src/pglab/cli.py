@@ -11,8 +11,8 @@ import argparse
 import csv
 import io
 import json
-import re
 import os
+import re
 import statistics
 import sys
 from datetime import datetime
@@ -21,10 +21,18 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
-from . import __version__, campaign as campaigns
+from . import __version__
+from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, preflight
 from .lab import Lab, default_home, default_store_url
@@ -34,8 +42,11 @@ from .spec import RunSpec
 from .store import mask_url, open_store
 
 # Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
-console = Console(stderr=False, highlight=False,
-                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120)
+console = Console(
+    stderr=False,
+    highlight=False,
+    width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120,
+)
 err_console = Console(stderr=True, highlight=False)
 
 EPILOG = """\
@@ -112,40 +123,65 @@ def main(argv: list[str] | None = None) -> int:
             err_console.print(f"[bold]hint:[/] {escape(exc.hint)}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
-        err_console.print("interrupted: every server and pgbench pglab started has been stopped; "
-                          "run the same command again to resume")
+        err_console.print(
+            "interrupted: every server and pgbench pglab started has been stopped; "
+            "run the same command again to resume"
+        )
         return 130
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", metavar="URL",
-                        help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)")
-    common.add_argument("--lab-dir", metavar="DIR", type=Path,
-                        help="lab directory for clusters and datasets (env PGLAB_HOME)")
+    common.add_argument(
+        "--store",
+        metavar="URL",
+        help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)",
+    )
+    common.add_argument(
+        "--lab-dir",
+        metavar="DIR",
+        type=Path,
+        help="lab directory for clusters and datasets (env PGLAB_HOME)",
+    )
     parser = argparse.ArgumentParser(
-        prog="pglab", description="pglab — a PostgreSQL performance lab: pgbench campaigns over "
+        prog="pglab",
+        description="pglab — a PostgreSQL performance lab: pgbench campaigns over "
         "settings, versions and load, every second recorded, results stored.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"pglab {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    p = sub.add_parser("quick", parents=[common], help="zero-config benchmark on the embedded PostgreSQL",
-                       description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
-                       "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes.")
-    p.add_argument("--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)")
+    p = sub.add_parser(
+        "quick",
+        parents=[common],
+        help="zero-config benchmark on the embedded PostgreSQL",
+        description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
+        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes.",
+    )
+    p.add_argument(
+        "--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)"
+    )
     p.add_argument("--repeats", type=int, default=2, help="runs per point (default 2)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     p.set_defaults(func=cmd_quick)
 
-    p = sub.add_parser("run", parents=[common], help="run (or resume) a campaign file",
-                       description="Run a campaign file; running it again resumes it: stored runs "
-                       "are kept, missing or failed ones are run.\n\n" + RUN_HELP,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        parents=[common],
+        help="run (or resume) a campaign file",
+        description="Run a campaign file; running it again resumes it: stored runs "
+        "are kept, missing or failed ones are run.\n\n" + RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", type=Path, help="campaign TOML file (see examples/)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="check the file and settings, print the plan and its estimated duration")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the file and settings, print the plan and its estimated duration",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("ls", parents=[common], help="list stored runs")
@@ -168,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 def _home(args: argparse.Namespace) -> Path:
     return (args.lab_dir or default_home()).absolute()
@@ -196,7 +233,9 @@ class ProgressEvents:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=console, transient=False, refresh_per_second=4,
+            console=console,
+            transient=False,
+            refresh_per_second=4,
         )
         self.task: TaskID = self.progress.add_task("", total=max(total_seconds, 1), run="", tps="")
         self.run_budget = 0.0
@@ -215,8 +254,12 @@ class ProgressEvents:
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
         self.run_used = 0.0
-        self.progress.update(self.task, run=f"run {index}/{total}",
-                             description=f"{escape(run.label)} #{run.repeat}", tps="")
+        self.progress.update(
+            self.task,
+            run=f"run {index}/{total}",
+            description=f"{escape(run.label)} #{run.repeat}",
+            tps="",
+        )
 
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
@@ -235,7 +278,9 @@ class ProgressEvents:
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
         else:
             first = (result.error or "").splitlines()[0] if result.error else "failed"
-            self.progress.console.print(f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]")
+            self.progress.console.print(
+                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]"
+            )
 
 
 class _Events:
@@ -262,10 +307,12 @@ class _Events:
 
 # -- commands -------------------------------------------------------------------------------
 
+
 def quick_document(duration: int, repeats: int) -> dict[str, Any]:
     return {
         "name": "quick-" + datetime.now().strftime("%Y%m%d-%H%M%S"),
-        "description": "pglab quick: select-only and tpcb-like over client counts, embedded PostgreSQL",
+        "description": "pglab quick: select-only and tpcb-like over client counts, "
+        "embedded PostgreSQL",
         "repeats": repeats,
         "dataset": {"scale": 10},
         "workload": {"duration": duration},
@@ -299,17 +346,23 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
         return 0
     with _store(args) as store:
         plan = make_plan(camp, store.done_run_keys(camp.name))
-        console.print(f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
-                      f"repeat(s); {len(plan.runs)} run(s) to do, about "
-                      f"{_fmt_duration(plan.estimated_seconds())}")
+        console.print(
+            f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
+            f"repeat(s); {len(plan.runs)} run(s) to do, about "
+            f"{_fmt_duration(plan.estimated_seconds())}"
+        )
         view = ProgressEvents(plan.estimated_seconds())
         with view:
             outcome = Executor(lab, store, _Events(view)).run_campaign(camp)
         _print_points(store, camp.name)
-        console.print(f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
-                      f"{mask_url(args.store or default_store_url(lab.home))}")
-        console.print(f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv",
-                      soft_wrap=True)
+        console.print(
+            f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
+            f"{mask_url(args.store or default_store_url(lab.home))}"
+        )
+        console.print(
+            f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv",
+            soft_wrap=True,
+        )
         return 1 if outcome.failed else 0
 
 
@@ -321,20 +374,26 @@ def _print_plan(plan, binaries) -> None:
     for i, pt in enumerate(plan.points, 1):
         b = binaries[pt.server.source_label]
         table.add_row(
-            str(i), pt.variant, " ".join(f"{k}={v}" for k, v in pt.axes),
+            str(i),
+            pt.variant,
+            " ".join(f"{k}={v}" for k, v in pt.axes),
             f"{b.label} (PostgreSQL {b.version})",
             ", ".join(f"{k}={v}" for k, v in pt.server.settings) or "defaults",
             f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
-            "; ".join(f"{ph.name}: {ph.script_label} c={ph.clients} "
-                      f"{f'{ph.duration}s' if ph.duration else f'{ph.transactions} tx'}"
-                      f"{f' ×{ph.times}' if ph.times > 1 else ''}{'' if ph.measured else ' (unmeasured)'}"
-                      for ph in pt.phases),
+            "; ".join(
+                f"{ph.name}: {ph.script_label} c={ph.clients} "
+                f"{f'{ph.duration}s' if ph.duration else f'{ph.transactions} tx'}"
+                f"{f' ×{ph.times}' if ph.times > 1 else ''}{'' if ph.measured else ' (unmeasured)'}"
+                for ph in pt.phases
+            ),
         )
     console.print(table)
-    console.print(f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
-                  f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
-                  f"{len(plan.runs)} to do; order {camp.order}; "
-                  f"estimated {_fmt_duration(plan.estimated_seconds())}")
+    console.print(
+        f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
+        f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
+        f"{len(plan.runs)} to do; order {camp.order}; "
+        f"estimated {_fmt_duration(plan.estimated_seconds())}"
+    )
     console.print("settings and scripts checked: no problems")
 
 
@@ -369,7 +428,7 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
         if m is None:
             return None
         c = m.group(1)
-        key = (r["point"][: m.start()] + r["point"][m.end():]).strip() or "all"
+        key = (r["point"][: m.start()] + r["point"][m.end() :]).strip() or "all"
         cells.setdefault(key, {})[c] = r["tps_median"]
         if c not in clients:
             clients.append(c)
@@ -381,7 +440,9 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     for c in clients:
         table.add_column(f"{c} client{'s' if c != '1' else ''}", justify="right")
     for key, by_c in cells.items():
-        table.add_row(escape(key), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients))
+        table.add_row(
+            escape(key), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients)
+        )
     return table
 
 
@@ -391,12 +452,20 @@ def _print_points(store, name: str) -> None:
     if pivot is not None:
         console.print(pivot)
     table = Table(title=f"campaign {name}")
-    for col, just in (("point", "left"), ("runs", "right"), ("failed", "right"),
-                      ("median tps", "right"), ("min–max", "right"), ("CV %", "right")):
+    for col, just in (
+        ("point", "left"),
+        ("runs", "right"),
+        ("failed", "right"),
+        ("median tps", "right"),
+        ("min–max", "right"),
+        ("CV %", "right"),
+    ):
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
         table.add_row(
-            escape(r["point"]), str(r["runs"]), str(r["failed"]),
+            escape(r["point"]),
+            str(r["runs"]),
+            str(r["failed"]),
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
             f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
             f"{r['cv_pct']:.1f}" if r["cv_pct"] is not None else "–",
@@ -415,8 +484,12 @@ def cmd_ls(args: argparse.Namespace) -> int:
             for col in ("name", "runs ok", "failed", "last run"):
                 table.add_column(col)
             for c in rows:
-                table.add_row(escape(c["name"]), str(c["runs_ok"]), str(c["runs_failed"]),
-                              _when(c.get("last_run_at")))
+                table.add_row(
+                    escape(c["name"]),
+                    str(c["runs_ok"]),
+                    str(c["runs_failed"]),
+                    _when(c.get("last_run_at")),
+                )
             console.print(table)
             return 0
         runs = store.list_runs(args.campaign)
@@ -424,14 +497,26 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(json.dumps(runs, indent=2, default=str))
         return 0
     table = Table(title="runs" + (f" of {args.campaign}" if args.campaign else ""))
-    for col, just in (("id", "right"), ("campaign", "left"), ("point", "left"), ("rep", "right"),
-                      ("status", "left"), ("tps", "right"), ("finished", "left")):
+    for col, just in (
+        ("id", "right"),
+        ("campaign", "left"),
+        ("point", "left"),
+        ("rep", "right"),
+        ("status", "left"),
+        ("tps", "right"),
+        ("finished", "left"),
+    ):
         table.add_column(col, justify=just)
     for r in runs:
-        table.add_row(str(r["id"]), escape(r["campaign"]), escape(r["label"]), str(r["repeat"]),
-                      r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
-                      f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
-                      _when(r.get("finished_at")))
+        table.add_row(
+            str(r["id"]),
+            escape(r["campaign"]),
+            escape(r["label"]),
+            str(r["repeat"]),
+            r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
+            f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
+            _when(r.get("finished_at")),
+        )
     console.print(table)
     if not runs:
         console.print("no runs stored yet: try `pglab quick`")
@@ -455,8 +540,10 @@ def _find(store, ident: str) -> tuple[str, Any]:
     camp = store.get_campaign(ident)
     if camp is not None:
         return "campaign", camp
-    raise LabError(f"no campaign or run {ident!r} in the store",
-                   hint="`pglab ls --campaigns` lists campaigns, `pglab ls` lists runs")
+    raise LabError(
+        f"no campaign or run {ident!r} in the store",
+        hint="`pglab ls --campaigns` lists campaigns, `pglab ls` lists runs",
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -465,10 +552,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if args.json:
-                print(json.dumps({"campaign": obj, "points": _point_rows(runs), "runs": runs},
-                                 indent=2, default=str))
+                print(
+                    json.dumps(
+                        {"campaign": obj, "points": _point_rows(runs), "runs": runs},
+                        indent=2,
+                        default=str,
+                    )
+                )
                 return 0
-            console.print(f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}")
+            console.print(
+                f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
+            )
             _print_points(store, obj["name"])
             return 0
     if args.json:
@@ -480,40 +574,67 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _print_run(run: dict[str, Any]) -> None:
     fp = run.get("fingerprint") or {}
-    console.print(f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
-                  f"repeat {run['repeat']} — {run['status']}")
+    console.print(
+        f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
+        f"repeat {run['repeat']} — {run['status']}"
+    )
     if run.get("error"):
         console.print(f"[red]{escape(run['error'])}[/]")
-    console.print(f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
-                  f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
-                  f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
-                  f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM")
+    console.print(
+        f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
+        f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
+        f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
+        f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
+    )
     mount = fp.get("pgdata_mount") or {}
     if mount:
-        console.print(f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-                      f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
-                      markup=False)
+        console.print(
+            f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
+            f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
+            markup=False,
+        )
     table = Table(title="phases")
-    for col in ("phase", "it", "measured", "tps", "tx", "failed", "lat avg ms", "lat sd ms", "conn ms"):
+    for col in (
+        "phase",
+        "it",
+        "measured",
+        "tps",
+        "tx",
+        "failed",
+        "lat avg ms",
+        "lat sd ms",
+        "conn ms",
+    ):
         table.add_column(col, justify="right" if col not in ("phase",) else "left")
     for ph in run.get("phases", []):
-        table.add_row(ph["name"], str(ph["iteration"]), "yes" if ph["measured"] else "no",
-                      f"{ph['tps']:,.1f}", str(ph["transactions"]), str(ph.get("failed") or 0),
-                      _num(ph.get("latency_avg_ms")), _num(ph.get("latency_stddev_ms")),
-                      _num(ph.get("initial_connection_ms")))
+        table.add_row(
+            ph["name"],
+            str(ph["iteration"]),
+            "yes" if ph["measured"] else "no",
+            f"{ph['tps']:,.1f}",
+            str(ph["transactions"]),
+            str(ph.get("failed") or 0),
+            _num(ph.get("latency_avg_ms")),
+            _num(ph.get("latency_stddev_ms")),
+            _num(ph.get("initial_connection_ms")),
+        )
     console.print(table)
     metrics = run.get("metrics") or {}
     if metrics:
-        console.print("metrics: " + ", ".join(f"{k} = {_short(v)}" for k, v in sorted(metrics.items())))
+        console.print(
+            "metrics: " + ", ".join(f"{k} = {_short(v)}" for k, v in sorted(metrics.items()))
+        )
     timings = run.get("timings") or {}
     if timings:
         console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
     settings = fp.get("settings") or {}
     changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
     if changed:
-        console.print("non-default settings from the configuration: " + ", ".join(
-            f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
-            markup=False)
+        console.print(
+            "non-default settings from the configuration: "
+            + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
+            markup=False,
+        )
 
 
 def _num(v: Any) -> str:
@@ -558,9 +679,13 @@ def _csv(runs: list[dict[str, Any]]) -> str:
     for r in runs:
         ax = dict((r.get("spec") or {}).get("axes", []))
         m = r.get("metrics") or {}
-        writer.writerow([r.get(k) for k in base] + [ax.get(a) for a in axes]
-                        + [(r.get("fingerprint") or {}).get("server_version")]
-                        + [m.get(k) for k in metrics] + [r.get("error") or ""])
+        writer.writerow(
+            [r.get(k) for k in base]
+            + [ax.get(a) for a in axes]
+            + [(r.get("fingerprint") or {}).get("server_version")]
+            + [m.get(k) for k in metrics]
+            + [r.get("error") or ""]
+        )
     return out.getvalue()
 
 

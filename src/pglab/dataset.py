@@ -59,8 +59,9 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def ensure(lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec,
-           on_status=lambda msg: None) -> Dataset:
+def ensure(
+    lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec, on_status=lambda msg: None
+) -> Dataset:
     """The dataset's template, initializing it first if no earlier run made it."""
     key = dataset_key(server, spec)
     home = lab.datasets / key
@@ -78,16 +79,26 @@ def ensure(lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec,
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")
         with cluster:
             cluster.start()
-            procs.run([*init_argv(binaries, spec), *cluster.pgbench_conn_args()],
-                      timeout=INIT_TIMEOUT, what="pgbench -i")
+            procs.run(
+                [*init_argv(binaries, spec), *cluster.pgbench_conn_args()],
+                timeout=INIT_TIMEOUT,
+                what="pgbench -i",
+            )
             cluster.stop("fast")
         init_seconds = time.monotonic() - t0
         size = _du(datadir)
-        meta = {"init_seconds": init_seconds, "size_bytes": size, "dataset": spec.identity(),
-                "source": binaries.label, "version": binaries.version}
+        meta = {
+            "init_seconds": init_seconds,
+            "size_bytes": size,
+            "dataset": spec.identity(),
+            "source": binaries.label,
+            "version": binaries.version,
+        }
         meta_path.write_text(json.dumps(meta, indent=2))
-        on_status(f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
-                  "kept for the next runs")
+        on_status(
+            f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
+            "kept for the next runs"
+        )
         return Dataset(key, datadir, init_seconds, size)
 
 
@@ -98,8 +109,11 @@ def reset(lab: Lab, dataset: Dataset, target: Path) -> float:
         shutil.rmtree(target)
     cp = shutil.which("cp")
     if cp:  # GNU cp: keeps owners and modes, uses reflinks where the filesystem has them
-        procs.run([cp, "-a", "--reflink=auto", str(dataset.template), str(target)],
-                  timeout=INIT_TIMEOUT, what="copy of the dataset")
+        procs.run(
+            [cp, "-a", "--reflink=auto", str(dataset.template), str(target)],
+            timeout=INIT_TIMEOUT,
+            what="copy of the dataset",
+        )
     else:
         shutil.copytree(dataset.template, target, symlinks=True)
         lab.give(target, recursive=True)

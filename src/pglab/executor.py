@@ -78,13 +78,14 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
         checked.add(key)
         names = [n for n, _ in point.server.settings]
         managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
-        where = f"point \"{point.label}\" (PostgreSQL {b.version}): "
+        where = f'point "{point.label}" (PostgreSQL {b.version}): '
         for name in managed:
             problems.append(f"{where}{name} is managed by pglab and cannot be set")
         catalog = datasets.load_catalog(lab, b)
         problems += settings.validate(
             {n: v for n, v in point.server.settings if n.lower() not in server.LAB_MANAGED},
-            catalog, where=where,
+            catalog,
+            where=where,
         )
     problems = list(dict.fromkeys(problems))
     settings.raise_if_problems(problems)
@@ -103,9 +104,21 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
                     continue
                 seen.add((b.label, script.path))
                 res = procs.run(
-                    [b.exe("pgbench"), "-n", "-t", "1", "-f", script.path,
-                     "-h", "/nonexistent-pglab-socket-dir", "-p", "1", "postgres"],
-                    timeout=30, check=False,
+                    [
+                        b.exe("pgbench"),
+                        "-n",
+                        "-t",
+                        "1",
+                        "-f",
+                        script.path,
+                        "-h",
+                        "/nonexistent-pglab-socket-dir",
+                        "-p",
+                        "1",
+                        "postgres",
+                    ],
+                    timeout=30,
+                    check=False,
                 )
                 err = (res.stderr or "") + (res.stdout or "")
                 if "connection to server" not in err and "could not connect" not in err:
@@ -137,7 +150,9 @@ class Executor:
         plan = make_plan(campaign, self.store.done_run_keys(campaign.name))
         outcome = Outcome(plan)
         if plan.done:
-            self.events.status(f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do")
+            self.events.status(
+                f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do"
+            )
         try:
             for index, run in enumerate(plan.runs, 1):
                 self.events.run_started(run, index, len(plan.runs))
@@ -185,7 +200,9 @@ class Executor:
             cluster = self._cluster_for(run, binaries, ds, timings)
             log_offset = cluster.log_size()
             t0 = time.monotonic()
-            how = cluster.apply(dict(run.server.settings), datasets.load_catalog(self.lab, binaries))
+            how = cluster.apply(
+                dict(run.server.settings), datasets.load_catalog(self.lab, binaries)
+            )
             timings["settings_s"] = time.monotonic() - t0
             timings["restarted"] = 1.0 if how == "restart" else 0.0
             fp = fingerprint.of_run(cluster)
@@ -194,27 +211,46 @@ class Executor:
             for phase in run.phases:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
-                    phases.append(pgbench.run_phase(
-                        binaries, phase, iteration, cluster.pgbench_conn_args(), workdir,
-                        on_progress=self.events.progress, latency_log=self.latency_log,
-                    ))
+                    phases.append(
+                        pgbench.run_phase(
+                            binaries,
+                            phase,
+                            iteration,
+                            cluster.pgbench_conn_args(),
+                            workdir,
+                            on_progress=self.events.progress,
+                            latency_log=self.latency_log,
+                        )
+                    )
             status, error = "ok", None
         except (LabError, psycopg.Error, OSError) as exc:
             status, error = "failed", str(exc)
-            if isinstance(exc, PgbenchError | CommandError | psycopg.Error) and self.cluster:
-                if not self.cluster.running:
-                    error += "\n(the server was not running at the end of the run)"
+            failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
+            if failed_in_run and self.cluster and not self.cluster.running:
+                error += "\n(the server was not running at the end of the run)"
         log = self.cluster.log_since(log_offset) if self.cluster else ""
         return RunResult(
-            campaign=run.campaign, run_key=run.run_key, point_key=run.point_key,
-            repeat=run.repeat, variant=run.variant, label=run.label, spec=run.to_dict(),
-            status=status, started_at=started, finished_at=time.time(), error=error,
-            fingerprint=fp, phases=tuple(phases), metrics=run_metrics(run, phases) if status == "ok" else {},
-            timings=timings, server_log=log,
+            campaign=run.campaign,
+            run_key=run.run_key,
+            point_key=run.point_key,
+            repeat=run.repeat,
+            variant=run.variant,
+            label=run.label,
+            spec=run.to_dict(),
+            status=status,
+            started_at=started,
+            finished_at=time.time(),
+            error=error,
+            fingerprint=fp,
+            phases=tuple(phases),
+            metrics=run_metrics(run, phases) if status == "ok" else {},
+            timings=timings,
+            server_log=log,
         )
 
-    def _cluster_for(self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset,
-                     timings: dict[str, float]) -> Cluster:
+    def _cluster_for(
+        self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset, timings: dict[str, float]
+    ) -> Cluster:
         policy = run.dataset.reset
         name = f"w{self.tag}-{run.point_key if policy == 'point' else ds.key}"
         datadir = self.lab.clusters / name

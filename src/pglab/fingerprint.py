@@ -48,9 +48,9 @@ def mount_of(path: Path) -> dict[str, Any]:
         if len(parts) < 6 or len(rparts) < 2:
             continue
         mountpoint = parts[4].replace("\\040", " ")
-        if (path == Path(mountpoint) or Path(mountpoint) in path.parents) and len(mountpoint) >= len(
-            best.get("mountpoint", "")
-        ):
+        if (path == Path(mountpoint) or Path(mountpoint) in path.parents) and len(
+            mountpoint
+        ) >= len(best.get("mountpoint", "")):
             best = {
                 "mountpoint": mountpoint,
                 "fstype": rparts[0],
@@ -103,8 +103,10 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         pgbench_version=cluster.binaries.pgbench_version,
         source=cluster.binaries.label,
         bindir=str(cluster.binaries.bindir),
-        settings={name: {"setting": s, "unit": u, "source": src, "shown": shown}
-                  for name, s, u, src, shown in rows},
+        settings={
+            name: {"setting": s, "unit": u, "source": src, "shown": shown}
+            for name, s, u, src, shown in rows
+        },
         pgdata=str(cluster.datadir),
         pgdata_mount=mount_of(cluster.datadir),
     )

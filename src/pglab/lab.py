@@ -77,8 +77,15 @@ def _create_system_user(name: str) -> pwd.struct_passwd:
         grp.getgrnam(name)
     except KeyError:
         group_exists = False
-    argv = [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
-            "--shell", "/usr/sbin/nologin"]
+    argv = [
+        useradd,
+        "--system",
+        "--no-create-home",
+        "--home-dir",
+        "/nonexistent",
+        "--shell",
+        "/usr/sbin/nologin",
+    ]
     argv += ["--gid", name] if group_exists else ["--user-group"]
     proc = subprocess.run([*argv, name], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -137,8 +144,12 @@ class Lab:
         if recursive:
             for root, dirs, files in os.walk(path):
                 for name in dirs + files:
-                    os.chown(os.path.join(root, name), self.run_as.uid, self.run_as.gid,
-                             follow_symlinks=False)
+                    os.chown(
+                        os.path.join(root, name),
+                        self.run_as.uid,
+                        self.run_as.gid,
+                        follow_symlinks=False,
+                    )
 
     def check_reachable(self, path: Path) -> None:
         """Raise if the server account cannot traverse every directory leading to ``path``."""

@@ -30,8 +30,13 @@ def auto_threads(clients: int, cpus: int | None = None) -> int:
     return max(t for t in range(1, limit + 1) if clients % t == 0)
 
 
-def argv_for(binaries: Binaries, phase: PhaseSpec, conn_args: list[str], workdir: Path,
-             latency_log: bool = True) -> list[str]:
+def argv_for(
+    binaries: Binaries,
+    phase: PhaseSpec,
+    conn_args: list[str],
+    workdir: Path,
+    latency_log: bool = True,
+) -> list[str]:
     threads = phase.threads or auto_threads(phase.clients)
     argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads), "-P", "1"]
     if phase.duration is not None:

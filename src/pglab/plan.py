@@ -28,8 +28,10 @@ class Plan:
     done: int  # runs already stored
 
     def estimated_seconds(self) -> float:
-        datasets = {(r.server.source_label, r.dataset.identity().__repr__()): r.dataset.scale
-                    for r in self.runs}
+        datasets = {
+            (r.server.source_label, r.dataset.identity().__repr__()): r.dataset.scale
+            for r in self.runs
+        }
         init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
         return init + sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
 
@@ -46,8 +48,9 @@ def expand_points(campaign: Campaign) -> list[RunSpec]:
     return points
 
 
-def _point(campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...],
-           index: int) -> RunSpec:
+def _point(
+    campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...], index: int
+) -> RunSpec:
     server, dataset, phases = variant.server, variant.dataset, variant.phases
     for name, value in axes:
         if name.startswith("settings."):
@@ -56,9 +59,17 @@ def _point(campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ..
             dataset = replace(dataset, **{name: value})
         else:
             phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
-    return RunSpec(campaign=campaign.name, variant=variant.name, axes=axes, server=server,
-                   dataset=dataset, phases=phases, derived=campaign.derived, point_index=index,
-                   extra={"only_variant": len(campaign.variants) == 1})
+    return RunSpec(
+        campaign=campaign.name,
+        variant=variant.name,
+        axes=axes,
+        server=server,
+        dataset=dataset,
+        phases=phases,
+        derived=campaign.derived,
+        point_index=index,
+        extra={"only_variant": len(campaign.variants) == 1},
+    )
 
 
 def _set_workload(phase: PhaseSpec, name: str, value: Any, base_dir: Path) -> PhaseSpec:

@@ -13,6 +13,7 @@ A later remote-host executor replaces this module's functions with ones that run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -40,7 +41,9 @@ class RunAs:
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for children: PATH and HOME kept, PG* removed, C locale forced."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PG") and not k.startswith("LC_")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("PG") and not k.startswith("LC_")
+    }
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
@@ -90,7 +93,9 @@ def spawn(
         raise CommandError(f"cannot run {argv[0]}: {exc.strerror}") from exc
 
 
-def terminate(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE) -> None:
+def terminate(
+    proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
+) -> None:
     """Signal the child's process group with ``sig``, then SIGKILL after ``grace``; always reap."""
     if proc.poll() is not None:
         return
@@ -103,14 +108,14 @@ def terminate(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 
 
 
 def _killpg(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 @contextmanager
-def owned(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE) -> Iterator[subprocess.Popen]:
+def owned(
+    proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
+) -> Iterator[subprocess.Popen]:
     """Yield the child; on leaving (normally, by exception or Ctrl-C) stop and reap it."""
     try:
         yield proc
@@ -134,7 +139,9 @@ def run(
     raises CommandError carrying the command's own last lines of error output.
     """
     label = what or Path(str(argv[0])).name
-    proc = spawn(argv, run_as=run_as, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = spawn(
+        argv, run_as=run_as, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     with owned(proc):
         try:
             out, err = proc.communicate(timeout=timeout)

@@ -29,8 +29,17 @@ from .sources import Binaries
 
 STOP_SIGNALS = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
 LAB_MANAGED = frozenset(
-    {"port", "unix_socket_directories", "listen_addresses", "data_directory", "hba_file",
-     "ident_file", "config_file", "external_pid_file", "logging_collector"}
+    {
+        "port",
+        "unix_socket_directories",
+        "listen_addresses",
+        "data_directory",
+        "hba_file",
+        "ident_file",
+        "config_file",
+        "external_pid_file",
+        "logging_collector",
+    }
 )
 OWNER_FILE = "pglab.owner"
 CONF_FILE = "pglab.conf"
@@ -48,9 +57,21 @@ def initdb(binaries: Binaries, lab: Lab, datadir: Path, timeout: float = 300) ->
     """Create a cluster: superuser ``postgres``, trust on the private socket only, C locale."""
     lab.make_private_dir(datadir)
     procs.run(
-        [binaries.exe("initdb"), "-D", str(datadir), "-U", SUPERUSER, "--auth=trust",
-         "-E", "UTF8", "--no-locale", "--no-sync"],
-        timeout=timeout, run_as=lab.run_as, what="initdb",
+        [
+            binaries.exe("initdb"),
+            "-D",
+            str(datadir),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        ],
+        timeout=timeout,
+        run_as=lab.run_as,
+        what="initdb",
     )
     with open(datadir / "postgresql.conf", "a") as conf:
         conf.write(f"\n# settings of the current pglab run\ninclude_if_exists = '{CONF_FILE}'\n")
@@ -84,12 +105,19 @@ class Cluster:
         write_owner(self.datadir)
         log = open(self.log_path, "a")  # noqa: SIM115 - the postmaster keeps writing to it
         argv = [
-            self.binaries.exe("postgres"), "-D", str(self.datadir),
-            "-c", f"port={self.port}",
-            "-c", f"unix_socket_directories={self.socket_dir}",
-            "-c", "listen_addresses=",
-            "-c", "log_checkpoints=on",
-            "-c", "logging_collector=off",
+            self.binaries.exe("postgres"),
+            "-D",
+            str(self.datadir),
+            "-c",
+            f"port={self.port}",
+            "-c",
+            f"unix_socket_directories={self.socket_dir}",
+            "-c",
+            "listen_addresses=",
+            "-c",
+            "log_checkpoints=on",
+            "-c",
+            "logging_collector=off",
         ]
         try:
             self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log)
@@ -101,13 +129,15 @@ class Cluster:
             self._reap()
             if self.proc is not None and self.proc.returncode is not None:
                 raise ServerError(
-                    f"PostgreSQL {self.binaries.version} did not start (exit {self.proc.returncode})",
+                    f"PostgreSQL {self.binaries.version} did not start "
+                    f"(exit {self.proc.returncode})",
                     hint="read the server log below; a setting combination the server rejects "
                     "is the usual cause",
                     log_tail=tail,
                 )
-            raise ServerError(f"PostgreSQL did not become ready within {timeout:.0f} s",
-                              log_tail=tail)
+            raise ServerError(
+                f"PostgreSQL did not become ready within {timeout:.0f} s", log_tail=tail
+            )
 
     def _ready(self) -> bool:
         if self.proc is None or self.proc.poll() is not None:
@@ -158,7 +188,9 @@ class Cluster:
         path.write_text("\n".join(lines) + "\n")
         self.lab.give(path)
 
-    def apply(self, user_settings: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]) -> str:
+    def apply(
+        self, user_settings: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]
+    ) -> str:
         """Bring the running server to ``user_settings``: "none", "reload" or "restart"."""
         new = dict(user_settings)
         if new == self.applied and self.running:
@@ -177,7 +209,9 @@ class Cluster:
         self.applied = new
         return "reload"
 
-    def _wait_applied(self, new: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]) -> None:
+    def _wait_applied(
+        self, new: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]
+    ) -> None:
         names = sorted(set(new) | set(self.applied))
         deadline = time.monotonic() + 10
         while True:
@@ -196,8 +230,10 @@ class Cluster:
             if not pending:
                 return
             if time.monotonic() > deadline:
-                raise ServerError(f"the server did not take the new value of {', '.join(pending)}",
-                                  log_tail=self.log_tail())
+                raise ServerError(
+                    f"the server did not take the new value of {', '.join(pending)}",
+                    log_tail=self.log_tail(),
+                )
             time.sleep(0.05)
 
     # -- connections and facts --------------------------------------------------------------
@@ -206,11 +242,16 @@ class Cluster:
 
     def connect(self, dbname: str = "postgres", autocommit: bool = True) -> psycopg.Connection:
         try:
-            return psycopg.connect(self.conninfo(dbname), autocommit=autocommit,
-                                   application_name="pglab", connect_timeout=10)
+            return psycopg.connect(
+                self.conninfo(dbname),
+                autocommit=autocommit,
+                application_name="pglab",
+                connect_timeout=10,
+            )
         except psycopg.OperationalError as exc:
-            raise ServerError(f"cannot connect to cluster {self.name}: {exc}",
-                              log_tail=self.log_tail()) from exc
+            raise ServerError(
+                f"cannot connect to cluster {self.name}: {exc}", log_tail=self.log_tail()
+            ) from exc
 
     def pgbench_conn_args(self, dbname: str = "postgres") -> list[str]:
         return ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER, dbname]
@@ -246,6 +287,7 @@ def _with_unit(setting: str, unit: str | None) -> str:
 
 
 # -- ownership: finding and stopping what an earlier pglab left running ----------------------
+
 
 def write_owner(datadir: Path) -> None:
     me = psutil.Process()
@@ -298,7 +340,9 @@ def stop_leftovers(lab: Lab) -> list[str]:
     sock = str(lab.home / "sock")
     for proc in psutil.process_iter(["name", "cmdline", "pid"]):
         try:
-            if proc.info["name"] != "pgbench" or not any(sock in a for a in proc.info["cmdline"] or []):
+            if proc.info["name"] != "pgbench" or not any(
+                sock in a for a in proc.info["cmdline"] or []
+            ):
                 continue
             owner = proc.parent()
             if owner is not None and owner.pid != 1 and "pglab" in " ".join(owner.cmdline()):
@@ -328,5 +372,6 @@ def _kill_tree(proc: psutil.Process, sig: int) -> None:
 def require_not_managed(names: list[str]) -> None:
     managed = sorted(n for n in names if n in LAB_MANAGED)
     if managed:
-        raise LabError(f"settings managed by pglab cannot be set in a campaign: {', '.join(managed)}")
-
+        raise LabError(
+            f"settings managed by pglab cannot be set in a campaign: {', '.join(managed)}"
+        )

