@@ -212,20 +212,28 @@ class Cluster:
     def _wait_applied(
         self, new: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]
     ) -> None:
-        names = sorted(set(new) | set(self.applied))
+        # the server's own names (DateStyle, not datestyle) for what is set now or was set before
+        wanted = {}
+        for name, value in new.items():
+            defn = settings.lookup(name, catalog)
+            if defn is not None:  # a custom (extension) placeholder cannot be checked
+                wanted[defn.name] = (defn, value)
+        dropped = [d.name for n in self.applied if (d := settings.lookup(n, catalog))]
+        names = sorted(set(wanted) | set(dropped))
         deadline = time.monotonic() + 10
         while True:
             with self.connect() as conn:
                 rows = conn.execute(
-                    "SELECT name, setting, unit, source FROM pg_settings WHERE name = ANY(%s)",
+                    "SELECT name, setting, sourcefile FROM pg_settings WHERE name = ANY(%s)",
                     (names,),
                 ).fetchall()
             pending = []
-            for name, setting, unit, source in rows:
-                if name in new:
-                    if not settings.same_value(catalog[name], new[name], _with_unit(setting, unit)):
+            for name, setting, sourcefile in rows:
+                if name in wanted:
+                    defn, value = wanted[name]
+                    if not settings.same_value(defn, value, setting):
                         pending.append(name)
-                elif source == "configuration file":
+                elif (sourcefile or "").endswith("/" + CONF_FILE):  # still the value pglab set
                     pending.append(name)
             if not pending:
                 return
@@ -274,16 +282,6 @@ class Cluster:
     def log_tail(self, lines: int = 20) -> str:
         size = self.log_size()
         return procs.tail(self.log_since(max(0, size - 20_000)), lines)
-
-
-def _with_unit(setting: str, unit: str | None) -> str:
-    """pg_settings gives a number and a unit such as '8kB'; make one value string of them."""
-    if not unit:
-        return setting
-    digits = len(unit) - len(unit.lstrip("0123456789"))
-    if digits:  # '8kB': the value counts blocks of 8 kB
-        return f"{int(float(setting) * int(unit[:digits]))}{unit[digits:]}"
-    return f"{setting}{unit}"
 
 
 # -- ownership: finding and stopping what an earlier pglab left running ----------------------

@@ -385,6 +385,11 @@ def _lookup(name: str, index: Mapping[str, SettingDef]) -> SettingDef | None:
     return index.get(key) or index.get(_OLD_NAMES.get(key, ""))
 
 
+def lookup(name: str, catalog: Mapping[str, SettingDef]) -> SettingDef | None:
+    """The catalog entry PostgreSQL would take ``name`` for, or None (unknown or custom)."""
+    return catalog.get(name) or _lookup(name, _index(catalog))
+
+
 def _valid_custom_name(name: str) -> bool:
     """Two or more identifiers joined by dots: a placeholder PostgreSQL keeps for an extension."""
     parts = name.split(".")

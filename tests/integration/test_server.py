@@ -73,6 +73,24 @@ def test_reload_when_enough_restart_when_needed(cluster: Cluster, lab: Lab, bina
         assert conn.execute("SHOW work_mem").fetchone()[0] == "4MB"
 
 
+def test_reload_takes_any_spelling_and_reverts_to_postgresql_conf(
+    cluster: Cluster, lab: Lab, binaries
+) -> None:
+    catalog = dataset.load_catalog(lab, binaries)
+    cluster.start()
+    # names as PostgreSQL accepts them: any case; max_wal_size is also set by initdb's file
+    wanted = {"timezone": "Europe/Paris", "MAX_WAL_SIZE": "2GB", "DateStyle": "German, DMY"}
+    assert cluster.apply(wanted, catalog) == "reload"
+    with cluster.connect() as conn:
+        shown = [conn.execute(f"SHOW {n}").fetchone()[0] for n in ("TimeZone", "max_wal_size")]
+    assert shown == ["Europe/Paris", "2GB"]
+    # dropping them brings back postgresql.conf's values, not a wait for pglab.conf's
+    assert cluster.apply({}, catalog) == "reload"
+    with cluster.connect() as conn:
+        assert conn.execute("SHOW max_wal_size").fetchone()[0] == "1GB"
+        assert conn.execute("SHOW DateStyle").fetchone()[0] == "ISO, MDY"
+
+
 def test_a_server_that_will_not_start_says_why(cluster: Cluster) -> None:
     # valid names and values, but a combination the server rejects at start
     with pytest.raises(ServerError) as err:
