@@ -255,6 +255,8 @@ class StoreContract:
             assert refailed != failed and store.get_run(failed) is None
             assert counts(store) == before
             assert store.get_run(refailed)["error"] == "again"
+            listed = {r["id"]: r["tps"] for r in store.list_runs("camp")}
+            assert listed[refailed] is None and listed[kept] > 0  # no TPS for a failed run
             ok = store.save_run(sample_run())
             assert store.get_run(refailed) is None and store.load_run(ok) == sample_run()
             assert counts(store) == before

@@ -158,8 +158,8 @@ class Store:
 
     def list_runs(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
-        point_key, variant, label, repeat, status, tps (mean TPS of the measured phases, None
-        without any), started_at, finished_at, error. One query, whatever the number of runs."""
+        point_key, variant, label, repeat, status, tps (mean TPS of the measured phases; None
+        for a failed run or one without any), started_at, finished_at, error. One query."""
         where, params = ("WHERE c.name = ? ", (campaign,)) if campaign is not None else ("", ())
         with self._guard("listing runs"):
             return self._rows(
@@ -371,7 +371,8 @@ def _encode_run(
         "started_at": run.started_at,
         "finished_at": run.finished_at,
         "stored_at": time.time(),
-        "tps": _real(sum(measured) / len(measured)) if measured else None,
+        # a failed run's phases are a partial picture: no TPS that a listing could mistake
+        "tps": _real(sum(measured) / len(measured)) if measured and run.status == "ok" else None,
         "spec_json": _dumps(run.spec),
         "fingerprint_json": _dumps(run.fingerprint),
         "metrics_json": _dumps(run.metrics),
