@@ -367,27 +367,44 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
 
 
 def _print_plan(plan, binaries) -> None:
+    """The points as a table; what every point shares is said once above it."""
     camp = plan.campaign
-    table = Table(title=f"plan of campaign {camp.name}")
-    for col in ("#", "variant", "axes", "server", "settings", "dataset", "phases"):
-        table.add_column(col)
-    for i, pt in enumerate(plan.points, 1):
+    cells = []
+    for pt in plan.points:
         b = binaries[pt.server.source_label]
-        table.add_row(
-            str(i),
-            pt.variant,
-            " ".join(f"{k}={v}" for k, v in pt.axes),
-            f"{b.label} (PostgreSQL {b.version})",
-            ", ".join(f"{k}={v}" for k, v in pt.server.settings) or "defaults",
-            f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
-            "; ".join(
-                f"{ph.name}: {ph.script_label} c={ph.clients} "
-                f"{f'{ph.duration}s' if ph.duration else f'{ph.transactions} tx'}"
-                f"{f' ×{ph.times}' if ph.times > 1 else ''}{'' if ph.measured else ' (unmeasured)'}"
-                for ph in pt.phases
-            ),
+        cells.append(
+            {
+                "variant": pt.variant,
+                "axes": " ".join(f"{k}={v}" for k, v in pt.axes),
+                "server": f"{b.label} (PostgreSQL {b.version})",
+                "settings": dict(pt.server.settings),
+                "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+                "phases": "; ".join(_phase_text(ph) for ph in pt.phases),
+            }
         )
-    console.print(table)
+    shared_settings = dict(cells[0]["settings"].items())
+    for c in cells[1:]:
+        shared_settings = {k: v for k, v in shared_settings.items() if c["settings"].get(k) == v}
+    for c in cells:
+        own = {k: v for k, v in c["settings"].items() if k not in shared_settings}
+        c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
+    columns = ("variant", "axes", "server", "settings", "dataset", "phases")
+    varying = [col for col in columns if len({c[col] for c in cells}) > 1]
+    console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
+    for col in columns:
+        if col not in varying and cells[0][col] and not (col == "variant" and len(cells) > 1):
+            console.print(f"  {col}: {cells[0][col]}", markup=False, soft_wrap=True)
+    if shared_settings:
+        text = ", ".join(f"{k}={v}" for k, v in shared_settings.items())
+        console.print(f"  settings of every point: {text}", markup=False, soft_wrap=True)
+    if varying:
+        table = Table()
+        table.add_column("#", justify="right")
+        for col in varying:
+            table.add_column(col)
+        for i, c in enumerate(cells, 1):
+            table.add_row(str(i), *(escape(c[col]) for col in varying))
+        console.print(table)
     console.print(
         f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
         f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
@@ -395,6 +412,15 @@ def _print_plan(plan, binaries) -> None:
         f"estimated {_fmt_duration(plan.estimated_seconds())}"
     )
     console.print("settings and scripts checked: no problems")
+
+
+def _phase_text(ph) -> str:
+    amount = f"{ph.duration}s" if ph.duration else f"{ph.transactions} tx"
+    times = f" ×{ph.times}" if ph.times > 1 else ""
+    return (
+        f"{ph.name}: {ph.script_label} c={ph.clients} {amount}{times}"
+        f"{'' if ph.measured else ' (unmeasured)'}"
+    )
 
 
 def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

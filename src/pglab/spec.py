@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import PurePath
 from typing import Any
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
@@ -77,7 +78,7 @@ class Script:
 
     @property
     def label(self) -> str:
-        return self.builtin if self.builtin else str(self.path)
+        return self.builtin if self.builtin else PurePath(str(self.path)).name
 
 
 @dataclass(frozen=True, slots=True)
