@@ -9,7 +9,8 @@ Layout (see ``examples/`` and ``pglab run --help``)::
     name, description, repeats, order ("interleaved" | "sequential"), on_error ("continue" | "stop")
     [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
     [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
-    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol, connect
+    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol, connect,
+                vacuum
     [[phases]]  name, times, measured + any workload key (defaults come from [workload])
     [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
     [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
@@ -63,6 +64,7 @@ WORKLOAD_KEYS = {
     "rate",
     "protocol",
     "connect",
+    "vacuum",
 }
 PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
 VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description"}
@@ -349,6 +351,8 @@ def apply_workload(
             upd["protocol"] = table["protocol"]
     if "connect" in table:
         upd["connect"] = _get(table, "connect", bool, False, p, where)
+    if "vacuum" in table:
+        upd["vacuum"] = _get(table, "vacuum", bool, True, p, where)
     new = replace(ph, **upd)
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")

@@ -89,7 +89,8 @@ A campaign file is TOML. Every key is optional except what the workload needs:
   script = "tpcb-like"        # tpcb-like, simple-update, select-only, or a .sql file;
                               # scripts = [{builtin = "select-only", weight = 9}, {file = "x.sql"}]
   clients = 8                 # threads = "auto" (default), duration = 30 (s) or transactions = N,
-                              # rate = 500 (tps), protocol = "prepared", connect = false
+                              # rate = 500 (tps), protocol = "prepared", connect = false,
+                              # vacuum = false (pgbench -n: no vacuum, history kept)
 
   [[phases]]                  # e.g. warm-up x3 unmeasured, then measured phases
   name = "warm-up"; script = "select-only"; times = 3; measured = false

@@ -31,6 +31,7 @@ class Dataset:
     template: Path
     init_seconds: float
     size_bytes: int
+    made_now: bool = False  # initialized by this call, not found from an earlier run
 
 
 def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
@@ -99,7 +100,7 @@ def ensure(
             f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
             "kept for the next runs"
         )
-        return Dataset(key, datadir, init_seconds, size)
+        return Dataset(key, datadir, init_seconds, size, made_now=True)
 
 
 def reset(lab: Lab, dataset: Dataset, target: Path) -> float:

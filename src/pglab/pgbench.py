@@ -53,6 +53,8 @@ def argv_for(
         argv += ["-R", f"{phase.rate:g}"]
     if phase.connect:
         argv.append("-C")
+    if not phase.vacuum:
+        argv.append("-n")
     if latency_log:
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
     return argv + conn_args

@@ -100,6 +100,7 @@ class PhaseSpec:
     rate: float | None = None
     protocol: str = "simple"
     connect: bool = False
+    vacuum: bool = True  # pgbench's vacuum of its tables (and truncate of history) before running
 
     @property
     def script_label(self) -> str:

@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from conftest import lab_processes
 
 from pglab import campaign
 from pglab.cli import main
@@ -63,8 +65,11 @@ def test_campaign_stores_what_pgbench_printed(
             assert run["fingerprint"]["server_version"].startswith("18")
             assert run["fingerprint"]["pgdata_mount"]["fstype"]
             assert "reset_s" in run["timings"]
-            progress = run["series"]["0"]["progress"] if "0" in run["series"] else None
-            del progress
+            # the per-second series: progress lines, and the transaction log bucketed by second
+            progress, latency = run["series"]["0"]["progress"], run["series"]["0"]["latency"]
+            assert 1 <= len(progress["rows"]) <= 3
+            count = latency["columns"].index("count")
+            assert sum(row[count] for row in latency["rows"]) == phase["transactions"]
     capsys.readouterr()
     # running it again resumes: nothing to do, nothing stored twice
     assert cli("run", str(path), lab=lab, store=store_path) == 0
@@ -199,3 +204,123 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
     assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
     assert len({(r["label"], r["repeat"]) for r in runs}) == 8
     assert os.path.isdir(lab.home)
+
+
+RESET_CHECK = """
+name = "reset-{policy}"
+repeats = 2
+order = "sequential"
+[dataset]
+scale = 1
+reset = "{policy}"
+[workload]
+clients = 1
+transactions = 10
+vacuum = false          # pgbench's vacuum would truncate pgbench_history before "check"
+[[phases]]
+name = "insert"
+script = "insert-one.sql"
+[[phases]]
+name = "check"
+script = "only-this-runs-rows.sql"
+"""
+
+
+@pytest.mark.parametrize("policy", ["run", "never"])
+def test_reset_policy_decides_what_a_run_starts_from(
+    tmp_path: Path, lab: Lab, no_leftovers, policy: str
+) -> None:
+    """Each run inserts 10 rows then checks the table holds exactly 10: true only after a reset.
+
+    Without a reset the second run's check fails in pgbench, which is stored as a failed run
+    carrying pgbench's own message.
+    """
+    (tmp_path / "insert-one.sql").write_text(
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 1, 1, now());\n"
+    )
+    (tmp_path / "only-this-runs-rows.sql").write_text(
+        "SELECT 1 / (CASE WHEN count(*) = 10 THEN 1 ELSE 0 END) FROM pgbench_history;\n"
+    )
+    path = write(tmp_path, RESET_CHECK.format(policy=policy))
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(path))
+        runs = [store.get_run(i) for i in out.run_ids]
+    assert [r["repeat"] for r in runs] == [1, 2]
+    assert runs[0]["status"] == "ok" and "reset_s" in runs[0]["timings"]
+    if policy == "run":
+        assert runs[1]["status"] == "ok" and "reset_s" in runs[1]["timings"]
+    else:
+        assert runs[1]["status"] == "failed" and "reset_s" not in runs[1]["timings"]
+        assert "division by zero" in runs[1]["error"], runs[1]["error"]
+        assert "pgbench failed in phase 'check'" in runs[1]["error"]
+        assert runs[1]["tps"] is None
+
+
+def test_ctrl_c_stops_everything_and_the_same_command_resumes(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    store_path = tmp_path / "r.sqlite"
+    path = write(tmp_path, SMALL.format(name="interrupted").replace("duration = 2", "duration = 3"))
+    argv = [
+        sys.executable,
+        "-m",
+        "pglab.cli",
+        "run",
+        str(path),
+        "--lab-dir",
+        str(lab.home),
+        "--store",
+        str(store_path),
+    ]
+    err_path = tmp_path / "first.stderr"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + 120
+        stored = 0
+        while time.monotonic() < deadline and stored < 1:
+            time.sleep(0.5)
+            if store_path.exists():
+                with open_store(str(store_path)) as store:
+                    stored = len(store.list_runs("interrupted"))
+        time.sleep(1.5)  # into the middle of the next run's pgbench
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    assert "interrupted" in err_path.read_text()
+    time.sleep(0.5)
+    left = [p.pid for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, "Ctrl-C must stop every server and pgbench"
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with open_store(str(store_path)) as store:
+        runs = store.list_runs("interrupted")
+    assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+
+
+@pytest.mark.skipif(not (PG15 / "pgbench").exists(), reason="no PostgreSQL 15 installed")
+def test_an_installed_bindir_is_a_source_with_its_own_settings(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    doc = f"""
+name = "pg15"
+[server]
+bindir = "{PG15}"
+[dataset]
+scale = 1
+[workload]
+duration = 1
+"""
+    # io_method exists from PostgreSQL 18 on: version 15's own catalog must reject it
+    bad = doc + '[server.settings]\nio_method = "worker"\n'
+    with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
+        Executor(lab, store).run_campaign(campaign.load(write(tmp_path, bad, "bad.toml")))
+    assert 'unknown setting "io_method"' in str(err.value)
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        run = store.get_run(out.run_ids[0])
+    assert run["status"] == "ok", run["error"]
+    assert run["fingerprint"]["server_version"].startswith("15.")
+    assert run["fingerprint"]["pgbench_version"].startswith("15.")
+    assert run["phases"][0]["tps"] > 0
