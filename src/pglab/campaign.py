@@ -9,8 +9,8 @@ Layout (see ``examples/`` and ``pglab run --help``)::
     name, description, repeats, order ("interleaved" | "sequential"), on_error ("continue" | "stop")
     [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
     [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
-    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol, connect,
-                vacuum
+    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol,
+                connect, vacuum
     [[phases]]  name, times, measured + any workload key (defaults come from [workload])
     [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
     [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
