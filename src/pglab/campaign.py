@@ -10,7 +10,7 @@ Layout (see ``examples/`` and ``pglab run --help``)::
     [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
     [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
     [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol,
-                connect, vacuum
+                connect, vacuum, latency_log ("full" | "aggregate" | "off")
     [[phases]]  name, times, measured + any workload key (defaults come from [workload])
     [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
     [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
@@ -29,6 +29,7 @@ from typing import Any
 from .errors import CampaignError
 from .spec import (
     BUILTIN_SCRIPTS,
+    LATENCY_LOGS,
     PROTOCOLS,
     RESET_POLICIES,
     DatasetSpec,
@@ -65,6 +66,7 @@ WORKLOAD_KEYS = {
     "protocol",
     "connect",
     "vacuum",
+    "latency_log",
 }
 PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
 VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description"}
@@ -351,6 +353,14 @@ def apply_workload(
             upd["protocol"] = table["protocol"]
     if "connect" in table:
         upd["connect"] = _get(table, "connect", bool, False, p, where)
+    if "latency_log" in table:
+        if table["latency_log"] not in LATENCY_LOGS:
+            p.add(
+                where,
+                f'latency_log = "{table["latency_log"]}": use one of {", ".join(LATENCY_LOGS)}',
+            )
+        else:
+            upd["latency_log"] = table["latency_log"]
     if "vacuum" in table:
         upd["vacuum"] = _get(table, "vacuum", bool, True, p, where)
     new = replace(ph, **upd)

@@ -90,7 +90,10 @@ A campaign file is TOML. Every key is optional except what the workload needs:
                               # scripts = [{builtin = "select-only", weight = 9}, {file = "x.sql"}]
   clients = 8                 # threads = "auto" (default), duration = 30 (s) or transactions = N,
                               # rate = 500 (tps), protocol = "prepared", connect = false,
-                              # vacuum = false (pgbench -n: no vacuum, history kept)
+                              # vacuum = false (pgbench -n: no vacuum, history kept),
+                              # latency_log = "full" (every transaction: per-second
+                              # percentiles; costs a few % at very high TPS), "aggregate"
+                              # (per-second count/mean/max only, no cost) or "off"
 
   [[phases]]                  # e.g. warm-up x3 unmeasured, then measured phases
   name = "warm-up"; script = "select-only"; times = 3; measured = false

@@ -131,11 +131,10 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
 
 
 class Executor:
-    def __init__(self, lab: Lab, store, events: Events | None = None, latency_log: bool = True):
+    def __init__(self, lab: Lab, store, events: Events | None = None):
         self.lab = lab
         self.store = store
         self.events: Events = events or QuietEvents()
-        self.latency_log = latency_log
         self.cluster: Cluster | None = None
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
@@ -217,7 +216,6 @@ class Executor:
                             cluster.pgbench_conn_args(),
                             workdir,
                             on_progress=self.events.progress,
-                            latency_log=self.latency_log,
                         )
                     )
             status, error = "ok", None

@@ -35,7 +35,6 @@ def argv_for(
     phase: PhaseSpec,
     conn_args: list[str],
     workdir: Path,
-    latency_log: bool = True,
 ) -> list[str]:
     threads = phase.threads or auto_threads(phase.clients)
     argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads), "-P", "1"]
@@ -55,8 +54,10 @@ def argv_for(
         argv.append("-C")
     if not phase.vacuum:
         argv.append("-n")
-    if latency_log:
+    if phase.latency_log != "off":
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
+    if phase.latency_log == "aggregate":
+        argv.append("--aggregate-interval=1")
     return argv + conn_args
 
 
@@ -67,13 +68,12 @@ def run_phase(
     conn_args: list[str],
     workdir: Path,
     on_progress: ProgressCallback | None = None,
-    latency_log: bool = True,
 ) -> PhaseResult:
     """Run one iteration of a phase and return everything pgbench said about it."""
     workdir.mkdir(parents=True, exist_ok=True)
     for old in workdir.glob(f"{LOG_PREFIX}.*"):
         old.unlink()
-    argv = argv_for(binaries, phase, conn_args, workdir, latency_log)
+    argv = argv_for(binaries, phase, conn_args, workdir)
     stdout_path = workdir / "pgbench.stdout"
     started = time.time()
     t0 = time.monotonic()
@@ -110,9 +110,12 @@ def run_phase(
             reason = f"did not finish within {timeout:.0f} s; {reason}"
         raise PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")
     report = pgbench_output.parse_report(stdout_text)
+    logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
     latency = ()
-    if latency_log:
-        latency = pgbench_output.read_transaction_logs(sorted(workdir.glob(f"{LOG_PREFIX}.*")))
+    if phase.latency_log == "full":
+        latency = pgbench_output.read_transaction_logs(logs)
+    elif phase.latency_log == "aggregate":
+        latency = pgbench_output.read_aggregate_logs(logs)
     return PhaseResult(
         name=phase.name,
         iteration=iteration,

@@ -171,6 +171,69 @@ def parse_transaction_log(lines: Iterable[str]) -> tuple[LatencySecond, ...]:
     return seconds.summary()
 
 
+def parse_aggregate_log(lines: Iterable[str], source: str = "log") -> tuple[LatencySecond, ...]:
+    """Per-second figures from pgbench's aggregated log (``-l --aggregate-interval=1``).
+
+    Line (15 to 18): ``interval_start num_transactions sum_latency sum_latency_2 min_latency
+    max_latency sum_lag sum_lag_2 min_lag max_lag skipped retried retries
+    serialization_failures deadlock_failures``. pgbench does not write the last, partial
+    interval of a ``-T`` run, so the counts add up to a little less than the report's.
+    """
+    return _merge_aggregates([_aggregate_rows(lines, source)])
+
+
+def read_aggregate_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
+    """Like ``parse_aggregate_log``, over the log files of all threads of one run together."""
+    rows = []
+    for path in paths:
+        with open(path) as lines:
+            rows.append(_aggregate_rows(lines, str(path)))
+    return _merge_aggregates(rows)
+
+
+def _aggregate_rows(lines: Iterable[str], source: str) -> list[tuple[int, int, int, int, int]]:
+    rows = []
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            epoch, count, sum_us, _sum2, _min_us, max_us = (int(f) for f in fields[:6])
+            failed = sum(int(f) for f in fields[13:15])
+        except ValueError:
+            raise PgbenchError(
+                f"not a pgbench aggregated log line ({source}, line {number}): {line!r}"
+            ) from None
+        rows.append((epoch, count, sum_us, max_us, failed))
+    return rows
+
+
+def _merge_aggregates(
+    files: list[list[tuple[int, int, int, int, int]]],
+) -> tuple[LatencySecond, ...]:
+    by_epoch: dict[int, list[int]] = {}
+    for rows in files:
+        for epoch, count, sum_us, max_us, failed in rows:
+            acc = by_epoch.setdefault(epoch, [0, 0, 0, 0])
+            acc[0] += count
+            acc[1] += sum_us
+            acc[2] = max(acc[2], max_us)
+            acc[3] += failed
+    return tuple(
+        LatencySecond(
+            epoch=epoch,
+            count=count,
+            failed=failed,
+            mean_ms=sum_us / count / 1000 if count else 0.0,
+            max_ms=max_us / 1000,
+            p50_ms=None,
+            p95_ms=None,
+            p99_ms=None,
+        )
+        for epoch, (count, sum_us, max_us, failed) in sorted(by_epoch.items())
+    )
+
+
 def read_transaction_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
     """Like ``parse_transaction_log``, over the log files of all threads of one run together."""
     seconds = _Seconds()

@@ -54,7 +54,8 @@ class LatencySecond:
     """One wall-clock second of pgbench's per-transaction log (``-l``).
 
     ``histogram`` holds (bucket, count) pairs on the log scale of ``latency_hist``, so the
-    percentiles of any window can be recomputed by merging seconds, not only read off.
+    percentiles of any window can be recomputed by merging seconds, not only read off. From an
+    aggregated log (``--aggregate-interval``) there are no percentiles (None) and no histogram.
     """
 
     epoch: int
@@ -62,9 +63,9 @@ class LatencySecond:
     failed: int
     mean_ms: float
     max_ms: float
-    p50_ms: float
-    p95_ms: float
-    p99_ms: float
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
     histogram: tuple[tuple[int, int], ...] = ()
 
 

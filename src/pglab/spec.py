@@ -15,6 +15,7 @@ from typing import Any
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
+LATENCY_LOGS = ("full", "aggregate", "off")
 RESET_POLICIES = ("never", "point", "run")
 
 
@@ -101,6 +102,7 @@ class PhaseSpec:
     protocol: str = "simple"
     connect: bool = False
     vacuum: bool = True  # pgbench's vacuum of its tables (and truncate of history) before running
+    latency_log: str = "full"  # "full" (-l), "aggregate" (-l --aggregate-interval=1) or "off"
 
     @property
     def script_label(self) -> str:

@@ -166,34 +166,34 @@ b = "final read"
     assert all(p["transactions"] == 400 for p in run["phases"])
 
 
-def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers) -> None:
-    """SIGKILL pglab during a campaign, run the same command again: every run stored once."""
+def _run_in_background(
+    tmp_path: Path, lab: Lab, name: str, until_stored: int
+) -> tuple[list[str], subprocess.Popen, Path]:
+    """Start `pglab run` on SMALL as its own process; return once it has stored some runs."""
     store_path = tmp_path / "r.sqlite"
-    path = write(tmp_path, SMALL.format(name="killed").replace("duration = 2", "duration = 3"))
-    argv = [
-        sys.executable,
-        "-m",
-        "pglab.cli",
-        "run",
-        str(path),
-        "--lab-dir",
-        str(lab.home),
-        "--store",
-        str(store_path),
-    ]
+    path = write(tmp_path, SMALL.format(name=name).replace("duration = 2", "duration = 3"))
+    argv = [sys.executable, "-m", "pglab.cli", "run", str(path), "--lab-dir", str(lab.home),
+            "--store", str(store_path)]  # fmt: skip
     err_path = tmp_path / "first.stderr"
     with open(err_path, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 120
     stored = 0
-    while time.monotonic() < deadline and stored < 2:
+    while time.monotonic() < deadline and stored < until_stored and proc.poll() is None:
         time.sleep(0.5)
         if store_path.exists():
             with open_store(str(store_path)) as store:
-                stored = len(store.list_runs("killed"))
-    assert stored >= 2, (
+                stored = len(store.list_runs(name))
+    assert stored >= until_stored, (
         err_path.read_text() if proc.poll() is not None else "no runs stored in time"
     )
+    return argv, proc, err_path
+
+
+def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    """SIGKILL pglab during a campaign, run the same command again: every run stored once."""
+    store_path = tmp_path / "r.sqlite"
+    argv, proc, err_path = _run_in_background(tmp_path, lab, "killed", until_stored=2)
     time.sleep(1.5)  # into the middle of the next run
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -260,31 +260,10 @@ def test_ctrl_c_stops_everything_and_the_same_command_resumes(
     tmp_path: Path, lab: Lab, no_leftovers
 ) -> None:
     store_path = tmp_path / "r.sqlite"
-    path = write(tmp_path, SMALL.format(name="interrupted").replace("duration = 2", "duration = 3"))
-    argv = [
-        sys.executable,
-        "-m",
-        "pglab.cli",
-        "run",
-        str(path),
-        "--lab-dir",
-        str(lab.home),
-        "--store",
-        str(store_path),
-    ]
-    err_path = tmp_path / "first.stderr"
-    with open(err_path, "w") as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + 120
-        stored = 0
-        while time.monotonic() < deadline and stored < 1:
-            time.sleep(0.5)
-            if store_path.exists():
-                with open_store(str(store_path)) as store:
-                    stored = len(store.list_runs("interrupted"))
-        time.sleep(1.5)  # into the middle of the next run's pgbench
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+    argv, proc, err_path = _run_in_background(tmp_path, lab, "interrupted", until_stored=1)
+    time.sleep(1.5)  # into the middle of the next run's pgbench
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
     assert "interrupted" in err_path.read_text()
     time.sleep(0.5)
     left = [p.pid for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
@@ -324,3 +303,31 @@ duration = 1
     assert run["fingerprint"]["server_version"].startswith("15.")
     assert run["fingerprint"]["pgbench_version"].startswith("15.")
     assert run["phases"][0]["tps"] > 0
+
+
+def test_latency_log_modes_as_a_matrix_axis(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    doc = """
+name = "latency-modes"
+[dataset]
+scale = 1
+[workload]
+duration = 2
+[matrix]
+latency_log = ["full", "aggregate", "off"]
+"""
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        runs = {r["spec"]["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
+    assert all(r["status"] == "ok" for r in runs.values())
+    full = runs["full"]["series"]["0"]["latency"]
+    agg = runs["aggregate"]["series"]["0"]["latency"]
+    p50 = full["columns"].index("p50_ms")
+    count = agg["columns"].index("count")
+    assert all(row[p50] > 0 for row in full["rows"] if row[full["columns"].index("count")])
+    assert agg["rows"] and all(row[p50] is None for row in agg["rows"])
+    assert (
+        0 < sum(row[count] for row in agg["rows"]) <= runs["aggregate"]["phases"][0]["transactions"]
+    )
+    assert "latency" not in runs["off"]["series"].get("0", {})
+    assert "--aggregate-interval=1" in runs["aggregate"]["phases"][0]["argv"]
+    assert "-l" not in runs["off"]["phases"][0]["argv"]

@@ -11,10 +11,12 @@ import pytest
 from pglab import latency_hist
 from pglab.errors import PgbenchError
 from pglab.pgbench_output import (
+    parse_aggregate_log,
     parse_progress,
     parse_progress_line,
     parse_report,
     parse_transaction_log,
+    read_aggregate_logs,
     read_transaction_logs,
 )
 from pglab.records import LatencySecond, PgbenchReport, ProgressSample
@@ -38,6 +40,7 @@ def logs(name: str) -> list[Path]:
 # (recording, the "tps =" figure, "number of transactions actually processed"), read off the files
 TPS = [
     ("pg15_aborted", 4428.948360, 47),
+    ("pg15_aggregate", 4777.320395, 14313),
     ("pg15_client_server18", 3596.513370, 7181),
     ("pg15_connect_C", 150.398456, 452),
     ("pg15_multi_select9_update1", 13981.189881, 41811),
@@ -78,6 +81,7 @@ TPS = [
     ("pg17_tpcb_T5_c4", 3916.724691, 19536),
     ("pg17_tpcb_t500_c2", 4273.778234, 1000),
     ("pg18_aborted", 8512.241055, 113),
+    ("pg18_aggregate", 5066.395302, 15185),
     ("pg18_client_server16", 3644.663568, 7283),
     ("pg18_connect_C", 390.242343, 1172),
     ("pg18_multi_select9_update1", 20580.043378, 61705),
@@ -431,8 +435,41 @@ LOGS = [
 ]
 
 
+# aggregated logs (--aggregate-interval=1): (recording, [(epoch, count, sum µs, max µs)] of
+# both threads' files together), read off the files
+AGGREGATES = [
+    ("pg15_aggregate", [(1795360608, 1419, 792163, 2342), (1795360609, 4865, 1997715, 9353),
+                        (1795360610, 4930, 1997777, 4584)]),
+    ("pg18_aggregate", [(1795360605, 4313, 1744055, 4420), (1795360606, 5170, 1998119, 2341),
+                        (1795360607, 5104, 1998048, 1492)]),
+]  # fmt: skip
+
+
 def test_every_recorded_log_is_in_the_table() -> None:
-    assert {p.name.removesuffix(".logs") for p in DATA.glob("*.logs")} == {t[0] for t in LOGS}
+    names = {t[0] for t in LOGS} | {t[0] for t in AGGREGATES}
+    assert {p.name.removesuffix(".logs") for p in DATA.glob("*.logs")} == names
+
+
+@pytest.mark.parametrize(("name", "expected"), AGGREGATES, ids=[t[0] for t in AGGREGATES])
+def test_aggregated_logs_merge_threads_by_second(name: str, expected: list) -> None:
+    seconds = read_aggregate_logs(logs(name))
+    got = [(s.epoch, s.count, round(s.mean_ms * s.count * 1000), round(s.max_ms * 1000))
+           for s in seconds]  # fmt: skip
+    assert got == expected
+    assert all(s.failed == 0 and s.p50_ms is None and s.histogram == () for s in seconds)
+    # pgbench leaves the last, partial second of a -T run out of an aggregated log
+    assert sum(s.count for s in seconds) < parse_report(stdout(name)).transactions
+
+
+def test_an_aggregated_line_counts_both_kinds_of_failure() -> None:
+    line = "1795360605 10 5000 2600000 300 900 0 0 0 0 0 3 4 2 1\n"
+    (second,) = parse_aggregate_log([line])
+    assert (second.count, second.failed, second.mean_ms, second.max_ms) == (10, 3, 0.5, 0.9)
+
+
+def test_a_bad_aggregated_line_is_named() -> None:
+    with pytest.raises(PgbenchError, match=r"aggregated log line \(log, line 2\): 'x y'"):
+        parse_aggregate_log(["1795360605 10 5000 2600000 300 900\n", "x y"])
 
 
 @pytest.mark.parametrize(
