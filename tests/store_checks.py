@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -197,7 +196,8 @@ class StoreContract:
         assert row == {"id": run_id, "campaign": "camp", "run_key": "p1/1", "point_key": "p1",
                        "variant": "base", "label": "base clients=1", "repeat": 1, "status": "ok",
                        "tps": mean_measured, "started_at": run.started_at,
-                       "finished_at": run.finished_at, "error": None}  # fmt: skip
+                       "finished_at": run.finished_at, "error": None,
+                       "metrics": run.metrics}  # fmt: skip
         (summary,) = campaigns
         assert summary["name"] == "camp" and summary["id"] == cid
         assert (summary["runs_ok"], summary["runs_failed"]) == (1, 0)
@@ -430,7 +430,7 @@ class StoreContract:
         assert got["tps"] is None and got["phases"][0]["tps"] is None
         assert math.isnan(got["phases"][0]["report"]["tps"])  # the JSON keeps what was measured
 
-    def test_list_runs_of_10000_runs_is_one_fast_query(
+    def test_list_runs_of_10000_runs_is_one_query(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         n = 10_000
@@ -458,12 +458,9 @@ class StoreContract:
                 return real_run(self, sql, params)
 
             monkeypatch.setattr(BaseStore, "_run", counting)
-            t0 = time.perf_counter()
             runs = store.list_runs("big")
-            elapsed = time.perf_counter() - t0
-            assert len(queries) == 1
+            assert len(queries) == 1  # no query per run, whatever the number of runs
             assert len(runs) == n and runs[-1]["tps"] == float(n - 1)
-            assert elapsed < 2.0, f"list_runs of {n} runs took {elapsed:.2f} s"
             assert len(store.list_runs()) == n + 1
             assert len(store.done_run_keys("big")) == n - n // 10
             (big,) = [c for c in store.list_campaigns() if c["name"] == "big"]

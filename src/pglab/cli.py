@@ -427,18 +427,40 @@ def _phase_text(ph) -> str:
     )
 
 
+# run metrics that are not derived ones (shown as their own columns)
+_BASE_METRICS = ("tps", "failed", "latency_avg_ms")
+
+
+def _derived_names(runs: list[dict[str, Any]]) -> list[str]:
+    names = {
+        k
+        for r in runs
+        for k in (r.get("metrics") or {})
+        if k not in _BASE_METRICS and not k.startswith("phase.")
+    }
+    return sorted(names)
+
+
 def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     points: dict[str, dict[str, Any]] = {}
+    derived = _derived_names(runs)
     for r in runs:
-        pt = points.setdefault(r["label"], {"point": r["label"], "runs": 0, "failed": 0, "tps": []})
+        pt = points.setdefault(
+            r["label"],
+            {"point": r["label"], "runs": 0, "failed": 0, "tps": [], "derived": {}},
+        )
         pt["runs"] += 1
         if r["status"] == "ok" and r.get("tps") is not None:
             pt["tps"].append(r["tps"])
+            for name in derived:
+                if (r.get("metrics") or {}).get(name) is not None:
+                    pt["derived"].setdefault(name, []).append(r["metrics"][name])
         elif r["status"] != "ok":
             pt["failed"] += 1
     rows = []
     for pt in points.values():
         tps = pt.pop("tps")
+        pt["derived"] = {k: statistics.median(v) for k, v in pt["derived"].items()}
         pt.update(
             tps_median=statistics.median(tps) if tps else None,
             tps_min=min(tps) if tps else None,
@@ -477,7 +499,9 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
 
 
 def _print_points(store, name: str) -> None:
-    rows = _point_rows(store.list_runs(name))
+    runs = store.list_runs(name)
+    rows = _point_rows(runs)
+    derived = _derived_names(runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
@@ -489,6 +513,7 @@ def _print_points(store, name: str) -> None:
         ("median tps", "right"),
         ("min–max", "right"),
         ("CV %", "right"),
+        *((f"median {d}", "right") for d in derived),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
@@ -499,6 +524,7 @@ def _print_points(store, name: str) -> None:
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
             f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
             f"{r['cv_pct']:.1f}" if r["cv_pct"] is not None else "–",
+            *(_short(r["derived"].get(d)) for d in derived),
         )
     console.print(table)
 

@@ -159,15 +159,20 @@ class Store:
     def list_runs(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
         point_key, variant, label, repeat, status, tps (mean TPS of the measured phases; None
-        for a failed run or one without any), started_at, finished_at, error. One query."""
+        for a failed run or one without any), started_at, finished_at, error, metrics (a dict:
+        run TPS, per-phase TPS, derived metrics such as a decrease ratio). One query."""
         where, params = ("WHERE c.name = ? ", (campaign,)) if campaign is not None else ("", ())
         with self._guard("listing runs"):
-            return self._rows(
+            runs = self._rows(
                 "SELECT r.id, c.name AS campaign, r.run_key, r.point_key, r.variant, r.label, "
-                "r.repeat, r.status, r.tps, r.started_at, r.finished_at, r.error "
+                "r.repeat, r.status, r.tps, r.started_at, r.finished_at, r.error, "
+                "r.metrics_json AS metrics "
                 f"FROM runs r JOIN campaigns c ON c.id = r.campaign_id {where}ORDER BY r.id",
                 params,
             )
+        for r in runs:
+            r["metrics"] = json.loads(r["metrics"]) if r["metrics"] else {}
+        return runs
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         """Everything stored about a run, or None.
