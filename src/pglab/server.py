@@ -2,7 +2,8 @@
 
 The postmaster is started directly (not through pg_ctl) as a child that pglab owns, listening only
 on a private socket directory (mode 0700) and, never on TCP unless asked. The lab's own settings
-(port, socket directory, listen_addresses, log_checkpoints) go on the command line; the user's
+(port, socket directory, listen_addresses, log_checkpoints and the log line format) go on the
+command line; the user's
 settings go in ``pglab.conf``, included at the end of ``postgresql.conf``, so that a change that
 does not need a restart is applied by a reload. Stop modes map to signals: smart → TERM,
 fast → INT, immediate → QUIT (then KILL after a grace period).
@@ -39,8 +40,13 @@ LAB_MANAGED = frozenset(
         "config_file",
         "external_pid_file",
         "logging_collector",
+        # the server log is read back for checkpoint events: its format is pglab's
+        "log_checkpoints",
+        "log_line_prefix",
+        "log_timezone",
     }
 )
+LOG_LINE_PREFIX = "%m [%p] "  # "2026-11-22 15:37:30.123 UTC [4242] LOG:  ..."
 OWNER_FILE = "pglab.owner"
 CONF_FILE = "pglab.conf"
 SUPERUSER = "postgres"
@@ -116,6 +122,10 @@ class Cluster:
             "listen_addresses=",
             "-c",
             "log_checkpoints=on",
+            "-c",
+            f"log_line_prefix={LOG_LINE_PREFIX}",
+            "-c",
+            "log_timezone=UTC",
             "-c",
             "logging_collector=off",
         ]

@@ -1,0 +1,1 @@
+"""Telemetry: samplers that watch each measured phase and hand back per-second tables."""

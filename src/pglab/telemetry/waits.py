@@ -1,0 +1,91 @@
+"""Wait events: what the server's processes are doing, sampled many times a second.
+
+Each sample reads ``pg_stat_activity`` once and counts the processes by (wait_event_type,
+wait_event); a process that is active and waits on nothing is counted as ``CPU / running``. Left
+out: idle client sessions (``ClientRead`` between pgbench's transactions is the load generator's
+time, not the server's), background processes idling in their main loop (type ``Activity``),
+and pglab's own sessions (``application_name`` starting with ``pglab``). Samples are kept as
+counts per (second, type, event) with the number of samples taken in that second, so
+``count / samples`` is the average number of processes in that wait (average active sessions)
+and its share of all counted waits is the "% of samples" of the seed-004 lock picture.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+
+import psycopg
+
+from .base import SamplerOff, Table
+
+SQL = """
+SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'running'), count(*)
+FROM pg_stat_activity
+WHERE pid <> pg_backend_pid()
+  AND coalesce(application_name, '') NOT LIKE 'pglab%'
+  AND coalesce(wait_event_type, '') <> 'Activity'
+  AND NOT (backend_type = 'client backend' AND state IS DISTINCT FROM 'active')
+GROUP BY 1, 2
+"""
+
+COLUMNS = ["t", "samples", "wait_event_type", "wait_event", "count"]
+
+
+class WaitsSampler:
+    """``pg_stat_activity`` at ``hz`` samples a second (10 by default)."""
+
+    name = "waits"
+
+    def __init__(self, connect: Callable[[], psycopg.Connection], hz: float = 10.0):
+        if hz <= 0:
+            raise ValueError("hz must be > 0")
+        self.interval = 1.0 / hz
+        self._connect = connect
+        self._conn: psycopg.Connection | None = None
+        self._counts: Counter[tuple[int, str, str]] = Counter()
+        self._samples: Counter[int] = Counter()
+        self.own_xacts = 0
+
+    def start(self, t: float) -> None:
+        try:
+            self._conn = self._connect()
+        except psycopg.Error as exc:
+            raise SamplerOff(f"cannot connect: {exc}") from exc
+
+    def sample(self, t: float) -> None:
+        assert self._conn is not None
+        try:
+            rows = self._conn.execute(SQL).fetchall()
+        except psycopg.Error as exc:
+            raise SamplerOff(f"pg_stat_activity: {exc}") from exc
+        self.own_xacts += 1
+        second = math.floor(t)
+        self._samples[second] += 1
+        for wtype, event, n in rows:
+            self._counts[(second, wtype, event)] += n
+
+    def finish(self, t: float) -> dict[str, Table]:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        table = Table(list(COLUMNS))
+        for (second, wtype, event), n in sorted(self._counts.items()):
+            table.add(float(second), self._samples[second], wtype, event, n)
+        return {"waits": table} if self._samples else {}
+
+
+def top(table: Table | None, n: int = 5) -> list[tuple[str, float, float]]:
+    """The ``n`` most frequent waits over the table: (``type:event``, % of counted waits,
+    average processes in it). [] without a table."""
+    if table is None or not table.rows:
+        return []
+    idx = {c: i for i, c in enumerate(table.columns)}
+    samples = {r[idx["t"]]: r[idx["samples"]] for r in table.rows}
+    total_samples = sum(samples.values())
+    counts: Counter[str] = Counter()
+    for r in table.rows:
+        counts[f"{r[idx['wait_event_type']]}:{r[idx['wait_event']]}"] += r[idx["count"]]
+    everything = sum(counts.values())
+    return [(name, 100.0 * c / everything, c / total_samples) for name, c in counts.most_common(n)]
