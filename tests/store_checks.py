@@ -61,6 +61,12 @@ def sample_phase(
         argv=("pgbench", "-c", "8", "-j", "2", "-T", str(seconds), "-P", "1"), report=report,
         progress=progress, latency=latency,
         output=f"transaction type: {TPCB}\ntps = {tps} (without initial connection)\nünïcode ✓\n",
+        tables={
+            "waits": {"columns": ["t", "samples", "wait_event_type", "wait_event", "count"],
+                      "rows": [[t0, 10, "LWLock", "WALWrite", 7], [t0, 10, "CPU", "running", 3]]},
+            "telemetry.notes": {"columns": ["sampler", "note"],
+                                "rows": [["buffers", "off (start): no pg_buffercache"]]},
+        } if measured else {},
     )  # fmt: skip
 
 
@@ -338,7 +344,7 @@ class StoreContract:
         assert not errors, errors
         with open_store(store_url) as store:
             assert len(store.done_run_keys("camp")) == 2 * n
-            assert count(store, "series") == 2 * n * 2
+            assert count(store, "series") == 2 * n * 4  # progress, latency, 2 telemetry tables
 
     def test_same_run_saved_by_two_writers_at_once(self, store_url: str) -> None:
         with open_store(store_url) as store:

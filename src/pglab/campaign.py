@@ -37,6 +37,7 @@ from .spec import (
     PhaseSpec,
     Script,
     ServerSpec,
+    TelemetrySpec,
 )
 
 TOP_KEYS = {
@@ -52,7 +53,9 @@ TOP_KEYS = {
     "variants",
     "matrix",
     "derived",
+    "telemetry",
 }
+TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
 SERVER_KEYS = {"source", "bindir", "settings"}
 DATASET_KEYS = {f.name for f in fields(DatasetSpec)}
 WORKLOAD_KEYS = {
@@ -97,6 +100,7 @@ class Campaign:
     source_file: str | None
     document: dict[str, Any]
     base_dir: Path
+    telemetry: TelemetrySpec = TelemetrySpec()
 
 
 class Problems:
@@ -180,6 +184,7 @@ def parse(
 
     matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
+    telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -198,6 +203,7 @@ def parse(
         source_file,
         doc,
         base_dir,
+        telemetry,
     )
 
 
@@ -488,6 +494,26 @@ def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, 
         p.add(where, f"{key} must be a table")
         return {}
     return val
+
+
+def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
+    where = "[telemetry]"
+    p.unknown_keys(where, table, TELEMETRY_KEYS)
+    spec = TelemetrySpec()
+    upd: dict[str, Any] = {}
+    if "enabled" in table:
+        upd["enabled"] = _get(table, "enabled", bool, True, p, where)
+    limits = {"stats_interval": (0.1, 60.0), "waits_hz": (0.1, 100.0),
+              "buffers_interval": (0.5, 600.0)}  # fmt: skip
+    for key, (low, high) in limits.items():
+        if key not in table:
+            continue
+        val = table[key]
+        if isinstance(val, bool) or not isinstance(val, int | float) or not low <= val <= high:
+            p.add(where, f"{key} = {val!r}: expected a number from {low:g} to {high:g}")
+        else:
+            upd[key] = float(val)
+    return replace(spec, **upd)
 
 
 def _get(

@@ -68,6 +68,7 @@ def run_phase(
     conn_args: list[str],
     workdir: Path,
     on_progress: ProgressCallback | None = None,
+    on_spawn: Callable[[subprocess.Popen], None] | None = None,
 ) -> PhaseResult:
     """Run one iteration of a phase and return everything pgbench said about it."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -81,6 +82,8 @@ def run_phase(
     other_lines: list[str] = []
     with open(stdout_path, "w") as stdout:
         proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE)
+    if on_spawn is not None:
+        on_spawn(proc)
     timeout = _timeout(phase)
     timer = threading.Timer(timeout, procs.terminate, args=(proc,))
     timer.daemon = True

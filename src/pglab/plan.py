@@ -68,6 +68,7 @@ def _point(
         phases=phases,
         derived=campaign.derived,
         point_index=index,
+        telemetry=campaign.telemetry,
         extra={"only_variant": len(campaign.variants) == 1},
     )
 

@@ -83,6 +83,9 @@ class PhaseResult:
     progress: tuple[ProgressSample, ...] = ()
     latency: tuple[LatencySecond, ...] = ()
     output: str = ""
+    # telemetry of the phase: kind (e.g. "pg.database", "waits", "os.cpu", "checkpoints") ->
+    # {"columns": [...], "rows": [[...], ...]}, as the samplers of pglab.telemetry made it
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict, compare=True, hash=False)
 
 
 @dataclass(frozen=True, slots=True)

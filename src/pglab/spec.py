@@ -132,6 +132,18 @@ class DerivedSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class TelemetrySpec:
+    """How measured phases are watched (``pglab.telemetry``). Not part of a point's identity:
+    watching is not what is measured, and its cost is measured by ``bench/telemetry_overhead.py``.
+    """
+
+    enabled: bool = True
+    stats_interval: float = 1.0  # PostgreSQL statistics views and the OS, seconds
+    waits_hz: float = 10.0  # pg_stat_activity samples per second
+    buffers_interval: float = 5.0  # pg_buffercache summary, seconds
+
+
+@dataclass(frozen=True, slots=True)
 class RunSpec:
     """One campaign point, fully resolved; ``repeat`` numbers its repeats from 1."""
 
@@ -144,6 +156,7 @@ class RunSpec:
     derived: tuple[DerivedSpec, ...] = ()
     repeat: int = 1
     point_index: int = 0
+    telemetry: TelemetrySpec = TelemetrySpec()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def point_dict(self) -> dict[str, Any]:
@@ -176,7 +189,12 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.point_dict()
-        d.update(campaign=self.campaign, repeat=self.repeat, point_key=self.point_key)
+        d.update(
+            campaign=self.campaign,
+            repeat=self.repeat,
+            point_key=self.point_key,
+            telemetry=asdict(self.telemetry),
+        )
         return d
 
     def estimated_seconds(self) -> float:

@@ -395,6 +395,10 @@ def _encode_run(
             _real(rep.latency_avg_ms), _real(rep.latency_stddev_ms),
             _real(rep.initial_connection_ms), _dumps(asdict(rep)), _text(ph.output),
         ))  # fmt: skip
+        for kind, table in sorted(ph.tables.items()):
+            if kind in SERIES_KINDS:
+                raise ValueError(f"telemetry table {kind!r} would shadow a pgbench series")
+            series_rows.append((idx, kind, _dumps(table)))
         for kind in SERIES_KINDS:
             samples = getattr(ph, kind)
             if samples:
@@ -449,6 +453,7 @@ def _run_result(run: dict[str, Any]) -> RunResult:
             report=PgbenchReport(**{k: v for k, v in ph["report"].items() if k in report_fields}),
             output=ph["output"],
             **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
+            tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
         ))  # fmt: skip
     return RunResult(
         campaign=run["campaign"], run_key=run["run_key"], point_key=run["point_key"],
