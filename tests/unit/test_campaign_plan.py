@@ -159,3 +159,33 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
 def test_examples_parse(path: Path) -> None:
     plan = make_plan(campaign.load(path))
     assert plan.runs and plan.estimated_seconds() > 0
+
+
+def test_telemetry_table_is_checked_and_does_not_change_point_keys() -> None:
+    watched = parse({"telemetry": {"waits_hz": 20, "buffers_interval": 2}})
+    unwatched = parse({"telemetry": {"enabled": False}})
+    (a,), (b,) = make_plan(watched).runs, make_plan(unwatched).runs
+    assert (a.telemetry.waits_hz, a.telemetry.buffers_interval) == (20.0, 2.0)
+    assert a.telemetry.enabled and not b.telemetry.enabled
+    assert a.point_key == b.point_key == make_plan(parse({})).runs[0].point_key
+    assert a.to_dict()["telemetry"]["waits_hz"] == 20.0  # stored with the run
+    with pytest.raises(CampaignError) as err:
+        parse({"telemetry": {"waits_hz": 0, "enable": True, "stats_interval": "1s"}})
+    msg = str(err.value)
+    assert "waits_hz = 0: expected a number from 0.1 to 100" in msg
+    assert 'unknown key "enable" — did you mean "enabled"?' in msg
+    assert "stats_interval = '1s'" in msg
+
+
+def test_latency_log_and_vacuum_reach_pgbench_argv(tmp_path: Path) -> None:
+    from pglab.pgbench import argv_for
+    from pglab.sources import Binaries
+
+    c = parse({"workload": {"vacuum": False}, "matrix": {"latency_log": ["aggregate", "off"]}})
+    fake = Binaries(bindir=Path("/x"), version="18.6", pgbench_version="18.6", label="embedded")
+    argvs = [argv_for(fake, pt.phases[0], [], tmp_path) for pt in expand_points(c)]
+    assert all("-n" in a for a in argvs)
+    assert "--aggregate-interval=1" in argvs[0] and "-l" in argvs[0]
+    assert "-l" not in argvs[1] and "--aggregate-interval=1" not in argvs[1]
+    with pytest.raises(CampaignError, match='latency_log = "sometimes": use one of full'):
+        parse({"workload": {"latency_log": "sometimes"}})
