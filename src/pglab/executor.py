@@ -15,7 +15,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +31,7 @@ from .records import PhaseResult, ProgressSample, RunResult
 from .server import Cluster
 from .sources import Binaries, resolve
 from .spec import RunSpec
+from .telemetry.watch import PhaseWatch
 
 
 class Events(Protocol):
@@ -208,16 +209,20 @@ class Executor:
             for phase in run.phases:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
-                    phases.append(
-                        pgbench.run_phase(
+                    spec = run.telemetry if phase.measured else replace(
+                        run.telemetry, enabled=False
+                    )
+                    with PhaseWatch(cluster, spec, fp["server_version_num"]) as watch:
+                        result = pgbench.run_phase(
                             binaries,
                             phase,
                             iteration,
                             cluster.pgbench_conn_args(),
                             workdir,
                             on_progress=self.events.progress,
+                            on_spawn=watch.set_pgbench,
                         )
-                    )
+                    phases.append(replace(result, tables=watch.tables))
             status, error = "ok", None
         except (LabError, psycopg.Error, OSError) as exc:
             status, error = "failed", str(exc)

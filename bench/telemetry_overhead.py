@@ -1,0 +1,92 @@
+"""Telemetry's cost: the same point with telemetry on and off, interleaved, paired.
+
+Each pair runs the point once with pglab's default telemetry (statistics views and OS every
+second, wait events at 10 Hz, buffer cache every 5 s, checkpoints from the log) and once with
+``[telemetry] enabled = false``, through the same executor (dataset reset, server start, pgbench
+with ``latency_log = "aggregate"`` in both so that only the telemetry differs), alternating
+which goes first. The ratio of each pair (on / off) cancels the drift of a shared machine; the
+last line is ``telemetry_overhead_ratio: X (95% CI a–b)``, X the median of the pair ratios and the
+interval a bootstrap of that median (target X ≥ 0.99).
+
+    .venv/bin/python bench/telemetry_overhead.py [--pairs 10] [--duration 10] [--clients 2]
+        [--script select-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+from pglab import campaign
+from pglab.executor import Executor
+from pglab.lab import Lab
+from pglab.plan import make_plan
+from pglab.sources import resolve
+
+
+def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+    return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--pairs", type=int, default=10)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--script", default="select-only")
+    ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--lab-dir", type=Path, default=None)
+    args = ap.parse_args()
+
+    lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
+    doc = {
+        "name": "bench-telemetry",
+        "dataset": {"scale": args.scale},
+        "workload": {
+            "script": args.script,
+            "clients": args.clients,
+            "duration": args.duration,
+            "latency_log": "aggregate",
+        },
+    }
+    (on,) = make_plan(campaign.parse(doc, default_name="bench-telemetry")).points
+    off = replace(on, telemetry=replace(on.telemetry, enabled=False))
+    binaries = resolve(on.server, lab)
+    executor = Executor(lab, store=None)
+    tps: dict[str, list[float]] = {"on": [], "off": []}
+    try:
+        for i in range(args.pairs):
+            order = [("on", on), ("off", off)]
+            if i % 2:
+                order.reverse()
+            for name, point in order:
+                result = executor.run_one(point, binaries)
+                assert result.status == "ok", result.error
+                if name == "on":
+                    kinds = set(result.phases[-1].tables)
+                    assert {"pg.database", "waits", "os.cpu"} <= kinds, kinds
+                tps[name].append(result.metrics["tps"])
+                print(f"pair {i + 1} {name:3s} {tps[name][-1]:10.1f} tps", flush=True)
+    finally:
+        executor.close()
+    ratios = [a / b for a, b in zip(tps["on"], tps["off"], strict=True)]
+    low, high = bootstrap_median_ci(ratios)
+    print(
+        f"median tps: telemetry on {statistics.median(tps['on']):.1f}, "
+        f"off {statistics.median(tps['off']):.1f} ({args.pairs} pairs, {args.script}, "
+        f"{args.clients} clients, {args.duration} s)"
+    )
+    print(
+        f"telemetry_overhead_ratio: {statistics.median(ratios):.4f} (95% CI {low:.4f}–{high:.4f})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Shared buffers: what the buffer cache holds, at a slower rate, and who fills it at the end.
+
+Needs the ``pg_buffercache`` extension (contrib, in the embedded PostgreSQL and Debian's
+packages); it is created in the database under test when the phase starts (a working copy, so
+the dataset template is untouched). 16+ reads ``pg_buffercache_summary()``, 15 computes the same
+figures from the ``pg_buffercache`` view. At the end of the phase: the top relations of the
+current database in shared buffers (``pg.top_relations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from .base import SamplerOff, Table
+from .pg_stats import sql
+
+SUMMARY_COLUMNS = ["buffers_used", "buffers_unused", "buffers_dirty", "buffers_pinned",
+                   "usagecount_avg"]  # fmt: skip
+
+
+class BuffersSampler:
+    name = "buffers"
+
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        server_version_num: int,
+        interval: float = 5.0,
+    ):
+        self.interval = interval
+        self._connect = connect
+        self._conn: psycopg.Connection | None = None
+        self._summary_sql = sql(
+            "buffercache_16" if server_version_num >= 160000 else "buffercache_15"
+        )
+        self.summary = Table(["t", *SUMMARY_COLUMNS])
+        self.own_xacts = 0
+
+    def start(self, t: float) -> None:
+        try:
+            self._conn = self._connect()
+            self._conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+        except psycopg.Error as exc:
+            self._close()
+            raise SamplerOff(f"pg_buffercache is not available: {exc}".strip()) from exc
+        self.own_xacts += 1
+        self.sample(t)
+
+    def sample(self, t: float) -> None:
+        assert self._conn is not None
+        try:
+            row = self._conn.execute(self._summary_sql).fetchone()
+        except psycopg.Error as exc:
+            raise SamplerOff(f"pg_buffercache: {exc}") from exc
+        self.own_xacts += 1
+        self.summary.add(t, *(float(v) if v is not None else None for v in row))
+
+    def finish(self, t: float) -> dict[str, Table]:
+        out: dict[str, Table] = {}
+        try:
+            if self._conn is not None:
+                self.sample(t)
+                top = Table(["t", "relation", "buffers", "dirty", "pct"])
+                for rel, buffers, dirty, pct in self._conn.execute(sql("top_relations")):
+                    top.add(t, rel, buffers, dirty, pct)
+                self.own_xacts += 1
+                out["pg.top_relations"] = top
+        finally:
+            self._close()
+        if self.summary.rows:
+            out["pg.buffercache"] = self.summary
+        return out
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,214 @@
+"""PostgreSQL's cumulative statistics as per-second deltas, with snapshots around the phase.
+
+Views and their SQL per version (files in ``telemetry/sql``, chosen by ``server_version_num``,
+never by trying and catching): ``pg_stat_database`` (the current database) → ``pg.database``;
+``pg_stat_bgwriter`` → ``pg.bgwriter``; checkpoint counters → ``pg.checkpointer`` with 17's
+names on every version (15 and 16 read them from ``pg_stat_bgwriter``); ``pg_stat_wal`` →
+``pg.wal`` (18 moved WAL I/O timing to ``pg_stat_io``); ``pg_stat_io`` (16+) → ``pg.io``, one
+row per (backend_type, object, context) that did something in that second.
+
+All views are read by one statement per sample, in autocommit, so each sample sees fresh
+statistics and costs exactly one transaction (counted in ``own_xacts``, so that a consumer can
+take pglab's own transactions out of ``xact_commit``). Backends flush their statistics about
+once a second, so a per-second delta can lag the work by up to a second; the "before" and
+"after" snapshots (``pg.snapshots``, taken before pgbench starts and after it exits — its
+backends flush their statistics as they end) bound the phase.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import psycopg
+
+from .base import SamplerOff, Table
+
+IO_KEYS = ("backend_type", "object", "context")
+
+
+def sql(name: str) -> str:
+    return resources.files("pglab.telemetry").joinpath(f"sql/{name}.sql").read_text()
+
+
+def queries(version_num: int) -> dict[str, str]:
+    """kind -> the SQL file for this server version."""
+    major = version_num // 10000
+    q = {
+        "pg.database": "database",
+        "pg.bgwriter": "bgwriter_17" if major >= 17 else "bgwriter_15",
+        "pg.checkpointer": "checkpointer_17" if major >= 17 else "checkpointer_15",
+        "pg.wal": "wal_18" if major >= 18 else "wal_15",
+    }
+    if major >= 16:
+        q["pg.io"] = "io_18" if major >= 18 else "io_16"
+    return {kind: sql(name) for kind, name in q.items()}
+
+
+def one_statement(parts: dict[str, str]) -> str:
+    """Every query as a JSON array in one row: one statement, one transaction."""
+    cols = ",\n".join(
+        f"(SELECT coalesce(json_agg(q), '[]') FROM ({_strip(text)}) q) AS \"{kind}\""
+        for kind, text in parts.items()
+    )
+    return f"SELECT {cols}"
+
+
+def _strip(text: str) -> str:
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return "\n".join(lines).strip().rstrip(";")
+
+
+def delta_row(before: dict[str, Any], after: dict[str, Any], keys: list[str]) -> list[Any]:
+    return [_sub(after.get(k), before.get(k)) for k in keys]
+
+
+def _sub(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    return a - b
+
+
+class PgStatsSampler:
+    name = "pg_stats"
+
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        server_version_num: int,
+        interval: float = 1.0,
+    ):
+        self.interval = interval
+        self._connect = connect
+        self._conn: psycopg.Connection | None = None
+        self.parts = queries(server_version_num)
+        self._statement = one_statement(self.parts)
+        self.own_xacts = 0
+        self.tables: dict[str, Table] = {}
+        self.snapshots = Table(["t", "which", "view", "data_json"])
+        self._last: dict[str, list[dict[str, Any]]] = {}
+
+    def _read(self) -> dict[str, list[dict[str, Any]]]:
+        assert self._conn is not None
+        try:
+            row = self._conn.execute(self._statement).fetchone()
+        except psycopg.Error as exc:
+            raise SamplerOff(f"statistics views: {exc}") from exc
+        self.own_xacts += 1
+        return {kind: list(value) for kind, value in zip(self.parts, row, strict=True)}
+
+    def _snapshot(self, t: float, which: str) -> dict[str, list[dict[str, Any]]]:
+        data = self._read()
+        for kind, rows in data.items():
+            self.snapshots.add(t, which, kind, json.dumps(rows))
+        return data
+
+    def start(self, t: float) -> None:
+        try:
+            self._conn = self._connect()
+        except Exception as exc:
+            raise SamplerOff(f"cannot connect: {exc}") from exc
+        self._last = self._snapshot(t, "before")
+
+    def sample(self, t: float) -> None:
+        now = self._read()
+        self._add_deltas(t, self._last, now)
+        self._last = now
+
+    def _add_deltas(self, t: float, before: dict, after: dict) -> None:
+        for kind, rows in after.items():
+            if kind == "pg.io":
+                self._add_io(t, before.get(kind, []), rows)
+                continue
+            if not rows or not before.get(kind):
+                continue
+            keys = list(rows[0])
+            table = self.tables.setdefault(kind, Table(["t", *keys]))
+            table.add(t, *delta_row(before[kind][0], rows[0], keys))
+
+    def _add_io(self, t: float, before: list[dict], after: list[dict]) -> None:
+        if not after:
+            return
+        prev = {tuple(r[k] for k in IO_KEYS): r for r in before}
+        counters = [k for k in after[0] if k not in IO_KEYS]
+        table = self.tables.setdefault("pg.io", Table(["t", *IO_KEYS, *counters]))
+        for r in after:
+            key = tuple(r[k] for k in IO_KEYS)
+            if key not in prev:
+                continue
+            d = delta_row(prev[key], r, counters)
+            if any(v for v in d):
+                table.add(t, *key, *d)
+
+    def finish(self, t: float) -> dict[str, Table]:
+        try:
+            if self._conn is not None:
+                after = self._snapshot(t, "after")
+                self._add_deltas(t, self._last, after)  # the tail after the last sample
+        finally:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+        out = dict(self.tables)
+        if "pg.io" in self.parts and "pg.io" not in out:
+            out["pg.io"] = Table(["t", *IO_KEYS])  # 16+: present, nothing happened
+        out["pg.snapshots"] = self.snapshots
+        return out
+
+
+def phase_delta(tables: dict[str, Table], view: str) -> list[dict[str, Any]] | dict[str, Any]:
+    """After minus before for a view, from ``pg.snapshots`` (one dict; pg.io: a list)."""
+    snaps = tables.get("pg.snapshots")
+    if snaps is None:
+        return {}
+    by = {(r[1], r[2]): json.loads(r[3]) for r in snaps.rows}
+    before, after = by.get(("before", view)), by.get(("after", view))
+    if not before or not after:
+        return {}
+    if view == "pg.io":
+        prev = {tuple(r[k] for k in IO_KEYS): r for r in before}
+        out = []
+        for r in after:
+            p = prev.get(tuple(r[k] for k in IO_KEYS))
+            if p:
+                out.append({**{k: r[k] for k in IO_KEYS},
+                            **{k: _sub(r[k], p[k]) for k in r if k not in IO_KEYS}})  # fmt: skip
+        return out
+    return {k: _sub(after[0][k], before[0][k]) for k in after[0]}
+
+
+def summarize(tables: dict[str, Table], seconds: float) -> dict[str, float]:
+    """Phase figures from the snapshots: read hit ratio, WAL MB/s, who wrote buffers, checkpoints,
+    commits. Keys are absent when their data is."""
+    out: dict[str, float] = {}
+    db = phase_delta(tables, "pg.database")
+    if db:
+        out["xact_commit"] = float(db["xact_commit"])
+        reads = db["blks_read"] + db["blks_hit"]
+        if reads:
+            out["read_hit_ratio"] = db["blks_hit"] / reads
+    wal = phase_delta(tables, "pg.wal")
+    if wal and seconds > 0:
+        out["wal_mb_s"] = float(wal["wal_bytes"]) / 2**20 / seconds
+    ckpt = phase_delta(tables, "pg.checkpointer")
+    if ckpt:
+        out["checkpoints_timed"] = float(ckpt["num_timed"])
+        out["checkpoints_requested"] = float(ckpt["num_requested"])
+        out["buffers_checkpointer"] = float(ckpt["buffers_written"])
+    bgw = phase_delta(tables, "pg.bgwriter")
+    if bgw:
+        out["buffers_bgwriter"] = float(bgw["buffers_clean"])
+        if "buffers_backend" in bgw:  # 15: its own counter
+            out["buffers_backends"] = float(bgw["buffers_backend"])
+    io = phase_delta(tables, "pg.io")
+    if io:  # 16+: writes of relation blocks by client backends
+        out["buffers_backends"] = float(
+            sum(
+                r["writes"] or 0
+                for r in io
+                if r["backend_type"] == "client backend" and r["object"] == "relation"
+            )
+        )
+    return out

@@ -1,0 +1,98 @@
+"""Watching one measured phase: the samplers a run gets, started before pgbench and stopped after.
+
+    with PhaseWatch(cluster, spec, server_version_num) as watch:
+        result = pgbench.run_phase(..., on_spawn=watch.set_pgbench)
+    result = replace(result, tables=watch.tables)
+
+Checkpoints come from the part of the server log written while the phase ran. Every sampler's
+own sessions are named ``pglab…`` so that the wait sampler leaves them out.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..server import Cluster
+from ..spec import TelemetrySpec
+from . import checkpoints
+from .base import Sampler, Table
+from .buffers import BuffersSampler
+from .os_stats import OsSampler
+from .pg_stats import PgStatsSampler
+from .runner import TelemetryRunner
+from .waits import WaitsSampler
+
+OWN = "telemetry.own_xacts"
+
+
+class PhaseWatch:
+    def __init__(self, cluster: Cluster, spec: TelemetrySpec, server_version_num: int):
+        self.cluster = cluster
+        self.spec = spec
+        self.version = server_version_num
+        self.tables: dict[str, dict[str, Any]] = {}
+        self._pgbench: int | None = None
+        self._runner: TelemetryRunner | None = None
+        self._log_offset = 0
+
+    def set_pgbench(self, proc: subprocess.Popen) -> None:
+        self._pgbench = proc.pid
+
+    def _pgbench_pids(self) -> list[int]:
+        return [self._pgbench] if self._pgbench is not None else []
+
+    def _postgres_pids(self) -> list[int]:
+        if self.cluster.proc is None:
+            return []
+        try:
+            postmaster = psutil.Process(self.cluster.proc.pid)
+            return [postmaster.pid, *(c.pid for c in postmaster.children(recursive=True))]
+        except psutil.Error:
+            return []
+
+    def _connect(self):
+        return self.cluster.connect()
+
+    def samplers(self) -> list[Sampler]:
+        s = self.spec
+        paths = [self.cluster.datadir]
+        wal = self.cluster.datadir / "pg_wal"
+        if wal.is_symlink():
+            paths.append(Path(wal.resolve()))
+        return [
+            PgStatsSampler(self._connect, self.version, interval=s.stats_interval),
+            WaitsSampler(self._connect, hz=s.waits_hz),
+            BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
+            OsSampler(paths, self._pgbench_pids, self._postgres_pids, interval=s.stats_interval),
+        ]
+
+    def __enter__(self) -> PhaseWatch:
+        if not self.spec.enabled:
+            return self
+        self._log_offset = self.cluster.log_size()
+        self._samplers = self.samplers()
+        self._runner = TelemetryRunner(self._samplers)
+        self._runner.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._runner is None:
+            return
+        tables = self._runner.stop()
+        self._runner = None
+        if exc_type is not None:
+            return  # the phase failed: no telemetry is kept for it
+        ckpt = checkpoints.parse(self.cluster.log_since(self._log_offset))
+        if ckpt.rows:
+            tables["checkpoints"] = ckpt
+        # pglab's own transactions, to take out of pg_stat_database's xact_commit
+        own = Table(["sampler", "xacts"])
+        for s in self._samplers:
+            if hasattr(s, "own_xacts"):
+                own.add(s.name, s.own_xacts)
+        tables[OWN] = own
+        self.tables = {kind: t.to_json() for kind, t in tables.items()}

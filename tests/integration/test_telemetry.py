@@ -1,0 +1,113 @@
+"""Telemetry through real campaigns: what is stored with a run, on PostgreSQL 18 and 15."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab import campaign
+from pglab.executor import Executor
+from pglab.lab import Lab
+from pglab.store import open_store
+from pglab.telemetry import waits
+from pglab.telemetry.base import Table
+
+pytestmark = pytest.mark.integration
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+SOURCES = [
+    pytest.param("", id="pg18"),
+    pytest.param(
+        f'[server]\nbindir = "{PG15}"\n',
+        id="pg15",
+        marks=pytest.mark.skipif(not (PG15 / "pgbench").exists(), reason="no PostgreSQL 15"),
+    ),
+]
+
+
+def run_campaign(tmp_path: Path, lab: Lab, doc: str, files: dict[str, str] | None = None):
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    path = tmp_path / "c.toml"
+    path.write_text(doc)
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(path))
+        return [store.get_run(i) for i in out.run_ids]
+
+
+def table(run: dict, kind: str, phase: int = 0) -> Table | None:
+    data = run["series"].get(str(phase), {}).get(kind)
+    return Table.from_json(data) if data else None
+
+
+@pytest.mark.parametrize("server", SOURCES)
+def test_every_sampler_stores_data_on_each_version(
+    tmp_path: Path, lab: Lab, no_leftovers, server: str
+) -> None:
+    doc = f"""name = "watched"
+{server}
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = 3
+"""
+    (run,) = run_campaign(tmp_path, lab, doc)
+    assert run["status"] == "ok", run["error"]
+    kinds = set(run["series"]["0"])
+    notes = table(run, "telemetry.notes")
+    assert notes is None, notes.rows  # no sampler switched itself off
+    for kind in ("pg.database", "pg.bgwriter", "pg.checkpointer", "pg.wal", "waits",
+                 "pg.buffercache", "os.cpu", "os.mem",
+                 "os.procs"):  # fmt: skip
+        assert kind in kinds, f"{kind} missing from {sorted(kinds)}"
+    assert ("pg.io" in kinds) == (not server), "pg_stat_io exists from PostgreSQL 16 on"
+    # pgbench used CPU, and the server did
+    procs = table(run, "os.procs")
+    cols = procs.columns
+    assert max(r[cols.index("pgbench_cpu_pct")] for r in procs.rows) > 1
+    assert max(r[cols.index("postgres_cpu_pct")] for r in procs.rows) > 1
+
+
+def test_contended_updates_show_lock_waits_and_select_only_does_not(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    doc = """name = "contention"
+order = "sequential"
+[dataset]
+scale = 1
+[workload]
+clients = 8
+duration = 3
+[matrix]
+script = ["one-row.sql", "select-only"]
+"""
+    hot = "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\n"
+    runs = run_campaign(tmp_path, lab, doc, {"one-row.sql": hot})
+    by_script = {r["spec"]["axes"][0][1]: r for r in runs}
+    contended = waits.top(table(by_script["one-row.sql"], "waits"), n=5)
+    reading = waits.top(table(by_script["select-only"], "waits"), n=5)
+    assert any(name.startswith("Lock:") for name, _, _ in contended), contended
+    assert not any(name.startswith("Lock:") for name, _, _ in reading), reading
+
+
+def test_checkpoints_during_a_phase_are_stored_as_events(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    doc = """name = "checkpoints"
+[server.settings]
+checkpoint_timeout = "30s"
+checkpoint_completion_target = 0.1
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = 34
+"""
+    (run,) = run_campaign(tmp_path, lab, doc)
+    assert run["status"] == "ok", run["error"]
+    events = table(run, "checkpoints")
+    assert events is not None, "a checkpoint_timeout of 30 s must checkpoint within 34 s"
+    reasons = [r[events.columns.index("reason")] for r in events.rows]
+    assert "time" in reasons, reasons
