@@ -10,8 +10,9 @@ from pglab import campaign
 from pglab.executor import Executor
 from pglab.lab import Lab
 from pglab.store import open_store
-from pglab.telemetry import waits
+from pglab.telemetry import pg_stats, waits
 from pglab.telemetry.base import Table
+from pglab.telemetry.watch import OWN
 
 pytestmark = pytest.mark.integration
 
@@ -111,3 +112,28 @@ duration = 34
     assert events is not None, "a checkpoint_timeout of 30 s must checkpoint within 34 s"
     reasons = [r[events.columns.index("reason")] for r in events.rows]
     assert "time" in reasons, reasons
+
+
+@pytest.mark.parametrize("server", SOURCES)
+def test_commit_counts_agree_with_pgbench(tmp_path: Path, lab: Lab, no_leftovers, server) -> None:
+    doc = f"""name = "counted"
+{server}
+[dataset]
+scale = 1
+[workload]
+clients = 2
+transactions = 300
+"""
+    (run,) = run_campaign(tmp_path, lab, doc)
+    tables = {
+        k: Table.from_json(v) for k, v in run["series"]["0"].items() if k.count(".") or k == "waits"
+    }
+    per_second = tables["pg.database"]
+    col = per_second.columns.index("xact_commit")
+    whole = pg_stats.phase_delta(tables, "pg.database")["xact_commit"]
+    assert sum(r[col] for r in per_second.rows) == whole
+    own = sum(r[1] for r in tables[OWN].rows)
+    pgbench_tx = run["phases"][0]["transactions"]
+    assert pgbench_tx == 600
+    # what is left after pglab's own: pgbench's transactions and its few setup statements
+    assert 0 <= whole - own - pgbench_tx <= 10, (whole, own, pgbench_tx)
