@@ -40,6 +40,7 @@ from .plan import RUN_OVERHEAD_S, make_plan
 from .records import ProgressSample, RunResult
 from .spec import RunSpec
 from .store import mask_url, open_store
+from .telemetry import summary as telemetry_summary
 
 # Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
 console = Console(
@@ -683,6 +684,13 @@ def _print_run(run: dict[str, Any]) -> None:
     timings = run.get("timings") or {}
     if timings:
         console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
+    for ph in run.get("phases", []):
+        stored = (run.get("series") or {}).get(str(ph["idx"]), {})
+        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph["elapsed_s"]))
+        if text:
+            console.print(f"[bold]telemetry of {escape(ph['name'])} {ph['iteration']}[/]")
+            for line in text:
+                console.print(f"  {line}", markup=False, soft_wrap=True)
     settings = fp.get("settings") or {}
     changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
     if changed:

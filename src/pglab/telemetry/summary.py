@@ -1,0 +1,65 @@
+"""A phase's telemetry in a few figures, from its stored tables (what ``pglab show`` prints)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import checkpoints, os_stats, pg_stats, waits
+from .base import Table
+from .runner import NOTES
+
+
+def tables_of(stored: dict[str, dict[str, Any]]) -> dict[str, Table]:
+    """The telemetry tables of a stored phase (``get_run(...)["series"][idx]``)."""
+    return {k: Table.from_json(v) for k, v in stored.items() if k not in ("progress", "latency")}
+
+
+def phase_summary(stored: dict[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """``figures`` (name -> number), ``top_waits`` [(wait, %, sessions)], ``notes`` [str]."""
+    tables = tables_of(stored)
+    figures: dict[str, float] = {}
+    figures.update(pg_stats.summarize(tables, seconds))
+    figures.update(os_stats.summarize(tables))
+    figures.update(checkpoints.summarize(tables.get("checkpoints")))
+    notes = [f"{s}: {n}" for s, n in tables[NOTES].rows] if NOTES in tables else []
+    if "os.notes" in tables:
+        notes += [f"{s}: {n}" for s, n in tables["os.notes"].rows]
+    return {"figures": figures, "top_waits": waits.top(tables.get("waits")), "notes": notes}
+
+
+def lines(summary: dict[str, Any]) -> list[str]:
+    """The summary as a few lines of text for a terminal."""
+    f = summary["figures"]
+    out = []
+    if summary["top_waits"]:
+        out.append("top waits: " + ", ".join(
+            f"{name} {pct:.0f}% ({sessions:.1f} sessions)"
+            for name, pct, sessions in summary["top_waits"]
+        ))  # fmt: skip
+    server = []
+    if "read_hit_ratio" in f:
+        server.append(f"read hit ratio {100 * f['read_hit_ratio']:.2f}%")
+    if "wal_mb_s" in f:
+        server.append(f"WAL {f['wal_mb_s']:.1f} MB/s")
+    written = [(k, f[f"buffers_{k}"]) for k in ("checkpointer", "bgwriter", "backends")
+               if f"buffers_{k}" in f]  # fmt: skip
+    if written:
+        server.append("buffers written by " + ", ".join(f"{k} {v:,.0f}" for k, v in written))
+    if "checkpoints" in f:
+        server.append(f"{f['checkpoints']:.0f} checkpoint(s) completed")
+    if server:
+        out.append("; ".join(server))
+    if "cpu_user_pct" in f:
+        cpu = (f"CPU user {f['cpu_user_pct']:.0f}% system {f['cpu_system_pct']:.0f}% "
+               f"iowait {f['cpu_iowait_pct']:.0f}% steal {f['cpu_steal_pct']:.0f}%")  # fmt: skip
+        if "pgbench_cpu_pct" in f:
+            cpu += (f"; pgbench {f['pgbench_cpu_pct']:.0f}% of a core, postgres "
+                    f"{f['postgres_cpu_pct']:.0f}%")  # fmt: skip
+        if f.get("client_bound"):
+            cpu += " — CLIENT-BOUND: pgbench used most of a core"
+        out.append(cpu)
+    if "disk_write_mb_s" in f:
+        out.append(f"disk read {f['disk_read_mb_s']:.1f} MB/s, write {f['disk_write_mb_s']:.1f} "
+                   f"MB/s, busy {f['disk_util_pct']:.0f}%")  # fmt: skip
+    out += [f"off: {n}" for n in summary["notes"]]
+    return out
