@@ -1,0 +1,58 @@
+"""OS telemetry arithmetic on /proc contents in the kernel's formats (lines from this machine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pglab.telemetry import os_stats
+from pglab.telemetry.base import Table
+
+# /proc/diskstats of a virtio disk, one second apart while pgbench ran (the second line hand-
+# advanced by known amounts: +100 reads of 8 sectors taking 50 ms, +400 writes of 64 sectors
+# taking 600 ms, 700 ms busy, 1300 weighted ms)
+BEFORE = " 254       0 vda 87420 17613 8533666 33440 2829006 144662 97404528 335967 0 211448 509942 123911 120 58351888 24835 1259021 115698"  # noqa: E501
+AFTER = " 254       0 vda 87520 17613 8534466 33490 2829406 144662 97430128 336567 0 212148 511242 123911 120 58351888 24835 1259021 115698"  # noqa: E501
+
+
+def test_disk_row_is_iostat_arithmetic() -> None:
+    before = os_stats.parse_diskstats(BEFORE)["254:0"]
+    after = os_stats.parse_diskstats(AFTER)["254:0"]
+    row = dict(zip(os_stats.DISK_COLUMNS, os_stats.disk_row(10.0, 1.0, before, after), strict=True))
+    assert row["device"] == "vda"
+    assert (row["read_iops"], row["write_iops"]) == (100, 400)
+    assert row["read_mb_s"] == pytest.approx(800 * 512 / 2**20)
+    assert row["write_mb_s"] == pytest.approx(25600 * 512 / 2**20)
+    assert row["await_ms"] == pytest.approx(650 / 500)
+    assert row["util_pct"] == pytest.approx(70.0)
+    assert row["queue"] == pytest.approx(1.3)
+    idle = os_stats.disk_row(11.0, 2.0, after, after)
+    assert idle[6] is None and idle[7] == 0  # no IO: no await, not busy
+
+
+def test_cpu_row_splits_all_cpu_time_into_percentages() -> None:
+    before = {"user": 100.0, "nice": 0.0, "system": 50.0, "idle": 1000.0, "iowait": 10.0,
+              "irq": 0.0, "softirq": 1.0, "steal": 0.0}  # fmt: skip
+    after = {"user": 101.0, "nice": 0.0, "system": 50.5, "idle": 1000.2, "iowait": 10.2,
+             "irq": 0.0, "softirq": 1.1, "steal": 0.0}  # fmt: skip
+    t, user, system, iowait, steal, idle = os_stats.cpu_row(5.0, before, after)
+    assert t == 5.0 and user == pytest.approx(50.0) and system == pytest.approx(30.0)
+    assert iowait == pytest.approx(10.0) and idle == pytest.approx(10.0) and steal == 0.0
+    assert user + system + iowait + steal + idle == pytest.approx(100.0)
+
+
+def test_meminfo_in_mib() -> None:
+    text = "MemTotal:       24683656 kB\nMemFree:        23450416 kB\nCached:          1051792 kB\n"
+    text += "Dirty:            309100 kB\nWriteback:             0 kB\nHugePages_Total:       0\n"
+    mem = os_stats.parse_meminfo(text)
+    row = os_stats.mem_row(1.0, mem)
+    assert row[1] == pytest.approx(309100 / 1024) and row[2] == 0
+    assert row[5] is None  # no MemAvailable line: missing, not zero
+
+
+def test_summary_flags_a_client_bound_run_and_leaves_missing_data_out() -> None:
+    procs = Table(list(os_stats.PROCS_COLUMNS), [[1.0, 95.0, 80.0], [2.0, 97.0, 85.0]])
+    got = os_stats.summarize({"os.procs": procs})
+    assert got == {"pgbench_cpu_pct": 96.0, "postgres_cpu_pct": 82.5, "client_bound": 1.0}
+    procs.rows = [[1.0, 40.0, 150.0]]
+    assert os_stats.summarize({"os.procs": procs})["client_bound"] == 0.0
+    assert os_stats.summarize({}) == {}
