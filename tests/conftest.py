@@ -3,6 +3,7 @@ fails any test which leaves a PostgreSQL or pgbench process of that lab running.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -67,3 +68,21 @@ def _alive(proc: psutil.Process) -> bool:
         return proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+@pytest.fixture(scope="session")
+def pg16_bindir(lab_home: Path) -> Path:
+    """PostgreSQL 16 from the ``pgserver`` wheel (a test dependency), copied where the
+    unprivileged server account can run it. The package is found, not imported (importing it
+    starts nothing, but needs nothing either)."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the pgserver wheel (PostgreSQL 16) is not installed")
+    source = Path(spec.submodule_search_locations[0]) / "pginstall"
+    target = lab_home / "pgserver16"
+    if not target.exists():
+        shutil.copytree(source, target, symlinks=True)
+        for path in (target, *target.rglob("*")):
+            if path.is_dir():
+                path.chmod(0o755)
+    return target / "bin"

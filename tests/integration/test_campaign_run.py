@@ -275,23 +275,19 @@ def test_ctrl_c_stops_everything_and_the_same_command_resumes(
     assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
 
 
-PG15 = Path("/usr/lib/postgresql/15/bin")
-
-
-@pytest.mark.skipif(not (PG15 / "pgbench").exists(), reason="no PostgreSQL 15 installed")
 def test_an_installed_bindir_is_a_source_with_its_own_settings(
-    tmp_path: Path, lab: Lab, no_leftovers
+    tmp_path: Path, lab: Lab, no_leftovers, pg16_bindir: Path
 ) -> None:
     doc = f"""
-name = "pg15"
+name = "pg16"
 [server]
-bindir = "{PG15}"
+bindir = "{pg16_bindir}"
 [dataset]
 scale = 1
 [workload]
 duration = 1
 """
-    # io_method exists from PostgreSQL 18 on: version 15's own catalog must reject it
+    # io_method exists from PostgreSQL 18 on: version 16's own catalog must reject it
     bad = doc + '[server.settings]\nio_method = "worker"\n'
     with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
         Executor(lab, store).run_campaign(campaign.load(write(tmp_path, bad, "bad.toml")))
@@ -300,8 +296,8 @@ duration = 1
         out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
         run = store.get_run(out.run_ids[0])
     assert run["status"] == "ok", run["error"]
-    assert run["fingerprint"]["server_version"].startswith("15.")
-    assert run["fingerprint"]["pgbench_version"].startswith("15.")
+    assert run["fingerprint"]["server_version"].startswith("16.")
+    assert run["fingerprint"]["pgbench_version"].startswith("16.")
     assert run["phases"][0]["tps"] > 0
 
 
