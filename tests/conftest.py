@@ -78,11 +78,15 @@ def pg16_bindir(lab_home: Path) -> Path:
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("the pgserver wheel (PostgreSQL 16) is not installed")
-    source = Path(spec.submodule_search_locations[0]) / "pginstall"
+    package = Path(spec.submodule_search_locations[0])
     target = lab_home / "pgserver16"
     if not target.exists():
-        shutil.copytree(source, target, symlinks=True)
+        # the binaries find their libraries at $ORIGIN/../../../pgserver.libs: keep the layout
+        shutil.copytree(package / "pginstall", target / "pgserver" / "pginstall", symlinks=True)
+        libs = package.parent / "pgserver.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, target / "pgserver.libs", symlinks=True)
         for path in (target, *target.rglob("*")):
             if path.is_dir():
                 path.chmod(0o755)
-    return target / "bin"
+    return target / "pgserver" / "pginstall" / "bin"

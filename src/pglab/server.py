@@ -11,6 +11,7 @@ fast → INT, immediate → QUIT (then KILL after a grace period).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import signal
@@ -48,6 +49,7 @@ LAB_MANAGED = frozenset(
 )
 LOG_LINE_PREFIX = "%m [%p] "  # "2026-11-22 15:37:30.123 UTC [4242] LOG:  ..."
 OWNER_FILE = "pglab.owner"
+SOCKET_PATH_MAX = 107
 CONF_FILE = "pglab.conf"
 SUPERUSER = "postgres"
 
@@ -95,7 +97,8 @@ class Cluster:
         self.lab = lab
         self.datadir = datadir
         self.name = name
-        self.socket_dir = lab.home / "sock" / name
+        # a short name: a socket path is limited to 107 bytes, cluster names can be long
+        self.socket_dir = lab.home / "sock" / hashlib.sha256(name.encode()).hexdigest()[:12]
         self.log_path = lab.home / "clusters" / f"{name}.log"
         self.port = 0
         self.proc: subprocess.Popen | None = None
@@ -106,6 +109,12 @@ class Cluster:
         if self.proc is not None and self.proc.poll() is None:
             raise ServerError(f"cluster {self.name} is already running")
         self._write_conf(user_settings or {})
+        if len(str(self.socket_dir)) + len("/.s.PGSQL.65535") > SOCKET_PATH_MAX:
+            raise ServerError(
+                f"the socket path under {self.lab.home} would be too long for PostgreSQL "
+                f"({SOCKET_PATH_MAX} bytes at most)",
+                hint="use a shorter lab directory (PGLAB_HOME or --lab-dir)",
+            )
         self.lab.make_private_dir(self.socket_dir)
         self.port = free_port()
         write_owner(self.datadir)
