@@ -139,7 +139,7 @@ class _Seconds:
 
 def _second(epoch: int, latencies_us: list[int], failed: int) -> LatencySecond:
     if not latencies_us:
-        return LatencySecond(epoch, 0, failed, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return LatencySecond(epoch, 0, failed, 0.0, 0.0, 0.0, 0.0, 0.0, (), 0.0, 0.0)
     ordered = sorted(latencies_us)
     n = len(ordered)
 
@@ -156,6 +156,8 @@ def _second(epoch: int, latencies_us: list[int], failed: int) -> LatencySecond:
         p95_ms=exact(95),
         p99_ms=exact(99),
         histogram=latency_hist.histogram(ordered),
+        p90_ms=exact(90),
+        p999_ms=exact(99.9),
     )
 
 

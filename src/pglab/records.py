@@ -67,6 +67,8 @@ class LatencySecond:
     p95_ms: float | None
     p99_ms: float | None
     histogram: tuple[tuple[int, int], ...] = ()
+    p90_ms: float | None = None
+    p999_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -486,7 +486,7 @@ def test_logs_add_up_to_the_report(
     assert [s.epoch for s in seconds] == sorted({s.epoch for s in seconds})
     for s in seconds:
         assert sum(n for _, n in s.histogram) == s.count
-        assert s.p50_ms <= s.p95_ms <= s.p99_ms <= s.max_ms
+        assert s.p50_ms <= s.p90_ms <= s.p95_ms <= s.p99_ms <= s.p999_ms <= s.max_ms
 
 
 def test_one_second_from_two_thread_files() -> None:
@@ -501,7 +501,10 @@ def test_one_second_from_two_thread_files() -> None:
         p95_ms=0.098,
         p99_ms=0.119,
         histogram=second.histogram,
+        p90_ms=second.p90_ms,
+        p999_ms=0.721,  # nearest rank 400 of 400: the maximum
     )
+    assert 0.071 <= second.p90_ms <= 0.098
     assert latency_hist.percentile(second.histogram, 50) == pytest.approx(0.071, rel=1 / 64)
 
 
@@ -537,9 +540,9 @@ def test_parse_transaction_log_lines() -> None:
         "0 3 skipped 0 102 9 3",
     ]
     assert parse_transaction_log(lines) == (
-        LatencySecond(100, 1, 1, 1.5, 1.5, 1.5, 1.5, 1.5, latency_hist.histogram([1500])),
-        LatencySecond(101, 1, 0, 2.5, 2.5, 2.5, 2.5, 2.5, latency_hist.histogram([2500])),
-        LatencySecond(102, 0, 1, 0.0, 0.0, 0.0, 0.0, 0.0),
+        LatencySecond(100, 1, 1, 1.5, 1.5, 1.5, 1.5, 1.5, latency_hist.histogram([1500]), 1.5, 1.5),
+        LatencySecond(101, 1, 0, 2.5, 2.5, 2.5, 2.5, 2.5, latency_hist.histogram([2500]), 2.5, 2.5),
+        LatencySecond(102, 0, 1, 0.0, 0.0, 0.0, 0.0, 0.0, (), 0.0, 0.0),
     )
 
 
