@@ -72,6 +72,10 @@ duration = 3
     else:
         assert notes is None, notes.rows  # no sampler switched itself off
         expected += ["pg.buffercache", "pg.top_relations"]
+        if int(run["fingerprint"]["server_version"].split(".")[0]) >= 16:
+            expected.append("pg.usage_counts")
+        top = table(run, "pg.top_relations")
+        assert "pgbench_accounts" in [r[top.columns.index("relation")] for r in top.rows]
     for kind in expected:
         assert kind in kinds, f"{kind} missing from {sorted(kinds)}"
     major = int(run["fingerprint"]["server_version"].split(".")[0])

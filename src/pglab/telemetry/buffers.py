@@ -3,7 +3,8 @@
 Needs the ``pg_buffercache`` extension (contrib, in the embedded PostgreSQL and Debian's
 packages); it is created in the database under test when the phase starts (a working copy, so
 the dataset template is untouched). 16+ reads ``pg_buffercache_summary()``, 15 computes the same
-figures from the ``pg_buffercache`` view. At the end of the phase: the top relations of the
+figures from the ``pg_buffercache`` view; 16+ also keeps ``pg_buffercache_usage_counts()``
+(``pg.usage_counts``). At the end of the phase: the top relations of the
 current database in shared buffers (``pg.top_relations``).
 """
 
@@ -36,6 +37,9 @@ class BuffersSampler:
             "buffercache_16" if server_version_num >= 160000 else "buffercache_15"
         )
         self.summary = Table(["t", *SUMMARY_COLUMNS])
+        # 16+: buffers per usage count (how hot the cache is), one row per (t, usage_count)
+        self._usage = server_version_num >= 160000
+        self.usage_counts = Table(["t", "usage_count", "buffers", "dirty", "pinned"])
         self.own_xacts = 0
 
     def start(self, t: float) -> None:
@@ -56,6 +60,16 @@ class BuffersSampler:
             raise SamplerOff(f"pg_buffercache: {exc}") from exc
         self.own_xacts += 1
         self.summary.add(t, *(float(v) if v is not None else None for v in row))
+        if self._usage:
+            try:
+                rows = self._conn.execute(
+                    "SELECT usage_count, buffers, dirty, pinned FROM pg_buffercache_usage_counts()"
+                ).fetchall()
+            except psycopg.Error as exc:
+                raise SamplerOff(f"pg_buffercache_usage_counts: {exc}") from exc
+            self.own_xacts += 1
+            for usage_count, buffers, dirty, pinned in rows:
+                self.usage_counts.add(t, usage_count, buffers, dirty, pinned)
 
     def finish(self, t: float) -> dict[str, Table]:
         out: dict[str, Table] = {}
@@ -71,6 +85,8 @@ class BuffersSampler:
             self._close()
         if self.summary.rows:
             out["pg.buffercache"] = self.summary
+        if self.usage_counts.rows:
+            out["pg.usage_counts"] = self.usage_counts
         return out
 
     def _close(self) -> None:
