@@ -1,0 +1,76 @@
+"""Statistics on synthetic data with known answers (seeded, so every run is the same)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pglab import analysis
+
+
+def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(mean, sd, n))
+
+
+def test_mser_finds_a_warm_up_and_leaves_a_steady_series_alone() -> None:
+    warm = [1000.0 + 200 * i for i in range(10)]  # 10 s climbing to 3,000 tps
+    steady = noisy(3000, 30, 50, seed=1)
+    start = analysis.steady_start(warm + steady)
+    assert 10 <= start <= 15
+    assert analysis.steady_start(noisy(3000, 30, 60, seed=2)) <= 5
+    assert analysis.steady_start(warm + steady, declared=7) == 7
+    assert analysis.steady_start([1.0, 2.0, 3.0]) == 0  # too short to tell
+
+
+def test_drift_is_found_when_there_is_one() -> None:
+    rising = [3000 * (1 + 0.002 * i) + e for i, e in enumerate(noisy(0, 10, 60, seed=3))]
+    d = analysis.drift(rising)
+    assert d.significant and d.change_pct == pytest.approx(11.8, abs=1.0)
+    flat = analysis.drift(noisy(3000, 30, 60, seed=4))
+    assert not flat.significant
+    assert analysis.drift([1.0, 2.0]) is None and analysis.drift([5.0, 5.0, 5.0]) is None
+
+
+def test_point_ci_covers_the_true_mean_about_95_percent_of_the_time() -> None:
+    hits = 0
+    for seed in range(400):
+        s = analysis.summarize_point(noisy(1000, 50, 5, seed=seed))
+        hits += s.ci_low <= 1000 <= s.ci_high
+    assert 0.92 <= hits / 400 <= 0.98
+
+
+def test_point_summary_flags_instability_and_needs_two_values_for_a_ci() -> None:
+    s = analysis.summarize_point([100.0, 100.0, 130.0, 70.0])
+    assert s.n == 4 and s.median == 100.0 and s.mean == 100.0 and s.unstable
+    one = analysis.summarize_point([42.0])
+    assert one.ci_low is None and one.cv_pct is None and not one.unstable
+    with pytest.raises(ValueError):
+        analysis.summarize_point([])
+
+
+def test_a_a_is_not_significant_and_a_known_5_percent_effect_is() -> None:
+    # A/A: two samples of the same distribution, 2% noise
+    aa = analysis.compare(noisy(1000, 20, 6, seed=10), noisy(1000, 20, 6, seed=11))
+    assert aa.verdict == "~" and aa.ci_low < 0 < aa.ci_high
+    # A/B: the second 5% slower (as pgbench --rate 0.95·R would be), 1% noise
+    ab = analysis.compare(noisy(1000, 10, 6, seed=12), noisy(950, 10, 6, seed=13))
+    assert ab.verdict == "-" and ab.p_value < 0.05
+    assert ab.ci_low <= -5.0 <= ab.ci_high
+
+
+def test_no_verdict_from_too_few_repeats() -> None:
+    c = analysis.compare([1000.0, 1001.0, 999.0], [500.0, 501.0, 499.0])
+    assert c.verdict == "?" and c.p_value is None and c.delta_pct == pytest.approx(-50.0)
+
+
+def test_a_correction_for_many_comparisons_can_withdraw_a_verdict() -> None:
+    base, other = noisy(1000, 20, 5, seed=20), noisy(1060, 20, 5, seed=21)
+    alone = analysis.compare(base, other)
+    assert alone.verdict == "+" and alone.p_value < 0.05
+    corrected = analysis.compare(base, other, p_adjusted=min(1.0, alone.p_value * 20))
+    assert corrected.verdict == "~"
+
+
+def test_holm_adjustment_known_values() -> None:
+    assert analysis.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert analysis.holm([0.5]) == [0.5]
