@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__
+from . import __version__, analysis
 from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, preflight
@@ -442,14 +442,17 @@ def _derived_names(runs: list[dict[str, Any]]) -> list[str]:
     return sorted(names)
 
 
-def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _point_rows(runs: list[dict[str, Any]], baseline: str | None = None) -> list[dict[str, Any]]:
     points: dict[str, dict[str, Any]] = {}
     derived = _derived_names(runs)
     for r in runs:
+        label, variant = r["label"], r["variant"]
+        coords = label[len(variant) :].strip() if label.startswith(variant) else label
         pt = points.setdefault(
-            r["label"],
-            {"point": r["label"], "runs": 0, "failed": 0, "tps": [], "derived": {}},
-        )
+            label,
+            {"point": label, "variant": variant, "coords": coords, "runs": 0, "failed": 0,
+             "tps": [], "derived": {}},
+        )  # fmt: skip
         pt["runs"] += 1
         if r["status"] == "ok" and r.get("tps") is not None:
             pt["tps"].append(r["tps"])
@@ -460,16 +463,51 @@ def _point_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             pt["failed"] += 1
     rows = []
     for pt in points.values():
-        tps = pt.pop("tps")
+        tps = pt["tps"]
         pt["derived"] = {k: statistics.median(v) for k, v in pt["derived"].items()}
+        summary = analysis.summarize_point(tps) if tps else None
         pt.update(
-            tps_median=statistics.median(tps) if tps else None,
+            tps_median=summary.median if summary else None,
             tps_min=min(tps) if tps else None,
             tps_max=max(tps) if tps else None,
-            cv_pct=(statistics.stdev(tps) / statistics.fmean(tps) * 100) if len(tps) > 1 else None,
+            cv_pct=summary.cv_pct if summary else None,
+            ci=(summary.ci_low, summary.ci_high) if summary and summary.ci_low else None,
+            unstable=bool(summary and summary.unstable),
         )
         rows.append(pt)
+    _compare_to_baseline(rows, baseline)
+    for pt in rows:
+        del pt["tps"]
     return rows
+
+
+def _compare_to_baseline(rows: list[dict[str, Any]], baseline: str | None) -> None:
+    """Each point of another variant against the baseline variant's point at the same matrix
+    coordinates: Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
+    if baseline is None:
+        return
+    base = {pt["coords"]: pt["tps"] for pt in rows if pt["variant"] == baseline}
+    pairs = [pt for pt in rows if pt["variant"] != baseline and base.get(pt["coords"])]
+    raw = [analysis.compare(base[pt["coords"]], pt["tps"]) if pt["tps"] else None for pt in pairs]
+    tested = [c.p_value for c in raw if c is not None and c.p_value is not None]
+    adjusted = iter(analysis.holm(tested)) if tested else iter(())
+    for pt, c in zip(pairs, raw, strict=True):
+        if c is None:
+            continue
+        if c.p_value is not None:
+            c = analysis.compare(base[pt["coords"]], pt["tps"], p_adjusted=next(adjusted))
+        pt["comparison"] = c
+
+
+def _delta_text(c: analysis.Comparison | None, is_baseline: bool) -> str:
+    """ "-4.8% [-6.1, -3.5] −" style: Δ%, its 95% CI and the verdict (~ not significant,
+    ? too few repeats to say)."""
+    if is_baseline:
+        return "baseline"
+    if c is None:
+        return "–"
+    ci = f" [{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c.ci_low is not None else ""
+    return f"{c.delta_pct:+.1f}%{ci} {c.verdict}"
 
 
 def _pivot(rows: list[dict[str, Any]]) -> Table | None:
@@ -501,7 +539,10 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
 
 def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
-    rows = _point_rows(runs)
+    camp = store.get_campaign(name) or {}
+    variants = list((camp.get("spec") or {}).get("variants") or {})
+    rows = _point_rows(runs, baseline=variants[0] if len(variants) > 1 else None)
+    compared = any("comparison" in r for r in rows)
     derived = _derived_names(runs)
     pivot = _pivot(rows)
     if pivot is not None:
@@ -514,6 +555,8 @@ def _print_points(store, name: str) -> None:
         ("median tps", "right"),
         ("min–max", "right"),
         ("CV %", "right"),
+        ("95% CI of mean", "right"),
+        *((f"Δ% vs {variants[0]}", "right"),) * compared,
         *((f"median {d}", "right") for d in derived),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
@@ -524,7 +567,11 @@ def _print_points(store, name: str) -> None:
             str(r["failed"]),
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
             f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
-            f"{r['cv_pct']:.1f}" if r["cv_pct"] is not None else "–",
+            (f"{r['cv_pct']:.1f}" + (" unstable" if r["unstable"] else ""))
+            if r["cv_pct"] is not None
+            else "–",
+            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}" if r["ci"] else "–",
+            *(_delta_text(r.get("comparison"), r["variant"] == variants[0]),) * compared,
             *(_short(r["derived"].get(d)) for d in derived),
         )
     console.print(table)
