@@ -541,7 +541,8 @@ def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     variants = list((camp.get("spec") or {}).get("variants") or {})
-    rows = _point_rows(runs, baseline=variants[0] if len(variants) > 1 else None)
+    baseline = variants[0] if len(variants) > 1 else None
+    rows = _point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
     derived = _derived_names(runs)
     pivot = _pivot(rows)
@@ -556,7 +557,7 @@ def _print_points(store, name: str) -> None:
         ("min–max", "right"),
         ("CV %", "right"),
         ("95% CI of mean", "right"),
-        *((f"Δ% vs {variants[0]}", "right"),) * compared,
+        *((f"Δ% vs {baseline}", "right"),) * compared,
         *((f"median {d}", "right") for d in derived),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
@@ -571,7 +572,7 @@ def _print_points(store, name: str) -> None:
             if r["cv_pct"] is not None
             else "–",
             f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}" if r["ci"] else "–",
-            *(_delta_text(r.get("comparison"), r["variant"] == variants[0]),) * compared,
+            *(_delta_text(r.get("comparison"), r["variant"] == baseline),) * compared,
             *(_short(r["derived"].get(d)) for d in derived),
         )
     console.print(table)
