@@ -557,7 +557,7 @@ def _print_points(store, name: str) -> None:
         ("min–max", "right"),
         ("CV %", "right"),
         ("95% CI of mean", "right"),
-        *((f"Δ% vs {baseline}", "right"),) * compared,
+        *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
         *((f"median {d}", "right") for d in derived),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")

@@ -327,3 +327,31 @@ latency_log = ["full", "aggregate", "off"]
     assert "latency" not in runs["off"]["series"].get("0", {})
     assert "--aggregate-interval=1" in runs["aggregate"]["phases"][0]["argv"]
     assert "-l" not in runs["off"]["phases"][0]["argv"]
+
+
+def test_show_compares_variants_with_the_baseline(tmp_path: Path, lab: Lab, capsys) -> None:
+    doc = """
+name = "two-variants"
+repeats = 2
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = 1
+latency_log = "off"
+[telemetry]
+enabled = false
+[variants."first [a]"]
+[variants.second]
+settings = { work_mem = "8MB" }
+"""
+    store = tmp_path / "r.sqlite"
+    assert cli("run", str(write(tmp_path, doc)), lab=lab, store=store) == 0
+    capsys.readouterr()
+    assert cli("show", "two-variants", lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert "Δ% vs first [a]" in out  # the name printed as written, not eaten as markup
+    first = next(line for line in out.splitlines() if "first [a]" in line and "│" in line)
+    second = next(line for line in out.splitlines() if "second" in line and "│" in line)
+    assert "baseline" in first
+    assert re.search(r"[+-]\d+\.\d% \?", second), second  # 2 repeats a side: no verdict
