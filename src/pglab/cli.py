@@ -429,7 +429,7 @@ def _phase_text(ph) -> str:
 
 
 # run metrics that are not derived ones (shown as their own columns)
-_BASE_METRICS = ("tps", "failed", "latency_avg_ms")
+_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms")
 
 
 def _derived_names(runs: list[dict[str, Any]]) -> list[str]:

@@ -21,8 +21,8 @@ from typing import Protocol
 
 import psycopg
 
+from . import analysis, fingerprint, pgbench, procs, server, settings
 from . import dataset as datasets
-from . import fingerprint, pgbench, procs, server, settings
 from .campaign import Campaign
 from .errors import CampaignError, CommandError, LabError, PgbenchError
 from .lab import Lab
@@ -209,8 +209,8 @@ class Executor:
             for phase in run.phases:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
-                    spec = run.telemetry if phase.measured else replace(
-                        run.telemetry, enabled=False
+                    spec = (
+                        run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
                     with PhaseWatch(cluster, spec, fp["server_version_num"]) as watch:
                         result = pgbench.run_phase(
@@ -274,8 +274,21 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     by_name: dict[str, list[PhaseResult]] = {}
     for ph in phases:
         by_name.setdefault(ph.name, []).append(ph)
+    steady: dict[int, float] = {}  # id(phase result) -> its steady-state TPS
+    for ph in phases:
+        series = [s.tps for s in ph.progress]
+        if len(series) >= 20:  # MSER needs a few batches of 5 s to tell warm-up from noise
+            start = analysis.steady_start(series)
+            steady[id(ph)] = statistics.fmean(series[start:])
     for name, items in by_name.items():
         metrics[f"phase.{name}.tps"] = statistics.fmean(p.report.tps for p in items)
+        with_steady = [steady[id(p)] for p in items if id(p) in steady]
+        if with_steady:
+            # per-second TPS after the warm-up MSER-5 detects, and the trend over the phase
+            metrics[f"phase.{name}.tps_steady"] = statistics.fmean(with_steady)
+            trend = analysis.drift([s.tps for s in items[-1].progress])
+            if trend is not None:
+                metrics[f"phase.{name}.drift_pct"] = trend.change_pct
         lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
         if lats:
             metrics[f"phase.{name}.latency_avg_ms"] = statistics.fmean(lats)
@@ -286,6 +299,8 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if lats:
             metrics["latency_avg_ms"] = statistics.fmean(lats)
         metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
+        if all(id(p) in steady for p in measured):
+            metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
         if a and b is not None:

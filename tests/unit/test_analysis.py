@@ -74,3 +74,27 @@ def test_a_correction_for_many_comparisons_can_withdraw_a_verdict() -> None:
 def test_holm_adjustment_known_values() -> None:
     assert analysis.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert analysis.holm([0.5]) == [0.5]
+
+
+def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
+    from pglab.executor import run_metrics
+    from pglab.records import PgbenchReport, PhaseResult, ProgressSample
+    from pglab.spec import DatasetSpec, PhaseSpec, RunSpec, Script, ServerSpec
+
+    tps = [500.0, 1000.0, 1500.0, 2000.0, 2500.0] + noisy(3000, 20, 55, seed=30)
+    report = PgbenchReport(tps=sum(tps) / len(tps), transactions=int(sum(tps)))
+    phase = PhaseResult(
+        name="main", iteration=1, measured=True, started_at=0.0, elapsed_s=60.0, argv=(),
+        report=report, progress=tuple(ProgressSample(t=i + 1.0, tps=v) for i, v in enumerate(tps)),
+    )  # fmt: skip
+    main = PhaseSpec("main", (Script("tpcb-like"),))
+    spec = RunSpec(campaign="c", variant="v", axes=(), server=ServerSpec(),
+                   dataset=DatasetSpec(), phases=(main,))  # fmt: skip
+    m = run_metrics(spec, [phase])
+    assert m["tps"] == pytest.approx(report.tps) and m["tps"] < 2900  # pgbench's whole-phase figure
+    assert m["tps_steady"] == pytest.approx(3000, abs=15)  # the ramp is trimmed
+    assert m["phase.main.tps_steady"] == m["tps_steady"]
+    assert abs(m["phase.main.drift_pct"]) > 2  # the ramp shows as a trend over the whole phase
+    short = PhaseResult(name="main", iteration=1, measured=True, started_at=0.0, elapsed_s=5.0,
+                        argv=(), report=report, progress=phase.progress[:5])  # fmt: skip
+    assert "tps_steady" not in run_metrics(spec, [short])  # too short to say
