@@ -14,15 +14,14 @@ aggregate mode; the full log costs pgbench CPU that shows at high TPS on few cor
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 import tempfile
-from pathlib import Path
+
+from _common import open_lab, parser, point_doc
 
 from pglab import campaign, dataset, procs
 from pglab.executor import Executor
-from pglab.lab import Lab
 from pglab.pgbench import auto_threads
 from pglab.plan import make_plan
 from pglab.server import Cluster
@@ -30,23 +29,12 @@ from pglab.sources import resolve
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = parser(__doc__, duration=15)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--duration", type=int, default=15)
-    ap.add_argument("--clients", type=int, default=2)
-    ap.add_argument("--script", default="select-only")
-    ap.add_argument("--scale", type=int, default=10)
-    ap.add_argument("--lab-dir", type=Path, default=None)
     args = ap.parse_args()
 
-    lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
-    doc = {
-        "name": "bench-overhead",
-        "dataset": {"scale": args.scale},
-        "workload": {"script": args.script, "clients": args.clients, "duration": args.duration},
-    }
+    lab = open_lab(args)
+    doc = point_doc("bench-overhead", args)
     doc["matrix"] = {"latency_log": ["full", "aggregate"]}
     camp = campaign.parse(doc, default_name="bench-overhead")
     points = {pt.axes[0][1]: pt for pt in make_plan(camp).points}

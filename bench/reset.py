@@ -8,26 +8,22 @@ times (timed). The last line is ``reset_ratio: X`` = median reset time / init ti
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
-from pathlib import Path
+
+from _common import open_lab, parser
 
 from pglab import dataset
-from pglab.lab import Lab
 from pglab.sources import resolve
 from pglab.spec import DatasetSpec, ServerSpec
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = parser(__doc__, point=False)
     ap.add_argument("--scale", type=int, default=50)
     ap.add_argument("--resets", type=int, default=5)
-    ap.add_argument("--lab-dir", type=Path, default=None)
     args = ap.parse_args()
-    lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
+    lab = open_lab(args)
     server = ServerSpec()
     spec = DatasetSpec(scale=args.scale)
     binaries = resolve(server, lab)

@@ -14,15 +14,14 @@ interval a bootstrap of that median (target X ≥ 0.99).
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 from dataclasses import replace
-from pathlib import Path
+
+from _common import open_lab, parser, point_doc
 
 from pglab import campaign
 from pglab.executor import Executor
-from pglab.lab import Lab
 from pglab.plan import make_plan
 from pglab.sources import resolve
 
@@ -34,28 +33,12 @@ def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = parser(__doc__)
     ap.add_argument("--pairs", type=int, default=10)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--clients", type=int, default=2)
-    ap.add_argument("--script", default="select-only")
-    ap.add_argument("--scale", type=int, default=10)
-    ap.add_argument("--lab-dir", type=Path, default=None)
     args = ap.parse_args()
 
-    lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
-    doc = {
-        "name": "bench-telemetry",
-        "dataset": {"scale": args.scale},
-        "workload": {
-            "script": args.script,
-            "clients": args.clients,
-            "duration": args.duration,
-            "latency_log": "aggregate",
-        },
-    }
+    lab = open_lab(args)
+    doc = point_doc("bench-telemetry", args, latency_log="aggregate")
     (on,) = make_plan(campaign.parse(doc, default_name="bench-telemetry")).points
     off = replace(on, telemetry=replace(on.telemetry, enabled=False))
     binaries = resolve(on.server, lab)

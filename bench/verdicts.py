@@ -11,27 +11,23 @@ the expected outcome is ``~`` for A-again and ``-`` for B, with B's CI containin
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
-from pathlib import Path
+
+from _common import open_lab, parser
 
 from pglab import analysis, campaign
 from pglab.executor import Executor
-from pglab.lab import Lab
 from pglab.plan import make_plan
 from pglab.sources import resolve
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = parser(__doc__, point=False)
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rate", type=float, default=2000.0)
-    ap.add_argument("--lab-dir", type=Path, default=None)
     args = ap.parse_args()
-    lab = Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
+    lab = open_lab(args)
     doc = {
         "name": "bench-verdicts",
         "repeats": args.repeats,
@@ -63,7 +59,7 @@ def main() -> None:
     adjusted = analysis.holm([raw[v].p_value for v in raw])
     verdicts = {}
     for (v, _), p in zip(raw.items(), adjusted, strict=True):
-        c = analysis.compare(tps["A"], tps[v], p_adjusted=p)
+        c = raw[v].judged(p)
         verdicts[v] = c.verdict
         print(f"{v} vs A: {c.delta_pct:+.2f}% (95% CI {c.ci_low:+.2f} to {c.ci_high:+.2f}), "
               f"p = {c.p_value:.4f}, Holm p = {p:.4f}, verdict {c.verdict}")  # fmt: skip

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -104,6 +104,15 @@ class Comparison:
     p_value: float | None  # two-sided Mann-Whitney U
     verdict: str  # "+" / "-" (significant), "~" (not), "?" (too few repeats to say)
 
+    def judged(self, p: float) -> Comparison:
+        """The same comparison with its verdict taken at p-value ``p`` (e.g. Holm-adjusted);
+        no verdict stays no verdict."""
+        if self.p_value is None or self.ci_low is None or self.ci_high is None:
+            return self
+        significant = p < ALPHA and (self.ci_low > 0 or self.ci_high < 0)
+        verdict = ("+" if self.delta_pct > 0 else "-") if significant else "~"
+        return replace(self, verdict=verdict)
+
 
 def compare(
     baseline: Sequence[float],
@@ -125,10 +134,8 @@ def compare(
     boot = (rb / ra - 1) * 100
     low, high = np.percentile(boot, [2.5, 97.5])
     p = float(stats.mannwhitneyu(b, a, alternative="two-sided").pvalue)
-    decisive = p if p_adjusted is None else p_adjusted
-    significant = decisive < ALPHA and (low > 0 or high < 0)
-    verdict = ("+" if delta > 0 else "-") if significant else "~"
-    return Comparison(float(delta), float(low), float(high), p, verdict)
+    raw = Comparison(float(delta), float(low), float(high), p, "~")
+    return raw.judged(p if p_adjusted is None else p_adjusted)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

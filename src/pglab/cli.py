@@ -494,9 +494,7 @@ def _compare_to_baseline(rows: list[dict[str, Any]], baseline: str | None) -> No
     for pt, c in zip(pairs, raw, strict=True):
         if c is None:
             continue
-        if c.p_value is not None:
-            c = analysis.compare(base[pt["coords"]], pt["tps"], p_adjusted=next(adjusted))
-        pt["comparison"] = c
+        pt["comparison"] = c.judged(next(adjusted)) if c.p_value is not None else c
 
 
 def _delta_text(c: analysis.Comparison | None, is_baseline: bool) -> str:

@@ -10,7 +10,7 @@ from pglab import campaign
 from pglab.executor import Executor
 from pglab.lab import Lab
 from pglab.store import open_store
-from pglab.telemetry import pg_stats, waits
+from pglab.telemetry import pg_stats, summary, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import OWN
 
@@ -140,9 +140,7 @@ clients = 2
 transactions = 300
 """
     (run,) = run_campaign(tmp_path, lab, doc)
-    tables = {
-        k: Table.from_json(v) for k, v in run["series"]["0"].items() if k.count(".") or k == "waits"
-    }
+    tables = summary.tables_of(run["series"]["0"])
     per_second = tables["pg.database"]
     col = per_second.columns.index("xact_commit")
     whole = pg_stats.phase_delta(tables, "pg.database")["xact_commit"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..store.base import SERIES_KINDS
 from . import checkpoints, os_stats, pg_stats, waits
 from .base import Table
 from .runner import NOTES
@@ -11,7 +12,7 @@ from .runner import NOTES
 
 def tables_of(stored: dict[str, dict[str, Any]]) -> dict[str, Table]:
     """The telemetry tables of a stored phase (``get_run(...)["series"][idx]``)."""
-    return {k: Table.from_json(v) for k, v in stored.items() if k not in ("progress", "latency")}
+    return {k: Table.from_json(v) for k, v in stored.items() if k not in SERIES_KINDS}
 
 
 def phase_summary(stored: dict[str, dict[str, Any]], seconds: float) -> dict[str, Any]:

@@ -1,0 +1,42 @@
+"""What every benchmark script shares: its command line and the lab it runs in."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pglab.lab import Lab
+
+
+def parser(doc: str | None, point: bool = True, **defaults: object) -> argparse.ArgumentParser:
+    """A parser showing the script's docstring, with ``--lab-dir`` and, for scripts that run
+    one pgbench point, ``--duration --clients --script --scale`` (``defaults`` override)."""
+    ap = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    if point:
+        ap.add_argument("--duration", type=int, default=10)
+        ap.add_argument("--clients", type=int, default=2)
+        ap.add_argument("--script", default="select-only")
+        ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--lab-dir", type=Path, default=None)
+    ap.set_defaults(**defaults)
+    return ap
+
+
+def open_lab(args: argparse.Namespace) -> Lab:
+    return Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
+
+
+def point_doc(name: str, args: argparse.Namespace, **workload: object) -> dict:
+    """A one-point campaign document from the point options."""
+    return {
+        "name": name,
+        "dataset": {"scale": args.scale},
+        "workload": {
+            "script": args.script,
+            "clients": args.clients,
+            "duration": args.duration,
+            **workload,
+        },  # fmt: skip
+    }
