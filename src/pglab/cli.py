@@ -13,7 +13,6 @@ import io
 import json
 import os
 import re
-import statistics
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +30,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis
+from . import __version__, analysis, points
 from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, preflight
@@ -428,75 +427,6 @@ def _phase_text(ph) -> str:
     )
 
 
-# run metrics that are not derived ones (shown as their own columns)
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms")
-
-
-def _derived_names(runs: list[dict[str, Any]]) -> list[str]:
-    names = {
-        k
-        for r in runs
-        for k in (r.get("metrics") or {})
-        if k not in _BASE_METRICS and not k.startswith("phase.")
-    }
-    return sorted(names)
-
-
-def _point_rows(runs: list[dict[str, Any]], baseline: str | None = None) -> list[dict[str, Any]]:
-    points: dict[str, dict[str, Any]] = {}
-    derived = _derived_names(runs)
-    for r in runs:
-        label, variant = r["label"], r["variant"]
-        coords = label[len(variant) :].strip() if label.startswith(variant) else label
-        pt = points.setdefault(
-            label,
-            {"point": label, "variant": variant, "coords": coords, "runs": 0, "failed": 0,
-             "tps": [], "derived": {}},
-        )  # fmt: skip
-        pt["runs"] += 1
-        if r["status"] == "ok" and r.get("tps") is not None:
-            pt["tps"].append(r["tps"])
-            for name in derived:
-                if (r.get("metrics") or {}).get(name) is not None:
-                    pt["derived"].setdefault(name, []).append(r["metrics"][name])
-        elif r["status"] != "ok":
-            pt["failed"] += 1
-    rows = []
-    for pt in points.values():
-        tps = pt["tps"]
-        pt["derived"] = {k: statistics.median(v) for k, v in pt["derived"].items()}
-        summary = analysis.summarize_point(tps) if tps else None
-        pt.update(
-            tps_median=summary.median if summary else None,
-            tps_min=min(tps) if tps else None,
-            tps_max=max(tps) if tps else None,
-            cv_pct=summary.cv_pct if summary else None,
-            ci=(summary.ci_low, summary.ci_high) if summary and summary.ci_low else None,
-            unstable=bool(summary and summary.unstable),
-        )
-        rows.append(pt)
-    _compare_to_baseline(rows, baseline)
-    for pt in rows:
-        del pt["tps"]
-    return rows
-
-
-def _compare_to_baseline(rows: list[dict[str, Any]], baseline: str | None) -> None:
-    """Each point of another variant against the baseline variant's point at the same matrix
-    coordinates: Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
-    if baseline is None:
-        return
-    base = {pt["coords"]: pt["tps"] for pt in rows if pt["variant"] == baseline}
-    pairs = [pt for pt in rows if pt["variant"] != baseline and base.get(pt["coords"])]
-    raw = [analysis.compare(base[pt["coords"]], pt["tps"]) if pt["tps"] else None for pt in pairs]
-    tested = [c.p_value for c in raw if c is not None and c.p_value is not None]
-    adjusted = iter(analysis.holm(tested)) if tested else iter(())
-    for pt, c in zip(pairs, raw, strict=True):
-        if c is None:
-            continue
-        pt["comparison"] = c.judged(next(adjusted)) if c.p_value is not None else c
-
-
 def _delta_text(c: analysis.Comparison | None, is_baseline: bool) -> str:
     """ "-4.8% [-6.1, -3.5] −" style: Δ%, its 95% CI and the verdict (~ not significant,
     ? too few repeats to say)."""
@@ -538,11 +468,10 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
 def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
-    variants = list((camp.get("spec") or {}).get("variants") or {})
-    baseline = variants[0] if len(variants) > 1 else None
-    rows = _point_rows(runs, baseline=baseline)
+    baseline = points.baseline_of(camp)
+    rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
-    derived = _derived_names(runs)
+    derived = points.derived_names(runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
@@ -657,7 +586,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             if args.json:
                 print(
                     json.dumps(
-                        {"campaign": obj, "points": _point_rows(runs), "runs": runs},
+                        {"campaign": obj, "points": points.point_rows(runs), "runs": runs},
                         indent=2,
                         default=str,
                     )
