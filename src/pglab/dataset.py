@@ -95,7 +95,9 @@ def ensure(
             "source": binaries.label,
             "version": binaries.version,
         }
-        meta_path.write_text(json.dumps(meta, indent=2))
+        partial = meta_path.with_suffix(".partial")  # written whole, then renamed: a crash
+        partial.write_text(json.dumps(meta, indent=2))  # never leaves a half dataset.json
+        partial.replace(meta_path)
         on_status(
             f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
             "kept for the next runs"

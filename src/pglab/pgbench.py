@@ -8,6 +8,7 @@ passed to a callback, so the CLI can show live TPS.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -109,6 +110,9 @@ def run_phase(
     stderr_text = "\n".join(other_lines)
     if proc.returncode != 0:
         reason = stderr_text.strip() or stdout_text.strip() or f"exit status {proc.returncode}"
+        if proc.returncode < 0:
+            sig = signal.Signals(-proc.returncode).name
+            reason = f"{reason}\npgbench was killed by signal {-proc.returncode} ({sig})"
         if elapsed >= timeout:
             reason = f"did not finish within {timeout:.0f} s; {reason}"
         raise PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")

@@ -11,6 +11,7 @@ fast → INT, immediate → QUIT (then KILL after a grace period).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -108,6 +109,8 @@ class Cluster:
     def start(self, user_settings: Mapping[str, str] | None = None, timeout: float = 120) -> None:
         if self.proc is not None and self.proc.poll() is None:
             raise ServerError(f"cluster {self.name} is already running")
+        if self.proc is not None:
+            self.stop()  # it died since it was started: reap it and whatever it left
         self._write_conf(user_settings or {})
         if len(str(self.socket_dir)) + len("/.s.PGSQL.65535") > SOCKET_PATH_MAX:
             raise ServerError(
@@ -165,7 +168,12 @@ class Cluster:
             lines = (self.datadir / "postmaster.pid").read_text().splitlines()
         except (FileNotFoundError, PermissionError):
             return False
-        return len(lines) >= 8 and lines[7].strip() == "ready"
+        # a postmaster killed earlier leaves a postmaster.pid that says "ready": only ours counts
+        return (
+            len(lines) >= 8
+            and lines[0].strip() == str(self.proc.pid)
+            and lines[7].strip() == "ready"
+        )
 
     def _reap(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -176,11 +184,13 @@ class Cluster:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, mode: str = "fast", timeout: float = 120) -> None:
-        """Stop the postmaster (INT for fast), escalating to QUIT then KILL; always reaps."""
+        """Stop the postmaster (INT for fast), escalating to QUIT then KILL; always reaps, and
+        after a postmaster that died by itself, ends the backends it left."""
         if self.proc is None:
             return
         proc, self.proc = self.proc, None
         if proc.poll() is not None:
+            self._end_orphans()
             return
         try:
             proc.send_signal(STOP_SIGNALS[mode])
@@ -190,6 +200,28 @@ class Cluster:
         except BaseException:
             procs.terminate(proc, signal.SIGQUIT, grace=10)
             raise
+
+    def _end_orphans(self, timeout: float = 10) -> None:
+        """Backends of a postmaster that was killed notice it at their next wait and exit; the
+        shared memory they hold would stop a new postmaster from starting, so wait, then kill."""
+        here = self.datadir.resolve()
+
+        def orphans() -> list[psutil.Process]:
+            found = []
+            for p in psutil.process_iter(["name"]):
+                try:
+                    if p.info["name"] == "postgres" and Path(p.cwd()).resolve() == here:
+                        found.append(p)
+                except (psutil.Error, OSError):
+                    continue
+            return found
+
+        if procs.wait_until(lambda: not orphans(), timeout / 2, interval=0.1):
+            return
+        for p in orphans():
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        procs.wait_until(lambda: not orphans(), timeout / 2, interval=0.1)
 
     def __enter__(self) -> Cluster:
         return self
