@@ -33,7 +33,7 @@ from rich.table import Table
 from . import __version__, analysis, points
 from . import campaign as campaigns
 from .errors import LabError
-from .executor import Executor, preflight
+from .executor import Executor, find_stale, preflight, stale_error
 from .lab import Lab, default_home, default_store_url
 from .plan import RUN_OVERHEAD_S, make_plan
 from .records import ProgressSample, RunResult
@@ -185,6 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="check the file and settings, print the plan and its estimated duration",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="the file was edited since runs were stored: delete the stored runs of the points "
+        "it no longer has (changed or removed) and go on",
     )
     p.set_defaults(func=cmd_run)
 
@@ -341,15 +347,27 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
     if dry_run:
         plan, binaries = preflight(camp, lab)
         store_url = args.store or default_store_url(lab.home)
+        stale = []
         try:
             with open_store(store_url) as store:
                 plan = make_plan(camp, store.done_run_keys(camp.name))
+                stale = find_stale(store, camp.name, plan.points)
         except LabError:
             pass
         _print_plan(plan, binaries)
+        if stale:
+            console.print(
+                f"[yellow]{escape(str(stale_error(camp.name, stale)))}[/]\n"
+                "hint: give the file another `name = ...` to keep both, or run with --replace",
+                soft_wrap=True,
+            )
         return 0
     with _store(args) as store:
         plan = make_plan(camp, store.done_run_keys(camp.name))
+        replace = getattr(args, "replace", False)
+        stale = find_stale(store, camp.name, plan.points)
+        if stale and not replace:
+            raise stale_error(camp.name, stale)  # before any progress is drawn
         console.print(
             f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
             f"repeat(s); {len(plan.runs)} run(s) to do, about "
@@ -357,7 +375,7 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
         )
         view = ProgressEvents(plan.estimated_seconds())
         with view:
-            outcome = Executor(lab, store, _Events(view)).run_campaign(camp)
+            outcome = Executor(lab, store, _Events(view)).run_campaign(camp, replace=replace)
         _print_points(store, camp.name)
         console.print(
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "

@@ -21,7 +21,7 @@ from typing import Protocol
 
 import psycopg
 
-from . import analysis, fingerprint, pgbench, procs, server, settings
+from . import analysis, changes, fingerprint, pgbench, procs, server, settings
 from . import dataset as datasets
 from .campaign import Campaign
 from .errors import CampaignError, CommandError, LabError, PgbenchError
@@ -142,10 +142,20 @@ class Executor:
         self.tag = f"{os.getpid()}"
 
     # -- campaign ---------------------------------------------------------------------------
-    def run_campaign(self, campaign: Campaign) -> Outcome:
+    def run_campaign(self, campaign: Campaign, replace: bool = False) -> Outcome:
+        """Run what is not stored yet. Stored runs of points the campaign file no longer has
+        (it was edited) stop it with an error, or are deleted first when ``replace``."""
         for line in server.stop_leftovers(self.lab):
             self.events.status(f"stopped a leftover of an earlier pglab: {line}")
         plan, binaries = preflight(campaign, self.lab)
+        stale = find_stale(self.store, campaign.name, plan.points)
+        if stale and not replace:
+            raise stale_error(campaign.name, stale)
+        if stale:
+            n = self.store.delete_points(campaign.name, [s.point_key for s in stale])
+            self.events.status(
+                f"--replace: deleted {n} stored run(s) of {len(stale)} changed point(s)"
+            )
         self.store.ensure_campaign(campaign.name, campaign.document, campaign.source_file)
         plan = make_plan(campaign, self.store.done_run_keys(campaign.name))
         outcome = Outcome(plan)
@@ -306,3 +316,23 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if a and b is not None:
             metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
     return metrics
+
+
+def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
+    """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
+
+    def spec_of(run_id: int) -> dict | None:
+        run = store.get_run(run_id)
+        return run["spec"] if run else None
+
+    return changes.stale_points(store.list_runs(campaign), points, spec_of)
+
+
+def stale_error(campaign: str, stale: list[changes.StalePoint]) -> CampaignError:
+    lines = "\n".join(f"  - {s.describe()}" for s in stale)
+    return CampaignError(
+        f"campaign {campaign!r} changed since some of its runs were stored; these stored "
+        f"points are not in it as it is now, and resuming would mix old and new results:\n{lines}",
+        hint="to keep both, give the file another `name = ...`; to delete those runs and go "
+        "on, run it again with --replace",
+    )

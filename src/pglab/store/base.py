@@ -12,7 +12,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, fields
 from typing import Any
@@ -119,6 +119,21 @@ class Store:
             self._delete_runs("campaign_id = ?", (row["id"],))
             self._run("DELETE FROM campaigns WHERE id = ?", (row["id"],))
         return True
+
+    def delete_points(self, campaign: str, point_keys: Iterable[str]) -> int:
+        """Delete every run of ``campaign`` at these points (used when a campaign file changed
+        and the user asked to replace the stale points); the number of runs deleted."""
+        keys = sorted(set(point_keys))
+        if not keys:
+            return 0
+        marks = ", ".join("?" for _ in keys)
+        where = (
+            f"campaign_id = (SELECT id FROM campaigns WHERE name = ?) AND point_key IN ({marks})"
+        )
+        with self._guard(f"deleting stale runs of campaign {campaign!r}"), self._transaction():
+            row = self._one(f"SELECT COUNT(*) AS n FROM runs WHERE {where}", (campaign, *keys))
+            self._delete_runs(where, (campaign, *keys))
+        return int(row["n"]) if row else 0
 
     # -- runs --------------------------------------------------------------------------------
 
