@@ -468,7 +468,7 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
         if kind not in ("decrease", "ratio"):
             p.add(where, f'kind = "{kind}": use "decrease" ((a-b)/a) or "ratio" (b/a)')
         for ab in ("a", "b"):
-            if table.get(ab) not in phase_names:
+            if not isinstance(table.get(ab), str) or table[ab] not in phase_names:
                 p.add(
                     where,
                     f'{ab} = "{table.get(ab)}" is not a phase name '
