@@ -240,6 +240,8 @@ class Executor:
             if failed_in_run and self.cluster and not self.cluster.running:
                 error += "\n(the server was not running at the end of the run)"
         log = self.cluster.log_since(log_offset) if self.cluster else ""
+        if error is not None and (said := server.complaints(log)) and said not in error:
+            error += f"\nthe server log says:\n{said}"
         return RunResult(
             campaign=run.campaign,
             run_key=run.run_key,

@@ -23,10 +23,10 @@ import os
 import pwd
 import shutil
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import procs
 from .errors import LabError
 from .procs import RunAs
 
@@ -87,7 +87,7 @@ def _create_system_user(name: str) -> pwd.struct_passwd:
         "/usr/sbin/nologin",
     ]
     argv += ["--gid", name] if group_exists else ["--user-group"]
-    proc = subprocess.run([*argv, name], capture_output=True, text=True, check=False)
+    proc = procs.run([*argv, name], timeout=60, check=False)
     if proc.returncode != 0:
         raise LabError(
             f"cannot create account {name!r}: {proc.stderr.strip()}",

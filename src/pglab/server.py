@@ -335,6 +335,24 @@ class Cluster:
         return procs.tail(self.log_since(max(0, size - 20_000)), lines)
 
 
+# echoes of a crash, not its cause
+_NOISE = ("terminating connection due to unexpected postmaster exit",
+          "the database system is starting up", "the database system is shutting down",
+          "terminating connection because of crash of another server process")  # fmt: skip
+
+
+def complaints(log: str, limit: int = 5) -> str:
+    """The last PANIC, FATAL and ERROR lines of a server log (what it said went wrong), without
+    the lines every backend prints when the postmaster dies."""
+    found = [
+        line.strip()
+        for line in log.splitlines()
+        if any(f" {level}: " in line for level in ("PANIC", "FATAL", "ERROR"))
+        and not any(n in line for n in _NOISE)
+    ]
+    return "\n".join(found[-limit:])
+
+
 # -- ownership: finding and stopping what an earlier pglab left running ----------------------
 
 
