@@ -1,0 +1,87 @@
+"""The results store under stress: two pglab processes writing to it at once, and a store that
+cannot be written. (Locked, corrupt and killed-mid-save stores are tested in
+tests/unit/test_store_sqlite.py and the store contract, tests/store_checks.py.)"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import lab_processes
+
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+CAMPAIGN = """
+name = "{name}"
+repeats = 2
+[dataset]
+scale = 1
+[workload]
+clients = 1
+duration = 1
+latency_log = "off"
+[matrix]
+script = ["select-only", "simple-update"]
+"""
+
+
+def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
+    return [sys.executable, "-m", "pglab.cli", "run", str(path),
+            "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
+
+
+def test_two_pglab_processes_write_one_store_at_once(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    store_path = tmp_path / "shared.sqlite"
+    procs = []
+    for name in ("left", "right"):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(CAMPAIGN.format(name=name))
+        procs.append(
+            subprocess.Popen(
+                _argv(path, lab, store_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+        )
+    errors = [p.communicate(timeout=300)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    with open_store(str(store_path)) as store:
+        for name in ("left", "right"):
+            runs = store.list_runs(name)
+            assert len(runs) == 4 and all(r["status"] == "ok" for r in runs), runs
+            assert len({r["run_key"] for r in runs}) == 4
+            assert all(store.get_run(r["id"])["phases"] for r in runs)
+
+
+def test_a_store_that_cannot_be_written_stops_before_any_server(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a read-only filesystem (root ignores file modes)")
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN.format(name="ro"))
+    mnt = Path(tempfile.mkdtemp(prefix="pglab-ro-", dir="/tmp"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
+    try:
+        store_path = mnt / "r.sqlite"
+        with open_store(str(store_path)) as store:
+            store.ensure_campaign("ro", {}, None)
+        before = hashlib.sha256(store_path.read_bytes()).hexdigest()
+        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        done = subprocess.run(_argv(path, lab, store_path), capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        assert "error: results store" in done.stderr and str(store_path) in done.stderr
+        assert "hint:" in done.stderr and "Traceback" not in done.stderr
+        assert not lab_processes(lab.home)
+        assert hashlib.sha256(store_path.read_bytes()).hexdigest() == before
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        mnt.rmdir()
