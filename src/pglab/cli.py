@@ -163,14 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="zero-config benchmark on the embedded PostgreSQL",
         description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
-        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes.",
+        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes; ends "
+        "with a summary table and an HTML report.",
     )
     p.add_argument(
         "--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)"
     )
     p.add_argument("--repeats", type=int, default=2, help="runs per point (default 2)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
-    p.set_defaults(func=cmd_quick)
+    p.add_argument(
+        "--no-report", dest="report", action="store_false", help="do not write the HTML report"
+    )
+    p.set_defaults(func=cmd_quick, report=True)
 
     p = sub.add_parser(
         "run",
@@ -204,6 +208,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="write an HTML report (and PNG charts) of a campaign or run",
+        description="Write one self-contained HTML page (it opens from disk, no network) with "
+        "the plan and environment, the points with Δ%% against the baseline and significance, "
+        "TPS against clients, every run in order, latency percentiles, warnings, and each "
+        "point's run second by second (TPS with checkpoints, latency, wait events, buffers and "
+        "WAL, CPU, disk); the charts are also written as PNG files into FILE's -charts folder.",
+    )
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="HTML file to write (default: <lab dir>/reports/<campaign>.html)",
+    )
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", parents=[common], help="export a campaign or run as CSV or JSON")
     p.add_argument("id", help="campaign name or run id")
@@ -381,8 +405,11 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
             f"{mask_url(args.store or default_store_url(lab.home))}"
         )
+        if getattr(args, "report", False):
+            _write_report(store, camp.name, None, lab.home)
         console.print(
-            f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv",
+            f"next: pglab show {camp.name}   ·   pglab report {camp.name}   ·   "
+            f"pglab export {camp.name} --format csv",
             soft_wrap=True,
         )
         return 1 if outcome.failed else 0
@@ -705,6 +732,26 @@ def _short(v: Any) -> str:
     if isinstance(v, int) or float(v).is_integer():
         return f"{v:,.0f}"
     return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        _write_report(store, args.id, args.output, _home(args))
+    return 0
+
+
+def _write_report(store, ident: str, output: Path | None, home: Path) -> None:
+    from . import report  # matplotlib: imported only when a report is drawn
+
+    with console.status("drawing the report…"):
+        written = report.write(store, ident, output, home)
+    console.print(
+        f"report: [bold]{escape(str(written.html))}[/] (open it in a browser; "
+        f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"
+        if written.pngs
+        else f"report: [bold]{escape(str(written.html))}[/]",
+        soft_wrap=True,
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:
