@@ -21,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from .. import __version__
+from .. import __version__, analysis
 from ..telemetry.summary import lines as telemetry_lines
 from . import charts
 from .model import Point, Report, gather
@@ -106,6 +106,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         point_charts={n: _embedded(c) for n, c in per_point.items()},
         charts_total=len(made) + len(per_point),
         open_points=OPEN_POINTS,
+        min_repeats=analysis.MIN_REPEATS,
         plan_facts=_plan_facts(rep),
         env_facts=_env_facts(rep),
         campaign_json=json.dumps(spec, indent=2, ensure_ascii=False, default=str),
@@ -130,8 +131,9 @@ def _run_suffix(rep: Report) -> str:
     return f"-run{rep.only_run}" if rep.only_run else ""
 
 
-def _embedded(ch: charts.Chart) -> dict[str, str]:
-    return {"name": ch.name, "title": ch.title, "b64": base64.b64encode(ch.png).decode()}
+def _embedded(ch: charts.Chart) -> dict[str, Any]:
+    return {"name": ch.name, "title": ch.title, "missing": ch.missing,
+            "b64": base64.b64encode(ch.png).decode()}  # fmt: skip
 
 
 def _num(v: Any, digits: int = 0) -> str:

@@ -18,7 +18,10 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
+# a fixed title height: placing titles by the tick labels' extents measures every text twice
+matplotlib.rcParams["axes.titley"] = 1.01
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .model import Point, Report, measured_phases, table  # noqa: E402
 
@@ -33,6 +36,7 @@ class Chart:
     name: str  # file name stem, safe for any file system
     title: str
     png: bytes
+    missing: tuple[str, ...] = ()  # panels drawn empty: their series was not recorded
 
 
 def campaign_charts(rep: Report) -> list[Chart]:
@@ -57,8 +61,13 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     _panel_disk(axes[2][1], s)
     for ax in axes[2]:
         ax.set_xlabel("seconds since the first measured phase started")
+    for ax in fig.axes:  # fewer ticks: text is most of the drawing time
+        ax.xaxis.set_major_locator(MaxNLocator(6))
+        if ax.get_yscale() == "linear":
+            ax.yaxis.set_major_locator(MaxNLocator(5))
     fig.suptitle(f"{pt.label} — run {run['id']} (median TPS of {len(pt.runs)} run(s))")
-    return Chart(f"point-{number:03d}", f"{pt.label}: run {run['id']} second by second", _png(fig))
+    title = f"{pt.label}: run {run['id']} second by second"
+    return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
 
 
 # -- campaign charts ------------------------------------------------------------------------
@@ -198,6 +207,7 @@ class _RunSeries:
         self.t0 = min((starts[i] for i in self.idxs if starts[i]), default=0.0)
         self.starts = starts
         self.phases = [p for p in run["phases"] if p["idx"] in self.idxs]
+        self.missing: list[str] = []  # panels without data, and why
 
     def rows(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
         """Column indexes and (x, row) pairs of a series over all measured phases."""
@@ -242,7 +252,8 @@ class _RunSeries:
             ax.axvline(p["started_at"] - self.t0, color="#888", lw=0.6, ls=":")
 
 
-def _missing(ax, title: str, why: str) -> None:
+def _missing(ax, s: _RunSeries, title: str, why: str) -> None:
+    s.missing.append(f"{title}: {why}")
     ax.set_title(title, fontsize="medium")
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="#a00")
     ax.set_yticks([])
@@ -251,7 +262,7 @@ def _missing(ax, title: str, why: str) -> None:
 def _panel_tps(ax, s: _RunSeries) -> None:
     tps = s.column("progress", "tps")
     if tps is None:
-        return _missing(ax, "TPS", "no per-second progress recorded")
+        return _missing(ax, s, "TPS", "no per-second progress recorded")
     ax.plot(*tps, color=PALETTE[0], lw=1, label="TPS")
     ax.set_ylabel("TPS")
     ax.set_ylim(bottom=0)
@@ -270,7 +281,7 @@ def _panel_latency(ax, s: _RunSeries) -> None:
     cols, rows = s.rows("latency")
     names = [c for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms") if c in cols]
     if not rows or not names:
-        return _missing(ax, "Latency percentiles", "no per-transaction latency log")
+        return _missing(ax, s, "Latency percentiles", "no per-transaction latency log")
     for i, c in enumerate(names):
         ax.plot([x for x, _ in rows], [r[cols[c]] for _, r in rows], lw=0.9,
                 color=PALETTE[i], label=c.replace("_ms", ""))  # fmt: skip
@@ -283,7 +294,7 @@ def _panel_latency(ax, s: _RunSeries) -> None:
 def _panel_waits(ax, s: _RunSeries) -> None:
     cols, rows = s.rows("waits")
     if not rows:
-        return _missing(ax, "Wait events", "no wait event samples")
+        return _missing(ax, s, "Wait events", "no wait event samples")
     per_t: dict[float, Counter[str]] = defaultdict(Counter)
     totals: Counter[str] = Counter()
     for x, r in rows:
@@ -316,7 +327,7 @@ def _panel_buffers(ax, s: _RunSeries) -> None:
     }
     wal = s.column("pg.wal", "wal_bytes")
     if not any(lines.values()) and wal is None:
-        return _missing(ax, "Buffers and WAL", "no statistics samples")
+        return _missing(ax, s, "Buffers and WAL", "no statistics samples")
     for i, (name, xy) in enumerate(lines.items()):
         if xy is not None:
             ax.plot(*xy, lw=0.9, color=PALETTE[i], label=f"written by {name}")
@@ -334,7 +345,7 @@ def _panel_buffers(ax, s: _RunSeries) -> None:
 def _panel_cpu(ax, s: _RunSeries) -> None:
     cols, rows = s.rows("os.cpu")
     if not rows:
-        return _missing(ax, "CPU", "no OS CPU samples")
+        return _missing(ax, s, "CPU", "no OS CPU samples")
     names = [c for c in ("user_pct", "system_pct", "iowait_pct", "steal_pct") if c in cols]
     xs = [x for x, _ in rows]
     ax.stackplot(xs, [[r[cols[c]] or 0 for _, r in rows] for c in names],
@@ -356,7 +367,7 @@ def _panel_disk(ax, s: _RunSeries) -> None:
     write = s.summed("os.disk", "write_mb_s")
     dirty = s.column("os.mem", "dirty_mb")
     if read is None and write is None and dirty is None:
-        return _missing(ax, "Disk and memory", "no OS disk or memory samples")
+        return _missing(ax, s, "Disk and memory", "no OS disk or memory samples")
     if read is not None:
         ax.plot(*read, color=PALETTE[0], lw=0.9, label="read MB/s")
     if write is not None:

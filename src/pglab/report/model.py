@@ -155,7 +155,7 @@ def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram
     cols = tab["columns"]
     if "histogram" not in cols:
         return ()
-    return tuple((int(b), int(n)) for b, n in row[cols.index("histogram")] or ())
+    return row[cols.index("histogram")] or ()  # [bucket, count] lists: merge takes them as is
 
 
 def non_default_settings(fp: dict[str, Any]) -> dict[str, str]:
