@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import re
 import sys
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from pglab import report
 from pglab.cli import main
@@ -32,8 +32,8 @@ def written(tmp_path_factory) -> report.Written:
 def test_every_user_string_is_escaped(written: report.Written) -> None:
     page = written.html.read_text()
     assert HOSTILE_VARIANT not in page
-    assert html.escape(HOSTILE_VARIANT) in page
-    assert html.escape(HOSTILE_CAMPAIGN) in page or "x&#39;; DROP TABLE runs; --" in page
+    assert escape(HOSTILE_VARIANT) in page
+    assert escape(HOSTILE_CAMPAIGN) in page
     # the page's only script is its own chart check
     assert len(re.findall(r"<script", page)) == 1
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -388,7 +389,9 @@ def _panel_disk(ax, s: _RunSeries) -> None:
 
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
+    with warnings.catch_warnings():  # a name in a script the font lacks: drawn as boxes
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
 
 
