@@ -9,8 +9,8 @@ import pytest
 from pglab import campaign, report
 from pglab.executor import Executor
 from pglab.lab import Lab
-from pglab.store import open_store
 from pglab.report import charts
+from pglab.store import open_store
 from pglab.telemetry import pg_stats, summary, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import OWN
