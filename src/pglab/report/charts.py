@@ -190,8 +190,9 @@ def _latency_chart(rep: Report) -> Chart | None:
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
     ax.set_xlabel("latency, ms (all measured transactions of the point's runs)")
     ax.grid(axis="x", alpha=0.3, which="both")
-    ax.legend(fontsize="small", ncols=5, loc="lower right")
-    ax.set_title("Latency percentiles per point")
+    ax.legend(fontsize="small", ncols=5, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+              frameon=False)  # above the plot, right of the title  # fmt: skip
+    ax.set_title("Latency percentiles per point", loc="left")
     return Chart("latency-percentiles", "Latency percentiles per point", _png(fig))
 
 
