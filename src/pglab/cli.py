@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, points
+from . import __version__, analysis, notices, points
 from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
@@ -543,11 +544,26 @@ def _print_points(store, name: str) -> None:
             (f"{r['cv_pct']:.1f}" + (" unstable" if r["unstable"] else ""))
             if r["cv_pct"] is not None
             else "–",
-            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}" if r["ci"] else "–",
+            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}"
+            if r["ci"] and r["runs"] - r["failed"] >= 3
+            else "–",
             *(_delta_text(r.get("comparison"), r["variant"] == baseline),) * compared,
             *(_short(r["derived"].get(d)) for d in derived),
         )
     console.print(table)
+    _print_notices(notices.campaign_notices(store, name))
+
+
+def _print_notices(found: list[notices.Notice]) -> None:
+    if not found:
+        return
+    console.print("[bold]warnings[/]")
+    for n in found:
+        where = " · ".join(x for x in (n.point, f"run {n.run_id}" if n.run_id else None) if x)
+        console.print(
+            f"  [yellow]{n.kind}[/]{escape(' · ' + where) if where else ''}: {escape(n.message)}",
+            soft_wrap=True,
+        )
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -629,23 +645,25 @@ def cmd_show(args: argparse.Namespace) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if args.json:
-                print(
-                    json.dumps(
-                        {"campaign": obj, "points": points.point_rows(runs), "runs": runs},
-                        indent=2,
-                        default=str,
-                    )
-                )
+                rows = points.point_rows(runs, points.baseline_of(obj))
+                for row in rows:
+                    if row.get("comparison") is not None:
+                        row["comparison"] = asdict(row["comparison"])
+                found = [asdict(n) for n in notices.campaign_notices(store, obj["name"])]
+                doc = {"campaign": obj, "points": rows, "warnings": found, "runs": runs}
+                print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
             )
             _print_points(store, obj["name"])
             return 0
+    found = notices.run_notices(obj)
     if args.json:
-        print(json.dumps(obj, indent=2, default=str))
+        print(json.dumps({**obj, "warnings": [asdict(n) for n in found]}, indent=2, default=str))
         return 0
     _print_run(obj)
+    _print_notices(found)
     return 0
 
 

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import latency_hist, points
+from .. import latency_hist, notices, points
 from ..errors import LabError
 from ..telemetry.summary import phase_summary
 
@@ -79,7 +79,13 @@ def gather(store, ident: str) -> Report:
     versions = sorted(
         {(v.get("fingerprint") or {}).get("server_version", "?") for v in loaded.values()}
     )
+    if only_run is None:
+        found = notices.campaign_notices(store, camp["name"])
+    else:
+        found = [n for pt in pts for n in notices.point_notices(pt.row, pt.runs)]
+        found += notices.run_notices(store.get_run(only_run))
     return Report(
+        notices=found,
         title=camp["name"],
         campaign=camp,
         baseline=baseline,
