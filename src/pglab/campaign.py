@@ -560,11 +560,10 @@ def _targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]
             upd["path"] = path
         else:
             fstype = "tmpfs" if kind == "tmpfs" else t.get("fstype")
-            if kind == "loop":
-                if fstype not in FILESYSTEMS:
-                    p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
-                    continue
-                upd["fstype"] = fstype
+            if kind == "loop" and fstype not in FILESYSTEMS:
+                p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
+                continue
+            upd["fstype"] = fstype
             size = _size(t.get("size"), where, p)
             if size is None:
                 continue
