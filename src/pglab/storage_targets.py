@@ -60,7 +60,8 @@ TIMEOUT = 600
 
 
 def tool(name: str) -> str | None:
-    return shutil.which(name, path=procs.clean_env()["PATH"] + ":/usr/sbin:/sbin")
+    """The tool on the PATH children get (root's PATH has /usr/sbin, where these live)."""
+    return shutil.which(name, path=procs.clean_env()["PATH"])
 
 
 def tools_for(target: TargetSpec) -> list[str]:
