@@ -1,0 +1,146 @@
+"""Faults around storage targets the lab makes (root): pglab interrupted (SIGINT) or killed
+(SIGKILL) half-way through a campaign on made filesystems, and a missing mkfs tool. Nothing the
+lab made may stay: no mount, no loop device, no backing file, no record; and nothing is made
+when a tool is missing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import lab_processes
+from storage_helpers import NOTHING, made_under, need_root_and_tools
+
+from pglab import campaign
+from pglab.errors import LabError
+from pglab.executor import Executor
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+CAMPAIGN = """
+name = "{name}"
+order = "sequential"
+[targets.journal]
+kind = "loop"
+fstype = "ext4"
+size = "300MB"
+mount_options = ["data=journal"]
+[targets.wal]
+kind = "loop"
+fstype = "ext4"
+size = "300MB"
+mkfs_options = ["-J", "size=4"]
+[storage]
+wal = "wal"
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = {duration}
+latency_log = "off"
+[matrix]
+storage = ["journal"]
+clients = [1, 2]
+"""
+
+
+def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
+    return [sys.executable, "-m", "pglab.cli", "run", str(path),
+            "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
+
+
+def _pgbench_running(home: Path) -> bool:
+    return any(p.name() == "pgbench" and "-i" not in p.cmdline() for p in lab_processes(home))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_pglab_stopped_half_way_leaves_no_storage_behind(
+    tmp_path: Path, lab: Lab, no_leftovers, sig: signal.Signals
+) -> None:
+    """SIGINT: pglab tears down before it exits. SIGKILL: it cannot, and its record says what
+    it made; the next start undoes it, never anything it did not make."""
+    need_root_and_tools("mkfs.ext4")
+    name = f"storage-{sig.name.lower()}"
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN.format(name=name, duration=6))
+    store = tmp_path / "r.sqlite"
+    assert made_under(lab.home) == NOTHING
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(
+            _argv(path, lab, store),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _pgbench_running(lab.home):
+        assert proc.poll() is None, err_path.read_text()
+        time.sleep(0.1)
+    assert _pgbench_running(lab.home), "no phase ever started"
+    during = made_under(lab.home)
+    assert len(during["mounts"]) == 2 and len(during["loops"]) == 2, during
+    time.sleep(1)
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    time.sleep(1)
+    left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"left running after {sig.name}: {left}"
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err_path.read_text()
+        assert made_under(lab.home) == NOTHING
+    else:
+        assert made_under(lab.home) == during  # recorded, to be undone at the next start
+    path.write_text(CAMPAIGN.format(name=name, duration=1))
+    done = subprocess.run(
+        _argv(path, lab, store), capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    if sig == signal.SIGKILL:
+        assert "tore down a leftover of an earlier pglab" in done.stdout
+    assert made_under(lab.home) == NOTHING
+    with open_store(str(store)) as s:
+        assert {r["status"] for r in s.list_runs(name)} == {"ok"}
+
+
+def test_a_missing_mkfs_tool_stops_before_anything_is_made(
+    tmp_path: Path, lab: Lab, no_leftovers, monkeypatch
+) -> None:
+    """mkfs.xfs hidden from the PATH: an error naming the Debian package before any run, and
+    not even the ext4 target listed before it is made."""
+    need_root_and_tools("mkfs.ext4")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for d in os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(":"):
+        if not Path(d).is_dir():
+            continue
+        for exe in Path(d).iterdir():
+            link = bindir / exe.name
+            if exe.name != "mkfs.xfs" and not link.exists():
+                link.symlink_to(exe)
+    monkeypatch.setenv("PATH", str(bindir))
+    path = tmp_path / "c.toml"
+    path.write_text(
+        CAMPAIGN.format(name="no-xfs", duration=1).replace(
+            'storage = ["journal"]', 'storage = ["journal", "xfs"]'
+        )
+        + '[targets.xfs]\nkind = "loop"\nfstype = "xfs"\nsize = "300MB"\n'
+    )
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        with pytest.raises(LabError) as info:
+            Executor(lab, store).run_campaign(campaign.load(path))
+        assert store.list_runs("no-xfs") == []
+    text = str(info.value)
+    assert 'storage target "xfs" (loop): mkfs.xfs is not installed' in text, text
+    assert "apt-get install xfsprogs" in text, text
+    assert "nothing was made" in (info.value.hint or "")
+    assert made_under(lab.home) == NOTHING
+    assert not (lab.home / "mnt").exists() or list((lab.home / "mnt").iterdir()) == []
