@@ -67,6 +67,8 @@ def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
     if best.get("major_minor"):
         block = _block_dir(best["major_minor"], best["device"])
         best["scheduler"] = _scheduler(block) if block else None
+        # the block device's own number (btrfs reports an anonymous one for the mount)
+        best["block_device"] = _read(str(block / "dev")) if block else None
         backing = _read(str(block / "loop" / "backing_file")) if block else None
         if backing and depth < 2:
             best["loop_backing_file"] = backing

@@ -71,6 +71,7 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
         assert "noatime" in data["options"].split(","), data
         assert f"data={mode}" in data["options"].split(","), data
         assert data["scheduler"], data  # the loop device's queue
+        assert data["block_device"].startswith("7:"), data  # loop devices are major 7
         assert data["loop_backing_file"].startswith(str(lab.home)), data
         assert data["loop_backing"]["fstype"], data  # and the disk under the loop file
         assert wal["fstype"] == "tmpfs" and "size=204800k" in wal["options"], wal
@@ -125,3 +126,48 @@ latency_log = "off"
     assert fp["pg_wal"].startswith(f"{wal_dir}/pglab-")
     assert list(data_dir.iterdir()) == [] and list(wal_dir.iterdir()) == []
     shutil.rmtree(base)
+
+
+XFS_BTRFS = """
+name = "xfs-btrfs"
+[targets.xfs]
+kind = "loop"
+fstype = "xfs"
+size = "300MB"
+mount_options = ["noatime", "logbufs=8"]
+[targets.btrfs]
+kind = "loop"
+fstype = "btrfs"
+size = "300MB"
+mkfs_options = ["-m", "single"]
+mount_options = ["noatime", "nodatacow"]
+[dataset]
+scale = 1
+[workload]
+clients = 1
+duration = 1
+latency_log = "off"
+[matrix]
+storage = ["xfs", "btrfs"]
+"""
+
+
+def test_xfs_and_btrfs(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    """Both other filesystems, with their own options; btrfs reports an anonymous device number
+    for its mount, so the block device is found by name (and the disk sampler still works)."""
+    need_root_and_tools("mkfs.xfs", "mkfs.btrfs")
+    path = tmp_path / "c.toml"
+    path.write_text(XFS_BTRFS)
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(path))
+        runs = {store.get_run(i)["label"]: store.get_run(i) for i in out.run_ids}
+    for fs, option in (("xfs", "logbufs=8"), ("btrfs", "nodatacow")):
+        run = runs[f"storage={fs}"]
+        assert run["status"] == "ok", run["error"]
+        mount = run["fingerprint"]["pgdata_mount"]
+        assert mount["fstype"] == fs and option in mount["options"].split(","), mount
+        assert run["fingerprint"]["pg_wal_mount"]["fstype"] == fs  # pg_wal inside PGDATA
+        assert mount["block_device"].startswith("7:"), mount
+        kinds = {k for per_phase in run["series"].values() for k in per_phase}
+        assert any("os.disk" in k for k in kinds), (fs, kinds)
+    assert made_under(lab.home) == NOTHING
