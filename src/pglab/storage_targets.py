@@ -175,6 +175,7 @@ class Made:
             "mount_options": list(self.target.mount_options),
             "direct_io": self.target.direct_io,
             "root": str(self.root),
+            "root_owner_uid": self.root.stat().st_uid,  # the server account's
             "device": self.device,
             "backing_file": str(self.backing) if self.backing else None,
         }

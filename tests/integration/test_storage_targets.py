@@ -3,6 +3,7 @@ filesystem type and mount options of PGDATA and pg_wal, and nothing made is left
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -78,6 +79,9 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
         assert wal["mountpoint"] != data["mountpoint"]
         assert fp["storage"]["data"]["name"] == mode and fp["storage"]["wal"]["name"] == "wal"
         assert fp["storage"]["data"]["mkfs"][0] == "mkfs.ext4"
+        owner = lab.run_as.uid if lab.run_as else os.getuid()
+        assert fp["storage"]["data"]["root_owner_uid"] == owner
+        assert fp["storage"]["wal"]["root_owner_uid"] == owner
         assert run["spec"]["storage"]["data"]["mount_options"] == ["noatime", f"data={mode}"]
         assert run["tps"] > 0
     assert "-J" in runs[0]["fingerprint"]["storage"]["data"]["mkfs"]
