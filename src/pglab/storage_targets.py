@@ -201,7 +201,15 @@ class Targets:
         try:
             for t in targets:
                 on_status(f"making storage target {t.name}: {_summary(t)}")
-                self.made[t.name] = self._make(t)
+                self._make(t)
+        except LabError as exc:
+            self.teardown()
+            raise LabError(
+                exc.message,
+                hint=exc.hint
+                or "no run started and what was made is torn down; check the "
+                "target's mkfs_options and mount_options (dmesg may say more)",
+            ) from exc
         except BaseException:
             self.teardown()
             raise
@@ -239,6 +247,7 @@ class Targets:
         if t.kind == "loop":
             made.backing = Path(t.dir or states) / f"pglab-{tag}.img"
         made.save()  # the record first: a pglab killed from here on leaves it for cleanup
+        self.made[t.name] = made  # and a failure from here on is undone by teardown
         root.mkdir(parents=True, exist_ok=False)
         if t.kind == "tmpfs":
             opts = ",".join([f"size={t.size}", "mode=0755", *t.mount_options])

@@ -144,3 +144,25 @@ def test_a_missing_mkfs_tool_stops_before_anything_is_made(
     assert "nothing was made" in (info.value.hint or "")
     assert made_under(lab.home) == NOTHING
     assert not (lab.home / "mnt").exists() or list((lab.home / "mnt").iterdir()) == []
+
+
+def test_a_mount_option_the_kernel_rejects_undoes_what_was_made(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    """The second target fails to mount: the error carries mount's words, no run starts, and
+    the first target (made) and the second (half made) are both torn down."""
+    need_root_and_tools("mkfs.ext4")
+    path = tmp_path / "c.toml"
+    path.write_text(
+        CAMPAIGN.format(name="bad-option", duration=1).replace(
+            'mkfs_options = ["-J", "size=4"]',
+            'mkfs_options = ["-J", "size=4"]\nmount_options = ["data=bogus"]',
+        )
+    )
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        with pytest.raises(LabError) as info:
+            Executor(lab, store).run_campaign(campaign.load(path))
+        assert store.list_runs("bad-option") == []
+    assert "mount of storage target wal failed" in str(info.value), str(info.value)
+    assert "torn down" in (info.value.hint or "")
+    assert made_under(lab.home) == NOTHING
