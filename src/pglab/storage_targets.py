@@ -109,7 +109,23 @@ def check(targets: Iterable[TargetSpec], lab: Lab) -> list[str]:
             )
         if t.dir is not None and not Path(t.dir).is_dir():
             problems.append(f"{where}: dir = {t.dir} is not an existing directory")
+        elif t.kind == "loop" and t.size is not None:
+            # the file is sparse, so only what runs write is taken; a size over what is free
+            # could only end in I/O errors inside the filesystem
+            free = shutil.disk_usage(_existing(Path(t.dir) if t.dir else lab.home)).free
+            if t.size > free:
+                problems.append(
+                    f"{where}: size {t.size / 2**20:,.0f} MB is more than the "
+                    f"{free / 2**20:,.0f} MB free where its file goes "
+                    f"({t.dir or lab.home}); give a smaller size or dir = a roomier directory"
+                )
     return problems
+
+
+def _existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def require(targets: Iterable[TargetSpec], lab: Lab) -> None:

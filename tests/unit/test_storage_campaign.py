@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pglab import campaign, storage_targets
 from pglab.errors import CampaignError
@@ -156,8 +158,60 @@ def test_check_names_root_and_the_debian_package(monkeypatch, tmp_path: Path) ->
     assert 'storage target "ram" (tmpfs)' in text
     monkeypatch.undo()
     assert storage_targets.check([t["disk"]], lab) == [] or not Path("/srv").is_dir()
+    huge = parse({"targets": {"h": {"fstype": "ext4", "size": "1000000TB"}}})
+    too_big = storage_targets.check([dict(huge.targets)["h"]], lab)
+    assert any("MB free where its file goes" in line for line in too_big), too_big
     missing = parse({"targets": {"d": {"path": str(tmp_path / "absent")}}})
     assert (
         "is not an existing directory"
         in storage_targets.check([dict(missing.targets)["d"]], lab)[0]
     )
+
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 2**40),
+    st.floats(allow_nan=False),
+    st.sampled_from(["", "1GB", "300MB", "ext4", "xfs", "tmpfs", "loop", "path", "/srv", "x"]),
+    st.lists(st.sampled_from(["noatime", "-J", "size=8", 3]), max_size=3),
+    st.dictionaries(st.sampled_from(["data", "wal", "kind"]), st.just("a"), max_size=2),
+)
+_target = st.dictionaries(
+    st.sampled_from(
+        [
+            "kind",
+            "path",
+            "size",
+            "fstype",
+            "mkfs_options",
+            "mount_options",
+            "dir",
+            "direct_io",
+            "sise",
+        ]
+    ),  # fmt: skip
+    _values,
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    targets=st.one_of(_values, st.dictionaries(st.sampled_from(["a", "b"]), _target, max_size=2)),
+    storage=st.one_of(_values, st.dictionaries(st.sampled_from(["data", "wal", "x"]), _values)),
+    variant=_values,
+    axis=_values,
+)
+def test_any_storage_document_gives_a_campaign_or_a_campaign_error(
+    targets, storage, variant, axis
+) -> None:
+    doc = {"targets": targets, "storage": storage, "variants": {"v": {"storage": variant}},
+           "matrix": {"storage": axis}}  # fmt: skip
+    try:
+        c = parse(doc)
+    except CampaignError as exc:
+        assert str(exc)
+        return
+    for pt in expand_points(c):
+        assert pt.point_key
