@@ -160,7 +160,7 @@ class Executor:
         for line in server.stop_leftovers(self.lab):
             self.events.status(f"stopped a leftover of an earlier pglab: {line}")
         for line in storage_targets.cleanup_leftovers(self.lab):
-            self.events.status(f"tore down a leftover of an earlier pglab: {line}")
+            self.events.status(line)
         plan, binaries = preflight(campaign, self.lab)
         stale = find_stale(self.store, campaign.name, plan.points)
         if stale and not replace:

@@ -18,6 +18,7 @@ backed by recorded files are ever touched.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -423,21 +424,30 @@ def _owner_alive(owner: dict[str, Any]) -> bool:
 
 def cleanup_leftovers(lab: Lab) -> list[str]:
     """Undo the targets of pglab processes that are gone (killed, or a teardown that failed)."""
-    done = []
+    done: list[str] = []
     states = lab.home / "storage"
     if not states.is_dir():
         return done
-    for path in sorted(states.glob("*.json")):
-        try:
-            rec = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if _owner_alive(rec.get("owner") or {}):
-            continue
-        if rec["kind"] != "path" and os.geteuid() != 0:
-            continue  # made as root: only root can undo it
-        undo(rec, lab.home)
-        done.append(f'storage target "{rec["name"]}" ({rec["kind"]}) at {rec["root"]}')
-    for partial in states.glob("*.partial"):
-        partial.unlink(missing_ok=True)
+    # one pglab at a time undoes leftovers (two starting together would race on one record)
+    with open(states / ".cleanup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for path in sorted(states.glob("*.json")):
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if _owner_alive(rec.get("owner") or {}):
+                continue
+            if rec["kind"] != "path" and os.geteuid() != 0:
+                continue  # made as root: only root can undo it
+            what = f'storage target "{rec["name"]}" ({rec["kind"]}) at {rec["root"]}'
+            try:
+                undo(rec, lab.home)
+            except LabError as exc:  # names are per process: it does not stand in the way
+                done.append(
+                    f"could not tear down a leftover of an earlier pglab, {what}: {exc.message} "
+                    "(retried at the next start)"
+                )
+                continue
+            done.append(f"tore down a leftover of an earlier pglab: {what}")
     return done

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import lab_processes
-from storage_helpers import NOTHING, made_under, need_root_and_tools
+from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab import campaign
 from pglab.errors import LabError
@@ -23,7 +23,7 @@ from pglab.executor import Executor
 from pglab.lab import Lab
 from pglab.store import open_store
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
 
 CAMPAIGN = """
 name = "{name}"
@@ -58,7 +58,13 @@ def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
 
 
 def _pgbench_running(home: Path) -> bool:
-    return any(p.name() == "pgbench" and "-i" not in p.cmdline() for p in lab_processes(home))
+    for p in lab_processes(home):
+        try:
+            if p.name() == "pgbench" and "-i" not in p.cmdline():
+                return True
+        except psutil.Error:
+            continue
+    return False
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
@@ -81,16 +87,21 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
             stderr=err,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not _pgbench_running(lab.home):
-        assert proc.poll() is None, err_path.read_text()
-        time.sleep(0.1)
-    assert _pgbench_running(lab.home), "no phase ever started"
-    during = made_under(lab.home)
-    assert len(during["mounts"]) == 2 and len(during["loops"]) == 2, during
-    time.sleep(1)
-    proc.send_signal(sig)
-    proc.wait(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _pgbench_running(lab.home):
+            assert proc.poll() is None, err_path.read_text()
+            time.sleep(0.1)
+        assert _pgbench_running(lab.home), "no phase ever started"
+        during = made_under(lab.home)
+        assert len(during["mounts"]) == 2 and len(during["loops"]) == 2, during
+        time.sleep(1)
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     time.sleep(1)
     left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"left running after {sig.name}: {left}"

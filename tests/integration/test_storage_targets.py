@@ -9,14 +9,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from storage_helpers import NOTHING, made_under, need_root_and_tools
+from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab import campaign
 from pglab.executor import Executor
 from pglab.lab import Lab
 from pglab.store import open_store
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
 
 TWO_EXT4 = """
 name = "two-ext4"
