@@ -72,6 +72,7 @@ def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
         backing = _read(str(block / "loop" / "backing_file")) if block else None
         if backing and depth < 2:
             best["loop_backing_file"] = backing
+            best["loop_direct_io"] = _read(str(block / "loop" / "dio")) == "1"
             under = mount_of(Path(backing), depth + 1)
             best["loop_backing"] = {
                 k: under.get(k) for k in ("mountpoint", "fstype", "device", "scheduler")

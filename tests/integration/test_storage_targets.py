@@ -34,6 +34,7 @@ kind = "loop"
 fstype = "ext4"
 size = "300MB"
 mount_options = ["noatime", "data=writeback"]
+direct_io = true
 
 [targets.wal]
 kind = "tmpfs"
@@ -75,6 +76,7 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
         assert data["block_device"].startswith("7:"), data  # loop devices are major 7
         assert data["loop_backing_file"].startswith(str(lab.home)), data
         assert data["loop_backing"]["fstype"], data  # and the disk under the loop file
+        assert data["loop_direct_io"] is (mode == "writeback"), data
         assert wal["fstype"] == "tmpfs" and "size=204800k" in wal["options"], wal
         assert wal["mountpoint"] != data["mountpoint"]
         assert fp["storage"]["data"]["name"] == mode and fp["storage"]["wal"]["name"] == "wal"
