@@ -10,7 +10,7 @@ package, kernel support, directories), so a missing tool makes nothing.
 What the lab makes is written to ``storage/<pid>-<name>.json`` under the lab home *before* it is
 made, so a pglab killed at any point (even by SIGKILL) leaves a record of it; ``cleanup_leftovers``
 finds records whose pglab is gone and undoes them: it ends postgres processes working there,
-unmounts, detaches the loop devices backed by the recorded file (``losetup -j``), removes the
+unmounts, detaches the loop devices backed by the recorded file (found in /sys), removes the
 file and the directories. Only recorded mount points (under ``<lab home>/mnt``) and loop devices
 backed by recorded files are ever touched.
 """
@@ -342,12 +342,17 @@ def mounts() -> dict[str, tuple[str, str]]:
 
 
 def loop_devices_of(backing: Path) -> list[str]:
-    """The loop devices attached to ``backing`` (``losetup -j``), by the file's identity."""
-    losetup = tool("losetup")
-    if losetup is None or not backing.exists():
-        return []
-    res = procs.run([losetup, "-j", str(backing)], timeout=60, check=False)
-    return [line.split(":", 1)[0] for line in res.stdout.splitlines() if ":" in line]
+    """The loop devices attached to ``backing``, from /sys (also when the file was deleted
+    while attached, which ``losetup -j`` cannot find)."""
+    found = []
+    for path in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        if text in (str(backing), f"{backing} (deleted)"):
+            found.append(f"/dev/{path.parent.parent.name}")
+    return found
 
 
 def undo(rec: dict[str, Any], home: Path) -> None:
