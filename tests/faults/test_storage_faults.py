@@ -5,11 +5,13 @@ when a tool is missing."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -19,7 +21,7 @@ from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_stora
 
 from pglab import campaign
 from pglab.errors import LabError
-from pglab.executor import Executor
+from pglab.executor import Executor, QuietEvents
 from pglab.lab import Lab
 from pglab.store import open_store
 
@@ -110,6 +112,8 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
         assert made_under(lab.home) == NOTHING
     else:
         assert made_under(lab.home) == during  # recorded, to be undone at the next start
+        for img in (lab.home / "storage").glob("*.img"):
+            img.unlink()  # even a backing file deleted while attached does not hide its device
     path.write_text(CAMPAIGN.format(name=name, duration=1))
     done = subprocess.run(
         _argv(path, lab, store), capture_output=True, text=True, timeout=300, check=False
@@ -177,3 +181,54 @@ def test_a_mount_option_the_kernel_rejects_undoes_what_was_made(
     assert "mount of storage target wal failed" in str(info.value), str(info.value)
     assert "torn down" in (info.value.hint or "")
     assert made_under(lab.home) == NOTHING
+
+
+class Statuses(QuietEvents):
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def status(self, message: str) -> None:
+        self.lines.append(message)
+
+
+def test_never_touches_what_it_did_not_make(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    """A loop device and a tmpfs of someone else's stay as they are through a campaign on made
+    filesystems; a dead pglab's record whose mount point now holds someone else's mount is
+    reported, and that mount left alone."""
+    need_root_and_tools("mkfs.ext4")
+    foreign_file = tmp_path / "foreign.img"
+    foreign_file.write_bytes(b"\0" * 2**20)
+    foreign_dir = tmp_path / "foreign-mnt"
+    foreign_dir.mkdir()
+    ghost_root = lab.home / "mnt" / "999999-ghost"
+    ghost_root.mkdir(parents=True)
+    record = lab.home / "storage" / "999999-ghost.json"
+    record.parent.mkdir(exist_ok=True)
+    record.write_text(json.dumps({
+        "owner": {"pid": 999999, "create_time": 0.0}, "name": "ghost", "kind": "tmpfs",
+        "root": str(ghost_root), "backing": None, "device": None, "tag": "pglab-999999-ghost",
+    }))  # fmt: skip
+    run = partial(subprocess.run, capture_output=True, text=True, check=True)
+    dev = run(["losetup", "--find", "--show", str(foreign_file)]).stdout.strip()
+    try:
+        run(["mount", "-t", "tmpfs", "-o", "size=1m", "someone", str(foreign_dir)])
+        run(["mount", "-t", "tmpfs", "-o", "size=1m", "someone-else", str(ghost_root)])
+        path = tmp_path / "c.toml"
+        path.write_text(CAMPAIGN.format(name="not-mine", duration=1))
+        events = Statuses()
+        with open_store(str(tmp_path / "r.sqlite")) as store:
+            out = Executor(lab, store, events).run_campaign(campaign.load(path))
+        assert out.ok == 2 and out.failed == 0
+        assert any("could not tear down" in line and "ghost" in line and "did not make" in line
+                   for line in events.lines), events.lines  # fmt: skip
+        mounts = Path("/proc/self/mounts").read_text()
+        assert f"someone {foreign_dir} tmpfs" in mounts
+        assert f"someone-else {ghost_root} tmpfs" in mounts
+        assert str(foreign_file) in run(["losetup", "-a"]).stdout
+        assert made_under(lab.home)["loops"] == []
+    finally:
+        subprocess.run(["umount", str(foreign_dir)], check=False)
+        subprocess.run(["umount", str(ghost_root)], check=False)
+        subprocess.run(["losetup", "-d", dev], check=False)
+        record.unlink(missing_ok=True)
+        ghost_root.rmdir()
