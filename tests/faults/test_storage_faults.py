@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -232,3 +234,36 @@ def test_never_touches_what_it_did_not_make(tmp_path: Path, lab: Lab, no_leftove
         subprocess.run(["losetup", "-d", dev], check=False)
         record.unlink(missing_ok=True)
         ghost_root.rmdir()
+
+
+def test_not_root_stops_before_anything_is_made(tmp_path: Path, lab: Lab) -> None:
+    """pglab run as the unprivileged server account: an error saying root is needed, before any
+    run, and nothing made (no record, no mount point, no dataset)."""
+    if os.geteuid() != 0 or lab.run_as is None:
+        pytest.skip("needs root to run pglab as another, unprivileged account")
+    home = Path(tempfile.mkdtemp(prefix="pglab-notroot-", dir="/tmp"))
+    os.chown(home, lab.run_as.uid, lab.run_as.gid)
+    path = home / "c.toml"
+    path.write_text(CAMPAIGN.format(name="not-root", duration=1))
+    os.chmod(path, 0o644)
+    argv = ["setpriv", f"--reuid={lab.run_as.uid}", f"--regid={lab.run_as.gid}",
+            "--clear-groups", sys.executable, "-m", "pglab.cli", "run", str(path),
+            "--lab-dir", str(home / "lab"), "--store", str(home / "r.sqlite")]  # fmt: skip
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=300, env={**os.environ, "HOME": str(home)}
+        )
+        if "No module named" in done.stderr or "Permission denied" in done.stderr:
+            pytest.skip(f"pglab cannot run as {lab.run_as.user} here: {done.stderr[-200:]}")
+        assert done.returncode == 2, done.stderr + done.stdout
+        assert (
+            'storage target "journal" (loop): pglab makes and mounts it itself, which needs root'
+            in done.stderr
+        )
+        assert "nothing was made" in done.stderr
+        assert not (home / "lab" / "storage").exists() and not (home / "lab" / "mnt").exists()
+        assert list((home / "lab" / "datasets").iterdir()) == []
+        with open_store(str(home / "r.sqlite")) as store:
+            assert store.list_runs("not-root") == []
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
