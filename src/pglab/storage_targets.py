@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -149,7 +150,12 @@ def _kernel_filesystems() -> set[str] | None:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
+    """A file name for a target name; one that had to change gets a hash, so two names never
+    share one mount point."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return safe
 
 
 @dataclass

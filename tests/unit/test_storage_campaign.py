@@ -215,3 +215,11 @@ def test_any_storage_document_gives_a_campaign_or_a_campaign_error(
         return
     for pt in expand_points(c):
         assert pt.point_key
+
+
+def test_target_names_make_distinct_safe_file_names() -> None:
+    names = ["a b", "a_b", "a/b", "../x", "é" * 50, "plain-name.1"]
+    safe = [storage_targets._safe(n) for n in names]
+    assert len(set(safe)) == len(names)
+    assert all("/" not in s and s not in (".", "..") for s in safe)
+    assert storage_targets._safe("plain-name.1") == "plain-name.1"
