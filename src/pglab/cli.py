@@ -652,7 +652,8 @@ def _print_run(run: dict[str, Any]) -> None:
     if mount:
         console.print(
             f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-            f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
+            f"({mount.get('options') or mount.get('mount_options')}), "
+            f"scheduler {mount.get('scheduler') or '?'}",
             markup=False,
         )
     wal = fp.get("pg_wal_mount") or {}
