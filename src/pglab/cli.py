@@ -110,6 +110,17 @@ A campaign file is TOML. Every key is optional except what the workload needs:
 
   [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
   name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
+
+  [targets.wb]                # a storage target, made by pglab (as root) and torn down after:
+  kind = "loop"               # "loop": a sparse file (in the lab home, or dir = "/mnt/x")
+  fstype = "ext4"             # on a loop device, mkfs.<fstype> (ext4, xfs, btrfs), mounted;
+  size = "1GB"                # "tmpfs" (size, mount_options); "path" = "/dir" (an existing
+  mkfs_options = ["-J", "size=64"]            # directory: no root needed)
+  mount_options = ["noatime", "data=writeback"]
+  [storage]                   # where PGDATA (data) and pg_wal (wal) live; default: the lab
+  data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
+  wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
+                              # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
 """
 
 
@@ -429,6 +440,7 @@ def _print_plan(plan, binaries) -> None:
                 "server": f"{b.label} (PostgreSQL {b.version})",
                 "settings": dict(pt.server.settings),
                 "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+                "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(_phase_text(ph) for ph in pt.phases),
             }
         )
@@ -438,7 +450,7 @@ def _print_plan(plan, binaries) -> None:
     for c in cells:
         own = {k: v for k, v in c["settings"].items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
-    columns = ("variant", "axes", "server", "settings", "dataset", "phases")
+    columns = ("variant", "axes", "server", "settings", "dataset", "storage", "phases")
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:
@@ -685,7 +697,15 @@ def _print_run(run: dict[str, Any]) -> None:
     if mount:
         console.print(
             f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-            f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
+            f"({mount.get('options') or mount.get('mount_options')}), "
+            f"scheduler {mount.get('scheduler') or '?'}",
+            markup=False,
+        )
+    wal = fp.get("pg_wal_mount") or {}
+    if wal and wal.get("mountpoint") != mount.get("mountpoint"):
+        console.print(
+            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({wal.get('options')}), "
+            f"scheduler {wal.get('scheduler') or '?'}",
             markup=False,
         )
     table = Table(title="phases")
