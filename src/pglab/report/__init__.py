@@ -222,8 +222,8 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
             f"{mount.get('fstype')} on {mount.get('device')} ({mount.get('mount_options')}), "
             f"scheduler {mount.get('scheduler') or '?'}",
         ))  # fmt: skip
-    wal = e.get("pgwal_mount") or e.get("wal_mount")
-    if wal:
+    wal = e.get("pg_wal_mount")
+    if wal and wal != mount:
         facts.append((
             "pg_wal file system",
             f"{wal.get('fstype')} on {wal.get('device')} ({wal.get('mount_options')}), "
