@@ -249,9 +249,16 @@ class _RunSeries:
         xs = sorted(acc)
         return (xs, [acc[x] for x in xs]) if xs else None
 
-    def mark_phases(self, ax) -> None:
-        for p in self.phases[1:]:
-            ax.axvline(p["started_at"] - self.t0, color="#888", lw=0.6, ls=":")
+    def mark_phases(self, ax, names: bool = False) -> None:
+        """Dotted lines where measured phases start (and their names, on one panel)."""
+        several = len({p["name"] for p in self.phases}) > 1
+        for n, p in enumerate(self.phases):
+            x = p["started_at"] - self.t0
+            if n:
+                ax.axvline(x, color="#888", lw=0.6, ls=":")
+            if names and several:
+                ax.text(x, 1.0, f" {p['name']}", transform=ax.get_xaxis_transform(),
+                        fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
 
 
 def _missing(ax, s: _RunSeries, title: str, why: str) -> None:
@@ -273,7 +280,7 @@ def _panel_tps(ax, s: _RunSeries) -> None:
         end = (row[cols["t_end"]] - s.t0) if row[cols["t_end"]] else x
         ax.axvspan(x, max(end, x + 0.5), color="#d62728", alpha=0.12,
                    label="checkpoint" if n == 0 else None)  # fmt: skip
-    s.mark_phases(ax)
+    s.mark_phases(ax, names=True)
     ax.legend(fontsize="x-small", loc="lower left")
     ax.set_title(f"TPS per second; {len(cps)} checkpoint(s) shaded",
                  fontsize="medium")  # fmt: skip
