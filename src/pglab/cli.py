@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, points
+from . import __version__, analysis, derived, points
 from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
@@ -483,13 +484,31 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     return table
 
 
+def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = points.point_rows(runs, baseline=points.baseline_of(camp))
+    for r in rows:
+        if "comparison" in r:
+            r["comparison"] = asdict(r["comparison"])
+    notices = derived.campaign_notices(store, camp["name"])
+    return {"points": rows, "notices": [asdict(n) for n in notices]}
+
+
+def _print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
+    if not notices:
+        return
+    console.print(f"[bold]{title}[/]")
+    for n in notices:
+        text = f"{n.kind}: " + (f"{n.point}: " if n.point else "") + n.message
+        console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+
+
 def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
-    derived = points.derived_names(runs)
+    derived_cols = points.derived_names(runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
@@ -503,7 +522,7 @@ def _print_points(store, name: str) -> None:
         ("CV %", "right"),
         ("95% CI of mean", "right"),
         *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
-        *((f"median {d}", "right") for d in derived),
+        *((f"median {d}", "right") for d in derived_cols),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
@@ -518,9 +537,10 @@ def _print_points(store, name: str) -> None:
             else "–",
             f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}" if r["ci"] else "–",
             *(_delta_text(r.get("comparison"), r["variant"] == baseline),) * compared,
-            *(_short(r["derived"].get(d)) for d in derived),
+            *(_short(r["derived"].get(d)) for d in derived_cols),
         )
     console.print(table)
+    _print_notices(derived.campaign_notices(store, name))
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -602,23 +622,23 @@ def cmd_show(args: argparse.Namespace) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if args.json:
-                print(
-                    json.dumps(
-                        {"campaign": obj, "points": points.point_rows(runs), "runs": runs},
-                        indent=2,
-                        default=str,
-                    )
-                )
+                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": runs}
+                print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
             )
             _print_points(store, obj["name"])
             return 0
+    notices = derived.run_notices(obj)
     if args.json:
-        print(json.dumps(obj, indent=2, default=str))
+        print(json.dumps({**obj, "notices": [asdict(n) for n in notices]}, indent=2, default=str))
         return 0
     _print_run(obj)
+    regime = derived.cache_regime(obj)
+    if regime is not None:
+        console.print(f"cache regime: {regime.describe()}", markup=False)
+    _print_notices(notices)
     return 0
 
 
