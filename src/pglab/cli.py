@@ -33,6 +33,7 @@ from rich.table import Table
 
 from . import __version__, analysis, derived, points
 from . import campaign as campaigns
+from . import compare as comparing
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
 from .lab import Lab, default_home, default_store_url
@@ -110,6 +111,31 @@ A campaign file is TOML. Every key is optional except what the workload needs:
 
   [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
   name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
+"""
+
+
+COMPARE_HELP = """\
+Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
+
+  12                       run 12 (pglab ls lists runs)
+  wal-sweep                the whole campaign wal-sweep (pglab ls --campaigns)
+  'wal-sweep:lz4 clients=8'
+                           one point of a campaign: its label as `pglab show CAMPAIGN` prints
+                           it, after a colon; its words in any order, or fewer of them if they
+                           pick out one point ('wal-sweep:lz4')
+
+Two runs: TPS, latency and every phase's figures side by side with Δ%, and their top waits;
+one run each says nothing about significance. Two points: their repeats' TPS, Δ% of the mean
+with a 95% bootstrap CI, Mann-Whitney p and a verdict: + or - significant, ~ not, ? fewer than
+4 repeats a side. Two campaigns: their points matched by label, by matrix coordinates (the
+label without the variant) or by variant, whichever matches most; each pair as two points,
+Holm-corrected over all pairs. Every comparison ends with what differs in the settings and
+environment the runs reported.
+
+examples:
+  pglab compare 12 13
+  pglab compare 'sweep:base clients=8' 'sweep:lz4 clients=8'
+  pglab compare pg16-run pg18-run --json
 """
 
 
@@ -205,6 +231,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="compare two runs, two points or two campaigns (Δ%%, CI, significance)",
+        description=COMPARE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", help="the baseline: RUN_ID, CAMPAIGN or CAMPAIGN:POINT")
+    p.add_argument("b", metavar="B", help="compared with A: the same kind as A")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("export", parents=[common], help="export a campaign or run as CSV or JSON")
     p.add_argument("id", help="campaign name or run id")
@@ -725,6 +763,105 @@ def _short(v: Any) -> str:
     if isinstance(v, int) or float(v).is_integer():
         return f"{v:,.0f}"
     return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        a, b = comparing.resolve(store, args.a), comparing.resolve(store, args.b)
+        result = comparing.compare_targets(store, a, b)
+    if args.json:
+        print(json.dumps(result, indent=2, default=_jsonable))
+        return 0
+    if result["kind"] == "runs":
+        _print_run_comparison(result)
+    else:
+        _print_pairs(result)
+    diff = result["settings_diff"]
+    if diff:
+        table = Table(title="settings and environment that differ")
+        for col in ("name", "A", "B"):
+            table.add_column(col)
+        for d in diff:
+            table.add_row(escape(d["name"]), escape(d["a"]), escape(d["b"]))
+        console.print(table)
+    else:
+        console.print("settings and environment: no difference reported")
+    return 0
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, analysis.Comparison):
+        return asdict(obj)
+    return str(obj)
+
+
+def _print_run_comparison(result: dict[str, Any]) -> None:
+    a, b = result["a"], result["b"]
+    table = Table(title=f"run {b['run']} compared with run {a['run']}")
+    table.add_column("figure", no_wrap=True)
+    table.add_column(escape(f"A: run {a['run']} {a['campaign']}:{a['point']}"), justify="right")
+    table.add_column(escape(f"B: run {b['run']} {b['campaign']}:{b['point']}"), justify="right")
+    table.add_column("Δ%", justify="right")
+    for m in result["metrics"]:
+        d = m["delta_pct"]
+        table.add_row(
+            escape(m["metric"]), _short(m["a"]), _short(m["b"]), "–" if d is None else f"{d:+.1f}%"
+        )
+    console.print(table)
+    for w in result["waits"]:
+        console.print(f"[bold]top waits of {escape(w['phase'])}[/]")
+        for side in ("a", "b"):
+            text = ", ".join(f"{name} {pct:.0f}%" for name, pct in w[side]) or "–"
+            console.print(f"  {side.upper()}: {escape(text)}", soft_wrap=True)
+    console.print(f"[yellow]note:[/] {result['note']}", soft_wrap=True)
+
+
+def _print_pairs(result: dict[str, Any]) -> None:
+    if result["kind"] == "campaigns":
+        title = f"campaign {result['b']} compared with {result['a']}"
+    else:
+        title = "point B compared with point A"
+    table = Table(title=escape(title))
+    for col, just in (
+        ("A", "left"),
+        ("B", "left"),
+        ("n A", "right"),
+        ("n B", "right"),
+        ("median tps A", "right"),
+        ("median tps B", "right"),
+        ("Δ% of mean", "right"),
+        ("95% CI of Δ%", "right"),
+        ("p (Holm)" if result.get("corrected") else "p", "right"),
+        ("", "center"),
+    ):
+        table.add_column(col, justify=just)
+    for p in result["pairs"]:
+        c, sa, sb = p["comparison"], p["a"], p["b"]
+        whole = result["kind"] == "campaigns"  # the campaigns are in the title
+        table.add_row(
+            escape(sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"),
+            escape(sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"),
+            str(sa["n"]),
+            str(sb["n"]),
+            _short(sa["median"]),
+            _short(sb["median"]),
+            "–" if c is None else f"{c.delta_pct:+.1f}%",
+            f"{c.ci_low:+.1f} … {c.ci_high:+.1f}" if c and c.ci_low is not None else "–",
+            f"{p.get('p_holm') or c.p_value:.3g}" if c and c.p_value is not None else "–",
+            "–" if c is None else c.verdict,
+        )
+    console.print(table)
+    if result["kind"] == "campaigns":
+        un = result["unmatched"]
+        console.print(
+            f"points matched by {result['matched_by']}; unmatched: {un['a']} of A, {un['b']} of "
+            f"B{'; p-values Holm-corrected over the pairs' if result['corrected'] else ''}"
+        )
+    console.print(
+        "verdict: + / - significant (p < 0.05 and the CI excludes 0), ~ not significant, "
+        f"? fewer than {analysis.MIN_REPEATS} ok repeats a side (no verdict)",
+        soft_wrap=True,
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:
