@@ -4,14 +4,13 @@ server, with known effects (an A/A pair, and a 5% slowdown as pgbench --rate 0.9
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+pytest.register_assert_rewrite("store_checks")
 from store_checks import sample_phase, sample_run  # noqa: E402
 
 from pglab import cli  # noqa: E402

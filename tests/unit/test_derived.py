@@ -232,10 +232,6 @@ def test_drift_across_repeats_and_over_the_campaign() -> None:
 
 
 def test_campaign_notices_from_a_store(tmp_path) -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from store_checks import sample_run
 
     from pglab.errors import LabError
