@@ -821,10 +821,10 @@ def _print_pairs(result: dict[str, Any]) -> None:
         title = f"campaign {result['b']} compared with {result['a']}"
     else:
         title = "point B compared with point A"
+    same = result.get("matched_by") == "label"  # one column for the point
     table = Table(title=escape(title))
     for col, just in (
-        ("A", "left"),
-        ("B", "left"),
+        *((("point", "left"),) if same else (("A", "left"), ("B", "left"))),
         ("n A", "right"),
         ("n B", "right"),
         ("median tps A", "right"),
@@ -838,9 +838,10 @@ def _print_pairs(result: dict[str, Any]) -> None:
     for p in result["pairs"]:
         c, sa, sb = p["comparison"], p["a"], p["b"]
         whole = result["kind"] == "campaigns"  # the campaigns are in the title
+        labels = [sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"]
+        labels += [] if same else [sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"]
         table.add_row(
-            escape(sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"),
-            escape(sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"),
+            *(escape(lb) for lb in labels),
             str(sa["n"]),
             str(sb["n"]),
             _short(sa["median"]),

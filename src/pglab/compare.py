@@ -38,6 +38,13 @@ _ENV_KEYS = (
 )  # fmt: skip
 
 
+# settings that name where the lab put a server, not how it ran: never a difference
+_LAB_PLUMBING = frozenset(
+    ("unix_socket_directories", "port", "data_directory", "hba_file", "ident_file",
+     "config_file", "external_pid_file", "listen_addresses", "log_directory", "log_filename")
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Target:
     """What a command-line argument names: ``kind`` is "run", "point" or "campaign"."""
@@ -305,7 +312,8 @@ def _environment(runs: list[dict[str, Any]]) -> dict[str, str]:
         if mount.get("fstype"):
             env["pgdata filesystem"] = f"{mount['fstype']} ({mount.get('mount_options', '')})"
         for name, s in sorted((fp.get("settings") or {}).items()):
-            env[name] = str(s.get("shown", s.get("setting")))
+            if name not in _LAB_PLUMBING:
+                env[name] = str(s.get("shown", s.get("setting")))
         per_run.append(env)
     if not per_run:
         return {}
