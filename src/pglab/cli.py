@@ -31,8 +31,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, notices, points
+from . import __version__, analysis, derived, points
 from . import campaign as campaigns
+from . import compare as comparing
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
 from .lab import Lab, default_home, default_store_url
@@ -121,6 +122,31 @@ A campaign file is TOML. Every key is optional except what the workload needs:
   data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
   wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
                               # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
+"""
+
+
+COMPARE_HELP = """\
+Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
+
+  12                       run 12 (pglab ls lists runs)
+  wal-sweep                the whole campaign wal-sweep (pglab ls --campaigns)
+  'wal-sweep:lz4 clients=8'
+                           one point of a campaign: its label as `pglab show CAMPAIGN` prints
+                           it, after a colon; its words in any order, or fewer of them if they
+                           pick out one point ('wal-sweep:lz4')
+
+Two runs: TPS, latency and every phase's figures side by side with Δ%, and their top waits;
+one run each says nothing about significance. Two points: their repeats' TPS, Δ% of the mean
+with a 95% bootstrap CI, Mann-Whitney p and a verdict: + or - significant, ~ not, ? fewer than
+4 repeats a side. Two campaigns: their points matched by label, by matrix coordinates (the
+label without the variant) or by variant, whichever matches most; each pair as two points,
+Holm-corrected over all pairs. Every comparison ends with what differs in the settings and
+environment the runs reported.
+
+examples:
+  pglab compare 12 13
+  pglab compare 'sweep:base clients=8' 'sweep:lz4 clients=8'
+  pglab compare pg16-run pg18-run --json
 """
 
 
@@ -240,6 +266,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="HTML file to write (default: <lab dir>/reports/<campaign>.html)",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="compare two runs, two points or two campaigns (Δ%%, CI, significance)",
+        description=COMPARE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", help="the baseline: RUN_ID, CAMPAIGN or CAMPAIGN:POINT")
+    p.add_argument("b", metavar="B", help="compared with A: the same kind as A")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("export", parents=[common], help="export a campaign or run as CSV or JSON")
     p.add_argument("id", help="campaign name or run id")
@@ -523,13 +561,31 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     return table
 
 
+def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = points.point_rows(runs, baseline=points.baseline_of(camp))
+    for r in rows:
+        if "comparison" in r:
+            r["comparison"] = asdict(r["comparison"])
+    notices = derived.campaign_notices(store, camp["name"])
+    return {"points": rows, "notices": [asdict(n) for n in notices]}
+
+
+def _print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
+    if not notices:
+        return
+    console.print(f"[bold]{title}[/]")
+    for n in notices:
+        text = f"{n.kind}: " + (f"{n.point}: " if n.point else "") + n.message
+        console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+
+
 def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
-    derived = points.derived_names(runs)
+    derived_cols = points.derived_names(runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
@@ -543,7 +599,7 @@ def _print_points(store, name: str) -> None:
         ("CV %", "right"),
         ("95% CI of mean", "right"),
         *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
-        *((f"median {d}", "right") for d in derived),
+        *((f"median {d}", "right") for d in derived_cols),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
@@ -560,22 +616,10 @@ def _print_points(store, name: str) -> None:
             if r["ci"] and r["runs"] - r["failed"] >= 3
             else "–",
             *(_delta_text(r.get("comparison"), r["variant"] == baseline),) * compared,
-            *(_short(r["derived"].get(d)) for d in derived),
+            *(_short(r["derived"].get(d)) for d in derived_cols),
         )
     console.print(table)
-    _print_notices(notices.campaign_notices(store, name))
-
-
-def _print_notices(found: list[notices.Notice]) -> None:
-    if not found:
-        return
-    console.print("[bold]warnings[/]")
-    for n in found:
-        where = " · ".join(x for x in (n.point, f"run {n.run_id}" if n.run_id else None) if x)
-        console.print(
-            f"  [yellow]{n.kind}[/]{escape(' · ' + where) if where else ''}: {escape(n.message)}",
-            soft_wrap=True,
-        )
+    _print_notices(derived.campaign_notices(store, name))
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -657,12 +701,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if args.json:
-                rows = points.point_rows(runs, points.baseline_of(obj))
-                for row in rows:
-                    if row.get("comparison") is not None:
-                        row["comparison"] = asdict(row["comparison"])
-                found = [asdict(n) for n in notices.campaign_notices(store, obj["name"])]
-                doc = {"campaign": obj, "points": rows, "warnings": found, "runs": runs}
+                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": runs}
                 print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
@@ -670,12 +709,15 @@ def cmd_show(args: argparse.Namespace) -> int:
             )
             _print_points(store, obj["name"])
             return 0
-    found = notices.run_notices(obj)
+    notices = derived.run_notices(obj)
     if args.json:
-        print(json.dumps({**obj, "warnings": [asdict(n) for n in found]}, indent=2, default=str))
+        print(json.dumps({**obj, "notices": [asdict(n) for n in notices]}, indent=2, default=str))
         return 0
     _print_run(obj)
-    _print_notices(found)
+    regime = derived.cache_regime(obj)
+    if regime is not None:
+        console.print(f"cache regime: {regime.describe()}", markup=False)
+    _print_notices(notices)
     return 0
 
 
@@ -788,6 +830,106 @@ def _write_report(store, ident: str, output: Path | None, home: Path) -> None:
         f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"
         if written.pngs
         else f"report: [bold]{escape(str(written.html))}[/]",
+        soft_wrap=True,
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        a, b = comparing.resolve(store, args.a), comparing.resolve(store, args.b)
+        result = comparing.compare_targets(store, a, b)
+    if args.json:
+        print(json.dumps(result, indent=2, default=_jsonable))
+        return 0
+    if result["kind"] == "runs":
+        _print_run_comparison(result)
+    else:
+        _print_pairs(result)
+    diff = result["settings_diff"]
+    if diff:
+        table = Table(title="settings and environment that differ")
+        for col in ("name", "A", "B"):
+            table.add_column(col)
+        for d in diff:
+            table.add_row(escape(d["name"]), escape(d["a"]), escape(d["b"]))
+        console.print(table)
+    else:
+        console.print("settings and environment: no difference reported")
+    return 0
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, analysis.Comparison):
+        return asdict(obj)
+    return str(obj)
+
+
+def _print_run_comparison(result: dict[str, Any]) -> None:
+    a, b = result["a"], result["b"]
+    table = Table(title=f"run {b['run']} compared with run {a['run']}")
+    table.add_column("figure", no_wrap=True)
+    table.add_column(escape(f"A: run {a['run']} {a['campaign']}:{a['point']}"), justify="right")
+    table.add_column(escape(f"B: run {b['run']} {b['campaign']}:{b['point']}"), justify="right")
+    table.add_column("Δ%", justify="right")
+    for m in result["metrics"]:
+        d = m["delta_pct"]
+        table.add_row(
+            escape(m["metric"]), _short(m["a"]), _short(m["b"]), "–" if d is None else f"{d:+.1f}%"
+        )
+    console.print(table)
+    for w in result["waits"]:
+        console.print(f"[bold]top waits of {escape(w['phase'])}[/]")
+        for side in ("a", "b"):
+            text = ", ".join(f"{name} {pct:.0f}%" for name, pct in w[side]) or "–"
+            console.print(f"  {side.upper()}: {escape(text)}", soft_wrap=True)
+    console.print(f"[yellow]note:[/] {result['note']}", soft_wrap=True)
+
+
+def _print_pairs(result: dict[str, Any]) -> None:
+    if result["kind"] == "campaigns":
+        title = f"campaign {result['b']} compared with {result['a']}"
+    else:
+        title = "point B compared with point A"
+    same = result.get("matched_by") == "label"  # one column for the point
+    table = Table(title=escape(title))
+    for col, just in (
+        *((("point", "left"),) if same else (("A", "left"), ("B", "left"))),
+        ("n A", "right"),
+        ("n B", "right"),
+        ("median tps A", "right"),
+        ("median tps B", "right"),
+        ("Δ% of mean", "right"),
+        ("95% CI of Δ%", "right"),
+        ("p (Holm)" if result.get("corrected") else "p", "right"),
+        ("", "center"),
+    ):
+        table.add_column(col, justify=just)
+    for p in result["pairs"]:
+        c, sa, sb = p["comparison"], p["a"], p["b"]
+        whole = result["kind"] == "campaigns"  # the campaigns are in the title
+        labels = [sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"]
+        labels += [] if same else [sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"]
+        table.add_row(
+            *(escape(lb) for lb in labels),
+            str(sa["n"]),
+            str(sb["n"]),
+            _short(sa["median"]),
+            _short(sb["median"]),
+            "–" if c is None else f"{c.delta_pct:+.1f}%",
+            f"{c.ci_low:+.1f} … {c.ci_high:+.1f}" if c and c.ci_low is not None else "–",
+            f"{p.get('p_holm') or c.p_value:.3g}" if c and c.p_value is not None else "–",
+            "–" if c is None else c.verdict,
+        )
+    console.print(table)
+    if result["kind"] == "campaigns":
+        un = result["unmatched"]
+        console.print(
+            f"points matched by {result['matched_by']}; unmatched: {un['a']} of A, {un['b']} of "
+            f"B{'; p-values Holm-corrected over the pairs' if result['corrected'] else ''}"
+        )
+    console.print(
+        "verdict: + / - significant (p < 0.05 and the CI excludes 0), ~ not significant, "
+        f"? fewer than {analysis.MIN_REPEATS} ok repeats a side (no verdict)",
         soft_wrap=True,
     )
 

@@ -40,12 +40,10 @@ class Written:
     report: Report
 
 
-def write(store, ident: str, out: Path | None, home: Path, notices=None) -> Written:
+def write(store, ident: str, out: Path | None, home: Path) -> Written:
     """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
     ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it."""
     rep = gather(store, ident)
-    if notices is not None:
-        rep.notices = notices(store, rep)
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()

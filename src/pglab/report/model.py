@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import latency_hist, notices, points
+from .. import derived, latency_hist, points
 from ..errors import LabError
 from ..telemetry.summary import phase_summary
 
@@ -79,11 +79,11 @@ def gather(store, ident: str) -> Report:
     versions = sorted(
         {(v.get("fingerprint") or {}).get("server_version", "?") for v in loaded.values()}
     )
+    full = [loaded.get(r["id"]) or store.get_run(r["id"]) for r in runs]
     if only_run is None:
-        found = notices.campaign_notices(store, camp["name"])
+        found = derived.campaign_notices(store, camp["name"], runs=full)
     else:
-        found = [n for pt in pts for n in notices.point_notices(pt.row, pt.runs)]
-        found += notices.run_notices(store.get_run(only_run))
+        found = derived.run_notices(full[0])
     return Report(
         notices=found,
         title=camp["name"],
