@@ -72,17 +72,24 @@ class ScalingPoint:
 _CLIENTS = re.compile(r"(?:^| )clients=(\d+)(?= |$)")
 
 
+def scaling_key(label: str, variant: str) -> tuple[str, int] | None:
+    """(series, clients) of a point label with a ``clients=N`` coordinate, else None."""
+    m = _CLIENTS.search(label)
+    if m is None:
+        return None
+    return (label[: m.start()] + label[m.end() :]).strip() or variant, int(m.group(1))
+
+
 def scaling(rows: list[dict[str, Any]]) -> dict[str, list[ScalingPoint]]:
     """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
     ``list_runs`` rows; runs without a ``clients=N`` coordinate in their label are left out,
     and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
     tps: dict[str, dict[int, list[float]]] = {}
     for r in rows:
-        m = _CLIENTS.search(r["label"])
-        if m is None or r["status"] != "ok" or r.get("tps") is None:
+        key = scaling_key(r["label"], r["variant"])
+        if key is None or r["status"] != "ok" or r.get("tps") is None:
             continue
-        series = (r["label"][: m.start()] + r["label"][m.end() :]).strip() or r["variant"]
-        tps.setdefault(series, {}).setdefault(int(m.group(1)), []).append(float(r["tps"]))
+        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r["tps"]))
     out: dict[str, list[ScalingPoint]] = {}
     for series, by_clients in tps.items():
         c_min = min(by_clients)

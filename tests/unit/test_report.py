@@ -105,3 +105,12 @@ def test_cli_report_of_a_run_and_unknown_ids(tmp_path: Path, capsys) -> None:
     assert main(["report", "nope", *args]) == 2
     assert "no campaign named 'nope'" in capsys.readouterr().err
     assert main(["report", "999", *args]) == 2
+
+
+def test_scaling_over_the_clients_axis(written: report.Written) -> None:
+    page = written.html.read_text()
+    assert "scaling efficiency" in page
+    by_clients = {pt.scaling.clients: pt.scaling for pt in written.report.points if pt.scaling}
+    assert by_clients[1].efficiency == 1.0
+    # synthetic TPS grows as clients^0.7: at 4 clients, 4^0.7 / 4 ≈ 0.66 of linear (± noise)
+    assert 0.6 < by_clients[4].efficiency < 0.72

@@ -100,6 +100,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         made=datetime.now().strftime("%Y-%m-%d %H:%M"),
         description=spec.get("description"),
         derived=derived,
+        scaling=any(pt.scaling for pt in rep.points),
         campaign_charts=[_embedded(c) for c in made],
         point_charts={n: _embedded(c) for n, c in per_point.items()},
         charts_total=len(made) + len(per_point),

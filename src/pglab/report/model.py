@@ -26,6 +26,7 @@ class Point:
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
+    scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
 
     @property
     def label(self) -> str:
@@ -74,6 +75,11 @@ def gather(store, ident: str) -> Report:
     loaded: dict[int, dict[str, Any]] = {}
     for pt in pts:
         _fill_point(store, pt, loaded)
+    series = derived.scaling(runs)
+    for pt in pts:
+        key = derived.scaling_key(pt.label, pt.row["variant"])
+        if key is not None and len(series.get(key[0], ())) > 1:
+            pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
     first = next((loaded[r["id"]] for r in runs if r["id"] in loaded), None)
     fp = (first or {}).get("fingerprint") or {}
     versions = sorted(
