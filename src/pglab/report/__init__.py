@@ -117,6 +117,9 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         figure=_figure,
         telemetry_lines=lambda pt: telemetry_lines(pt.telemetry),
         when=_when,
+        version_of=lambda pt: ((pt.representative or {}).get("fingerprint") or {}).get(
+            "server_version", "?"
+        ),
     )
 
 
