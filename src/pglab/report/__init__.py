@@ -47,8 +47,7 @@ def write(store, ident: str, out: Path | None, home: Path) -> Written:
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    made = charts.campaign_charts(rep)
-    per_point = _point_charts(rep.points)
+    made, per_point = _draw_all(rep)
     html = render(rep, made, per_point)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
@@ -64,18 +63,21 @@ def write(store, ident: str, out: Path | None, home: Path) -> Written:
     return Written(out, pngs, rep)
 
 
-def _point_charts(pts: list[Point]) -> dict[int, charts.Chart]:
-    """Every point's chart, drawn by as many processes as there are CPUs (matplotlib draws
-    with one core; a campaign's points are independent)."""
-    jobs = [(n, pt) for n, pt in enumerate(pts, 1) if pt.representative is not None]
-    workers = min(len(jobs), os.cpu_count() or 1)
+def _draw_all(rep: Report) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
+    """The campaign's charts and every point's, drawn by as many processes as there are CPUs
+    (matplotlib draws with one core; the charts are independent)."""
+    jobs = [(n, pt) for n, pt in enumerate(rep.points, 1) if pt.representative is not None]
+    workers = min(len(jobs) + 1, os.cpu_count() or 1)
     if workers < 2:
+        made = charts.campaign_charts(rep)
         drawn = [charts.point_chart(pt, n) for n, pt in jobs]
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            campaign = pool.submit(charts.campaign_charts, rep)
             drawn = list(pool.map(_draw, jobs))
-    return {n: ch for (n, _), ch in zip(jobs, drawn, strict=True) if ch is not None}
+            made = campaign.result()
+    return made, {n: ch for (n, _), ch in zip(jobs, drawn, strict=True) if ch is not None}
 
 
 def _draw(job: tuple[int, Point]) -> charts.Chart | None:
