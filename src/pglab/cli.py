@@ -210,6 +210,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "storage",
+        parents=[common],
+        help="measure a directory's storage: pg_test_fsync, and fio where installed",
+        description="Run pg_test_fsync (ops/s per wal_sync_method) and, where fio is installed, "
+        "4k random read/write IOPS and sequential MB/s on files in DIR, as the server account; "
+        "store the results (a run's single-client commit rate is then compared with them).",
+    )
+    p.add_argument("dir", nargs="?", type=Path, help="directory to measure (where pg_wal lives)")
+    p.add_argument(
+        "--seconds", type=int, default=2, metavar="S", help="seconds per test (default 2)"
+    )
+    p.add_argument(
+        "--fio",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the fio suite too (default: when fio is installed)",
+    )
+    p.add_argument("--bindir", help="PostgreSQL bindir with pg_test_fsync (default: embedded)")
+    p.add_argument("--list", action="store_true", help="list stored storage results")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_storage)
     return parser
 
 
@@ -705,6 +728,39 @@ def _short(v: Any) -> str:
     if isinstance(v, int) or float(v).is_integer():
         return f"{v:,.0f}"
     return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def cmd_storage(args: argparse.Namespace) -> int:
+    from . import fsbench, storage_tables
+
+    if args.list:
+        with _store(args) as store:
+            rows = store.list_storage_results()
+        if args.json:
+            print(json.dumps(rows, indent=2, default=str))
+        else:
+            console.print(storage_tables.list_table(rows))
+        return 0
+    if args.dir is None:
+        raise LabError("which directory?", hint="pglab storage DIR, or pglab storage --list")
+    with _store(args) as store:  # opened first: a store that cannot be written stops us early
+        results = fsbench.measure(
+            Lab.open(_home(args)),
+            args.dir,
+            seconds=args.seconds,
+            fio=args.fio,
+            bindir=args.bindir,
+            status=lambda m: err_console.print(f"[dim]{escape(m)}[/]"),
+        )
+        rows = [storage_tables.as_row(r, store.save_storage_result(r)) for r in results]
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    console.print(storage_tables.where(rows[0]), markup=False, soft_wrap=True)
+    for row in rows:
+        console.print(storage_tables.result_table(row))
+    console.print(f"stored as storage result(s) {', '.join(str(r['id']) for r in rows)}")
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
