@@ -30,7 +30,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, points
+from . import __version__, analysis, points, syncrate
 from . import campaign as campaigns
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
@@ -638,10 +638,21 @@ def cmd_show(args: argparse.Namespace) -> int:
             )
             _print_points(store, obj["name"])
             return 0
+        vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
     if args.json:
-        print(json.dumps(obj, indent=2, default=str))
+        print(json.dumps({**obj, "commit_vs_fsync": vs_fsync}, indent=2, default=str))
         return 0
     _print_run(obj)
+    if vs_fsync:
+        v = vs_fsync
+        console.print(
+            f"single-client commits vs the WAL storage's {v['method']}: "
+            f"{v['commits_per_s']:,.0f} commits/s vs {v['fsync_per_s']:,.0f} syncs/s = "
+            f"{v['ratio']:.2f} (pg_test_fsync #{v['storage_id']} on {v['storage_path']}, "
+            f"same {'device, fs and mount options' if v['matched_by'] == 'device' else 'path'})",
+            markup=False,
+            soft_wrap=True,
+        )
     return 0
 
 

@@ -104,3 +104,29 @@ def test_unreachable_directory_is_refused(tmp_path: Path, lab: Lab, capsys) -> N
                  "--store", str(tmp_path / "r.sqlite")])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 2 and "cannot reach" in err and "chmod o+x" in err
+
+
+def test_show_run_compares_single_client_commits_with_fsync(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    store = tmp_path / "r.sqlite"
+    doc = tmp_path / "one.toml"
+    doc.write_text(
+        'name = "one-client"\n[dataset]\nscale = 1\n'
+        '[workload]\nclients = 1\nduration = 3\nscript = "simple-update"\n'
+    )
+    common = ["--lab-dir", str(lab.home), "--store", str(store)]
+    assert main(["run", str(doc), *common]) == 0
+    # the clusters live under the lab home: measure that directory's storage
+    storage(lab, store, str(lab.home), "--seconds", "1", "--no-fio", capsys=capsys)
+    with open_store(str(store)) as s:
+        (listed,) = s.list_runs("one-client")
+    assert main(["show", str(listed["id"]), "--json", *common]) == 0
+    got = json.loads(capsys.readouterr().out)["commit_vs_fsync"]
+    assert got["method"] == "fdatasync" and got["matched_by"] == "device"
+    assert got["commits_per_s"] == pytest.approx(listed["tps"])
+    assert got["fsync_per_s"] > 0 and got["ratio"] == pytest.approx(
+        got["commits_per_s"] / got["fsync_per_s"]
+    )
+    assert main(["show", str(listed["id"]), *common]) == 0
+    assert "single-client commits vs the WAL storage's fdatasync" in capsys.readouterr().out
