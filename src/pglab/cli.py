@@ -513,12 +513,14 @@ def _print_points(store, name: str) -> None:
     rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
     derived = points.derived_names(runs)
+    versions = _point_versions(store, camp, runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
     table = Table(title=f"campaign {name}")
     for col, just in (
         ("point", "left"),
+        *(("PostgreSQL", "left"),) * bool(versions),
         ("runs", "right"),
         ("failed", "right"),
         ("median tps", "right"),
@@ -532,6 +534,7 @@ def _print_points(store, name: str) -> None:
     for r in rows:
         table.add_row(
             escape(r["point"]),
+            *(versions.get(r["point"], "?"),) * bool(versions),
             str(r["runs"]),
             str(r["failed"]),
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
@@ -544,6 +547,20 @@ def _print_points(store, name: str) -> None:
             *(_short(r["derived"].get(d)) for d in derived),
         )
     console.print(table)
+
+
+def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, str]:
+    """point label -> the PostgreSQL version its runs used, when variants choose their server
+    and the versions differ; else {} (no column)."""
+    variants = (camp.get("spec") or {}).get("variants") or {}
+    if not any(isinstance(v, dict) and v.get("server") for v in variants.values()):
+        return {}
+    versions: dict[str, str] = {}
+    for r in runs:
+        if r["status"] == "ok" and r["label"] not in versions:
+            fp = store.run_fingerprint(r["id"]) or {}
+            versions[r["label"]] = str(fp.get("server_version", "?"))
+    return versions if len(set(versions.values())) > 1 else {}
 
 
 def cmd_ls(args: argparse.Namespace) -> int:

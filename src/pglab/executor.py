@@ -70,6 +70,7 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
         label = point.server.source_label
         if label not in binaries:
             binaries[label] = resolve(point.server, lab)
+    catalogs = {label: datasets.load_catalog(lab, b) for label, b in binaries.items()}
     checked: set[tuple] = set()
     for point in plan.points:
         b = binaries[point.server.source_label]
@@ -82,9 +83,19 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
         where = f'point "{point.label}" (PostgreSQL {b.version}): '
         for name in managed:
             problems.append(f"{where}{name} is managed by pglab and cannot be set")
-        catalog = datasets.load_catalog(lab, b)
+        catalog = catalogs[b.label]
+        other_versions = _versions_having(names, b, binaries, catalogs)
+        for name, versions in other_versions.items():
+            problems.append(
+                f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
+                f"{versions}: set it in the settings of the variants of those versions"
+            )
         problems += settings.validate(
-            {n: v for n, v in point.server.settings if n.lower() not in server.LAB_MANAGED},
+            {
+                n: v
+                for n, v in point.server.settings
+                if n.lower() not in server.LAB_MANAGED and n not in other_versions
+            },
             catalog,
             where=where,
         )
@@ -92,6 +103,28 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
     settings.raise_if_problems(problems)
     _check_scripts(plan, binaries)
     return plan, binaries
+
+
+def _versions_having(
+    names: list[str],
+    mine: Binaries,
+    binaries: Mapping[str, Binaries],
+    catalogs: Mapping[str, Mapping],
+) -> dict[str, str]:
+    """Settings unknown to ``mine`` that another server version of the campaign has:
+    name -> "PostgreSQL 18.6 (embedded)"."""
+    found: dict[str, str] = {}
+    for name in names:
+        if settings.exists(name, catalogs[mine.label]):
+            continue
+        having = [
+            f"PostgreSQL {b.version} ({b.label})"
+            for label, b in binaries.items()
+            if b.major != mine.major and settings.exists(name, catalogs[label])
+        ]
+        if having:
+            found[name] = ", ".join(having)
+    return found
 
 
 def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:

@@ -230,6 +230,12 @@ class Store:
             )
         return run
 
+    def run_fingerprint(self, run_id: int) -> dict[str, Any] | None:
+        """Only the environment fingerprint of a run (None if there is no such run)."""
+        with self._guard(f"reading run {run_id}"):
+            row = self._one("SELECT fingerprint_json FROM runs WHERE id = ?", (run_id,))
+        return None if row is None else json.loads(row["fingerprint_json"])
+
     def load_run(self, run_id: int) -> RunResult | None:
         """A stored run as the RunResult it was saved from (None if there is no such run)."""
         run = self.get_run(run_id)
