@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -156,7 +157,7 @@ def parse(
     order = _choice(doc, "order", ORDERS, "interleaved", p, "")
     on_error = _choice(doc, "on_error", ON_ERROR, "continue", p, "")
 
-    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]")
+    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
     dataset = _dataset(_table(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
     workload = _table(doc, "workload", p, "")
     p.unknown_keys("[workload]", workload, WORKLOAD_KEYS)
@@ -169,7 +170,7 @@ def parse(
             p.add(where, "must be a table of overrides")
             continue
         p.unknown_keys(where, vdoc, VARIANT_KEYS)
-        vserver = _server(_table(vdoc, "server", p, where), server, p, where)
+        vserver = _server(_table(vdoc, "server", p, where), server, p, where, base_dir)
         if "settings" in vdoc:
             vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
         vdataset = _dataset(_table(vdoc, "dataset", p, where), dataset, p, where)
@@ -210,10 +211,14 @@ def parse(
 # -- sections ----------------------------------------------------------------------------
 
 
-def _server(table: dict[str, Any], base: ServerSpec, p: Problems, where: str) -> ServerSpec:
+def _server(
+    table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
+) -> ServerSpec:
     p.unknown_keys(where, table, SERVER_KEYS)
     source = table.get("source", "bindir" if "bindir" in table else base.source)
     bindir = table.get("bindir", base.bindir if source == base.source else None)
+    if isinstance(bindir, str) and bindir and not Path(bindir).is_absolute():
+        bindir = os.path.normpath(base_dir.absolute() / bindir)  # like scripts: from the file's
     if source not in ("embedded", "bindir"):
         p.add(where, f'source = "{source}": use "embedded" or "bindir"')
     if source == "bindir" and not bindir:

@@ -189,3 +189,26 @@ def test_latency_log_and_vacuum_reach_pgbench_argv(tmp_path: Path) -> None:
     assert "-l" not in argvs[1] and "--aggregate-interval=1" not in argvs[1]
     with pytest.raises(CampaignError, match='latency_log = "sometimes": use one of full'):
         parse({"workload": {"latency_log": "sometimes"}})
+
+
+def test_a_relative_bindir_is_relative_to_the_campaign_file(tmp_path: Path) -> None:
+    c = parse(
+        {
+            "server": {"bindir": "/usr/lib/postgresql/15/bin"},
+            "variants": {"abs": {}, "rel": {"server": {"bindir": "../pg/bin"}}, "emb": {
+                "server": {"source": "embedded"}}},
+        },
+        tmp_path,
+    )  # fmt: skip
+    by_variant = {p.variant: p.server for p in make_plan(c).points}
+    assert by_variant["abs"].bindir == "/usr/lib/postgresql/15/bin"
+    assert by_variant["rel"].bindir == str(tmp_path.parent / "pg" / "bin")
+    assert by_variant["emb"].bindir is None and by_variant["emb"].source == "embedded"
+
+
+def test_versions_example_parses() -> None:
+    c = campaign.load(EXAMPLES / "versions.toml")
+    servers = {p.variant: p.server for p in make_plan(c).points}
+    assert servers["pg18"].source == "embedded"
+    assert servers["pg16"].bindir.endswith("site-packages/pgserver/pginstall/bin")
+    assert Path(servers["pg16"].bindir).is_absolute()
