@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o022)
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name in ("store", "lab_dir"):
+        setattr(args, name, getattr(args, name, None))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -135,16 +137,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # SUPPRESS: an option given before the command is not reset by the command's own default
+    # (`pglab --store X ls` used to ignore X); main() fills in None where neither was given
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--store",
         metavar="URL",
+        default=argparse.SUPPRESS,
         help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)",
     )
     common.add_argument(
         "--lab-dir",
         metavar="DIR",
         type=Path,
+        default=argparse.SUPPRESS,
         help="lab directory for clusters and datasets (env PGLAB_HOME)",
     )
     parser = argparse.ArgumentParser(
