@@ -99,30 +99,31 @@ def headline(row: dict[str, Any]) -> str:
         return f"fdatasync {rate:,.0f}/s" if rate is not None else "–"
     jobs = {j["rw"]: j for j in row["results"].get("jobs", [])}
     parts = []
-    if "randread" in jobs:
-        parts.append(f"rr {jobs['randread']['iops']:,.0f} IOPS")
-    if "randwrite" in jobs:
-        parts.append(f"rw {jobs['randwrite']['iops']:,.0f} IOPS")
-    if "write" in jobs:
-        parts.append(f"sw {jobs['write']['mb_per_s']:,.0f} MB/s")
-    return ", ".join(parts) or "–"
+    if "randread" in jobs and "randwrite" in jobs:
+        parts.append(
+            f"4k r/w {jobs['randread']['iops']:,.0f}/{jobs['randwrite']['iops']:,.0f} IOPS"
+        )
+    if "read" in jobs and "write" in jobs:
+        parts.append(
+            f"seq r/w {jobs['read']['mb_per_s']:,.0f}/{jobs['write']['mb_per_s']:,.0f} MB/s"
+        )
+    return "; ".join(parts) or "–"
 
 
 def list_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="storage results")
     for col, just in (("id", "right"), ("measured", "left"), ("tool", "left"), ("path", "left"),
-                      ("fs", "left"), ("device", "left"), ("options", "left"),
-                      ("result", "right")):  # fmt: skip
-        table.add_column(col, justify=just, no_wrap=col == "result")
+                      ("storage", "left"), ("result", "right")):  # fmt: skip
+        table.add_column(col, justify=just, no_wrap=col in ("measured", "tool"))
     for r in rows:
         table.add_row(
             str(r["id"]),
-            datetime.fromtimestamp(r["measured_at"]).strftime("%Y-%m-%d %H:%M:%S"),
-            f"{r['tool']} {r['tool_version']}",
+            datetime.fromtimestamp(r["measured_at"]).strftime("%Y-%m-%d %H:%M"),
+            f"{r['tool']} {r['tool_version'].removeprefix('fio-')}",
             escape(r["target_path"]),
-            escape(r.get("fstype") or "?"),
-            escape(r.get("device") or "?"),
-            escape(r.get("mount_options") or "?"),
+            escape(
+                f"{r.get('fstype') or '?'} {r.get('device') or '?'} {r.get('mount_options') or ''}"
+            ),
             headline(r),
         )
     return table
