@@ -101,14 +101,17 @@ def sync_rate(parsed: dict[str, Any], method: str, section: str = "1x8kB") -> fl
 
 def parse_fio(data: dict[str, Any]) -> dict[str, Any]:
     """fio's ``--output-format=json`` as ``{"version", "jobs": [{"name", "rw", "bs",
-    "direct", "fsync", "iops", "mb_per_s", "lat_mean_us", "error"}]}``: the direction the job
-    did (read or write) gives its IOPS, MB/s (10^6 bytes) and mean completion latency."""
+    "direct", "fsync", "iops", "mb_per_s", "lat_mean_us", "sync_lat_mean_us", "error"}]}``:
+    the direction the job did (read or write) gives its IOPS, MB/s (10^6 bytes) and mean
+    completion latency; ``sync_lat_mean_us`` is the mean fsync time of a job that synced."""
     jobs = []
     for job in data.get("jobs", []):
         opts = {**data.get("global options", {}), **job.get("job options", {})}
         rw = opts.get("rw", "")
         side = job["write"] if rw in ("write", "randwrite") else job["read"]
         lat = (side.get("clat_ns") or side.get("lat_ns") or {}).get("mean")
+        sync = job.get("sync") or {}
+        sync_lat = (sync.get("lat_ns") or {}).get("mean") if sync.get("total_ios") else None
         jobs.append({
             "name": job["jobname"],
             "rw": rw,
@@ -118,6 +121,7 @@ def parse_fio(data: dict[str, Any]) -> dict[str, Any]:
             "iops": float(side.get("iops", 0.0)),
             "mb_per_s": float(side.get("bw_bytes", 0)) / 1e6,
             "lat_mean_us": float(lat) / 1000 if lat is not None else None,
+            "sync_lat_mean_us": float(sync_lat) / 1000 if sync_lat is not None else None,
             "error": int(job.get("error", 0)),
         })  # fmt: skip
     if not jobs:

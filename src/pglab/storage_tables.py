@@ -78,7 +78,7 @@ _SECTION_NAMES = {
 
 def _fio_table(results: dict[str, Any], title: str) -> Table:
     table = Table(title=escape(title), title_justify="left")
-    for col in ("job", "IOPS", "MB/s", "mean lat µs", "O_DIRECT", "error"):
+    for col in ("job", "IOPS", "MB/s", "mean lat µs", "fsync µs", "O_DIRECT", "error"):
         table.add_column(col, justify="left" if col == "job" else "right")
     for j in results["jobs"]:
         table.add_row(
@@ -86,6 +86,7 @@ def _fio_table(results: dict[str, Any], title: str) -> Table:
             f"{j['iops']:,.0f}",
             f"{j['mb_per_s']:,.1f}",
             f"{j['lat_mean_us']:,.0f}" if j.get("lat_mean_us") is not None else "–",
+            f"{j['sync_lat_mean_us']:,.0f}" if j.get("sync_lat_mean_us") is not None else "",
             "yes" if j["direct"] else "no",
             str(j["error"] or ""),
         )

@@ -101,6 +101,9 @@ def test_fio_json() -> None:
     assert by_name["seqread"]["mb_per_s"] == pytest.approx(813.288331)
     assert by_name["seqwrite"]["mb_per_s"] == pytest.approx(456.266602)
     assert all(j["error"] == 0 and j["lat_mean_us"] > 0 for j in parsed["jobs"])
+    # the fsync after every random write: its mean time, and none for the jobs that do not sync
+    assert by_name["randwrite"]["sync_lat_mean_us"] == pytest.approx(145.584364136)
+    assert by_name["randread"]["sync_lat_mean_us"] is None
 
 
 def test_fio_without_jobs() -> None:
