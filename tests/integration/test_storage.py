@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pglab.cli import main
@@ -130,3 +134,39 @@ def test_show_run_compares_single_client_commits_with_fsync(
     )
     assert main(["show", str(listed["id"]), *common]) == 0
     assert "single-client commits vs the WAL storage's fdatasync" in capsys.readouterr().out
+
+
+@root_only
+def test_ctrl_c_stops_pg_test_fsync_and_removes_its_directory(
+    tmp_path: Path, lab: Lab, disk_dir: Path
+) -> None:
+    store = str(tmp_path / "r.sqlite")
+    cmd = [sys.executable, "-m", "pglab.cli", "storage", str(disk_dir), "--seconds", "5",
+           "--no-fio", "--lab-dir", str(lab.home), "--store", store]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _fsync_processes(disk_dir):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not _fsync_processes(disk_dir)
+    assert not list(disk_dir.iterdir()), "the private directory was left behind"
+    with open_store(str(tmp_path / "r.sqlite")) as s:
+        assert s.list_storage_results() == []
+
+
+def _fsync_processes(directory: Path) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["name", "cmdline"]):
+        if p.info["name"] == "pg_test_fsync" and str(directory) in " ".join(
+            p.info["cmdline"] or []
+        ):
+            found.append(p)
+    return found

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pglab import fsbench
+from pglab.errors import LabError
+from pglab.lab import Lab
 from pglab.storage_output import parse_fio, parse_pg_test_fsync, sync_rate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "storage"
@@ -109,3 +112,20 @@ def test_fio_json() -> None:
 def test_fio_without_jobs() -> None:
     with pytest.raises(ValueError, match="no jobs"):
         parse_fio({"fio version": "fio-3.33"})
+
+
+def test_fio_asked_for_but_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fsbench.shutil, "which", lambda name: None)
+    with pytest.raises(LabError, match="fio is not installed") as err:
+        fsbench.measure(Lab(home=tmp_path, run_as=None), tmp_path, fio=True)
+    assert "apt-get install fio" in err.value.hint
+
+
+def test_fio_argv_is_small_and_json() -> None:
+    argv = fsbench.fio_argv("/usr/bin/fio", Path("/d/w"), 2, direct=False)
+    assert argv[:2] == ["/usr/bin/fio", "--output-format=json"]
+    assert "--size=32M" in argv and "--runtime=2" in argv and "--direct=1" not in argv
+    assert [a for a in argv if a.startswith("--name=")] == [
+        "--name=randread-4k", "--name=randwrite-4k-fsync", "--name=seqread-1M",
+        "--name=seqwrite-1M",
+    ]  # fmt: skip
