@@ -15,6 +15,10 @@ Layout (see ``examples/`` and ``pglab run --help``)::
     [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
     [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
     [[derived]] name, kind ("decrease" | "ratio"), a = "phase", b = "phase"
+    [targets.NAME]  kind ("path" | "tmpfs" | "loop"), path, size, fstype, mkfs_options,
+                mount_options, dir, direct_io  (storage targets, see ``storage_targets``)
+    [storage]   data = "NAME", wal = "NAME"; a variant's storage = "NAME" | {data, wal};
+                [matrix] storage = ["NAME", ...] (PGDATA), wal_storage = ["NAME", ...]
 """
 
 from __future__ import annotations
@@ -30,14 +34,18 @@ from typing import Any
 from .errors import CampaignError
 from .spec import (
     BUILTIN_SCRIPTS,
+    FILESYSTEMS,
     LATENCY_LOGS,
     PROTOCOLS,
     RESET_POLICIES,
+    TARGET_KINDS,
     DatasetSpec,
     DerivedSpec,
     PhaseSpec,
     Script,
     ServerSpec,
+    StorageSpec,
+    TargetSpec,
     TelemetrySpec,
 )
 
@@ -55,6 +63,8 @@ TOP_KEYS = {
     "matrix",
     "derived",
     "telemetry",
+    "targets",
+    "storage",
 }
 TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
 SERVER_KEYS = {"source", "bindir", "settings"}
@@ -73,8 +83,20 @@ WORKLOAD_KEYS = {
     "latency_log",
 }
 PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
-VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description"}
-MATRIX_KEYS = (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"}
+VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description", "storage"}
+STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # matrix key -> StorageSpec field
+MATRIX_KEYS = (
+    (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"} | set(STORAGE_AXES)
+)
+STORAGE_KEYS = {"data", "wal"}
+# the keys each kind of target takes (besides kind)
+TARGET_KEYS = {
+    "path": {"path"},
+    "tmpfs": {"size", "mount_options"},
+    "loop": {"size", "fstype", "mkfs_options", "mount_options", "dir", "direct_io"},
+}
+MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 DERIVED_KEYS = {"name", "kind", "a", "b"}
 ORDERS = ("interleaved", "sequential")
 ON_ERROR = ("continue", "stop")
@@ -86,6 +108,7 @@ class Variant:
     server: ServerSpec
     dataset: DatasetSpec
     phases: tuple[PhaseSpec, ...]
+    storage: StorageSpec = StorageSpec()
 
 
 @dataclass(frozen=True)
@@ -102,6 +125,10 @@ class Campaign:
     document: dict[str, Any]
     base_dir: Path
     telemetry: TelemetrySpec = TelemetrySpec()
+    targets: tuple[tuple[str, TargetSpec], ...] = ()
+
+    def target(self, name: str) -> TargetSpec:
+        return dict(self.targets)[name]
 
 
 class Problems:
@@ -162,6 +189,8 @@ def parse(
     workload = _table(doc, "workload", p, "")
     p.unknown_keys("[workload]", workload, WORKLOAD_KEYS)
     phases = _phases(doc, workload, p, base_dir)
+    targets = _targets(_table(doc, "targets", p, ""), p)
+    storage = _storage(_table(doc, "storage", p, ""), StorageSpec(), targets, p, "[storage]")
 
     variants: list[Variant] = []
     for vname, vdoc in _table(doc, "variants", p, "").items():
@@ -179,11 +208,19 @@ def parse(
         vphases = tuple(
             apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases
         )
-        variants.append(Variant(str(vname), vserver, vdataset, vphases))
+        vstorage = storage
+        if "storage" in vdoc:
+            vtable = vdoc["storage"]
+            vtable = {"data": vtable} if isinstance(vtable, str) else vtable
+            if not isinstance(vtable, dict):
+                p.add(where, 'storage must be a target name or a table {data = "...", wal = "..."}')
+            else:
+                vstorage = _storage(vtable, storage, targets, p, f"{where} storage")
+        variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage))
     if not variants:
-        variants.append(Variant("base", server, dataset, phases))
+        variants.append(Variant("base", server, dataset, phases, storage))
 
-    matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir)
+    matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir, targets)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
     if p.items:
@@ -205,6 +242,7 @@ def parse(
         doc,
         base_dir,
         telemetry,
+        tuple((k, t) for k, t in targets.items() if t is not None),
     )
 
 
@@ -422,7 +460,7 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
 
 
 def _matrix(
-    table: dict[str, Any], p: Problems, base_dir: Path
+    table: dict[str, Any], p: Problems, base_dir: Path, targets: dict[str, TargetSpec | None]
 ) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     p.unknown_keys("[matrix]", table, MATRIX_KEYS)
     axes: list[tuple[str, tuple[Any, ...]]] = []
@@ -444,7 +482,9 @@ def _matrix(
             continue
         # check each value by applying it to a throwaway phase or dataset
         for v in values:
-            if key in WORKLOAD_KEYS:
+            if key in STORAGE_AXES:
+                _target_ref(v, targets, p, f"[matrix] {key}")
+            elif key in WORKLOAD_KEYS:
                 apply_workload(
                     PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
                     {key: v},
@@ -488,6 +528,123 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
             )
         )
     return tuple(out)
+
+
+def _targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]:
+    """``[targets.NAME]`` tables, each checked against the keys its kind takes (a target with
+    problems maps to None: references to it are not reported again)."""
+    out: dict[str, TargetSpec | None] = {}
+    for name, t in table.items():
+        where = f"[targets.{name}]"
+        out[str(name)] = None
+        if not isinstance(t, dict):
+            p.add(where, "must be a table (kind = ..., ...)")
+            continue
+        kind = t.get("kind", "path" if "path" in t else "loop" if "fstype" in t else None)
+        if kind not in TARGET_KINDS:
+            p.add(where, f"kind = {kind!r}: use one of {', '.join(TARGET_KINDS)}")
+            continue
+        allowed = TARGET_KEYS[kind] | {"kind"}
+        for key in t:
+            if key not in allowed:
+                every = set().union(*TARGET_KEYS.values()) | {"kind"}
+                if key in every:
+                    p.add(
+                        where,
+                        f'key "{key}" does not apply to kind = "{kind}" '
+                        f"(it takes: {', '.join(sorted(allowed))})",
+                    )
+                else:
+                    p.unknown_keys(where, {key: None}, allowed)
+        upd: dict[str, Any] = {}
+        if kind == "path":
+            path = t.get("path")
+            if not isinstance(path, str) or not path.startswith("/"):
+                p.add(where, f"path = {path!r}: expected an absolute directory path")
+                continue
+            upd["path"] = path
+        else:
+            fstype = "tmpfs" if kind == "tmpfs" else t.get("fstype")
+            if kind == "loop" and fstype not in FILESYSTEMS:
+                p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
+                continue
+            upd["fstype"] = fstype
+            size = _size(t.get("size"), where, p)
+            if size is None:
+                continue
+            low = max(MIN_SIZE[kind], MIN_SIZE.get(str(fstype), 0))
+            if size < low:
+                p.add(where, f"size = {t['size']!r} is too small for {fstype}: at least "
+                      f"{low // 2**20} MB")  # fmt: skip
+                continue
+            upd["size"] = size
+            for key in ("mkfs_options", "mount_options"):
+                if key in t:
+                    opts = _options(t[key], where, key, p)
+                    if opts is not None:
+                        upd[key] = opts
+            if "dir" in t:
+                if not isinstance(t["dir"], str) or not t["dir"].startswith("/"):
+                    p.add(where, f"dir = {t['dir']!r}: expected an absolute directory path")
+                else:
+                    upd["dir"] = t["dir"]
+            if "direct_io" in t:
+                upd["direct_io"] = _get(t, "direct_io", bool, False, p, where)
+        out[str(name)] = TargetSpec(name=str(name), kind=kind, **upd)
+    return out
+
+
+def _size(val: Any, where: str, p: Problems) -> int | None:
+    """Bytes from a whole number or "300MB", "1GB", "512M", "1GiB" (units of 1024)."""
+    if isinstance(val, int) and not isinstance(val, bool) and val > 0:
+        return val
+    if isinstance(val, str):
+        text = val.strip().lower().removesuffix("ib").removesuffix("b")
+        num, unit = text.rstrip("kmgt"), text[len(text.rstrip("kmgt")) :]
+        try:
+            if len(unit) <= 1 and float(num) > 0:
+                return int(float(num) * _UNITS[unit])
+        except ValueError:
+            pass
+    p.add(where, f'size = {val!r}: expected a size such as "300MB" or "2GB" (units of 1024)')
+    return None
+
+
+def _options(val: Any, where: str, key: str, p: Problems) -> tuple[str, ...] | None:
+    """A list of strings, or one string: mount options split at commas, mkfs options at spaces."""
+    if isinstance(val, str):
+        return tuple(x for x in val.split("," if key == "mount_options" else None) if x)
+    if isinstance(val, list) and all(isinstance(x, str) and x for x in val):
+        return tuple(val)
+    p.add(where, f"{key} = {val!r}: expected a list of strings")
+    return None
+
+
+def _target_ref(
+    name: Any, targets: dict[str, TargetSpec | None], p: Problems, where: str
+) -> TargetSpec | None:
+    if isinstance(name, str) and name in targets:
+        return targets[name]  # None when the target has problems of its own
+    close = difflib.get_close_matches(str(name), sorted(targets), n=1)
+    hint = f' — did you mean "{close[0]}"?' if close else ""
+    known = ", ".join(sorted(targets)) or "none: define one as [targets.NAME]"
+    p.add(where, f"storage target {name!r} is not defined{hint} (targets: {known})")
+    return None
+
+
+def _storage(
+    table: dict[str, Any],
+    base: StorageSpec,
+    targets: dict[str, TargetSpec | None],
+    p: Problems,
+    where: str,
+) -> StorageSpec:
+    p.unknown_keys(where, table, STORAGE_KEYS)
+    upd = {}
+    for key in ("data", "wal"):
+        if key in table:
+            upd[key] = _target_ref(table[key], targets, p, f"{where} {key}")
+    return replace(base, **upd)
 
 
 # -- small checks ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 from .spec import RunSpec
 
 # the keys of RunSpec.point_dict(): what a point is (not its repeat, campaign or telemetry)
-_POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived")
+_POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived", "storage")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, points, syncrate
+from . import __version__, analysis, derived, points, syncrate
 from . import campaign as campaigns
+from . import compare as comparing
 from .errors import LabError
 from .executor import Executor, find_stale, preflight, stale_error
 from .lab import Lab, default_home, default_store_url
@@ -109,6 +111,42 @@ A campaign file is TOML. Every key is optional except what the workload needs:
 
   [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
   name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
+
+  [targets.wb]                # a storage target, made by pglab (as root) and torn down after:
+  kind = "loop"               # "loop": a sparse file (in the lab home, or dir = "/mnt/x")
+  fstype = "ext4"             # on a loop device, mkfs.<fstype> (ext4, xfs, btrfs), mounted;
+  size = "1GB"                # "tmpfs" (size, mount_options); "path" = "/dir" (an existing
+  mkfs_options = ["-J", "size=64"]            # directory: no root needed)
+  mount_options = ["noatime", "data=writeback"]
+  [storage]                   # where PGDATA (data) and pg_wal (wal) live; default: the lab
+  data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
+  wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
+                              # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
+"""
+
+
+COMPARE_HELP = """\
+Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
+
+  12                       run 12 (pglab ls lists runs)
+  wal-sweep                the whole campaign wal-sweep (pglab ls --campaigns)
+  'wal-sweep:lz4 clients=8'
+                           one point of a campaign: its label as `pglab show CAMPAIGN` prints
+                           it, after a colon; its words in any order, or fewer of them if they
+                           pick out one point ('wal-sweep:lz4')
+
+Two runs: TPS, latency and every phase's figures side by side with Δ%, and their top waits;
+one run each says nothing about significance. Two points: their repeats' TPS, Δ% of the mean
+with a 95% bootstrap CI, Mann-Whitney p and a verdict: + or - significant, ~ not, ? fewer than
+4 repeats a side. Two campaigns: their points matched by label, by matrix coordinates (the
+label without the variant) or by variant, whichever matches most; each pair as two points,
+Holm-corrected over all pairs. Every comparison ends with what differs in the settings and
+environment the runs reported.
+
+examples:
+  pglab compare 12 13
+  pglab compare 'sweep:base clients=8' 'sweep:lz4 clients=8'
+  pglab compare pg16-run pg18-run --json
 """
 
 
@@ -169,14 +207,18 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="zero-config benchmark on the embedded PostgreSQL",
         description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
-        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes.",
+        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes; ends "
+        "with a summary table and an HTML report.",
     )
     p.add_argument(
         "--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)"
     )
     p.add_argument("--repeats", type=int, default=2, help="runs per point (default 2)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
-    p.set_defaults(func=cmd_quick)
+    p.add_argument(
+        "--no-report", dest="report", action="store_false", help="do not write the HTML report"
+    )
+    p.set_defaults(func=cmd_quick, report=True)
 
     p = sub.add_parser(
         "run",
@@ -210,6 +252,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="write an HTML report (and PNG charts) of a campaign or run",
+        description="Write one self-contained HTML page (it opens from disk, no network) with "
+        "the plan and environment, the points with Δ%% against the baseline and significance, "
+        "TPS against clients, every run in order, latency percentiles, warnings, and each "
+        "point's run second by second (TPS with checkpoints, latency, wait events, buffers and "
+        "WAL, CPU, disk); the charts are also written as PNG files into FILE's -charts folder.",
+    )
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="HTML file to write (default: <lab dir>/reports/<campaign>.html)",
+    )
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="compare two runs, two points or two campaigns (Δ%%, CI, significance)",
+        description=COMPARE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A", help="the baseline: RUN_ID, CAMPAIGN or CAMPAIGN:POINT")
+    p.add_argument("b", metavar="B", help="compared with A: the same kind as A")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("export", parents=[common], help="export a campaign or run as CSV or JSON")
     p.add_argument("id", help="campaign name or run id")
@@ -410,8 +484,11 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
             f"{mask_url(args.store or default_store_url(lab.home))}"
         )
+        if getattr(args, "report", False):
+            _write_report(store, camp.name, None, lab.home)
         console.print(
-            f"next: pglab show {camp.name}   ·   pglab export {camp.name} --format csv",
+            f"next: pglab show {camp.name}   ·   pglab report {camp.name}   ·   "
+            f"pglab export {camp.name} --format csv",
             soft_wrap=True,
         )
         return 1 if outcome.failed else 0
@@ -430,6 +507,7 @@ def _print_plan(plan, binaries) -> None:
                 "server": f"{b.label} (PostgreSQL {b.version})",
                 "settings": dict(pt.server.settings),
                 "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+                "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(_phase_text(ph) for ph in pt.phases),
             }
         )
@@ -439,7 +517,7 @@ def _print_plan(plan, binaries) -> None:
     for c in cells:
         own = {k: v for k, v in c["settings"].items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
-    columns = ("variant", "axes", "server", "settings", "dataset", "phases")
+    columns = ("variant", "axes", "server", "settings", "dataset", "storage", "phases")
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:
@@ -512,13 +590,31 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     return table
 
 
+def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = points.point_rows(runs, baseline=points.baseline_of(camp))
+    for r in rows:
+        if "comparison" in r:
+            r["comparison"] = asdict(r["comparison"])
+    notices = derived.campaign_notices(store, camp["name"])
+    return {"points": rows, "notices": [asdict(n) for n in notices]}
+
+
+def _print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
+    if not notices:
+        return
+    console.print(f"[bold]{title}[/]")
+    for n in notices:
+        text = f"{n.kind}: " + (f"{n.point}: " if n.point else "") + n.message
+        console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+
+
 def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
-    derived = points.derived_names(runs)
+    derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
     pivot = _pivot(rows)
     if pivot is not None:
@@ -534,7 +630,7 @@ def _print_points(store, name: str) -> None:
         ("CV %", "right"),
         ("95% CI of mean", "right"),
         *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
-        *((f"median {d}", "right") for d in derived),
+        *((f"median {d}", "right") for d in derived_cols),
     ):
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
@@ -548,11 +644,14 @@ def _print_points(store, name: str) -> None:
             (f"{r['cv_pct']:.1f}" + (" unstable" if r["unstable"] else ""))
             if r["cv_pct"] is not None
             else "–",
-            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}" if r["ci"] else "–",
+            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}"
+            if r["ci"] and r["runs"] - r["failed"] >= 3
+            else "–",
             *(_delta_text(r.get("comparison"), r["variant"] == baseline),) * compared,
-            *(_short(r["derived"].get(d)) for d in derived),
+            *(_short(r["derived"].get(d)) for d in derived_cols),
         )
     console.print(table)
+    _print_notices(derived.campaign_notices(store, name))
 
 
 def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, str]:
@@ -648,13 +747,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if args.json:
-                print(
-                    json.dumps(
-                        {"campaign": obj, "points": points.point_rows(runs), "runs": runs},
-                        indent=2,
-                        default=str,
-                    )
-                )
+                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": runs}
+                print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
@@ -662,10 +756,15 @@ def cmd_show(args: argparse.Namespace) -> int:
             _print_points(store, obj["name"])
             return 0
         vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
+    notices = derived.run_notices(obj)
     if args.json:
-        print(json.dumps({**obj, "commit_vs_fsync": vs_fsync}, indent=2, default=str))
+        doc = {**obj, "notices": [asdict(n) for n in notices], "commit_vs_fsync": vs_fsync}
+        print(json.dumps(doc, indent=2, default=str))
         return 0
     _print_run(obj)
+    regime = derived.cache_regime(obj)
+    if regime is not None:
+        console.print(f"cache regime: {regime.describe()}", markup=False)
     if vs_fsync:
         v = vs_fsync
         console.print(
@@ -676,6 +775,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             markup=False,
             soft_wrap=True,
         )
+    _print_notices(notices)
     return 0
 
 
@@ -697,7 +797,15 @@ def _print_run(run: dict[str, Any]) -> None:
     if mount:
         console.print(
             f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-            f"({mount.get('mount_options')}), scheduler {mount.get('scheduler') or '?'}",
+            f"({mount.get('options') or mount.get('mount_options')}), "
+            f"scheduler {mount.get('scheduler') or '?'}",
+            markup=False,
+        )
+    wal = fp.get("pg_wal_mount") or {}
+    if wal and wal.get("mountpoint") != mount.get("mountpoint"):
+        console.print(
+            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({wal.get('options')}), "
+            f"scheduler {wal.get('scheduler') or '?'}",
             markup=False,
         )
     table = Table(title="phases")
@@ -795,6 +903,126 @@ def cmd_storage(args: argparse.Namespace) -> int:
         console.print(storage_tables.result_table(row))
     console.print(f"stored as storage result(s) {', '.join(str(r['id']) for r in rows)}")
     return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        _write_report(store, args.id, args.output, _home(args))
+    return 0
+
+
+def _write_report(store, ident: str, output: Path | None, home: Path) -> None:
+    from . import report  # matplotlib: imported only when a report is drawn
+
+    with console.status("drawing the report…"):
+        written = report.write(store, ident, output, home)
+    console.print(
+        f"report: [bold]{escape(str(written.html))}[/] (open it in a browser; "
+        f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"
+        if written.pngs
+        else f"report: [bold]{escape(str(written.html))}[/]",
+        soft_wrap=True,
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        a, b = comparing.resolve(store, args.a), comparing.resolve(store, args.b)
+        result = comparing.compare_targets(store, a, b)
+    if args.json:
+        print(json.dumps(result, indent=2, default=_jsonable))
+        return 0
+    if result["kind"] == "runs":
+        _print_run_comparison(result)
+    else:
+        _print_pairs(result)
+    diff = result["settings_diff"]
+    if diff:
+        table = Table(title="settings and environment that differ")
+        for col in ("name", "A", "B"):
+            table.add_column(col)
+        for d in diff:
+            table.add_row(escape(d["name"]), escape(d["a"]), escape(d["b"]))
+        console.print(table)
+    else:
+        console.print("settings and environment: no difference reported")
+    return 0
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, analysis.Comparison):
+        return asdict(obj)
+    return str(obj)
+
+
+def _print_run_comparison(result: dict[str, Any]) -> None:
+    a, b = result["a"], result["b"]
+    table = Table(title=f"run {b['run']} compared with run {a['run']}")
+    table.add_column("figure", no_wrap=True)
+    table.add_column(escape(f"A: run {a['run']} {a['campaign']}:{a['point']}"), justify="right")
+    table.add_column(escape(f"B: run {b['run']} {b['campaign']}:{b['point']}"), justify="right")
+    table.add_column("Δ%", justify="right")
+    for m in result["metrics"]:
+        d = m["delta_pct"]
+        table.add_row(
+            escape(m["metric"]), _short(m["a"]), _short(m["b"]), "–" if d is None else f"{d:+.1f}%"
+        )
+    console.print(table)
+    for w in result["waits"]:
+        console.print(f"[bold]top waits of {escape(w['phase'])}[/]")
+        for side in ("a", "b"):
+            text = ", ".join(f"{name} {pct:.0f}%" for name, pct in w[side]) or "–"
+            console.print(f"  {side.upper()}: {escape(text)}", soft_wrap=True)
+    console.print(f"[yellow]note:[/] {result['note']}", soft_wrap=True)
+
+
+def _print_pairs(result: dict[str, Any]) -> None:
+    if result["kind"] == "campaigns":
+        title = f"campaign {result['b']} compared with {result['a']}"
+    else:
+        title = "point B compared with point A"
+    same = result.get("matched_by") == "label"  # one column for the point
+    table = Table(title=escape(title))
+    for col, just in (
+        *((("point", "left"),) if same else (("A", "left"), ("B", "left"))),
+        ("n A", "right"),
+        ("n B", "right"),
+        ("median tps A", "right"),
+        ("median tps B", "right"),
+        ("Δ% of mean", "right"),
+        ("95% CI of Δ%", "right"),
+        ("p (Holm)" if result.get("corrected") else "p", "right"),
+        ("", "center"),
+    ):
+        table.add_column(col, justify=just)
+    for p in result["pairs"]:
+        c, sa, sb = p["comparison"], p["a"], p["b"]
+        whole = result["kind"] == "campaigns"  # the campaigns are in the title
+        labels = [sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"]
+        labels += [] if same else [sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"]
+        table.add_row(
+            *(escape(lb) for lb in labels),
+            str(sa["n"]),
+            str(sb["n"]),
+            _short(sa["median"]),
+            _short(sb["median"]),
+            "–" if c is None else f"{c.delta_pct:+.1f}%",
+            f"{c.ci_low:+.1f} … {c.ci_high:+.1f}" if c and c.ci_low is not None else "–",
+            f"{p.get('p_holm') or c.p_value:.3g}" if c and c.p_value is not None else "–",
+            "–" if c is None else c.verdict,
+        )
+    console.print(table)
+    if result["kind"] == "campaigns":
+        un = result["unmatched"]
+        console.print(
+            f"points matched by {result['matched_by']}; unmatched: {un['a']} of A, {un['b']} of "
+            f"B{'; p-values Holm-corrected over the pairs' if result['corrected'] else ''}"
+        )
+    console.print(
+        "verdict: + / - significant (p < 0.05 and the CI excludes 0), ~ not significant, "
+        f"? fewer than {analysis.MIN_REPEATS} ok repeats a side (no verdict)",
+        soft_wrap=True,
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

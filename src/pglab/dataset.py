@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterator, Mapping
@@ -20,7 +21,7 @@ from . import procs, settings
 from .lab import Lab
 from .server import Cluster, initdb
 from .sources import Binaries
-from .spec import DatasetSpec, ServerSpec, dataset_key
+from .spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
 
 INIT_TIMEOUT = 6 * 3600
 
@@ -61,10 +62,18 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def ensure(
-    lab: Lab, binaries: Binaries, server: ServerSpec, spec: DatasetSpec, on_status=lambda msg: None
+    lab: Lab,
+    binaries: Binaries,
+    server: ServerSpec,
+    spec: DatasetSpec,
+    on_status=lambda msg: None,
+    storage: StorageSpec | None = None,
 ) -> Dataset:
-    """The dataset's template, initializing it first if no earlier run made it."""
-    key = dataset_key(server, spec)
+    """The dataset's template, initializing it first if no earlier run made it. A dataset for
+    a storage target is its own (never shared with another target); its template stays in the
+    lab home, since the lab's own filesystems do not outlive a campaign."""
+    storage = storage or StorageSpec()
+    key = dataset_key(server, spec, storage)
     home = lab.datasets / key
     meta_path = home / "dataset.json"
     with _locked(lab.datasets / f"{key}.lock"):
@@ -95,6 +104,8 @@ def ensure(
             "source": binaries.label,
             "version": binaries.version,
         }
+        if not storage.is_default:
+            meta["storage"] = storage.identity()
         partial = meta_path.with_suffix(".partial")  # written whole, then renamed: a crash
         partial.write_text(json.dumps(meta, indent=2))  # never leaves a half dataset.json
         partial.replace(meta_path)
@@ -105,11 +116,14 @@ def ensure(
         return Dataset(key, datadir, init_seconds, size, made_now=True)
 
 
-def reset(lab: Lab, dataset: Dataset, target: Path) -> float:
-    """Replace ``target`` with a copy of the dataset's template; return the seconds it took."""
+def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None) -> float:
+    """Replace ``target`` with a copy of the dataset's template (and, with ``waldir``, its
+    pg_wal with a copy there, ``target/pg_wal`` a symlink to it); return the seconds it took."""
     t0 = time.monotonic()
     if target.exists():
-        shutil.rmtree(target)
+        shutil.rmtree(target)  # a pg_wal symlink is removed, not followed
+    if waldir is not None and waldir.exists():
+        shutil.rmtree(waldir)
     cp = shutil.which("cp")
     if cp:  # GNU cp: keeps owners and modes, uses reflinks where the filesystem has them
         procs.run(
@@ -122,7 +136,22 @@ def reset(lab: Lab, dataset: Dataset, target: Path) -> float:
         lab.give(target, recursive=True)
     for leftover in ("postmaster.pid", "postmaster.opts"):
         (target / leftover).unlink(missing_ok=True)
+    if waldir is not None:
+        _copy(lab, dataset.template / "pg_wal", waldir)
+        shutil.rmtree(target / "pg_wal")
+        (target / "pg_wal").symlink_to(waldir)
+        if lab.run_as is not None:
+            os.lchown(target / "pg_wal", lab.run_as.uid, lab.run_as.gid)
     return time.monotonic() - t0
+
+
+def _copy(lab: Lab, source: Path, target: Path) -> None:
+    cp = shutil.which("cp")
+    if cp:
+        procs.run([cp, "-a", str(source), str(target)], timeout=INIT_TIMEOUT, what="copy of pg_wal")
+    else:
+        shutil.copytree(source, target, symlinks=True)
+        lab.give(target, recursive=True)
 
 
 def _du(path: Path) -> int:

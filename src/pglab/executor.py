@@ -21,7 +21,7 @@ from typing import Protocol
 
 import psycopg
 
-from . import analysis, changes, fingerprint, pgbench, procs, server, settings
+from . import analysis, changes, fingerprint, pgbench, procs, server, settings, storage_targets
 from . import dataset as datasets
 from .campaign import Campaign
 from .errors import CampaignError, CommandError, LabError, PgbenchError
@@ -102,6 +102,7 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
     problems = list(dict.fromkeys(problems))
     settings.raise_if_problems(problems)
     _check_scripts(plan, binaries)
+    storage_targets.require(targets_of(plan.points), lab)
     return plan, binaries
 
 
@@ -125,6 +126,16 @@ def _versions_having(
         if having:
             found[name] = ", ".join(having)
     return found
+
+
+def targets_of(runs) -> list:
+    """The storage targets the runs use (PGDATA's and pg_wal's), each once."""
+    found = {}
+    for run in runs:
+        for t in (run.storage.data, run.storage.wal):
+            if t is not None:
+                found[t.name] = t
+    return list(found.values())
 
 
 def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
@@ -170,6 +181,7 @@ class Executor:
         self.store = store
         self.events: Events = events or QuietEvents()
         self.cluster: Cluster | None = None
+        self.targets = storage_targets.Targets(lab)
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -180,6 +192,8 @@ class Executor:
         (it was edited) stop it with an error, or are deleted first when ``replace``."""
         for line in server.stop_leftovers(self.lab):
             self.events.status(f"stopped a leftover of an earlier pglab: {line}")
+        for line in storage_targets.cleanup_leftovers(self.lab):
+            self.events.status(line)
         plan, binaries = preflight(campaign, self.lab)
         stale = find_stale(self.store, campaign.name, plan.points)
         if stale and not replace:
@@ -197,6 +211,7 @@ class Executor:
                 f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do"
             )
         try:
+            self.targets.make(targets_of(plan.runs), self.events.status)
             for index, run in enumerate(plan.runs, 1):
                 self.events.run_started(run, index, len(plan.runs))
                 result = self.run_one(run, binaries[run.server.source_label])
@@ -214,7 +229,8 @@ class Executor:
         return outcome
 
     def close(self) -> None:
-        """Stop the server and remove this process's working clusters (templates are kept)."""
+        """Stop the server, remove this process's working clusters (templates are kept) and
+        tear down the storage targets it made."""
         try:
             if self.cluster is not None:
                 self.cluster.stop()
@@ -226,6 +242,7 @@ class Executor:
                     path.with_name(path.name + suffix).unlink(missing_ok=True)
             self.workdirs.clear()
             self.prepared.clear()
+            self.targets.teardown()
 
     # -- one run ---------------------------------------------------------------------------
     def run_one(self, run: RunSpec, binaries: Binaries) -> RunResult:
@@ -235,7 +252,9 @@ class Executor:
         log_offset = 0
         fp: dict = {}
         try:
-            ds = datasets.ensure(self.lab, binaries, run.server, run.dataset, self.events.status)
+            ds = datasets.ensure(
+                self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
+            )
             timings["dataset_init_s"] = ds.init_seconds  # when it was made, maybe by a past run
             timings["dataset_made_now"] = float(ds.made_now)
             cluster = self._cluster_for(run, binaries, ds, timings)
@@ -247,6 +266,10 @@ class Executor:
             timings["settings_s"] = time.monotonic() - t0
             timings["restarted"] = 1.0 if how == "restart" else 0.0
             fp = fingerprint.of_run(cluster)
+            fp["storage"] = {
+                "data": self.targets.describe(run.storage.data),
+                "wal": self.targets.describe(run.storage.wal),
+            }
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             for phase in run.phases:
@@ -299,15 +322,19 @@ class Executor:
     ) -> Cluster:
         policy = run.dataset.reset
         name = f"w{self.tag}-{run.point_key if policy == 'point' else ds.key}"
-        datadir = self.lab.clusters / name
+        datadir = (self.targets.root_of(run.storage.data) or self.lab.clusters) / name
+        wal_root = self.targets.root_of(run.storage.wal)
+        waldir = wal_root / f"{name}-wal" if wal_root else None
         if self.cluster is not None and (self.cluster.datadir != datadir or policy == "run"):
             self.cluster.stop()
             self.cluster = None
         if policy == "run" or datadir not in self.prepared:
             server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away
-            timings["reset_s"] = datasets.reset(self.lab, ds, datadir)
-            self.prepared.add(datadir)
+            if waldir is not None:
+                self.workdirs.add(waldir)
             self.workdirs.add(datadir)
+            timings["reset_s"] = datasets.reset(self.lab, ds, datadir, waldir)
+            self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
         return self.cluster

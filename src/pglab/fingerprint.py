@@ -1,7 +1,9 @@
 """The environment of a run: what the numbers depend on besides the campaign's own choices.
 
 PostgreSQL and pgbench versions, every non-default setting, kernel, CPU, RAM, CPU governor,
-transparent huge pages, and the filesystem, mount options, device and IO scheduler of PGDATA.
+transparent huge pages, and the filesystem, mount options, device and IO scheduler of PGDATA
+and of pg_wal (a loop device is followed to the file behind it and that file's own device; a
+partition to its disk, whose queue holds the scheduler).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
-def mount_of(path: Path) -> dict[str, Any]:
+def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
     """The mount holding ``path``: filesystem type, options, device, IO scheduler."""
     path = path.resolve()
     best: dict[str, Any] = {}
@@ -59,14 +61,36 @@ def mount_of(path: Path) -> dict[str, Any]:
                 "super_options": rparts[2] if len(rparts) > 2 else "",
                 "major_minor": parts[2],
             }
+    if best:  # per-mount and per-superblock options together (ext4 says data= in the latter)
+        opts = best["mount_options"].split(",") + best["super_options"].split(",")
+        best["options"] = ",".join(dict.fromkeys(o for o in opts if o))
     if best.get("major_minor"):
-        best["scheduler"] = _scheduler(best["major_minor"])
+        block = _block_dir(best["major_minor"], best["device"])
+        best["scheduler"] = _scheduler(block) if block else None
+        # the block device's own number (btrfs reports an anonymous one for the mount)
+        best["block_device"] = _read(str(block / "dev")) if block else None
+        backing = _read(str(block / "loop" / "backing_file")) if block else None
+        if backing and depth < 2:
+            best["loop_backing_file"] = backing
+            best["loop_direct_io"] = _read(str(block / "loop" / "dio")) == "1"
+            under = mount_of(Path(backing), depth + 1)
+            best["loop_backing"] = {
+                k: under.get(k) for k in ("mountpoint", "fstype", "device", "scheduler")
+            }
     return best
 
 
-def _scheduler(major_minor: str) -> str | None:
-    base = Path(f"/sys/dev/block/{major_minor}")
-    for candidate in (base / "queue" / "scheduler", base / ".." / "queue" / "scheduler"):
+def _block_dir(major_minor: str, device: str) -> Path | None:
+    """/sys's directory of the block device: by number, else (btrfs reports an anonymous
+    number) by the device's name."""
+    candidates = [Path(f"/sys/dev/block/{major_minor}")]
+    if device.startswith("/dev/"):
+        candidates.append(Path("/sys/class/block") / Path(device).name)
+    return next((c.resolve() for c in candidates if c.exists()), None)
+
+
+def _scheduler(block: Path) -> str | None:
+    for candidate in (block / "queue" / "scheduler", block.parent / "queue" / "scheduler"):
         text = _read(str(candidate))
         if text:  # "mq-deadline [none] kyber": the bracketed one is in use
             active = re.search(r"\[([^\]]+)\]", text)
@@ -111,6 +135,6 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         pgdata_mount=mount_of(cluster.datadir),
     )
     wal = cluster.datadir / "pg_wal"
-    if wal.is_symlink():
-        fp["pg_wal_mount"] = mount_of(wal)
+    fp["pg_wal"] = str(wal.resolve())
+    fp["pg_wal_mount"] = mount_of(wal)
     return fp

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .campaign import Campaign, Problems, Variant, apply_workload
-from .spec import DatasetSpec, PhaseSpec, RunSpec
+from .campaign import STORAGE_AXES, Campaign, Problems, Variant, apply_workload
+from .spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
@@ -28,10 +28,7 @@ class Plan:
     done: int  # runs already stored
 
     def estimated_seconds(self) -> float:
-        datasets = {
-            (r.server.source_label, r.dataset.identity().__repr__()): r.dataset.scale
-            for r in self.runs
-        }
+        datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}
         init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
         return init + sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
 
@@ -52,8 +49,11 @@ def _point(
     campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...], index: int
 ) -> RunSpec:
     server, dataset, phases = variant.server, variant.dataset, variant.phases
+    storage = variant.storage
     for name, value in axes:
-        if name.startswith("settings."):
+        if name in STORAGE_AXES:
+            storage = replace(storage, **{STORAGE_AXES[name]: campaign.target(value)})
+        elif name.startswith("settings."):
             server = server.with_settings({name.removeprefix("settings."): value})
         elif name in DatasetSpec.__dataclass_fields__:
             dataset = replace(dataset, **{name: value})
@@ -69,6 +69,7 @@ def _point(
         derived=campaign.derived,
         point_index=index,
         telemetry=campaign.telemetry,
+        storage=storage,
         extra={"only_variant": len(campaign.variants) == 1},
     )
 

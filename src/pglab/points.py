@@ -17,6 +17,8 @@ def baseline_of(campaign: dict[str, Any] | None) -> str | None:
     return variants[0] if len(variants) > 1 else None
 
 
+MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
+
 # run metrics that are not derived ones (shown as their own columns)
 _BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms")
 
@@ -60,7 +62,10 @@ def point_rows(runs: list[dict[str, Any]], baseline: str | None = None) -> list[
             tps_min=min(tps) if tps else None,
             tps_max=max(tps) if tps else None,
             cv_pct=summary.cv_pct if summary else None,
-            ci=(summary.ci_low, summary.ci_high) if summary and summary.ci_low else None,
+            # a t interval from 2 values is ±6.4 standard deviations: min–max says more
+            ci=(summary.ci_low, summary.ci_high)
+            if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
+            else None,
             unstable=bool(summary and summary.unstable),
         )
         rows.append(pt)

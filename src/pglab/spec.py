@@ -17,6 +17,8 @@ BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
 LATENCY_LOGS = ("full", "aggregate", "off")
 RESET_POLICIES = ("never", "point", "run")
+TARGET_KINDS = ("path", "tmpfs", "loop")
+FILESYSTEMS = ("ext4", "xfs", "btrfs", "ext3", "ext2")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,57 @@ class DatasetSpec:
         d = asdict(self)
         d.pop("reset")
         return d
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """A storage target (``[targets.NAME]``): where a cluster's files (PGDATA or pg_wal) live.
+
+    ``kind`` is ``"path"`` (an existing directory), ``"tmpfs"`` (mounted by the lab, ``size``
+    bytes) or ``"loop"`` (a file of ``size`` bytes under ``dir`` or the lab home, attached to a
+    loop device, ``mkfs.<fstype> mkfs_options``, mounted with ``mount_options``). The lab makes
+    tmpfs and loop targets itself (as root) and tears them down after the campaign.
+    """
+
+    name: str
+    kind: str
+    path: str | None = None
+    size: int | None = None
+    fstype: str | None = None
+    mkfs_options: tuple[str, ...] = ()
+    mount_options: tuple[str, ...] = ()
+    dir: str | None = None
+    direct_io: bool = False
+
+    def identity(self) -> dict[str, Any]:
+        """What makes the storage what it is (its name is only a label)."""
+        d = asdict(self)
+        d.pop("name")
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class StorageSpec:
+    """Where PGDATA (``data``) and pg_wal (``wal``) live; ``None`` is the lab home (data) and
+    inside PGDATA (wal)."""
+
+    data: TargetSpec | None = None
+    wal: TargetSpec | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return self.data is None and self.wal is None
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "data": self.data.identity() if self.data else None,
+            "wal": self.wal.identity() if self.wal else None,
+        }
+
+    @property
+    def label(self) -> str:
+        data = self.data.name if self.data else "lab home"
+        return data if self.wal is None else f"{data}, wal on {self.wal.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +210,14 @@ class RunSpec:
     repeat: int = 1
     point_index: int = 0
     telemetry: TelemetrySpec = TelemetrySpec()
+    storage: StorageSpec = StorageSpec()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def point_dict(self) -> dict[str, Any]:
-        """Everything that defines the point (not the repeat): hashed into ``point_key``."""
-        return {
+        """Everything that defines the point (not the repeat): hashed into ``point_key``.
+        Storage is there only when it is not the default, so points stored before storage
+        targets existed keep their keys."""
+        d = {
             "variant": self.variant,
             "axes": [[k, v] for k, v in self.axes],
             "server": asdict(self.server),
@@ -169,6 +225,9 @@ class RunSpec:
             "phases": [asdict(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
         }
+        if not self.storage.is_default:
+            d["storage"] = asdict(self.storage)
+        return d
 
     @property
     def point_key(self) -> str:
@@ -206,6 +265,12 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-def dataset_key(server: ServerSpec, dataset: DatasetSpec) -> str:
-    """Identity of an initialized dataset: the binaries that made it and what was initialized."""
-    return _digest({"source": server.source_label, "dataset": dataset.identity()})
+def dataset_key(
+    server: ServerSpec, dataset: DatasetSpec, storage: StorageSpec = StorageSpec()
+) -> str:
+    """Identity of an initialized dataset: the binaries that made it, what was initialized and,
+    when not the default, the storage it is for (a dataset is never shared between targets)."""
+    ident: dict[str, Any] = {"source": server.source_label, "dataset": dataset.identity()}
+    if not storage.is_default:
+        ident["storage"] = storage.identity()
+    return _digest(ident)

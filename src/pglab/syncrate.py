@@ -70,7 +70,12 @@ def match_storage(
     """The latest pg_test_fsync result on the same device, filesystem and mount options as
     ``mount``; else the latest one whose directory holds ``pgdata`` (or is held by it)."""
     fsync_rows = [r for r in storage if r.get("tool") == "pg_test_fsync"]
-    key = (mount.get("device"), mount.get("fstype"), mount.get("mount_options"))
+    # as stored: mount and superblock options together where the fingerprint has them
+    key = (
+        mount.get("device"),
+        mount.get("fstype"),
+        mount.get("options") or mount.get("mount_options"),
+    )
     if all(key):
         same = [r for r in fsync_rows if (r["device"], r["fstype"], r["mount_options"]) == key]
         if same:

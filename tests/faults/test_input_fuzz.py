@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from pglab import campaign
 from pglab.cli import main
@@ -149,3 +150,12 @@ def test_hostile_variant_names_round_trip_unchanged(
     text = capsys.readouterr().out
     for name in HOSTILE:
         assert name.split()[0] in text  # printed literally (rich markup escaped)
+    page = tmp_path / "report.html"
+    assert main(["report", "hostile ' \" <b>", "-o", str(page), *common]) == 0
+    html_text = page.read_text()
+    for name in HOSTILE:
+        assert escape(name) in html_text  # shown, escaped
+        if "<" in name:
+            assert name not in html_text  # never as markup
+    assert escape("hostile ' \" <b>") in html_text  # the campaign's name, escaped too
+    assert "hostile ' \" <b>" not in html_text

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pglab import campaign
+from pglab import campaign, report
 from pglab.executor import Executor
 from pglab.lab import Lab
+from pglab.report import charts
 from pglab.store import open_store
 from pglab.telemetry import pg_stats, summary, waits
 from pglab.telemetry.base import Table
@@ -128,6 +129,14 @@ duration = 34
     assert events is not None, "a checkpoint_timeout of 30 s must checkpoint within 34 s"
     reasons = [r[events.columns.index("reason")] for r in events.rows]
     assert "time" in reasons, reasons
+    # the report draws every panel of this real run: nothing is missing
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        written = report.write(store, "checkpoints", tmp_path / "report.html", tmp_path)
+    (pt,) = written.report.points
+    chart = charts.point_chart(pt, 1)
+    assert chart is not None and chart.missing == ()
+    assert pt.latency_ms[99.0] >= pt.latency_ms[50.0] > 0
+    assert pt.telemetry["figures"]["checkpoints"] >= 1
 
 
 def test_commit_counts_agree_with_pgbench(tmp_path: Path, lab: Lab, no_leftovers, server) -> None:

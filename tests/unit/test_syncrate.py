@@ -86,6 +86,17 @@ def test_not_comparable(r: dict) -> None:
     assert commit_vs_fsync(r, STORED) is None
 
 
+def test_superblock_options_tell_apart_two_filesystems_on_one_loop_device() -> None:
+    loop = {"fstype": "ext4", "device": "/dev/loop0", "mount_options": "rw,noatime"}
+    rows = [
+        storage_row(1, DISK, 1.0, device="/dev/loop0", mount_options="rw,noatime,data=journal"),
+        storage_row(2, TMPFS, 2.0, device="/dev/loop0", mount_options="rw,noatime,data=ordered"),
+    ]
+    found = match_storage({**loop, "options": "rw,noatime,data=journal"}, None, rows)
+    assert found is not None and found[0]["id"] == 1
+    assert match_storage({**loop, "options": "rw,noatime,data=writeback"}, None, rows) is None
+
+
 def test_match_by_path_when_the_mount_facts_differ() -> None:
     rows = [storage_row(7, DISK, 1.0, path="/var/lib/pglab", mount_options="rw,noatime")]
     found = match_storage(VDA, "/var/lib/pglab/clusters/w1", rows)

@@ -252,7 +252,8 @@ class Store:
             "target_path": _text(result.target_path),
             "mountpoint": mount.get("mountpoint"),
             "fstype": mount.get("fstype"),
-            "mount_options": mount.get("mount_options"),
+            # mount and superblock options together where known (ext4's data= is among the latter)
+            "mount_options": mount.get("options") or mount.get("mount_options"),
             "device": mount.get("device"),
             "tool": result.tool,
             "tool_version": _text(result.tool_version),

@@ -132,7 +132,8 @@ class OsSampler:
         except OSError as exc:
             raise SamplerOff(f"cannot read /proc: {exc}") from exc
         for path in self.paths:
-            mm = mount_of(path).get("major_minor")
+            mount = mount_of(path)
+            mm = mount.get("block_device") or mount.get("major_minor")
             if mm in disks and mm not in self._devices:
                 self._devices.append(mm)
             elif mm not in disks:

@@ -1,0 +1,324 @@
+"""``pglab compare A B``: two runs, two points or two campaigns side by side.
+
+What A and B name (``resolve``):
+
+- ``12``: run 12 (digits name a run when there is one);
+- ``NAME``: the whole campaign NAME;
+- ``NAME:POINT``: a point of campaign NAME, by its label as ``pglab show NAME`` prints it
+  (``wal:lz4 clients=8``); the label's words may come in any order and may be fewer, as long as
+  they pick out one point (``wal:lz4`` when lz4 has one point).
+
+Runs are compared figure by figure (no significance from one run each); points by their repeats'
+TPS (``analysis.compare``: Δ% with a 95% bootstrap CI, Mann-Whitney p, verdict); campaigns point
+by point, matched by label, by matrix coordinates (label minus variant) or by variant, whichever
+matches most, with Holm's correction over all pairs. Every comparison carries the difference of
+the environment and settings the runs reported.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import analysis, points
+from .errors import LabError
+from .telemetry import waits
+from .telemetry.summary import tables_of
+
+SINGLE_RUN_NOTE = (
+    "one run each: no significance can be claimed from single runs (the noise between repeats "
+    "of the same point is often 5-10%); compare points with 4 or more repeats each"
+)
+_RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
+_ENV_KEYS = (
+    "server_version", "pgbench_version", "source", "kernel", "cpu_model", "cpus", "ram_bytes",
+    "governor", "thp",
+)  # fmt: skip
+
+
+# settings that name where the lab put a server, not how it ran: never a difference
+_LAB_PLUMBING = frozenset(
+    ("unix_socket_directories", "port", "data_directory", "hba_file", "ident_file",
+     "config_file", "external_pid_file", "listen_addresses", "log_directory", "log_filename")
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a command-line argument names: ``kind`` is "run", "point" or "campaign"."""
+
+    kind: str
+    text: str  # as given
+    campaign: str
+    point: str | None = None  # the point's label
+    run: dict[str, Any] | None = None  # a get_run dict
+    runs: list[dict[str, Any]] = field(default_factory=list)  # list_runs rows (point, campaign)
+
+
+def resolve(store: Any, text: str) -> Target:
+    """A run id, a campaign name or ``CAMPAIGN:POINT`` (see the module's doc)."""
+    text = text.strip()
+    if text.isdigit():
+        run = store.get_run(int(text))
+        if run is not None:
+            return Target("run", text, run["campaign"], run["label"], run=run)
+    camp = store.get_campaign(text) if text else None
+    if camp is not None and camp["name"] == text:  # not a campaign found by its id
+        return Target("campaign", text, camp["name"], runs=store.list_runs(camp["name"]))
+    for i, ch in enumerate(text):  # campaign names may hold ':' themselves: try every split
+        if ch != ":":
+            continue
+        name, wanted = text[:i], text[i + 1 :].strip()
+        if name and store.get_campaign(name) is not None:
+            runs = store.list_runs(name)
+            label = _pick_point(name, wanted, list(dict.fromkeys(r["label"] for r in runs)))
+            return Target("point", text, name, label, runs=[r for r in runs if r["label"] == label])
+    raise LabError(
+        f"{text!r} names no run, campaign or point in the store",
+        hint="give a run id (`pglab ls`), a campaign name (`pglab ls --campaigns`) or "
+        "CAMPAIGN:POINT with a point label as `pglab show CAMPAIGN` prints it",
+    )
+
+
+def _pick_point(campaign: str, wanted: str, labels: list[str]) -> str:
+    if wanted in labels:
+        return wanted
+    words = set(wanted.split())
+    found = [lb for lb in labels if words and words <= set(lb.split())]
+    if len(found) == 1:
+        return found[0]
+    shown = ", ".join(repr(lb) for lb in (found or labels)[:8])
+    more = " …" if len(found or labels) > 8 else ""
+    raise LabError(
+        f"{wanted!r} {'matches several' if found else 'matches no'} point(s) of campaign "
+        f"{campaign!r}: {shown}{more}",
+        hint=f"write the point's whole label after the colon, e.g. '{campaign}:{labels[0]}'"
+        if labels
+        else "the campaign has no runs yet",
+    )
+
+
+def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
+    """The comparison of two resolved targets of the same kind, as plain data (the CLI prints
+    it; ``--json`` dumps it with comparisons as dicts)."""
+    if a.kind != b.kind:
+        raise LabError(
+            f"cannot compare a {a.kind} ({a.text!r}) with a {b.kind} ({b.text!r})",
+            hint="compare two runs, two points (CAMPAIGN:POINT) or two campaigns",
+        )
+    if a.kind == "run":
+        return compare_runs(a.run or {}, b.run or {})
+    if a.kind == "point":
+        out = compare_points(a, b)
+        out["settings_diff"] = settings_diff(_full(store, a.runs), _full(store, b.runs))
+        return out
+    return compare_campaigns(store, a, b)
+
+
+def _full(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [store.get_run(r["id"]) for r in runs if r["status"] == "ok"]
+
+
+# -- runs ------------------------------------------------------------------------------------
+
+
+def compare_runs(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    for run in (a, b):
+        if run.get("status") != "ok":
+            first = (run.get("error") or "").strip().splitlines() or ["?"]
+            raise LabError(
+                f"run {run.get('id')} failed ({first[0]}): it has no figures to compare",
+                hint=f"`pglab show {run.get('id')}` shows what went wrong",
+            )
+    ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
+    names = [m for m in _RUN_METRICS if m in ma or m in mb]
+    per_phase = (".tps", ".tps_steady", ".latency_avg_ms")
+    names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
+    rows = [
+        {"metric": m, "a": ma.get(m), "b": mb.get(m), "delta_pct": _delta(ma.get(m), mb.get(m))}
+        for m in names
+    ]
+    return {
+        "kind": "runs",
+        "a": _run_id(a),
+        "b": _run_id(b),
+        "metrics": rows,
+        "waits": _waits_side_by_side(a, b),
+        "settings_diff": settings_diff([a], [b]),
+        "note": SINGLE_RUN_NOTE,
+    }
+
+
+def _run_id(run: dict[str, Any]) -> dict[str, Any]:
+    return {"run": run.get("id"), "campaign": run.get("campaign"), "point": run.get("label"),
+            "repeat": run.get("repeat")}  # fmt: skip
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or not a:
+        return None
+    return (b / a - 1) * 100
+
+
+def top_waits(run: dict[str, Any], n: int = 5) -> dict[str, list[tuple[str, float]]]:
+    """Per measured phase ("name" or "name #2"): its top waits as (type:event, % of waits)."""
+    out = {}
+    for ph in run.get("phases") or []:
+        if not ph.get("measured"):
+            continue
+        stored = (run.get("series") or {}).get(str(ph["idx"]), {})
+        name = ph["name"] + (f" #{ph['iteration']}" if ph.get("iteration", 1) > 1 else "")
+        found = waits.top(tables_of(stored).get("waits"), n)
+        if found:
+            out[name] = [(w, pct) for w, pct, _ in found]
+    return out
+
+
+def _waits_side_by_side(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    wa, wb = top_waits(a), top_waits(b)
+    return [{"phase": ph, "a": wa.get(ph, []), "b": wb.get(ph, [])}
+            for ph in dict.fromkeys([*wa, *wb])]  # fmt: skip
+
+
+# -- points ----------------------------------------------------------------------------------
+
+
+def _ok_tps(runs: list[dict[str, Any]]) -> list[float]:
+    return [float(r["tps"]) for r in runs if r["status"] == "ok" and r.get("tps") is not None]
+
+
+def _side(label: str, campaign: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    tps = _ok_tps(runs)
+    return {"campaign": campaign, "point": label, "n": len(tps),
+            "median": statistics.median(tps) if tps else None,
+            "failed": sum(1 for r in runs if r["status"] != "ok")}  # fmt: skip
+
+
+def compare_points(a: Target, b: Target) -> dict[str, Any]:
+    ta, tb = _ok_tps(a.runs), _ok_tps(b.runs)
+    for t, tps in ((a, ta), (b, tb)):
+        if not tps:
+            raise LabError(
+                f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
+                hint=f"`pglab show {t.campaign}` lists its points and warnings",
+            )
+    c = analysis.compare(ta, tb)
+    return {
+        "kind": "points",
+        "pairs": [{"a": _side(a.point or "", a.campaign, a.runs),
+                   "b": _side(b.point or "", b.campaign, b.runs), "comparison": c}],
+    }  # fmt: skip
+
+
+# -- campaigns -------------------------------------------------------------------------------
+
+_MATCHERS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("label", lambda pt: pt["point"]),
+    ("matrix coordinates", lambda pt: pt["coords"]),
+    ("variant", lambda pt: pt["variant"]),
+)
+
+
+def match_points(
+    rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]
+) -> tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Pairs of point rows (``points.point_rows``) of two campaigns, matched by whichever of
+    label, matrix coordinates and variant pairs the most points one to one."""
+    best: tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]] = ("nothing", [])
+    for how, key in _MATCHERS:
+        ka, kb = _unique(rows_a, key), _unique(rows_b, key)
+        pairs = [(ka[k], kb[k]) for k in ka if k in kb and k]
+        if len(pairs) > len(best[1]):
+            best = (how, pairs)
+    return best
+
+
+def _unique(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        seen.setdefault(key(r), []).append(r)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1}
+
+
+def compare_campaigns(store: Any, a: Target, b: Target) -> dict[str, Any]:
+    runs_a, runs_b = a.runs, b.runs
+    rows_a, rows_b = points.point_rows(runs_a), points.point_rows(runs_b)
+    how, pairs = match_points(rows_a, rows_b)
+    if not pairs:
+        raise LabError(
+            f"no point of campaign {a.campaign!r} matches one of {b.campaign!r} by label, matrix "
+            "coordinates or variant",
+            hint=f"compare single points: pglab compare '{a.campaign}:POINT' '{b.campaign}:POINT'",
+        )
+    out_pairs = []
+    for pa, pb in pairs:
+        ra = [r for r in runs_a if r["label"] == pa["point"]]
+        rb = [r for r in runs_b if r["label"] == pb["point"]]
+        ta, tb = _ok_tps(ra), _ok_tps(rb)
+        c = analysis.compare(ta, tb) if ta and tb else None
+        out_pairs.append({"a": _side(pa["point"], a.campaign, ra),
+                          "b": _side(pb["point"], b.campaign, rb), "comparison": c})  # fmt: skip
+    tested = [p["comparison"] for p in out_pairs
+              if p["comparison"] is not None and p["comparison"].p_value is not None]  # fmt: skip
+    adjusted = iter(analysis.holm([c.p_value for c in tested]))
+    for p in out_pairs:
+        c = p["comparison"]
+        p["p_holm"] = None
+        if c is not None and c.p_value is not None:
+            p["p_holm"] = next(adjusted)
+            p["comparison"] = c.judged(p["p_holm"])
+    unmatched_a = len(rows_a) - len(pairs)
+    unmatched_b = len(rows_b) - len(pairs)
+    return {
+        "kind": "campaigns",
+        "a": a.campaign,
+        "b": b.campaign,
+        "matched_by": how,
+        "unmatched": {"a": unmatched_a, "b": unmatched_b},
+        "corrected": len(tested) > 1,  # Holm over the pairs that have a p-value
+        "pairs": out_pairs,
+        "settings_diff": settings_diff(_full(store, runs_a), _full(store, runs_b)),
+    }
+
+
+# -- environment and settings ----------------------------------------------------------------
+
+
+def settings_diff(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[dict]:
+    """What differs between the environments and server settings the two sides' runs reported
+    (``get_run`` dicts): rows of name, a, b; a side whose runs disagree says "varies", a setting
+    a side did not report is "default"."""
+    ea, eb = _environment(runs_a), _environment(runs_b)
+    out = []
+    for name in dict.fromkeys([*ea, *eb]):
+        va, vb = ea.get(name, "default"), eb.get(name, "default")
+        if va != vb:
+            out.append({"name": name, "a": va, "b": vb})
+    return out
+
+
+def _environment(runs: list[dict[str, Any]]) -> dict[str, str]:
+    """name -> value for the environment keys and every reported setting, "varies" when the
+    runs disagree."""
+    per_run = []
+    for run in runs:
+        fp = run.get("fingerprint") or {}
+        env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
+        if fp.get("ram_bytes"):
+            env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"
+        mount = fp.get("pgdata_mount") or {}
+        if mount.get("fstype"):
+            env["pgdata filesystem"] = f"{mount['fstype']} ({mount.get('mount_options', '')})"
+        for name, s in sorted((fp.get("settings") or {}).items()):
+            if name not in _LAB_PLUMBING:
+                env[name] = str(s.get("shown", s.get("setting")))
+        per_run.append(env)
+    if not per_run:
+        return {}
+    merged: dict[str, str] = {}
+    for name in dict.fromkeys(k for env in per_run for k in env):
+        values = {env.get(name, "default") for env in per_run}
+        merged[name] = values.pop() if len(values) == 1 else "varies"
+    return merged

@@ -1,0 +1,408 @@
+"""What the stored runs of a campaign mean beyond their TPS: derived metrics and warnings.
+
+Pure functions over the store's plain rows (``Store.list_runs`` and ``Store.get_run`` dicts),
+tested on synthetic rows with known answers; ``campaign_notices`` is the one that reads a store.
+
+- ``scaling``: TPS per client and scaling efficiency over a ``clients`` matrix axis, per series
+  (the variant and its other matrix coordinates): ``tps(c) / (c · tps(c_min) / c_min)``;
+- ``cache_regime``: the data set's size (measured when stored, else pgbench scale × 15 MiB)
+  against shared_buffers and RAM: which cache the workload ran in;
+- ``run_notices`` / ``campaign_notices``: the warnings a person must read before trusting a
+  number (``KINDS``, most serious first).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from . import analysis, points
+from .errors import LabError
+from .telemetry import os_stats, pg_stats
+from .telemetry.summary import tables_of
+
+# Warning kinds, most serious first (the order campaign_notices returns them in).
+KINDS = (
+    "failed",  # the run failed: its error's first line
+    "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
+    "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
+    "client-bound",  # pgbench used most of a core: the client, not the server, was measured
+    "short",  # a write workload measured for less than two checkpoint cycles
+    "in-memory",  # the data set fits in shared_buffers: no read IO was measured
+    "few-repeats",  # too few repeats for a significance verdict
+)
+
+MB_PER_SCALE = 15 * 2**20  # pgbench_accounts + its index per unit of scale, roughly
+DEFAULT_SHARED_BUFFERS = 128 * 2**20  # PostgreSQL's default
+DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
+RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
+WRITE_SCRIPTS = ("tpcb-like", "simple-update")
+WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning about a campaign, one of its points (``point``: its label) or one run."""
+
+    kind: str  # one of KINDS
+    point: str | None
+    run_id: int | None
+    message: str
+
+
+# -- scaling -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScalingPoint:
+    """One client count of a series: median TPS over the repeats and what it means per client."""
+
+    series: str  # the point label without its clients=N coordinate (the variant if nothing else)
+    clients: int
+    n: int  # ok repeats
+    tps: float  # median
+    ci_low: float | None  # 95% CI of the mean TPS (None with one repeat)
+    ci_high: float | None
+    tps_per_client: float
+    efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
+
+
+_CLIENTS = re.compile(r"(?:^| )clients=(\d+)(?= |$)")
+
+
+def scaling_key(label: str, variant: str) -> tuple[str, int] | None:
+    """(series, clients) of a point label with a ``clients=N`` coordinate, else None."""
+    m = _CLIENTS.search(label)
+    if m is None:
+        return None
+    return (label[: m.start()] + label[m.end() :]).strip() or variant, int(m.group(1))
+
+
+def scaling(rows: list[dict[str, Any]]) -> dict[str, list[ScalingPoint]]:
+    """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
+    ``list_runs`` rows; runs without a ``clients=N`` coordinate in their label are left out,
+    and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
+    tps: dict[str, dict[int, list[float]]] = {}
+    for r in rows:
+        key = scaling_key(r["label"], r["variant"])
+        if key is None or r["status"] != "ok" or r.get("tps") is None:
+            continue
+        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r["tps"]))
+    out: dict[str, list[ScalingPoint]] = {}
+    for series, by_clients in tps.items():
+        c_min = min(by_clients)
+        base = statistics.median(by_clients[c_min]) / c_min  # TPS per client at c_min
+        items = []
+        for c in sorted(by_clients):
+            s = analysis.summarize_point(by_clients[c])
+            items.append(
+                ScalingPoint(
+                    series=series,
+                    clients=c,
+                    n=s.n,
+                    tps=s.median,
+                    ci_low=s.ci_low,
+                    ci_high=s.ci_high,
+                    tps_per_client=s.median / c,
+                    efficiency=s.median / (c * base) if base else float("nan"),
+                )
+            )
+        out[series] = items
+    return out
+
+
+# -- cache regime --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheRegime:
+    regime: str  # "in shared_buffers", "in OS cache" or "larger than RAM"
+    data_bytes: int
+    data_measured: bool  # False: estimated from the pgbench scale
+    shared_buffers_bytes: int
+    ram_bytes: int | None
+
+    def describe(self) -> str:
+        how = "" if self.data_measured else "~"
+        ram = f", RAM {_size(self.ram_bytes)}" if self.ram_bytes else ""
+        return (
+            f"data set {how}{_size(self.data_bytes)}, shared_buffers "
+            f"{_size(self.shared_buffers_bytes)}{ram}: {self.regime}"
+        )
+
+
+_MEMORY_UNITS = {"B": 1, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def setting_of(run: dict[str, Any], name: str) -> tuple[str, str | None] | None:
+    """A setting of a run as (value, unit of a bare number): what the server reported in the
+    fingerprint, else what the spec asked for; None when neither says (the default)."""
+    fp = ((run.get("fingerprint") or {}).get("settings") or {}).get(name)
+    if fp and fp.get("setting") is not None:
+        return str(fp["setting"]), fp.get("unit")
+    spec = dict(((run.get("spec") or {}).get("server") or {}).get("settings") or [])
+    if name in spec:
+        return str(spec[name]), None
+    return None
+
+
+def _amount(value: str, unit: str | None, units: dict[str, float], bare: str) -> float | None:
+    """'1GB' / '16384' with unit '8kB' / '5min' in the base unit of ``units``."""
+    m = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
+    if m is None:
+        return None
+    number, suffix = float(m.group(1)), m.group(2)
+    if not suffix:  # a bare number counts in the setting's unit ('8kB', 's', ...)
+        um = re.fullmatch(r"([0-9]*)([A-Za-z]+)", unit or bare)
+        if um is None or um.group(2) not in units:
+            return None
+        return number * int(um.group(1) or 1) * units[um.group(2)]
+    return number * units[suffix] if suffix in units else None
+
+
+def shared_buffers_bytes(run: dict[str, Any]) -> int:
+    found = setting_of(run, "shared_buffers")
+    if found is None:
+        return DEFAULT_SHARED_BUFFERS
+    value = _amount(found[0], found[1], _MEMORY_UNITS, "8kB")
+    return int(value) if value is not None else DEFAULT_SHARED_BUFFERS
+
+
+def checkpoint_timeout_s(run: dict[str, Any]) -> float:
+    found = setting_of(run, "checkpoint_timeout")
+    if found is None:
+        return DEFAULT_CHECKPOINT_TIMEOUT_S
+    value = _amount(found[0], found[1], _TIME_UNITS, "s")
+    return value if value else DEFAULT_CHECKPOINT_TIMEOUT_S
+
+
+def data_bytes(run: dict[str, Any]) -> tuple[int, bool] | None:
+    """The data set's size and whether it was measured (``metrics``/``timings``
+    ``dataset_bytes``) rather than estimated from the pgbench scale."""
+    for where in ("metrics", "timings"):
+        measured = (run.get(where) or {}).get("dataset_bytes")
+        if measured:
+            return int(measured), True
+    scale = ((run.get("spec") or {}).get("dataset") or {}).get("scale")
+    if scale is None:
+        return None
+    return int(scale * MB_PER_SCALE), False
+
+
+def cache_regime(run: dict[str, Any]) -> CacheRegime | None:
+    """Where a run's data set lived (a ``get_run`` dict); None without a scale or a size.
+    "in OS cache" means it fits in RAM less shared_buffers."""
+    size = data_bytes(run)
+    if size is None:
+        return None
+    sb = shared_buffers_bytes(run)
+    ram = (run.get("fingerprint") or {}).get("ram_bytes")
+    if size[0] <= sb:
+        regime = "in shared_buffers"
+    elif ram is None or size[0] <= ram - sb:
+        regime = "in OS cache"
+    else:
+        regime = "larger than RAM"
+    return CacheRegime(regime, size[0], size[1], sb, int(ram) if ram else None)
+
+
+# -- notices -------------------------------------------------------------------------------
+
+
+def run_notices(run: dict[str, Any]) -> list[Notice]:
+    """The warnings about one run (a ``get_run`` dict; a ``list_runs`` row gives fewer: no
+    telemetry, no series): failed, drifting within a phase, client-bound, short, in-memory."""
+    rid, label = run.get("id"), run.get("label")
+    if run.get("status") != "ok":
+        first = (run.get("error") or "no error recorded").strip().splitlines() or ["?"]
+        return [Notice("failed", label, rid, f"run {rid} failed: {first[0]}")]
+    out: list[Notice] = []
+    phases = [ph for ph in run.get("phases") or [] if ph.get("measured")]
+    series = run.get("series") or {}
+    for ph in phases:
+        trend = _phase_drift(series.get(str(ph["idx"]), {}).get("progress"))
+        if trend is not None:
+            out.append(Notice("drifting", label, rid, (
+                f"TPS drifted {trend.change_pct:+.1f}% over phase {_phase_name(ph)} "
+                f"(p={trend.p_value:.2g}): no steady state; run longer or find what changes"
+            )))  # fmt: skip
+    if not phases:  # a list_runs row: the stored drift figures, without their p-values
+        for key, value in sorted((run.get("metrics") or {}).items()):
+            stored_drift = key.startswith("phase.") and key.endswith(".drift_pct")
+            if stored_drift and value is not None and abs(value) >= RUN_DRIFT_PCT * 2:
+                name = key[len("phase.") : -len(".drift_pct")]
+                out.append(Notice("drifting", label, rid,
+                                  f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
+    for ph in phases:
+        os_figures = os_stats.summarize(tables_of(series.get(str(ph["idx"]), {})))
+        if os_figures.get("client_bound"):
+            out.append(Notice("client-bound", label, rid, (
+                f"pgbench used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
+                f"{_phase_name(ph)}: the load generator, not the server, may be the limit; "
+                "give pgbench more threads (-j) or fewer clients per thread"
+            )))  # fmt: skip
+            break
+    out += _short(run, phases, series)
+    regime = cache_regime(run)
+    if regime is not None and regime.regime == "in shared_buffers":
+        out.append(Notice("in-memory", label, rid, (
+            f"{regime.describe()}: reads never reach storage, so a storage or IO study "
+            "measures nothing here; raise the scale"
+        )))  # fmt: skip
+    return out
+
+
+def _phase_name(ph: dict[str, Any]) -> str:
+    return f"{ph['name']!r}" + (f" #{ph['iteration']}" if ph.get("iteration", 1) > 1 else "")
+
+
+def _phase_drift(progress: dict[str, Any] | None) -> analysis.Drift | None:
+    """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
+    if not progress or "tps" not in progress.get("columns", []):
+        return None
+    i = progress["columns"].index("tps")
+    tps = [float(r[i]) for r in progress["rows"] if r[i] is not None]
+    if len(tps) < 20:  # as the executor: MSER needs a few 5 s batches
+        return None
+    trend = analysis.drift(tps[analysis.steady_start(tps) :])
+    if trend is None or not trend.significant or abs(trend.change_pct) < RUN_DRIFT_PCT:
+        return None
+    return trend
+
+
+def _writes(run: dict[str, Any], name: str, stored: dict[str, Any], seconds: float) -> bool:
+    """Whether a phase writes: a built-in write script, or WAL made by a custom one."""
+    for spec in (run.get("spec") or {}).get("phases") or []:
+        if spec.get("name") != name:
+            continue
+        builtins = [s.get("builtin") for s in spec.get("scripts") or []]
+        if any(b in WRITE_SCRIPTS for b in builtins):
+            return True
+        if builtins and all(b is not None for b in builtins):
+            return False  # only select-only
+    figures = pg_stats.summarize(tables_of(stored), max(seconds, 1e-3)) if stored else {}
+    return figures.get("wal_mb_s", 0.0) > WAL_WRITES_MB_S
+
+
+def _short(run: dict[str, Any], phases: list[dict[str, Any]], series: dict) -> list[Notice]:
+    timeout = checkpoint_timeout_s(run)
+    for ph in phases:
+        seconds = float(ph.get("elapsed_s") or 0)
+        stored = series.get(str(ph["idx"]), {})
+        if seconds < 2 * timeout and _writes(run, ph["name"], stored, seconds):
+            return [Notice("short", run.get("label"), run.get("id"), (
+                f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "
+                f"checkpoint cycles (checkpoint_timeout {timeout:.0f} s): its TPS depends on "
+                f"whether a checkpoint fell inside; measure ≥ {2 * timeout:.0f} s"
+            ))]  # fmt: skip
+    return []
+
+
+def notices_of(runs: list[dict[str, Any]], campaign: dict[str, Any] | None = None) -> list[Notice]:
+    """A campaign's warnings from its runs (``get_run`` dicts, or ``list_runs`` rows for fewer
+    checks) in stored order: per-run warnings merged per point, then point and campaign ones."""
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    per_point: dict[tuple[str, str], list[Notice]] = {}
+    out: list[Notice] = []
+    for r in runs:
+        for n in run_notices(r):
+            if n.kind == "failed":
+                out.append(n)
+            else:
+                per_point.setdefault((n.kind, r["label"]), []).append(n)
+    n_runs = {lb: sum(1 for r in runs if r["label"] == lb and r["status"] == "ok") for lb in labels}
+    merged: dict[str, list[Notice]] = {}
+    for (kind, label), found in per_point.items():
+        note = found[0]
+        if len(found) > 1 or n_runs[label] > 1:
+            note = Notice(kind, label, found[0].run_id if len(found) == 1 else None,
+                          f"{found[0].message} ({len(found)} of {n_runs[label]} runs)")  # fmt: skip
+        merged.setdefault(kind, []).append(note)
+    for kind, found in merged.items():
+        if len(found) == len(labels) > 1 and kind in ("in-memory", "short", "client-bound"):
+            out.append(Notice(kind, None, None, f"every point — e.g. {found[0].point}: "
+                              f"{found[0].message}"))  # fmt: skip
+        else:
+            out += found
+    rows = points.point_rows(runs, baseline=points.baseline_of(campaign))
+    for pt in rows:
+        if pt["unstable"]:
+            out.append(Notice("unstable", pt["point"], None, (
+                f"TPS varies by {pt['cv_pct']:.1f}% (CV over {pt['runs'] - pt['failed']} "
+                f"repeats, above {analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than "
+                "that are noise; look for drift, a client-bound pgbench or a noisy machine"
+            )))  # fmt: skip
+    out += _repeat_drift(runs)
+    few = [pt for pt in rows if 0 < pt["runs"] - pt["failed"] < analysis.MIN_REPEATS]
+    if few:
+        counts = sorted({pt["runs"] - pt["failed"] for pt in few})
+        what = few[0]["point"] if len(few) == 1 else f"{len(few)} of {len(rows)} points"
+        out.append(Notice("few-repeats", few[0]["point"] if len(few) == 1 else None, None, (
+            f"{what} {'has' if len(few) == 1 else 'have'} "
+            f"{'/'.join(map(str, counts))} ok repeat(s): at least {analysis.MIN_REPEATS} a side "
+            "are needed for a significance verdict (shown as ?); raise repeats"
+        )))  # fmt: skip
+    return sorted(out, key=lambda n: KINDS.index(n.kind))
+
+
+def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
+    """A trend across a point's repeats (in run order), and over the whole campaign: each ok
+    run's TPS relative to its point's median, in run order (a machine warming up, a disk
+    filling, a dataset that grows because it is never reset)."""
+    out = []
+    by_point: dict[str, list[tuple[int, float]]] = {}
+    for r in runs:
+        if r["status"] == "ok" and r.get("tps"):
+            by_point.setdefault(r["label"], []).append((r["id"], float(r["tps"])))
+    relative: list[tuple[int, float]] = []
+    for label, values in by_point.items():
+        values.sort()
+        tps = [v for _, v in values]
+        trend = analysis.drift(tps)
+        if trend is not None and trend.significant:
+            out.append(Notice("drifting", label, None, (
+                f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
+                f"(p={trend.p_value:.2g}): the repeats are not independent; reset the data "
+                "set per run, interleave the points, or look at what changes between runs"
+            )))  # fmt: skip
+        med = statistics.median(tps)
+        relative += [(rid, v / med) for rid, v in values]
+    relative.sort()
+    if len(by_point) > 1 and len(relative) >= 6:
+        trend = analysis.drift([v for _, v in relative])
+        if trend is not None and trend.significant:
+            out.append(Notice("drifting", None, None, (
+                f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% over "
+                f"the campaign's {len(relative)} runs (p={trend.p_value:.2g}): later runs "
+                "are faster or slower whatever the point; interleaved order cancels it "
+                "between points, sequential order does not"
+            )))  # fmt: skip
+    return out
+
+
+def campaign_notices(
+    store: Any, campaign_name: str, runs: list[dict[str, Any]] | None = None
+) -> list[Notice]:
+    """The warnings about a stored campaign, most serious first. ``runs``: its runs as
+    ``get_run`` dicts when the caller has them already (else they are read here)."""
+    camp = store.get_campaign(campaign_name)
+    if camp is None:
+        raise LabError(
+            f"no campaign {campaign_name!r} in the store",
+            hint="`pglab ls --campaigns` lists campaigns",
+        )
+    if runs is None:
+        runs = [store.get_run(r["id"]) for r in store.list_runs(camp["name"])]
+    return notices_of([r for r in runs if r is not None], camp)
+
+
+def _size(n: float | None) -> str:
+    if n is None:
+        return "?"
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:,.1f} {unit}".replace(".0 ", " ")
+    return f"{n:.0f} B"

@@ -1,0 +1,235 @@
+"""``pglab report``: one self-contained HTML page per campaign (or run), and its charts as PNG.
+
+``model.gather`` reads what the store holds, ``charts`` draws it with matplotlib, and the page is
+rendered by jinja2 with autoescaping on, so every user string (variant names, settings, script
+names, errors) is escaped. The PNGs are embedded in the page as data URIs and written beside it;
+the page loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import multiprocessing
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .. import __version__, analysis
+from ..telemetry.summary import lines as telemetry_lines
+from . import charts
+from .model import Point, Report, gather
+
+OPEN_POINTS = 6  # the first points' details are open when the page loads
+VERDICT_TEXT = {"+": "+", "-": "−", "~": "~", "?": "?"}
+VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "~": "v-same", "?": "v-none"}
+
+__all__ = ["Written", "gather", "render", "write"]
+
+
+@dataclass(frozen=True)
+class Written:
+    html: Path
+    pngs: list[Path]
+    report: Report
+
+
+def write(store, ident: str, out: Path | None, home: Path) -> Written:
+    """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
+    ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it."""
+    rep = gather(store, ident)
+    if out is None:
+        out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
+    out = out.absolute()
+    made = charts.campaign_charts(rep)
+    per_point = _point_charts(rep.points)
+    html = render(rep, made, per_point)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    chart_dir = out.with_name(out.stem + "-charts")
+    chart_dir.mkdir(exist_ok=True)
+    pngs = []
+    for ch in [*made, *per_point.values()]:
+        path = chart_dir / f"{ch.name}.png"
+        path.write_bytes(ch.png)
+        pngs.append(path)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(out)
+    return Written(out, pngs, rep)
+
+
+def _point_charts(pts: list[Point]) -> dict[int, charts.Chart]:
+    """Every point's chart, drawn by as many processes as there are CPUs (matplotlib draws
+    with one core; a campaign's points are independent)."""
+    jobs = [(n, pt) for n, pt in enumerate(pts, 1) if pt.representative is not None]
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers < 2:
+        drawn = [charts.point_chart(pt, n) for n, pt in jobs]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            drawn = list(pool.map(_draw, jobs))
+    return {n: ch for (n, _), ch in zip(jobs, drawn, strict=True) if ch is not None}
+
+
+def _draw(job: tuple[int, Point]) -> charts.Chart | None:
+    n, pt = job
+    return charts.point_chart(pt, n)
+
+
+def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Chart]) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    template = env.get_template("page.html.j2")
+    derived = sorted({k for pt in rep.points for k in pt.row.get("derived", {})})
+    spec = rep.campaign.get("spec") or {}
+    return template.render(
+        r=rep,
+        version=__version__,
+        made=datetime.now().strftime("%Y-%m-%d %H:%M"),
+        description=spec.get("description"),
+        derived=derived,
+        scaling=any(pt.scaling for pt in rep.points),
+        campaign_charts=[_embedded(c) for c in made],
+        point_charts={n: _embedded(c) for n, c in per_point.items()},
+        charts_total=len(made) + len(per_point),
+        open_points=OPEN_POINTS,
+        min_repeats=analysis.MIN_REPEATS,
+        plan_facts=_plan_facts(rep),
+        env_facts=_env_facts(rep),
+        campaign_json=json.dumps(spec, indent=2, ensure_ascii=False, default=str),
+        verdict_text=VERDICT_TEXT,
+        verdict_class=VERDICT_CLASS,
+        num=_num,
+        spread=_spread_text,
+        top_wait=_top_wait,
+        figure=_figure,
+        telemetry_lines=lambda pt: telemetry_lines(pt.telemetry),
+        when=_when,
+        version_of=lambda pt: ((pt.representative or {}).get("fingerprint") or {}).get(
+            "server_version", "?"
+        ),
+    )
+
+
+def safe_name(name: str) -> str:
+    """A file name from any campaign name (hostile ones included)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "campaign"
+    return cleaned[:80]
+
+
+def _run_suffix(rep: Report) -> str:
+    return f"-run{rep.only_run}" if rep.only_run else ""
+
+
+def _embedded(ch: charts.Chart) -> dict[str, Any]:
+    return {"name": ch.name, "title": ch.title, "missing": ch.missing,
+            "b64": base64.b64encode(ch.png).decode()}  # fmt: skip
+
+
+def _num(v: Any, digits: int = 0) -> str:
+    if v is None:
+        return "–"
+    return f"{v:,.{digits}f}"
+
+
+def _spread_text(pt: Point) -> str:
+    row = pt.row
+    ok = row["runs"] - row["failed"]
+    if row["tps_median"] is None:
+        return "–"
+    if row.get("ci") and ok >= 3:
+        return f"{max(row['ci'][0], 0):,.0f} … {row['ci'][1]:,.0f}"
+    if ok >= 2:
+        return f"{row['tps_min']:,.0f} … {row['tps_max']:,.0f} (min–max)"
+    return "one run"
+
+
+def _top_wait(pt: Point) -> str:
+    waits = (pt.telemetry or {}).get("top_waits") or []
+    for name, pct, _ in waits:
+        if name != "CPU:running":
+            return f"{name} {pct:.0f}%"
+    return "–" if not waits else "none (CPU)"
+
+
+def _figure(pt: Point, name: str, scale: float, digits: int) -> str:
+    v = ((pt.telemetry or {}).get("figures") or {}).get(name)
+    return "–" if v is None else f"{v * scale:,.{digits}f}"
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "–"
+
+
+def _plan_facts(rep: Report) -> list[tuple[str, str]]:
+    spec = rep.campaign.get("spec") or {}
+    facts = [("campaign file", rep.campaign.get("source_file") or "(none: made by pglab quick)")]
+    variants = spec.get("variants") or {}
+    if variants:
+        facts.append(("variants", ", ".join(variants)))
+        if rep.baseline:
+            facts.append(("baseline", rep.baseline))
+    for axis, values in (spec.get("matrix") or {}).items():
+        if isinstance(values, dict):
+            for name, vals in values.items():
+                facts.append((f"matrix {axis}.{name}", ", ".join(map(str, vals))))
+        else:
+            facts.append((f"matrix {axis}", ", ".join(map(str, values))))
+    facts.append(("repeats", str(spec.get("repeats", 1))))
+    facts.append(("order", str(spec.get("order", "interleaved"))))
+    run = next((pt.representative for pt in rep.points if pt.representative), None)
+    if run is not None:
+        for ph in run["spec"].get("phases") or []:
+            scripts = "+".join(s.get("builtin") or Path(str(s.get("path"))).name
+                               for s in ph["scripts"])  # fmt: skip
+            length = f"{ph['duration']} s" if ph.get("duration") else f"{ph['transactions']} tx"
+            facts.append((
+                f"phase {ph['name']}",
+                f"{scripts}, {ph['clients']} client(s), {length} × {ph['times']}"
+                + ("" if ph["measured"] else ", not measured"),
+            ))  # fmt: skip
+        ds = run["spec"].get("dataset") or {}
+        facts.append(("dataset", f"pgbench scale {ds.get('scale')}, reset per {ds.get('reset')}"))
+    return facts
+
+
+def _env_facts(rep: Report) -> list[tuple[str, str]]:
+    e = rep.environment
+    mount = e.get("pgdata_mount") or {}
+    facts = [
+        ("PostgreSQL", ", ".join(rep.versions)),
+        ("pgbench", str(e.get("pgbench_version", "?"))),
+        ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
+        ("machine", f"{e.get('cpu_model', '?')}, {e.get('cpus', '?')} CPU(s), "
+                    f"{(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
+        ("kernel", str(e.get("kernel", "?"))),
+        ("CPU governor", str(e.get("governor") or "none")),
+        ("transparent huge pages", str(e.get("thp") or "?")),
+    ]  # fmt: skip
+    if mount:
+        facts.append((
+            "PGDATA file system",
+            f"{mount.get('fstype')} on {mount.get('device')} ({mount.get('mount_options')}), "
+            f"scheduler {mount.get('scheduler') or '?'}",
+        ))  # fmt: skip
+    wal = e.get("pg_wal_mount")
+    if wal and wal != mount:
+        facts.append((
+            "pg_wal file system",
+            f"{wal.get('fstype')} on {wal.get('device')} ({wal.get('mount_options')}), "
+            f"scheduler {wal.get('scheduler') or '?'}",
+        ))  # fmt: skip
+    facts.append(("host", str(e.get("hostname", "?"))))
+    return facts

@@ -1,0 +1,408 @@
+"""The report's charts, drawn with matplotlib (Agg, no display) as PNG images.
+
+Campaign charts compare points (TPS against clients with CI bars, every run's TPS in the order
+it ran, latency percentiles); a point's chart draws the per-second series of its representative
+run: TPS and latency with checkpoints marked, latency percentiles, wait events stacked (as in
+seed 004), buffers written and WAL, CPU, disk and dirty memory. A panel whose series is missing
+says so instead of drawing zeros.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+# a fixed title height: placing titles by the tick labels' extents measures every text twice
+matplotlib.rcParams["axes.titley"] = 1.01
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from .model import Point, Report, measured_phases, table  # noqa: E402
+
+DPI = 80
+TOP_WAITS = 7
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str  # file name stem, safe for any file system
+    title: str
+    png: bytes
+    missing: tuple[str, ...] = ()  # panels drawn empty: their series was not recorded
+
+
+def campaign_charts(rep: Report) -> list[Chart]:
+    charts = [_tps_chart(rep), _runs_in_order(rep), _latency_chart(rep)]
+    return [c for c in charts if c is not None]
+
+
+def point_chart(pt: Point, number: int) -> Chart | None:
+    """Six panels of the point's representative run; None without one."""
+    run = pt.representative
+    if run is None:
+        return None
+    fig = Figure(figsize=(12, 10.5))
+    fig.subplots_adjust(left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32, hspace=0.22)
+    axes = fig.subplots(3, 2, sharex=True)
+    s = _RunSeries(run)
+    _panel_tps(axes[0][0], s)
+    _panel_latency(axes[0][1], s)
+    _panel_waits(axes[1][0], s)
+    _panel_buffers(axes[1][1], s)
+    _panel_cpu(axes[2][0], s)
+    _panel_disk(axes[2][1], s)
+    for ax in axes[2]:
+        ax.set_xlabel("seconds since the first measured phase started")
+    for ax in fig.axes:  # fewer ticks: text is most of the drawing time
+        ax.xaxis.set_major_locator(MaxNLocator(6))
+        if ax.get_yscale() == "linear":
+            ax.yaxis.set_major_locator(MaxNLocator(5))
+    fig.suptitle(f"{pt.label} — run {run['id']} (median TPS of {len(pt.runs)} run(s))")
+    title = f"{pt.label}: run {run['id']} second by second"
+    return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
+
+
+# -- campaign charts ------------------------------------------------------------------------
+
+
+def _axes_of(pt: Point) -> dict[str, Any]:
+    run = pt.representative
+    if run is not None:
+        return {k: v for k, v in (run.get("spec") or {}).get("axes") or []}
+    return dict(tok.split("=", 1) for tok in pt.row["coords"].split() if "=" in tok)
+
+
+def _tps_chart(rep: Report) -> Chart | None:
+    pts = [pt for pt in rep.points if pt.row["tps_median"] is not None]
+    if not pts:
+        return None
+    variants = {pt.row["variant"] for pt in pts}
+    by_line: dict[str, list[tuple[float, Point]]] = defaultdict(list)
+    for pt in pts:
+        axes = _axes_of(pt)
+        if "clients" not in axes:
+            return _tps_bars(pts)
+        rest = " ".join(f"{k}={v}" for k, v in axes.items() if k != "clients")
+        variant = pt.row["variant"] if len(variants) > 1 else ""
+        key = " ".join(x for x in (variant, rest) if x) or "TPS"
+        by_line[key].append((float(axes["clients"]), pt))
+    if all(len(v) == 1 for v in by_line.values()):
+        return _tps_bars(pts)
+    return _tps_vs_clients(by_line)
+
+
+def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
+    fig = Figure(figsize=(10, 5.5), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (name, items) in enumerate(sorted(by_line.items())):
+        items.sort(key=lambda x: x[0])
+        xs = [c for c, _ in items]
+        ys = [pt.row["tps_median"] for _, pt in items]
+        low, high = zip(*(_spread(pt) for _, pt in items), strict=True)
+        err = [[y - lo for y, lo in zip(ys, low, strict=True)],
+               [hi - y for y, hi in zip(ys, high, strict=True)]]  # fmt: skip
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=4, label=name,
+                    color=PALETTE[i % len(PALETTE)])  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted({c for items in by_line.values() for c, _ in items}))
+    ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.set_xlabel("clients")
+    ax.set_ylabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title("TPS against clients")
+    return Chart("tps-vs-clients", "TPS against clients", _png(fig))
+
+
+def _tps_bars(pts: list[Point]) -> Chart:
+    fig = Figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
+    ax = fig.add_subplot()
+    ys = list(range(len(pts)))[::-1]
+    med = [pt.row["tps_median"] for pt in pts]
+    low, high = zip(*(_spread(pt) for pt in pts), strict=True)
+    err = [[m - lo for m, lo in zip(med, low, strict=True)],
+           [hi - m for m, hi in zip(med, high, strict=True)]]  # fmt: skip
+    colors = [PALETTE[i % len(PALETTE)] for i in range(len(pts))]
+    ax.barh(ys, med, xerr=err, capsize=3, color=colors, alpha=0.8)
+    ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
+    ax.set_xlabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title("TPS per point")
+    return Chart("tps-per-point", "TPS per point", _png(fig))
+
+
+def _spread(pt: Point) -> tuple[float, float]:
+    row = pt.row
+    if row.get("ci") and row.get("runs", 0) - row.get("failed", 0) >= 3:
+        return max(row["ci"][0], 0.0), row["ci"][1]
+    return row["tps_min"], row["tps_max"]
+
+
+def _runs_in_order(rep: Report) -> Chart | None:
+    runs = sorted(rep.runs, key=lambda r: r["started_at"] or 0)
+    if len(runs) < 2:
+        return None
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    color = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
+    fig = Figure(figsize=(10, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for lab in labels:
+        xs = [i for i, r in enumerate(runs, 1) if r["label"] == lab and r["status"] == "ok"]
+        ys = [r["tps"] for r in runs if r["label"] == lab and r["status"] == "ok"]
+        ax.plot(xs, ys, "o-", color=color[lab], label=_short(lab), markersize=4, lw=0.8)
+    failed = [i for i, r in enumerate(runs, 1) if r["status"] != "ok"]
+    if failed:
+        ax.plot(failed, [0] * len(failed), "x", color="red", markersize=9, label="failed")
+    ax.set_xlabel("run, in the order it ran")
+    ax.set_ylabel("TPS")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if len(labels) <= 12:
+        ax.legend(fontsize="x-small", ncols=2)
+    ax.set_title("Every run's TPS in the order the runs ran (drift across repeats shows here)")
+    return Chart("runs-in-order", "Every run's TPS in the order it ran", _png(fig))
+
+
+def _latency_chart(rep: Report) -> Chart | None:
+    pts = [pt for pt in rep.points if pt.latency_ms]
+    if not pts:
+        return None
+    fig = Figure(figsize=(10, 1.4 + 0.35 * len(pts)), layout="constrained")
+    ax = fig.add_subplot()
+    ys = list(range(len(pts)))[::-1]
+    marks = {50.0: "o", 90.0: "s", 95.0: "^", 99.0: "D", 99.9: "v"}
+    for i, (q, marker) in enumerate(marks.items()):
+        ax.scatter([pt.latency_ms[q] for pt in pts], ys, marker=marker, label=f"p{q:g}",
+                   color=PALETTE[i], zorder=3)  # fmt: skip
+    for y, pt in zip(ys, pts, strict=True):
+        ax.plot([pt.latency_ms[50.0], pt.latency_ms[99.9]], [y, y], color="#999", lw=1)
+    ax.set_xscale("log")
+    ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
+    ax.set_xlabel("latency, ms (all measured transactions of the point's runs)")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    ax.legend(fontsize="small", ncols=5, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+              frameon=False)  # above the plot, right of the title  # fmt: skip
+    ax.set_title("Latency percentiles per point", loc="left")
+    return Chart("latency-percentiles", "Latency percentiles per point", _png(fig))
+
+
+# -- a run, second by second ------------------------------------------------------------------
+
+
+class _RunSeries:
+    """The series of a run's measured phases on one time axis (seconds since the first)."""
+
+    def __init__(self, run: dict[str, Any]):
+        self.run = run
+        self.idxs = measured_phases(run)
+        starts = {p["idx"]: p["started_at"] for p in run["phases"]}
+        self.t0 = min((starts[i] for i in self.idxs if starts[i]), default=0.0)
+        self.starts = starts
+        self.phases = [p for p in run["phases"] if p["idx"] in self.idxs]
+        self.missing: list[str] = []  # panels without data, and why
+
+    def rows(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
+        """Column indexes and (x, row) pairs of a series over all measured phases."""
+        cols: dict[str, int] = {}
+        out = []
+        for idx in self.idxs:
+            tab = table(self.run, idx, kind)
+            cols = cols or {c: i for i, c in enumerate(tab["columns"])}
+            for row in tab["rows"]:
+                t = row[0]
+                if kind == "latency":  # epoch of the second
+                    x = t + 1 - self.t0
+                elif kind == "progress":  # seconds since the phase started
+                    x = (self.starts[idx] or self.t0) + t - self.t0
+                else:
+                    x = t - self.t0
+                out.append((x, row))
+        return cols, out
+
+    def column(self, kind: str, name: str) -> tuple[list[float], list[float]] | None:
+        cols, rows = self.rows(kind)
+        if name not in cols or not rows:
+            return None
+        i = cols[name]
+        pairs = [(x, r[i]) for x, r in rows if r[i] is not None]
+        return ([x for x, _ in pairs], [v for _, v in pairs]) if pairs else None
+
+    def summed(self, kind: str, name: str, where=None) -> tuple[list[float], list[float]] | None:
+        """A column summed over the rows of each instant (devices, backend types)."""
+        cols, rows = self.rows(kind)
+        if name not in cols or not rows:
+            return None
+        acc: dict[float, float] = defaultdict(float)
+        for x, r in rows:
+            if where is None or where(cols, r):
+                acc[x] += r[cols[name]] or 0
+        xs = sorted(acc)
+        return (xs, [acc[x] for x in xs]) if xs else None
+
+    def mark_phases(self, ax, names: bool = False) -> None:
+        """Dotted lines where measured phases start (and their names, on one panel)."""
+        several = len({p["name"] for p in self.phases}) > 1
+        for n, p in enumerate(self.phases):
+            x = p["started_at"] - self.t0
+            if n:
+                ax.axvline(x, color="#888", lw=0.6, ls=":")
+            if names and several:
+                ax.text(x, 1.0, f" {p['name']}", transform=ax.get_xaxis_transform(),
+                        fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
+
+
+def _missing(ax, s: _RunSeries, title: str, why: str) -> None:
+    s.missing.append(f"{title}: {why}")
+    ax.set_title(title, fontsize="medium")
+    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="#a00")
+    ax.set_yticks([])
+
+
+def _panel_tps(ax, s: _RunSeries) -> None:
+    tps = s.column("progress", "tps")
+    if tps is None:
+        return _missing(ax, s, "TPS", "no per-second progress recorded")
+    ax.plot(*tps, color=PALETTE[0], lw=1, label="TPS")
+    ax.set_ylabel("TPS")
+    ax.set_ylim(bottom=0)
+    cols, cps = s.rows("checkpoints")
+    for n, (x, row) in enumerate(cps):
+        end = (row[cols["t_end"]] - s.t0) if row[cols["t_end"]] else x
+        ax.axvspan(x, max(end, x + 0.5), color="#d62728", alpha=0.12,
+                   label="checkpoint" if n == 0 else None)  # fmt: skip
+    s.mark_phases(ax, names=True)
+    ax.legend(fontsize="x-small", loc="lower left")
+    ax.set_title(f"TPS per second; {len(cps)} checkpoint(s) shaded",
+                 fontsize="medium")  # fmt: skip
+
+
+def _panel_latency(ax, s: _RunSeries) -> None:
+    cols, rows = s.rows("latency")
+    names = [c for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms") if c in cols]
+    if not rows or not names:
+        return _missing(ax, s, "Latency percentiles", "no per-transaction latency log")
+    for i, c in enumerate(names):
+        ax.plot([x for x, _ in rows], [r[cols[c]] for _, r in rows], lw=0.9,
+                color=PALETTE[i], label=c.replace("_ms", ""))  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_ylabel("ms")
+    ax.legend(fontsize="x-small", ncols=4, loc="upper left")
+    ax.set_title("Latency percentiles per second", fontsize="medium")
+
+
+def _panel_waits(ax, s: _RunSeries) -> None:
+    cols, rows = s.rows("waits")
+    if not rows:
+        return _missing(ax, s, "Wait events", "no wait event samples")
+    per_t: dict[float, Counter[str]] = defaultdict(Counter)
+    totals: Counter[str] = Counter()
+    for x, r in rows:
+        name = f"{r[cols['wait_event_type']]}:{r[cols['wait_event']]}"
+        sessions = r[cols["count"]] / max(r[cols["samples"]], 1)
+        per_t[x][name] += sessions
+        totals[name] += sessions
+    top = [n for n, _ in totals.most_common(TOP_WAITS)]
+    xs = sorted(per_t)
+    layers = [[per_t[x][n] for x in xs] for n in top]
+    if len(totals) > len(top):
+        layers.append([sum(v for n, v in per_t[x].items() if n not in top) for x in xs])
+        top.append("other")
+    ax.stackplot(xs, layers, labels=top, colors=PALETTE[: len(top)], alpha=0.85, step="post")
+    ax.set_ylabel("sessions (average per second)")
+    ax.legend(fontsize="xx-small", loc="upper left", ncols=2)
+    ax.set_title("Wait events of the active sessions (CPU:running = no wait)", fontsize="medium")
+
+
+def _io_client_writes(cols: dict[str, int], r: list[Any]) -> bool:
+    return r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation"
+
+
+def _panel_buffers(ax, s: _RunSeries) -> None:
+    lines = {
+        "checkpointer": s.column("pg.checkpointer", "buffers_written"),
+        "bgwriter": s.column("pg.bgwriter", "buffers_clean"),
+        "backends": s.summed("pg.io", "writes", _io_client_writes)
+        or s.column("pg.bgwriter", "buffers_backend"),
+    }
+    wal = s.column("pg.wal", "wal_bytes")
+    if not any(lines.values()) and wal is None:
+        return _missing(ax, s, "Buffers and WAL", "no statistics samples")
+    for i, (name, xy) in enumerate(lines.items()):
+        if xy is not None:
+            ax.plot(*xy, lw=0.9, color=PALETTE[i], label=f"written by {name}")
+    ax.set_ylabel("buffers per second")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="x-small", loc="upper left")
+    if wal is not None:
+        twin = ax.twinx()
+        twin.plot(wal[0], [b / 1e6 for b in wal[1]], color=PALETTE[4], lw=0.9, ls="--")
+        twin.set_ylabel("WAL MB/s (dashed)", color=PALETTE[4])
+        twin.set_ylim(bottom=0)
+    ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
+
+
+def _panel_cpu(ax, s: _RunSeries) -> None:
+    cols, rows = s.rows("os.cpu")
+    if not rows:
+        return _missing(ax, s, "CPU", "no OS CPU samples")
+    names = [c for c in ("user_pct", "system_pct", "iowait_pct", "steal_pct") if c in cols]
+    xs = [x for x, _ in rows]
+    ax.stackplot(xs, [[r[cols[c]] or 0 for _, r in rows] for c in names],
+                 labels=[c.replace("_pct", "") for c in names], colors=PALETTE[: len(names)],
+                 alpha=0.8)  # fmt: skip
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("% of all CPUs")
+    procs = s.column("os.procs", "pgbench_cpu_pct")
+    if procs is not None:
+        cpus = (s.run.get("fingerprint") or {}).get("cpus") or 1
+        ax.plot(procs[0], [v / cpus for v in procs[1]], color="black", lw=1, ls="--",
+                label="pgbench")  # fmt: skip
+    ax.legend(fontsize="x-small", loc="upper left", ncols=5)
+    ax.set_title("CPU (stacked) and pgbench's own CPU (dashed)", fontsize="medium")
+
+
+def _panel_disk(ax, s: _RunSeries) -> None:
+    read = s.summed("os.disk", "read_mb_s")
+    write = s.summed("os.disk", "write_mb_s")
+    dirty = s.column("os.mem", "dirty_mb")
+    if read is None and write is None and dirty is None:
+        return _missing(ax, s, "Disk and memory", "no OS disk or memory samples")
+    if read is not None:
+        ax.plot(*read, color=PALETTE[0], lw=0.9, label="read MB/s")
+    if write is not None:
+        ax.plot(*write, color=PALETTE[3], lw=0.9, label="write MB/s")
+    ax.set_ylabel("MB/s (all disks)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="x-small", loc="upper left")
+    if dirty is not None:
+        twin = ax.twinx()
+        twin.plot(*dirty, color=PALETTE[2], lw=0.9, ls="--")
+        twin.set_ylabel("dirty memory, MB (dashed)", color=PALETTE[2])
+        twin.set_ylim(bottom=0)
+    ax.set_title("Disk throughput and dirty page cache", fontsize="medium")
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    with warnings.catch_warnings():  # a name in a script the font lacks: drawn as boxes
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def _short(label: str, width: int = 48) -> str:
+    label = re.sub(r"\s+", " ", label)
+    return label if len(label) <= width else label[: width - 1] + "…"

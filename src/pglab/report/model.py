@@ -1,0 +1,183 @@
+"""What a report shows, gathered from the store: the campaign's plan and environment, its points
+(summary and comparison rows from ``points``), each point's runs, and for each point the run whose
+TPS is the median of its repeats (the *representative* run, whose per-second series are drawn).
+
+Pure data, no drawing: ``charts`` turns this into figures and ``html`` into the page.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import derived, latency_hist, points
+from ..errors import LabError
+from ..telemetry.summary import phase_summary
+
+PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+
+
+@dataclass
+class Point:
+    row: dict[str, Any]  # a points.point_rows row: median, CI, CV, comparison, derived
+    runs: list[dict[str, Any]]  # list_runs rows, in the order they ran
+    representative: dict[str, Any] | None = None  # get_run of the median-TPS ok run
+    latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
+    latency_avg_ms: float | None = None  # median over ok runs
+    telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
+    scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
+
+    @property
+    def label(self) -> str:
+        return self.row["point"]
+
+
+@dataclass
+class Report:
+    title: str  # the campaign name
+    campaign: dict[str, Any]  # get_campaign row (with its spec)
+    baseline: str | None
+    points: list[Point]
+    runs: list[dict[str, Any]]  # every run, in the order stored
+    environment: dict[str, Any]  # fingerprint facts shared by the runs (first ok run's)
+    versions: list[str]  # server versions seen
+    settings: dict[str, str]  # non-default settings of the first ok run
+    notices: list[Any] = field(default_factory=list)  # warnings (derived.Notice)
+    only_run: int | None = None  # the report of a single run
+
+    @property
+    def failed_runs(self) -> list[dict[str, Any]]:
+        return [r for r in self.runs if r["status"] != "ok"]
+
+
+def gather(store, ident: str) -> Report:
+    """The report of a campaign (by name) or of one run (by id)."""
+    camp = store.get_campaign(ident) if not ident.isdigit() else None
+    only_run = None
+    if camp is None and ident.isdigit():
+        run = store.get_run(int(ident))
+        if run is None:
+            raise LabError(f"no run with id {ident}", hint="pglab ls lists the runs")
+        camp = store.get_campaign(run["campaign"])
+        only_run = run["id"]
+    if camp is None:
+        raise LabError(f"no campaign named {ident!r}", hint="pglab ls --campaigns lists them")
+    runs = store.list_runs(camp["name"])
+    if only_run is not None:
+        runs = [r for r in runs if r["id"] == only_run]
+    baseline = points.baseline_of(camp) if only_run is None else None
+    rows = points.point_rows(runs, baseline)
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        by_label.setdefault(r["label"], []).append(r)
+    pts = [Point(row, by_label[row["point"]]) for row in rows]
+    loaded: dict[int, dict[str, Any]] = {}
+    for pt in pts:
+        _fill_point(store, pt, loaded)
+    series = derived.scaling(runs)
+    for pt in pts:
+        key = derived.scaling_key(pt.label, pt.row["variant"])
+        if key is not None and len(series.get(key[0], ())) > 1:
+            pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
+    first = next((loaded[r["id"]] for r in runs if r["id"] in loaded), None)
+    fp = (first or {}).get("fingerprint") or {}
+    versions = sorted(
+        {(v.get("fingerprint") or {}).get("server_version", "?") for v in loaded.values()}
+    )
+    full = [loaded.get(r["id"]) or store.get_run(r["id"]) for r in runs]
+    if only_run is None:
+        found = derived.campaign_notices(store, camp["name"], runs=full)
+    else:
+        found = derived.run_notices(full[0])
+    return Report(
+        notices=found,
+        title=camp["name"],
+        campaign=camp,
+        baseline=baseline,
+        points=pts,
+        runs=runs,
+        environment={k: v for k, v in fp.items() if k != "settings"},
+        versions=versions,
+        settings=non_default_settings(fp),
+        only_run=only_run,
+    )
+
+
+def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
+    ok = [r for r in pt.runs if r["status"] == "ok" and r.get("tps") is not None]
+    if not ok:
+        return
+    full = []
+    for r in ok:
+        run = store.get_run(r["id"])
+        loaded[r["id"]] = run
+        full.append(run)
+    median = statistics.median_low([r["tps"] for r in ok])
+    pt.representative = next(run for run in full if run["tps"] == median)
+    hists, averages = [], []
+    for run in full:
+        avg = (run.get("metrics") or {}).get("latency_avg_ms")
+        if avg is not None:
+            averages.append(avg)
+        for idx in measured_phases(run):
+            tab = table(run, idx, "latency")
+            hists.extend(row_histogram(tab, row) for row in tab["rows"])
+    hist = latency_hist.merge(hists)
+    if hist:
+        pt.latency_ms = {q: latency_hist.percentile(hist, q) for q in PERCENTILES}
+    pt.representative = _without_histograms(pt.representative)
+    pt.latency_avg_ms = statistics.median(averages) if averages else None
+    rep = pt.representative
+    idxs = measured_phases(rep)
+    if idxs:
+        seconds = sum(p["elapsed_s"] or 0 for p in rep["phases"] if p["idx"] in idxs)
+        pt.telemetry = phase_summary(rep["series"].get(str(idxs[-1]), {}), seconds / len(idxs))
+
+
+def _without_histograms(run: dict[str, Any]) -> dict[str, Any]:
+    """A run without its per-second latency histograms (the bulk of its series): charts draw
+    the pre-computed per-second percentiles."""
+    series = {}
+    for idx, kinds in run["series"].items():
+        kinds = dict(kinds)
+        tab = kinds.get("latency")
+        if tab and "histogram" in tab["columns"]:
+            i = tab["columns"].index("histogram")
+            kinds["latency"] = {
+                "columns": [c for j, c in enumerate(tab["columns"]) if j != i],
+                "rows": [[v for j, v in enumerate(r) if j != i] for r in tab["rows"]],
+            }
+        series[idx] = kinds
+    return {**run, "series": series, "server_log": None}
+
+
+def measured_phases(run: dict[str, Any]) -> list[int]:
+    """Indexes of the measured phase iterations of a stored run."""
+    return [p["idx"] for p in run["phases"] if p["measured"]]
+
+
+def table(run: dict[str, Any], idx: int, kind: str) -> dict[str, Any]:
+    """A stored series table of a phase, ``{"columns": [], "rows": []}`` when absent."""
+    return run["series"].get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
+
+
+def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram:
+    """The histogram of one per-second latency row (empty for aggregate-only logs)."""
+    cols = tab["columns"]
+    if "histogram" not in cols:
+        return ()
+    return row[cols.index("histogram")] or ()  # [bucket, count] lists: merge takes them as is
+
+
+def non_default_settings(fp: dict[str, Any]) -> dict[str, str]:
+    """Settings whose value does not come from PostgreSQL's defaults (as the fingerprint has
+    them), minus the ones every server of the lab sets for its own sake."""
+    skip = {"application_name", "client_encoding", "DateStyle", "TimeZone", "lc_messages",
+            "lc_monetary", "lc_numeric", "lc_time", "default_text_search_config"}  # fmt: skip
+    out = {}
+    for name, s in sorted((fp.get("settings") or {}).items()):
+        if name in skip or s.get("source") in ("default", "override", "client", None):
+            continue
+        out[name] = s.get("shown") or s.get("setting") or ""
+    return out

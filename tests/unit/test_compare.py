@@ -1,0 +1,118 @@
+"""``pglab compare`` on synthetic stores: runs built as the executor would store them, without a
+server, with known effects (an A/A pair, and a 5% slowdown as pgbench --rate 0.95·R gives)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.register_assert_rewrite("store_checks")
+from store_checks import sample_phase, sample_run  # noqa: E402
+
+from pglab import cli  # noqa: E402
+from pglab import compare as comparing  # noqa: E402
+from pglab.errors import LabError  # noqa: E402
+from pglab.store import open_store  # noqa: E402
+
+
+def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(mean, sd, n))
+
+
+def save(store: Any, campaign: str, label: str, repeat: int, tps: float, **fp: Any) -> int:
+    variant = label.split()[0] if "=" not in label.split()[0] else "default"
+    fingerprint = {"server_version": "18.0", "cpus": 2,
+                   "settings": {"shared_buffers": {"setting": "16384", "unit": "8kB",
+                                                   "shown": "128MB"}}}  # fmt: skip
+    fingerprint["settings"].update(fp)
+    run = sample_run(
+        campaign=campaign, point=label, repeat=repeat, variant=variant, label=label,
+        phases=(sample_phase("main", tps=tps),), fingerprint=fingerprint,
+        metrics={"tps": tps, "phase.main.tps": tps, "latency_avg_ms": 8000 / tps},
+    )  # fmt: skip
+    return store.save_run(run)
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with open_store(str(tmp_path / "r.sqlite")) as s:
+        # A/A: the same point as two variants, interleaved, 6 repeats each, 2% noise
+        for i, (x, y) in enumerate(zip(noisy(1000, 20, 6, 1), noisy(1000, 20, 6, 2), strict=True)):
+            save(s, "aa", "base clients=8", i + 1, x)
+            save(s, "aa", "same clients=8", i + 1, y)
+        # A/B: two campaigns at R and 0.95·R, two client counts each, 1% noise
+        for c, seed in ((1, 10), (4, 20)):
+            for i, v in enumerate(noisy(1000 * c, 10 * c, 6, seed)):
+                save(s, "rate-r", f"clients={c}", i + 1, v)
+            for i, v in enumerate(noisy(950 * c, 10 * c, 6, seed + 1)):
+                save(s, "rate-095r", f"clients={c}", i + 1, v, rate={"setting": "x"})
+        yield s
+
+
+def run_compare(store, a: str, b: str) -> dict[str, Any]:
+    ta, tb = comparing.resolve(store, a), comparing.resolve(store, b)
+    return comparing.compare_targets(store, ta, tb)
+
+
+def test_a_a_points_are_not_significant(store) -> None:
+    out = run_compare(store, "aa:base clients=8", "aa:same")  # "same" picks one point out
+    (pair,) = out["pairs"]
+    c = pair["comparison"]
+    assert out["kind"] == "points" and pair["a"]["n"] == pair["b"]["n"] == 6
+    assert c.verdict == "~" and c.ci_low < 0 < c.ci_high and c.p_value > 0.05
+
+
+def test_a_known_5_percent_effect_is_significant_over_campaigns(store) -> None:
+    out = run_compare(store, "rate-r", "rate-095r")
+    assert out["kind"] == "campaigns" and out["matched_by"] == "label" and out["corrected"]
+    assert [p["a"]["point"] for p in out["pairs"]] == ["clients=1", "clients=4"]
+    for p in out["pairs"]:
+        c = p["comparison"]
+        assert c.verdict == "-" and c.ci_low <= -5.0 <= c.ci_high
+    assert out["settings_diff"] == [{"name": "rate", "a": "default", "b": "x"}]
+
+
+def test_campaigns_match_by_matrix_coordinates_or_say_they_cannot(store) -> None:
+    for c in (1, 4):
+        for i, v in enumerate(noisy(1000 * c, 10, 4, c)):
+            save(store, "pg16", f"pg16 clients={c}", i + 1, v)
+            save(store, "pg18", f"pg18 clients={c}", i + 1, v * 1.2)
+    out = run_compare(store, "pg16", "pg18")
+    assert out["matched_by"] == "matrix coordinates" and len(out["pairs"]) == 2
+    assert all(p["comparison"].delta_pct == pytest.approx(20) for p in out["pairs"])
+    with pytest.raises(LabError, match="no point of campaign 'pg16' matches"):
+        run_compare(store, "pg16", "aa")  # aa has two points at clients=8, none at 1 or 4
+
+
+def test_runs_side_by_side_say_there_is_no_significance(store) -> None:
+    out = run_compare(store, "1", "2")
+    assert out["kind"] == "runs" and "no significance" in out["note"]
+    tps = next(m for m in out["metrics"] if m["metric"] == "tps")
+    assert tps["delta_pct"] == pytest.approx((tps["b"] / tps["a"] - 1) * 100)
+    assert out["waits"][0]["a"][0][0] == "LWLock:WALWrite"
+
+
+def test_user_errors(store) -> None:
+    with pytest.raises(LabError, match="names no run, campaign or point"):
+        comparing.resolve(store, "nope")
+    with pytest.raises(LabError, match="matches several") as err:
+        comparing.resolve(store, "aa:clients=8")
+    assert "aa:base clients=8" in err.value.hint
+    with pytest.raises(LabError, match="cannot compare a run"):
+        run_compare(store, "1", "aa")
+
+
+def test_cli_compare_prints_the_table_and_json(store, capsys) -> None:
+    url = store.where
+    assert cli.main(["compare", "rate-r", "rate-095r", "--store", url]) == 0
+    text = capsys.readouterr().out
+    assert "clients=4" in text and "Holm" in text and " - " in text.replace("│", " ")
+    assert cli.main(["compare", "aa:base", "aa:same", "--json", "--store", url]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pairs"][0]["comparison"]["verdict"] == "~"
+    assert cli.main(["compare", "1", "nope", "--store", url]) == 2
+    assert "error:" in capsys.readouterr().err

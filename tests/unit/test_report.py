@@ -1,0 +1,116 @@
+"""The report from a synthetic campaign (no server): content, escaping, PNG files, verdicts."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+from pglab import report
+from pglab.cli import main
+from pglab.store import open_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from synthetic_runs import fill  # noqa: E402
+
+HOSTILE_VARIANT = "<script>alert(1)</script>"
+HOSTILE_CAMPAIGN = "x'; DROP TABLE runs; --"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> report.Written:
+    tmp = tmp_path_factory.mktemp("report")
+    with open_store(str(tmp / "r.sqlite")) as store:
+        fill(store, HOSTILE_CAMPAIGN, variants=("base", HOSTILE_VARIANT), clients=(1, 4),
+             repeats=5, seconds=20, failed=1)  # fmt: skip
+        return report.write(store, HOSTILE_CAMPAIGN, tmp / "out" / "report.html", tmp)
+
+
+def test_every_user_string_is_escaped(written: report.Written) -> None:
+    page = written.html.read_text()
+    assert HOSTILE_VARIANT not in page
+    assert escape(HOSTILE_VARIANT) in page
+    assert escape(HOSTILE_CAMPAIGN) in page
+    # the page's only script is its own chart check
+    assert len(re.findall(r"<script", page)) == 1
+
+
+def test_page_is_self_contained(written: report.Written) -> None:
+    page = written.html.read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "nothing from the network"
+    assert not re.search(r"<link\b", page)
+
+
+def test_charts_are_written_as_png_and_embedded(written: report.Written) -> None:
+    names = sorted(p.name for p in written.pngs)
+    # 2 variants × 2 scripts × 2 client counts = 8 points, each with a chart; plus the campaign's
+    assert names[:3] == ["latency-percentiles.png", "point-001.png", "point-002.png"]
+    assert {"tps-vs-clients.png", "runs-in-order.png"} <= set(names)
+    assert len([n for n in names if n.startswith("point-")]) == 8
+    page = written.html.read_text()
+    for path in written.pngs:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.count('src="data:image/png;base64,') == len(written.pngs)
+    assert f'data-charts-total="{len(written.pngs)}"' in page
+
+
+def test_summary_has_every_point_and_the_known_effect(written: report.Written) -> None:
+    rep = written.report
+    assert len(rep.points) == 8
+    assert rep.baseline == "base"
+    others = [pt for pt in rep.points if pt.row["variant"] == HOSTILE_VARIANT]
+    verdicts = {pt.row["comparison"].verdict for pt in others if "comparison" in pt.row}
+    # the second variant is 10% faster with 2% noise over 5 repeats: found at every point
+    assert verdicts == {"+"}
+    page = written.html.read_text()
+    assert page.count('<tr class="base">') == 4
+    assert "too many clients already" in page  # the failed run's error
+    assert "Failed runs" in page
+
+
+def test_point_charts_have_every_panel_on_full_telemetry(written: report.Written) -> None:
+    from pglab.report import charts
+
+    pt = written.report.points[0]
+    chart = charts.point_chart(pt, 1)
+    assert chart is not None and chart.missing == ()
+
+
+def test_a_run_without_telemetry_says_which_panels_are_missing(written: report.Written) -> None:
+    from pglab.report import charts
+
+    pt = written.report.points[0]
+    bare = {
+        **pt.representative,
+        "series": {k: {"progress": v["progress"]} for k, v in pt.representative["series"].items()},
+    }
+    chart = charts.point_chart(report.Point(pt.row, pt.runs, bare), 1)
+    assert chart is not None
+    assert any(m.startswith("Wait events") for m in chart.missing)
+    assert not any(m.startswith("TPS") for m in chart.missing)
+
+
+def test_cli_report_of_a_run_and_unknown_ids(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "r.sqlite"
+    with open_store(str(db)) as store:
+        ids = fill(store, "c", variants=("base",), scripts=("select-only",), clients=(2,),
+                   repeats=1, seconds=5)  # fmt: skip
+    out = tmp_path / "run.html"
+    args = ["--store", str(db), "--lab-dir", str(tmp_path)]
+    assert main(["report", str(ids[0]), "-o", str(out), *args]) == 0
+    assert "run 1 of the campaign" in out.read_text()
+    assert main(["report", "nope", *args]) == 2
+    assert "no campaign named 'nope'" in capsys.readouterr().err
+    assert main(["report", "999", *args]) == 2
+
+
+def test_scaling_over_the_clients_axis(written: report.Written) -> None:
+    page = written.html.read_text()
+    assert "scaling efficiency" in page
+    by_clients = {pt.scaling.clients: pt.scaling for pt in written.report.points if pt.scaling}
+    assert by_clients[1].efficiency == 1.0
+    # synthetic TPS grows as clients^0.7: at 4 clients, 4^0.7 / 4 ≈ 0.66 of linear (± noise)
+    assert 0.6 < by_clients[4].efficiency < 0.72
