@@ -44,6 +44,7 @@ from .spec import (
     PhaseSpec,
     Script,
     ServerSpec,
+    StorageBenchSpec,
     StorageSpec,
     TargetSpec,
     TelemetrySpec,
@@ -65,6 +66,7 @@ TOP_KEYS = {
     "telemetry",
     "targets",
     "storage",
+    "storage_bench",
 }
 TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
 SERVER_KEYS = {"source", "bindir", "settings"}
@@ -126,6 +128,7 @@ class Campaign:
     base_dir: Path
     telemetry: TelemetrySpec = TelemetrySpec()
     targets: tuple[tuple[str, TargetSpec], ...] = ()
+    storage_bench: StorageBenchSpec = StorageBenchSpec()
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -223,6 +226,7 @@ def parse(
     matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir, targets)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
+    storage_bench = _storage_bench(_table(doc, "storage_bench", p, ""), "storage_bench" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -243,6 +247,7 @@ def parse(
         base_dir,
         telemetry,
         tuple((k, t) for k, t in targets.items() if t is not None),
+        storage_bench,
     )
 
 
@@ -656,6 +661,16 @@ def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, 
         p.add(where, f"{key} must be a table")
         return {}
     return val
+
+
+def _storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
+    where = "[storage_bench]"
+    p.unknown_keys(where, table, {"enabled", "seconds", "fio"})
+    return StorageBenchSpec(
+        enabled=_get(table, "enabled", bool, present, p, where),
+        seconds=_get(table, "seconds", int, 1, p, where, minimum=1),
+        fio=_get(table, "fio", bool, False, p, where),
+    )
 
 
 def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:

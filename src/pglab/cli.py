@@ -122,6 +122,9 @@ A campaign file is TOML. Every key is optional except what the workload needs:
   data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
   wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
                               # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
+
+  [storage_bench]             # pg_test_fsync (fio = true: fio too) on each storage the runs
+  seconds = 1                 # write to, before the first run; stored as by `pglab storage`
 """
 
 

@@ -21,7 +21,17 @@ from typing import Protocol
 
 import psycopg
 
-from . import analysis, changes, fingerprint, pgbench, procs, server, settings, storage_targets
+from . import (
+    analysis,
+    changes,
+    fingerprint,
+    fsbench,
+    pgbench,
+    procs,
+    server,
+    settings,
+    storage_targets,
+)
 from . import dataset as datasets
 from .campaign import Campaign
 from .errors import CampaignError, CommandError, LabError, PgbenchError
@@ -103,6 +113,11 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
     settings.raise_if_problems(problems)
     _check_scripts(plan, binaries)
     storage_targets.require(targets_of(plan.points), lab)
+    if campaign.storage_bench.enabled and campaign.storage_bench.fio and not shutil.which("fio"):
+        raise CampaignError(
+            "[storage_bench] fio = true, but fio is not installed",
+            hint="install Debian's fio package (apt-get install fio), or set fio = false",
+        )
     return plan, binaries
 
 
@@ -212,6 +227,8 @@ class Executor:
             )
         try:
             self.targets.make(targets_of(plan.runs), self.events.status)
+            if campaign.storage_bench.enabled and plan.runs:
+                self._bench_storage(campaign, plan.runs, binaries)
             for index, run in enumerate(plan.runs, 1):
                 self.events.run_started(run, index, len(plan.runs))
                 result = self.run_one(run, binaries[run.server.source_label])
@@ -227,6 +244,27 @@ class Executor:
         finally:
             self.close()
         return outcome
+
+    def _bench_storage(self, campaign: Campaign, runs, binaries: Mapping[str, Binaries]) -> None:
+        """[storage_bench]: pg_test_fsync (and fio) on every directory the runs write to."""
+        dirs: dict[Path, None] = {}
+        for run in runs:
+            for target in (run.storage.data, run.storage.wal):
+                if target is not None:
+                    dirs[self.targets.root_of(target)] = None
+            if run.storage.data is None:
+                dirs[self.lab.clusters] = None
+        spec = campaign.storage_bench
+        for directory in dirs:
+            for result in fsbench.measure(
+                self.lab,
+                directory,
+                seconds=spec.seconds,
+                fio=spec.fio,
+                binaries=binaries[runs[0].server.source_label],
+                status=self.events.status,
+            ):
+                self.store.save_storage_result(result)
 
     def close(self) -> None:
         """Stop the server, remove this process's working clusters (templates are kept) and

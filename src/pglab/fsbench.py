@@ -42,9 +42,11 @@ def measure(
     seconds: int = 2,
     fio: bool | None = None,
     bindir: str | None = None,
+    binaries: sources.Binaries | None = None,
     status: Callable[[str], None] = lambda _: None,
 ) -> list[StorageResult]:
-    """Run pg_test_fsync (and fio: ``None`` means where installed) on ``directory``."""
+    """Run pg_test_fsync (and fio: ``None`` means where installed) on ``directory``; the
+    pg_test_fsync of ``binaries``, else of ``bindir``, else the embedded one."""
     if seconds < 1:
         raise LabError("--seconds must be at least 1")
     directory = directory.absolute()
@@ -61,7 +63,7 @@ def measure(
         )
     if fio is None and fio_exe is None:
         status("fio is not installed: only pg_test_fsync (apt-get install fio adds IOPS and MB/s)")
-    binaries = sources.resolve(server_spec(bindir), lab)
+    binaries = binaries or sources.resolve(server_spec(bindir), lab)
     exe = binaries.bindir / "pg_test_fsync"
     if not exe.is_file():
         raise LabError(

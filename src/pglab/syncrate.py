@@ -37,7 +37,7 @@ def commit_vs_fsync(run: dict[str, Any], storage: list[dict[str, Any]]) -> dict[
     if not rates:
         return None
     mount = fp.get("pg_wal_mount") or fp.get("pgdata_mount") or {}
-    found = match_storage(mount, fp.get("pgdata"), storage)
+    found = match_storage(mount, fp.get("pgdata"), storage, before=run.get("finished_at"))
     if found is None:
         return None
     row, matched_by = found
@@ -65,10 +65,15 @@ def _single_client_write(phase: dict[str, Any] | None) -> bool:
 
 
 def match_storage(
-    mount: dict[str, Any], pgdata: str | None, storage: list[dict[str, Any]]
+    mount: dict[str, Any],
+    pgdata: str | None,
+    storage: list[dict[str, Any]],
+    before: float | None = None,
 ) -> tuple[dict[str, Any], str] | None:
-    """The latest pg_test_fsync result on the same device, filesystem and mount options as
-    ``mount``; else the latest one whose directory holds ``pgdata`` (or is held by it)."""
+    """The pg_test_fsync result on the same device, filesystem and mount options as ``mount``;
+    else one whose directory holds ``pgdata`` (or is held by it). Of several, the latest
+    measured ``before`` (the run's end: a loop device is reused by later filesystems), else
+    the latest."""
     fsync_rows = [r for r in storage if r.get("tool") == "pg_test_fsync"]
     # as stored: mount and superblock options together where the fingerprint has them
     key = (
@@ -79,12 +84,17 @@ def match_storage(
     if all(key):
         same = [r for r in fsync_rows if (r["device"], r["fstype"], r["mount_options"]) == key]
         if same:
-            return max(same, key=lambda r: r["measured_at"]), "device"
+            return _latest(same, before), "device"
     if pgdata:
         near = [r for r in fsync_rows if _related(r["target_path"], pgdata)]
         if near:
-            return max(near, key=lambda r: r["measured_at"]), "path"
+            return _latest(near, before), "path"
     return None
+
+
+def _latest(rows: list[dict[str, Any]], before: float | None) -> dict[str, Any]:
+    earlier = [r for r in rows if before is None or r["measured_at"] <= before]
+    return max(earlier or rows, key=lambda r: r["measured_at"])
 
 
 def _related(a: str, b: str) -> bool:

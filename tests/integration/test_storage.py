@@ -170,3 +170,32 @@ def _fsync_processes(directory: Path) -> list[psutil.Process]:
         ):
             found.append(p)
     return found
+
+
+@root_only
+def test_storage_bench_in_a_campaign_measures_the_target_it_made(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    store = tmp_path / "r.sqlite"
+    doc = tmp_path / "bench.toml"
+    doc.write_text(
+        'name = "bench"\n[targets.ram]\nkind = "tmpfs"\nsize = "256MB"\n'
+        '[storage]\nwal = "ram"\n[storage_bench]\nseconds = 1\n'
+        "[dataset]\nscale = 1\n[workload]\nclients = 1\nduration = 3\n"
+    )
+    common = ["--lab-dir", str(lab.home), "--store", str(store)]
+    assert main(["run", str(doc), *common]) == 0
+    with open_store(str(store)) as s:
+        (run,) = s.list_runs("bench")
+        rows = s.list_storage_results()
+    # PGDATA in the lab's clusters directory, pg_wal on the tmpfs the campaign made
+    assert [r["tool"] for r in rows] == ["pg_test_fsync", "pg_test_fsync"]
+    by_path = {r["target_path"]: r for r in rows}
+    assert str(lab.clusters) in by_path
+    (made,) = [r for p, r in by_path.items() if p != str(lab.clusters)]
+    assert made["fstype"] == "tmpfs" and made["target_path"].startswith(str(lab.home / "mnt"))
+    capsys.readouterr()
+    assert main(["show", str(run["id"]), "--json", *common]) == 0
+    got = json.loads(capsys.readouterr().out)["commit_vs_fsync"]
+    assert got["storage_id"] == made["id"] and got["matched_by"] == "device"
+    assert got["fsync_per_s"] > 10_000 and got["ratio"] < 1

@@ -212,3 +212,19 @@ def test_versions_example_parses() -> None:
     assert servers["pg18"].source == "embedded"
     assert servers["pg16"].bindir.endswith("site-packages/pgserver/pginstall/bin")
     assert Path(servers["pg16"].bindir).is_absolute()
+
+
+def test_storage_bench_table() -> None:
+    assert not parse({}).storage_bench.enabled
+    on = parse({"storage_bench": {}}).storage_bench
+    assert on.enabled and on.seconds == 1 and not on.fio
+    spec = parse({"storage_bench": {"seconds": 3, "fio": True}}).storage_bench
+    assert (spec.enabled, spec.seconds, spec.fio) == (True, 3, True)
+    assert not parse({"storage_bench": {"enabled": False}}).storage_bench.enabled
+    # not part of a point's identity
+    assert make_plan(parse({"storage_bench": {}})).runs[0].point_key == (
+        make_plan(parse({})).runs[0].point_key
+    )
+    with pytest.raises(CampaignError) as err:
+        parse({"storage_bench": {"seconds": 0, "fi0": True}})
+    assert "seconds = 0: must be ≥ 1" in str(err.value) and '"fi0"' in str(err.value)

@@ -97,6 +97,14 @@ def test_superblock_options_tell_apart_two_filesystems_on_one_loop_device() -> N
     assert match_storage({**loop, "options": "rw,noatime,data=writeback"}, None, rows) is None
 
 
+def test_the_result_measured_before_the_run_wins_over_a_later_one() -> None:
+    rows = [storage_row(1, DISK, 100.0), storage_row(2, DISK, 300.0), storage_row(3, DISK, 900.0)]
+    assert match_storage(VDA, None, rows, before=500.0)[0]["id"] == 2
+    assert match_storage(VDA, None, rows, before=50.0)[0]["id"] == 3  # none before: the latest
+    assert match_storage(VDA, None, rows)[0]["id"] == 3
+    assert commit_vs_fsync({**run(), "finished_at": 150.0}, rows)["storage_id"] == 1
+
+
 def test_match_by_path_when_the_mount_facts_differ() -> None:
     rows = [storage_row(7, DISK, 1.0, path="/var/lib/pglab", mount_options="rw,noatime")]
     found = match_storage(VDA, "/var/lib/pglab/clusters/w1", rows)
