@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from pglab.errors import StoreError
-from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, RunResult
+from pglab.records import (
+    LatencySecond,
+    PgbenchReport,
+    PhaseResult,
+    ProgressSample,
+    RunResult,
+    StorageResult,
+)
 from pglab.store import Store, open_store, schema
 from pglab.store.base import Store as BaseStore
 
@@ -378,10 +385,11 @@ class StoreContract:
     def test_migrations_are_applied_once_in_order(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        last = schema.latest_version()
         with open_store(store_url) as store:
-            assert store.schema_version == 1
+            assert store.schema_version == last
             run_id = store.save_run(sample_run())
-        v2 = schema.Migration(2, "test: an extra table", (
+        v2 = schema.Migration(last + 1, "test: an extra table", (
             "CREATE TABLE extra (id {id}, note TEXT NOT NULL)",
             "INSERT INTO extra (note) VALUES ('migrated')",
             "ALTER TABLE runs ADD COLUMN extra_note TEXT",
@@ -389,21 +397,22 @@ class StoreContract:
         monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
         for _ in range(2):
             with open_store(store_url) as store:
-                assert store.schema_version == 2
+                assert store.schema_version == last + 1
                 assert [r["note"] for r in store._rows("SELECT note FROM extra")] == ["migrated"]
                 versions = store._rows("SELECT version FROM schema_version ORDER BY version")
-                assert [r["version"] for r in versions] == [1, 2]
+                assert [r["version"] for r in versions] == list(range(1, last + 2))
                 assert store.load_run(run_id) == sample_run()  # the data survived
-        monkeypatch.undo()  # this pglab knows version 1 only: the store is from the future
+        monkeypatch.undo()  # this pglab knows versions up to `last`: the store is from the future
         with pytest.raises(StoreError, match="made by a newer pglab") as err:
             open_store(store_url)
-        assert "schema version 2" in str(err.value) and err.value.hint
+        assert f"schema version {last + 1}" in str(err.value) and err.value.hint
 
     def test_failed_migration_changes_nothing(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         open_store(store_url).close()
-        bad = schema.Migration(2, "test: fails halfway", (
+        last = schema.latest_version()
+        bad = schema.Migration(last + 1, "test: fails halfway", (
             "CREATE TABLE half (x INTEGER)",
             "INSERT INTO no_such_table VALUES (1)",
         ))  # fmt: skip
@@ -412,8 +421,63 @@ class StoreContract:
             open_store(store_url)
         monkeypatch.undo()
         with open_store(store_url) as store:
-            assert store.schema_version == 1
+            assert store.schema_version == last
             assert store._one(store.dialect.table_exists, ("half",)) is None
+
+    def test_storage_result_round_trip(self, store_url: str) -> None:
+        mount = {
+            "mountpoint": "/",
+            "fstype": "ext4",
+            "device": "/dev/vda",
+            "mount_options": "rw,relatime",
+            "scheduler": "none",
+            "major_minor": "254:0",
+        }
+        fsync = StorageResult(
+            target_path="/var/tmp/x",
+            tool="pg_test_fsync",
+            tool_version="18.1",
+            measured_at=1795418213.5,
+            elapsed_s=16.25,
+            mount=mount,
+            results={
+                "sections": [
+                    {
+                        "key": "1x8kB",
+                        "title": "t",
+                        "rows": [
+                            {
+                                "method": "fdatasync",
+                                "ops_per_s": 6158.737,
+                                "usecs_per_op": 162.0,
+                                "note": "",
+                            }
+                        ],
+                    }
+                ],
+                "seconds_per_test": 1,
+                "direct_io": True,
+            },  # fmt: skip
+            output="1 second per test\n",
+            host={"kernel": "Linux 6.1"},
+        )
+        fio = replace(fsync, tool="fio", tool_version="fio-3.33", results={"jobs": []})
+        with open_store(store_url) as store:
+            assert store.list_storage_results() == []
+            a = store.save_storage_result(fsync)
+            b = store.save_storage_result(fio)
+        with open_store(store_url) as store:
+            rows = store.list_storage_results()
+            assert [r["id"] for r in rows] == [a, b]
+            assert [r["id"] for r in store.list_storage_results("fio")] == [b]
+            got = store.get_storage_result(a)
+            assert store.get_storage_result(b + 1) is None
+        assert got["results"] == fsync.results and got["output"] == fsync.output
+        assert got["facts"] == {"mount": mount, "host": {"kernel": "Linux 6.1"}}
+        where = (got["fstype"], got["device"], got["mount_options"])
+        assert where == ("ext4", "/dev/vda", "rw,relatime")
+        assert got["measured_at"] == 1795418213.5 and got["tool_version"] == "18.1"
+        assert "output" not in rows[0]
 
     def test_delete_campaign(self, store_url: str) -> None:
         with open_store(store_url) as store:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -43,6 +44,7 @@ from .spec import (
     PhaseSpec,
     Script,
     ServerSpec,
+    StorageBenchSpec,
     StorageSpec,
     TargetSpec,
     TelemetrySpec,
@@ -64,6 +66,7 @@ TOP_KEYS = {
     "telemetry",
     "targets",
     "storage",
+    "storage_bench",
 }
 TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
 SERVER_KEYS = {"source", "bindir", "settings"}
@@ -125,6 +128,7 @@ class Campaign:
     base_dir: Path
     telemetry: TelemetrySpec = TelemetrySpec()
     targets: tuple[tuple[str, TargetSpec], ...] = ()
+    storage_bench: StorageBenchSpec = StorageBenchSpec()
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -183,7 +187,7 @@ def parse(
     order = _choice(doc, "order", ORDERS, "interleaved", p, "")
     on_error = _choice(doc, "on_error", ON_ERROR, "continue", p, "")
 
-    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]")
+    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
     dataset = _dataset(_table(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
     workload = _table(doc, "workload", p, "")
     p.unknown_keys("[workload]", workload, WORKLOAD_KEYS)
@@ -198,7 +202,7 @@ def parse(
             p.add(where, "must be a table of overrides")
             continue
         p.unknown_keys(where, vdoc, VARIANT_KEYS)
-        vserver = _server(_table(vdoc, "server", p, where), server, p, where)
+        vserver = _server(_table(vdoc, "server", p, where), server, p, where, base_dir)
         if "settings" in vdoc:
             vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
         vdataset = _dataset(_table(vdoc, "dataset", p, where), dataset, p, where)
@@ -222,6 +226,7 @@ def parse(
     matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir, targets)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
+    storage_bench = _storage_bench(_table(doc, "storage_bench", p, ""), "storage_bench" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -242,16 +247,21 @@ def parse(
         base_dir,
         telemetry,
         tuple((k, t) for k, t in targets.items() if t is not None),
+        storage_bench,
     )
 
 
 # -- sections ----------------------------------------------------------------------------
 
 
-def _server(table: dict[str, Any], base: ServerSpec, p: Problems, where: str) -> ServerSpec:
+def _server(
+    table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
+) -> ServerSpec:
     p.unknown_keys(where, table, SERVER_KEYS)
     source = table.get("source", "bindir" if "bindir" in table else base.source)
     bindir = table.get("bindir", base.bindir if source == base.source else None)
+    if isinstance(bindir, str) and bindir and not Path(bindir).is_absolute():
+        bindir = os.path.normpath(base_dir.absolute() / bindir)  # like scripts: from the file's
     if source not in ("embedded", "bindir"):
         p.add(where, f'source = "{source}": use "embedded" or "bindir"')
     if source == "bindir" and not bindir:
@@ -651,6 +661,16 @@ def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, 
         p.add(where, f"{key} must be a table")
         return {}
     return val
+
+
+def _storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
+    where = "[storage_bench]"
+    p.unknown_keys(where, table, {"enabled", "seconds", "fio"})
+    return StorageBenchSpec(
+        enabled=_get(table, "enabled", bool, present, p, where),
+        seconds=_get(table, "seconds", int, 1, p, where, minimum=1),
+        fio=_get(table, "fio", bool, False, p, where),
+    )
 
 
 def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:

@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, derived, points
+from . import __version__, analysis, derived, points, syncrate
 from . import campaign as campaigns
 from . import compare as comparing
 from .errors import LabError
@@ -122,6 +122,9 @@ A campaign file is TOML. Every key is optional except what the workload needs:
   data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
   wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
                               # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
+
+  [storage_bench]             # pg_test_fsync (fio = true: fio too) on each storage the runs
+  seconds = 1                 # write to, before the first run; stored as by `pglab storage`
 """
 
 
@@ -154,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o022)
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name in ("store", "lab_dir"):
+        setattr(args, name, getattr(args, name, None))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -173,16 +178,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # SUPPRESS: an option given before the command is not reset by the command's own default
+    # (`pglab --store X ls` used to ignore X); main() fills in None where neither was given
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--store",
         metavar="URL",
+        default=argparse.SUPPRESS,
         help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)",
     )
     common.add_argument(
         "--lab-dir",
         metavar="DIR",
         type=Path,
+        default=argparse.SUPPRESS,
         help="lab directory for clusters and datasets (env PGLAB_HOME)",
     )
     parser = argparse.ArgumentParser(
@@ -284,6 +293,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "storage",
+        parents=[common],
+        help="measure a directory's storage: pg_test_fsync, and fio where installed",
+        description="Run pg_test_fsync (ops/s per wal_sync_method) and, where fio is installed, "
+        "4k random read/write IOPS and sequential MB/s on files in DIR, as the server account; "
+        "store the results (a run's single-client commit rate is then compared with them).",
+    )
+    p.add_argument("dir", nargs="?", type=Path, help="directory to measure (where pg_wal lives)")
+    p.add_argument(
+        "--seconds", type=int, default=2, metavar="S", help="seconds per test (default 2)"
+    )
+    p.add_argument(
+        "--fio",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run the fio suite too (default: when fio is installed)",
+    )
+    p.add_argument("--bindir", help="PostgreSQL bindir with pg_test_fsync (default: embedded)")
+    p.add_argument("--list", action="store_true", help="list stored storage results")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_storage)
     return parser
 
 
@@ -586,12 +618,14 @@ def _print_points(store, name: str) -> None:
     rows = points.point_rows(runs, baseline=baseline)
     compared = any("comparison" in r for r in rows)
     derived_cols = points.derived_names(runs)
+    versions = _point_versions(store, camp, runs)
     pivot = _pivot(rows)
     if pivot is not None:
         console.print(pivot)
     table = Table(title=f"campaign {name}")
     for col, just in (
         ("point", "left"),
+        *(("PostgreSQL", "left"),) * bool(versions),
         ("runs", "right"),
         ("failed", "right"),
         ("median tps", "right"),
@@ -605,6 +639,7 @@ def _print_points(store, name: str) -> None:
     for r in rows:
         table.add_row(
             escape(r["point"]),
+            *(versions.get(r["point"], "?"),) * bool(versions),
             str(r["runs"]),
             str(r["failed"]),
             f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
@@ -620,6 +655,20 @@ def _print_points(store, name: str) -> None:
         )
     console.print(table)
     _print_notices(derived.campaign_notices(store, name))
+
+
+def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, str]:
+    """point label -> the PostgreSQL version its runs used, when variants choose their server
+    and the versions differ; else {} (no column)."""
+    variants = (camp.get("spec") or {}).get("variants") or {}
+    if not any(isinstance(v, dict) and v.get("server") for v in variants.values()):
+        return {}
+    versions: dict[str, str] = {}
+    for r in runs:
+        if r["status"] == "ok" and r["label"] not in versions:
+            fp = store.run_fingerprint(r["id"]) or {}
+            versions[r["label"]] = str(fp.get("server_version", "?"))
+    return versions if len(set(versions.values())) > 1 else {}
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -709,14 +758,26 @@ def cmd_show(args: argparse.Namespace) -> int:
             )
             _print_points(store, obj["name"])
             return 0
+        vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
     notices = derived.run_notices(obj)
     if args.json:
-        print(json.dumps({**obj, "notices": [asdict(n) for n in notices]}, indent=2, default=str))
+        doc = {**obj, "notices": [asdict(n) for n in notices], "commit_vs_fsync": vs_fsync}
+        print(json.dumps(doc, indent=2, default=str))
         return 0
     _print_run(obj)
     regime = derived.cache_regime(obj)
     if regime is not None:
         console.print(f"cache regime: {regime.describe()}", markup=False)
+    if vs_fsync:
+        v = vs_fsync
+        console.print(
+            f"single-client commits vs the WAL storage's {v['method']}: "
+            f"{v['commits_per_s']:,.0f} commits/s vs {v['fsync_per_s']:,.0f} syncs/s = "
+            f"{v['ratio']:.2f} (pg_test_fsync #{v['storage_id']} on {v['storage_path']}, "
+            f"same {'device, fs and mount options' if v['matched_by'] == 'device' else 'path'})",
+            markup=False,
+            soft_wrap=True,
+        )
     _print_notices(notices)
     return 0
 
@@ -812,6 +873,39 @@ def _short(v: Any) -> str:
     if isinstance(v, int) or float(v).is_integer():
         return f"{v:,.0f}"
     return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def cmd_storage(args: argparse.Namespace) -> int:
+    from . import fsbench, storage_tables
+
+    if args.list:
+        with _store(args) as store:
+            rows = store.list_storage_results()
+        if args.json:
+            print(json.dumps(rows, indent=2, default=str))
+        else:
+            console.print(storage_tables.list_table(rows))
+        return 0
+    if args.dir is None:
+        raise LabError("which directory?", hint="pglab storage DIR, or pglab storage --list")
+    with _store(args) as store:  # opened first: a store that cannot be written stops us early
+        results = fsbench.measure(
+            Lab.open(_home(args)),
+            args.dir,
+            seconds=args.seconds,
+            fio=args.fio,
+            bindir=args.bindir,
+            status=lambda m: err_console.print(f"[dim]{escape(m)}[/]"),
+        )
+        rows = [storage_tables.as_row(r, store.save_storage_result(r)) for r in results]
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    console.print(storage_tables.where(rows[0]), markup=False, soft_wrap=True)
+    for row in rows:
+        console.print(storage_tables.result_table(row))
+    console.print(f"stored as storage result(s) {', '.join(str(r['id']) for r in rows)}")
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -21,7 +21,17 @@ from typing import Protocol
 
 import psycopg
 
-from . import analysis, changes, fingerprint, pgbench, procs, server, settings, storage_targets
+from . import (
+    analysis,
+    changes,
+    fingerprint,
+    fsbench,
+    pgbench,
+    procs,
+    server,
+    settings,
+    storage_targets,
+)
 from . import dataset as datasets
 from .campaign import Campaign
 from .errors import CampaignError, CommandError, LabError, PgbenchError
@@ -70,6 +80,7 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
         label = point.server.source_label
         if label not in binaries:
             binaries[label] = resolve(point.server, lab)
+    catalogs = {label: datasets.load_catalog(lab, b) for label, b in binaries.items()}
     checked: set[tuple] = set()
     for point in plan.points:
         b = binaries[point.server.source_label]
@@ -82,9 +93,19 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
         where = f'point "{point.label}" (PostgreSQL {b.version}): '
         for name in managed:
             problems.append(f"{where}{name} is managed by pglab and cannot be set")
-        catalog = datasets.load_catalog(lab, b)
+        catalog = catalogs[b.label]
+        other_versions = _versions_having(names, b, binaries, catalogs)
+        for name, versions in other_versions.items():
+            problems.append(
+                f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
+                f"{versions}: set it in the settings of the variants of those versions"
+            )
         problems += settings.validate(
-            {n: v for n, v in point.server.settings if n.lower() not in server.LAB_MANAGED},
+            {
+                n: v
+                for n, v in point.server.settings
+                if n.lower() not in server.LAB_MANAGED and n not in other_versions
+            },
             catalog,
             where=where,
         )
@@ -92,7 +113,34 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
     settings.raise_if_problems(problems)
     _check_scripts(plan, binaries)
     storage_targets.require(targets_of(plan.points), lab)
+    if campaign.storage_bench.enabled and campaign.storage_bench.fio and not shutil.which("fio"):
+        raise CampaignError(
+            "[storage_bench] fio = true, but fio is not installed",
+            hint="install Debian's fio package (apt-get install fio), or set fio = false",
+        )
     return plan, binaries
+
+
+def _versions_having(
+    names: list[str],
+    mine: Binaries,
+    binaries: Mapping[str, Binaries],
+    catalogs: Mapping[str, Mapping],
+) -> dict[str, str]:
+    """Settings unknown to ``mine`` that another server version of the campaign has:
+    name -> "PostgreSQL 18.6 (embedded)"."""
+    found: dict[str, str] = {}
+    for name in names:
+        if settings.exists(name, catalogs[mine.label]):
+            continue
+        having = [
+            f"PostgreSQL {b.version} ({b.label})"
+            for label, b in binaries.items()
+            if b.major != mine.major and settings.exists(name, catalogs[label])
+        ]
+        if having:
+            found[name] = ", ".join(having)
+    return found
 
 
 def targets_of(runs) -> list:
@@ -179,6 +227,8 @@ class Executor:
             )
         try:
             self.targets.make(targets_of(plan.runs), self.events.status)
+            if campaign.storage_bench.enabled and plan.runs:
+                self._bench_storage(campaign, plan.runs, binaries)
             for index, run in enumerate(plan.runs, 1):
                 self.events.run_started(run, index, len(plan.runs))
                 result = self.run_one(run, binaries[run.server.source_label])
@@ -194,6 +244,27 @@ class Executor:
         finally:
             self.close()
         return outcome
+
+    def _bench_storage(self, campaign: Campaign, runs, binaries: Mapping[str, Binaries]) -> None:
+        """[storage_bench]: pg_test_fsync (and fio) on every directory the runs write to."""
+        dirs: dict[Path, None] = {}
+        for run in runs:
+            for target in (run.storage.data, run.storage.wal):
+                if target is not None:
+                    dirs[self.targets.root_of(target)] = None
+            if run.storage.data is None:
+                dirs[self.lab.clusters] = None
+        spec = campaign.storage_bench
+        for directory in dirs:
+            for result in fsbench.measure(
+                self.lab,
+                directory,
+                seconds=spec.seconds,
+                fio=spec.fio,
+                binaries=binaries[runs[0].server.source_label],
+                status=self.events.status,
+            ):
+                self.store.save_storage_result(result)
 
     def close(self) -> None:
         """Stop the server, remove this process's working clusters (templates are kept) and

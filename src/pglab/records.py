@@ -110,3 +110,23 @@ class RunResult:
     metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StorageResult:
+    """One storage micro-benchmark (``pg_test_fsync`` or ``fio``) on one directory.
+
+    ``mount`` is what ``fingerprint.mount_of`` says of the directory (fstype, mount_options,
+    device, mountpoint, scheduler); ``results`` is the tool's parsed output (see
+    ``storage_output``); ``output`` its raw text.
+    """
+
+    target_path: str
+    tool: str  # "pg_test_fsync" or "fio"
+    tool_version: str
+    measured_at: float
+    elapsed_s: float
+    mount: dict[str, Any]
+    results: dict[str, Any]
+    output: str = ""
+    host: dict[str, Any] = field(default_factory=dict)

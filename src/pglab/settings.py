@@ -433,6 +433,12 @@ def validate(
     return problems
 
 
+def exists(name: str, catalog: Mapping[str, SettingDef]) -> bool:
+    """Whether ``name`` is a setting of the server whose catalog this is (custom names with a
+    dot count as existing: an extension may define them)."""
+    return _lookup(name, _index(catalog)) is not None or ("." in name and _valid_custom_name(name))
+
+
 def raise_if_problems(problems: list[str]) -> None:
     """Raise one SettingsError listing every problem, if there is any."""
     if problems:

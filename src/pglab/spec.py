@@ -197,6 +197,18 @@ class TelemetrySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class StorageBenchSpec:
+    """``[storage_bench]``: ``pglab storage`` (pg_test_fsync, fio if asked) on every directory
+    the runs write to (each storage target made, or the lab's clusters directory), once per
+    ``pglab run``, after the targets are made and before the first run. Its results are stored
+    like ``pglab storage``'s. Not part of a point's identity."""
+
+    enabled: bool = False
+    seconds: int = 1  # per test: pg_test_fsync runs 16 tests
+    fio: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class RunSpec:
     """One campaign point, fully resolved; ``repeat`` numbers its repeats from 1."""
 

@@ -189,3 +189,42 @@ def test_latency_log_and_vacuum_reach_pgbench_argv(tmp_path: Path) -> None:
     assert "-l" not in argvs[1] and "--aggregate-interval=1" not in argvs[1]
     with pytest.raises(CampaignError, match='latency_log = "sometimes": use one of full'):
         parse({"workload": {"latency_log": "sometimes"}})
+
+
+def test_a_relative_bindir_is_relative_to_the_campaign_file(tmp_path: Path) -> None:
+    c = parse(
+        {
+            "server": {"bindir": "/usr/lib/postgresql/15/bin"},
+            "variants": {"abs": {}, "rel": {"server": {"bindir": "../pg/bin"}}, "emb": {
+                "server": {"source": "embedded"}}},
+        },
+        tmp_path,
+    )  # fmt: skip
+    by_variant = {p.variant: p.server for p in make_plan(c).points}
+    assert by_variant["abs"].bindir == "/usr/lib/postgresql/15/bin"
+    assert by_variant["rel"].bindir == str(tmp_path.parent / "pg" / "bin")
+    assert by_variant["emb"].bindir is None and by_variant["emb"].source == "embedded"
+
+
+def test_versions_example_parses() -> None:
+    c = campaign.load(EXAMPLES / "versions.toml")
+    servers = {p.variant: p.server for p in make_plan(c).points}
+    assert servers["pg18"].source == "embedded"
+    assert servers["pg16"].bindir.endswith("site-packages/pgserver/pginstall/bin")
+    assert Path(servers["pg16"].bindir).is_absolute()
+
+
+def test_storage_bench_table() -> None:
+    assert not parse({}).storage_bench.enabled
+    on = parse({"storage_bench": {}}).storage_bench
+    assert on.enabled and on.seconds == 1 and not on.fio
+    spec = parse({"storage_bench": {"seconds": 3, "fio": True}}).storage_bench
+    assert (spec.enabled, spec.seconds, spec.fio) == (True, 3, True)
+    assert not parse({"storage_bench": {"enabled": False}}).storage_bench.enabled
+    # not part of a point's identity
+    assert make_plan(parse({"storage_bench": {}})).runs[0].point_key == (
+        make_plan(parse({})).runs[0].point_key
+    )
+    with pytest.raises(CampaignError) as err:
+        parse({"storage_bench": {"seconds": 0, "fi0": True}})
+    assert "seconds = 0: must be ≥ 1" in str(err.value) and '"fi0"' in str(err.value)

@@ -13,7 +13,7 @@ pytest.register_assert_rewrite("store_checks")
 from store_checks import WRITER_SCRIPT, StoreContract, sample_run, start_python  # noqa: E402
 
 from pglab.errors import StoreError  # noqa: E402
-from pglab.store import mask_url, open_store  # noqa: E402
+from pglab.store import mask_url, open_store, schema  # noqa: E402
 from pglab.store import sqlite as sqlite_backend  # noqa: E402
 
 
@@ -30,7 +30,7 @@ def test_path_and_sqlite_url_name_the_same_store(tmp_path: Path) -> None:
     assert path.is_file()
     with open_store(f"sqlite://{path}") as store:
         assert store.load_run(run_id) == sample_run()
-        assert repr(store) == f"<SqliteStore {path} schema v1>"
+        assert repr(store) == f"<SqliteStore {path} schema v{schema.latest_version()}>"
     with open_store(path) as store:  # a Path is fine too
         assert store.done_run_keys("camp") == {"p1/1"}
 

@@ -19,7 +19,14 @@ from typing import Any
 
 from .. import __version__
 from ..errors import StoreError
-from ..records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, RunResult
+from ..records import (
+    LatencySecond,
+    PgbenchReport,
+    PhaseResult,
+    ProgressSample,
+    RunResult,
+    StorageResult,
+)
 from . import schema
 from .schema import Dialect
 
@@ -223,10 +230,71 @@ class Store:
             )
         return run
 
+    def run_fingerprint(self, run_id: int) -> dict[str, Any] | None:
+        """Only the environment fingerprint of a run (None if there is no such run)."""
+        with self._guard(f"reading run {run_id}"):
+            row = self._one("SELECT fingerprint_json FROM runs WHERE id = ?", (run_id,))
+        return None if row is None else json.loads(row["fingerprint_json"])
+
     def load_run(self, run_id: int) -> RunResult | None:
         """A stored run as the RunResult it was saved from (None if there is no such run)."""
         run = self.get_run(run_id)
         return None if run is None else _run_result(run)
+
+    # -- storage micro-benchmarks ------------------------------------------------------------
+
+    def save_storage_result(self, result: StorageResult) -> int:
+        """Store one pg_test_fsync or fio result; returns its id."""
+        mount = result.mount
+        row = {
+            "measured_at": result.measured_at,
+            "elapsed_s": result.elapsed_s,
+            "target_path": _text(result.target_path),
+            "mountpoint": mount.get("mountpoint"),
+            "fstype": mount.get("fstype"),
+            # mount and superblock options together where known (ext4's data= is among the latter)
+            "mount_options": mount.get("options") or mount.get("mount_options"),
+            "device": mount.get("device"),
+            "tool": result.tool,
+            "tool_version": _text(result.tool_version),
+            "results_json": _dumps(result.results),
+            "facts_json": _dumps({"mount": mount, "host": result.host}),
+            "output": _text(result.output),
+            "pglab_version": __version__,
+        }
+        with self._guard(f"saving a {result.tool} result"), self._transaction():
+            inserted = self._one(
+                f"INSERT INTO storage_results ({', '.join(row)}) "
+                f"VALUES ({', '.join('?' * len(row))}) RETURNING id",
+                tuple(row.values()),
+            )
+        assert inserted is not None
+        return int(inserted["id"])
+
+    def list_storage_results(self, tool: str | None = None) -> list[dict[str, Any]]:
+        """Storage results (of one tool, or all), oldest first: id, measured_at, elapsed_s,
+        target_path, mountpoint, fstype, mount_options, device, tool, tool_version,
+        ``results`` (the parsed output) and ``facts`` ({"mount": ..., "host": ...})."""
+        where, params = ("WHERE tool = ? ", (tool,)) if tool else ("", ())
+        return self._storage_rows(where, params, "")
+
+    def get_storage_result(self, result_id: int) -> dict[str, Any] | None:
+        """One storage result as list_storage_results gives it, plus the tool's ``output``."""
+        rows = self._storage_rows("WHERE id = ? ", (result_id,), ", output")
+        return rows[0] if rows else None
+
+    def _storage_rows(self, where: str, params: tuple[Any, ...], extra: str) -> list[dict]:
+        with self._guard("reading storage results"):
+            rows = self._rows(
+                "SELECT id, measured_at, elapsed_s, target_path, mountpoint, fstype, "
+                f"mount_options, device, tool, tool_version, results_json, facts_json{extra} "
+                f"FROM storage_results {where}ORDER BY id",
+                params,
+            )
+        for r in rows:
+            r["results"] = json.loads(r.pop("results_json"))
+            r["facts"] = json.loads(r.pop("facts_json"))
+        return rows
 
     # -- schema ------------------------------------------------------------------------------
 

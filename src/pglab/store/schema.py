@@ -161,8 +161,36 @@ V1 = Migration(
     ),
 )
 
+# One row per storage micro-benchmark (pg_test_fsync or fio) of a directory; the mount facts
+# (as fingerprint.mount_of collects them for PGDATA) are columns so that a run's storage can be
+# matched to its micro-benchmarks by device, filesystem and mount options.
+V2 = Migration(
+    version=2,
+    summary="storage micro-benchmark results",
+    statements=(
+        """
+        CREATE TABLE storage_results (
+            id {id},
+            measured_at {real} NOT NULL,
+            elapsed_s {real} NOT NULL,
+            target_path TEXT NOT NULL,
+            mountpoint TEXT,
+            fstype TEXT,
+            mount_options TEXT,
+            device TEXT,
+            tool TEXT NOT NULL,
+            tool_version TEXT NOT NULL,
+            results_json TEXT NOT NULL,
+            facts_json TEXT NOT NULL,
+            output TEXT NOT NULL,
+            pglab_version TEXT NOT NULL
+        )""",
+        "CREATE INDEX storage_results_device ON storage_results (device, fstype, tool)",
+    ),
+)
+
 # Append new migrations here; never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [V1]
+MIGRATIONS: list[Migration] = [V1, V2]
 
 
 def latest_version() -> int:

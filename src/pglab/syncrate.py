@@ -1,0 +1,102 @@
+"""A single client's commit rate against the fsync rate of the WAL's storage.
+
+With one client and synchronous commit, every commit waits for its WAL flush: the commit rate
+cannot beat the rate at which the WAL's storage completes the ``wal_sync_method`` in effect
+(``pg_test_fsync``'s one-8kB-write figure). A ratio near 1 says the run was bound by the sync;
+well below 1, by something else (CPU, the client); above 1, the storage does not really sync
+(or the run's storage is not the one measured).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .storage_output import sync_rate
+
+DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
+READ_ONLY = {"select-only"}
+
+
+def commit_vs_fsync(run: dict[str, Any], storage: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """``{"commits_per_s", "method", "fsync_per_s", "ratio", "storage_id", "matched_by",
+    "storage_path"}`` for a stored run (``Store.get_run``) with single-client write phases
+    and synchronous commit, given stored pg_test_fsync results (``list_storage_results``);
+    None when the run is not such a run or no result matches the WAL's storage."""
+    if run.get("status") != "ok":
+        return None
+    fp = run.get("fingerprint") or {}
+    settings = {k: v.get("setting") for k, v in (fp.get("settings") or {}).items()}
+    if settings.get("synchronous_commit") == "off" or settings.get("fsync") == "off":
+        return None
+    phases = {p["name"]: p for p in (run.get("spec") or {}).get("phases", [])}
+    rates = [
+        ph["tps"]
+        for ph in run.get("phases", [])
+        if ph["measured"] and ph.get("tps") and _single_client_write(phases.get(ph["name"]))
+    ]
+    if not rates:
+        return None
+    mount = fp.get("pg_wal_mount") or fp.get("pgdata_mount") or {}
+    found = match_storage(mount, fp.get("pgdata"), storage, before=run.get("finished_at"))
+    if found is None:
+        return None
+    row, matched_by = found
+    method = settings.get("wal_sync_method") or DEFAULT_SYNC_METHOD
+    fsync_per_s = sync_rate(row["results"], method)
+    if not fsync_per_s:
+        return None
+    commits = sum(rates) / len(rates)
+    return {
+        "commits_per_s": commits,
+        "method": method,
+        "fsync_per_s": fsync_per_s,
+        "ratio": commits / fsync_per_s,
+        "storage_id": row["id"],
+        "matched_by": matched_by,
+        "storage_path": row["target_path"],
+    }
+
+
+def _single_client_write(phase: dict[str, Any] | None) -> bool:
+    if not phase or phase.get("clients") != 1:
+        return False
+    builtins = {s.get("builtin") for s in phase.get("scripts", [])}
+    return not builtins <= READ_ONLY  # a custom script counts as writing
+
+
+def match_storage(
+    mount: dict[str, Any],
+    pgdata: str | None,
+    storage: list[dict[str, Any]],
+    before: float | None = None,
+) -> tuple[dict[str, Any], str] | None:
+    """The pg_test_fsync result on the same device, filesystem and mount options as ``mount``;
+    else one whose directory holds ``pgdata`` (or is held by it). Of several, the latest
+    measured ``before`` (the run's end: a loop device is reused by later filesystems), else
+    the latest."""
+    fsync_rows = [r for r in storage if r.get("tool") == "pg_test_fsync"]
+    # as stored: mount and superblock options together where the fingerprint has them
+    key = (
+        mount.get("device"),
+        mount.get("fstype"),
+        mount.get("options") or mount.get("mount_options"),
+    )
+    if all(key):
+        same = [r for r in fsync_rows if (r["device"], r["fstype"], r["mount_options"]) == key]
+        if same:
+            return _latest(same, before), "device"
+    if pgdata:
+        near = [r for r in fsync_rows if _related(r["target_path"], pgdata)]
+        if near:
+            return _latest(near, before), "path"
+    return None
+
+
+def _latest(rows: list[dict[str, Any]], before: float | None) -> dict[str, Any]:
+    earlier = [r for r in rows if before is None or r["measured_at"] <= before]
+    return max(earlier or rows, key=lambda r: r["measured_at"])
+
+
+def _related(a: str, b: str) -> bool:
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)

@@ -1,0 +1,21 @@
+"""Options common to every command work before the command as well as after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab.cli import main
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_store_and_lab_dir_before_or_after_the_command(
+    tmp_path: Path, before: bool, capsys
+) -> None:
+    store = tmp_path / "given.sqlite"
+    common = ["--store", str(store), "--lab-dir", str(tmp_path / "lab")]
+    argv = [*common, "storage", "--list"] if before else ["storage", "--list", *common]
+    assert main(argv) == 0
+    assert store.exists(), "the store given was not the one opened"
+    assert "storage results" in capsys.readouterr().out
