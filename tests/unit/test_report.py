@@ -114,3 +114,31 @@ def test_scaling_over_the_clients_axis(written: report.Written) -> None:
     assert by_clients[1].efficiency == 1.0
     # synthetic TPS grows as clients^0.7: at 4 clients, 4^0.7 / 4 ≈ 0.66 of linear (± noise)
     assert 0.6 < by_clients[4].efficiency < 0.72
+
+
+def test_single_client_commits_beside_the_storage_sync_rate(tmp_path: Path) -> None:
+    """A pg_test_fsync result on the runs' device, file system and mount options is shown
+    beside the single-client write points, and only those."""
+    from pglab.records import StorageResult
+
+    mount = {"fstype": "ext4", "device": "/dev/vda", "mount_options": "rw,noatime"}
+    section = {
+        "key": "1x8kB",
+        "title": "t",
+        "rows": [{"method": "fdatasync", "ops_per_s": 4000.0, "usecs_per_op": 250.0, "note": ""}],
+    }
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        fill(store, "c", variants=("base",), clients=(1, 4), repeats=1, seconds=5)
+        store.save_storage_result(StorageResult(
+            target_path="/var/lib/pglab", tool="pg_test_fsync", tool_version="18.6",
+            measured_at=1.0, elapsed_s=1.0, mount=mount,
+            results={"sections": [section], "seconds_per_test": 1, "direct_io": True},
+            output="", host={}))  # fmt: skip
+        written = report.write(store, "c", tmp_path / "r.html", tmp_path)
+    shown = {pt.label: pt.vs_fsync for pt in written.report.points}
+    one = shown["base script=tpcb-like clients=1"]
+    assert one is not None and one["fsync_per_s"] == 4000.0
+    assert one["ratio"] == pytest.approx(one["commits_per_s"] / 4000.0)
+    assert shown["base script=tpcb-like clients=4"] is None
+    assert shown["base script=select-only clients=1"] is None
+    assert "syncs/s" in written.html.read_text()

@@ -117,7 +117,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         spread=_spread_text,
         top_wait=_top_wait,
         figure=_figure,
-        telemetry_lines=lambda pt: telemetry_lines(pt.telemetry),
+        telemetry_lines=lambda pt: telemetry_lines(pt.telemetry) if pt.telemetry else [],
         when=_when,
         version_of=lambda pt: ((pt.representative or {}).get("fingerprint") or {}).get(
             "server_version", "?"

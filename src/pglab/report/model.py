@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import derived, latency_hist, points
+from .. import derived, latency_hist, points, syncrate
 from ..errors import LabError
 from ..telemetry.summary import phase_summary
 
@@ -27,6 +27,7 @@ class Point:
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
     scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
+    vs_fsync: dict[str, Any] | None = None  # single-client commits vs the WAL storage's syncs
 
     @property
     def label(self) -> str:
@@ -75,6 +76,10 @@ def gather(store, ident: str) -> Report:
     loaded: dict[int, dict[str, Any]] = {}
     for pt in pts:
         _fill_point(store, pt, loaded)
+    synced = store.list_storage_results("pg_test_fsync")
+    for pt in pts:
+        if pt.representative is not None:
+            pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
     series = derived.scaling(runs)
     for pt in pts:
         key = derived.scaling_key(pt.label, pt.row["variant"])
