@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 # a fixed title height: placing titles by the tick labels' extents measures every text twice
 matplotlib.rcParams["axes.titley"] = 1.01
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
 from .model import Point, Report, measured_phases, table  # noqa: E402
 
@@ -295,6 +295,7 @@ def _panel_latency(ax, s: _RunSeries) -> None:
         ax.plot([x for x, _ in rows], [r[cols[c]] for _, r in rows], lw=0.9,
                 color=PALETTE[i], label=c.replace("_ms", ""))  # fmt: skip
     ax.set_yscale("log")
+    ax.yaxis.set_minor_locator(NullLocator())  # minor log ticks cost more than the data
     ax.set_ylabel("ms")
     ax.legend(fontsize="x-small", ncols=4, loc="upper left")
     ax.set_title("Latency percentiles per second", fontsize="medium")
