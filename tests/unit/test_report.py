@@ -142,3 +142,24 @@ def test_single_client_commits_beside_the_storage_sync_rate(tmp_path: Path) -> N
     assert shown["base script=tpcb-like clients=4"] is None
     assert shown["base script=select-only clients=1"] is None
     assert "syncs/s" in written.html.read_text()
+
+
+def test_a_reused_canvas_draws_exactly_what_a_fresh_one_does(written: report.Written) -> None:
+    """Point charts share one figure per process: nothing of a point (a log scale, a twin
+    axis, a panel drawn as missing) may leak into the next one."""
+    from pglab.report import charts
+
+    pt, other = written.report.points[0], written.report.points[5]
+    bare = {
+        **other.representative,
+        "series": {
+            k: {"progress": v["progress"]} for k, v in other.representative["series"].items()
+        },
+    }
+    charts._Canvas._current = None
+    fresh = charts.point_chart(pt, 1)
+    charts.point_chart(report.Point(other.row, other.runs, bare), 2)
+    charts.point_chart(other, 3)
+    again = charts.point_chart(pt, 1)
+    assert fresh is not None and again is not None
+    assert again.png == fresh.png

@@ -50,9 +50,8 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     run = pt.representative
     if run is None:
         return None
-    fig = Figure(figsize=(12, 10.5))
-    fig.subplots_adjust(left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32, hspace=0.22)
-    axes = fig.subplots(3, 2, sharex=True)
+    canvas = _Canvas.get()
+    fig, axes = canvas.fig, canvas.axes
     s = _RunSeries(run)
     _panel_tps(axes[0][0], s)
     _panel_latency(axes[0][1], s)
@@ -69,6 +68,52 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     fig.suptitle(f"{pt.label} — run {run['id']} (median TPS of {len(pt.runs)} run(s))")
     title = f"{pt.label}: run {run['id']} second by second"
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
+
+
+class _Canvas:
+    """The six panels of a point chart (and the two twin axes), made once per process and
+    cleared for each point: making axes and their ticks is most of what a chart costs."""
+
+    _current: _Canvas | None = None
+
+    def __init__(self) -> None:
+        self.fig = Figure(figsize=(12, 10.5))
+        self.fig.subplots_adjust(left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32,
+                                 hspace=0.22)  # fmt: skip
+        self.axes = self.fig.subplots(3, 2, sharex=True)
+        for ax in (self.axes[1][1], self.axes[2][1]):
+            _TWINS[id(ax)] = ax.twinx()
+
+    @classmethod
+    def get(cls) -> _Canvas:
+        if cls._current is None:
+            cls._current = cls()
+        cls._current.clear()
+        return cls._current
+
+    def clear(self) -> None:
+        for ax in self.fig.axes:
+            for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
+                artist.remove()
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+            ax.set_yscale("linear")
+            ax.set_title("")
+            ax.set_ylabel("")
+            ax.relim()
+            ax.set_autoscale_on(True)
+        for twin in _TWINS.values():
+            twin.set_visible(False)
+
+
+_TWINS: dict[int, Any] = {}  # id(panel axes) -> its twin axes, made with the canvas
+
+
+def _twin(ax):
+    """The panel's twin axes (a second y scale on the right), shown."""
+    twin = _TWINS[id(ax)]
+    twin.set_visible(True)
+    return twin
 
 
 # -- campaign charts ------------------------------------------------------------------------
@@ -345,7 +390,7 @@ def _panel_buffers(ax, s: _RunSeries) -> None:
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="x-small", loc="upper left")
     if wal is not None:
-        twin = ax.twinx()
+        twin = _twin(ax)
         twin.plot(wal[0], [b / 1e6 for b in wal[1]], color=PALETTE[4], lw=0.9, ls="--")
         twin.set_ylabel("WAL MB/s (dashed)", color=PALETTE[4])
         twin.set_ylim(bottom=0)
@@ -386,7 +431,7 @@ def _panel_disk(ax, s: _RunSeries) -> None:
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="x-small", loc="upper left")
     if dirty is not None:
-        twin = ax.twinx()
+        twin = _twin(ax)
         twin.plot(*dirty, color=PALETTE[2], lw=0.9, ls="--")
         twin.set_ylabel("dirty memory, MB (dashed)", color=PALETTE[2])
         twin.set_ylim(bottom=0)
