@@ -207,6 +207,13 @@ class StoreContract:
         prog = got["series"]["1"]["progress"]
         assert prog["columns"][:2] == ["t", "tps"] and prog["rows"][0][:2] == [1.0, 1000.0]
         assert prog["rows"][0][prog["columns"].index("failed")] is None
+        with open_store(store_url) as store:
+            lean = store.get_run(run_id, skip_kinds=("latency",))
+        assert lean is not None and lean["metrics"] == got["metrics"]
+        assert {k: set(v) for k, v in lean["series"].items()} == {
+            k: set(v) - {"latency"} for k, v in got["series"].items()
+        }
+        assert lean["series"]["1"]["progress"] == prog
         (row,) = listed
         assert row == {"id": run_id, "campaign": "camp", "run_key": "p1/1", "point_key": "p1",
                        "variant": "base", "label": "base clients=1", "repeat": 1, "status": "ok",

@@ -22,11 +22,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
 
 UNSTABLE_CV_PCT = 10.0
 MIN_REPEATS = 4
 ALPHA = 0.05
+
+
+def _stats():
+    """scipy.stats, imported on first use: it takes a second to import, which every ``pglab``
+    command would pay (``--help``, ``ls``) and ``pglab report`` pays while its charts draw."""
+    from scipy import stats
+
+    return stats
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -62,7 +69,7 @@ def drift(values: Sequence[float]) -> Drift | None:
     if len(values) < 3 or len(set(values)) < 2:
         return None
     x = np.arange(len(values), dtype=float)
-    fit = stats.linregress(x, np.asarray(values, dtype=float))
+    fit = _stats().linregress(x, np.asarray(values, dtype=float))
     mean = statistics.fmean(values)
     change = fit.slope * (len(values) - 1) / mean * 100 if mean else 0.0
     return Drift(change_pct=float(change), p_value=float(fit.pvalue))
@@ -91,7 +98,7 @@ def summarize_point(values: Sequence[float]) -> PointSummary:
     if n < 2:
         return PointSummary(n, values[0], mean, None, None, None)
     sd = statistics.stdev(values)
-    half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    half = float(_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     cv = sd / mean * 100 if mean else None
     return PointSummary(n, statistics.median(values), mean, mean - half, mean + half, cv)
 
@@ -133,7 +140,7 @@ def compare(
     rb = rng.choice(b, size=(rounds, len(b))).mean(axis=1)
     boot = (rb / ra - 1) * 100
     low, high = np.percentile(boot, [2.5, 97.5])
-    p = float(stats.mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    p = float(_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
     raw = Comparison(float(delta), float(low), float(high), p, "~")
     return raw.judged(p if p_adjusted is None else p_adjusted)
 

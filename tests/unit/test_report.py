@@ -38,6 +38,18 @@ def test_every_user_string_is_escaped(written: report.Written) -> None:
     assert len(re.findall(r"<script", page)) == 1
 
 
+def test_charts_drawn_in_one_process_are_those_the_workers_drew(
+    written: report.Written, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # by default each point's chart is drawn by a worker process while the store is read
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 1)
+    with open_store(str(written.html.parent.parent / "r.sqlite")) as store:
+        alone = report.write(store, HOSTILE_CAMPAIGN, tmp_path / "report.html", tmp_path)
+    assert [p.name for p in alone.pngs] == [p.name for p in written.pngs]
+    for mine, theirs in zip(alone.pngs, written.pngs, strict=True):
+        assert mine.read_bytes() == theirs.read_bytes(), mine.name
+
+
 def test_page_is_self_contained(written: report.Written) -> None:
     page = written.html.read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "nothing from the network"
@@ -87,7 +99,7 @@ def test_a_run_without_telemetry_says_which_panels_are_missing(written: report.W
         **pt.representative,
         "series": {k: {"progress": v["progress"]} for k, v in pt.representative["series"].items()},
     }
-    chart = charts.point_chart(report.Point(pt.row, pt.runs, bare), 1)
+    chart = charts.point_chart(report.Point(pt.label, pt.runs, pt.row, bare), 1)
     assert chart is not None
     assert any(m.startswith("Wait events") for m in chart.missing)
     assert not any(m.startswith("TPS") for m in chart.missing)
@@ -158,7 +170,7 @@ def test_a_reused_canvas_draws_exactly_what_a_fresh_one_does(written: report.Wri
     }
     charts._Canvas._current = None
     fresh = charts.point_chart(pt, 1)
-    charts.point_chart(report.Point(other.row, other.runs, bare), 2)
+    charts.point_chart(report.Point(other.label, other.runs, other.row, bare), 2)
     charts.point_chart(other, 3)
     again = charts.point_chart(pt, 1)
     assert fresh is not None and again is not None

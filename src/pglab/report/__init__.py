@@ -13,7 +13,7 @@ import json
 import multiprocessing
 import os
 import re
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -43,11 +43,12 @@ class Written:
 def write(store, ident: str, out: Path | None, home: Path) -> Written:
     """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
     ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it."""
-    rep = gather(store, ident)
+    with _Drawing() as drawing:
+        rep = gather(store, ident, on_point=drawing.point)
+        made, per_point = drawing.finish(rep)
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    made, per_point = _draw_all(rep)
     html = render(rep, made, per_point)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
@@ -63,26 +64,41 @@ def write(store, ident: str, out: Path | None, home: Path) -> Written:
     return Written(out, pngs, rep)
 
 
-def _draw_all(rep: Report) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
-    """The campaign's charts and every point's, drawn by as many processes as there are CPUs
-    (matplotlib draws with one core; the charts are independent)."""
-    jobs = [(n, pt) for n, pt in enumerate(rep.points, 1) if pt.representative is not None]
-    workers = min(len(jobs) + 1, os.cpu_count() or 1)
-    if workers < 2:
+class _Drawing:
+    """Point charts drawn by as many worker processes as there are CPUs (matplotlib draws with
+    one core; the charts are independent), each submitted as soon as its point's runs are read,
+    so that drawing overlaps reading the store and the statistics; the campaign charts are drawn
+    here meanwhile."""
+
+    def __init__(self) -> None:
+        workers = os.cpu_count() or 1
+        self.pool = None
+        if workers > 1:  # forked on the first point: matplotlib is imported, scipy not yet
+            ctx = multiprocessing.get_context("fork")
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+        self.drawn: dict[int, Future[charts.Chart | None] | charts.Chart | None] = {}
+
+    def __enter__(self) -> _Drawing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def point(self, number: int, pt: Point) -> None:
+        if self.pool is None:
+            self.drawn[number] = charts.point_chart(pt, number)
+        else:
+            self.drawn[number] = self.pool.submit(charts.point_chart, pt, number)
+
+    def finish(self, rep: Report) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
         made = charts.campaign_charts(rep)
-        drawn = [charts.point_chart(pt, n) for n, pt in jobs]
-    else:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            campaign = pool.submit(charts.campaign_charts, rep)
-            drawn = list(pool.map(_draw, jobs))
-            made = campaign.result()
-    return made, {n: ch for (n, _), ch in zip(jobs, drawn, strict=True) if ch is not None}
-
-
-def _draw(job: tuple[int, Point]) -> charts.Chart | None:
-    n, pt = job
-    return charts.point_chart(pt, n)
+        per_point = {}
+        for number, drawn in self.drawn.items():
+            chart = drawn.result() if isinstance(drawn, Future) else drawn
+            if chart is not None:
+                per_point[number] = chart
+        return made, per_point
 
 
 def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Chart]) -> str:

@@ -8,6 +8,7 @@ Pure data, no drawing: ``charts`` turns this into figures and ``html`` into the 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,18 +21,16 @@ PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
 @dataclass
 class Point:
-    row: dict[str, Any]  # a points.point_rows row: median, CI, CV, comparison, derived
+    label: str
     runs: list[dict[str, Any]]  # list_runs rows, in the order they ran
+    row: dict[str, Any] = field(default_factory=dict)  # a points.point_rows row: median, CI,
+    # CV, comparison, derived
     representative: dict[str, Any] | None = None  # get_run of the median-TPS ok run
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
     scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
     vs_fsync: dict[str, Any] | None = None  # single-client commits vs the WAL storage's syncs
-
-    @property
-    def label(self) -> str:
-        return self.row["point"]
 
 
 @dataclass
@@ -52,8 +51,14 @@ class Report:
         return [r for r in self.runs if r["status"] != "ok"]
 
 
-def gather(store, ident: str) -> Report:
-    """The report of a campaign (by name) or of one run (by id)."""
+# series no report figure reads from the runs that are not drawn (the largest ones)
+DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
+
+
+def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = None) -> Report:
+    """The report of a campaign (by name) or of one run (by id). ``on_point(number, point)`` is
+    called as soon as a point's runs are read (before the statistics), so that its chart can be
+    drawn while the rest is read."""
     camp = store.get_campaign(ident) if not ident.isdigit() else None
     only_run = None
     if camp is None and ident.isdigit():
@@ -68,14 +73,18 @@ def gather(store, ident: str) -> Report:
     if only_run is not None:
         runs = [r for r in runs if r["id"] == only_run]
     baseline = points.baseline_of(camp) if only_run is None else None
-    rows = points.point_rows(runs, baseline)
-    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_label: dict[str, list[dict[str, Any]]] = {}  # in the order of point_rows: first run first
     for r in runs:
         by_label.setdefault(r["label"], []).append(r)
-    pts = [Point(row, by_label[row["point"]]) for row in rows]
+    pts = [Point(label, point_runs) for label, point_runs in by_label.items()]
     loaded: dict[int, dict[str, Any]] = {}
-    for pt in pts:
+    for n, pt in enumerate(pts, 1):
         _fill_point(store, pt, loaded)
+        if on_point is not None and pt.representative is not None:
+            on_point(n, pt)
+    for pt, row in zip(pts, points.point_rows(runs, baseline), strict=True):
+        assert row["point"] == pt.label
+        pt.row = row
     synced = store.list_storage_results("pg_test_fsync")
     for pt in pts:
         if pt.representative is not None:
@@ -113,13 +122,14 @@ def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
     ok = [r for r in pt.runs if r["status"] == "ok" and r.get("tps") is not None]
     if not ok:
         return
+    median = statistics.median_low([r["tps"] for r in ok])
+    drawn = next(r["id"] for r in ok if r["tps"] == median)
     full = []
     for r in ok:
-        run = store.get_run(r["id"])
+        run = store.get_run(r["id"], skip_kinds=() if r["id"] == drawn else DRAWN_ONLY)
         loaded[r["id"]] = run
         full.append(run)
-    median = statistics.median_low([r["tps"] for r in ok])
-    pt.representative = next(run for run in full if run["tps"] == median)
+    pt.representative = loaded[drawn]
     hists, averages = [], []
     for run in full:
         avg = (run.get("metrics") or {}).get("latency_avg_ms")

@@ -12,7 +12,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, fields
 from typing import Any
@@ -196,8 +196,9 @@ class Store:
             r["metrics"] = json.loads(r["metrics"]) if r["metrics"] else {}
         return runs
 
-    def get_run(self, run_id: int) -> dict[str, Any] | None:
-        """Everything stored about a run, or None.
+    def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> dict[str, Any] | None:
+        """Everything stored about a run, or None; ``skip_kinds`` leaves those series out
+        (decoding them is most of the cost of reading a run).
 
         The summary columns of list_runs plus spec, fingerprint, metrics, timings, server_log,
         ``phases`` (a list of dicts: idx, name, iteration, measured, started_at, elapsed_s,
@@ -220,6 +221,7 @@ class Store:
                 "ORDER BY phase_idx, kind",
                 (run_id,),
             )
+        series = [s for s in series if s["kind"] not in skip_kinds]
         for name in ("spec", "fingerprint", "metrics", "timings"):
             run[name] = json.loads(run.pop(f"{name}_json"))
         run["phases"] = [_decode_phase(p) for p in phases]
