@@ -21,6 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 # a fixed title height: placing titles by the tick labels' extents measures every text twice
 matplotlib.rcParams["axes.titley"] = 1.01
+# unhinted glyphs: a sixth less drawing time for text that reads the same at this size
+matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
