@@ -5,7 +5,7 @@ tested on synthetic rows with known answers; ``campaign_notices`` is the one tha
 
 - ``scaling``: TPS per client and scaling efficiency over a ``clients`` matrix axis, per series
   (the variant and its other matrix coordinates): ``tps(c) / (c · tps(c_min) / c_min)``;
-- ``cache_regime``: the data set's size (measured when stored, else pgbench scale × 15 MiB)
+- ``cache_regime``: the data set's size (measured as the run started, else pgbench scale × 15 MiB)
   against shared_buffers and RAM: which cache the workload ran in;
 - ``run_notices`` / ``campaign_notices``: the warnings a person must read before trusting a
   number (``KINDS``, most serious first).
@@ -180,12 +180,12 @@ def checkpoint_timeout_s(run: dict[str, Any]) -> float:
 
 
 def data_bytes(run: dict[str, Any]) -> tuple[int, bool] | None:
-    """The data set's size and whether it was measured (``metrics``/``timings``
-    ``dataset_bytes``) rather than estimated from the pgbench scale."""
-    for where in ("metrics", "timings"):
-        measured = (run.get(where) or {}).get("dataset_bytes")
-        if measured:
-            return int(measured), True
+    """The data set's size and whether it was measured (the fingerprint's ``database_bytes``:
+    ``pg_database_size`` as the run started) rather than estimated from the pgbench scale (runs
+    stored before pglab measured it)."""
+    measured = (run.get("fingerprint") or {}).get("database_bytes")
+    if measured:
+        return int(measured), True
     scale = ((run.get("spec") or {}).get("dataset") or {}).get("scale")
     if scale is None:
         return None

@@ -117,7 +117,10 @@ def host() -> dict[str, Any]:
 def of_run(cluster: Cluster) -> dict[str, Any]:
     """Everything about the server of a run and the machine it ran on."""
     with cluster.connect() as conn:
-        version = conn.execute("SELECT version(), current_setting('server_version_num')").fetchone()
+        version = conn.execute(
+            "SELECT version(), current_setting('server_version_num'), "
+            "pg_database_size(current_database())"  # pgbench's tables live in this database
+        ).fetchone()
         rows = conn.execute(NON_DEFAULT_SQL).fetchall()
     fp = host()
     fp.update(
@@ -131,6 +134,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
             name: {"setting": s, "unit": u, "source": src, "shown": shown}
             for name, s, u, src, shown in rows
         },
+        database_bytes=int(version[2]),  # as the run starts: after any reset
         pgdata=str(cluster.datadir),
         pgdata_mount=mount_of(cluster.datadir),
     )

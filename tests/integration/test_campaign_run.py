@@ -64,6 +64,8 @@ def test_campaign_stores_what_pgbench_printed(
             assert r["tps"] == pytest.approx(float(printed), abs=1e-6)
             assert run["fingerprint"]["server_version"].startswith("18")
             assert run["fingerprint"]["pgdata_mount"]["fstype"]
+            # pg_database_size of pgbench's database: scale 1 is ~15 MiB on disk
+            assert 10 * 2**20 < run["fingerprint"]["database_bytes"] < 60 * 2**20
             assert "reset_s" in run["timings"]
             # the per-second series: progress lines, and the transaction log bucketed by second
             progress, latency = run["series"]["0"]["progress"], run["series"]["0"]["latency"]

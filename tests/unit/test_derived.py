@@ -123,7 +123,7 @@ def test_cache_regime(scale: int, settings: dict[str, str], regime: str) -> None
 def test_cache_regime_prefers_what_the_server_and_the_store_say() -> None:
     run = make_run(1, "a", scale=1, settings={"shared_buffers": "2GB"})
     run["fingerprint"]["settings"]["shared_buffers"] = {"setting": "1024", "unit": "8kB"}
-    run["timings"]["dataset_bytes"] = 20 * 2**20
+    run["fingerprint"]["database_bytes"] = 20 * 2**20
     r = derived.cache_regime(run)
     assert r.shared_buffers_bytes == 8 * 2**20 and r.data_bytes == 20 * 2**20
     assert r.data_measured and r.regime == "in OS cache"
