@@ -326,8 +326,10 @@ def _home(args: argparse.Namespace) -> Path:
     return (args.lab_dir or default_home()).absolute()
 
 
-def _store(args: argparse.Namespace):
-    return open_store(args.store or default_store_url(_home(args)))
+def _store(args: argparse.Namespace, read_only: bool = False):
+    """The results store; ``read_only`` commands (ls, show, report…) can also read a store file
+    they cannot write (a read-only mount, another user's file)."""
+    return open_store(args.store or default_store_url(_home(args)), read_only=read_only)
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -672,7 +674,7 @@ def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> 
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with _store(args, read_only=True) as store:
         if args.campaigns:
             rows = store.list_campaigns()
             if args.json:
@@ -745,7 +747,7 @@ def _find(store, ident: str) -> tuple[str, Any]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with _store(args, read_only=True) as store:
         kind, obj = _find(store, args.id)
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
@@ -879,7 +881,7 @@ def cmd_storage(args: argparse.Namespace) -> int:
     from . import fsbench, storage_tables
 
     if args.list:
-        with _store(args) as store:
+        with _store(args, read_only=True) as store:
             rows = store.list_storage_results()
         if args.json:
             print(json.dumps(rows, indent=2, default=str))
@@ -909,7 +911,7 @@ def cmd_storage(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with _store(args, read_only=True) as store:
         _write_report(store, args.id, args.output, _home(args))
     return 0
 
@@ -929,7 +931,7 @@ def _write_report(store, ident: str, output: Path | None, home: Path) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with _store(args, read_only=True) as store:
         a, b = comparing.resolve(store, args.a), comparing.resolve(store, args.b)
         result = comparing.compare_targets(store, a, b)
     if args.json:
@@ -1029,7 +1031,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with _store(args) as store:
+    with _store(args, read_only=True) as store:
         kind, obj = _find(store, args.id)
         if kind == "run":
             runs = [obj]

@@ -5,6 +5,7 @@ tests/unit/test_store_sqlite.py and the store contract, tests/store_checks.py.)"
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import lab_processes
+from synthetic_runs import fill
 
 from pglab.lab import Lab
 from pglab.store import open_store
@@ -74,6 +76,8 @@ def test_a_store_that_cannot_be_written_stops_before_any_server(
         store_path = mnt / "r.sqlite"
         with open_store(str(store_path)) as store:
             store.ensure_campaign("ro", {}, None)
+            ids = fill(store, "stored", variants=("base",), scripts=("select-only",),
+                       clients=(1, 2), repeats=1, seconds=5)  # fmt: skip
         before = hashlib.sha256(store_path.read_bytes()).hexdigest()
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
         done = subprocess.run(_argv(path, lab, store_path), capture_output=True, text=True)
@@ -81,6 +85,19 @@ def test_a_store_that_cannot_be_written_stops_before_any_server(
         assert "error: results store" in done.stderr and str(store_path) in done.stderr
         assert "hint:" in done.stderr and "Traceback" not in done.stderr
         assert not lab_processes(lab.home)
+        # the commands that only read still read it: ls, show, report, compare, export
+        reading = [["ls", "--json"], ["show", "stored"], ["compare", str(ids[0]), str(ids[1])],
+                   ["export", "stored", "--format", "csv"],
+                   ["report", "stored", "-o", str(tmp_path / "ro.html")]]  # fmt: skip
+        outputs = []
+        for cmd in reading:
+            argv = [sys.executable, "-m", "pglab.cli", *cmd, "--lab-dir", str(lab.home),
+                    "--store", str(store_path)]  # fmt: skip
+            done = subprocess.run(argv, capture_output=True, text=True)
+            assert done.returncode == 0, f"{cmd}: {done.stderr}"
+            outputs.append(done.stdout)
+        assert sorted(r["id"] for r in json.loads(outputs[0])) == sorted(ids)
+        assert (tmp_path / "ro.html").stat().st_size > 0
         assert hashlib.sha256(store_path.read_bytes()).hexdigest() == before
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -19,8 +19,10 @@ __all__ = ["Store", "StoreError", "mask_url", "open_store"]
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
-def open_store(url: str | os.PathLike[str]) -> Store:
+def open_store(url: str | os.PathLike[str], read_only: bool = False) -> Store:
     """Open the results store at ``url``, creating it or migrating its schema if needed.
+    ``read_only``: a SQLite store file that cannot be written is opened for reading instead
+    (if its schema is current); writing to it then fails with a StoreError.
 
     Raises StoreError when it cannot be opened (unreadable, locked, not a store, made by a
     newer pglab, unknown URL scheme); the message never contains the URL's password.
@@ -41,4 +43,4 @@ def open_store(url: str | os.PathLike[str]) -> Store:
         )
     from .sqlite import open_sqlite
 
-    return open_sqlite(Path(text[len("sqlite://") :] if scheme else text))
+    return open_sqlite(Path(text[len("sqlite://") :] if scheme else text), read_only)

@@ -300,10 +300,18 @@ class Store:
 
     # -- schema ------------------------------------------------------------------------------
 
-    def _migrate(self) -> None:
-        """Bring the schema up to date, or refuse a store made by a newer pglab."""
+    def _migrate(self, read_only: bool = False) -> None:
+        """Bring the schema up to date, or refuse a store made by a newer pglab (``read_only``:
+        refuse an older one too, it cannot be brought up to date)."""
         known = schema.latest_version()
         current = self._current_version()
+        if current < known and read_only:
+            raise StoreError(
+                f"the results store {self.where} is read-only here and has schema version "
+                f"{current}; pglab {__version__} reads version {known}",
+                hint="open it once where it can be written (any pglab command upgrades it), "
+                "or use the pglab that made it",
+            )
         if current < known:
             with self._transaction():
                 if self.dialect.migration_lock:

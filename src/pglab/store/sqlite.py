@@ -29,9 +29,49 @@ class SqliteStore(Store):
         return _error(self.where, doing, exc)
 
 
-def open_sqlite(path: Path) -> SqliteStore:
-    """Open (creating it and its directories if needed) the SQLite store at ``path``."""
+def open_sqlite(path: Path, read_only: bool = False) -> SqliteStore:
+    """Open (creating it and its directories if needed) the SQLite store at ``path``; with
+    ``read_only``, an existing store that cannot be written is opened for reading."""
     path = path.expanduser().absolute()
+    try:
+        return _open(path)
+    except StoreError as exc:
+        code = getattr(exc.__cause__, "sqlite_errorname", "") or ""
+        if not (read_only and path.is_file() and code.startswith(_CANNOT_WRITE)):
+            raise
+    return _open_read_only(path)
+
+
+_CANNOT_WRITE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
+
+
+def _open_read_only(path: Path) -> SqliteStore:
+    """The store at ``path`` for reading only. A WAL store on a read-only file system has no
+    -shm file to share, so it is opened as immutable (nobody can be writing it there)."""
+    where = str(path)
+    last: sqlite3.Error | None = None
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        uri = f"{path.as_uri()}?{flags}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        store = SqliteStore(conn, SQLITE, where)
+        try:
+            with store._guard("opening for reading"):
+                store._migrate(read_only=True)
+            return store
+        except StoreError as exc:
+            conn.close()
+            if not isinstance(exc.__cause__, sqlite3.Error):
+                raise  # the schema: another flag will not change it
+            last = exc.__cause__
+    assert last is not None
+    raise _error(where, "opening for reading", last) from last
+
+
+def _open(path: Path) -> SqliteStore:
     where = str(path)
     _make_parent(path)
     if path.exists() and not path.is_file():
