@@ -13,7 +13,9 @@ import io
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -162,8 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    restore = _stop_on_sigterm()
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        err_console.print(
+            "terminated (SIGTERM): every server and pgbench pglab started has been stopped and "
+            "every storage target it made undone; run the same command again to resume"
+        )
+        return 128 + signal.SIGTERM
     except LabError as exc:
         err_console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, soft_wrap=True)
         if exc.hint:
@@ -175,6 +184,26 @@ def main(argv: list[str] | None = None) -> int:
             "run the same command again to resume"
         )
         return 130
+    finally:
+        restore()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a service manager, a CI timeout), handled as Ctrl-C is: the clean-up
+    code that runs on KeyboardInterrupt stops servers and undoes storage targets."""
+
+
+def _stop_on_sigterm():
+    """Turn SIGTERM into Terminated for the command's duration (only possible on the main
+    thread); returns what puts the previous handler back."""
+
+    def raise_terminated(signum, frame):
+        raise Terminated()
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -125,7 +125,9 @@ duration = 1
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name
+)
 def test_pglab_killed_during_dataset_init_then_same_command(
     tmp_path: Path, lab: Lab, no_leftovers, sig: signal.Signals
 ) -> None:
@@ -155,8 +157,8 @@ def test_pglab_killed_during_dataset_init_then_same_command(
     time.sleep(1)
     left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"left running after {sig.name}: {left}"
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 128 + sig, err_path.read_text()
     with open_store(str(store_path)) as store:
         assert store.list_runs(name) == []  # nothing half-stored
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
