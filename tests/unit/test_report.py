@@ -175,3 +175,21 @@ def test_a_reused_canvas_draws_exactly_what_a_fresh_one_does(written: report.Wri
     again = charts.point_chart(pt, 1)
     assert fresh is not None and again is not None
     assert again.png == fresh.png
+
+
+def test_the_tps_panel_draws_the_other_repeats_beside_the_representative(
+    written: report.Written,
+) -> None:
+    from pglab.report import charts
+
+    pt = written.report.points[0]
+    ok = [r for r in pt.runs if r["status"] == "ok"]
+    assert len(ok) == 5 and len(pt.others) == 4
+    assert pt.representative["id"] not in {o["id"] for o in pt.others}
+    assert all(set(kinds) == {"progress"} for o in pt.others for kinds in o["series"].values())
+    charts.point_chart(pt, 1)
+    tps_panel = charts._Canvas._current.axes[0][0]
+    grey = [line for line in tps_panel.get_lines() if line.get_color() == "#aaa"]
+    assert len(grey) == 4
+    labels = [t.get_text() for t in tps_panel.get_legend().get_texts()]
+    assert "the other 4 repeat(s)" in labels and f"run {pt.representative['id']}" in labels

@@ -55,7 +55,7 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     canvas = _Canvas.get()
     fig, axes = canvas.fig, canvas.axes
     s = _RunSeries(run)
-    _panel_tps(axes[0][0], s)
+    _panel_tps(axes[0][0], s, [_RunSeries(other) for other in pt.others])
     _panel_latency(axes[0][1], s)
     _panel_waits(axes[1][0], s)
     _panel_buffers(axes[1][1], s)
@@ -315,11 +315,16 @@ def _missing(ax, s: _RunSeries, title: str, why: str) -> None:
     ax.set_yticks([])
 
 
-def _panel_tps(ax, s: _RunSeries) -> None:
+def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
     tps = s.column("progress", "tps")
     if tps is None:
         return _missing(ax, s, "TPS", "no per-second progress recorded")
-    ax.plot(*tps, color=PALETTE[0], lw=1, label="TPS")
+    drawn = [xy for xy in (o.column("progress", "tps") for o in others) if xy is not None]
+    for n, xy in enumerate(drawn):
+        ax.plot(
+            *xy, color="#aaa", lw=0.7, label=f"the other {len(drawn)} repeat(s)" if n == 0 else None
+        )
+    ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run['id']}")
     ax.set_ylabel("TPS")
     ax.set_ylim(bottom=0)
     cols, cps = s.rows("checkpoints")

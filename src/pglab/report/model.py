@@ -26,6 +26,8 @@ class Point:
     row: dict[str, Any] = field(default_factory=dict)  # a points.point_rows row: median, CI,
     # CV, comparison, derived
     representative: dict[str, Any] | None = None  # get_run of the median-TPS ok run
+    others: list[dict[str, Any]] = field(default_factory=list)  # the other ok runs: their
+    # phases and per-second progress only (drawn beside the representative's TPS)
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
@@ -142,6 +144,7 @@ def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
     if hist:
         pt.latency_ms = {q: latency_hist.percentile(hist, q) for q in PERCENTILES}
     pt.representative = _without_histograms(pt.representative)
+    pt.others = [_progress_only(run) for run in full if run["id"] != drawn]
     pt.latency_avg_ms = statistics.median(averages) if averages else None
     rep = pt.representative
     idxs = measured_phases(rep)
@@ -165,6 +168,12 @@ def _without_histograms(run: dict[str, Any]) -> dict[str, Any]:
             }
         series[idx] = kinds
     return {**run, "series": series, "server_log": None}
+
+
+def _progress_only(run: dict[str, Any]) -> dict[str, Any]:
+    series = {idx: {"progress": kinds["progress"]} for idx, kinds in run["series"].items()
+              if "progress" in kinds}  # fmt: skip
+    return {"id": run["id"], "phases": run["phases"], "series": series}
 
 
 def measured_phases(run: dict[str, Any]) -> list[int]:
