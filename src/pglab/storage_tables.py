@@ -57,7 +57,7 @@ def result_table(row: dict[str, Any]) -> Table:
     for section in row["results"]["sections"]:
         for i, r in enumerate(section["rows"]):
             table.add_row(
-                _SECTION_NAMES.get(section["key"], section["title"]) if i == 0 else "",
+                SECTION_NAMES.get(section["key"], section["title"]) if i == 0 else "",
                 escape(r["method"]),
                 f"{r['ops_per_s']:,.0f}" if r["ops_per_s"] is not None else "n/a",
                 f"{r['usecs_per_op']:,.0f}" if r["usecs_per_op"] is not None else "",
@@ -67,7 +67,7 @@ def result_table(row: dict[str, Any]) -> Table:
     return table
 
 
-_SECTION_NAMES = {
+SECTION_NAMES = {
     "1x8kB": "one 8kB write",
     "2x8kB": "two 8kB writes",
     "open_sync_sizes": "16kB in open_sync writes",

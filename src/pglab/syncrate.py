@@ -69,12 +69,13 @@ def match_storage(
     pgdata: str | None,
     storage: list[dict[str, Any]],
     before: float | None = None,
+    tool: str = "pg_test_fsync",
 ) -> tuple[dict[str, Any], str] | None:
-    """The pg_test_fsync result on the same device, filesystem and mount options as ``mount``;
+    """The ``tool`` result on the same device, filesystem and mount options as ``mount``;
     else one whose directory holds ``pgdata`` (or is held by it). Of several, the latest
     measured ``before`` (the run's end: a loop device is reused by later filesystems), else
     the latest."""
-    fsync_rows = [r for r in storage if r.get("tool") == "pg_test_fsync"]
+    fsync_rows = [r for r in storage if r.get("tool") == tool]
     # as stored: mount and superblock options together where the fingerprint has them
     key = (
         mount.get("device"),
@@ -100,3 +101,32 @@ def _latest(rows: list[dict[str, Any]], before: float | None) -> dict[str, Any]:
 def _related(a: str, b: str) -> bool:
     a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
     return a.startswith(b) or b.startswith(a)
+
+
+def storage_of_runs(
+    runs: list[dict[str, Any]], storage: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The stored storage results (pg_test_fsync, fio) measured on the storage that stored
+    runs (``Store.get_run``) kept their data or WAL on, oldest first: each result row with
+    ``roles`` ({"data", "WAL"}), ``points`` (the labels of the runs on it) and ``matched_by``."""
+    found: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        if run.get("status") != "ok":
+            continue
+        fp = run.get("fingerprint") or {}
+        for role, mount_key, path_key in (("data", "pgdata_mount", "pgdata"),
+                                          ("WAL", "pg_wal_mount", "pg_wal")):  # fmt: skip
+            mount = fp.get(mount_key)
+            if not mount:
+                continue
+            for tool in ("pg_test_fsync", "fio"):
+                hit = match_storage(mount, fp.get(path_key), storage, run.get("finished_at"), tool)
+                if hit is None:
+                    continue
+                row, how = hit
+                use = found.setdefault(
+                    row["id"], {**row, "roles": set(), "points": set(), "matched_by": how}
+                )
+                use["roles"].add(role)
+                use["points"].add(run.get("label"))
+    return [found[i] for i in sorted(found)]

@@ -146,6 +146,13 @@ def test_single_client_commits_beside_the_storage_sync_rate(tmp_path: Path) -> N
             measured_at=1.0, elapsed_s=1.0, mount=mount,
             results={"sections": [section], "seconds_per_test": 1, "direct_io": True},
             output="", host={}))  # fmt: skip
+        tmpfs = {"fstype": "tmpfs", "device": "tmpfs", "mount_options": "rw"}
+        elsewhere = {**section, "rows": [{**section["rows"][0], "ops_per_s": 123456.0}]}
+        store.save_storage_result(StorageResult(
+            target_path="/mnt/t", tool="pg_test_fsync", tool_version="18.6",
+            measured_at=2.0, elapsed_s=1.0, mount=tmpfs,
+            results={"sections": [elsewhere], "seconds_per_test": 1, "direct_io": True},
+            output="", host={}))  # fmt: skip
         written = report.write(store, "c", tmp_path / "r.html", tmp_path)
     shown = {pt.label: pt.vs_fsync for pt in written.report.points}
     one = shown["base script=tpcb-like clients=1"]
@@ -153,7 +160,15 @@ def test_single_client_commits_beside_the_storage_sync_rate(tmp_path: Path) -> N
     assert one["ratio"] == pytest.approx(one["commits_per_s"] / 4000.0)
     assert shown["base script=tpcb-like clients=4"] is None
     assert shown["base script=select-only clients=1"] is None
-    assert "syncs/s" in written.html.read_text()
+    page = written.html.read_text()
+    assert "syncs/s" in page
+    # the storage the runs used, with its measurement; not the tmpfs nobody ran on
+    (used,) = written.report.storage
+    assert used["id"] == 1 and used["roles"] == {"data"} and len(used["points"]) == 4
+    storage = page[page.index("<h2>Storage</h2>") : page.index("<h2>Charts</h2>")]
+    assert "/var/lib/pglab on ext4 /dev/vda (rw,noatime)" in storage
+    assert "holds the data of 4 point(s)" in storage
+    assert "one 8kB write" in storage and "4,000" in storage and "123,456" not in storage
 
 
 def test_a_reused_canvas_draws_exactly_what_a_fresh_one_does(written: report.Written) -> None:
@@ -193,3 +208,27 @@ def test_the_tps_panel_draws_the_other_repeats_beside_the_representative(
     assert len(grey) == 4
     labels = [t.get_text() for t in tps_panel.get_legend().get_texts()]
     assert "the other 4 repeat(s)" in labels and f"run {pt.representative['id']}" in labels
+
+
+def test_storage_results_as_the_page_shows_them() -> None:
+    import json
+
+    from pglab.storage_output import parse_fio, parse_pg_test_fsync
+
+    data = Path(__file__).resolve().parents[1] / "data" / "storage"
+    row = {"id": 7, "measured_at": 1.7e9, "target_path": "/var/tmp", "fstype": "ext4",
+           "device": "/dev/vda", "mount_options": "rw", "facts": {}, "roles": {"WAL", "data"},
+           "points": {"a", "b"}, "matched_by": "device"}  # fmt: skip
+    fio_results = parse_fio(json.loads((data / "fio_disk.json").read_text()))
+    fio = report._storage_view(
+        {**row, "tool": "fio", "tool_version": "fio-3.33", "results": fio_results}
+    )
+    assert fio["columns"][:3] == ["job", "IOPS", "MB/s"] and fio["numeric"][:2] == [False, True]
+    assert fio["rows"] and all(len(r) == 5 for r in fio["rows"])
+    assert fio["roles"] == "data and WAL" and fio["points"] == 2
+    fsync_results = parse_pg_test_fsync((data / "pg18_test_fsync_disk.txt").read_text())
+    fsync = report._storage_view(
+        {**row, "tool": "pg_test_fsync", "tool_version": "18.6", "results": fsync_results}
+    )
+    assert fsync["rows"][0][:2] == ["one 8kB write", "open_datasync"]
+    assert any(r[1] == "fdatasync" and r[2] == "6,159" for r in fsync["rows"])

@@ -21,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from .. import __version__, analysis
+from .. import __version__, analysis, storage_tables
 from ..telemetry.summary import lines as telemetry_lines
 from . import charts
 from .model import Point, Report, gather
@@ -125,6 +125,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         open_points=OPEN_POINTS,
         min_repeats=analysis.MIN_REPEATS,
         plan_facts=_plan_facts(rep),
+        storage=[_storage_view(row) for row in rep.storage],
         env_facts=_env_facts(rep),
         campaign_json=json.dumps(spec, indent=2, ensure_ascii=False, default=str),
         verdict_text=VERDICT_TEXT,
@@ -139,6 +140,41 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
             "server_version", "?"
         ),
     )
+
+
+def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored storage result as the page shows it: pg_test_fsync's ops/s per method and
+    test, or fio's jobs."""
+    if row["tool"] == "fio":
+        columns = ["job", "IOPS", "MB/s", "mean latency µs", "fsync µs"]
+        rows = [
+            [j["name"], _num(j["iops"]), _num(j["mb_per_s"], 1), _num(j.get("lat_mean_us")),
+             _num(j.get("sync_lat_mean_us"))]
+            for j in row["results"].get("jobs", [])
+        ]  # fmt: skip
+        text_columns = 1
+    else:
+        columns = ["test", "method", "ops/s", "µs/op"]
+        rows = [
+            [storage_tables.SECTION_NAMES.get(sec["key"], sec["title"]) if i == 0 else "",
+             r["method"], _num(r["ops_per_s"]), _num(r["usecs_per_op"])]
+            for sec in row["results"].get("sections", [])
+            for i, r in enumerate(sec["rows"])
+        ]  # fmt: skip
+        text_columns = 2
+    return {
+        "title": f"{row['tool']} {row['tool_version']} (storage result #{row['id']})",
+        "where": storage_tables.where(row),
+        "when": _when(row["measured_at"]),
+        "roles": " and ".join(sorted(row["roles"], key=["data", "WAL"].index)),
+        "points": len(row["points"]),
+        "matched_by": "device, file system and mount options"
+        if row["matched_by"] == "device"
+        else "directory",
+        "columns": columns,
+        "numeric": [i >= text_columns for i in range(len(columns))],
+        "rows": rows,
+    }
 
 
 def safe_name(name: str) -> str:

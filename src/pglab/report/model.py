@@ -46,6 +46,7 @@ class Report:
     versions: list[str]  # server versions seen
     settings: dict[str, str]  # non-default settings of the first ok run
     notices: list[Any] = field(default_factory=list)  # warnings (derived.Notice)
+    storage: list[dict[str, Any]] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
 
     @property
@@ -87,7 +88,8 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     for pt, row in zip(pts, points.point_rows(runs, baseline), strict=True):
         assert row["point"] == pt.label
         pt.row = row
-    synced = store.list_storage_results("pg_test_fsync")
+    measured = store.list_storage_results()
+    synced = [row for row in measured if row["tool"] == "pg_test_fsync"]
     for pt in pts:
         if pt.representative is not None:
             pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
@@ -107,6 +109,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     else:
         found = derived.run_notices(full[0])
     return Report(
+        storage=syncrate.storage_of_runs([run for run in full if run], measured),
         notices=found,
         title=camp["name"],
         campaign=camp,
