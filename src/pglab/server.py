@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import shutil
 import signal
 import socket
@@ -342,15 +343,26 @@ _NOISE = ("terminating connection due to unexpected postmaster exit",
 
 
 def complaints(log: str, limit: int = 5) -> str:
-    """The last PANIC, FATAL and ERROR lines of a server log (what it said went wrong), without
-    the lines every backend prints when the postmaster dies."""
-    found = [
-        line.strip()
-        for line in log.splitlines()
-        if any(f" {level}: " in line for level in ("PANIC", "FATAL", "ERROR"))
-        and not any(n in line for n in _NOISE)
-    ]
-    return "\n".join(found[-limit:])
+    """The last PANIC, FATAL and ERROR messages of a server log (what it said went wrong),
+    without the lines every backend prints when the postmaster dies. A message that many
+    backends printed (each client's same ERROR) is given once, with its count."""
+    counts: dict[str, int] = {}
+    lines: dict[str, str] = {}  # message -> its last line, in the order of last occurrence
+    for line in log.splitlines():
+        m = _LEVEL.search(line)
+        if m is None or any(n in line for n in _NOISE):
+            continue
+        message = line[m.start() + 1 :].strip()
+        counts[message] = counts.get(message, 0) + 1
+        lines.pop(message, None)
+        lines[message] = line.strip()
+    last = list(lines.items())[-limit:]
+    return "\n".join(
+        line + (f"  ({counts[msg]} times)" if counts[msg] > 1 else "") for msg, line in last
+    )
+
+
+_LEVEL = re.compile(r" (PANIC|FATAL|ERROR): ")
 
 
 # -- ownership: finding and stopping what an earlier pglab left running ----------------------
