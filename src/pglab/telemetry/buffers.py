@@ -49,7 +49,7 @@ class BuffersSampler:
         except psycopg.Error as exc:
             self._close()
             raise SamplerOff(f"pg_buffercache is not available: {exc}".strip()) from exc
-        self.own_xacts += 1
+        self.own_xacts += 2  # the session's start (a transaction too) and CREATE EXTENSION
         self.sample(t)
 
     def sample(self, t: float) -> None:

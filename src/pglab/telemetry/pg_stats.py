@@ -11,13 +11,17 @@ All views are read by one statement per sample, in autocommit, so each sample se
 statistics and costs exactly one transaction (counted in ``own_xacts``, so that a consumer can
 take pglab's own transactions out of ``xact_commit``). Backends flush their statistics about
 once a second, so a per-second delta can lag the work by up to a second; the "before" and
-"after" snapshots (``pg.snapshots``, taken before pgbench starts and after it exits — its
-backends flush their statistics as they end) bound the phase.
+"after" snapshots (``pg.snapshots``, taken before pgbench starts and after it exits) bound the
+phase exactly: the closing one waits until pgbench's and the other samplers' sessions have ended
+(backends flush their statistics as they exit) and flushes its own session's first, so that
+after − before is pgbench's work plus exactly ``own_xacts`` transactions of pglab's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -27,6 +31,11 @@ import psycopg
 from .base import SamplerOff, Table
 
 IO_KEYS = ("backend_type", "object", "context")
+SETTLE_TIMEOUT_S = 5.0
+OTHER_CLIENTS_SQL = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+)
 
 
 def sql(name: str) -> str:
@@ -142,10 +151,29 @@ class PgStatsSampler:
             if any(v for v in d):
                 table.add(t, *key, *d)
 
+    def _settle(self) -> None:
+        """Make the closing snapshot exact: wait (a few seconds at most) until every other
+        client session has ended, pgbench's and the other samplers' (a backend flushes its
+        statistics as it exits), then flush this session's own pending statistics."""
+        assert self._conn is not None
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while True:
+            (others,) = self._conn.execute(OTHER_CLIENTS_SQL).fetchone()
+            self.own_xacts += 1
+            if not others or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        time.sleep(0.05)  # a backend leaves pg_stat_activity just before it flushes
+        self._conn.execute("SELECT pg_stat_force_next_flush()")  # done before the reply
+        self.own_xacts += 1
+
     def finish(self, t: float) -> dict[str, Table]:
         try:
             if self._conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    self._settle()
                 after = self._snapshot(t, "after")
+                self.own_xacts -= 1  # a snapshot does not see its own transaction
                 self._add_deltas(t, self._last, after)  # the tail after the last sample
         finally:
             if self._conn is not None:

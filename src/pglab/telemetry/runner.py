@@ -76,7 +76,9 @@ class TelemetryRunner:
         tables: dict[str, Table] = {}
         with self._lock:
             active = list(self._active)
-        for s in active:
+        # in reverse: the statistics sampler, first to start, finishes last, so that its
+        # closing snapshot comes after the other samplers' sessions have ended
+        for s in reversed(active):
             try:
                 tables.update(s.finish(t))
             except Exception as exc:  # noqa: BLE001

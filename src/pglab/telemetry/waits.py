@@ -53,6 +53,7 @@ class WaitsSampler:
             self._conn = self._connect()
         except psycopg.Error as exc:
             raise SamplerOff(f"cannot connect: {exc}") from exc
+        self.own_xacts += 1  # a session's start is a transaction too
 
     def sample(self, t: float) -> None:
         assert self._conn is not None
