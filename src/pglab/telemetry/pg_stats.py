@@ -32,9 +32,11 @@ from .base import SamplerOff, Table
 
 IO_KEYS = ("backend_type", "object", "context")
 SETTLE_TIMEOUT_S = 5.0
+# pgbench's sessions and pglab's other ones (anybody else's are not waited for)
 OTHER_CLIENTS_SQL = (
     "SELECT count(*) FROM pg_stat_activity "
-    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+    "AND (application_name = 'pgbench' OR application_name LIKE 'pglab%')"
 )
 
 
@@ -152,9 +154,9 @@ class PgStatsSampler:
                 table.add(t, *key, *d)
 
     def _settle(self) -> None:
-        """Make the closing snapshot exact: wait (a few seconds at most) until every other
-        client session has ended, pgbench's and the other samplers' (a backend flushes its
-        statistics as it exits), then flush this session's own pending statistics."""
+        """Make the closing snapshot exact: wait (a few seconds at most) until pgbench's and
+        the other samplers' sessions have ended (a backend flushes its statistics as it exits),
+        then flush this session's own pending statistics."""
         assert self._conn is not None
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         while True:
