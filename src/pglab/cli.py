@@ -290,10 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="write an HTML report (and PNG charts) of a campaign or run",
         description="Write one self-contained HTML page (it opens from disk, no network) with "
-        "the plan and environment, the points with Δ%% against the baseline and significance, "
-        "TPS against clients, every run in order, latency percentiles, warnings, and each "
-        "point's run second by second (TPS with checkpoints, latency, wait events, buffers and "
-        "WAL, CPU, disk); the charts are also written as PNG files into FILE's -charts folder.",
+        "the plan and environment, the points with Δ% against the baseline and significance, "
+        "warnings, the storage benchmarks stored for the runs' storage, TPS against clients, "
+        "every run in order, latency percentiles, and each point's run second by second (TPS "
+        "with checkpoints and the other repeats, latency, wait events, buffers and WAL, CPU, "
+        "disk); the charts are also written as PNG files into FILE's -charts folder.",
     )
     p.add_argument("id", help="campaign name or run id")
     p.add_argument(
