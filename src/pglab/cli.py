@@ -145,8 +145,9 @@ one run each says nothing about significance. Two points: their repeats' TPS, Δ
 with a 95% bootstrap CI, Mann-Whitney p and a verdict: + or - significant, ~ not, ? fewer than
 4 repeats a side. Two campaigns: their points matched by label, by matrix coordinates (the
 label without the variant) or by variant, whichever matches most; each pair as two points,
-Holm-corrected over all pairs. Every comparison ends with what differs in the settings and
-environment the runs reported.
+Holm-corrected over all pairs. Every comparison ends with the storage results (pglab storage)
+measured under each side's data and WAL, and what differs in the settings and environment the
+runs reported.
 
 examples:
   pglab compare 12 13
@@ -971,6 +972,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         _print_run_comparison(result)
     else:
         _print_pairs(result)
+    for side, label in (("a", "A"), ("b", "B")):
+        for st in (result.get("storage") or {}).get(side, []):
+            console.print(
+                f"{label}'s {' and '.join(st['roles'])} storage: {escape(st['where'])}: "
+                f"{st['tool']} #{st['id']} {escape(st['headline'])}",
+                soft_wrap=True,
+            )
     diff = result["settings_diff"]
     if diff:
         table = Table(title="settings and environment that differ")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import analysis, points
+from . import analysis, points, storage_tables, syncrate
 from .errors import LabError
 from .telemetry import waits
 from .telemetry.summary import tables_of
@@ -109,12 +109,14 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
             hint="compare two runs, two points (CAMPAIGN:POINT) or two campaigns",
         )
     if a.kind == "run":
-        return compare_runs(a.run or {}, b.run or {})
-    if a.kind == "point":
-        out = compare_points(a, b)
-        out["settings_diff"] = settings_diff(_full(store, a.runs), _full(store, b.runs))
-        return out
-    return compare_campaigns(store, a, b)
+        full_a, full_b = [a.run or {}], [b.run or {}]
+        out = compare_runs(full_a[0], full_b[0])
+    else:
+        full_a, full_b = _full(store, a.runs), _full(store, b.runs)
+        out = compare_points(a, b) if a.kind == "point" else compare_campaigns(a, b)
+        out["settings_diff"] = settings_diff(full_a, full_b)
+    out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
+    return out
 
 
 def _full(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -242,7 +244,7 @@ def _unique(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) ->
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
 
-def compare_campaigns(store: Any, a: Target, b: Target) -> dict[str, Any]:
+def compare_campaigns(a: Target, b: Target) -> dict[str, Any]:
     runs_a, runs_b = a.runs, b.runs
     rows_a, rows_b = points.point_rows(runs_a), points.point_rows(runs_b)
     how, pairs = match_points(rows_a, rows_b)
@@ -279,11 +281,26 @@ def compare_campaigns(store: Any, a: Target, b: Target) -> dict[str, Any]:
         "unmatched": {"a": unmatched_a, "b": unmatched_b},
         "corrected": len(tested) > 1,  # Holm over the pairs that have a p-value
         "pairs": out_pairs,
-        "settings_diff": settings_diff(_full(store, runs_a), _full(store, runs_b)),
     }
 
 
 # -- environment and settings ----------------------------------------------------------------
+
+
+def storage_sides(
+    runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]], measured: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]] | None:
+    """The storage results (``pglab storage``) measured on the storage each side's runs used,
+    by their headline figure; None when neither side has one."""
+    sides = {
+        side: [
+            {"id": r["id"], "tool": r["tool"], "where": storage_tables.where(r),
+             "roles": sorted(r["roles"]), "headline": storage_tables.headline(r)}
+            for r in syncrate.storage_of_runs(runs, measured)
+        ]  # fmt: skip
+        for side, runs in (("a", runs_a), ("b", runs_b))
+    }
+    return sides if any(sides.values()) else None
 
 
 def settings_diff(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[dict]:

@@ -116,3 +116,30 @@ def test_cli_compare_prints_the_table_and_json(store, capsys) -> None:
     assert doc["pairs"][0]["comparison"]["verdict"] == "~"
     assert cli.main(["compare", "1", "nope", "--store", url]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_each_side_shows_the_storage_measured_under_its_runs(tmp_path: Path, capsys) -> None:
+    from pglab.records import StorageResult
+
+    row = {"method": "fdatasync", "ops_per_s": 4000.0, "usecs_per_op": 250.0, "note": ""}
+    disk = {"fstype": "ext4", "device": "/dev/vda", "mount_options": "rw,noatime"}
+    tmpfs = {"fstype": "tmpfs", "device": "tmpfs", "mount_options": "rw"}
+    url = str(tmp_path / "r.sqlite")
+    with open_store(url) as s:
+        for n, mount in enumerate((disk, tmpfs)):
+            fast = {"key": "1x8kB", "title": "t", "rows": [{**row, "ops_per_s": 4000.0 * 10**n}]}
+            results = {"sections": [fast], "seconds_per_test": 1, "direct_io": True}
+            s.save_storage_result(StorageResult(
+                target_path=f"/m{n}", tool="pg_test_fsync", tool_version="18.6",
+                measured_at=1.0, elapsed_s=1.0, mount=mount, results=results))  # fmt: skip
+        fp = {"server_version": "18.0", "settings": {}}
+        a = s.save_run(sample_run("c", "p1", fingerprint={**fp, "pgdata_mount": disk}))
+        b = s.save_run(sample_run("c", "p2", fingerprint={**fp, "pgdata_mount": tmpfs}))
+        out = run_compare(s, str(a), str(b))
+    assert [st["headline"] for st in out["storage"]["a"]] == ["fdatasync 4,000/s"]
+    assert [st["headline"] for st in out["storage"]["b"]] == ["fdatasync 40,000/s"]
+    assert out["storage"]["b"][0]["roles"] == ["data"]
+    assert cli.main(["compare", str(a), str(b), "--store", url]) == 0
+    text = capsys.readouterr().out
+    assert "A's data storage: /m0 on ext4 /dev/vda" in text and "fdatasync 4,000/s" in text
+    assert "B's data storage: /m1 on tmpfs" in text and "fdatasync 40,000/s" in text
