@@ -37,7 +37,7 @@ from . import __version__, analysis, derived, points, syncrate
 from . import campaign as campaigns
 from . import compare as comparing
 from .errors import LabError
-from .executor import Executor, find_stale, preflight, stale_error
+from .executor import Executor, clean_leftovers, find_stale, preflight, stale_error
 from .lab import Lab, default_home, default_store_url
 from .plan import RUN_OVERHEAD_S, make_plan
 from .records import ProgressSample, RunResult
@@ -501,6 +501,8 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
                 soft_wrap=True,
             )
         return 0
+    for line in clean_leftovers(lab):  # first: whatever this run then refuses to do
+        console.print(escape(line), soft_wrap=True)
     with _store(args) as store:
         plan = make_plan(camp, store.done_run_keys(camp.name))
         replace = getattr(args, "replace", False)

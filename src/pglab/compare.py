@@ -294,8 +294,13 @@ def storage_sides(
     by their headline figure; None when neither side has one."""
     sides = {
         side: [
-            {"id": r["id"], "tool": r["tool"], "where": storage_tables.where(r),
-             "roles": sorted(r["roles"]), "headline": storage_tables.headline(r)}
+            {
+                "id": r["id"],
+                "tool": r["tool"],
+                "where": storage_tables.where(r),
+                "roles": sorted(r["roles"]),
+                "headline": storage_tables.headline(r),
+            }
             for r in syncrate.storage_of_runs(runs, measured)
         ]  # fmt: skip
         for side, runs in (("a", runs_a), ("b", runs_b))

@@ -205,9 +205,7 @@ class Executor:
     def run_campaign(self, campaign: Campaign, replace: bool = False) -> Outcome:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
         (it was edited) stop it with an error, or are deleted first when ``replace``."""
-        for line in server.stop_leftovers(self.lab):
-            self.events.status(f"stopped a leftover of an earlier pglab: {line}")
-        for line in storage_targets.cleanup_leftovers(self.lab):
+        for line in clean_leftovers(self.lab):
             self.events.status(line)
         plan, binaries = preflight(campaign, self.lab)
         stale = find_stale(self.store, campaign.name, plan.points)
@@ -416,6 +414,15 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if a and b is not None:
             metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
     return metrics
+
+
+def clean_leftovers(lab: Lab) -> list[str]:
+    """Stop the servers and undo the storage targets that a dead pglab left in ``lab`` (what
+    its records say it made); one line for each."""
+    lines = [
+        f"stopped a leftover of an earlier pglab: {line}" for line in server.stop_leftovers(lab)
+    ]
+    return lines + storage_targets.cleanup_leftovers(lab)
 
 
 def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
