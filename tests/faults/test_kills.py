@@ -146,14 +146,19 @@ def test_pglab_killed_during_dataset_init_then_same_command(
     err_path = tmp_path / "stderr"
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not _init_running(lab.home):
-        assert proc.poll() is None, err_path.read_text()
-        time.sleep(0.1)
-    assert _init_running(lab.home), "pgbench -i never started"
-    time.sleep(0.5)
-    proc.send_signal(sig)
-    proc.wait(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _init_running(lab.home):
+            assert proc.poll() is None, err_path.read_text()
+            time.sleep(0.1)
+        assert _init_running(lab.home), "pgbench -i never started"
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    finally:  # a failed check must not leave this pglab running into the next test
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     time.sleep(1)
     left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"left running after {sig.name}: {left}"
@@ -169,12 +174,12 @@ def test_pglab_killed_during_dataset_init_then_same_command(
 
 
 def _init_running(home: Path) -> bool:
-    return any(
-        p.name() == "pgbench" and "-i" in p.cmdline() for p in _procs_named("pgbench")
-    ) and any(True for _ in lab_processes(home))
-
-
-def _procs_named(name: str):
-    for p in psutil.process_iter(["name"]):
-        if p.info["name"] == name:
-            yield p
+    """Whether this lab's pgbench -i runs (only this lab's: other tests' processes, even
+    zombies, are none of this test's business)."""
+    for p in lab_processes(home):
+        try:
+            if p.info["name"] == "pgbench" and "-i" in (p.info["cmdline"] or []):
+                return True
+        except psutil.Error:
+            continue
+    return False
