@@ -29,6 +29,7 @@ from .storage_output import parse_fio, parse_pg_test_fsync
 FIO_SIZE = "32M"  # per job file: small enough for a tmpfs, big enough to leave the page cache
 # pg_test_fsync runs 16 tests of --seconds each (5 methods x 2, 5 sizes, 2 fd tests, 1 write)
 PG_TEST_FSYNC_TESTS = 16
+FIO_JOBS = 4  # fio_argv's jobs, one after the other, --runtime each
 
 
 def server_spec(bindir: str | None) -> ServerSpec:

@@ -18,6 +18,7 @@ from .spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,21 @@ class Plan:
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}
         init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
-        return init + sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
+        runs = sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
+        return init + self.storage_bench_seconds() + runs
+
+    def storage_bench_seconds(self) -> float:
+        """``[storage_bench]``: pg_test_fsync's 16 tests (and fio's 4 jobs) on each directory
+        the runs write to, as the executor measures them before the first run."""
+        from .fsbench import FIO_JOBS, PG_TEST_FSYNC_TESTS
+
+        spec = self.campaign.storage_bench
+        if not spec.enabled or not self.runs:
+            return 0.0
+        targets = {t for r in self.runs for t in (r.storage.data, r.storage.wal) if t}
+        dirs = len(targets) + any(r.storage.data is None for r in self.runs)
+        tests = PG_TEST_FSYNC_TESTS + (FIO_JOBS if spec.fio else 0)
+        return dirs * (tests * spec.seconds + STORAGE_BENCH_OVERHEAD_S)
 
 
 def expand_points(campaign: Campaign) -> list[RunSpec]:

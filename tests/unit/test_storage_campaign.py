@@ -223,3 +223,20 @@ def test_target_names_make_distinct_safe_file_names() -> None:
     assert len(set(safe)) == len(names)
     assert all("/" not in s and s not in (".", "..") for s in safe)
     assert storage_targets._safe("plain-name.1") == "plain-name.1"
+
+
+def test_the_estimate_counts_the_storage_benchmarks() -> None:
+    from pglab.plan import STORAGE_BENCH_OVERHEAD_S, make_plan
+
+    doc = {"targets": TARGETS, "storage": {"wal": "ram"},
+           "matrix": {"storage": ["ordered", "writeback"], "clients": [1, 10]}}  # fmt: skip
+    plain = make_plan(parse(doc))
+    assert plain.storage_bench_seconds() == 0
+    benched = make_plan(parse({**doc, "storage_bench": {"seconds": 2, "fio": True}}))
+    # three directories (ordered, writeback, ram): 16 pg_test_fsync tests + 4 fio jobs, 2 s each
+    expected = 3 * (20 * 2 + STORAGE_BENCH_OVERHEAD_S)
+    assert benched.storage_bench_seconds() == expected
+    assert benched.estimated_seconds() == pytest.approx(plain.estimated_seconds() + expected)
+    # no target for the data: the lab's clusters directory is measured too
+    lab_dir = make_plan(parse({"targets": TARGETS, "storage_bench": {}, "storage": {"wal": "ram"}}))
+    assert lab_dir.storage_bench_seconds() == 2 * (16 * 1 + STORAGE_BENCH_OVERHEAD_S)
