@@ -87,3 +87,25 @@ def test_a_broken_chart_and_a_script_error_are_caught(page: Path, tmp_path: Path
     assert int(state["charts-drawn"]) == int(state["charts-total"]) - 1
     assert "chart not drawn" in state["errors"]
     assert "undefinedFunction" in state["errors"] or console_errors(stderr)
+
+
+def test_a_zoomable_chart_draws_on_click(page: Path, tmp_path: Path) -> None:
+    """plotly.js (inlined) draws a point's per-second TPS and latency when its button is
+    clicked: every trace is there and nothing complains."""
+    clicked = tmp_path / "clicked.html"
+    click = (
+        '<script>window.addEventListener("load", function () {'
+        ' document.querySelector("button.zoom").click();'
+        " document.body.dataset.traces = String("
+        '  document.querySelectorAll("#plot-1 .scatterlayer .trace").length);'
+        ' document.body.dataset.buttons = String(document.querySelectorAll("button.zoom").length);'
+        "});</script></body>"
+    )
+    clicked.write_text(page.read_text().replace("</body>", click))
+    dom, stderr = browse(clicked, tmp_path, "--virtual-time-budget=5000", "--dump-dom")
+    state = body_state(dom)
+    assert state["errors"] == "", state
+    assert console_errors(stderr) == []
+    # 3 repeats: the representative's TPS, the 2 others, and p50/p95/p99/max latency
+    assert state["traces"] == "7", state
+    assert state["buttons"] == "19"  # the clicked one is gone, the other points' remain

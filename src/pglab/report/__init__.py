@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from .. import __version__, analysis, storage_tables
 from ..telemetry.summary import lines as telemetry_lines
@@ -111,6 +112,12 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
     )
     template = env.get_template("page.html.j2")
     derived = sorted({k for pt in rep.points for k in pt.row.get("derived", {})})
+    series = {}  # point number -> its per-second data as JSON, safe inside a <script> element
+    for n, pt in enumerate(rep.points, 1):
+        data = charts.point_series(pt)
+        if data is not None:
+            text = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+            series[n] = markupsafe.Markup(text)
     spec = rep.campaign.get("spec") or {}
     return template.render(
         r=rep,
@@ -121,6 +128,8 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         scaling=any(pt.scaling for pt in rep.points),
         campaign_charts=[_embedded(c) for c in made],
         point_charts={n: _embedded(c) for n, c in per_point.items()},
+        series=series,
+        plotly_js=markupsafe.Markup(_plotly_js()) if series else "",
         charts_total=len(made) + len(per_point),
         open_points=OPEN_POINTS,
         min_repeats=analysis.MIN_REPEATS,
@@ -175,6 +184,17 @@ def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
         "numeric": [i >= text_columns for i in range(len(columns))],
         "rows": rows,
     }
+
+
+def _plotly_js() -> str:
+    """plotly.js, the whole library (about 4.6 MB), put in the page once: the zoomable charts
+    work from disk, with no network. It holds no ``</script``, which would end its element."""
+    from plotly.offline import get_plotlyjs
+
+    js = get_plotlyjs()
+    if "</script" in js.lower():
+        raise RuntimeError("this plotly.js cannot be inlined: it holds '</script'")
+    return js
 
 
 def safe_name(name: str) -> str:

@@ -72,6 +72,37 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
 
 
+def point_series(pt: Point) -> dict[str, Any] | None:
+    """The representative run's per-second TPS (beside the other repeats') and latency
+    percentiles, with its checkpoints, as plain numbers for the page's zoomable chart; no user
+    string goes in (the page names the point itself). None without TPS to show."""
+    run = pt.representative
+    if run is None:
+        return None
+    s = _RunSeries(run)
+    tps = s.column("progress", "tps")
+    if tps is None:
+        return None
+    others = [xy for xy in (_RunSeries(o).column("progress", "tps") for o in pt.others) if xy]
+    cols, rows = s.rows("latency")
+    latency = {
+        c.removesuffix("_ms"): _xy([x for x, _ in rows], [r[cols[c]] for _, r in rows])
+        for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms")
+        if c in cols and rows
+    }
+    ckpt_cols, cps = s.rows("checkpoints")
+    spans = [
+        [round(x, 2), round((r[ckpt_cols["t_end"]] - s.t0) if r[ckpt_cols["t_end"]] else x, 2)]
+        for x, r in cps
+    ]
+    return {"run": run["id"], "tps": _xy(*tps), "others": [_xy(*xy) for xy in others],
+            "latency": latency, "checkpoints": spans}  # fmt: skip
+
+
+def _xy(xs: list[float], ys: list[Any]) -> list[list[float | None]]:
+    return [[round(x, 2) for x in xs], [None if y is None else round(float(y), 3) for y in ys]]
+
+
 class _Canvas:
     """The six panels of a point chart (and the two twin axes), made once per process and
     cleared for each point: making axes and their ticks is most of what a chart costs."""
