@@ -6,8 +6,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
+import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -61,6 +65,45 @@ def no_leftovers(lab_home: Path) -> Iterator[None]:
     for p in procs:
         p.kill()
     assert not procs, f"left running: {[(p.pid, p.info['name']) for p in procs]}"
+
+
+@contextmanager
+def pglab_in_background(argv: list[str], err_path: Path) -> Iterator[subprocess.Popen]:
+    """A pglab command running in the background (unbuffered, stderr to ``err_path``), killed
+    if it still runs when the block ends: a failed check never leaves it running into the
+    next test."""
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for(
+    started: Callable[[], bool], proc: subprocess.Popen, err_path: Path, what: str
+) -> None:
+    """Wait (two minutes at most) until ``started()``, failing with pglab's stderr if it ends."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not started():
+        assert proc.poll() is None, err_path.read_text()
+        time.sleep(0.1)
+    assert started(), f"{what} never started"
+
+
+def assert_stopped_cleanly(
+    proc: subprocess.Popen, sig: signal.Signals, home: Path, err_path: Path
+) -> None:
+    """After pglab got ``sig`` and ended: nothing of the lab runs, and (SIGKILL aside, which
+    gives pglab no say) it exited as a signalled command does, with 128 + the signal."""
+    time.sleep(1)
+    left = [p for p in lab_processes(home) if _alive(p)]
+    assert not left, f"left running after {sig.name}: {left}"
+    if sig != signal.SIGKILL:
+        assert proc.returncode == 128 + sig, err_path.read_text()
 
 
 def _alive(proc: psutil.Process) -> bool:

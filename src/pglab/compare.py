@@ -112,15 +112,18 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         full_a, full_b = [a.run or {}], [b.run or {}]
         out = compare_runs(full_a[0], full_b[0])
     else:
-        full_a, full_b = _full(store, a.runs), _full(store, b.runs)
+        full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
         out = compare_points(a, b) if a.kind == "point" else compare_campaigns(a, b)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     return out
 
 
-def _full(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [store.get_run(r["id"]) for r in runs if r["status"] == "ok"]
+def _fingerprinted(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ok runs' ``list_runs`` rows with their fingerprints: all that the settings diff and
+    the storage matching read (not the per-second series, most of a stored run)."""
+    return [{**r, "fingerprint": store.run_fingerprint(r["id"])} for r in runs
+            if r["status"] == "ok"]  # fmt: skip
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -310,8 +313,8 @@ def storage_sides(
 
 def settings_diff(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[dict]:
     """What differs between the environments and server settings the two sides' runs reported
-    (``get_run`` dicts): rows of name, a, b; a side whose runs disagree says "varies", a setting
-    a side did not report is "default"."""
+    (dicts with a ``fingerprint``): rows of name, a, b; a side whose runs disagree says
+    "varies", a setting a side did not report is "default"."""
     ea, eb = _environment(runs_a), _environment(runs_b)
     out = []
     for name in dict.fromkeys([*ea, *eb]):

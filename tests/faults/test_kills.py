@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import lab_processes
+from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
 
 from pglab import campaign
 from pglab.executor import Executor, QuietEvents
@@ -142,31 +142,16 @@ def test_pglab_killed_during_dataset_init_then_same_command(
         sys.executable, "-m", "pglab.cli", "run", str(path),
         "--lab-dir", str(lab.home), "--store", str(store_path),
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     err_path = tmp_path / "stderr"
-    with open(err_path, "wb") as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not _init_running(lab.home):
-            assert proc.poll() is None, err_path.read_text()
-            time.sleep(0.1)
-        assert _init_running(lab.home), "pgbench -i never started"
+    with pglab_in_background(argv, err_path) as proc:
+        wait_for(lambda: _init_running(lab.home), proc, err_path, "pgbench -i")
         time.sleep(0.5)
         proc.send_signal(sig)
         proc.wait(timeout=60)
-    finally:  # a failed check must not leave this pglab running into the next test
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    time.sleep(1)
-    left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
-    assert not left, f"left running after {sig.name}: {left}"
-    if sig != signal.SIGKILL:
-        assert proc.returncode == 128 + sig, err_path.read_text()
+    assert_stopped_cleanly(proc, sig, lab.home, err_path)
     with open_store(str(store_path)) as store:
         assert store.list_runs(name) == []  # nothing half-stored
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr + done.stdout
     with open_store(str(store_path)) as store:
         runs = store.list_runs(name)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import lab_processes
+from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
 from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab import campaign
@@ -86,33 +86,15 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
     store = tmp_path / "r.sqlite"
     assert made_under(lab.home) == NOTHING
     err_path = tmp_path / "stderr"
-    with open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            _argv(path, lab, store),
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not _pgbench_running(lab.home):
-            assert proc.poll() is None, err_path.read_text()
-            time.sleep(0.1)
-        assert _pgbench_running(lab.home), "no phase ever started"
+    with pglab_in_background(_argv(path, lab, store), err_path) as proc:
+        wait_for(lambda: _pgbench_running(lab.home), proc, err_path, "a phase")
         during = made_under(lab.home)
         assert len(during["mounts"]) == 2 and len(during["loops"]) == 2, during
         time.sleep(1)
         proc.send_signal(sig)
         proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    time.sleep(1)
-    left = [p for p in lab_processes(lab.home) if p.status() != psutil.STATUS_ZOMBIE]
-    assert not left, f"left running after {sig.name}: {left}"
+    assert_stopped_cleanly(proc, sig, lab.home, err_path)
     if sig != signal.SIGKILL:
-        assert proc.returncode == 128 + sig, err_path.read_text()
         assert made_under(lab.home) == NOTHING
     else:
         assert made_under(lab.home) == during  # recorded, to be undone at the next start
