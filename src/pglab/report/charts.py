@@ -90,11 +90,7 @@ def point_series(pt: Point) -> dict[str, Any] | None:
         for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms")
         if c in cols and rows
     }
-    ckpt_cols, cps = s.rows("checkpoints")
-    spans = [
-        [round(x, 2), round((r[ckpt_cols["t_end"]] - s.t0) if r[ckpt_cols["t_end"]] else x, 2)]
-        for x, r in cps
-    ]
+    spans = [[round(a, 2), round(b, 2)] for a, b in s.checkpoint_spans()]
     return {"run": run["id"], "tps": _xy(*tps), "others": [_xy(*xy) for xy in others],
             "latency": latency, "checkpoints": spans}  # fmt: skip
 
@@ -327,6 +323,16 @@ class _RunSeries:
         xs = sorted(acc)
         return (xs, [acc[x] for x in xs]) if xs else None
 
+    def checkpoint_spans(self) -> list[tuple[float, float]]:
+        """(start, end) of each checkpoint on the time axis, half a second at least (one
+        still running when the log ended is that long too)."""
+        cols, cps = self.rows("checkpoints")
+        spans = []
+        for x, row in cps:
+            end = (row[cols["t_end"]] - self.t0) if row[cols["t_end"]] else x
+            spans.append((x, max(end, x + 0.5)))
+        return spans
+
     def mark_phases(self, ax, names: bool = False) -> None:
         """Dotted lines where measured phases start (and their names, on one panel)."""
         several = len({p["name"] for p in self.phases}) > 1
@@ -358,14 +364,13 @@ def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
     ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run['id']}")
     ax.set_ylabel("TPS")
     ax.set_ylim(bottom=0)
-    cols, cps = s.rows("checkpoints")
-    for n, (x, row) in enumerate(cps):
-        end = (row[cols["t_end"]] - s.t0) if row[cols["t_end"]] else x
-        ax.axvspan(x, max(end, x + 0.5), color="#d62728", alpha=0.12,
+    spans = s.checkpoint_spans()
+    for n, (start, end) in enumerate(spans):
+        ax.axvspan(start, end, color="#d62728", alpha=0.12,
                    label="checkpoint" if n == 0 else None)  # fmt: skip
     s.mark_phases(ax, names=True)
     ax.legend(fontsize="x-small", loc="lower left")
-    ax.set_title(f"TPS per second; {len(cps)} checkpoint(s) shaded",
+    ax.set_title(f"TPS per second; {len(spans)} checkpoint(s) shaded",
                  fontsize="medium")  # fmt: skip
 
 
