@@ -301,7 +301,7 @@ def _short(run: dict[str, Any], phases: list[dict[str, Any]], series: dict) -> l
     return []
 
 
-def notices_of(runs: list[dict[str, Any]], campaign: dict[str, Any] | None = None) -> list[Notice]:
+def notices_of(runs: list[dict[str, Any]]) -> list[Notice]:
     """A campaign's warnings from its runs (``get_run`` dicts, or ``list_runs`` rows for fewer
     checks) in stored order: per-run warnings merged per point, then point and campaign ones."""
     labels = list(dict.fromkeys(r["label"] for r in runs))
@@ -327,7 +327,7 @@ def notices_of(runs: list[dict[str, Any]], campaign: dict[str, Any] | None = Non
                               f"{found[0].message}"))  # fmt: skip
         else:
             out += found
-    rows = points.point_rows(runs, baseline=points.baseline_of(campaign))
+    rows = points.point_rows(runs)  # spread only: no comparison with a baseline is needed here
     for pt in rows:
         if pt["unstable"]:
             out.append(Notice("unstable", pt["point"], None, (
@@ -396,7 +396,7 @@ def campaign_notices(
         )
     if runs is None:
         runs = [store.get_run(r["id"]) for r in store.list_runs(camp["name"])]
-    return notices_of([r for r in runs if r is not None], camp)
+    return notices_of([r for r in runs if r is not None])
 
 
 def _size(n: float | None) -> str:
