@@ -8,10 +8,9 @@ with a known answer:
   unless the campaign declares one;
 - ``drift``: a linear trend over a series (within a run, or across repeats in run order),
   reported as % change over the series with its p-value;
-- ``summarize_point``: median, mean, 95% CI of the mean (Student t), CV; unstable above 10%;
-- ``compare``: Δ% of the mean against a baseline with a 95% bootstrap CI and a two-sided
-  Mann-Whitney U p-value; ``holm`` corrects many comparisons; no verdict from fewer than
-  ``MIN_REPEATS`` runs a side (with 3 a side no rank test can reach 5%).
+- ``summarize_point``: median, mean, 95% CI of the mean (Student t), CV; unstable above 10%.
+
+Whether two points differ is ``verdicts``' question.
 """
 
 from __future__ import annotations
@@ -19,12 +18,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 UNSTABLE_CV_PCT = 10.0
-MIN_REPEATS = 4
 ALPHA = 0.05
 
 
@@ -101,57 +99,3 @@ def summarize_point(values: Sequence[float]) -> PointSummary:
     half = float(_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     cv = sd / mean * 100 if mean else None
     return PointSummary(n, statistics.median(values), mean, mean - half, mean + half, cv)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    delta_pct: float  # (mean of other / mean of baseline - 1) * 100
-    ci_low: float | None  # 95% bootstrap CI of delta_pct
-    ci_high: float | None
-    p_value: float | None  # two-sided Mann-Whitney U
-    verdict: str  # "+" / "-" (significant), "~" (not), "?" (too few repeats to say)
-
-    def judged(self, p: float) -> Comparison:
-        """The same comparison with its verdict taken at p-value ``p`` (e.g. Holm-adjusted);
-        no verdict stays no verdict."""
-        if self.p_value is None or self.ci_low is None or self.ci_high is None:
-            return self
-        significant = p < ALPHA and (self.ci_low > 0 or self.ci_high < 0)
-        verdict = ("+" if self.delta_pct > 0 else "-") if significant else "~"
-        return replace(self, verdict=verdict)
-
-
-def compare(
-    baseline: Sequence[float],
-    other: Sequence[float],
-    min_repeats: int = MIN_REPEATS,
-    p_adjusted: float | None = None,
-    rounds: int = 5000,
-    seed: int = 0,
-) -> Comparison:
-    """``other`` against ``baseline``. ``p_adjusted`` replaces the raw p-value in the verdict
-    when many comparisons were corrected together (``holm``)."""
-    a, b = np.asarray(baseline, dtype=float), np.asarray(other, dtype=float)
-    delta = (b.mean() / a.mean() - 1) * 100
-    if len(a) < min_repeats or len(b) < min_repeats:
-        return Comparison(float(delta), None, None, None, "?")
-    rng = np.random.default_rng(seed)
-    ra = rng.choice(a, size=(rounds, len(a))).mean(axis=1)
-    rb = rng.choice(b, size=(rounds, len(b))).mean(axis=1)
-    boot = (rb / ra - 1) * 100
-    low, high = np.percentile(boot, [2.5, 97.5])
-    p = float(_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
-    raw = Comparison(float(delta), float(low), float(high), p, "~")
-    return raw.judged(p if p_adjusted is None else p_adjusted)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values, in the input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted

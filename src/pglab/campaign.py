@@ -19,6 +19,7 @@ Layout (see ``examples/`` and ``pglab run --help``)::
                 mount_options, dir, direct_io  (storage targets, see ``storage_targets``)
     [storage]   data = "NAME", wal = "NAME"; a variant's storage = "NAME" | {data, wal};
                 [matrix] storage = ["NAME", ...] (PGDATA), wal_storage = ["NAME", ...]
+    [analysis]  effect = 10  (the smallest TPS difference in % worth finding: see ``verdicts``)
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .spec import (
     TargetSpec,
     TelemetrySpec,
 )
+from .verdicts import DEFAULT_EFFECT_PCT
 
 TOP_KEYS = {
     "name",
@@ -67,7 +69,9 @@ TOP_KEYS = {
     "targets",
     "storage",
     "storage_bench",
+    "analysis",
 }
+ANALYSIS_KEYS = {"effect"}
 TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
 SERVER_KEYS = {"source", "bindir", "settings"}
 DATASET_KEYS = {f.name for f in fields(DatasetSpec)}
@@ -129,6 +133,7 @@ class Campaign:
     telemetry: TelemetrySpec = TelemetrySpec()
     targets: tuple[tuple[str, TargetSpec], ...] = ()
     storage_bench: StorageBenchSpec = StorageBenchSpec()
+    effect_pct: float = DEFAULT_EFFECT_PCT  # [analysis] effect: the difference worth finding
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -227,6 +232,7 @@ def parse(
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
     storage_bench = _storage_bench(_table(doc, "storage_bench", p, ""), "storage_bench" in doc, p)
+    effect = _analysis(_table(doc, "analysis", p, ""), p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -248,6 +254,7 @@ def parse(
         telemetry,
         tuple((k, t) for k, t in targets.items() if t is not None),
         storage_bench,
+        effect,
     )
 
 
@@ -671,6 +678,18 @@ def _storage_bench(table: dict[str, Any], present: bool, p: Problems) -> Storage
         seconds=_get(table, "seconds", int, 1, p, where, minimum=1),
         fio=_get(table, "fio", bool, False, p, where),
     )
+
+
+def _analysis(table: dict[str, Any], p: Problems) -> float:
+    """``[analysis] effect``: the smallest TPS difference (in %) worth finding. A comparison
+    that could not have found it is "?", not "~"; the plan says how many repeats would."""
+    where = "[analysis]"
+    p.unknown_keys(where, table, ANALYSIS_KEYS)
+    val = table.get("effect", DEFAULT_EFFECT_PCT)
+    if isinstance(val, bool) or not isinstance(val, int | float) or not 0.1 <= val <= 500:
+        p.add(where, f"effect = {val!r}: expected a percentage from 0.1 to 500 (e.g. 5 for 5%)")
+        return DEFAULT_EFFECT_PCT
+    return float(val)
 
 
 def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:

@@ -33,7 +33,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, analysis, derived, points, syncrate
+from . import __version__, derived, points, syncrate, verdicts
 from . import campaign as campaigns
 from . import compare as comparing
 from .errors import LabError
@@ -127,6 +127,10 @@ A campaign file is TOML. Every key is optional except what the workload needs:
 
   [storage_bench]             # pg_test_fsync (fio = true: fio too) on each storage the runs
   seconds = 1                 # write to, before the first run; stored as by `pglab storage`
+
+  [analysis]                  # the smallest TPS difference worth finding, in % (default 10):
+  effect = 5                  # a comparison that could not have found it says ? (not ~), and
+                              # the plan says how many repeats would (80% power)
 """
 
 
@@ -141,13 +145,14 @@ Compare B with A (the baseline). A and B are both runs, both points or both camp
                            pick out one point ('wal-sweep:lz4')
 
 Two runs: TPS, latency and every phase's figures side by side with Δ%, and their top waits;
-one run each says nothing about significance. Two points: their repeats' TPS, Δ% of the mean
-with a 95% bootstrap CI, Mann-Whitney p and a verdict: + or - significant, ~ not, ? fewer than
-4 repeats a side. Two campaigns: their points matched by label, by matrix coordinates (the
-label without the variant) or by variant, whichever matches most; each pair as two points,
-Holm-corrected over all pairs. Every comparison ends with the storage results (pglab storage)
-measured under each side's data and WAL, and what differs in the settings and environment the
-runs reported.
+one run each says nothing about significance. Two points: their repeats' TPS, Δ% (ratio of
+geometric means) with its 95% CI, the p-value of Welch's t-test on log TPS and a verdict: + or -
+significant; ~ not, and the runs could have found an effect of A's campaign's [analysis] effect
+(10% by default); ? the runs could not tell (the reason says how many would). Two campaigns:
+their points matched by label, by matrix coordinates (the label without the variant) or by
+variant, whichever matches most; each pair as two points, Holm-corrected over all pairs.
+Every comparison ends with the storage results (pglab storage) measured under each side's data
+and WAL, and what differs in the settings and environment the runs reported.
 
 examples:
   pglab compare 12 13
@@ -486,14 +491,16 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
     if dry_run:
         plan, binaries = preflight(camp, lab)
         store_url = args.store or default_store_url(lab.home)
-        stale = []
+        stale, stored = [], []
         try:
             with open_store(store_url) as store:
                 plan = make_plan(camp, store.done_run_keys(camp.name))
                 stale = find_stale(store, camp.name, plan.points)
+                stored = store.list_runs()
         except LabError:
             pass
         _print_plan(plan, binaries)
+        _print_design(points.design_check(plan, stored))
         if stale:
             console.print(
                 f"[yellow]{escape(str(stale_error(camp.name, stale)))}[/]\n"
@@ -514,6 +521,7 @@ def _execute(args: argparse.Namespace, camp: campaigns.Campaign, dry_run: bool) 
             f"repeat(s); {len(plan.runs)} run(s) to do, about "
             f"{_fmt_duration(plan.estimated_seconds())}"
         )
+        _print_design(points.design_check(plan, store.list_runs()))
         view = ProgressEvents(plan.estimated_seconds())
         with view:
             outcome = Executor(lab, store, _Events(view)).run_campaign(camp, replace=replace)
@@ -581,6 +589,21 @@ def _print_plan(plan, binaries) -> None:
     console.print("settings and scripts checked: no problems")
 
 
+def _print_design(design: verdicts.Design | None) -> None:
+    """Whether the repeats can resolve the campaign's comparisons, said before anything runs."""
+    if design is None:
+        return
+    if design.enough:
+        console.print(f"[dim]verdicts: {escape(design.text())}[/]", soft_wrap=True)
+    else:
+        console.print(
+            f"[yellow]warning:[/] {escape(design.text())}. Comparisons that find nothing will "
+            "say ? (could not tell), not ~ (no difference): raise `repeats`, or set the effect "
+            "worth finding with \\[analysis] effect = N (%)",
+            soft_wrap=True,
+        )
+
+
 def _phase_text(ph) -> str:
     amount = f"{ph.duration}s" if ph.duration else f"{ph.transactions} tx"
     times = f" ×{ph.times}" if ph.times > 1 else ""
@@ -590,9 +613,9 @@ def _phase_text(ph) -> str:
     )
 
 
-def _delta_text(c: analysis.Comparison | None, is_baseline: bool) -> str:
-    """ "-4.8% [-6.1, -3.5] −" style: Δ%, its 95% CI and the verdict (~ not significant,
-    ? too few repeats to say)."""
+def _delta_text(c: verdicts.Comparison | None, is_baseline: bool) -> str:
+    """ "-4.8% [-6.1, -3.5] −" style: Δ%, its 95% CI and the verdict (~ not significant and
+    could have been, ? the runs could not tell)."""
     if is_baseline:
         return "baseline"
     if c is None:
@@ -629,7 +652,7 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
 
 
 def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
-    rows = points.point_rows(runs, baseline=points.baseline_of(camp))
+    rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
     for r in rows:
         if "comparison" in r:
             r["comparison"] = asdict(r["comparison"])
@@ -650,7 +673,7 @@ def _print_points(store, name: str) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
-    rows = points.point_rows(runs, baseline=baseline)
+    rows = points.point_rows(runs, baseline, points.effect_of(camp))
     compared = any("comparison" in r for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
@@ -995,7 +1018,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, analysis.Comparison):
+    if isinstance(obj, verdicts.Comparison):
         return asdict(obj)
     return str(obj)
 
@@ -1034,7 +1057,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
         ("n B", "right"),
         ("median tps A", "right"),
         ("median tps B", "right"),
-        ("Δ% of mean", "right"),
+        ("Δ%", "right"),
         ("95% CI of Δ%", "right"),
         ("p (Holm)" if result.get("corrected") else "p", "right"),
         ("", "center"),
@@ -1053,7 +1076,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
             _short(sb["median"]),
             "–" if c is None else f"{c.delta_pct:+.1f}%",
             f"{c.ci_low:+.1f} … {c.ci_high:+.1f}" if c and c.ci_low is not None else "–",
-            f"{p.get('p_holm') or c.p_value:.3g}" if c and c.p_value is not None else "–",
+            f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–",
             "–" if c is None else c.verdict,
         )
     console.print(table)
@@ -1063,9 +1086,15 @@ def _print_pairs(result: dict[str, Any]) -> None:
             f"points matched by {result['matched_by']}; unmatched: {un['a']} of A, {un['b']} of "
             f"B{'; p-values Holm-corrected over the pairs' if result['corrected'] else ''}"
         )
+    reasons = [(p, p["comparison"]) for p in result["pairs"] if p["comparison"]]
+    for p, c in reasons:
+        if c.verdict in "~?" and c.reason:
+            name = p["b"]["point"]  # B is the one compared (A is the baseline)
+            console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
+    effect = reasons[0][1].effect_pct if reasons else verdicts.DEFAULT_EFFECT_PCT
     console.print(
-        "verdict: + / - significant (p < 0.05 and the CI excludes 0), ~ not significant, "
-        f"? fewer than {analysis.MIN_REPEATS} ok repeats a side (no verdict)",
+        "verdict: + / - significant (Welch's t on log TPS, p < 0.05 after Holm); ~ not, and "
+        f"the runs could have found ±{effect:g}%; ? they could not tell (see the reason)",
         soft_wrap=True,
     )
 

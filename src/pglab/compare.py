@@ -9,10 +9,10 @@ What A and B name (``resolve``):
   they pick out one point (``wal:lz4`` when lz4 has one point).
 
 Runs are compared figure by figure (no significance from one run each); points by their repeats'
-TPS (``analysis.compare``: Δ% with a 95% bootstrap CI, Mann-Whitney p, verdict); campaigns point
-by point, matched by label, by matrix coordinates (label minus variant) or by variant, whichever
-matches most, with Holm's correction over all pairs. Every comparison carries the difference of
-the environment and settings the runs reported.
+TPS (``verdicts``: Δ% with Welch's 95% CI on log TPS, p-value, verdict judged on A's campaign's
+effect of interest); campaigns point by point, matched by label, by matrix coordinates (label
+minus variant) or by variant, whichever matches most, with Holm's correction over all pairs.
+Every comparison carries the difference of the environment and settings the runs reported.
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import analysis, points, storage_tables, syncrate
+from . import points, storage_tables, syncrate, verdicts
 from .errors import LabError
 from .telemetry import waits
 from .telemetry.summary import tables_of
 
 SINGLE_RUN_NOTE = (
     "one run each: no significance can be claimed from single runs (the noise between repeats "
-    "of the same point is often 5-10%); compare points with 4 or more repeats each"
+    "of the same point is often 5-10%); compare points, with repeats enough to resolve the effect "
+    "you look for (`pglab run --dry-run` says how many)"
 )
 _RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
 _ENV_KEYS = (
@@ -113,7 +114,8 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         out = compare_runs(full_a[0], full_b[0])
     else:
         full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
-        out = compare_points(a, b) if a.kind == "point" else compare_campaigns(a, b)
+        effect = points.effect_of(store.get_campaign(a.campaign))  # A is the baseline
+        out = (compare_points if a.kind == "point" else compare_campaigns)(a, b, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     return out
@@ -201,7 +203,9 @@ def _side(label: str, campaign: str, runs: list[dict[str, Any]]) -> dict[str, An
             "failed": sum(1 for r in runs if r["status"] != "ok")}  # fmt: skip
 
 
-def compare_points(a: Target, b: Target) -> dict[str, Any]:
+def compare_points(
+    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT
+) -> dict[str, Any]:
     ta, tb = _ok_tps(a.runs), _ok_tps(b.runs)
     for t, tps in ((a, ta), (b, tb)):
         if not tps:
@@ -209,7 +213,7 @@ def compare_points(a: Target, b: Target) -> dict[str, Any]:
                 f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
-    c = analysis.compare(ta, tb)
+    c = verdicts.compare(ta, tb, effect_pct)
     return {
         "kind": "points",
         "pairs": [{"a": _side(a.point or "", a.campaign, a.runs),
@@ -247,7 +251,9 @@ def _unique(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) ->
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
 
-def compare_campaigns(a: Target, b: Target) -> dict[str, Any]:
+def compare_campaigns(
+    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT
+) -> dict[str, Any]:
     runs_a, runs_b = a.runs, b.runs
     rows_a, rows_b = points.point_rows(runs_a), points.point_rows(runs_b)
     how, pairs = match_points(rows_a, rows_b)
@@ -257,23 +263,17 @@ def compare_campaigns(a: Target, b: Target) -> dict[str, Any]:
             "coordinates or variant",
             hint=f"compare single points: pglab compare '{a.campaign}:POINT' '{b.campaign}:POINT'",
         )
-    out_pairs = []
+    out_pairs, samples = [], []
     for pa, pb in pairs:
         ra = [r for r in runs_a if r["label"] == pa["point"]]
         rb = [r for r in runs_b if r["label"] == pb["point"]]
-        ta, tb = _ok_tps(ra), _ok_tps(rb)
-        c = analysis.compare(ta, tb) if ta and tb else None
+        samples.append((_ok_tps(ra), _ok_tps(rb)))
         out_pairs.append({"a": _side(pa["point"], a.campaign, ra),
-                          "b": _side(pb["point"], b.campaign, rb), "comparison": c})  # fmt: skip
-    tested = [p["comparison"] for p in out_pairs
-              if p["comparison"] is not None and p["comparison"].p_value is not None]  # fmt: skip
-    adjusted = iter(analysis.holm([c.p_value for c in tested]))
-    for p in out_pairs:
-        c = p["comparison"]
-        p["p_holm"] = None
-        if c is not None and c.p_value is not None:
-            p["p_holm"] = next(adjusted)
-            p["comparison"] = c.judged(p["p_holm"])
+                          "b": _side(pb["point"], b.campaign, rb), "comparison": None})  # fmt: skip
+    tested = [i for i, (ta, tb) in enumerate(samples) if ta and tb]
+    found = verdicts.compare_family([samples[i] for i in tested], effect_pct)
+    for i, c in zip(tested, found, strict=True):
+        out_pairs[i]["comparison"] = c
     unmatched_a = len(rows_a) - len(pairs)
     unmatched_b = len(rows_b) - len(pairs)
     return {
@@ -282,7 +282,7 @@ def compare_campaigns(a: Target, b: Target) -> dict[str, Any]:
         "b": b.campaign,
         "matched_by": how,
         "unmatched": {"a": unmatched_a, "b": unmatched_b},
-        "corrected": len(tested) > 1,  # Holm over the pairs that have a p-value
+        "corrected": sum(c.p_value is not None for c in found) > 1,  # Holm over the pairs
         "pairs": out_pairs,
     }
 

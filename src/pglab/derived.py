@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from . import analysis, points
+from . import analysis, points, verdicts
 from .errors import LabError
 from .telemetry import os_stats, pg_stats
 from .telemetry.summary import tables_of
@@ -31,7 +31,7 @@ KINDS = (
     "client-bound",  # pgbench used most of a core: the client, not the server, was measured
     "short",  # a write workload measured for less than two checkpoint cycles
     "in-memory",  # the data set fits in shared_buffers: no read IO was measured
-    "few-repeats",  # too few repeats for a significance verdict
+    "unresolved",  # comparisons whose runs could not find the effect of interest (verdict ?)
 )
 
 MB_PER_SCALE = 15 * 2**20  # pgbench_accounts + its index per unit of scale, roughly
@@ -301,9 +301,14 @@ def _short(run: dict[str, Any], phases: list[dict[str, Any]], series: dict) -> l
     return []
 
 
-def notices_of(runs: list[dict[str, Any]]) -> list[Notice]:
+def notices_of(
+    runs: list[dict[str, Any]],
+    baseline: str | None = None,
+    effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+) -> list[Notice]:
     """A campaign's warnings from its runs (``get_run`` dicts, or ``list_runs`` rows for fewer
-    checks) in stored order: per-run warnings merged per point, then point and campaign ones."""
+    checks) in stored order: per-run warnings merged per point, then point and campaign ones;
+    with a ``baseline`` variant, the comparisons that could not tell (``unresolved``)."""
     labels = list(dict.fromkeys(r["label"] for r in runs))
     per_point: dict[tuple[str, str], list[Notice]] = {}
     out: list[Notice] = []
@@ -327,7 +332,7 @@ def notices_of(runs: list[dict[str, Any]]) -> list[Notice]:
                               f"{found[0].message}"))  # fmt: skip
         else:
             out += found
-    rows = points.point_rows(runs)  # spread only: no comparison with a baseline is needed here
+    rows = points.point_rows(runs, baseline, effect_pct)
     for pt in rows:
         if pt["unstable"]:
             out.append(Notice("unstable", pt["point"], None, (
@@ -336,16 +341,29 @@ def notices_of(runs: list[dict[str, Any]]) -> list[Notice]:
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip
     out += _repeat_drift(runs)
-    few = [pt for pt in rows if 0 < pt["runs"] - pt["failed"] < analysis.MIN_REPEATS]
-    if few:
-        counts = sorted({pt["runs"] - pt["failed"] for pt in few})
-        what = few[0]["point"] if len(few) == 1 else f"{len(few)} of {len(rows)} points"
-        out.append(Notice("few-repeats", few[0]["point"] if len(few) == 1 else None, None, (
-            f"{what} {'has' if len(few) == 1 else 'have'} "
-            f"{'/'.join(map(str, counts))} ok repeat(s): at least {analysis.MIN_REPEATS} a side "
-            "are needed for a significance verdict (shown as ?); raise repeats"
-        )))  # fmt: skip
+    out += _unresolved(rows)
     return sorted(out, key=lambda n: KINDS.index(n.kind))
+
+
+def _unresolved(rows: list[dict[str, Any]]) -> list[Notice]:
+    """One warning for the comparisons judged "?": the runs could not have found the effect of
+    interest. Its words are the first one's reason, and the most runs per point any needs."""
+    compared = [pt for pt in rows if pt.get("comparison") is not None]
+    unclear = [pt for pt in compared if pt["comparison"].verdict == "?"]
+    if not unclear:
+        return []
+    first = unclear[0]["comparison"]
+    if len(unclear) == 1:
+        return [Notice("unresolved", unclear[0]["point"], None,
+                       f"no verdict (?): {first.reason}")]  # fmt: skip
+    needs = [pt["comparison"].runs_needed for pt in unclear]
+    most = (f"; {max(n for n in needs if n is not None)} runs per point resolve all of them"
+            if all(n is not None for n in needs) else "")  # fmt: skip
+    return [Notice("unresolved", None, None, (
+        f"{len(unclear)} of {len(compared)} comparisons have no verdict (?): the runs could "
+        f"not have found ±{first.effect_pct:g}%; e.g. {unclear[0]['point']}: {first.reason}"
+        f"{most}"
+    ))]  # fmt: skip
 
 
 def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
@@ -396,7 +414,9 @@ def campaign_notices(
         )
     if runs is None:
         runs = [store.get_run(r["id"]) for r in store.list_runs(camp["name"])]
-    return notices_of([r for r in runs if r is not None])
+    return notices_of(
+        [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp)
+    )
 
 
 def _size(n: float | None) -> str:

@@ -349,11 +349,30 @@ settings = { work_mem = "8MB" }
 """
     store = tmp_path / "r.sqlite"
     assert cli("run", str(write(tmp_path, doc)), lab=lab, store=store) == 0
-    capsys.readouterr()
+    ran = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
+    assert "warning: 2 repeat(s) cannot resolve the 1 comparison(s) with the baseline" in ran
+    assert "(noise 5.0%, assumed: no runs stored to measure it on)" in ran
     assert cli("show", "two-variants", lab=lab, store=store) == 0
     out = capsys.readouterr().out
     assert "Δ% vs first [a]" in out  # the name printed as written, not eaten as markup
     first = next(line for line in out.splitlines() if "first [a]" in line and "│" in line)
     second = next(line for line in out.splitlines() if "second" in line and "│" in line)
     assert "baseline" in first
-    assert re.search(r"[+-]\d+\.\d% \?", second), second  # 2 repeats a side: no verdict
+    verdict = re.search(r"[+-]\d+\.\d%(?: \[[^]]*\])? ([-+~?])", second)
+    assert verdict, second
+    if verdict.group(1) == "?":  # why, and what would resolve it, is said under the table
+        assert re.search(r"unresolved: second: no verdict \(\?\): 2 runs a side", out), out
+
+
+def test_dry_run_says_when_the_repeats_cannot_reach_a_verdict(
+    tmp_path: Path, lab: Lab, capsys
+) -> None:
+    """examples/settings-sweep.toml: 6 variants × 3 repeats, nothing measured before."""
+    sweep = Path(__file__).parents[2] / "examples" / "settings-sweep.toml"
+    assert cli("run", str(sweep), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "warning: 3 repeat(s) cannot resolve the 5 comparison(s) with the baseline: a ±10% "
+        "effect is found with probability 14% (noise 5.0%, assumed: no runs stored to measure "
+        "it on); 9 repeats find it with 80%"
+    ) in out

@@ -48,34 +48,6 @@ def test_point_summary_flags_instability_and_needs_two_values_for_a_ci() -> None
         analysis.summarize_point([])
 
 
-def test_a_a_is_not_significant_and_a_known_5_percent_effect_is() -> None:
-    # A/A: two samples of the same distribution, 2% noise
-    aa = analysis.compare(noisy(1000, 20, 6, seed=10), noisy(1000, 20, 6, seed=11))
-    assert aa.verdict == "~" and aa.ci_low < 0 < aa.ci_high
-    # A/B: the second 5% slower (as pgbench --rate 0.95·R would be), 1% noise
-    ab = analysis.compare(noisy(1000, 10, 6, seed=12), noisy(950, 10, 6, seed=13))
-    assert ab.verdict == "-" and ab.p_value < 0.05
-    assert ab.ci_low <= -5.0 <= ab.ci_high
-
-
-def test_no_verdict_from_too_few_repeats() -> None:
-    c = analysis.compare([1000.0, 1001.0, 999.0], [500.0, 501.0, 499.0])
-    assert c.verdict == "?" and c.p_value is None and c.delta_pct == pytest.approx(-50.0)
-
-
-def test_a_correction_for_many_comparisons_can_withdraw_a_verdict() -> None:
-    base, other = noisy(1000, 20, 5, seed=20), noisy(1060, 20, 5, seed=21)
-    alone = analysis.compare(base, other)
-    assert alone.verdict == "+" and alone.p_value < 0.05
-    corrected = analysis.compare(base, other, p_adjusted=min(1.0, alone.p_value * 20))
-    assert corrected.verdict == "~"
-
-
-def test_holm_adjustment_known_values() -> None:
-    assert analysis.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert analysis.holm([0.5]) == [0.5]
-
-
 def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
     from pglab.executor import run_metrics
     from pglab.records import PgbenchReport, PhaseResult, ProgressSample

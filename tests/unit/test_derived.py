@@ -194,15 +194,28 @@ def test_a_custom_script_writes_when_it_makes_wal() -> None:
 # -- campaign notices --------------------------------------------------------------------------
 
 
-def test_campaign_notices_unstable_few_repeats_failed() -> None:
+def test_campaign_notices_unstable_unresolved_failed() -> None:
     runs = [make_run(i + 1, "a clients=1", v) for i, v in enumerate([1000, 1300, 700, 1000])]
     runs += [make_run(5, "b clients=1", 1000), make_run(6, "b clients=1", 1010)]
     runs += [make_run(7, "b clients=1", status="failed", error="pgbench: out of memory")]
-    n = derived.notices_of(runs)
-    assert kinds(n) == ["failed", "unstable", "few-repeats"]
+    assert "unresolved" not in kinds(derived.notices_of(runs))  # no baseline: nothing compared
+    n = derived.notices_of(runs, baseline="a")
+    assert kinds(n) == ["failed", "unstable", "unresolved"]
     assert n[0].run_id == 7 and "out of memory" in n[0].message
     assert n[1].point == "a clients=1" and "24.5%" in n[1].message
-    assert n[2].point == "b clients=1" and "2 ok repeat(s)" in n[2].message
+    assert n[2].point == "b clients=1" and n[2].message.startswith("no verdict (?): 4 and 2 runs")
+    assert "runs per point for ±10%" in n[2].message
+
+
+def test_unresolved_comparisons_are_one_warning() -> None:
+    runs = []
+    for i, v in enumerate([1000, 1150, 880, 1010]):  # CV 11%: no variant can be told apart
+        for variant in "abcd":
+            runs.append(make_run(len(runs) + 1, f"{variant} clients=1", v * (1 + i * 0.001)))
+    n = [x for x in derived.notices_of(runs, baseline="a") if x.kind == "unresolved"]
+    assert len(n) == 1 and n[0].point is None
+    assert n[0].message.startswith("3 of 3 comparisons have no verdict (?)")
+    assert "runs per point resolve all of them" in n[0].message
 
 
 def test_campaign_notices_merge_per_point_and_over_the_campaign() -> None:
@@ -242,6 +255,6 @@ def test_campaign_notices_from_a_store(tmp_path) -> None:
         failed = store.save_run(sample_run(repeat=2, status="failed", point="p2"))
         n = derived.campaign_notices(store, "camp")
         assert kinds(n)[0] == "failed" and n[0].run_id == failed
-        assert "few-repeats" in kinds(n)
+        assert "unresolved" not in kinds(n)  # one variant: nothing is compared
         with pytest.raises(LabError, match="no campaign 'nope'"):
             derived.campaign_notices(store, "nope")

@@ -22,7 +22,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from .. import __version__, analysis, storage_tables
+from .. import __version__, points, storage_tables
 from ..telemetry.summary import lines as telemetry_lines
 from . import charts
 from .model import Point, Report, gather
@@ -132,7 +132,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         plotly_js=markupsafe.Markup(_plotly_js()) if series else "",
         charts_total=len(made) + len(per_point),
         open_points=OPEN_POINTS,
-        min_repeats=analysis.MIN_REPEATS,
+        effect=points.effect_of(rep.campaign),
         plan_facts=_plan_facts(rep),
         storage=[_storage_view(row) for row in rep.storage],
         env_facts=_env_facts(rep),

@@ -85,7 +85,8 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         _fill_point(store, pt, loaded)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
-    for pt, row in zip(pts, points.point_rows(runs, baseline), strict=True):
+    rows = points.point_rows(runs, baseline, points.effect_of(camp))
+    for pt, row in zip(pts, rows, strict=True):
         assert row["point"] == pt.label
         pt.row = row
     measured = store.list_storage_results()

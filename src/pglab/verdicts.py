@@ -1,0 +1,296 @@
+"""Whether a difference in TPS is real, and whether the runs could have told.
+
+Pure functions on plain numbers, tested on synthetic samples with known answers and, over
+thousands of simulated campaigns, by ``bench/verdicts.py --simulate``.
+
+The test. TPS differences are multiplicative (a setting makes a server 8% faster, not 300 TPS
+faster) and a point's repeats are few (3–10). So each comparison is **Welch's t-test on log
+TPS**: the Δ% shown is the ratio of the two sides' geometric means, its 95% CI is Welch's interval
+for the difference of log means, back-transformed, and the p-value is Welch's (no equal-variance
+assumption: a setting may change the spread as well as the level). Unlike a rank test it has no
+discreteness floor: the exact two-sided Mann-Whitney test cannot go below 2/70 = 0.029 with 4 runs
+a side, so after Holm's correction over 5 comparisons no difference, however large, could be
+called significant. The Mann-Whitney p-value is kept beside it (``p_rank``) as a robustness check.
+
+The family. All comparisons of one campaign (every point against the baseline variant's point at
+the same matrix coordinates) are corrected together by Holm's step-down method, which keeps the
+probability of any false "+"/"−" in the campaign at or below ``ALPHA`` whatever the dependence
+between the comparisons (they share the baseline's runs).
+
+The verdict. "+"/"−" when the Holm-adjusted p is below ``ALPHA``. Otherwise the comparison says
+"~" only if it *could* have found a difference of the campaign's effect of interest (``effect``,
+10% unless ``[analysis] effect`` says otherwise): the smallest effect it detects with 80% power at
+its own noise, runs and number of comparisons (at Holm's strictest level, ALPHA / m) must be
+within that effect. Otherwise it says "?", with the reason and the runs per point that would
+resolve the effect. The same power calculation checks a campaign's design before it runs
+(``design``), from the noise measured on similar points before, or ``DEFAULT_CV_PCT``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+ALPHA = 0.05
+POWER = 0.8  # the power that makes a comparison (or a design) able to find an effect
+DEFAULT_EFFECT_PCT = 10.0  # the smallest difference worth finding, unless [analysis] effect
+DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
+MAX_RUNS = 100  # runs per point beyond which "needs N runs" is not a useful answer
+
+
+def _stats():
+    """scipy.stats on first use (a second to import, which ``pglab --help`` would pay)."""
+    from scipy import stats
+
+    return stats
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``other`` against ``baseline``; Δ% is the ratio of geometric means minus one."""
+
+    delta_pct: float
+    ci_low: float | None  # 95% CI of delta_pct (Welch, log scale), None below 2 runs a side
+    ci_high: float | None
+    p_value: float | None  # two-sided Welch p on log TPS
+    verdict: str  # "+" / "-" significant, "~" not (and could have been), "?" could not tell
+    reason: str = ""  # why "?", or what "~" rules out, in words
+    p_holm: float | None = None  # p_value after Holm's correction over the family
+    p_rank: float | None = None  # two-sided Mann-Whitney U p (robustness check, not the verdict)
+    n_a: int = 0
+    n_b: int = 0
+    comparisons: int = 1  # size of the Holm family
+    noise_pct: float | None = None  # pooled SD of log TPS, in % (≈ CV)
+    detectable_pct: float | None = None  # smallest effect found with POWER at ALPHA / m
+    effect_pct: float = DEFAULT_EFFECT_PCT  # the effect of interest the verdict was judged on
+    runs_needed: int | None = None  # runs per point for POWER at effect_pct (None: > MAX_RUNS)
+
+
+@dataclass(frozen=True)
+class _Welch:
+    diff: float  # mean(log other) - mean(log baseline)
+    se: float
+    df: float
+
+    def p(self) -> float:
+        if self.se == 0:
+            return 1.0 if self.diff == 0 else 0.0
+        return float(2 * _stats().t.sf(abs(self.diff / self.se), self.df))
+
+
+def _welch(a: np.ndarray, b: np.ndarray) -> _Welch:
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        df = float(len(a) + len(b) - 2)
+    else:
+        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    return _Welch(float(b.mean() - a.mean()), se, df)
+
+
+def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
+    """Probability that a two-sided t-test at ``alpha`` with standard error ``se`` (log scale)
+    and ``df`` degrees of freedom finds a true effect of ``effect_pct`` (noncentral t)."""
+    if se == 0:
+        return 1.0
+    st = _stats()
+    crit = float(st.t.isf(alpha / 2, df))
+    ncp = math.log1p(effect_pct / 100) / se
+    p = float(st.nct.sf(crit, df, ncp) + st.nct.cdf(-crit, df, ncp))
+    if not math.isfinite(p):  # scipy's nct gives nan far in its tails: shift a central t
+        p = float(st.t.sf(crit - ncp, df) + st.t.cdf(-crit - ncp, df))
+    return min(1.0, p)
+
+
+def detectable_pct(se: float, df: float, alpha: float, target: float = POWER) -> float:
+    """The smallest effect (in %) found with probability ``target`` (the inverse of ``power``)."""
+    if se == 0:
+        return 0.0
+    low, high = 0.0, 1.0
+    while power(se, df, high, alpha) < target:  # bracket it; effects beyond +100% are rare
+        low, high = high, high * 2
+        if high > 1e6:
+            return math.inf
+    for _ in range(16):  # bisection to 1/65536 of the bracket: 0.0001 points at 10%
+        mid = (low + high) / 2
+        low, high = (mid, high) if power(se, df, mid, alpha) < target else (low, mid)
+    return high
+
+
+def _sd_log(cv_pct: float) -> float:
+    """SD of log TPS for a coefficient of variation (lognormal): ≈ CV for small CVs."""
+    return math.sqrt(math.log1p((cv_pct / 100) ** 2))
+
+
+def design_power(runs: int, comparisons: int, noise_pct: float, effect_pct: float) -> float:
+    """Power of one comparison of ``runs`` against ``runs`` at SD ``noise_pct`` (log scale, %)
+    against an effect of ``effect_pct``, at Holm's strictest level ALPHA / comparisons."""
+    if runs < 2:
+        return 0.0
+    se = noise_pct / 100 * math.sqrt(2 / runs)
+    return power(se, 2 * runs - 2, effect_pct, ALPHA / max(1, comparisons))
+
+
+def runs_needed(comparisons: int, noise_pct: float, effect_pct: float) -> int | None:
+    """The fewest runs per point with which each comparison finds ``effect_pct`` with POWER;
+    None when more than MAX_RUNS would be needed."""
+    return _fewest(lambda n: design_power(n, comparisons, noise_pct, effect_pct) >= POWER)
+
+
+def _fewest(enough: Callable[[int], bool]) -> int | None:
+    """The smallest n in 2..MAX_RUNS for which ``enough(n)`` (monotone in n), by bisection."""
+    if not enough(MAX_RUNS):
+        return None
+    low, high = 1, MAX_RUNS  # enough(high), not enough(low) (a single run tests nothing)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
+
+
+def _runs_needed_like(w: _Welch, n0: float, comparisons: int, effect_pct: float) -> int | None:
+    """``runs_needed`` for a comparison already measured: its own standard error and Welch
+    degrees of freedom scaled to n runs a side (SE ∝ 1/√n, df ∝ n − 1), so that at its own number
+    of runs the answer agrees with its verdict."""
+
+    def enough(n: int) -> bool:
+        se = w.se * math.sqrt(n0 / n)
+        df = max(1.0, w.df * (n - 1) / max(n0 - 1, 1.0))
+        return power(se, df, effect_pct, ALPHA / max(1, comparisons)) >= POWER
+
+    return _fewest(enough)
+
+
+def _needs_text(n: int | None, effect_pct: float) -> str:
+    if n is None:
+        return (
+            f"more than {MAX_RUNS} runs per point would be needed for ±{effect_pct:g}%: "
+            "reduce the noise first"
+        )
+    return f"needs ≥ {n} runs per point for ±{effect_pct:g}%"
+
+
+def _sides_text(n_a: int, n_b: int) -> str:
+    return f"{n_a} runs a side" if n_a == n_b else f"{n_a} and {n_b} runs"
+
+
+def _measure(baseline: Sequence[float], other: Sequence[float]) -> tuple[Comparison, _Welch | None]:
+    """Δ%, CI, raw p-values and noise of one comparison, before any judging."""
+    a = np.log(np.asarray(baseline, dtype=float))
+    b = np.log(np.asarray(other, dtype=float))
+    delta = math.expm1(float(b.mean() - a.mean())) * 100
+    if len(a) < 2 or len(b) < 2:
+        return Comparison(delta, None, None, None, "?", n_a=len(a), n_b=len(b)), None
+    w = _welch(a, b)
+    half = float(_stats().t.isf(ALPHA / 2, w.df)) * w.se if w.se else 0.0
+    noise = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) * 100
+    rank = float(_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    c = Comparison(
+        delta, math.expm1(w.diff - half) * 100, math.expm1(w.diff + half) * 100, w.p(), "?",
+        p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=noise,
+    )  # fmt: skip
+    return c, w
+
+
+def _judge(c: Comparison, w: _Welch | None, p_holm: float | None, m: int, effect_pct: float
+           ) -> Comparison:  # fmt: skip
+    c = replace(c, comparisons=m, effect_pct=effect_pct, p_holm=p_holm)
+    if w is None or c.noise_pct is None or p_holm is None:
+        n = runs_needed(m, DEFAULT_CV_PCT, effect_pct)
+        return replace(c, verdict="?", runs_needed=n, reason=(
+            f"{_sides_text(c.n_a, c.n_b)}: no test with fewer than 2 runs a side; "
+            f"{_needs_text(n, effect_pct)} at {DEFAULT_CV_PCT:g}% noise"
+        ))  # fmt: skip
+    found = detectable_pct(w.se, w.df, ALPHA / m)
+    needed = _runs_needed_like(w, (c.n_a + c.n_b) / 2, m, effect_pct)
+    c = replace(c, detectable_pct=found, runs_needed=needed)
+    if p_holm < ALPHA:  # then the raw p is too, and the CI (Welch's too) excludes 0
+        return replace(c, verdict="+" if c.delta_pct > 0 else "-", reason="")
+    family = f" with {m} comparisons" if m > 1 else ""
+    if found <= effect_pct:
+        return replace(c, verdict="~", reason=(
+            f"not significant; {_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family} "
+            f"would have found ±{found:.1f}% or more"
+        ))  # fmt: skip
+    beyond = "no effect" if math.isinf(found) else f"only effects beyond ±{found:.0f}%"
+    return replace(c, verdict="?", reason=(
+        f"{_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family}: {beyond} can be "
+        f"told from noise; {_needs_text(needed, effect_pct)}"
+    ))  # fmt: skip
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def compare_family(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+) -> list[Comparison]:
+    """Each (baseline, other) pair of TPS samples compared, Holm-corrected over all of them (the
+    family is every pair given: one campaign's comparisons, or one ``pglab compare``)."""
+    measured = [_measure(a, b) for a, b in pairs]
+    tested = [i for i, (_, w) in enumerate(measured) if w is not None]
+    adjusted = dict(zip(tested, holm([measured[i][0].p_value or 0.0 for i in tested]),
+                        strict=True))  # fmt: skip
+    m = max(1, len(tested))
+    return [_judge(c, w, adjusted.get(i), m, effect_pct) for i, (c, w) in enumerate(measured)]
+
+
+def compare(
+    baseline: Sequence[float], other: Sequence[float], effect_pct: float = DEFAULT_EFFECT_PCT
+) -> Comparison:
+    """One comparison on its own (a family of one)."""
+    return compare_family([(baseline, other)], effect_pct)[0]
+
+
+@dataclass(frozen=True)
+class Design:
+    """Can a campaign's planned repeats and comparisons reach a verdict on ``effect_pct``?"""
+
+    repeats: int
+    comparisons: int
+    noise_pct: float
+    noise_source: str  # where the noise figure comes from, in words
+    effect_pct: float
+    power: float  # probability that one comparison finds a true effect of effect_pct
+    runs_needed: int | None
+
+    @property
+    def enough(self) -> bool:
+        return self.power >= POWER
+
+    def text(self) -> str:
+        can = "resolve" if self.enough else "cannot resolve"
+        head = (
+            f"{self.repeats} repeat(s) {can} the {self.comparisons} comparison(s) with the "
+            f"baseline: a ±{self.effect_pct:g}% effect is found with probability "
+            f"{self.power:.0%} (noise {self.noise_pct:.1f}%, {self.noise_source})"
+        )
+        if self.enough:
+            return head
+        if self.runs_needed is None:
+            return f"{head}; more than {MAX_RUNS} repeats would be needed: reduce the noise first"
+        return f"{head}; {self.runs_needed} repeats find it with {POWER:.0%}"
+
+
+def design(
+    repeats: int, comparisons: int, noise_pct: float, noise_source: str,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+) -> Design:  # fmt: skip
+    return Design(
+        repeats, comparisons, noise_pct, noise_source, effect_pct,
+        design_power(repeats, comparisons, noise_pct, effect_pct),
+        runs_needed(comparisons, noise_pct, effect_pct),
+    )  # fmt: skip
