@@ -20,12 +20,14 @@ import tempfile
 
 from _common import open_lab, parser, point_doc
 
-from pglab import campaign, dataset, procs
-from pglab.executor import Executor
-from pglab.pgbench import auto_threads
-from pglab.plan import make_plan
-from pglab.server import Cluster
-from pglab.sources import resolve
+from pglab import procs
+from pglab.campaign import parse as campaign
+from pglab.pgbench.invoke import auto_threads
+from pglab.postgres import dataset
+from pglab.postgres.server import Cluster
+from pglab.postgres.sources import resolve
+from pglab.run.executor import Executor
+from pglab.run.plan import make_plan
 
 
 def main() -> None:

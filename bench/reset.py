@@ -13,9 +13,9 @@ import statistics
 
 from _common import open_lab, parser
 
-from pglab import dataset
-from pglab.sources import resolve
-from pglab.spec import DatasetSpec, ServerSpec
+from pglab.campaign.spec import DatasetSpec, ServerSpec
+from pglab.postgres import dataset
+from pglab.postgres.sources import resolve
 
 
 def main() -> None:

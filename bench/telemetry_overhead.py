@@ -20,10 +20,10 @@ from dataclasses import replace
 
 from _common import open_lab, parser, point_doc
 
-from pglab import campaign
-from pglab.executor import Executor
-from pglab.plan import make_plan
-from pglab.sources import resolve
+from pglab.campaign import parse as campaign
+from pglab.postgres.sources import resolve
+from pglab.run.executor import Executor
+from pglab.run.plan import make_plan
 
 
 def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:

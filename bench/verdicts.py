@@ -32,10 +32,11 @@ from dataclasses import replace
 import numpy as np
 from _common import open_lab, parser
 
-from pglab import campaign, verdicts
-from pglab.executor import Executor
-from pglab.plan import make_plan
-from pglab.sources import resolve
+from pglab.analysis import verdicts
+from pglab.campaign import parse as campaign
+from pglab.postgres.sources import resolve
+from pglab.run.executor import Executor
+from pglab.run.plan import make_plan
 
 VARIANTS, REPEATS = 6, 4  # settings-sweep: a baseline and 5 others, 4 repeats
 

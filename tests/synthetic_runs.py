@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pglab import latency_hist
+from pglab.pgbench import latency as latency_hist
 from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, RunResult
 
 T0 = 1_790_000_000.0

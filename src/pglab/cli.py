@@ -33,17 +33,21 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from . import __version__, derived, points, syncrate, verdicts
-from . import campaign as campaigns
-from . import compare as comparing
-from .errors import LabError
-from .executor import Executor, clean_leftovers, find_stale, preflight, stale_error
-from .lab import Lab, default_home, default_store_url
-from .plan import RUN_OVERHEAD_S, make_plan
-from .records import ProgressSample, RunResult
-from .spec import RunSpec
-from .store import mask_url, open_store
-from .telemetry import summary as telemetry_summary
+from pglab import __version__
+from pglab.analysis import compare as comparing
+from pglab.analysis import derived, points, verdicts
+from pglab.campaign import parse as campaigns
+from pglab.campaign.spec import RunSpec
+from pglab.disks import syncrate
+from pglab.errors import LabError
+from pglab.lab import Lab, default_home, default_store_url
+from pglab.records import ProgressSample, RunResult
+from pglab.run.executor import Executor
+from pglab.run.plan import RUN_OVERHEAD_S, make_plan
+from pglab.run.preflight import preflight
+from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.store import mask_url, open_store
+from pglab.telemetry import summary as telemetry_summary
 
 # Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
 console = Console(
@@ -934,7 +938,8 @@ def _short(v: Any) -> str:
 
 
 def cmd_storage(args: argparse.Namespace) -> int:
-    from . import fsbench, storage_tables
+    from pglab.disks import fsbench
+    from pglab.disks import tables as storage_tables
 
     if args.list:
         with _store(args, read_only=True) as store:
@@ -973,7 +978,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _write_report(store, ident: str, output: Path | None, home: Path) -> None:
-    from . import report  # matplotlib: imported only when a report is drawn
+    from pglab import report  # matplotlib: imported only when a report is drawn
 
     with console.status("drawing the report…"):
         written = report.write(store, ident, output, home)

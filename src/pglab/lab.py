@@ -26,9 +26,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs
-from .errors import LabError
-from .procs import RunAs
+from pglab import procs
+from pglab.errors import LabError
+from pglab.procs import RunAs
 
 DEFAULT_RUN_USER = "pglab"
 

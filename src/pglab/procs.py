@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import CommandError
+from pglab.errors import CommandError
 
 DEFAULT_GRACE = 10.0
 

@@ -130,3 +130,7 @@ class StorageResult:
     results: dict[str, Any]
     output: str = ""
     host: dict[str, Any] = field(default_factory=dict)
+
+
+# the per-second series a phase keeps as records (every other series is a telemetry table)
+SERIES_KINDS: dict[str, type] = {"progress": ProgressSample, "latency": LatencySecond}

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pglab.changes import spec_changes
 from pglab.cli import main
 from pglab.lab import Lab
+from pglab.run.changes import spec_changes
 from pglab.store import open_store
 
 BEFORE = """

@@ -13,12 +13,12 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from pglab import campaign
+from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import LabError
-from pglab.executor import preflight
 from pglab.lab import Lab
-from pglab.plan import make_plan
+from pglab.run.plan import make_plan
+from pglab.run.preflight import preflight
 from pglab.store import open_store
 
 HOSTILE = [

@@ -18,9 +18,9 @@ import psutil
 import pytest
 from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
 
-from pglab import campaign
-from pglab.executor import Executor, QuietEvents
+from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration

@@ -13,10 +13,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pglab import server
+from pglab.campaign.spec import ServerSpec
 from pglab.lab import Lab
-from pglab.sources import resolve
-from pglab.spec import ServerSpec
+from pglab.postgres import server
+from pglab.postgres.sources import resolve
 from pglab.store import mask_url
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "pglab"

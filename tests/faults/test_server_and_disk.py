@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import lab_processes
 
-from pglab import campaign
-from pglab.executor import Executor
+from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run.executor import Executor
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration

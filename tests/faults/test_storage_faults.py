@@ -21,10 +21,10 @@ import pytest
 from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
 from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
-from pglab import campaign
+from pglab.campaign import parse as campaign
 from pglab.errors import LabError
-from pglab.executor import Executor, QuietEvents
 from pglab.lab import Lab
+from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]

@@ -15,11 +15,11 @@ import psutil
 import pytest
 from conftest import lab_processes
 
-from pglab import campaign
+from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
-from pglab.executor import Executor
 from pglab.lab import Lab
+from pglab.run.executor import Executor
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from pglab import dataset, server
+from pglab.campaign.spec import ServerSpec
 from pglab.errors import ServerError
 from pglab.lab import Lab
-from pglab.server import Cluster, initdb
-from pglab.sources import resolve
-from pglab.spec import ServerSpec
+from pglab.postgres import dataset, server
+from pglab.postgres.server import Cluster, initdb
+from pglab.postgres.sources import resolve
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,8 @@ import psutil
 import pytest
 
 from pglab.cli import main
+from pglab.disks.output import sync_rate
 from pglab.lab import Lab
-from pglab.storage_output import sync_rate
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration

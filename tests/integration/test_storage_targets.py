@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
-from pglab import campaign
-from pglab.executor import Executor
+from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run.executor import Executor
 from pglab.store import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]

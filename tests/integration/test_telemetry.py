@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pglab import campaign, report
-from pglab.executor import Executor
+from pglab import report
+from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.report import charts
+from pglab.run.executor import Executor
 from pglab.store import open_store
 from pglab.telemetry import pg_stats, summary, waits
 from pglab.telemetry.base import Table

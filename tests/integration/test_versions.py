@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pglab import campaign
+from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
-from pglab.executor import Executor, preflight
 from pglab.lab import Lab
+from pglab.run.executor import Executor
+from pglab.run.preflight import preflight
 from pglab.store import open_store
 from pglab.telemetry.base import Table
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pglab import analysis
+from pglab.analysis import stats as analysis
+from pglab.run import metrics
 
 
 def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
@@ -15,20 +16,20 @@ def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
 def test_mser_finds_a_warm_up_and_leaves_a_steady_series_alone() -> None:
     warm = [1000.0 + 200 * i for i in range(10)]  # 10 s climbing to 3,000 tps
     steady = noisy(3000, 30, 50, seed=1)
-    start = analysis.steady_start(warm + steady)
+    start = metrics.steady_start(warm + steady)
     assert 10 <= start <= 15
-    assert analysis.steady_start(noisy(3000, 30, 60, seed=2)) <= 5
-    assert analysis.steady_start(warm + steady, declared=7) == 7
-    assert analysis.steady_start([1.0, 2.0, 3.0]) == 0  # too short to tell
+    assert metrics.steady_start(noisy(3000, 30, 60, seed=2)) <= 5
+    assert metrics.steady_start(warm + steady, declared=7) == 7
+    assert metrics.steady_start([1.0, 2.0, 3.0]) == 0  # too short to tell
 
 
 def test_drift_is_found_when_there_is_one() -> None:
     rising = [3000 * (1 + 0.002 * i) + e for i, e in enumerate(noisy(0, 10, 60, seed=3))]
-    d = analysis.drift(rising)
+    d = metrics.drift(rising)
     assert d.significant and d.change_pct == pytest.approx(11.8, abs=1.0)
-    flat = analysis.drift(noisy(3000, 30, 60, seed=4))
+    flat = metrics.drift(noisy(3000, 30, 60, seed=4))
     assert not flat.significant
-    assert analysis.drift([1.0, 2.0]) is None and analysis.drift([5.0, 5.0, 5.0]) is None
+    assert metrics.drift([1.0, 2.0]) is None and metrics.drift([5.0, 5.0, 5.0]) is None
 
 
 def test_point_ci_covers_the_true_mean_about_95_percent_of_the_time() -> None:
@@ -49,9 +50,9 @@ def test_point_summary_flags_instability_and_needs_two_values_for_a_ci() -> None
 
 
 def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
-    from pglab.executor import run_metrics
+    from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, Script, ServerSpec
     from pglab.records import PgbenchReport, PhaseResult, ProgressSample
-    from pglab.spec import DatasetSpec, PhaseSpec, RunSpec, Script, ServerSpec
+    from pglab.run.metrics import run_metrics
 
     tps = [500.0, 1000.0, 1500.0, 2000.0, 2500.0] + noisy(3000, 20, 55, seed=30)
     report = PgbenchReport(tps=sum(tps) / len(tps), transactions=int(sum(tps)))

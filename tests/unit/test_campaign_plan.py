@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pglab import campaign
+from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
-from pglab.plan import expand_points, make_plan
+from pglab.run.plan import expand_points, make_plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -178,8 +178,8 @@ def test_telemetry_table_is_checked_and_does_not_change_point_keys() -> None:
 
 
 def test_latency_log_and_vacuum_reach_pgbench_argv(tmp_path: Path) -> None:
-    from pglab.pgbench import argv_for
-    from pglab.sources import Binaries
+    from pglab.pgbench.invoke import argv_for
+    from pglab.postgres.sources import Binaries
 
     c = parse({"workload": {"vacuum": False}, "matrix": {"latency_log": ["aggregate", "off"]}})
     fake = Binaries(bindir=Path("/x"), version="18.6", pgbench_version="18.6", label="embedded")

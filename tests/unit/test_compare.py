@@ -14,7 +14,7 @@ pytest.register_assert_rewrite("store_checks")
 from store_checks import sample_phase, sample_run  # noqa: E402
 
 from pglab import cli  # noqa: E402
-from pglab import compare as comparing  # noqa: E402
+from pglab.analysis import compare as comparing  # noqa: E402
 from pglab.errors import LabError  # noqa: E402
 from pglab.store import open_store  # noqa: E402
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pglab import derived
-from pglab.derived import Notice
+from pglab.analysis import derived
+from pglab.analysis.derived import Notice
 
 
 def make_run(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pglab.latency_hist import (
+from pglab.pgbench.latency import (
     GROWTH,
     bucket_of,
     bucket_upper_us,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pglab import latency_hist
 from pglab.errors import PgbenchError
-from pglab.pgbench_output import (
+from pglab.pgbench import latency as latency_hist
+from pglab.pgbench.output import (
     parse_aggregate_log,
     parse_progress,
     parse_progress_line,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pglab.server import complaints
+from pglab.postgres.server import complaints
 
 LOG = """\
 2026-11-23 09:00:00.001 UTC [100] LOG:  database system is ready to accept connections

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from pglab import settings
 from pglab.errors import SettingsError
-from pglab.settings import SettingDef, check_value, needs_restart, same_value, validate
+from pglab.postgres import settings
+from pglab.postgres.settings import SettingDef, check_value, needs_restart, same_value, validate
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 VERSIONS = ("15", "18")

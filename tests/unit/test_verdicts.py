@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from pglab import verdicts
-from pglab.verdicts import compare, compare_family
+from pglab.analysis import verdicts
+from pglab.analysis.verdicts import compare, compare_family
 
 
 def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:

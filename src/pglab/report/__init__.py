@@ -22,10 +22,12 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from .. import __version__, points, storage_tables
-from ..telemetry.summary import lines as telemetry_lines
-from . import charts
-from .model import Point, Report, gather
+from pglab import __version__
+from pglab.analysis import points
+from pglab.disks import tables as storage_tables
+from pglab.report import charts
+from pglab.report.model import Point, Report, gather
+from pglab.telemetry.summary import lines as telemetry_lines
 
 OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "~": "~", "?": "?"}

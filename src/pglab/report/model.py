@@ -12,9 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import derived, latency_hist, points, syncrate
-from ..errors import LabError
-from ..telemetry.summary import phase_summary
+from pglab.analysis import derived, points
+from pglab.disks import syncrate
+from pglab.errors import LabError
+from pglab.pgbench import latency as latency_hist
+from pglab.telemetry.summary import phase_summary
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 

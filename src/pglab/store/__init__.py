@@ -11,8 +11,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import StoreError
-from .base import Store, mask_url
+from pglab.errors import StoreError
+from pglab.store.base import Store, mask_url
 
 __all__ = ["Store", "StoreError", "mask_url", "open_store"]
 
@@ -33,7 +33,7 @@ def open_store(url: str | os.PathLike[str], read_only: bool = False) -> Store:
     m = _SCHEME.match(text)
     scheme = m.group(1).lower() if m else None
     if scheme in ("postgresql", "postgres"):
-        from .postgres import open_postgres  # psycopg is only imported when needed
+        from pglab.store.postgres import open_postgres  # psycopg is only imported when needed
 
         return open_postgres(text)
     if scheme not in (None, "sqlite"):
@@ -41,6 +41,6 @@ def open_store(url: str | os.PathLike[str], read_only: bool = False) -> Store:
             f"unknown results store scheme {scheme!r} in {mask_url(text)}",
             hint="use a SQLite file path (or sqlite:///abs/path) or a postgresql:// URL",
         )
-    from .sqlite import open_sqlite
+    from pglab.store.sqlite import open_sqlite
 
     return open_sqlite(Path(text[len("sqlite://") :] if scheme else text), read_only)

@@ -17,21 +17,19 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, fields
 from typing import Any
 
-from .. import __version__
-from ..errors import StoreError
-from ..records import (
-    LatencySecond,
+from pglab import __version__
+from pglab.errors import StoreError
+from pglab.records import (
+    SERIES_KINDS,
     PgbenchReport,
     PhaseResult,
-    ProgressSample,
     RunResult,
     StorageResult,
 )
-from . import schema
-from .schema import Dialect
+from pglab.store import schema
+from pglab.store.schema import Dialect
 
 # Per-phase series: the PhaseResult attribute (and series.kind) -> the record type of one row.
-SERIES_KINDS: dict[str, type] = {"progress": ProgressSample, "latency": LatencySecond}
 
 _RUN_COLUMNS = (
     "r.id, c.name AS campaign, r.campaign_id, r.run_key, r.point_key, r.repeat, r.variant, "

@@ -12,9 +12,9 @@ import psycopg
 import psycopg.conninfo
 import psycopg.errors
 
-from ..errors import StoreError
-from .base import Store, mask_url
-from .schema import POSTGRES
+from pglab.errors import StoreError
+from pglab.store.base import Store, mask_url
+from pglab.store.schema import POSTGRES
 
 CONNECT_TIMEOUT_S = 10  # unless the URL says otherwise
 

@@ -6,9 +6,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import StoreError
-from .base import Store
-from .schema import SQLITE
+from pglab.errors import StoreError
+from pglab.store.base import Store
+from pglab.store.schema import SQLITE
 
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write to finish
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import psycopg
 
-from .base import SamplerOff, Table
-from .pg_stats import sql
+from pglab.telemetry.base import SamplerOff, Table
+from pglab.telemetry.pg_stats import sql
 
 SUMMARY_COLUMNS = ["buffers_used", "buffers_unused", "buffers_dirty", "buffers_pinned",
                    "usagecount_avg"]  # fmt: skip

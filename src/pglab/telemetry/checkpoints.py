@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from .base import Table
+from pglab.telemetry.base import Table
 
 _STAMP = r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) UTC \[\d+\] LOG:  "
 _STARTING = re.compile(_STAMP + r"checkpoint starting: (?P<reason>.*)$", re.M)

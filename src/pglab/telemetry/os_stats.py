@@ -18,8 +18,8 @@ from typing import Any
 
 import psutil
 
-from ..fingerprint import mount_of
-from .base import SamplerOff, Table
+from pglab.postgres.fingerprint import mount_of
+from pglab.telemetry.base import SamplerOff, Table
 
 CPU_COLUMNS = ["t", "user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct"]
 DISK_COLUMNS = [

@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 
-from .base import SamplerOff, Table
+from pglab.telemetry.base import SamplerOff, Table
 
 IO_KEYS = ("backend_type", "object", "context")
 SETTLE_TIMEOUT_S = 5.0

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from .base import Sampler, SamplerOff, Table
+from pglab.telemetry.base import Sampler, SamplerOff, Table
 
 NOTES = "telemetry.notes"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..store.base import SERIES_KINDS
-from . import checkpoints, os_stats, pg_stats, waits
-from .base import Table
-from .runner import NOTES
+from pglab.records import SERIES_KINDS
+from pglab.telemetry import checkpoints, os_stats, pg_stats, waits
+from pglab.telemetry.base import Table
+from pglab.telemetry.runner import NOTES
 
 
 def tables_of(stored: dict[str, dict[str, Any]]) -> dict[str, Table]:

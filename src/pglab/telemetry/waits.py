@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from .base import SamplerOff, Table
+from pglab.telemetry.base import SamplerOff, Table
 
 SQL = """
 SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'running'), count(*)

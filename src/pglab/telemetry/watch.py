@@ -16,15 +16,15 @@ from typing import Any
 
 import psutil
 
-from ..server import Cluster
-from ..spec import TelemetrySpec
-from . import checkpoints
-from .base import Sampler, Table
-from .buffers import BuffersSampler
-from .os_stats import OsSampler
-from .pg_stats import PgStatsSampler
-from .runner import TelemetryRunner
-from .waits import WaitsSampler
+from pglab.campaign.spec import TelemetrySpec
+from pglab.postgres.server import Cluster
+from pglab.telemetry import checkpoints
+from pglab.telemetry.base import Sampler, Table
+from pglab.telemetry.buffers import BuffersSampler
+from pglab.telemetry.os_stats import OsSampler
+from pglab.telemetry.pg_stats import PgStatsSampler
+from pglab.telemetry.runner import TelemetryRunner
+from pglab.telemetry.waits import WaitsSampler
 
 OWN = "telemetry.own_xacts"
 

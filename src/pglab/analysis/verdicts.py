@@ -34,9 +34,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+
 ALPHA = 0.05
 POWER = 0.8  # the power that makes a comparison (or a design) able to find an effect
-DEFAULT_EFFECT_PCT = 10.0  # the smallest difference worth finding, unless [analysis] effect
 DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
 MAX_RUNS = 100  # runs per point beyond which "needs N runs" is not a useful answer
 

@@ -12,9 +12,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import latency_hist
-from .errors import PgbenchError
-from .records import LatencySecond, PgbenchReport, ProgressSample
+from pglab.errors import PgbenchError
+from pglab.pgbench import latency as latency_hist
+from pglab.records import LatencySecond, PgbenchReport, ProgressSample
 
 _NUM = r"(-?nan|-?inf|\d+(?:\.\d+)?)"  # %f and %.3f print nan when they divide by zero
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import psutil
 
-from . import __version__
-from .server import Cluster
+from pglab import __version__
+from pglab.postgres.server import Cluster
 
 NON_DEFAULT_SQL = """
 SELECT name, setting, unit, source, current_setting(name) FROM pg_settings

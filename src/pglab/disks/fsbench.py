@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import fingerprint, procs, sources
-from .errors import LabError
-from .lab import Lab
-from .records import StorageResult
-from .spec import ServerSpec
-from .storage_output import parse_fio, parse_pg_test_fsync
+from pglab import procs
+from pglab.campaign.spec import ServerSpec
+from pglab.disks.output import parse_fio, parse_pg_test_fsync
+from pglab.errors import LabError
+from pglab.lab import Lab
+from pglab.postgres import fingerprint, sources
+from pglab.records import StorageResult
 
 FIO_SIZE = "32M"  # per job file: small enough for a tmpfs, big enough to leave the page cache
 # pg_test_fsync runs 16 tests of --seconds each (5 methods x 2, 5 sizes, 2 fd tests, 1 write)

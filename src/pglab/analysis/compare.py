@@ -22,10 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import points, storage_tables, syncrate, verdicts
-from .errors import LabError
-from .telemetry import waits
-from .telemetry.summary import tables_of
+from pglab.analysis import points, verdicts
+from pglab.disks import syncrate
+from pglab.disks import tables as storage_tables
+from pglab.errors import LabError
+from pglab.telemetry import waits
+from pglab.telemetry.summary import tables_of
 
 SINGLE_RUN_NOTE = (
     "one run each: no significance can be claimed from single runs (the noise between repeats "

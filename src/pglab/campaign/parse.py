@@ -32,9 +32,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import CampaignError
-from .spec import (
+from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
+    DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
     LATENCY_LOGS,
     PROTOCOLS,
@@ -50,7 +50,7 @@ from .spec import (
     TargetSpec,
     TelemetrySpec,
 )
-from .verdicts import DEFAULT_EFFECT_PCT
+from pglab.errors import CampaignError
 
 TOP_KEYS = {
     "name",

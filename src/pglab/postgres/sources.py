@@ -14,10 +14,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs
-from .errors import LabError
-from .lab import Lab
-from .spec import ServerSpec
+from pglab import procs
+from pglab.campaign.spec import ServerSpec
+from pglab.errors import LabError
+from pglab.lab import Lab
 
 REQUIRED = ("postgres", "initdb", "pgbench")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import RunSpec
+from pglab.campaign.spec import RunSpec
 
 # the keys of RunSpec.point_dict(): what a point is (not its repeat, campaign or telemetry)
 _POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived", "storage")

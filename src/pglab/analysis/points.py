@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import analysis, verdicts
+from pglab.analysis import stats as analysis
+from pglab.analysis import verdicts
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:

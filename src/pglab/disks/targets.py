@@ -32,10 +32,10 @@ from typing import Any
 
 import psutil
 
-from . import procs
-from .errors import LabError
-from .lab import Lab
-from .spec import TargetSpec
+from pglab import procs
+from pglab.campaign.spec import TargetSpec
+from pglab.errors import LabError
+from pglab.lab import Lab
 
 # the Debian package that brings each tool
 PACKAGES = {

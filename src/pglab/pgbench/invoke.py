@@ -15,11 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import pgbench_output, procs
-from .errors import PgbenchError
-from .records import PhaseResult, ProgressSample
-from .sources import Binaries
-from .spec import PhaseSpec
+from pglab import procs
+from pglab.campaign.spec import PhaseSpec
+from pglab.errors import PgbenchError
+from pglab.pgbench import output as pgbench_output
+from pglab.postgres.sources import Binaries
+from pglab.records import PhaseResult, ProgressSample
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"

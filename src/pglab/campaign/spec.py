@@ -21,6 +21,9 @@ TARGET_KINDS = ("path", "tmpfs", "loop")
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "ext3", "ext2")
 
 
+DEFAULT_EFFECT_PCT = 10.0  # [analysis] effect: the smallest TPS difference worth finding, %
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
     """Where the binaries come from and which settings the server runs with.

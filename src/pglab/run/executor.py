@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -21,27 +20,23 @@ from typing import Protocol
 
 import psycopg
 
-from . import (
-    analysis,
-    changes,
-    fingerprint,
-    fsbench,
-    pgbench,
-    procs,
-    server,
-    settings,
-    storage_targets,
-)
-from . import dataset as datasets
-from .campaign import Campaign
-from .errors import CampaignError, CommandError, LabError, PgbenchError
-from .lab import Lab
-from .plan import Plan, make_plan
-from .records import PhaseResult, ProgressSample, RunResult
-from .server import Cluster
-from .sources import Binaries, resolve
-from .spec import RunSpec
-from .telemetry.watch import PhaseWatch
+from pglab.campaign.parse import Campaign
+from pglab.campaign.spec import RunSpec
+from pglab.disks import fsbench
+from pglab.disks import targets as storage_targets
+from pglab.errors import CommandError, LabError, PgbenchError
+from pglab.lab import Lab
+from pglab.pgbench import invoke as pgbench
+from pglab.postgres import dataset as datasets
+from pglab.postgres import fingerprint, server
+from pglab.postgres.server import Cluster
+from pglab.postgres.sources import Binaries
+from pglab.records import PhaseResult, ProgressSample, RunResult
+from pglab.run.metrics import run_metrics
+from pglab.run.plan import Plan, make_plan
+from pglab.run.preflight import preflight, targets_of
+from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.telemetry.watch import PhaseWatch
 
 
 class Events(Protocol):
@@ -69,125 +64,6 @@ class Outcome:
     failed: int = 0
     run_ids: list[int] = field(default_factory=list)
     stopped_early: bool = False
-
-
-def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
-    """Resolve sources and check every setting and script of every point; raise listing all."""
-    plan = make_plan(campaign)
-    binaries: dict[str, Binaries] = {}
-    problems: list[str] = []
-    for point in plan.points:
-        label = point.server.source_label
-        if label not in binaries:
-            binaries[label] = resolve(point.server, lab)
-    catalogs = {label: datasets.load_catalog(lab, b) for label, b in binaries.items()}
-    checked: set[tuple] = set()
-    for point in plan.points:
-        b = binaries[point.server.source_label]
-        key = (b.label, point.server.settings)
-        if key in checked:
-            continue
-        checked.add(key)
-        names = [n for n, _ in point.server.settings]
-        managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
-        where = f'point "{point.label}" (PostgreSQL {b.version}): '
-        for name in managed:
-            problems.append(f"{where}{name} is managed by pglab and cannot be set")
-        catalog = catalogs[b.label]
-        other_versions = _versions_having(names, b, binaries, catalogs)
-        for name, versions in other_versions.items():
-            problems.append(
-                f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
-                f"{versions}: set it in the settings of the variants of those versions"
-            )
-        problems += settings.validate(
-            {
-                n: v
-                for n, v in point.server.settings
-                if n.lower() not in server.LAB_MANAGED and n not in other_versions
-            },
-            catalog,
-            where=where,
-        )
-    problems = list(dict.fromkeys(problems))
-    settings.raise_if_problems(problems)
-    _check_scripts(plan, binaries)
-    storage_targets.require(targets_of(plan.points), lab)
-    if campaign.storage_bench.enabled and campaign.storage_bench.fio and not shutil.which("fio"):
-        raise CampaignError(
-            "[storage_bench] fio = true, but fio is not installed",
-            hint="install Debian's fio package (apt-get install fio), or set fio = false",
-        )
-    return plan, binaries
-
-
-def _versions_having(
-    names: list[str],
-    mine: Binaries,
-    binaries: Mapping[str, Binaries],
-    catalogs: Mapping[str, Mapping],
-) -> dict[str, str]:
-    """Settings unknown to ``mine`` that another server version of the campaign has:
-    name -> "PostgreSQL 18.6 (embedded)"."""
-    found: dict[str, str] = {}
-    for name in names:
-        if settings.exists(name, catalogs[mine.label]):
-            continue
-        having = [
-            f"PostgreSQL {b.version} ({b.label})"
-            for label, b in binaries.items()
-            if b.major != mine.major and settings.exists(name, catalogs[label])
-        ]
-        if having:
-            found[name] = ", ".join(having)
-    return found
-
-
-def targets_of(runs) -> list:
-    """The storage targets the runs use (PGDATA's and pg_wal's), each once."""
-    found = {}
-    for run in runs:
-        for t in (run.storage.data, run.storage.wal):
-            if t is not None:
-                found[t.name] = t
-    return list(found.values())
-
-
-def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
-    """pgbench parses its scripts before it connects: a parse that ends at connecting is clean."""
-    seen: set[tuple[str, str]] = set()
-    for point in plan.points:
-        b = binaries[point.server.source_label]
-        for phase in point.phases:
-            for script in phase.scripts:
-                if script.path is None or (b.label, script.path) in seen:
-                    continue
-                seen.add((b.label, script.path))
-                res = procs.run(
-                    [
-                        b.exe("pgbench"),
-                        "-n",
-                        "-t",
-                        "1",
-                        "-f",
-                        script.path,
-                        "-h",
-                        "/nonexistent-pglab-socket-dir",
-                        "-p",
-                        "1",
-                        "postgres",
-                    ],
-                    timeout=30,
-                    check=False,
-                )
-                err = (res.stderr or "") + (res.stdout or "")
-                if "connection to server" not in err and "could not connect" not in err:
-                    raise CampaignError(
-                        f"custom script {script.path} is not valid for pgbench {b.pgbench_version}:"
-                        f"\n{procs.tail(err)}",
-                        hint="fix the script; `pgbench --help` and the pgbench docs list the "
-                        "meta-commands (\\set, \\sleep, ...)",
-                    )
 
 
 class Executor:
@@ -374,72 +250,3 @@ class Executor:
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
         return self.cluster
-
-
-def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
-    """TPS and latency per phase (mean over its iterations), the run's TPS, derived metrics."""
-    metrics: dict[str, float] = {}
-    by_name: dict[str, list[PhaseResult]] = {}
-    for ph in phases:
-        by_name.setdefault(ph.name, []).append(ph)
-    steady: dict[int, float] = {}  # id(phase result) -> its steady-state TPS
-    for ph in phases:
-        series = [s.tps for s in ph.progress]
-        if len(series) >= 20:  # MSER needs a few batches of 5 s to tell warm-up from noise
-            start = analysis.steady_start(series)
-            steady[id(ph)] = statistics.fmean(series[start:])
-    for name, items in by_name.items():
-        metrics[f"phase.{name}.tps"] = statistics.fmean(p.report.tps for p in items)
-        with_steady = [steady[id(p)] for p in items if id(p) in steady]
-        if with_steady:
-            # per-second TPS after the warm-up MSER-5 detects, and the trend over the phase
-            metrics[f"phase.{name}.tps_steady"] = statistics.fmean(with_steady)
-            trend = analysis.drift([s.tps for s in items[-1].progress])
-            if trend is not None:
-                metrics[f"phase.{name}.drift_pct"] = trend.change_pct
-        lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
-        if lats:
-            metrics[f"phase.{name}.latency_avg_ms"] = statistics.fmean(lats)
-    measured = [p for p in phases if p.measured]
-    if measured:
-        metrics["tps"] = statistics.fmean(p.report.tps for p in measured)
-        lats = [p.report.latency_avg_ms for p in measured if p.report.latency_avg_ms is not None]
-        if lats:
-            metrics["latency_avg_ms"] = statistics.fmean(lats)
-        metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
-        if all(id(p) in steady for p in measured):
-            metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
-    for d in run.derived:
-        a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
-        if a and b is not None:
-            metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
-    return metrics
-
-
-def clean_leftovers(lab: Lab) -> list[str]:
-    """Stop the servers and undo the storage targets that a dead pglab left in ``lab`` (what
-    its records say it made); one line for each."""
-    lines = [
-        f"stopped a leftover of an earlier pglab: {line}" for line in server.stop_leftovers(lab)
-    ]
-    return lines + storage_targets.cleanup_leftovers(lab)
-
-
-def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
-    """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
-
-    def spec_of(run_id: int) -> dict | None:
-        run = store.get_run(run_id)
-        return run["spec"] if run else None
-
-    return changes.stale_points(store.list_runs(campaign), points, spec_of)
-
-
-def stale_error(campaign: str, stale: list[changes.StalePoint]) -> CampaignError:
-    lines = "\n".join(f"  - {s.describe()}" for s in stale)
-    return CampaignError(
-        f"campaign {campaign!r} changed since some of its runs were stored; these stored "
-        f"points are not in it as it is now, and resuming would mix old and new results:\n{lines}",
-        hint="to keep both, give the file another `name = ...`; to delete those runs and go "
-        "on, run it again with --replace",
-    )

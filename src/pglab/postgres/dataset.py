@@ -17,11 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs, settings
-from .lab import Lab
-from .server import Cluster, initdb
-from .sources import Binaries
-from .spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
+from pglab import procs
+from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
+from pglab.lab import Lab
+from pglab.postgres import settings
+from pglab.postgres.server import Cluster, initdb
+from pglab.postgres.sources import Binaries
 
 INIT_TIMEOUT = 6 * 3600
 

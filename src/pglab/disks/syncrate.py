@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .storage_output import sync_rate
+from pglab.disks.output import sync_rate
 
 DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
 READ_ONLY = {"select-only"}

@@ -26,10 +26,11 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from . import procs, settings
-from .errors import LabError, ServerError
-from .lab import Lab
-from .sources import Binaries
+from pglab import procs
+from pglab.errors import LabError, ServerError
+from pglab.lab import Lab
+from pglab.postgres import settings
+from pglab.postgres.sources import Binaries
 
 STOP_SIGNALS = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
 LAB_MANAGED = frozenset(

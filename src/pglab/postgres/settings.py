@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import SettingsError
+from pglab.errors import SettingsError
 
 CATALOG_SQL = (
     "SELECT name, vartype, unit, min_val, max_val, enumvals, context, boot_val, reset_val "

@@ -18,10 +18,12 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from . import analysis, points, verdicts
-from .errors import LabError
-from .telemetry import os_stats, pg_stats
-from .telemetry.summary import tables_of
+from pglab.analysis import points, verdicts
+from pglab.analysis import stats as analysis
+from pglab.errors import LabError
+from pglab.run import metrics
+from pglab.telemetry import os_stats, pg_stats
+from pglab.telemetry.summary import tables_of
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
@@ -259,7 +261,7 @@ def _phase_name(ph: dict[str, Any]) -> str:
     return f"{ph['name']!r}" + (f" #{ph['iteration']}" if ph.get("iteration", 1) > 1 else "")
 
 
-def _phase_drift(progress: dict[str, Any] | None) -> analysis.Drift | None:
+def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
     """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
     if not progress or "tps" not in progress.get("columns", []):
         return None
@@ -267,7 +269,7 @@ def _phase_drift(progress: dict[str, Any] | None) -> analysis.Drift | None:
     tps = [float(r[i]) for r in progress["rows"] if r[i] is not None]
     if len(tps) < 20:  # as the executor: MSER needs a few 5 s batches
         return None
-    trend = analysis.drift(tps[analysis.steady_start(tps) :])
+    trend = metrics.drift(tps[metrics.steady_start(tps) :])
     if trend is None or not trend.significant or abs(trend.change_pct) < RUN_DRIFT_PCT:
         return None
     return trend
@@ -379,7 +381,7 @@ def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
     for label, values in by_point.items():
         values.sort()
         tps = [v for _, v in values]
-        trend = analysis.drift(tps)
+        trend = metrics.drift(tps)
         if trend is not None and trend.significant:
             out.append(Notice("drifting", label, None, (
                 f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
@@ -390,7 +392,7 @@ def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
         relative += [(rid, v / med) for rid, v in values]
     relative.sort()
     if len(by_point) > 1 and len(relative) >= 6:
-        trend = analysis.drift([v for _, v in relative])
+        trend = metrics.drift([v for _, v in relative])
         if trend is not None and trend.significant:
             out.append(Notice("drifting", None, None, (
                 f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% over "

@@ -13,8 +13,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from .records import StorageResult
-from .storage_output import sync_rate
+from pglab.disks.output import sync_rate
+from pglab.records import StorageResult
 
 
 def as_row(result: StorageResult, result_id: int | None = None) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .campaign import STORAGE_AXES, Campaign, Problems, Variant, apply_workload
-from .spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
+from pglab.campaign.parse import STORAGE_AXES, Campaign, Problems, Variant, apply_workload
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
@@ -37,7 +37,7 @@ class Plan:
     def storage_bench_seconds(self) -> float:
         """``[storage_bench]``: pg_test_fsync's 16 tests (and fio's 4 jobs) on each directory
         the runs write to, as the executor measures them before the first run."""
-        from .fsbench import FIO_JOBS, PG_TEST_FSYNC_TESTS
+        from pglab.disks.fsbench import FIO_JOBS, PG_TEST_FSYNC_TESTS
 
         spec = self.campaign.storage_bench
         if not spec.enabled or not self.runs:

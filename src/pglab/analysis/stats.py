@@ -1,0 +1,53 @@
+"""A point's spread over its repeats. Pure functions on plain numbers (no store, no server),
+tested on synthetic data with a known answer:
+
+- ``summarize_point``: median, mean, 95% CI of the mean (Student t), CV; unstable above 10%.
+
+Whether two points differ is ``verdicts``' question.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+UNSTABLE_CV_PCT = 10.0
+ALPHA = 0.05
+
+
+def _stats():
+    """scipy.stats, imported on first use: it takes a second to import, which every ``pglab``
+    command would pay (``--help``, ``ls``) and ``pglab report`` pays while its charts draw."""
+    from scipy import stats
+
+    return stats
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    n: int
+    median: float
+    mean: float
+    ci_low: float | None
+    ci_high: float | None
+    cv_pct: float | None
+
+    @property
+    def unstable(self) -> bool:
+        return self.cv_pct is not None and self.cv_pct > UNSTABLE_CV_PCT
+
+
+def summarize_point(values: Sequence[float]) -> PointSummary:
+    """Spread of one point's repeats; the CI needs two values."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("no values")
+    mean = statistics.fmean(values)
+    if n < 2:
+        return PointSummary(n, values[0], mean, None, None, None)
+    sd = statistics.stdev(values)
+    half = float(_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    cv = sd / mean * 100 if mean else None
+    return PointSummary(n, statistics.median(values), mean, mean - half, mean + half, cv)

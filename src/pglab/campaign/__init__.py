@@ -1,0 +1,1 @@
+"""Campaign files: TOML parsed and checked into frozen specs."""

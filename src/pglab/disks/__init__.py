@@ -1,0 +1,1 @@
+"""Storage under test: made filesystems, storage micro-benchmarks, their output."""

@@ -1,0 +1,1 @@
+"""pgbench: invocation, output parsing, latency histograms."""

@@ -1,0 +1,1 @@
+"""PostgreSQL servers: binaries, settings, clusters, datasets, fingerprints."""

@@ -1,0 +1,1 @@
+"""Running a campaign: plan, preflight checks, the executor, run metrics."""

@@ -1,0 +1,110 @@
+"""A run's figures, computed as it is stored: per-phase TPS and latency (mean over a phase's
+iterations), the run's TPS over its measured phases, the steady-state TPS and the trend of each
+long enough phase, and ``[[derived]]`` phase ratios. Pure functions on plain numbers:
+
+- ``steady_start``: the warm-up to trim from a per-second TPS series, by MSER-5 (White 1997: the
+  truncation point that minimises the standard error of the remaining mean, on batch means of 5)
+  unless the campaign declares one;
+- ``drift``: a linear trend over a series (within a run, or across repeats in run order),
+  reported as % change over the series with its p-value (``analysis`` uses it across runs).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pglab.campaign.spec import RunSpec
+from pglab.records import PhaseResult
+
+ALPHA = 0.05
+
+
+def _stats():
+    """scipy.stats on first use (a second to import, which every ``pglab`` command would pay)."""
+    from scipy import stats
+
+    return stats
+
+
+def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
+    """Index of the first steady second: ``declared`` when given, else MSER-``batch``."""
+    n = len(tps)
+    if declared is not None:
+        return min(max(0, declared), n)
+    k = n // batch
+    if k < 4:
+        return 0  # too short to tell warm-up from noise
+    means = np.asarray(tps[: k * batch], dtype=float).reshape(k, batch).mean(axis=1)
+    best, best_d = math.inf, 0
+    for d in range(k // 2 + 1):  # never trim more than half
+        rest = means[d:]
+        score = float(((rest - rest.mean()) ** 2).sum()) / (len(rest) ** 2)
+        if score < best - 1e-12:
+            best, best_d = score, d
+    return best_d * batch
+
+
+@dataclass(frozen=True)
+class Drift:
+    change_pct: float  # fitted change from the first to the last point, % of the mean
+    p_value: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < ALPHA and abs(self.change_pct) >= 2.0
+
+
+def drift(values: Sequence[float]) -> Drift | None:
+    """A linear trend through ``values`` (in time order); None with fewer than 3 values."""
+    if len(values) < 3 or len(set(values)) < 2:
+        return None
+    x = np.arange(len(values), dtype=float)
+    fit = _stats().linregress(x, np.asarray(values, dtype=float))
+    mean = statistics.fmean(values)
+    change = fit.slope * (len(values) - 1) / mean * 100 if mean else 0.0
+    return Drift(change_pct=float(change), p_value=float(fit.pvalue))
+
+
+def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+    """TPS and latency per phase (mean over its iterations), the run's TPS, derived metrics."""
+    metrics: dict[str, float] = {}
+    by_name: dict[str, list[PhaseResult]] = {}
+    for ph in phases:
+        by_name.setdefault(ph.name, []).append(ph)
+    steady: dict[int, float] = {}  # id(phase result) -> its steady-state TPS
+    for ph in phases:
+        series = [s.tps for s in ph.progress]
+        if len(series) >= 20:  # MSER needs a few batches of 5 s to tell warm-up from noise
+            start = steady_start(series)
+            steady[id(ph)] = statistics.fmean(series[start:])
+    for name, items in by_name.items():
+        metrics[f"phase.{name}.tps"] = statistics.fmean(p.report.tps for p in items)
+        with_steady = [steady[id(p)] for p in items if id(p) in steady]
+        if with_steady:
+            # per-second TPS after the warm-up MSER-5 detects, and the trend over the phase
+            metrics[f"phase.{name}.tps_steady"] = statistics.fmean(with_steady)
+            trend = drift([s.tps for s in items[-1].progress])
+            if trend is not None:
+                metrics[f"phase.{name}.drift_pct"] = trend.change_pct
+        lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
+        if lats:
+            metrics[f"phase.{name}.latency_avg_ms"] = statistics.fmean(lats)
+    measured = [p for p in phases if p.measured]
+    if measured:
+        metrics["tps"] = statistics.fmean(p.report.tps for p in measured)
+        lats = [p.report.latency_avg_ms for p in measured if p.report.latency_avg_ms is not None]
+        if lats:
+            metrics["latency_avg_ms"] = statistics.fmean(lats)
+        metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
+        if all(id(p) in steady for p in measured):
+            metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
+    for d in run.derived:
+        a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
+        if a and b is not None:
+            metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
+    return metrics

@@ -1,0 +1,139 @@
+"""Everything checked before the first run, so that a campaign fails in seconds rather than
+hours: the server sources resolve, every setting of every point exists in its server's version
+and takes its value (checked against that version's own ``pg_settings``), settings pglab manages
+are not set, custom scripts parse (by pgbench itself), storage targets can be made, fio is there
+when asked for. Every problem is listed in one error."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+
+from pglab import procs
+from pglab.campaign.parse import Campaign
+from pglab.disks import targets as storage_targets
+from pglab.errors import CampaignError
+from pglab.lab import Lab
+from pglab.postgres import dataset as datasets
+from pglab.postgres import server, settings
+from pglab.postgres.sources import Binaries, resolve
+from pglab.run.plan import Plan, make_plan
+
+
+def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
+    """Resolve sources and check every setting and script of every point; raise listing all."""
+    plan = make_plan(campaign)
+    binaries: dict[str, Binaries] = {}
+    problems: list[str] = []
+    for point in plan.points:
+        label = point.server.source_label
+        if label not in binaries:
+            binaries[label] = resolve(point.server, lab)
+    catalogs = {label: datasets.load_catalog(lab, b) for label, b in binaries.items()}
+    checked: set[tuple] = set()
+    for point in plan.points:
+        b = binaries[point.server.source_label]
+        key = (b.label, point.server.settings)
+        if key in checked:
+            continue
+        checked.add(key)
+        names = [n for n, _ in point.server.settings]
+        managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
+        where = f'point "{point.label}" (PostgreSQL {b.version}): '
+        for name in managed:
+            problems.append(f"{where}{name} is managed by pglab and cannot be set")
+        catalog = catalogs[b.label]
+        other_versions = _versions_having(names, b, binaries, catalogs)
+        for name, versions in other_versions.items():
+            problems.append(
+                f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
+                f"{versions}: set it in the settings of the variants of those versions"
+            )
+        problems += settings.validate(
+            {
+                n: v
+                for n, v in point.server.settings
+                if n.lower() not in server.LAB_MANAGED and n not in other_versions
+            },
+            catalog,
+            where=where,
+        )
+    problems = list(dict.fromkeys(problems))
+    settings.raise_if_problems(problems)
+    _check_scripts(plan, binaries)
+    storage_targets.require(targets_of(plan.points), lab)
+    if campaign.storage_bench.enabled and campaign.storage_bench.fio and not shutil.which("fio"):
+        raise CampaignError(
+            "[storage_bench] fio = true, but fio is not installed",
+            hint="install Debian's fio package (apt-get install fio), or set fio = false",
+        )
+    return plan, binaries
+
+
+def _versions_having(
+    names: list[str],
+    mine: Binaries,
+    binaries: Mapping[str, Binaries],
+    catalogs: Mapping[str, Mapping],
+) -> dict[str, str]:
+    """Settings unknown to ``mine`` that another server version of the campaign has:
+    name -> "PostgreSQL 18.6 (embedded)"."""
+    found: dict[str, str] = {}
+    for name in names:
+        if settings.exists(name, catalogs[mine.label]):
+            continue
+        having = [
+            f"PostgreSQL {b.version} ({b.label})"
+            for label, b in binaries.items()
+            if b.major != mine.major and settings.exists(name, catalogs[label])
+        ]
+        if having:
+            found[name] = ", ".join(having)
+    return found
+
+
+def targets_of(runs) -> list:
+    """The storage targets the runs use (PGDATA's and pg_wal's), each once."""
+    found = {}
+    for run in runs:
+        for t in (run.storage.data, run.storage.wal):
+            if t is not None:
+                found[t.name] = t
+    return list(found.values())
+
+
+def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
+    """pgbench parses its scripts before it connects: a parse that ends at connecting is clean."""
+    seen: set[tuple[str, str]] = set()
+    for point in plan.points:
+        b = binaries[point.server.source_label]
+        for phase in point.phases:
+            for script in phase.scripts:
+                if script.path is None or (b.label, script.path) in seen:
+                    continue
+                seen.add((b.label, script.path))
+                res = procs.run(
+                    [
+                        b.exe("pgbench"),
+                        "-n",
+                        "-t",
+                        "1",
+                        "-f",
+                        script.path,
+                        "-h",
+                        "/nonexistent-pglab-socket-dir",
+                        "-p",
+                        "1",
+                        "postgres",
+                    ],
+                    timeout=30,
+                    check=False,
+                )
+                err = (res.stderr or "") + (res.stdout or "")
+                if "connection to server" not in err and "could not connect" not in err:
+                    raise CampaignError(
+                        f"custom script {script.path} is not valid for pgbench {b.pgbench_version}:"
+                        f"\n{procs.tail(err)}",
+                        hint="fix the script; `pgbench --help` and the pgbench docs list the "
+                        "meta-commands (\\set, \\sleep, ...)",
+                    )
