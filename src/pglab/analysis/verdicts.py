@@ -126,13 +126,25 @@ def _sd_log(cv_pct: float) -> float:
     return math.sqrt(math.log1p((cv_pct / 100) ** 2))
 
 
-def design_power(runs: int, comparisons: int, noise_pct: float, effect_pct: float) -> float:
-    """Power of one comparison of ``runs`` against ``runs`` at SD ``noise_pct`` (log scale, %)
-    against an effect of ``effect_pct``, at Holm's strictest level ALPHA / comparisons."""
+def design_power(
+    runs: int, comparisons: int, noise_pct: float, effect_pct: float, draws: int = 20000
+) -> float:
+    """Power of Welch's test of ``runs`` against ``runs`` at SD ``noise_pct`` (log scale, %) for
+    an effect of ``effect_pct``, at Holm's strictest level ALPHA / comparisons. Simulated (a
+    fixed seed: the same answer every time), because Welch's degrees of freedom are themselves
+    random: with equal spreads they are below 2·runs − 2, and a noncentral t at 2·runs − 2
+    would promise more than the test delivers (at 4 runs, 5 comparisons and 4% noise: 46%
+    against the 37% that ``bench/verdicts.py --simulate`` finds)."""
     if runs < 2:
         return 0.0
-    se = noise_pct / 100 * math.sqrt(2 / runs)
-    return power(se, 2 * runs - 2, effect_pct, ALPHA / max(1, comparisons))
+    rng = np.random.default_rng(0)
+    sd, n = noise_pct / 100, runs
+    diff = math.log1p(effect_pct / 100) + rng.standard_normal(draws) * sd * math.sqrt(2 / n)
+    va = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
+    vb = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
+    df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1))
+    p = 2 * _stats().t.sf(np.abs(diff) / np.sqrt(va + vb), df)
+    return float(np.mean(p < ALPHA / max(1, comparisons)))
 
 
 def runs_needed(comparisons: int, noise_pct: float, effect_pct: float) -> int | None:
