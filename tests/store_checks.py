@@ -219,7 +219,7 @@ class StoreContract:
                        "variant": "base", "label": "base clients=1", "repeat": 1, "status": "ok",
                        "tps": mean_measured, "started_at": run.started_at,
                        "finished_at": run.finished_at, "error": None,
-                       "metrics": run.metrics}  # fmt: skip
+                       "metrics": run.metrics, "axes": {"clients": 8}}  # fmt: skip
         (summary,) = campaigns
         assert summary["name"] == "camp" and summary["id"] == cid
         assert (summary["runs_ok"], summary["runs_failed"]) == (1, 0)
@@ -413,6 +413,24 @@ class StoreContract:
         with pytest.raises(StoreError, match="made by a newer pglab") as err:
             open_store(store_url)
         assert f"schema version {last + 1}" in str(err.value) and err.value.hint
+
+    def test_matrix_coordinates_are_filled_in_for_runs_stored_before(self, store_url: str) -> None:
+        """Migration 3's UPDATE, in this dialect, gives runs stored before it their axes from
+        their specs (here: a run whose axes_json is emptied, then the statement run again)."""
+        with open_store(store_url) as store:
+            run_id = store.save_run(sample_run(spec={"axes": [["clients", 4], ["script", "x"]]}))
+            assert store.list_runs()[0]["axes"] == {"clients": 4, "script": "x"}
+            with store._transaction():
+                store._run("UPDATE runs SET axes_json = NULL")
+            assert store.list_runs()[0]["axes"] == {}
+            with store._transaction():
+                store._run(schema.render(schema.V3.statements[1], store.dialect))
+            (row,) = store.list_runs()
+            assert row["id"] == run_id and list(row["axes"].items()) == [
+                ("clients", 4),
+                ("script", "x"),
+            ]
+            assert store.get_run(run_id)["axes"] == row["axes"]
 
     def test_failed_migration_changes_nothing(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch

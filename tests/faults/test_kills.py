@@ -139,7 +139,7 @@ def test_pglab_killed_during_dataset_init_then_same_command(
     path.write_text(INIT_SLOW.format(name=name).replace("scale = 20", f"scale = {20 + sig}"))
     store_path = tmp_path / "r.sqlite"
     argv = [
-        sys.executable, "-m", "pglab.cli", "run", str(path),
+        sys.executable, "-m", "pglab", "run", str(path),
         "--lab-dir", str(lab.home), "--store", str(store_path),
     ]  # fmt: skip
     err_path = tmp_path / "stderr"

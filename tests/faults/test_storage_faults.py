@@ -57,7 +57,7 @@ clients = [1, 2]
 
 
 def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab.cli", "run", str(path),
+    return [sys.executable, "-m", "pglab", "run", str(path),
             "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
 
 
@@ -234,7 +234,7 @@ def test_not_root_stops_before_anything_is_made(tmp_path: Path, lab: Lab) -> Non
     path.write_text(CAMPAIGN.format(name="not-root", duration=1))
     os.chmod(path, 0o644)
     argv = ["setpriv", f"--reuid={lab.run_as.uid}", f"--regid={lab.run_as.gid}",
-            "--clear-groups", sys.executable, "-m", "pglab.cli", "run", str(path),
+            "--clear-groups", sys.executable, "-m", "pglab", "run", str(path),
             "--lab-dir", str(home / "lab"), "--store", str(home / "r.sqlite")]  # fmt: skip
     try:
         done = subprocess.run(

@@ -36,7 +36,7 @@ script = ["select-only", "simple-update"]
 
 
 def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab.cli", "run", str(path),
+    return [sys.executable, "-m", "pglab", "run", str(path),
             "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
 
 
@@ -91,7 +91,7 @@ def test_a_store_that_cannot_be_written_stops_before_any_server(
                    ["report", "stored", "-o", str(tmp_path / "ro.html")]]  # fmt: skip
         outputs = []
         for cmd in reading:
-            argv = [sys.executable, "-m", "pglab.cli", *cmd, "--lab-dir", str(lab.home),
+            argv = [sys.executable, "-m", "pglab", *cmd, "--lab-dir", str(lab.home),
                     "--store", str(store_path)]  # fmt: skip
             done = subprocess.run(argv, capture_output=True, text=True)
             assert done.returncode == 0, f"{cmd}: {done.stderr}"

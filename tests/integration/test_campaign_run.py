@@ -174,7 +174,7 @@ def _run_in_background(
     """Start `pglab run` on SMALL as its own process; return once it has stored some runs."""
     store_path = tmp_path / "r.sqlite"
     path = write(tmp_path, SMALL.format(name=name).replace("duration = 2", "duration = 3"))
-    argv = [sys.executable, "-m", "pglab.cli", "run", str(path), "--lab-dir", str(lab.home),
+    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
             "--store", str(store_path)]  # fmt: skip
     err_path = tmp_path / "first.stderr"
     with open(err_path, "w") as err:

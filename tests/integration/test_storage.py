@@ -141,7 +141,7 @@ def test_ctrl_c_stops_pg_test_fsync_and_removes_its_directory(
     tmp_path: Path, lab: Lab, disk_dir: Path
 ) -> None:
     store = str(tmp_path / "r.sqlite")
-    cmd = [sys.executable, "-m", "pglab.cli", "storage", str(disk_dir), "--seconds", "5",
+    cmd = [sys.executable, "-m", "pglab", "storage", str(disk_dir), "--seconds", "5",
            "--no-fio", "--lab-dir", str(lab.home), "--store", store]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -29,8 +29,10 @@ def save(store: Any, campaign: str, label: str, repeat: int, tps: float, **fp: A
                    "settings": {"shared_buffers": {"setting": "16384", "unit": "8kB",
                                                    "shown": "128MB"}}}  # fmt: skip
     fingerprint["settings"].update(fp)
+    axes = [[k, int(v)] for k, _, v in (t.partition("=") for t in label.split() if "=" in t)]
     run = sample_run(
         campaign=campaign, point=label, repeat=repeat, variant=variant, label=label,
+        spec={"variant": variant, "axes": axes, "phases": [{"name": "main"}], "repeat": repeat},
         phases=(sample_phase("main", tps=tps),), fingerprint=fingerprint,
         metrics={"tps": tps, "phase.main.tps": tps, "latency_avg_ms": 8000 / tps},
     )  # fmt: skip

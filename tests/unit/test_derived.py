@@ -40,11 +40,15 @@ def make_run(
             "columns": ["t", "pgbench_cpu_pct", "postgres_cpu_pct"],
             "rows": [[float(i), pgbench_cpu, 150.0] for i in range(5)],
         }
+    # the matrix coordinates a label shows (what the store keeps as the run's axes)
+    axes = {k: int(v) if v.isdigit() else v for k, _, v in
+            (tok.partition("=") for tok in label.split() if "=" in tok)}  # fmt: skip
     return {
         "id": rid,
         "campaign": "c",
         "label": label,
         "variant": variant,
+        "axes": axes,
         "repeat": 1,
         "status": status,
         "tps": tps if status == "ok" else None,
@@ -52,6 +56,7 @@ def make_run(
         "metrics": {"tps": tps} if status == "ok" else {},
         "timings": {},
         "spec": {
+            "axes": [[k, v] for k, v in axes.items()],
             "dataset": {"scale": scale},
             "server": {"settings": sorted((settings or {}).items())},
             "phases": [{"name": "main", "scripts": [{"builtin": script, "path": None}]}],

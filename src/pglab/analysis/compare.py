@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pglab.analysis import points, verdicts
+from pglab.disks import results as storage_tables
 from pglab.disks import syncrate
-from pglab.disks import tables as storage_tables
 from pglab.errors import LabError
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of

@@ -71,24 +71,27 @@ class ScalingPoint:
     efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
 
 
-_CLIENTS = re.compile(r"(?:^| )clients=(\d+)(?= |$)")
-
-
-def scaling_key(label: str, variant: str) -> tuple[str, int] | None:
-    """(series, clients) of a point label with a ``clients=N`` coordinate, else None."""
-    m = _CLIENTS.search(label)
-    if m is None:
+def scaling_key(row: dict[str, Any]) -> tuple[str, int] | None:
+    """(series, clients) of a run or point row with a ``clients`` matrix coordinate, else None:
+    the series is its label without the clients (the variant when nothing else is left)."""
+    axes = row.get("axes") or {}
+    clients = axes.get("clients")
+    if not isinstance(clients, int) or isinstance(clients, bool):
         return None
-    return (label[: m.start()] + label[m.end() :]).strip() or variant, int(m.group(1))
+    variant = row["variant"]
+    label = row.get("label") or row.get("point") or ""
+    named = [variant] if label == variant or label.startswith(f"{variant} ") else []
+    others = [f"{k}={v}" for k, v in axes.items() if k != "clients"]
+    return " ".join(named + others) or variant, clients
 
 
 def scaling(rows: list[dict[str, Any]]) -> dict[str, list[ScalingPoint]]:
     """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
-    ``list_runs`` rows; runs without a ``clients=N`` coordinate in their label are left out,
+    ``list_runs`` rows; runs without a ``clients`` matrix coordinate are left out,
     and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
     tps: dict[str, dict[int, list[float]]] = {}
     for r in rows:
-        key = scaling_key(r["label"], r["variant"])
+        key = scaling_key(r)
         if key is None or r["status"] != "ok" or r.get("tps") is None:
             continue
         tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r["tps"]))

@@ -52,11 +52,11 @@ def point_rows(
     derived = derived_names(runs)
     for r in runs:
         label, variant = r["label"], r["variant"]
-        coords = label[len(variant) :].strip() if label.startswith(variant) else label
+        coords = " ".join(f"{k}={v}" for k, v in (r.get("axes") or {}).items())
         pt = points.setdefault(
             label,
-            {"point": label, "variant": variant, "coords": coords, "runs": 0, "failed": 0,
-             "tps": [], "derived": {}},
+            {"point": label, "variant": variant, "coords": coords, "axes": r.get("axes") or {},
+             "runs": 0, "failed": 0, "tps": [], "derived": {}},
         )  # fmt: skip
         pt["runs"] += 1
         if r["status"] == "ok" and r.get("tps") is not None:

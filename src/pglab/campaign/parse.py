@@ -32,14 +32,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import storage as storage_parts
+from pglab.campaign.checks import Problems, choice, get, table_of
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
     DEFAULT_EFFECT_PCT,
-    FILESYSTEMS,
     LATENCY_LOGS,
     PROTOCOLS,
     RESET_POLICIES,
-    TARGET_KINDS,
     DatasetSpec,
     DerivedSpec,
     PhaseSpec,
@@ -94,15 +94,6 @@ STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # matrix key -> Storag
 MATRIX_KEYS = (
     (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"} | set(STORAGE_AXES)
 )
-STORAGE_KEYS = {"data", "wal"}
-# the keys each kind of target takes (besides kind)
-TARGET_KEYS = {
-    "path": {"path"},
-    "tmpfs": {"size", "mount_options"},
-    "loop": {"size", "fstype", "mkfs_options", "mount_options", "dir", "direct_io"},
-}
-MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 DERIVED_KEYS = {"name", "kind", "a", "b"}
 ORDERS = ("interleaved", "sequential")
 ON_ERROR = ("continue", "stop")
@@ -139,23 +130,6 @@ class Campaign:
         return dict(self.targets)[name]
 
 
-class Problems:
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, where: str, text: str) -> None:
-        self.items.append(f"{where}: {text}" if where else text)
-
-    def unknown_keys(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
-        for key in table:
-            if key not in allowed:
-                close = difflib.get_close_matches(key, sorted(allowed), n=1)
-                hint = f' — did you mean "{close[0]}"?' if close else ""
-                self.add(
-                    where, f'unknown key "{key}"{hint} (allowed: {", ".join(sorted(allowed))})'
-                )
-
-
 def load(path: str | Path) -> Campaign:
     """Read and check a campaign file."""
     path = Path(path)
@@ -187,31 +161,33 @@ def parse(
     p = Problems()
     base_dir = base_dir or Path.cwd()
     p.unknown_keys("", doc, TOP_KEYS)
-    name = _get(doc, "name", str, default_name, p, "")
-    repeats = _get(doc, "repeats", int, 1, p, "", minimum=1)
-    order = _choice(doc, "order", ORDERS, "interleaved", p, "")
-    on_error = _choice(doc, "on_error", ON_ERROR, "continue", p, "")
+    name = get(doc, "name", str, default_name, p, "")
+    repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
+    order = choice(doc, "order", ORDERS, "interleaved", p, "")
+    on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
 
-    server = _server(_table(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
-    dataset = _dataset(_table(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
-    workload = _table(doc, "workload", p, "")
+    server = _server(table_of(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
+    dataset = _dataset(table_of(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
+    workload = table_of(doc, "workload", p, "")
     p.unknown_keys("[workload]", workload, WORKLOAD_KEYS)
     phases = _phases(doc, workload, p, base_dir)
-    targets = _targets(_table(doc, "targets", p, ""), p)
-    storage = _storage(_table(doc, "storage", p, ""), StorageSpec(), targets, p, "[storage]")
+    targets = storage_parts.targets(table_of(doc, "targets", p, ""), p)
+    storage = storage_parts.storage(
+        table_of(doc, "storage", p, ""), StorageSpec(), targets, p, "[storage]"
+    )
 
     variants: list[Variant] = []
-    for vname, vdoc in _table(doc, "variants", p, "").items():
+    for vname, vdoc in table_of(doc, "variants", p, "").items():
         where = f"[variants.{vname}]"
         if not isinstance(vdoc, dict):
             p.add(where, "must be a table of overrides")
             continue
         p.unknown_keys(where, vdoc, VARIANT_KEYS)
-        vserver = _server(_table(vdoc, "server", p, where), server, p, where, base_dir)
+        vserver = _server(table_of(vdoc, "server", p, where), server, p, where, base_dir)
         if "settings" in vdoc:
             vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
-        vdataset = _dataset(_table(vdoc, "dataset", p, where), dataset, p, where)
-        vwork = _table(vdoc, "workload", p, where)
+        vdataset = _dataset(table_of(vdoc, "dataset", p, where), dataset, p, where)
+        vwork = table_of(vdoc, "workload", p, where)
         p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
         vphases = tuple(
             apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases
@@ -223,16 +199,18 @@ def parse(
             if not isinstance(vtable, dict):
                 p.add(where, 'storage must be a target name or a table {data = "...", wal = "..."}')
             else:
-                vstorage = _storage(vtable, storage, targets, p, f"{where} storage")
+                vstorage = storage_parts.storage(vtable, storage, targets, p, f"{where} storage")
         variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage))
     if not variants:
         variants.append(Variant("base", server, dataset, phases, storage))
 
-    matrix = _matrix(_table(doc, "matrix", p, ""), p, base_dir, targets)
+    matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
-    telemetry = _telemetry(_table(doc, "telemetry", p, ""), p)
-    storage_bench = _storage_bench(_table(doc, "storage_bench", p, ""), "storage_bench" in doc, p)
-    effect = _analysis(_table(doc, "analysis", p, ""), p)
+    telemetry = _telemetry(table_of(doc, "telemetry", p, ""), p)
+    storage_bench = storage_parts.storage_bench(
+        table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
+    )
+    effect = _analysis(table_of(doc, "analysis", p, ""), p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -351,8 +329,8 @@ def _phases(
         ph = replace(default, name=str(table.get("name", f"phase {i}")))
         ph = replace(
             ph,
-            times=_get(table, "times", int, 1, p, where, minimum=1),
-            measured=_get(table, "measured", bool, True, p, where),
+            times=get(table, "times", int, 1, p, where, minimum=1),
+            measured=get(table, "measured", bool, True, p, where),
         )
         phases.append(apply_workload(ph, table, p, where, base_dir))
     names = [ph.name for ph in phases]
@@ -413,7 +391,7 @@ def apply_workload(
         else:
             upd["protocol"] = table["protocol"]
     if "connect" in table:
-        upd["connect"] = _get(table, "connect", bool, False, p, where)
+        upd["connect"] = get(table, "connect", bool, False, p, where)
     if "latency_log" in table:
         if table["latency_log"] not in LATENCY_LOGS:
             p.add(
@@ -423,7 +401,7 @@ def apply_workload(
         else:
             upd["latency_log"] = table["latency_log"]
     if "vacuum" in table:
-        upd["vacuum"] = _get(table, "vacuum", bool, True, p, where)
+        upd["vacuum"] = get(table, "vacuum", bool, True, p, where)
     new = replace(ph, **upd)
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
@@ -495,7 +473,7 @@ def _matrix(
         # check each value by applying it to a throwaway phase or dataset
         for v in values:
             if key in STORAGE_AXES:
-                _target_ref(v, targets, p, f"[matrix] {key}")
+                storage_parts.target_ref(v, targets, p, f"[matrix] {key}")
             elif key in WORKLOAD_KEYS:
                 apply_workload(
                     PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
@@ -542,142 +520,7 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
     return tuple(out)
 
 
-def _targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]:
-    """``[targets.NAME]`` tables, each checked against the keys its kind takes (a target with
-    problems maps to None: references to it are not reported again)."""
-    out: dict[str, TargetSpec | None] = {}
-    for name, t in table.items():
-        where = f"[targets.{name}]"
-        out[str(name)] = None
-        if not isinstance(t, dict):
-            p.add(where, "must be a table (kind = ..., ...)")
-            continue
-        kind = t.get("kind", "path" if "path" in t else "loop" if "fstype" in t else None)
-        if kind not in TARGET_KINDS:
-            p.add(where, f"kind = {kind!r}: use one of {', '.join(TARGET_KINDS)}")
-            continue
-        allowed = TARGET_KEYS[kind] | {"kind"}
-        for key in t:
-            if key not in allowed:
-                every = set().union(*TARGET_KEYS.values()) | {"kind"}
-                if key in every:
-                    p.add(
-                        where,
-                        f'key "{key}" does not apply to kind = "{kind}" '
-                        f"(it takes: {', '.join(sorted(allowed))})",
-                    )
-                else:
-                    p.unknown_keys(where, {key: None}, allowed)
-        upd: dict[str, Any] = {}
-        if kind == "path":
-            path = t.get("path")
-            if not isinstance(path, str) or not path.startswith("/"):
-                p.add(where, f"path = {path!r}: expected an absolute directory path")
-                continue
-            upd["path"] = path
-        else:
-            fstype = "tmpfs" if kind == "tmpfs" else t.get("fstype")
-            if kind == "loop" and fstype not in FILESYSTEMS:
-                p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
-                continue
-            upd["fstype"] = fstype
-            size = _size(t.get("size"), where, p)
-            if size is None:
-                continue
-            low = max(MIN_SIZE[kind], MIN_SIZE.get(str(fstype), 0))
-            if size < low:
-                p.add(where, f"size = {t['size']!r} is too small for {fstype}: at least "
-                      f"{low // 2**20} MB")  # fmt: skip
-                continue
-            upd["size"] = size
-            for key in ("mkfs_options", "mount_options"):
-                if key in t:
-                    opts = _options(t[key], where, key, p)
-                    if opts is not None:
-                        upd[key] = opts
-            if "dir" in t:
-                if not isinstance(t["dir"], str) or not t["dir"].startswith("/"):
-                    p.add(where, f"dir = {t['dir']!r}: expected an absolute directory path")
-                else:
-                    upd["dir"] = t["dir"]
-            if "direct_io" in t:
-                upd["direct_io"] = _get(t, "direct_io", bool, False, p, where)
-        out[str(name)] = TargetSpec(name=str(name), kind=kind, **upd)
-    return out
-
-
-def _size(val: Any, where: str, p: Problems) -> int | None:
-    """Bytes from a whole number or "300MB", "1GB", "512M", "1GiB" (units of 1024)."""
-    if isinstance(val, int) and not isinstance(val, bool) and val > 0:
-        return val
-    if isinstance(val, str):
-        text = val.strip().lower().removesuffix("ib").removesuffix("b")
-        num, unit = text.rstrip("kmgt"), text[len(text.rstrip("kmgt")) :]
-        try:
-            if len(unit) <= 1 and float(num) > 0:
-                return int(float(num) * _UNITS[unit])
-        except ValueError:
-            pass
-    p.add(where, f'size = {val!r}: expected a size such as "300MB" or "2GB" (units of 1024)')
-    return None
-
-
-def _options(val: Any, where: str, key: str, p: Problems) -> tuple[str, ...] | None:
-    """A list of strings, or one string: mount options split at commas, mkfs options at spaces."""
-    if isinstance(val, str):
-        return tuple(x for x in val.split("," if key == "mount_options" else None) if x)
-    if isinstance(val, list) and all(isinstance(x, str) and x for x in val):
-        return tuple(val)
-    p.add(where, f"{key} = {val!r}: expected a list of strings")
-    return None
-
-
-def _target_ref(
-    name: Any, targets: dict[str, TargetSpec | None], p: Problems, where: str
-) -> TargetSpec | None:
-    if isinstance(name, str) and name in targets:
-        return targets[name]  # None when the target has problems of its own
-    close = difflib.get_close_matches(str(name), sorted(targets), n=1)
-    hint = f' — did you mean "{close[0]}"?' if close else ""
-    known = ", ".join(sorted(targets)) or "none: define one as [targets.NAME]"
-    p.add(where, f"storage target {name!r} is not defined{hint} (targets: {known})")
-    return None
-
-
-def _storage(
-    table: dict[str, Any],
-    base: StorageSpec,
-    targets: dict[str, TargetSpec | None],
-    p: Problems,
-    where: str,
-) -> StorageSpec:
-    p.unknown_keys(where, table, STORAGE_KEYS)
-    upd = {}
-    for key in ("data", "wal"):
-        if key in table:
-            upd[key] = _target_ref(table[key], targets, p, f"{where} {key}")
-    return replace(base, **upd)
-
-
 # -- small checks ----------------------------------------------------------------------------
-
-
-def _table(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, Any]:
-    val = doc.get(key, {})
-    if not isinstance(val, dict):
-        p.add(where, f"{key} must be a table")
-        return {}
-    return val
-
-
-def _storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
-    where = "[storage_bench]"
-    p.unknown_keys(where, table, {"enabled", "seconds", "fio"})
-    return StorageBenchSpec(
-        enabled=_get(table, "enabled", bool, present, p, where),
-        seconds=_get(table, "seconds", int, 1, p, where, minimum=1),
-        fio=_get(table, "fio", bool, False, p, where),
-    )
 
 
 def _analysis(table: dict[str, Any], p: Problems) -> float:
@@ -698,7 +541,7 @@ def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
     spec = TelemetrySpec()
     upd: dict[str, Any] = {}
     if "enabled" in table:
-        upd["enabled"] = _get(table, "enabled", bool, True, p, where)
+        upd["enabled"] = get(table, "enabled", bool, True, p, where)
     limits = {"stats_interval": (0.1, 60.0), "waits_hz": (0.1, 100.0),
               "buffers_interval": (0.5, 600.0)}  # fmt: skip
     for key, (low, high) in limits.items():
@@ -710,34 +553,3 @@ def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
         else:
             upd[key] = float(val)
     return replace(spec, **upd)
-
-
-def _get(
-    doc: dict[str, Any],
-    key: str,
-    typ: type,
-    default: Any,
-    p: Problems,
-    where: str,
-    minimum: int | None = None,
-) -> Any:
-    if key not in doc:
-        return default
-    val = doc[key]
-    if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
-        p.add(where, f"{key} = {val!r}: expected {typ.__name__}")
-        return default
-    if minimum is not None and val < minimum:
-        p.add(where, f"{key} = {val!r}: must be ≥ {minimum}")
-        return default
-    return val
-
-
-def _choice(
-    doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems, where: str
-) -> str:
-    val = doc.get(key, default)
-    if val not in choices:
-        p.add(where, f'{key} = "{val}": use one of {", ".join(choices)}')
-        return default
-    return val

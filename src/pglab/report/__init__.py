@@ -24,7 +24,7 @@ import markupsafe
 
 from pglab import __version__
 from pglab.analysis import points
-from pglab.disks import tables as storage_tables
+from pglab.disks import results as storage_tables
 from pglab.report import charts
 from pglab.report.model import Point, Report, gather
 from pglab.telemetry.summary import lines as telemetry_lines

@@ -98,7 +98,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
             pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
     series = derived.scaling(runs)
     for pt in pts:
-        key = derived.scaling_key(pt.label, pt.row["variant"])
+        key = derived.scaling_key(pt.row)
         if key is not None and len(series.get(key[0], ())) > 1:
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
     first = next((loaded[r["id"]] for r in runs if r["id"] in loaded), None)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign.parse import STORAGE_AXES, Campaign, Problems, Variant, apply_workload
+from pglab.campaign.checks import Problems
+from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset

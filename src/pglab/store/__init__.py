@@ -14,7 +14,7 @@ from pathlib import Path
 from pglab.errors import StoreError
 from pglab.store.base import Store, mask_url
 
-__all__ = ["Store", "StoreError", "mask_url", "open_store"]
+__all__ = ["Store", "StoreError", "mask_url", "open_store", "peek_store"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -35,7 +35,9 @@ def open_store(url: str | os.PathLike[str], read_only: bool = False) -> Store:
     if scheme in ("postgresql", "postgres"):
         from pglab.store.postgres import open_postgres  # psycopg is only imported when needed
 
-        return open_postgres(text)
+        store = open_postgres(text)
+        assert store is not None  # only a peek finds nothing
+        return store
     if scheme not in (None, "sqlite"):
         raise StoreError(
             f"unknown results store scheme {scheme!r} in {mask_url(text)}",
@@ -44,3 +46,23 @@ def open_store(url: str | os.PathLike[str], read_only: bool = False) -> Store:
     from pglab.store.sqlite import open_sqlite
 
     return open_sqlite(Path(text[len("sqlite://") :] if scheme else text), read_only)
+
+
+def peek_store(url: str | os.PathLike[str]) -> Store | None:
+    """The store at ``url`` for reading, as it is: None when there is none yet (a SQLite file
+    that does not exist, a PostgreSQL database without pglab's tables). Nothing is created,
+    migrated or written (what ``--dry-run`` reads). Raises StoreError when it exists but cannot
+    be read as it is (another schema version, unreadable, unreachable)."""
+    text = os.fspath(url).strip()
+    m = _SCHEME.match(text)
+    scheme = m.group(1).lower() if m else None
+    if scheme in ("postgresql", "postgres"):
+        from pglab.store.postgres import open_postgres
+
+        return open_postgres(text, peek=True)
+    if scheme not in (None, "sqlite"):
+        return open_store(text)  # raises the unknown-scheme error
+    from pglab.store.sqlite import open_sqlite_as_it_is
+
+    path = Path(text[len("sqlite://") :] if scheme else text).expanduser().absolute()
+    return open_sqlite_as_it_is(path) if path.is_file() else None

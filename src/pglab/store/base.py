@@ -180,18 +180,20 @@ class Store:
         """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
         point_key, variant, label, repeat, status, tps (mean TPS of the measured phases; None
         for a failed run or one without any), started_at, finished_at, error, metrics (a dict:
-        run TPS, per-phase TPS, derived metrics such as a decrease ratio). One query."""
+        run TPS, per-phase TPS, derived metrics such as a decrease ratio), axes (the point's
+        matrix coordinates, axis -> value, in the campaign's axis order). One query."""
         where, params = ("WHERE c.name = ? ", (campaign,)) if campaign is not None else ("", ())
         with self._guard("listing runs"):
             runs = self._rows(
                 "SELECT r.id, c.name AS campaign, r.run_key, r.point_key, r.variant, r.label, "
                 "r.repeat, r.status, r.tps, r.started_at, r.finished_at, r.error, "
-                "r.metrics_json AS metrics "
+                "r.metrics_json AS metrics, r.axes_json AS axes "
                 f"FROM runs r JOIN campaigns c ON c.id = r.campaign_id {where}ORDER BY r.id",
                 params,
             )
         for r in runs:
             r["metrics"] = json.loads(r["metrics"]) if r["metrics"] else {}
+            r["axes"] = dict(json.loads(r["axes"])) if r["axes"] else {}
         return runs
 
     def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> dict[str, Any] | None:
@@ -222,6 +224,7 @@ class Store:
         series = [s for s in series if s["kind"] not in skip_kinds]
         for name in ("spec", "fingerprint", "metrics", "timings"):
             run[name] = json.loads(run.pop(f"{name}_json"))
+        run["axes"] = dict((run["spec"] or {}).get("axes") or [])  # as list_runs gives them
         run["phases"] = [_decode_phase(p) for p in phases]
         run["series"] = {}
         for s in series:
@@ -470,6 +473,7 @@ def _encode_run(
         # a failed run's phases are a partial picture: no TPS that a listing could mistake
         "tps": _real(sum(measured) / len(measured)) if measured and run.status == "ok" else None,
         "spec_json": _dumps(run.spec),
+        "axes_json": _dumps(run.spec.get("axes") or []),
         "fingerprint_json": _dumps(run.fingerprint),
         "metrics_json": _dumps(run.metrics),
         "timings_json": _dumps(run.timings),

@@ -43,8 +43,9 @@ class PostgresStore(Store):
         )
 
 
-def open_postgres(url: str) -> PostgresStore:
-    """Connect to a ``postgresql://`` (or ``postgres://``) URL and bring its schema up to date."""
+def open_postgres(url: str, peek: bool = False) -> PostgresStore | None:
+    """Connect to a ``postgresql://`` (or ``postgres://``) URL and bring its schema up to date;
+    ``peek``: read it as it is (None when it has no pglab tables yet), never migrate it."""
     where = mask_url(url)
     secrets = _secrets(url)
     try:
@@ -60,7 +61,10 @@ def open_postgres(url: str) -> PostgresStore:
     store = PostgresStore(conn, url)
     try:
         with store._guard("opening"):
-            store._migrate()
+            if peek and store._current_version() == 0:
+                conn.close()
+                return None
+            store._migrate(read_only=peek)
     except BaseException:
         conn.close()
         raise

@@ -42,6 +42,7 @@ SQLITE = Dialect(
         "bigint": "INTEGER",
         "real": "REAL",
         "blob": "BLOB",
+        "spec_axes": "json_extract(spec_json, '$.axes')",  # JSON text of the array
     },
     begin_write="BEGIN IMMEDIATE",  # take the write lock now: no busy error halfway through
     begin_read="BEGIN",
@@ -57,6 +58,7 @@ POSTGRES = Dialect(
         "bigint": "BIGINT",
         "real": "DOUBLE PRECISION",  # PostgreSQL's REAL is only 4 bytes
         "blob": "BYTEA",
+        "spec_axes": "(spec_json::jsonb -> 'axes')::text",
     },
     begin_write="BEGIN",
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
@@ -189,8 +191,20 @@ V2 = Migration(
     ),
 )
 
+# A run's matrix coordinates as a column of their own ([[axis, value], ...] in the campaign's
+# axis order), so that listing runs gives them without reading each spec (and nobody parses them
+# back out of the point's label); filled from the stored specs for runs stored before.
+V3 = Migration(
+    version=3,
+    summary="runs.axes_json: a run's matrix coordinates",
+    statements=(
+        "ALTER TABLE runs ADD COLUMN axes_json TEXT",
+        "UPDATE runs SET axes_json = {spec_axes}",
+    ),
+)
+
 # Append new migrations here; never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [V1, V2]
+MIGRATIONS: list[Migration] = [V1, V2, V3]
 
 
 def latest_version() -> int:

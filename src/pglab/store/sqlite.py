@@ -42,6 +42,11 @@ def open_sqlite(path: Path, read_only: bool = False) -> SqliteStore:
     return _open_read_only(path)
 
 
+def open_sqlite_as_it_is(path: Path) -> SqliteStore:
+    """An existing SQLite store for reading only, never migrated (``peek_store``)."""
+    return _open_read_only(path)
+
+
 _CANNOT_WRITE = ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")
 
 

@@ -1,0 +1,161 @@
+"""The storage parts of a campaign file: ``[targets.NAME]`` (filesystems pglab makes, or
+existing directories), ``[storage]`` (where PGDATA and pg_wal live, also per variant and as
+matrix axes) and ``[storage_bench]`` (pg_test_fsync and fio before the first run)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from typing import Any
+
+from pglab.campaign.checks import Problems, get
+from pglab.campaign.spec import (
+    FILESYSTEMS,
+    TARGET_KINDS,
+    StorageBenchSpec,
+    StorageSpec,
+    TargetSpec,
+)
+
+STORAGE_KEYS = {"data", "wal"}
+
+
+# the keys each kind of target takes (besides kind)
+TARGET_KEYS = {
+    "path": {"path"},
+    "tmpfs": {"size", "mount_options"},
+    "loop": {"size", "fstype", "mkfs_options", "mount_options", "dir", "direct_io"},
+}
+
+
+MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
+
+
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]:
+    """``[targets.NAME]`` tables, each checked against the keys its kind takes (a target with
+    problems maps to None: references to it are not reported again)."""
+    out: dict[str, TargetSpec | None] = {}
+    for name, t in table.items():
+        where = f"[targets.{name}]"
+        out[str(name)] = None
+        if not isinstance(t, dict):
+            p.add(where, "must be a table (kind = ..., ...)")
+            continue
+        kind = t.get("kind", "path" if "path" in t else "loop" if "fstype" in t else None)
+        if kind not in TARGET_KINDS:
+            p.add(where, f"kind = {kind!r}: use one of {', '.join(TARGET_KINDS)}")
+            continue
+        allowed = TARGET_KEYS[kind] | {"kind"}
+        for key in t:
+            if key not in allowed:
+                every = set().union(*TARGET_KEYS.values()) | {"kind"}
+                if key in every:
+                    p.add(
+                        where,
+                        f'key "{key}" does not apply to kind = "{kind}" '
+                        f"(it takes: {', '.join(sorted(allowed))})",
+                    )
+                else:
+                    p.unknown_keys(where, {key: None}, allowed)
+        upd: dict[str, Any] = {}
+        if kind == "path":
+            path = t.get("path")
+            if not isinstance(path, str) or not path.startswith("/"):
+                p.add(where, f"path = {path!r}: expected an absolute directory path")
+                continue
+            upd["path"] = path
+        else:
+            fstype = "tmpfs" if kind == "tmpfs" else t.get("fstype")
+            if kind == "loop" and fstype not in FILESYSTEMS:
+                p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
+                continue
+            upd["fstype"] = fstype
+            size = _size(t.get("size"), where, p)
+            if size is None:
+                continue
+            low = max(MIN_SIZE[kind], MIN_SIZE.get(str(fstype), 0))
+            if size < low:
+                p.add(where, f"size = {t['size']!r} is too small for {fstype}: at least "
+                      f"{low // 2**20} MB")  # fmt: skip
+                continue
+            upd["size"] = size
+            for key in ("mkfs_options", "mount_options"):
+                if key in t:
+                    opts = _options(t[key], where, key, p)
+                    if opts is not None:
+                        upd[key] = opts
+            if "dir" in t:
+                if not isinstance(t["dir"], str) or not t["dir"].startswith("/"):
+                    p.add(where, f"dir = {t['dir']!r}: expected an absolute directory path")
+                else:
+                    upd["dir"] = t["dir"]
+            if "direct_io" in t:
+                upd["direct_io"] = get(t, "direct_io", bool, False, p, where)
+        out[str(name)] = TargetSpec(name=str(name), kind=kind, **upd)
+    return out
+
+
+def _size(val: Any, where: str, p: Problems) -> int | None:
+    """Bytes from a whole number or "300MB", "1GB", "512M", "1GiB" (units of 1024)."""
+    if isinstance(val, int) and not isinstance(val, bool) and val > 0:
+        return val
+    if isinstance(val, str):
+        text = val.strip().lower().removesuffix("ib").removesuffix("b")
+        num, unit = text.rstrip("kmgt"), text[len(text.rstrip("kmgt")) :]
+        try:
+            if len(unit) <= 1 and float(num) > 0:
+                return int(float(num) * _UNITS[unit])
+        except ValueError:
+            pass
+    p.add(where, f'size = {val!r}: expected a size such as "300MB" or "2GB" (units of 1024)')
+    return None
+
+
+def _options(val: Any, where: str, key: str, p: Problems) -> tuple[str, ...] | None:
+    """A list of strings, or one string: mount options split at commas, mkfs options at spaces."""
+    if isinstance(val, str):
+        return tuple(x for x in val.split("," if key == "mount_options" else None) if x)
+    if isinstance(val, list) and all(isinstance(x, str) and x for x in val):
+        return tuple(val)
+    p.add(where, f"{key} = {val!r}: expected a list of strings")
+    return None
+
+
+def target_ref(
+    name: Any, targets: dict[str, TargetSpec | None], p: Problems, where: str
+) -> TargetSpec | None:
+    if isinstance(name, str) and name in targets:
+        return targets[name]  # None when the target has problems of its own
+    close = difflib.get_close_matches(str(name), sorted(targets), n=1)
+    hint = f' — did you mean "{close[0]}"?' if close else ""
+    known = ", ".join(sorted(targets)) or "none: define one as [targets.NAME]"
+    p.add(where, f"storage target {name!r} is not defined{hint} (targets: {known})")
+    return None
+
+
+def storage(
+    table: dict[str, Any],
+    base: StorageSpec,
+    targets: dict[str, TargetSpec | None],
+    p: Problems,
+    where: str,
+) -> StorageSpec:
+    p.unknown_keys(where, table, STORAGE_KEYS)
+    upd = {}
+    for key in ("data", "wal"):
+        if key in table:
+            upd[key] = target_ref(table[key], targets, p, f"{where} {key}")
+    return replace(base, **upd)
+
+
+def storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
+    where = "[storage_bench]"
+    p.unknown_keys(where, table, {"enabled", "seconds", "fio"})
+    return StorageBenchSpec(
+        enabled=get(table, "enabled", bool, present, p, where),
+        seconds=get(table, "seconds", int, 1, p, where, minimum=1),
+        fio=get(table, "fio", bool, False, p, where),
+    )

@@ -1,0 +1,128 @@
+"""The ``pglab`` command: the only part of pglab that prints. One module per command, each with
+``add_parser`` (its options) and ``run(where, ...)`` (callable without argparse); ``fmt`` is how
+numbers and times read, ``common`` the consoles and where the lab and store are.
+
+A LabError becomes ``error: …`` (and ``hint: …``) with exit status 2; Ctrl-C exits with 130
+after everything pglab started has been stopped, SIGTERM likewise with 143; any other exception
+is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.markup import escape
+
+from pglab import __version__
+from pglab.cli import compare, export, ls, quick, report, run, show, storage
+from pglab.cli.common import err_console
+from pglab.errors import LabError
+
+COMMANDS = (quick, run, ls, show, report, compare, export, storage)  # in --help's order
+
+EPILOG = """\
+examples:
+  pglab quick                        a first result in a few minutes (embedded PostgreSQL 18)
+  pglab run examples/settings-sweep.toml --dry-run
+                                     the plan: points, runs, estimated duration
+  pglab run examples/settings-sweep.toml
+                                     run it (run it again to resume after a failure)
+  pglab ls                           stored runs;  pglab ls --json  for scripts
+  pglab show quick-20261122-101500   a campaign's points;  pglab show 12  one run
+  pglab export NAME --format csv     one row per run, every metric as a column
+
+environment:
+  PGLAB_HOME      lab directory (clusters, datasets); default /var/lib/pglab as root,
+                  else ~/.local/share/pglab
+  PGLAB_STORE     results store: a SQLite path or a postgresql:// URL
+                  (default: $PGLAB_HOME/results.sqlite)
+  PGLAB_RUN_USER  the unprivileged account servers run as when pglab is root (default pglab)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.umask(0o022)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("store", "lab_dir"):
+        setattr(args, name, getattr(args, name, None))
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    restore = _stop_on_sigterm()
+    try:
+        return int(args.func(args) or 0)
+    except Terminated:
+        err_console.print(
+            "terminated (SIGTERM): every server and pgbench pglab started has been stopped and "
+            "every storage target it made undone; run the same command again to resume"
+        )
+        return 128 + signal.SIGTERM
+    except LabError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, soft_wrap=True)
+        if exc.hint:
+            err_console.print(f"[bold]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: every server and pgbench pglab started has been stopped; "
+            "run the same command again to resume"
+        )
+        return 130
+    finally:
+        restore()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a service manager, a CI timeout), handled as Ctrl-C is: the clean-up
+    code that runs on KeyboardInterrupt stops servers and undoes storage targets."""
+
+
+def _stop_on_sigterm() -> Callable[[], object]:
+    """Turn SIGTERM into Terminated for the command's duration (only possible on the main
+    thread); returns what puts the previous handler back."""
+
+    def raise_terminated(signum, frame):
+        raise Terminated()
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # SUPPRESS: an option given before the command is not reset by the command's own default
+    # (`pglab --store X ls` used to ignore X); main() fills in None where neither was given
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--store",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="results store: SQLite path or postgresql:// URL (env PGLAB_STORE)",
+    )
+    common.add_argument(
+        "--lab-dir",
+        metavar="DIR",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="lab directory for clusters and datasets (env PGLAB_HOME)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="pglab",
+        description="pglab — a PostgreSQL performance lab: pgbench campaigns over "
+        "settings, versions and load, every second recorded, results stored.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"pglab {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(sub, common)
+    return parser

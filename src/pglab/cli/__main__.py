@@ -1,0 +1,5 @@
+import sys
+
+from pglab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,66 @@
+"""What every command shares: the consoles (the CLI is the only part of pglab that prints), where
+the lab and the results store are, and finding a campaign or run by what the user typed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from pglab.errors import LabError
+from pglab.lab import default_home, default_store_url
+from pglab.store import Store, open_store
+
+# Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
+console = Console(
+    stderr=False,
+    highlight=False,
+    width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120,
+)
+err_console = Console(stderr=True, highlight=False)
+
+
+@dataclass(frozen=True)
+class Where:
+    """The lab directory and the results store a command works on (``--lab-dir``,
+    ``--store``; else ``PGLAB_HOME`` / ``PGLAB_STORE`` and their defaults)."""
+
+    store: str | None = None
+    lab_dir: Path | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Where:
+        return cls(getattr(args, "store", None), getattr(args, "lab_dir", None))
+
+    @property
+    def home(self) -> Path:
+        return (self.lab_dir or default_home()).absolute()
+
+    @property
+    def store_url(self) -> str:
+        return self.store or default_store_url(self.home)
+
+    def open(self, read_only: bool = False) -> Store:
+        """The results store; ``read_only`` commands (ls, show, report…) can also read a store
+        file they cannot write (a read-only mount, another user's file)."""
+        return open_store(self.store_url, read_only=read_only)
+
+
+def find(store: Store, ident: str) -> tuple[str, Any]:
+    """("run", the run) for a run id, else ("campaign", the campaign) for a campaign name."""
+    if ident.isdigit():
+        run = store.get_run(int(ident))
+        if run is not None:
+            return "run", run
+    camp = store.get_campaign(ident)
+    if camp is not None:
+        return "campaign", camp
+    raise LabError(
+        f"no campaign or run {ident!r} in the store",
+        hint="`pglab ls --campaigns` lists campaigns, `pglab ls` lists runs",
+    )

@@ -1,0 +1,103 @@
+"""What a person sees while a campaign runs: a progress bar with the current point, live TPS
+and an ETA over the estimated work, and a line per finished run."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from pglab.campaign.spec import RunSpec
+from pglab.cli.common import console
+from pglab.records import ProgressSample, RunResult
+from pglab.run.plan import RUN_OVERHEAD_S
+
+
+class ProgressEvents:
+    """Draws the campaign's progress: current point, live TPS, ETA over estimated work."""
+
+    def __init__(self, total_seconds: float):
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[run]}[/]"),
+            BarColumn(),
+            TextColumn("{task.description}"),
+            TextColumn("{task.fields[tps]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+            refresh_per_second=4,
+        )
+        self.task: TaskID = self.progress.add_task("", total=max(total_seconds, 1), run="", tps="")
+        self.run_budget = 0.0
+        self.run_used = 0.0
+
+    def __enter__(self) -> ProgressEvents:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def status(self, message: str) -> None:
+        self.progress.console.print(f"[dim]{escape(message)}[/]")
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
+        self.run_used = 0.0
+        self.progress.update(
+            self.task,
+            run=f"run {index}/{total}",
+            description=f"{escape(run.label)} #{run.repeat}",
+            tps="",
+        )
+
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
+        label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
+        self.progress.update(self.task, description=f"{escape(label)} #{run.repeat}")
+
+    def progress_sample(self, sample: ProgressSample) -> None:
+        if self.run_used + 1 < self.run_budget:
+            self.run_used += 1
+            self.progress.advance(self.task, 1)
+        self.progress.update(self.task, tps=f"{sample.tps:,.0f} tps")
+
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        self.progress.advance(self.task, self.run_budget - self.run_used)
+        if result.status == "ok":
+            tps = result.metrics.get("tps", 0.0)
+            self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
+        else:
+            first = (result.error or "").splitlines()[0] if result.error else "failed"
+            self.progress.console.print(
+                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]"
+            )
+
+
+class ExecutorEvents:
+    """Adapter: the executor calls ``progress(sample)``; ProgressEvents owns a rich Progress."""
+
+    def __init__(self, view: ProgressEvents):
+        self.view = view
+
+    def status(self, message: str) -> None:
+        self.view.status(message)
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        self.view.run_started(run, index, total)
+
+    def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
+        self.view.phase_started(run, phase, iteration)
+
+    def progress(self, sample: ProgressSample) -> None:
+        self.view.progress_sample(sample)
+
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        self.view.run_finished(run, result)

@@ -1,0 +1,58 @@
+"""``pglab report``: one self-contained HTML page (and its charts as PNG) of a campaign or run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+
+from pglab.cli.common import Where, console
+from pglab.store import Store
+
+DESCRIPTION = (
+    "Write one self-contained HTML page (it opens from disk, no network) with the plan and "
+    "environment, the points with Δ% against the baseline and significance, warnings, the "
+    "storage benchmarks stored for the runs' storage, TPS against clients, every run in order, "
+    "latency percentiles, and each point's run second by second (TPS with checkpoints and the "
+    "other repeats, latency, wait events, buffers and WAL, CPU, disk); the charts are also "
+    "written as PNG files into FILE's -charts folder."
+)
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="write an HTML report (and PNG charts) of a campaign or run",
+        description=DESCRIPTION,
+    )
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="HTML file to write (default: <lab dir>/reports/<campaign>.html)",
+    )
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.output))
+
+
+def run(where: Where, ident: str, output: Path | None = None) -> int:
+    with where.open(read_only=True) as store:
+        write_report(store, ident, output, where.home)
+    return 0
+
+
+def write_report(store: Store, ident: str, output: Path | None, home: Path) -> None:
+    from pglab import report  # matplotlib: imported only when a report is drawn
+
+    with console.status("drawing the report…"):
+        written = report.write(store, ident, output, home)
+    console.print(
+        f"report: [bold]{escape(str(written.html))}[/] (open it in a browser; "
+        f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"
+        if written.pngs
+        else f"report: [bold]{escape(str(written.html))}[/]",
+        soft_wrap=True,
+    )

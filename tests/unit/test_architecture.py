@@ -1,0 +1,103 @@
+"""The shape ARCHITECTURE.md states, checked on the source: which package may import which (no
+import runs back up the pipeline), no module over the size one reads in a sitting, and a CLI
+that holds no SQL, statistics or file-format parsing."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "pglab"
+
+# The stages in pipeline order. A package may import its own stage and the ones before it,
+# never one after it. "core" is the top-level modules every stage shares.
+STAGES: list[set[str]] = [
+    {"core"},  # errors, records, procs, lab: the lab itself and the data passed between stages
+    {"campaign"},  # the file, parsed and checked into specs
+    {"postgres"},  # servers, settings, datasets, fingerprints
+    {"pgbench", "disks", "telemetry"},  # the instruments (beside each other, never importing)
+    {"run"},  # plan, preflight, executor, run metrics
+    {"store"},  # results, written by run and read by what follows
+    {"analysis"},  # points, verdicts, warnings, comparisons
+    {"report"},  # the HTML page
+    {"cli"},  # the only part that prints
+]
+STAGE_OF = {pkg: i for i, stage in enumerate(STAGES) for pkg in stage}
+MAX_LINES = 600
+
+
+def package_of(path: Path) -> str:
+    rel = path.relative_to(SRC)
+    if rel == Path("__main__.py"):
+        return "cli"  # `python -m pglab`: the command itself
+    return rel.parts[0] if len(rel.parts) > 1 else "core"
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The pglab packages a module imports (anywhere in it, lazy imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import (pglab uses absolute ones)"
+            if node.module == "pglab":  # from pglab import x: x is a module or package
+                names = [f"pglab.{a.name}" for a in node.names]
+            elif node.module:
+                names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "pglab" and len(parts) > 1:
+                found.add(parts[1] if (SRC / parts[1]).is_dir() else "core")
+    return found
+
+
+MODULES = sorted(p for p in SRC.rglob("*.py"))
+
+
+def test_every_package_has_a_stage() -> None:
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(STAGE_OF) - {"core"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_import_runs_back_up_the_pipeline(path: Path) -> None:
+    mine = package_of(path)
+    for other in imported_packages(path):
+        assert STAGE_OF[other] < STAGE_OF[mine] or other == mine, (
+            f"{path.relative_to(SRC)} ({mine}) imports {other}, which comes after it"
+            if STAGE_OF[other] > STAGE_OF[mine]
+            else f"{path.relative_to(SRC)} ({mine}) imports {other}, an instrument beside it"
+        )
+
+
+def test_the_check_catches_a_backward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "m.py"
+    bad.write_text("from pglab.report import charts\nimport pglab.cli.fmt\nfrom pglab import lab\n")
+    assert imported_packages(bad) == {"report", "cli", "core"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_module_is_too_long_to_read_in_a_sitting(path: Path) -> None:
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def test_the_cli_holds_no_sql_statistics_or_parsing() -> None:
+    for path in (SRC / "cli").glob("*.py"):
+        text = path.read_text()
+        tree = ast.parse(text)
+        imported = {
+            a.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for a in (
+                node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")]
+            )
+        }
+        assert not imported & {"sqlite3", "psycopg", "scipy", "numpy", "statistics", "re", "csv",
+                               "tomllib"}, (path.name, imported)  # fmt: skip
+        for word in ("SELECT ", "INSERT ", "UPDATE ", "DELETE FROM"):
+            assert word not in text, (path.name, word)
