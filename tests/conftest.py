@@ -133,3 +133,24 @@ def pg16_bindir(lab_home: Path) -> Path:
             if path.is_dir():
                 path.chmod(0o755)
     return target / "pgserver" / "pginstall" / "bin"
+
+
+# -- skips: in CI, a skip is a test that did not run ---------------------------------------------
+
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and os.environ.get("PGLAB_NO_SKIPS"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        _SKIPPED.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With PGLAB_NO_SKIPS=1 (``.ci/run`` sets it after installing what the tests need), a
+    skipped test fails the session: the machine could have run it."""
+    if _SKIPPED:
+        print(f"\nPGLAB_NO_SKIPS: {len(_SKIPPED)} test(s) skipped that this machine should run:")
+        for line in _SKIPPED:
+            print(f"  {line}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,0 +1,22 @@
+"""The code style CI holds the code to, run as tests so that the README's one test command checks
+it too: ruff's lint rules and its formatting (pyproject.toml [tool.ruff]) over src, tests and
+bench."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUFF = Path(sys.executable).with_name("ruff")
+
+
+@pytest.mark.parametrize(
+    "argv", [["check", "src", "tests", "bench"], ["format", "--check", "src", "tests", "bench"]]
+)
+def test_ruff(argv: list[str]) -> None:
+    done = subprocess.run([str(RUFF), *argv], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
