@@ -253,3 +253,17 @@ def test_storage_results_as_the_page_shows_them() -> None:
     )
     assert fsync["rows"][0][:2] == ["one 8kB write", "open_datasync"]
     assert any(r[1] == "fdatasync" and r[2] == "6,159" for r in fsync["rows"])
+
+
+def test_a_comparison_that_could_not_tell_says_why(tmp_path: Path) -> None:
+    """Two repeats a side and no effect: the verdict is "?" and the cell says why on hover; the
+    legend says what ~ would have promised (the campaign's effect of interest)."""
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        fill(store, "unclear", scripts=("select-only",), clients=(1, 4), repeats=2, seconds=5,
+             effect=1.0)  # fmt: skip
+        page = report.write(store, "unclear", tmp_path / "r.html", tmp_path).html.read_text()
+    cells = re.findall(r'<td class="v-none" title="([^"]*)">\?</td>', page)
+    assert len(cells) == 2, cells
+    assert all(c.startswith("2 runs a side at ") and "runs per point for ±10%" in c for c in cells)
+    words = " ".join(page.split())
+    assert "the runs could have found ±10%" in words and "the runs could not tell" in words
