@@ -384,7 +384,7 @@ def apply_workload(
         ):
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
-            upd["rate"] = float(val)
+            upd["rate"] = None if val is None else float(val)
     if "protocol" in table:
         if table["protocol"] not in PROTOCOLS:
             p.add(where, f'protocol = "{table["protocol"]}": use one of {", ".join(PROTOCOLS)}')
