@@ -58,6 +58,7 @@ class BuffersSampler:
             row = self._conn.execute(self._summary_sql).fetchone()
         except psycopg.Error as exc:
             raise SamplerOff(f"pg_buffercache: {exc}") from exc
+        assert row is not None  # aggregates without GROUP BY, or a summary function: one row
         self.own_xacts += 1
         self.summary.add(t, *(float(v) if v is not None else None for v in row))
         if self._usage:

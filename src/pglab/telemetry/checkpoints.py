@@ -42,7 +42,7 @@ def parse(log: str) -> Table:
     A "complete" line whose "starting" line is not in the text (the checkpoint began before)
     gives a row with ``t`` None and ``reason`` None.
     """
-    events: list[tuple[float, str, re.Match[str]]] = [
+    events: list[tuple[int, str, re.Match[str]]] = [
         (m.start(), "start", m) for m in _STARTING.finditer(log)
     ] + [(m.start(), "end", m) for m in _COMPLETE.finditer(log)]
     table = Table(list(COLUMNS))

@@ -107,6 +107,7 @@ class PgStatsSampler:
             row = self._conn.execute(self._statement).fetchone()
         except psycopg.Error as exc:
             raise SamplerOff(f"statistics views: {exc}") from exc
+        assert row is not None  # a SELECT without FROM returns one row
         self.own_xacts += 1
         return {kind: list(value) for kind, value in zip(self.parts, row, strict=True)}
 
@@ -160,7 +161,9 @@ class PgStatsSampler:
         assert self._conn is not None
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         while True:
-            (others,) = self._conn.execute(OTHER_CLIENTS_SQL).fetchone()
+            row = self._conn.execute(OTHER_CLIENTS_SQL).fetchone()
+            assert row is not None  # count(*) without GROUP BY returns one row
+            (others,) = row
             self.own_xacts += 1
             if not others or time.monotonic() > deadline:
                 break
@@ -188,25 +191,47 @@ class PgStatsSampler:
         return out
 
 
-def phase_delta(tables: dict[str, Table], view: str) -> list[dict[str, Any]] | dict[str, Any]:
-    """After minus before for a view, from ``pg.snapshots`` (one dict; pg.io: a list)."""
+def _phase_snapshots(
+    tables: dict[str, Table], view: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """A view's rows before and after the phase, from ``pg.snapshots``; None without both."""
     snaps = tables.get("pg.snapshots")
     if snaps is None:
-        return {}
+        return None
     by = {(r[1], r[2]): json.loads(r[3]) for r in snaps.rows}
     before, after = by.get(("before", view)), by.get(("after", view))
     if not before or not after:
-        return {}
+        return None
+    return before, after
+
+
+def phase_delta(tables: dict[str, Table], view: str) -> dict[str, Any]:
+    """After minus before for a one-row view, from ``pg.snapshots`` ({} without both);
+    ``pg.io`` has a row per backend type, object and context: :func:`io_phase_delta`."""
     if view == "pg.io":
-        prev = {tuple(r[k] for k in IO_KEYS): r for r in before}
-        out = []
-        for r in after:
-            p = prev.get(tuple(r[k] for k in IO_KEYS))
-            if p:
-                out.append({**{k: r[k] for k in IO_KEYS},
-                            **{k: _sub(r[k], p[k]) for k in r if k not in IO_KEYS}})  # fmt: skip
-        return out
+        raise ValueError("pg.io has many rows: io_phase_delta")
+    snaps = _phase_snapshots(tables, view)
+    if snaps is None:
+        return {}
+    before, after = snaps
     return {k: _sub(after[0][k], before[0][k]) for k in after[0]}
+
+
+def io_phase_delta(tables: dict[str, Table]) -> list[dict[str, Any]]:
+    """After minus before for ``pg.io``, a row per (backend_type, object, context) present in
+    both snapshots ([] without both)."""
+    snaps = _phase_snapshots(tables, "pg.io")
+    if snaps is None:
+        return []
+    before, after = snaps
+    prev = {tuple(r[k] for k in IO_KEYS): r for r in before}
+    out = []
+    for r in after:
+        p = prev.get(tuple(r[k] for k in IO_KEYS))
+        if p:
+            out.append({**{k: r[k] for k in IO_KEYS},
+                        **{k: _sub(r[k], p[k]) for k in r if k not in IO_KEYS}})  # fmt: skip
+    return out
 
 
 def summarize(tables: dict[str, Table], seconds: float) -> dict[str, float]:
@@ -232,7 +257,7 @@ def summarize(tables: dict[str, Table], seconds: float) -> dict[str, float]:
         out["buffers_bgwriter"] = float(bgw["buffers_clean"])
         if "buffers_backend" in bgw:  # 15: its own counter
             out["buffers_backends"] = float(bgw["buffers_backend"])
-    io = phase_delta(tables, "pg.io")
+    io = io_phase_delta(tables)
     if io:  # 16+: writes of relation blocks by client backends
         out["buffers_backends"] = float(
             sum(
