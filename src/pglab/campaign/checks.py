@@ -47,7 +47,7 @@ def get(
     if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
         p.add(where, f"{key} = {val!r}: expected {typ.__name__}")
         return default
-    if minimum is not None and val < minimum:
+    if minimum is not None and isinstance(val, int | float) and val < minimum:
         p.add(where, f"{key} = {val!r}: must be ≥ {minimum}")
         return default
     return val

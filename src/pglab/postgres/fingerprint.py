@@ -70,7 +70,7 @@ def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
         # the block device's own number (btrfs reports an anonymous one for the mount)
         best["block_device"] = _read(str(block / "dev")) if block else None
         backing = _read(str(block / "loop" / "backing_file")) if block else None
-        if backing and depth < 2:
+        if block and backing and depth < 2:
             best["loop_backing_file"] = backing
             best["loop_direct_io"] = _read(str(block / "loop" / "dio")) == "1"
             under = mount_of(Path(backing), depth + 1)
@@ -121,6 +121,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
             "SELECT version(), current_setting('server_version_num'), "
             "pg_database_size(current_database())"  # pgbench's tables live in this database
         ).fetchone()
+        assert version is not None  # a SELECT without FROM returns one row
         rows = conn.execute(NON_DEFAULT_SQL).fetchall()
     fp = host()
     fp.update(

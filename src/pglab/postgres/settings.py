@@ -201,9 +201,10 @@ def _number(defn: SettingDef, value: str) -> float | None:
         return None
     unit = value[end:].strip(_SPACE)  # blanks may come before and after the unit
     if unit:
-        num = _to_base(num, unit, defn.unit) if defn.unit else None
-        if num is None:
+        based = _to_base(num, unit, defn.unit) if defn.unit else None
+        if based is None:
             return None
+        num = based
     return _rint(num) if defn.vartype == "integer" else num
 
 
@@ -422,6 +423,7 @@ def validate(
             if not ("." in name and _valid_custom_name(name)):
                 problems.append(where + _unknown(name, index))
             continue
+        problem: str | None
         if defn.context == "internal":
             problem = "cannot be set: a read-only setting (fixed by the build or by initdb)"
         elif defn.name in _NOT_IN_FILE:

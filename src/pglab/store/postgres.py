@@ -49,8 +49,11 @@ def open_postgres(url: str, peek: bool = False) -> PostgresStore | None:
     where = mask_url(url)
     secrets = _secrets(url)
     try:
-        extra = {} if "connect_timeout" in _params(url) else {"connect_timeout": CONNECT_TIMEOUT_S}
-        conn = psycopg.connect(url, autocommit=True, application_name="pglab", **extra)
+        # None: the URL's own connect_timeout (psycopg drops parameters that are None)
+        timeout = None if "connect_timeout" in _params(url) else CONNECT_TIMEOUT_S
+        conn = psycopg.connect(
+            url, autocommit=True, application_name="pglab", connect_timeout=timeout
+        )
     except psycopg.Error as exc:
         # from None: the driver's exception may carry the connection string.
         raise StoreError(

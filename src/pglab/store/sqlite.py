@@ -24,7 +24,7 @@ class SqliteStore(Store):
     _db_errors = (sqlite3.Error,)
 
     def _store_error(self, exc: Exception, doing: str) -> StoreError | None:
-        if isinstance(exc, _BUG_ERRORS):
+        if not isinstance(exc, sqlite3.Error) or isinstance(exc, _BUG_ERRORS):
             return None
         return _error(self.where, doing, exc)
 
