@@ -265,7 +265,8 @@ def compare_campaigns(
             "coordinates or variant",
             hint=f"compare single points: pglab compare '{a.campaign}:POINT' '{b.campaign}:POINT'",
         )
-    out_pairs, samples = [], []
+    out_pairs: list[dict[str, Any]] = []
+    samples = []
     for pa, pb in pairs:
         ra = [r for r in runs_a if r["label"] == pa["point"]]
         rb = [r for r in runs_b if r["label"] == pb["point"]]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,7 +155,7 @@ def setting_of(run: dict[str, Any], name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _amount(value: str, unit: str | None, units: dict[str, float], bare: str) -> float | None:
+def _amount(value: str, unit: str | None, units: Mapping[str, float], bare: str) -> float | None:
     """'1GB' / '16384' with unit '8kB' / '5min' in the base unit of ``units``."""
     m = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
     if m is None:

@@ -20,7 +20,7 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.pgbench import output as pgbench_output
 from pglab.postgres.sources import Binaries
-from pglab.records import PhaseResult, ProgressSample
+from pglab.records import LatencySecond, PhaseResult, ProgressSample
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"
@@ -119,7 +119,7 @@ def run_phase(
         raise PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")
     report = pgbench_output.parse_report(stdout_text)
     logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
-    latency = ()
+    latency: tuple[LatencySecond, ...] = ()
     if phase.latency_log == "full":
         latency = pgbench_output.read_transaction_logs(logs)
     elif phase.latency_log == "aggregate":

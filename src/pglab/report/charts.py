@@ -124,8 +124,9 @@ class _Canvas:
         for ax in self.fig.axes:
             for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
                 artist.remove()
-            if ax.get_legend() is not None:
-                ax.get_legend().remove()
+            legend = ax.get_legend()
+            if legend is not None:
+                legend.remove()
             ax.set_yscale("linear")
             ax.set_title("")
             ax.set_ylabel("")

@@ -138,7 +138,8 @@ def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
         loaded[r["id"]] = run
         full.append(run)
     pt.representative = loaded[drawn]
-    hists, averages = [], []
+    hists: list[latency_hist.Histogram] = []
+    averages = []
     for run in full:
         avg = (run.get("metrics") or {}).get("latency_avg_ms")
         if avg is not None:

@@ -124,8 +124,9 @@ class Executor:
         dirs: dict[Path, None] = {}
         for run in runs:
             for target in (run.storage.data, run.storage.wal):
-                if target is not None:
-                    dirs[self.targets.root_of(target)] = None
+                root = self.targets.root_of(target)  # None for the lab's own directory
+                if root is not None:
+                    dirs[root] = None
             if run.storage.data is None:
                 dirs[self.lab.clusters] = None
         spec = campaign.storage_bench

@@ -53,7 +53,7 @@ def expand_points(campaign: Campaign) -> list[RunSpec]:
     """Every point of the campaign: each variant at each combination of the matrix axes."""
     names = [name for name, _ in campaign.matrix]
     combos = list(itertools.product(*(values for _, values in campaign.matrix))) or [()]
-    points = []
+    points: list[RunSpec] = []
     for variant in campaign.variants:
         for combo in combos:
             axes = tuple(zip(names, combo, strict=True))
