@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -47,7 +48,7 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         print(json.dumps(runs, indent=2, default=str))
         return 0
     table = Table(title="runs" + (f" of {campaign}" if campaign else ""))
-    for col, just in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("id", "right"),
         ("campaign", "left"),
         ("point", "left"),
@@ -55,7 +56,8 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         ("status", "left"),
         ("tps", "right"),
         ("finished", "left"),
-    ):
+    )
+    for col, just in columns:
         table.add_column(col, justify=just)
     for r in runs:
         table.add_row(

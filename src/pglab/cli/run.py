@@ -190,7 +190,8 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab) -> int:
 def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     """The points as a table; what every point shares is said once above it."""
     camp = plan.campaign
-    cells = []
+    cells: list[dict[str, str]] = []
+    settings = [dict(pt.server.settings) for pt in plan.points]
     for pt in plan.points:
         b = binaries[pt.server.source_label]
         cells.append(
@@ -198,17 +199,16 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
                 "variant": pt.variant,
                 "axes": " ".join(f"{k}={v}" for k, v in pt.axes),
                 "server": f"{b.label} (PostgreSQL {b.version})",
-                "settings": dict(pt.server.settings),
                 "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
             }
         )
-    shared_settings = dict(cells[0]["settings"].items())
-    for c in cells[1:]:
-        shared_settings = {k: v for k, v in shared_settings.items() if c["settings"].get(k) == v}
-    for c in cells:
-        own = {k: v for k, v in c["settings"].items() if k not in shared_settings}
+    shared_settings = dict(settings[0])
+    for s in settings[1:]:
+        shared_settings = {k: v for k, v in shared_settings.items() if s.get(k) == v}
+    for c, s in zip(cells, settings, strict=True):
+        own = {k: v for k, v in s.items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
     columns = ("variant", "axes", "server", "settings", "dataset", "storage", "phases")
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]

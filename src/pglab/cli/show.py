@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -95,7 +96,7 @@ def print_points(store, name: str) -> None:
     if pivot is not None:
         console.print(pivot)
     table = Table(title=f"campaign {name}")
-    for col, just in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("point", "left"),
         *(("PostgreSQL", "left"),) * bool(versions),
         ("runs", "right"),
@@ -106,7 +107,8 @@ def print_points(store, name: str) -> None:
         ("95% CI of mean", "right"),
         *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
         *((f"median {d}", "right") for d in derived_cols),
-    ):
+    )
+    for col, just in columns:
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
         table.add_row(
@@ -144,9 +146,9 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     table.add_column("point", no_wrap=True)
     for c in clients:
         table.add_column(f"{c} client{'s' if c != 1 else ''}", justify="right")
-    for key, by_c in cells.items():
+    for point, by_c in cells.items():
         table.add_row(
-            escape(key), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients)
+            escape(point), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients)
         )
     return table
 

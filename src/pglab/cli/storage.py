@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -102,8 +103,10 @@ def result_table(row: dict[str, Any]) -> Table:
         return _fio_table(row["results"], title)
     names = storage_results.SECTION_NAMES
     table = Table(title=escape(title), title_justify="left")
-    for col, just in (("test", "left"), ("method", "left"), ("ops/s", "right"),
-                      ("µs/op", "right"), ("", "left")):  # fmt: skip
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("test", "left"), ("method", "left"), ("ops/s", "right"), ("µs/op", "right"), ("", "left")
+    )  # fmt: skip
+    for col, just in columns:
         table.add_column(col, justify=just)
     for section in row["results"]["sections"]:
         for i, r in enumerate(section["rows"]):
@@ -137,8 +140,11 @@ def _fio_table(results: dict[str, Any], title: str) -> Table:
 
 def list_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="storage results")
-    for col, just in (("id", "right"), ("measured", "left"), ("tool", "left"), ("path", "left"),
-                      ("storage", "left"), ("result", "right")):  # fmt: skip
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("id", "right"), ("measured", "left"), ("tool", "left"), ("path", "left"),
+        ("storage", "left"), ("result", "right"),
+    )  # fmt: skip
+    for col, just in columns:
         table.add_column(col, justify=just, no_wrap=col in ("measured", "tool"))
     for r in rows:
         table.add_row(
