@@ -107,9 +107,9 @@ def _owner_script(lab: Lab, datadir: Path, name: str, detach: bool) -> str:
         from pathlib import Path
         from pglab import procs
         from pglab.lab import Lab
-        from pglab.server import Cluster
-        from pglab.sources import resolve
-        from pglab.spec import ServerSpec
+        from pglab.postgres.server import Cluster
+        from pglab.postgres.sources import resolve
+        from pglab.campaign.spec import ServerSpec
         lab = Lab.open(Path({str(lab.home)!r}))
         c = Cluster(resolve(ServerSpec(), lab), lab, Path({str(datadir)!r}), {name!r})
         if {detach!r}:

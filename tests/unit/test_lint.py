@@ -1,6 +1,6 @@
 """The code style CI holds the code to, run as tests so that the README's one test command checks
 it too: ruff's lint rules and its formatting (pyproject.toml [tool.ruff]) over src, tests and
-bench."""
+bench, and mypy over src at the strictness of pyproject.toml [tool.mypy]."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 RUFF = Path(sys.executable).with_name("ruff")
+MYPY = Path(sys.executable).with_name("mypy")
 
 
 @pytest.mark.parametrize(
@@ -19,4 +20,9 @@ RUFF = Path(sys.executable).with_name("ruff")
 )
 def test_ruff(argv: list[str]) -> None:
     done = subprocess.run([str(RUFF), *argv], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy() -> None:
+    done = subprocess.run([str(MYPY)], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
