@@ -118,6 +118,17 @@ def test_custom_script_with_syntax_error_is_named(tmp_path: Path, lab: Lab, caps
     assert "broken.sql" in err and "error:" in err
 
 
+def test_dry_run_names_every_kind_of_problem_at_once(tmp_path: Path, lab: Lab, capsys) -> None:
+    """A misspelled setting and a broken script: both in one error, and no store is made."""
+    (tmp_path / "broken.sql").write_text("\\set aid random(1, \nSELECT 1;\n")
+    doc = '[workload]\nscript = "broken.sql"\nduration = 1\n[server.settings]\nwork_mem2 = "4MB"\n'
+    store = tmp_path / "r.sqlite"
+    assert cli("run", str(write(tmp_path, doc)), "--dry-run", lab=lab, store=store) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "2 kinds of problem" in err and "broken.sql" in err and "work_mem2" in err, err
+    assert not store.exists()
+
+
 def test_phases_and_decrease_ratio(tmp_path: Path, lab: Lab, no_leftovers) -> None:
     doc = """
 name = "phases"

@@ -2,7 +2,8 @@
 hours: the server sources resolve, every setting of every point exists in its server's version
 and takes its value (checked against that version's own ``pg_settings``), settings pglab manages
 are not set, custom scripts parse (by pgbench itself), storage targets can be made, fio is there
-when asked for. Every problem is listed in one error."""
+when asked for. Every problem is listed in one error: settings, scripts and storage problems are
+all checked before anything is said, so that one attempt shows them all."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from pglab import procs
 from pglab.campaign.parse import Campaign
 from pglab.disks import targets as storage_targets
-from pglab.errors import CampaignError
+from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import dataset as datasets
 from pglab.postgres import server, settings
@@ -58,16 +59,36 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
             catalog,
             where=where,
         )
-    problems = list(dict.fromkeys(problems))
-    settings.raise_if_problems(problems)
-    _check_scripts(plan, binaries)
-    storage_targets.require(targets_of(plan.points), lab)
+    found: list[LabError] = []
+    for check in (
+        lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
+        lambda: _check_scripts(plan, binaries),
+        lambda: storage_targets.require(targets_of(plan.points), lab),
+        lambda: _check_fio(campaign),
+    ):
+        try:
+            check()
+        except LabError as exc:
+            found.append(exc)
+    if len(found) == 1:
+        raise found[0]
+    if found:  # every kind of problem at once, not one per attempt
+        raise CampaignError(
+            f"the campaign cannot run; {len(found)} kinds of problem:\n"
+            + "\n".join(
+                f"- {e.message}" + (f"\n  hint: {e.hint}" if e.hint else "") for e in found
+            ),
+            hint="nothing was started or made; fix the above and run again",
+        )
+    return plan, binaries
+
+
+def _check_fio(campaign: Campaign) -> None:
     if campaign.storage_bench.enabled and campaign.storage_bench.fio and not shutil.which("fio"):
         raise CampaignError(
             "[storage_bench] fio = true, but fio is not installed",
             hint="install Debian's fio package (apt-get install fio), or set fio = false",
         )
-    return plan, binaries
 
 
 def _versions_having(
