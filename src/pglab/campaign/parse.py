@@ -333,9 +333,7 @@ def apply_workload(
             upd.update(transactions=val, duration=None)
     if "rate" in table:
         val = table["rate"]
-        if val is not None and (
-            isinstance(val, bool) or not isinstance(val, int | float) or val <= 0
-        ):
+        if isinstance(val, bool) or not isinstance(val, int | float) or val <= 0:
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
             upd["rate"] = float(val)
