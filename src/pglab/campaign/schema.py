@@ -126,7 +126,8 @@ SHAPES: dict[str, Shape] = {
 
 _dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
 _telemetry, _bench = TelemetrySpec(), StorageBenchSpec()
-TOP = Table("", "the campaign: its name, how often and in which order it runs", (
+TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab run --help` "
+            "shows its layout", (
     Key("name", "string", "stored under it: running the file again resumes it",
         '"wal-sweep"', default_doc="the file's name"),
     Key("description", "string", "free text, kept with the campaign", '"WAL settings"',
@@ -308,12 +309,12 @@ SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 
 def json_schema() -> dict[str, Any]:
     """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
-    defs: dict[str, Any] = {_def_name(t): _table_schema(t) for t in TABLES[1:]}
+    defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
     assert not defs.keys() & SHAPES.keys()
     defs.update((name, shape.schema) for name, shape in SHAPES.items())
     top = _table_schema(TOP)
     for table in TABLES[1:]:
-        ref: dict[str, Any] = {"$ref": f"#/$defs/{_def_name(table)}"}
+        ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
         if table.form == "array":
             ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
         elif table.form == "named":
@@ -324,13 +325,11 @@ def json_schema() -> dict[str, Any]:
         "$id": SCHEMA_ID,
         "title": "pglab campaign file",
         **top,
-        "description": "A pglab campaign file (TOML), run by `pglab run FILE`: "
-        f"{TOP.doc}; `pglab run --help` shows the layout.",
         "$defs": defs,
     }
 
 
-def _def_name(table: Table) -> str:
+def def_name(table: Table) -> str:
     """Its name under $defs: one item of [[phases]] is a "phase", of [variants.NAME] a
     "variant"."""
     return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
@@ -343,7 +342,7 @@ def _value(k: Key) -> dict[str, Any]:
     if k.type in SHAPES:
         out: dict[str, Any] = {"$ref": f"#/$defs/{k.type}"}
     elif k.type in BY_NAME:
-        out = {"$ref": f"#/$defs/{_def_name(BY_NAME[k.type])}"}
+        out = {"$ref": f"#/$defs/{def_name(BY_NAME[k.type])}"}
     else:
         out = {"type": k.type}
     if k.choices:
@@ -375,7 +374,9 @@ def _table_schema(table: Table) -> dict[str, Any]:
         out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
     if table is TARGETS:
         out["oneOf"] = [
-            {"properties": {"kind": {"const": kind}}, "required": list(TARGET_REQUIRED[kind]),
+            {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
+             "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
+             "required": list(TARGET_REQUIRED[kind]),
              "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})}}
             for kind in TARGET_KINDS
         ]  # fmt: skip
