@@ -4,22 +4,8 @@ Every problem in a file is collected and reported in one message, each naming wh
 (``[variants.big] unknown key "setings" — did you mean "settings"?``). Settings are checked against
 the server's own catalog later (``settings.validate``), before the first run.
 
-Layout (see ``examples/`` and ``pglab run --help``)::
-
-    name, description, repeats, order ("interleaved" | "sequential"), on_error ("continue" | "stop")
-    [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
-    [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
-    [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol,
-                connect, vacuum, latency_log ("full" | "aggregate" | "off")
-    [[phases]]  name, times, measured + any workload key (defaults come from [workload])
-    [variants.NAME]  settings = {...}, server = {...}, dataset = {...}, workload = {...}
-    [matrix]    any workload or dataset key = [values...]; [matrix.settings] NAME = [values...]
-    [[derived]] name, kind ("decrease" | "ratio"), a = "phase", b = "phase"
-    [targets.NAME]  kind ("path" | "tmpfs" | "loop"), path, size, fstype, mkfs_options,
-                mount_options, dir, direct_io  (storage targets, see ``storage_targets``)
-    [storage]   data = "NAME", wal = "NAME"; a variant's storage = "NAME" | {data, wal};
-                [matrix] storage = ["NAME", ...] (PGDATA), wal_storage = ["NAME", ...]
-    [analysis]  effect = 10  (the smallest TPS difference in % worth finding: see ``verdicts``)
+The layout (tables, keys, types, ranges, defaults) is declared in ``schema``, which gives the
+key sets checked here, the JSON Schema of ``pglab schema`` and the layout of ``pglab run --help``.
 """
 
 from __future__ import annotations
@@ -32,8 +18,24 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import schema
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, get, table_of
+from pglab.campaign.schema import (
+    ANALYSIS_KEYS,
+    DATASET_KEYS,
+    DERIVED_KEYS,
+    MATRIX_KEYS,
+    ON_ERROR,
+    ORDERS,
+    PHASE_KEYS,
+    SERVER_KEYS,
+    STORAGE_AXES,
+    TELEMETRY_KEYS,
+    TOP_KEYS,
+    VARIANT_KEYS,
+    WORKLOAD_KEYS,
+)
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
     DEFAULT_EFFECT_PCT,
@@ -51,52 +53,6 @@ from pglab.campaign.spec import (
     TelemetrySpec,
 )
 from pglab.errors import CampaignError
-
-TOP_KEYS = {
-    "name",
-    "description",
-    "repeats",
-    "order",
-    "on_error",
-    "server",
-    "dataset",
-    "workload",
-    "phases",
-    "variants",
-    "matrix",
-    "derived",
-    "telemetry",
-    "targets",
-    "storage",
-    "storage_bench",
-    "analysis",
-}
-ANALYSIS_KEYS = {"effect"}
-TELEMETRY_KEYS = {f.name for f in fields(TelemetrySpec)}
-SERVER_KEYS = {"source", "bindir", "settings"}
-DATASET_KEYS = {f.name for f in fields(DatasetSpec)}
-WORKLOAD_KEYS = {
-    "script",
-    "scripts",
-    "clients",
-    "threads",
-    "duration",
-    "transactions",
-    "rate",
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-}
-PHASE_KEYS = WORKLOAD_KEYS | {"name", "times", "measured"}
-VARIANT_KEYS = {"settings", "server", "dataset", "workload", "description", "storage"}
-STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # matrix key -> StorageSpec field
-MATRIX_KEYS = (
-    (WORKLOAD_KEYS - {"scripts"}) | (DATASET_KEYS - {"reset"}) | {"settings"} | set(STORAGE_AXES)
-)
-DERIVED_KEYS = {"name", "kind", "a", "b"}
-ORDERS = ("interleaved", "sequential")
-ON_ERROR = ("continue", "stop")
 
 
 @dataclass(frozen=True)
@@ -286,9 +242,7 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
             continue
         val = table[f.name]
         if f.name in ("scale", "partitions", "fillfactor"):
-            lo, hi = {"scale": (1, 1_000_000), "partitions": (0, 100_000), "fillfactor": (10, 100)}[
-                f.name
-            ]
+            lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
                 continue
@@ -379,12 +333,10 @@ def apply_workload(
             upd.update(transactions=val, duration=None)
     if "rate" in table:
         val = table["rate"]
-        if val is not None and (
-            isinstance(val, bool) or not isinstance(val, int | float) or val <= 0
-        ):
+        if isinstance(val, bool) or not isinstance(val, int | float) or val <= 0:
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
-            upd["rate"] = None if val is None else float(val)
+            upd["rate"] = float(val)
     if "protocol" in table:
         if table["protocol"] not in PROTOCOLS:
             p.add(where, f'protocol = "{table["protocol"]}": use one of {", ".join(PROTOCOLS)}')
@@ -529,8 +481,10 @@ def _analysis(table: dict[str, Any], p: Problems) -> float:
     where = "[analysis]"
     p.unknown_keys(where, table, ANALYSIS_KEYS)
     val = table.get("effect", DEFAULT_EFFECT_PCT)
-    if isinstance(val, bool) or not isinstance(val, int | float) or not 0.1 <= val <= 500:
-        p.add(where, f"effect = {val!r}: expected a percentage from 0.1 to 500 (e.g. 5 for 5%)")
+    low, high = schema.bounds(schema.ANALYSIS, "effect")
+    if isinstance(val, bool) or not isinstance(val, int | float) or not low <= val <= high:
+        p.add(where, f"effect = {val!r}: expected a percentage from {low:g} to {high:g} "
+              "(e.g. 5 for 5%)")  # fmt: skip
         return DEFAULT_EFFECT_PCT
     return float(val)
 
@@ -542,11 +496,10 @@ def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
     upd: dict[str, Any] = {}
     if "enabled" in table:
         upd["enabled"] = get(table, "enabled", bool, True, p, where)
-    limits = {"stats_interval": (0.1, 60.0), "waits_hz": (0.1, 100.0),
-              "buffers_interval": (0.5, 600.0)}  # fmt: skip
-    for key, (low, high) in limits.items():
+    for key in ("stats_interval", "waits_hz", "buffers_interval"):
         if key not in table:
             continue
+        low, high = schema.bounds(schema.TELEMETRY, key)
         val = table[key]
         if isinstance(val, bool) or not isinstance(val, int | float) or not low <= val <= high:
             p.add(where, f"{key} = {val!r}: expected a number from {low:g} to {high:g}")

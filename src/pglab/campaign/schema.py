@@ -1,0 +1,512 @@
+"""The layout of a campaign file, declared once: every table and key with its type, allowed
+values or range, default and meaning.
+
+Everything else that describes the layout is derived from it: the key sets ``parse`` and
+``storage`` check against (``TOP_KEYS``, ``WORKLOAD_KEYS``, …), the JSON Schema ``pglab schema``
+prints for editors (``json_schema``), the layout ``pglab run --help`` shows (``help_layout``) and
+the table in README.md (``readme_table``). ``parse`` still does the checking itself, so that every
+problem of a file is reported at once with "did you mean" hints; ``tests/unit/test_schema.py``
+checks that it and the JSON Schema accept and reject the same documents.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from pglab.campaign.spec import (
+    BUILTIN_SCRIPTS,
+    DEFAULT_EFFECT_PCT,
+    FILESYSTEMS,
+    LATENCY_LOGS,
+    PROTOCOLS,
+    RESET_POLICIES,
+    TARGET_KINDS,
+    DatasetSpec,
+    PhaseSpec,
+    StorageBenchSpec,
+    TelemetrySpec,
+)
+
+ORDERS = ("interleaved", "sequential")
+ON_ERROR = ("continue", "stop")
+SOURCES = ("embedded", "bindir")
+PARTITION_METHODS = ("range", "hash")
+DERIVED_KINDS = ("decrease", "ratio")
+DEFAULT_SCRIPT = "tpcb-like"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a table. ``type`` is a TOML type (string, integer, number, boolean), a shape
+    of ``SHAPES`` or the name of a table whose keys the value takes (a variant's ``dataset``)."""
+
+    name: str
+    type: str
+    doc: str  # one line: what it means
+    example: str | None = None  # TOML text of its value in the layout of `pglab run --help`
+    default: Any = None  # the value when the key is left out (None: none, or see default_doc)
+    default_doc: str = ""  # the default in words, when it is not one value
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None  # exclusive minimum
+    pattern: str | None = None
+    commented: bool = False  # in the layout as a comment: an alternative to the key before it
+    axis: bool = True  # a [workload] or [dataset] key that can be a [matrix] axis
+    kinds: tuple[str, ...] = ()  # [targets.NAME]: the kinds of target that take it
+    required: bool = False
+    subtable: bool = False  # written as its own table: [server.settings]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the file. ``form`` is "table" ([server]), "array" ([[phases]], one table per
+    item) or "named" ([variants.NAME], tables under names the file chooses)."""
+
+    name: str  # its key in the file ("" for the top level)
+    doc: str
+    keys: tuple[Key, ...]
+    form: str = "table"
+    example_name: str = ""  # the NAME of a "named" table in the layout
+    also: str = ""  # the keys it takes besides its own, in words
+    also_example: str = ""
+    exclusive: tuple[tuple[str, str], ...] = ()  # pairs of keys not to give together
+
+    @property
+    def header(self) -> str:
+        forms = {"table": "[{}]", "array": "[[{}]]", "named": "[{}.NAME]"}
+        return forms[self.form].format(self.name) if self.name else "top level"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A kind of value that is more than one TOML type: how it reads and its JSON Schema."""
+
+    text: str
+    schema: dict[str, Any]
+
+
+_SIZE = r"^(?=[^1-9]*[1-9])\s*([0-9]+\.?[0-9]*|\.[0-9]+)\s*([kKmMgGtT]?[iI]?[bB]?)\s*$"
+_SCALAR = {"type": ["string", "number", "boolean"]}
+SHAPES: dict[str, Shape] = {
+    "script": Shape("built-in name, .sql file or table", {"anyOf": [
+        {"enum": list(BUILTIN_SCRIPTS)},
+        {"type": "string", "pattern": r"\.", "description": "a script file (relative to the "
+         "campaign file)"},
+        {"type": "object", "description": "{builtin = NAME or file = PATH, weight = N}",
+         "properties": {
+             "builtin": {"enum": list(BUILTIN_SCRIPTS), "description": "a built-in script"},
+             "file": {"type": "string", "description": "a script file, relative to the "
+                      "campaign file"},
+             "weight": {"type": "integer", "minimum": 0, "default": 1,
+                        "description": "its share of transactions (pgbench -b NAME@W)"}},
+         "anyOf": [{"required": ["builtin"]}, {"required": ["file"]}]}]}),
+    "scripts": Shape("array of scripts",
+                     {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/script"}}),
+    "threads": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
+                                                        {"const": "auto"}]}),
+    "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
+    "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
+        "type": "array", "minItems": 1, "items": _SCALAR}}),
+    "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [{"type": "integer", "minimum": 1},
+                                                        {"type": "string", "pattern": _SIZE}]}),
+    "options": Shape("array of strings, or one string", {"anyOf": [
+        {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}),
+    "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
+    "target_name": Shape("target name", {"type": "string"}),
+    "target_names": Shape("array of target names",
+                          {"type": "array", "minItems": 1, "items": {"type": "string"}}),
+    "storage_choice": Shape("target name or {data, wal}",
+                            {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
+}  # fmt: skip
+
+_dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
+_telemetry, _bench = TelemetrySpec(), StorageBenchSpec()
+TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab run --help` "
+            "shows its layout", (
+    Key("name", "string", "stored under it: running the file again resumes it",
+        '"wal-sweep"', default_doc="the file's name"),
+    Key("description", "string", "free text, kept with the campaign", '"WAL settings"',
+        default=""),
+    Key("repeats", "integer", "runs per point (a spread shows from 2 on)", "3", 1, minimum=1),
+    Key("order", "string", "interleaved (rounds of every point: drift spreads over all of "
+        "them) or sequential", '"interleaved"', "interleaved", choices=ORDERS),
+    Key("on_error", "string", "continue after a failed run, or stop", '"continue"',
+        "continue", choices=ON_ERROR),
+))  # fmt: skip
+SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
+    Key("source", "string", "embedded (PostgreSQL 18 from its wheel) or bindir (the default "
+        "when bindir is given)", '"embedded"', "embedded", choices=SOURCES),
+    Key("bindir", "string", "an installed PostgreSQL (relative: to the file)",
+        '"/usr/lib/postgresql/15/bin"', commented=True),
+    Key("settings", "settings", "postgresql.conf settings of every run, checked first",
+        'max_wal_size = "2GB"', subtable=True),
+))  # fmt: skip
+DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
+    Key("scale", "integer", "pgbench -s: 100,000 accounts (15 MB) each", "10", _dataset.scale,
+        minimum=1, maximum=1_000_000),
+    Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
+        default_doc="pgbench's", pattern="^[dtgGvpf]*$"),
+    Key("partitions", "integer", "of pgbench_accounts", "0", _dataset.partitions, minimum=0,
+        maximum=100_000),
+    Key("partition_method", "string", "range or hash", '"range"', default_doc="pgbench's",
+        choices=PARTITION_METHODS),
+    Key("fillfactor", "integer", "of the pgbench tables, in %", "100", _dataset.fillfactor,
+        minimum=10, maximum=100),
+    Key("unlogged_tables", "boolean", "pgbench --unlogged-tables", "false",
+        _dataset.unlogged_tables),
+    Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
+        "never", '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
+))  # fmt: skip
+WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for several)", (
+    Key("script", "script", "tpcb-like, simple-update, select-only or a .sql file",
+        '"tpcb-like"', DEFAULT_SCRIPT),
+    Key("scripts", "scripts", "several, weighted (pgbench -b/-f NAME@WEIGHT)",
+        '[{builtin = "select-only", weight = 9}, {file = "x.sql"}]', commented=True,
+        axis=False),
+    Key("clients", "integer", "client sessions (pgbench -c)", "8", _phase.clients, minimum=1),
+    Key("threads", "threads", "pgbench -j, at most clients; auto: the most that divides "
+        "clients within the CPUs", '"auto"', "auto"),
+    Key("duration", "integer", "seconds (pgbench -T)", "30", _phase.duration, minimum=1),
+    Key("transactions", "integer", "per client, instead of seconds (pgbench -t)", "1000",
+        minimum=1, commented=True),
+    Key("rate", "number", "transactions per second (pgbench -R)", "500",
+        default_doc="no limit", above=0, commented=True),
+    Key("protocol", "string", "pgbench -M: simple, extended or prepared", '"simple"',
+        _phase.protocol, choices=PROTOCOLS),
+    Key("connect", "boolean", "a new connection per transaction (pgbench -C)", "false",
+        _phase.connect),
+    Key("vacuum", "boolean", "false: pgbench -n (no vacuum first, history kept)", "true",
+        _phase.vacuum),
+    Key("latency_log", "string", "full: every transaction, for per-second percentiles (costs "
+        "a few % at very high TPS); aggregate: per-second count, mean and max (no cost); off",
+        '"full"', _phase.latency_log, choices=LATENCY_LOGS),
+), exclusive=(("script", "scripts"), ("duration", "transactions")))  # fmt: skip
+PHASES = Table("phases", "phases run in order, one [[phases]] each", (
+    Key("name", "string", "in [[derived]] and the results", '"warm-up"',
+        default_doc='"phase N"'),
+    Key("times", "integer", "runs in a row", "3", _phase.times, minimum=1),
+    Key("measured", "boolean", "false: left out of the run's TPS", "false", _phase.measured),
+), form="array", also="any [workload] key (what a phase leaves out comes from [workload])",
+    also_example='script = "select-only"', exclusive=WORKLOAD.exclusive)  # fmt: skip
+VARIANTS = Table("variants", "overrides of the base above, [variants.NAME] each; the first "
+                 "is the baseline", (
+    Key("description", "string", "free text", '"a quarter of RAM"'),
+    Key("settings", "settings", "postgresql.conf settings", '{ shared_buffers = "4GB" }'),
+    Key("server", "server", "another PostgreSQL", '{ bindir = "/usr/lib/postgresql/16/bin" }'),
+    Key("dataset", "dataset", "another dataset", "{ scale = 100 }"),
+    Key("workload", "workload", "applied to every phase", "{ clients = 16 }"),
+    Key("storage", "storage_choice", "a target (for PGDATA), or [storage] keys",
+        '{ data = "wb", wal = "ram" }'),
+), form="named", example_name="big-buffers")  # fmt: skip
+MATRIX = Table("matrix", "cartesian axes: a point per combination (and variant)", (
+    Key("storage", "target_names", "PGDATA's targets", '["wb", "ssd"]'),
+    Key("wal_storage", "target_names", "pg_wal's targets", '["ram", "ssd"]'),
+    Key("settings", "axis_settings", "postgresql.conf settings",
+        'synchronous_commit = ["on", "off"]', subtable=True),
+), also="any [workload] key but scripts, any [dataset] key but reset = [values]",
+    also_example="clients = [1, 10, 100]")  # fmt: skip
+DERIVED = Table("derived", "a metric from two phases' TPS", (
+    Key("name", "string", "in the results", '"decrease_ratio"', default_doc='"derived_N"'),
+    Key("kind", "string", "decrease: (a - b) / a; ratio: b / a", '"decrease"', "decrease",
+        choices=DERIVED_KINDS),
+    Key("a", "string", "a phase's name", '"initial read"', required=True),
+    Key("b", "string", "another phase's name", '"final read"', required=True),
+), form="array")  # fmt: skip
+TELEMETRY = Table("telemetry", "what measured phases record (not part of a point)", (
+    Key("enabled", "boolean", "statistics, waits, buffers and the OS", "true",
+        _telemetry.enabled),
+    Key("stats_interval", "number", "seconds between statistics and OS samples", "1.0",
+        _telemetry.stats_interval, minimum=0.1, maximum=60),
+    Key("waits_hz", "number", "pg_stat_activity samples per second", "10.0",
+        _telemetry.waits_hz, minimum=0.1, maximum=100),
+    Key("buffers_interval", "number", "seconds between pg_buffercache summaries", "5.0",
+        _telemetry.buffers_interval, minimum=0.5, maximum=600),
+))  # fmt: skip
+TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME] each; pglab "
+                "makes loop and tmpfs ones (as root) and undoes them after", (
+    Key("kind", "string", "loop: a filesystem on a file; tmpfs; path: a directory", '"loop"',
+        default_doc="path or loop, by path or fstype", choices=TARGET_KINDS),
+    Key("fstype", "string", "mkfs.FSTYPE: ext4, xfs (300 MB at least), btrfs, ext3, ext2",
+        '"ext4"', choices=FILESYSTEMS, kinds=("loop",)),
+    Key("size", "size", "units of 1024 (a loop file is sparse)", '"1GB"',
+        kinds=("loop", "tmpfs")),
+    Key("mkfs_options", "options", "a string is split at spaces", '["-J", "size=64"]',
+        kinds=("loop",)),
+    Key("mount_options", "options", "a string is split at commas",
+        '["noatime", "data=writeback"]', kinds=("loop", "tmpfs")),
+    Key("dir", "path", "where the file goes", '"/mnt/scratch"', default_doc="the lab home",
+        commented=True, kinds=("loop",)),
+    Key("direct_io", "boolean", "losetup --direct-io=on: no double page cache", "false", False,
+        kinds=("loop",)),
+    Key("path", "path", "an existing directory (no root needed)", '"/mnt/ssd"',
+        commented=True, kinds=("path",)),
+), form="named", example_name="wb")  # fmt: skip
+STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as axes)", (
+    Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),
+    Key("wal", "target_name", "pg_wal's target", '"ram"', default_doc="in PGDATA"),
+))  # fmt: skip
+STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
+                      "to, before the first run; stored as by `pglab storage`", (
+    Key("enabled", "boolean", "the table alone turns it on", "true", True,
+        default_doc="true with the table"),
+    Key("seconds", "integer", "per test (pg_test_fsync runs 16)", "1", _bench.seconds, minimum=1),
+    Key("fio", "boolean", "fio's IOPS and MB/s too", "false", _bench.fio),
+))  # fmt: skip
+ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
+    Key("effect", "number", "the smallest TPS difference worth finding, in %: a comparison "
+        "that could not find it says ?, not ~", "10", DEFAULT_EFFECT_PCT, minimum=0.1,
+        maximum=500),
+))  # fmt: skip
+TABLES = (TOP, SERVER, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY, TARGETS,
+          STORAGE, STORAGE_BENCH, ANALYSIS)  # fmt: skip
+BY_NAME = {t.name: t for t in TABLES}
+TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
+STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
+
+
+def _names(table: Table) -> set[str]:
+    return {k.name for k in table.keys}
+
+
+# -- the key sets parse.py and storage.py check against ---------------------------------------
+
+TOP_KEYS = _names(TOP) | {t.name for t in TABLES if t.name}
+SERVER_KEYS = _names(SERVER)
+DATASET_KEYS = _names(DATASET)
+WORKLOAD_KEYS = _names(WORKLOAD)
+PHASE_KEYS = _names(PHASES) | WORKLOAD_KEYS
+VARIANT_KEYS = _names(VARIANTS)
+AXIS_KEYS = {k.name for k in WORKLOAD.keys + DATASET.keys if k.axis}
+MATRIX_KEYS = AXIS_KEYS | _names(MATRIX)
+DERIVED_KEYS = _names(DERIVED)
+TELEMETRY_KEYS = _names(TELEMETRY)
+TARGET_KEYS = {kind: {k.name for k in TARGETS.keys if kind in k.kinds} for kind in TARGET_KINDS}
+STORAGE_KEYS = _names(STORAGE)
+STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)
+ANALYSIS_KEYS = _names(ANALYSIS)
+
+
+def key(table: Table, name: str) -> Key:
+    return next(k for k in table.keys if k.name == name)
+
+
+def bounds(table: Table, name: str) -> tuple[float, float]:
+    """The range of a number key, as parse.py checks it."""
+    k = key(table, name)
+    assert k.minimum is not None and k.maximum is not None, name
+    return k.minimum, k.maximum
+
+
+# -- JSON Schema -------------------------------------------------------------------------------
+
+SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
+
+
+def json_schema() -> dict[str, Any]:
+    """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
+    defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
+    assert not defs.keys() & SHAPES.keys()
+    defs.update((name, shape.schema) for name, shape in SHAPES.items())
+    top = _table_schema(TOP)
+    for table in TABLES[1:]:
+        ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
+        if table.form == "array":
+            ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
+        elif table.form == "named":
+            ref = {"type": "object", "additionalProperties": ref}
+        top["properties"][table.name] = {**ref, "description": table.doc}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "pglab campaign file",
+        **top,
+        "$defs": defs,
+    }
+
+
+def def_name(table: Table) -> str:
+    """Its name under $defs: one item of [[phases]] is a "phase", of [variants.NAME] a
+    "variant"."""
+    return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
+        table.name, table.name
+    )
+
+
+def _value(k: Key) -> dict[str, Any]:
+    """The JSON Schema of one value of ``k``."""
+    if k.type in SHAPES:
+        out: dict[str, Any] = {"$ref": f"#/$defs/{k.type}"}
+    elif k.type in BY_NAME:
+        out = {"$ref": f"#/$defs/{def_name(BY_NAME[k.type])}"}
+    else:
+        out = {"type": k.type}
+    if k.choices:
+        out["enum"] = list(k.choices)
+    for word, val in (("minimum", k.minimum), ("maximum", k.maximum),
+                      ("exclusiveMinimum", k.above), ("pattern", k.pattern)):  # fmt: skip
+        if val is not None:
+            out[word] = val
+    return out
+
+
+def _table_schema(table: Table) -> dict[str, Any]:
+    keys = table.keys + (WORKLOAD.keys if table is PHASES else ())
+    props = {k.name: {**_value(k), "description": k.doc} for k in keys}
+    for k in keys:
+        if k.default is not None and not k.default_doc:
+            props[k.name]["default"] = k.default
+    if table is MATRIX:
+        for k in WORKLOAD.keys + DATASET.keys:
+            if k.axis:
+                props[k.name] = {"type": "array", "minItems": 1, "items": _value(k),
+                                 "description": f"axis: {k.doc}"}  # fmt: skip
+    out: dict[str, Any] = {"type": "object", "description": table.doc, "properties": props,
+                           "additionalProperties": False}  # fmt: skip
+    required = [k.name for k in keys if k.required]
+    if required:
+        out["required"] = required
+    if table.exclusive:
+        out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
+    if table is TARGETS:
+        out["oneOf"] = [
+            {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
+             "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
+             "required": list(TARGET_REQUIRED[kind]),
+             "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})}}
+            for kind in TARGET_KINDS
+        ]  # fmt: skip
+    return out
+
+
+# -- words: the type, the default ------------------------------------------------------------
+
+
+def type_text(k: Key) -> str:
+    if k.choices:
+        return " | ".join(json.dumps(c) for c in k.choices)
+    if k.type in SHAPES:
+        return SHAPES[k.type].text
+    if k.type in BY_NAME:
+        return f"table of [{k.type}] keys"
+    text = k.type
+    if k.minimum is not None and k.maximum is not None:
+        return f"{text} {_num(k.minimum)}–{_num(k.maximum)}"
+    if k.minimum is not None:
+        return f"{text} ≥ {_num(k.minimum)}"
+    if k.above is not None:
+        return f"{text} > {_num(k.above)}"
+    return text
+
+
+def default_text(k: Key) -> str:
+    if k.default_doc:
+        return k.default_doc
+    if k.default is None or k.default == "":
+        return ""
+    return _toml(k.default)
+
+
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:g}"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+# -- the layout of `pglab run --help` ----------------------------------------------------------
+
+WIDTH, COMMENT_AT = 88, 30
+_INTRO = """\
+A campaign file is TOML, and every key is optional. Each table with all its keys (a
+value is the default unless the comment gives one; a commented key is an alternative to
+the one above it; `pglab schema` prints all this as a JSON Schema for editors):
+"""
+
+
+def help_layout() -> str:
+    """The file layout as an annotated example, for `pglab run --help` (at most 88 columns)."""
+    out = [_INTRO]
+    for table in TABLES:
+        lines: list[str] = []
+        if table.name:
+            header = f"[{table.name}.{table.example_name}]" if table.form == "named" else None
+            lines += _annotated(header or table.header, table.doc)
+        for k in table.keys:
+            if not k.subtable:
+                lines += _key_lines(k)
+        if table.also:
+            lines += _annotated(table.also_example, table.also)
+        for k in table.keys:
+            if k.subtable:
+                lines += _annotated(f"[{table.name}.{k.name}]", k.doc)
+                lines += [f"  {line}" for line in str(k.example).splitlines()]
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def _key_lines(k: Key) -> list[str]:
+    comment = f"{', '.join(k.kinds)}: {k.doc}" if _some_kinds(k) else k.doc
+    if k.choices and not all(str(c) in k.doc for c in k.choices):
+        comment += f" ({type_text(k)})"
+    default = default_text(k)
+    if default and (
+        k.commented
+        or k.example is None
+        or k.default_doc
+        or tomllib.loads(f"v = {k.example}")["v"] != k.default
+    ):
+        comment += f"; default {default}"
+    text = f"{k.name} = {k.example}"
+    return _annotated(f"# {text}" if k.commented else text, comment)
+
+
+def _annotated(code: str, comment: str) -> list[str]:
+    """``code`` with ``comment`` beside it from column COMMENT_AT (or further right), wrapped
+    within WIDTH; below it when the code leaves too little room."""
+    left = f"  {code}" if code else ""
+    start = max(COMMENT_AT, len(left) + 2)
+    if WIDTH - start < 32:
+        return [left, *_annotated("", comment)]
+    pad = "~" * (start - COMMENT_AT)  # the first line starts further right
+    wrapped = textwrap.wrap(comment, WIDTH - COMMENT_AT - 2, initial_indent=pad)
+    lines = [f"{left.ljust(start)}# {wrapped[0].removeprefix(pad)}"]
+    lines += [f"{'':{COMMENT_AT}}# {more}" for more in wrapped[1:]]
+    return [line.rstrip() for line in lines]
+
+
+# -- the README's table ------------------------------------------------------------------------
+
+
+def readme_table() -> str:
+    """Every key as a Markdown table: table, key, type, default, meaning."""
+    rows = ["| table | key | type | default | meaning |", "|---|---|---|---|---|"]
+
+    def row(*cells: str) -> None:
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+
+    forms = {"table": "table", "array": "array of tables", "named": "tables by name"}
+    for table in TABLES:
+        if table.name:
+            row(f"`{table.header}`", "", forms[table.form], "", table.doc)
+        for i, k in enumerate(table.keys):
+            meaning = f"{', '.join(k.kinds)}: {k.doc}" if _some_kinds(k) else k.doc
+            default = default_text(k)
+            if default and not k.default_doc:
+                default = f"`{default}`"
+            where = "(top level)" if not table.name and i == 0 else ""
+            row(where, f"`{k.name}`", type_text(k), default, meaning)
+        if table.also:
+            row("", "*other keys*", "", "", table.also)
+    return "\n".join(rows) + "\n"
+
+
+def _some_kinds(k: Key) -> bool:
+    return bool(k.kinds) and len(k.kinds) < len(TARGET_KINDS)

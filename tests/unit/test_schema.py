@@ -1,0 +1,563 @@
+"""The campaign schema (``pglab.campaign.schema``) against what it describes: parse.py accepts
+and rejects the documents the JSON Schema does, the examples validate, and the README table and
+``pglab run --help`` are what the schema generates."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from pglab.campaign import parse as campaign
+from pglab.campaign import schema
+from pglab.campaign.schema import TABLES, Key, Table
+from pglab.campaign.spec import BUILTIN_SCRIPTS, DatasetSpec, TelemetrySpec
+from pglab.cli import main
+from pglab.errors import CampaignError
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql
+SCRIPT_FILE = "insert-only.sql"
+VALIDATOR = Draft202012Validator(schema.json_schema())
+
+
+def parses(doc: dict[str, Any]) -> bool:
+    try:
+        campaign.parse(doc, default_name="t", base_dir=EXAMPLES)
+    except CampaignError:
+        return False
+    return True
+
+
+def problems(doc: dict[str, Any]) -> str:
+    with pytest.raises(CampaignError) as info:
+        campaign.parse(doc, default_name="t", base_dir=EXAMPLES)
+    return str(info.value)
+
+
+def schema_errors(doc: dict[str, Any]) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in VALIDATOR.iter_errors(doc)]
+
+
+# -- the JSON Schema itself --------------------------------------------------------------------
+
+
+def test_the_json_schema_is_draft_2020_12_with_a_description_on_every_property() -> None:
+    doc = schema.json_schema()
+    Draft202012Validator.check_schema(doc)
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert doc["$id"] and doc["title"] and doc["description"]
+    seen = 0
+
+    def walk(node: Any, where: str) -> None:
+        nonlocal seen
+        if isinstance(node, dict):
+            for name, prop in node.get("properties", {}).items():
+                seen += 1
+                assert prop.get("description"), f"{where}.{name} has no description"
+            for key, val in node.items():
+                walk(val, f"{where}.{key}")
+        elif isinstance(node, list):
+            for i, val in enumerate(node):
+                walk(val, f"{where}[{i}]")
+
+    walk(doc, "")
+    assert seen > 80
+    json.dumps(doc)  # plain data
+
+
+def test_the_layout_is_declared_for_every_spec_field() -> None:
+    assert {f for f in DatasetSpec.__dataclass_fields__} == schema.DATASET_KEYS
+    assert {f for f in TelemetrySpec.__dataclass_fields__} == schema.TELEMETRY_KEYS
+    names = [t.name for t in TABLES]
+    assert len(names) == len(set(names)) and set(names[1:]) <= schema.TOP_KEYS
+    for table in TABLES:
+        keys = [k.name for k in table.keys]
+        assert len(keys) == len(set(keys)), table.name
+        for k in table.keys:
+            assert k.doc and "\n" not in k.doc and k.example is not None, (table.name, k.name)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+def test_every_example_validates(path: Path) -> None:
+    doc = tomllib.loads(path.read_text())
+    assert schema_errors(doc) == []
+    assert parses(doc)
+
+
+# -- bad documents: parse.py and the schema both reject them ---------------------------------
+
+BAD = [
+    ({"repeats": 0}, "repeats = 0: must be ≥ 1"),
+    ({"repeats": "3"}, "repeats = '3': expected int"),
+    ({"repeats": True}, "repeats = True: expected int"),
+    ({"repeat": 3}, 'unknown key "repeat" — did you mean "repeats"?'),
+    ({"bogus": 1}, 'unknown key "bogus"'),
+    ({"name": 5}, "name = 5: expected str"),
+    ({"order": "random"}, 'order = "random": use one of interleaved, sequential'),
+    ({"on_error": "ignore"}, 'on_error = "ignore"'),
+    ({"server": "embedded"}, "server must be a table"),
+    ({"server": {"source": "docker"}}, 'source = "docker"'),
+    ({"server": {"sorce": "embedded"}}, 'did you mean "source"?'),
+    ({"server": {"settings": {"work_mem": ["1MB"]}}}, "setting work_mem must be a single value"),
+    ({"server": {"settings": "work_mem=1MB"}}, "settings must be a table"),
+    ({"dataset": {"scale": 0}}, "scale = 0: expected a whole number from 1 to 1000000"),
+    ({"dataset": {"scale": 1_000_001}}, "scale = 1000001"),
+    ({"dataset": {"scale": 2.5}}, "scale = 2.5"),
+    ({"dataset": {"fillfactor": 5}}, "fillfactor = 5"),
+    ({"dataset": {"partitions": -1}}, "partitions = -1"),
+    ({"dataset": {"reset": "sometimes"}}, 'reset = "sometimes"'),
+    ({"dataset": {"partition_method": "list"}}, 'partition_method = "list"'),
+    ({"dataset": {"unlogged_tables": "yes"}}, "unlogged_tables must be true or false"),
+    ({"dataset": {"init_steps": "xyz"}}, "init_steps = 'xyz'"),
+    ({"dataset": {"scael": 10}}, 'did you mean "scale"?'),
+    ({"workload": {"clients": 0}}, "clients = 0"),
+    ({"workload": {"clients": "8"}}, "clients = '8'"),
+    ({"workload": {"threads": 0}}, "threads = 0"),
+    ({"workload": {"threads": "many"}}, "threads = 'many'"),
+    ({"workload": {"duration": 0}}, "duration = 0"),
+    ({"workload": {"duraton": 5}}, 'did you mean "duration"?'),
+    ({"workload": {"duration": 5, "transactions": 5}}, "not both"),
+    ({"workload": {"transactions": 0}}, "transactions = 0"),
+    ({"workload": {"rate": 0}}, "rate = 0"),
+    ({"workload": {"rate": "fast"}}, "rate = 'fast'"),
+    ({"workload": {"protocol": "binary"}}, 'protocol = "binary"'),
+    ({"workload": {"latency_log": "sometimes"}}, 'latency_log = "sometimes"'),
+    ({"workload": {"connect": "no"}}, "connect = 'no': expected bool"),
+    ({"workload": {"vacuum": 1}}, "vacuum = 1: expected bool"),
+    ({"workload": {"script": "tpcb_like"}}, 'did you mean "tpcb-like"?'),
+    ({"workload": {"scripts": []}}, "scripts must be a non-empty array"),
+    ({"workload": {"script": "select-only", "scripts": ["tpcb-like"]}}, "not both"),
+    ({"workload": {"script": {"builtin": "tpcb-like", "weight": -1}}}, "weight -1"),
+    ({"workload": {"script": {"weight": 2}}}, 'needs builtin = "..." or file = "..."'),
+    ({"workload": {"script": 7}}, "script 7"),
+    ({"phases": []}, "[[phases]]: must be a non-empty array of tables"),
+    ({"phases": "warm-up"}, "[[phases]]: must be a non-empty array of tables"),
+    ({"phases": [{"times": 0}]}, "times = 0"),
+    ({"phases": [{"measured": "no"}]}, "measured = 'no'"),
+    ({"phases": [{"tims": 2}]}, 'did you mean "times"?'),
+    ({"phases": [{"clients": 0}]}, "clients = 0"),
+    ({"variants": {"v": {"setings": {}}}}, 'did you mean "settings"?'),
+    ({"variants": {"v": 3}}, "must be a table of overrides"),
+    ({"variants": {"v": {"dataset": {"scale": 0}}}}, "scale = 0"),
+    ({"variants": {"v": {"workload": {"clients": 0}}}}, "clients = 0"),
+    ({"variants": {"v": {"server": {"source": "docker"}}}}, 'source = "docker"'),
+    ({"variants": {"v": {"storage": 3}}}, "storage must be a target name or a table"),
+    ({"matrix": {"clients": []}}, "clients must be a non-empty array"),
+    ({"matrix": {"clients": 4}}, "clients must be a non-empty array"),
+    ({"matrix": {"clients": [1, 0]}}, "clients = 0"),
+    ({"matrix": {"reset": ["run"]}}, 'unknown key "reset"'),
+    ({"matrix": {"scripts": [["tpcb-like"]]}}, 'unknown key "scripts"'),
+    ({"matrix": {"clents": [1]}}, 'did you mean "clients"?'),
+    ({"matrix": {"settings": {"work_mem": []}}}, "work_mem must be a non-empty array"),
+    ({"matrix": {"settings": ["work_mem"]}}, "[matrix.settings]: must be a table"),
+    ({"matrix": {"protocol": ["simple", "binary"]}}, 'protocol = "binary"'),
+    ({"derived": [{"kind": "difference", "a": "main", "b": "main"}]}, 'kind = "difference"'),
+    ({"derived": [{"a": "main"}]}, 'b = "None" is not a phase name'),
+    ({"derived": [{"a": "main", "b": "main", "c": 1}]}, 'unknown key "c"'),
+    ({"derived": {"a": "main", "b": "main"}}, "must be an array of tables"),
+    ({"telemetry": {"waits_hz": 0}}, "waits_hz = 0: expected a number from 0.1 to 100"),
+    ({"telemetry": {"stats_interval": 61}}, "stats_interval = 61"),
+    ({"telemetry": {"buffers_interval": 0.4}}, "buffers_interval = 0.4"),
+    ({"telemetry": {"stats_interval": "1s"}}, "stats_interval = '1s'"),
+    ({"telemetry": {"enable": True}}, 'did you mean "enabled"?'),
+    ({"telemetry": {"enabled": "yes"}}, "enabled = 'yes'"),
+    ({"targets": {"a": {"kind": "zfs"}}}, "kind = 'zfs'"),
+    ({"targets": {"a": {}}}, "kind = None"),
+    ({"targets": {"a": "loop"}}, "must be a table"),
+    ({"targets": {"a": {"kind": "tmpfs"}}}, "size = None"),
+    ({"targets": {"a": {"kind": "tmpfs", "size": "1GB", "fstype": "xfs"}}},
+     'key "fstype" does not apply to kind = "tmpfs"'),
+    ({"targets": {"a": {"fstype": "ext4", "size": "1GB", "mkfs_opts": "-f"}}},
+     'did you mean "mkfs_options"?'),
+    ({"targets": {"a": {"kind": "loop", "fstype": "ntfs", "size": "1GB"}}}, "fstype = 'ntfs'"),
+    ({"targets": {"a": {"kind": "loop", "size": "1GB"}}}, "fstype = None"),
+    ({"targets": {"a": {"fstype": "ext4", "size": "lots"}}}, "size = 'lots'"),
+    ({"targets": {"a": {"fstype": "ext4", "size": "0MB"}}}, "size = '0MB'"),
+    ({"targets": {"a": {"fstype": "ext4", "size": -5}}}, "size = -5"),
+    ({"targets": {"a": {"fstype": "ext4", "size": "1GB", "dir": "scratch"}}}, "dir = 'scratch'"),
+    ({"targets": {"a": {"fstype": "ext4", "size": "1GB", "direct_io": "on"}}}, "direct_io"),
+    ({"targets": {"a": {"fstype": "ext4", "size": "1GB", "mount_options": [""]}}},
+     "mount_options = ['']"),
+    ({"targets": {"a": {"path": "relative/dir"}}}, "path = 'relative/dir'"),
+    ({"targets": {"a": {"path": "/srv", "size": "1GB"}}}, 'key "size" does not apply'),
+    ({"targets": {"a": {"path": "/srv"}}, "storage": {"wall": "a"}}, 'did you mean "wal"?'),
+    ({"targets": {"a": {"path": "/srv"}}, "storage": {"data": 5}}, "storage target 5"),
+    ({"storage_bench": {"seconds": 0}}, "seconds = 0: must be ≥ 1"),
+    ({"storage_bench": {"fi0": True}}, 'unknown key "fi0"'),
+    ({"storage_bench": {"fio": "yes"}}, "fio = 'yes'"),
+    ({"analysis": {"effect": 0}}, "effect = 0: expected a percentage from 0.1 to 500"),
+    ({"analysis": {"effect": 501}}, "effect = 501"),
+    ({"analysis": {"effect": "5%"}}, "effect = '5%'"),
+    ({"analysis": {"efect": 5}}, 'did you mean "effect"?'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("doc, message", BAD, ids=[json.dumps(d)[:60] for d, _ in BAD])
+def test_a_bad_document_is_rejected_by_parse_and_by_the_schema(doc: dict, message: str) -> None:
+    assert message in problems(doc)
+    assert schema_errors(doc), f"the JSON Schema accepts {doc}"
+
+
+# -- the keys of each table: what parse.py accepts is what the schema lists -------------------
+
+
+def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict[str, Any]:
+    """A document with ``key = value`` in ``table`` (a target of ``kind``)."""
+    if not table.name:
+        return {key: value}
+    if table.form == "table":
+        return {table.name: {key: value}}
+    if table.form == "array":
+        return {table.name: [{key: value}]}
+    item = {key: value} if kind is None else {"kind": kind, key: value}
+    return {table.name: {"x": item}}
+
+
+CANDIDATES = sorted({k.name for t in TABLES for k in t.keys} | {t.name for t in TABLES}
+                    | {"bogus", "setting", "scripts_", "kinds"})  # fmt: skip
+
+
+def accepted_by_parse(table: Table, kind: str | None = None) -> set[str]:
+    """The keys parse.py takes in ``table``: those it does not call unknown."""
+    out = set()
+    for name in CANDIDATES:
+        try:
+            campaign.parse(_placed(table, name, None, kind), default_name="t")
+        except CampaignError as exc:
+            if f'unknown key "{name}"' in str(exc) or f'key "{name}" does not apply' in str(exc):
+                continue
+        out.add(name)
+    return out
+
+
+def schema_keys(table: Table, kind: str | None = None) -> set[str]:
+    defs = schema.json_schema()["$defs"]
+    if not table.name:
+        return set(schema.json_schema()["properties"])
+    node = defs[schema.def_name(table)]
+    if kind is not None:
+        (branch,) = [b for b in node["oneOf"] if b["properties"]["kind"]["const"] == kind]
+        return set(branch["propertyNames"]["enum"])
+    return set(node["properties"])
+
+
+@pytest.mark.parametrize("table", [t for t in TABLES if t is not schema.TARGETS],
+                         ids=lambda t: t.name or "top")  # fmt: skip
+def test_parse_takes_exactly_the_keys_the_schema_lists(table: Table) -> None:
+    assert accepted_by_parse(table) == schema_keys(table)
+
+
+@pytest.mark.parametrize("kind", schema.TARGET_KEYS)
+def test_parse_takes_exactly_the_target_keys_the_schema_lists(kind: str) -> None:
+    assert accepted_by_parse(schema.TARGETS, kind) == schema_keys(schema.TARGETS, kind)
+
+
+def test_the_defaults_are_what_parse_fills_in() -> None:
+    c = campaign.parse({"storage_bench": {}, "derived": [{"a": "main", "b": "main"}]}, "t")
+    (variant,) = c.variants
+    (phase,) = variant.phases
+    objects = {
+        "": c, "server": variant.server, "dataset": variant.dataset, "workload": phase,
+        "phases": phase, "telemetry": c.telemetry, "storage_bench": c.storage_bench,
+        "derived": c.derived[0],
+    }  # fmt: skip
+    renamed = {("analysis", "effect"): c.effect_pct, ("workload", "threads"): phase.threads
+               or "auto", ("workload", "script"): phase.scripts[0].builtin}  # fmt: skip
+    checked = 0
+    for table in TABLES:
+        for k in table.keys:
+            if k.default is None or k.default_doc and table.name != "storage_bench":
+                continue
+            if (table.name, k.name) in renamed:
+                got = renamed[table.name, k.name]
+            elif table.name in objects:
+                got = getattr(objects[table.name], k.name)
+            else:
+                continue
+            assert got == k.default, (table.name, k.name, got, k.default)
+            checked += 1
+    assert checked >= 25
+
+
+RANGED = [(t, k) for t in TABLES for k in t.keys
+          if k.minimum is not None or k.maximum is not None or k.above is not None]  # fmt: skip
+
+
+@pytest.mark.parametrize("table, k", RANGED, ids=[f"{t.name}.{k.name}" for t, k in RANGED])
+def test_a_range_is_the_one_parse_checks(table: Table, k: Key) -> None:
+    """Each end of the range is taken by both, and just beyond it refused by both."""
+    step = 1 if k.type == "integer" else 0.001
+    inside, outside = [], []
+    if k.minimum is not None:
+        inside.append(k.minimum)
+        outside.append(k.minimum - step)
+    if k.maximum is not None:
+        inside.append(k.maximum)
+        outside.append(k.maximum + step)
+    if k.above is not None:
+        inside.append(k.above + step)
+        outside.append(k.above)
+    for value in inside:
+        doc = _placed(table, k.name, value)
+        assert schema_errors(doc) == [] and parses(doc), (k.name, value)
+    for value in outside:
+        doc = _placed(table, k.name, value)
+        assert schema_errors(doc) and f"{k.name} = " in problems(doc), (k.name, value)
+
+
+# -- documents generated from the schema's description --------------------------------------
+
+TARGET_NAMES = ("t1", "t2", "t3")
+_names = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=8)
+_scalar = st.one_of(st.text(max_size=6), st.integers(-(2**40), 2**40), st.booleans(),
+                    st.floats(allow_nan=False, allow_infinity=False))  # fmt: skip
+_script = st.one_of(
+    st.sampled_from(BUILTIN_SCRIPTS), st.just(SCRIPT_FILE),
+    st.fixed_dictionaries({"builtin": st.sampled_from(BUILTIN_SCRIPTS)},
+                          optional={"weight": st.integers(0, 100)}),
+    st.fixed_dictionaries({"file": st.just(SCRIPT_FILE)}, optional={"weight": st.integers(0, 9)}),
+)  # fmt: skip
+_setting_names = st.sampled_from(["work_mem", "shared_buffers", "jit", "x.y"])
+SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "script": _script,
+    "scripts": st.lists(_script, min_size=1, max_size=3),
+    "threads": st.sampled_from(["auto", 1]),  # threads ≤ clients is not the schema's to say
+    "settings": st.dictionaries(_setting_names, _scalar, max_size=3),
+    "axis_settings": st.dictionaries(
+        _setting_names, st.lists(_scalar, min_size=1, max_size=3), max_size=2
+    ),  # fmt: skip
+    "size": st.sampled_from(["1GB", "300MB", "512MiB", " 2g ", 2**30, "0.5TB"]),
+    "options": st.one_of(st.text(max_size=10), st.lists(st.sampled_from(["noatime", "-J"]))),
+    "path": st.sampled_from(["/mnt/x", "/srv", "/"]),
+    "target_name": st.sampled_from(TARGET_NAMES),
+    "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
+}
+SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
+    ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty
+}
+
+
+def values(k: Key, table: str = "") -> st.SearchStrategy[Any]:
+    """Valid values of ``k``, from its declaration: choices, type, range, pattern."""
+    if (table, k.name) in SPECIAL:
+        return SPECIAL[table, k.name]
+    if k.choices:
+        return st.sampled_from(k.choices)
+    if k.type == "integer":
+        low = int(k.minimum) if k.minimum is not None else -1000
+        return st.integers(low, int(k.maximum) if k.maximum is not None else low + 10**6)
+    if k.type == "number":
+        low = k.minimum if k.minimum is not None else k.above or 0.0
+        high = k.maximum if k.maximum is not None else 1e9
+        return st.floats(low, high, exclude_min=k.above is not None) | st.integers(
+            int(low) + 1, int(high))  # fmt: skip
+    if k.type == "boolean":
+        return st.booleans()
+    if k.type == "string":
+        return st.from_regex(k.pattern, fullmatch=True) if k.pattern else _names
+    return SHAPE_VALUES[k.type]
+
+
+@st.composite
+def table_of(draw, table: Table, keys: tuple[Key, ...] | None = None) -> dict[str, Any]:
+    out = {}
+    for k in keys if keys is not None else table.keys:
+        if draw(st.booleans()):
+            out[k.name] = draw(values(k, table.name))
+    for a, b in table.exclusive:
+        if a in out and b in out:
+            del out[draw(st.sampled_from((a, b)))]
+    return out
+
+
+@st.composite
+def servers(draw) -> dict[str, Any]:
+    server = draw(table_of(schema.SERVER))
+    if server.get("source", "bindir" if "bindir" in server else "") == "bindir":
+        server["bindir"] = server.get("bindir") or "/usr/lib/postgresql/15/bin"
+    return server
+
+
+@st.composite
+def targets(draw) -> dict[str, Any]:
+    out = {}
+    for name in draw(st.lists(st.sampled_from(TARGET_NAMES), unique=True, max_size=3)):
+        kind = draw(st.sampled_from(list(schema.TARGET_KEYS)))
+        keys = tuple(k for k in schema.TARGETS.keys if kind in k.kinds)
+        target = draw(table_of(schema.TARGETS, keys))
+        for key in schema.TARGET_REQUIRED[kind]:
+            target[key] = draw(values(schema.key(schema.TARGETS, key)))
+        target["kind"] = kind
+        out[name] = target
+    return out
+
+
+@st.composite
+def documents(draw) -> dict[str, Any]:
+    """A campaign document from the schema's declarations, references kept consistent (names
+    of phases and storage targets), that parse.py is expected to accept."""
+    doc = draw(table_of(schema.TOP))
+    parts: dict[str, Any] = {
+        "server": servers(),
+        "dataset": table_of(schema.DATASET),
+        "workload": table_of(schema.WORKLOAD),
+        "phases": st.lists(table_of(schema.PHASES, schema.PHASES.keys[1:] +
+                                    schema.WORKLOAD.keys), min_size=1, max_size=3),
+        "telemetry": table_of(schema.TELEMETRY),
+        "storage_bench": table_of(schema.STORAGE_BENCH),
+        "analysis": table_of(schema.ANALYSIS),
+        "targets": targets(),
+    }  # fmt: skip
+    for name, strategy in parts.items():
+        if draw(st.booleans()):
+            doc[name] = draw(strategy)
+    phases = doc.get("phases", [])
+    for i, phase in enumerate(phases):
+        phase["name"] = f"p{i}"
+        for a, b in schema.WORKLOAD.exclusive:
+            if a in phase and b in phase:
+                del phase[b]
+    defined = sorted(doc.get("targets", {}))
+    if defined:
+        target = st.sampled_from(defined)
+        if draw(st.booleans()):
+            doc["storage"] = draw(
+                st.fixed_dictionaries({}, optional={"data": target, "wal": target})
+            )
+        for axis in schema.STORAGE_AXES:
+            if draw(st.booleans()):
+                doc.setdefault("matrix", {})[axis] = draw(st.lists(target, min_size=1))
+    if draw(st.booleans()):
+        axes = [k for k in schema.WORKLOAD.keys + schema.DATASET.keys if k.axis]
+        for k in draw(st.lists(st.sampled_from(axes), unique_by=lambda k: k.name, max_size=3)):
+            doc.setdefault("matrix", {})[k.name] = draw(st.lists(values(k), min_size=1, max_size=3))
+        if draw(st.booleans()):
+            doc.setdefault("matrix", {})["settings"] = draw(SHAPE_VALUES["axis_settings"])
+    if draw(st.booleans()):
+        names = [p["name"] for p in phases] or ["main"]
+        derived = draw(st.lists(table_of(schema.DERIVED, schema.DERIVED.keys[:2]), max_size=2))
+        for d in derived:
+            d.update(a=draw(st.sampled_from(names)), b=draw(st.sampled_from(names)))
+        doc["derived"] = derived
+    variants = {}
+    for name in draw(st.lists(_names, unique=True, max_size=3)):
+        variant = draw(table_of(schema.VARIANTS, schema.VARIANTS.keys[:2]))
+        for key, strategy in (("server", servers()), ("dataset", table_of(schema.DATASET)),
+                              ("workload", table_of(schema.WORKLOAD))):  # fmt: skip
+            if draw(st.booleans()):
+                variant[key] = draw(strategy)
+        if defined and draw(st.booleans()):
+            variant["storage"] = draw(st.sampled_from(defined))
+        variants[name] = variant
+    if variants:
+        doc["variants"] = variants
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents())
+def test_a_document_made_from_the_schema_is_valid_for_both(doc: dict[str, Any]) -> None:
+    assert schema_errors(doc) == []
+    campaign.parse(doc, default_name="t", base_dir=EXAMPLES)  # no CampaignError
+
+
+def mutations(k: Key) -> list[Any]:
+    """Values of ``k`` that break its declaration (and that parse.py checks)."""
+    bad: list[Any] = []
+    if k.choices:
+        bad.append("not-" + str(k.choices[0]))
+    if k.type in ("integer", "number", "boolean", "threads") or k.choices:
+        bad.append({"a": 1} if k.type != "boolean" else "yes")
+    if k.type in ("integer", "number"):
+        bad.append("3")
+        if k.minimum is not None:
+            bad.append(k.minimum - (1 if k.type == "integer" else k.minimum / 2))
+        if k.maximum is not None:
+            bad.append(k.maximum + 1)
+        if k.above is not None:
+            bad.append(k.above)
+    if k.type == "threads":
+        bad.append(0)
+    return bad
+
+
+MUTABLE = [schema.TOP, schema.DATASET, schema.WORKLOAD, schema.PHASES, schema.TELEMETRY,
+           schema.STORAGE_BENCH, schema.ANALYSIS, schema.DERIVED]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents(), data=st.data())
+def test_a_document_broken_against_the_schema_is_rejected_by_both(doc: dict, data) -> None:
+    table = data.draw(st.sampled_from(MUTABLE))
+    keys = table.keys + (schema.WORKLOAD.keys if table is schema.PHASES else ())
+    k = data.draw(st.sampled_from([k for k in keys if mutations(k)] + [None]))
+    value = data.draw(st.sampled_from(mutations(k))) if k else 1
+    name = k.name if k else data.draw(st.sampled_from(keys)).name + "z"  # a misspelled key
+    where = doc
+    if table.form == "array":
+        phase = [p["name"] for p in doc.get("phases", [])] or ["main"]
+        items = doc.get(table.name) or [{"a": phase[0], "b": phase[0]} if table is
+                                        schema.DERIVED else {}]  # fmt: skip
+        doc[table.name] = items
+        where = items[0]
+    elif table.name:
+        where = doc.setdefault(table.name, {})
+    where[name] = value
+    assert schema_errors(doc), f"the JSON Schema accepts {name} = {value!r}"
+    assert name in problems(doc)
+
+
+# -- what is generated from the schema is what README.md and --help show ----------------------
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    text = (REPO / "README.md").read_text()
+    found = re.search(r"<!-- campaign-keys:start -->\n(.*?)<!-- campaign-keys:end -->", text,
+                      re.S)  # fmt: skip
+    assert found, "README.md has no campaign-keys markers"
+    assert found.group(1).strip() == schema.readme_table().strip(), (
+        "README.md's campaign table differs from schema.readme_table(): paste the new one in"
+    )
+
+
+def test_run_help_shows_the_generated_layout(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert schema.help_layout() in capsys.readouterr().out
+    layout = schema.help_layout()
+    assert max(len(line) for line in layout.splitlines()) <= schema.WIDTH
+    for table in TABLES[1:]:
+        assert f"[{table.name}" in layout
+    for k in (k for t in TABLES for k in t.keys):
+        assert re.search(rf"^  (# )?{k.name} = ", layout, re.M) or k.subtable, k.name
+
+
+def test_the_layout_is_a_campaign_file_the_schema_accepts() -> None:
+    layout = schema.help_layout()
+    body = layout[layout.index("\n  ") :]
+    doc = tomllib.loads(body)
+    assert schema_errors(doc) == []
+    assert set(doc) == schema.TOP_KEYS
+
+
+# -- pglab schema ------------------------------------------------------------------------------
+
+
+def test_pglab_schema_prints_the_json_schema(capsys) -> None:
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == schema.json_schema()
+
+
+def test_pglab_schema_writes_it_to_a_file(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "campaign.schema.json"
+    assert main(["schema", "-o", str(out)]) == 0
+    assert json.loads(out.read_text()) == schema.json_schema()
+    assert capsys.readouterr().out == ""
