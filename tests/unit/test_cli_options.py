@@ -19,3 +19,20 @@ def test_store_and_lab_dir_before_or_after_the_command(
     assert main(argv) == 0
     assert store.exists(), "the store given was not the one opened"
     assert "storage results" in capsys.readouterr().out
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`pglab ls --json | head`: when the pipe's reader has gone, no traceback, status 141."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    done = subprocess.run(
+        [sys.executable, "-m", "pglab", "ls", "--json", "--store", str(tmp_path / "r.sqlite"),
+         "--lab-dir", str(tmp_path)],
+        stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
+    )  # fmt: skip
+    os.close(write)
+    assert done.returncode == 141 and "Traceback" not in done.stderr, done.stderr

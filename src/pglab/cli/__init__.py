@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
             "run the same command again to resume"
         )
         return 130
+    except BrokenPipeError:
+        # `pglab ls --json | head`: the reader has gone; say nothing more (Python's advice:
+        # point stdout at devnull so that the interpreter's final flush does not fail too)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
     finally:
         restore()
 
