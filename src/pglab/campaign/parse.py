@@ -7,6 +7,7 @@ the server's own catalog later (``settings.validate``), before the first run.
 Layout (see ``examples/`` and ``pglab run --help``)::
 
     name, description, repeats, order ("interleaved" | "sequential"), on_error ("continue" | "stop")
+    max_duration  a time budget for the plan's estimate: 5400, "90min", "2h"
     [server]    source = "embedded" | bindir = "/usr/lib/postgresql/15/bin"; [server.settings]
     [dataset]   scale, init_steps, partitions, partition_method, fillfactor, unlogged_tables, reset
     [workload]  script | scripts, clients, threads, duration | transactions, rate, protocol,
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.campaign import storage as storage_parts
-from pglab.campaign.checks import Problems, choice, get, table_of
+from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
     DEFAULT_EFFECT_PCT,
@@ -58,6 +59,7 @@ TOP_KEYS = {
     "repeats",
     "order",
     "on_error",
+    "max_duration",
     "server",
     "dataset",
     "workload",
@@ -125,6 +127,7 @@ class Campaign:
     targets: tuple[tuple[str, TargetSpec], ...] = ()
     storage_bench: StorageBenchSpec = StorageBenchSpec()
     effect_pct: float = DEFAULT_EFFECT_PCT  # [analysis] effect: the difference worth finding
+    max_duration_s: float | None = None  # the time budget: the plan's estimate must fit in it
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -165,6 +168,7 @@ def parse(
     repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
     on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
+    max_duration = duration_s(doc, "max_duration", p, "")
 
     server = _server(table_of(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
     dataset = _dataset(table_of(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
@@ -233,6 +237,7 @@ def parse(
         tuple((k, t) for k, t in targets.items() if t is not None),
         storage_bench,
         effect,
+        max_duration,
     )
 
 
