@@ -47,7 +47,11 @@ class ProgressEvents:
         self.progress.stop()
 
     def status(self, message: str) -> None:
-        self.progress.console.print(f"[dim]{escape(message)}[/]")
+        if message.startswith("warning: "):
+            text = escape(message.removeprefix("warning: "))
+            self.progress.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+        else:
+            self.progress.console.print(f"[dim]{escape(message)}[/]")
 
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S

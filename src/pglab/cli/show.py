@@ -245,3 +245,10 @@ def _print_run(run: dict[str, Any]) -> None:
             + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
             markup=False,
         )
+    chosen = (run.get("spec") or {}).get("lab_settings") or {}
+    if chosen:
+        console.print(
+            "of which pglab chose (the campaign leaves them to the default, too low for the "
+            "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
+            markup=False,
+        )
