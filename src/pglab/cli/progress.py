@@ -15,7 +15,7 @@ from rich.progress import (
 
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
-from pglab.records import ProgressSample, RunResult
+from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.plan import RUN_OVERHEAD_S
 
 
@@ -79,9 +79,8 @@ class ProgressEvents:
             tps = result.metrics.get("tps", 0.0)
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
         else:
-            first = (result.error or "").splitlines()[0] if result.error else "failed"
             self.progress.console.print(
-                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]"
+                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(reason_of(result.error))}[/]"
             )
 
 

@@ -16,6 +16,7 @@ from pglab.analysis import derived, points
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
 from pglab.disks import syncrate
+from pglab.records import reason_of
 from pglab.telemetry import summary as telemetry_summary
 
 
@@ -172,6 +173,7 @@ def _print_run(run: dict[str, Any]) -> None:
     console.print(
         f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
         f"repeat {run['repeat']} — {run['status']}"
+        + (f": {escape(reason_of(run.get('error')))}" if run["status"] != "ok" else "")
     )
     if run.get("error"):
         console.print(f"[red]{escape(run['error'])}[/]")
