@@ -154,6 +154,9 @@ _PROCESS = re.compile(r"(pgbench was killed by signal .*|did not finish within [
 # pgbench's lines that follow another error rather than say one
 _GENERIC = ("could not create connection for client", "could not create connection for setup",
             "Run was aborted; the above results are incomplete")  # fmt: skip
+# pglab's own headings of a server that would not start, above what the server said about it
+_SERVER_HEADING = re.compile(r"^PostgreSQL .* (did not start \(exit -?[0-9]+\)|did not become "
+                             r"ready within [0-9]+ s)$")  # fmt: skip
 # progress and context, never a reason: vacuum notices, progress, the server's LOG lines, ...
 _NOTICE = re.compile(
     r"^(starting vacuum|progress: |pgbench \(|transaction type:|--- server log|the server log "
@@ -169,9 +172,11 @@ def reason_of(error: str | None) -> str:
     output, pglab's words, the server's log lines), not the first. In order: a PANIC; pgbench
     killed by a signal or stopped for taking too long; a FATAL; an ERROR (each from its level
     on: ``FATAL: sorry, too many clients already``); the server found not running; pgbench's own
-    error; any other line; pgbench's follow-up errors (``could not create connection for client
-    3``); the echoes of a crash; and last progress notices such as ``starting vacuum...end.``.
-    The first line of the best rank wins; the whole text stays in ``pglab show RUN``."""
+    error; any other line (``postgres: "superuser_reserved_connections" (20) plus ...``); the
+    headings that follow or frame another error (pgbench's ``could not create connection for
+    client 3``, pglab's ``PostgreSQL 18.6 did not start (exit 1)``); the echoes of a crash; and
+    last progress notices such as ``starting vacuum...end.``. The first line of the best rank
+    wins; the whole text stays in ``pglab show RUN``."""
     best: tuple[int, str] | None = None
     for raw in (error or "").splitlines():
         line = " ".join(_PREFIX.sub("", raw.strip()).split())
@@ -194,6 +199,8 @@ def _rank(line: str) -> tuple[int, str]:
         return 4, line.strip("()")
     if _NOTICE.search(line):
         return 9, line
+    if _SERVER_HEADING.match(line):
+        return 7, line
     if line.startswith("pgbench: error: "):
         said = line.removeprefix("pgbench: error: ")
         return (7 if said.startswith(_GENERIC) else 5), said

@@ -90,6 +90,16 @@ def test_a_killed_postmaster_says_the_server_was_not_running() -> None:
 
 
 def test_a_server_that_did_not_start_says_why() -> None:
+    # what PostgreSQL 18.6 printed for max_connections = 10, superuser_reserved_connections = 20
+    recorded = (
+        "PostgreSQL 18.6 did not start (exit 1)\n--- server log (last lines) ---\n"
+        'postgres: "superuser_reserved_connections" (20) plus "reserved_connections" (0) must be '
+        'less than "max_connections" (10)'
+    )
+    assert reason_of(recorded) == recorded.splitlines()[-1]
+    assert reason_of("PostgreSQL 18.6 did not start (exit 1)") == (
+        "PostgreSQL 18.6 did not start (exit 1)"
+    )
     error = (
         "PostgreSQL 18.6 did not start (exit 1)\n--- server log (last lines) ---\n"
         "2026-11-23 09:00:00.000 UTC [99] LOG:  starting PostgreSQL 18.6\n"
