@@ -136,12 +136,9 @@ duration = 1
 """
 
 
+@pytest.mark.usefixtures("undo_storage")
 def test_a_dataset_too_large_for_its_tmpfs_is_refused_before_init(
-    tmp_path: Path,
-    lab: Lab,
-    no_leftovers,
-    undo_storage,
-    capsys,  # noqa: F811
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
 ) -> None:
     need_root_and_tools()
     store = tmp_path / "r.sqlite"

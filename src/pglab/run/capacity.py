@@ -51,6 +51,7 @@ BACKEND_BYTES = 2 * MIB  # a backend's own memory beside work_mem (catalog cache
 # 300 MB and 1 GB (metadata, the journal or log, ext's 5% kept for root: not the server's)
 LOOP_USABLE = 0.9
 LOOP_OVERHEAD = 80 * MIB
+UNKNOWN_ROOM = 2**62  # a place whose free space cannot be read is not judged
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -462,9 +463,12 @@ def place_of(target: TargetSpec | None, lab: Lab) -> Place:
         return Place(f"target:{target.name}", f'storage target "{target.name}" ({what})',
                      target_room(target))  # fmt: skip
     path = Path(str(target.path)) if target is not None else lab.home
-    found = _existing(path)
     label = f'storage target "{target.name}" ({path})' if target else f"the lab home {path}"
-    return Place(f"fs:{os.stat(found).st_dev}", label, shutil.disk_usage(found).free)
+    try:
+        found = _existing(path)
+        return Place(f"fs:{os.stat(found).st_dev}", label, shutil.disk_usage(found).free)
+    except OSError:  # a directory pglab cannot reach: the targets' check says so
+        return Place(f"unknown:{path}", label, UNKNOWN_ROOM)
 
 
 def _existing(path: Path) -> Path:
