@@ -1,10 +1,12 @@
-"""What a run produced, as plain frozen data: parsed pgbench output, phases, runs.
+"""What a run produced, as plain frozen data: parsed pgbench output, phases, runs; and a failed
+run's reason in one line (``reason_of``), which every summary of failed runs shows.
 
 Made by ``pgbench_output`` (parsing) and ``executor`` (assembling); consumed by ``store``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,3 +136,72 @@ class StorageResult:
 
 # the per-second series a phase keeps as records (every other series is a telemetry table)
 SERIES_KINDS: dict[str, type] = {"progress": ProgressSample, "latency": LatencySecond}
+
+
+# -- a failed run's reason -------------------------------------------------------------------
+
+# what every backend says when the postmaster dies: echoes of a crash, never its cause
+CRASH_ECHOES = (
+    "terminating connection due to unexpected postmaster exit",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "terminating connection because of crash of another server process",
+)
+_LEVEL = re.compile(r"\b(PANIC|FATAL|ERROR):\s+(.*)")
+_PREFIX = re.compile(r"^pgbench failed in phase (?:'[^']*'|\"[^\"]*\"): ")
+# what pglab itself saw happen to pgbench: the cause, whatever the server then logged
+_PROCESS = re.compile(r"(pgbench was killed by signal .*|did not finish within [0-9]+ s)")
+# pgbench's lines that follow another error rather than say one
+_GENERIC = ("could not create connection for client", "could not create connection for setup",
+            "Run was aborted; the above results are incomplete")  # fmt: skip
+# pglab's own headings of a server that would not start, above what the server said about it
+_SERVER_HEADING = re.compile(r"^PostgreSQL .* (did not start \(exit -?[0-9]+\)|did not become "
+                             r"ready within [0-9]+ s)$")  # fmt: skip
+# progress and context, never a reason: vacuum notices, progress, the server's LOG lines, ...
+_NOTICE = re.compile(
+    r"^(starting vacuum|progress: |pgbench \(|transaction type:|--- server log|the server log "
+    r"says:|LINE [0-9]+:|\^|pgbench: (hint|detail):|(HINT|DETAIL|CONTEXT|STATEMENT):|dropping |"
+    r"creating |generating |vacuuming|done in )|\b(LOG|WARNING|NOTICE|INFO|DEBUG[0-9]?|HINT|"
+    r"DETAIL|CONTEXT|STATEMENT):\s"
+)
+_LEVEL_RANK = {"PANIC": 0, "FATAL": 2, "ERROR": 3}
+
+
+def reason_of(error: str | None) -> str:
+    """A failed run's reason, in one line: the most specific line of its error text (pgbench's
+    output, pglab's words, the server's log lines), not the first. In order: a PANIC; pgbench
+    killed by a signal or stopped for taking too long; a FATAL; an ERROR (each from its level
+    on: ``FATAL: sorry, too many clients already``); the server found not running; pgbench's own
+    error; any other line (``postgres: "superuser_reserved_connections" (20) plus ...``); the
+    headings that follow or frame another error (pgbench's ``could not create connection for
+    client 3``, pglab's ``PostgreSQL 18.6 did not start (exit 1)``); the echoes of a crash; and
+    last progress notices such as ``starting vacuum...end.``. The first line of the best rank
+    wins; the whole text stays in ``pglab show RUN``."""
+    best: tuple[int, str] | None = None
+    for raw in (error or "").splitlines():
+        line = " ".join(_PREFIX.sub("", raw.strip()).split())
+        if not line:
+            continue
+        found = _rank(line)
+        if best is None or found[0] < best[0]:
+            best = found
+    return best[1] if best else "no error recorded"
+
+
+def _rank(line: str) -> tuple[int, str]:
+    if m := _PROCESS.search(line):
+        return 1, m.group(1)
+    if m := _LEVEL.search(line):
+        if any(echo in line for echo in CRASH_ECHOES):
+            return 8, f"{m.group(1)}: {m.group(2)}"
+        return _LEVEL_RANK[m.group(1)], f"{m.group(1)}: {m.group(2)}"
+    if "the server was not running" in line:
+        return 4, line.strip("()")
+    if _NOTICE.search(line):
+        return 9, line
+    if _SERVER_HEADING.match(line):
+        return 7, line
+    if line.startswith("pgbench: error: "):
+        said = line.removeprefix("pgbench: error: ")
+        return (7 if said.startswith(_GENERIC) else 5), said
+    return 6, line

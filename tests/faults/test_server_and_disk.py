@@ -52,6 +52,8 @@ def test_a_setting_combination_the_server_rejects(tmp_path: Path, lab: Lab, no_l
 FILL = """
 name = "disk-full"
 order = "sequential"
+[server.settings]
+max_wal_size = "100MB"  # the template, a copy and pg_wal's room fit in 256 MB: it runs, then fills
 [dataset]
 scale = 1
 [workload]
@@ -72,7 +74,7 @@ def small_tmpfs() -> Iterator[Path]:
         pytest.skip("mounting a small tmpfs needs root")
     mnt = Path(tempfile.mkdtemp(prefix="pglab-full-", dir="/tmp"))
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=160m,mode=755", "tmpfs", str(mnt)],
+        ["mount", "-t", "tmpfs", "-o", "size=256m,mode=755", "tmpfs", str(mnt)],
         capture_output=True,
         text=True,
         check=False,
@@ -90,7 +92,7 @@ def small_tmpfs() -> Iterator[Path]:
 
 
 def test_a_disk_that_fills_up_during_a_write_phase(tmp_path: Path, small_tmpfs: Path) -> None:
-    """PGDATA on a 160 MB tmpfs; a script that writes ~5 MB per transaction fills it. The run
+    """PGDATA on a 256 MB tmpfs; a script that writes ~5 MB per transaction fills it. The run
     fails naming the full disk; the store (elsewhere) keeps it whole; the next run (a fresh copy
     of the dataset) works; nothing is left running."""
     (tmp_path / "fill.sql").write_text(

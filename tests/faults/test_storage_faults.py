@@ -44,6 +44,8 @@ size = "300MB"
 mkfs_options = ["-J", "size=4"]
 [storage]
 wal = "wal"
+[server.settings]
+max_wal_size = "128MB"  # pg_wal's room on a 300 MB target (pglab checks it before running)
 [dataset]
 scale = 1
 [workload]

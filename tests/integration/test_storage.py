@@ -181,6 +181,7 @@ def test_storage_bench_in_a_campaign_measures_the_target_it_made(
     doc.write_text(
         'name = "bench"\n[targets.ram]\nkind = "tmpfs"\nsize = "256MB"\n'
         '[storage]\nwal = "ram"\n[storage_bench]\nseconds = 1\n'
+        '[server.settings]\nmax_wal_size = "128MB"\n'  # pg_wal's room on the 256 MB tmpfs
         "[dataset]\nscale = 1\n[workload]\nclients = 1\nduration = 3\n"
     )
     common = ["--lab-dir", str(lab.home), "--store", str(store)]

@@ -43,6 +43,9 @@ size = "200MB"
 [storage]
 wal = "wal"
 
+[server.settings]
+max_wal_size = "128MB"  # pg_wal's room on the 200 MB tmpfs (pglab checks it before running)
+
 [dataset]
 scale = 1
 
@@ -147,6 +150,8 @@ fstype = "btrfs"
 size = "300MB"
 mkfs_options = ["-m", "single"]
 mount_options = ["noatime", "nodatacow"]
+[server.settings]
+max_wal_size = "128MB"  # a copy and room for pg_wal on 300 MB (checked before running)
 [dataset]
 scale = 1
 [workload]

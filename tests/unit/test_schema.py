@@ -95,6 +95,8 @@ def test_every_example_validates(path: Path) -> None:
 # -- bad documents: parse.py and the schema both reject them ---------------------------------
 
 BAD = [
+    ({"max_duration": "soon"}, "max_duration = 'soon': expected seconds"),
+    ({"max_duration": -5}, "max_duration = -5: expected seconds"),
     ({"repeats": 0}, "repeats = 0: must be ≥ 1"),
     ({"repeats": "3"}, "repeats = '3': expected int"),
     ({"repeats": True}, "repeats = True: expected int"),
@@ -339,6 +341,7 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "path": st.sampled_from(["/mnt/x", "/srv", "/"]),
     "target_name": st.sampled_from(TARGET_NAMES),
     "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
+    "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
 }
 SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
     ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty

@@ -26,6 +26,7 @@ from pglab.analysis import points, verdicts
 from pglab.disks import results as storage_tables
 from pglab.disks import syncrate
 from pglab.errors import LabError
+from pglab.records import reason_of
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
 
@@ -136,9 +137,9 @@ def _fingerprinted(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any
 def compare_runs(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     for run in (a, b):
         if run.get("status") != "ok":
-            first = (run.get("error") or "").strip().splitlines() or ["?"]
             raise LabError(
-                f"run {run.get('id')} failed ({first[0]}): it has no figures to compare",
+                f"run {run.get('id')} failed ({reason_of(run.get('error'))}): it has no figures "
+                "to compare",
                 hint=f"`pglab show {run.get('id')}` shows what went wrong",
             )
     ma, mb = a.get("metrics") or {}, b.get("metrics") or {}

@@ -22,13 +22,14 @@ from typing import Any
 from pglab.analysis import points, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
+from pglab.records import reason_of
 from pglab.run import metrics
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
-    "failed",  # the run failed: its error's first line
+    "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
     "client-bound",  # pgbench used most of a core: the client, not the server, was measured
@@ -223,8 +224,7 @@ def run_notices(run: dict[str, Any]) -> list[Notice]:
     telemetry, no series): failed, drifting within a phase, client-bound, short, in-memory."""
     rid, label = run.get("id"), run.get("label")
     if run.get("status") != "ok":
-        first = (run.get("error") or "no error recorded").strip().splitlines() or ["?"]
-        return [Notice("failed", label, rid, f"run {rid} failed: {first[0]}")]
+        return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.get('error'))}")]
     out: list[Notice] = []
     phases = [ph for ph in run.get("phases") or [] if ph.get("measured")]
     series = run.get("series") or {}

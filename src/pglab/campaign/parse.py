@@ -20,7 +20,7 @@ from typing import Any
 
 from pglab.campaign import schema
 from pglab.campaign import storage as storage_parts
-from pglab.campaign.checks import Problems, choice, get, table_of
+from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.schema import (
     ANALYSIS_KEYS,
     DATASET_KEYS,
@@ -81,6 +81,7 @@ class Campaign:
     targets: tuple[tuple[str, TargetSpec], ...] = ()
     storage_bench: StorageBenchSpec = StorageBenchSpec()
     effect_pct: float = DEFAULT_EFFECT_PCT  # [analysis] effect: the difference worth finding
+    max_duration_s: float | None = None  # the time budget: the plan's estimate must fit in it
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -121,6 +122,7 @@ def parse(
     repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
     on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
+    max_duration = duration_s(doc, "max_duration", p, "")
 
     server = _server(table_of(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
     dataset = _dataset(table_of(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
@@ -189,6 +191,7 @@ def parse(
         tuple((k, t) for k, t in targets.items() if t is not None),
         storage_bench,
         effect,
+        max_duration,
     )
 
 

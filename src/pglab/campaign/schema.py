@@ -117,6 +117,9 @@ SHAPES: dict[str, Shape] = {
     "options": Shape("array of strings, or one string", {"anyOf": [
         {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}),
     "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
+    "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
+        {"type": "number", "exclusiveMinimum": 0},
+        {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(s|sec|min|h|d)?\s*)+$"}]}),
     "target_name": Shape("target name", {"type": "string"}),
     "target_names": Shape("array of target names",
                           {"type": "array", "minItems": 1, "items": {"type": "string"}}),
@@ -137,6 +140,8 @@ TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab r
         "them) or sequential", '"interleaved"', "interleaved", choices=ORDERS),
     Key("on_error", "string", "continue after a failed run, or stop", '"continue"',
         "continue", choices=ON_ERROR),
+    Key("max_duration", "duration", "a time budget: the plan's estimate must fit in it "
+        "(pglab run --budget replaces it)", '"2h"', default_doc="none"),
 ))  # fmt: skip
 SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
     Key("source", "string", "embedded (PostgreSQL 18 from its wheel) or bindir (the default "

@@ -226,6 +226,11 @@ class RunSpec:
     point_index: int = 0
     telemetry: TelemetrySpec = TelemetrySpec()
     storage: StorageSpec = StorageSpec()
+    # settings pglab adds to the campaign's where it leaves them to a default too low for the
+    # run (max_connections: run/capacity.py): applied and stored with every run, but not part
+    # of the point's identity (they follow from it, and from what pglab itself needs, which may
+    # change with pglab while the campaign does not)
+    lab_settings: tuple[tuple[str, str], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def point_dict(self) -> dict[str, Any]:
@@ -261,6 +266,11 @@ class RunSpec:
             return coords
         return f"{self.variant} {coords}".strip()
 
+    @property
+    def settings(self) -> dict[str, str]:
+        """Every setting the run's server gets: the campaign's, and those pglab adds."""
+        return {**dict(self.server.settings), **dict(self.lab_settings)}
+
     def to_dict(self) -> dict[str, Any]:
         d = self.point_dict()
         d.update(
@@ -269,6 +279,8 @@ class RunSpec:
             point_key=self.point_key,
             telemetry=asdict(self.telemetry),
         )
+        if self.lab_settings:
+            d["lab_settings"] = dict(self.lab_settings)
         return d
 
     def estimated_seconds(self) -> float:

@@ -1,4 +1,4 @@
-"""``pglab ls``: stored runs, or campaigns, as a table or JSON."""
+"""``pglab ls``: stored runs, or campaigns, as a table or JSON; a failed run with its reason."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
+from pglab.records import reason_of
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -44,6 +45,8 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
             console.print(table)
             return 0
         runs = store.list_runs(campaign)
+    for r in runs:  # a failed run's most specific error line; `pglab show ID` has all of it
+        r["reason"] = reason_of(r.get("error")) if r["status"] != "ok" else None
     if as_json:
         print(json.dumps(runs, indent=2, default=str))
         return 0
@@ -57,6 +60,9 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         ("tps", "right"),
         ("finished", "left"),
     )
+    failed = any(r["status"] != "ok" for r in runs)
+    if failed:
+        columns += (("reason", "left"),)
     for col, just in columns:
         table.add_column(col, justify=just)
     for r in runs:
@@ -68,6 +74,7 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
             r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
             f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
             fmt.when(r.get("finished_at")),
+            *([escape(r["reason"] or "")] if failed else []),
         )
     console.print(table)
     if not runs:

@@ -15,7 +15,7 @@ from rich.progress import (
 
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
-from pglab.records import ProgressSample, RunResult
+from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.plan import RUN_OVERHEAD_S
 
 
@@ -47,7 +47,11 @@ class ProgressEvents:
         self.progress.stop()
 
     def status(self, message: str) -> None:
-        self.progress.console.print(f"[dim]{escape(message)}[/]")
+        if message.startswith("warning: "):
+            text = escape(message.removeprefix("warning: "))
+            self.progress.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+        else:
+            self.progress.console.print(f"[dim]{escape(message)}[/]")
 
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
@@ -75,9 +79,8 @@ class ProgressEvents:
             tps = result.metrics.get("tps", 0.0)
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
         else:
-            first = (result.error or "").splitlines()[0] if result.error else "failed"
             self.progress.console.print(
-                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(first)}[/]"
+                f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(reason_of(result.error))}[/]"
             )
 
 

@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from pglab.analysis import points, verdicts
+from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
-from pglab.campaign import schema
 from pglab.campaign.parse import Campaign
 from pglab.cli import fmt, report, show
 from pglab.cli.common import Where, console
@@ -49,22 +49,39 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="the file was edited since runs were stored: delete the stored runs of the points "
         "it no longer has (changed or removed) and go on",
     )
+    p.add_argument(
+        "--budget",
+        type=_seconds,
+        metavar="TIME",
+        help="time budget (5400, 90min, 2h): refuse the campaign before anything starts if "
+        "the plan's estimate is over it; replaces the file's max_duration",
+    )
     p.set_defaults(
-        func=lambda a: run(Where.from_args(a), a.file, dry_run=a.dry_run, replace=a.replace)
+        func=lambda a: run(
+            Where.from_args(a), a.file, dry_run=a.dry_run, replace=a.replace, budget_s=a.budget
+        )  # fmt: skip
     )
 
 
-def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False) -> int:
-    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace)
+def _seconds(text: str) -> float:
+    found = checks.seconds_of(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {checks.DURATION_FORMS}")
+    return found
+
+
+def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
+        budget_s: float | None = None) -> int:  # fmt: skip
+    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace, budget_s=budget_s)
 
 
 def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool = False,
-            report_after: bool = False) -> int:  # fmt: skip
+            report_after: bool = False, budget_s: float | None = None) -> int:  # fmt: skip
     """Plan ``camp`` and run it (``dry_run``: print the plan only); the CLI's ``run`` and
-    ``quick`` both end here."""
+    ``quick`` both end here. ``budget_s``: ``--budget``, in seconds."""
     lab = Lab.open(where.home)
     if dry_run:
-        return _dry_run(where, camp, lab)
+        return _dry_run(where, camp, lab, budget_s)
     for line in clean_leftovers(lab):  # first: whatever this run then refuses to do
         console.print(escape(line), soft_wrap=True)
     with where.open() as store:
@@ -80,7 +97,9 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         _print_design(points.design_check(plan, store.list_runs()))
         view = ProgressEvents(plan.estimated_seconds())
         with view:
-            outcome = Executor(lab, store, ExecutorEvents(view)).run_campaign(camp, replace=replace)
+            outcome = Executor(lab, store, ExecutorEvents(view)).run_campaign(
+                camp, replace=replace, budget_s=budget_s
+            )
         show.print_points(store, camp.name)
         console.print(
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
@@ -96,12 +115,12 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         return 1 if outcome.failed else 0
 
 
-def _dry_run(where: Where, camp: Campaign, lab: Lab) -> int:
+def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None) -> int:
     """The plan, checked as a run would check it, against the store as it is: nothing is
     written, not even a store that does not exist yet."""
-    plan, binaries = preflight(camp, lab)
     stale: list[Any] = []
     stored: list[dict[str, Any]] = []
+    done: frozenset[str] | set[str] = frozenset()
     try:
         store = peek_store(where.store_url)
     except StoreError as exc:
@@ -113,9 +132,10 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab) -> int:
         )
     if store is not None:
         with store:
-            plan = make_plan(camp, store.done_run_keys(camp.name))
-            stale = find_stale(store, camp.name, plan.points)
+            done = store.done_run_keys(camp.name)
+            stale = find_stale(store, camp.name, make_plan(camp).points)
             stored = store.list_runs()
+    plan, binaries = preflight(camp, lab, done, budget_s)
     _print_plan(plan, binaries)
     _print_design(points.design_check(plan, stored))
     if stale:
@@ -131,7 +151,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     """The points as a table; what every point shares is said once above it."""
     camp = plan.campaign
     cells: list[dict[str, str]] = []
-    settings = [dict(pt.server.settings) for pt in plan.points]
+    settings = [pt.settings for pt in plan.points]  # with those pglab raised
     for pt in plan.points:
         b = binaries[pt.server.source_label]
         cells.append(
@@ -173,7 +193,13 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         f"{len(plan.runs)} to do; order {camp.order}; "
         f"estimated {fmt.duration(plan.estimated_seconds())}"
     )
-    console.print("settings and scripts checked: no problems")
+    for note in plan.notes:
+        if note.startswith("warning: "):
+            console.print(f"[yellow]warning:[/] {escape(note.removeprefix('warning: '))}",
+                          soft_wrap=True)  # fmt: skip
+        else:
+            console.print(escape(note), soft_wrap=True)
+    console.print("settings, scripts, connections, disk, memory and time checked: no problems")
 
 
 def _print_design(design: verdicts.Design | None) -> None:

@@ -16,6 +16,7 @@ from pglab.analysis import derived, points
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
 from pglab.disks import syncrate
+from pglab.records import reason_of
 from pglab.telemetry import summary as telemetry_summary
 
 
@@ -172,6 +173,7 @@ def _print_run(run: dict[str, Any]) -> None:
     console.print(
         f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
         f"repeat {run['repeat']} — {run['status']}"
+        + (f": {escape(reason_of(run.get('error')))}" if run["status"] != "ok" else "")
     )
     if run.get("error"):
         console.print(f"[red]{escape(run['error'])}[/]")
@@ -243,5 +245,12 @@ def _print_run(run: dict[str, Any]) -> None:
         console.print(
             "non-default settings from the configuration: "
             + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
+            markup=False,
+        )
+    chosen = (run.get("spec") or {}).get("lab_settings") or {}
+    if chosen:
+        console.print(
+            "of which pglab chose (the campaign leaves them to the default, too low for the "
+            "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
             markup=False,
         )

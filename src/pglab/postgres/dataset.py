@@ -25,6 +25,56 @@ from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
 
 INIT_TIMEOUT = 6 * 3600
+MIB = 2**20
+# What a template takes on disk, from templates made on PostgreSQL 18 (scale 1: 69 MiB of which
+# 32 of pg_wal; scale 10: 316 and 144; scale 40: 1,132 and 512): an empty cluster with the
+# pgbench tables and indexes, 15 MiB per unit of scale (pgbench_accounts at fillfactor 100, and
+# its primary key), and the WAL pgbench -i wrote, up to max_wal_size (its default, 1 GB, at init)
+DATA_BYTES = 22.5 * MIB
+DATA_BYTES_PER_SCALE = 15 * MIB
+INIT_WAL_BYTES = 20 * MIB
+INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
+INIT_WAL_MAX_BYTES = 1088 * MIB
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """What a dataset's template takes on disk, and so each working copy of it."""
+
+    total: int  # bytes
+    wal: int  # of which pg_wal
+    measured: bool  # measured on the template made earlier, else estimated from the spec
+
+
+def estimated_size(spec: DatasetSpec) -> Size:
+    """A template's size before it is made: the measured figures above, the tables larger by
+    100/fillfactor, WAL only for logged tables, no data without a generate step (-I)."""
+    steps = spec.init_steps or "dtgvp"
+    generated = bool(set(steps) & set("gG"))
+    spread = 100 / spec.fillfactor if generated else 0.0  # a lower fillfactor: larger tables
+    data = DATA_BYTES + DATA_BYTES_PER_SCALE * spread * spec.scale
+    wal: float = INIT_WAL_BYTES
+    if not spec.unlogged_tables:
+        wal = min(wal + INIT_WAL_BYTES_PER_SCALE * spread * spec.scale, INIT_WAL_MAX_BYTES)
+    return Size(int(data + wal), int(wal), measured=False)
+
+
+def size_of(
+    lab: Lab, server: ServerSpec, spec: DatasetSpec, storage: StorageSpec | None = None
+) -> Size:
+    """The template's size as measured when it was made (``dataset.json``, and its pg_wal now),
+    or, when no run made it yet, ``estimated_size``. Reads only: nothing is made or locked."""
+    home = lab.datasets / dataset_key(server, spec, storage or StorageSpec())
+    try:
+        meta = json.loads((home / "dataset.json").read_text())
+        total = int(meta["size_bytes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return estimated_size(spec)
+    try:
+        wal = _du(home / "pgdata" / "pg_wal")
+    except OSError:
+        wal = min(estimated_size(spec).wal, total)
+    return Size(total, wal, measured=True)
 
 
 @dataclass(frozen=True, slots=True)

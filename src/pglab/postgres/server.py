@@ -31,6 +31,7 @@ from pglab.errors import LabError, ServerError
 from pglab.lab import Lab
 from pglab.postgres import settings
 from pglab.postgres.sources import Binaries
+from pglab.records import CRASH_ECHOES
 
 STOP_SIGNALS = {"smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT}
 LAB_MANAGED = frozenset(
@@ -337,12 +338,6 @@ class Cluster:
         return procs.tail(self.log_since(max(0, size - 20_000)), lines)
 
 
-# echoes of a crash, not its cause
-_NOISE = ("terminating connection due to unexpected postmaster exit",
-          "the database system is starting up", "the database system is shutting down",
-          "terminating connection because of crash of another server process")  # fmt: skip
-
-
 def complaints(log: str, limit: int = 5) -> str:
     """The last PANIC, FATAL and ERROR messages of a server log (what it said went wrong),
     without the lines every backend prints when the postmaster dies. A message that many
@@ -351,7 +346,7 @@ def complaints(log: str, limit: int = 5) -> str:
     lines: dict[str, str] = {}  # message -> its last line, in the order of last occurrence
     for line in log.splitlines():
         m = _LEVEL.search(line)
-        if m is None or any(n in line for n in _NOISE):
+        if m is None or any(n in line for n in CRASH_ECHOES):
             continue
         message = line[m.start() + 1 :].strip()
         counts[message] = counts.get(message, 0) + 1

@@ -358,6 +358,25 @@ def check_value(defn: SettingDef, value: str) -> str | None:
     return None if problem is None else f'{defn.name} = "{value}": {problem}'
 
 
+def number(defn: SettingDef, value: str) -> float | None:
+    """A numeric setting's value as the server reads it, in the setting's base unit (8kB blocks
+    of shared_buffers, kB of work_mem), or, for a memory setting, in bytes with ``in_bytes``;
+    None if the server would not take it."""
+    if defn.vartype not in ("integer", "real") or check_value(defn, value) is not None:
+        return None
+    return _number(defn, value)
+
+
+def in_bytes(defn: SettingDef, value: str) -> float | None:
+    """A memory setting's value in bytes ('1GB' and '131072' of shared_buffers are 1 GiB);
+    None if it is not a memory setting or not a value the server takes."""
+    found = _unit_table(defn.unit) if defn.unit else None
+    amount = number(defn, value)
+    if amount is None or found is None or found[0] is not _MEMORY:
+        return None
+    return amount * found[1]
+
+
 # -- names -------------------------------------------------------------------------------------
 
 # Old names PostgreSQL still maps to new ones (guc.c map_old_guc_names).

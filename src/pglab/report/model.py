@@ -16,6 +16,7 @@ from pglab.analysis import derived, points
 from pglab.disks import syncrate
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
+from pglab.records import reason_of
 from pglab.telemetry.summary import phase_summary
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
@@ -53,7 +54,9 @@ class Report:
 
     @property
     def failed_runs(self) -> list[dict[str, Any]]:
-        return [r for r in self.runs if r["status"] != "ok"]
+        """The failed runs' rows, each with its ``reason`` (``records.reason_of``)."""
+        return [{**r, "reason": reason_of(r.get("error"))} for r in self.runs
+                if r["status"] != "ok"]  # fmt: skip
 
 
 # series no report figure reads from the runs that are not drawn (the largest ones)

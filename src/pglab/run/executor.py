@@ -33,7 +33,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run.metrics import run_metrics
-from pglab.run.plan import Plan, make_plan
+from pglab.run.plan import Plan
 from pglab.run.preflight import preflight, targets_of
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.telemetry.watch import PhaseWatch
@@ -78,12 +78,18 @@ class Executor:
         self.tag = f"{os.getpid()}"
 
     # -- campaign ---------------------------------------------------------------------------
-    def run_campaign(self, campaign: Campaign, replace: bool = False) -> Outcome:
+    def run_campaign(
+        self, campaign: Campaign, replace: bool = False, budget_s: float | None = None
+    ) -> Outcome:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
-        (it was edited) stop it with an error, or are deleted first when ``replace``."""
+        (it was edited) stop it with an error, or are deleted first when ``replace``.
+        ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``."""
         for line in clean_leftovers(self.lab):
             self.events.status(line)
-        plan, binaries = preflight(campaign, self.lab)
+        done = self.store.done_run_keys(campaign.name)
+        plan, binaries = preflight(campaign, self.lab, done, budget_s)
+        for note in plan.notes:
+            self.events.status(note)
         stale = find_stale(self.store, campaign.name, plan.points)
         if stale and not replace:
             raise stale_error(campaign.name, stale)
@@ -93,7 +99,6 @@ class Executor:
                 f"--replace: deleted {n} stored run(s) of {len(stale)} changed point(s)"
             )
         self.store.ensure_campaign(campaign.name, campaign.document, campaign.source_file)
-        plan = make_plan(campaign, self.store.done_run_keys(campaign.name))
         outcome = Outcome(plan)
         if plan.done:
             self.events.status(
@@ -173,9 +178,7 @@ class Executor:
             cluster = self._cluster_for(run, binaries, ds, timings)
             log_offset = cluster.log_size()
             t0 = time.monotonic()
-            how = cluster.apply(
-                dict(run.server.settings), datasets.load_catalog(self.lab, binaries)
-            )
+            how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
             timings["settings_s"] = time.monotonic() - t0
             timings["restarted"] = 1.0 if how == "restart" else 0.0
             fp = fingerprint.of_run(cluster)

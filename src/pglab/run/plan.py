@@ -28,6 +28,7 @@ class Plan:
     points: tuple[RunSpec, ...]  # repeat 1 of every point, in definition order
     runs: tuple[RunSpec, ...]  # every run to do, in execution order
     done: int  # runs already stored
+    notes: tuple[str, ...] = ()  # what preflight found worth saying (settings pglab raised, ...)
 
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}

@@ -2,8 +2,9 @@
 hours: the server sources resolve, every setting of every point exists in its server's version
 and takes its value (checked against that version's own ``pg_settings``), settings pglab manages
 are not set, custom scripts parse (by pgbench itself), storage targets can be made, fio is there
-when asked for. Every problem is listed in one error: settings, scripts and storage problems are
-all checked before anything is said, so that one attempt shows them all."""
+when asked for, and the campaign fits the machine (``capacity``: connections, disk, memory, time).
+Every problem is listed in one error: settings, scripts, storage and capacity problems are all
+checked before anything is said, so that one attempt shows them all."""
 
 from __future__ import annotations
 
@@ -18,12 +19,21 @@ from pglab.lab import Lab
 from pglab.postgres import dataset as datasets
 from pglab.postgres import server, settings
 from pglab.postgres.sources import Binaries, resolve
+from pglab.run import capacity
 from pglab.run.plan import Plan, make_plan
 
 
-def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
-    """Resolve sources and check every setting and script of every point; raise listing all."""
-    plan = make_plan(campaign)
+def preflight(
+    campaign: Campaign,
+    lab: Lab,
+    done_keys: set[str] | frozenset[str] = frozenset(),
+    budget_s: float | None = None,
+) -> tuple[Plan, dict[str, Binaries]]:
+    """Resolve sources and check every setting and script of every point, and what the runs
+    still to do (those not in ``done_keys``) need of the machine; raise listing all. The plan
+    returned has max_connections raised where the campaign leaves it too low, and in
+    ``notes`` what to say about it. ``budget_s`` (``--budget``) replaces ``max_duration``."""
+    plan = make_plan(campaign, done_keys)
     binaries: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:
@@ -59,6 +69,12 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
             catalog,
             where=where,
         )
+    budget: tuple[float, str] | None = None
+    if budget_s is not None:
+        budget = (budget_s, "--budget")
+    elif campaign.max_duration_s is not None:
+        budget = (campaign.max_duration_s, "max_duration in the campaign file")
+    fit = capacity.check(plan, lab, binaries, catalogs, budget)
     found: list[LabError] = []
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
@@ -70,6 +86,7 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
             check()
         except LabError as exc:
             found.append(exc)
+    found += fit.errors
     if len(found) == 1:
         raise found[0]
     if found:  # every kind of problem at once, not one per attempt
@@ -80,7 +97,7 @@ def preflight(campaign: Campaign, lab: Lab) -> tuple[Plan, dict[str, Binaries]]:
             ),
             hint="nothing was started or made; fix the above and run again",
         )
-    return plan, binaries
+    return fit.plan, binaries
 
 
 def _check_fio(campaign: Campaign) -> None:

@@ -27,6 +27,15 @@ from pglab.telemetry.runner import TelemetryRunner
 from pglab.telemetry.waits import WaitsSampler
 
 OWN = "telemetry.own_xacts"
+# the samplers that hold a session of their own on the server while a measured phase runs, one
+# each (the OS sampler reads /proc): with pgbench's clients, what the server must have room for
+SESSION_SAMPLERS = (PgStatsSampler, WaitsSampler, BuffersSampler)
+
+
+def own_sessions(spec: TelemetrySpec, measured: bool) -> int:
+    """The connections pglab itself holds to the server while a phase runs: one per sampler
+    with a session in a measured phase with telemetry on (unmeasured phases are not watched)."""
+    return len(SESSION_SAMPLERS) if spec.enabled and measured else 0
 
 
 class PhaseWatch:
