@@ -26,6 +26,7 @@ from pglab.records import (
     RunResult,
     StorageResult,
 )
+from pglab.rows import RunRow
 from pglab.store import Store, open_store, schema
 from pglab.store.base import Store as BaseStore
 
@@ -186,40 +187,40 @@ class StoreContract:
             assert store.get_campaign(str(cid)) == camp
         assert got is not None and camp is not None
         mean_measured = (1000.0 + 1100.0) / 2
-        assert got["id"] == run_id and got["campaign"] == "camp" and got["status"] == "ok"
-        assert got["spec"] == run.spec and got["fingerprint"] == run.fingerprint
-        assert got["metrics"] == run.metrics and got["timings"] == run.timings
-        assert got["server_log"] == run.server_log and got["tps"] == mean_measured
-        assert [(p["idx"], p["name"], p["iteration"], p["measured"]) for p in got["phases"]] == [
+        assert got.id == run_id and got.campaign == "camp" and got.status == "ok"
+        assert got.spec == run.spec and got.fingerprint == run.fingerprint
+        assert got.metrics == run.metrics and got.timings == run.timings
+        assert got.server_log == run.server_log and got.tps == mean_measured
+        assert [(p.idx, p.name, p.iteration, p.measured) for p in got.phases] == [
             (0, "warm", 1, False), (1, "main", 1, True), (2, "main", 2, True)]  # fmt: skip
-        ph = got["phases"][1]
-        assert ph["tps"] == 1000.0 and ph["transactions"] == 3000 and ph["failed"] == 0
-        assert ph["latency_stddev_ms"] == 0.123456789 and ph["initial_connection_ms"] == 2.5
-        assert ph["report"]["transaction_type"] == TPCB
-        assert ph["argv"][0] == "pgbench" and "ünïcode ✓" in ph["output"]
-        assert set(got["series"]) == {"0", "1", "2"}
-        lat = got["series"]["2"]["latency"]
+        ph = got.phases[1]
+        assert ph.tps == 1000.0 and ph.transactions == 3000 and ph.failed == 0
+        assert ph.latency_stddev_ms == 0.123456789 and ph.initial_connection_ms == 2.5
+        assert ph.report["transaction_type"] == TPCB
+        assert ph.argv[0] == "pgbench" and "ünïcode ✓" in ph.output
+        assert set(got.series) == {"0", "1", "2"}
+        lat = got.series["2"]["latency"]
         assert lat["columns"] == ["epoch", "count", "failed", "mean_ms", "max_ms", "p50_ms",
                                   "p95_ms", "p99_ms", "histogram", "p90_ms",
                                   "p999_ms"]  # fmt: skip
         hist = lat["columns"].index("histogram")
         assert len(lat["rows"]) == 2 and lat["rows"][1][hist] == [[0, 3], [17, 901], [23, 97]]
-        prog = got["series"]["1"]["progress"]
+        prog = got.series["1"]["progress"]
         assert prog["columns"][:2] == ["t", "tps"] and prog["rows"][0][:2] == [1.0, 1000.0]
         assert prog["rows"][0][prog["columns"].index("failed")] is None
         with open_store(store_url) as store:
             lean = store.get_run(run_id, skip_kinds=("latency",))
-        assert lean is not None and lean["metrics"] == got["metrics"]
-        assert {k: set(v) for k, v in lean["series"].items()} == {
-            k: set(v) - {"latency"} for k, v in got["series"].items()
+        assert lean is not None and lean.metrics == got.metrics
+        assert {k: set(v) for k, v in lean.series.items()} == {
+            k: set(v) - {"latency"} for k, v in got.series.items()
         }
-        assert lean["series"]["1"]["progress"] == prog
+        assert lean.series["1"]["progress"] == prog
         (row,) = listed
-        assert row == {"id": run_id, "campaign": "camp", "run_key": "p1/1", "point_key": "p1",
-                       "variant": "base", "label": "base clients=1", "repeat": 1, "status": "ok",
-                       "tps": mean_measured, "started_at": run.started_at,
-                       "finished_at": run.finished_at, "error": None,
-                       "metrics": run.metrics, "axes": {"clients": 8}}  # fmt: skip
+        assert row == RunRow(id=run_id, campaign="camp", run_key="p1/1", point_key="p1",
+                             variant="base", label="base clients=1", repeat=1, status="ok",
+                             tps=mean_measured, started_at=run.started_at,
+                             finished_at=run.finished_at, error=None,
+                             metrics=run.metrics, axes={"clients": 8})  # fmt: skip
         (summary,) = campaigns
         assert summary["name"] == "camp" and summary["id"] == cid
         assert (summary["runs_ok"], summary["runs_failed"]) == (1, 0)
@@ -235,8 +236,8 @@ class StoreContract:
             b = store.save_run(sample_run(point="bare", phases=(bare,)))
             assert store.load_run(a) == sample_run(point="none", phases=())
             assert store.load_run(b) == sample_run(point="bare", phases=(bare,))
-            assert [r["tps"] for r in store.list_runs()] == [None, None]
-            assert store.get_run(b)["series"] == {}
+            assert [r.tps for r in store.list_runs()] == [None, None]
+            assert store.get_run(b).series == {}
 
     def test_ensure_campaign_is_idempotent_and_updates(self, store_url: str) -> None:
         with open_store(store_url) as store:
@@ -276,8 +277,8 @@ class StoreContract:
             refailed = store.save_run(sample_run(status="failed", error="again"))
             assert refailed != failed and store.get_run(failed) is None
             assert counts(store) == before
-            assert store.get_run(refailed)["error"] == "again"
-            listed = {r["id"]: r["tps"] for r in store.list_runs("camp")}
+            assert store.get_run(refailed).error == "again"
+            listed = {r.id: r.tps for r in store.list_runs("camp")}
             assert listed[refailed] is None and listed[kept] > 0  # no TPS for a failed run
             ok = store.save_run(sample_run())
             assert store.get_run(refailed) is None and store.load_run(ok) == sample_run()
@@ -322,7 +323,7 @@ class StoreContract:
             assert store.done_run_keys("camp") == set()
             assert store.save_run(sample_run()) != failed  # and the store still works
         with open_store(store_url) as store:
-            assert [r["status"] for r in store.list_runs()] == ["ok"]
+            assert [r.status for r in store.list_runs()] == ["ok"]
 
     def test_process_killed_mid_save_leaves_nothing(self, store_url: str) -> None:
         with open_store(store_url) as store:
@@ -419,18 +420,18 @@ class StoreContract:
         their specs (here: a run whose axes_json is emptied, then the statement run again)."""
         with open_store(store_url) as store:
             run_id = store.save_run(sample_run(spec={"axes": [["clients", 4], ["script", "x"]]}))
-            assert store.list_runs()[0]["axes"] == {"clients": 4, "script": "x"}
+            assert store.list_runs()[0].axes == {"clients": 4, "script": "x"}
             with store._transaction():
                 store._run("UPDATE runs SET axes_json = NULL")
-            assert store.list_runs()[0]["axes"] == {}
+            assert store.list_runs()[0].axes == {}
             with store._transaction():
                 store._run(schema.render(schema.V3.statements[1], store.dialect))
             (row,) = store.list_runs()
-            assert row["id"] == run_id and list(row["axes"].items()) == [
+            assert row.id == run_id and list(row.axes.items()) == [
                 ("clients", 4),
                 ("script", "x"),
             ]
-            assert store.get_run(run_id)["axes"] == row["axes"]
+            assert store.get_run(run_id).axes == row.axes
 
     def test_failed_migration_changes_nothing(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
@@ -523,9 +524,9 @@ class StoreContract:
         run = sample_run(phases=(phase,), server_log="a\x00b", error="bad \udcff byte")
         with open_store(store_url) as store:
             got = store.get_run(store.save_run(run))
-        assert got["server_log"] == "a\ufffdb" and got["error"] == "bad ? byte"
-        assert got["tps"] is None and got["phases"][0]["tps"] is None
-        assert math.isnan(got["phases"][0]["report"]["tps"])  # the JSON keeps what was measured
+        assert got.server_log == "a\ufffdb" and got.error == "bad ? byte"
+        assert got.tps is None and got.phases[0].tps is None
+        assert math.isnan(got.phases[0].report["tps"])  # the JSON keeps what was measured
 
     def test_list_runs_of_10000_runs_is_one_query(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
@@ -557,7 +558,7 @@ class StoreContract:
             monkeypatch.setattr(BaseStore, "_run", counting)
             runs = store.list_runs("big")
             assert len(queries) == 1  # no query per run, whatever the number of runs
-            assert len(runs) == n and runs[-1]["tps"] == float(n - 1)
+            assert len(runs) == n and runs[-1].tps == float(n - 1)
             assert len(store.list_runs()) == n + 1
             assert len(store.done_run_keys("big")) == n - n // 10
             (big,) = [c for c in store.list_campaigns() if c["name"] == "big"]

@@ -39,7 +39,7 @@ def test_an_edited_campaign_names_its_changed_points_and_runs_nothing(
     assert _run(path, lab, store_path) == 0
     with open_store(str(store_path)) as store:
         before = store.list_runs("edited")
-    assert [r["status"] for r in before] == ["ok", "ok"]
+    assert [r.status for r in before] == ["ok", "ok"]
     capsys.readouterr()
 
     path.write_text(BEFORE.format(work_mem="64MB"))
@@ -58,12 +58,12 @@ def test_an_edited_campaign_names_its_changed_points_and_runs_nothing(
     assert _run(path, lab, store_path, "--replace") == 0
     with open_store(str(store_path)) as store:
         after = store.list_runs("edited")
-        tuned = [store.get_run(r["id"]) for r in after if r["variant"] == "tuned"]
-    assert len(after) == 2 and all(r["status"] == "ok" for r in after)
-    assert [r["id"] for r in after if r["variant"] == "base"] == [
-        r["id"] for r in before if r["variant"] == "base"
+        tuned = [store.get_run(r.id) for r in after if r.variant == "tuned"]
+    assert len(after) == 2 and all(r.status == "ok" for r in after)
+    assert [r.id for r in after if r.variant == "base"] == [
+        r.id for r in before if r.variant == "base"
     ]  # the unchanged point's run is kept as it was
-    assert dict(tuned[0]["spec"]["server"]["settings"])["work_mem"] == "64MB"
+    assert dict(tuned[0].spec["server"]["settings"])["work_mem"] == "64MB"
 
 
 def test_spec_changes_names_each_changed_leaf() -> None:

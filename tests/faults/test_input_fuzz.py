@@ -134,9 +134,9 @@ def test_hostile_variant_names_round_trip_unchanged(
     assert main(["run", str(path), *common]) == 0
     with open_store(str(store_path)) as store:
         runs = store.list_runs()
-        assert sorted(r["variant"] for r in runs) == sorted(HOSTILE)
-        assert {r["campaign"] for r in runs} == {"hostile ' \" <b>"}
-        assert all(r["status"] == "ok" for r in runs)
+        assert sorted(r.variant for r in runs) == sorted(HOSTILE)
+        assert {r.campaign for r in runs} == {"hostile ' \" <b>"}
+        assert all(r.status == "ok" for r in runs)
     assert not Path("/tmp/pglab-pwned").exists()
     capsys.readouterr()
     assert main(["show", "hostile ' \" <b>", "--json", *common]) == 0

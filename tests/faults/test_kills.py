@@ -82,13 +82,13 @@ def test_postmaster_killed_mid_phase(tmp_path: Path, lab: Lab, no_leftovers, res
         out = ex.run_campaign(_campaign(tmp_path, f"pm-{reset}", reset=reset))
         runs = [store.get_run(i) for i in out.run_ids]
     assert events.killed is not None
-    assert [r["status"] for r in runs] == ["failed", "ok", "ok"], [r["error"] for r in runs]
+    assert [r.status for r in runs] == ["failed", "ok", "ok"], [r.error for r in runs]
     first = runs[0]
-    assert "server was not running" in first["error"], first["error"]
-    assert first["tps"] is None and first["metrics"] == {}
+    assert "server was not running" in first.error, first.error
+    assert first.tps is None and first.metrics == {}
     # the server log of the run shows the crash as PostgreSQL saw it (or at least its start)
-    assert first["server_log"].strip(), "the failed run keeps the server log"
-    assert all(r["tps"] > 0 for r in runs[1:])
+    assert first.server_log.strip(), "the failed run keeps the server log"
+    assert all(r.tps > 0 for r in runs[1:])
 
 
 def test_pgbench_killed_mid_phase(tmp_path: Path, lab: Lab, no_leftovers) -> None:
@@ -98,8 +98,8 @@ def test_pgbench_killed_mid_phase(tmp_path: Path, lab: Lab, no_leftovers) -> Non
         events.executor = ex
         out = ex.run_campaign(_campaign(tmp_path, "pgbench-killed"))
         runs = [store.get_run(i) for i in out.run_ids]
-    assert [r["status"] for r in runs] == ["failed", "ok", "ok"], [r["error"] for r in runs]
-    assert "pgbench" in runs[0]["error"] and "signal 9" in runs[0]["error"], runs[0]["error"]
+    assert [r.status for r in runs] == ["failed", "ok", "ok"], [r.error for r in runs]
+    assert "pgbench" in runs[0].error and "signal 9" in runs[0].error, runs[0].error
 
 
 def test_on_error_stop_ends_the_campaign_at_the_first_failure(
@@ -112,7 +112,7 @@ def test_on_error_stop_ends_the_campaign_at_the_first_failure(
         out = ex.run_campaign(_campaign(tmp_path, "stop-early", on_error="stop"))
         runs = store.list_runs("stop-early")
     assert out.stopped_early and out.failed == 1 and out.ok == 0
-    assert [r["status"] for r in runs] == ["failed"]
+    assert [r.status for r in runs] == ["failed"]
 
 
 INIT_SLOW = """
@@ -155,7 +155,7 @@ def test_pglab_killed_during_dataset_init_then_same_command(
     assert done.returncode == 0, done.stderr + done.stdout
     with open_store(str(store_path)) as store:
         runs = store.list_runs(name)
-    assert [r["status"] for r in runs] == ["ok"]
+    assert [r.status for r in runs] == ["ok"]
 
 
 def _init_running(home: Path) -> bool:

@@ -40,13 +40,13 @@ def test_a_setting_combination_the_server_rejects(tmp_path: Path, lab: Lab, no_l
     path.write_text(REJECTED)
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
-        runs = {r["variant"]: store.get_run(r["id"]) for r in store.list_runs("rejected")}
+        runs = {r.variant: store.get_run(r.id) for r in store.list_runs("rejected")}
     assert out.failed == 1 and out.ok == 1
     bad = runs["impossible"]
-    assert bad["status"] == "failed"
-    assert "did not start" in bad["error"], bad["error"]
-    assert "must be less than" in bad["error"], bad["error"]  # PostgreSQL's own reason
-    assert runs["fine"]["status"] == "ok" and runs["fine"]["tps"] > 0
+    assert bad.status == "failed"
+    assert "did not start" in bad.error, bad.error
+    assert "must be less than" in bad.error, bad.error  # PostgreSQL's own reason
+    assert runs["fine"].status == "ok" and runs["fine"].tps > 0
 
 
 FILL = """
@@ -104,10 +104,10 @@ def test_a_disk_that_fills_up_during_a_write_phase(tmp_path: Path, small_tmpfs: 
     lab = Lab.open(small_tmpfs / "lab")
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
-        runs = {r["variant"]: store.get_run(r["id"]) for r in store.list_runs("disk-full")}
-    assert out.failed == 1 and out.ok == 1, {v: r["error"] for v, r in runs.items()}
+        runs = {r.variant: store.get_run(r.id) for r in store.list_runs("disk-full")}
+    assert out.failed == 1 and out.ok == 1, {v: r.error for v, r in runs.items()}
     fill = runs["fill"]
-    assert fill["status"] == "failed" and "No space left on device" in fill["error"], fill["error"]
-    assert fill["server_log"], "the failed run keeps the server log"
-    assert runs["read"]["status"] == "ok" and runs["read"]["tps"] > 0
+    assert fill.status == "failed" and "No space left on device" in fill.error, fill.error
+    assert fill.server_log, "the failed run keeps the server log"
+    assert runs["read"].status == "ok" and runs["read"].tps > 0
     assert lab_processes(small_tmpfs) == []

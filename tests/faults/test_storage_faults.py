@@ -114,7 +114,7 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
     assert done.returncode == 0, done.stderr + done.stdout
     assert made_under(lab.home) == NOTHING
     with open_store(str(store)) as s:
-        assert {r["status"] for r in s.list_runs(name)} == {"ok"}
+        assert {r.status for r in s.list_runs(name)} == {"ok"}
 
 
 def test_a_missing_mkfs_tool_stops_before_anything_is_made(

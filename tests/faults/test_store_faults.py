@@ -58,9 +58,9 @@ def test_two_pglab_processes_write_one_store_at_once(
     with open_store(str(store_path)) as store:
         for name in ("left", "right"):
             runs = store.list_runs(name)
-            assert len(runs) == 4 and all(r["status"] == "ok" for r in runs), runs
-            assert len({r["run_key"] for r in runs}) == 4
-            assert all(store.get_run(r["id"])["phases"] for r in runs)
+            assert len(runs) == 4 and all(r.status == "ok" for r in runs), runs
+            assert len({r.run_key for r in runs}) == 4
+            assert all(store.get_run(r.id).phases for r in runs)
 
 
 def test_a_store_that_cannot_be_written_stops_before_any_server(

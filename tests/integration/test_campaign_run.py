@@ -55,20 +55,20 @@ def test_campaign_stores_what_pgbench_printed(
     assert cli("run", str(path), lab=lab, store=store_path) == 0
     with open_store(str(store_path)) as store:
         runs = store.list_runs("e2e")
-        assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
+        assert len(runs) == 8 and all(r.status == "ok" for r in runs)
         for r in runs:
-            run = store.get_run(r["id"])
-            (phase,) = run["phases"]
+            run = store.get_run(r.id)
+            (phase,) = run.phases
             printed = re.search(r"^tps = ([0-9.]+)", phase["output"], re.M).group(1)
-            assert phase["tps"] == pytest.approx(float(printed), abs=1e-6)
-            assert r["tps"] == pytest.approx(float(printed), abs=1e-6)
-            assert run["fingerprint"]["server_version"].startswith("18")
-            assert run["fingerprint"]["pgdata_mount"]["fstype"]
+            assert phase.tps == pytest.approx(float(printed), abs=1e-6)
+            assert r.tps == pytest.approx(float(printed), abs=1e-6)
+            assert run.fingerprint["server_version"].startswith("18")
+            assert run.fingerprint["pgdata_mount"]["fstype"]
             # pg_database_size of pgbench's database: scale 1 is ~15 MiB on disk
-            assert 10 * 2**20 < run["fingerprint"]["database_bytes"] < 60 * 2**20
-            assert "reset_s" in run["timings"]
+            assert 10 * 2**20 < run.fingerprint["database_bytes"] < 60 * 2**20
+            assert "reset_s" in run.timings
             # the per-second series: progress lines, and the transaction log bucketed by second
-            progress, latency = run["series"]["0"]["progress"], run["series"]["0"]["latency"]
+            progress, latency = run.series["0"]["progress"], run.series["0"]["latency"]
             assert 1 <= len(progress["rows"]) <= 3
             count = latency["columns"].index("count")
             assert sum(row[count] for row in latency["rows"]) == phase["transactions"]
@@ -162,7 +162,7 @@ b = "final read"
         out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
         assert out.ok == 1
         run = store.get_run(out.run_ids[0])
-    names = [(p["name"], p["iteration"], p["measured"]) for p in run["phases"]]
+    names = [(p.name, p.iteration, p.measured) for p in run.phases]
     assert names == [
         ("warm", 1, False),
         ("warm", 2, False),
@@ -171,12 +171,12 @@ b = "final read"
         ("write", 2, True),
         ("final read", 1, True),
     ]
-    m = run["metrics"]
+    m = run.metrics
     expected = (m["phase.initial read.tps"] - m["phase.final read.tps"]) / m[
         "phase.initial read.tps"
     ]
     assert m["decrease_ratio"] == pytest.approx(expected)
-    assert all(p["transactions"] == 400 for p in run["phases"])
+    assert all(p.transactions == 400 for p in run.phases)
 
 
 def _run_in_background(
@@ -214,8 +214,8 @@ def test_sigkill_mid_campaign_then_resume(tmp_path: Path, lab: Lab, no_leftovers
     assert done.returncode == 0, done.stderr
     with open_store(str(store_path)) as store:
         runs = store.list_runs("killed")
-    assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
-    assert len({(r["label"], r["repeat"]) for r in runs}) == 8
+    assert len(runs) == 8 and all(r.status == "ok" for r in runs)
+    assert len({(r.label, r.repeat) for r in runs}) == 8
     assert os.path.isdir(lab.home)
 
 
@@ -258,15 +258,15 @@ def test_reset_policy_decides_what_a_run_starts_from(
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
-    assert [r["repeat"] for r in runs] == [1, 2]
-    assert runs[0]["status"] == "ok" and "reset_s" in runs[0]["timings"]
+    assert [r.repeat for r in runs] == [1, 2]
+    assert runs[0].status == "ok" and "reset_s" in runs[0].timings
     if policy == "run":
-        assert runs[1]["status"] == "ok" and "reset_s" in runs[1]["timings"]
+        assert runs[1].status == "ok" and "reset_s" in runs[1].timings
     else:
-        assert runs[1]["status"] == "failed" and "reset_s" not in runs[1]["timings"]
-        assert "division by zero" in runs[1]["error"], runs[1]["error"]
-        assert "pgbench failed in phase 'check'" in runs[1]["error"]
-        assert runs[1]["tps"] is None
+        assert runs[1].status == "failed" and "reset_s" not in runs[1].timings
+        assert "division by zero" in runs[1].error, runs[1].error
+        assert "pgbench failed in phase 'check'" in runs[1].error
+        assert runs[1].tps is None
 
 
 def test_ctrl_c_stops_everything_and_the_same_command_resumes(
@@ -285,7 +285,7 @@ def test_ctrl_c_stops_everything_and_the_same_command_resumes(
     assert done.returncode == 0, done.stderr
     with open_store(str(store_path)) as store:
         runs = store.list_runs("interrupted")
-    assert len(runs) == 8 and all(r["status"] == "ok" for r in runs)
+    assert len(runs) == 8 and all(r.status == "ok" for r in runs)
 
 
 def test_an_installed_bindir_is_a_source_with_its_own_settings(
@@ -308,10 +308,10 @@ duration = 1
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
         run = store.get_run(out.run_ids[0])
-    assert run["status"] == "ok", run["error"]
-    assert run["fingerprint"]["server_version"].startswith("16.")
-    assert run["fingerprint"]["pgbench_version"].startswith("16.")
-    assert run["phases"][0]["tps"] > 0
+    assert run.status == "ok", run.error
+    assert run.fingerprint["server_version"].startswith("16.")
+    assert run.fingerprint["pgbench_version"].startswith("16.")
+    assert run.phases[0].tps > 0
 
 
 def test_latency_log_modes_as_a_matrix_axis(tmp_path: Path, lab: Lab, no_leftovers) -> None:
@@ -326,20 +326,18 @@ latency_log = ["full", "aggregate", "off"]
 """
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
-        runs = {r["spec"]["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
-    assert all(r["status"] == "ok" for r in runs.values())
-    full = runs["full"]["series"]["0"]["latency"]
-    agg = runs["aggregate"]["series"]["0"]["latency"]
+        runs = {r.spec["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
+    assert all(r.status == "ok" for r in runs.values())
+    full = runs["full"].series["0"]["latency"]
+    agg = runs["aggregate"].series["0"]["latency"]
     p50 = full["columns"].index("p50_ms")
     count = agg["columns"].index("count")
     assert all(row[p50] > 0 for row in full["rows"] if row[full["columns"].index("count")])
     assert agg["rows"] and all(row[p50] is None for row in agg["rows"])
-    assert (
-        0 < sum(row[count] for row in agg["rows"]) <= runs["aggregate"]["phases"][0]["transactions"]
-    )
-    assert "latency" not in runs["off"]["series"].get("0", {})
-    assert "--aggregate-interval=1" in runs["aggregate"]["phases"][0]["argv"]
-    assert "-l" not in runs["off"]["phases"][0]["argv"]
+    assert 0 < sum(row[count] for row in agg["rows"]) <= runs["aggregate"].phases[0].transactions
+    assert "latency" not in runs["off"].series.get("0", {})
+    assert "--aggregate-interval=1" in runs["aggregate"].phases[0].argv
+    assert "-l" not in runs["off"].phases[0].argv
 
 
 def test_show_compares_variants_with_the_baseline(tmp_path: Path, lab: Lab, capsys) -> None:

@@ -59,15 +59,15 @@ def test_100_clients_on_the_default_max_connections_run_with_it_raised(
     assert "max_connections raised to 107" in out
     with open_store(str(store)) as s:
         (row,) = s.list_runs("hundred")
-        run = s.get_run(row["id"])
-    assert run["status"] == "ok" and run["tps"] > 0, run["error"]
-    assert run["spec"]["lab_settings"] == {"max_connections": "107"}
-    setting = run["fingerprint"]["settings"]["max_connections"]
+        run = s.get_run(row.id)
+    assert run.status == "ok" and run.tps > 0, run.error
+    assert run.spec["lab_settings"] == {"max_connections": "107"}
+    setting = run.fingerprint["settings"]["max_connections"]
     assert setting["setting"] == "107" and setting["source"] == "configuration file"
     # not part of the point's identity: the same point as the file says, raise or not
     (point,) = make_plan(campaign.load(path)).points
-    assert run["point_key"] == point.point_key and point.lab_settings == ()
-    assert cli("show", str(row["id"]), lab=lab, store=store) == 0
+    assert run.point_key == point.point_key and point.lab_settings == ()
+    assert cli("show", str(row.id), lab=lab, store=store) == 0
     shown = " ".join(capsys.readouterr().out.split())
     assert "max_connections=107" in shown and "of which pglab chose" in shown
 
@@ -95,7 +95,7 @@ def test_a_max_connections_set_exactly_to_the_need_runs(
                lab=lab, store=store) == 0  # fmt: skip
     with open_store(str(store)) as s:
         (row,) = s.list_runs("exact")
-    assert row["status"] == "ok"
+    assert row.status == "ok"
     capsys.readouterr()
 
 
@@ -183,12 +183,12 @@ def test_a_run_that_still_fails_is_summed_up_by_the_fatal_line(
     assert "! failed: base: run " in out and f"failed: {fatal}" in out  # the warnings
     with open_store(str(store)) as s:
         (row,) = s.list_runs("killed")
-        error = s.get_run(row["id"])["error"]
+        error = s.get_run(row.id).error
     assert error.splitlines()[0] == "pgbench failed in phase 'main': starting vacuum...end."
     assert cli("ls", "--campaign", "killed", "--json", lab=lab, store=store) == 0
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["reason"] == fatal
-    assert cli("show", str(row["id"]), lab=lab, store=store) == 0
+    assert cli("show", str(row.id), lab=lab, store=store) == 0
     shown = capsys.readouterr().out
     assert shown.splitlines()[0].endswith(f"— failed: {fatal}")
     assert "starting vacuum...end." in shown  # the whole text is still there

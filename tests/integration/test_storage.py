@@ -125,14 +125,14 @@ def test_show_run_compares_single_client_commits_with_fsync(
     storage(lab, store, str(lab.home), "--seconds", "1", "--no-fio", capsys=capsys)
     with open_store(str(store)) as s:
         (listed,) = s.list_runs("one-client")
-    assert main(["show", str(listed["id"]), "--json", *common]) == 0
+    assert main(["show", str(listed.id), "--json", *common]) == 0
     got = json.loads(capsys.readouterr().out)["commit_vs_fsync"]
     assert got["method"] == "fdatasync" and got["matched_by"] == "device"
-    assert got["commits_per_s"] == pytest.approx(listed["tps"])
+    assert got["commits_per_s"] == pytest.approx(listed.tps)
     assert got["fsync_per_s"] > 0 and got["ratio"] == pytest.approx(
         got["commits_per_s"] / got["fsync_per_s"]
     )
-    assert main(["show", str(listed["id"]), *common]) == 0
+    assert main(["show", str(listed.id), *common]) == 0
     assert "single-client commits vs the WAL storage's fdatasync" in capsys.readouterr().out
 
 
@@ -196,7 +196,7 @@ def test_storage_bench_in_a_campaign_measures_the_target_it_made(
     (made,) = [r for p, r in by_path.items() if p != str(lab.clusters)]
     assert made["fstype"] == "tmpfs" and made["target_path"].startswith(str(lab.home / "mnt"))
     capsys.readouterr()
-    assert main(["show", str(run["id"]), "--json", *common]) == 0
+    assert main(["show", str(run.id), "--json", *common]) == 0
     got = json.loads(capsys.readouterr().out)["commit_vs_fsync"]
     assert got["storage_id"] == made["id"] and got["matched_by"] == "device"
     assert got["fsync_per_s"] > 10_000 and got["ratio"] < 1

@@ -68,9 +68,9 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
-    assert [r["status"] for r in runs] == ["ok", "ok"], [r["error"] for r in runs]
+    assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
     for run, mode in zip(runs, ("ordered", "writeback"), strict=True):
-        fp = run["fingerprint"]
+        fp = run.fingerprint
         data, wal = fp["pgdata_mount"], fp["pg_wal_mount"]
         assert data["fstype"] == "ext4" and data["device"].startswith("/dev/loop"), data
         assert "noatime" in data["options"].split(","), data
@@ -87,12 +87,12 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
         owner = lab.run_as.uid if lab.run_as else os.getuid()
         assert fp["storage"]["data"]["root_owner_uid"] == owner
         assert fp["storage"]["wal"]["root_owner_uid"] == owner
-        assert run["spec"]["storage"]["data"]["mount_options"] == ["noatime", f"data={mode}"]
-        assert run["tps"] > 0
-    assert "-J" in runs[0]["fingerprint"]["storage"]["data"]["mkfs"]
+        assert run.spec["storage"]["data"]["mount_options"] == ["noatime", f"data={mode}"]
+        assert run.tps > 0
+    assert "-J" in runs[0].fingerprint["storage"]["data"]["mkfs"]
     assert (
-        runs[0]["fingerprint"]["pgdata_mount"]["mountpoint"]
-        != (runs[1]["fingerprint"]["pgdata_mount"]["mountpoint"])
+        runs[0].fingerprint["pgdata_mount"]["mountpoint"]
+        != (runs[1].fingerprint["pgdata_mount"]["mountpoint"])
     )
     assert made_under(lab.home) == before == NOTHING
 
@@ -129,8 +129,8 @@ latency_log = "off"
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
         (run,) = [store.get_run(i) for i in out.run_ids]
-    assert run["status"] == "ok", run["error"]
-    fp = run["fingerprint"]
+    assert run.status == "ok", run.error
+    fp = run.fingerprint
     assert fp["pgdata"].startswith(f"{data_dir}/pglab-")
     assert fp["pg_wal"].startswith(f"{wal_dir}/pglab-")
     assert list(data_dir.iterdir()) == [] and list(wal_dir.iterdir()) == []
@@ -171,14 +171,14 @@ def test_xfs_and_btrfs(tmp_path: Path, lab: Lab, no_leftovers) -> None:
     path.write_text(XFS_BTRFS)
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
-        runs = {store.get_run(i)["label"]: store.get_run(i) for i in out.run_ids}
+        runs = {store.get_run(i).label: store.get_run(i) for i in out.run_ids}
     for fs, option in (("xfs", "logbufs=8"), ("btrfs", "nodatacow")):
         run = runs[f"storage={fs}"]
-        assert run["status"] == "ok", run["error"]
-        mount = run["fingerprint"]["pgdata_mount"]
+        assert run.status == "ok", run.error
+        mount = run.fingerprint["pgdata_mount"]
         assert mount["fstype"] == fs and option in mount["options"].split(","), mount
-        assert run["fingerprint"]["pg_wal_mount"]["fstype"] == fs  # pg_wal inside PGDATA
+        assert run.fingerprint["pg_wal_mount"]["fstype"] == fs  # pg_wal inside PGDATA
         assert mount["block_device"].startswith("7:"), mount
-        kinds = {k for per_phase in run["series"].values() for k in per_phase}
+        kinds = {k for per_phase in run.series.values() for k in per_phase}
         assert any("os.disk" in k for k in kinds), (fs, kinds)
     assert made_under(lab.home) == NOTHING

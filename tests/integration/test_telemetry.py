@@ -44,7 +44,7 @@ def run_campaign(tmp_path: Path, lab: Lab, doc: str, files: dict[str, str] | Non
 
 
 def table(run: dict, kind: str, phase: int = 0) -> Table | None:
-    data = run["series"].get(str(phase), {}).get(kind)
+    data = run.series.get(str(phase), {}).get(kind)
     return Table.from_json(data) if data else None
 
 
@@ -60,8 +60,8 @@ clients = 2
 duration = 3
 """
     (run,) = run_campaign(tmp_path, lab, doc)
-    assert run["status"] == "ok", run["error"]
-    kinds = set(run["series"]["0"])
+    assert run.status == "ok", run.error
+    kinds = set(run.series["0"])
     notes = table(run, "telemetry.notes")
     expected = ["pg.database", "pg.bgwriter", "pg.checkpointer", "pg.wal", "waits", "os.cpu",
                 "os.mem", "os.procs"]  # fmt: skip
@@ -74,13 +74,13 @@ duration = 3
     else:
         assert notes is None, notes.rows  # no sampler switched itself off
         expected += ["pg.buffercache", "pg.top_relations"]
-        if int(run["fingerprint"]["server_version"].split(".")[0]) >= 16:
+        if int(run.fingerprint["server_version"].split(".")[0]) >= 16:
             expected.append("pg.usage_counts")
         top = table(run, "pg.top_relations")
         assert "pgbench_accounts" in [r[top.columns.index("relation")] for r in top.rows]
     for kind in expected:
         assert kind in kinds, f"{kind} missing from {sorted(kinds)}"
-    major = int(run["fingerprint"]["server_version"].split(".")[0])
+    major = int(run.fingerprint["server_version"].split(".")[0])
     assert ("pg.io" in kinds) == (major >= 16), "pg_stat_io exists from PostgreSQL 16 on"
     # pgbench used CPU, and the server did
     procs = table(run, "os.procs")
@@ -104,7 +104,7 @@ script = ["one-row.sql", "select-only"]
 """
     hot = "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\n"
     runs = run_campaign(tmp_path, lab, doc, {"one-row.sql": hot})
-    by_script = {r["spec"]["axes"][0][1]: r for r in runs}
+    by_script = {r.spec["axes"][0][1]: r for r in runs}
     contended = waits.top(table(by_script["one-row.sql"], "waits"), n=5)
     reading = waits.top(table(by_script["select-only"], "waits"), n=5)
     assert any(name.startswith("Lock:") for name, _, _ in contended), contended
@@ -125,7 +125,7 @@ clients = 2
 duration = 34
 """
     (run,) = run_campaign(tmp_path, lab, doc)
-    assert run["status"] == "ok", run["error"]
+    assert run.status == "ok", run.error
     events = table(run, "checkpoints")
     assert events is not None, "a checkpoint_timeout of 30 s must checkpoint within 34 s"
     reasons = [r[events.columns.index("reason")] for r in events.rows]
@@ -151,13 +151,13 @@ transactions = 300
 vacuum = false
 """
     (run,) = run_campaign(tmp_path, lab, doc)
-    tables = summary.tables_of(run["series"]["0"])
+    tables = summary.tables_of(run.series["0"])
     per_second = tables["pg.database"]
     col = per_second.columns.index("xact_commit")
     whole = pg_stats.phase_delta(tables, "pg.database")["xact_commit"]
     assert sum(r[col] for r in per_second.rows) == whole
     own = sum(r[1] for r in tables[OWN].rows)
-    pgbench_tx = run["phases"][0]["transactions"]
+    pgbench_tx = run.phases[0].transactions
     assert pgbench_tx == 600
     # what is left after pglab's own: pgbench's 3 sessions (one per client, one to set up: a
     # session's start is a transaction) and its 2 or 3 setup queries (scale, partitions). The

@@ -65,29 +65,29 @@ def test_both_versions_run_with_their_telemetry(
     store_path = tmp_path / "r.sqlite"
     with open_store(str(store_path)) as store:
         out = Executor(lab, store).run_campaign(campaign.load(path))
-        runs = {r["variant"]: r for r in (store.get_run(i) for i in out.run_ids)}
+        runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
     assert set(runs) == {"pg18", "pg16"}
     for variant, major in (("pg18", 18), ("pg16", 16)):
         run = runs[variant]
-        assert run["status"] == "ok", run["error"]
-        fp = run["fingerprint"]
+        assert run.status == "ok", run.error
+        fp = run.fingerprint
         assert fp["server_version"].startswith(f"{major}.")
         assert fp["server_version_num"] // 10000 == major
         assert f"PostgreSQL {fp['server_version']}" in fp["server_version_full"]
         assert fp["pgbench_version"].startswith(f"{major}.")
-        kinds = set(run["series"]["0"])
+        kinds = set(run.series["0"])
         for kind in ("progress", "pg.database", "pg.wal", "pg.io", "waits", "os.cpu"):
             assert kind in kinds, f"{variant}: {kind} missing from {sorted(kinds)}"
-        db = Table.from_json(run["series"]["0"]["pg.database"])
+        db = Table.from_json(run.series["0"]["pg.database"])
         commits = sum(r[db.columns.index("xact_commit")] for r in db.rows)
-        assert commits >= run["phases"][0]["transactions"] > 0
-    assert runs["pg16"]["fingerprint"]["bindir"] == str(pg16_bindir)
-    assert runs["pg18"]["fingerprint"]["settings"]["io_method"]["setting"] == "worker"
-    assert "io_method" not in runs["pg16"]["fingerprint"]["settings"]
+        assert commits >= run.phases[0].transactions > 0
+    assert runs["pg16"].fingerprint["bindir"] == str(pg16_bindir)
+    assert runs["pg18"].fingerprint["settings"]["io_method"]["setting"] == "worker"
+    assert "io_method" not in runs["pg16"].fingerprint["settings"]
     # pglab show names each point's version when the variants' versions differ
     capsys.readouterr()
     assert main(["show", "versions", "--store", str(store_path)]) == 0
     shown = capsys.readouterr().out
     assert "PostgreSQL" in shown
-    v18, v16 = (runs[v]["fingerprint"]["server_version"] for v in ("pg18", "pg16"))
+    v18, v16 = (runs[v].fingerprint["server_version"] for v in ("pg18", "pg16"))
     assert v18 in shown and v16 in shown

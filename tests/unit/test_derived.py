@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from pglab.analysis import derived
 from pglab.analysis.derived import Notice
+from pglab.rows import PhaseRow, StoredRun
 
 
 def make_run(
@@ -27,7 +29,7 @@ def make_run(
     ram: int = 8 * 2**30,
     error: str | None = None,
 ) -> dict[str, Any]:
-    """A get_run dict as the store returns it, with only what derived reads."""
+    """A StoredRun as the store returns it, with what derived reads."""
     variant = label.split()[0]
     series: dict[str, Any] = {}
     if progress is not None:
@@ -43,32 +45,26 @@ def make_run(
     # the matrix coordinates a label shows (what the store keeps as the run's axes)
     axes = {k: int(v) if v.isdigit() else v for k, _, v in
             (tok.partition("=") for tok in label.split() if "=" in tok)}  # fmt: skip
-    return {
-        "id": rid,
-        "campaign": "c",
-        "label": label,
-        "variant": variant,
-        "axes": axes,
-        "repeat": 1,
-        "status": status,
-        "tps": tps if status == "ok" else None,
-        "error": error,
-        "metrics": {"tps": tps} if status == "ok" else {},
-        "timings": {},
-        "spec": {
+    ok = status == "ok"
+    phase = PhaseRow(idx=0, name="main", iteration=1, measured=True, started_at=0.0,
+                     elapsed_s=seconds, argv=[], tps=tps, transactions=None, failed=None,
+                     latency_avg_ms=None, latency_stddev_ms=None, initial_connection_ms=None,
+                     report={}, output="")  # fmt: skip
+    return StoredRun(
+        id=rid, campaign="c", run_key=f"{label}/{rid}", point_key=label, variant=variant,
+        label=label, repeat=1, status=status, tps=tps if ok else None, started_at=float(rid),
+        finished_at=float(rid) + seconds, error=error, metrics={"tps": tps} if ok and tps else {},
+        axes=axes,
+        spec={
             "axes": [[k, v] for k, v in axes.items()],
             "dataset": {"scale": scale},
             "server": {"settings": sorted((settings or {}).items())},
             "phases": [{"name": "main", "scripts": [{"builtin": script, "path": None}]}],
         },
-        "fingerprint": {"ram_bytes": ram, "settings": {}},
-        "phases": [
-            {"idx": 0, "name": "main", "iteration": 1, "measured": True, "elapsed_s": seconds}
-        ]
-        if status == "ok"
-        else [],  # fmt: skip
-        "series": {"0": series} if series else {},
-    }
+        fingerprint={"ram_bytes": ram, "settings": {}},
+        phases=(phase,) if ok else (),
+        series={"0": series} if series else {},
+    )  # fmt: skip
 
 
 def kinds(notices: list[Notice]) -> list[str]:
@@ -102,7 +98,7 @@ def test_scaling_efficiency_per_series() -> None:
 
 def test_scaling_of_a_single_variant_label() -> None:
     rows = [make_run(1, "clients=1", 100.0), make_run(2, "clients=4", 200.0)]
-    rows[0]["variant"] = rows[1]["variant"] = "default"
+    rows = [replace(r, variant="default") for r in rows]
     out = derived.scaling(rows)
     assert list(out) == ["default"] and out["default"][1].efficiency == pytest.approx(0.5)
 
@@ -127,8 +123,8 @@ def test_cache_regime(scale: int, settings: dict[str, str], regime: str) -> None
 
 def test_cache_regime_prefers_what_the_server_and_the_store_say() -> None:
     run = make_run(1, "a", scale=1, settings={"shared_buffers": "2GB"})
-    run["fingerprint"]["settings"]["shared_buffers"] = {"setting": "1024", "unit": "8kB"}
-    run["fingerprint"]["database_bytes"] = 20 * 2**20
+    run.fingerprint["settings"]["shared_buffers"] = {"setting": "1024", "unit": "8kB"}
+    run.fingerprint["database_bytes"] = 20 * 2**20
     r = derived.cache_regime(run)
     assert r.shared_buffers_bytes == 8 * 2**20 and r.data_bytes == 20 * 2**20
     assert r.data_measured and r.regime == "in OS cache"
@@ -142,7 +138,7 @@ def test_checkpoint_timeout_units() -> None:
         make_run(1, "a", settings={"checkpoint_timeout": "1min"})
     ) == 60  # fmt: skip
     run = make_run(1, "a")
-    run["fingerprint"]["settings"]["checkpoint_timeout"] = {"setting": "900", "unit": "s"}
+    run.fingerprint["settings"]["checkpoint_timeout"] = {"setting": "900", "unit": "s"}
     assert derived.checkpoint_timeout_s(run) == 900
 
 
@@ -187,7 +183,7 @@ def test_a_custom_script_writes_when_it_makes_wal() -> None:
     def snapshot(when: str, wal_bytes: int) -> list[Any]:
         return [0.0, when, "pg.wal", json.dumps([{"wal_bytes": wal_bytes}])]
 
-    run["series"]["0"] = {
+    run.series["0"] = {
         "pg.snapshots": {
             "columns": ["t", "which", "view", "data_json"],
             "rows": [snapshot("before", 0), snapshot("after", 600 * 2**20)],

@@ -5,6 +5,7 @@ error the way the executor builds it, and on the texts of the failures pglab mee
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from pglab import procs
 from pglab.analysis import derived
 from pglab.records import reason_of
 from pglab.report.model import Report
+from pglab.rows import RunRow
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgbench"
 
@@ -124,8 +126,12 @@ def test_plain_and_empty_errors() -> None:
 
 
 def test_every_summary_of_a_failed_run_uses_it() -> None:
-    run = {"id": 7, "label": "clients=100", "status": "failed", "error": TOO_MANY}
-    (notice,) = derived.run_notices(run)
+    row = RunRow(id=7, campaign="c", run_key="p/1", point_key="p", variant="v",
+                 label="clients=100", repeat=1, status="failed", tps=None, started_at=0.0,
+                 finished_at=1.0, error=TOO_MANY)  # fmt: skip
+    (notice,) = derived.run_notices(row)
     assert notice.message == "run 7 failed: FATAL: sorry, too many clients already"
-    report = Report("c", {}, None, [], [run, {"id": 8, "status": "ok"}], {}, [], {})
-    assert [r["reason"] for r in report.failed_runs] == ["FATAL: sorry, too many clients already"]
+    ok = replace(row, id=8, status="ok", error=None)
+    report = Report("c", {}, None, [], [row, ok], {}, [], {})
+    assert [(r.id, reason) for r, reason in report.failed_runs] == [
+        (7, "FATAL: sorry, too many clients already")]  # fmt: skip

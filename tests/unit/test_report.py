@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -94,8 +95,8 @@ def test_summary_has_every_point_and_the_known_effect(written: report.Written) -
     rep = written.report
     assert len(rep.points) == 8
     assert rep.baseline == "base"
-    others = [pt for pt in rep.points if pt.row["variant"] == HOSTILE_VARIANT]
-    verdicts = {pt.row["comparison"].verdict for pt in others if "comparison" in pt.row}
+    others = [pt for pt in rep.points if pt.row.variant == HOSTILE_VARIANT]
+    verdicts = {pt.row.comparison.verdict for pt in others if pt.row.comparison is not None}
     # the second variant is 10% faster with 2% noise over 5 repeats: found at every point
     assert verdicts == {"+"}
     page = written.html.read_text()
@@ -116,10 +117,10 @@ def test_a_run_without_telemetry_says_which_panels_are_missing(written: report.W
     from pglab.report import charts
 
     pt = written.report.points[0]
-    bare = {
-        **pt.representative,
-        "series": {k: {"progress": v["progress"]} for k, v in pt.representative["series"].items()},
-    }
+    bare = replace(
+        pt.representative,
+        series={k: {"progress": v["progress"]} for k, v in pt.representative.series.items()},
+    )
     chart = charts.point_chart(report.Point(pt.label, pt.runs, pt.row, bare), 1)
     assert chart is not None
     assert any(m.startswith("Wait events") for m in chart.missing)
@@ -198,12 +199,10 @@ def test_a_reused_canvas_draws_exactly_what_a_fresh_one_does(written: report.Wri
     from pglab.report import charts
 
     pt, other = written.report.points[0], written.report.points[5]
-    bare = {
-        **other.representative,
-        "series": {
-            k: {"progress": v["progress"]} for k, v in other.representative["series"].items()
-        },
-    }
+    bare = replace(
+        other.representative,
+        series={k: {"progress": v["progress"]} for k, v in other.representative.series.items()},
+    )
     charts._Canvas._current = None
     fresh = charts.point_chart(pt, 1)
     charts.point_chart(report.Point(other.label, other.runs, other.row, bare), 2)
@@ -219,16 +218,16 @@ def test_the_tps_panel_draws_the_other_repeats_beside_the_representative(
     from pglab.report import charts
 
     pt = written.report.points[0]
-    ok = [r for r in pt.runs if r["status"] == "ok"]
+    ok = [r for r in pt.runs if r.status == "ok"]
     assert len(ok) == 5 and len(pt.others) == 4
-    assert pt.representative["id"] not in {o["id"] for o in pt.others}
-    assert all(set(kinds) == {"progress"} for o in pt.others for kinds in o["series"].values())
+    assert pt.representative.id not in {o.id for o in pt.others}
+    assert all(set(kinds) == {"progress"} for o in pt.others for kinds in o.series.values())
     charts.point_chart(pt, 1)
     tps_panel = charts._Canvas._current.axes[0][0]
     grey = [line for line in tps_panel.get_lines() if line.get_color() == "#aaa"]
     assert len(grey) == 4
     labels = [t.get_text() for t in tps_panel.get_legend().get_texts()]
-    assert "the other 4 repeat(s)" in labels and f"run {pt.representative['id']}" in labels
+    assert "the other 4 repeat(s)" in labels and f"run {pt.representative.id}" in labels
 
 
 def test_storage_results_as_the_page_shows_them() -> None:

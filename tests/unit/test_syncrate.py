@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from pglab.analysis.syncrate import commit_vs_fsync, match_storage
 from pglab.disks.output import parse_pg_test_fsync
-from pglab.disks.syncrate import commit_vs_fsync, match_storage
+from pglab.rows import PhaseRow, StoredRun
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "storage"
 DISK = parse_pg_test_fsync((DATA / "pg18_test_fsync_disk.txt").read_text())
@@ -21,25 +23,29 @@ def storage_row(i: int, results: dict, at: float, path: str = "/var/tmp", **moun
             "results": results, **m}  # fmt: skip
 
 
-def run(clients: int = 1, script: str = "tpcb-like", settings: dict | None = None, **kw) -> dict:
+def phase(idx: int, name: str, measured: bool, tps: float) -> PhaseRow:
+    return PhaseRow(idx, name, 1, measured, 0.0, 10.0, [], tps, None, None, None, None, None,
+                    {}, "")  # fmt: skip
+
+
+def run(clients: int = 1, script: str = "tpcb-like", settings: dict | None = None,
+        finished_at: float = 1e12, **kw) -> StoredRun:  # fmt: skip
     fp = {
         "pgdata": "/var/lib/pglab/clusters/w1",
         "pgdata_mount": {"mountpoint": "/", **VDA},
         "settings": {k: {"setting": v} for k, v in (settings or {}).items()},
         **kw,
     }
-    return {
-        "status": "ok",
-        "fingerprint": fp,
-        "spec": {"phases": [
+    return StoredRun(
+        id=1, campaign="c", run_key="p/1", point_key="p", variant="v", label="v", repeat=1,
+        status="ok", tps=3079.4, started_at=0.0, finished_at=finished_at, error=None,
+        fingerprint=fp,
+        spec={"phases": [
             {"name": "warm", "clients": 4, "scripts": [{"builtin": "select-only"}]},
             {"name": "main", "clients": clients, "scripts": [{"builtin": script}]},
         ]},
-        "phases": [
-            {"name": "warm", "measured": False, "tps": 9000.0},
-            {"name": "main", "measured": True, "tps": 3079.4},
-        ],
-    }  # fmt: skip
+        phases=(phase(0, "warm", False, 9000.0), phase(1, "main", True, 3079.4)),
+    )  # fmt: skip
 
 
 STORED = [
@@ -77,12 +83,12 @@ def test_the_wal_sync_method_in_effect_and_pg_wal_elsewhere() -> None:
         run(script="select-only"),
         run(settings={"synchronous_commit": "off"}),
         run(settings={"fsync": "off"}),
-        {**run(), "status": "failed"},
+        replace(run(), status="failed"),
         run(pgdata_mount={"fstype": "xfs", "device": "/dev/sdb", "mount_options": "rw"}),
     ],
     ids=["4 clients", "read-only", "async commit", "fsync off", "failed", "no storage result"],
 )
-def test_not_comparable(r: dict) -> None:
+def test_not_comparable(r: StoredRun) -> None:
     assert commit_vs_fsync(r, STORED) is None
 
 
@@ -102,7 +108,7 @@ def test_the_result_measured_before_the_run_wins_over_a_later_one() -> None:
     assert match_storage(VDA, None, rows, before=500.0)[0]["id"] == 2
     assert match_storage(VDA, None, rows, before=50.0)[0]["id"] == 3  # none before: the latest
     assert match_storage(VDA, None, rows)[0]["id"] == 3
-    assert commit_vs_fsync({**run(), "finished_at": 150.0}, rows)["storage_id"] == 1
+    assert commit_vs_fsync(run(finished_at=150.0), rows)["storage_id"] == 1
 
 
 def test_match_by_path_when_the_mount_facts_differ() -> None:

@@ -18,15 +18,16 @@ Every comparison carries the difference of the environment and settings the runs
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglab.analysis import points, verdicts
+from pglab.analysis import points, syncrate, verdicts
+from pglab.analysis.points import PointRow
 from pglab.disks import results as storage_tables
-from pglab.disks import syncrate
 from pglab.errors import LabError
 from pglab.records import reason_of
+from pglab.rows import RunRow, StoredRun
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
 
@@ -57,8 +58,8 @@ class Target:
     text: str  # as given
     campaign: str
     point: str | None = None  # the point's label
-    run: dict[str, Any] | None = None  # a get_run dict
-    runs: list[dict[str, Any]] = field(default_factory=list)  # list_runs rows (point, campaign)
+    run: StoredRun | None = None  # the run (kind "run")
+    runs: list[RunRow] = field(default_factory=list)  # a point's or a campaign's runs
 
 
 def resolve(store: Any, text: str) -> Target:
@@ -67,7 +68,7 @@ def resolve(store: Any, text: str) -> Target:
     if text.isdigit():
         run = store.get_run(int(text))
         if run is not None:
-            return Target("run", text, run["campaign"], run["label"], run=run)
+            return Target("run", text, run.campaign, run.label, run=run)
     camp = store.get_campaign(text) if text else None
     if camp is not None and camp["name"] == text:  # not a campaign found by its id
         return Target("campaign", text, camp["name"], runs=store.list_runs(camp["name"]))
@@ -77,8 +78,8 @@ def resolve(store: Any, text: str) -> Target:
         name, wanted = text[:i], text[i + 1 :].strip()
         if name and store.get_campaign(name) is not None:
             runs = store.list_runs(name)
-            label = _pick_point(name, wanted, list(dict.fromkeys(r["label"] for r in runs)))
-            return Target("point", text, name, label, runs=[r for r in runs if r["label"] == label])
+            label = _pick_point(name, wanted, list(dict.fromkeys(r.label for r in runs)))
+            return Target("point", text, name, label, runs=[r for r in runs if r.label == label])
     raise LabError(
         f"{text!r} names no run, campaign or point in the store",
         hint="give a run id (`pglab ls`), a campaign name (`pglab ls --campaigns`) or "
@@ -113,8 +114,9 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
             hint="compare two runs, two points (CAMPAIGN:POINT) or two campaigns",
         )
     if a.kind == "run":
-        full_a, full_b = [a.run or {}], [b.run or {}]
-        out = compare_runs(full_a[0], full_b[0])
+        assert a.run is not None and b.run is not None  # resolve() gives a run its StoredRun
+        full_a, full_b = [a.run], [b.run]
+        out = compare_runs(a.run, b.run)
     else:
         full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
         effect = points.effect_of(store.get_campaign(a.campaign))  # A is the baseline
@@ -124,25 +126,24 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
     return out
 
 
-def _fingerprinted(store: Any, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The ok runs' ``list_runs`` rows with their fingerprints: all that the settings diff and
-    the storage matching read (not the per-second series, most of a stored run)."""
-    return [{**r, "fingerprint": store.run_fingerprint(r["id"])} for r in runs
-            if r["status"] == "ok"]  # fmt: skip
+def _fingerprinted(store: Any, runs: list[RunRow]) -> list[StoredRun]:
+    """The ok runs with their fingerprints: all that the settings diff and the storage
+    matching read (not the per-second series, most of a stored run)."""
+    return [StoredRun.of(r, fingerprint=store.run_fingerprint(r.id) or {}) for r in runs
+            if r.ok]  # fmt: skip
 
 
 # -- runs ------------------------------------------------------------------------------------
 
 
-def compare_runs(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
     for run in (a, b):
-        if run.get("status") != "ok":
+        if not run.ok:
             raise LabError(
-                f"run {run.get('id')} failed ({reason_of(run.get('error'))}): it has no figures "
-                "to compare",
-                hint=f"`pglab show {run.get('id')}` shows what went wrong",
+                f"run {run.id} failed ({reason_of(run.error)}): it has no figures to compare",
+                hint=f"`pglab show {run.id}` shows what went wrong",
             )
-    ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
+    ma, mb = a.metrics, b.metrics
     names = [m for m in _RUN_METRICS if m in ma or m in mb]
     per_phase = (".tps", ".tps_steady", ".latency_avg_ms")
     names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
@@ -161,9 +162,8 @@ def compare_runs(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run_id(run: dict[str, Any]) -> dict[str, Any]:
-    return {"run": run.get("id"), "campaign": run.get("campaign"), "point": run.get("label"),
-            "repeat": run.get("repeat")}  # fmt: skip
+def _run_id(run: RunRow) -> dict[str, Any]:
+    return {"run": run.id, "campaign": run.campaign, "point": run.label, "repeat": run.repeat}
 
 
 def _delta(a: float | None, b: float | None) -> float | None:
@@ -172,21 +172,21 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return (b / a - 1) * 100
 
 
-def top_waits(run: dict[str, Any], n: int = 5) -> dict[str, list[tuple[str, float]]]:
+def top_waits(run: StoredRun, n: int = 5) -> dict[str, list[tuple[str, float]]]:
     """Per measured phase ("name" or "name #2"): its top waits as (type:event, % of waits)."""
     out = {}
-    for ph in run.get("phases") or []:
-        if not ph.get("measured"):
+    for ph in run.phases:
+        if not ph.measured:
             continue
-        stored = (run.get("series") or {}).get(str(ph["idx"]), {})
-        name = ph["name"] + (f" #{ph['iteration']}" if ph.get("iteration", 1) > 1 else "")
+        stored = run.series.get(str(ph.idx), {})
+        name = ph.name + (f" #{ph.iteration}" if ph.iteration > 1 else "")
         found = waits.top(tables_of(stored).get("waits"), n)
         if found:
             out[name] = [(w, pct) for w, pct, _ in found]
     return out
 
 
-def _waits_side_by_side(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
     wa, wb = top_waits(a), top_waits(b)
     return [{"phase": ph, "a": wa.get(ph, []), "b": wb.get(ph, [])}
             for ph in dict.fromkeys([*wa, *wb])]  # fmt: skip
@@ -195,15 +195,15 @@ def _waits_side_by_side(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, 
 # -- points ----------------------------------------------------------------------------------
 
 
-def _ok_tps(runs: list[dict[str, Any]]) -> list[float]:
-    return [float(r["tps"]) for r in runs if r["status"] == "ok" and r.get("tps") is not None]
+def _ok_tps(runs: Sequence[RunRow]) -> list[float]:
+    return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
-def _side(label: str, campaign: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _side(label: str, campaign: str, runs: Sequence[RunRow]) -> dict[str, Any]:
     tps = _ok_tps(runs)
     return {"campaign": campaign, "point": label, "n": len(tps),
             "median": statistics.median(tps) if tps else None,
-            "failed": sum(1 for r in runs if r["status"] != "ok")}  # fmt: skip
+            "failed": sum(1 for r in runs if not r.ok)}  # fmt: skip
 
 
 def compare_points(
@@ -226,19 +226,19 @@ def compare_points(
 
 # -- campaigns -------------------------------------------------------------------------------
 
-_MATCHERS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
-    ("label", lambda pt: pt["point"]),
-    ("matrix coordinates", lambda pt: pt["coords"]),
-    ("variant", lambda pt: pt["variant"]),
+_MATCHERS: tuple[tuple[str, Callable[[PointRow], str]], ...] = (
+    ("label", lambda pt: pt.point),
+    ("matrix coordinates", lambda pt: pt.coords),
+    ("variant", lambda pt: pt.variant),
 )
 
 
 def match_points(
-    rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]
-) -> tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    rows_a: list[PointRow], rows_b: list[PointRow]
+) -> tuple[str, list[tuple[PointRow, PointRow]]]:
     """Pairs of point rows (``points.point_rows``) of two campaigns, matched by whichever of
     label, matrix coordinates and variant pairs the most points one to one."""
-    best: tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]] = ("nothing", [])
+    best: tuple[str, list[tuple[PointRow, PointRow]]] = ("nothing", [])
     for how, key in _MATCHERS:
         ka, kb = _unique(rows_a, key), _unique(rows_b, key)
         pairs = [(ka[k], kb[k]) for k in ka if k in kb and k]
@@ -247,8 +247,8 @@ def match_points(
     return best
 
 
-def _unique(rows: list[dict[str, Any]], key: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
-    seen: dict[str, list[dict[str, Any]]] = {}
+def _unique(rows: list[PointRow], key: Callable[[PointRow], str]) -> dict[str, PointRow]:
+    seen: dict[str, list[PointRow]] = {}
     for r in rows:
         seen.setdefault(key(r), []).append(r)
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
@@ -269,11 +269,11 @@ def compare_campaigns(
     out_pairs: list[dict[str, Any]] = []
     samples = []
     for pa, pb in pairs:
-        ra = [r for r in runs_a if r["label"] == pa["point"]]
-        rb = [r for r in runs_b if r["label"] == pb["point"]]
+        ra = [r for r in runs_a if r.label == pa.point]
+        rb = [r for r in runs_b if r.label == pb.point]
         samples.append((_ok_tps(ra), _ok_tps(rb)))
-        out_pairs.append({"a": _side(pa["point"], a.campaign, ra),
-                          "b": _side(pb["point"], b.campaign, rb), "comparison": None})  # fmt: skip
+        out_pairs.append({"a": _side(pa.point, a.campaign, ra),
+                          "b": _side(pb.point, b.campaign, rb), "comparison": None})  # fmt: skip
     tested = [i for i, (ta, tb) in enumerate(samples) if ta and tb]
     found = verdicts.compare_family([samples[i] for i in tested], effect_pct)
     for i, c in zip(tested, found, strict=True):
@@ -295,7 +295,7 @@ def compare_campaigns(
 
 
 def storage_sides(
-    runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]], measured: list[dict[str, Any]]
+    runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], measured: list[dict[str, Any]]
 ) -> dict[str, list[dict[str, Any]]] | None:
     """The storage results (``pglab storage``) measured on the storage each side's runs used,
     by their headline figure; None when neither side has one."""
@@ -315,7 +315,7 @@ def storage_sides(
     return sides if any(sides.values()) else None
 
 
-def settings_diff(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) -> list[dict]:
+def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[dict]:
     """What differs between the environments and server settings the two sides' runs reported
     (dicts with a ``fingerprint``): rows of name, a, b; a side whose runs disagree says
     "varies", a setting a side did not report is "default"."""
@@ -328,12 +328,12 @@ def settings_diff(runs_a: list[dict[str, Any]], runs_b: list[dict[str, Any]]) ->
     return out
 
 
-def _environment(runs: list[dict[str, Any]]) -> dict[str, str]:
+def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
     """name -> value for the environment keys and every reported setting, "varies" when the
     runs disagree."""
     per_run = []
     for run in runs:
-        fp = run.get("fingerprint") or {}
+        fp = run.fingerprint
         env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
         if fp.get("ram_bytes"):
             env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from pglab.analysis import points, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
 from pglab.records import reason_of
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
@@ -73,30 +74,27 @@ class ScalingPoint:
     efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
 
 
-def scaling_key(row: dict[str, Any]) -> tuple[str, int] | None:
-    """(series, clients) of a run or point row with a ``clients`` matrix coordinate, else None:
-    the series is its label without the clients (the variant when nothing else is left)."""
-    axes = row.get("axes") or {}
+def scaling_key(axes: Mapping[str, Any], variant: str, label: str) -> tuple[str, int] | None:
+    """(series, clients) of a run or point with a ``clients`` matrix coordinate, else None: the
+    series is its label without the clients (the variant when nothing else is left)."""
     clients = axes.get("clients")
     if not isinstance(clients, int) or isinstance(clients, bool):
         return None
-    variant = row["variant"]
-    label = row.get("label") or row.get("point") or ""
     named = [variant] if label == variant or label.startswith(f"{variant} ") else []
     others = [f"{k}={v}" for k, v in axes.items() if k != "clients"]
     return " ".join(named + others) or variant, clients
 
 
-def scaling(rows: list[dict[str, Any]]) -> dict[str, list[ScalingPoint]]:
+def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
     """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
     ``list_runs`` rows; runs without a ``clients`` matrix coordinate are left out,
     and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
     tps: dict[str, dict[int, list[float]]] = {}
     for r in rows:
-        key = scaling_key(r)
-        if key is None or r["status"] != "ok" or r.get("tps") is None:
+        key = scaling_key(r.axes, r.variant, r.label)
+        if key is None or not r.ok or r.tps is None:
             continue
-        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r["tps"]))
+        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r.tps))
     out: dict[str, list[ScalingPoint]] = {}
     for series, by_clients in tps.items():
         c_min = min(by_clients)
@@ -144,13 +142,16 @@ _MEMORY_UNITS = {"B": 1, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 _TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def setting_of(run: dict[str, Any], name: str) -> tuple[str, str | None] | None:
+def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     """A setting of a run as (value, unit of a bare number): what the server reported in the
-    fingerprint, else what the spec asked for; None when neither says (the default)."""
-    fp = ((run.get("fingerprint") or {}).get("settings") or {}).get(name)
+    fingerprint, else what the spec asked for; None when neither says (the default, or a
+    listing's row, which has neither)."""
+    if not isinstance(run, StoredRun):
+        return None
+    fp = (run.fingerprint.get("settings") or {}).get(name)
     if fp and fp.get("setting") is not None:
         return str(fp["setting"]), fp.get("unit")
-    spec = dict(((run.get("spec") or {}).get("server") or {}).get("settings") or [])
+    spec = dict((run.spec.get("server") or {}).get("settings") or [])
     if name in spec:
         return str(spec[name]), None
     return None
@@ -170,7 +171,7 @@ def _amount(value: str, unit: str | None, units: Mapping[str, float], bare: str)
     return number * units[suffix] if suffix in units else None
 
 
-def shared_buffers_bytes(run: dict[str, Any]) -> int:
+def shared_buffers_bytes(run: RunRow) -> int:
     found = setting_of(run, "shared_buffers")
     if found is None:
         return DEFAULT_SHARED_BUFFERS
@@ -178,7 +179,7 @@ def shared_buffers_bytes(run: dict[str, Any]) -> int:
     return int(value) if value is not None else DEFAULT_SHARED_BUFFERS
 
 
-def checkpoint_timeout_s(run: dict[str, Any]) -> float:
+def checkpoint_timeout_s(run: RunRow) -> float:
     found = setting_of(run, "checkpoint_timeout")
     if found is None:
         return DEFAULT_CHECKPOINT_TIMEOUT_S
@@ -186,27 +187,29 @@ def checkpoint_timeout_s(run: dict[str, Any]) -> float:
     return value if value else DEFAULT_CHECKPOINT_TIMEOUT_S
 
 
-def data_bytes(run: dict[str, Any]) -> tuple[int, bool] | None:
+def data_bytes(run: RunRow) -> tuple[int, bool] | None:
     """The data set's size and whether it was measured (the fingerprint's ``database_bytes``:
     ``pg_database_size`` as the run started) rather than estimated from the pgbench scale (runs
     stored before pglab measured it)."""
-    measured = (run.get("fingerprint") or {}).get("database_bytes")
+    if not isinstance(run, StoredRun):
+        return None
+    measured = run.fingerprint.get("database_bytes")
     if measured:
         return int(measured), True
-    scale = ((run.get("spec") or {}).get("dataset") or {}).get("scale")
+    scale = (run.spec.get("dataset") or {}).get("scale")
     if scale is None:
         return None
     return int(scale * MB_PER_SCALE), False
 
 
-def cache_regime(run: dict[str, Any]) -> CacheRegime | None:
-    """Where a run's data set lived (a ``get_run`` dict); None without a scale or a size.
+def cache_regime(run: RunRow) -> CacheRegime | None:
+    """Where a run's data set lived (a StoredRun); None without a scale or a size.
     "in OS cache" means it fits in RAM less shared_buffers."""
     size = data_bytes(run)
     if size is None:
         return None
     sb = shared_buffers_bytes(run)
-    ram = (run.get("fingerprint") or {}).get("ram_bytes")
+    ram = run.fingerprint.get("ram_bytes") if isinstance(run, StoredRun) else None
     if size[0] <= sb:
         regime = "in shared_buffers"
     elif ram is None or size[0] <= ram - sb:
@@ -219,31 +222,32 @@ def cache_regime(run: dict[str, Any]) -> CacheRegime | None:
 # -- notices -------------------------------------------------------------------------------
 
 
-def run_notices(run: dict[str, Any]) -> list[Notice]:
-    """The warnings about one run (a ``get_run`` dict; a ``list_runs`` row gives fewer: no
-    telemetry, no series): failed, drifting within a phase, client-bound, short, in-memory."""
-    rid, label = run.get("id"), run.get("label")
-    if run.get("status") != "ok":
-        return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.get('error'))}")]
+def run_notices(run: RunRow) -> list[Notice]:
+    """The warnings about one run (a StoredRun; a listing's RunRow gives fewer: no telemetry,
+    no series): failed, drifting within a phase, client-bound, short, in-memory."""
+    rid, label = run.id, run.label
+    if not run.ok:
+        return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.error)}")]
     out: list[Notice] = []
-    phases = [ph for ph in run.get("phases") or [] if ph.get("measured")]
-    series = run.get("series") or {}
+    stored = isinstance(run, StoredRun)
+    phases = [ph for ph in run.phases if ph.measured] if isinstance(run, StoredRun) else []
+    series = run.series if isinstance(run, StoredRun) else {}
     for ph in phases:
-        trend = _phase_drift(series.get(str(ph["idx"]), {}).get("progress"))
+        trend = _phase_drift(series.get(str(ph.idx), {}).get("progress"))
         if trend is not None:
             out.append(Notice("drifting", label, rid, (
                 f"TPS drifted {trend.change_pct:+.1f}% over phase {_phase_name(ph)} "
                 f"(p={trend.p_value:.2g}): no steady state; run longer or find what changes"
             )))  # fmt: skip
-    if not phases:  # a list_runs row: the stored drift figures, without their p-values
-        for key, value in sorted((run.get("metrics") or {}).items()):
+    if not stored:  # a listing's row: the stored drift figures, without their p-values
+        for key, value in sorted(run.metrics.items()):
             stored_drift = key.startswith("phase.") and key.endswith(".drift_pct")
             if stored_drift and value is not None and abs(value) >= RUN_DRIFT_PCT * 2:
                 name = key[len("phase.") : -len(".drift_pct")]
                 out.append(Notice("drifting", label, rid,
                                   f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
     for ph in phases:
-        os_figures = os_stats.summarize(tables_of(series.get(str(ph["idx"]), {})))
+        os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):
             out.append(Notice("client-bound", label, rid, (
                 f"pgbench used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
@@ -251,7 +255,8 @@ def run_notices(run: dict[str, Any]) -> list[Notice]:
                 "give pgbench more threads (-j) or fewer clients per thread"
             )))  # fmt: skip
             break
-    out += _short(run, phases, series)
+    if isinstance(run, StoredRun):
+        out += _short(run, phases, series)
     regime = cache_regime(run)
     if regime is not None and regime.regime == "in shared_buffers":
         out.append(Notice("in-memory", label, rid, (
@@ -261,8 +266,8 @@ def run_notices(run: dict[str, Any]) -> list[Notice]:
     return out
 
 
-def _phase_name(ph: dict[str, Any]) -> str:
-    return f"{ph['name']!r}" + (f" #{ph['iteration']}" if ph.get("iteration", 1) > 1 else "")
+def _phase_name(ph: PhaseRow) -> str:
+    return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
 
 def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
@@ -279,9 +284,9 @@ def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
     return trend
 
 
-def _writes(run: dict[str, Any], name: str, stored: dict[str, Any], seconds: float) -> bool:
+def _writes(run: StoredRun, name: str, stored: dict[str, Any], seconds: float) -> bool:
     """Whether a phase writes: a built-in write script, or WAL made by a custom one."""
-    for spec in (run.get("spec") or {}).get("phases") or []:
+    for spec in run.spec.get("phases") or []:
         if spec.get("name") != name:
             continue
         builtins = [s.get("builtin") for s in spec.get("scripts") or []]
@@ -293,13 +298,13 @@ def _writes(run: dict[str, Any], name: str, stored: dict[str, Any], seconds: flo
     return figures.get("wal_mb_s", 0.0) > WAL_WRITES_MB_S
 
 
-def _short(run: dict[str, Any], phases: list[dict[str, Any]], series: dict) -> list[Notice]:
+def _short(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notice]:
     timeout = checkpoint_timeout_s(run)
     for ph in phases:
-        seconds = float(ph.get("elapsed_s") or 0)
-        stored = series.get(str(ph["idx"]), {})
-        if seconds < 2 * timeout and _writes(run, ph["name"], stored, seconds):
-            return [Notice("short", run.get("label"), run.get("id"), (
+        seconds = float(ph.elapsed_s or 0)
+        stored = series.get(str(ph.idx), {})
+        if seconds < 2 * timeout and _writes(run, ph.name, stored, seconds):
+            return [Notice("short", run.label, run.id, (
                 f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "
                 f"checkpoint cycles (checkpoint_timeout {timeout:.0f} s): its TPS depends on "
                 f"whether a checkpoint fell inside; measure ≥ {2 * timeout:.0f} s"
@@ -308,14 +313,14 @@ def _short(run: dict[str, Any], phases: list[dict[str, Any]], series: dict) -> l
 
 
 def notices_of(
-    runs: list[dict[str, Any]],
+    runs: Sequence[RunRow],
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
 ) -> list[Notice]:
     """A campaign's warnings from its runs (``get_run`` dicts, or ``list_runs`` rows for fewer
     checks) in stored order: per-run warnings merged per point, then point and campaign ones;
     with a ``baseline`` variant, the comparisons that could not tell (``unresolved``)."""
-    labels = list(dict.fromkeys(r["label"] for r in runs))
+    labels = list(dict.fromkeys(r.label for r in runs))
     per_point: dict[tuple[str, str], list[Notice]] = {}
     out: list[Notice] = []
     for r in runs:
@@ -323,8 +328,8 @@ def notices_of(
             if n.kind == "failed":
                 out.append(n)
             else:
-                per_point.setdefault((n.kind, r["label"]), []).append(n)
-    n_runs = {lb: sum(1 for r in runs if r["label"] == lb and r["status"] == "ok") for lb in labels}
+                per_point.setdefault((n.kind, r.label), []).append(n)
+    n_runs = {lb: sum(1 for r in runs if r.label == lb and r.ok) for lb in labels}
     merged: dict[str, list[Notice]] = {}
     for (kind, label), found in per_point.items():
         note = found[0]
@@ -340,9 +345,9 @@ def notices_of(
             out += found
     rows = points.point_rows(runs, baseline, effect_pct)
     for pt in rows:
-        if pt["unstable"]:
-            out.append(Notice("unstable", pt["point"], None, (
-                f"TPS varies by {pt['cv_pct']:.1f}% (CV over {pt['runs'] - pt['failed']} "
+        if pt.unstable and pt.cv_pct is not None:
+            out.append(Notice("unstable", pt.point, None, (
+                f"TPS varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
                 f"repeats, above {analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than "
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip
@@ -351,36 +356,37 @@ def notices_of(
     return sorted(out, key=lambda n: KINDS.index(n.kind))
 
 
-def _unresolved(rows: list[dict[str, Any]]) -> list[Notice]:
+def _unresolved(rows: list[points.PointRow]) -> list[Notice]:
     """One warning for the comparisons judged "?": the runs could not have found the effect of
     interest. Its words are the first one's reason, and the most runs per point any needs."""
-    compared = [pt for pt in rows if pt.get("comparison") is not None]
-    unclear = [pt for pt in compared if pt["comparison"].verdict == "?"]
+    compared = [pt.comparison for pt in rows if pt.comparison is not None]
+    unclear = [(pt.point, pt.comparison) for pt in rows
+               if pt.comparison is not None and pt.comparison.verdict == "?"]  # fmt: skip
     if not unclear:
         return []
-    first = unclear[0]["comparison"]
+    first_point, first = unclear[0]
     if len(unclear) == 1:
-        return [Notice("unresolved", unclear[0]["point"], None,
+        return [Notice("unresolved", first_point, None,
                        f"no verdict (?): {first.reason}")]  # fmt: skip
-    needs = [pt["comparison"].runs_needed for pt in unclear]
+    needs = [c.runs_needed for _, c in unclear]
     most = (f"; {max(n for n in needs if n is not None)} runs per point resolve all of them"
             if all(n is not None for n in needs) else "")  # fmt: skip
     return [Notice("unresolved", None, None, (
         f"{len(unclear)} of {len(compared)} comparisons have no verdict (?): the runs could "
-        f"not have found ±{first.effect_pct:g}%; e.g. {unclear[0]['point']}: {first.reason}"
+        f"not have found ±{first.effect_pct:g}%; e.g. {first_point}: {first.reason}"
         f"{most}"
     ))]  # fmt: skip
 
 
-def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
+def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
     """A trend across a point's repeats (in run order), and over the whole campaign: each ok
     run's TPS relative to its point's median, in run order (a machine warming up, a disk
     filling, a dataset that grows because it is never reset)."""
     out = []
     by_point: dict[str, list[tuple[int, float]]] = {}
     for r in runs:
-        if r["status"] == "ok" and r.get("tps"):
-            by_point.setdefault(r["label"], []).append((r["id"], float(r["tps"])))
+        if r.ok and r.tps:
+            by_point.setdefault(r.label, []).append((r.id, float(r.tps)))
     relative: list[tuple[int, float]] = []
     for label, values in by_point.items():
         values.sort()
@@ -408,7 +414,7 @@ def _repeat_drift(runs: list[dict[str, Any]]) -> list[Notice]:
 
 
 def campaign_notices(
-    store: Any, campaign_name: str, runs: list[dict[str, Any]] | None = None
+    store: Any, campaign_name: str, runs: Sequence[StoredRun | None] | None = None
 ) -> list[Notice]:
     """The warnings about a stored campaign, most serious first. ``runs``: its runs as
     ``get_run`` dicts when the caller has them already (else they are read here)."""
@@ -419,7 +425,7 @@ def campaign_notices(
             hint="`pglab ls --campaigns` lists campaigns",
         )
     if runs is None:
-        runs = [store.get_run(r["id"]) for r in store.list_runs(camp["name"])]
+        runs = [store.get_run(r.id) for r in store.list_runs(camp["name"])]
     return notices_of(
         [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp)
     )

@@ -5,24 +5,24 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from collections.abc import Sequence
+
+from pglab.rows import StoredRun
 
 
-def runs_csv(runs: list[dict[str, Any]]) -> str:
+def runs_csv(runs: Sequence[StoredRun]) -> str:
     base = ["id", "campaign", "variant", "label", "repeat", "status", "started_at", "finished_at"]
-    axes = sorted({k for r in runs for k, _ in (r.get("spec") or {}).get("axes", [])})
-    metrics = sorted({k for r in runs for k in (r.get("metrics") or {})})
+    axes = list(dict.fromkeys(k for r in runs for k in r.axes))
+    metrics = sorted({k for r in runs for k in r.metrics})
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(base + axes + ["server_version"] + metrics + ["error"])
     for r in runs:
-        ax = dict((r.get("spec") or {}).get("axes", []))
-        m = r.get("metrics") or {}
         writer.writerow(
-            [r.get(k) for k in base]
-            + [ax.get(a) for a in axes]
-            + [(r.get("fingerprint") or {}).get("server_version")]
-            + [m.get(k) for k in metrics]
-            + [r.get("error") or ""]
+            [getattr(r, k) for k in base]
+            + [r.axes.get(a) for a in axes]
+            + [r.fingerprint.get("server_version")]
+            + [r.metrics.get(k) for k in metrics]
+            + [r.error or ""]
         )
     return out.getvalue()

@@ -6,12 +6,15 @@ report all read points from here."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from pglab.analysis import stats as analysis
 from pglab.analysis import verdicts
+from pglab.rows import RunRow
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:
@@ -33,90 +36,106 @@ MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 _BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms")
 
 
-def derived_names(runs: list[dict[str, Any]]) -> list[str]:
+def derived_names(runs: Sequence[RunRow]) -> list[str]:
     names = {
-        k
-        for r in runs
-        for k in (r.get("metrics") or {})
-        if k not in _BASE_METRICS and not k.startswith("phase.")
+        k for r in runs for k in r.metrics if k not in _BASE_METRICS and not k.startswith("phase.")
     }
     return sorted(names)
 
 
+@dataclass(frozen=True, slots=True)
+class PointRow:
+    """One point of a campaign over its stored repeats (``pglab show``'s table, the report's
+    summary): TPS spread, the CI of its mean, derived metrics, and its comparison with the
+    baseline variant's point at the same matrix coordinates (None without one)."""
+
+    point: str  # its label
+    variant: str
+    coords: str  # its matrix coordinates as text ("clients=8 script=x"): how points pair up
+    axes: dict[str, Any]
+    runs: int
+    failed: int
+    tps_median: float | None
+    tps_min: float | None
+    tps_max: float | None
+    cv_pct: float | None
+    ci: tuple[float, float] | None  # 95% CI of the mean; None below MIN_CI_REPEATS
+    unstable: bool
+    derived: dict[str, float] = field(default_factory=dict)  # medians of derived metrics
+    comparison: verdicts.Comparison | None = None
+
+    @property
+    def ok_runs(self) -> int:
+        return self.runs - self.failed
+
+
 def point_rows(
-    runs: list[dict[str, Any]],
+    runs: Sequence[RunRow],
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
-) -> list[dict[str, Any]]:
-    points: dict[str, dict[str, Any]] = {}
-    derived = derived_names(runs)
+) -> list[PointRow]:
+    """The points of ``runs`` (in the order their first run was stored), each compared with the
+    ``baseline`` variant's point, Holm-corrected over the campaign."""
+    by_label: dict[str, list[RunRow]] = {}
     for r in runs:
-        label, variant = r["label"], r["variant"]
-        coords = " ".join(f"{k}={v}" for k, v in (r.get("axes") or {}).items())
-        pt = points.setdefault(
-            label,
-            {"point": label, "variant": variant, "coords": coords, "axes": r.get("axes") or {},
-             "runs": 0, "failed": 0, "tps": [], "derived": {}},
-        )  # fmt: skip
-        pt["runs"] += 1
-        if r["status"] == "ok" and r.get("tps") is not None:
-            pt["tps"].append(r["tps"])
-            for name in derived:
-                if (r.get("metrics") or {}).get(name) is not None:
-                    pt["derived"].setdefault(name, []).append(r["metrics"][name])
-        elif r["status"] != "ok":
-            pt["failed"] += 1
+        by_label.setdefault(r.label, []).append(r)
+    derived = derived_names(runs)
+    tps_of: dict[str, list[float]] = {}
     rows = []
-    for pt in points.values():
-        tps = pt["tps"]
-        pt["derived"] = {k: statistics.median(v) for k, v in pt["derived"].items()}
+    for label, mine in by_label.items():
+        ok = [r for r in mine if r.ok and r.tps is not None]
+        tps = tps_of[label] = [float(r.tps) for r in ok if r.tps is not None]
+        medians = {
+            name: statistics.median(values)
+            for name in derived
+            if (values := [r.metrics[name] for r in ok if r.metrics.get(name) is not None])
+        }
         summary = analysis.summarize_point(tps) if tps else None
-        pt.update(
+        first = mine[0]
+        rows.append(PointRow(
+            point=label, variant=first.variant,
+            coords=" ".join(f"{k}={v}" for k, v in first.axes.items()), axes=first.axes,
+            runs=len(mine), failed=sum(1 for r in mine if not r.ok),
             tps_median=summary.median if summary else None,
-            tps_min=min(tps) if tps else None,
-            tps_max=max(tps) if tps else None,
+            tps_min=min(tps) if tps else None, tps_max=max(tps) if tps else None,
             cv_pct=summary.cv_pct if summary else None,
             # a t interval from 2 values is ±6.4 standard deviations: min–max says more
             ci=(summary.ci_low, summary.ci_high)
             if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
-            else None,
-            unstable=bool(summary and summary.unstable),
-        )
-        rows.append(pt)
-    _compare_to_baseline(rows, baseline, effect_pct)
-    for pt in rows:
-        del pt["tps"]
-    return rows
+            and summary.ci_high is not None else None,
+            unstable=bool(summary and summary.unstable), derived=medians,
+        ))  # fmt: skip
+    return _compare_to_baseline(rows, tps_of, baseline, effect_pct)
 
 
-def _compare_to_baseline(rows: list[dict[str, Any]], baseline: str | None, effect: float) -> None:
+def _compare_to_baseline(
+    rows: list[PointRow], tps_of: dict[str, list[float]], baseline: str | None, effect: float
+) -> list[PointRow]:
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates: Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
     if baseline is None:
-        return
-    base = {pt["coords"]: pt["tps"] for pt in rows if pt["variant"] == baseline}
+        return rows
+    base = {pt.coords: tps_of[pt.point] for pt in rows if pt.variant == baseline}
     pairs = [
-        pt for pt in rows if pt["variant"] != baseline and base.get(pt["coords"]) and pt["tps"]
+        pt for pt in rows if pt.variant != baseline and base.get(pt.coords) and tps_of[pt.point]
     ]
-    found = verdicts.compare_family([(base[pt["coords"]], pt["tps"]) for pt in pairs], effect)
-    for pt, c in zip(pairs, found, strict=True):
-        pt["comparison"] = c
+    found = verdicts.compare_family([(base[pt.coords], tps_of[pt.point]) for pt in pairs], effect)
+    judged = {pt.point: c for pt, c in zip(pairs, found, strict=True)}
+    return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
 
 
 # -- design: can the planned repeats reach a verdict? ----------------------------------------
 
 
-def noise_before(
-    runs: list[dict[str, Any]], campaign: str, point_keys: set[str]
-) -> tuple[float, str]:
+def noise_before(runs: Sequence[RunRow], campaign: str, point_keys: set[str]) -> tuple[float, str]:
     """The run-to-run noise to expect (SD of log TPS over a point's repeats, in %, ≈ CV) and
     where it comes from: the points of this campaign already stored, else the same points
     stored by other campaigns, else every point in the store, else ``verdicts.DEFAULT_CV_PCT``.
     Only points with 3 or more ok runs count; the median over them is taken."""
     by_point: dict[tuple[str, str], list[float]] = {}
     for r in runs:
-        if r["status"] == "ok" and r.get("tps"):
-            by_point.setdefault((r["campaign"], r["point_key"]), []).append(float(r["tps"]))
+        if r.ok and r.tps:
+            by_point.setdefault((r.campaign, r.point_key), []).append(float(r.tps))
     noise = {k: float(np.std(np.log(v), ddof=1) * 100) for k, v in by_point.items() if len(v) >= 3}
     for where, keep in (
         ("this campaign's", lambda k: k[0] == campaign),
@@ -129,7 +148,7 @@ def noise_before(
     return verdicts.DEFAULT_CV_PCT, "assumed: no runs stored to measure it on"
 
 
-def design_check(plan: Any, stored_runs: list[dict[str, Any]]) -> verdicts.Design | None:
+def design_check(plan: Any, stored_runs: Sequence[RunRow]) -> verdicts.Design | None:
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
     the first variant's at the same matrix coordinates) on the campaign's effect of interest;
     None for a campaign with one variant (nothing is compared)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from pglab.analysis import export as export_rows
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
+from pglab.rows import plain
 
 
 def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
@@ -28,9 +29,9 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
         if kind == "run":
             runs = [obj]
         else:
-            runs = [store.get_run(r["id"]) for r in store.list_runs(obj["name"])]
+            runs = [run for r in store.list_runs(obj["name"]) if (run := store.get_run(r.id))]
     if output_format == "json":
-        text = json.dumps(runs if kind == "campaign" else obj, indent=2, default=str)
+        text = json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
     else:
         text = export_rows.runs_csv(runs)
     if output:

@@ -12,6 +12,7 @@ from rich.table import Table
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
 from pglab.records import reason_of
+from pglab.rows import plain
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -45,10 +46,11 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
             console.print(table)
             return 0
         runs = store.list_runs(campaign)
-    for r in runs:  # a failed run's most specific error line; `pglab show ID` has all of it
-        r["reason"] = reason_of(r.get("error")) if r["status"] != "ok" else None
+    # a failed run's most specific error line; `pglab show ID` has all of it
+    reasons = {r.id: reason_of(r.error) if not r.ok else None for r in runs}
     if as_json:
-        print(json.dumps(runs, indent=2, default=str))
+        rows = [{**plain(r), "reason": reasons[r.id]} for r in runs]
+        print(json.dumps(rows, indent=2, default=str))
         return 0
     table = Table(title="runs" + (f" of {campaign}" if campaign else ""))
     columns: tuple[tuple[str, JustifyMethod], ...] = (
@@ -60,21 +62,21 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         ("tps", "right"),
         ("finished", "left"),
     )
-    failed = any(r["status"] != "ok" for r in runs)
+    failed = any(not r.ok for r in runs)
     if failed:
         columns += (("reason", "left"),)
     for col, just in columns:
         table.add_column(col, justify=just)
     for r in runs:
         table.add_row(
-            str(r["id"]),
-            escape(r["campaign"]),
-            escape(r["label"]),
-            str(r["repeat"]),
-            r["status"] if r["status"] == "ok" else f"[red]{r['status']}[/]",
-            f"{r['tps']:,.1f}" if r.get("tps") is not None else "–",
-            fmt.when(r.get("finished_at")),
-            *([escape(r["reason"] or "")] if failed else []),
+            str(r.id),
+            escape(r.campaign),
+            escape(r.label),
+            str(r.repeat),
+            r.status if r.ok else f"[red]{r.status}[/]",
+            f"{r.tps:,.1f}" if r.tps is not None else "–",
+            fmt.when(r.finished_at),
+            *([escape(reasons[r.id] or "")] if failed else []),
         )
     console.print(table)
     if not runs:

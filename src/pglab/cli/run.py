@@ -20,6 +20,7 @@ from pglab.cli.progress import ExecutorEvents, ProgressEvents
 from pglab.errors import StoreError
 from pglab.lab import Lab
 from pglab.postgres.sources import Binaries
+from pglab.rows import RunRow
 from pglab.run.executor import Executor
 from pglab.run.plan import Plan, make_plan
 from pglab.run.preflight import preflight
@@ -119,7 +120,7 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
     """The plan, checked as a run would check it, against the store as it is: nothing is
     written, not even a store that does not exist yet."""
     stale: list[Any] = []
-    stored: list[dict[str, Any]] = []
+    stored: list[RunRow] = []
     done: frozenset[str] | set[str] = frozenset()
     try:
         store = peek_store(where.store_url)

@@ -12,11 +12,13 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points
+from pglab.analysis import derived, points, syncrate
+from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
-from pglab.disks import syncrate
 from pglab.records import reason_of
+from pglab.rows import RunRow, StoredRun, plain
+from pglab.store import Store
 from pglab.telemetry import summary as telemetry_summary
 
 
@@ -35,7 +37,7 @@ def run(where: Where, ident: str, as_json: bool = False) -> int:
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if as_json:
-                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": runs}
+                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": plain(runs)}
                 print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
@@ -46,7 +48,8 @@ def run(where: Where, ident: str, as_json: bool = False) -> int:
         vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
     notices = derived.run_notices(obj)
     if as_json:
-        doc = {**obj, "notices": [asdict(n) for n in notices], "commit_vs_fsync": vs_fsync}
+        doc = {**plain(obj), "notices": [asdict(n) for n in notices],
+               "commit_vs_fsync": vs_fsync}  # fmt: skip
         print(json.dumps(doc, indent=2, default=str))
         return 0
     _print_run(obj)
@@ -67,13 +70,10 @@ def run(where: Where, ident: str, as_json: bool = False) -> int:
     return 0
 
 
-def _points_json(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _points_json(store: Store, camp: dict[str, Any], runs: list[RunRow]) -> dict[str, Any]:
     rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
-    for r in rows:
-        if "comparison" in r:
-            r["comparison"] = asdict(r["comparison"])
     notices = derived.campaign_notices(store, camp["name"])
-    return {"points": rows, "notices": [asdict(n) for n in notices]}
+    return {"points": plain(rows), "notices": [asdict(n) for n in notices]}
 
 
 def print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
@@ -90,7 +90,7 @@ def print_points(store, name: str) -> None:
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.point_rows(runs, baseline, points.effect_of(camp))
-    compared = any("comparison" in r for r in rows)
+    compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
     pivot = _pivot(rows)
@@ -113,33 +113,33 @@ def print_points(store, name: str) -> None:
         table.add_column(col, justify=just, no_wrap=col == "point")
     for r in rows:
         table.add_row(
-            escape(r["point"]),
-            *(versions.get(r["point"], "?"),) * bool(versions),
-            str(r["runs"]),
-            str(r["failed"]),
-            f"{r['tps_median']:,.1f}" if r["tps_median"] is not None else "–",
-            f"{r['tps_min']:,.0f}–{r['tps_max']:,.0f}" if r["tps_min"] is not None else "–",
-            (f"{r['cv_pct']:.1f}" + (" unstable" if r["unstable"] else ""))
-            if r["cv_pct"] is not None
+            escape(r.point),
+            *(versions.get(r.point, "?"),) * bool(versions),
+            str(r.runs),
+            str(r.failed),
+            f"{r.tps_median:,.1f}" if r.tps_median is not None else "–",
+            f"{r.tps_min:,.0f}–{r.tps_max:,.0f}"
+            if r.tps_min is not None and r.tps_max is not None
             else "–",
-            f"{r['ci'][0]:,.0f}–{r['ci'][1]:,.0f}"
-            if r["ci"] and r["runs"] - r["failed"] >= 3
+            (f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
+            if r.cv_pct is not None
             else "–",
-            *(fmt.delta(r.get("comparison"), r["variant"] == baseline),) * compared,
-            *(fmt.short(r["derived"].get(d)) for d in derived_cols),
+            f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}" if r.ci and r.ok_runs >= 3 else "–",
+            *(fmt.delta(r.comparison, r.variant == baseline),) * compared,
+            *(fmt.short(r.derived.get(d)) for d in derived_cols),
         )
     console.print(table)
     print_notices(derived.campaign_notices(store, name))
 
 
-def _pivot(rows: list[dict[str, Any]]) -> Table | None:
+def _pivot(rows: list[PointRow]) -> Table | None:
     """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS."""
     cells: dict[str, dict[int, float | None]] = {}
     for r in rows:
-        key = derived.scaling_key(r)
+        key = derived.scaling_key(r.axes, r.variant, r.point)
         if key is None:
             return None
-        cells.setdefault(key[0], {})[key[1]] = r["tps_median"]
+        cells.setdefault(key[0], {})[key[1]] = r.tps_median
     clients = sorted({c for by_c in cells.values() for c in by_c})
     if len(clients) < 2 or len(cells) < 2:
         return None
@@ -154,7 +154,7 @@ def _pivot(rows: list[dict[str, Any]]) -> Table | None:
     return table
 
 
-def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, str]:
+def _point_versions(store: Store, camp: dict[str, Any], runs: list[RunRow]) -> dict[str, str]:
     """point label -> the PostgreSQL version its runs used, when variants choose their server
     and the versions differ; else {} (no column)."""
     variants = (camp.get("spec") or {}).get("variants") or {}
@@ -162,21 +162,21 @@ def _point_versions(store, camp: dict[str, Any], runs: list[dict[str, Any]]) -> 
         return {}
     versions: dict[str, str] = {}
     for r in runs:
-        if r["status"] == "ok" and r["label"] not in versions:
-            fp = store.run_fingerprint(r["id"]) or {}
-            versions[r["label"]] = str(fp.get("server_version", "?"))
+        if r.ok and r.label not in versions:
+            fp = store.run_fingerprint(r.id) or {}
+            versions[r.label] = str(fp.get("server_version", "?"))
     return versions if len(set(versions.values())) > 1 else {}
 
 
-def _print_run(run: dict[str, Any]) -> None:
-    fp = run.get("fingerprint") or {}
+def _print_run(run: StoredRun) -> None:
+    fp = run.fingerprint
     console.print(
-        f"[bold]run {run['id']}[/] of campaign {escape(run['campaign'])}: {escape(run['label'])} "
-        f"repeat {run['repeat']} — {run['status']}"
-        + (f": {escape(reason_of(run.get('error')))}" if run["status"] != "ok" else "")
+        f"[bold]run {run.id}[/] of campaign {escape(run.campaign)}: {escape(run.label)} "
+        f"repeat {run.repeat} — {run.status}"
+        + (f": {escape(reason_of(run.error))}" if not run.ok else "")
     )
-    if run.get("error"):
-        console.print(f"[red]{escape(run['error'])}[/]")
+    if run.error:
+        console.print(f"[red]{escape(run.error)}[/]")
     console.print(
         f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
         f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
@@ -211,32 +211,32 @@ def _print_run(run: dict[str, Any]) -> None:
         "conn ms",
     ):
         table.add_column(col, justify="right" if col not in ("phase",) else "left")
-    for ph in run.get("phases", []):
+    for ph in run.phases:
         table.add_row(
-            ph["name"],
-            str(ph["iteration"]),
-            "yes" if ph["measured"] else "no",
-            f"{ph['tps']:,.1f}",
-            str(ph["transactions"]),
-            str(ph.get("failed") or 0),
-            fmt.num(ph.get("latency_avg_ms")),
-            fmt.num(ph.get("latency_stddev_ms")),
-            fmt.num(ph.get("initial_connection_ms")),
+            ph.name,
+            str(ph.iteration),
+            "yes" if ph.measured else "no",
+            f"{ph.tps:,.1f}" if ph.tps is not None else "–",
+            str(ph.transactions),
+            str(ph.failed or 0),
+            fmt.num(ph.latency_avg_ms),
+            fmt.num(ph.latency_stddev_ms),
+            fmt.num(ph.initial_connection_ms),
         )
     console.print(table)
-    metrics = run.get("metrics") or {}
+    metrics = run.metrics
     if metrics:
         console.print(
             "metrics: " + ", ".join(f"{k} = {fmt.short(v)}" for k, v in sorted(metrics.items()))
         )
-    timings = run.get("timings") or {}
+    timings = run.timings
     if timings:
         console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
-    for ph in run.get("phases", []):
-        stored = (run.get("series") or {}).get(str(ph["idx"]), {})
-        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph["elapsed_s"]))
+    for ph in run.phases:
+        stored = run.series.get(str(ph.idx), {})
+        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph.elapsed_s))
         if text:
-            console.print(f"[bold]telemetry of {escape(ph['name'])} {ph['iteration']}[/]")
+            console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
             for line in text:
                 console.print(f"  {line}", markup=False, soft_wrap=True)
     settings = fp.get("settings") or {}
@@ -247,7 +247,7 @@ def _print_run(run: dict[str, Any]) -> None:
             + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
             markup=False,
         )
-    chosen = (run.get("spec") or {}).get("lab_settings") or {}
+    chosen = run.spec.get("lab_settings") or {}
     if chosen:
         console.print(
             "of which pglab chose (the campaign leaves them to the default, too low for the "

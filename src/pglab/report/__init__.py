@@ -113,7 +113,7 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         lstrip_blocks=True,
     )
     template = env.get_template("page.html.j2")
-    derived = sorted({k for pt in rep.points for k in pt.row.get("derived", {})})
+    derived = sorted({k for pt in rep.points for k in pt.row.derived})
     series = {}  # point number -> its per-second data as JSON, safe inside a <script> element
     for n, pt in enumerate(rep.points, 1):
         data = charts.point_series(pt)
@@ -147,8 +147,8 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         figure=_figure,
         telemetry_lines=lambda pt: telemetry_lines(pt.telemetry) if pt.telemetry else [],
         when=_when,
-        version_of=lambda pt: ((pt.representative or {}).get("fingerprint") or {}).get(
-            "server_version", "?"
+        version_of=lambda pt: (
+            pt.representative.fingerprint.get("server_version", "?") if pt.representative else "?"
         ),
     )
 
@@ -222,13 +222,12 @@ def _num(v: Any, digits: int = 0) -> str:
 
 def _spread_text(pt: Point) -> str:
     row = pt.row
-    ok = row["runs"] - row["failed"]
-    if row["tps_median"] is None:
+    if row.tps_median is None:
         return "–"
-    if row.get("ci") and ok >= 3:
-        return f"{max(row['ci'][0], 0):,.0f} … {row['ci'][1]:,.0f}"
-    if ok >= 2:
-        return f"{row['tps_min']:,.0f} … {row['tps_max']:,.0f} (min–max)"
+    if row.ci and row.ok_runs >= 3:
+        return f"{max(row.ci[0], 0):,.0f} … {row.ci[1]:,.0f}"
+    if row.ok_runs >= 2 and row.tps_min is not None and row.tps_max is not None:
+        return f"{row.tps_min:,.0f} … {row.tps_max:,.0f} (min–max)"
     return "one run"
 
 
@@ -267,7 +266,7 @@ def _plan_facts(rep: Report) -> list[tuple[str, str]]:
     facts.append(("order", str(spec.get("order", "interleaved"))))
     run = next((pt.representative for pt in rep.points if pt.representative), None)
     if run is not None:
-        for ph in run["spec"].get("phases") or []:
+        for ph in run.spec.get("phases") or []:
             scripts = "+".join(s.get("builtin") or Path(str(s.get("path"))).name
                                for s in ph["scripts"])  # fmt: skip
             length = f"{ph['duration']} s" if ph.get("duration") else f"{ph['transactions']} tx"
@@ -276,7 +275,7 @@ def _plan_facts(rep: Report) -> list[tuple[str, str]]:
                 f"{scripts}, {ph['clients']} client(s), {length} × {ph['times']}"
                 + ("" if ph["measured"] else ", not measured"),
             ))  # fmt: skip
-        ds = run["spec"].get("dataset") or {}
+        ds = run.spec.get("dataset") or {}
         facts.append(("dataset", f"pgbench scale {ds.get('scale')}, reset per {ds.get('reset')}"))
     return facts
 

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
 from pglab.report.model import Point, Report, measured_phases, table  # noqa: E402
+from pglab.rows import StoredRun  # noqa: E402
 
 DPI = 80
 TOP_WAITS = 7
@@ -67,8 +68,8 @@ def point_chart(pt: Point, number: int) -> Chart | None:
         ax.xaxis.set_major_locator(MaxNLocator(6))
         if ax.get_yscale() == "linear":
             ax.yaxis.set_major_locator(MaxNLocator(5))
-    fig.suptitle(f"{pt.label} — run {run['id']} (median TPS of {len(pt.runs)} run(s))")
-    title = f"{pt.label}: run {run['id']} second by second"
+    fig.suptitle(f"{pt.label} — run {run.id} (median TPS of {len(pt.runs)} run(s))")
+    title = f"{pt.label}: run {run.id} second by second"
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
 
 
@@ -91,7 +92,7 @@ def point_series(pt: Point) -> dict[str, Any] | None:
         if c in cols and rows
     }
     spans = [[round(a, 2), round(b, 2)] for a, b in s.checkpoint_spans()]
-    return {"run": run["id"], "tps": _xy(*tps), "others": [_xy(*xy) for xy in others],
+    return {"run": run.id, "tps": _xy(*tps), "others": [_xy(*xy) for xy in others],
             "latency": latency, "checkpoints": spans}  # fmt: skip
 
 
@@ -149,25 +150,18 @@ def _twin(ax):
 # -- campaign charts ------------------------------------------------------------------------
 
 
-def _axes_of(pt: Point) -> dict[str, Any]:
-    run = pt.representative
-    if run is not None:
-        return {k: v for k, v in (run.get("spec") or {}).get("axes") or []}
-    return dict(tok.split("=", 1) for tok in pt.row["coords"].split() if "=" in tok)
-
-
 def _tps_chart(rep: Report) -> Chart | None:
-    pts = [pt for pt in rep.points if pt.row["tps_median"] is not None]
+    pts = [pt for pt in rep.points if pt.row.tps_median is not None]
     if not pts:
         return None
-    variants = {pt.row["variant"] for pt in pts}
+    variants = {pt.row.variant for pt in pts}
     by_line: dict[str, list[tuple[float, Point]]] = defaultdict(list)
     for pt in pts:
-        axes = _axes_of(pt)
+        axes = pt.row.axes
         if "clients" not in axes:
             return _tps_bars(pts)
         rest = " ".join(f"{k}={v}" for k, v in axes.items() if k != "clients")
-        variant = pt.row["variant"] if len(variants) > 1 else ""
+        variant = pt.row.variant if len(variants) > 1 else ""
         key = " ".join(x for x in (variant, rest) if x) or "TPS"
         by_line[key].append((float(axes["clients"]), pt))
     if all(len(v) == 1 for v in by_line.values()):
@@ -181,7 +175,7 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
     for i, (name, items) in enumerate(sorted(by_line.items())):
         items.sort(key=lambda x: x[0])
         xs = [c for c, _ in items]
-        ys = [pt.row["tps_median"] for _, pt in items]
+        ys = [pt.row.tps_median or 0.0 for _, pt in items]
         low, high = zip(*(_spread(pt) for _, pt in items), strict=True)
         err = [[y - lo for y, lo in zip(ys, low, strict=True)],
                [hi - y for y, hi in zip(ys, high, strict=True)]]  # fmt: skip
@@ -203,7 +197,7 @@ def _tps_bars(pts: list[Point]) -> Chart:
     fig = Figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(pts)))[::-1]
-    med = [pt.row["tps_median"] for pt in pts]
+    med = [pt.row.tps_median or 0.0 for pt in pts]
     low, high = zip(*(_spread(pt) for pt in pts), strict=True)
     err = [[m - lo for m, lo in zip(med, low, strict=True)],
            [hi - m for m, hi in zip(med, high, strict=True)]]  # fmt: skip
@@ -218,24 +212,24 @@ def _tps_bars(pts: list[Point]) -> Chart:
 
 def _spread(pt: Point) -> tuple[float, float]:
     row = pt.row
-    if row.get("ci") and row.get("runs", 0) - row.get("failed", 0) >= 3:
-        return max(row["ci"][0], 0.0), row["ci"][1]
-    return row["tps_min"], row["tps_max"]
+    if row.ci and row.ok_runs >= 3:
+        return max(row.ci[0], 0.0), row.ci[1]
+    return row.tps_min or 0.0, row.tps_max or 0.0
 
 
 def _runs_in_order(rep: Report) -> Chart | None:
-    runs = sorted(rep.runs, key=lambda r: r["started_at"] or 0)
+    runs = sorted(rep.runs, key=lambda r: r.started_at or 0)
     if len(runs) < 2:
         return None
-    labels = list(dict.fromkeys(r["label"] for r in runs))
+    labels = list(dict.fromkeys(r.label for r in runs))
     color = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
     fig = Figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for lab in labels:
-        xs = [i for i, r in enumerate(runs, 1) if r["label"] == lab and r["status"] == "ok"]
-        ys = [r["tps"] for r in runs if r["label"] == lab and r["status"] == "ok"]
+        xs = [i for i, r in enumerate(runs, 1) if r.label == lab and r.ok]
+        ys = [r.tps or 0.0 for r in runs if r.label == lab and r.ok]
         ax.plot(xs, ys, "o-", color=color[lab], label=_short(lab), markersize=4, lw=0.8)
-    failed = [i for i, r in enumerate(runs, 1) if r["status"] != "ok"]
+    failed = [i for i, r in enumerate(runs, 1) if not r.ok]
     if failed:
         ax.plot(failed, [0] * len(failed), "x", color="red", markersize=9, label="failed")
     ax.set_xlabel("run, in the order it ran")
@@ -277,13 +271,13 @@ def _latency_chart(rep: Report) -> Chart | None:
 class _RunSeries:
     """The series of a run's measured phases on one time axis (seconds since the first)."""
 
-    def __init__(self, run: dict[str, Any]):
+    def __init__(self, run: StoredRun):
         self.run = run
         self.idxs = measured_phases(run)
-        starts = {p["idx"]: p["started_at"] for p in run["phases"]}
+        starts = {p.idx: p.started_at for p in run.phases}
         self.t0 = min((starts[i] for i in self.idxs if starts[i]), default=0.0)
         self.starts = starts
-        self.phases = [p for p in run["phases"] if p["idx"] in self.idxs]
+        self.phases = [p for p in run.phases if p.idx in self.idxs]
         self.missing: list[str] = []  # panels without data, and why
 
     def rows(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
@@ -336,13 +330,13 @@ class _RunSeries:
 
     def mark_phases(self, ax, names: bool = False) -> None:
         """Dotted lines where measured phases start (and their names, on one panel)."""
-        several = len({p["name"] for p in self.phases}) > 1
+        several = len({p.name for p in self.phases}) > 1
         for n, p in enumerate(self.phases):
-            x = p["started_at"] - self.t0
+            x = p.started_at - self.t0
             if n:
                 ax.axvline(x, color="#888", lw=0.6, ls=":")
             if names and several:
-                ax.text(x, 1.0, f" {p['name']}", transform=ax.get_xaxis_transform(),
+                ax.text(x, 1.0, f" {p.name}", transform=ax.get_xaxis_transform(),
                         fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
 
 
@@ -362,7 +356,7 @@ def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
         ax.plot(
             *xy, color="#aaa", lw=0.7, label=f"the other {len(drawn)} repeat(s)" if n == 0 else None
         )
-    ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run['id']}")
+    ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run.id}")
     ax.set_ylabel("TPS")
     ax.set_ylim(bottom=0)
     spans = s.checkpoint_spans()
@@ -454,7 +448,7 @@ def _panel_cpu(ax, s: _RunSeries) -> None:
     ax.set_ylabel("% of all CPUs")
     procs = s.column("os.procs", "pgbench_cpu_pct")
     if procs is not None:
-        cpus = (s.run.get("fingerprint") or {}).get("cpus") or 1
+        cpus = s.run.fingerprint.get("cpus") or 1
         ax.plot(procs[0], [v / cpus for v in procs[1]], color="black", lw=1, ls="--",
                 label="pgbench")  # fmt: skip
     ax.legend(fontsize="x-small", loc="upper left", ncols=5)

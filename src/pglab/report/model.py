@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pglab.analysis import derived, points
-from pglab.disks import syncrate
+from pglab.analysis import derived, points, syncrate
+from pglab.analysis.points import PointRow
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
 from pglab.records import reason_of
+from pglab.rows import RunRow, StoredRun
 from pglab.telemetry.summary import phase_summary
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
@@ -25,17 +26,23 @@ PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 @dataclass
 class Point:
     label: str
-    runs: list[dict[str, Any]]  # list_runs rows, in the order they ran
-    row: dict[str, Any] = field(default_factory=dict)  # a points.point_rows row: median, CI,
-    # CV, comparison, derived
-    representative: dict[str, Any] | None = None  # get_run of the median-TPS ok run
-    others: list[dict[str, Any]] = field(default_factory=list)  # the other ok runs: their
-    # phases and per-second progress only (drawn beside the representative's TPS)
+    runs: list[RunRow]  # in the order they ran
+    summary: PointRow | None = None  # median, CI, CV, comparison, derived: once all are read
+    representative: StoredRun | None = None  # the median-TPS ok run, whole
+    others: list[StoredRun] = field(default_factory=list)  # the other ok runs: their phases
+    # and per-second progress only (drawn beside the representative's TPS)
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
     scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
     vs_fsync: dict[str, Any] | None = None  # single-client commits vs the WAL storage's syncs
+
+    @property
+    def row(self) -> PointRow:
+        """The point's summary row; ``gather`` sets it after reading every point's runs (a chart
+        drawn while they are read uses only the runs)."""
+        assert self.summary is not None, "the point's row is set once every point is read"
+        return self.summary
 
 
 @dataclass
@@ -44,7 +51,7 @@ class Report:
     campaign: dict[str, Any]  # get_campaign row (with its spec)
     baseline: str | None
     points: list[Point]
-    runs: list[dict[str, Any]]  # every run, in the order stored
+    runs: list[RunRow]  # every run, in the order stored
     environment: dict[str, Any]  # fingerprint facts shared by the runs (first ok run's)
     versions: list[str]  # server versions seen
     settings: dict[str, str]  # non-default settings of the first ok run
@@ -53,10 +60,9 @@ class Report:
     only_run: int | None = None  # the report of a single run
 
     @property
-    def failed_runs(self) -> list[dict[str, Any]]:
-        """The failed runs' rows, each with its ``reason`` (``records.reason_of``)."""
-        return [{**r, "reason": reason_of(r.get("error"))} for r in self.runs
-                if r["status"] != "ok"]  # fmt: skip
+    def failed_runs(self) -> list[tuple[RunRow, str]]:
+        """The failed runs, each with its reason (``records.reason_of``)."""
+        return [(r, reason_of(r.error)) for r in self.runs if not r.ok]
 
 
 # series no report figure reads from the runs that are not drawn (the largest ones)
@@ -73,27 +79,27 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         run = store.get_run(int(ident))
         if run is None:
             raise LabError(f"no run with id {ident}", hint="pglab ls lists the runs")
-        camp = store.get_campaign(run["campaign"])
-        only_run = run["id"]
+        camp = store.get_campaign(run.campaign)
+        only_run = run.id
     if camp is None:
         raise LabError(f"no campaign named {ident!r}", hint="pglab ls --campaigns lists them")
     runs = store.list_runs(camp["name"])
     if only_run is not None:
-        runs = [r for r in runs if r["id"] == only_run]
+        runs = [r for r in runs if r.id == only_run]
     baseline = points.baseline_of(camp) if only_run is None else None
-    by_label: dict[str, list[dict[str, Any]]] = {}  # in the order of point_rows: first run first
+    by_label: dict[str, list[RunRow]] = {}  # in the order of point_rows: first run first
     for r in runs:
-        by_label.setdefault(r["label"], []).append(r)
+        by_label.setdefault(r.label, []).append(r)
     pts = [Point(label, point_runs) for label, point_runs in by_label.items()]
-    loaded: dict[int, dict[str, Any]] = {}
+    loaded: dict[int, StoredRun] = {}
     for n, pt in enumerate(pts, 1):
         _fill_point(store, pt, loaded)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
     rows = points.point_rows(runs, baseline, points.effect_of(camp))
     for pt, row in zip(pts, rows, strict=True):
-        assert row["point"] == pt.label
-        pt.row = row
+        assert row.point == pt.label
+        pt.summary = row
     measured = store.list_storage_results()
     synced = [row for row in measured if row["tool"] == "pg_test_fsync"]
     for pt in pts:
@@ -101,19 +107,17 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
             pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
     series = derived.scaling(runs)
     for pt in pts:
-        key = derived.scaling_key(pt.row)
+        key = derived.scaling_key(pt.row.axes, pt.row.variant, pt.row.point)
         if key is not None and len(series.get(key[0], ())) > 1:
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
-    first = next((loaded[r["id"]] for r in runs if r["id"] in loaded), None)
-    fp = (first or {}).get("fingerprint") or {}
-    versions = sorted(
-        {(v.get("fingerprint") or {}).get("server_version", "?") for v in loaded.values()}
-    )
-    full = [loaded.get(r["id"]) or store.get_run(r["id"]) for r in runs]
+    first = next((loaded[r.id] for r in runs if r.id in loaded), None)
+    fp = first.fingerprint if first is not None else {}
+    versions = sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()})
+    full = [loaded.get(r.id) or store.get_run(r.id) for r in runs]
     if only_run is None:
         found = derived.campaign_notices(store, camp["name"], runs=full)
     else:
-        found = derived.run_notices(full[0])
+        found = derived.run_notices(full[0] or runs[0])
     return Report(
         storage=syncrate.storage_of_runs([run for run in full if run], measured),
         notices=found,
@@ -129,22 +133,26 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     )
 
 
-def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
-    ok = [r for r in pt.runs if r["status"] == "ok" and r.get("tps") is not None]
+def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
+    ok = [r for r in pt.runs if r.ok and r.tps is not None]
     if not ok:
         return
-    median = statistics.median_low([r["tps"] for r in ok])
-    drawn = next(r["id"] for r in ok if r["tps"] == median)
+    median = statistics.median_low([r.tps for r in ok if r.tps is not None])
+    drawn = next(r.id for r in ok if r.tps == median)
     full = []
     for r in ok:
-        run = store.get_run(r["id"], skip_kinds=() if r["id"] == drawn else DRAWN_ONLY)
-        loaded[r["id"]] = run
+        run = store.get_run(r.id, skip_kinds=() if r.id == drawn else DRAWN_ONLY)
+        if run is None:  # deleted while the report was read
+            continue
+        loaded[r.id] = run
         full.append(run)
+    if drawn not in loaded:
+        return
     pt.representative = loaded[drawn]
     hists: list[latency_hist.Histogram] = []
     averages = []
     for run in full:
-        avg = (run.get("metrics") or {}).get("latency_avg_ms")
+        avg = run.metrics.get("latency_avg_ms")
         if avg is not None:
             averages.append(avg)
         for idx in measured_phases(run):
@@ -154,20 +162,20 @@ def _fill_point(store, pt: Point, loaded: dict[int, dict[str, Any]]) -> None:
     if hist:
         pt.latency_ms = {q: latency_hist.percentile(hist, q) for q in PERCENTILES}
     pt.representative = _without_histograms(pt.representative)
-    pt.others = [_progress_only(run) for run in full if run["id"] != drawn]
+    pt.others = [_progress_only(run) for run in full if run.id != drawn]
     pt.latency_avg_ms = statistics.median(averages) if averages else None
     rep = pt.representative
     idxs = measured_phases(rep)
     if idxs:
-        seconds = sum(p["elapsed_s"] or 0 for p in rep["phases"] if p["idx"] in idxs)
-        pt.telemetry = phase_summary(rep["series"].get(str(idxs[-1]), {}), seconds / len(idxs))
+        seconds = sum(p.elapsed_s or 0 for p in rep.phases if p.idx in idxs)
+        pt.telemetry = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
 
 
-def _without_histograms(run: dict[str, Any]) -> dict[str, Any]:
+def _without_histograms(run: StoredRun) -> StoredRun:
     """A run without its per-second latency histograms (the bulk of its series): charts draw
     the pre-computed per-second percentiles."""
     series = {}
-    for idx, kinds in run["series"].items():
+    for idx, kinds in run.series.items():
         kinds = dict(kinds)
         tab = kinds.get("latency")
         if tab and "histogram" in tab["columns"]:
@@ -177,23 +185,23 @@ def _without_histograms(run: dict[str, Any]) -> dict[str, Any]:
                 "rows": [[v for j, v in enumerate(r) if j != i] for r in tab["rows"]],
             }
         series[idx] = kinds
-    return {**run, "series": series, "server_log": None}
+    return replace(run, series=series, server_log="")
 
 
-def _progress_only(run: dict[str, Any]) -> dict[str, Any]:
-    series = {idx: {"progress": kinds["progress"]} for idx, kinds in run["series"].items()
+def _progress_only(run: StoredRun) -> StoredRun:
+    series = {idx: {"progress": kinds["progress"]} for idx, kinds in run.series.items()
               if "progress" in kinds}  # fmt: skip
-    return {"id": run["id"], "phases": run["phases"], "series": series}
+    return replace(run, series=series, server_log="")
 
 
-def measured_phases(run: dict[str, Any]) -> list[int]:
+def measured_phases(run: StoredRun) -> list[int]:
     """Indexes of the measured phase iterations of a stored run."""
-    return [p["idx"] for p in run["phases"] if p["measured"]]
+    return [p.idx for p in run.phases if p.measured]
 
 
-def table(run: dict[str, Any], idx: int, kind: str) -> dict[str, Any]:
+def table(run: StoredRun, idx: int, kind: str) -> dict[str, Any]:
     """A stored series table of a phase, ``{"columns": [], "rows": []}`` when absent."""
-    return run["series"].get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
+    return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
 
 
 def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.campaign.spec import RunSpec
+from pglab.rows import RunRow
 
 # the keys of RunSpec.point_dict(): what a point is (not its repeat, campaign or telemetry)
 _POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived", "storage")
@@ -35,7 +36,7 @@ class StalePoint:
 
 
 def stale_points(
-    stored_runs: Iterable[dict[str, Any]],
+    stored_runs: Iterable[RunRow],
     points: Sequence[RunSpec],
     spec_of: Callable[[int], dict[str, Any] | None],
 ) -> list[StalePoint]:
@@ -45,9 +46,9 @@ def stale_points(
     by_label = {p.label: p for p in points}
     stale: dict[str, dict[str, Any]] = {}
     for r in stored_runs:
-        if r["point_key"] in current:
+        if r.point_key in current:
             continue
-        entry = stale.setdefault(r["point_key"], {"label": r["label"], "runs": 0, "id": r["id"]})
+        entry = stale.setdefault(r.point_key, {"label": r.label, "runs": 0, "id": r.id})
         entry["runs"] += 1
     found = []
     for key, entry in stale.items():

@@ -24,7 +24,7 @@ def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
 
     def spec_of(run_id: int) -> dict | None:
         run = store.get_run(run_id)
-        return run["spec"] if run else None
+        return run.spec if run else None
 
     return changes.stale_points(store.list_runs(campaign), points, spec_of)
 

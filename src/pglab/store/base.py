@@ -26,6 +26,7 @@ from pglab.records import (
     RunResult,
     StorageResult,
 )
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.store import schema
 from pglab.store.schema import Dialect
 
@@ -176,7 +177,7 @@ class Store:
             self._insert_series(run_id, series_rows)
         return run_id
 
-    def list_runs(self, campaign: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(self, campaign: str | None = None) -> list[RunRow]:
         """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
         point_key, variant, label, repeat, status, tps (mean TPS of the measured phases; None
         for a failed run or one without any), started_at, finished_at, error, metrics (a dict:
@@ -194,16 +195,14 @@ class Store:
         for r in runs:
             r["metrics"] = json.loads(r["metrics"]) if r["metrics"] else {}
             r["axes"] = dict(json.loads(r["axes"])) if r["axes"] else {}
-        return runs
+        return [RunRow(**r) for r in runs]
 
-    def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> dict[str, Any] | None:
+    def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> StoredRun | None:
         """Everything stored about a run, or None; ``skip_kinds`` leaves those series out
         (decoding them is most of the cost of reading a run).
 
-        The summary columns of list_runs plus spec, fingerprint, metrics, timings, server_log,
-        ``phases`` (a list of dicts: idx, name, iteration, measured, started_at, elapsed_s,
-        argv, tps, transactions, failed, latency_avg_ms, latency_stddev_ms,
-        initial_connection_ms, report, output) and ``series``: ``{str(phase idx): {kind:
+        A :class:`StoredRun`: the RunRow of list_runs plus spec, fingerprint, timings,
+        server_log, ``phases`` (PhaseRows) and ``series``: ``{str(phase idx): {kind:
         {"columns": [...], "rows": [[...], ...]}}}``.
         """
         with self._guard(f"reading run {run_id}"), self._transaction(write=False):
@@ -221,17 +220,19 @@ class Store:
                 "ORDER BY phase_idx, kind",
                 (run_id,),
             )
-        series = [s for s in series if s["kind"] not in skip_kinds]
+        decoded: Series = {}
+        for s in series:
+            if s["kind"] not in skip_kinds:
+                decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = json.loads(s["data_json"])
         for name in ("spec", "fingerprint", "metrics", "timings"):
             run[name] = json.loads(run.pop(f"{name}_json"))
-        run["axes"] = dict((run["spec"] or {}).get("axes") or [])  # as list_runs gives them
-        run["phases"] = [_decode_phase(p) for p in phases]
-        run["series"] = {}
-        for s in series:
-            run["series"].setdefault(str(s["phase_idx"]), {})[s["kind"]] = json.loads(
-                s["data_json"]
-            )
-        return run
+        run.pop("campaign_id", None)
+        return StoredRun(
+            **run,
+            axes=dict((run["spec"] or {}).get("axes") or []),  # as list_runs gives them
+            phases=tuple(_decode_phase(p) for p in phases),
+            series=decoded,
+        )
 
     def run_fingerprint(self, run_id: int) -> dict[str, Any] | None:
         """Only the environment fingerprint of a run (None if there is no such run)."""
@@ -522,40 +523,33 @@ def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _decode_phase(row: dict[str, Any]) -> dict[str, Any]:
+def _decode_phase(row: dict[str, Any]) -> PhaseRow:
     row.pop("run_id", None)
     row["measured"] = bool(row["measured"])
     row["argv"] = json.loads(row.pop("argv_json"))
     row["report"] = json.loads(row.pop("report_json"))
-    return {k: row[k] for k in _PHASE_KEYS}
+    return PhaseRow(**row)
 
 
-_PHASE_KEYS = (
-    "idx", "name", "iteration", "measured", "started_at", "elapsed_s", "argv", "tps",
-    "transactions", "failed", "latency_avg_ms", "latency_stddev_ms", "initial_connection_ms",
-    "report", "output",
-)  # fmt: skip
-
-
-def _run_result(run: dict[str, Any]) -> RunResult:
+def _run_result(run: StoredRun) -> RunResult:
     report_fields = {f.name for f in fields(PgbenchReport)}
     phases = []
-    for ph in run["phases"]:
-        series = run["series"].get(str(ph["idx"]), {})
+    for ph in run.phases:
+        series = run.series.get(str(ph.idx), {})
         phases.append(PhaseResult(
-            name=ph["name"], iteration=ph["iteration"], measured=ph["measured"],
-            started_at=ph["started_at"], elapsed_s=ph["elapsed_s"], argv=tuple(ph["argv"]),
-            report=PgbenchReport(**{k: v for k, v in ph["report"].items() if k in report_fields}),
-            output=ph["output"],
+            name=ph.name, iteration=ph.iteration, measured=ph.measured,
+            started_at=ph.started_at, elapsed_s=ph.elapsed_s, argv=tuple(ph.argv),
+            report=PgbenchReport(**{k: v for k, v in ph.report.items() if k in report_fields}),
+            output=ph.output,
             **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
             tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
         ))  # fmt: skip
     return RunResult(
-        campaign=run["campaign"], run_key=run["run_key"], point_key=run["point_key"],
-        repeat=run["repeat"], variant=run["variant"], label=run["label"], spec=run["spec"],
-        status=run["status"], started_at=run["started_at"], finished_at=run["finished_at"],
-        error=run["error"], fingerprint=run["fingerprint"], phases=tuple(phases),
-        metrics=run["metrics"], timings=run["timings"], server_log=run["server_log"],
+        campaign=run.campaign, run_key=run.run_key, point_key=run.point_key,
+        repeat=run.repeat, variant=run.variant, label=run.label, spec=run.spec,
+        status=run.status, started_at=run.started_at, finished_at=run.finished_at,
+        error=run.error, fingerprint=run.fingerprint, phases=tuple(phases),
+        metrics=run.metrics, timings=run.timings, server_log=run.server_log,
     )  # fmt: skip
 
 

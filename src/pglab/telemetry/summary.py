@@ -11,7 +11,7 @@ from pglab.telemetry.runner import NOTES
 
 
 def tables_of(stored: dict[str, dict[str, Any]]) -> dict[str, Table]:
-    """The telemetry tables of a stored phase (``get_run(...)["series"][idx]``)."""
+    """The telemetry tables of a stored phase (``get_run(...).series[idx]``)."""
     return {k: Table.from_json(v) for k, v in stored.items() if k not in SERIES_KINDS}
 
 

@@ -9,35 +9,37 @@ well below 1, by something else (CPU, the client); above 1, the storage does not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pglab.disks.output import sync_rate
+from pglab.rows import RunRow, StoredRun
 
 DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
 READ_ONLY = {"select-only"}
 
 
-def commit_vs_fsync(run: dict[str, Any], storage: list[dict[str, Any]]) -> dict[str, Any] | None:
+def commit_vs_fsync(run: RunRow, storage: list[dict[str, Any]]) -> dict[str, Any] | None:
     """``{"commits_per_s", "method", "fsync_per_s", "ratio", "storage_id", "matched_by",
     "storage_path"}`` for a stored run (``Store.get_run``) with single-client write phases
     and synchronous commit, given stored pg_test_fsync results (``list_storage_results``);
     None when the run is not such a run or no result matches the WAL's storage."""
-    if run.get("status") != "ok":
+    if not isinstance(run, StoredRun) or not run.ok:
         return None
-    fp = run.get("fingerprint") or {}
+    fp = run.fingerprint
     settings = {k: v.get("setting") for k, v in (fp.get("settings") or {}).items()}
     if settings.get("synchronous_commit") == "off" or settings.get("fsync") == "off":
         return None
-    phases = {p["name"]: p for p in (run.get("spec") or {}).get("phases", [])}
+    phases = {p["name"]: p for p in run.spec.get("phases", [])}
     rates = [
-        ph["tps"]
-        for ph in run.get("phases", [])
-        if ph["measured"] and ph.get("tps") and _single_client_write(phases.get(ph["name"]))
+        ph.tps
+        for ph in run.phases
+        if ph.measured and ph.tps and _single_client_write(phases.get(ph.name))
     ]
     if not rates:
         return None
     mount = fp.get("pg_wal_mount") or fp.get("pgdata_mount") or {}
-    found = match_storage(mount, fp.get("pgdata"), storage, before=run.get("finished_at"))
+    found = match_storage(mount, fp.get("pgdata"), storage, before=run.finished_at)
     if found is None:
         return None
     row, matched_by = found
@@ -104,23 +106,23 @@ def _related(a: str, b: str) -> bool:
 
 
 def storage_of_runs(
-    runs: list[dict[str, Any]], storage: list[dict[str, Any]]
+    runs: Sequence[StoredRun], storage: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The stored storage results (pg_test_fsync, fio) measured on the storage that stored
     runs (``Store.get_run``) kept their data or WAL on, oldest first: each result row with
     ``roles`` ({"data", "WAL"}), ``points`` (the labels of the runs on it) and ``matched_by``."""
     found: dict[int, dict[str, Any]] = {}
     for run in runs:
-        if run.get("status") != "ok":
+        if not run.ok:
             continue
-        fp = run.get("fingerprint") or {}
+        fp = run.fingerprint
         for role, mount_key, path_key in (("data", "pgdata_mount", "pgdata"),
                                           ("WAL", "pg_wal_mount", "pg_wal")):  # fmt: skip
             mount = fp.get(mount_key)
             if not mount:
                 continue
             for tool in ("pg_test_fsync", "fio"):
-                hit = match_storage(mount, fp.get(path_key), storage, run.get("finished_at"), tool)
+                hit = match_storage(mount, fp.get(path_key), storage, run.finished_at, tool)
                 if hit is None:
                     continue
                 row, how = hit
@@ -128,5 +130,5 @@ def storage_of_runs(
                     row["id"], {**row, "roles": set(), "points": set(), "matched_by": how}
                 )
                 use["roles"].add(role)
-                use["points"].add(run.get("label"))
+                use["points"].add(run.label)
     return [found[i] for i in sorted(found)]

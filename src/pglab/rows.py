@@ -1,0 +1,91 @@
+"""What the store gives back: typed, immutable rows instead of dictionaries (beside `records`,
+what a run produces, so that every stage may read them).
+
+- :class:`RunRow`: one stored run as a listing has it (``Store.list_runs``): ids, point, status,
+  the run's TPS, its metrics and its matrix coordinates; no spec, phases or series.
+- :class:`StoredRun`: everything stored about one run (``Store.get_run``): a RunRow with its
+  spec, fingerprint, timings, server log, phases and per-second series. A StoredRun is a RunRow,
+  so every function that reads runs takes either.
+- :class:`PhaseRow`: one pgbench invocation of a run, with pgbench's final report.
+
+Series stay in the columnar form they are stored in (``{"columns": [...], "rows": [[...]]}``,
+by phase index and kind): ``telemetry.summary`` and the report read them as tables.
+``plain`` turns any of them into plain data for ``--json`` and exports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from typing import Any
+
+Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    id: int
+    campaign: str
+    run_key: str
+    point_key: str
+    variant: str
+    label: str
+    repeat: int
+    status: str  # "ok" or "failed"
+    tps: float | None  # mean TPS of the measured phases; None for a failed run
+    started_at: float
+    finished_at: float
+    error: str | None
+    metrics: dict[str, float] = field(default_factory=dict)
+    axes: dict[str, Any] = field(default_factory=dict)  # matrix coordinates, in axis order
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseRow:
+    idx: int
+    name: str
+    iteration: int
+    measured: bool
+    started_at: float
+    elapsed_s: float
+    argv: list[str]
+    tps: float | None
+    transactions: int | None
+    failed: int | None
+    latency_avg_ms: float | None
+    latency_stddev_ms: float | None
+    initial_connection_ms: float | None
+    report: dict[str, Any]  # pgbench's final report as parsed (records.PgbenchReport's fields)
+    output: str  # what pgbench printed
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun(RunRow):
+    spec: dict[str, Any] = field(default_factory=dict)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    server_log: str = ""
+    stored_at: float | None = None
+    pglab_version: str = ""
+    phases: tuple[PhaseRow, ...] = ()
+    series: Series = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: RunRow, **more: Any) -> StoredRun:
+        """A listing's row with some of what ``get_run`` would add (e.g. only its fingerprint,
+        read alone by ``Store.run_fingerprint``)."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(RunRow)}, **more)
+
+
+def plain(obj: Any) -> Any:
+    """Plain data (dicts, lists, numbers, text) for json.dumps: rows become dicts."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    if isinstance(obj, list | tuple):
+        return [plain(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    return obj
