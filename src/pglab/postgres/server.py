@@ -186,6 +186,19 @@ class Cluster:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def survived(self, grace: float = 1.0) -> bool:
+        """Whether the postmaster is still running after a client saw the server go away: a
+        SIGKILLed postmaster's backends notice its death (and pgbench reports it) a moment
+        before the kernel has made it a process its parent can reap, so wait up to ``grace``
+        seconds for that before saying it lives."""
+        if self.proc is None:
+            return False
+        try:
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            return True
+        return False
+
     def stop(self, mode: str = "fast", timeout: float = 120) -> None:
         """Stop the postmaster (INT for fast), escalating to QUIT then KILL; always reaps, and
         after a postmaster that died by itself, ends the backends it left."""

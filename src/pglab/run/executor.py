@@ -209,7 +209,7 @@ class Executor:
         except (LabError, psycopg.Error, OSError) as exc:
             status, error = "failed", str(exc)
             failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
-            if failed_in_run and self.cluster and not self.cluster.running:
+            if failed_in_run and self.cluster and not self.cluster.survived():
                 error += "\n(the server was not running at the end of the run)"
         log = self.cluster.log_since(log_offset) if self.cluster else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
