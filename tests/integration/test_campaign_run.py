@@ -59,7 +59,7 @@ def test_campaign_stores_what_pgbench_printed(
         for r in runs:
             run = store.get_run(r.id)
             (phase,) = run.phases
-            printed = re.search(r"^tps = ([0-9.]+)", phase["output"], re.M).group(1)
+            printed = re.search(r"^tps = ([0-9.]+)", phase.output, re.M).group(1)
             assert phase.tps == pytest.approx(float(printed), abs=1e-6)
             assert r.tps == pytest.approx(float(printed), abs=1e-6)
             assert run.fingerprint["server_version"].startswith("18")
@@ -71,7 +71,7 @@ def test_campaign_stores_what_pgbench_printed(
             progress, latency = run.series["0"]["progress"], run.series["0"]["latency"]
             assert 1 <= len(progress["rows"]) <= 3
             count = latency["columns"].index("count")
-            assert sum(row[count] for row in latency["rows"]) == phase["transactions"]
+            assert sum(row[count] for row in latency["rows"]) == phase.transactions
     capsys.readouterr()
     # running it again resumes: nothing to do, nothing stored twice
     assert cli("run", str(path), lab=lab, store=store_path) == 0
