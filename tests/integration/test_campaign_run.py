@@ -53,6 +53,10 @@ def test_campaign_stores_what_pgbench_printed(
     store_path = tmp_path / "r.sqlite"
     path = write(tmp_path, SMALL.format(name="e2e"))
     assert cli("run", str(path), lab=lab, store=store_path) == 0
+    # the suggested next commands name the lab and store this run used
+    assert f"next: pglab --lab-dir {lab.home} --store {store_path} show e2e" in (
+        capsys.readouterr().out
+    )
     with open_store(str(store_path)) as store:
         runs = store.list_runs("e2e")
         assert len(runs) == 8 and all(r.status == "ok" for r in runs)

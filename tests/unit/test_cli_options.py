@@ -36,3 +36,21 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> Non
     )  # fmt: skip
     os.close(write)
     assert done.returncode == 141 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_suggested_commands_run_against_the_same_lab_and_store_when_pasted() -> None:
+    import shlex
+
+    from pglab.cli.common import Where
+
+    name = "hostile ' \" <b> [x]"
+    plain = Where().command("show", name)
+    assert shlex.split(plain) == ["pglab", "show", name]  # quoted as a shell needs it
+    given = Where("/srv/my results.sqlite", Path("/var/lab")).command("report", "sweep")
+    assert shlex.split(given) == [
+        "pglab", "--lab-dir", "/var/lab", "--store", "/srv/my results.sqlite", "report", "sweep"
+    ]  # fmt: skip
+    secret = Where("postgresql://bench:s3cret@db/results", None)
+    text = secret.command("show", "sweep")
+    assert "s3cret" not in text and '--store "$PGLAB_STORE"' in text and secret.secret_store
+    assert not Where("postgresql://bench@db/results").secret_store

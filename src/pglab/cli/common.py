@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from rich.console import Console
 
 from pglab.errors import LabError
 from pglab.lab import default_home, default_store_url
-from pglab.store import Store, open_store
+from pglab.store import Store, mask_url, open_store
 
 # Piped or captured output gets 120 columns (rich's 80 wraps the tables); COLUMNS still wins.
 console = Console(
@@ -44,6 +45,23 @@ class Where:
     @property
     def store_url(self) -> str:
         return self.store or default_store_url(self.home)
+
+    def command(self, *args: str) -> str:
+        """A ``pglab`` command line that runs against this lab and store when pasted into a
+        shell: the ``--lab-dir``/``--store`` the user gave, every word quoted as the shell needs
+        it, and a store URL with a password never written out (``"$PGLAB_STORE"`` instead)."""
+        words = ["pglab"]
+        if self.lab_dir is not None:
+            words += ["--lab-dir", shlex.quote(str(self.lab_dir))]
+        if self.store is not None:
+            secret = mask_url(self.store) != self.store
+            words += ["--store", '"$PGLAB_STORE"' if secret else shlex.quote(self.store)]
+        return " ".join(words + [shlex.quote(a) for a in args])
+
+    @property
+    def secret_store(self) -> bool:
+        """Whether the store was given with a password (hints then name $PGLAB_STORE)."""
+        return self.store is not None and mask_url(self.store) != self.store
 
     def open(self, read_only: bool = False) -> Store:
         """The results store; ``read_only`` commands (ls, show, report…) can also read a store

@@ -108,11 +108,12 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         )
         if report_after:
             report.write_report(store, camp.name, None, lab.home)
-        console.print(
-            f"next: pglab show {camp.name}   ·   pglab report {camp.name}   ·   "
-            f"pglab export {camp.name} --format csv",
-            soft_wrap=True,
-        )
+        hints = [where.command("show", camp.name), where.command("report", camp.name),
+                 where.command("export", camp.name, "--format", "csv")]  # fmt: skip
+        console.print("next: " + "   ·   ".join(hints), markup=False, soft_wrap=True)
+        if where.secret_store:
+            console.print("(with PGLAB_STORE set to the store's URL: its password is not "
+                          "printed)", markup=False, soft_wrap=True)  # fmt: skip
         return 1 if outcome.failed else 0
 
 
