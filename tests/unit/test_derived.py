@@ -238,9 +238,14 @@ def test_drift_across_repeats_and_over_the_campaign() -> None:
     for _ in range(6):  # interleaved; every run 2% faster than the one before
         for label, base in (("a c=1", 1000.0), ("b c=1", 2000.0)):
             runs.append(make_run(len(runs) + 1, label, base * (1 + 0.02 * len(runs))))
-    n = derived.notices_of(runs)
+    n = derived.notices_of(runs, verbose=True)
     drifting = [x for x in n if x.kind == "drifting"]
     assert {x.point for x in drifting} == {"a c=1", "b c=1", None}
+    # said once for both points (and once for the campaign) unless verbose
+    grouped = [x for x in derived.notices_of(runs) if x.kind == "drifting"]
+    assert len(grouped) == 2 and all(x.point is None for x in grouped)
+    (both,) = [x for x in grouped if x.points]
+    assert both.points == ("a c=1", "b c=1") and both.message.startswith("2 of 2 points (a c=1")
     steady = [make_run(i + 1, "ab"[i % 2] + " c=1", 1000.0 + (i * 7) % 5) for i in range(12)]
     assert [x for x in derived.notices_of(steady) if x.kind == "drifting"] == []
 
@@ -259,3 +264,17 @@ def test_campaign_notices_from_a_store(tmp_path) -> None:
         assert "unresolved" not in kinds(n)  # one variant: nothing is compared
         with pytest.raises(LabError, match="no campaign 'nope'"):
             derived.campaign_notices(store, "nope")
+
+
+def test_a_warning_that_concerns_several_points_is_said_once() -> None:
+    runs = []
+    for i, v in enumerate([1000, 1300, 700, 1000]):  # a and b unstable (CV 24.5%, 12.8%)
+        runs.append(make_run(len(runs) + 1, "a c=1", v))
+        runs.append(make_run(len(runs) + 1, "b c=1", 1000 + (i % 2) * 250))
+        runs.append(make_run(len(runs) + 1, "c c=1", 1000 + (i % 2) * 5))
+    (unstable,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    assert unstable.point is None and unstable.points == ("a c=1", "b c=1")
+    assert unstable.message.startswith("2 of 3 points, CV 12.8–24.5% (above 10%)")
+    assert unstable.message.endswith("(a c=1, b c=1)")
+    verbose = [x for x in derived.notices_of(runs, verbose=True) if x.kind == "unstable"]
+    assert [x.point for x in verbose] == ["a c=1", "b c=1"]

@@ -55,6 +55,7 @@ class Notice:
     point: str | None
     run_id: int | None
     message: str
+    points: tuple[str, ...] = ()  # a warning said once for several points: which ones
 
 
 # -- scaling -------------------------------------------------------------------------------
@@ -316,10 +317,12 @@ def notices_of(
     runs: Sequence[RunRow],
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    verbose: bool = False,
 ) -> list[Notice]:
-    """A campaign's warnings from its runs (``get_run`` dicts, or ``list_runs`` rows for fewer
-    checks) in stored order: per-run warnings merged per point, then point and campaign ones;
-    with a ``baseline`` variant, the comparisons that could not tell (``unresolved``)."""
+    """A campaign's warnings from its runs (StoredRuns, or listing rows for fewer checks) in
+    stored order: per-run warnings merged per point, then point and campaign ones; with a
+    ``baseline`` variant, the comparisons that could not tell (``unresolved``). A kind that
+    concerns several points is said once for them all (``verbose``: once per point)."""
     labels = list(dict.fromkeys(r.label for r in runs))
     per_point: dict[tuple[str, str], list[Notice]] = {}
     out: list[Notice] = []
@@ -353,7 +356,37 @@ def notices_of(
             )))  # fmt: skip
     out += _repeat_drift(runs)
     out += _unresolved(rows)
+    if not verbose:
+        out = _grouped(out, len(labels), {pt.point: pt.cv_pct for pt in rows})
     return sorted(out, key=lambda n: KINDS.index(n.kind))
+
+
+def _grouped(notices: list[Notice], n_points: int, cv: dict[str, float | None]) -> list[Notice]:
+    """One warning per kind for the points it concerns ("unstable: 4 of 6 points, CV
+    10.5–18.4%: …"), where a kind concerns two or more; failed runs and warnings about the
+    whole campaign stay as they are."""
+    by_kind: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.point is not None and n.kind != "failed":
+            by_kind.setdefault(n.kind, []).append(n)
+    out = [n for n in notices if n.point is None or n.kind == "failed"]
+    for kind, found in by_kind.items():
+        if len({n.point for n in found}) < 2:
+            out += found
+            continue
+        names = tuple(dict.fromkeys(n.point for n in found if n.point is not None))
+        listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        head = f"{len(names)} of {n_points} points"
+        values = [v for name in names if (v := cv.get(name)) is not None]
+        if kind == "unstable" and values:
+            text = (f"{head}, CV {min(values):.1f}–{max(values):.1f}% (above "
+                    f"{analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
+                    f"noise; look for drift, a client-bound pgbench or a noisy machine "
+                    f"({listed})")  # fmt: skip
+        else:
+            text = f"{head} ({listed}); e.g. {found[0].point}: {found[0].message}"
+        out.append(Notice(kind, None, None, text, names))
+    return out
 
 
 def _unresolved(rows: list[points.PointRow]) -> list[Notice]:
@@ -414,10 +447,14 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
 
 
 def campaign_notices(
-    store: Any, campaign_name: str, runs: Sequence[StoredRun | None] | None = None
+    store: Any,
+    campaign_name: str,
+    runs: Sequence[StoredRun | None] | None = None,
+    verbose: bool = False,
 ) -> list[Notice]:
-    """The warnings about a stored campaign, most serious first. ``runs``: its runs as
-    ``get_run`` dicts when the caller has them already (else they are read here)."""
+    """The warnings about a stored campaign, most serious first (``verbose``: one per point
+    rather than one per kind). ``runs``: its StoredRuns when the caller has them already (else
+    they are read here)."""
     camp = store.get_campaign(campaign_name)
     if camp is None:
         raise LabError(
@@ -427,8 +464,9 @@ def campaign_notices(
     if runs is None:
         runs = [store.get_run(r.id) for r in store.list_runs(camp["name"])]
     return notices_of(
-        [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp)
-    )
+        [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp),
+        verbose,
+    )  # fmt: skip
 
 
 def _size(n: float | None) -> str:

@@ -28,22 +28,29 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json))
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="a warning line per point (by default a warning that concerns several points is "
+        "said once, naming them)",
+    )
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json, verbose=a.verbose))
 
 
-def run(where: Where, ident: str, as_json: bool = False) -> int:
+def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False) -> int:
     with where.open(read_only=True) as store:
         kind, obj = common.find(store, ident)
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if as_json:
-                doc = {"campaign": obj, **_points_json(store, obj, runs), "runs": plain(runs)}
+                doc = {"campaign": obj, **_points_json(store, obj, runs, verbose),
+                       "runs": plain(runs)}  # fmt: skip
                 print(json.dumps(doc, indent=2, default=str))
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
             )
-            print_points(store, obj["name"])
+            print_points(store, obj["name"], verbose)
             return 0
         vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
     notices = derived.run_notices(obj)
@@ -70,9 +77,11 @@ def run(where: Where, ident: str, as_json: bool = False) -> int:
     return 0
 
 
-def _points_json(store: Store, camp: dict[str, Any], runs: list[RunRow]) -> dict[str, Any]:
+def _points_json(
+    store: Store, camp: dict[str, Any], runs: list[RunRow], verbose: bool = False
+) -> dict[str, Any]:
     rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
-    notices = derived.campaign_notices(store, camp["name"])
+    notices = derived.campaign_notices(store, camp["name"], verbose=verbose)
     return {"points": plain(rows), "notices": [asdict(n) for n in notices]}
 
 
@@ -85,7 +94,7 @@ def print_notices(notices: list[derived.Notice], title: str = "warnings") -> Non
         console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
 
 
-def print_points(store, name: str) -> None:
+def print_points(store: Store, name: str, verbose: bool = False) -> None:
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
@@ -129,7 +138,7 @@ def print_points(store, name: str) -> None:
             *(fmt.short(r.derived.get(d)) for d in derived_cols),
         )
     console.print(table)
-    print_notices(derived.campaign_notices(store, name))
+    print_notices(derived.campaign_notices(store, name, verbose=verbose))
 
 
 def _pivot(rows: list[PointRow]) -> Table | None:
