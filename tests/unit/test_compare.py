@@ -116,6 +116,9 @@ def test_cli_compare_prints_the_table_and_json(store, capsys) -> None:
     assert cli.main(["compare", "aa:base", "aa:same", "--json", "--store", url]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["pairs"][0]["comparison"]["verdict"] == "~"
+    assert cli.main(["compare", "aa:base", "aa:same", "--store", url]) == 0
+    title = capsys.readouterr().out.splitlines()[0].strip()
+    assert title == "same clients=8 compared with base clients=8 (campaign aa)"  # both named
     assert cli.main(["compare", "1", "nope", "--store", url]) == 2
     assert "error:" in capsys.readouterr().err
 

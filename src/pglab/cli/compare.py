@@ -120,8 +120,12 @@ def _print_run_comparison(result: dict[str, Any]) -> None:
 def _print_pairs(result: dict[str, Any]) -> None:
     if result["kind"] == "campaigns":
         title = f"campaign {result['b']} compared with {result['a']}"
-    else:
-        title = "point B compared with point A"
+    else:  # the title names both sides, the campaign once when they share it
+        sa, sb = result["pairs"][0]["a"], result["pairs"][0]["b"]
+        if sa["campaign"] == sb["campaign"]:
+            title = f"{sb['point']} compared with {sa['point']} (campaign {sa['campaign']})"
+        else:
+            title = f"{sb['campaign']}:{sb['point']} compared with {sa['campaign']}:{sa['point']}"
     same = result.get("matched_by") == "label"  # one column for the point
     table = Table(title=escape(title))
     for col, just in (
