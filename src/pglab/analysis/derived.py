@@ -318,11 +318,14 @@ def notices_of(
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
     verbose: bool = False,
+    rows: list[points.PointRow] | None = None,
 ) -> list[Notice]:
     """A campaign's warnings from its runs (StoredRuns, or listing rows for fewer checks) in
     stored order: per-run warnings merged per point, then point and campaign ones; with a
     ``baseline`` variant, the comparisons that could not tell (``unresolved``). A kind that
-    concerns several points is said once for them all (``verbose``: once per point)."""
+    concerns several points is said once for them all (``verbose``: once per point). ``rows``:
+    the campaign's point rows when the caller has them (``points.point_rows`` of the same runs,
+    baseline and effect), so that its comparisons are not judged twice."""
     labels = list(dict.fromkeys(r.label for r in runs))
     per_point: dict[tuple[str, str], list[Notice]] = {}
     out: list[Notice] = []
@@ -346,7 +349,8 @@ def notices_of(
                               f"{found[0].message}"))  # fmt: skip
         else:
             out += found
-    rows = points.point_rows(runs, baseline, effect_pct)
+    if rows is None:
+        rows = points.point_rows(runs, baseline, effect_pct)
     for pt in rows:
         if pt.unstable and pt.cv_pct is not None:
             out.append(Notice("unstable", pt.point, None, (
@@ -451,6 +455,7 @@ def campaign_notices(
     campaign_name: str,
     runs: Sequence[StoredRun | None] | None = None,
     verbose: bool = False,
+    rows: list[points.PointRow] | None = None,
 ) -> list[Notice]:
     """The warnings about a stored campaign, most serious first (``verbose``: one per point
     rather than one per kind). ``runs``: its StoredRuns when the caller has them already (else
@@ -465,7 +470,7 @@ def campaign_notices(
         runs = [store.get_run(r.id) for r in store.list_runs(camp["name"])]
     return notices_of(
         [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp),
-        verbose,
+        verbose, rows,
     )  # fmt: skip
 
 

@@ -13,16 +13,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pglab.significance import scipy_stats
+
 UNSTABLE_CV_PCT = 10.0
-ALPHA = 0.05
-
-
-def _stats():
-    """scipy.stats, imported on first use: it takes a second to import, which every ``pglab``
-    command would pay (``--help``, ``ls``) and ``pglab report`` pays while its charts draw."""
-    from scipy import stats
-
-    return stats
 
 
 @dataclass(frozen=True)
@@ -48,6 +41,6 @@ def summarize_point(values: Sequence[float]) -> PointSummary:
     if n < 2:
         return PointSummary(n, values[0], mean, None, None, None)
     sd = statistics.stdev(values)
-    half = float(_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    half = float(scipy_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     cv = sd / mean * 100 if mean else None
     return PointSummary(n, statistics.median(values), mean, mean - half, mean + half, cv)

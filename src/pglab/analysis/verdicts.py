@@ -35,18 +35,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+from pglab.significance import ALPHA, scipy_stats
 
-ALPHA = 0.05
 POWER = 0.8  # the power that makes a comparison (or a design) able to find an effect
 DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
 MAX_RUNS = 100  # runs per point beyond which "needs N runs" is not a useful answer
-
-
-def _stats():
-    """scipy.stats on first use (a second to import, which ``pglab --help`` would pay)."""
-    from scipy import stats
-
-    return stats
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,7 @@ class _Welch:
     def p(self) -> float:
         if self.se == 0:
             return 1.0 if self.diff == 0 else 0.0
-        return float(2 * _stats().t.sf(abs(self.diff / self.se), self.df))
+        return float(2 * scipy_stats().t.sf(abs(self.diff / self.se), self.df))
 
 
 def _welch(a: np.ndarray, b: np.ndarray) -> _Welch:
@@ -97,7 +90,7 @@ def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
     and ``df`` degrees of freedom finds a true effect of ``effect_pct`` (noncentral t)."""
     if se == 0:
         return 1.0
-    st = _stats()
+    st = scipy_stats()
     crit = float(st.t.isf(alpha / 2, df))
     ncp = math.log1p(effect_pct / 100) / se
     p = float(st.nct.sf(crit, df, ncp) + st.nct.cdf(-crit, df, ncp))
@@ -143,7 +136,7 @@ def design_power(
     va = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
     vb = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
     df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1))
-    p = 2 * _stats().t.sf(np.abs(diff) / np.sqrt(va + vb), df)
+    p = 2 * scipy_stats().t.sf(np.abs(diff) / np.sqrt(va + vb), df)
     return float(np.mean(p < ALPHA / max(1, comparisons)))
 
 
@@ -198,9 +191,9 @@ def _measure(baseline: Sequence[float], other: Sequence[float]) -> tuple[Compari
     if len(a) < 2 or len(b) < 2:
         return Comparison(delta, None, None, None, "?", n_a=len(a), n_b=len(b)), None
     w = _welch(a, b)
-    half = float(_stats().t.isf(ALPHA / 2, w.df)) * w.se if w.se else 0.0
+    half = float(scipy_stats().t.isf(ALPHA / 2, w.df)) * w.se if w.se else 0.0
     noise = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) * 100
-    rank = float(_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    rank = float(scipy_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
     c = Comparison(
         delta, math.expm1(w.diff - half) * 100, math.expm1(w.diff + half) * 100, w.p(), "?",
         p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=noise,

@@ -81,7 +81,7 @@ def _points_json(
     store: Store, camp: dict[str, Any], runs: list[RunRow], verbose: bool = False
 ) -> dict[str, Any]:
     rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
-    notices = derived.campaign_notices(store, camp["name"], verbose=verbose)
+    notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
     return {"points": plain(rows), "notices": [asdict(n) for n in notices]}
 
 
@@ -138,7 +138,7 @@ def print_points(store: Store, name: str, verbose: bool = False) -> None:
             *(fmt.short(r.derived.get(d)) for d in derived_cols),
         )
     console.print(table)
-    print_notices(derived.campaign_notices(store, name, verbose=verbose))
+    print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
 
 
 def _pivot(rows: list[PointRow]) -> Table | None:

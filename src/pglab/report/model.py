@@ -115,7 +115,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     versions = sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()})
     full = [loaded.get(r.id) or store.get_run(r.id) for r in runs]
     if only_run is None:
-        found = derived.campaign_notices(store, camp["name"], runs=full)
+        found = derived.campaign_notices(store, camp["name"], runs=full, rows=rows)
     else:
         found = derived.run_notices(full[0] or runs[0])
     return Report(

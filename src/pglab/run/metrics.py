@@ -20,15 +20,7 @@ import numpy as np
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
-
-ALPHA = 0.05
-
-
-def _stats():
-    """scipy.stats on first use (a second to import, which every ``pglab`` command would pay)."""
-    from scipy import stats
-
-    return stats
+from pglab.significance import ALPHA, scipy_stats
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -64,7 +56,7 @@ def drift(values: Sequence[float]) -> Drift | None:
     if len(values) < 3 or len(set(values)) < 2:
         return None
     x = np.arange(len(values), dtype=float)
-    fit = _stats().linregress(x, np.asarray(values, dtype=float))
+    fit = scipy_stats().linregress(x, np.asarray(values, dtype=float))
     mean = statistics.fmean(values)
     change = fit.slope * (len(values) - 1) / mean * 100 if mean else 0.0
     return Drift(change_pct=float(change), p_value=float(fit.pvalue))
