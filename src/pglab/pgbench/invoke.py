@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pglab import procs
@@ -71,8 +71,10 @@ def run_phase(
     workdir: Path,
     on_progress: ProgressCallback | None = None,
     on_spawn: Callable[[subprocess.Popen], None] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> PhaseResult:
-    """Run one iteration of a phase and return everything pgbench said about it."""
+    """Run one iteration of a phase and return everything pgbench said about it. ``env``: what
+    pgbench's libpq needs beside its arguments (an existing server's PG* and password)."""
     workdir.mkdir(parents=True, exist_ok=True)
     for old in workdir.glob(f"{LOG_PREFIX}.*"):
         old.unlink()
@@ -83,7 +85,7 @@ def run_phase(
     samples: list[ProgressSample] = []
     other_lines: list[str] = []
     with open(stdout_path, "w") as stdout:
-        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE)
+        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env)
     if on_spawn is not None:
         on_spawn(proc)
     timeout = _timeout(phase)

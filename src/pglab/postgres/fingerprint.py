@@ -17,7 +17,9 @@ from typing import Any
 import psutil
 
 from pglab import __version__
+from pglab.postgres.existing import ExistingServer
 from pglab.postgres.server import Cluster
+from pglab.postgres.sources import Binaries
 
 NON_DEFAULT_SQL = """
 SELECT name, setting, unit, source, current_setting(name) FROM pg_settings
@@ -115,7 +117,8 @@ def host() -> dict[str, Any]:
 
 
 def of_run(cluster: Cluster) -> dict[str, Any]:
-    """Everything about the server of a run and the machine it ran on."""
+    """Everything about the server of a run and the machine it ran on (a server pglab made:
+    ``of_existing`` for one it did not)."""
     with cluster.connect() as conn:
         version = conn.execute(
             "SELECT version(), current_setting('server_version_num'), "
@@ -142,4 +145,46 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
     wal = cluster.datadir / "pg_wal"
     fp["pg_wal"] = str(wal.resolve())
     fp["pg_wal_mount"] = mount_of(wal)
+    fp["client"] = "local: pglab's own server"
+    return fp
+
+
+def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
+    """An existing server as pgbench's sessions see it (with the run's session settings), the
+    machine pgbench runs on, where that is relative to the server (``client``) and the round
+    trip between them, measured now."""
+    facts = server.facts()
+    with server.connect(with_options=True) as conn:
+        row = conn.execute(
+            "SELECT version(), current_setting('server_version'), "
+            "current_setting('server_version_num'), pg_database_size(current_database())"
+        ).fetchone()
+        assert row is not None
+        rows = conn.execute(NON_DEFAULT_SQL).fetchall()
+        rtt = server.round_trip_ms(conn)
+    local = server.client_is_local()
+    fp = host()  # the load generator's machine: the server's is not pglab's to read
+    fp.update(
+        server_kind="existing",
+        server=server.key,
+        server_addr=facts.server_addr,
+        server_port=facts.server_port,
+        database=server.spec.database,
+        role=facts.role,
+        privileges=facts.privileges(),
+        server_version=str(row[1]).split()[0],
+        server_version_full=row[0],
+        server_version_num=int(row[2]),
+        pgbench_version=binaries.pgbench_version,
+        source=f"existing ({binaries.label} pgbench)",
+        bindir=str(binaries.bindir),
+        settings={
+            name: {"setting": s, "unit": u, "source": src, "shown": shown}
+            for name, s, u, src, shown in rows
+        },
+        database_bytes=int(row[3]),
+        client_local=local,
+        rtt_ms=round(rtt, 4),
+        client=f"{'local' if local else 'remote'}: round trip {rtt:.3f} ms",
+    )
     return fp

@@ -96,6 +96,8 @@ def initdb(binaries: Binaries, lab: Lab, datadir: Path, timeout: float = 300) ->
 class Cluster:
     """A data directory and, while started, the postmaster running on it."""
 
+    owned = True  # pglab started it: its files, processes and log are pglab's to read
+
     def __init__(self, binaries: Binaries, lab: Lab, datadir: Path, name: str):
         self.binaries = binaries
         self.lab = lab
@@ -198,6 +200,10 @@ class Cluster:
         except subprocess.TimeoutExpired:
             return True
         return False
+
+    def lost(self, grace: float = 1.0) -> str | None:
+        """Why the run cannot be trusted because of the server (it died), or None."""
+        return None if self.survived(grace) else "the server was not running at the end of the run"
 
     def stop(self, mode: str = "fast", timeout: float = 120) -> None:
         """Stop the postmaster (INT for fast), escalating to QUIT then KILL; always reaps, and

@@ -352,10 +352,11 @@ def check(
     budget: tuple[float, str] | None = None,
     ram: int | None = None,
 ) -> Fit:
-    """Every check over the points and runs still to do. ``budget``: (seconds, where it was
-    said)."""
+    """Every check over the points and runs still to do on servers pglab makes (and the time
+    budget of them all). ``budget``: (seconds, where it was said)."""
     todo = {r.point_key for r in plan.runs}
-    points = [pt for pt in plan.points if pt.point_key in todo]
+    # an existing server's limits are its own (checked by preflight against the server itself)
+    points = [pt for pt in plan.points if pt.point_key in todo and not pt.server.existing]
 
     def limits(pt: RunSpec) -> Limits:
         b = binaries[pt.server.source_label]
@@ -390,7 +391,11 @@ def check(
         ))  # fmt: skip
     places: dict[str | None, Place] = {}
     sizes: dict[str, datasets.Size] = {}
-    copies = [_copy_of(run, lab, by_point[run.point_key], places, sizes) for run in plan.runs]
+    copies = [
+        _copy_of(run, lab, by_point[run.point_key], places, sizes)
+        for run in plan.runs
+        if not run.server.existing
+    ]
     if problems := disk_problems(copies):
         errors.append(CampaignError(
             "not enough disk space for the datasets:\n  " + "\n  ".join(problems),

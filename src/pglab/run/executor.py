@@ -21,14 +21,15 @@ from typing import Protocol
 import psycopg
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import RunSpec
+from pglab.campaign.spec import RunSpec, masked_document
 from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
-from pglab.errors import CommandError, LabError, PgbenchError
+from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
 from pglab.pgbench import invoke as pgbench
+from pglab.postgres import bench_db, fingerprint, server
 from pglab.postgres import dataset as datasets
-from pglab.postgres import fingerprint, server
+from pglab.postgres.existing import ExistingServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, ProgressSample, RunResult
@@ -67,8 +68,10 @@ class Outcome:
 
 
 class Executor:
-    def __init__(self, lab: Lab, store, events: Events | None = None):
+    def __init__(self, lab: Lab, store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
+        self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
+        self.existing: dict[str, ExistingServer] = {}
         self.store = store
         self.events: Events = events or QuietEvents()
         self.cluster: Cluster | None = None
@@ -84,7 +87,7 @@ class Executor:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
         (it was edited) stop it with an error, or are deleted first when ``replace``.
         ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``."""
-        for line in clean_leftovers(self.lab):
+        for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
         done = self.store.done_run_keys(campaign.name)
         plan, binaries = preflight(campaign, self.lab, done, budget_s)
@@ -98,7 +101,9 @@ class Executor:
             self.events.status(
                 f"--replace: deleted {n} stored run(s) of {len(stale)} changed point(s)"
             )
-        self.store.ensure_campaign(campaign.name, campaign.document, campaign.source_file)
+        self.store.ensure_campaign(
+            campaign.name, masked_document(campaign.document), campaign.source_file
+        )
         outcome = Outcome(plan)
         if plan.done:
             self.events.status(
@@ -150,6 +155,7 @@ class Executor:
         """Stop the server, remove this process's working clusters (templates are kept) and
         tear down the storage targets it made."""
         try:
+            self._put_back()
             if self.cluster is not None:
                 self.cluster.stop()
         finally:
@@ -162,6 +168,19 @@ class Executor:
             self.prepared.clear()
             self.targets.teardown()
 
+    def _put_back(self) -> None:
+        """Put back what ALTER SYSTEM changed on existing servers; a server that cannot be
+        reached keeps its journal, for the next pglab to put back (``resume``)."""
+        for srv in self.existing.values():
+            try:
+                srv.close()
+            except (LabError, psycopg.Error) as exc:
+                self.events.status(
+                    f"warning: could not put back the settings pglab changed on {srv.key}: "
+                    f"{exc}; the next pglab run will try again"
+                )
+        self.existing.clear()
+
     # -- one run ---------------------------------------------------------------------------
     def run_one(self, run: RunSpec, binaries: Binaries) -> RunResult:
         started = time.time()
@@ -169,49 +188,59 @@ class Executor:
         phases: list[PhaseResult] = []
         log_offset = 0
         fp: dict = {}
+        srv: Cluster | ExistingServer | None = None
         try:
-            ds = datasets.ensure(
-                self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
-            )
-            timings["dataset_init_s"] = ds.init_seconds  # when it was made, maybe by a past run
-            timings["dataset_made_now"] = float(ds.made_now)
-            cluster = self._cluster_for(run, binaries, ds, timings)
-            log_offset = cluster.log_size()
-            t0 = time.monotonic()
-            how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
-            timings["settings_s"] = time.monotonic() - t0
-            timings["restarted"] = 1.0 if how == "restart" else 0.0
-            fp = fingerprint.of_run(cluster)
-            fp["storage"] = {
-                "data": self.targets.describe(run.storage.data),
-                "wal": self.targets.describe(run.storage.wal),
-            }
+            if run.server.existing:
+                srv = self._existing_for(run, binaries, timings)
+                fp = fingerprint.of_existing(srv, binaries)
+                srv.mark_start()
+            else:
+                ds = datasets.ensure(
+                    self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
+                )
+                timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
+                timings["dataset_made_now"] = float(ds.made_now)
+                srv = self._cluster_for(run, binaries, ds, timings)
+                log_offset = srv.log_size()
+                t0 = time.monotonic()
+                how = srv.apply(run.settings, datasets.load_catalog(self.lab, binaries))
+                timings["settings_s"] = time.monotonic() - t0
+                timings["restarted"] = 1.0 if how == "restart" else 0.0
+                fp = fingerprint.of_run(srv)
+                fp["storage"] = {
+                    "data": self.targets.describe(run.storage.data),
+                    "wal": self.targets.describe(run.storage.wal),
+                }
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
+            env = srv.pgbench_env() if isinstance(srv, ExistingServer) else None
             for phase in run.phases:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
                     spec = (
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
-                    with PhaseWatch(cluster, spec, fp["server_version_num"]) as watch:
+                    with PhaseWatch(srv, spec, fp["server_version_num"]) as watch:
                         result = pgbench.run_phase(
                             binaries,
                             phase,
                             iteration,
-                            cluster.pgbench_conn_args(),
+                            srv.pgbench_conn_args(),
                             workdir,
                             on_progress=self.events.progress,
                             on_spawn=watch.set_pgbench,
+                            env=env,
                         )
                     phases.append(replace(result, tables=watch.tables))
+            if isinstance(srv, ExistingServer) and (why := srv.lost()):
+                raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
         except (LabError, psycopg.Error, OSError) as exc:
             status, error = "failed", str(exc)
             failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
-            if failed_in_run and self.cluster and not self.cluster.survived():
-                error += "\n(the server was not running at the end of the run)"
-        log = self.cluster.log_since(log_offset) if self.cluster else ""
+            if failed_in_run and srv is not None and (why := srv.lost(grace=1.0)):
+                error += f"\n({why})"
+        log = srv.log_since(log_offset) if srv is not None else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"
         return RunResult(
@@ -232,6 +261,30 @@ class Executor:
             timings=timings,
             server_log=log,
         )
+
+    def _existing_for(
+        self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
+    ) -> ExistingServer:
+        """The existing server of the run, its dataset made or re-made (``reset = "reinit"``)
+        in pglab's database, and the run's settings applied (per session, or by reload)."""
+        key = run.server.server_label
+        srv = self.existing.get(key)
+        if srv is None:
+            srv = self.existing[key] = ExistingServer(run.server, self.lab)
+        srv.spec = run.server  # same server and database; this run's settings
+        again = run.dataset.reset == "reinit"
+        ds = bench_db.ensure(
+            srv, binaries, run.dataset, self.events.status, reinit=self.reinit, again=again
+        )
+        timings["dataset_init_s"] = ds.init_seconds
+        timings["dataset_made_now"] = float(ds.made_now)
+        if again:
+            timings["reset_s"] = ds.init_seconds
+        t0 = time.monotonic()
+        how = srv.apply(run.settings, srv.catalog())
+        timings["settings_s"] = time.monotonic() - t0
+        timings["reloaded"] = 1.0 if how == "reload" else 0.0
+        return srv
 
     def _cluster_for(
         self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset, timings: dict[str, float]

@@ -18,6 +18,7 @@ from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import dataset as datasets
 from pglab.postgres import server, settings
+from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve
 from pglab.run import capacity
 from pglab.run.plan import Plan, make_plan
@@ -40,9 +41,16 @@ def preflight(
         label = point.server.source_label
         if label not in binaries:
             binaries[label] = resolve(point.server, lab)
-    catalogs = {label: datasets.load_catalog(lab, b) for label, b in binaries.items()}
+    owned = {pt.server.source_label for pt in plan.points if not pt.server.existing}
+    catalogs = {
+        label: datasets.load_catalog(lab, b) for label, b in binaries.items() if label in owned
+    }
+    found: list[LabError] = []
+    problems += _check_existing(plan, lab, found)
     checked: set[tuple] = set()
     for point in plan.points:
+        if point.server.existing:
+            continue
         b = binaries[point.server.source_label]
         key = (b.label, point.server.settings)
         if key in checked:
@@ -75,7 +83,6 @@ def preflight(
     elif campaign.max_duration_s is not None:
         budget = (campaign.max_duration_s, "max_duration in the campaign file")
     fit = capacity.check(plan, lab, binaries, catalogs, budget)
-    found: list[LabError] = []
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
         lambda: _check_scripts(plan, binaries),
@@ -98,6 +105,53 @@ def preflight(
             hint="nothing was started or made; fix the above and run again",
         )
     return fit.plan, binaries
+
+
+def _check_existing(plan: Plan, lab: Lab, found: list[LabError]) -> list[str]:
+    """Existing servers: reachable, 15 or later, every setting of every point one the server
+    lets the role vary as ``manage`` says, and room for the busiest phase's connections.
+    Connection failures go to ``found``; the settings problems are returned."""
+    problems: list[str] = []
+    servers: dict[str, ExistingServer | None] = {}
+    checked: set[tuple] = set()
+    tight: list[str] = []
+    for point in plan.points:
+        if not point.server.existing:
+            continue
+        key = point.server.server_label
+        if key not in servers:
+            srv: ExistingServer | None = ExistingServer(point.server, lab)
+            try:
+                assert srv is not None
+                srv.facts()
+            except LabError as exc:
+                found.append(exc)
+                srv = None
+            servers[key] = srv
+        srv = servers[key]
+        if srv is None or (key, point.server.settings) in checked:
+            continue
+        checked.add((key, point.server.settings))
+        facts = srv.facts()
+        where = f'point "{point.label}" (existing server, PostgreSQL {facts.short_version}): '
+        problems += srv.check_settings(dict(point.server.settings), where)
+        need = capacity.peak_sessions(point).total
+        if need > facts.room():
+            tight.append(
+                f'point "{point.label}" needs {need} connections; {srv.where} has room for '
+                f"{facts.room()} (max_connections {facts.max_connections}"
+                + ("" if facts.superuser else f", {facts.reserved} reserved for superusers")
+                + f", {facts.in_use} in use)"
+            )
+    if tight:
+        found.append(
+            CampaignError(
+                "the existing server would refuse connections:\n  " + "\n  ".join(tight),
+                hint="run fewer clients, or ask its administrator for a higher max_connections "
+                "(pglab never restarts a server it did not start)",
+            )
+        )
+    return problems
 
 
 def _check_fio(campaign: Campaign) -> None:

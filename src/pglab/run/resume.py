@@ -3,20 +3,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from pglab.campaign.spec import ServerSpec, mask_dsn
 from pglab.disks import targets as storage_targets
-from pglab.errors import CampaignError
+from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
-from pglab.postgres import server
+from pglab.postgres import altered, existing, server
 from pglab.run import changes
 
 
-def clean_leftovers(lab: Lab) -> list[str]:
+def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
     """Stop the servers and undo the storage targets that a dead pglab left in ``lab`` (what
-    its records say it made); one line for each."""
+    its records say it made), and put back the settings it had changed on existing servers
+    (reached with the dsn of ``servers`` that names the same server); one line for each."""
     lines = [
         f"stopped a leftover of an earlier pglab: {line}" for line in server.stop_leftovers(lab)
     ]
-    return lines + storage_targets.cleanup_leftovers(lab)
+    return lines + storage_targets.cleanup_leftovers(lab) + put_back_leftovers(lab, servers)
+
+
+def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
+    """Settings a killed pglab changed by ALTER SYSTEM on existing servers, put back now."""
+    known = {mask_dsn(s.dsn): s for s in servers if s.dsn is not None}
+    lines = []
+    for journal in altered.left_behind(lab):
+        spec = known.get(journal.server_key) or ServerSpec(dsn=_without_password(journal))
+        try:
+            names = existing.put_back(existing.ExistingServer(spec, lab), journal)
+        except LabError as exc:
+            lines.append(
+                f"warning: an earlier pglab was killed while it had changed settings of "
+                f"{journal.server_key}, and they could not be put back now ({exc.message}); "
+                f"as a superuser there, run:\n{altered.by_hand(journal.originals)}"
+            )
+            continue
+        lines.append(
+            f"put back settings an earlier, killed pglab had changed on {journal.server_key}: "
+            + ", ".join(names)
+        )
+    return lines
 
 
 def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
@@ -37,3 +65,10 @@ def stale_error(campaign: str, stale: list[changes.StalePoint]) -> CampaignError
         hint="to keep both, give the file another `name = ...`; to delete those runs and go "
         "on, run it again with --replace",
     )
+
+
+def _without_password(journal: altered.Journal) -> str:
+    """The journal's (masked) dsn without the mask: libpq finds the password, if it can."""
+    params = conninfo_to_dict(journal.server_key)
+    params.pop("password", None)
+    return make_conninfo("", **params)

@@ -6,6 +6,11 @@
 
 Checkpoints come from the part of the server log written while the phase ran. Every sampler's
 own sessions are named ``pglab…`` so that the wait sampler leaves them out.
+
+A server pglab did not start (``existing.py``) is watched over SQL only: its files, processes
+and log are not pglab's to read, so there is no OS sampler and no checkpoint log, and the
+phase's ``telemetry.notes`` say so (never zeros); its checkpoints are counted by the statistics
+sampler (pg_stat_checkpointer, pg_stat_bgwriter) as on any server.
 """
 
 from __future__ import annotations
@@ -17,16 +22,21 @@ from typing import Any
 import psutil
 
 from pglab.campaign.spec import TelemetrySpec
+from pglab.postgres.existing import ExistingServer
 from pglab.postgres.server import Cluster
 from pglab.telemetry import checkpoints
 from pglab.telemetry.base import Sampler, Table
 from pglab.telemetry.buffers import BuffersSampler
 from pglab.telemetry.os_stats import OsSampler
 from pglab.telemetry.pg_stats import PgStatsSampler
-from pglab.telemetry.runner import TelemetryRunner
+from pglab.telemetry.runner import NOTES, TelemetryRunner
 from pglab.telemetry.waits import WaitsSampler
 
 OWN = "telemetry.own_xacts"
+NOT_OWNED = (
+    ("os", "absent: the server was not started by pglab, its machine is not read"),
+    ("checkpoints", "no log events: the server's log is not read; see pg.checkpointer"),
+)
 # the samplers that hold a session of their own on the server while a measured phase runs, one
 # each (the OS sampler reads /proc): with pgbench's clients, what the server must have room for
 SESSION_SAMPLERS = (PgStatsSampler, WaitsSampler, BuffersSampler)
@@ -39,7 +49,9 @@ def own_sessions(spec: TelemetrySpec, measured: bool) -> int:
 
 
 class PhaseWatch:
-    def __init__(self, cluster: Cluster, spec: TelemetrySpec, server_version_num: int):
+    def __init__(
+        self, cluster: Cluster | ExistingServer, spec: TelemetrySpec, server_version_num: int
+    ):
         self.cluster = cluster
         self.spec = spec
         self.version = server_version_num
@@ -68,14 +80,19 @@ class PhaseWatch:
 
     def samplers(self) -> list[Sampler]:
         s = self.spec
+        over_sql: list[Sampler] = [
+            PgStatsSampler(self._connect, self.version, interval=s.stats_interval),
+            WaitsSampler(self._connect, hz=s.waits_hz),
+            BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
+        ]
+        if self.cluster.datadir is None:
+            return over_sql
         paths = [self.cluster.datadir]
         wal = self.cluster.datadir / "pg_wal"
         if wal.is_symlink():
             paths.append(Path(wal.resolve()))
         return [
-            PgStatsSampler(self._connect, self.version, interval=s.stats_interval),
-            WaitsSampler(self._connect, hz=s.waits_hz),
-            BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
+            *over_sql,
             OsSampler(paths, self._pgbench_pids, self._postgres_pids, interval=s.stats_interval),
         ]
 
@@ -98,6 +115,10 @@ class PhaseWatch:
         ckpt = checkpoints.parse(self.cluster.log_since(self._log_offset))
         if ckpt.rows:
             tables["checkpoints"] = ckpt
+        if self.cluster.datadir is None:
+            notes = tables.setdefault(NOTES, Table(["sampler", "note"]))
+            for sampler, note in NOT_OWNED:
+                notes.add(sampler, note)
         # pglab's own transactions, to take out of pg_stat_database's xact_commit
         own = Table(["sampler", "xacts"])
         for s in self._samplers:
