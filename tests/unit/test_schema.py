@@ -345,6 +345,9 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
 }
 SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
     ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty
+    ("server", "dsn"): st.sampled_from(
+        ["postgresql://bench@db1:5432/postgres", "host=db1 user=bench", "service=staging", ""]
+    ),
 }
 
 
@@ -462,7 +465,31 @@ def documents(draw) -> dict[str, Any]:
         variants[name] = variant
     if variants:
         doc["variants"] = variants
+    _fit_existing(doc)
     return doc
+
+
+def _fit_existing(doc: dict[str, Any]) -> None:
+    """What the schema cannot say: manage and database need a dsn (here or in the base), and a
+    reset a copy makes is refused where it was said for an existing server, "reinit" for a
+    server pglab makes (parse.py's ``_reset_for``)."""
+    base_server, base_ds = doc.get("server", {}), doc.get("dataset", {})
+    base_dsn = "dsn" in base_server
+    for server in [base_server] + [v.get("server", {}) for v in doc.get("variants", {}).values()]:
+        if not base_dsn and "dsn" not in server:
+            server.pop("manage", None)
+            server.pop("database", None)
+    variants = list(doc.get("variants", {}).values())
+    if not variants and base_ds.get("reset") in (("run", "point") if base_dsn else ("reinit",)):
+        base_ds["reset"] = "never" if base_dsn else "run"
+    for v in variants:
+        dsn = base_dsn or "dsn" in v.get("server", {})
+        own = v.get("dataset", {})
+        said = own if "reset" in own else base_ds
+        if dsn and said.get("reset") in ("run", "point") and (said is own or base_dsn):
+            said["reset"] = "never"
+        if not dsn and said.get("reset", "run") == "reinit":
+            said["reset"] = "run"
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
