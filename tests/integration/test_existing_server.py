@@ -170,3 +170,49 @@ def test_after_a_sigkill_the_next_start_puts_the_settings_back(
     )
     assert outside_server.settings() == before
     assert not list(altered.directory(lab).glob("*.json"))
+
+
+@pytest.mark.usefixtures("password")
+def test_one_campaign_compares_a_server_pglab_makes_with_an_existing_one(
+    outside_server, lab: Lab, tmp_path: Path, capsys
+):
+    path = tmp_path / "mixed.toml"
+    path.write_text(
+        f"""
+name = "mixed"
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = 1
+[variants.mine]
+[variants.theirs.server]
+dsn = "{outside_server.dsn()}"
+"""
+    )
+    store = tmp_path / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    with open_store(str(store)) as s:
+        runs = {r.variant: s.get_run(r.id) for r in s.list_runs("mixed")}
+    assert runs["mine"].fingerprint["client"] == "local: pglab's own server"
+    assert runs["theirs"].fingerprint["server_kind"] == "existing"
+    assert runs["theirs"].spec["dataset"]["reset"] == "never"
+    capsys.readouterr()
+    assert cli("compare", str(runs["mine"].id), str(runs["theirs"].id), lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert "client" in out and "local: round trip" in out, out
+
+
+@pytest.mark.usefixtures("password")
+def test_quick_on_an_existing_server_is_read_only_unless_told(
+    outside_server, lab: Lab, tmp_path: Path, capsys
+):
+    store = tmp_path / "q.sqlite"
+    argv = ["quick", "--dsn", outside_server.dsn(), "--duration", "1", "--repeats", "1",
+            "--no-report"]  # fmt: skip
+    assert cli(*argv, lab=lab, store=store) == 0, capsys.readouterr()
+    with open_store(str(store)) as s:
+        scripts = {r.axes["script"] for r in s.list_runs()}
+    assert scripts == {"select-only"}
+    assert cli("quick", "--allow-writes", "--dry-run", lab=lab, store=store) == 2
+    assert "--allow-writes is for an existing server" in capsys.readouterr().err

@@ -38,8 +38,8 @@ SINGLE_RUN_NOTE = (
 )
 _RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
 _ENV_KEYS = (
-    "server_version", "pgbench_version", "source", "kernel", "cpu_model", "cpus", "ram_bytes",
-    "governor", "thp",
+    "server_version", "pgbench_version", "source", "server", "client", "kernel", "cpu_model",
+    "cpus", "ram_bytes", "governor", "thp",
 )  # fmt: skip
 
 

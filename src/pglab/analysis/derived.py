@@ -210,7 +210,9 @@ def cache_regime(run: RunRow) -> CacheRegime | None:
     if size is None:
         return None
     sb = shared_buffers_bytes(run)
-    ram = run.fingerprint.get("ram_bytes") if isinstance(run, StoredRun) else None
+    fp = run.fingerprint if isinstance(run, StoredRun) else {}
+    # an existing server's RAM is not known: the fingerprint's is pgbench's machine's
+    ram = fp.get("ram_bytes") if fp.get("server_kind") != "existing" else None
     if size[0] <= sb:
         regime = "in shared_buffers"
     elif ram is None or size[0] <= ram - sb:

@@ -80,7 +80,9 @@ class ServerSpec:
         return d
 
 
-_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^@/?#]*@")
+# user:password@ up to the last "@" before the query: a password with a raw "@" or "/" in it
+# is masked whole (at worst a little more than the password is masked, never less)
+_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^?#]*@")
 _PARAM_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
 _KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 

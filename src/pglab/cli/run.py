@@ -101,7 +101,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
     pglab did not make on an existing server may be re-initialised."""
     lab = Lab.open(where.home)
     if dry_run:
-        return _dry_run(where, camp, lab, budget_s)
+        return _dry_run(where, camp, lab, budget_s, reinit)
     servers = [v.server for v in camp.variants]
     for line in clean_leftovers(lab, servers):  # first: whatever this run then refuses to do
         console.print(escape(line), soft_wrap=True)
@@ -137,7 +137,8 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         return 1 if outcome.failed else 0
 
 
-def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None) -> int:
+def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None,
+             reinit: bool = False) -> int:  # fmt: skip
     """The plan, checked as a run would check it, against the store as it is: nothing is
     written, not even a store that does not exist yet."""
     stale: list[Any] = []
@@ -157,7 +158,7 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
             done = store.done_run_keys(camp.name)
             stale = find_stale(store, camp.name, make_plan(camp).points)
             stored = store.list_runs()
-    plan, binaries = preflight(camp, lab, done, budget_s)
+    plan, binaries = preflight(camp, lab, done, budget_s, reinit)
     _print_plan(plan, binaries)
     _print_design(points.design_check(plan, stored))
     if stale:

@@ -93,6 +93,40 @@ def ensure(
     return Dataset(f"{server.key}/{db}", _no_template(), seconds, size, made_now=True)
 
 
+def problems(server: ExistingServer, reinit: bool = False) -> list[str]:
+    """Why pglab could not make or use its database on the server, checked without changing
+    anything (before the first run, and by a dry run): the role may not create the database,
+    may not create tables in it, or it holds pgbench tables pglab did not make."""
+    db = server.spec.database
+    role = server.facts().role
+    with server.connect(admin=True) as conn:
+        row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone()
+    if row is None:
+        facts = server.facts()
+        if facts.superuser or facts.createdb:
+            return []
+        return [
+            f"role {role} may not create database {db} on {server.where} (no CREATEDB): as a "
+            f"superuser, ALTER ROLE {role} CREATEDB, or CREATE DATABASE {db} OWNER {role}"
+        ]
+    found = []
+    with server.connect() as conn:
+        row = conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()
+        if not row or not row[0]:
+            found.append(
+                f"role {role} may not create tables in database {db} on {server.where}: as its "
+                f"owner or a superuser, GRANT CREATE ON SCHEMA public TO {role} (in {db}), "
+                'or name a database pglab makes itself ([server] database = "...")'
+            )
+        if not reinit and _marker(conn)[0] is None and _has_pgbench_tables(conn):
+            found.append(
+                f"database {db} on {server.where} has pgbench tables that pglab did not make, "
+                "and pglab will not drop them: pass --reinit to let it, or name another "
+                'database ([server] database = "..."), which pglab then makes'
+            )
+    return found
+
+
 def _no_template() -> Path:
     return Path("/nonexistent")  # no files: the dataset lives in the server's database
 

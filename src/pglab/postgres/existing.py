@@ -43,6 +43,8 @@ NEEDS_SET_PRIVILEGE = frozenset({"superuser", "superuser-backend"})
 # own); PGOPTIONS and PGDATABASE are pglab's to choose
 _PG_ENV_SKIP = frozenset({"PGOPTIONS", "PGDATABASE", "PGAPPNAME"})
 RTT_PINGS = 21
+# what a server says while it restarts: worth waiting for before the next run
+_TRANSIENT = ("shutting down", "starting up", "not yet accepting", "connection refused")
 
 FACTS_SQL = """
 SELECT current_setting('server_version_num')::int AS version_num,
@@ -105,6 +107,17 @@ class Facts:
         }
 
 
+def require_version(facts: Facts, where: str) -> Facts:
+    if facts.version_num < MIN_VERSION_NUM:
+        raise ServerError(
+            f"the existing server {where} runs PostgreSQL {facts.short_version}; pglab needs "
+            "15 or later",
+            hint="the statistics views pglab reads and GRANT ... ON PARAMETER are PostgreSQL "
+            "15's; benchmark an older version on a server pglab makes (bindir)",
+        )
+    return facts
+
+
 def explain(exc: psycopg.Error, where: str) -> ServerError:
     """A connection failure as the user can act on it, with what libpq said."""
     said = mask_dsn(str(exc).strip()) or type(exc).__name__
@@ -114,9 +127,9 @@ def explain(exc: psycopg.Error, where: str) -> ServerError:
             "check the role's password: pglab takes it from ~/.pgpass (mode 0600), PGPASSWORD "
             "or the dsn, as psql does"
         )
-    elif "no pg_hba.conf entry" in low and "no encryption" in low:
+    elif "pg_hba.conf" in low and "no encryption" in low:
         hint = "the server accepts this role only over SSL: add sslmode=require to the dsn"
-    elif "no pg_hba.conf entry" in low:
+    elif "pg_hba.conf" in low:
         hint = "the server's pg_hba.conf does not let this role in from this host"
     elif "ssl" in low and ("not support" in low or "not enabled" in low):
         hint = "the server has no SSL: remove sslmode=require (or verify-*) from the dsn"
@@ -191,6 +204,24 @@ class ExistingServer:
             env["PGPASSWORD"] = self.params["password"]
         return env
 
+    def wait_ready(self, timeout: float = 60, on_status=lambda msg: None) -> None:
+        """Wait while the server refuses connections because it is starting, stopping or not
+        listening (someone restarts it): a campaign goes on once it is back; then raise."""
+        deadline = time.monotonic() + timeout
+        said = False
+        while True:
+            try:
+                self.connect(admin=True).close()
+                return
+            except ServerError as exc:
+                low = exc.message.lower()
+                if not any(w in low for w in _TRANSIENT) or time.monotonic() > deadline:
+                    raise
+                if not said:
+                    on_status(f"waiting for {self.where} to accept connections again")
+                    said = True
+                time.sleep(0.5)
+
     # -- facts --------------------------------------------------------------------------------
     def facts(self) -> Facts:
         """Connect, learn the server and the role; refuse a server older than 15."""
@@ -200,14 +231,7 @@ class ExistingServer:
                 row = cur.execute(FACTS_SQL).fetchone()
             if row is None:
                 raise ServerError(f"the role of {self.where} is not in pg_roles")
-            self._facts = Facts(**row)
-            if self._facts.version_num < MIN_VERSION_NUM:
-                raise ServerError(
-                    f"the existing server {self.where} runs PostgreSQL "
-                    f"{self._facts.short_version}; pglab needs 15 or later",
-                    hint="the statistics views pglab reads and GRANT ... ON PARAMETER are "
-                    "PostgreSQL 15's; benchmark an older server by provisioning it (bindir)",
-                )
+            self._facts = require_version(Facts(**row), self.where)
         return self._facts
 
     def catalog(self) -> dict[str, SettingDef]:
@@ -369,6 +393,7 @@ class ExistingServer:
         restarted (by someone else: never by pglab) since ``mark_start``."""
         del grace  # a remote postmaster's death is not ours to wait for
         try:
+            self.wait_ready(timeout=30)  # a restart in progress: wait to tell it from a crash
             with self.connect(admin=True) as conn:
                 row = conn.execute("SELECT pg_postmaster_start_time()").fetchone()
         except ServerError as exc:

@@ -287,12 +287,20 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
         ("PostgreSQL", ", ".join(rep.versions)),
         ("pgbench", str(e.get("pgbench_version", "?"))),
         ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
-        ("machine", f"{e.get('cpu_model', '?')}, {e.get('cpus', '?')} CPU(s), "
-                    f"{(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
+        ("pgbench's machine" if e.get("server_kind") == "existing" else "machine",
+         f"{e.get('cpu_model', '?')}, {e.get('cpus', '?')} CPU(s), "
+         f"{(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
         ("kernel", str(e.get("kernel", "?"))),
         ("CPU governor", str(e.get("governor") or "none")),
         ("transparent huge pages", str(e.get("thp") or "?")),
     ]  # fmt: skip
+    if e.get("server_kind") == "existing":
+        server = (
+            f"existing: {e.get('server')}, role {e.get('role')}, database "
+            f"{e.get('database')}; pglab did not start it"
+        )
+        facts.insert(1, ("server", server))
+        facts.insert(2, ("client", f"pgbench {e.get('client')}"))
     if mount:
         facts.append((
             "PGDATA file system",

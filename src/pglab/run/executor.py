@@ -90,7 +90,7 @@ class Executor:
         for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
         done = self.store.done_run_keys(campaign.name)
-        plan, binaries = preflight(campaign, self.lab, done, budget_s)
+        plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
         for note in plan.notes:
             self.events.status(note)
         stale = find_stale(self.store, campaign.name, plan.points)
@@ -272,6 +272,7 @@ class Executor:
         if srv is None:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)
         srv.spec = run.server  # same server and database; this run's settings
+        srv.wait_ready(on_status=self.events.status)  # after someone else restarted it
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(
             srv, binaries, run.dataset, self.events.status, reinit=self.reinit, again=again

@@ -16,8 +16,8 @@ from pglab.campaign.parse import Campaign
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
+from pglab.postgres import bench_db, server, settings
 from pglab.postgres import dataset as datasets
-from pglab.postgres import server, settings
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve
 from pglab.run import capacity
@@ -29,6 +29,7 @@ def preflight(
     lab: Lab,
     done_keys: set[str] | frozenset[str] = frozenset(),
     budget_s: float | None = None,
+    reinit: bool = False,
 ) -> tuple[Plan, dict[str, Binaries]]:
     """Resolve sources and check every setting and script of every point, and what the runs
     still to do (those not in ``done_keys``) need of the machine; raise listing all. The plan
@@ -46,7 +47,7 @@ def preflight(
         label: datasets.load_catalog(lab, b) for label, b in binaries.items() if label in owned
     }
     found: list[LabError] = []
-    problems += _check_existing(plan, lab, found)
+    problems += _check_existing(plan, lab, found, reinit)
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
@@ -107,11 +108,13 @@ def preflight(
     return fit.plan, binaries
 
 
-def _check_existing(plan: Plan, lab: Lab, found: list[LabError]) -> list[str]:
-    """Existing servers: reachable, 15 or later, every setting of every point one the server
-    lets the role vary as ``manage`` says, and room for the busiest phase's connections.
-    Connection failures go to ``found``; the settings problems are returned."""
+def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = False) -> list[str]:
+    """Existing servers: reachable, 15 or later, pglab's database makeable and usable, every
+    setting of every point one the server lets the role vary as ``manage`` says, and room for
+    the busiest phase's connections. Connection failures and database problems go to
+    ``found``; the settings problems are returned."""
     problems: list[str] = []
+    database: list[str] = []
     servers: dict[str, ExistingServer | None] = {}
     checked: set[tuple] = set()
     tight: list[str] = []
@@ -124,6 +127,7 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError]) -> list[str]:
             try:
                 assert srv is not None
                 srv.facts()
+                database += bench_db.problems(srv, reinit)
             except LabError as exc:
                 found.append(exc)
                 srv = None
@@ -143,6 +147,15 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError]) -> list[str]:
                 + ("" if facts.superuser else f", {facts.reserved} reserved for superusers")
                 + f", {facts.in_use} in use)"
             )
+    if database:
+        found.append(
+            CampaignError(
+                "pglab cannot make its database for the pgbench tables:\n  "
+                + "\n  ".join(database),
+                hint='pglab touches no other database; see README, "Benchmarking a server you '
+                'already have", for the privileges it needs',
+            )
+        )
     if tight:
         found.append(
             CampaignError(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -18,6 +17,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from pglab import __version__
+from pglab.campaign.spec import mask_dsn
 from pglab.errors import StoreError
 from pglab.records import (
     SERIES_KINDS,
@@ -583,12 +583,7 @@ def _text(value: str) -> str:
 
 # -- URLs ----------------------------------------------------------------------------------
 
-# user:password@ up to the last "@" before the query: a password with a raw "@" or "/" in it
-# is masked whole (at worst a little more than the password is masked, never less).
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^?#]*@")
-_PASSWORD_PARAM = re.compile(r"(?i)([?&]password=)[^&#]*")
-
 
 def mask_url(url: str) -> str:
     """The URL with any password (``user:pw@`` or ``?password=pw``) replaced by ``***``."""
-    return _PASSWORD_PARAM.sub(r"\1***", _USERINFO.sub(r"\1:***@", url))
+    return mask_dsn(url)
