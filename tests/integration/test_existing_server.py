@@ -194,13 +194,13 @@ dsn = "{outside_server.dsn()}"
     assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
     with open_store(str(store)) as s:
         runs = {r.variant: s.get_run(r.id) for r in s.list_runs("mixed")}
-    assert runs["mine"].fingerprint["client"] == "local: pglab's own server"
+    assert runs["mine"].fingerprint["client"] == "on the server's machine (a server pglab made)"
     assert runs["theirs"].fingerprint["server_kind"] == "existing"
     assert runs["theirs"].spec["dataset"]["reset"] == "never"
     capsys.readouterr()
     assert cli("compare", str(runs["mine"].id), str(runs["theirs"].id), lab=lab, store=store) == 0
     out = capsys.readouterr().out
-    assert "client" in out and "local: round trip" in out, out
+    assert "client" in out and "on the server's machine, round trip" in out, out
 
 
 @pytest.mark.usefixtures("password")

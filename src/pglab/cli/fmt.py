@@ -62,9 +62,8 @@ def phase(ph: PhaseSpec) -> str:
 def existing_server(fp: dict[str, Any]) -> str:
     """An existing server's line in ``show``: which server, as which role, and where pgbench ran
     relative to it (``client``: "local: round trip 0.052 ms")."""
-    where = "on the server's machine" if fp.get("client_local") else "on another machine"
     return (
         f"existing server {fp.get('server', '?')}: PostgreSQL {fp.get('server_version', '?')}, "
-        f"role {fp.get('role', '?')}, database {fp.get('database', '?')}; pgbench ran {where}, "
-        f"round trip {fp.get('rtt_ms', 0):.3f} ms"
+        f"role {fp.get('role', '?')}, database {fp.get('database', '?')}; pgbench ran "
+        f"{fp.get('client', '?')}"
     )

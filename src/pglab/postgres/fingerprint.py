@@ -145,7 +145,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
     wal = cluster.datadir / "pg_wal"
     fp["pg_wal"] = str(wal.resolve())
     fp["pg_wal_mount"] = mount_of(wal)
-    fp["client"] = "local: pglab's own server"
+    fp["client"] = "on the server's machine (a server pglab made)"
     return fp
 
 
@@ -163,6 +163,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         rows = conn.execute(NON_DEFAULT_SQL).fetchall()
         rtt = server.round_trip_ms(conn)
     local = server.client_is_local()
+    where = "on the server's machine" if local else "on another machine"
     fp = host()  # the load generator's machine: the server's is not pglab's to read
     fp.update(
         server_kind="existing",
@@ -185,6 +186,6 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         database_bytes=int(row[3]),
         client_local=local,
         rtt_ms=round(rtt, 4),
-        client=f"{'local' if local else 'remote'}: round trip {rtt:.3f} ms",
+        client=f"{where}, round trip {rtt:.3f} ms",
     )
     return fp

@@ -276,7 +276,9 @@ def _plan_facts(rep: Report) -> list[tuple[str, str]]:
                 + ("" if ph["measured"] else ", not measured"),
             ))  # fmt: skip
         ds = run.spec.get("dataset") or {}
-        facts.append(("dataset", f"pgbench scale {ds.get('scale')}, reset per {ds.get('reset')}"))
+        reset = ds.get("reset")
+        reset = f"per {reset}" if reset in ("run", "point") else reset
+        facts.append(("dataset", f"pgbench scale {ds.get('scale')}, reset {reset}"))
     return facts
 
 
@@ -300,7 +302,7 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
             f"{e.get('database')}; pglab did not start it"
         )
         facts.insert(1, ("server", server))
-        facts.insert(2, ("client", f"pgbench {e.get('client')}"))
+        facts.insert(2, ("pgbench ran", str(e.get("client"))))
     if mount:
         facts.append((
             "PGDATA file system",

@@ -62,5 +62,5 @@ def lines(summary: dict[str, Any]) -> list[str]:
     if "disk_write_mb_s" in f:
         out.append(f"disk read {f['disk_read_mb_s']:.1f} MB/s, write {f['disk_write_mb_s']:.1f} "
                    f"MB/s, busy {f['disk_util_pct']:.0f}%")  # fmt: skip
-    out += [f"off: {n}" for n in summary["notes"]]
+    out += [" ".join(n.split()) for n in summary["notes"]]  # one line each (a HINT: too)
     return out
