@@ -116,7 +116,9 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
     problems: list[str] = []
     database: list[str] = []
     servers: dict[str, ExistingServer | None] = {}
-    checked: set[tuple] = set()
+    checked: dict[tuple, list[str]] = {}  # (server, settings) -> its problems, said once
+    said: dict[tuple[str, str], list[str]] = {}  # (server, problem) -> the points it concerns
+    counted: dict[str, int] = {}  # server -> its points
     tight: list[str] = []
     for point in plan.points:
         if not point.server.existing:
@@ -133,12 +135,16 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
                 srv = None
             servers[key] = srv
         srv = servers[key]
-        if srv is None or (key, point.server.settings) in checked:
+        if srv is None:
             continue
-        checked.add((key, point.server.settings))
+        if (key, point.server.settings) not in checked:
+            checked[key, point.server.settings] = srv.check_settings(
+                dict(point.server.settings), ""
+            )
+        counted[srv.where] = counted.get(srv.where, 0) + 1
+        for problem in checked[key, point.server.settings]:
+            said.setdefault((srv.where, problem), []).append(point.label)
         facts = srv.facts()
-        where = f'point "{point.label}" (existing server, PostgreSQL {facts.short_version}): '
-        problems += srv.check_settings(dict(point.server.settings), where)
         need = capacity.peak_sessions(point).total
         if need > facts.room():
             tight.append(
@@ -147,6 +153,13 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
                 + ("" if facts.superuser else f", {facts.reserved} reserved for superusers")
                 + f", {facts.in_use} in use)"
             )
+    for (where, problem), labels in said.items():
+        if len(labels) == counted[where] and len(labels) > 1:
+            who = f"every point on {where}"
+        else:
+            more = f" and {len(labels) - 1} more" if len(labels) > 1 else ""
+            who = f'point "{labels[0]}"{more} on {where}'
+        problems.append(f"{who}: {problem}")
     if database:
         found.append(
             CampaignError(
