@@ -94,7 +94,7 @@ def wait_for(
     while time.monotonic() < deadline and not started():
         assert proc.poll() is None, err_path.read_text()
         time.sleep(0.1)
-    assert started(), f"{what} never started"
+    assert started(), f"{what} never started; pglab said:\n{err_path.read_text()[-3000:]}"
 
 
 def assert_stopped_cleanly(

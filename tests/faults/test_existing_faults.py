@@ -137,6 +137,37 @@ def test_pgbench_tables_pglab_did_not_make_are_kept_unless_reinit(
 
 
 @pytest.mark.usefixtures("password")
+def test_an_init_cut_short_is_made_again_without_reinit(
+    outside_server, lab: Lab, tmp_path: Path, capsys
+):
+    """A pgbench -i interrupted (a restart, Ctrl-C) leaves tables and the marker saying they
+    were being made: pglab's own, made again, not refused as someone else's."""
+    with outside_server.admin() as conn:
+        conn.execute("CREATE DATABASE halfmade OWNER bench")
+    try:
+        procs.run(
+            [outside_server.binaries.exe("pgbench"), "-i", "-s", "1", "-q", "-I", "dt",
+             outside_server.dsn().replace("/postgres", "/halfmade")],
+            timeout=120, env={"PGPASSWORD": BENCH_PASSWORD},
+        )  # fmt: skip
+        with outside_server.admin("halfmade") as conn:
+            conn.execute("CREATE TABLE pglab_dataset (dataset text, init_seconds float8, "
+                         "made_at timestamptz)")  # fmt: skip
+            conn.execute("INSERT INTO pglab_dataset VALUES ('(being made)', 0, now())")
+            conn.execute("ALTER TABLE pglab_dataset OWNER TO bench")
+        path = write(tmp_path, outside_server.dsn(), server='database = "halfmade"')
+        store = tmp_path / "r.sqlite"
+        argv = ["run", str(path), "--lab-dir", str(lab.home), "--store", str(store)]
+        assert main(argv) == 0, capsys.readouterr()
+        with outside_server.admin("halfmade") as conn:
+            assert conn.execute("SELECT count(*) FROM pgbench_accounts").fetchone() == (100000,)
+            made = conn.execute("SELECT dataset FROM pglab_dataset").fetchone()
+        assert made is not None and made[0].startswith("{")
+    finally:
+        outside_server.drop_database("halfmade")
+
+
+@pytest.mark.usefixtures("password")
 def test_settings_the_server_does_not_let_the_role_vary_are_all_named_at_once(
     outside_server, lab: Lab, tmp_path: Path, capsys
 ):
@@ -168,7 +199,7 @@ def _pgbench_backends(server) -> list[int]:
     with server.admin() as conn:
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' "
-            "AND state IS NOT NULL"
+            "AND query ILIKE 'select abalance%'"  # the measured clients, not pgbench -i
         ).fetchall()
     return [r[0] for r in rows]
 

@@ -591,3 +591,15 @@ def test_pglab_schema_writes_it_to_a_file(tmp_path: Path, capsys) -> None:
     assert main(["schema", "-o", str(out)]) == 0
     assert json.loads(out.read_text()) == schema.json_schema()
     assert capsys.readouterr().out == ""
+
+
+def test_the_readme_export_columns_are_the_code_s() -> None:
+    from pglab.analysis import tidy
+
+    text = (REPO / "README.md").read_text()
+    found = re.search(r"<!-- export-columns:start -->\n(.*?)<!-- export-columns:end -->", text,
+                      re.S)  # fmt: skip
+    assert found, "README.md has no export-columns markers"
+    assert found.group(1).strip() == tidy.readme_table().strip(), (
+        "README.md's export table differs from tidy.readme_table(): paste the new one in"
+    )

@@ -1,28 +1,70 @@
-"""Stored runs as a table for other tools: one CSV row per run with its ids, status, times,
-matrix coordinates, server version, every metric and its error."""
+"""Tidy tables (``tidy.py``) as the bytes of a file: CSV, JSON records or Parquet.
+
+Parquet goes through pyarrow, an optional extra (``pip install 'pglab[parquet]'``): its absence is
+a clear error naming the extra, found before anything is written. Columns keep one type each
+(pyarrow infers it; a column mixing numbers and text becomes text)."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+from typing import Any
 
-from pglab.rows import StoredRun
+from pglab.analysis.tidy import TidyTable
+from pglab.errors import LabError
+
+FORMATS = ("csv", "json", "parquet")
 
 
-def runs_csv(runs: Sequence[StoredRun]) -> str:
-    base = ["id", "campaign", "variant", "label", "repeat", "status", "started_at", "finished_at"]
-    axes = list(dict.fromkeys(k for r in runs for k in r.axes))
-    metrics = sorted({k for r in runs for k in r.metrics})
+def encode(table: TidyTable, fmt: str) -> bytes:
+    if fmt == "csv":
+        return to_csv(table).encode()
+    if fmt == "json":
+        return (json.dumps(records(table), indent=1, default=str) + "\n").encode()
+    if fmt == "parquet":
+        return to_parquet(table)
+    raise ValueError(fmt)
+
+
+def records(table: TidyTable) -> list[dict[str, Any]]:
+    return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+
+
+def to_csv(table: TidyTable) -> str:
     out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(base + axes + ["server_version"] + metrics + ["error"])
-    for r in runs:
-        writer.writerow(
-            [getattr(r, k) for k in base]
-            + [r.axes.get(a) for a in axes]
-            + [r.fingerprint.get("server_version")]
-            + [r.metrics.get(k) for k in metrics]
-            + [r.error or ""]
-        )
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows(["" if v is None else v for v in row] for row in table.rows)
     return out.getvalue()
+
+
+def require_parquet() -> Any:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet
+    except ImportError as exc:
+        raise LabError(
+            "writing Parquet needs pyarrow, which is not installed",
+            hint="pip install 'pglab[parquet]' (or pip install pyarrow), or use --format csv",
+        ) from exc
+    return pyarrow
+
+
+def to_parquet(table: TidyTable) -> bytes:
+    pa = require_parquet()
+    import pyarrow.parquet as pq
+
+    columns = {}
+    for i, name in enumerate(table.columns):
+        values = [row[i] for row in table.rows]
+        kinds = {type(v) for v in values if v is not None}
+        if kinds - {int, float, bool} and kinds & {int, float, bool}:
+            values = [None if v is None else str(v) for v in values]  # mixed: text
+        elif kinds == {int, float}:
+            values = [None if v is None else float(v) for v in values]
+        columns[name] = values
+    arrow = pa.table(columns)
+    sink = io.BytesIO()
+    pq.write_table(arrow, sink)
+    return sink.getvalue()

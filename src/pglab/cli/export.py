@@ -1,42 +1,105 @@
-"""``pglab export``: a campaign's or a run's stored results as CSV (a row per run) or JSON."""
+"""``pglab export``: a campaign's or a run's results as tidy data (a row per run or phase, a
+column per factor and figure) or its per-second series in long form; CSV, JSON or Parquet."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-from pglab.analysis import export as export_rows
+from pglab.analysis import export as encoders
+from pglab.analysis import tidy
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
+from pglab.errors import LabError
 from pglab.rows import plain
 
 
 def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "export", parents=[common_options], help="export a campaign or run as CSV or JSON"
+        "export",
+        parents=[common_options],
+        help="export a campaign or run as tidy CSV, JSON or Parquet",
+        description="A row per run (or per measured phase) with a column per factor (settings "
+        "that vary, clients, script, scale, server, storage, ...) and per figure (TPS, latency "
+        "percentiles, WAL, hit ratio, top wait, CPU, ...); or, with --series, every per-second "
+        "table in long form (run_id, phase, iteration, kind, t, metric, value). The README "
+        "lists the columns. Files are written whole or not at all.",
     )
     p.add_argument("id", help="campaign name or run id")
-    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("--format", choices=encoders.FORMATS, default="csv",
+                   help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
+    p.add_argument("--by", choices=("run", "phase"), default="run",
+                   help="a row per run (default) or per measured phase iteration")  # fmt: skip
+    p.add_argument("--all-settings", action="store_true",
+                   help="a column for every non-default setting, not only those the campaign "
+                   "sets")  # fmt: skip
+    p.add_argument("--series", nargs="?", const="", metavar="KIND",
+                   help="the per-second series instead, in long form (KIND: one of them, e.g. "
+                   "progress, latency, pg.database, waits, os.cpu)")  # fmt: skip
+    p.add_argument("--full", action="store_true",
+                   help="with --format json: everything stored about each run, nested (spec, "
+                   "fingerprint, phases, series)")  # fmt: skip
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.format, a.output))
+    p.set_defaults(
+        func=lambda a: run(
+            Where.from_args(a),
+            a.id,
+            a.format,
+            a.output,
+            by=a.by,
+            all_settings=a.all_settings,
+            series=a.series,
+            full=a.full,
+        )  # fmt: skip
+    )
 
 
-def run(where: Where, ident: str, output_format: str = "csv", output: Path | None = None) -> int:
+def run(where: Where, ident: str, output_format: str = "csv", output: Path | None = None,
+        by: str = "run", all_settings: bool = False, series: str | None = None,
+        full: bool = False) -> int:  # fmt: skip
+    if output_format == "parquet":
+        encoders.require_parquet()  # before reading anything
+        if output is None:
+            raise LabError("Parquet is binary: give a file with -o FILE.parquet")
+    if full and output_format != "json":
+        raise LabError("--full is for --format json")
     with where.open(read_only=True) as store:
         kind, obj = common.find(store, ident)
         if kind == "run":
             runs = [obj]
         else:
             runs = [run for r in store.list_runs(obj["name"]) if (run := store.get_run(r.id))]
-    if output_format == "json":
-        text = json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
+    if full:
+        data = (json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
+                + "\n").encode()  # fmt: skip
+        what = f"{len(runs)} run(s)"
     else:
-        text = export_rows.runs_csv(runs)
-    if output:
-        output.write_text(text)
-        err_console.print(f"wrote {len(runs)} run(s) to {output}")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if series is not None:
+            table = tidy.series_table(runs, series or None)
+        else:
+            table = tidy.runs_table(runs, by_phase=by == "phase", all_settings=all_settings)
+        data = encoders.encode(table, output_format)
+        what = f"{len(table.rows):,} row(s) of {len(table.columns)} column(s)"
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    _write_whole(output, data)
+    err_console.print(f"wrote {what} to {output}")
     return 0
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write beside the target, then rename: a reader never sees half a file, and a failure
+    (a full disk) leaves the old file as it was."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise LabError(f"cannot write {path}: {exc.strerror}",
+                       hint="choose another -o path, or free space") from exc  # fmt: skip

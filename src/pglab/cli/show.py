@@ -12,7 +12,7 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, syncrate
+from pglab.analysis import derived, points, syncrate, tidy
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
@@ -82,7 +82,14 @@ def _points_json(
 ) -> dict[str, Any]:
     rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
     notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
-    return {"points": plain(rows), "notices": [asdict(n) for n in notices]}
+    first: dict[str, int] = {}
+    for r in runs:
+        first.setdefault(r.label, r.id)
+    listed = []
+    for row in rows:  # each point with its factors, as `pglab export` has them as columns
+        run = store.get_run(first[row.point], skip_kinds=("latency", "progress"))
+        listed.append({**plain(row), "factors": tidy.factors(run) if run else {}})
+    return {"points": listed, "notices": [asdict(n) for n in notices]}
 
 
 def print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:

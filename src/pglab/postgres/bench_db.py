@@ -25,6 +25,7 @@ from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries
 
 MARKER = "pglab_dataset"
+BEING_MADE = "(being made)"  # the marker's dataset while pgbench -i runs
 
 
 def ensure(
@@ -62,7 +63,21 @@ def ensure(
                 hint=f"as the database's owner or a superuser: GRANT CREATE ON SCHEMA public "
                 f"TO {role} (in {db}), or let pglab make its own database (another name)",
             )
+        # the marker first, as "being made": an init cut short (a restart, Ctrl-C) leaves tables
+        # pglab knows for its own, to make again, rather than tables it would refuse to drop
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(MARKER)))
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE {} (dataset text NOT NULL, init_seconds float8 NOT NULL, "
+                "made_at timestamptz NOT NULL DEFAULT now())"
+            ).format(sql.Identifier(MARKER))
+        )
+        conn.execute(
+            sql.SQL("INSERT INTO {} (dataset, init_seconds) VALUES (%s, 0)").format(
+                sql.Identifier(MARKER)
+            ),
+            (BEING_MADE,),
+        )
     on_status(
         f"initializing dataset scale {spec.scale} in database {db} on {server.where} "
         f"(PostgreSQL {server.facts().short_version})"
@@ -77,13 +92,7 @@ def ensure(
     seconds = time.monotonic() - t0
     with server.connect() as conn:
         conn.execute(
-            sql.SQL(
-                "CREATE TABLE {} (dataset text NOT NULL, init_seconds float8 NOT NULL, "
-                "made_at timestamptz NOT NULL DEFAULT now())"
-            ).format(sql.Identifier(MARKER))
-        )
-        conn.execute(
-            sql.SQL("INSERT INTO {} (dataset, init_seconds) VALUES (%s, %s)").format(
+            sql.SQL("UPDATE {} SET dataset = %s, init_seconds = %s, made_at = now()").format(
                 sql.Identifier(MARKER)
             ),
             (want, seconds),

@@ -26,7 +26,8 @@ matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
-from pglab.report.model import Point, Report, measured_phases, table  # noqa: E402
+from pglab.analysis.tidy import measured_phases, table  # noqa: E402
+from pglab.report.model import Point, Report  # noqa: E402
 from pglab.rows import StoredRun  # noqa: E402
 
 DPI = 80

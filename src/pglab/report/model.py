@@ -14,13 +14,11 @@ from typing import Any
 
 from pglab.analysis import derived, points, syncrate
 from pglab.analysis.points import PointRow
+from pglab.analysis.tidy import measured_phases, percentiles
 from pglab.errors import LabError
-from pglab.pgbench import latency as latency_hist
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun
 from pglab.telemetry.summary import phase_summary
-
-PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
 
 @dataclass
@@ -149,18 +147,8 @@ def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
     if drawn not in loaded:
         return
     pt.representative = loaded[drawn]
-    hists: list[latency_hist.Histogram] = []
-    averages = []
-    for run in full:
-        avg = run.metrics.get("latency_avg_ms")
-        if avg is not None:
-            averages.append(avg)
-        for idx in measured_phases(run):
-            tab = table(run, idx, "latency")
-            hists.extend(row_histogram(tab, row) for row in tab["rows"])
-    hist = latency_hist.merge(hists)
-    if hist:
-        pt.latency_ms = {q: latency_hist.percentile(hist, q) for q in PERCENTILES}
+    averages = [a for run in full if (a := run.metrics.get("latency_avg_ms")) is not None]
+    pt.latency_ms = percentiles(full, {run.id: measured_phases(run) for run in full})
     pt.representative = _without_histograms(pt.representative)
     pt.others = [_progress_only(run) for run in full if run.id != drawn]
     pt.latency_avg_ms = statistics.median(averages) if averages else None
@@ -192,24 +180,6 @@ def _progress_only(run: StoredRun) -> StoredRun:
     series = {idx: {"progress": kinds["progress"]} for idx, kinds in run.series.items()
               if "progress" in kinds}  # fmt: skip
     return replace(run, series=series, server_log="")
-
-
-def measured_phases(run: StoredRun) -> list[int]:
-    """Indexes of the measured phase iterations of a stored run."""
-    return [p.idx for p in run.phases if p.measured]
-
-
-def table(run: StoredRun, idx: int, kind: str) -> dict[str, Any]:
-    """A stored series table of a phase, ``{"columns": [], "rows": []}`` when absent."""
-    return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
-
-
-def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram:
-    """The histogram of one per-second latency row (empty for aggregate-only logs)."""
-    cols = tab["columns"]
-    if "histogram" not in cols:
-        return ()
-    return row[cols.index("histogram")] or ()  # [bucket, count] lists: merge takes them as is
 
 
 def non_default_settings(fp: dict[str, Any]) -> dict[str, str]:
