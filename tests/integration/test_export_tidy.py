@@ -140,3 +140,63 @@ def test_bad_input_is_named_and_writes_nothing(
     assert export(stored, lab, "-o", str(tmp_path / "no-such-dir" / "x.csv")) == 2
     assert "cannot write" in capsys.readouterr().err
     assert out.read_text() == "old\n" and not list(tmp_path.glob(".*.partial"))
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def _views(store_url: str) -> tuple[list[dict], list[tuple]]:
+    """The store's pglab_runs (as dicts) and pglab_series rows, read in place with SQL."""
+    with open_store(store_url) as store:
+        runs = store._rows("SELECT * FROM pglab_runs ORDER BY run_id")
+        series = store._rows("SELECT * FROM pglab_series")
+    cols = tidy.SERIES_COLUMNS
+    return runs, sorted((tuple(r[c] for c in cols) for r in series), key=repr)
+
+
+def _check_views_equal_the_export(store_url: str, lab: Lab, tmp_path: Path) -> None:
+    args = ["--lab-dir", str(lab.home), "--store", store_url]
+    assert main(["export", "tidy", "--format", "json", "-o", str(tmp_path / "r.json"), *args]) == 0
+    assert main(["export", "tidy", "--series", "--format", "json", "-o",
+                 str(tmp_path / "s.json"), *args]) == 0  # fmt: skip
+    exported = json.loads((tmp_path / "r.json").read_text())
+    exported_series = json.loads((tmp_path / "s.json").read_text())
+    runs, series = _views(store_url)
+    assert [r["run_id"] for r in runs] == [r["run_id"] for r in exported]
+    for view_row, row in zip(runs, exported, strict=True):
+        for name in tidy.NAMES:
+            assert _same(view_row[name], row[name]), (name, view_row[name], row[name])
+    want = sorted((tuple(r[c] for c in tidy.SERIES_COLUMNS) for r in exported_series), key=repr)
+    assert len(series) == len(want) > 100
+    for got_row, want_row in zip(series, want, strict=True):
+        assert all(_same(g, w) for g, w in zip(got_row, want_row, strict=True)), (got_row, want_row)
+
+
+def test_the_sqlite_store_s_views_are_the_export(stored: Path, lab: Lab, tmp_path: Path):
+    _check_views_equal_the_export(str(stored), lab, tmp_path)
+
+
+def test_the_postgresql_store_s_views_are_the_export(
+    stored: Path, lab: Lab, tmp_path: Path, outside_server
+):
+    """The same runs copied into a PostgreSQL store (a database on a real server)."""
+    with outside_server.admin() as conn:
+        conn.execute("DROP DATABASE IF EXISTS tidy_store")
+        conn.execute("CREATE DATABASE tidy_store")
+    url = f"postgresql://admin@/tidy_store?host={outside_server.sock}&port={outside_server.port}"
+    try:
+        with open_store(str(stored)) as source, open_store(url) as target:
+            camp = source.get_campaign("tidy")
+            assert camp is not None
+            target.ensure_campaign("tidy", camp["spec"], None)
+            for r in source.list_runs("tidy"):
+                result = source.load_run(r.id)
+                assert result is not None
+                target.save_run(result)
+            assert tidy.refresh(target, "tidy") == 8  # what `pglab run` does at its end
+        _check_views_equal_the_export(url, lab, tmp_path)
+    finally:
+        outside_server.drop_database("tidy_store")

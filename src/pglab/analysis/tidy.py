@@ -332,7 +332,7 @@ def _telemetry(run: StoredRun, phases: list[Any]) -> dict[str, Any]:
 
 # -- series ----------------------------------------------------------------------------------------
 
-SERIES_COLUMNS = ["run_id", "phase", "iteration", "kind", "t", "metric", "value"]
+SERIES_COLUMNS = ["run_id", "phase", "iteration", "kind", "t", "label", "metric", "value"]
 NOT_SERIES = frozenset({"pg.snapshots"})  # a phase's before and after, not per second
 
 
@@ -354,7 +354,8 @@ def _time_column(tab: dict[str, Any]) -> int | None:
 
 def series_table(runs: Sequence[StoredRun], kind: str | None = None) -> TidyTable:
     """Every per-second table in long form: a row per (run, phase, second, metric) with a
-    number; text columns (a wait event's name, a table's) become part of the metric's name."""
+    number; a row's text columns (a wait event's type and name, a table's) joined by "." are
+    its ``label`` (empty without). The store's ``pglab_series`` view gives the same rows."""
     known = series_kinds(runs)
     if kind is not None and kind not in known:
         raise LabError(
@@ -381,15 +382,28 @@ def _long(
     assert t_at is not None  # series_kinds keeps only these
     out = []
     for row in tab["rows"]:
-        labels = [str(v) for i, v in enumerate(row) if i != t_at and isinstance(v, str)]
-        prefix = ".".join(labels) + "." if labels else ""
+        label = ".".join(v for v in row if isinstance(v, str)) or None
         for i, value in enumerate(row):
-            if i == t_at or isinstance(value, str | list | dict) or value is None:
+            if i == t_at or isinstance(value, bool) or not isinstance(value, int | float):
                 continue
-            if isinstance(value, bool):
-                value = int(value)
-            out.append([run_id, phase, iteration, kind, row[t_at], prefix + cols[i], value])
+            out.append([run_id, phase, iteration, kind, row[t_at], label, cols[i], value])
     return out
+
+
+def refresh(store: Any, campaign: str, loaded: Sequence[StoredRun] = ()) -> int:
+    """Store the tidy row of every run of ``campaign`` that has none yet (or one made by
+    another pglab): what the store's ``pglab_runs`` view shows. ``loaded``: runs already read
+    (not read again). The number written."""
+    ids = store.runs_without_tidy(campaign)
+    have = {r.id: r for r in loaded}
+    rows = {}
+    for run_id in ids:
+        run = have.get(run_id) or store.get_run(run_id)
+        if run is not None:
+            table = runs_table([run])
+            rows[run_id] = dict(zip(table.columns, table.rows[0], strict=True))
+    store.save_tidy(rows)
+    return len(rows)
 
 
 def readme_table() -> str:

@@ -4,6 +4,7 @@ column per factor and figure) or its per-second series in long form; CSV, JSON o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -13,7 +14,7 @@ from pglab.analysis import export as encoders
 from pglab.analysis import tidy
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
-from pglab.errors import LabError
+from pglab.errors import LabError, StoreError
 from pglab.rows import plain
 
 
@@ -72,6 +73,8 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
             runs = [obj]
         else:
             runs = [run for r in store.list_runs(obj["name"]) if (run := store.get_run(r.id))]
+            with contextlib.suppress(StoreError):  # a store it may only read: nothing to keep
+                tidy.refresh(store, obj["name"], runs)  # for the store's pglab_runs view
     if full:
         data = (json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
                 + "\n").encode()  # fmt: skip

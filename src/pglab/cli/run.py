@@ -10,7 +10,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import points, verdicts
+from pglab.analysis import points, tidy, verdicts
 from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.parse import Campaign
@@ -121,6 +121,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
             outcome = Executor(lab, store, ExecutorEvents(view), reinit=reinit).run_campaign(
                 camp, replace=replace, budget_s=budget_s
             )
+        tidy.refresh(store, camp.name)  # the rows of the store's pglab_runs view
         show.print_points(store, camp.name)
         console.print(
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "

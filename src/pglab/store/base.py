@@ -9,25 +9,20 @@ the encoding of records live here.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, fields
 from typing import Any
 
 from pglab import __version__
 from pglab.campaign.spec import mask_dsn
 from pglab.errors import StoreError
 from pglab.records import (
-    SERIES_KINDS,
-    PgbenchReport,
-    PhaseResult,
     RunResult,
     StorageResult,
 )
-from pglab.rows import PhaseRow, RunRow, Series, StoredRun
-from pglab.store import schema
+from pglab.rows import RunRow, Series, StoredRun
+from pglab.store import encoding, schema
 from pglab.store.schema import Dialect
 
 # Per-phase series: the PhaseResult attribute (and series.kind) -> the record type of one row.
@@ -87,7 +82,7 @@ class Store:
                 "source_file = COALESCE(excluded.source_file, campaigns.source_file), "
                 "updated_at = excluded.updated_at "
                 "RETURNING id",
-                (name, now, now, source_file, _dumps(spec), __version__),
+                (name, now, now, source_file, encoding.dumps(spec), __version__),
             )
         assert row is not None
         return int(row["id"])
@@ -160,7 +155,7 @@ class Store:
         returned, nothing written: a resumed campaign never stores a run twice. A 'failed' one
         is replaced. The campaign is created (with an empty spec) if it does not exist yet.
         """
-        run_row, phase_rows, series_rows = _encode_run(run)  # before locking anything
+        run_row, phase_rows, series_rows = encoding.encode_run(run)  # before locking anything
         doing = f"saving run {run.run_key} of campaign {run.campaign!r}"
         with self._guard(doing), self._transaction():
             campaign_id = self._lock_campaign(run.campaign)
@@ -176,6 +171,33 @@ class Store:
             self._insert_phases(run_id, phase_rows)
             self._insert_series(run_id, series_rows)
         return run_id
+
+    def runs_without_tidy(self, campaign: str) -> list[int]:
+        """Runs of ``campaign`` whose tidy row (``run_tidy``, behind the ``pglab_runs`` view) is
+        missing or was made by another pglab version."""
+        with self._guard("listing runs without their tidy row"):
+            rows = self._rows(
+                "SELECT r.id FROM runs r JOIN campaigns c ON c.id = r.campaign_id "
+                "LEFT JOIN run_tidy t ON t.run_id = r.id "
+                "WHERE c.name = ? AND (t.run_id IS NULL OR t.pglab_version <> ?) ORDER BY r.id",
+                (campaign, __version__),
+            )
+        return [int(r["id"]) for r in rows]
+
+    def save_tidy(self, rows: dict[int, dict[str, Any]]) -> None:
+        """Store runs' tidy rows (run id -> column -> value), replacing older ones; a run
+        deleted meanwhile is skipped."""
+        if not rows:
+            return
+        with self._guard("saving tidy rows"), self._transaction():
+            for run_id, row in rows.items():
+                self._run("DELETE FROM run_tidy WHERE run_id = ?", (run_id,))
+                if self._one("SELECT id FROM runs WHERE id = ?", (run_id,)) is None:
+                    continue
+                self._run(
+                    "INSERT INTO run_tidy (run_id, row_json, pglab_version) VALUES (?, ?, ?)",
+                    (run_id, encoding.dumps(row), __version__),
+                )
 
     def list_runs(self, campaign: str | None = None) -> list[RunRow]:
         """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
@@ -230,7 +252,7 @@ class Store:
         return StoredRun(
             **run,
             axes=dict((run["spec"] or {}).get("axes") or []),  # as list_runs gives them
-            phases=tuple(_decode_phase(p) for p in phases),
+            phases=tuple(encoding.decode_phase(p) for p in phases),
             series=decoded,
         )
 
@@ -243,7 +265,7 @@ class Store:
     def load_run(self, run_id: int) -> RunResult | None:
         """A stored run as the RunResult it was saved from (None if there is no such run)."""
         run = self.get_run(run_id)
-        return None if run is None else _run_result(run)
+        return None if run is None else encoding.run_result(run)
 
     # -- storage micro-benchmarks ------------------------------------------------------------
 
@@ -253,17 +275,17 @@ class Store:
         row = {
             "measured_at": result.measured_at,
             "elapsed_s": result.elapsed_s,
-            "target_path": _text(result.target_path),
+            "target_path": encoding.text(result.target_path),
             "mountpoint": mount.get("mountpoint"),
             "fstype": mount.get("fstype"),
             # mount and superblock options together where known (ext4's data= is among the latter)
             "mount_options": mount.get("options") or mount.get("mount_options"),
             "device": mount.get("device"),
             "tool": result.tool,
-            "tool_version": _text(result.tool_version),
-            "results_json": _dumps(result.results),
-            "facts_json": _dumps({"mount": mount, "host": result.host}),
-            "output": _text(result.output),
+            "tool_version": encoding.text(result.tool_version),
+            "results_json": encoding.dumps(result.results),
+            "facts_json": encoding.dumps({"mount": mount, "host": result.host}),
+            "output": encoding.text(result.output),
             "pglab_version": __version__,
         }
         with self._guard(f"saving a {result.tool} result"), self._transaction():
@@ -387,7 +409,7 @@ class Store:
 
     def _delete_runs(self, where: str, params: tuple[Any, ...]) -> None:
         """Delete the runs matching ``where`` (a constant SQL condition) and their children."""
-        for child in ("series", "phases"):
+        for child in ("series", "phases", "run_tidy"):
             self._run(
                 f"DELETE FROM {child} WHERE run_id IN (SELECT id FROM runs WHERE {where})", params
             )
@@ -448,137 +470,6 @@ class Store:
     def _one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         rows = self._rows(sql, params)
         return rows[0] if rows else None
-
-
-# -- encoding ------------------------------------------------------------------------------
-
-
-def _encode_run(
-    run: RunResult,
-) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The rows of a run (column -> value), of its phases and of its series, without ids."""
-    if run.status not in ("ok", "failed"):
-        raise ValueError(f"run status must be 'ok' or 'failed', not {run.status!r}")
-    measured = [p.report.tps for p in run.phases if p.measured]
-    run_row = {
-        "run_key": run.run_key,
-        "point_key": run.point_key,
-        "repeat": run.repeat,
-        "variant": run.variant,
-        "label": run.label,
-        "status": run.status,
-        "error": None if run.error is None else _text(run.error),
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "stored_at": time.time(),
-        # a failed run's phases are a partial picture: no TPS that a listing could mistake
-        "tps": _real(sum(measured) / len(measured)) if measured and run.status == "ok" else None,
-        "spec_json": _dumps(run.spec),
-        "axes_json": _dumps(run.spec.get("axes") or []),
-        "fingerprint_json": _dumps(run.fingerprint),
-        "metrics_json": _dumps(run.metrics),
-        "timings_json": _dumps(run.timings),
-        "server_log": _text(run.server_log),
-        "pglab_version": __version__,
-    }
-    phase_rows: list[tuple[Any, ...]] = []
-    series_rows: list[tuple[Any, ...]] = []
-    for idx, ph in enumerate(run.phases):
-        rep = ph.report
-        phase_rows.append((
-            idx, ph.name, ph.iteration, int(ph.measured), ph.started_at, ph.elapsed_s,
-            _dumps(list(ph.argv)), _real(rep.tps), rep.transactions, rep.failed,
-            _real(rep.latency_avg_ms), _real(rep.latency_stddev_ms),
-            _real(rep.initial_connection_ms), _dumps(asdict(rep)), _text(ph.output),
-        ))  # fmt: skip
-        for kind, table in sorted(ph.tables.items()):
-            if kind in SERIES_KINDS:
-                raise ValueError(f"telemetry table {kind!r} would shadow a pgbench series")
-            series_rows.append((idx, kind, _dumps(table)))
-        for kind in SERIES_KINDS:
-            samples = getattr(ph, kind)
-            if samples:
-                series_rows.append((idx, kind, _dumps(encode_series(samples))))
-    return run_row, phase_rows, series_rows
-
-
-def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
-    """Records of one dataclass type as ``{"columns": [field, ...], "rows": [[value, ...]]}``;
-    a latency histogram becomes a list of [bucket, count]."""
-    columns = [f.name for f in fields(type(samples[0]))]
-    rows = [[_plain(getattr(s, c)) for c in columns] for s in samples]
-    return {"columns": columns, "rows": rows}
-
-
-def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
-    """The records of a series; columns this pglab does not know are ignored."""
-    cls = SERIES_KINDS[kind]
-    known = {f.name for f in fields(cls)}
-    out = []
-    for row in data["rows"]:
-        values = {c: v for c, v in zip(data["columns"], row, strict=True) if c in known}
-        if "histogram" in values:
-            values["histogram"] = tuple((int(b), int(n)) for b, n in values["histogram"])
-        out.append(cls(**values))
-    return tuple(out)
-
-
-def _decode_phase(row: dict[str, Any]) -> PhaseRow:
-    row.pop("run_id", None)
-    row["measured"] = bool(row["measured"])
-    row["argv"] = json.loads(row.pop("argv_json"))
-    row["report"] = json.loads(row.pop("report_json"))
-    return PhaseRow(**row)
-
-
-def _run_result(run: StoredRun) -> RunResult:
-    report_fields = {f.name for f in fields(PgbenchReport)}
-    phases = []
-    for ph in run.phases:
-        series = run.series.get(str(ph.idx), {})
-        phases.append(PhaseResult(
-            name=ph.name, iteration=ph.iteration, measured=ph.measured,
-            started_at=ph.started_at, elapsed_s=ph.elapsed_s, argv=tuple(ph.argv),
-            report=PgbenchReport(**{k: v for k, v in ph.report.items() if k in report_fields}),
-            output=ph.output,
-            **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
-            tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
-        ))  # fmt: skip
-    return RunResult(
-        campaign=run.campaign, run_key=run.run_key, point_key=run.point_key,
-        repeat=run.repeat, variant=run.variant, label=run.label, spec=run.spec,
-        status=run.status, started_at=run.started_at, finished_at=run.finished_at,
-        error=run.error, fingerprint=run.fingerprint, phases=tuple(phases),
-        metrics=run.metrics, timings=run.timings, server_log=run.server_log,
-    )  # fmt: skip
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _real(value: float | None) -> float | None:
-    """A float column's value: NaN and infinities are stored as NULL (SQLite would anyway)."""
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _text(value: str) -> str:
-    """Text both databases accept: no NUL (PostgreSQL refuses it), no lone surrogates."""
-    if "\x00" in value:
-        value = value.replace("\x00", "\ufffd")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-8", "replace").decode("utf-8")
-    return value
 
 
 # -- URLs ----------------------------------------------------------------------------------

@@ -43,6 +43,25 @@ SQLITE = Dialect(
         "real": "REAL",
         "blob": "BLOB",
         "spec_axes": "json_extract(spec_json, '$.axes')",  # JSON text of the array
+        # pglab_runs: a field of the tidy row, as text, integer or number
+        "jtext": "json_extract(t.row_json, '$.\"{}\"')",
+        "jint": "json_extract(t.row_json, '$.\"{}\"')",
+        "jnum": "json_extract(t.row_json, '$.\"{}\"')",
+        "series_view": """
+        CREATE VIEW pglab_series AS
+        SELECT s.run_id, p.name AS phase, p.iteration, s.kind,
+               json_extract(r.value, '$[' || tc.key || ']') AS t,
+               (SELECT group_concat(e.value, '.') FROM json_each(r.value) e
+                WHERE e.type = 'text') AS label,
+               c.value AS metric,
+               json_extract(r.value, '$[' || c.key || ']') AS value
+        FROM series s
+        JOIN phases p ON p.run_id = s.run_id AND p.idx = s.phase_idx
+        JOIN json_each(s.data_json, '$.columns') tc ON tc.value IN ('t', 'epoch')
+        JOIN json_each(s.data_json, '$.rows') r
+        JOIN json_each(s.data_json, '$.columns') c ON c.key <> tc.key
+        WHERE s.kind <> 'pg.snapshots'
+          AND json_type(r.value, '$[' || c.key || ']') IN ('integer', 'real')""",
     },
     begin_write="BEGIN IMMEDIATE",  # take the write lock now: no busy error halfway through
     begin_read="BEGIN",
@@ -59,6 +78,27 @@ POSTGRES = Dialect(
         "real": "DOUBLE PRECISION",  # PostgreSQL's REAL is only 4 bytes
         "blob": "BYTEA",
         "spec_axes": "(spec_json::jsonb -> 'axes')::text",
+        "jtext": "(t.row_json::jsonb ->> '{}')",
+        "jint": "(t.row_json::jsonb ->> '{}')::bigint",
+        "jnum": "(t.row_json::jsonb ->> '{}')::double precision",
+        "series_view": """
+        CREATE VIEW pglab_series AS
+        SELECT s.run_id, p.name AS phase, p.iteration, s.kind,
+               (r.row ->> (tc.ord::int - 1))::double precision AS t,
+               (SELECT string_agg(e.v #>> '{}', '.' ORDER BY e.o)
+                FROM jsonb_array_elements(r.row) WITH ORDINALITY AS e(v, o)
+                WHERE jsonb_typeof(e.v) = 'string') AS label,
+               c.name #>> '{}' AS metric,
+               (r.row ->> (c.ord::int - 1))::double precision AS value
+        FROM series s
+        JOIN phases p ON p.run_id = s.run_id AND p.idx = s.phase_idx
+        CROSS JOIN LATERAL jsonb_array_elements(s.data_json::jsonb -> 'columns')
+             WITH ORDINALITY AS tc(name, ord)
+        CROSS JOIN LATERAL jsonb_array_elements(s.data_json::jsonb -> 'rows') AS r(row)
+        CROSS JOIN LATERAL jsonb_array_elements(s.data_json::jsonb -> 'columns')
+             WITH ORDINALITY AS c(name, ord)
+        WHERE s.kind <> 'pg.snapshots' AND tc.name #>> '{}' IN ('t', 'epoch')
+          AND c.ord <> tc.ord AND jsonb_typeof(r.row -> (c.ord::int - 1)) = 'number'""",
     },
     begin_write="BEGIN",
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
@@ -72,8 +112,14 @@ POSTGRES = Dialect(
 
 
 def render(statement: str, dialect: Dialect) -> str:
-    """Replace the ``{type}`` placeholders of a schema statement for ``dialect``."""
-    return re.sub(r"\{(\w+)\}", lambda m: dialect.types[m.group(1)], statement)
+    """Replace the ``{type}`` placeholders of a schema statement for ``dialect`` (``{jnum:NAME}``:
+    a template of the dialect's, filled with NAME)."""
+
+    def one(m: re.Match[str]) -> str:
+        template = dialect.types[m.group(1)]
+        return template.format(m.group(2)) if m.group(2) else template
+
+    return re.sub(r"\{(\w+)(?::([\w.]+))?\}", one, statement)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +249,55 @@ V3 = Migration(
     ),
 )
 
+# The tidy runs table of ``pglab export`` (analysis/tidy.py), kept in the store so that it can be
+# queried in place: a row per run as JSON (``run_tidy``, written by ``pglab run`` for the runs of
+# its campaign and by ``pglab export``), a view with a column per field (``pglab_runs``, the
+# fields of this pglab's export: a later change of them is a new migration), and every per-second
+# table in long form (``pglab_series``: run_id, phase, iteration, kind, t, label, metric, value).
+V4_TEXT = ("campaign", "variant", "point", "point_key", "status", "started_at", "finished_at",
+           "phase", "script", "protocol", "server_source", "server_version", "pgbench_version",
+           "server", "client", "data_storage", "data_fstype", "data_mount_options",
+           "wal_storage", "wal_fstype", "host", "top_wait", "error")  # fmt: skip
+V4_INT = ("repeat", "iteration", "clients", "threads", "scale", "transactions", "failed")
+V4_COLUMNS = ("run_id", "campaign", "variant", "point", "point_key", "repeat", "status",
+              "started_at", "finished_at", "phase", "iteration", "clients", "threads", "script",
+              "scale", "rate", "protocol", "duration_s", "server_source", "server_version",
+              "pgbench_version", "server", "client", "data_storage", "data_fstype",
+              "data_mount_options", "wal_storage", "wal_fstype", "host", "tps", "tps_steady",
+              "transactions", "failed", "latency_avg_ms", "latency_p50_ms", "latency_p90_ms",
+              "latency_p95_ms", "latency_p99_ms", "latency_p99_9_ms", "wal_mb_s", "fpi_share",
+              "read_hit_ratio", "top_wait", "top_wait_pct", "buffers_checkpointer",
+              "buffers_bgwriter", "buffers_backends", "checkpoints", "cpu_user_pct",
+              "cpu_system_pct", "cpu_iowait_pct", "pgbench_cpu_pct", "disk_read_mb_s",
+              "disk_write_mb_s", "error")  # fmt: skip
+
+
+def _v4_field(name: str) -> str:
+    if name == "run_id":
+        return "t.run_id"
+    kind = "jtext" if name in V4_TEXT else "jint" if name in V4_INT else "jnum"
+    return f"{{{kind}:{name}}} AS {name}"
+
+
+V4 = Migration(
+    version=4,
+    summary="the tidy runs table and the per-second series in long form, as views",
+    statements=(
+        """
+        CREATE TABLE run_tidy (
+            run_id {bigint} PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+            row_json TEXT NOT NULL,
+            pglab_version TEXT NOT NULL
+        )""",
+        "CREATE VIEW pglab_runs AS SELECT "
+        + ", ".join(_v4_field(n) for n in V4_COLUMNS)
+        + ", t.row_json FROM run_tidy t JOIN runs r ON r.id = t.run_id",
+        "{series_view}",
+    ),
+)
+
 # Append new migrations here; never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [V1, V2, V3]
+MIGRATIONS: list[Migration] = [V1, V2, V3, V4]
 
 
 def latest_version() -> int:
