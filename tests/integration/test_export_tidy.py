@@ -109,6 +109,9 @@ def test_by_phase_and_the_series_in_long_form(stored: Path, lab: Lab, tmp_path: 
     tps_rows = series[(series.run_id == run.id) & (series.metric == "tps")]
     assert list(tps_rows["value"]) == [r[progress["columns"].index("tps")]
                                         for r in progress["rows"]]  # fmt: skip
+    assert export(stored, lab, "--all-settings", "-o", str(tmp_path / "all-settings.csv")) == 0
+    every = pd.read_csv(tmp_path / "all-settings.csv")
+    assert {"setting.synchronous_commit", "setting.max_connections"} <= set(every.columns)
     assert export(stored, lab, "--series", "-o", str(tmp_path / "all.csv")) == 0
     kinds = set(pd.read_csv(tmp_path / "all.csv")["kind"])
     assert {"progress", "latency", "pg.database", "waits", "os.cpu"} <= kinds

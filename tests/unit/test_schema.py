@@ -603,3 +603,12 @@ def test_the_readme_export_columns_are_the_code_s() -> None:
     assert found.group(1).strip() == tidy.readme_table().strip(), (
         "README.md's export table differs from tidy.readme_table(): paste the new one in"
     )
+
+
+def test_the_store_s_pglab_runs_view_has_the_export_s_columns() -> None:
+    """Migration 4 froze the export's columns into the view: a change of the export's columns
+    needs a new migration that recreates it."""
+    from pglab.analysis import tidy
+    from pglab.store import schema as store_schema
+
+    assert store_schema.V4_COLUMNS == tidy.NAMES
