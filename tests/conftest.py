@@ -130,6 +130,18 @@ def outside_server(lab: Lab) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def ns_hosts() -> Iterator[Any]:
+    """Two SSH hosts in network namespaces (``netns_hosts.py``), shared by the session."""
+    from netns_hosts import Hosts
+
+    hosts = Hosts(2)
+    try:
+        yield hosts.start()
+    finally:
+        hosts.stop()
+
+
+@pytest.fixture(scope="session")
 def pg16_bindir(lab_home: Path) -> Path:
     """PostgreSQL 16 from the ``pgserver`` wheel (a test dependency), copied where the
     unprivileged server account can run it. The package is found, not imported (importing it

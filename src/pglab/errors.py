@@ -47,3 +47,8 @@ class CommandError(LabError):
 
 class StoreError(LabError):
     """The results store cannot be opened or written."""
+
+
+class HostError(LabError):
+    """A host over SSH cannot be reached, its key is not the known one, or a command failed
+    there."""

@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "pglab"
 STAGES: list[set[str]] = [
     {"core"},  # errors, records, procs, lab: the lab itself and the data passed between stages
     {"campaign"},  # the file, parsed and checked into specs
+    {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints
     {"pgbench", "disks", "telemetry"},  # the instruments (beside each other, never importing)
     {"run"},  # plan, preflight, executor, run metrics

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from pglab.campaign import hosts as host_parts
 from pglab.campaign import schema
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
@@ -45,11 +46,13 @@ from pglab.campaign.spec import (
     COPY_RESETS,
     DEFAULT_EFFECT_PCT,
     LATENCY_LOGS,
+    LOCAL,
     MANAGE_MODES,
     PROTOCOLS,
     RESET_POLICIES,
     DatasetSpec,
     DerivedSpec,
+    HostSpec,
     PhaseSpec,
     Script,
     ServerSpec,
@@ -91,6 +94,10 @@ class Campaign:
     storage_bench: StorageBenchSpec = StorageBenchSpec()
     effect_pct: float = DEFAULT_EFFECT_PCT  # [analysis] effect: the difference worth finding
     max_duration_s: float | None = None  # the time budget: the plan's estimate must fit in it
+    hosts: tuple[HostSpec, ...] = ()  # [hosts.NAME]: where remote generators run
+
+    def host(self, name: str) -> HostSpec:
+        return next(h for h in self.hosts if h.name == name)
 
     def target(self, name: str) -> TargetSpec:
         return dict(self.targets)[name]
@@ -133,6 +140,7 @@ def parse(
     on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
     max_duration = duration_s(doc, "max_duration", p, "")
 
+    known_hosts = host_parts.hosts(table_of(doc, "hosts", p, ""), p)
     server = _server(table_of(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
     dataset = _dataset(table_of(doc, "dataset", p, ""), DatasetSpec(), p, "[dataset]")
     workload = table_of(doc, "workload", p, "")
@@ -178,6 +186,12 @@ def parse(
         dataset = _reset_for(server, dataset, base_reset, p, "[dataset]")
         variants.append(Variant("base", server, dataset, phases, storage))
 
+    host_parts.check_references(
+        [(f"[variants.{v.name}]" if doc.get("variants") else "[workload]", ph)
+         for v in variants for ph in v.phases],
+        known_hosts,
+        p,
+    )  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(table_of(doc, "telemetry", p, ""), p)
@@ -208,6 +222,7 @@ def parse(
         storage_bench,
         effect,
         max_duration,
+        tuple(known_hosts.values()),
     )
 
 
@@ -415,6 +430,10 @@ def apply_workload(
             upd["latency_log"] = table["latency_log"]
     if "vacuum" in table:
         upd["vacuum"] = get(table, "vacuum", bool, True, p, where)
+    if "generators" in table:
+        found = host_parts.generators(table["generators"], p, where)
+        if found is not None:
+            upd["generators"] = () if found == (LOCAL,) else found
     new = replace(ph, **upd)
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")

@@ -123,6 +123,10 @@ SHAPES: dict[str, Shape] = {
         {"type": "number", "exclusiveMinimum": 0},
         {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(s|sec|min|h|d)?\s*)+$"}]}),
     "target_name": Shape("target name", {"type": "string"}),
+    "host_names": Shape('array of [hosts] names, or "local"',
+                        {"anyOf": [{"type": "string", "minLength": 1},
+                                   {"type": "array", "minItems": 1, "uniqueItems": True,
+                                    "items": {"type": "string", "minLength": 1}}]}),
     "target_names": Shape("array of target names",
                           {"type": "array", "minItems": 1, "items": {"type": "string"}}),
     "storage_choice": Shape("target name or {data, wal}",
@@ -203,6 +207,9 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("latency_log", "string", "full: every transaction, for per-second percentiles (costs "
         "a few % at very high TPS); aggregate: per-second count, mean and max (no cost); off",
         '"full"', _phase.latency_log, choices=LATENCY_LOGS),
+    Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
+        "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
+        commented=True, axis=False),
 ), exclusive=(("script", "scripts"), ("duration", "transactions")))  # fmt: skip
 PHASES = Table("phases", "phases run in order, one [[phases]] each", (
     Key("name", "string", "in [[derived]] and the results", '"warm-up"',
@@ -264,6 +271,20 @@ TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME]
     Key("path", "path", "an existing directory (no root needed)", '"/mnt/ssd"',
         commented=True, kinds=("path",)),
 ), form="named", example_name="wb")  # fmt: skip
+HOSTS = Table("hosts", "machines pglab reaches over SSH to run pgbench there, [hosts.NAME] "
+              "each; host keys checked against known_hosts", (
+    Key("ssh", "string", "user@address (the SSH agent, ~/.ssh/config and default keys as ssh "
+        "uses them)", '"bench@10.0.0.12"', required=True),
+    Key("port", "integer", "SSH port", "22", 22, minimum=1, maximum=65535),
+    Key("identity", "path", "a private key file", '"/root/.ssh/id_ed25519"',
+        default_doc="the agent's and ssh's defaults", commented=True),
+    Key("known_hosts", "path", "host keys to check against", '"/root/.ssh/known_hosts"',
+        default_doc="~/.ssh/known_hosts", commented=True),
+    Key("accept_new", "boolean", "add an unknown host key to known_hosts (a changed one is "
+        "always refused)", "false", False),
+    Key("bindir", "path", "where pgbench is on that host", '"/usr/lib/postgresql/18/bin"',
+        default_doc="pgbench on its PATH", commented=True),
+), form="named", example_name="gen1")  # fmt: skip
 STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as axes)", (
     Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),
     Key("wal", "target_name", "pg_wal's target", '"ram"', default_doc="in PGDATA"),
@@ -281,7 +302,7 @@ ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
         maximum=500),
 ))  # fmt: skip
 TABLES = (TOP, SERVER, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY, TARGETS,
-          STORAGE, STORAGE_BENCH, ANALYSIS)  # fmt: skip
+          STORAGE, STORAGE_BENCH, ANALYSIS, HOSTS)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -307,6 +328,7 @@ TARGET_KEYS = {kind: {k.name for k in TARGETS.keys if kind in k.kinds} for kind 
 STORAGE_KEYS = _names(STORAGE)
 STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)
 ANALYSIS_KEYS = _names(ANALYSIS)
+HOST_KEYS = _names(HOSTS)
 
 
 def key(table: Table, name: str) -> Key:

@@ -25,6 +25,7 @@ TARGET_KINDS = ("path", "tmpfs", "loop")
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "ext3", "ext2")
 
 
+LOCAL = "local"  # the generator that is pglab's own machine
 DEFAULT_EFFECT_PCT = 10.0  # [analysis] effect: the smallest TPS difference worth finding, %
 
 
@@ -182,6 +183,31 @@ class StorageSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class HostSpec:
+    """``[hosts.NAME]``: a machine pglab reaches over SSH, to run pgbench there (a load
+    generator). ``ssh`` is ``[user@]address``; the SSH agent, ``~/.ssh/config`` and the default
+    keys are used as ssh uses them, ``identity`` adds a key file. Host keys are checked against
+    ``known_hosts`` (default ``~/.ssh/known_hosts``); an unknown key is refused unless
+    ``accept_new``, a changed one always. ``bindir``: where pgbench is there (default: on its
+    PATH). Not part of a point's identity: where a generator is, is its fingerprint."""
+
+    name: str
+    address: str
+    user: str | None = None
+    port: int = 22
+    identity: str | None = None
+    known_hosts: str | None = None
+    accept_new: bool = False
+    bindir: str | None = None
+
+    @property
+    def label(self) -> str:
+        who = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port != 22 else ""
+        return f"{self.name} ({who}{self.address}{port})"
+
+
+@dataclass(frozen=True, slots=True)
 class Script:
     """A pgbench script: a built-in name or a file path, with a weight.
 
@@ -219,6 +245,14 @@ class PhaseSpec:
     connect: bool = False
     vacuum: bool = True  # pgbench's vacuum of its tables (and truncate of history) before running
     latency_log: str = "full"  # "full" (-l), "aggregate" (-l --aggregate-interval=1) or "off"
+    # [hosts] names whose pgbench run the phase together, clients split between them; () or
+    # ("local",): pgbench here. Part of the point (left out of its key when local, so points
+    # stored before generators existed keep their keys)
+    generators: tuple[str, ...] = ()
+
+    @property
+    def remote(self) -> bool:
+        return any(g != LOCAL for g in self.generators)
 
     @property
     def script_label(self) -> str:
@@ -302,7 +336,7 @@ class RunSpec:
             "axes": [[k, v] for k, v in self.axes],
             "server": self.server.identity(),
             "dataset": asdict(self.dataset),
-            "phases": [asdict(p) for p in self.phases],
+            "phases": [_phase_identity(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
         }
         if not self.storage.is_default:
@@ -345,6 +379,19 @@ class RunSpec:
 
     def estimated_seconds(self) -> float:
         return sum(p.estimated_seconds() for p in self.phases)
+
+
+def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
+    d = asdict(phase)
+    if not phase.remote:
+        d.pop("generators")
+    return d
+
+
+def split_clients(clients: int, generators: int) -> list[int]:
+    """Clients per generator: as even as can be, the first ones taking one more."""
+    base, extra = divmod(clients, generators)
+    return [base + (1 if i < extra else 0) for i in range(generators)]
 
 
 def _digest(obj: Any) -> str:

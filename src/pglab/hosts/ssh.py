@@ -1,0 +1,328 @@
+"""A host over SSH (asyncssh): one connection per host for the campaign, commands with their
+output, processes whose stderr lines stream back, files read and written by SFTP, its clock.
+
+- **Host keys** are checked against ``known_hosts`` (``~/.ssh/known_hosts`` unless the host says
+  otherwise), by pglab itself so that the error says which case it is: an unknown key is refused
+  unless ``accept_new`` (then written to the file, as ``ssh -o StrictHostKeyChecking=accept-new``
+  does), a changed or revoked key always.
+- **Nothing outlives the link**: a remote command runs under a small POSIX-sh watcher that kills
+  it when its channel's stdin closes — which happens when pglab stops it, when pglab dies
+  (even by SIGKILL: the TCP connection goes, sshd closes the channel) and when sshd gives up on
+  a lost link (``ClientAliveInterval``). No PTY: stderr stays apart from stdout.
+- **Secrets** never go on a remote command line: a password for libpq is written to a file of
+  mode 0600 in the run's remote directory (``PGPASSFILE``), removed with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from pglab.campaign.spec import HostSpec
+from pglab.errors import HostError
+from pglab.hosts.loop import call, loop
+
+CONNECT_TIMEOUT = 15
+# kills the command ("$@") when stdin reaches its end: the watcher reads a copy of stdin made
+# first (fd 3: a background job's stdin is /dev/null before any redirection of its own), the
+# command gets /dev/null; its exit status is the watcher's
+WATCHER = (
+    'exec 3<&0; "$@" </dev/null 3<&- & c=$!; ( read _ <&3; kill -TERM $c 2>/dev/null ) & '
+    "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
+)
+
+
+def known_hosts_path(spec: HostSpec) -> Path:
+    return Path(spec.known_hosts or "~/.ssh/known_hosts").expanduser()
+
+
+def _entry(spec: HostSpec) -> str:
+    return spec.address if spec.port == 22 else f"[{spec.address}]:{spec.port}"
+
+
+class _KeyPolicy(asyncssh.SSHClient):
+    """pglab's host key check (asyncssh's own is off so that the reason can be told)."""
+
+    def __init__(self, spec: HostSpec):
+        self.spec = spec
+        self.problem: str | None = None
+
+    def validate_host_public_key(
+        self, host: str, addr: str, port: int, key: asyncssh.SSHKey
+    ) -> bool:
+        path = known_hosts_path(self.spec)
+        mine = key.export_public_key().decode().split()[:2]
+        trusted: Sequence[asyncssh.SSHKey] = ()
+        revoked: Sequence[asyncssh.SSHKey] = ()
+        if path.is_file():
+            found = asyncssh.read_known_hosts(str(path)).match(host, addr, port)
+            trusted, revoked = found[0], found[2]
+        same = [k for k in trusted if k.export_public_key().decode().split()[:2] == mine]
+        if any(k.export_public_key().decode().split()[:2] == mine for k in revoked):
+            self.problem = f"the host key of {self.spec.label} is marked revoked in {path}"
+            return False
+        if same:
+            return True
+        if trusted:
+            self.problem = (
+                f"the host key of {self.spec.label} has CHANGED since it was recorded in {path} "
+                f"(now {key.get_fingerprint()}): someone may be intercepting the connection, or "
+                "the host was reinstalled"
+            )
+            return False
+        if self.spec.accept_new:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with open(path, "a") as f:
+                f.write(f"{_entry(self.spec)} {' '.join(mine)}\n")
+            return True
+        self.problem = (
+            f"the host key of {self.spec.label} is not in {path} ({key.get_fingerprint()})"
+        )
+        return False
+
+
+@dataclass
+class Finished:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class RemoteProcess:
+    """A command running on a host under the watcher; ``stop`` ends it by closing stdin."""
+
+    def __init__(self, host: Remote, process: asyncssh.SSHClientProcess, argv: Sequence[str]):
+        self.host = host
+        self._process = process
+        self.argv = list(argv)
+        self.stderr_lines: list[str] = []
+
+    async def _pump(self, on_line: Callable[[str], None] | None) -> None:
+        async for line in self._process.stderr:
+            self.stderr_lines.append(line.rstrip("\n"))
+            if on_line is not None:
+                on_line(line)
+
+    async def wait(self, on_line: Callable[[str], None] | None = None) -> Finished:
+        pump = asyncio.ensure_future(self._pump(on_line))
+        stdout = await self._process.stdout.read()
+        await pump
+        await self._process.wait()
+        code = self._process.exit_status
+        if code is None:  # killed by a signal: 128 + its number, as a shell says
+            code = 128 + 15
+        return Finished(code, stdout, "\n".join(self.stderr_lines).rstrip("\n"))
+
+    def stop(self) -> None:
+        """Close stdin: the watcher kills the command (a no-op once it has ended). Safe from
+        any thread: done on the SSH loop."""
+
+        def _eof() -> None:
+            with contextlib.suppress(OSError, asyncssh.Error):
+                self._process.stdin.write_eof()
+
+        loop().call_soon_threadsafe(_eof)
+
+
+class Remote:
+    """One host of the campaign, connected on first use."""
+
+    def __init__(self, spec: HostSpec):
+        self.spec = spec
+        self._conn: asyncssh.SSHClientConnection | None = None
+
+    # -- connection ---------------------------------------------------------------------------
+    async def _connect(self) -> asyncssh.SSHClientConnection:
+        if self._conn is not None:
+            return self._conn
+        policy = _KeyPolicy(self.spec)
+        options: dict[str, Any] = {
+            "port": self.spec.port,
+            # none trusted up front: every key goes to _KeyPolicy, which can tell why not (None
+            # would switch the check off, and () would read ~/.ssh/known_hosts itself)
+            "known_hosts": asyncssh.import_known_hosts(""),
+            "client_factory": lambda: policy,
+            "connect_timeout": CONNECT_TIMEOUT,
+            "keepalive_interval": 2,
+            "keepalive_count_max": 3,
+        }
+        if self.spec.user:
+            options["username"] = self.spec.user
+        if self.spec.identity:
+            options["client_keys"] = [self.spec.identity]
+        try:
+            self._conn = await asyncssh.connect(self.spec.address, **options)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise HostError(
+                policy.problem or f"the host key of {self.spec.label} was not accepted: {exc}",
+                hint=_KEY_HINT if "CHANGED" not in (policy.problem or "") else _CHANGED_HINT,
+            ) from None
+        except asyncssh.PermissionDenied as exc:
+            raise HostError(
+                f"SSH to {self.spec.label} refused the login: {exc.reason}",
+                hint="check the user, the key (identity = ..., or the SSH agent) and the "
+                "host's authorized_keys: `ssh` with the same user and key must work",
+            ) from None
+        except (OSError, TimeoutError, asyncssh.Error) as exc:
+            raise HostError(
+                f"cannot reach {self.spec.label} over SSH: {exc}",
+                hint="is the host up, and sshd listening on that address and port?",
+            ) from None
+        return self._conn
+
+    def open(self) -> Remote:
+        call(self._connect(), CONNECT_TIMEOUT + 5)
+        return self
+
+    def close(self) -> None:
+        if self._conn is None:
+            return
+        conn, self._conn = self._conn, None
+
+        async def _close() -> None:
+            conn.close()
+            await conn.wait_closed()
+
+        with contextlib.suppress(Exception):  # closing a link that is gone already
+            call(_close(), 10)
+
+    # -- commands -----------------------------------------------------------------------------
+    @staticmethod
+    def command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+        """The remote command line: ``env K=V ... argv`` under the watcher (sh -c)."""
+        words = [*(["env", *(f"{k}={v}" for k, v in env.items())] if env else []), *argv]
+        return f"sh -c {shlex.quote(WATCHER)} pglab-watch {shlex.join(words)}"
+
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = 120,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> Finished:
+        async def _run() -> Finished:
+            conn = await self._connect()
+            proc = await conn.create_process(self.command(argv, env))
+            started = RemoteProcess(self, proc, argv)
+            try:
+                return await asyncio.wait_for(started.wait(), timeout)
+            finally:
+                started.stop()
+
+        try:
+            done = call(_run(), timeout + 10)
+        except TimeoutError:
+            raise HostError(
+                f"{shlex.join(argv)} did not finish within {timeout:.0f} s on {self.spec.label}"
+            ) from None
+        except (OSError, asyncssh.Error) as exc:
+            raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+        if check and done.returncode != 0:
+            said = (done.stderr or done.stdout).strip()[-2000:]
+            raise HostError(
+                f"{argv[0]} failed on {self.spec.label} (exit {done.returncode}): {said}"
+            )
+        return done
+
+    async def start(
+        self, argv: Sequence[str], env: Mapping[str, str] | None = None
+    ) -> RemoteProcess:
+        """Start a command (on the SSH loop: ``await`` it there)."""
+        conn = await self._connect()
+        proc = await conn.create_process(self.command(argv, env))
+        return RemoteProcess(self, proc, argv)
+
+    # -- files --------------------------------------------------------------------------------
+    def make_dir(self) -> str:
+        return self.run(["mktemp", "-d", "/tmp/pglab-XXXXXXXX"]).stdout.strip()
+
+    def remove_dir(self, path: str) -> None:
+        if path.startswith("/tmp/pglab-"):  # only what make_dir made
+            self.run(["rm", "-rf", "--", path], check=False)
+
+    def write(self, path: str, data: bytes, mode: int = 0o600) -> None:
+        async def _write() -> None:
+            conn = await self._connect()
+            async with conn.start_sftp_client() as sftp:
+                async with sftp.open(path, "wb", asyncssh.SFTPAttrs(permissions=mode)) as f:
+                    await f.write(data)
+                await sftp.chmod(path, mode)
+
+        call(_write(), 60)
+
+    def fetch(self, remote_dir: str, prefix: str, local_dir: Path) -> list[Path]:
+        """Copy the files of ``remote_dir`` whose names start with ``prefix`` to ``local_dir``."""
+        local_dir.mkdir(parents=True, exist_ok=True)
+
+        async def _fetch() -> list[Path]:
+            conn = await self._connect()
+            got = []
+            async with conn.start_sftp_client() as sftp:
+                for name in sorted(await sftp.listdir(remote_dir)):
+                    if name.startswith(prefix):
+                        target = local_dir / name
+                        await sftp.get(f"{remote_dir}/{name}", str(target))
+                        got.append(target)
+            return got
+
+        return call(_fetch(), 600)
+
+    # -- facts ----------------------------------------------------------------------------------
+    def facts(self, pgbench: str) -> dict[str, Any]:
+        """The host as a run's fingerprint records it."""
+        out = self.run(
+            ["sh", "-c", 'uname -n; uname -sr; nproc; grep MemTotal /proc/meminfo; "$0" --version',
+             pgbench],
+            check=False,
+        )  # fmt: skip
+        lines = out.stdout.splitlines() + [""] * 5
+        mem = lines[3].split()
+        return {
+            "host": self.spec.name,
+            "address": self.spec.address,
+            "hostname": lines[0],
+            "kernel": lines[1],
+            "cpus": int(lines[2]) if lines[2].isdigit() else None,
+            "ram_bytes": int(mem[1]) * 1024 if len(mem) > 1 and mem[1].isdigit() else None,
+            "pgbench": lines[4].strip() or None,
+        }
+
+    def clock_offset(self, samples: int = 7) -> tuple[float, float]:
+        """(offset, uncertainty) in seconds of the host's clock against this one's: from the
+        sample with the shortest round trip, offset = remote time - the round trip's middle,
+        uncertainty = half the round trip."""
+        best: tuple[float, float] | None = None
+
+        async def _probe() -> tuple[float, float]:
+            conn = await self._connect()
+            t0 = time.time()
+            result = await conn.run("date +%s.%N", check=True)
+            t1 = time.time()
+            remote = float(str(result.stdout).strip())
+            return remote - (t0 + t1) / 2, (t1 - t0) / 2
+
+        for _ in range(samples):
+            found = call(_probe(), 30)
+            if best is None or found[1] < best[1]:
+                best = found
+        assert best is not None
+        return best
+
+
+_KEY_HINT = (
+    "check the key with the host's administrator, then add it (ssh-keyscan HOST >> known_hosts "
+    "after comparing the fingerprint), or set accept_new = true in [hosts.NAME] to record it "
+    "on first use"
+)
+_CHANGED_HINT = (
+    "if the host was reinstalled, remove its old line (ssh-keygen -R HOST) and connect again; "
+    "pglab never accepts a changed key by itself"
+)

