@@ -46,7 +46,10 @@ host all all 127.0.0.1/32 scram-sha-256
 class OutsideServer:
     """A server in its own directory (not under the lab home: pglab must not think it its own)."""
 
-    def __init__(self, lab: Lab):
+    def __init__(self, lab: Lab, listen: tuple[str, ...] = ("127.0.0.1",),
+                 allow: str = "127.0.0.1/32"):  # fmt: skip
+        self.listen = listen
+        self.allow = allow  # the network that may connect over TCP (with a password)
         self.lab = lab
         self.binaries = resolve(ServerSpec(), lab)
         self.root = Path(tempfile.mkdtemp(prefix="pglab-outside-", dir="/tmp"))
@@ -73,11 +76,11 @@ class OutsideServer:
         self._pg("initdb", "-D", str(self.data), "-U", "admin", "--auth=trust", "--no-sync")
         with open(self.data / "postgresql.conf", "a") as conf:
             conf.write(
-                f"\nlisten_addresses = '127.0.0.1'\nport = {self.port}\n"
+                f"\nlisten_addresses = '{','.join(self.listen)}'\nport = {self.port}\n"
                 f"unix_socket_directories = '{self.sock}'\nfsync = off\n"
                 "password_encryption = 'scram-sha-256'\nmax_connections = 60\n"
             )
-        (self.data / "pg_hba.conf").write_text(HBA)
+        (self.data / "pg_hba.conf").write_text(HBA + f"host all all {self.allow} scram-sha-256\n")
         self.pg_ctl("start")
         with self.admin() as conn:
             for statement in filter(None, (s.strip() for s in ROLES_SQL.split(";"))):
@@ -110,7 +113,7 @@ class OutsideServer:
         """A URL without the password (given by PGPASSWORD or .pgpass) unless ``password``."""
         secret = f":{password}" if password else ""
         query = "&".join(f"{k}={v}" for k, v in more.items())
-        return f"postgresql://{user}{secret}@127.0.0.1:{self.port}/postgres" + (
+        return f"postgresql://{user}{secret}@{self.listen[-1]}:{self.port}/postgres" + (
             f"?{query}" if query else ""
         )
 

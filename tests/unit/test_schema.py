@@ -220,6 +220,8 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
     if table.form == "array":
         return {table.name: [{key: value}]}
     item = {key: value} if kind is None else {"kind": kind, key: value}
+    if table is schema.HOSTS and key != "ssh":
+        item = {"ssh": "bench@10.0.0.1", **item}  # the key every host needs
     return {table.name: {"x": item}}
 
 
@@ -342,9 +344,12 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "target_name": st.sampled_from(TARGET_NAMES),
     "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
     "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
+    # one generator: a phase always has a client for it (several: tests of hosts.py)
+    "host_names": st.sampled_from(["local", ["local"], "gen1", ["gen2"]]),
 }
 SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
     ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty
+    ("hosts", "ssh"): st.sampled_from(["root@10.0.0.1", "gen.example.com", "b@[fe80::1]"]),
     ("server", "dsn"): st.sampled_from(
         ["postgresql://bench@db1:5432/postgres", "host=db1 user=bench", "service=staging", ""]
     ),
@@ -421,6 +426,8 @@ def documents(draw) -> dict[str, Any]:
         "storage_bench": table_of(schema.STORAGE_BENCH),
         "analysis": table_of(schema.ANALYSIS),
         "targets": targets(),
+        "hosts": st.dictionaries(st.sampled_from(["gen1", "gen2", "gen3"]),
+                                 table_of(schema.HOSTS), max_size=2),
     }  # fmt: skip
     for name, strategy in parts.items():
         if draw(st.booleans()):
@@ -466,7 +473,25 @@ def documents(draw) -> dict[str, Any]:
     if variants:
         doc["variants"] = variants
     _fit_existing(doc)
+    _fit_hosts(doc)
     return doc
+
+
+def _fit_hosts(doc: dict[str, Any]) -> None:
+    """Every host a phase names as a generator is defined (the schema cannot say), with the
+    ssh every host needs."""
+    hosts = doc.setdefault("hosts", {})
+    for host in hosts.values():
+        host.setdefault("ssh", "root@10.0.0.1")
+    tables = [doc.get("workload", {}), *doc.get("phases", [])]
+    tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
+    for t in tables:
+        names = t.get("generators", [])
+        for name in [names] if isinstance(names, str) else names:
+            if name != "local":
+                hosts.setdefault(name, {"ssh": f"root@{name}.example.com"})
+    if not hosts:
+        del doc["hosts"]
 
 
 def _fit_existing(doc: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pglab.errors import PgbenchError
@@ -236,10 +236,26 @@ def _merge_aggregates(
     )
 
 
-def read_transaction_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
-    """Like ``parse_transaction_log``, over the log files of all threads of one run together."""
+def read_transaction_logs(
+    paths: Iterable[Path], shifts: dict[Path, int] | None = None
+) -> tuple[LatencySecond, ...]:
+    """Like ``parse_transaction_log``, over the log files of all threads of one run together
+    (and of several pgbench on several hosts: ``shifts`` moves a file's seconds onto pglab's
+    clock, by the whole seconds its host's clock is ahead)."""
     seconds = _Seconds()
     for path in paths:
+        shift = (shifts or {}).get(path, 0)
         with open(path) as lines:
-            seconds.add(lines, str(path))
+            seconds.add(_shifted(lines, shift) if shift else lines, str(path))
     return seconds.summary()
+
+
+def _shifted(lines: Iterable[str], shift: int) -> Iterator[str]:
+    """Log lines with their time_epoch (5th field) moved back by ``shift`` seconds."""
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 4 and fields[4].lstrip("-").isdigit():
+            fields[4] = str(int(fields[4]) - shift)
+            yield " ".join(fields)
+        else:
+            yield line

@@ -27,6 +27,7 @@ from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
 from pglab.pgbench import invoke as pgbench
+from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
@@ -36,6 +37,7 @@ from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run.metrics import run_metrics
 from pglab.run.plan import Plan
 from pglab.run.preflight import preflight, targets_of
+from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.telemetry.watch import PhaseWatch
 
@@ -72,6 +74,7 @@ class Executor:
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
         self.existing: dict[str, ExistingServer] = {}
+        self.hosts = Hosts(())  # the campaign's generator hosts (run/remote.py)
         self.store = store
         self.events: Events = events or QuietEvents()
         self.cluster: Cluster | None = None
@@ -87,6 +90,7 @@ class Executor:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
         (it was edited) stop it with an error, or are deleted first when ``replace``.
         ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``."""
+        self.hosts = Hosts(campaign.hosts)
         for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
         done = self.store.done_run_keys(campaign.name)
@@ -156,6 +160,7 @@ class Executor:
         tear down the storage targets it made."""
         try:
             self._put_back()
+            self.hosts.close()
             if self.cluster is not None:
                 self.cluster.stop()
         finally:
@@ -211,6 +216,10 @@ class Executor:
                     "data": self.targets.describe(run.storage.data),
                     "wal": self.targets.describe(run.storage.wal),
                 }
+            remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
+            if remote:
+                fp["generators"] = self.hosts.check(remote)
+                fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             env = srv.pgbench_env() if isinstance(srv, ExistingServer) else None
@@ -221,17 +230,26 @@ class Executor:
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
                     with PhaseWatch(srv, spec, fp["server_version_num"]) as watch:
-                        result = pgbench.run_phase(
-                            binaries,
-                            phase,
-                            iteration,
-                            srv.pgbench_conn_args(),
-                            workdir,
-                            on_progress=self.events.progress,
-                            on_spawn=watch.set_pgbench,
-                            env=env,
-                        )
-                    phases.append(replace(result, tables=watch.tables))
+                        if phase.remote:  # pgbench on the generator hosts, all at once
+                            result, table = self.hosts.run_phase(
+                                phase, iteration, srv.pgbench_conn_args(), env or {},
+                                workdir / f"{phase.name}-{iteration}", self.events.progress,
+                            )  # fmt: skip
+                        else:
+                            result = pgbench.run_phase(
+                                binaries,
+                                phase,
+                                iteration,
+                                srv.pgbench_conn_args(),
+                                workdir,
+                                on_progress=self.events.progress,
+                                on_spawn=watch.set_pgbench,
+                                env=env,
+                            )
+                    tables = dict(watch.tables)
+                    if phase.remote:
+                        tables[GENERATORS] = table
+                    phases.append(replace(result, tables=tables))
             if isinstance(srv, ExistingServer) and (why := srv.lost()):
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None

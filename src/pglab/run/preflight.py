@@ -22,6 +22,7 @@ from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve
 from pglab.run import capacity
 from pglab.run.plan import Plan, make_plan
+from pglab.run.remote import Hosts
 
 
 def preflight(
@@ -48,6 +49,7 @@ def preflight(
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
+    _check_generators(campaign, plan, found)
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
@@ -178,6 +180,38 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
             )
         )
     return problems
+
+
+def _check_generators(campaign: Campaign, plan: Plan, found: list[LabError]) -> None:
+    """Remote load generators: a server they can reach (an existing one, by its dsn), and every
+    host reachable over SSH, its key the known one, pgbench there."""
+    names: set[str] = set()
+    local_server: list[str] = []
+    for point in plan.points:
+        remote = [ph for ph in point.phases if ph.remote]
+        names |= {g for ph in remote for g in ph.generators}
+        if remote and not point.server.existing:
+            local_server.append(point.label)
+    if local_server:
+        found.append(
+            CampaignError(
+                f'point "{local_server[0]}"'
+                + (f" and {len(local_server) - 1} more" if len(local_server) > 1 else "")
+                + " runs pgbench on other hosts against a server pglab makes, which listens "
+                "on a private socket only",
+                hint="for now, generators on other hosts need an existing server they reach "
+                'over TCP: [server] dsn = "postgresql://user@address/db"',
+            )
+        )
+    if not names:
+        return
+    hosts = Hosts(campaign.hosts)
+    try:
+        hosts.check(sorted(names))
+    except LabError as exc:
+        found.append(exc)
+    finally:
+        hosts.close()
 
 
 def _check_fio(campaign: Campaign) -> None:

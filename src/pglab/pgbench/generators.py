@@ -1,0 +1,278 @@
+"""A phase run by pgbench on several hosts at once (load generators), merged into one result.
+
+The clients are split between the hosts (``split_clients``); every pgbench is started at once,
+each with ``--progress-timestamp`` so that its per-second lines carry its host's clock, which
+``Remote.clock_offset`` measured against pglab's before the phase. Merged:
+
+- **TPS**: the sum of the pgbench totals (each ``tps =`` line), exactly; transactions and
+  failures summed, the mean latency weighted by transactions.
+- **per second**: a second is kept only when every generator reported it (the window where
+  they all ran), its TPS the sum, on pglab's clock.
+- **latency percentiles**: from every host's per-transaction log, fetched by SFTP and read as
+  one (each host's seconds moved by its clock offset), never from averaged percentiles.
+
+Each host's own figures go to the phase's ``generators`` table (with its clock offset and the
+offset's uncertainty), stored with the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pglab.campaign.spec import PhaseSpec, split_clients
+from pglab.errors import HostError, PgbenchError
+from pglab.hosts.loop import call
+from pglab.hosts.ssh import Finished, Remote, RemoteProcess
+from pglab.pgbench import output as pgbench_output
+from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_threads
+from pglab.postgres.sources import Binaries
+from pglab.procs import tail
+from pglab.records import PgbenchReport, PhaseResult, ProgressSample
+
+TABLE = "generators"  # the phase's table of per-host figures
+# a clock offset known to no better than this (half the best round trip) is flagged
+OFFSET_UNCERTAINTY_WARN_S = 0.1
+
+
+@dataclass
+class Generator:
+    """One host's part: where pgbench is there, how many CPUs it has, its clock's offset."""
+
+    remote: Remote
+    pgbench: str
+    cpus: int
+    offset_s: float = 0.0
+    uncertainty_s: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.remote.spec.name
+
+
+def passfile_line(password: str) -> bytes:
+    """A ~/.pgpass line that matches any server: ``:`` and ``\\`` escaped as libpq reads them."""
+    escaped = password.replace("\\", "\\\\").replace(":", "\\:")
+    return f"*:*:*:*:{escaped}\n".encode()
+
+
+def run_phase(
+    generators: Sequence[Generator],
+    phase: PhaseSpec,
+    iteration: int,
+    conn_args: list[str],
+    env: Mapping[str, str],
+    workdir: Path,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[PhaseResult, dict[str, Any]]:
+    """Run one iteration of ``phase`` on every generator at once; the merged result and the
+    per-host table. ``env``: libpq's variables for pgbench (a ``PGPASSWORD`` goes to a file of
+    mode 0600 in the host's run directory, never on its command line)."""
+    clients = split_clients(phase.clients, len(generators))
+    dirs = {g.name: g.remote.make_dir() for g in generators}
+    try:
+        argvs, envs = {}, {}
+        for g, n in zip(generators, clients, strict=True):
+            own = replace(phase, clients=n, threads=min(phase.threads or n, n) if phase.threads
+                          else auto_threads(n, g.cpus))  # fmt: skip
+            remote_dir = Path(dirs[g.name])
+            argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
+            argvs[g.name] = [g.pgbench, *argv[1:], "--progress-timestamp"]
+            envs[g.name] = {k: v for k, v in env.items() if k != "PGPASSWORD"}
+            if env.get("PGPASSWORD"):
+                passfile = f"{dirs[g.name]}/.pgpass"
+                g.remote.write(passfile, passfile_line(env["PGPASSWORD"]))
+                envs[g.name]["PGPASSFILE"] = passfile
+        merger = _Merger([g.name for g in generators], on_progress)
+        started = time.time()
+        t0 = time.monotonic()
+        finished = call(_run_all(generators, argvs, envs, merger, _timeout(phase)))
+        elapsed = time.monotonic() - t0
+        for g in generators:
+            done = finished[g.name]
+            if done.returncode != 0:
+                said = done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}"
+                raise PgbenchError(
+                    f"pgbench failed on {g.remote.spec.label} in phase {phase.name!r}: {tail(said)}"
+                )
+        reports = {g.name: pgbench_output.parse_report(finished[g.name].stdout) for g in generators}
+        latency: tuple = ()
+        if phase.latency_log != "off":
+            latency = _latency(generators, dirs, workdir, phase.latency_log)
+    finally:
+        for g in generators:
+            g.remote.remove_dir(dirs[g.name])
+    report = merge_reports([reports[g.name] for g in generators])
+    result = PhaseResult(
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=elapsed,
+        argv=tuple(argvs[generators[0].name]),
+        report=report,
+        progress=merger.merged(started),
+        latency=latency,
+        output="".join(
+            f"== {g.remote.spec.label}: {n} client(s) ==\n{finished[g.name].stdout}"
+            f"{finished[g.name].stderr}\n"
+            for g, n in zip(generators, clients, strict=True)
+        ),
+    )
+    table = {
+        "columns": ["host", "clients", "threads", "tps", "transactions", "failed",
+                    "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms"],
+        "rows": [[g.name, n, reports[g.name].threads, reports[g.name].tps,
+                  reports[g.name].transactions, reports[g.name].failed,
+                  reports[g.name].latency_avg_ms, round(g.offset_s * 1000, 3),
+                  round(g.uncertainty_s * 1000, 3)]
+                 for g, n in zip(generators, clients, strict=True)],
+    }  # fmt: skip
+    return result, table
+
+
+async def _run_all(
+    generators: Sequence[Generator],
+    argvs: Mapping[str, list[str]],
+    envs: Mapping[str, Mapping[str, str]],
+    merger: _Merger,
+    timeout: float,
+) -> dict[str, Finished]:
+    """Start every pgbench, then wait for all; on a timeout, an error or a cancel (Ctrl-C), stop
+    every one of them (closing their channels' stdin ends them on their hosts)."""
+    started: dict[str, RemoteProcess] = {}
+    try:
+        for g in generators:
+            started[g.name] = await g.remote.start(argvs[g.name], envs[g.name])
+        waits = [started[g.name].wait(merger.feeder(g)) for g in generators]
+        results = await asyncio.wait_for(asyncio.gather(*waits), timeout)
+        return {g.name: r for g, r in zip(generators, results, strict=True)}
+    except TimeoutError:
+        raise PgbenchError(
+            f"pgbench did not finish within {timeout:.0f} s on the generators"
+        ) from None
+    except OSError as exc:
+        raise HostError(f"the SSH link to a generator failed: {exc}") from None
+    finally:
+        for proc in started.values():
+            proc.stop()
+
+
+class _Merger:
+    """Per-second progress of every generator, merged where all of them reported."""
+
+    def __init__(self, names: list[str], on_progress: ProgressCallback | None):
+        self.names = names
+        self.on_progress = on_progress
+        self.seconds: dict[int, dict[str, ProgressSample]] = {}
+        self.offsets: dict[str, float] = {}
+
+    def feeder(self, g: Generator) -> Callable[[str], None]:
+        self.offsets[g.name] = g.offset_s
+
+        def feed(line: str) -> None:
+            sample = pgbench_output.parse_progress_line(line)
+            if sample is None:
+                return
+            second = round(sample.t - g.offset_s)  # on pglab's clock
+            got = self.seconds.setdefault(second, {})
+            got[g.name] = sample
+            if len(got) == len(self.names) and self.on_progress is not None:
+                self.on_progress(_sum(second, got.values()))
+
+        return feed
+
+    def merged(self, started: float) -> tuple[ProgressSample, ...]:
+        """The seconds every generator reported, ``t`` from the phase's start (as pgbench's own
+        progress of a local run)."""
+        out = []
+        for second in sorted(self.seconds):
+            got = self.seconds[second]
+            if len(got) == len(self.names):
+                out.append(replace(_sum(second, got.values()), t=round(second - started, 3)))
+        return tuple(out)
+
+
+def _sum(second: int, samples: Any) -> ProgressSample:
+    samples = list(samples)
+    tps = sum(s.tps for s in samples)
+    weights = [s.tps for s in samples] if tps > 0 else [1.0] * len(samples)
+    latency = sum(w * (s.latency_avg_ms or 0) for w, s in zip(weights, samples, strict=True))
+    failed = [s.failed for s in samples if s.failed is not None]
+    return ProgressSample(
+        t=float(second),
+        tps=tps,
+        latency_avg_ms=latency / sum(weights) if sum(weights) else None,
+        latency_stddev_ms=None,  # not the mean of the hosts' own: left out rather than wrong
+        failed=sum(failed) if failed else None,
+    )
+
+
+def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
+    """One report for the hosts' pgbench together: counts and TPS summed, the mean latency
+    weighted by transactions, the slowest connection time; the standard deviation from the
+    hosts' own means and deviations (the pooled variance of the transactions)."""
+    n = sum(r.transactions for r in reports)
+    first = reports[0]
+
+    def total(values: list[int | None]) -> int | None:
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    mean = stddev = None
+    if n and all(r.latency_avg_ms is not None for r in reports):
+        mean = sum(r.transactions * (r.latency_avg_ms or 0) for r in reports) / n
+        if all(r.latency_stddev_ms is not None for r in reports):
+            second_moment = (
+                sum(
+                    r.transactions
+                    * ((r.latency_stddev_ms or 0) ** 2 + (r.latency_avg_ms or 0) ** 2)
+                    for r in reports
+                )
+                / n
+            )
+            stddev = max(0.0, second_moment - mean**2) ** 0.5
+    connections = [r.initial_connection_ms for r in reports if r.initial_connection_ms is not None]
+    durations = [r.duration_s for r in reports if r.duration_s is not None]
+    return replace(
+        first,
+        tps=sum(r.tps for r in reports),
+        transactions=n,
+        failed=total([r.failed for r in reports]),
+        latency_avg_ms=mean,
+        latency_stddev_ms=stddev,
+        initial_connection_ms=max(connections) if connections else None,
+        clients=total([r.clients for r in reports]),
+        threads=total([r.threads for r in reports]),
+        duration_s=max(durations) if durations else None,
+        retried=total([r.retried for r in reports]),
+        skipped=total([r.skipped for r in reports]),
+        rate_lag_avg_ms=statistics.fmean(
+            [r.rate_lag_avg_ms for r in reports if r.rate_lag_avg_ms is not None]
+        ) if any(r.rate_lag_avg_ms is not None for r in reports) else None,
+    )  # fmt: skip
+
+
+def _latency(
+    generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str
+) -> tuple:
+    paths: list[Path] = []
+    shifts: dict[Path, int] = {}
+    for g in generators:
+        got = g.remote.fetch(dirs[g.name], LOG_PREFIX, workdir / g.name)
+        paths += got
+        shifts.update({p: round(g.offset_s) for p in got})
+    if kind == "aggregate":  # per-second aggregates: merged by second, no percentiles
+        return pgbench_output.read_aggregate_logs(paths)
+    return pgbench_output.read_transaction_logs(paths, shifts)
+
+
+def _timeout(phase: PhaseSpec) -> float:
+    if phase.duration is not None:
+        return phase.duration * 2 + 120
+    return 6 * 3600.0

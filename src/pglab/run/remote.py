@@ -1,0 +1,79 @@
+"""The campaign's load generator hosts, for the executor: connected on first use and kept for
+the campaign, their facts read once, their clocks measured before every phase they run, closed
+when the campaign ends (also on errors and Ctrl-C)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pglab.campaign.spec import HostSpec, PhaseSpec
+from pglab.errors import HostError
+from pglab.hosts.ssh import Remote
+from pglab.pgbench import generators as remote_pgbench
+from pglab.pgbench.invoke import ProgressCallback
+from pglab.records import PhaseResult
+
+
+class Hosts:
+    def __init__(self, specs: Sequence[HostSpec]):
+        self.specs = {h.name: h for h in specs}
+        self.remotes: dict[str, Remote] = {}
+        self.facts: dict[str, dict[str, Any]] = {}
+
+    def remote(self, name: str) -> Remote:
+        if name not in self.remotes:
+            self.remotes[name] = Remote(self.specs[name]).open()
+        return self.remotes[name]
+
+    @staticmethod
+    def pgbench(spec: HostSpec) -> str:
+        return f"{spec.bindir.rstrip('/')}/pgbench" if spec.bindir else "pgbench"
+
+    def check(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Connect to each host, and read its facts (pgbench must answer --version there)."""
+        for name in names:
+            if name in self.facts:
+                continue
+            spec = self.specs[name]
+            facts = self.remote(name).facts(self.pgbench(spec))
+            if not (facts.get("pgbench") or "").startswith("pgbench"):
+                raise HostError(
+                    f"no pgbench at {self.pgbench(spec)} on {spec.label}",
+                    hint="install PostgreSQL's client programs there, or give bindir = "
+                    '"/path/to/bin" in [hosts.NAME]',
+                )
+            self.facts[name] = facts
+        return {n: self.facts[n] for n in names}
+
+    def run_phase(
+        self,
+        phase: PhaseSpec,
+        iteration: int,
+        conn_args: list[str],
+        env: Mapping[str, str],
+        workdir: Path,
+        on_progress: ProgressCallback | None = None,
+    ) -> tuple[PhaseResult, dict[str, Any]]:
+        facts = self.check(phase.generators)
+        gens = []
+        for name in phase.generators:
+            offset, uncertainty = self.remote(name).clock_offset()
+            gens.append(
+                remote_pgbench.Generator(
+                    remote=self.remote(name),
+                    pgbench=self.pgbench(self.specs[name]),
+                    cpus=facts[name].get("cpus") or 1,
+                    offset_s=offset,
+                    uncertainty_s=uncertainty,
+                )
+            )
+        return remote_pgbench.run_phase(
+            gens, phase, iteration, conn_args, env, workdir, on_progress=on_progress
+        )
+
+    def close(self) -> None:
+        for remote in self.remotes.values():
+            remote.close()
+        self.remotes.clear()

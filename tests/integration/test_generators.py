@@ -1,0 +1,157 @@
+"""Load generators on other hosts (sshd in network namespaces, ``netns_hosts.py``) against an
+existing server the test starts, listening on the hosts' network: clients split between them,
+started together, results merged (TPS the sum of the pgbench totals, close to the server's own
+commit count; latency from every host's transaction log), each host's figures and clock offset
+stored; nothing left running on the hosts, also after a SIGKILL of pglab."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import pglab_in_background, wait_for
+from existing_server import BENCH_PASSWORD, OutsideServer
+
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+from pglab.telemetry.summary import phase_summary
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def net_server(lab: Lab, ns_hosts):
+    """A server outside pglab listening on the bridge the generator hosts are on."""
+    server = OutsideServer(lab, listen=("127.0.0.1", ns_hosts.gateway),
+                           allow=f"10.231.{ns_hosts.subnet}.0/24").start()  # fmt: skip
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def password(monkeypatch):
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+def campaign(tmp_path: Path, ns_hosts, server, name: str, duration: int = 3,
+             clients: int = 4) -> Path:  # fmt: skip
+    known = ns_hosts.known_hosts(tmp_path / "known_hosts")
+    bindir = server.binaries.bindir
+    hosts = "".join(
+        f'[hosts.{h.name}]\nssh = "root@{h.address}"\nidentity = "{ns_hosts.key}"\n'
+        f'known_hosts = "{known}"\nbindir = "{bindir}"\n'
+        for h in ns_hosts.hosts
+    )
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f"""
+name = "{name}"
+[server]
+dsn = "{server.dsn()}"
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+clients = {clients}
+duration = {duration}
+generators = ["gen1", "gen2"]
+{hosts}"""
+    )
+    return path
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.mark.usefixtures("password")
+def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_path: Path,
+                                           capsys):  # fmt: skip
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "two")
+    assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("two")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok
+    (phase,) = run.phases
+    gens = run.series["0"]["generators"]
+    cols = gens["columns"]
+    per_host = [dict(zip(cols, r, strict=True)) for r in gens["rows"]]
+    assert [h["host"] for h in per_host] == ["gen1", "gen2"]
+    assert [h["clients"] for h in per_host] == [2, 2]
+    assert phase.tps == sum(h["tps"] for h in per_host)  # exactly the sum of their totals
+    assert phase.transactions == sum(h["transactions"] for h in per_host)
+    assert all(abs(h["clock_offset_ms"]) < 50 for h in per_host)  # one machine, one clock
+    # the server's own count of commits in the phase agrees with the generators' (2%)
+    summary = phase_summary(run.series["0"], phase.elapsed_s)
+    commits = summary["figures"]["xact_commit"]
+    assert abs(commits - phase.transactions) <= 0.02 * phase.transactions, (commits, phase)
+    # latency from both hosts' transaction logs: every transaction counted once
+    latency = run.series["0"]["latency"]
+    count = latency["columns"].index("count")
+    assert sum(r[count] for r in latency["rows"]) == phase.transactions
+    assert run.series["0"]["progress"]["rows"]  # the seconds where both ran
+    fp = run.fingerprint
+    assert set(fp["generators"]) == {"gen1", "gen2"}
+    assert fp["generators"]["gen1"]["pgbench"].startswith("pgbench")
+    assert fp["client"].startswith("on gen1, gen2")
+    assert BENCH_PASSWORD not in phase.output and BENCH_PASSWORD not in " ".join(phase.argv)
+    for h in ns_hosts.hosts:
+        assert not h.processes("pgbench")
+    assert cli("show", str(run.id), lab=lab, store=store) == 0
+    assert "pgbench ran on gen1, gen2" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("password")
+def test_a_sigkilled_pglab_leaves_nothing_running_on_the_hosts(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "killed", duration=8)
+    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
+            "--store", str(store)]  # fmt: skip
+    err = tmp_path / "err.txt"
+    with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+        wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts), proc, err,
+                 "pgbench on both hosts")  # fmt: skip
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    deadline = time.monotonic() + 10
+    while any(h.processes("pgbench") for h in ns_hosts.hosts) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(h.processes("pgbench") for h in ns_hosts.hosts)
+    # the next start completes the campaign
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        assert [r.status for r in s.list_runs("killed")] == ["ok"]
+
+
+@pytest.mark.usefixtures("password")
+def test_a_generator_s_pgbench_killed_fails_the_run_naming_the_host(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "pgbench-killed", duration=20)
+    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
+            "--store", str(store)]  # fmt: skip
+    err = tmp_path / "err.txt"
+    with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+        gen2 = ns_hosts.hosts[1]
+        wait_for(lambda: bool(gen2.processes("pgbench")), proc, err, "pgbench on gen2")
+        time.sleep(1)
+        for pid in gen2.processes("pgbench"):
+            os.kill(pid, signal.SIGKILL)
+        assert proc.wait(120) == 1, err.read_text()
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("pgbench-killed")
+    assert row.status == "failed"
+    assert "pgbench failed on gen2" in (row.error or ""), row.error
+    assert not any(h.processes("pgbench") for h in ns_hosts.hosts)
