@@ -1,0 +1,120 @@
+"""The pure parts of remote load generators: clients split, reports merged, progress merged
+on one clock, the password file line, the remote command line, the hosts of a campaign file."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from pglab.campaign import parse
+from pglab.campaign.spec import PhaseSpec, Script, split_clients
+from pglab.errors import CampaignError
+from pglab.hosts.ssh import WATCHER, Remote
+from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line
+from pglab.records import PgbenchReport
+
+
+def test_clients_are_split_as_evenly_as_can_be() -> None:
+    assert split_clients(4, 2) == [2, 2]
+    assert split_clients(5, 3) == [2, 2, 1]
+    assert split_clients(2, 2) == [1, 1]
+    assert sum(split_clients(97, 4)) == 97
+
+
+def test_merged_reports_sum_counts_and_pool_the_latency() -> None:
+    a = PgbenchReport(tps=1000.0, transactions=10_000, failed=0, latency_avg_ms=2.0,
+                      latency_stddev_ms=1.0, initial_connection_ms=3.0, clients=2, threads=2,
+                      duration_s=10.0)  # fmt: skip
+    b = PgbenchReport(tps=500.0, transactions=5_000, failed=2, latency_avg_ms=4.0,
+                      latency_stddev_ms=2.0, initial_connection_ms=9.0, clients=2, threads=1,
+                      duration_s=10.0)  # fmt: skip
+    m = merge_reports([a, b])
+    assert m.tps == 1500.0 and m.transactions == 15_000 and m.failed == 2
+    assert m.clients == 4 and m.threads == 3 and m.initial_connection_ms == 9.0
+    assert m.latency_avg_ms == pytest.approx((10_000 * 2 + 5_000 * 4) / 15_000)
+    # the pooled standard deviation of all 15,000 transactions
+    second = (10_000 * (1 + 4) + 5_000 * (4 + 16)) / 15_000
+    assert m.latency_stddev_ms == pytest.approx((second - m.latency_avg_ms**2) ** 0.5)
+
+
+class _Host:
+    def __init__(self, name: str):
+        self.spec = type("S", (), {"name": name})()
+
+
+def _gen(name: str, offset: float) -> Generator:
+    return Generator(remote=_Host(name), pgbench="pgbench", cpus=2, offset_s=offset)  # type: ignore[arg-type]
+
+
+def test_progress_is_merged_on_pglab_s_clock_where_every_host_ran() -> None:
+    seen = []
+    merger = _Merger(["a", "b"], seen.append)
+    a, b = merger.feeder(_gen("a", 0.0)), merger.feeder(_gen("b", 30.0))  # b is 30 s ahead
+    a("progress: 1000.0 s, 100.0 tps, lat 1.000 ms stddev 0.100, 0 failed\n")
+    a("progress: 1001.0 s, 110.0 tps, lat 1.000 ms stddev 0.100, 0 failed\n")
+    b("progress: 1031.0 s, 50.0 tps, lat 3.000 ms stddev 0.100, 1 failed\n")  # = 1001 here
+    b("pgbench: some other line\n")
+    assert [(s.t, s.tps) for s in seen] == [(1001.0, 160.0)]
+    merged = merger.merged(started=999.5)
+    assert [(s.t, s.tps, s.failed) for s in merged] == [(1.5, 160.0, 1)]
+    assert merged[0].latency_avg_ms == pytest.approx((110 * 1 + 50 * 3) / 160)
+
+
+def test_the_password_file_line_escapes_what_libpq_reads() -> None:
+    assert passfile_line("a:b\\c") == b"*:*:*:*:a\\:b\\\\c\n"
+
+
+def test_the_remote_command_is_the_watcher_then_the_words_quoted() -> None:
+    line = Remote.command(["pgbench", "-c", "2", "host=x options='-c a=b'"], {"PGSSLMODE": "y"})
+    words = shlex.split(line)
+    assert words[:3] == ["sh", "-c", WATCHER] and words[3] == "pglab-watch"
+    assert words[4:] == ["env", "PGSSLMODE=y", "pgbench", "-c", "2", "host=x options='-c a=b'"]
+
+
+def test_hosts_and_generators_in_a_campaign_file() -> None:
+    doc = {
+        "hosts": {"gen1": {"ssh": "root@10.0.0.1", "port": 2222, "accept_new": True},
+                  "gen2": {"ssh": "10.0.0.2", "bindir": "/opt/pg/bin"}},
+        "workload": {"clients": 4, "generators": ["gen1", "gen2"]},
+    }  # fmt: skip
+    camp = parse.parse(doc, "t")
+    assert [h.label for h in camp.hosts] == ["gen1 (root@10.0.0.1:2222)", "gen2 (10.0.0.2)"]
+    (phase,) = camp.variants[0].phases
+    assert phase.generators == ("gen1", "gen2") and phase.remote
+    local = parse.parse({"workload": {"generators": "local"}}, "t")
+    assert local.variants[0].phases[0].generators == ()  # "local" is the default, same key
+
+
+@pytest.mark.parametrize(
+    ("doc", "said"),
+    [
+        ({"workload": {"generators": ["gen9"]}}, 'generator "gen9" is not a [hosts.NAME]'),
+        ({"hosts": {"g": {"ssh": "a@b@c"}}}, 'expected "user@host"'),
+        ({"hosts": {"g": {"ssh": "h", "port": 70000}}}, "port = 70000"),
+        ({"hosts": {"g": {"ssh": "h", "identity": "key"}}}, "expected an absolute path"),
+        ({"hosts": {"local": {"ssh": "h"}}}, "give the host another name"),
+        ({"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["g", "g"]}}, "named twice"),
+        (
+            {"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["local", "g"]}},
+            "not supported yet",
+        ),
+        (
+            {
+                "hosts": {"a": {"ssh": "h"}, "b": {"ssh": "i"}},
+                "workload": {"generators": ["a", "b"], "clients": 1},
+            },
+            "each needs one",
+        ),
+    ],
+)
+def test_bad_hosts_and_generators_are_named(doc: dict, said: str) -> None:
+    with pytest.raises(CampaignError, match=".*" + said.replace("[", r"\[").replace("]", r"\]")):
+        parse.parse(doc, "t")
+
+
+def test_a_local_phase_keeps_the_point_key_it_had_before_generators() -> None:
+    phase = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
+    from pglab.campaign.spec import _phase_identity
+
+    assert "generators" not in _phase_identity(phase)
