@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SSHD = "/usr/sbin/sshd"
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
 
 def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -58,7 +59,10 @@ class NsHost:
             self.sshd.terminate()
             self.sshd.wait(10)
 
+    _starts = 0
+
     def start_sshd(self) -> None:
+        self._starts += 1
         log = open(self.dir / "sshd.log", "ab")  # noqa: SIM115 - sshd keeps writing to it
         self.sshd = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
@@ -66,7 +70,7 @@ class NsHost:
         )  # fmt: skip
         log.close()
         deadline = time.monotonic() + 10
-        while b"Server listening" not in (self.dir / "sshd.log").read_bytes():
+        while (self.dir / "sshd.log").read_bytes().count(b"Server listening") < self._starts:
             assert self.sshd.poll() is None, (self.dir / "sshd.log").read_text()
             assert time.monotonic() < deadline, "sshd did not start"
             time.sleep(0.05)
@@ -136,6 +140,18 @@ class Hosts:
             )
             h.start_sshd()
         return self
+
+    def shift_clock(self, host: NsHost, seconds: float | None) -> None:
+        """Give the host's SSH sessions a clock ``seconds`` ahead (libfaketime, through sshd's
+        SetEnv), or their own again (None); sshd is restarted for it."""
+        conf = host.dir / "sshd_config"
+        lines = [x for x in conf.read_text().splitlines() if not x.startswith("SetEnv")]
+        if seconds is not None:
+            assert Path(FAKETIME).exists(), "apt-get install libfaketime"
+            lines.append(f"SetEnv LD_PRELOAD={FAKETIME} FAKETIME={seconds:+g}s")
+        conf.write_text("\n".join(lines) + "\n")
+        host.stop_sshd()
+        host.start_sshd()
 
     def known_hosts(self, path: Path) -> Path:
         path.write_text("".join(h.host_key() + "\n" for h in self.hosts))

@@ -155,3 +155,63 @@ def test_a_generator_s_pgbench_killed_fails_the_run_naming_the_host(
     assert row.status == "failed"
     assert "pgbench failed on gen2" in (row.error or ""), row.error
     assert not any(h.processes("pgbench") for h in ns_hosts.hosts)
+
+
+@pytest.mark.usefixtures("password")
+def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    gen1 = ns_hosts.hosts[0]
+    ns_hosts.shift_clock(gen1, 30)
+    try:
+        store = tmp_path / "r.sqlite"
+        path = campaign(tmp_path, ns_hosts, net_server, "shifted", duration=4)
+        assert cli("run", str(path), lab=lab, store=store) == 0
+    finally:
+        ns_hosts.shift_clock(gen1, None)
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("shifted")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok
+    gens = run.series["0"]["generators"]
+    offsets = {r[0]: r[gens["columns"].index("clock_offset_ms")] for r in gens["rows"]}
+    assert 29_500 < offsets["gen1"] < 30_500 and abs(offsets["gen2"]) < 500
+    # without the correction no second would have both hosts in it
+    progress = run.series["0"]["progress"]["rows"]
+    assert len(progress) >= 2
+    # every transaction of both logs on pglab's clock: inside the phase, none 30 s ahead
+    (phase,) = run.phases
+    latency = run.series["0"]["latency"]
+    epoch, count = latency["columns"].index("epoch"), latency["columns"].index("count")
+    assert sum(r[count] for r in latency["rows"]) == phase.transactions
+    assert all(phase.started_at - 2 <= r[epoch] <= phase.started_at + phase.elapsed_s + 2
+               for r in latency["rows"])  # fmt: skip
+
+
+@pytest.mark.usefixtures("password")
+def test_a_link_taken_down_fails_the_run_and_nothing_stays_on_the_host(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "link-down", duration=30)
+    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
+            "--store", str(store)]  # fmt: skip
+    err = tmp_path / "err.txt"
+    gen2 = ns_hosts.hosts[1]
+    try:
+        with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+            wait_for(lambda: bool(gen2.processes("pgbench")), proc, err, "pgbench on gen2")
+            time.sleep(1)
+            ns_hosts.link(gen2, up=False)
+            assert proc.wait(120) == 1, err.read_text()
+            # sshd gives the lost link up (ClientAliveInterval 2 x 3), and its pgbench with it
+            deadline = time.monotonic() + 15
+            while gen2.processes("pgbench") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not gen2.processes("pgbench"), (gen2.dir / "sshd.log").read_text()[-2000:]
+    finally:
+        ns_hosts.link(gen2, up=True)
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("link-down")
+    assert row.status == "failed" and "gen2" in (row.error or ""), row.error
+    assert not any(h.processes("pgbench") for h in ns_hosts.hosts)

@@ -51,6 +51,19 @@ def test_a_command_its_files_and_its_clock(ns_hosts, tmp_path: Path):
         remote.close()
 
 
+def test_a_command_longer_than_the_heartbeat_timeout_lives_while_pglab_does(
+    ns_hosts, tmp_path: Path
+):
+    from pglab.hosts.ssh import HEARTBEAT_TIMEOUT
+
+    remote = Remote(spec(ns_hosts, tmp_path)).open()
+    try:
+        done = remote.run(["sleep", str(HEARTBEAT_TIMEOUT + 2)], timeout=60, check=False)
+        assert done.returncode == 0, done  # kept alive by the heartbeat, not killed at 5 s
+    finally:
+        remote.close()
+
+
 def test_an_unknown_host_key_is_refused_unless_accept_new(ns_hosts, tmp_path: Path):
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")

@@ -31,11 +31,18 @@ from pglab.errors import HostError
 from pglab.hosts.loop import call, loop
 
 CONNECT_TIMEOUT = 15
-# kills the command ("$@") when stdin reaches its end: the watcher reads a copy of stdin made
-# first (fd 3: a background job's stdin is /dev/null before any redirection of its own), the
-# command gets /dev/null; its exit status is the watcher's
+# kills the command ("$@") when pglab stops sending its heartbeat on stdin: at the end of stdin
+# (pglab stopped it, or died: its TCP connection went, sshd closed the channel) or after
+# HEARTBEAT_TIMEOUT seconds without one (the link is down: sshd may not notice for long while
+# the command's output keeps its loop busy). The watcher reads a copy of stdin made first (fd 3:
+# a background job's stdin is /dev/null before any redirection of its own); the command gets
+# /dev/null; the exit status is the command's. Needs only POSIX sh, coreutils' timeout and head.
+HEARTBEAT_S = 1.0
+HEARTBEAT_TIMEOUT = 5
 WATCHER = (
-    'exec 3<&0; "$@" </dev/null 3<&- & c=$!; ( read _ <&3; kill -TERM $c 2>/dev/null ) & '
+    'exec 3<&0; "$@" </dev/null 3<&- & c=$!; '
+    f'( while [ -n "$(timeout {HEARTBEAT_TIMEOUT} head -c 1 <&3)" ]; do :; done; '
+    "kill -TERM $c 2>/dev/null ) & "
     "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
 )
 
@@ -104,6 +111,8 @@ class RemoteProcess:
         self._process = process
         self.argv = list(argv)
         self.stderr_lines: list[str] = []
+        # the heartbeat the watcher waits for, from the start (made on the SSH loop)
+        self._beating = asyncio.ensure_future(self._beat())
 
     async def _pump(self, on_line: Callable[[str], None] | None) -> None:
         async for line in self._process.stderr:
@@ -111,11 +120,21 @@ class RemoteProcess:
             if on_line is not None:
                 on_line(line)
 
+    async def _beat(self) -> None:
+        """The heartbeat the watcher waits for: a byte on stdin every HEARTBEAT_S."""
+        with contextlib.suppress(OSError, asyncssh.Error):
+            while True:
+                self._process.stdin.write(".")
+                await asyncio.sleep(HEARTBEAT_S)
+
     async def wait(self, on_line: Callable[[str], None] | None = None) -> Finished:
         pump = asyncio.ensure_future(self._pump(on_line))
-        stdout = await self._process.stdout.read()
-        await pump
-        await self._process.wait()
+        try:
+            stdout = await self._process.stdout.read()
+            await pump
+            await self._process.wait()
+        finally:
+            self._beating.cancel()
         code = self._process.exit_status
         if code is None:  # killed by a signal: 128 + its number, as a shell says
             code = 128 + 15
@@ -126,6 +145,7 @@ class RemoteProcess:
         any thread: done on the SSH loop."""
 
         def _eof() -> None:
+            self._beating.cancel()
             with contextlib.suppress(OSError, asyncssh.Error):
                 self._process.stdin.write_eof()
 
@@ -209,9 +229,7 @@ class Remote:
         check: bool = True,
     ) -> Finished:
         async def _run() -> Finished:
-            conn = await self._connect()
-            proc = await conn.create_process(self.command(argv, env))
-            started = RemoteProcess(self, proc, argv)
+            started = await self.start(argv, env)
             try:
                 return await asyncio.wait_for(started.wait(), timeout)
             finally:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import asyncssh
+
 from pglab.campaign.spec import PhaseSpec, split_clients
 from pglab.errors import HostError, PgbenchError
 from pglab.hosts.loop import call
@@ -156,8 +158,11 @@ async def _run_all(
         raise PgbenchError(
             f"pgbench did not finish within {timeout:.0f} s on the generators"
         ) from None
-    except OSError as exc:
-        raise HostError(f"the SSH link to a generator failed: {exc}") from None
+    except (OSError, asyncssh.Error) as exc:
+        raise HostError(
+            f"the SSH link to a generator failed mid-phase: {exc}",
+            hint="the run is stored as failed; the next run reconnects",
+        ) from None
     finally:
         for proc in started.values():
             proc.stop()
