@@ -8,10 +8,11 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,16 @@ def pglab_in_background(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def pglab_run_in_background(
+    campaign: Path, home: Path, store: Path, err_path: Path
+) -> AbstractContextManager[subprocess.Popen]:
+    """``pglab run CAMPAIGN`` in the background (see pglab_in_background), with this process's
+    environment as it is now (a password a test put in PGPASSWORD, say)."""
+    argv = [sys.executable, "-m", "pglab", "run", str(campaign), "--lab-dir", str(home),
+            "--store", str(store)]  # fmt: skip
+    return pglab_in_background(argv, err_path, env=dict(os.environ))
 
 
 def wait_for(

@@ -6,14 +6,12 @@ and the campaign goes on; Ctrl-C puts back what pglab changed with ALTER SYSTEM.
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import assert_stopped_cleanly, pglab_in_background, wait_for
+from conftest import assert_stopped_cleanly, pglab_run_in_background, wait_for
 from existing_server import BENCH_PASSWORD
 
 from pglab import procs
@@ -204,12 +202,6 @@ def _pgbench_backends(server) -> list[int]:
     return [r[0] for r in rows]
 
 
-def _in_background(tmp_path: Path, lab: Lab, path: Path, store: Path):
-    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store)]  # fmt: skip
-    return pglab_in_background(argv, tmp_path / "err.txt", env=dict(os.environ))
-
-
 def _runs(store: Path, name: str):
     with open_store(str(store)) as s:
         return [s.get_run(r.id) for r in s.list_runs(name)]
@@ -222,7 +214,7 @@ def test_a_restart_by_someone_else_fails_that_run_and_the_campaign_goes_on(
     store = tmp_path / "r.sqlite"
     path = write(tmp_path, outside_server.dsn(), name="restarted", duration=5, repeats=2)
     err = tmp_path / "err.txt"
-    with _in_background(tmp_path, lab, path, store) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: bool(_pgbench_backends(outside_server)), proc, err, "pgbench")
         time.sleep(1)
         outside_server.restart()
@@ -240,7 +232,7 @@ def test_a_connection_dropped_mid_phase_fails_that_run_with_pgbench_s_words(
     store = tmp_path / "r.sqlite"
     path = write(tmp_path, outside_server.dsn(), name="dropped", duration=5, repeats=2)
     err = tmp_path / "err.txt"
-    with _in_background(tmp_path, lab, path, store) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: bool(_pgbench_backends(outside_server)), proc, err, "pgbench")
         time.sleep(1)
         with outside_server.admin() as conn:
@@ -261,7 +253,7 @@ def test_ctrl_c_puts_back_what_alter_system_changed(outside_server, lab: Lab, tm
     path = write(tmp_path, outside_server.dsn(), server='manage = "reload"', name="interrupted",
                  duration=30, body=body)  # fmt: skip
     err = tmp_path / "err.txt"
-    with _in_background(tmp_path, lab, path, store) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: bool(_pgbench_backends(outside_server)), proc, err, "pgbench")
         assert outside_server.settings() != before
         proc.send_signal(signal.SIGINT)

@@ -7,13 +7,11 @@ it was, row for row — also after pglab is SIGKILLed mid-campaign and started a
 from __future__ import annotations
 
 import json
-import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import assert_stopped_cleanly, pglab_in_background, wait_for
+from conftest import assert_stopped_cleanly, pglab_run_in_background, wait_for
 from existing_server import BENCH_PASSWORD
 
 from pglab.cli import main
@@ -147,10 +145,8 @@ def test_after_a_sigkill_the_next_start_puts_the_settings_back(
     before = outside_server.settings()
     store = tmp_path / "r.sqlite"
     path = campaign(tmp_path, outside_server.dsn(), "killed", duration=20)
-    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store)]  # fmt: skip
     err = tmp_path / "err.txt"
-    with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         # the journal is written before ALTER SYSTEM; then the reload takes a moment
         wait_for(lambda: outside_server.settings() != before, proc, err, "ALTER SYSTEM")
         assert list(altered.directory(lab).glob("*.json"))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import pglab_in_background, wait_for
+from conftest import pglab_run_in_background, wait_for
 from existing_server import BENCH_PASSWORD, OutsideServer
 
 from pglab.cli import main
@@ -116,10 +115,8 @@ def test_a_sigkilled_pglab_leaves_nothing_running_on_the_hosts(
 ):
     store = tmp_path / "r.sqlite"
     path = campaign(tmp_path, ns_hosts, net_server, "killed", duration=8)
-    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store)]  # fmt: skip
     err = tmp_path / "err.txt"
-    with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts), proc, err,
                  "pgbench on both hosts")  # fmt: skip
         proc.send_signal(signal.SIGKILL)
@@ -140,10 +137,8 @@ def test_a_generator_s_pgbench_killed_fails_the_run_naming_the_host(
 ):
     store = tmp_path / "r.sqlite"
     path = campaign(tmp_path, ns_hosts, net_server, "pgbench-killed", duration=20)
-    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store)]  # fmt: skip
     err = tmp_path / "err.txt"
-    with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
         gen2 = ns_hosts.hosts[1]
         wait_for(lambda: bool(gen2.processes("pgbench")), proc, err, "pgbench on gen2")
         time.sleep(1)
@@ -194,12 +189,10 @@ def test_a_link_taken_down_fails_the_run_and_nothing_stays_on_the_host(
 ):
     store = tmp_path / "r.sqlite"
     path = campaign(tmp_path, ns_hosts, net_server, "link-down", duration=30)
-    argv = [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(lab.home),
-            "--store", str(store)]  # fmt: skip
     err = tmp_path / "err.txt"
     gen2 = ns_hosts.hosts[1]
     try:
-        with pglab_in_background(argv, err, env=dict(os.environ)) as proc:
+        with pglab_run_in_background(path, lab.home, store, err) as proc:
             wait_for(lambda: bool(gen2.processes("pgbench")), proc, err, "pgbench on gen2")
             time.sleep(1)
             ns_hosts.link(gen2, up=False)
