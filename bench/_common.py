@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import random
+import statistics
 from pathlib import Path
 
 from pglab.lab import Lab
@@ -40,3 +42,10 @@ def point_doc(name: str, args: argparse.Namespace, **workload: object) -> dict:
             **workload,
         },  # fmt: skip
     }
+
+
+def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:
+    """A 95% bootstrap interval of the median of ``values``."""
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+    return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]

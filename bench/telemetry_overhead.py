@@ -14,22 +14,15 @@ interval a bootstrap of that median (target X ≥ 0.99).
 
 from __future__ import annotations
 
-import random
 import statistics
 from dataclasses import replace
 
-from _common import open_lab, parser, point_doc
+from _common import bootstrap_median_ci, open_lab, parser, point_doc
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.run.plan import make_plan
-
-
-def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:
-    rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
-    return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
 
 
 def main() -> None:

@@ -118,3 +118,17 @@ def test_a_local_phase_keeps_the_point_key_it_had_before_generators() -> None:
     from pglab.campaign.spec import _phase_identity
 
     assert "generators" not in _phase_identity(phase)
+
+
+def test_a_loosely_measured_clock_offset_is_flagged() -> None:
+    from types import SimpleNamespace
+
+    from pglab.analysis.derived import _clocks
+
+    cols = ["host", "clients", "threads", "tps", "transactions", "failed", "latency_avg_ms",
+            "clock_offset_ms", "clock_uncertainty_ms"]  # fmt: skip
+    table = {"columns": cols, "rows": [["gen1", 2, 1, 1.0, 1, 0, 1.0, 3.0, 0.4],
+                                       ["gen2", 2, 1, 1.0, 1, 0, 1.0, 30000.0, 250.0]]}  # fmt: skip
+    run = SimpleNamespace(label="p", id=7)
+    (notice,) = _clocks(run, [SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[arg-type]
+    assert notice.kind == "clock" and "gen2 is known to ±250 ms" in notice.message

@@ -22,6 +22,8 @@ from typing import Any
 from pglab.analysis import points, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
+from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
+from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
@@ -260,6 +262,7 @@ def run_notices(run: RunRow) -> list[Notice]:
             break
     if isinstance(run, StoredRun):
         out += _short(run, phases, series)
+        out += _clocks(run, phases, series)
     regime = cache_regime(run)
     if regime is not None and regime.regime == "in shared_buffers":
         out.append(Notice("in-memory", label, rid, (
@@ -267,6 +270,34 @@ def run_notices(run: RunRow) -> list[Notice]:
             "measures nothing here; raise the scale"
         )))  # fmt: skip
     return out
+
+
+def _clocks(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notice]:
+    """Generator hosts whose clock offset was measured too loosely to put their seconds in step
+    with the server's."""
+    worst: dict[str, float] = {}
+    for ph in phases:
+        tab = series.get(str(ph.idx), {}).get(GENERATORS)
+        if not tab:
+            continue
+        cols = tab["columns"]
+        for row in tab["rows"]:
+            ms = row[cols.index("clock_uncertainty_ms")]
+            if ms is not None and ms > OFFSET_UNCERTAINTY_WARN_S * 1000:
+                host = row[cols.index("host")]
+                worst[host] = max(ms, worst.get(host, 0.0))
+    return [
+        Notice(
+            "clock",
+            run.label,
+            run.id,
+            (
+                f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the shortest "
+                "round trip): its per-second figures may sit a second off the server's"
+            ),
+        )  # fmt: skip
+        for host, ms in sorted(worst.items())
+    ]
 
 
 def _phase_name(ph: PhaseRow) -> str:
