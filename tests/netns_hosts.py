@@ -146,8 +146,11 @@ class Hosts:
         SetEnv), or their own again (None); sshd is restarted for it."""
         conf = host.dir / "sshd_config"
         lines = [x for x in conf.read_text().splitlines() if not x.startswith("SetEnv")]
+        if seconds is not None and not Path(FAKETIME).exists():
+            import pytest
+
+            pytest.skip("a shifted clock needs libfaketime (apt-get install libfaketime)")
         if seconds is not None:
-            assert Path(FAKETIME).exists(), "apt-get install libfaketime"
             lines.append(f"SetEnv LD_PRELOAD={FAKETIME} FAKETIME={seconds:+g}s")
         conf.write_text("\n".join(lines) + "\n")
         host.stop_sshd()
