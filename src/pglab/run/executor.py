@@ -1,11 +1,14 @@
 """The executor: the only module that owns processes while a campaign runs.
 
-Per campaign: stop leftovers of a dead pglab, resolve the server sources, check every setting and
-custom script before the first run, then run the plan. Per run: the dataset (initialized once,
-reset by copy as its policy says), the server started or brought to the run's settings (reload
-when that suffices, restart when a setting needs it), the phases, and the run stored in one
-transaction, as "ok" or as "failed" with its reason and the server log. Ctrl-C stops everything
-and stores nothing half.
+Per campaign: stop leftovers of a dead pglab (and put back settings it changed on existing
+servers), resolve the server sources, check every setting and custom script before the first
+run, then run the plan. Per run: the dataset (initialized once, reset by copy as its policy says;
+on an existing server, in pglab's own database), the server started or brought to the run's
+settings (reload when that suffices, restart when a setting needs it; on an existing server, per
+session or by ALTER SYSTEM + reload, never a restart), the phases (pgbench here, or on the
+generator hosts at once), and the run stored in one transaction, as "ok" or as "failed" with its
+reason and the server log. Ctrl-C stops everything, puts back what it changed and stores nothing
+half.
 """
 
 from __future__ import annotations
