@@ -3,6 +3,8 @@ command writes 11,257.3 tps and 1m05s the same way."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,3 +69,107 @@ def existing_server(fp: dict[str, Any]) -> str:
         f"role {fp.get('role', '?')}, database {fp.get('database', '?')}; pgbench ran "
         f"{fp.get('client', '?')}"
     )
+
+
+# how an axis is named in a point's short label: settings by their own name, the workload's
+# pgbench letters
+AXIS_SHORT = {"clients": "c", "threads": "j", "scale": "s", "duration": "T", "rate": "R",
+              "transactions": "t", "wal_storage": "wal"}  # fmt: skip
+
+
+def axis_name(axis: str) -> str:
+    name = axis.removeprefix("settings.")
+    return AXIS_SHORT.get(name, name)
+
+
+def short_variants(variants: Sequence[str]) -> dict[str, str]:
+    """Variant names without the prefix they all share, cut at a separator
+    (``h2-stats-truth-baseline`` → ``baseline``); the names as they are when nothing is shared."""
+    names = list(dict.fromkeys(variants))
+    if len(names) < 2:
+        return {v: v for v in names}
+    prefix = os.path.commonprefix(names)
+    cut = max(prefix.rfind(c) for c in "-_. ") + 1
+    if cut <= 0 or any(len(v) <= cut for v in names):
+        return {v: v for v in names}
+    return {v: v[cut:] for v in names}
+
+
+def point_labels(
+    points: Sequence[tuple[str, str, Mapping[str, Any]]], unique: bool = True
+) -> tuple[dict[str, str], str]:
+    """Short labels for points given as (label, variant, axes): the variant (without the prefix
+    all variants share) when there are several, then only the axes whose values differ
+    (``fpw=on c=4``); and what every point shares, to say once above the table
+    (``script=select-only``). With ``unique``, a label that would not be unique stays the full
+    one."""
+    variants = short_variants([v for _, v, _ in points])
+    axes = list(dict.fromkeys(a for _, _, ax in points for a in ax))
+    varying = [a for a in axes if len({str(ax.get(a)) for _, _, ax in points}) > 1]
+    labels = {}
+    for label, variant, ax in points:
+        parts = [variants[variant]] if len(variants) > 1 else []
+        parts += [f"{axis_name(a)}={ax[a]}" for a in varying if a in ax]
+        labels[label] = " ".join(parts) or label
+    if unique and len(set(labels.values())) < len(labels):
+        labels = {label: label for label, _, _ in points}
+    shared = [f"{axis_name(a)}={points[0][2][a]}" for a in axes if a not in varying]
+    if len(variants) == 1 and points and points[0][2]:
+        shared.insert(0, f"variant {points[0][1]}")
+    return labels, ", ".join(shared)
+
+
+def tps(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.1f}"
+
+
+Column = tuple[str, Any, list[str]]  # header, justification, cells
+
+
+def _width(cells: list[str], header: str, whole: bool = False) -> int:
+    """The width a column needs so that nothing is cut: its longest word (cells wrap at spaces
+    only: a number, which has none, keeps its whole width), its header's longest word; with
+    ``whole``, its longest cell on one line."""
+    words = [w for c in cells for w in ([c] if whole else c.split())]
+    return max([len(w) for w in words] + [len(w) for w in header.split()] + [1])
+
+
+def fits(columns: Sequence[Column], width: int) -> bool:
+    """Whether a table of these columns fits ``width`` with every cell but the labels (the first
+    column) on one line: rich's heavy box takes 3 characters per column and 1 more."""
+    need = sum(_width(cells, h, whole=i > 0) for i, (h, _, cells) in enumerate(columns))
+    return need + 3 * len(columns) + 1 <= width
+
+
+def widths(columns: Sequence[Column], width: int | None) -> list[int]:
+    """Each column's width: its longest cell and header, the columns whose cells have spaces
+    narrowed (the widest first, down to their longest word) until the table fits ``width``
+    (None: no limit). A column without spaces (numbers) is never narrowed."""
+    natural = [max([len(c) for c in cells] + [len(h)]) for h, _, cells in columns]
+    least = [_width(cells, h) for h, _, cells in columns]
+    out = list(natural)
+    if width is None:
+        return out
+    room = width - 3 * len(columns) - 1
+    while sum(out) > room:
+        shrinkable = [i for i in range(len(out)) if out[i] > least[i]]
+        if not shrinkable:
+            break  # as narrow as it gets without cutting: the terminal's lines wrap
+        i = max(shrinkable, key=lambda k: out[k] - least[k])
+        out[i] -= 1
+    return out
+
+
+def table(title: str, columns: Sequence[Column], width: int | None = None) -> Any:
+    """A rich table whose cells are never cut with "…": a cell wraps only at its spaces, so a
+    number keeps its whole width; ``width``: the width to fit (``widths``)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=title)
+    for (header, justify, cells), w in zip(columns, widths(columns, width), strict=True):
+        t.add_column(escape(header), justify=justify, overflow="fold", width=w,
+                     no_wrap=not any(" " in c for c in cells))  # fmt: skip
+    for row in zip(*(cells for _, _, cells in columns), strict=True):
+        t.add_row(*(escape(c) for c in row))
+    return t

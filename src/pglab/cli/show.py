@@ -4,11 +4,12 @@ baseline) with its warnings, or one run whole (phases, metrics, telemetry, envir
 from __future__ import annotations
 
 import argparse
+import io
 import json
 from dataclasses import asdict
 from typing import Any
 
-from rich.console import JustifyMethod
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -34,10 +35,18 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
         help="a warning line per point (by default a warning that concerns several points is "
         "said once, naming them)",
     )
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json, verbose=a.verbose))
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="one table on one line per point, however wide (by default the tables fit the "
+        "terminal: the spread columns move to a table of their own when it is narrow)",
+    )
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json,
+                                      verbose=a.verbose, wide=a.wide))  # fmt: skip
 
 
-def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False) -> int:
+def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
+        wide: bool = False) -> int:  # fmt: skip
     with where.open(read_only=True) as store:
         kind, obj = common.find(store, ident)
         if kind == "campaign":
@@ -50,7 +59,7 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False) 
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
             )
-            print_points(store, obj["name"], verbose)
+            print_points(store, obj["name"], verbose, wide)
             return 0
         vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
     notices = derived.run_notices(obj)
@@ -101,7 +110,10 @@ def print_notices(notices: list[derived.Notice], title: str = "warnings") -> Non
         console.print(f"  [yellow]![/] {escape(text)}", soft_wrap=True)
 
 
-def print_points(store: Store, name: str, verbose: bool = False) -> None:
+def print_points(store: Store, name: str, verbose: bool = False, wide: bool = False) -> None:
+    """The points table, fitted to the terminal: labels say only what differs between points
+    (what they share is said once above), numbers are never cut (the spread columns move to a
+    table of their own when the width is short); ``wide``: one table, whatever the width."""
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
@@ -109,65 +121,79 @@ def print_points(store: Store, name: str, verbose: bool = False) -> None:
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
+    labels, shared = fmt.point_labels([(r.point, r.variant, r.axes) for r in rows])
     pivot = _pivot(rows)
     if pivot is not None:
-        console.print(pivot)
-    table = Table(title=f"campaign {name}")
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("point", "left"),
-        *(("PostgreSQL", "left"),) * bool(versions),
-        ("runs", "right"),
-        ("failed", "right"),
-        ("median tps", "right"),
-        ("min–max", "right"),
-        ("CV %", "right"),
-        ("95% CI of mean", "right"),
-        *((escape(f"Δ% vs {baseline}"), "right"),) * compared,
-        *((f"median {d}", "right") for d in derived_cols),
-    )
-    for col, just in columns:
-        table.add_column(col, justify=just, no_wrap=col == "point")
-    for r in rows:
-        table.add_row(
-            escape(r.point),
-            *(versions.get(r.point, "?"),) * bool(versions),
-            str(r.runs),
-            str(r.failed),
-            f"{r.tps_median:,.1f}" if r.tps_median is not None else "–",
-            f"{r.tps_min:,.0f}–{r.tps_max:,.0f}"
-            if r.tps_min is not None and r.tps_max is not None
-            else "–",
-            (f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
-            if r.cv_pct is not None
-            else "–",
-            f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}" if r.ci and r.ok_runs >= 3 else "–",
-            *(fmt.delta(r.comparison, r.variant == baseline),) * compared,
-            *(fmt.short(r.derived.get(d)) for d in derived_cols),
-        )
-    console.print(table)
+        _print_fitted(pivot, wide)
+    if shared:
+        console.print(f"every point: {shared}", markup=False, soft_wrap=True)
+    main: list[tuple[str, JustifyMethod, list[str]]] = [
+        ("point", "left", [labels[r.point] for r in rows]),
+        *(("PostgreSQL", "left", [versions.get(r.point, "?") for r in rows]),) * bool(versions),
+        ("runs", "right", [str(r.runs) for r in rows]),
+        ("failed", "right", [str(r.failed) for r in rows]),
+        ("median tps", "right", [fmt.tps(r.tps_median) for r in rows]),
+        ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
+                          if r.cv_pct is not None else "–" for r in rows]),
+        *((f"Δ% vs {fmt.short_variants([r.variant for r in rows]).get(baseline or '', baseline)}",
+           "right",
+           [fmt.delta(r.comparison, r.variant == baseline) for r in rows]),) * compared,
+        *((f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
+          for d in derived_cols),
+    ]  # fmt: skip
+    spread: list[tuple[str, JustifyMethod, list[str]]] = [
+        ("min–max", "right", [f"{r.tps_min:,.0f}–{r.tps_max:,.0f}"
+                              if r.tps_min is not None and r.tps_max is not None else "–"
+                              for r in rows]),
+        ("95% CI of mean", "right", [f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}"
+                                     if r.ci and r.ok_runs >= 3 else "–" for r in rows]),
+    ]  # fmt: skip
+    after = next(i for i, c in enumerate(main) if c[0] == "median tps") + 1
+    together = [*main[:after], *spread, *main[after:]]
+    width = None if wide else console.width
+    if wide or fmt.fits(together, console.width):
+        _print_fitted(fmt.table(f"campaign {name}", together, width), wide)
+    else:  # the numbers first, whole; the spread beside the labels below
+        _print_fitted(fmt.table(f"campaign {name}", main, width), wide)
+        _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
 
 
+def _print_fitted(table: Table, wide: bool) -> None:
+    """Print a table; ``wide``: at its natural width, past the terminal's (its lines wrap)."""
+    if not wide:
+        console.print(table)
+        return
+    recording = console.record  # tests read the recorded text of the console
+    unlimited = Console(file=io.StringIO() if recording else console.file, width=100_000,
+                        highlight=False, record=recording, no_color=console.no_color)  # fmt: skip
+    unlimited.print(table)
+    if recording:
+        console.print(unlimited.export_text(), end="", markup=False, highlight=False,
+                      soft_wrap=True, crop=False)  # fmt: skip
+
+
 def _pivot(rows: list[PointRow]) -> Table | None:
-    """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS."""
+    """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS;
+    rows labelled by what differs besides the clients."""
     cells: dict[str, dict[int, float | None]] = {}
+    others = [(r.point, r.variant, {a: v for a, v in r.axes.items() if a != "clients"})
+              for r in rows]  # fmt: skip
+    short, _ = fmt.point_labels(others, unique=False)
     for r in rows:
         key = derived.scaling_key(r.axes, r.variant, r.point)
         if key is None:
             return None
-        cells.setdefault(key[0], {})[key[1]] = r.tps_median
+        cells.setdefault(short[r.point], {})[key[1]] = r.tps_median
     clients = sorted({c for by_c in cells.values() for c in by_c})
     if len(clients) < 2 or len(cells) < 2:
         return None
-    table = Table(title="median TPS by clients")
-    table.add_column("point", no_wrap=True)
+    columns: list[fmt.Column] = [("point", "left", list(cells))]
     for c in clients:
-        table.add_column(f"{c} client{'s' if c != 1 else ''}", justify="right")
-    for point, by_c in cells.items():
-        table.add_row(
-            escape(point), *(f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for c in clients)
-        )
-    return table
+        columns.append((f"{c} client{'s' if c != 1 else ''}", "right",
+                        [f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–"
+                         for by_c in cells.values()]))  # fmt: skip
+    return fmt.table("median TPS by clients", columns, console.width)
 
 
 def _point_versions(store: Store, camp: dict[str, Any], runs: list[RunRow]) -> dict[str, str]:

@@ -1,0 +1,78 @@
+"""What a person sees in the terminal, as text at 80, 100 and 160 columns (golden files under
+tests/data/golden/, rewritten with PGLAB_UPDATE_GOLDEN=1): `pglab show` of a synthetic campaign
+with long variant names, over two axes. Beside the exact text, what must hold at every width: no
+line wider than the terminal, nothing cut with "…", every number whole, every point's
+differing axes in its label, what all points share said once."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from synthetic_runs import fill  # noqa: E402
+
+from pglab.cli import show  # noqa: E402
+from pglab.store import open_store  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden"
+VARIANTS = ("h2-stats-truth-baseline", "h2-stats-truth-tuned-checkpoints",
+            "h2-stats-truth-wal-compression-lz4", "h2-stats-truth-huge-pages")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("golden") / "r.sqlite"
+    with open_store(str(path)) as store:
+        fill(store, name="h2-stats-truth", variants=VARIANTS, clients=(1, 4), seconds=5,
+             repeats=3)  # fmt: skip
+    return path
+
+
+def rendered(store_path: Path, width: int, monkeypatch) -> str:
+    console = Console(width=width, file=io.StringIO(), record=True, highlight=False,
+                      color_system=None)  # fmt: skip
+    monkeypatch.setattr(show, "console", console)
+    with open_store(str(store_path)) as store:
+        show.print_points(store, "h2-stats-truth")
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_show_fits_the_terminal_and_cuts_nothing(store_path: Path, width: int, monkeypatch):
+    text = rendered(store_path, width, monkeypatch)
+    lines = text.splitlines()
+    tables = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= width
+    assert "…" not in text
+    # every number whole: each median TPS appears as printed, on one line
+    medians = re.findall(r"\b\d{1,3}(?:,\d{3})+\.\d\b|\b\d{3}\.\d\b", text)
+    assert len(medians) >= 16
+    # labels say what differs (the variant without its shared prefix, script, clients)...
+    for v in ("baseline", "tuned-checkpoints", "wal-compression-lz4", "huge-pages"):
+        assert v in text
+    assert "h2-stats-truth-tuned" not in text.split("warnings")[0]
+    assert "c=1" in text and "c=4" in text and "script=select-only" in text
+    assert "settings." not in text
+    golden = GOLDEN / f"show_{width}.txt"
+    if os.environ.get("PGLAB_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text(), f"differs from {golden}: PGLAB_UPDATE_GOLDEN=1 rewrites it"
+
+
+def test_wide_keeps_one_table_on_one_line_per_point(store_path: Path, monkeypatch):
+    console = Console(width=80, file=io.StringIO(), record=True, highlight=False,
+                      color_system=None)  # fmt: skip
+    monkeypatch.setattr(show, "console", console)
+    with open_store(str(store_path)) as store:
+        show.print_points(store, "h2-stats-truth", wide=True)
+    text = console.export_text()
+    assert "spread of the repeats" not in text  # the spread columns stay in the one table
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert len(rows) == 16 + 8  # a line per point (and per pivot row): nothing wrapped
