@@ -76,3 +76,42 @@ def test_wide_keeps_one_table_on_one_line_per_point(store_path: Path, monkeypatc
     assert "spread of the repeats" not in text  # the spread columns stay in the one table
     rows = [line for line in text.splitlines() if line.startswith("│")]
     assert len(rows) == 16 + 8  # a line per point (and per pivot row): nothing wrapped
+
+
+def _capture(width: int, monkeypatch, *modules) -> Console:
+    console = Console(width=width, file=io.StringIO(), record=True, highlight=False,
+                      color_system=None)  # fmt: skip
+    for module in modules:
+        monkeypatch.setattr(module, "console", console)
+    return console
+
+
+@pytest.fixture(scope="module")
+def two_campaigns(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("golden2") / "r.sqlite"
+    with open_store(str(path)) as store:
+        for name, seed in (("h2-stats-truth", 1), ("h2-stats-truth-again", 2)):
+            fill(store, name=name, variants=VARIANTS[:2], clients=(1, 4), seconds=5, repeats=3,
+                 seed=seed)  # fmt: skip
+    return path
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_ls_and_compare_fit_and_cut_nothing(two_campaigns: Path, width: int, monkeypatch):
+    from pglab.cli import compare, ls
+    from pglab.cli.common import Where
+
+    console = _capture(width, monkeypatch, ls, compare)
+    where = Where(store=str(two_campaigns))
+    assert ls.run(where, "h2-stats-truth") == 0
+    point = "h2-stats-truth:h2-stats-truth-{} script=tpcb-like clients=1"
+    assert compare.run(where, point.format("baseline"), point.format("tuned-checkpoints")) == 0
+    assert compare.run(where, "h2-stats-truth", "h2-stats-truth-again") == 0
+    text = console.export_text()
+    tables = [line for line in text.splitlines() if line[:1] in "┏┃┡│└"]
+    assert max(len(line) for line in tables) <= width
+    assert "…" not in text
+    golden = GOLDEN / f"ls_compare_{width}.txt"
+    if os.environ.get("PGLAB_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text(), f"differs from {golden}: PGLAB_UPDATE_GOLDEN=1 rewrites it"

@@ -8,7 +8,6 @@ from dataclasses import asdict
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from pglab.analysis import compare as comparing
 from pglab.analysis import verdicts
@@ -76,12 +75,12 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
             )
     diff = result["settings_diff"]
     if diff:
-        table = Table(title="settings and environment that differ")
-        for col in ("name", "A", "B"):
-            table.add_column(col)
-        for d in diff:
-            table.add_row(escape(d["name"]), escape(d["a"]), escape(d["b"]))
-        console.print(table)
+        columns: list[fmt.Column] = [
+            ("name", "left", [d["name"] for d in diff]),
+            ("A", "left", [d["a"] for d in diff]),
+            ("B", "left", [d["b"] for d in diff]),
+        ]
+        console.print(fmt.table("settings and environment that differ", columns, console.width))
     else:
         console.print("settings and environment: no difference reported")
     return 0
@@ -95,20 +94,19 @@ def _jsonable(obj: Any) -> Any:
 
 def _print_run_comparison(result: dict[str, Any]) -> None:
     a, b = result["a"], result["b"]
-    table = Table(title=f"run {b['run']} compared with run {a['run']}")
-    table.add_column("figure", no_wrap=True)
-    table.add_column(escape(f"A: run {a['run']} {a['campaign']}:{a['point']}"), justify="right")
-    table.add_column(escape(f"B: run {b['run']} {b['campaign']}:{b['point']}"), justify="right")
-    table.add_column("Δ%", justify="right")
-    for m in result["metrics"]:
-        d = m["delta_pct"]
-        table.add_row(
-            escape(m["metric"]),
-            fmt.short(m["a"]),
-            fmt.short(m["b"]),
-            "–" if d is None else f"{d:+.1f}%",
-        )
-    console.print(table)
+    for side, run in (("A", a), ("B", b)):  # the sides in full, above: never cut in a header
+        console.print(f"{side}: run {run['run']}, campaign {run['campaign']}, point {run['point']}",
+                      markup=False, soft_wrap=True)  # fmt: skip
+    metrics = result["metrics"]
+    columns: list[fmt.Column] = [
+        ("figure", "left", [m["metric"] for m in metrics]),
+        ("A", "right", [fmt.short(m["a"]) for m in metrics]),
+        ("B", "right", [fmt.short(m["b"]) for m in metrics]),
+        ("Δ%", "right", ["–" if m["delta_pct"] is None else f"{m['delta_pct']:+.1f}%"
+                         for m in metrics]),
+    ]  # fmt: skip
+    title = f"run {b['run']} compared with run {a['run']}"
+    console.print(fmt.table(title, columns, console.width))
     for w in result["waits"]:
         console.print(f"[bold]top waits of {escape(w['phase'])}[/]")
         for side in ("a", "b"):
@@ -127,35 +125,36 @@ def _print_pairs(result: dict[str, Any]) -> None:
         else:
             title = f"{sb['campaign']}:{sb['point']} compared with {sa['campaign']}:{sa['point']}"
     same = result.get("matched_by") == "label"  # one column for the point
-    table = Table(title=escape(title))
-    for col, just in (
-        *((("point", "left"),) if same else (("A", "left"), ("B", "left"))),
-        ("n A", "right"),
-        ("n B", "right"),
-        ("median tps A", "right"),
-        ("median tps B", "right"),
-        ("Δ%", "right"),
-        ("95% CI of Δ%", "right"),
-        ("p (Holm)" if result.get("corrected") else "p", "right"),
-        ("", "center"),
-    ):
-        table.add_column(col, justify=just)
-    for p in result["pairs"]:
-        c, sa, sb = p["comparison"], p["a"], p["b"]
-        whole = result["kind"] == "campaigns"  # the campaigns are in the title
-        labels = [sa["point"] if whole else f"{sa['campaign']}:{sa['point']}"]
-        labels += [] if same else [sb["point"] if whole else f"{sb['campaign']}:{sb['point']}"]
-        table.add_row(
-            *(escape(lb) for lb in labels),
-            str(sa["n"]),
-            str(sb["n"]),
-            fmt.short(sa["median"]),
-            fmt.short(sb["median"]),
-            "–" if c is None else f"{c.delta_pct:+.1f}%",
-            f"{c.ci_low:+.1f} … {c.ci_high:+.1f}" if c and c.ci_low is not None else "–",
-            f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–",
-            "–" if c is None else c.verdict,
-        )
+    whole = result["kind"] == "campaigns"  # the campaigns are in the title
+    pairs = result["pairs"]
+
+    one_campaign = whole or all(p["a"]["campaign"] == p["b"]["campaign"] for p in pairs)
+    short = fmt.short_labels([p[s]["point"] for p in pairs for s in ("a", "b")])
+
+    def label(side: dict[str, Any]) -> str:  # the campaign is in the title when it is one
+        point = short[side["point"]]
+        return point if one_campaign else f"{side['campaign']}:{point}"
+
+    def ci(c: Any) -> str:
+        return f"[{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c and c.ci_low is not None else "–"
+
+    cs = [p["comparison"] for p in pairs]
+    named = not whole and len(pairs) == 1  # the title names both points: no label columns
+    columns: list[fmt.Column] = [
+        *(() if named else (("point", "left", [label(p["a"]) for p in pairs]),) if same else
+          (("A", "left", [label(p["a"]) for p in pairs]),
+           ("B", "left", [label(p["b"]) for p in pairs]))),
+        ("n A", "right", [str(p["a"]["n"]) for p in pairs]),
+        ("n B", "right", [str(p["b"]["n"]) for p in pairs]),
+        ("median tps A", "right", [fmt.short(p["a"]["median"]) for p in pairs]),
+        ("median tps B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
+        ("Δ%", "right", ["–" if c is None else f"{c.delta_pct:+.1f}%" for c in cs]),
+        ("95% CI of Δ%", "right", [ci(c) for c in cs]),
+        ("p (Holm)" if result.get("corrected") else "p", "right",
+         [f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–" for c in cs]),
+        ("", "center", ["–" if c is None else c.verdict for c in cs]),
+    ]  # fmt: skip
+    table = fmt.table(title, columns, console.width)
     console.print(table)
     if result["kind"] == "campaigns":
         un = result["unmatched"]

@@ -119,6 +119,22 @@ def point_labels(
     return labels, ", ".join(shared)
 
 
+def short_labels(labels: Sequence[str]) -> dict[str, str]:
+    """Point labels as text, without the words every one of them has and without the prefix
+    their first words (the variants) share; the labels as they are when that would make two
+    the same."""
+    words = [label.split() for label in labels]
+    common = set.intersection(*(set(w) for w in words)) if words else set()
+    firsts = short_variants([w[0] for w in words if w]) if len(set(labels)) > 1 else {}
+    out = {}
+    for label, ws in zip(labels, words, strict=True):
+        kept = [firsts.get(w, w) if i == 0 else w for i, w in enumerate(ws) if w not in common]
+        out[label] = " ".join(kept) or label
+    if len(set(out.values())) < len(set(labels)):
+        return {label: label for label in labels}
+    return out
+
+
 def tps(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
 
@@ -146,18 +162,30 @@ def widths(columns: Sequence[Column], width: int | None) -> list[int]:
     narrowed (the widest first, down to their longest word) until the table fits ``width``
     (None: no limit). A column without spaces (numbers) is never narrowed."""
     natural = [max([len(c) for c in cells] + [len(h)]) for h, _, cells in columns]
-    least = [_width(cells, h) for h, _, cells in columns]
     out = list(natural)
     if width is None:
         return out
     room = width - 3 * len(columns) - 1
-    while sum(out) > room:
-        shrinkable = [i for i in range(len(out)) if out[i] > least[i]]
-        if not shrinkable:
-            break  # as narrow as it gets without cutting: the terminal's lines wrap
-        i = max(shrinkable, key=lambda k: out[k] - least[k])
-        out[i] -= 1
+    # first down to the longest word; then, where words are longer than the room, text (never
+    # a number) folds inside its words, down to a few characters
+    text = [not all(_numeric(c) for c in cells) for _, _, cells in columns]
+    for least in (
+        [_width(cells, h) for h, _, cells in columns],
+        [min(8, _width(cells, h)) if t else _width(cells, h)
+         for (h, _, cells), t in zip(columns, text, strict=True)],
+    ):  # fmt: skip
+        while sum(out) > room:
+            shrinkable = [i for i in range(len(out)) if out[i] > least[i]]
+            if not shrinkable:
+                break  # as narrow as it gets: the terminal wraps the lines
+            i = max(shrinkable, key=lambda k: out[k] - least[k])
+            out[i] -= 1
     return out
+
+
+def _numeric(cell: str) -> bool:
+    """A figure (1,234.5; +9.8%; [-2.6, +7.2]; –), which is never folded."""
+    return all(ch in "0123456789,.%+-–[] " for ch in cell)
 
 
 def table(title: str, columns: Sequence[Column], width: int | None = None) -> Any:
@@ -167,9 +195,10 @@ def table(title: str, columns: Sequence[Column], width: int | None = None) -> An
     from rich.table import Table
 
     t = Table(title=title)
-    for (header, justify, cells), w in zip(columns, widths(columns, width), strict=True):
-        t.add_column(escape(header), justify=justify, overflow="fold", width=w,
-                     no_wrap=not any(" " in c for c in cells))  # fmt: skip
+    for (header, justify, _), w in zip(columns, widths(columns, width), strict=True):
+        # wrapping on: a number has no space to wrap at and keeps its width (see widths), while
+        # a header wraps at its spaces
+        t.add_column(escape(header), justify=justify, overflow="fold", width=w)
     for row in zip(*(cells for _, _, cells in columns), strict=True):
         t.add_row(*(escape(c) for c in row))
     return t

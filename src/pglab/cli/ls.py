@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -52,32 +51,21 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         rows = [{**plain(r), "reason": reasons[r.id]} for r in runs]
         print(json.dumps(rows, indent=2, default=str))
         return 0
-    table = Table(title="runs" + (f" of {campaign}" if campaign else ""))
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("id", "right"),
-        ("campaign", "left"),
-        ("point", "left"),
-        ("rep", "right"),
-        ("status", "left"),
-        ("tps", "right"),
-        ("finished", "left"),
-    )
     failed = any(not r.ok for r in runs)
-    if failed:
-        columns += (("reason", "left"),)
-    for col, just in columns:
-        table.add_column(col, justify=just)
-    for r in runs:
-        table.add_row(
-            str(r.id),
-            escape(r.campaign),
-            escape(r.label),
-            str(r.repeat),
-            r.status if r.ok else f"[red]{r.status}[/]",
-            f"{r.tps:,.1f}" if r.tps is not None else "–",
-            fmt.when(r.finished_at),
-            *([escape(reasons[r.id] or "")] if failed else []),
-        )
+    # of one campaign (named in the title): its points by what differs between them
+    short = fmt.short_labels([r.label for r in runs]) if campaign else {}
+    columns: list[fmt.Column] = [
+        ("id", "right", [str(r.id) for r in runs]),
+        *((("campaign", "left", [r.campaign for r in runs]),) if not campaign else ()),
+        ("point", "left", [short.get(r.label, r.label) for r in runs]),
+        ("rep", "right", [str(r.repeat) for r in runs]),
+        ("status", "left", [r.status for r in runs]),
+        ("tps", "right", [fmt.tps(r.tps) for r in runs]),
+        ("finished", "left", [fmt.when(r.finished_at) for r in runs]),
+        *((("reason", "left", [reasons[r.id] or "" for r in runs]),) if failed else ()),
+    ]
+    # nothing cut: names and reasons wrap at spaces, numbers and ids keep their width
+    table = fmt.table("runs" + (f" of {campaign}" if campaign else ""), columns, console.width)
     console.print(table)
     if not runs:
         console.print("no runs stored yet: try `pglab quick`")
