@@ -139,13 +139,16 @@ def _print_pairs(result: dict[str, Any]) -> None:
         return f"[{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c and c.ci_low is not None else "–"
 
     cs = [p["comparison"] for p in pairs]
+    # the run counts once, below the table, when every pair has the same: room for the labels
+    counts = {(p["a"]["n"], p["b"]["n"]) for p in pairs}
+    same_n = len(counts) == 1
     named = not whole and len(pairs) == 1  # the title names both points: no label columns
     columns: list[fmt.Column] = [
         *(() if named else (("point", "left", [label(p["a"]) for p in pairs]),) if same else
           (("A", "left", [label(p["a"]) for p in pairs]),
            ("B", "left", [label(p["b"]) for p in pairs]))),
-        ("n A", "right", [str(p["a"]["n"]) for p in pairs]),
-        ("n B", "right", [str(p["b"]["n"]) for p in pairs]),
+        *(() if same_n else (("n A", "right", [str(p["a"]["n"]) for p in pairs]),
+                             ("n B", "right", [str(p["b"]["n"]) for p in pairs]))),
         ("median tps A", "right", [fmt.short(p["a"]["median"]) for p in pairs]),
         ("median tps B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
         ("Δ%", "right", ["–" if c is None else f"{c.delta_pct:+.1f}%" for c in cs]),
@@ -156,6 +159,9 @@ def _print_pairs(result: dict[str, Any]) -> None:
     ]  # fmt: skip
     table = fmt.table(title, columns, console.width)
     console.print(table)
+    if same_n:
+        n_a, n_b = counts.pop()
+        console.print(f"runs: {n_a} in A and {n_b} in B, for every pair", markup=False)
     if result["kind"] == "campaigns":
         un = result["unmatched"]
         console.print(
