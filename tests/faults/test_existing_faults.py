@@ -263,3 +263,31 @@ def test_ctrl_c_puts_back_what_alter_system_changed(outside_server, lab: Lab, tm
     assert not list(altered.directory(lab).glob("*.json"))
     assert not _pgbench_backends(outside_server)
     assert not _runs(store, "interrupted")  # nothing half stored: the run did not finish
+
+
+@pytest.mark.usefixtures("password")
+def test_two_pglabs_never_change_the_same_server_s_settings_at_once(outside_server, lab: Lab):
+    """The second one is refused before it writes anything (its journal neither), and may go
+    once the first has put everything back."""
+    from pglab.campaign.spec import ServerSpec
+    from pglab.errors import ServerError
+    from pglab.postgres.existing import ExistingServer
+
+    before = outside_server.settings()
+    spec = ServerSpec(dsn=outside_server.dsn(), manage="reload")
+    first, second = ExistingServer(spec, lab), ExistingServer(spec, lab)
+    want = {"checkpoint_completion_target": "0.6"}
+    try:
+        assert first.apply(want, first.catalog()) == "reload"
+        with pytest.raises(ServerError, match="another pglab is changing settings"):
+            second.apply(want, second.catalog())
+        assert outside_server.settings() != before
+        first.close()
+        assert outside_server.settings() == before
+        assert second.apply(want, second.catalog()) == "reload"
+        second.close()
+    finally:
+        first.close()
+        second.close()
+    assert outside_server.settings() == before
+    assert not list(altered.directory(lab).glob("*.json"))

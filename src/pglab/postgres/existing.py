@@ -43,6 +43,8 @@ NEEDS_SET_PRIVILEGE = frozenset({"superuser", "superuser-backend"})
 # own); PGOPTIONS and PGDATABASE are pglab's to choose
 _PG_ENV_SKIP = frozenset({"PGOPTIONS", "PGDATABASE", "PGAPPNAME"})
 RTT_PINGS = 21
+# pg_try_advisory_lock key (any constant: "a pglab changes settings of this server")
+SETTINGS_LOCK = 7073817547875
 # what a server says while it restarts: worth waiting for before the next run
 _TRANSIENT = ("shutting down", "starting up", "not yet accepting", "connection refused")
 
@@ -163,6 +165,7 @@ class ExistingServer:
         self._facts: Facts | None = None
         self._catalog: dict[str, SettingDef] | None = None
         self.started: Any = None  # pg_postmaster_start_time() as the current run began
+        self._lock: psycopg.Connection | None = None  # holds SETTINGS_LOCK while it changes any
 
     # -- connections ------------------------------------------------------------------------
     def conninfo(self, dbname: str | None = None, with_options: bool = False) -> str:
@@ -317,6 +320,7 @@ class ExistingServer:
         back = [n for n in self.altered if n not in system]
         if not changes and not back:
             return "session"
+        self._hold_lock()  # before the journal: one pglab at a time changes this server
         with self.connect(admin=True) as conn:
             new = [n for n in changes if n not in self.journal.originals]
             if new:  # written down (and flushed) before anything changes
@@ -374,12 +378,35 @@ class ExistingServer:
                 )
             time.sleep(0.05)
 
-    def close(self) -> None:
-        """Put back every setting pglab changed with ALTER SYSTEM, and forget the journal."""
-        if not self.journal.originals:
+    def _hold_lock(self) -> None:
+        """Take the server's "pglab changes settings here" advisory lock for the campaign (a
+        session of its own holds it; it goes with the session, also when pglab is killed)."""
+        if self._lock is not None:
             return
-        put_back(self, self.journal)
-        self.altered = {}
+        conn = self.connect(admin=True)
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (SETTINGS_LOCK,)).fetchone()
+        if not row or not row[0]:
+            conn.close()
+            raise ServerError(
+                f"another pglab is changing settings of {self.where} with ALTER SYSTEM "
+                '(manage = "reload") right now',
+                hint="wait until its campaign ends, or vary session settings only "
+                '(manage = "session") meanwhile: two at once would put back each other\'s '
+                "values wrongly",
+            )
+        self._lock = conn
+
+    def close(self) -> None:
+        """Put back every setting pglab changed with ALTER SYSTEM, forget the journal, and let
+        another pglab change settings here."""
+        try:
+            if self.journal.originals:
+                put_back(self, self.journal)
+                self.altered = {}
+        finally:
+            if self._lock is not None:
+                lock, self._lock = self._lock, None
+                lock.close()
 
     # -- during a run ------------------------------------------------------------------------
     def mark_start(self) -> None:
