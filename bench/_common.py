@@ -49,3 +49,20 @@ def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1
     rng = random.Random(seed)
     medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
     return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
+
+
+def run_pairs(executor, binaries, points: dict, pairs: int, check=None) -> dict[str, list[float]]:
+    """``pairs`` rounds of each of the two ``points`` (name -> RunSpec) once through the
+    executor, the order alternating between rounds so that the drift of a shared machine falls
+    on both; each run's TPS by name. ``check(name, result)`` looks at a run as it ends."""
+    names = list(points)
+    tps: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(pairs):
+        for name in names if i % 2 == 0 else reversed(names):
+            result = executor.run_one(points[name], binaries)
+            assert result.status == "ok", result.error
+            if check is not None:
+                check(name, result)
+            tps[name].append(result.metrics["tps"])
+            print(f"pair {i + 1} {name:5s} {tps[name][-1]:10.1f} tps", flush=True)
+    return tps

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import bootstrap_median_ci, open_lab, parser
+from _common import bootstrap_median_ci, open_lab, parser, run_pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -83,14 +83,8 @@ def main() -> None:
         binaries = resolve(points["same"].server, lab)
         executor = Executor(lab, store=None)
         executor.hosts = GeneratorHosts(camp.hosts)
-        tps: dict[str, list[float]] = {"same": [], "apart": []}
-        for i in range(args.pairs):
-            order = ["same", "apart"] if i % 2 == 0 else ["apart", "same"]
-            for name in order:
-                result = executor.run_one(points[name], binaries)
-                assert result.status == "ok", result.error
-                tps[name].append(result.metrics["tps"])
-                print(f"pair {i + 1} {name:5s} {tps[name][-1]:10.1f} tps", flush=True)
+        tps = run_pairs(executor, binaries, {"same": points["same"], "apart": points["apart"]},
+                        args.pairs)  # fmt: skip
     finally:
         if executor is not None:
             executor.close()

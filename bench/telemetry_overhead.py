@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
@@ -36,20 +36,14 @@ def main() -> None:
     off = replace(on, telemetry=replace(on.telemetry, enabled=False))
     binaries = resolve(on.server, lab)
     executor = Executor(lab, store=None)
-    tps: dict[str, list[float]] = {"on": [], "off": []}
+
+    def has_telemetry(name: str, result) -> None:
+        if name == "on":
+            kinds = set(result.phases[-1].tables)
+            assert {"pg.database", "waits", "os.cpu"} <= kinds, kinds
+
     try:
-        for i in range(args.pairs):
-            order = [("on", on), ("off", off)]
-            if i % 2:
-                order.reverse()
-            for name, point in order:
-                result = executor.run_one(point, binaries)
-                assert result.status == "ok", result.error
-                if name == "on":
-                    kinds = set(result.phases[-1].tables)
-                    assert {"pg.database", "waits", "os.cpu"} <= kinds, kinds
-                tps[name].append(result.metrics["tps"])
-                print(f"pair {i + 1} {name:3s} {tps[name][-1]:10.1f} tps", flush=True)
+        tps = run_pairs(executor, binaries, {"on": on, "off": off}, args.pairs, has_telemetry)
     finally:
         executor.close()
     ratios = [a / b for a, b in zip(tps["on"], tps["off"], strict=True)]

@@ -160,17 +160,15 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
 
 
 def _print_fitted(table: Table, wide: bool) -> None:
-    """Print a table; ``wide``: at its natural width, past the terminal's (its lines wrap)."""
+    """Print a table; ``wide``: at its natural width, past the terminal's (rendered on a console
+    without a width limit, then printed as lines the terminal may wrap)."""
     if not wide:
         console.print(table)
         return
-    recording = console.record  # tests read the recorded text of the console
-    unlimited = Console(file=io.StringIO() if recording else console.file, width=100_000,
-                        highlight=False, record=recording, no_color=console.no_color)  # fmt: skip
+    unlimited = Console(file=io.StringIO(), width=100_000, record=True, highlight=False)
     unlimited.print(table)
-    if recording:
-        console.print(unlimited.export_text(), end="", markup=False, highlight=False,
-                      soft_wrap=True, crop=False)  # fmt: skip
+    console.print(unlimited.export_text(), end="", markup=False, highlight=False,
+                  soft_wrap=True)  # fmt: skip
 
 
 def _pivot(rows: list[PointRow]) -> Table | None:

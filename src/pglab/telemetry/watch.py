@@ -85,10 +85,11 @@ class PhaseWatch:
             WaitsSampler(self._connect, hz=s.waits_hz),
             BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
         ]
-        if self.cluster.datadir is None:
+        datadir = self.cluster.datadir
+        if not self.cluster.owned or datadir is None:  # not pglab's: no files or processes
             return over_sql
-        paths = [self.cluster.datadir]
-        wal = self.cluster.datadir / "pg_wal"
+        paths = [datadir]
+        wal = datadir / "pg_wal"
         if wal.is_symlink():
             paths.append(Path(wal.resolve()))
         return [
@@ -115,7 +116,7 @@ class PhaseWatch:
         ckpt = checkpoints.parse(self.cluster.log_since(self._log_offset))
         if ckpt.rows:
             tables["checkpoints"] = ckpt
-        if self.cluster.datadir is None:
+        if not self.cluster.owned:
             notes = tables.setdefault(NOTES, Table(["sampler", "note"]))
             for sampler, note in NOT_OWNED:
                 notes.add(sampler, note)
