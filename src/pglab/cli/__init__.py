@@ -35,7 +35,9 @@ examples:
                                      run it (run it again to resume after a failure)
   pglab ls                           stored runs;  pglab ls --json  for scripts
   pglab show quick-20261122-101500   a campaign's points;  pglab show 12  one run
-  pglab export NAME --format csv     one row per run, every metric as a column
+  pglab export NAME --format csv     one row per run, a column per factor and figure
+  pglab quick --dsn postgresql://bench@db1/postgres
+                                     the same on a server you already have (read-only)
 
 environment:
   PGLAB_HOME      lab directory (clusters, datasets); default /var/lib/pglab as root,

@@ -17,7 +17,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "quick",
         parents=[common],
-        help="zero-config benchmark on the embedded PostgreSQL",
+        help="zero-config benchmark on the embedded PostgreSQL (or --dsn: a server you have)",
         description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
         "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes; ends "
         "with a summary table and an HTML report.\n\n"
