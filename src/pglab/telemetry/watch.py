@@ -86,7 +86,7 @@ class PhaseWatch:
             BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
         ]
         datadir = self.cluster.datadir
-        if not self.cluster.owned or datadir is None:  # not pglab's: no files or processes
+        if datadir is None:  # a server pglab does not own: no files or processes to read
             return over_sql
         paths = [datadir]
         wal = datadir / "pg_wal"
@@ -116,7 +116,7 @@ class PhaseWatch:
         ckpt = checkpoints.parse(self.cluster.log_since(self._log_offset))
         if ckpt.rows:
             tables["checkpoints"] = ckpt
-        if not self.cluster.owned:
+        if self.cluster.datadir is None:
             notes = tables.setdefault(NOTES, Table(["sampler", "note"]))
             for sampler, note in NOT_OWNED:
                 notes.add(sampler, note)
