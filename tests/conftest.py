@@ -142,13 +142,14 @@ def outside_server(lab: Lab) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def ns_hosts() -> Iterator[Any]:
-    """Two SSH hosts in network namespaces (``netns_hosts.py``), shared by the session."""
+    """Three SSH hosts in network namespaces (``netns_hosts.py``), shared by the session:
+    gen1 and gen2 for load generators, gen3 for a server pglab makes there."""
     from netns_hosts import SSHD, Hosts
 
     if os.geteuid() != 0 or not shutil.which("ip") or not Path(SSHD).exists():
         pytest.skip("SSH hosts in network namespaces need root, iproute2 and openssh-server "
                     "(apt-get install openssh-server iproute2; .ci/run does)")  # fmt: skip
-    hosts = Hosts(2)
+    hosts = Hosts(3)
     try:
         yield hosts.start()
     finally:

@@ -5,7 +5,9 @@ at 10.231.N.11, .12, ... with the bridge at 10.231.N.1. Names and the subnet are
 session, so that two sessions on the machine do not meet. The namespaces share the file system:
 a host's pgbench is the embedded wheel's, at the same path.
 
-The tests log in as root with a key made here; ``known_hosts`` is theirs to write.
+The tests log in as root with a key made here, or as ``LOGIN_USER`` (an unprivileged account
+made here, for a PostgreSQL server on a host: PostgreSQL refuses root); ``known_hosts`` is
+theirs to write.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SSHD = "/usr/sbin/sshd"
+LOGIN_USER = "pglabssh"
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
 
@@ -108,10 +111,25 @@ class Hosts:
         """The root namespace's address on the bridge (where a server for the hosts listens)."""
         return f"10.231.{self.subnet}.1"
 
+    @staticmethod
+    def _login_user() -> None:
+        """An unprivileged account SSH lets in (a shell, a home, a password field that is not
+        "locked", which sshd refuses without PAM)."""
+        import pwd
+
+        try:
+            pwd.getpwnam(LOGIN_USER)
+        except KeyError:
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", LOGIN_USER],
+                           check=True)  # fmt: skip
+        subprocess.run(["usermod", "-p", "*", LOGIN_USER], check=True)
+
     def start(self) -> Hosts:
-        missing = [t for t in ("ip", "ssh-keygen", SSHD) if not shutil.which(t)]
+        missing = [t for t in ("ip", "ssh-keygen", "useradd", SSHD) if not shutil.which(t)]
         assert not missing, f"missing {missing}: apt-get install openssh-server iproute2"
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
+        self._login_user()
+        self.root.chmod(0o755)  # the login user's sshd reads authorized_keys under it
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)],
                        check=True)  # fmt: skip
         _ip("link", "add", self.bridge, "type", "bridge")
@@ -125,10 +143,11 @@ class Hosts:
             _ip("addr", "add", f"{h.address}/24", "dev", "eth0", ns=h.ns)
             _ip("link", "set", "eth0", "up", ns=h.ns)
             _ip("link", "set", "lo", "up", ns=h.ns)
-            h.dir.mkdir()
+            h.dir.mkdir(mode=0o755)
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
                             str(h.dir / "host_key")], check=True)  # fmt: skip
             shutil.copy(f"{self.key}.pub", h.dir / "authorized_keys")
+            (h.dir / "authorized_keys").chmod(0o644)
             (h.dir / "sshd_config").write_text(
                 f"Port 22\nListenAddress {h.address}\nHostKey {h.dir / 'host_key'}\n"
                 f"PidFile {h.dir / 'sshd.pid'}\nAuthorizedKeysFile {h.dir / 'authorized_keys'}\n"

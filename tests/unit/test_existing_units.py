@@ -51,7 +51,7 @@ def test_the_stored_campaign_and_spec_hold_no_password() -> None:
 def test_reset_policies_that_copy_files_are_refused_for_existing_servers() -> None:
     with pytest.raises(CampaignError, match='use "reinit"'):
         parse.parse({"server": {"dsn": "host=h"}, "dataset": {"reset": "point"}}, "t")
-    with pytest.raises(CampaignError, match='reinit" is for an existing server'):
+    with pytest.raises(CampaignError, match='reinit" is for a server over the network'):
         parse.parse({"dataset": {"reset": "reinit"}}, "t")
     # said in the base for provisioned variants: the existing one goes without, silently
     camp = parse.parse({"dataset": {"reset": "run"}, "variants": {

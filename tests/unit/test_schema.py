@@ -350,6 +350,9 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
 SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
     ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty
     ("hosts", "ssh"): st.sampled_from(["root@10.0.0.1", "gen.example.com", "b@[fe80::1]"]),
+    # "local": this machine (a host's name must be a [hosts] table, without a dsn, storage
+    # targets or copy resets: test_server_host_units.py)
+    ("server", "host"): st.just("local"),
     ("server", "dsn"): st.sampled_from(
         ["postgresql://bench@db1:5432/postgres", "host=db1 user=bench", "service=staging", ""]
     ),

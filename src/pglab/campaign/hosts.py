@@ -8,7 +8,7 @@ from typing import Any
 
 from pglab.campaign.checks import Problems, get
 from pglab.campaign.schema import HOST_KEYS
-from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec
+from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
 
 _SSH = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<address>[^@\s:]+|\[[0-9a-fA-F:.]+\])$")
 
@@ -83,3 +83,36 @@ def check_references(
                 where,
                 f"{len(ph.generators)} generators for {ph.clients} client(s): each needs one",
             )
+
+
+def server_host(
+    table: dict[str, Any], base: ServerSpec, dsn: str | None, p: Problems, where: str
+) -> str | None:
+    """``[server] host``: a name (checked against [hosts] later), not with a dsn; "local" and
+    none are this machine. A variant's own dsn drops the base's host."""
+    host = table.get("host", base.host if "dsn" not in table else None)
+    if host is not None and not (isinstance(host, str) and host):
+        p.add(where, 'host must be the name of a [hosts.NAME] table, e.g. host = "db1"')
+        return None
+    if host == LOCAL:
+        return None
+    if host is not None and dsn is not None:
+        p.add(where, "host and dsn together: a server is made by pglab on a host, or exists "
+              "already (dsn), not both")  # fmt: skip
+    return host
+
+
+def check_server_hosts(
+    variants: list[tuple[str, ServerSpec, StorageSpec]], known: dict[str, HostSpec], p: Problems
+) -> None:
+    """A server's ``host`` is a host of the file; storage targets are this machine's (not yet
+    made on other hosts)."""
+    for where, server, storage in variants:
+        if server.host is None:
+            continue
+        if server.host not in known:
+            hint = f" (hosts: {', '.join(sorted(known))})" if known else " (no [hosts] given)"
+            p.add(where, f'host = "{server.host}" is not a [hosts.NAME] of the file{hint}')
+        if storage.data is not None or storage.wal is not None:
+            p.add(where, f'storage targets are made on this machine, not yet on host '
+                  f'"{server.host}": remove [storage] for the variants on a host')  # fmt: skip

@@ -178,7 +178,7 @@ def parse(
                 vstorage = storage_parts.storage(vtable, storage, targets, p, f"{where} storage")
         # said for this variant, or in [dataset] of a base that is an existing server already
         explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
-            base_reset and server.existing
+            base_reset and server.over_network
         )
         vdataset = _reset_for(vserver, vdataset, explicit, p, where)
         variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage))
@@ -189,6 +189,12 @@ def parse(
     host_parts.check_references(
         [(f"[variants.{v.name}]" if doc.get("variants") else "[workload]", ph)
          for v in variants for ph in v.phases],
+        known_hosts,
+        p,
+    )  # fmt: skip
+    host_parts.check_server_hosts(
+        [(f"[variants.{v.name}]" if doc.get("variants") else "[server]", v.server, v.storage)
+         for v in variants],
         known_hosts,
         p,
     )  # fmt: skip
@@ -254,8 +260,9 @@ def _server(
             p.add(where, f"dsn is not a valid connection string: {mask_dsn(str(exc))}")
     manage = choice(table, "manage", MANAGE_MODES, base.manage, p, where)
     database = get(table, "database", str, base.database, p, where)
+    host = host_parts.server_host(table, base, dsn, p, where)
     if dsn is None:
-        for name in ("manage", "database"):
+        for name in ("manage", "database") if host is None else ("manage",):
             if name in table:
                 p.add(where, f'{name} is for an existing server: it needs dsn = "..."')
     elif not database or not _IDENTIFIER.match(database):
@@ -267,6 +274,7 @@ def _server(
         dsn=dsn,
         manage=manage,
         database=database,
+        host=host,
     )
     if "settings" in table:
         spec = spec.with_settings(_settings(table["settings"], p, where))
@@ -276,18 +284,21 @@ def _server(
 def _reset_for(
     server: ServerSpec, dataset: DatasetSpec, explicit: bool, p: Problems, where: str
 ) -> DatasetSpec:
-    """An existing server's data cannot be reset by copying files: its default reset is
-    "never", and "run"/"point" said in the file are refused; "reinit" is for existing servers."""
-    if server.existing and dataset.reset in COPY_RESETS:
+    """A server reached over the network (an existing one, or one made on another host) is not
+    reset by copying files: its default reset is "never", and "run"/"point" said in the file
+    are refused; "reinit" is for those servers only."""
+    kind = "existing server (dsn)" if server.existing else f'server on host "{server.host}"'
+    if server.over_network and dataset.reset in COPY_RESETS:
         if explicit:
             p.add(
                 where,
-                f'reset = "{dataset.reset}" copies the files of a cluster pglab owns; for an '
-                'existing server (dsn) use "reinit" (pgbench -i before each run) or "never"',
+                f'reset = "{dataset.reset}" copies the files of a cluster on this machine; for '
+                f'an {kind} use "reinit" (pgbench -i before each run) or "never"',
             )
         return replace(dataset, reset="never")
-    if not server.existing and dataset.reset == "reinit":
-        p.add(where, 'reset = "reinit" is for an existing server (dsn); here use "run"')
+    if not server.over_network and dataset.reset == "reinit":
+        p.add(where, 'reset = "reinit" is for a server over the network (dsn or host); here '
+              'use "run"')  # fmt: skip
     return dataset
 
 

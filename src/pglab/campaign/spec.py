@@ -42,6 +42,10 @@ class ServerSpec:
     (``"session"``: per connection; ``"reload"``: also ALTER SYSTEM + reload, put back after)
     and ``database`` is the one pglab makes for its pgbench tables. The dsn may hold a password:
     ``identity()`` (what is stored) masks it.
+
+    With ``host``, pglab makes the server on that ``[hosts.NAME]`` over SSH
+    (``postgres/on_host.py``), reached over TCP: its pgbench tables are in ``database`` as on an
+    existing server, but pglab starts, stops and restarts it, so every setting can vary.
     """
 
     source: str = "embedded"
@@ -50,6 +54,7 @@ class ServerSpec:
     dsn: str | None = field(default=None, repr=False)  # may hold a password
     manage: str = "session"
     database: str = DEFAULT_BENCH_DATABASE
+    host: str | None = None
 
     @property
     def source_label(self) -> str:
@@ -60,9 +65,19 @@ class ServerSpec:
         return self.dsn is not None
 
     @property
+    def over_network(self) -> bool:
+        """Reached over TCP with pgbench's tables in ``database`` (an existing server, or one
+        pglab makes on another host): no files of its data to copy for a reset."""
+        return self.dsn is not None or self.host is not None
+
+    @property
     def server_label(self) -> str:
         """What tells servers apart in messages and keys: the source, or the masked dsn."""
-        return f"dsn:{mask_dsn(self.dsn)}" if self.dsn is not None else self.source_label
+        if self.dsn is not None:
+            return f"dsn:{mask_dsn(self.dsn)}"
+        if self.host is not None:
+            return f"host:{self.host}:{self.source_label}"
+        return self.source_label
 
     def with_settings(self, extra: dict[str, str]) -> ServerSpec:
         merged = dict(self.settings)
@@ -73,9 +88,12 @@ class ServerSpec:
         """The spec as stored: the dsn without its password; the existing-server fields only
         for an existing server (so provisioned points keep the keys they always had)."""
         d = asdict(self)
+        if self.host is None:
+            d.pop("host")
         if self.dsn is None:
             for name in ("dsn", "manage", "database"):
-                d.pop(name)
+                if name != "database" or self.host is None:
+                    d.pop(name)
         else:
             d["dsn"] = mask_dsn(self.dsn)
         return d

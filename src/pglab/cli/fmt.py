@@ -71,6 +71,16 @@ def existing_server(fp: dict[str, Any]) -> str:
     )
 
 
+def server_on_host(fp: dict[str, Any]) -> str:
+    """A server pglab made on another host, in ``show``: where, which version, where pgbench ran
+    (``client``: "on gen1, gen2 (other hosts, over the network)")."""
+    return (
+        f"server on {fp.get('server_host', '?')} (made by pglab): PostgreSQL "
+        f"{fp.get('server_version', '?')} ({fp.get('source', '?')}), database "
+        f"{fp.get('database', '?')}; pgbench ran {fp.get('client', '?')}"
+    )
+
+
 # how an axis is named in a point's short label: settings by their own name, the workload's
 # pgbench letters
 AXIS_SHORT = {"clients": "c", "threads": "j", "scale": "s", "duration": "T", "rate": "R",

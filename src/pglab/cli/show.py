@@ -228,6 +228,13 @@ def _print_run(run: StoredRun) -> None:
             markup=False,
             soft_wrap=True,
         )
+    elif fp.get("server_kind") == "host":
+        console.print(fmt.server_on_host(fp), markup=False, soft_wrap=True)
+        console.print(
+            f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')}): {machine}",
+            markup=False,
+            soft_wrap=True,
+        )
     else:
         console.print(
             f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "

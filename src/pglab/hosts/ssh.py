@@ -16,13 +16,14 @@ output, processes whose stderr lines stream back, files read and written by SFTP
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncssh
 
@@ -30,6 +31,7 @@ from pglab.campaign.spec import HostSpec
 from pglab.errors import HostError
 from pglab.hosts.loop import call, loop
 
+T = TypeVar("T")
 CONNECT_TIMEOUT = 15
 # kills the command ("$@") when pglab stops sending its heartbeat on stdin: at the end of stdin
 # (pglab stopped it, or died: its TCP connection went, sshd closed the channel) or after
@@ -39,12 +41,20 @@ CONNECT_TIMEOUT = 15
 # /dev/null; the exit status is the command's. Needs only POSIX sh, coreutils' timeout and head.
 HEARTBEAT_S = 1.0
 HEARTBEAT_TIMEOUT = 5
-WATCHER = (
-    'exec 3<&0; "$@" </dev/null 3<&- & c=$!; '
-    f'( while [ -n "$(timeout {HEARTBEAT_TIMEOUT} head -c 1 <&3)" ]; do :; done; '
-    "kill -TERM $c 2>/dev/null ) & "
-    "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
-)
+
+
+def watcher(stop_signal: str = "TERM") -> str:
+    """The watcher's sh script; ``stop_signal`` is what the command gets (INT for a postmaster:
+    its fast shutdown)."""
+    return (
+        'exec 3<&0; "$@" </dev/null 3<&- & c=$!; '
+        f'( while [ -n "$(timeout {HEARTBEAT_TIMEOUT} head -c 1 <&3)" ]; do :; done; '
+        f"kill -{stop_signal} $c 2>/dev/null ) & "
+        "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
+    )
+
+
+WATCHER = watcher()
 
 
 def known_hosts_path(spec: HostSpec) -> Path:
@@ -135,6 +145,10 @@ class RemoteProcess:
             await self._process.wait()
         finally:
             self._beating.cancel()
+            if not pump.done():
+                pump.cancel()
+            elif not pump.cancelled():
+                pump.exception()  # retrieved: the link's end is said by the read above
         code = self._process.exit_status
         if code is None:  # killed by a signal: 128 + its number, as a shell says
             code = 128 + 15
@@ -150,6 +164,26 @@ class RemoteProcess:
                 self._process.stdin.write_eof()
 
         loop().call_soon_threadsafe(_eof)
+
+
+class Background:
+    """A command started by ``Remote.spawn``: ``done`` once it has ended, ``stop`` to end it."""
+
+    def __init__(self, process: RemoteProcess, finished: concurrent.futures.Future[Finished]):
+        self.process = process
+        self.finished = finished
+
+    @property
+    def done(self) -> bool:
+        return self.finished.done()
+
+    def stop(self, timeout: float = 60) -> Finished | None:
+        """Close its stdin (the watcher sends the stop signal) and wait for its end."""
+        self.process.stop()
+        try:
+            return self.finished.result(timeout)
+        except (concurrent.futures.TimeoutError, OSError, asyncssh.Error):
+            return None
 
 
 class Remote:
@@ -216,10 +250,12 @@ class Remote:
 
     # -- commands -----------------------------------------------------------------------------
     @staticmethod
-    def command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    def command(
+        argv: Sequence[str], env: Mapping[str, str] | None = None, stop_signal: str = "TERM"
+    ) -> str:
         """The remote command line: ``env K=V ... argv`` under the watcher (sh -c)."""
         words = [*(["env", *(f"{k}={v}" for k, v in env.items())] if env else []), *argv]
-        return f"sh -c {shlex.quote(WATCHER)} pglab-watch {shlex.join(words)}"
+        return f"sh -c {shlex.quote(watcher(stop_signal))} pglab-watch {shlex.join(words)}"
 
     def run(
         self,
@@ -251,14 +287,37 @@ class Remote:
         return done
 
     async def start(
-        self, argv: Sequence[str], env: Mapping[str, str] | None = None
+        self, argv: Sequence[str], env: Mapping[str, str] | None = None, stop_signal: str = "TERM"
     ) -> RemoteProcess:
         """Start a command (on the SSH loop: ``await`` it there)."""
         conn = await self._connect()
-        proc = await conn.create_process(self.command(argv, env))
+        proc = await conn.create_process(self.command(argv, env, stop_signal))
         return RemoteProcess(self, proc, argv)
 
+    def spawn(self, argv: Sequence[str], stop_signal: str = "TERM") -> Background:
+        """Start a long-running command (a server) from this thread: it runs until ``stop``,
+        the end of the link or pglab's."""
+        try:
+            started = call(self.start(argv, stop_signal=stop_signal), CONNECT_TIMEOUT + 5)
+        except (OSError, asyncssh.Error) as exc:
+            raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+        return Background(started, asyncio.run_coroutine_threadsafe(started.wait(), loop()))
+
     # -- files --------------------------------------------------------------------------------
+    def _files(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """An SFTP exchange, its failure said as the link's."""
+        try:
+            return call(coro, timeout)
+        except TimeoutError:
+            raise HostError(
+                f"a file transfer with {self.spec.label} took over {timeout:.0f} s"
+            ) from None
+        except (OSError, asyncssh.Error) as exc:
+            raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+
+    def home(self) -> str:
+        return self.run(["sh", "-c", 'echo "$HOME"']).stdout.strip()
+
     def make_dir(self) -> str:
         return self.run(["mktemp", "-d", "/tmp/pglab-XXXXXXXX"]).stdout.strip()
 
@@ -274,7 +333,41 @@ class Remote:
                     await f.write(data)
                 await sftp.chmod(path, mode)
 
-        call(_write(), 60)
+        self._files(_write(), 60)
+
+    def read(self, path: str, offset: int = 0, limit: int = 2_000_000) -> bytes:
+        """Bytes of a file from ``offset`` (nothing when it does not exist)."""
+
+        async def _read() -> bytes:
+            conn = await self._connect()
+            async with conn.start_sftp_client() as sftp:
+                try:
+                    async with sftp.open(path, "rb") as f:
+                        await f.seek(offset)
+                        return await f.read(limit)
+                except asyncssh.SFTPNoSuchFile:
+                    return b""
+
+        return self._files(_read(), 60)
+
+    def size(self, path: str) -> int:
+        async def _size() -> int:
+            conn = await self._connect()
+            async with conn.start_sftp_client() as sftp:
+                try:
+                    return (await sftp.stat(path)).size or 0
+                except asyncssh.SFTPNoSuchFile:
+                    return 0
+
+        return self._files(_size(), 60)
+
+    def put(self, local: Path, path: str) -> None:
+        async def _put() -> None:
+            conn = await self._connect()
+            async with conn.start_sftp_client() as sftp:
+                await sftp.put(str(local), path)
+
+        self._files(_put(), 600)
 
     def fetch(self, remote_dir: str, prefix: str, local_dir: Path) -> list[Path]:
         """Copy the files of ``remote_dir`` whose names start with ``prefix`` to ``local_dir``."""
@@ -291,7 +384,7 @@ class Remote:
                         got.append(target)
             return got
 
-        return call(_fetch(), 600)
+        return self._files(_fetch(), 600)
 
     # -- facts ----------------------------------------------------------------------------------
     def facts(self, pgbench: str) -> dict[str, Any]:

@@ -151,6 +151,11 @@ class ExistingServer:
     owned = False
     datadir = None
     proc = None
+    # what the telemetry cannot watch, said in every phase's notes (never zeros)
+    unwatched: tuple[tuple[str, str], ...] = (
+        ("os", "absent: the server was not started by pglab, its machine is not read"),
+        ("checkpoints", "no log events: the server's log is not read; see pg.checkpointer"),
+    )
 
     def __init__(self, spec: ServerSpec, lab: Lab):
         assert spec.dsn is not None

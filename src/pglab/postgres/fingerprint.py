@@ -18,6 +18,7 @@ import psutil
 
 from pglab import __version__
 from pglab.postgres.existing import ExistingServer
+from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 
@@ -187,5 +188,32 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         client_local=local,
         rtt_ms=round(rtt, 4),
         client=f"{where}, round trip {rtt:.3f} ms",
+    )
+    return fp
+
+
+def of_host(server: HostServer, binaries: Binaries) -> dict[str, Any]:
+    """A server pglab made on another host: as an existing server is seen (settings, round
+    trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
+    ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
+    fp = of_existing(server, binaries)
+    here = {k: fp[k] for k in ("hostname", "kernel", "cpus", "ram_bytes", "cpu_model")}
+    there = server.remote.facts(f"{server.bindir}/pgbench")
+    fp.update(
+        server_kind="host",
+        server=server.key,
+        server_host=server.host,
+        server_version=server.version,
+        hostname=there.get("hostname"),
+        kernel=there.get("kernel"),
+        cpus=there.get("cpus"),
+        ram_bytes=there.get("ram_bytes"),
+        cpu_model=None,
+        pglab_machine=here,
+        source=f"{binaries.label} on {server.host}",
+        bindir=server.bindir,
+        pgdata=server.datadir_remote,
+        client=f"on pglab's machine ({here['hostname']}), over the network, round trip "
+        f"{fp['rtt_ms']:.3f} ms",
     )
     return fp

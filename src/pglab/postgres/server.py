@@ -20,7 +20,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import psutil
@@ -97,6 +97,7 @@ class Cluster:
     """A data directory and, while started, the postmaster running on it."""
 
     owned = True  # pglab started it: its files, processes and log are pglab's to read
+    unwatched: tuple[tuple[str, str], ...] = ()  # samplers it cannot have (telemetry notes)
 
     def __init__(self, binaries: Binaries, lab: Lab, datadir: Path, name: str):
         self.binaries = binaries
@@ -285,37 +286,7 @@ class Cluster:
     def _wait_applied(
         self, new: Mapping[str, str], catalog: Mapping[str, settings.SettingDef]
     ) -> None:
-        # the server's own names (DateStyle, not datestyle) for what is set now or was set before
-        wanted = {}
-        for name, value in new.items():
-            defn = settings.lookup(name, catalog)
-            if defn is not None:  # a custom (extension) placeholder cannot be checked
-                wanted[defn.name] = (defn, value)
-        dropped = [d.name for n in self.applied if (d := settings.lookup(n, catalog))]
-        names = sorted(set(wanted) | set(dropped))
-        deadline = time.monotonic() + 10
-        while True:
-            with self.connect() as conn:
-                rows = conn.execute(
-                    "SELECT name, setting, sourcefile FROM pg_settings WHERE name = ANY(%s)",
-                    (names,),
-                ).fetchall()
-            pending = []
-            for name, setting, sourcefile in rows:
-                if name in wanted:
-                    defn, value = wanted[name]
-                    if not settings.same_value(defn, value, setting):
-                        pending.append(name)
-                elif (sourcefile or "").endswith("/" + CONF_FILE):  # still the value pglab set
-                    pending.append(name)
-            if not pending:
-                return
-            if time.monotonic() > deadline:
-                raise ServerError(
-                    f"the server did not take the new value of {', '.join(pending)}",
-                    log_tail=self.log_tail(),
-                )
-            time.sleep(0.05)
+        wait_applied(self.connect, self.applied, new, catalog, self.log_tail)
 
     # -- connections and facts --------------------------------------------------------------
     def conninfo(self, dbname: str = "postgres") -> str:
@@ -355,6 +326,48 @@ class Cluster:
     def log_tail(self, lines: int = 20) -> str:
         size = self.log_size()
         return procs.tail(self.log_since(max(0, size - 20_000)), lines)
+
+
+def wait_applied(
+    connect: Callable[[], psycopg.Connection],
+    before: Mapping[str, str],
+    new: Mapping[str, str],
+    catalog: Mapping[str, settings.SettingDef],
+    log_tail: Callable[[], str],
+) -> None:
+    """After a reload, until new sessions see ``new`` and no longer what pglab set from ``before``
+    (a setting dropped falls back to the server's own files)."""
+    # the server's own names (DateStyle, not datestyle) for what is set now or was set before
+    wanted = {}
+    for name, value in new.items():
+        defn = settings.lookup(name, catalog)
+        if defn is not None:  # a custom (extension) placeholder cannot be checked
+            wanted[defn.name] = (defn, value)
+    dropped = [d.name for n in before if (d := settings.lookup(n, catalog))]
+    names = sorted(set(wanted) | set(dropped))
+    deadline = time.monotonic() + 10
+    while True:
+        with connect() as conn:
+            rows = conn.execute(
+                "SELECT name, setting, sourcefile FROM pg_settings WHERE name = ANY(%s)",
+                (names,),
+            ).fetchall()
+        pending = []
+        for name, setting, sourcefile in rows:
+            if name in wanted:
+                defn, value = wanted[name]
+                if not settings.same_value(defn, value, setting):
+                    pending.append(name)
+            elif (sourcefile or "").endswith("/" + CONF_FILE):  # still the value pglab set
+                pending.append(name)
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise ServerError(
+                f"the server did not take the new value of {', '.join(pending)}",
+                log_tail=log_tail(),
+            )
+        time.sleep(0.05)
 
 
 def complaints(log: str, limit: int = 5) -> str:

@@ -289,7 +289,8 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
         ("PostgreSQL", ", ".join(rep.versions)),
         ("pgbench", str(e.get("pgbench_version", "?"))),
         ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
-        ("pgbench's machine" if e.get("server_kind") == "existing" else "machine",
+        ({"existing": "pgbench's machine", "host": "the server's machine"}.get(
+            str(e.get("server_kind")), "machine"),
          f"{e.get('cpu_model', '?')}, {e.get('cpus', '?')} CPU(s), "
          f"{(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
         ("kernel", str(e.get("kernel", "?"))),
@@ -302,6 +303,16 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
             f"{e.get('database')}; pglab did not start it"
         )
         facts.insert(1, ("server", server))
+        facts.insert(2, ("pgbench ran", str(e.get("client"))))
+    elif e.get("server_kind") == "host":
+        facts.insert(
+            1,
+            (
+                "server",
+                f"made by pglab on {e.get('server_host')} "
+                f"({e.get('hostname')}), database {e.get('database')}",
+            ),
+        )
         facts.insert(2, ("pgbench ran", str(e.get("client"))))
     if mount:
         facts.append((

@@ -394,7 +394,7 @@ def check(
     copies = [
         _copy_of(run, lab, by_point[run.point_key], places, sizes)
         for run in plan.runs
-        if not run.server.existing
+        if not run.server.over_network  # no files here to copy
     ]
     if problems := disk_problems(copies):
         errors.append(CampaignError(

@@ -34,6 +34,7 @@ from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
+from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, ProgressSample, RunResult
@@ -76,7 +77,7 @@ class Executor:
     def __init__(self, lab: Lab, store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
-        self.existing: dict[str, ExistingServer] = {}
+        self.existing: dict[str, ExistingServer] = {}  # and servers made on hosts
         self.hosts = Hosts(())  # the campaign's generator hosts (run/remote.py)
         self.store = store
         self.events: Events = events or QuietEvents()
@@ -85,6 +86,7 @@ class Executor:
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
+        self.plan_runs: tuple[RunSpec, ...] = ()
 
     # -- campaign ---------------------------------------------------------------------------
     def run_campaign(
@@ -96,6 +98,9 @@ class Executor:
         self.hosts = Hosts(campaign.hosts)
         for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
+        if any(v.server.host for v in campaign.variants):
+            for line in self.hosts.clean_leftovers(self.lab):
+                self.events.status(line)
         done = self.store.done_run_keys(campaign.name)
         plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
         for note in plan.notes:
@@ -112,6 +117,7 @@ class Executor:
             campaign.name, masked_document(campaign.document), campaign.source_file
         )
         outcome = Outcome(plan)
+        self.plan_runs = plan.runs
         if plan.done:
             self.events.status(
                 f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do"
@@ -198,9 +204,12 @@ class Executor:
         fp: dict = {}
         srv: Cluster | ExistingServer | None = None
         try:
-            if run.server.existing:
+            if run.server.over_network:
                 srv = self._existing_for(run, binaries, timings)
-                fp = fingerprint.of_existing(srv, binaries)
+                if isinstance(srv, HostServer):
+                    fp = fingerprint.of_host(srv, binaries)
+                else:
+                    fp = fingerprint.of_existing(srv, binaries)
                 srv.mark_start()
             else:
                 ds = datasets.ensure(
@@ -286,13 +295,26 @@ class Executor:
     def _existing_for(
         self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
     ) -> ExistingServer:
-        """The existing server of the run, its dataset made or re-made (``reset = "reinit"``)
-        in pglab's database, and the run's settings applied (per session, or by reload)."""
+        """The existing server of the run (or the one made on its host, made now the first
+        time), its dataset made or re-made (``reset = "reinit"``) in pglab's database, and the
+        run's settings applied (per session, or by reload; restart on a host)."""
         key = run.server.server_label
         srv = self.existing.get(key)
-        if srv is None:
+        if srv is None and run.server.host is not None:
+            self.events.status(f"making the PostgreSQL server on {run.server.host}")
+            clients = [
+                self.hosts.specs[g].address
+                for r in self.plan_runs for ph in r.phases for g in ph.generators
+                if ph.remote and g in self.hosts.specs
+            ]  # fmt: skip
+            srv = HostServer(
+                run.server, self.lab, self.hosts.remote(run.server.host), binaries, clients
+            )
+            self.existing[key] = srv
+        elif srv is None:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)
-        srv.spec = run.server  # same server and database; this run's settings
+        if not isinstance(srv, HostServer):
+            srv.spec = run.server  # same server and database; this run's settings
         srv.wait_ready(on_status=self.events.status)  # after someone else restarted it
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(
@@ -306,6 +328,7 @@ class Executor:
         how = srv.apply(run.settings, srv.catalog())
         timings["settings_s"] = time.monotonic() - t0
         timings["reloaded"] = 1.0 if how == "reload" else 0.0
+        timings["restarted"] = 1.0 if how == "restart" else 0.0
         return srv
 
     def _cluster_for(

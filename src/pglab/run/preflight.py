@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pglab import procs
 from pglab.campaign.parse import Campaign
 from pglab.disks import targets as storage_targets
-from pglab.errors import CampaignError, LabError
+from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
 from pglab.postgres import bench_db, server, settings
 from pglab.postgres import dataset as datasets
@@ -183,31 +183,40 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
 
 
 def _check_generators(campaign: Campaign, plan: Plan, found: list[LabError]) -> None:
-    """Remote load generators: a server they can reach (an existing one, by its dsn), and every
-    host reachable over SSH, its key the known one, pgbench there."""
+    """Remote load generators: a server they can reach (an existing one, by its dsn, or one
+    pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
+    there; a server's host reachable, as a user that is not root."""
     names: set[str] = set()
     local_server: list[str] = []
     for point in plan.points:
         remote = [ph for ph in point.phases if ph.remote]
         names |= {g for ph in remote for g in ph.generators}
-        if remote and not point.server.existing:
+        if remote and not point.server.over_network:
             local_server.append(point.label)
     if local_server:
         found.append(
             CampaignError(
                 f'point "{local_server[0]}"'
                 + (f" and {len(local_server) - 1} more" if len(local_server) > 1 else "")
-                + " runs pgbench on other hosts against a server pglab makes, which listens "
-                "on a private socket only",
-                hint="for now, generators on other hosts need an existing server they reach "
-                'over TCP: [server] dsn = "postgresql://user@address/db"',
+                + " runs pgbench on other hosts against a server pglab makes on this machine, "
+                "which listens on a private socket only",
+                hint='make the server on a host too ([server] host = "db1"), or use an existing '
+                'server they reach over TCP ([server] dsn = "postgresql://user@address/db")',
             )
         )
-    if not names:
+    servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
+    if not names and not servers:
         return
     hosts = Hosts(campaign.hosts)
     try:
         hosts.check(sorted(names))
+        for name in servers:
+            if hosts.remote(name).run(["id", "-u"]).stdout.strip() == "0":
+                raise HostError(
+                    f"the server on {hosts.specs[name].label} would run as root, which "
+                    "PostgreSQL refuses",
+                    hint=f'log in as an unprivileged user: ssh = "user@address" in [hosts.{name}]',
+                )
     except LabError as exc:
         found.append(exc)
     finally:

@@ -1,6 +1,7 @@
-"""The campaign's load generator hosts, for the executor: connected on first use and kept for
-the campaign, their facts read once, their clocks measured before every phase they run, closed
-when the campaign ends (also on errors and Ctrl-C)."""
+"""The campaign's hosts, for the executor: connected on first use and kept for the campaign;
+load generators' facts read once, their clocks measured before every phase they run; what a
+killed pglab left on them removed at the start; all closed when the campaign ends (also on
+errors and Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 from pglab.campaign.spec import HostSpec, PhaseSpec
 from pglab.errors import HostError
 from pglab.hosts.ssh import Remote
+from pglab.lab import Lab
 from pglab.pgbench import generators as remote_pgbench
 from pglab.pgbench.invoke import ProgressCallback
+from pglab.postgres import on_host
 from pglab.records import PhaseResult
 
 
@@ -73,7 +76,34 @@ class Hosts:
             gens, phase, iteration, conn_args, env, workdir, on_progress=on_progress
         )
 
+    def clean_leftovers(self, lab: Lab) -> list[str]:
+        """Servers and directories a killed pglab left on this campaign's hosts (its postmaster
+        ended with the SSH link already; stopped here if it did not), removed; a line each."""
+        lines = []
+        for info in on_host.leftovers(lab):
+            host, path = info["host"], info["dir"]
+            if host not in self.specs:
+                continue
+            try:
+                self.remote(host).run(["sh", "-c", _CLEAN, path], check=False)
+            except HostError as exc:
+                lines.append(f"warning: could not remove {path} on {host}: {exc.message}")
+                continue
+            on_host.forget(lab, host, path)
+            lines.append(f"removed what an earlier pglab left on {host}: {path}")
+        return lines
+
     def close(self) -> None:
         for remote in self.remotes.values():
             remote.close()
         self.remotes.clear()
+
+
+# a postmaster still running on the directory (its pid file names it, its command line names
+# the directory) gets QUIT, then the directory (only one make_dir made) goes
+_CLEAN = (
+    'p=$(head -n 1 "$0/pgdata/postmaster.pid" 2>/dev/null); '
+    'if [ -n "$p" ] && grep -q "$0" "/proc/$p/cmdline" 2>/dev/null; then kill -QUIT "$p"; '
+    "sleep 1; fi; "
+    'case "$0" in /tmp/pglab-*) rm -rf -- "$0";; esac'
+)

