@@ -178,6 +178,7 @@ def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_
     path = campaign(tmp_path, ns_hosts, "on-host-killed", duration=20)
     err = tmp_path / "err.txt"
     db = ns_hosts.hosts[2]
+    before = pglab_dirs()
     with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
                  "pgbench on both generators")  # fmt: skip
@@ -185,8 +186,8 @@ def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     assert all(nothing_left(h) for h in ns_hosts.hosts)
-    left = pglab_dirs()
-    assert left, "the killed pglab's cluster directory should still be there"
+    left = pglab_dirs() - before
+    assert len(left) == 1, "the killed pglab's cluster directory should still be there"
     # the next start removes it, and completes the campaign
     assert cli("run", str(path), lab=lab, store=store) == 0
     with open_store(str(store)) as s:
@@ -196,9 +197,10 @@ def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_
 
 def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tmp_path):
     store = tmp_path / "r.sqlite"
-    path = campaign(tmp_path, ns_hosts, "sshd-gone", duration=30)
+    path = campaign(tmp_path, ns_hosts, "sshd-gone", duration=8)
     err = tmp_path / "err.txt"
     db = ns_hosts.hosts[2]
+    before = pglab_dirs()
     try:
         with pglab_run_in_background(path, lab.home, store, err) as proc:
             wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
@@ -216,3 +218,9 @@ def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tm
         (row,) = s.list_runs("sshd-gone")
     assert row.status == "failed" and row.error, row
     assert "the SSH link to gen3 was lost, and the server there stopped" in row.error, row.error
+    # its directory could not be removed over the lost link: the next start does, and completes
+    assert len(pglab_dirs() - before) == 1
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        assert [r.status for r in s.list_runs("sshd-gone")] == ["ok"]  # the failed one redone
+    assert pglab_dirs() == before
