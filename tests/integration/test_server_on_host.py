@@ -111,6 +111,14 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
         begin = phase.started_at
         assert min(t_stats) <= begin + min(t_progress) <= max(t_stats), (begin, t_stats)
         assert begin + max(t_progress) - 1.5 <= max(t_stats) <= begin + phase.elapsed_s + 3
+        # the host's OS, read over SSH every second: its CPU busy, postgres using some of it
+        cpu, procs = run.series["0"]["os.cpu"], run.series["0"]["os.procs"]
+        assert len(cpu["rows"]) >= 2 and len(procs["rows"]) == len(cpu["rows"])
+        idle = [r[cpu["columns"].index("idle_pct")] for r in cpu["rows"]]
+        assert all(0 <= x <= 100 for x in idle) and min(idle) < 95, idle
+        pg_cpu = [r[procs["columns"].index("postgres_cpu_pct")] for r in procs["rows"]]
+        assert max(pg_cpu) > 5, pg_cpu
+        assert run.series["0"]["os.mem"]["rows"]
         fp = run.fingerprint
         assert fp["server_kind"] == "host" and fp["server_host"] == "gen3"
         assert (

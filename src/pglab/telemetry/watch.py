@@ -7,10 +7,12 @@
 Checkpoints come from the part of the server log written while the phase ran. Every sampler's
 own sessions are named ``pglab…`` so that the wait sampler leaves them out.
 
-A server pglab did not start (``existing.py``) is watched over SQL only: its files, processes
-and log are not pglab's to read, so there is no OS sampler and no checkpoint log, and the
-phase's ``telemetry.notes`` say so (never zeros); its checkpoints are counted by the statistics
-sampler (pg_stat_checkpointer, pg_stat_bgwriter) as on any server.
+A server pglab made on another host (``on_host.py``) has its host's OS read over SSH
+(``host_os.py``) and its log by SFTP. A server pglab did not start (``existing.py``) is watched
+over SQL only: its files, processes and log are not pglab's to read, so there is no OS sampler
+and no checkpoint log, and the phase's ``telemetry.notes`` say so (never zeros); its
+checkpoints are counted by the statistics sampler (pg_stat_checkpointer, pg_stat_bgwriter) as
+on any server.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import psutil
 
 from pglab.campaign.spec import TelemetrySpec
 from pglab.postgres.existing import ExistingServer
+from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.telemetry import checkpoints
 from pglab.telemetry.base import Sampler, Table
 from pglab.telemetry.buffers import BuffersSampler
+from pglab.telemetry.host_os import HostOsSampler
 from pglab.telemetry.os_stats import OsSampler
 from pglab.telemetry.pg_stats import PgStatsSampler
 from pglab.telemetry.runner import NOTES, TelemetryRunner
@@ -81,6 +85,9 @@ class PhaseWatch:
             WaitsSampler(self._connect, hz=s.waits_hz),
             BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
         ]
+        if isinstance(self.cluster, HostServer):  # its host's /proc, over SSH
+            host = HostOsSampler(self.cluster.remote, self.cluster.datadir_remote, s.stats_interval)
+            return [*over_sql, host]
         datadir = self.cluster.datadir
         if datadir is None:  # a server pglab does not own: no files or processes to read
             return over_sql
