@@ -1,8 +1,12 @@
 """What a person sees while a campaign runs: a progress bar with the current point, live TPS
-and an ETA over the estimated work, and a line per finished run."""
+and an ETA over the estimated work, and a line per finished run. On a terminal, with ``panel``,
+the live view (``cli/live.py``) is drawn where the bar would be."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -17,13 +21,30 @@ from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
 from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.plan import RUN_OVERHEAD_S
+from pglab.telemetry.base import Table
+
+
+class _Progress(Progress):
+    """A Progress that draws ``panel()``, when given, instead of its bar (lines printed go above
+    either)."""
+
+    def __init__(self, *columns, panel: Callable[[], RenderableType] | None = None, **kwargs):
+        self.panel = panel  # first: Progress draws itself once while it is made
+        super().__init__(*columns, **kwargs)
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        if self.panel is None:
+            yield from super().get_renderables()
+        else:
+            yield self.panel()
 
 
 class ProgressEvents:
-    """Draws the campaign's progress: current point, live TPS, ETA over estimated work."""
+    """Draws the campaign's progress: current point, live TPS, ETA over estimated work; with
+    ``panel``, that panel instead of the bar."""
 
-    def __init__(self, total_seconds: float):
-        self.progress = Progress(
+    def __init__(self, total_seconds: float, panel: Callable[[], RenderableType] | None = None):
+        self.progress = _Progress(
             TextColumn("[bold]{task.fields[run]}[/]"),
             BarColumn(),
             TextColumn("{task.description}"),
@@ -34,6 +55,7 @@ class ProgressEvents:
             console=console,
             transient=False,
             refresh_per_second=4,
+            panel=panel,
         )
         self.task: TaskID = self.progress.add_task("", total=max(total_seconds, 1), run="", tps="")
         self.run_budget = 0.0
@@ -101,6 +123,8 @@ class ExecutorEvents:
 
     def progress(self, sample: ProgressSample) -> None:
         self.view.progress_sample(sample)
+
+    def telemetry(self, tables: dict[str, Table]) -> None: ...  # drawn from the live state
 
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
         self.view.run_finished(run, result)

@@ -15,7 +15,7 @@ from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
-from pglab.cli import fmt, report, show
+from pglab.cli import fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents
 from pglab.errors import StoreError
@@ -23,6 +23,7 @@ from pglab.lab import Lab
 from pglab.postgres.sources import Binaries
 from pglab.rows import RunRow
 from pglab.run.executor import Executor
+from pglab.run.live import LiveRecorder
 from pglab.run.plan import Plan, make_plan
 from pglab.run.preflight import preflight
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
@@ -116,9 +117,16 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
             f"{fmt.duration(plan.estimated_seconds())}"
         )
         _print_design(points.design_check(plan, store.list_runs()))
-        view = ProgressEvents(plan.estimated_seconds())
-        with view:
-            outcome = Executor(lab, store, ExecutorEvents(view), reinit=reinit).run_campaign(
+        # the live view on a terminal (plain lines otherwise); its state also goes to a file in
+        # the lab, for `pglab watch` in another terminal
+        recorder = LiveRecorder(lab.home, camp.name, plan.estimated_seconds())
+        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the campaign")
+        view = ProgressEvents(
+            plan.estimated_seconds(), panel=panel if console.is_terminal else None
+        )
+        recorder.inner = ExecutorEvents(view)
+        with view, recorder:
+            outcome = Executor(lab, store, recorder, reinit=reinit).run_campaign(
                 camp, replace=replace, budget_s=budget_s
             )
         tidy.refresh(store, camp.name)  # the rows of the store's pglab_runs view

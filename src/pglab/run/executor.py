@@ -43,6 +43,7 @@ from pglab.run.plan import Plan
 from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
 
 
@@ -53,6 +54,8 @@ class Events(Protocol):
     def run_started(self, run: RunSpec, index: int, total: int) -> None: ...
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None: ...
     def progress(self, sample: ProgressSample) -> None: ...
+    # once a second in a measured phase: the recent waits and the checkpoints (PhaseWatch)
+    def telemetry(self, tables: dict[str, Table]) -> None: ...
     def run_finished(self, run: RunSpec, result: RunResult) -> None: ...
 
 
@@ -61,6 +64,7 @@ class QuietEvents:
     def run_started(self, run: RunSpec, index: int, total: int) -> None: ...
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None: ...
     def progress(self, sample: ProgressSample) -> None: ...
+    def telemetry(self, tables: dict[str, Table]) -> None: ...
     def run_finished(self, run: RunSpec, result: RunResult) -> None: ...
 
 
@@ -241,7 +245,9 @@ class Executor:
                     spec = (
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
-                    with PhaseWatch(srv, spec, fp["server_version_num"]) as watch:
+                    with PhaseWatch(
+                        srv, spec, fp["server_version_num"], on_live=self.events.telemetry
+                    ) as watch:
                         if phase.remote:  # pgbench on the generator hosts, all at once
                             result, table = self.hosts.run_phase(
                                 phase, iteration, srv.pgbench_conn_args(), env or {},

@@ -13,6 +13,7 @@ and its share of all counted waits is the "% of samples" of the seed-004 lock pi
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable
 
@@ -46,6 +47,7 @@ class WaitsSampler:
         self._conn: psycopg.Connection | None = None
         self._counts: Counter[tuple[int, str, str]] = Counter()
         self._samples: Counter[int] = Counter()
+        self._lock = threading.Lock()  # recent() reads the counts while sample() adds to them
         self.own_xacts = 0
 
     def start(self, t: float) -> None:
@@ -63,17 +65,26 @@ class WaitsSampler:
             raise SamplerOff(f"pg_stat_activity: {exc}") from exc
         self.own_xacts += 1
         second = math.floor(t)
-        self._samples[second] += 1
-        for wtype, event, n in rows:
-            self._counts[(second, wtype, event)] += n
+        with self._lock:
+            self._samples[second] += 1
+            for wtype, event, n in rows:
+                self._counts[(second, wtype, event)] += n
+
+    def recent(self, since: float) -> Table:
+        """The rows of the seconds from ``since`` on, as ``finish`` gives them (for a live view,
+        from another thread while the sampling goes on)."""
+        table = Table(list(COLUMNS))
+        with self._lock:
+            for (second, wtype, event), n in sorted(self._counts.items()):
+                if second >= since:
+                    table.add(float(second), self._samples[second], wtype, event, n)
+        return table
 
     def finish(self, t: float) -> dict[str, Table]:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        table = Table(list(COLUMNS))
-        for (second, wtype, event), n in sorted(self._counts.items()):
-            table.add(float(second), self._samples[second], wtype, event, n)
+        table = self.recent(-math.inf)
         return {"waits": table} if self._samples else {}
 
 

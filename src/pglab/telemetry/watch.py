@@ -4,7 +4,10 @@
         result = pgbench.run_phase(..., on_spawn=watch.set_pgbench)
     result = replace(result, tables=watch.tables)
 
-Checkpoints come from the part of the server log written while the phase ran. Every sampler's
+Checkpoints come from the part of the server log written while the phase ran. With ``on_live``,
+a thread hands it, once a second while the phase runs, the waits of the last ``LIVE_WAITS_S``
+seconds and the checkpoints logged so far (``{"waits": Table, "checkpoints": Table}``), for a
+live view; what it raises is ignored (a view must never cost the run). Every sampler's
 own sessions are named ``pglab…`` so that the wait sampler leaves them out.
 
 A server pglab made on another host (``on_host.py``) has its host's OS read over SSH
@@ -17,7 +20,11 @@ on any server.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +44,7 @@ from pglab.telemetry.runner import NOTES, TelemetryRunner
 from pglab.telemetry.waits import WaitsSampler
 
 OWN = "telemetry.own_xacts"
+LIVE_WAITS_S = 5  # the seconds of waits a live view is given
 # the samplers that hold a session of their own on the server while a measured phase runs, one
 # each (the OS sampler reads /proc): with pgbench's clients, what the server must have room for
 SESSION_SAMPLERS = (PgStatsSampler, WaitsSampler, BuffersSampler)
@@ -50,9 +58,16 @@ def own_sessions(spec: TelemetrySpec, measured: bool) -> int:
 
 class PhaseWatch:
     def __init__(
-        self, cluster: Cluster | ExistingServer, spec: TelemetrySpec, server_version_num: int
+        self,
+        cluster: Cluster | ExistingServer,
+        spec: TelemetrySpec,
+        server_version_num: int,
+        on_live: Callable[[dict[str, Table]], object] | None = None,
     ):
         self.cluster = cluster
+        self.on_live = on_live
+        self._live_stop = threading.Event()
+        self._live: threading.Thread | None = None
         self.spec = spec
         self.version = server_version_num
         self.tables: dict[str, dict[str, Any]] = {}
@@ -107,11 +122,30 @@ class PhaseWatch:
         self._samplers = self.samplers()
         self._runner = TelemetryRunner(self._samplers)
         self._runner.start()
+        if self.on_live is not None:
+            self._live = threading.Thread(target=self._live_loop, name="pglab-live", daemon=True)
+            self._live.start()
         return self
+
+    def _live_loop(self) -> None:
+        assert self.on_live is not None
+        waits = next((s for s in self._samplers if isinstance(s, WaitsSampler)), None)
+        while not self._live_stop.wait(1.0):
+            with contextlib.suppress(Exception):  # the view goes without; the phase goes on
+                tables = {
+                    "checkpoints": checkpoints.parse(self.cluster.log_since(self._log_offset))
+                }
+                if waits is not None:
+                    tables["waits"] = waits.recent(time.time() - LIVE_WAITS_S)
+                self.on_live(tables)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._runner is None:
             return
+        if self._live is not None:
+            self._live_stop.set()
+            self._live.join(timeout=10)
+            self._live = None
         tables = self._runner.stop()
         self._runner = None
         if exc_type is not None:
