@@ -21,6 +21,7 @@ STAGES: list[set[str]] = [
     {"pgbench", "disks", "telemetry"},  # the instruments (beside each other, never importing)
     {"run"},  # plan, preflight, executor, run metrics
     {"store"},  # results, written by run and read by what follows
+    {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
     {"analysis"},  # points, verdicts, warnings, comparisons
     {"report"},  # the HTML page
     {"cli"},  # the only part that prints

@@ -15,7 +15,7 @@ from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
-from pglab.cli import fmt, live, report, show
+from pglab.cli import fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents
 from pglab.errors import StoreError
@@ -60,14 +60,19 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         "the plan's estimate is over it; replaces the file's max_duration",
     )
     add_reinit(p)
+    fleet.add_run_options(p)
     p.set_defaults(
-        func=lambda a: run(
-            Where.from_args(a),
-            a.file,
-            dry_run=a.dry_run,
-            replace=a.replace,
-            budget_s=a.budget,
-            reinit=a.reinit,
+        func=lambda a: (
+            fleet.submit(Where.from_args(a), campaigns.load(a.file), a.queue, a.wait)
+            if a.fleet and not a.dry_run
+            else run(
+                Where.from_args(a),
+                a.file,
+                dry_run=a.dry_run,
+                replace=a.replace,
+                budget_s=a.budget,
+                reinit=a.reinit,
+            )
         )  # fmt: skip
     )
 

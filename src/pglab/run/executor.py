@@ -13,10 +13,11 @@ half.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -90,15 +91,21 @@ class Executor:
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
+        self.worker: str | None = None  # a fleet worker's name, kept in every run's fingerprint
         self.plan_runs: tuple[RunSpec, ...] = ()
 
     # -- campaign ---------------------------------------------------------------------------
     def run_campaign(
-        self, campaign: Campaign, replace: bool = False, budget_s: float | None = None
+        self,
+        campaign: Campaign,
+        replace: bool = False,
+        budget_s: float | None = None,
+        points: Collection[str] | None = None,
     ) -> Outcome:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
         (it was edited) stop it with an error, or are deleted first when ``replace``.
-        ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``."""
+        ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``.
+        ``points``: only the runs of these point keys (a fleet job's group)."""
         self.hosts = Hosts(campaign.hosts)
         for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
@@ -107,6 +114,9 @@ class Executor:
                 self.events.status(line)
         done = self.store.done_run_keys(campaign.name)
         plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
+        if points is not None:
+            runs = tuple(r for r in plan.runs if r.point_key in points)
+            plan = dataclasses.replace(plan, runs=runs)
         for note in plan.notes:
             self.events.status(note)
         stale = find_stale(self.store, campaign.name, plan.points)
@@ -232,6 +242,8 @@ class Executor:
                     "data": self.targets.describe(run.storage.data),
                     "wal": self.targets.describe(run.storage.wal),
                 }
+            if self.worker is not None:
+                fp["fleet_worker"] = self.worker
             remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
             if remote:
                 fp["generators"] = self.hosts.check(remote)

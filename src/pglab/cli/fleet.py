@@ -1,0 +1,156 @@
+"""The fleet's commands: ``pglab run FILE --fleet`` (submit), ``pglab worker`` (on each lab
+host), ``pglab status [CAMPAIGN]`` (what the queue and the workers are doing; ``--wait``
+follows it to the end with a progress bar and an ETA)."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from typing import Any
+
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from pglab.campaign.parse import Campaign
+from pglab.campaign.spec import masked_document
+from pglab.cli import fmt
+from pglab.cli.common import Where, console
+from pglab.fleet import queue as fleet
+from pglab.fleet.worker import serve
+from pglab.lab import Lab
+from pglab.run.preflight import preflight
+from pglab.run.resume import find_stale, stale_error
+from pglab.store import mask_url
+
+ENDED = ("succeeded", "failed", "cancelled", "aborted")
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    w = sub.add_parser(
+        "worker",
+        parents=[common],
+        help="run a campaign's jobs on this lab host, one at a time (a fleet)",
+        description="Take jobs from the fleet's queue in the PostgreSQL results store, one at a "
+        "time, each in this host's lab directory; Ctrl-C or SIGTERM abandons the current run "
+        "(server stopped, nothing half stored) and queues its job again.\n\n"
+        "  pglab worker --store postgresql://lab@store-host/pglab --name bench1",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    w.add_argument("--queue", default=fleet.DEFAULT_QUEUE, help="queue to take jobs from "
+                   f"(default {fleet.DEFAULT_QUEUE})")  # fmt: skip
+    w.add_argument("--name", default=platform.node(),
+                   help="this host's name in `pglab status` and in every run it stores "
+                   "(default: the host name)")  # fmt: skip
+    w.set_defaults(func=lambda a: worker(Where.from_args(a), a.queue, a.name))
+    s = sub.add_parser(
+        "status",
+        parents=[common],
+        help="a fleet's jobs: queued, running (where, since when), done, failed",
+    )
+    s.add_argument("campaign", nargs="?", help="one campaign's jobs (default: all)")
+    s.add_argument(
+        "--wait", action="store_true", help="follow until every job has ended, with an ETA"
+    )
+    s.set_defaults(func=lambda a: status(Where.from_args(a), a.campaign, a.wait))
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fleet",
+        action="store_true",
+        help="submit the runs as jobs for `pglab worker` on lab hosts (PostgreSQL store): one "
+        "job per matrix coordinate, so what is compared runs on one host; submitting again "
+        "adds only what is missing",
+    )
+    p.add_argument("--queue", default=fleet.DEFAULT_QUEUE, help="--fleet: the queue")
+    p.add_argument("--wait", action="store_true", help="--fleet: follow the jobs to the end")
+
+
+def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
+    url = where.store_url
+    fleet.require_postgres(url)
+    lab = Lab.open(where.home)
+    with where.open() as store:
+        plan, _ = preflight(camp, lab, store.done_run_keys(camp.name))  # what workers would
+        stale = find_stale(store, camp.name, plan.points)
+        if stale:
+            raise stale_error(camp.name, stale)
+        store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
+    result = fleet.submit(url, camp, plan, queue)
+    runs = sum(g.runs for g in result.added)
+    console.print(
+        f"campaign [bold]{escape(camp.name)}[/]: {len(result.added)} job(s) queued on "
+        f"[bold]{escape(queue)}[/] for {runs} run(s), one per matrix coordinate"
+        + (f"; {len(result.already)} already queued or running" if result.already else "")
+        + ("; nothing left to do" if not plan.runs else ""),
+        soft_wrap=True,
+    )
+    console.print(
+        "workers: " + where.command("worker", "--queue", queue) + "   on each lab host; follow: "
+        + where.command("status", camp.name, "--wait"),
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
+    return follow(where, camp.name) if wait else 0
+
+
+def worker(where: Where, queue: str, name: str) -> int:
+    fleet.require_postgres(where.store_url)
+    Lab.open(where.home)  # the lab directory exists and its server account is there
+    serve(where.store_url, where.home, name, queue,
+          say=lambda line: console.print(line, markup=False, soft_wrap=True))  # fmt: skip
+    return 0
+
+
+def status(where: Where, campaign: str | None, wait: bool) -> int:
+    fleet.require_postgres(where.store_url)
+    if wait:
+        return follow(where, campaign)
+    rows = fleet.jobs_of(where.store_url, campaign)
+    if not rows:
+        console.print(f"no fleet jobs{' of ' + campaign if campaign else ''} in "
+                      f"{mask_url(where.store_url)}", markup=False)  # fmt: skip
+        return 0
+    columns: list[fmt.Column] = [
+        ("job", "right", [str(r.id) for r in rows]),
+        ("group", "left", [r.group for r in rows]),
+        ("status", "left", [_status(r) for r in rows]),
+        ("worker", "left", [r.worker or "" for r in rows]),
+        ("since", "left", [fmt.when(r.since) for r in rows]),
+    ]
+    console.print(fmt.table(f"jobs{' of ' + campaign if campaign else ''}", columns))
+    counts = fleet.counts(rows)
+    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())), markup=False)
+    workers = fleet.workers_of(where.store_url)
+    if workers:
+        console.print("workers: " + ", ".join(
+            f"{w['name']} (queue {w['queue']}, heartbeat {fmt.when(w['heartbeat'])})"
+            for w in workers), markup=False, soft_wrap=True)  # fmt: skip
+    return 1 if counts.get("failed") else 0
+
+
+def _status(row: Any) -> str:
+    said = {"todo": "queued", "doing": "running", "succeeded": "done"}.get(row.status, row.status)
+    return said + (f" (attempt {row.attempts + 1})" if row.attempts and row.status != "succeeded"
+                   else "")  # fmt: skip
+
+
+def follow(where: Where, campaign: str | None, interval: float = 2.0) -> int:
+    """Until every job has ended: a bar over the jobs, its ETA from their pace."""
+    with Progress(
+        TextColumn("[bold]fleet[/]"), BarColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("", total=None)
+        while True:
+            rows = fleet.jobs_of(where.store_url, campaign)
+            counts = fleet.counts(rows)
+            ended = sum(counts.get(s, 0) for s in ENDED)
+            bar.update(task, total=max(len(rows), 1), completed=ended,
+                       description=f"{counts.get('doing', 0)} running, {counts.get('todo', 0)} "
+                       f"queued, {ended} ended")  # fmt: skip
+            if rows and ended == len(rows):
+                break
+            time.sleep(interval)
+    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())), markup=False)
+    return 1 if counts.get("failed") else 0

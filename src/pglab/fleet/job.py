@@ -1,0 +1,63 @@
+"""One fleet job, run by a worker in a child process: ``python -m pglab.fleet.job`` reads the job
+(JSON on stdin: the campaign's document, its directory, the points of the group, the store, the
+lab home, the worker's name), runs those points as ``pglab run`` would (leftovers of a dead
+pglab cleaned first, every run stored whole, the worker's name in each run's fingerprint) and
+says what happens a line at a time on stdout.
+
+Exit: 0 every run ok, 1 some run failed (stored as failed: not the queue's to retry),
+2 the campaign cannot run here (an error before any run), 3 interrupted (SIGINT: the worker is
+stopping or died; nothing half is stored, the server is stopped).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pglab.campaign.parse import parse
+from pglab.campaign.spec import RunSpec
+from pglab.errors import LabError
+from pglab.lab import Lab
+from pglab.records import RunResult, reason_of
+from pglab.run.executor import Executor, QuietEvents
+from pglab.store import open_store
+
+
+class LineEvents(QuietEvents):
+    def status(self, message: str) -> None:
+        print(message, flush=True)
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        print(f"run {index}/{total}: {run.label} repeat {run.repeat}", flush=True)
+
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        said = "ok" if result.status == "ok" else f"failed: {reason_of(result.error or '')}"
+        print(f"  {run.label} repeat {run.repeat}: {said}", flush=True)
+
+
+def main() -> int:
+    job = json.load(sys.stdin)
+    try:
+        campaign = parse(
+            job["document"],
+            default_name=job["campaign"],
+            base_dir=Path(job["base_dir"]),
+            source_file=job.get("source_file"),
+        )
+        lab = Lab.open(Path(job["lab_home"]))
+        with open_store(job["store"]) as store:
+            executor = Executor(lab, store, LineEvents())
+            executor.worker = job["worker"]
+            outcome = executor.run_campaign(campaign, points=set(job["points"]))
+    except KeyboardInterrupt:
+        print("interrupted: the run in progress was abandoned, nothing of it stored", flush=True)
+        return 3
+    except LabError as exc:
+        print(f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else ""), flush=True)
+        return 2
+    return 1 if outcome.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The fleet's queue: the procrastinate app on the store's database, the comparison groups a
+plan is cut into, their submission (idempotent), and what the queue says of a campaign.
+
+A job's arguments name the campaign (its document as stored, without passwords, and the
+directory its relative paths start from) and the point keys of its group. Jobs of one group
+share a procrastinate ``lock`` (never two at once) and ``queueing_lock`` (never two waiting):
+submitting again after anything adds only groups that have runs to do and no job waiting or
+running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import procrastinate
+import psycopg
+from procrastinate import exceptions as pq_errors
+
+from pglab.campaign.parse import Campaign
+from pglab.campaign.spec import RunSpec, masked_document
+from pglab.errors import LabError
+from pglab.run.plan import Plan
+
+TASK = "pglab.fleet.run_group"
+DEFAULT_QUEUE = "pglab"
+WORKERS_TABLE = "pglab_fleet_workers"
+ACTIVE = ("todo", "doing")
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def require_postgres(url: str) -> None:
+    if not is_postgres_url(url):
+        raise LabError(
+            "a fleet needs the PostgreSQL results store: workers on other hosts cannot reach "
+            "a SQLite file",
+            hint="give --store postgresql://user@host/db (or PGLAB_STORE) to run, worker and "
+            "status alike",
+        )
+
+
+def app_for(url: str) -> procrastinate.App:
+    return procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+
+
+def ensure_schema(url: str) -> None:
+    """procrastinate's tables and pglab's list of workers, once per database (a lock keeps
+    two workers starting at once from both applying them)."""
+    app = app_for(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(7073817547876)")
+        try:
+            row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+            if row is None or row[0] is None:
+                with app.open():
+                    app.schema_manager.apply_schema()
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {WORKERS_TABLE} (worker_id bigint PRIMARY KEY, "
+                "name text NOT NULL, queue text NOT NULL, started_at timestamptz NOT NULL "
+                "DEFAULT now(), fingerprint jsonb)"
+            )
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(7073817547876)")
+
+
+# -- comparison groups ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    key: str  # campaign + matrix coordinate, hashed: the jobs' lock
+    label: str  # the coordinate as people read it ("clients=4 scale=10", or "all points")
+    points: tuple[str, ...]  # point keys
+    runs: int  # runs still to do
+
+
+def groups(plan: Plan) -> list[Group]:
+    """The plan's runs to do, by matrix coordinate: every variant there with all its repeats
+    (what ``show`` and ``compare`` hold against each other), in the plan's order."""
+    by_coord: dict[str, list[RunSpec]] = {}
+    for run in plan.runs:
+        by_coord.setdefault(_coordinate(run), []).append(run)
+    out = []
+    for coord, runs in by_coord.items():
+        key = hashlib.sha256(f"{plan.campaign.name}\0{coord}".encode()).hexdigest()[:16]
+        points = tuple(dict.fromkeys(r.point_key for r in runs))
+        out.append(Group(f"pglab:{key}", coord or "all points", points, len(runs)))
+    return out
+
+
+def _coordinate(run: RunSpec) -> str:
+    return " ".join(f"{name.removeprefix('settings.')}={value}" for name, value in run.axes)
+
+
+# -- submitting ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Submitted:
+    added: list[Group]
+    already: list[Group]  # a job waiting or running for them
+
+
+def submit(url: str, campaign: Campaign, plan: Plan, queue: str = DEFAULT_QUEUE) -> Submitted:
+    ensure_schema(url)
+    args_base: dict[str, Any] = {
+        "campaign": campaign.name,
+        "document": masked_document(campaign.document),
+        "base_dir": str(campaign.base_dir),
+        "source_file": campaign.source_file,
+    }
+    done = Submitted([], [])
+    app = app_for(url)
+    with app.open():
+        active = {
+            job.lock
+            for status in ACTIVE
+            for job in app.job_manager.list_jobs(task=TASK, status=status)
+        }
+        for group in groups(plan):
+            if group.key in active:
+                done.already.append(group)
+                continue
+            try:
+                app.configure_task(
+                    TASK, queue=queue, lock=group.key, queueing_lock=group.key
+                ).defer(**args_base, points=list(group.points), group=group.label)
+            except pq_errors.AlreadyEnqueued:
+                done.already.append(group)
+                continue
+            done.added.append(group)
+    return done
+
+
+# -- what the queue says ---------------------------------------------------------------------------
+
+
+@dataclass
+class JobRow:
+    id: int
+    group: str
+    status: str  # todo, doing, succeeded, failed, cancelled, aborted
+    worker: str | None
+    since: Any  # when it was queued, or started
+    attempts: int
+
+
+def jobs_of(url: str, campaign: str | None = None) -> list[JobRow]:
+    """The fleet's jobs (of one campaign), oldest first, with the worker running each."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone() in (None, (None,)):
+            return []
+        rows = conn.execute(
+            f"""
+            SELECT j.id, j.args, j.status::text, j.attempts, w.name,
+                   coalesce((SELECT max(e.at) FROM procrastinate_events e
+                             WHERE e.job_id = j.id), j.scheduled_at) AS since
+            FROM procrastinate_jobs j LEFT JOIN {WORKERS_TABLE} w ON w.worker_id = j.worker_id
+            WHERE j.task_name = %s AND (%s::text IS NULL OR j.args->>'campaign' = %s)
+            ORDER BY j.id
+            """,
+            (TASK, campaign, campaign),
+        ).fetchall()
+    return [
+        JobRow(id=r[0], group=_args(r[1]).get("group", "?"), status=r[2], worker=r[4],
+               since=r[5].timestamp() if r[5] is not None else None, attempts=r[3])
+        for r in rows
+    ]  # fmt: skip
+
+
+def _args(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else json.loads(value)
+
+
+def workers_of(url: str) -> list[dict[str, Any]]:
+    """Workers that sent a heartbeat lately, with their names and when they started."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute(f"SELECT to_regclass('{WORKERS_TABLE}')").fetchone() in (None, (None,)):
+            return []
+        rows = conn.execute(
+            f"""
+            SELECT w.name, w.queue, w.started_at, p.last_heartbeat
+            FROM {WORKERS_TABLE} w JOIN procrastinate_workers p ON p.id = w.worker_id
+            ORDER BY w.name
+            """
+        ).fetchall()
+    return [
+        dict(name=r[0], queue=r[1], started_at=r[2].timestamp(), heartbeat=r[3].timestamp())
+        for r in rows
+    ]
+
+
+def counts(rows: Iterable[JobRow]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r.status] = out.get(r.status, 0) + 1
+    return out

@@ -1,0 +1,234 @@
+"""A fleet on one machine: workers (``pglab worker``, each its own lab home, real PostgreSQL and
+pgbench) taking a campaign's jobs from procrastinate's queue in a real PostgreSQL results store
+the test starts; every run exactly once, one at a time per worker, each matrix coordinate on one
+worker; a worker SIGKILLed mid-run is replaced by another; submitting again adds nothing twice;
+workers racing for one job: one runs it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import lab_processes
+from pg_store import fresh_database, pg_store_server
+
+from pglab.cli import main
+from pglab.fleet import queue as fleet
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def pg_server() -> Iterator[str]:
+    with pg_store_server() as url:
+        yield url
+
+
+@pytest.fixture
+def store_url(pg_server: str) -> Iterator[str]:
+    with fresh_database(pg_server) as url:
+        yield url
+
+
+class Workers:
+    """``pglab worker`` processes, each with a lab home and a log of its own."""
+
+    def __init__(self, store: str, root: Path):
+        self.store, self.root = store, root
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str) -> subprocess.Popen:
+        home = self.home(name)
+        home.mkdir(mode=0o755, exist_ok=True)
+        log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 - the worker writes to it
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pglab", "worker", "--store", self.store, "--lab-dir",
+             str(home), "--name", name],
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"},
+        )  # fmt: skip
+        log.close()
+        self.procs[name] = proc
+        self.wait_log(name, "waiting for jobs")
+        return proc
+
+    def home(self, name: str) -> Path:
+        return self.root / name
+
+    def log(self, name: str) -> str:
+        return (self.root / f"{name}.log").read_text(errors="replace")
+
+    def wait_log(self, name: str, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.log(name):
+            proc = self.procs[name]
+            assert proc.poll() is None, f"worker {name} ended:\n{self.log(name)[-3000:]}"
+            assert time.monotonic() < deadline, f"{name} never said {text!r}:\n{self.log(name)}"
+            time.sleep(0.1)
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                pytest.fail(f"worker {name} did not stop on SIGTERM:\n{self.log(name)[-2000:]}")
+
+
+@pytest.fixture
+def workers(store_url: str) -> Iterator[Workers]:
+    root = Path(tempfile.mkdtemp(prefix="pglab-fleet-", dir="/tmp"))
+    root.chmod(0o755)
+    w = Workers(store_url, root)
+    try:
+        yield w
+    finally:
+        w.stop_all()
+        left = [p for name in w.procs for p in lab_processes(w.home(name))]
+        for p in left:
+            p.kill()
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+        assert not left, f"left running: {left}"
+
+
+def campaign(tmp_path: Path, name: str, clients=(1, 2, 4), repeats: int = 2,
+             duration: int = 2) -> Path:  # fmt: skip
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f"""
+name = "{name}"
+repeats = {repeats}
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = {duration}
+rate = 200
+[matrix]
+clients = {list(clients)}
+[variants.a]
+settings = {{ work_mem = "4MB" }}
+[variants.b]
+settings = {{ work_mem = "8MB" }}
+"""
+    )
+    return path
+
+
+def submit(path: Path, store: str, *more: str) -> int:
+    return main(["run", str(path), "--fleet", "--store", store, *more])
+
+
+def wait_done(store: str, name: str, timeout: float = 240) -> list[fleet.JobRow]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = fleet.jobs_of(store, name)
+        if rows and all(r.status in ("succeeded", "failed") for r in rows):
+            return rows
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.5)
+
+
+def runs_of(store: str, name: str) -> list:
+    with open_store(store) as s:
+        return [s.get_run(r.id) for r in s.list_runs(name)]
+
+
+def test_three_workers_share_a_campaign_by_matrix_coordinate(workers, store_url, tmp_path,
+                                                              capsys):  # fmt: skip
+    for name in ("w1", "w2", "w3"):
+        workers.start(name)
+    path = campaign(tmp_path, "fleet12")
+    assert submit(path, store_url) == 0
+    said = capsys.readouterr().out
+    assert "3 job(s) queued" in said and "for 12 run(s)" in said, said
+    jobs = wait_done(store_url, "fleet12")
+    assert [j.status for j in jobs] == ["succeeded"] * 3
+    runs = runs_of(store_url, "fleet12")
+    assert len(runs) == 12 and all(r.ok for r in runs)
+    assert len({r.run_key for r in runs}) == 12  # every run exactly once
+    by_clients: dict[int, set[str]] = {}
+    for r in runs:
+        by_clients.setdefault(r.spec["phases"][0]["clients"], set()).add(
+            r.fingerprint["fleet_worker"]
+        )
+    assert all(len(w) == 1 for w in by_clients.values()), by_clients  # compared on one host
+    # one run at a time on each worker
+    for name in ("w1", "w2", "w3"):
+        spans = sorted((r.started_at, r.finished_at) for r in runs
+                       if r.fingerprint["fleet_worker"] == name)  # fmt: skip
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+    assert len({w for ws in by_clients.values() for w in ws}) >= 2  # the work was spread
+    assert main(["status", "fleet12", "--store", store_url]) == 0
+    shown = capsys.readouterr().out
+    assert shown.count("done") >= 3 and "clients=1" in shown, shown
+    assert main(["report", "fleet12", "--store", store_url, "-o", str(tmp_path / "r.html")]) == 0
+    assert "fleet12" in (tmp_path / "r.html").read_text()
+
+
+def test_a_sigkilled_worker_s_job_runs_again_on_another(workers, store_url, tmp_path):
+    path = campaign(tmp_path, "fleet-kill", clients=(1,), repeats=1, duration=6)
+    w1 = workers.start("w1")
+    assert submit(path, store_url) == 0
+    workers.wait_log("w1", "run 1/")  # its first run under way
+    time.sleep(2)
+    w1.send_signal(signal.SIGKILL)
+    w1.wait(10)
+    # its child pglab was interrupted with it: nothing of its lab keeps running
+    deadline = time.monotonic() + 15
+    while lab_processes(workers.home("w1")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not lab_processes(workers.home("w1"))
+    workers.start("w2")  # the job comes to it once w1's heartbeat is known to have stopped
+    jobs = wait_done(store_url, "fleet-kill")
+    assert [j.status for j in jobs] == ["succeeded"] and jobs[0].worker == "w2"
+    runs = runs_of(store_url, "fleet-kill")
+    assert len(runs) == 2 and all(r.ok for r in runs)
+    assert {r.fingerprint["fleet_worker"] for r in runs} == {"w2"}  # nothing from the dead one
+    assert "queued again" in workers.log("w2")
+
+
+def test_submitting_again_adds_no_job_twice(workers, store_url, tmp_path, capsys):
+    path = campaign(tmp_path, "fleet-again", clients=(1, 2), repeats=1, duration=1)
+    assert submit(path, store_url) == 0
+    assert submit(path, store_url) == 0  # as after a submitter killed half-way
+    assert "0 job(s) queued" in capsys.readouterr().out
+    assert len(fleet.jobs_of(store_url, "fleet-again")) == 2
+    workers.start("w1")
+    wait_done(store_url, "fleet-again")
+    assert submit(path, store_url) == 0
+    assert "nothing left to do" in capsys.readouterr().out
+    assert len(fleet.jobs_of(store_url, "fleet-again")) == 2
+    assert len(runs_of(store_url, "fleet-again")) == 4
+
+
+def test_four_workers_racing_for_one_job_run_it_once(workers, store_url, tmp_path):
+    path = campaign(tmp_path, "fleet-race", clients=(1,), repeats=1, duration=1)
+    for name in ("w1", "w2", "w3", "w4"):
+        workers.start(name)
+    assert submit(path, store_url) == 0
+    (job,) = wait_done(store_url, "fleet-race")
+    took = [n for n in ("w1", "w2", "w3", "w4") if f"job {job.id}:" in workers.log(n)]
+    assert took == [job.worker], took
+    assert len(runs_of(store_url, "fleet-race")) == 2
+
+
+def test_a_fleet_needs_the_postgresql_store(tmp_path, capsys):
+    path = campaign(tmp_path, "fleet-sqlite")
+    assert submit(path, str(tmp_path / "r.sqlite")) == 2
+    assert "a fleet needs the PostgreSQL results store" in capsys.readouterr().err
+    with contextlib.suppress(SystemExit):
+        assert main(["worker", "--store", str(tmp_path / "r.sqlite")]) == 2
