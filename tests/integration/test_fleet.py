@@ -175,6 +175,8 @@ def test_three_workers_share_a_campaign_by_matrix_coordinate(workers, store_url,
     assert main(["status", "fleet12", "--store", store_url]) == 0
     shown = capsys.readouterr().out
     assert shown.count("done") >= 3 and "clients=1" in shown, shown
+    assert main(["show", "fleet12", "--store", store_url]) == 0
+    assert "machines" not in capsys.readouterr().out  # no comparison crossed hosts
     assert main(["report", "fleet12", "--store", store_url, "-o", str(tmp_path / "r.html")]) == 0
     assert "fleet12" in (tmp_path / "r.html").read_text()
 

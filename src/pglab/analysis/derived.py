@@ -33,6 +33,7 @@ from pglab.telemetry.summary import tables_of
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
+    "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
     "client-bound",  # pgbench used most of a core: the client, not the server, was measured
@@ -392,6 +393,7 @@ def notices_of(
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip
     out += _repeat_drift(runs)
+    out += _hosts(runs)
     out += _unresolved(rows)
     if not verbose:
         out = _grouped(out, len(labels), {pt.point: pt.cv_pct for pt in rows})
@@ -446,6 +448,40 @@ def _unresolved(rows: list[points.PointRow]) -> list[Notice]:
         f"not have found ±{first.effect_pct:g}%; e.g. {first_point}: {first.reason}"
         f"{most}"
     ))]  # fmt: skip
+
+
+def host_of(run: RunRow) -> str | None:
+    """The machine a run ran on: its fleet worker's name, else its host name (None: a listing
+    row, without a fingerprint)."""
+    fp = getattr(run, "fingerprint", None) or {}
+    return fp.get("fleet_worker") or fp.get("hostname")
+
+
+def _hosts(runs: Sequence[RunRow]) -> list[Notice]:
+    """Runs of different machines pooled into a point's figures, or compared at one matrix
+    coordinate (a fleet keeps each coordinate on one host: this says when that did not hold)."""
+    out = []
+    by_point: dict[str, set[str]] = {}
+    by_coord: dict[str, set[str]] = {}
+    for r in runs:
+        host = host_of(r)
+        if r.ok and host is not None:
+            by_point.setdefault(r.label, set()).add(host)
+            coord = " ".join(f"{k.removeprefix('settings.')}={v}" for k, v in r.axes.items())
+            by_coord.setdefault(coord or "every point", set()).add(host)
+    for label, hosts in by_point.items():
+        if len(hosts) > 1:
+            out.append(Notice("hosts", label, None, (
+                f"its runs ran on {len(hosts)} machines ({', '.join(sorted(hosts))}): its "
+                "median and CI pool machines that may differ"
+            )))  # fmt: skip
+    mixed = sorted(c for c, hosts in by_coord.items() if len(hosts) > 1)
+    if mixed and not out:
+        out.append(Notice("hosts", None, None, (
+            f"the points compared at {', '.join(mixed)} ran on different machines: their "
+            "difference includes the machines'"
+        )))  # fmt: skip
+    return out
 
 
 def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
