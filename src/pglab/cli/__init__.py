@@ -20,11 +20,12 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab import __version__
-from pglab.cli import compare, export, ls, quick, report, run, schema, show, storage
+from pglab.cli import compare, export, ls, quick, report, run, schema, show, storage, watch
 from pglab.cli.common import err_console
 from pglab.errors import LabError
 
-COMMANDS = (quick, run, ls, show, report, compare, export, storage, schema)  # in --help's order
+# in --help's order
+COMMANDS = (quick, run, watch, ls, show, report, compare, export, storage, schema)
 
 EPILOG = """\
 examples:
@@ -33,6 +34,7 @@ examples:
                                      the plan: points, runs, estimated duration
   pglab run examples/settings-sweep.toml
                                      run it (run it again to resume after a failure)
+  pglab watch                        the live view of that run, from another terminal
   pglab ls                           stored runs;  pglab ls --json  for scripts
   pglab show quick-20261122-101500   a campaign's points;  pglab show 12  one run
   pglab export NAME --format csv     one row per run, a column per factor and figure

@@ -147,7 +147,9 @@ def panel(state: LiveState, now: float, width: int, subtitle: str) -> Renderable
         title=escape(title(state)),
         title_align="left",
         subtitle=escape(subtitle),
-        width=min(width, LABEL_W + WINDOW_S + TEXT_W + 6),
+        # two columns short of the edge: a full line would make the ^C the terminal echoes wrap
+        # onto a new line, and the view, redrawn from the wrong place, leave a line behind
+        width=min(width - 2, LABEL_W + WINDOW_S + TEXT_W + 6),
     )
 
 
