@@ -20,12 +20,12 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab import __version__
-from pglab.cli import compare, export, ls, quick, report, run, schema, show, storage, watch
+from pglab.cli import compare, export, fleet, ls, quick, report, run, schema, show, storage, watch
 from pglab.cli.common import err_console
 from pglab.errors import LabError
 
 # in --help's order
-COMMANDS = (quick, run, watch, ls, show, report, compare, export, storage, schema)
+COMMANDS = (quick, run, watch, ls, show, report, compare, export, storage, fleet, schema)
 
 EPILOG = """\
 examples:
@@ -40,6 +40,9 @@ examples:
   pglab export NAME --format csv     one row per run, a column per factor and figure
   pglab quick --dsn postgresql://bench@db1/postgres
                                      the same on a server you already have (read-only)
+  pglab run FILE --fleet --store postgresql://lab@db/pglab
+                                     runs as jobs for `pglab worker` on lab hosts;
+                                     pglab status NAME --wait  follows them
 
 environment:
   PGLAB_HOME      lab directory (clusters, datasets); default /var/lib/pglab as root,
