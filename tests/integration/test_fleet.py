@@ -234,3 +234,23 @@ def test_a_fleet_needs_the_postgresql_store(tmp_path, capsys):
     assert "a fleet needs the PostgreSQL results store" in capsys.readouterr().err
     with contextlib.suppress(SystemExit):
         assert main(["worker", "--store", str(tmp_path / "r.sqlite")]) == 2
+
+
+def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(workers, store_url,
+                                                                       tmp_path):  # fmt: skip
+    path = campaign(tmp_path, "fleet-term", clients=(1,), repeats=1, duration=6)
+    w1 = workers.start("w1")
+    assert submit(path, store_url) == 0
+    workers.wait_log("w1", "run 1/")
+    time.sleep(1)
+    w1.send_signal(signal.SIGTERM)
+    assert w1.wait(60) == 0, workers.log("w1")
+    assert "queued again" in workers.log("w1")
+    (job,) = fleet.jobs_of(store_url, "fleet-term")
+    assert job.status == "todo", job  # back in the queue, for the next worker
+    assert not lab_processes(workers.home("w1"))  # its server stopped with the run
+    assert runs_of(store_url, "fleet-term") == []  # nothing half stored
+    workers.start("w2")
+    (job,) = wait_done(store_url, "fleet-term")
+    assert job.status == "succeeded" and job.worker == "w2"
+    assert [r.ok for r in runs_of(store_url, "fleet-term")] == [True, True]
