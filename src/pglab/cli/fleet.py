@@ -120,7 +120,7 @@ def status(where: Where, campaign: str | None, wait: bool) -> int:
     ]
     console.print(fmt.table(f"jobs{' of ' + campaign if campaign else ''}", columns))
     counts = fleet.counts(rows)
-    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())), markup=False)
+    console.print(_counted(counts), markup=False)
     workers = fleet.workers_of(where.store_url)
     if workers:
         console.print("workers: " + ", ".join(
@@ -129,8 +129,18 @@ def status(where: Where, campaign: str | None, wait: bool) -> int:
     return 1 if counts.get("failed") else 0
 
 
+WORDS = {"todo": "queued", "doing": "running", "succeeded": "done"}
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """ "2 done, 1 running, 1 queued" (in that order, then the rest)."""
+    order = ["succeeded", "doing", "todo"]
+    names = order + sorted(s for s in counts if s not in order)
+    return ", ".join(f"{counts[s]} {WORDS.get(s, s)}" for s in names if counts.get(s))
+
+
 def _status(row: Any) -> str:
-    said = {"todo": "queued", "doing": "running", "succeeded": "done"}.get(row.status, row.status)
+    said = WORDS.get(row.status, row.status)
     return said + (f" (attempt {row.attempts + 1})" if row.attempts and row.status != "succeeded"
                    else "")  # fmt: skip
 
@@ -152,5 +162,5 @@ def follow(where: Where, campaign: str | None, interval: float = 2.0) -> int:
             if rows and ended == len(rows):
                 break
             time.sleep(interval)
-    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())), markup=False)
+    console.print(_counted(counts), markup=False)
     return 1 if counts.get("failed") else 0

@@ -95,7 +95,9 @@ async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
 
     def stop() -> None:
         if not state["stopping"]:
-            say("stopping: the current job is abandoned and queued again")
+            busy = state["child"] is not None
+            say("stopping: " + ("the current run is abandoned, its job queued again"
+                                if busy else "no job was running"))  # fmt: skip
         state["stopping"] = True
         child = state["child"]
         if child is not None and child.returncode is None:

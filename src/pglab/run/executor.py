@@ -116,7 +116,8 @@ class Executor:
         plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
         if points is not None:
             runs = tuple(r for r in plan.runs if r.point_key in points)
-            plan = dataclasses.replace(plan, runs=runs)
+            whole = len(set(points)) * campaign.repeats  # the group's runs, done or not
+            plan = dataclasses.replace(plan, runs=runs, done=max(0, whole - len(runs)))
         for note in plan.notes:
             self.events.status(note)
         stale = find_stale(self.store, campaign.name, plan.points)
