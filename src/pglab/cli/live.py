@@ -1,13 +1,13 @@
 """The live view of a running campaign: one panel, drawn by ``pglab run`` on a terminal and by
 ``pglab watch`` from another, from the same ``LiveState`` (``run/live.py``).
 
-    ╭─ pglab · demo · run 3/8: tpcb-like c=4 #2 ──────────────────────────────╮
-    │ TPS        ▆▇▇▆▇█▇▆▅▃▄▆▇▇▆   1,234 now, 1,101–1,398                      │
-    │ checkpoint ·····▲━━━·······   06:40:12 time, 2.1 s                         │
-    │ latency    ▁▁▂▁▁▃▅▂▁▁▁▁▁▁▁   3.21 ms avg                                 │
-    │ waits      LWLock:WALWrite 32% · CPU:running 25%  (last 5 s)             │
-    │ campaign   ███████░░░░░░░░ 45% · 2 ok · 4m12s elapsed · ETA 3m40s       │
-    ╰──────────────── Ctrl-C stops the campaign ──────────────────────────────╯
+    ╭─ pglab · demo · run 3/8: fpw=on c=4 #2 ───────────────────────────────────────╮
+    │ TPS        ▆▇▇▆▇█▇▆▅▃▄▆▇▇▆▇██▇▆  1,234 now, 1,101–1,398                   │
+    │ checkpoint ·········▲━━━━····  ▲ 06:40:12 time, 2.1 s                      │
+    │ latency    ▁▁▂▁▁▃▅▂▁▁▁▁▁▁▁▂▁▁  3.21 ms avg                                 │
+    │ waits      last 5 s: LWLock:WALWrite 32% · IO:WalSync 25%                    │
+    │ campaign   ███████░░░░░░░░ 45% · 2 ok · 4m12s elapsed · ETA 3m40s            │
+    ╰────────────────────────────── Ctrl-C stops the campaign ──────────────────────╯
 
 Every column of the three series is one second (pgbench's progress lines), the newest on the
 right: a checkpoint's ▲ and ━ stand under the seconds of TPS they overlap.
@@ -118,7 +118,10 @@ def title(state: LiveState) -> str:
 
 def panel(state: LiveState, now: float, width: int, subtitle: str) -> RenderableType:
     """The panel for a terminal ``width`` columns wide."""
-    inner = max(width - 4, 40)
+    # two columns short of the edge: a full line would make the ^C the terminal echoes wrap
+    # onto a new line, and the view, redrawn from the wrong place, leave a line behind
+    outer = max(min(width - 2, LABEL_W + WINDOW_S + TEXT_W + 6), 44)
+    inner = outer - 4  # the frame and its padding
     spark_w = max(10, min(WINDOW_S, inner - LABEL_W - TEXT_W))
     samples = state.samples[-spark_w:]
     times = [s[0] for s in samples]
@@ -147,9 +150,7 @@ def panel(state: LiveState, now: float, width: int, subtitle: str) -> Renderable
         title=escape(title(state)),
         title_align="left",
         subtitle=escape(subtitle),
-        # two columns short of the edge: a full line would make the ^C the terminal echoes wrap
-        # onto a new line, and the view, redrawn from the wrong place, leave a line behind
-        width=min(width - 2, LABEL_W + WINDOW_S + TEXT_W + 6),
+        width=outer,
     )
 
 

@@ -36,7 +36,10 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="run (or resume) a campaign file",
         description="Run a campaign file; running it again resumes it: stored runs "
-        "are kept, missing or failed ones are run.\n\n" + schema.help_layout(),
+        "are kept, missing or failed ones are run.\nOn a terminal it draws a live view of the "
+        "current run (TPS and latency over the last minute,\ncheckpoints, what the server "
+        "waits on, the campaign's progress and ETA); `pglab watch` shows the same\nfrom "
+        "another terminal.\n\n" + schema.help_layout(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", type=Path, help="campaign TOML file (see examples/)")

@@ -27,10 +27,10 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="watch a campaign that runs in another terminal (read-only)",
         description="Show the live view of a campaign that `pglab run` is running in another "
-        "terminal: the current run's TPS and latency over the last minute, its checkpoints, "
-        "what the server waits on, the campaign's progress and ETA, and a line per run it "
-        "finishes. It only reads (the lab's live state and the store): Ctrl-C stops the "
-        "watching, never the campaign. Give the --lab-dir (and --store) the run uses.",
+        "terminal:\nthe current run's TPS and latency over the last minute, its checkpoints, "
+        "what the server\nwaits on, the campaign's progress and ETA, and a line per run it "
+        "finishes. It only reads\n(the lab's live state and the store): Ctrl-C stops the "
+        "watching, never the campaign.\nGive it the --lab-dir (and --store) the run uses.",
         epilog="examples:\n"
         "  pglab watch                     the campaign started last in this lab\n"
         "  pglab watch settings-sweep      that campaign\n"
