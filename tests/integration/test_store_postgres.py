@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 import psycopg
@@ -10,7 +9,7 @@ import pytest
 
 pytest.register_assert_rewrite("store_checks")
 
-from pg_store import pg_store_server  # noqa: E402
+from pg_store import fresh_database, pg_store_server  # noqa: E402
 from store_checks import StoreContract, sample_run  # noqa: E402
 
 from pglab.errors import StoreError  # noqa: E402
@@ -26,18 +25,11 @@ def pg_store_url() -> Iterator[str]:
         yield url
 
 
-_db_numbers = itertools.count(1)
-
-
 @pytest.fixture
 def store_url(pg_store_url: str) -> Iterator[str]:
     """An empty database of the test server for each test."""
-    name = f"store_{next(_db_numbers)}"
-    with psycopg.connect(pg_store_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield pg_store_url.replace("/postgres?", f"/{name}?")
-    with psycopg.connect(pg_store_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    with fresh_database(pg_store_url) as url:
+        yield url
 
 
 class TestPostgresStore(StoreContract):

@@ -16,13 +16,10 @@ from pglab.errors import HostError
 from pglab.hosts.ssh import Remote
 from pglab.telemetry.base import SamplerOff, Table
 from pglab.telemetry.os_stats import (
-    CPU_COLUMNS,
-    DISK_COLUMNS,
-    MEM_COLUMNS,
-    PROCS_COLUMNS,
     cpu_row,
     disk_row,
     mem_row,
+    os_tables,
     parse_diskstats,
     parse_meminfo,
 )
@@ -65,12 +62,7 @@ class HostOsSampler:
         self.remote = remote
         self.datadir = datadir
         self.interval = interval
-        self.tables = {
-            "os.cpu": Table(list(CPU_COLUMNS)),
-            "os.disk": Table(list(DISK_COLUMNS)),
-            "os.mem": Table(list(MEM_COLUMNS)),
-            "os.procs": Table(list(PROCS_COLUMNS)),
-        }
+        self.tables = os_tables()
         self.notes = Table(["sampler", "note"])
         self._device: str | None = None
         self._last: tuple[float, Snapshot] | None = None

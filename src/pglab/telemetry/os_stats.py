@@ -95,6 +95,16 @@ def mem_row(t: float, mem: dict[str, float]) -> list[Any]:
 # -- the sampler -------------------------------------------------------------------------------
 
 
+def os_tables() -> dict[str, Table]:
+    """The OS sampler's empty tables (also a server host's, ``host_os``)."""
+    return {
+        "os.cpu": Table(list(CPU_COLUMNS)),
+        "os.disk": Table(list(DISK_COLUMNS)),
+        "os.mem": Table(list(MEM_COLUMNS)),
+        "os.procs": Table(list(PROCS_COLUMNS)),
+    }
+
+
 class OsSampler:
     name = "os"
 
@@ -110,12 +120,7 @@ class OsSampler:
         self.paths = paths
         self._pgbench_pids, self._postgres_pids = pgbench_pids, postgres_pids
         self._proc = proc
-        self.tables = {
-            "os.cpu": Table(list(CPU_COLUMNS)),
-            "os.disk": Table(list(DISK_COLUMNS)),
-            "os.mem": Table(list(MEM_COLUMNS)),
-            "os.procs": Table(list(PROCS_COLUMNS)),
-        }
+        self.tables = os_tables()
         self.notes = Table(["sampler", "note"])
         self._devices: list[str] = []
         self._last_t = 0.0
