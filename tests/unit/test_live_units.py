@@ -138,3 +138,13 @@ def test_a_state_left_by_a_dead_pglab_is_not_running(tmp_path: Path) -> None:
     (tmp_path / "live" / "2.json").write_text("{half a file")
     assert states.running(tmp_path) == []
     assert json.loads(dead.to_json())["campaign"] == "old"
+    with LiveRecorder(tmp_path, "new", 10.0):  # the next pglab sweeps them away
+        assert [p.name for p in (tmp_path / "live").iterdir()] == [f"{os.getpid()}.json"]
+
+
+def test_checkpoints_of_a_server_without_a_log_are_not_said_to_be_none() -> None:
+    now = time.time()
+    out = text(state(now, checkpoints=[], log_read=False), now, 100)
+    assert "no server log to read" in out and "none in this run" not in out
+    out = text(state(now, checkpoints=[], log_read=True), now, 100)
+    assert "none in this run yet" in out

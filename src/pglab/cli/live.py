@@ -32,7 +32,7 @@ from pglab.run.live import WINDOW_S, LiveState
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABEL_W = 11  # "checkpoint " and the other row names
-TEXT_W = 28  # what each series says after its sparkline
+TEXT_W = 30  # what each series says after its sparkline
 START, RUNNING, NONE = "▲", "━", "·"
 
 
@@ -71,10 +71,11 @@ def _clock(t: float) -> str:
     return datetime.fromtimestamp(t).strftime("%H:%M:%S")
 
 
-def checkpoint_text(checkpoints: Sequence[Sequence[Any]]) -> str:
-    """The last checkpoint of the run, in a few words."""
+def checkpoint_text(checkpoints: Sequence[Sequence[Any]], log_read: bool = True) -> str:
+    """The last checkpoint of the run, in a few words; ``log_read`` False: the telemetry runs
+    but has no server log to find them in (a server pglab did not start)."""
     if not checkpoints:
-        return "none in this run yet"
+        return "none in this run yet" if log_read else "no server log to read"
     start, end, reason = checkpoints[-1][:3]
     why = (reason or "").split(" ")[0]  # time, wal, immediate…
     if start is None:
@@ -137,7 +138,8 @@ def panel(state: LiveState, now: float, width: int, subtitle: str) -> Renderable
         pad = " " * (spark_w - len(samples))
         marks = pad + checkpoint_marks(times, state.checkpoints)
         grid.add_row("TPS", Text(f"{sparkline(tps, spark_w)}  {tps_words}", style="green"))
-        grid.add_row("checkpoint", Text(f"{marks}  {checkpoint_text(state.checkpoints)}"))
+        said = checkpoint_text(state.checkpoints, state.log_read or state.waits_at is None)
+        grid.add_row("checkpoint", Text(f"{marks}  {said}"))
         grid.add_row("latency", Text(f"{sparkline(lat, spark_w)}  {lat_words}", style="cyan"))
     else:
         said = state.status or "preparing the run"

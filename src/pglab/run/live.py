@@ -60,6 +60,7 @@ class LiveState:
     checkpoints: list[list[Any]] = field(default_factory=list)
     waits: list[list[Any]] = field(default_factory=list)
     waits_at: float | None = None  # when the waits were read; None: none in this phase
+    log_read: bool = False  # the server log was read for checkpoints in this run
     finished: list[list[Any]] = field(default_factory=list)  # [label, repeat, ok, tps or reason]
 
     def eta_s(self, now: float) -> float:
@@ -100,6 +101,7 @@ class LiveRecorder:
 
     def __enter__(self) -> LiveRecorder:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _sweep(self.path.parent)
         self._write(force=True)
         return self
 
@@ -144,7 +146,7 @@ class LiveRecorder:
         with self._lock:
             s = self.state
             s.run_index, s.run_total, s.label, s.repeat = index, total, run.label, run.repeat
-            s.phase, s.checkpoints, s.waits, s.waits_at = "", [], [], None
+            s.phase, s.checkpoints, s.waits, s.waits_at, s.log_read = "", [], [], None, False
             self._samples.clear()
         self._write(force=True)
         self.inner.run_started(run, index, total)
@@ -169,6 +171,7 @@ class LiveRecorder:
         with self._lock:
             if (ckpt := tables.get("checkpoints")) is not None:
                 self._merge_checkpoints(ckpt)
+                self.state.log_read = True
             if "waits" in tables:
                 self.state.waits = [list(w) for w in waits_table.top(tables["waits"], 4)]
                 self.state.waits_at = time.time()
@@ -204,15 +207,32 @@ def _key(checkpoint: list[Any]) -> tuple[str, float]:
 
 def running(home: Path) -> list[LiveState]:
     """The campaigns running in the lab now (their pglab alive), the latest started first."""
-    found = []
-    for path in live_dir(home).glob("*.json"):
-        try:
-            state = LiveState.from_json(path.read_text())
-        except (OSError, ValueError, TypeError):
-            continue  # removed while read, or not a state
-        if _alive(state.pid, state.pid_started):
-            found.append(state)
+    found = [state for _, state in _states(live_dir(home)) if state is not None]
     return sorted(found, key=lambda s: -s.started)
+
+
+def _states(directory: Path) -> list[tuple[Path, LiveState | None]]:
+    """Every state file with its state, None where its pglab is gone (killed) or the file is
+    not a state."""
+    found: list[tuple[Path, LiveState | None]] = []
+    for path in directory.glob("*.json"):
+        try:
+            state: LiveState | None = LiveState.from_json(path.read_text())
+        except FileNotFoundError:
+            continue  # removed while read
+        except (OSError, ValueError, TypeError):
+            state = None
+        if state is not None and not _alive(state.pid, state.pid_started):
+            state = None
+        found.append((path, state))
+    return found
+
+
+def _sweep(directory: Path) -> None:
+    """Remove the states that killed pglabs left (a watcher ignores them anyway)."""
+    for path, state in _states(directory):
+        if state is None:
+            path.unlink(missing_ok=True)
 
 
 def read(home: Path, campaign: str | None = None) -> LiveState | None:

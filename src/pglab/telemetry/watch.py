@@ -130,11 +130,14 @@ class PhaseWatch:
     def _live_loop(self) -> None:
         assert self.on_live is not None
         waits = next((s for s in self._samplers if isinstance(s, WaitsSampler)), None)
+        # a server pglab did not start has no log of pglab's to read checkpoints from
+        has_log = isinstance(self.cluster, Cluster | HostServer)
         while not self._live_stop.wait(1.0):
             with contextlib.suppress(Exception):  # the view goes without; the phase goes on
-                tables = {
-                    "checkpoints": checkpoints.parse(self.cluster.log_since(self._log_offset))
-                }
+                tables: dict[str, Table] = {}
+                if has_log:
+                    log = self.cluster.log_since(self._log_offset)
+                    tables["checkpoints"] = checkpoints.parse(log)
                 if waits is not None:
                     tables["waits"] = waits.recent(time.time() - LIVE_WAITS_S)
                 self.on_live(tables)
