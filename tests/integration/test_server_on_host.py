@@ -232,3 +232,23 @@ def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tm
     with open_store(str(store)) as s:
         assert [r.status for r in s.list_runs("sshd-gone")] == ["ok"]  # the failed one redone
     assert pglab_dirs() == before
+
+
+def test_this_machine_as_a_generator_beside_a_host(ns_hosts, lab: Lab, tmp_path: Path):
+    """generators = ["local", "gen1"]: pgbench here and on gen1, started together, merged."""
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, "local-and-gen1", generators=("local", "gen1"))
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("local-and-gen1")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, row.error
+    (phase,) = run.phases
+    gens = run.series["0"]["generators"]
+    per_host = [dict(zip(gens["columns"], r, strict=True)) for r in gens["rows"]]
+    assert [h["host"] for h in per_host] == ["local", "gen1"]
+    assert [h["clients"] for h in per_host] == [2, 2]
+    assert phase.tps == sum(h["tps"] for h in per_host) and all(h["tps"] > 0 for h in per_host)
+    assert per_host[0]["clock_offset_ms"] == 0
+    assert set(run.fingerprint["generators"]) == {"local", "gen1"}
+    assert nothing_left(ns_hosts.hosts[2])

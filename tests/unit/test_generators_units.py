@@ -96,10 +96,6 @@ def test_hosts_and_generators_in_a_campaign_file() -> None:
         ({"hosts": {"local": {"ssh": "h"}}}, "give the host another name"),
         ({"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["g", "g"]}}, "named twice"),
         (
-            {"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["local", "g"]}},
-            "not supported yet",
-        ),
-        (
             {
                 "hosts": {"a": {"ssh": "h"}, "b": {"ssh": "i"}},
                 "workload": {"generators": ["a", "b"], "clients": 1},

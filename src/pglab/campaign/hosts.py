@@ -62,10 +62,6 @@ def generators(value: Any, p: Problems, where: str) -> tuple[str, ...] | None:
     if len(set(value)) != len(value):
         p.add(where, f"generators = {value}: a host is named twice")
         return None
-    if LOCAL in value and len(value) > 1:
-        p.add(where, f'generators = {value}: "{LOCAL}" together with other hosts is not '
-              "supported yet; name hosts only, or local alone")  # fmt: skip
-        return None
     return tuple(value)
 
 

@@ -29,6 +29,7 @@ import asyncssh
 
 from pglab.campaign.spec import PhaseSpec, split_clients
 from pglab.errors import HostError, PgbenchError
+from pglab.hosts.local import LocalHost, LocalProcess
 from pglab.hosts.loop import call
 from pglab.hosts.ssh import Finished, Remote, RemoteProcess
 from pglab.pgbench import output as pgbench_output
@@ -46,7 +47,7 @@ OFFSET_UNCERTAINTY_WARN_S = 0.1
 class Generator:
     """One host's part: where pgbench is there, how many CPUs it has, its clock's offset."""
 
-    remote: Remote
+    remote: Remote | LocalHost  # "local": this machine, beside the hosts
     pgbench: str
     cpus: int
     offset_s: float = 0.0
@@ -147,7 +148,7 @@ async def _run_all(
 ) -> dict[str, Finished]:
     """Start every pgbench, then wait for all; on a timeout, an error or a cancel (Ctrl-C), stop
     every one of them (closing their channels' stdin ends them on their hosts)."""
-    started: dict[str, RemoteProcess] = {}
+    started: dict[str, RemoteProcess | LocalProcess] = {}
     try:
         for g in generators:
             started[g.name] = await g.remote.start(argvs[g.name], envs[g.name])

@@ -245,6 +245,7 @@ class Executor:
                 }
             if self.worker is not None:
                 fp["fleet_worker"] = self.worker
+            self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
             remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
             if remote:
                 fp["generators"] = self.hosts.check(remote)
@@ -327,7 +328,7 @@ class Executor:
                 if ph.remote and g in self.hosts.specs
             ]  # fmt: skip
             srv = HostServer(
-                run.server, self.lab, self.hosts.remote(run.server.host), binaries, clients
+                run.server, self.lab, self.hosts.ssh(run.server.host), binaries, clients
             )
             self.existing[key] = srv
         elif srv is None:

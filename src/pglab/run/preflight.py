@@ -49,7 +49,7 @@ def preflight(
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
-    _check_generators(campaign, plan, found)
+    _check_generators(campaign, plan, binaries[plan.points[0].server.source_label], found)
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
@@ -182,7 +182,9 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
     return problems
 
 
-def _check_generators(campaign: Campaign, plan: Plan, found: list[LabError]) -> None:
+def _check_generators(
+    campaign: Campaign, plan: Plan, binaries: Binaries, found: list[LabError]
+) -> None:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
     there; a server's host reachable, as a user that is not root."""
@@ -207,11 +209,11 @@ def _check_generators(campaign: Campaign, plan: Plan, found: list[LabError]) -> 
     servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
     if not names and not servers:
         return
-    hosts = Hosts(campaign.hosts)
+    hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
         for name in servers:
-            if hosts.remote(name).run(["id", "-u"]).stdout.strip() == "0":
+            if hosts.ssh(name).run(["id", "-u"]).stdout.strip() == "0":
                 raise HostError(
                     f"the server on {hosts.specs[name].label} would run as root, which "
                     "PostgreSQL refuses",

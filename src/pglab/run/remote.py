@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign.spec import HostSpec, PhaseSpec
+from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec
 from pglab.errors import HostError
+from pglab.hosts.local import LocalHost
 from pglab.hosts.ssh import Remote
 from pglab.lab import Lab
 from pglab.pgbench import generators as remote_pgbench
@@ -20,18 +21,27 @@ from pglab.records import PhaseResult
 
 
 class Hosts:
-    def __init__(self, specs: Sequence[HostSpec]):
+    def __init__(self, specs: Sequence[HostSpec], local_pgbench: str = "pgbench"):
         self.specs = {h.name: h for h in specs}
-        self.remotes: dict[str, Remote] = {}
+        self.remotes: dict[str, Remote | LocalHost] = {}
         self.facts: dict[str, dict[str, Any]] = {}
+        self.local_pgbench = local_pgbench  # "local" among generators: the run's own pgbench
 
-    def remote(self, name: str) -> Remote:
+    def remote(self, name: str) -> Remote | LocalHost:
         if name not in self.remotes:
-            self.remotes[name] = Remote(self.specs[name]).open()
+            self.remotes[name] = LocalHost() if name == LOCAL else Remote(self.specs[name]).open()
         return self.remotes[name]
 
-    @staticmethod
-    def pgbench(spec: HostSpec) -> str:
+    def ssh(self, name: str) -> Remote:
+        """A host over SSH (not "local")."""
+        found = self.remote(name)
+        assert isinstance(found, Remote), name
+        return found
+
+    def pgbench_of(self, name: str) -> str:
+        if name == LOCAL:
+            return self.local_pgbench
+        spec = self.specs[name]
         return f"{spec.bindir.rstrip('/')}/pgbench" if spec.bindir else "pgbench"
 
     def check(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -39,11 +49,10 @@ class Hosts:
         for name in names:
             if name in self.facts:
                 continue
-            spec = self.specs[name]
-            facts = self.remote(name).facts(self.pgbench(spec))
+            facts = self.remote(name).facts(self.pgbench_of(name))
             if not (facts.get("pgbench") or "").startswith("pgbench"):
                 raise HostError(
-                    f"no pgbench at {self.pgbench(spec)} on {spec.label}",
+                    f"no pgbench at {self.pgbench_of(name)} on {self.remote(name).spec.label}",
                     hint="install PostgreSQL's client programs there, or give bindir = "
                     '"/path/to/bin" in [hosts.NAME]',
                 )
@@ -66,7 +75,7 @@ class Hosts:
             gens.append(
                 remote_pgbench.Generator(
                     remote=self.remote(name),
-                    pgbench=self.pgbench(self.specs[name]),
+                    pgbench=self.pgbench_of(name),
                     cpus=facts[name].get("cpus") or 1,
                     offset_s=offset,
                     uncertainty_s=uncertainty,
@@ -85,7 +94,7 @@ class Hosts:
             if host not in self.specs:
                 continue
             try:
-                self.remote(host).run(["sh", "-c", _CLEAN, path], check=False)
+                self.ssh(host).run(["sh", "-c", _CLEAN, path], check=False)
             except HostError as exc:
                 lines.append(f"warning: could not remove {path} on {host}: {exc.message}")
                 continue
