@@ -7,8 +7,51 @@ Made by ``pgbench_output`` (parsing) and ``executor`` (assembling); consumed by 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class StatementReport:
+    """One line of pgbench's ``statement latencies`` (``-r``): the statement's number in its
+    script (from 1), its average latency, the failures and retries it caused where pgbench
+    prints those columns (failures from 15 on; retries when ``--max-tries`` is not 1), and the
+    command as pgbench printed it (a meta-command such as ``\\set`` too)."""
+
+    number: int
+    latency_ms: float
+    command: str
+    failures: int | None = None
+    retries: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptReport:
+    """One ``SQL script N:`` section of pgbench's report (a phase with several scripts).
+
+    ``transactions`` is the script's processed transactions (those its ``tps`` counts);
+    ``counted`` and ``share_pct`` are the ``N transactions (P% of total)`` line as printed: the
+    processed ones up to pgbench 17, processed plus failed and skipped ones from 18 on (so that
+    the share is of what was scheduled, comparable with the weight's ``target_pct``).
+    """
+
+    number: int
+    name: str  # "<builtin: select only>" or the script file's path
+    weight: int
+    target_pct: float | None
+    transactions: int
+    counted: int
+    share_pct: float | None
+    tps: float | None
+    failed: int | None = None
+    serialization_failures: int | None = None
+    deadlock_failures: int | None = None
+    retried: int | None = None
+    retries: int | None = None
+    skipped: int | None = None
+    latency_avg_ms: float | None = None
+    latency_stddev_ms: float | None = None
+    statements: tuple[StatementReport, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +60,10 @@ class PgbenchReport:
 
     Latencies are in milliseconds. ``failed`` is None where pgbench does not print the line.
     ``tps`` is the ``tps = ...`` figure (``without initial connection time`` in 15+).
+    ``scripts``: the per-script sections (a phase with several scripts); ``statements``: the
+    top-level per-statement latencies (``-r`` with one script; with several they are in
+    their script's section). The failures by kind are printed with ``--failures-detailed``,
+    ``retries`` when ``--max-tries`` is not 1, ``over_latency_limit`` with ``-L``.
     """
 
     tps: float
@@ -36,6 +83,39 @@ class PgbenchReport:
     skipped: int | None = None
     rate_lag_avg_ms: float | None = None
     pgbench_version: str | None = None
+    serialization_failures: int | None = None
+    deadlock_failures: int | None = None
+    retries: int | None = None
+    latency_limit_ms: float | None = None
+    over_latency_limit: int | None = None
+    scripts: tuple[ScriptReport, ...] = ()
+    statements: tuple[StatementReport, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PgbenchReport:
+        """A report from its stored form (``dataclasses.asdict``); keys it does not know (a
+        newer pglab's) are ignored, those it lacks (an older one's) take their defaults."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["scripts"] = tuple(
+            ScriptReport(**{
+                **{k: v for k, v in s.items() if k in _SCRIPT_FIELDS},
+                "statements": _statements(s.get("statements") or ()),
+            })
+            for s in data.get("scripts") or ()
+        )  # fmt: skip
+        values["statements"] = _statements(data.get("statements") or ())
+        return cls(**values)
+
+
+_SCRIPT_FIELDS = frozenset(f.name for f in fields(ScriptReport)) - {"statements"}
+_STATEMENT_FIELDS = frozenset(f.name for f in fields(StatementReport))
+
+
+def _statements(items: Any) -> tuple[StatementReport, ...]:
+    return tuple(
+        StatementReport(**{k: v for k, v in s.items() if k in _STATEMENT_FIELDS}) for s in items
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +129,8 @@ class ProgressSample:
     failed: int | None = None
     lag_ms: float | None = None
     skipped: int | None = None
+    retried: int | None = None  # transactions retried in that second (--max-tries not 1)
+    retries: int | None = None  # and their retries
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,6 +95,18 @@ TPS = [
     ("pg18_serial_failures_plain", 1630.005269, 99),
     ("pg18_tpcb_T5_c4", 2235.194414, 11167),
     ("pg18_tpcb_t500_c2", 2709.160756, 1000),
+    ("pg15_multi_failures_detailed", 15945.174878, 47909),
+    ("pg15_multi_insert3_select1", 50044.236246, 149840),
+    ("pg15_multi_rate_R2000_L1", 1982.799952, 5947),
+    ("pg15_serial_per_command", 2101.883083, 6297),
+    ("pg16_multi_failures_detailed", 17083.683628, 51208),
+    ("pg16_multi_insert3_select1", 54010.226477, 162002),
+    ("pg16_multi_rate_R2000_L1", 1983.360182, 5948),
+    ("pg16_serial_per_command", 3332.928592, 9964),
+    ("pg18_multi_failures_detailed", 16395.839307, 49121),
+    ("pg18_multi_insert3_select1", 66353.807156, 198967),
+    ("pg18_multi_rate_R2000_L1", 1894.769521, 5676),
+    ("pg18_serial_per_command", 3161.989377, 9474),
 ]
 
 
@@ -196,6 +208,8 @@ def test_rate_with_latency_limit_reports_skipped_and_lag() -> None:
         skipped=49270,
         rate_lag_avg_ms=0.949,
         pgbench_version="17.10",
+        latency_limit_ms=1.0,
+        over_latency_limit=10400,
     )
 
 
@@ -267,6 +281,9 @@ def test_serialization_failures_with_retries() -> None:
         max_tries=2,
         retried=9969,
         pgbench_version="18.6",
+        serialization_failures=7879,
+        deadlock_failures=0,
+        retries=9969,
     )
 
 
@@ -366,7 +383,7 @@ def test_every_progress_line_of_every_recording_parses(path: Path) -> None:
         (  # pg18_serial_failures: --max-tries=2
             "progress: 1.0 s, 1479.4 tps, lat 1.446 ms stddev 0.611, 2604 failed, 3328 retried,"
             " 3328 retries",
-            ProgressSample(1.0, 1479.4, 1.446, 0.611, 2604),
+            ProgressSample(1.0, 1479.4, 1.446, 0.611, 2604, retried=3328, retries=3328),
         ),
         (  # pgbench 14 and before had no "failed" (format from its source, not recorded)
             "progress: 3.0 s, 1234.5 tps, lat 0.812 ms stddev 0.123",
@@ -390,7 +407,7 @@ def test_the_line_forms_are_recorded_ones() -> None:
         1.0, 265.0, 0.580, 0.128, 0, 0.071
     )
     assert parse_progress(stderr("pg18_serial_failures"))[0] == ProgressSample(
-        1.0, 1479.4, 1.446, 0.611, 2604
+        1.0, 1479.4, 1.446, 0.611, 2604, retried=3328, retries=3328
     )
 
 

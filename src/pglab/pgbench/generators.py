@@ -222,7 +222,8 @@ def _sum(second: int, samples: Any) -> ProgressSample:
 def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
     """One report for the hosts' pgbench together: counts and TPS summed, the mean latency
     weighted by transactions, the slowest connection time; the standard deviation from the
-    hosts' own means and deviations (the pooled variance of the transactions)."""
+    hosts' own means and deviations (the pooled variance of the transactions). The per-script
+    and per-statement sections are not merged (left out)."""
     n = sum(r.transactions for r in reports)
     first = reports[0]
 
@@ -258,6 +259,14 @@ def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
         duration_s=max(durations) if durations else None,
         retried=total([r.retried for r in reports]),
         skipped=total([r.skipped for r in reports]),
+        serialization_failures=total([r.serialization_failures for r in reports]),
+        deadlock_failures=total([r.deadlock_failures for r in reports]),
+        retries=total([r.retries for r in reports]),
+        over_latency_limit=total([r.over_latency_limit for r in reports]),
+        # per-script and per-statement figures are each host's own (the hosts' raw reports
+        # keep them); summing means and deviations per script is left undone
+        scripts=(),
+        statements=(),
         rate_lag_avg_ms=statistics.fmean(
             [r.rate_lag_avg_ms for r in reports if r.rate_lag_avg_ms is not None]
         ) if any(r.rate_lag_avg_ms is not None for r in reports) else None,

@@ -1,8 +1,10 @@
 """pgbench's output, parsed exactly: the final report, ``-P`` progress lines, ``-l`` logs.
 
 The formats are those of pgbench 15 to 18 (``tests/data/pgbench`` holds real recordings of
-each). Only the top-level lines of the report count: the per-script sections that
-``-b a -b b`` or ``-r`` add are indented with `` - `` and ignored.
+each). The top-level lines of the report are the phase's figures; the per-script sections that
+several scripts (``-b a@3 -f b.sql@1``) add, their lines indented with `` - ``, become
+``ScriptReport``s, and the per-statement latencies of ``-r`` (top-level with one script, in
+each script's section with several) ``StatementReport``s.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from pathlib import Path
 
 from pglab.errors import PgbenchError
 from pglab.pgbench import latency as latency_hist
-from pglab.records import LatencySecond, PgbenchReport, ProgressSample
+from pglab.records import (
+    LatencySecond,
+    PgbenchReport,
+    ProgressSample,
+    ScriptReport,
+    StatementReport,
+)
 
 _NUM = r"(-?nan|-?inf|\d+(?:\.\d+)?)"  # %f and %.3f print nan when they divide by zero
 
@@ -27,8 +35,12 @@ _PROGRESS = re.compile(
     r"(?:, (\d+) failed)?"
     r"(?:, lag " + _NUM + r" ms)?"
     r"(?:, (\d+) skipped)?"
-    r"(?:, \d+ retried, \d+ retries)?$"
+    r"(?:, (\d+) retried, (\d+) retries)?$"
 )
+_SCRIPT = re.compile(r"^SQL script (\d+): (.*)$", re.M)
+# "statement latencies in milliseconds" then ":", " and failures:" or ", failures and retries:"
+_STATEMENTS = re.compile(r"^(?: - )?statement latencies in milliseconds(.*):$")
+_PERCENT = r"(-?nan|\d+(?:\.\d+)?)%"
 
 # what the latency field of a per-transaction log line says instead of a number
 _FAILED = frozenset({"failed", "serialization", "deadlock", "other"})
@@ -62,7 +74,103 @@ def parse_report(text: str) -> PgbenchReport:
         skipped=_int(text, r"number of transactions skipped: (\d+) \("),
         rate_lag_avg_ms=_float(text, rf"rate limit schedule lag: avg {_NUM} \(max"),
         pgbench_version=version.group(1) if version else None,
+        serialization_failures=_int(text, r"number of serialization failures: (\d+) \("),
+        deadlock_failures=_int(text, r"number of deadlock failures: (\d+) \("),
+        retries=_int(text, r"total number of retries: (\d+)$"),
+        latency_limit_ms=_float(
+            text,
+            rf"number of transactions above the {_NUM} ms latency "
+            r"limit: \d+/",
+        ),  # fmt: skip
+        over_latency_limit=_int(
+            text,
+            r"number of transactions above the \S+ ms latency limit: "
+            r"(\d+)/",
+        ),  # fmt: skip
+        scripts=tuple(_scripts(text)),
+        statements=_statement_rows(text.split("\nSQL script ", 1)[0].splitlines()),
     )
+
+
+def _scripts(text: str) -> Iterator[ScriptReport]:
+    """The ``SQL script N: NAME`` sections, each up to the next one or the end."""
+    heads = list(_SCRIPT.finditer(text))
+    for head, after in zip(heads, [*heads[1:], None][: len(heads)], strict=True):
+        body = text[head.end() : after.start() if after else len(text)]
+        lines = [line[3:] for line in body.splitlines() if line.startswith(" - ")]
+        section = "\n".join(lines)
+        weight = re.search(rf"^weight: (\d+)(?: \(targets {_PERCENT} of total\))?", section, re.M)
+        # 15-17: "N transactions (P% of total, tps = T)"; 18: "N transactions (P% of total)"
+        # then "number of transactions actually processed: M (tps = T)"
+        counted = re.search(rf"^(\d+) transactions \({_PERCENT} of total(?:, tps = {_NUM})?\)",
+                            section, re.M)  # fmt: skip
+        processed = re.search(
+            rf"^number of transactions actually processed: (\d+) \(tps = {_NUM}\)", section, re.M
+        )
+        if weight is None or counted is None:
+            raise PgbenchError(f"pgbench's section of script {head.group(1)} is not one pglab "
+                               f"knows:\n{head.group(0)}\n{body.rstrip()}")  # fmt: skip
+        count = int(counted.group(1))
+        tps = processed.group(2) if processed else counted.group(3)
+        yield ScriptReport(
+            number=int(head.group(1)),
+            name=head.group(2).strip(),
+            weight=int(weight.group(1)),
+            target_pct=_real(weight.group(2)),
+            transactions=int(processed.group(1)) if processed else count,
+            counted=count,
+            share_pct=_real(counted.group(2)),
+            tps=_real(tps),
+            failed=_int(section, r"number of failed transactions: (\d+) \("),
+            serialization_failures=_int(section, r"number of serialization failures: (\d+) \("),
+            deadlock_failures=_int(section, r"number of deadlock failures: (\d+) \("),
+            retried=_int(section, r"number of transactions retried: (\d+) \("),
+            retries=_int(section, r"total number of retries: (\d+)$"),
+            skipped=_int(section, r"number of transactions skipped: (\d+) \("),
+            latency_avg_ms=_float(section, rf"latency average = {_NUM} ms"),
+            latency_stddev_ms=_float(section, rf"latency stddev = {_NUM} ms$"),
+            statements=_statement_rows(body.splitlines()),
+        )
+
+
+def _statement_rows(lines: list[str]) -> tuple[StatementReport, ...]:
+    """The rows under a ``statement latencies in milliseconds...:`` heading among ``lines``:
+    the latency, then a failures column (15+) and a retries column (``--max-tries`` not 1) as
+    the heading names them, then the command; the rows end at the first line not one."""
+    rows: list[StatementReport] = []
+    columns: int | None = None
+    for line in lines:
+        heading = _STATEMENTS.match(line)
+        if heading is not None:
+            said = heading.group(1)
+            columns = 2 if "retries" in said else 1 if "failures" in said else 0
+            continue
+        if columns is None:
+            continue
+        fields = line.split(None, 1 + columns)
+        if len(fields) < 2 + columns or not line[:1].isspace():
+            break
+        try:
+            latency, counts = float(fields[0]), [int(f) for f in fields[1 : 1 + columns]]
+        except ValueError:
+            break
+        rows.append(
+            StatementReport(
+                number=len(rows) + 1,
+                latency_ms=latency,
+                command=fields[1 + columns].strip(),
+                failures=counts[0] if columns >= 1 else None,
+                retries=counts[1] if columns == 2 else None,
+            )
+        )
+    return tuple(rows)
+
+
+def _real(found: str | None) -> float | None:
+    """A printed number; nan (pgbench's 0/0) is None."""
+    if found is None or found.endswith("nan"):
+        return None
+    return float(found)
 
 
 def _str(text: str, pattern: str) -> str | None:
@@ -87,7 +195,7 @@ def parse_progress_line(line: str) -> ProgressSample | None:
     match = _PROGRESS.match(line.strip())
     if match is None:
         return None
-    t, tps, lat, stddev, failed, lag, skipped = match.groups()
+    t, tps, lat, stddev, failed, lag, skipped, retried, retries = match.groups()
     return ProgressSample(
         t=float(t),
         tps=float(tps),
@@ -96,6 +204,8 @@ def parse_progress_line(line: str) -> ProgressSample | None:
         failed=None if failed is None else int(failed),
         lag_ms=None if lag is None else float(lag),
         skipped=None if skipped is None else int(skipped),
+        retried=None if retried is None else int(retried),
+        retries=None if retries is None else int(retries),
     )
 
 

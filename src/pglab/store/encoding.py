@@ -99,14 +99,13 @@ def decode_phase(row: dict[str, Any]) -> PhaseRow:
 
 
 def run_result(run: StoredRun) -> RunResult:
-    report_fields = {f.name for f in fields(PgbenchReport)}
     phases = []
     for ph in run.phases:
         series = run.series.get(str(ph.idx), {})
         phases.append(PhaseResult(
             name=ph.name, iteration=ph.iteration, measured=ph.measured,
             started_at=ph.started_at, elapsed_s=ph.elapsed_s, argv=tuple(ph.argv),
-            report=PgbenchReport(**{k: v for k, v in ph.report.items() if k in report_fields}),
+            report=PgbenchReport.from_dict(ph.report),
             output=ph.output,
             **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
             tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
