@@ -124,6 +124,15 @@ def test_run_and_watch_show_tps_checkpoints_and_waits_watch_leaves_on_ctrl_c(
         assert "time," in row(screen, "checkpoint")  # when it began, and why: checkpoint_timeout
         assert "ETA" in row(screen, "campaign")
         assert max(len(line) for line in screen.splitlines()) <= 100
+    # the same view as text, once, where the output is not a terminal
+    once = subprocess.run(pglab(lab, store, "watch", "--once"), capture_output=True, text=True)
+    assert once.returncode == 0 and "pglab · live-tmux · run 1/1" in once.stdout, once
+    assert "▲" in once.stdout and "last 5 s:" in once.stdout
+    other = subprocess.run(pglab(lab, store, "watch", "nosuch"), capture_output=True, text=True)
+    assert other.returncode == 2
+    assert "campaign 'nosuch' is not running" in other.stderr and "running now: live-tmux" in (
+        other.stderr
+    )
     assert "Ctrl-C stops the watching, not the campaign" in tmux.screen("watch")
     assert "Ctrl-C stops the campaign" in tmux.screen("run")
     tmux("send-keys", "-t", "watch", "C-c")

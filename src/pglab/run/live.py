@@ -12,6 +12,7 @@ lab: a file whose pglab is gone (killed) is ignored, so nothing has to clean it 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -94,7 +95,8 @@ class LiveRecorder:
         self.state = LiveState(campaign, me.pid, me.create_time(), now, total_s)
         self.path = live_dir(home) / f"{me.pid}.json"
         self._samples: deque[list[Any]] = deque(maxlen=WINDOW_S)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the state: the executor's thread and PhaseWatch's
+        self._file_lock = threading.Lock()  # one writer of the file at a time
         self._written = 0.0
         self._run_budget = 0.0
         self._run_used = 0.0
@@ -127,11 +129,9 @@ class LiveRecorder:
             self.state.updated = now
             text = self._dump()
         tmp = self.path.with_suffix(".tmp")
-        try:
+        with self._file_lock, contextlib.suppress(OSError):
             tmp.write_text(text)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+            os.replace(tmp, self.path)  # a reader sees the old state or the new, never half
 
     # -- the executor's events ------------------------------------------------------------------
     def status(self, message: str) -> None:
@@ -207,13 +207,12 @@ def _key(checkpoint: list[Any]) -> tuple[str, float]:
 
 def running(home: Path) -> list[LiveState]:
     """The campaigns running in the lab now (their pglab alive), the latest started first."""
-    found = [state for _, state in _states(live_dir(home)) if state is not None]
+    found = [s for _, s in _states(live_dir(home)) if s and _alive(s.pid, s.pid_started)]
     return sorted(found, key=lambda s: -s.started)
 
 
 def _states(directory: Path) -> list[tuple[Path, LiveState | None]]:
-    """Every state file with its state, None where its pglab is gone (killed) or the file is
-    not a state."""
+    """Every state file with its state (None: not a state)."""
     found: list[tuple[Path, LiveState | None]] = []
     for path in directory.glob("*.json"):
         try:
@@ -222,8 +221,6 @@ def _states(directory: Path) -> list[tuple[Path, LiveState | None]]:
             continue  # removed while read
         except (OSError, ValueError, TypeError):
             state = None
-        if state is not None and not _alive(state.pid, state.pid_started):
-            state = None
         found.append((path, state))
     return found
 
@@ -231,7 +228,7 @@ def _states(directory: Path) -> list[tuple[Path, LiveState | None]]:
 def _sweep(directory: Path) -> None:
     """Remove the states that killed pglabs left (a watcher ignores them anyway)."""
     for path, state in _states(directory):
-        if state is None:
+        if state is not None and not _alive(state.pid, state.pid_started):
             path.unlink(missing_ok=True)
 
 
