@@ -77,8 +77,10 @@ def one_round(server: str, workers: int, campaign: Path, root: Path) -> tuple[fl
                 log.close()
             time.sleep(3)  # the workers are up and waiting
             t0 = time.monotonic()
-            subprocess.run([sys.executable, "-m", "pglab", "run", str(campaign), "--fleet",
-                            "--store", url], check=True, capture_output=True)  # fmt: skip
+            said = subprocess.run([sys.executable, "-m", "pglab", "run", str(campaign), "--fleet",
+                                   "--store", url], capture_output=True, text=True)  # fmt: skip
+            if said.returncode != 0:
+                raise SystemExit(f"the submission failed:\n{said.stdout}{said.stderr}")
             while True:
                 rows = fleet.jobs_of(url, "fleet-bench")
                 if rows and all(r.status in ("succeeded", "failed") for r in rows):
