@@ -10,8 +10,6 @@ key sets checked here, the JSON Schema of ``pglab schema`` and the layout of ``p
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import os
 import re
 import tomllib
@@ -42,13 +40,9 @@ from pglab.campaign.schema import (
     WORKLOAD_KEYS,
 )
 from pglab.campaign.spec import (
-    BUILTIN_SCRIPTS,
     COPY_RESETS,
     DEFAULT_EFFECT_PCT,
-    LATENCY_LOGS,
-    LOCAL,
     MANAGE_MODES,
-    PROTOCOLS,
     RESET_POLICIES,
     DatasetSpec,
     DerivedSpec,
@@ -62,6 +56,7 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
+from pglab.campaign.workload import apply_workload
 from pglab.errors import CampaignError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -378,118 +373,6 @@ def _phases(
     for dup in sorted({n for n in names if names.count(n) > 1}):
         p.add("[[phases]]", f'phase name "{dup}" is used twice')
     return tuple(phases)
-
-
-def apply_workload(
-    ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str, base_dir: Path
-) -> PhaseSpec:
-    """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``."""
-    upd: dict[str, Any] = {}
-    if "script" in table and "scripts" in table:
-        p.add(where, "give script or scripts, not both")
-    if "script" in table:
-        upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
-    if "scripts" in table:
-        val = table["scripts"]
-        if not isinstance(val, list) or not val:
-            p.add(where, "scripts must be a non-empty array")
-        else:
-            upd["scripts"] = tuple(_scripts(val, p, where, base_dir))
-    for key, lo in (("clients", 1), ("threads", 1)):
-        if key in table:
-            val = table[key]
-            if key == "threads" and val == "auto":
-                upd[key] = None
-            elif not isinstance(val, int) or isinstance(val, bool) or val < lo:
-                p.add(where, f"{key} = {val!r}: expected a whole number ≥ {lo}")
-            else:
-                upd[key] = val
-    if "duration" in table and "transactions" in table:
-        p.add(where, "give duration (seconds) or transactions (per client), not both")
-    if "duration" in table:
-        val = table["duration"]
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            p.add(where, f"duration = {val!r}: expected whole seconds ≥ 1")
-        else:
-            upd.update(duration=val, transactions=None)
-    if "transactions" in table:
-        val = table["transactions"]
-        if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-            p.add(where, f"transactions = {val!r}: expected a whole number ≥ 1 (per client)")
-        else:
-            upd.update(transactions=val, duration=None)
-    if "rate" in table:
-        val = table["rate"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or val <= 0:
-            p.add(where, f"rate = {val!r}: expected transactions per second > 0")
-        else:
-            upd["rate"] = float(val)
-    if "protocol" in table:
-        if table["protocol"] not in PROTOCOLS:
-            p.add(where, f'protocol = "{table["protocol"]}": use one of {", ".join(PROTOCOLS)}')
-        else:
-            upd["protocol"] = table["protocol"]
-    if "connect" in table:
-        upd["connect"] = get(table, "connect", bool, False, p, where)
-    if "latency_log" in table:
-        if table["latency_log"] not in LATENCY_LOGS:
-            p.add(
-                where,
-                f'latency_log = "{table["latency_log"]}": use one of {", ".join(LATENCY_LOGS)}',
-            )
-        else:
-            upd["latency_log"] = table["latency_log"]
-    if "vacuum" in table:
-        upd["vacuum"] = get(table, "vacuum", bool, True, p, where)
-    if "generators" in table:
-        found = host_parts.generators(table["generators"], p, where)
-        if found is not None:
-            upd["generators"] = () if found == (LOCAL,) else found
-    new = replace(ph, **upd)
-    if new.threads is not None and new.threads > new.clients:
-        p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
-    return new
-
-
-def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[Script]:
-    out = []
-    for item in items:
-        if isinstance(item, str):
-            item = (
-                {"builtin": item} if item in BUILTIN_SCRIPTS or "." not in item else {"file": item}
-            )
-        if not isinstance(item, dict):
-            p.add(
-                where, f"script {item!r}: a built-in name, a file path, or {{file=..., weight=...}}"
-            )
-            continue
-        weight = item.get("weight", 1)
-        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
-            p.add(where, f"script weight {weight!r}: expected a whole number ≥ 0")
-            weight = 1
-        if "builtin" in item:
-            name = item["builtin"]
-            if name not in BUILTIN_SCRIPTS:
-                close = difflib.get_close_matches(str(name), BUILTIN_SCRIPTS, n=1)
-                hint = f' — did you mean "{close[0]}"?' if close else ""
-                p.add(
-                    where,
-                    f'unknown built-in script "{name}"{hint} '
-                    f"(built-ins: {', '.join(BUILTIN_SCRIPTS)}; a custom script is a .sql file)",
-                )
-                continue
-            out.append(Script(builtin=name, weight=weight))
-        elif "file" in item:
-            path = (base_dir / str(item["file"])).absolute()
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-            except OSError as exc:
-                p.add(where, f"script file {path}: {exc.strerror}")
-                continue
-            out.append(Script(path=str(path), weight=weight, sha256=digest))
-        else:
-            p.add(where, f'script {item!r}: needs builtin = "..." or file = "..."')
-    return out
 
 
 def _matrix(

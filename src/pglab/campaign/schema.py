@@ -211,6 +211,15 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("latency_log", "string", "full: every transaction, for per-second percentiles (costs "
         "a few % at very high TPS); aggregate: per-second count, mean and max (no cost); off",
         '"full"', _phase.latency_log, choices=LATENCY_LOGS),
+    Key("max_tries", "integer", "pgbench --max-tries (15+): tries of a transaction that "
+        "fails on a serialization or deadlock error; 1: none retried", "5", _phase.max_tries,
+        minimum=1, commented=True),
+    Key("failures_detailed", "boolean", "pgbench --failures-detailed (15+): failures by kind "
+        "(serialization, deadlock)", "true", _phase.failures_detailed, commented=True),
+    Key("latency_limit", "number", "pgbench -L, ms: transactions over it counted (and "
+        "skipped with rate)", "50", default_doc="none", above=0, commented=True),
+    Key("report_per_command", "boolean", "pgbench -r: each statement's latency, failures and "
+        "retries, per script", "true", _phase.report_per_command, commented=True),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),

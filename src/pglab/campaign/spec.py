@@ -267,6 +267,13 @@ class PhaseSpec:
     # ("local",): pgbench here. Part of the point (left out of its key when local, so points
     # stored before generators existed keep their keys)
     generators: tuple[str, ...] = ()
+    # pgbench 15+: --max-tries (1: a failed transaction is not retried), --failures-detailed;
+    # -L (ms: transactions over it counted apart) and -r. Part of the point only when set, so
+    # points stored before they existed keep their keys
+    max_tries: int = 1
+    latency_limit: float | None = None
+    failures_detailed: bool = False
+    report_per_command: bool = False
 
     @property
     def remote(self) -> bool:
@@ -403,7 +410,19 @@ def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     d = asdict(phase)
     if not phase.remote:
         d.pop("generators")
+    for key, default in _UNSET.items():
+        if d[key] == default:
+            d.pop(key)
     return d
+
+
+# keys left out of a phase's identity at these values (they came after points were stored)
+_UNSET: dict[str, Any] = {
+    "max_tries": 1,
+    "latency_limit": None,
+    "failures_detailed": False,
+    "report_per_command": False,
+}
 
 
 def split_clients(clients: int, generators: int) -> list[int]:

@@ -56,6 +56,14 @@ def argv_for(
         argv.append("-C")
     if not phase.vacuum:
         argv.append("-n")
+    if phase.max_tries != 1:
+        argv.append(f"--max-tries={phase.max_tries}")
+    if phase.failures_detailed:
+        argv.append("--failures-detailed")
+    if phase.latency_limit is not None:
+        argv += ["-L", f"{phase.latency_limit:g}"]
+    if phase.report_per_command:
+        argv.append("-r")
     if phase.latency_log != "off":
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
     if phase.latency_log == "aggregate":

@@ -8,6 +8,7 @@ checked before anything is said, so that one attempt shows them all."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Mapping
 
@@ -89,6 +90,7 @@ def preflight(
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
         lambda: _check_scripts(plan, binaries),
+        lambda: _check_pgbench_options(plan, binaries),
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
     ):
@@ -300,3 +302,33 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
                         hint="fix the script; `pgbench --help` and the pgbench docs list the "
                         "meta-commands (\\set, \\sleep, ...)",
                     )
+
+
+# pgbench options by the first pgbench that has them (earlier ones refuse them)
+PGBENCH_SINCE = {
+    "max_tries": ("--max-tries", 15, 1),  # (option, since, the value that leaves it out)
+    "failures_detailed": ("--failures-detailed", 15, False),
+}
+
+
+def _check_pgbench_options(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
+    """Options a phase asks of a pgbench too old to have them, all named at once."""
+    found: list[str] = []
+    for point in plan.points:
+        b = binaries[point.server.source_label]
+        digits = re.match(r"\d+", b.pgbench_version)
+        major = int(digits.group()) if digits else 0
+        for phase in point.phases:
+            for key, (option, since, unset) in PGBENCH_SINCE.items():
+                if getattr(phase, key) != unset and major < since:
+                    found.append(
+                        f'{key} (pgbench {option}) in phase "{phase.name}" of point '
+                        f'"{point.label}": pgbench {b.pgbench_version} ({b.label}) has it only '
+                        f"from {since} on"
+                    )
+    if found:
+        raise CampaignError(
+            "\n".join(dict.fromkeys(found)),
+            hint="use a PostgreSQL 15 or later bindir (or the embedded 18) for these points, "
+            "or leave the key out",
+        )
