@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.analysis import points, verdicts
+from pglab.analysis import points, scripts, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
 from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
@@ -33,6 +33,7 @@ from pglab.telemetry.summary import tables_of
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
+    "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
@@ -230,7 +231,7 @@ def cache_regime(run: RunRow) -> CacheRegime | None:
 
 def run_notices(run: RunRow) -> list[Notice]:
     """The warnings about one run (a StoredRun; a listing's RunRow gives fewer: no telemetry,
-    no series): failed, drifting within a phase, client-bound, short, in-memory."""
+    no series): failed, failures, drifting within a phase, client-bound, short, in-memory."""
     rid, label = run.id, run.label
     if not run.ok:
         return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.error)}")]
@@ -252,6 +253,13 @@ def run_notices(run: RunRow) -> list[Notice]:
                 name = key[len("phase.") : -len(".drift_pct")]
                 out.append(Notice("drifting", label, rid,
                                   f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
+    for ph in phases:
+        found = scripts.failures(ph)
+        if found and (found["failed_pct"] or 0) > scripts.FAILURES_WARN_PCT:
+            out.append(Notice("failures", label, rid, (
+                f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
+                "only the transactions that succeeded; raise max_tries, or lower the contention"
+            )))  # fmt: skip
     for ph in phases:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):

@@ -1,5 +1,6 @@
-"""``pglab export``: a campaign's or a run's results as tidy data (a row per run or phase, a
-column per factor and figure) or its per-second series in long form; CSV, JSON or Parquet."""
+"""``pglab export``: a campaign's or a run's results as tidy data (a row per run, phase, script
+or statement, a column per factor and figure) or its per-second series in long form; CSV, JSON
+or Parquet."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 from pglab.analysis import export as encoders
-from pglab.analysis import tidy
+from pglab.analysis import scripts, tidy
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
 from pglab.errors import LabError, StoreError
@@ -32,8 +33,11 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--format", choices=encoders.FORMATS, default="csv",
                    help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
-    p.add_argument("--by", choices=("run", "phase"), default="run",
-                   help="a row per run (default) or per measured phase iteration")  # fmt: skip
+    p.add_argument("--by", choices=("run", "phase", "script", "statement"), default="run",
+                   help="a row per run (default), per measured phase iteration, per script of "
+                   "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
+                   "latency) or per statement of each script (pgbench -r: report_per_command)"
+                   )  # fmt: skip
     p.add_argument("--all-settings", action="store_true",
                    help="a column for every non-default setting, not only those the campaign "
                    "sets")  # fmt: skip
@@ -82,6 +86,10 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
     else:
         if series is not None:
             table = tidy.series_table(runs, series or None)
+        elif by == "script":
+            table = scripts.scripts_table(runs)
+        elif by == "statement":
+            table = scripts.statements_table(runs)
         else:
             table = tidy.runs_table(runs, by_phase=by == "phase", all_settings=all_settings)
         data = encoders.encode(table, output_format)

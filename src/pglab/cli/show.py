@@ -13,7 +13,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, syncrate, tidy
+from pglab.analysis import derived, points, scripts, syncrate, tidy
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
@@ -281,6 +281,7 @@ def _print_run(run: StoredRun) -> None:
             fmt.num(ph.initial_connection_ms),
         )
     console.print(table)
+    _print_scripts(run)
     metrics = run.metrics
     if metrics:
         console.print(
@@ -311,3 +312,53 @@ def _print_run(run: StoredRun) -> None:
             "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
             markup=False,
         )
+
+
+def _count(v: int | None) -> str:
+    return "–" if v is None else f"{v:,}"
+
+
+def _script_name(name: str) -> str:
+    """A script as pgbench names it, a file by its name only (the path is in the spec)."""
+    return name if name.startswith("<") else name.rsplit("/", 1)[-1]
+
+
+def _print_scripts(run: StoredRun) -> None:
+    """Per phase: its failures and retries in a line, its scripts (when several) as pgbench
+    reported them, and each script's statements (pgbench -r), the slowest first."""
+    for ph in run.phases:
+        found = scripts.failures(ph)
+        if found is not None:
+            said = scripts.describe_failures(found)
+            console.print(f"failures of {ph.name} {ph.iteration}: {said}", markup=False)
+        rows = scripts.phase_scripts(ph)
+        if len(rows) > 1:
+            retries = any(r.retried is not None for r in rows)
+            columns: list[fmt.Column] = [
+                ("script", "left", [f"{r.number} {_script_name(r.script)}" for r in rows]),
+                ("weight", "right", [f"{_count(r.weight)} ({fmt.short(r.target_pct)}%)"
+                                     for r in rows]),
+                ("share %", "right", [fmt.short(r.share_pct) for r in rows]),
+                ("tps", "right", [fmt.tps(r.tps) for r in rows]),
+                ("failed", "right", [_count(r.failed) for r in rows]),
+                *(("retried", "right", [_count(r.retried) for r in rows]),) * retries,
+                ("lat avg ms", "right", [fmt.num(r.latency_avg_ms) for r in rows]),
+                ("lat sd ms", "right", [fmt.num(r.latency_stddev_ms) for r in rows]),
+            ]  # fmt: skip
+            title = f"scripts of {ph.name} {ph.iteration}"
+            console.print(fmt.table(title, columns, console.width))
+        for r in rows:
+            if not r.statements:
+                continue
+            ordered = scripts.slowest_first(r.statements)
+            cols: list[fmt.Column] = [
+                ("ms", "right", [f"{st.latency_ms:.3f}" for st in ordered]),
+                *(("failures", "right", [_count(st.failures) for st in ordered]),)
+                * any(st.failures is not None for st in ordered),
+                *(("retries", "right", [_count(st.retries) for st in ordered]),)
+                * any(st.retries is not None for st in ordered),
+                ("statement (slowest first)", "left", [st.command for st in ordered]),
+            ]  # fmt: skip
+            where = f" of script {r.number} {_script_name(r.script)}" if len(rows) > 1 else ""
+            console.print(fmt.table(f"statements of {ph.name} {ph.iteration}{where}", cols,
+                                    console.width))  # fmt: skip
