@@ -1,0 +1,113 @@
+"""Everything pgbench measures, kept: a real 3:1 weighted mix with -r and a SERIALIZABLE script
+on a hot row with retries, run by pglab on PostgreSQL 18, stored, shown and exported."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from pglab.analysis import scripts
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+CAMPAIGN = """
+name = "mix"
+[dataset]
+scale = 1
+[[phases]]
+name = "mix"
+scripts = [{file = "insert.sql", weight = 3}, {builtin = "select-only", weight = 1}]
+clients = 4
+threads = 1
+duration = 3
+report_per_command = true
+[[phases]]
+name = "hot"
+script = "serial.sql"
+clients = 8
+threads = 2
+duration = 3
+max_tries = 5
+failures_detailed = true
+"""
+INSERT = """\\set aid random(1, 100000 * :scale)
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, 0, now());
+"""
+# every client on one of two rows, SERIALIZABLE: serialization failures, retried
+SERIAL = """\\set aid random(1, 2)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT sum(abalance) FROM pgbench_accounts WHERE aid <= 2;
+UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;
+END;
+"""
+
+
+def printed(output: str, pattern: str) -> int:
+    found = re.search(pattern, output, re.M)
+    assert found, pattern
+    return int(found.group(1))
+
+
+def test_scripts_statements_failures_and_retries_are_stored(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    (tmp_path / "insert.sql").write_text(INSERT)
+    (tmp_path / "serial.sql").write_text(SERIAL)
+    (tmp_path / "c.toml").write_text(CAMPAIGN)
+    store_path = tmp_path / "r.sqlite"
+    common = ["--lab-dir", str(lab.home), "--store", str(store_path)]
+    assert main(["run", str(tmp_path / "c.toml"), *common]) == 0
+    with open_store(str(store_path)) as store:
+        (row,) = store.list_runs("mix")
+        run = store.get_run(row.id)
+    assert run is not None and run.ok
+    mix, hot = run.phases
+    assert "-r" in mix.argv and "--max-tries=5" in hot.argv and "--failures-detailed" in hot.argv
+
+    # the 3:1 mix: per-script TPS adds up to the phase's (one thread: pgbench's counts exact),
+    # shares within 2 points of the weights, one latency per statement of each script
+    insert, select = scripts.phase_scripts(mix)
+    assert (insert.weight, select.weight) == (3, 1)
+    assert insert.script.endswith("insert.sql") and select.script == "<builtin: select only>"
+    assert abs((insert.tps or 0) + (select.tps or 0) - (mix.tps or 0)) <= 2e-6
+    assert (insert.transactions or 0) + (select.transactions or 0) == mix.transactions
+    assert abs((insert.share_pct or 0) - 75) <= 2 and abs((select.share_pct or 0) - 25) <= 2
+    assert [s.command for s in insert.statements] == [
+        line.strip() for line in INSERT.splitlines()]  # fmt: skip
+    assert len(select.statements) == 2 and select.statements[1].command.startswith("SELECT")
+    assert all(s.latency_ms >= 0 and s.failures == 0 for s in insert.statements)
+
+    # the hot row: serialization failures and retries, pgbench's totals
+    (serial,) = scripts.phase_scripts(hot)
+    found = scripts.failures(hot)
+    assert found is not None
+    out = hot.output
+    assert found["serialization"] == printed(out, r"^number of serialization failures: (\d+)")
+    assert found["failed"] == printed(out, r"^number of failed transactions: (\d+)")
+    assert found["retried"] == printed(out, r"^number of transactions retried: (\d+)")
+    assert found["retries"] == printed(out, r"^total number of retries: (\d+)")
+    assert found["deadlock"] == printed(out, r"^number of deadlock failures: (\d+)") == 0
+    assert found["retries"] >= found["retried"] > 0 and found["max_tries"] == 5
+    assert (serial.failed, serial.retries) == (found["failed"], found["retries"])
+    progress = run.series["1"]["progress"]
+    retried = progress["columns"].index("retried")
+    assert all(r[retried] is not None for r in progress["rows"])
+
+    # what a person sees, and the export's rows
+    capsys.readouterr()
+    assert main(["show", str(run.id), *common]) == 0
+    shown = capsys.readouterr().out
+    assert "scripts of mix 1" in shown and "statements of mix 1 of script 1 insert.sql" in shown
+    assert f"failures of hot 1: {found['failed']:,} failed" in shown
+    assert main(["export", "mix", "--by", "script", *common]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["phase"], r["script_no"]) for r in rows] == [("mix", "1"), ("mix", "2"),
+                                                            ("hot", "1")]  # fmt: skip
+    assert float(rows[0]["tps"]) == insert.tps and int(rows[2]["retries"]) == found["retries"]
