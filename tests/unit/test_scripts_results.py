@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from rich.console import Console
 
 from pglab.analysis import derived, scripts
 from pglab.analysis.export import to_csv
+from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import main, show
 from pglab.pgbench.output import parse_report
 from pglab.records import PhaseResult, RunResult
@@ -33,19 +36,14 @@ def phase(name: str, recording: str, idx: int = 0) -> PhaseResult:
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory) -> tuple[Path, StoredRun]:
     path = tmp_path_factory.mktemp("scripts") / "r.sqlite"
-    spec = {
-        "phases": [
-            {
-                "name": "mix",
-                "clients": 8,
-                "scripts": [
-                    {"path": "/tmp/pgrec/serial.sql", "weight": 1},
-                    {"builtin": "select-only", "weight": 3},
-                ],
-            },
-            {"name": "hot", "clients": 8, "scripts": [{"path": "/tmp/pgrec/serial.sql"}]},
-        ]
-    }
+    serial = Script(path="/tmp/pgrec/serial.sql")
+    mix = PhaseSpec(
+        name="mix",
+        clients=8,
+        duration=3,
+        scripts=(replace(serial, weight=1), Script(builtin="select-only", weight=3)),
+    )
+    spec = {"phases": [asdict(mix), asdict(replace(mix, name="hot", scripts=(serial,)))]}
     run = RunResult(campaign="mix", run_key="k/1", point_key="k", repeat=1, variant="base",
                     label="base", spec=spec, status="ok", started_at=1.8e9, finished_at=1.8e9 + 9,
                     phases=(phase("mix", "pg18_multi_failures_detailed"),
@@ -140,3 +138,21 @@ def test_export_by_script_and_statement_on_the_command_line(stored, tmp_path, ca
     assert len(lines) == 1 + 3
     assert main(["export", "mix", "--by", "statement", "--format", "json", *common]) == 0
     assert capsys.readouterr().out.count('"statement_no"') == 14
+
+
+def test_the_report_shows_scripts_statements_and_failures(stored, tmp_path) -> None:
+    from pglab import report
+
+    path, _ = stored
+    with open_store(str(path)) as store:
+        written = report.write(store, "mix", tmp_path / "r.html", tmp_path)
+    page = written.html.read_text()
+    scripts_table = page.split('<table class="scripts">')[1].split("</table>")[0]
+    assert scripts_table.count("<tr>") == 1 + 2 + 1  # header, the mix's 2 scripts, hot's one
+    assert "2,692.3" in scripts_table and "13,702.2" in scripts_table
+    assert "&lt;builtin: select only&gt;" in scripts_table
+    assert page.count('<table class="statements">') == 3
+    first = page.split('<table class="statements">')[1].split("</table>")[0]
+    ms = [float(x) for x in re.findall(r'<tr><td class="n">([0-9.]+)</td>', first)]
+    assert ms == sorted(ms, reverse=True) and len(ms) == 6
+    assert "failures of mix 1: 5,548 failed (10.1%: 5,548 serialization)" in page

@@ -23,7 +23,7 @@ import jinja2
 import markupsafe
 
 from pglab import __version__
-from pglab.analysis import points
+from pglab.analysis import points, scripts
 from pglab.disks import results as storage_tables
 from pglab.report import charts
 from pglab.report.model import Point, Report, gather
@@ -147,6 +147,9 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
         figure=_figure,
         telemetry_lines=lambda pt: telemetry_lines(pt.telemetry) if pt.telemetry else [],
         when=_when,
+        script_rows=_script_rows,
+        statement_rows=_statement_rows,
+        failure_lines=_failure_lines,
         version_of=lambda pt: (
             pt.representative.fingerprint.get("server_version", "?") if pt.representative else "?"
         ),
@@ -329,3 +332,30 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
         ))  # fmt: skip
     facts.append(("host", str(e.get("hostname", "?"))))
     return facts
+
+
+def _script_rows(pt: Point) -> list[scripts.ScriptRow]:
+    """The representative run's scripts of its measured phases, when a phase has several."""
+    run = pt.representative
+    if run is None:
+        return []
+    rows = scripts.run_scripts(run)
+    return rows if any(r.number > 1 for r in rows) else []
+
+
+def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[Any]]]:
+    """Each script of the representative run with its statements (pgbench -r), slowest first."""
+    run = pt.representative
+    if run is None:
+        return []
+    return [(r, scripts.slowest_first(r.statements)) for r in scripts.run_scripts(run)
+            if r.statements]  # fmt: skip
+
+
+def _failure_lines(pt: Point) -> list[str]:
+    """The representative run's failures and retries, a line per measured phase that had any."""
+    run = pt.representative
+    if run is None:
+        return []
+    found = [(ph, scripts.failures(ph)) for ph in run.phases if ph.measured]
+    return [f"{ph.name} {ph.iteration}: {scripts.describe_failures(f)}" for ph, f in found if f]
