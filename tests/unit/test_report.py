@@ -266,3 +266,13 @@ def test_a_comparison_that_could_not_tell_says_why(tmp_path: Path) -> None:
     assert all(c.startswith("2 runs a side at ") and "runs per point for ±10%" in c for c in cells)
     words = " ".join(page.split())
     assert "the runs could have found ±10%" in words and "the runs could not tell" in words
+
+
+def test_warnings_are_grouped_by_kind_as_in_show(written: report.Written) -> None:
+    """One line per kind for the points it concerns ("short: 4 of 8 points (…)"), not one per
+    point; a failed run keeps its own line."""
+    page = written.html.read_text()
+    kinds = re.findall(r'<li><b class="warn">(.*?)</b>', page)
+    assert kinds.count("short") == 1 and kinds.count("failed") == 1, kinds
+    (short,) = re.findall(r'<li><b class="warn">short</b>(.*?)</li>', page)
+    assert ": 4 of 8 points (" in short and "tpcb-like" in short and "select-only" not in short
