@@ -156,6 +156,24 @@ class LatencySecond:
 
 
 @dataclass(frozen=True, slots=True)
+class ScriptSecond:
+    """One wall-clock second of one script of a phase with several (``-l``'s script_no
+    column): ``script`` is its number as pgbench's report counts them ("1", "2": text, so that
+    the long-form export takes it as the row's label), ``count`` its completed transactions,
+    ``failed`` its failed ones, latencies exact (nearest rank) in ms, zero without any."""
+
+    epoch: int
+    script: str
+    count: int
+    failed: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseResult:
     """One pgbench invocation: the phase's name, which of its ``times`` iterations, its output."""
 
@@ -172,6 +190,7 @@ class PhaseResult:
     # telemetry of the phase: kind (e.g. "pg.database", "waits", "os.cpu", "checkpoints") ->
     # {"columns": [...], "rows": [[...], ...]}, as the samplers of pglab.telemetry made it
     tables: dict[str, dict[str, Any]] = field(default_factory=dict, compare=True, hash=False)
+    script_latency: tuple[ScriptSecond, ...] = ()  # per script, when the phase has several
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +236,11 @@ class StorageResult:
 
 
 # the per-second series a phase keeps as records (every other series is a telemetry table)
-SERIES_KINDS: dict[str, type] = {"progress": ProgressSample, "latency": LatencySecond}
+SERIES_KINDS: dict[str, type] = {
+    "progress": ProgressSample,
+    "latency": LatencySecond,
+    "script_latency": ScriptSecond,
+}
 
 
 # -- a failed run's reason -------------------------------------------------------------------

@@ -84,6 +84,15 @@ def test_scripts_statements_failures_and_retries_are_stored(
     assert len(select.statements) == 2 and select.statements[1].command.startswith("SELECT")
     assert all(s.latency_ms >= 0 and s.failures == 0 for s in insert.statements)
 
+    # second by second per script, from the per-transaction log's script_no: each script's
+    # seconds add up to its transactions, and the scripts of a second to that second's
+    per_second = run.series["0"]["script_latency"]
+    cols = per_second["columns"]
+    for s in (insert, select):
+        mine = [r for r in per_second["rows"] if r[cols.index("script")] == str(s.number)]
+        assert len(mine) >= 3 and sum(r[cols.index("count")] for r in mine) == s.transactions
+    assert "script_latency" not in run.series["1"]  # one script: the phase's own series
+
     # the hot row: serialization failures and retries, pgbench's totals
     (serial,) = scripts.phase_scripts(hot)
     found = scripts.failures(hot)
@@ -111,3 +120,8 @@ def test_scripts_statements_failures_and_retries_are_stored(
     assert [(r["phase"], r["script_no"]) for r in rows] == [("mix", "1"), ("mix", "2"),
                                                             ("hot", "1")]  # fmt: skip
     assert float(rows[0]["tps"]) == insert.tps and int(rows[2]["retries"]) == found["retries"]
+    assert main(["export", "mix", "--series", "script_latency", *common]) == 0
+    long = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    counts = [r for r in long if r["metric"] == "count"]
+    assert {r["label"] for r in counts} == {"1", "2"}
+    assert sum(int(float(r["value"])) for r in counts) == mix.transactions

@@ -97,6 +97,7 @@ TPS = [
     ("pg18_tpcb_t500_c2", 2709.160756, 1000),
     ("pg15_multi_failures_detailed", 15945.174878, 47909),
     ("pg15_multi_insert3_select1", 50044.236246, 149840),
+    ("pg15_multi_rate_log", 301.317790, 903),
     ("pg15_multi_rate_R2000_L1", 1982.799952, 5947),
     ("pg15_serial_per_command", 2101.883083, 6297),
     ("pg16_multi_failures_detailed", 17083.683628, 51208),
@@ -105,6 +106,7 @@ TPS = [
     ("pg16_serial_per_command", 3332.928592, 9964),
     ("pg18_multi_failures_detailed", 16395.839307, 49121),
     ("pg18_multi_insert3_select1", 66353.807156, 198967),
+    ("pg18_multi_rate_log", 298.796592, 894),
     ("pg18_multi_rate_R2000_L1", 1894.769521, 5676),
     ("pg18_serial_per_command", 3161.989377, 9474),
 ]
@@ -429,6 +431,7 @@ def test_other_stderr_lines_are_not_progress(line: str) -> None:
 
 # (recording, completed transactions, their latencies' sum and max in µs, failed), read off the logs
 LOGS = [
+    ("pg15_multi_rate_log", 903, 197440, 3491, 0),
     ("pg15_rate_R200_L5", 607, 545836, 4292, 0),
     ("pg15_rate_skipped_log", 1971, 1150962, 1737, 0),
     ("pg15_select_log", 400, 51786, 4255, 0),
@@ -444,6 +447,7 @@ LOGS = [
     ("pg17_select_log", 400, 64901, 1629, 0),
     ("pg17_serial_failures_log", 104, 121358, 5734, 136),
     ("pg17_serial_failures_plain", 107, 81694, 3139, 293),
+    ("pg18_multi_rate_log", 894, 240487, 10571, 0),
     ("pg18_rate_R200_L5", 546, 372842, 3751, 0),
     ("pg18_rate_skipped_log", 1932, 1093779, 2035, 0),
     ("pg18_select_log", 400, 30937, 721, 0),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pglab.errors import PgbenchError
-from pglab.pgbench.output import parse_report
+from pglab.pgbench.output import parse_report, read_script_logs, read_transaction_logs
 from pglab.records import PgbenchReport, ScriptReport, StatementReport
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgbench"
@@ -172,3 +172,40 @@ def test_the_stored_form_reads_back() -> None:
     assert PgbenchReport.from_dict(asdict(r)) == r
     old = {k: v for k, v in asdict(r).items() if k not in ("scripts", "statements", "retries")}
     assert PgbenchReport.from_dict({**old, "a_newer_key": 1}).scripts == ()
+
+
+# --- per script, second by second, from the per-transaction log ----------------------------
+
+
+@pytest.mark.parametrize("name", ["pg15_multi_rate_log", "pg18_multi_rate_log"])
+def test_script_seconds_add_up_to_each_script_and_the_log(name: str) -> None:
+    paths = sorted((DATA / f"{name}.logs").iterdir())
+    seconds = read_script_logs(paths)
+    r = report(name)
+    for s in r.scripts:  # one thread per file: pgbench's per-script counts exact here
+        mine = [x for x in seconds if x.script == str(s.number)]
+        assert sum(x.count for x in mine) == s.transactions
+        assert len(mine) >= 3 and all(x.failed == 0 for x in mine)
+    whole = read_transaction_logs(paths)
+    for second in whole:  # the scripts of a second make up that second
+        parts = [x for x in seconds if x.epoch == second.epoch]
+        assert sum(x.count for x in parts) == second.count
+        assert max(x.max_ms for x in parts) == second.max_ms
+
+
+def test_script_second_percentiles_are_exact(tmp_path: Path) -> None:
+    done = [(100, 0), (300, 0), (200, 0), (900, 1)]  # (latency µs, script_no)
+    log = tmp_path / "pgbench_log.1"
+    log.write_text("".join(f"0 {i} {lat} {no} 1795501899 {i}\n" for i, (lat, no) in enumerate(done))
+                   + "1 9 serialization 1 1795501899 0 1\n")  # fmt: skip
+    first, second = read_script_logs([log])
+    assert (first.script, first.count, first.p50_ms, first.max_ms) == ("1", 3, 0.2, 0.3)
+    assert first.mean_ms == pytest.approx(0.2)
+    assert (second.script, second.count, second.failed, second.p99_ms) == ("2", 1, 1, 0.9)
+
+
+def test_a_bad_log_line_is_named(tmp_path: Path) -> None:
+    log = tmp_path / "pgbench_log.1"
+    log.write_text("0 1 100 0 1795501899 1\n0 2 soon 0 x 1\n")
+    with pytest.raises(PgbenchError, match=r"pgbench_log.1, line 2\): '0 2 soon 0 x 1"):
+        read_script_logs([log])

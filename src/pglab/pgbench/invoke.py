@@ -20,7 +20,7 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.pgbench import output as pgbench_output
 from pglab.postgres.sources import Binaries
-from pglab.records import LatencySecond, PhaseResult, ProgressSample
+from pglab.records import LatencySecond, PhaseResult, ProgressSample, ScriptSecond
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"
@@ -130,8 +130,11 @@ def run_phase(
     report = pgbench_output.parse_report(stdout_text)
     logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
     latency: tuple[LatencySecond, ...] = ()
+    script_latency: tuple[ScriptSecond, ...] = ()
     if phase.latency_log == "full":
         latency = pgbench_output.read_transaction_logs(logs)
+        if len(phase.scripts) > 1:
+            script_latency = pgbench_output.read_script_logs(logs)
     elif phase.latency_log == "aggregate":
         latency = pgbench_output.read_aggregate_logs(logs)
     return PhaseResult(
@@ -144,6 +147,7 @@ def run_phase(
         report=report,
         progress=tuple(samples),
         latency=latency,
+        script_latency=script_latency,
         output=stdout_text + ("\n" + stderr_text if stderr_text else ""),
     )
 

@@ -21,6 +21,7 @@ from pglab.records import (
     PgbenchReport,
     ProgressSample,
     ScriptReport,
+    ScriptSecond,
     StatementReport,
 )
 
@@ -369,3 +370,44 @@ def _shifted(lines: Iterable[str], shift: int) -> Iterator[str]:
             yield " ".join(fields)
         else:
             yield line
+
+
+def read_script_logs(paths: Iterable[Path]) -> tuple[ScriptSecond, ...]:
+    """Per-second figures of each script from the per-transaction log files of a run with
+    several scripts (its 4th field, script_no, counts from 0; ``script`` from 1 as pgbench's
+    report does). Exact where pgbench's own per-script counts, added up across threads
+    without a lock, can miss a few."""
+    latencies: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
+    failed: Counter[tuple[int, int]] = Counter()
+    for path in paths:
+        with open(path) as lines:
+            for number, line in enumerate(lines, 1):
+                fields = line.split()
+                if not fields:
+                    continue
+                try:
+                    latency, key = fields[2], (int(fields[4]), int(fields[3]) + 1)
+                    if latency.isdigit():
+                        latencies[key].append(int(latency))
+                    elif latency in _FAILED:
+                        failed[key] += 1
+                    elif latency != _SKIPPED:
+                        raise ValueError(latency)
+                except (IndexError, ValueError):
+                    raise PgbenchError(
+                        f"not a pgbench per-transaction log line ({path}, line {number}): {line!r}"
+                    ) from None
+    out = []
+    for epoch, script in sorted(latencies.keys() | failed.keys()):
+        ordered = sorted(latencies.get((epoch, script), []))
+        n = len(ordered)
+
+        def exact(q: float, ordered: list[int] = ordered, n: int = n) -> float:
+            return ordered[latency_hist.nearest_rank(q, n) - 1] / 1000 if n else 0.0
+
+        out.append(ScriptSecond(
+            epoch=epoch, script=str(script), count=n, failed=failed[(epoch, script)],
+            mean_ms=sum(ordered) / n / 1000 if n else 0.0, p50_ms=exact(50), p95_ms=exact(95),
+            p99_ms=exact(99), max_ms=ordered[-1] / 1000 if n else 0.0,
+        ))  # fmt: skip
+    return tuple(out)
