@@ -13,6 +13,7 @@ A later remote-host executor replaces this module's functions with ones that run
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -52,7 +53,7 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _wrap(argv: Sequence[str], run_as: RunAs | None) -> list[str]:
+def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL") -> list[str]:
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         if run_as is not None:
@@ -61,7 +62,7 @@ def _wrap(argv: Sequence[str], run_as: RunAs | None) -> list[str]:
                 hint="install Debian's util-linux package (apt-get install util-linux)",
             )
         return [str(a) for a in argv]
-    prefix = [setpriv, "--pdeathsig", "KILL"]
+    prefix = [setpriv, "--pdeathsig", pdeathsig]
     if run_as is not None:
         prefix += [f"--reuid={run_as.uid}", f"--regid={run_as.gid}", "--clear-groups"]
     return prefix + ["--"] + [str(a) for a in argv]
@@ -89,6 +90,28 @@ def spawn(
             text=text,
             start_new_session=True,
         )
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+
+
+async def start_async(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = False,
+    pdeathsig: str = "KILL",
+    stdin: int = subprocess.DEVNULL,
+) -> asyncio.subprocess.Process:
+    """Start a child from an event loop (its stdout and stderr piped), in its own session and
+    with the parent-death signal ``pdeathsig`` (INT lets a child pglab clean up after its
+    worker died). ``inherit_env``: this process's environment as it is (a child pglab needs
+    the PG* variables its user gave), else ``clean_env``; ``env`` is added either way."""
+    environ = {**os.environ, **(env or {})} if inherit_env else clean_env(env)
+    try:
+        return await asyncio.create_subprocess_exec(
+            *_wrap(argv, None, pdeathsig), stdin=stdin, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=environ, start_new_session=True,
+        )  # fmt: skip
     except FileNotFoundError as exc:
         raise CommandError(f"cannot run {argv[0]}: {exc.strerror}") from exc
 

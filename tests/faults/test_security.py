@@ -86,7 +86,8 @@ def test_no_shell_anywhere_in_pglab() -> None:
 def test_only_procs_starts_processes() -> None:
     """One place runs external commands (and could later run them on another host)."""
     starters = ("subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
-                "os.execv", "os.execvp", "os.spawnv")  # fmt: skip
+                "os.execv", "os.execvp", "os.spawnv", "asyncio.create_subprocess_exec",
+                "asyncio.create_subprocess_shell")  # fmt: skip
     found = sorted(
         f"{path.relative_to(SRC)}"
         for path in SRC.rglob("*.py")

@@ -28,6 +28,7 @@ import procrastinate
 import psycopg
 from procrastinate.worker import Worker
 
+from pglab import procs
 from pglab.fleet.queue import TASK, WORKERS_TABLE, app_for, ensure_schema
 
 HEARTBEAT_S = 2.0
@@ -119,22 +120,24 @@ async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
 
 
 async def _run_child(payload: dict[str, Any], state: dict[str, Any], say) -> int:
-    argv = ["setpriv", "--pdeathsig", "INT", "--", sys.executable, "-m", "pglab.fleet.job"]
-    child = await asyncio.create_subprocess_exec(
-        *argv,
+    # its own session (Ctrl-C in the worker's terminal is the worker's to pass on), its PG*
+    # variables the worker's (an existing server's PGPASSWORD), INT when the worker dies
+    child = await procs.start_async(
+        [sys.executable, "-m", "pglab.fleet.job"], inherit_env=True, pdeathsig="INT",
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # Ctrl-C in the worker's terminal is the worker's to pass on
-    )
+    )  # fmt: skip
     state["child"] = child
     try:
-        assert child.stdin is not None and child.stdout is not None
+        assert child.stdin is not None and child.stdout is not None and child.stderr is not None
         child.stdin.write(json.dumps(payload).encode())
         await child.stdin.drain()
         child.stdin.close()
-        async for line in child.stdout:
-            say("  " + line.decode(errors="replace").rstrip())
+
+        async def lines(stream: asyncio.StreamReader) -> None:
+            async for line in stream:  # its stderr: a traceback, what went wrong
+                say("  " + line.decode(errors="replace").rstrip())
+
+        await asyncio.gather(lines(child.stdout), lines(child.stderr))
         return await child.wait()
     finally:
         state["child"] = None

@@ -3,8 +3,8 @@
 back, a run directory, files written and fetched, the facts, the clock), done here.
 
 Its commands run on the SSH event loop like the remote ones, so that all generators start in the
-same step; each under ``setpriv --pdeathsig KILL`` and in a session of its own, so that nothing
-outlives pglab, as with ``procs``. Its clock is pglab's: offset 0.
+same step, through ``procs.start_async`` (a session of its own, ``setpriv --pdeathsig KILL``:
+nothing outlives pglab). Its clock is pglab's: offset 0.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import os
 import platform
 import shutil
 import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import psutil
 
+from pglab import procs
 from pglab.campaign.spec import LOCAL, HostSpec
 from pglab.hosts.ssh import Finished
 
@@ -75,13 +75,7 @@ class LocalHost:
         self, argv: Sequence[str], env: Mapping[str, str] | None = None, stop_signal: str = "TERM"
     ) -> LocalProcess:
         del stop_signal  # pgbench ends on TERM
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        process = await asyncio.create_subprocess_exec(
-            "setpriv", "--pdeathsig", "KILL", "--", *argv,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**environ, **(env or {})}, start_new_session=True,
-        )  # fmt: skip
-        return LocalProcess(process, argv)
+        return LocalProcess(await procs.start_async(argv, env=env), argv)
 
     def make_dir(self) -> str:
         return tempfile.mkdtemp(prefix="pglab-")
@@ -104,7 +98,7 @@ class LocalHost:
         return got
 
     def facts(self, pgbench: str) -> dict[str, Any]:
-        said = subprocess.run([pgbench, "--version"], capture_output=True, text=True, timeout=30)
+        said = procs.run([pgbench, "--version"], timeout=30, check=False)
         uname = platform.uname()
         return {
             "host": LOCAL,
