@@ -157,6 +157,25 @@ def ns_hosts() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """A throwaway PostgreSQL 18 for results stores (``pg_store.py``), shared by the session: the
+    URL of its ``postgres`` database."""
+    from pg_store import pg_store_server
+
+    with pg_store_server() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_store(pg_server: str) -> Iterator[str]:
+    """An empty database of ``pg_server`` for each test, as a store URL."""
+    from pg_store import fresh_database
+
+    with fresh_database(pg_server) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def pg16_bindir(lab_home: Path) -> Path:
     """PostgreSQL 16 from the ``pgserver`` wheel (a test dependency), copied where the
     unprivileged server account can run it. The package is found, not imported (importing it

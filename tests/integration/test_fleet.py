@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from conftest import lab_processes
-from pg_store import fresh_database, pg_store_server
 
 from pglab.cli import main
 from pglab.fleet import queue as fleet
@@ -27,16 +26,9 @@ from pglab.store import open_store
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[str]:
-    with pg_store_server() as url:
-        yield url
-
-
 @pytest.fixture
-def store_url(pg_server: str) -> Iterator[str]:
-    with fresh_database(pg_server) as url:
-        yield url
+def store_url(pg_store: str) -> str:
+    return pg_store
 
 
 class Workers:

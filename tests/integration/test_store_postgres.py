@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import psycopg
 import pytest
 
 pytest.register_assert_rewrite("store_checks")
 
-from pg_store import fresh_database, pg_store_server  # noqa: E402
 from store_checks import StoreContract, sample_run  # noqa: E402
 
 from pglab.errors import StoreError  # noqa: E402
@@ -18,18 +15,10 @@ from pglab.store import open_store  # noqa: E402
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg_store_url() -> Iterator[str]:
-    """A throwaway PostgreSQL 18 (Unix socket only), as the URL of its ``postgres`` database."""
-    with pg_store_server() as url:
-        yield url
-
-
 @pytest.fixture
-def store_url(pg_store_url: str) -> Iterator[str]:
-    """An empty database of the test server for each test."""
-    with fresh_database(pg_store_url) as url:
-        yield url
+def store_url(pg_store: str) -> str:
+    """An empty database of the session's PostgreSQL store server for each test."""
+    return pg_store
 
 
 class TestPostgresStore(StoreContract):
@@ -63,10 +52,10 @@ def test_password_never_shown(store_url: str) -> None:
     assert "no_such_db" in text and "hunter2" not in text and "***" in text
 
 
-def test_lost_connection_is_a_store_error(store_url: str, pg_store_url: str) -> None:
+def test_lost_connection_is_a_store_error(store_url: str, pg_server: str) -> None:
     with open_store(store_url) as store:
         pid = store._conn.info.backend_pid
-        with psycopg.connect(pg_store_url, autocommit=True) as admin:
+        with psycopg.connect(pg_server, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         with pytest.raises(StoreError, match="saving run p1/1"):
             store.save_run(sample_run())
