@@ -218,7 +218,9 @@ def _print_run(run: StoredRun) -> None:
     if run.error:
         console.print(f"[red]{escape(run.error)}[/]")
     machine = (
-        f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs {fp.get('cpu_model') or ''}, "
+        f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs"
+        + (f" {fp['cpu_model']}" if fp.get("cpu_model") else "")
+        + ", "
         f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
     )
     if fp.get("server_kind") == "existing":
