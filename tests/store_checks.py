@@ -238,6 +238,8 @@ class StoreContract:
             assert store.load_run(b) == sample_run(point="bare", phases=(bare,))
             assert [r.tps for r in store.list_runs()] == [None, None]
             assert store.get_run(b).series == {}
+            phases = store.runs_phases([b, a, 999])  # only the phases, by run
+            assert phases == {b: store.get_run(b).phases, a: (), 999: ()}
 
     def test_ensure_campaign_is_idempotent_and_updates(self, store_url: str) -> None:
         with open_store(store_url) as store:

@@ -148,3 +148,56 @@ def test_each_side_shows_the_storage_measured_under_its_runs(tmp_path: Path, cap
     text = capsys.readouterr().out
     assert "A's data storage: /m0 on ext4 /dev/vda" in text and "fdatasync 4,000/s" in text
     assert "B's data storage: /m1 on tmpfs" in text and "fdatasync 40,000/s" in text
+
+
+def save_mix(store: Any, campaign: str, repeat: int, serial_tps: float, select_tps: float) -> int:
+    """A run of a phase mixing a script file (its path differs between campaigns) and the
+    builtin select-only, as pgbench reports them (``SQL script N`` sections)."""
+    from dataclasses import replace
+
+    from pglab.records import ScriptReport
+
+    def script(n: int, name: str, tps: float) -> ScriptReport:
+        return ScriptReport(number=n, name=name, weight=1, target_pct=50.0, transactions=
+                            int(tps * 3), counted=int(tps * 3), share_pct=50.0, tps=tps,
+                            latency_avg_ms=8000 / tps)  # fmt: skip
+
+    base = sample_phase("main", tps=serial_tps + select_tps)
+    mix = (script(1, f"/tmp/{campaign}/serial.sql", serial_tps),
+           script(2, "<builtin: select only>", select_tps))  # fmt: skip
+    run = sample_run(campaign=campaign, point="clients=8", repeat=repeat, label="clients=8",
+                     spec={"axes": [["clients", 8]], "phases": [{"name": "main"}]},
+                     phases=(replace(base, report=replace(base.report, scripts=mix)),))  # fmt: skip
+    return store.save_run(run)
+
+
+def test_each_script_of_a_mix_is_compared(tmp_path: Path, capsys) -> None:
+    url = str(tmp_path / "r.sqlite")
+    with open_store(url) as s:
+        serial, select = noisy(1000, 10, 4, 5), noisy(4000, 40, 4, 6)
+        for i in range(4):  # B: the script file 20% slower, select-only as fast
+            save_mix(s, "mix-a", i + 1, serial[i], select[i])
+            save_mix(s, "mix-b", i + 1, serial[(i + 1) % 4] * 0.8, select[(i + 2) % 4])
+        out = run_compare(s, "mix-a", "mix-b")
+        runs = run_compare(s, "1", "2")  # A and B interleaved
+    rows = {r["script"]: r for r in out["pairs"][0]["scripts"]}
+    assert list(rows) == ["serial.sql", "<builtin: select only>"]  # matched by file name
+    slow, same = rows["serial.sql"], rows["<builtin: select only>"]
+    assert slow["comparison"].verdict == "-" and slow["tps_delta_pct"] == pytest.approx(-20)
+    assert same["comparison"].verdict in "~?" and abs(same["tps_delta_pct"]) < 0.1
+    assert slow["comparison"].comparisons == 2  # Holm over the scripts
+    assert slow["latency_delta_pct"] == pytest.approx(25, abs=1) and slow["a"]["n"] == 4
+    # two runs: side by side, no verdict
+    (r1, _) = runs["scripts"]
+    assert r1["comparison"] is None
+    assert r1["tps_delta_pct"] == pytest.approx((serial[1] * 0.8 / serial[0] - 1) * 100)
+    assert cli.main(["compare", "mix-a", "mix-b", "--store", url]) == 0
+    text = capsys.readouterr().out
+    assert "scripts, as pgbench reported each" in text and "Holm-corrected over 2" in text
+    line = next(ln for ln in text.splitlines() if "serial.sql" in ln)
+    assert "-20.0%" in line and " - " in line.replace("│", " ")
+    assert cli.main(["compare", "mix-a", "mix-b", "--store", url, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["pairs"][0]["scripts"][0]["comparison"]["verdict"] == "-"
+    assert cli.main(["compare", "1", "2", "--store", url]) == 0
+    assert "serial.sql" in capsys.readouterr().out

@@ -12,22 +12,24 @@ Runs are compared figure by figure (no significance from one run each); points b
 TPS (``verdicts``: Δ% with Welch's 95% CI on log TPS, p-value, verdict judged on A's campaign's
 effect of interest); campaigns point by point, matched by label, by matrix coordinates (label
 minus variant) or by variant, whichever matches most, with Holm's correction over all pairs.
+Scripts of phases that mix several are compared the same way, by phase and script name
+(``script_rows``, ``compare_scripts``: their own Holm family).
 Every comparison carries the difference of the environment and settings the runs reported.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglab.analysis import points, syncrate, verdicts
+from pglab.analysis import points, scripts, syncrate, verdicts
 from pglab.analysis.points import PointRow
 from pglab.disks import results as storage_tables
 from pglab.errors import LabError
 from pglab.records import reason_of
-from pglab.rows import RunRow, StoredRun
+from pglab.rows import PhaseRow, RunRow, StoredRun
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
 
@@ -121,6 +123,8 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
         effect = points.effect_of(store.get_campaign(a.campaign))  # A is the baseline
         out = (compare_points if a.kind == "point" else compare_campaigns)(a, b, effect)
+        phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
+        compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     return out
@@ -157,6 +161,7 @@ def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
         "b": _run_id(b),
         "metrics": rows,
         "waits": _waits_side_by_side(a, b),
+        "scripts": script_rows({a.id: a.phases}, {b.id: b.phases}),
         "settings_diff": settings_diff([a], [b]),
         "note": SINGLE_RUN_NOTE,
     }
@@ -289,6 +294,72 @@ def compare_campaigns(
         "corrected": sum(c.p_value is not None for c in found) > 1,  # Holm over the pairs
         "pairs": out_pairs,
     }
+
+
+# -- scripts ---------------------------------------------------------------------------------
+
+
+def script_rows(
+    phases_a: Mapping[int, Sequence[PhaseRow]], phases_b: Mapping[int, Sequence[PhaseRow]]
+) -> list[dict[str, Any]]:
+    """Each script that both sides ran in a measured phase of several scripts (matched by phase
+    and script name, ``scripts.script_figures``), side by side: per side its runs' TPS and
+    latency averages (``tps``, ``latency_avg_ms``: lists, a value per run that has one) and
+    their medians; Δ% of the medians; ``comparison`` None (``compare_scripts`` judges them)."""
+    sides = []
+    for by_run in (phases_a, phases_b):
+        found: dict[tuple[str, str], dict[str, list[float]]] = {}
+        for phases in by_run.values():
+            for key, (tps, lat) in scripts.script_figures(phases).items():
+                side = found.setdefault(key, {"tps": [], "latency_avg_ms": []})
+                if tps is not None and tps > 0:  # a log of it is taken
+                    side["tps"].append(tps)
+                if lat is not None:
+                    side["latency_avg_ms"].append(lat)
+        sides.append(found)
+    fa, fb = sides
+    rows = []
+    for key in (k for k in fa if k in fb):
+        row: dict[str, Any] = {"phase": key[0], "script": key[1]}
+        for name, side in (("a", fa[key]), ("b", fb[key])):
+            row[name] = {
+                **side,
+                "n": len(side["tps"]),
+                "median_tps": _median(side["tps"]),
+                "median_latency_ms": _median(side["latency_avg_ms"]),
+            }
+        row["tps_delta_pct"] = _delta(row["a"]["median_tps"], row["b"]["median_tps"])
+        row["latency_delta_pct"] = _delta(row["a"]["median_latency_ms"],
+                                          row["b"]["median_latency_ms"])  # fmt: skip
+        row["comparison"] = None
+        rows.append(row)
+    return rows
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def compare_scripts(
+    pairs: list[dict[str, Any]],
+    runs_a: Sequence[RunRow],
+    runs_b: Sequence[RunRow],
+    phases: dict[int, tuple[PhaseRow, ...]],
+    effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+) -> None:
+    """Add to each pair of points its ``scripts`` (``script_rows`` of its ok runs' phases) and
+    judge each script whose TPS has 2 runs or more a side, as the points' TPS are (Welch's t on
+    log TPS; Δ% the ratio of geometric means), Holm-corrected over every script compared."""
+    judged = []
+    for pair in pairs:
+        ids = [[r.id for r in runs if r.ok and r.label == pair[s]["point"] and r.campaign ==
+                pair[s]["campaign"]] for s, runs in (("a", runs_a), ("b", runs_b))]  # fmt: skip
+        pair["scripts"] = script_rows(*({i: phases.get(i, ()) for i in side} for side in ids))
+        judged += [r for r in pair["scripts"] if r["a"]["n"] >= 2 and r["b"]["n"] >= 2]
+    found = verdicts.compare_family([(r["a"]["tps"], r["b"]["tps"]) for r in judged], effect_pct)
+    for row, c in zip(judged, found, strict=True):
+        row["comparison"] = c
+        row["tps_delta_pct"] = c.delta_pct
 
 
 # -- environment and settings ----------------------------------------------------------------

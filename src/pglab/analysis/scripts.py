@@ -10,7 +10,7 @@ adds the per-script counts up without a lock, so they can miss a few transaction
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +94,36 @@ def run_scripts(run: StoredRun, measured_only: bool = True) -> list[ScriptRow]:
     return [
         row for ph in run.phases if ph.measured or not measured_only for row in phase_scripts(ph)
     ]
+
+
+def script_name(name: str) -> str:
+    """A script as pgbench names it, a file by its name only (the path is in the spec)."""
+    return name if name.startswith("<") else name.rsplit("/", 1)[-1]
+
+
+def script_figures(phases: Iterable[PhaseRow]) -> dict[tuple[str, str], tuple[Any, Any]]:
+    """(phase, script) -> (TPS, latency average in ms) of each script of the measured phases
+    that ran several, as pgbench reported them, the mean over the phase's iterations (None
+    where pgbench printed none). A script is named as ``script_name`` says (its number before
+    it when two scripts of a phase share a name): what matches the scripts of two runs."""
+    found: dict[tuple[str, str], list[ScriptRow]] = {}
+    for ph in phases:
+        rows = phase_scripts(ph) if ph.measured else []
+        if len(rows) < 2:
+            continue
+        names = [script_name(r.script) for r in rows]
+        for r, name in zip(rows, names, strict=True):
+            key = name if names.count(name) == 1 else f"{r.number} {name}"
+            found.setdefault((ph.name, key), []).append(r)
+    return {
+        key: (_mean([r.tps for r in rows]), _mean([r.latency_avg_ms for r in rows]))
+        for key, rows in found.items()
+    }
+
+
+def _mean(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
 
 
 def slowest_first(statements: tuple[StatementReport, ...]) -> list[StatementReport]:

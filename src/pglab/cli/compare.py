@@ -31,6 +31,10 @@ significant; ~ not, and the runs could have found an effect of A's campaign's [a
 (10% by default); ? the runs could not tell (the reason says how many would). Two campaigns:
 their points matched by label, by matrix coordinates (the label without the variant) or by
 variant, whichever matches most; each pair as two points, Holm-corrected over all pairs.
+When both sides ran a phase of several scripts (pgbench -f/-b, weights), each script both ran
+(by phase and script name) has its TPS and latency average as pgbench reported them side by
+side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs or
+more (as above, Holm-corrected over the scripts compared).
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 
@@ -64,8 +68,13 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
+        _print_scripts(result, [("", row) for row in result["scripts"]])
     else:
         _print_pairs(result)
+        labels = fmt.short_labels([p["b"]["point"] for p in result["pairs"]])
+        several = len(result["pairs"]) > 1
+        _print_scripts(result, [(labels[p["b"]["point"]] if several else "", row)
+                                for p in result["pairs"] for row in p["scripts"]])  # fmt: skip
     for side, label in (("a", "A"), ("b", "B")):
         for st in (result.get("storage") or {}).get(side, []):
             console.print(
@@ -179,3 +188,40 @@ def _print_pairs(result: dict[str, Any]) -> None:
         f"the runs could have found ±{effect:g}%; ? they could not tell (see the reason)",
         soft_wrap=True,
     )
+
+
+def _print_scripts(result: dict[str, Any], rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """The scripts both sides ran in a phase of several, each with its TPS and latency side by
+    side (medians of the repeats), Δ% and, where both sides have repeats, a verdict; ``rows``:
+    (the point B's label, or "" when there is one pair, and the script's row)."""
+    if not rows:
+        return
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{v:+.1f}%"
+
+    phases = len({r["phase"] for _, r in rows}) > 1
+    judged = [r["comparison"] for _, r in rows if r["comparison"] is not None]
+    runs = result["kind"] == "runs"
+    columns: list[fmt.Column] = [
+        *((("point", "left", [p for p, _ in rows]),) if any(p for p, _ in rows) else ()),
+        *((("phase", "left", [r["phase"] for _, r in rows]),) if phases else ()),
+        ("script", "left", [r["script"] for _, r in rows]),
+        ("tps A", "right", [fmt.tps(r["a"]["median_tps"]) for _, r in rows]),
+        ("tps B", "right", [fmt.tps(r["b"]["median_tps"]) for _, r in rows]),
+        ("Δ%", "right", [pct(r["tps_delta_pct"]) for _, r in rows]),
+        ("lat ms A", "right", [fmt.num(r["a"]["median_latency_ms"]) for _, r in rows]),
+        ("lat ms B", "right", [fmt.num(r["b"]["median_latency_ms"]) for _, r in rows]),
+        ("Δ% lat", "right", [pct(r["latency_delta_pct"]) for _, r in rows]),
+        *((("", "center", [r["comparison"].verdict if r["comparison"] else "–"
+                           for _, r in rows]),) if judged else ()),
+    ]  # fmt: skip
+    title = "scripts, as pgbench reported each" + ("" if runs else " (medians of the repeats)")
+    console.print(fmt.table(title, columns, console.width))
+    if judged:
+        family = f", Holm-corrected over {len(judged)}" if len(judged) > 1 else ""
+        console.print(
+            f"script verdicts: Welch's t on each script's log TPS{family} (--json has each "
+            "one's p-value and reason)",
+            soft_wrap=True,
+        )

@@ -21,7 +21,7 @@ from pglab.records import (
     RunResult,
     StorageResult,
 )
-from pglab.rows import RunRow, Series, StoredRun
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.store import encoding, schema
 from pglab.store.schema import Dialect
 
@@ -255,6 +255,24 @@ class Store:
             phases=tuple(encoding.decode_phase(p) for p in phases),
             series=decoded,
         )
+
+    def runs_phases(self, run_ids: Sequence[int]) -> dict[int, tuple[PhaseRow, ...]]:
+        """Only the phases of the runs (pgbench's reports, no series), by run id, in a query
+        per 500 runs: what a comparison of the scripts of many runs reads."""
+        out: dict[int, tuple[PhaseRow, ...]] = {i: () for i in run_ids}
+        ids = list(out)
+        with self._guard("reading phases"), self._transaction(write=False):
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                rows = self._rows(
+                    f"SELECT * FROM phases WHERE run_id IN ({', '.join('?' * len(chunk))}) "
+                    "ORDER BY run_id, idx",
+                    chunk,
+                )
+                for row in rows:
+                    run_id = row["run_id"]
+                    out[run_id] = (*out[run_id], encoding.decode_phase(row))
+        return out
 
     def run_fingerprint(self, run_id: int) -> dict[str, Any] | None:
         """Only the environment fingerprint of a run (None if there is no such run)."""
