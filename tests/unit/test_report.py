@@ -276,3 +276,32 @@ def test_warnings_are_grouped_by_kind_as_in_show(written: report.Written) -> Non
     assert kinds.count("short") == 1 and kinds.count("failed") == 1, kinds
     (short,) = re.findall(r'<li><b class="warn">short</b>(.*?)</li>', page)
     assert ": 4 of 8 points (" in short and "tpcb-like" in short and "select-only" not in short
+
+
+def test_the_tps_panel_draws_each_script_of_a_mix(written: report.Written) -> None:
+    from pglab.report import charts
+
+    pt = written.report.points[0]
+    run = pt.representative
+    ph = next(p for p in run.phases if p.measured)
+    t0 = int(ph.started_at)
+    cols = ["epoch", "script", "count", "failed", "mean_ms", "p50_ms", "p95_ms", "p99_ms",
+            "max_ms"]  # fmt: skip
+    rows = [[t0 + t, n, count * (t + 1), 0, 1.0, 1.0, 2.0, 3.0, 4.0]
+            for t in range(5) for n, count in (("1", 30), ("2", 90))]  # fmt: skip
+    mix = [{"number": 1, "name": "/tmp/x/serial.sql"},
+           {"number": 2, "name": "<builtin: select only>"}]  # fmt: skip
+    series = {
+        **run.series,
+        str(ph.idx): {**run.series[str(ph.idx)], "script_latency": {"columns": cols, "rows": rows}},
+    }
+    phases = tuple(replace(p, report={**p.report, "scripts": mix}) if p is ph else p
+                   for p in run.phases)  # fmt: skip
+    mixed = replace(run, series=series, phases=phases)
+    assert charts.point_chart(report.Point(pt.label, pt.runs, pt.row, mixed), 1) is not None
+    panel = charts._Canvas._current.axes[0][0]
+    lines = {ln.get_label(): ln for ln in panel.get_lines()}
+    serial, select = lines["1 serial.sql"], lines["2 <builtin: select only>"]
+    assert list(select.get_ydata()) == [90, 180, 270, 360, 450]
+    assert list(serial.get_xdata()) == [t0 + t + 1 - ph.started_at for t in range(5)]
+    assert "per script" in panel.get_ylabel()

@@ -2,9 +2,9 @@
 
 Campaign charts compare points (TPS against clients with CI bars, every run's TPS in the order
 it ran, latency percentiles); a point's chart draws the per-second series of its representative
-run: TPS and latency with checkpoints marked, latency percentiles, wait events stacked (as in
-seed 004), buffers written and WAL, CPU, disk and dirty memory. A panel whose series is missing
-says so instead of drawing zeros.
+run: TPS (and each script's, when a phase mixes several) with checkpoints marked, latency
+percentiles, wait events stacked (as in seed 004), buffers written and WAL, CPU, disk and dirty
+memory. A panel whose series is missing says so instead of drawing zeros.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ class _RunSeries:
             cols = cols or {c: i for i, c in enumerate(tab["columns"])}
             for row in tab["rows"]:
                 t = row[0]
-                if kind == "latency":  # epoch of the second
+                if kind in ("latency", "script_latency"):  # epoch of the second
                     x = t + 1 - self.t0
                 elif kind == "progress":  # seconds since the phase started
                     x = (self.starts[idx] or self.t0) + t - self.t0
@@ -306,6 +306,27 @@ class _RunSeries:
         i = cols[name]
         pairs = [(x, r[i]) for x, r in rows if r[i] is not None]
         return ([x for x, _ in pairs], [v for _, v in pairs]) if pairs else None
+
+    def script_tps(self) -> dict[str, tuple[list[float], list[float]]]:
+        """Per script of the phases that ran several: its transactions completed each second
+        (the per-transaction log's, ``script_latency``), by "N name" as pgbench's report numbers
+        and names it (a file by its name only); empty when no phase has the series."""
+        out: dict[str, tuple[list[float], list[float]]] = {}
+        for idx in self.idxs:
+            tab = table(self.run, idx, "script_latency")
+            if not tab["rows"]:
+                continue
+            cols = {c: i for i, c in enumerate(tab["columns"])}
+            phase = next(p for p in self.phases if p.idx == idx)
+            names = {str(sc.get("number")): str(sc.get("name") or "")
+                     for sc in phase.report.get("scripts") or ()}  # fmt: skip
+            for row in tab["rows"]:
+                number = str(row[cols["script"]])
+                name = names.get(number, "").rsplit("/", 1)[-1]
+                xs, ys = out.setdefault(f"{number} {name}".strip(), ([], []))
+                xs.append(row[cols["epoch"]] + 1 - self.t0)
+                ys.append(row[cols["count"]])
+        return out
 
     def summed(self, kind: str, name: str, where=None) -> tuple[list[float], list[float]] | None:
         """A column summed over the rows of each instant (devices, backend types)."""
@@ -358,7 +379,11 @@ def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
             *xy, color="#aaa", lw=0.7, label=f"the other {len(drawn)} repeat(s)" if n == 0 else None
         )
     ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run.id}")
-    ax.set_ylabel("TPS")
+    scripts = s.script_tps()
+    for i, (name, xy) in enumerate(scripts.items()):
+        ax.plot(*xy, color=PALETTE[(4, 1, 2, 5, 6, 8, 9)[i % 7]], lw=0.8, ls="--",
+                label=_short(name, 32))  # fmt: skip
+    ax.set_ylabel("TPS" + (" (dashed: per script, from the log)" if scripts else ""))
     ax.set_ylim(bottom=0)
     spans = s.checkpoint_spans()
     for n, (start, end) in enumerate(spans):
