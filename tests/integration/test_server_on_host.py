@@ -134,6 +134,10 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
     assert cli("show", str(rows[0].id), lab=lab, store=store) == 0
     shown = capsys.readouterr().out
     assert "server on gen3" in shown and "pgbench ran on gen1, gen2" in shown
+    assert cli("report", "on-host", "-o", str(tmp_path / "r.html"), lab=lab, store=store) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "made by pglab on gen3" in page and "the server&#39;s machine" in page
+    assert "None" not in page.split("Environment", 1)[1].split("Settings", 1)[0]
 
 
 def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):

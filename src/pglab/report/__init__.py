@@ -294,12 +294,15 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
         ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
         ({"existing": "pgbench's machine", "host": "the server's machine"}.get(
             str(e.get("server_kind")), "machine"),
-         f"{e.get('cpu_model', '?')}, {e.get('cpus', '?')} CPU(s), "
-         f"{(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
+         f"{str(e['cpu_model']) + ', ' if e.get('cpu_model') else ''}{e.get('cpus', '?')} "
+         f"CPU(s), {(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
         ("kernel", str(e.get("kernel", "?"))),
-        ("CPU governor", str(e.get("governor") or "none")),
-        ("transparent huge pages", str(e.get("thp") or "?")),
     ]  # fmt: skip
+    if e.get("server_kind") != "host":  # pglab's machine's, not a server host's: not read there
+        facts += [
+            ("CPU governor", str(e.get("governor") or "none")),
+            ("transparent huge pages", str(e.get("thp") or "?")),
+        ]
     if e.get("server_kind") == "existing":
         server = (
             f"existing: {e.get('server')}, role {e.get('role')}, database "
