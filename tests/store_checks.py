@@ -201,8 +201,9 @@ class StoreContract:
         assert set(got.series) == {"0", "1", "2"}
         lat = got.series["2"]["latency"]
         assert lat["columns"] == ["epoch", "count", "failed", "mean_ms", "max_ms", "p50_ms",
-                                  "p95_ms", "p99_ms", "histogram", "p90_ms",
-                                  "p999_ms"]  # fmt: skip
+                                  "p95_ms", "p99_ms", "histogram", "p90_ms", "p999_ms",
+                                  "serialization", "deadlock", "retried",
+                                  "retries"]  # fmt: skip
         hist = lat["columns"].index("histogram")
         assert len(lat["rows"]) == 2 and lat["rows"][1][hist] == [[0, 3], [17, 901], [23, 97]]
         prog = got.series["1"]["progress"]

@@ -140,6 +140,11 @@ class LatencySecond:
     ``histogram`` holds (bucket, count) pairs on the log scale of ``latency_hist``, so the
     percentiles of any window can be recomputed by merging seconds, not only read off. From an
     aggregated log (``--aggregate-interval``) there are no percentiles (None) and no histogram.
+
+    Of the ``failed`` transactions, ``serialization`` and ``deadlock`` are those of each kind
+    (None where the log does not say: a full log without ``--failures-detailed`` marks them
+    ``failed`` only); ``retried`` the transactions retried at least once and ``retries`` their
+    retries (None where the log has no retries column: ``--max-tries`` 1).
     """
 
     epoch: int
@@ -153,6 +158,10 @@ class LatencySecond:
     histogram: tuple[tuple[int, int], ...] = ()
     p90_ms: float | None = None
     p999_ms: float | None = None
+    serialization: int | None = None
+    deadlock: int | None = None
+    retried: int | None = None
+    retries: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

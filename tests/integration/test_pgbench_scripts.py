@@ -105,6 +105,10 @@ def test_scripts_statements_failures_and_retries_are_stored(
     assert found["deadlock"] == printed(out, r"^number of deadlock failures: (\d+)") == 0
     assert found["retries"] >= found["retried"] > 0 and found["max_tries"] == 5
     assert (serial.failed, serial.retries) == (found["failed"], found["retries"])
+    seconds = run.series["1"]["latency"]  # the per-transaction log, by second and kind
+    for col in ("serialization", "deadlock", "retried", "retries"):
+        at = seconds["columns"].index(col)
+        assert sum(r[at] for r in seconds["rows"]) == found[col], col
     progress = run.series["1"]["progress"]
     retried = progress["columns"].index("retried")
     assert all(r[retried] is not None for r in progress["rows"])

@@ -524,6 +524,8 @@ def test_one_second_from_two_thread_files() -> None:
         histogram=second.histogram,
         p90_ms=second.p90_ms,
         p999_ms=0.721,  # nearest rank 400 of 400: the maximum
+        serialization=0,  # no failure of any kind; no retries column (max_tries 1)
+        deadlock=0,
     )
     assert 0.071 <= second.p90_ms <= 0.098
     assert latency_hist.percentile(second.histogram, 50) == pytest.approx(0.071, rel=1 / 64)
@@ -549,6 +551,36 @@ def test_failed_and_serialization_entries_count_as_failed() -> None:
     assert (plain.count, plain.failed) == (99, 301)  # "failed" in the time field
     (detailed,) = read_transaction_logs(logs("pg18_serial_failures_log"))
     assert (detailed.count, detailed.failed) == (92, 148)  # "serialization", and a retries column
+
+
+@pytest.mark.parametrize("version", [15, 16, 17, 18])
+def test_failures_by_kind_and_retries_per_second_add_up_to_the_report(version: int) -> None:
+    name = f"pg{version}_serial_failures_log"  # --max-tries=2 --failures-detailed
+    report = parse_report(stdout(name))
+    seconds = read_transaction_logs(logs(name), retries=True)
+    assert sum(s.serialization for s in seconds) == report.serialization_failures > 0
+    assert sum(s.deadlock for s in seconds) == report.deadlock_failures == 0
+    assert sum(s.retried for s in seconds) == report.retried > 0
+    assert sum(s.retries for s in seconds) == report.retries
+    assert sum(s.failed for s in seconds) == report.failed
+    # "failed" only (no --failures-detailed, max_tries 1): kinds and retries unknown
+    plain = read_transaction_logs(logs(f"pg{version}_serial_failures_plain"))
+    assert sum(s.failed for s in plain) > 0
+    assert {(s.serialization, s.deadlock, s.retried, s.retries) for s in plain} == {(None,) * 4}
+
+
+def test_an_aggregated_line_has_failures_by_kind_and_retries() -> None:
+    lines = ["1795360605 10 5000 2600000 300 900 0 0 0 0 0 3 4 2 1\n",
+             "1795360605 5 5000 2600000 300 900 0 0 0 0 0 1 1 0 0\n"]  # fmt: skip
+    (second,) = parse_aggregate_log(lines)
+    assert (second.serialization, second.deadlock, second.retried, second.retries) == (2, 1, 4, 5)
+    (old,) = parse_aggregate_log(["1795360605 10 5000 2600000 300 900\n"])  # before 15
+    assert (old.failed, old.serialization, old.retries) == (0, None, None)
+
+
+def test_a_retries_column_is_required_when_max_tries_is_not_1() -> None:
+    with pytest.raises(PgbenchError, match="line 1"):
+        parse_transaction_log(["0 1 1500 0 100 5"], retries=True)
 
 
 def test_parse_transaction_log_lines() -> None:

@@ -106,7 +106,8 @@ def run_phase(
         reports = {g.name: pgbench_output.parse_report(finished[g.name].stdout) for g in generators}
         latency: tuple = ()
         if phase.latency_log != "off":
-            latency = _latency(generators, dirs, workdir, phase.latency_log)
+            retries = any(r.max_tries not in (None, 1) for r in reports.values())
+            latency = _latency(generators, dirs, workdir, phase.latency_log, retries)
     finally:
         for g in generators:
             g.remote.remove_dir(dirs[g.name])
@@ -274,8 +275,9 @@ def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
 
 
 def _latency(
-    generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str
-) -> tuple:
+    generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str,
+    retries: bool = False,
+) -> tuple:  # fmt: skip
     paths: list[Path] = []
     shifts: dict[Path, int] = {}
     for g in generators:
@@ -284,7 +286,7 @@ def _latency(
         shifts.update({p: round(g.offset_s) for p in got})
     if kind == "aggregate":  # per-second aggregates: merged by second, no percentiles
         return pgbench_output.read_aggregate_logs(paths)
-    return pgbench_output.read_transaction_logs(paths, shifts)
+    return pgbench_output.read_transaction_logs(paths, shifts, retries)
 
 
 def _timeout(phase: PhaseSpec) -> float:

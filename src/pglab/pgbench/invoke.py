@@ -132,7 +132,8 @@ def run_phase(
     latency: tuple[LatencySecond, ...] = ()
     script_latency: tuple[ScriptSecond, ...] = ()
     if phase.latency_log == "full":
-        latency = pgbench_output.read_transaction_logs(logs)
+        retries = report.max_tries not in (None, 1)  # the log's lines end with their retries
+        latency = pgbench_output.read_transaction_logs(logs, retries=retries)
         if len(phase.scripts) > 1:
             script_latency = pgbench_output.read_script_logs(logs)
     elif phase.latency_log == "aggregate":

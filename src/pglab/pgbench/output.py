@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from pglab.errors import PgbenchError
@@ -217,14 +218,19 @@ def parse_progress(text: str) -> tuple[ProgressSample, ...]:
 
 
 class _Seconds:
-    """Per-transaction log lines gathered by wall-clock second (``time_epoch``)."""
+    """Per-transaction log lines gathered by wall-clock second (``time_epoch``); with
+    ``retries``, the last field of each line is its retries (``--max-tries`` not 1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, retries: bool = False) -> None:
         self.latencies: defaultdict[int, list[int]] = defaultdict(list)
         self.failed: Counter[int] = Counter()
+        self.kinds: Counter[tuple[int, str]] = Counter()  # (epoch, kind) -> failed of the kind
+        self.undetailed = False  # a failure marked "failed" only: its kind is unknown
+        self.retries: Counter[int] | None = Counter() if retries else None
+        self.retried: Counter[int] = Counter()
 
     def add(self, lines: Iterable[str], source: str) -> None:
-        latencies, failed = self.latencies, self.failed
+        latencies, failed, kinds, retries = self.latencies, self.failed, self.kinds, self.retries
         for number, line in enumerate(lines, 1):
             # client_id transaction_no time script_no time_epoch time_us [lag] [retries]
             fields = line.split()
@@ -236,16 +242,35 @@ class _Seconds:
                     latencies[epoch].append(int(latency))
                 elif latency in _FAILED:
                     failed[epoch] += 1
+                    kinds[epoch, latency] += 1
+                    self.undetailed |= latency == "failed"
                 elif latency != _SKIPPED:
                     raise ValueError(latency)
+                if retries is not None and latency != _SKIPPED:
+                    if len(fields) < 7:
+                        raise ValueError(line)
+                    n = int(fields[-1])
+                    retries[epoch] += n
+                    self.retried[epoch] += n > 0
             except (IndexError, ValueError):
                 raise PgbenchError(
                     f"not a pgbench per-transaction log line ({source}, line {number}): {line!r}"
                 ) from None
 
     def summary(self) -> tuple[LatencySecond, ...]:
-        epochs = sorted(self.latencies.keys() | self.failed.keys())
-        return tuple(_second(e, self.latencies.get(e, []), self.failed[e]) for e in epochs)
+        epochs = sorted(self.latencies.keys() | self.failed.keys() | self.retried.keys())
+        out = []
+        for e in epochs:
+            second = _second(e, self.latencies.get(e, []), self.failed[e])
+            detailed = not self.undetailed
+            out.append(replace(
+                second,
+                serialization=self.kinds[e, "serialization"] if detailed else None,
+                deadlock=self.kinds[e, "deadlock"] if detailed else None,
+                retried=self.retried[e] if self.retries is not None else None,
+                retries=self.retries[e] if self.retries is not None else None,
+            ))  # fmt: skip
+        return tuple(out)
 
 
 def _second(epoch: int, latencies_us: list[int], failed: int) -> LatencySecond:
@@ -272,14 +297,17 @@ def _second(epoch: int, latencies_us: list[int], failed: int) -> LatencySecond:
     )
 
 
-def parse_transaction_log(lines: Iterable[str]) -> tuple[LatencySecond, ...]:
+def parse_transaction_log(lines: Iterable[str], retries: bool = False) -> tuple[LatencySecond, ...]:
     """Per-second latency figures from the lines of pgbench's per-transaction log (``-l``).
 
     ``count`` is the transactions that completed in that second (as pgbench's tps counts
-    them), ``failed`` those that failed; skipped ones (``--rate`` with ``-L``) are neither.
-    Percentiles are exact (nearest rank); a second with only failures has zero latencies.
+    them), ``failed`` those that failed, by kind where the log names it (``serialization``,
+    ``deadlock``: ``--failures-detailed``); skipped ones (``--rate`` with ``-L``) are neither.
+    ``retries``: the lines end with the transaction's retries (``--max-tries`` not 1), summed
+    per second with the transactions retried. Percentiles are exact (nearest rank); a second
+    with only failures has zero latencies.
     """
-    seconds = _Seconds()
+    seconds = _Seconds(retries)
     seconds.add(lines, "log")
     return seconds.summary()
 
@@ -304,56 +332,59 @@ def read_aggregate_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
     return _merge_aggregates(rows)
 
 
-def _aggregate_rows(lines: Iterable[str], source: str) -> list[tuple[int, int, int, int, int]]:
-    rows = []
+# epoch, count, sum_us, max_us, then (serialization, deadlock, retried, retries): None on a
+# line without them (pgbench before 15 wrote 6 to 11 fields)
+_Aggregate = tuple[int, int, int, int, tuple[int, ...] | None]
+
+
+def _aggregate_rows(lines: Iterable[str], source: str) -> list[_Aggregate]:
+    rows: list[_Aggregate] = []
     for number, line in enumerate(lines, 1):
         fields = line.split()
         if not fields:
             continue
         try:
             epoch, count, sum_us, _sum2, _min_us, max_us = (int(f) for f in fields[:6])
-            failed = sum(int(f) for f in fields[13:15])
+            # ... skipped retried retries serialization_failures deadlock_failures
+            tail = tuple(int(f) for f in fields[11:15])
         except ValueError:
             raise PgbenchError(
                 f"not a pgbench aggregated log line ({source}, line {number}): {line!r}"
             ) from None
-        rows.append((epoch, count, sum_us, max_us, failed))
+        kinds = (tail[2], tail[3], tail[0], tail[1]) if len(tail) == 4 else None
+        rows.append((epoch, count, sum_us, max_us, kinds))
     return rows
 
 
-def _merge_aggregates(
-    files: list[list[tuple[int, int, int, int, int]]],
-) -> tuple[LatencySecond, ...]:
-    by_epoch: dict[int, list[int]] = {}
+def _merge_aggregates(files: list[list[_Aggregate]]) -> tuple[LatencySecond, ...]:
+    by_epoch: dict[int, tuple[int, int, int, list[int] | None]] = {}
     for rows in files:
-        for epoch, count, sum_us, max_us, failed in rows:
-            acc = by_epoch.setdefault(epoch, [0, 0, 0, 0])
-            acc[0] += count
-            acc[1] += sum_us
-            acc[2] = max(acc[2], max_us)
-            acc[3] += failed
-    return tuple(
-        LatencySecond(
-            epoch=epoch,
-            count=count,
-            failed=failed,
-            mean_ms=sum_us / count / 1000 if count else 0.0,
-            max_ms=max_us / 1000,
-            p50_ms=None,
-            p95_ms=None,
-            p99_ms=None,
-        )
-        for epoch, (count, sum_us, max_us, failed) in sorted(by_epoch.items())
-    )
+        for epoch, count, sum_us, max_us, kinds in rows:
+            n, total, top, acc = by_epoch.get(epoch, (0, 0, 0, [0, 0, 0, 0]))
+            if acc is not None and kinds is not None:
+                acc = [a + k for a, k in zip(acc, kinds, strict=True)]
+            else:
+                acc = None
+            by_epoch[epoch] = (n + count, total + sum_us, max(top, max_us), acc)
+    out = []
+    for epoch, (count, sum_us, max_us, acc) in sorted(by_epoch.items()):
+        ser, dead, retried, retries = acc if acc is not None else (None, None, None, None)
+        out.append(LatencySecond(
+            epoch=epoch, count=count, failed=(ser or 0) + (dead or 0),
+            mean_ms=sum_us / count / 1000 if count else 0.0, max_ms=max_us / 1000,
+            p50_ms=None, p95_ms=None, p99_ms=None, serialization=ser, deadlock=dead,
+            retried=retried, retries=retries,
+        ))  # fmt: skip
+    return tuple(out)
 
 
 def read_transaction_logs(
-    paths: Iterable[Path], shifts: dict[Path, int] | None = None
+    paths: Iterable[Path], shifts: dict[Path, int] | None = None, retries: bool = False
 ) -> tuple[LatencySecond, ...]:
     """Like ``parse_transaction_log``, over the log files of all threads of one run together
     (and of several pgbench on several hosts: ``shifts`` moves a file's seconds onto pglab's
     clock, by the whole seconds its host's clock is ahead)."""
-    seconds = _Seconds()
+    seconds = _Seconds(retries)
     for path in paths:
         shift = (shifts or {}).get(path, 0)
         with open(path) as lines:
