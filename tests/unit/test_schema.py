@@ -18,7 +18,13 @@ from jsonschema import Draft202012Validator
 from pglab.campaign import parse as campaign
 from pglab.campaign import schema
 from pglab.campaign.schema import TABLES, Key, Table
-from pglab.campaign.spec import BUILTIN_SCRIPTS, DatasetSpec, TelemetrySpec
+from pglab.campaign.spec import (
+    BUILTIN_SCRIPTS,
+    OPERATION_KEYS,
+    OPERATION_OPTIONS,
+    DatasetSpec,
+    TelemetrySpec,
+)
 from pglab.cli import main
 from pglab.errors import CampaignError
 
@@ -215,6 +221,10 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
     """A document with ``key = value`` in ``table`` (a target of ``kind``)."""
     if not table.name:
         return {key: value}
+    if key in OPERATION_KEYS and table.name in ("workload", "phases"):  # with an operation
+        op = next(o for o, keys in OPERATION_OPTIONS.items() if key in keys)
+        return {table.name: {"operation": op, key: value} if table.form == "table"
+                else [{"operation": op, key: value}]}  # fmt: skip
     if table.form == "table":
         return {table.name: {key: value}}
     if table.form == "array":
@@ -341,6 +351,7 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "size": st.sampled_from(["1GB", "300MB", "512MiB", " 2g ", 2**30, "0.5TB"]),
     "options": st.one_of(st.text(max_size=10), st.lists(st.sampled_from(["noatime", "-J"]))),
     "path": st.sampled_from(["/mnt/x", "/srv", "/"]),
+    "columns": st.sampled_from(["abalance", ["bid"], ["bid", "abalance"]]),
     "target_name": st.sampled_from(TARGET_NAMES),
     "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
     "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
@@ -477,7 +488,41 @@ def documents(draw) -> dict[str, Any]:
         doc["variants"] = variants
     _fit_existing(doc)
     _fit_hosts(doc)
+    _fit_operations(doc)
     return doc
+
+
+def _fit_operations(doc: dict[str, Any]) -> None:
+    """What the schema cannot say: an operation's option needs a phase running an operation
+    that takes it (in its table, or among the phases a [matrix] axis or a variant reaches)."""
+
+    def op_of(table: dict[str, Any], base: str | None) -> str | None:
+        if "operation" in table:
+            return str(table["operation"])
+        return None if "script" in table or "scripts" in table else base
+
+    def strip(table: dict[str, Any], ops: set[str | None]) -> None:
+        taken = {k for op in ops if op for k in OPERATION_OPTIONS[op]}
+        for k in OPERATION_KEYS:
+            if k in table and k not in taken:
+                del table[k]
+
+    work = doc.get("workload", {})
+    base = op_of(work, None)
+    strip(work, {base})
+    ops: set[str | None] = set()
+    for phase in doc.get("phases", []) or [{}]:
+        ops.add(op := op_of(phase, base))
+        strip(phase, {op})
+    kinds = {op_of(ph, base) is None for ph in doc.get("phases", []) if ph.get("measured", True)}
+    for phase in doc.get("phases", []) if len(kinds) > 1 else []:
+        if op_of(phase, base) is not None:  # a run's measured phases: TPS or MB/s, not both
+            phase["measured"] = False
+    for v in doc.get("variants", {}).values():
+        vwork = v.get("workload", {})
+        vops = {op_of(vwork, op) for op in ops}
+        strip(vwork, vops)
+    strip(doc.get("matrix", {}), ops)
 
 
 def _fit_hosts(doc: dict[str, Any]) -> None:
@@ -537,7 +582,7 @@ def mutations(k: Key) -> list[Any]:
     if k.type in ("integer", "number"):
         bad.append("3")
         if k.minimum is not None:
-            bad.append(k.minimum - (1 if k.type == "integer" else k.minimum / 2))
+            bad.append(k.minimum - (1 if k.type == "integer" else k.minimum / 2 or 0.5))
         if k.maximum is not None:
             bad.append(k.maximum + 1)
         if k.above is not None:

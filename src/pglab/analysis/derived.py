@@ -22,6 +22,7 @@ from typing import Any
 from pglab.analysis import points, scripts, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
+from pglab.maintenance.figures import OPERATION_KIND
 from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.records import reason_of
@@ -346,6 +347,8 @@ def _short(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notic
     for ph in phases:
         seconds = float(ph.elapsed_s or 0)
         stored = series.get(str(ph.idx), {})
+        if OPERATION_KIND in stored:  # a maintenance operation: no TPS a checkpoint sways
+            continue
         if seconds < 2 * timeout and _writes(run, ph.name, stored, seconds):
             return [Notice("short", run.label, run.id, (
                 f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "

@@ -33,7 +33,14 @@ def effect_of(campaign: dict[str, Any] | None) -> float:
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 
 # run metrics that are not derived ones (shown as their own columns)
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms")
+_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s")
+
+
+def figure_of(runs: Sequence[RunRow]) -> str:
+    """What the runs' headline figure (their ``tps``) is: "MB/s" when their measured phases are
+    maintenance operations (a run's are all one kind or all the other), else "tps"."""
+    ok = [r for r in runs if r.ok]
+    return "MB/s" if ok and all("mb_s" in r.metrics for r in ok) else "tps"
 
 
 def derived_names(runs: Sequence[RunRow]) -> list[str]:

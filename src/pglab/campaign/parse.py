@@ -43,6 +43,8 @@ from pglab.campaign.spec import (
     COPY_RESETS,
     DEFAULT_EFFECT_PCT,
     MANAGE_MODES,
+    OPERATION_KEYS,
+    OPERATION_OPTIONS,
     RESET_POLICIES,
     DatasetSpec,
     DerivedSpec,
@@ -56,7 +58,7 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import apply_workload
+from pglab.campaign.workload import apply_workload, for_phase, takes
 from pglab.errors import CampaignError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -161,8 +163,10 @@ def parse(
         vwork = table_of(vdoc, "workload", p, where)
         p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
         vphases = tuple(
-            apply_workload(ph, vwork, p, f"{where} workload", base_dir) for ph in phases
+            apply_workload(ph, for_phase(ph, vwork), p, f"{where} workload", base_dir)
+            for ph in phases
         )
+        _taken(vwork, vphases, p, f"{where} workload")
         vstorage = storage
         if "storage" in vdoc:
             vtable = vdoc["storage"]
@@ -193,7 +197,14 @@ def parse(
         known_hosts,
         p,
     )  # fmt: skip
+    for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
+        kinds = {ph.operation is None for ph in v.phases if ph.measured}
+        if len(kinds) > 1:
+            where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
+            p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
+                  "(MB/s): give the others measured = false")  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
+    _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(table_of(doc, "telemetry", p, ""), p)
     storage_bench = storage_parts.storage_bench(
@@ -401,8 +412,9 @@ def _matrix(
             if key in STORAGE_AXES:
                 storage_parts.target_ref(v, targets, p, f"[matrix] {key}")
             elif key in WORKLOAD_KEYS:
+                op = next((o for o, keys in OPERATION_OPTIONS.items() if key in keys), None)
                 apply_workload(
-                    PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6),
+                    PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6, operation=op),
                     {key: v},
                     p,
                     f"[matrix] {key}",
@@ -412,6 +424,14 @@ def _matrix(
                 _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
         axes.append((key, tuple(values)))
     return tuple(axes)
+
+
+def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:
+    """An operation's option applied to every phase must be taken by one of them."""
+    for key in (k for k in table if k in OPERATION_KEYS):
+        if not any(takes(ph, key) for ph in phases):
+            ops = [o for o, keys in OPERATION_OPTIONS.items() if key in keys]
+            p.add(where, f"{key}: no phase runs an operation that takes it ({', '.join(ops)})")
 
 
 def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec, ...]:

@@ -18,12 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.campaign.spec import (
+    ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
+    INDEX_METHODS,
     LATENCY_LOGS,
     MANAGE_MODES,
+    MAX_PARALLEL,
+    OPERATIONS,
     PROTOCOLS,
     RESET_POLICIES,
     TARGET_KINDS,
@@ -118,6 +122,10 @@ SHAPES: dict[str, Shape] = {
                                                         {"type": "string", "pattern": _SIZE}]}),
     "options": Shape("array of strings, or one string", {"anyOf": [
         {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}),
+    "columns": Shape("column name or array of them", {"anyOf": [
+        {"enum": list(ACCOUNT_COLUMNS)},
+        {"type": "array", "minItems": 1, "uniqueItems": True,
+         "items": {"enum": list(ACCOUNT_COLUMNS)}}]}),
     "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
     "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
         {"type": "number", "exclusiveMinimum": 0},
@@ -223,7 +231,22 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
-), exclusive=(("script", "scripts"), ("duration", "transactions")))  # fmt: skip
+    Key("operation", "string", "a maintenance operation on pgbench_accounts instead of a "
+        "script, measured in MB/s: vacuum, analyze or create_index", '"vacuum"',
+        default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
+    Key("dirty", "number", "vacuum: the fraction of pgbench_accounts updated (fixed rows) and "
+        "checkpointed before it, not measured", "0.1", _phase.dirty, minimum=0, maximum=1,
+        commented=True),
+    Key("parallel", "integer", "vacuum, create_index: parallel workers asked for (VACUUM "
+        "PARALLEL, max_parallel_maintenance_workers)", "1", _phase.parallel, minimum=0,
+        maximum=MAX_PARALLEL, commented=True),
+    Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _phase.freeze, commented=True),
+    Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
+        '["bid", "abalance"]', default_doc='"abalance"', commented=True),
+    Key("method", "string", "create_index: the index method", '"btree"', _phase.method,
+        choices=INDEX_METHODS, commented=True),
+), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
+              ("scripts", "operation")))  # fmt: skip
 PHASES = Table("phases", "phases run in order, one [[phases]] each", (
     Key("name", "string", "in [[derived]] and the results", '"warm-up"',
         default_doc='"phase N"'),

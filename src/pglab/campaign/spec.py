@@ -17,6 +17,19 @@ from typing import Any
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
 LATENCY_LOGS = ("full", "aggregate", "off")
+# maintenance operations a phase can run instead of a pgbench script, and the options each takes
+OPERATION_OPTIONS: dict[str, tuple[str, ...]] = {
+    "vacuum": ("dirty", "parallel", "freeze"),
+    "analyze": (),
+    "create_index": ("parallel", "columns", "method"),
+}
+OPERATIONS = tuple(OPERATION_OPTIONS)
+OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method")  # every option
+ACCOUNT_COLUMNS = ("aid", "bid", "abalance", "filler")  # of pgbench_accounts
+INDEX_METHODS = ("btree",)
+# the most parallel workers a phase may ask for: PostgreSQL's own limit of
+# max_parallel_maintenance_workers (the run's settings may allow fewer: run/preflight)
+MAX_PARALLEL = 1024
 RESET_POLICIES = ("never", "point", "run", "reinit")
 COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
 MANAGE_MODES = ("session", "reload")
@@ -244,7 +257,9 @@ class Script:
 
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:
-    """One pgbench invocation pattern inside a run (repeated ``times`` times).
+    """One pgbench invocation pattern inside a run (repeated ``times`` times), or with
+    ``operation`` a maintenance operation on ``pgbench_accounts`` instead (``maintenance/``):
+    then only ``times``, ``measured`` and the operation's options (``OPERATION_OPTIONS``) count.
 
     Exactly one of ``duration`` (seconds, ``-T``) and ``transactions`` (per client, ``-t``) is set.
     ``threads`` of ``None`` means automatic (see ``pgbench.auto_threads``).
@@ -274,13 +289,24 @@ class PhaseSpec:
     latency_limit: float | None = None
     failures_detailed: bool = False
     report_per_command: bool = False
+    # a maintenance operation instead of pgbench (OPERATIONS) and its options: the fraction of
+    # pgbench_accounts updated before a vacuum (dirty), parallel workers asked for, VACUUM
+    # FREEZE, the indexed columns and the index method. Part of the point only when set
+    operation: str | None = None
+    dirty: float = 0.0
+    parallel: int = 0
+    freeze: bool = False
+    columns: tuple[str, ...] = ("abalance",)
+    method: str = "btree"
 
     @property
     def remote(self) -> bool:
-        return any(g != LOCAL for g in self.generators)
+        return any(g != LOCAL for g in self.generators) and self.operation is None
 
     @property
     def script_label(self) -> str:
+        if self.operation is not None:
+            return self.operation
         return "+".join(
             s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
             for s in self.scripts
@@ -288,6 +314,8 @@ class PhaseSpec:
 
     def estimated_seconds(self) -> float:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
+        if self.operation is not None:
+            return 10.0 * self.times  # a guess: nothing tells its time before it ran once
         per = (
             self.duration
             if self.duration is not None
@@ -422,6 +450,12 @@ _UNSET: dict[str, Any] = {
     "latency_limit": None,
     "failures_detailed": False,
     "report_per_command": False,
+    "operation": None,
+    "dirty": 0.0,
+    "parallel": 0,
+    "freeze": False,
+    "columns": ("abalance",),
+    "method": "btree",
 }
 
 

@@ -12,7 +12,20 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get
-from pglab.campaign.spec import BUILTIN_SCRIPTS, LATENCY_LOGS, LOCAL, PROTOCOLS, PhaseSpec, Script
+from pglab.campaign.spec import (
+    ACCOUNT_COLUMNS,
+    BUILTIN_SCRIPTS,
+    INDEX_METHODS,
+    LATENCY_LOGS,
+    LOCAL,
+    MAX_PARALLEL,
+    OPERATION_KEYS,
+    OPERATION_OPTIONS,
+    OPERATIONS,
+    PROTOCOLS,
+    PhaseSpec,
+    Script,
+)
 
 
 def apply_workload(
@@ -22,6 +35,7 @@ def apply_workload(
     upd: dict[str, Any] = {}
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
+    upd.update(_operation(ph, table, p, where))
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -96,6 +110,21 @@ def apply_workload(
         if found is not None:
             upd["generators"] = () if found == (LOCAL,) else found
     new = replace(ph, **upd)
+    given = [k for k in OPERATION_KEYS if k in table]
+    if new.operation is None and given:
+        p.add(
+            where,
+            f"{', '.join(given)}: an option of a maintenance operation (operation = ...), "
+            "but this phase runs a pgbench script",
+        )
+    elif new.operation is not None:
+        takes = OPERATION_OPTIONS[new.operation]
+        for k in (k for k in given if k not in takes):
+            p.add(
+                where,
+                f'{k} is not an option of operation = "{new.operation}" '
+                f"(its options: {', '.join(takes) or 'none'})",
+            )
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
     return new
@@ -140,3 +169,78 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
         else:
             p.add(where, f'script {item!r}: needs builtin = "..." or file = "..."')
     return out
+
+
+def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """The operation keys of ``table`` as updates of ``ph``: a new operation starts from the
+    default options; a script given alone makes the phase a pgbench one again."""
+    upd: dict[str, Any] = {}
+    scripted = "script" in table or "scripts" in table
+    if "operation" in table:
+        op = table["operation"]
+        if scripted:
+            p.add(where, "give script(s) or operation, not both: a phase runs a pgbench script "
+                  "or a maintenance operation")  # fmt: skip
+        elif op not in OPERATIONS:
+            close = difflib.get_close_matches(str(op), OPERATIONS, n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f"unknown operation {op!r}{hint} (operations: {', '.join(OPERATIONS)})")
+        elif op != ph.operation:
+            upd.update(_DEFAULT_OPTIONS, operation=op)
+    elif scripted and ph.operation is not None:
+        upd.update(_DEFAULT_OPTIONS, operation=None)
+    if "dirty" in table:
+        val = table["dirty"]
+        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 <= val <= 1:
+            p.add(where, f"dirty = {val!r}: expected the fraction of pgbench_accounts to "
+                  "update before the vacuum, 0 to 1")  # fmt: skip
+        else:
+            upd["dirty"] = float(val)
+    if "parallel" in table:
+        val = table["parallel"]
+        if not isinstance(val, int) or isinstance(val, bool) or not 0 <= val <= MAX_PARALLEL:
+            p.add(where, f"parallel = {val!r}: expected parallel workers, 0 to {MAX_PARALLEL}")
+        else:
+            upd["parallel"] = val
+    if "freeze" in table:
+        upd["freeze"] = get(table, "freeze", bool, False, p, where)
+    if "columns" in table:
+        val = table["columns"]
+        cols = [val] if isinstance(val, str) else val
+        if (
+            not isinstance(cols, list) or not cols
+            or any(c not in ACCOUNT_COLUMNS for c in cols) or len(set(cols)) < len(cols)
+        ):  # fmt: skip
+            p.add(where, f"columns = {val!r}: expected distinct columns of pgbench_accounts "
+                  f"({', '.join(ACCOUNT_COLUMNS)})")  # fmt: skip
+        else:
+            upd["columns"] = tuple(cols)
+    if "method" in table:
+        if table["method"] not in INDEX_METHODS:
+            p.add(where, f"method = {table['method']!r}: use one of {', '.join(INDEX_METHODS)}")
+        else:
+            upd["method"] = table["method"]
+    return upd
+
+
+_DEFAULT_OPTIONS = {k: getattr(PhaseSpec("", ()), k) for k in OPERATION_KEYS}
+
+
+def takes(ph: PhaseSpec, key: str) -> bool:
+    """Whether ``ph`` takes the workload key ``key``: an operation's option only a phase
+    running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
+    if key not in OPERATION_KEYS:
+        return True
+    return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
+
+
+def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` (applied to every phase) without the options the phase, with the table's
+    operation or script, does not take."""
+    if "operation" in table and table["operation"] in OPERATIONS:
+        op: str | None = table["operation"]
+    elif "script" in table or "scripts" in table:
+        op = None
+    else:
+        op = ph.operation
+    return {k: v for k, v in table.items() if takes(replace(ph, operation=op), k)}

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from pglab.analysis.verdicts import Comparison
-from pglab.campaign.spec import PhaseSpec
+from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
 
 
 def duration(seconds: float) -> str:
@@ -55,6 +55,15 @@ def delta(c: Comparison | None, is_baseline: bool) -> str:
 def phase(ph: PhaseSpec) -> str:
     amount = f"{ph.duration}s" if ph.duration else f"{ph.transactions} tx"
     times = f" ×{ph.times}" if ph.times > 1 else ""
+    if ph.operation is not None:  # its options as the campaign file gives them
+        opts = {"dirty": ph.dirty or None, "parallel": ph.parallel, "freeze": ph.freeze or None,
+                "columns": ",".join(ph.columns), "method": ph.method}  # fmt: skip
+        amount = " ".join(f"{k}={opts[k]}" for k in OPERATION_OPTIONS[ph.operation]
+                          if opts[k] is not None)  # fmt: skip
+        return (
+            f"{ph.name}: {ph.operation} {amount}".rstrip()
+            + f"{times}{'' if ph.measured else ' (unmeasured)'}"
+        )
     return (
         f"{ph.name}: {ph.script_label} c={ph.clients} {amount}{times}"
         f"{'' if ph.measured else ' (unmeasured)'}"

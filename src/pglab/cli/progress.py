@@ -99,7 +99,8 @@ class ProgressEvents:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
             tps = result.metrics.get("tps", 0.0)
-            self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} tps")
+            unit = "MB/s" if "mb_s" in result.metrics else "tps"  # maintenance operations
+            self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} {unit}")
         else:
             self.progress.console.print(
                 f"  [red]✗ {escape(run.label)} #{run.repeat}: {escape(reason_of(result.error))}[/]"

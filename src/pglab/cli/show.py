@@ -118,6 +118,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.point_rows(runs, baseline, points.effect_of(camp))
+    median = f"median {points.figure_of(runs)}"  # median tps, or MB/s of operations
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
@@ -132,7 +133,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         *(("PostgreSQL", "left", [versions.get(r.point, "?") for r in rows]),) * bool(versions),
         ("runs", "right", [str(r.runs) for r in rows]),
         ("failed", "right", [str(r.failed) for r in rows]),
-        ("median tps", "right", [fmt.tps(r.tps_median) for r in rows]),
+        (median, "right", [fmt.tps(r.tps_median) for r in rows]),
         ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
                           if r.cv_pct is not None else "–" for r in rows]),
         *((f"Δ% vs {fmt.short_variants([r.variant for r in rows]).get(baseline or '', baseline)}",
@@ -148,7 +149,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         ("95% CI of mean", "right", [f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}"
                                      if r.ci and r.ok_runs >= 3 else "–" for r in rows]),
     ]  # fmt: skip
-    after = next(i for i, c in enumerate(main) if c[0] == "median tps") + 1
+    after = next(i for i, c in enumerate(main) if c[0] == median) + 1
     together = [*main[:after], *spread, *main[after:]]
     width = None if wide else console.width
     if wide or fmt.fits(together, console.width):
@@ -258,11 +259,14 @@ def _print_run(run: StoredRun) -> None:
             markup=False,
         )
     table = Table(title="phases")
+    operations = [
+        str(ph.idx) for ph in run.phases if "operation" in run.series.get(str(ph.idx), {})
+    ]
     for col in (
         "phase",
         "it",
         "measured",
-        "tps",
+        "MB/s" if run.phases and len(operations) == len(run.phases) else "tps",
         "tx",
         "failed",
         "lat avg ms",

@@ -17,7 +17,7 @@ import dataclasses
 import os
 import shutil
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +30,7 @@ from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
+from pglab.maintenance import operations
 from pglab.pgbench import invoke as pgbench
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
@@ -46,6 +47,14 @@ from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
+
+
+def _operation_session(srv: Cluster | ExistingServer) -> Callable[[], psycopg.Connection]:
+    """How a maintenance operation connects: to the database of pgbench's tables, with the
+    run's settings on an existing server that takes them per session."""
+    if isinstance(srv, ExistingServer):
+        return lambda: srv.connect(with_options=True)
+    return srv.connect
 
 
 class Events(Protocol):
@@ -262,7 +271,9 @@ class Executor:
                     with PhaseWatch(
                         srv, spec, fp["server_version_num"], on_live=self.events.telemetry
                     ) as watch:
-                        if phase.remote:  # pgbench on the generator hosts, all at once
+                        if phase.operation is not None:  # VACUUM, CREATE INDEX...: MB/s
+                            result = operations.run_phase(_operation_session(srv), phase, iteration)
+                        elif phase.remote:  # pgbench on the generator hosts, all at once
                             result, table = self.hosts.run_phase(
                                 phase, iteration, srv.pgbench_conn_args(), env or {},
                                 workdir / f"{phase.name}-{iteration}", self.events.progress,
@@ -278,7 +289,7 @@ class Executor:
                                 on_spawn=watch.set_pgbench,
                                 env=env,
                             )
-                    tables = dict(watch.tables)
+                    tables = {**watch.tables, **result.tables}
                     if phase.remote:
                         tables[GENERATORS] = table
                     phases.append(replace(result, tables=tables))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pglab.campaign.spec import RunSpec
+from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.records import PhaseResult
 from pglab.significance import ALPHA, scipy_stats
 
@@ -95,8 +96,34 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
         if all(id(p) in steady for p in measured):
             metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
+    metrics.update(operation_metrics(phases))
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
         if a and b is not None:
             metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
     return metrics
+
+
+def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
+    """A maintenance operation's figures per phase (mean over its iterations): MB/s, elapsed
+    seconds, bytes, workers launched; and the run's MB/s over its measured operations (the
+    ``tps`` of these phases is the same MB/s: the run's headline figure)."""
+    by_name: dict[str, list[OperationFigures]] = {}
+    measured: list[OperationFigures] = []
+    for ph in phases:
+        if OPERATION_KIND in ph.tables:
+            figs = OperationFigures.from_table(ph.tables[OPERATION_KIND])
+            by_name.setdefault(ph.name, []).append(figs)
+            if ph.measured:
+                measured.append(figs)
+    out: dict[str, float] = {}
+    for name, items in by_name.items():
+        out[f"phase.{name}.mb_s"] = statistics.fmean(f.mb_s for f in items)
+        out[f"phase.{name}.elapsed_s"] = statistics.fmean(f.elapsed_s for f in items)
+        out[f"phase.{name}.bytes"] = statistics.fmean(f.bytes for f in items)
+        launched = [f.workers_launched for f in items if f.workers_launched is not None]
+        if launched:
+            out[f"phase.{name}.workers_launched"] = statistics.fmean(launched)
+    if measured:
+        out["mb_s"] = statistics.fmean(f.mb_s for f in measured)
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
+from pglab.campaign.workload import takes
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
@@ -92,6 +93,8 @@ def _point(
 
 
 def _set_workload(phase: PhaseSpec, name: str, value: Any, base_dir: Path) -> PhaseSpec:
+    if not takes(phase, name):  # an operation's option: only the phases running one
+        return phase
     problems = Problems()  # values were checked when the campaign was parsed
     return apply_workload(phase, {name: value}, problems, "", base_dir)
 

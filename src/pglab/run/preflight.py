@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping
+from typing import Any
 
 from pglab import procs
 from pglab.campaign.parse import Campaign
+from pglab.campaign.spec import RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
@@ -72,6 +74,7 @@ def preflight(
                 f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
                 f"{versions}: set it in the settings of the variants of those versions"
             )
+        problems += _parallel_problems(point, catalog, where)
         problems += settings.validate(
             {
                 n: v
@@ -110,6 +113,25 @@ def preflight(
             hint="nothing was started or made; fix the above and run again",
         )
     return fit.plan, binaries
+
+
+# what limits the parallel workers of a maintenance operation (it sets
+# max_parallel_maintenance_workers itself, for its session)
+PARALLEL_LIMITS = ("max_worker_processes", "max_parallel_workers")
+
+
+def _parallel_problems(point: RunSpec, catalog: Mapping[str, Any], where: str) -> list[str]:
+    """An operation's ``parallel`` beyond what the point's settings let the server launch."""
+    asked = max((ph.parallel for ph in point.phases if ph.operation), default=0)
+    out = []
+    for name in PARALLEL_LIMITS:
+        got = dict(point.server.settings).get(name) or getattr(catalog.get(name), "boot_val", None)
+        if got is not None and got.isdigit() and asked > int(got):
+            out.append(
+                f"{where}parallel = {asked} is more than {name} = {got} allows: "
+                f"raise {name} in [server.settings] (or ask for fewer workers)"
+            )
+    return out
 
 
 def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = False) -> list[str]:

@@ -1,0 +1,1 @@
+"""Maintenance operations as workloads: VACUUM, ANALYZE, CREATE INDEX, in MB/s."""

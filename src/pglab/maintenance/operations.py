@@ -1,0 +1,168 @@
+"""A maintenance operation as a phase (VACUUM, ANALYZE, CREATE INDEX on ``pgbench_accounts``):
+prepared (a vacuum's dirtying, an old index dropped: not measured), timed on its own session,
+watched from another one (its progress view once a second, its parallel workers, 20 times a
+second), put back after (the index dropped, autovacuum on the table as it was).
+
+Its result is a ``PhaseResult`` whose report's ``tps`` is the operation's MB/s: the phase's
+headline figure, which the run's statistics take as they take a pgbench phase's TPS. Its
+figures are the phase's ``operation`` table, its progress the ``progress.OPERATION`` table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from pglab.campaign.spec import PhaseSpec
+from pglab.errors import CampaignError
+from pglab.maintenance.figures import (
+    INDEX,
+    OPERATION_KIND,
+    PROGRESS_COLUMNS,
+    PROGRESS_SQL,
+    SIZE_SQL,
+    TABLE,
+    WORKERS_SQL,
+    dirty_statement,
+    figures,
+    progress_row,
+    session_settings,
+    statement,
+    vacuum_workers,
+)
+from pglab.records import PgbenchReport, PhaseResult
+
+POLL_S = 0.05  # how often the watcher looks for parallel workers
+PROGRESS_S = 1.0  # a progress row at most this often (and the first one seen)
+
+
+class _Watcher:
+    """Another session beside the operation's: its progress rows and the most parallel
+    workers seen at once (``pg_stat_activity.leader_pid``)."""
+
+    def __init__(self, connect: Callable[[], psycopg.Connection], pid: int, operation: str):
+        self.conn = connect()
+        self.pid = pid
+        self.sql = PROGRESS_SQL[operation]
+        self.rows: list[list[Any]] = []
+        self.workers = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="pglab-operation", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        last = 0.0
+        while not self._stop.is_set():
+            try:
+                seen = self.conn.execute(WORKERS_SQL, (self.pid,)).fetchone()
+                self.workers = max(self.workers, int(seen[0]) if seen else 0)
+                now = time.time()
+                if now - last >= PROGRESS_S:
+                    row = self.conn.execute(self.sql, (self.pid,)).fetchone()
+                    if row is not None:
+                        self.rows.append(progress_row(now, row))
+                        last = now
+            except psycopg.Error:
+                return  # the run goes on without the rest of its progress
+            self._stop.wait(POLL_S)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.conn.close()
+
+
+def run_phase(
+    connect: Callable[[], psycopg.Connection], phase: PhaseSpec, iteration: int
+) -> PhaseResult:
+    """Run one iteration of an operation phase on the server ``connect`` reaches (a session in
+    the database of pgbench's tables)."""
+    op = phase.operation
+    assert op is not None
+    with connect() as conn:
+        notices: list[str] = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        # VACUUM VERBOSE's workers, in English (without the privilege: those seen beside it)
+        with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SET lc_messages = 'C'")
+        _check_parallel(conn, phase)
+        mwm_kb = _int_setting(conn, "maintenance_work_mem")
+        for name, value in session_settings(phase, mwm_kb).items():
+            conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+        mwm_kb = _int_setting(conn, "maintenance_work_mem")
+        if op == "create_index":
+            conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
+        plain = _plain_table(conn)
+        if op == "vacuum" and plain:  # autovacuum must not take the dead tuples first
+            conn.execute(f"ALTER TABLE {TABLE} SET (autovacuum_enabled = off)")
+        try:
+            if op == "vacuum" and phase.dirty > 0:
+                conn.execute(dirty_statement(phase.dirty))
+                conn.execute("CHECKPOINT")
+            nbytes = int(conn.execute(SIZE_SQL).fetchone()[0])  # type: ignore[index]
+            sql = statement(phase)
+            notices.clear()
+            watcher = _Watcher(connect, conn.info.backend_pid, op)
+            watcher.start()
+            started = time.time()
+            t0 = time.monotonic()
+            try:
+                conn.execute(sql)
+            finally:
+                elapsed = time.monotonic() - t0
+                watcher.stop()
+        finally:
+            if op == "create_index":
+                conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
+            if op == "vacuum" and plain:
+                conn.execute(f"ALTER TABLE {TABLE} RESET (autovacuum_enabled)")
+    planned, launched = vacuum_workers(notices) if op == "vacuum" else (None, None)
+    launched = max(launched or 0, watcher.workers)
+    figs = figures(phase, elapsed, nbytes, planned, launched, None if op == "analyze" else mwm_kb)
+    return PhaseResult(
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=elapsed,
+        argv=(sql,),
+        report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed),
+        output="\n".join(notices),
+        tables={
+            OPERATION_KIND: figs.to_table(),
+            f"progress.{op}": {"columns": PROGRESS_COLUMNS, "rows": watcher.rows},
+        },
+    )
+
+
+def _int_setting(conn: psycopg.Connection, name: str) -> int:
+    row = conn.execute("SELECT setting::bigint FROM pg_settings WHERE name = %s", (name,))
+    return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def _plain_table(conn: psycopg.Connection) -> bool:
+    """Whether pgbench_accounts is a plain table (not partitioned: no reloptions there)."""
+    row = conn.execute("SELECT relkind FROM pg_class WHERE oid = %s::regclass", (TABLE,))
+    return row.fetchone()[0] == "r"  # type: ignore[index]
+
+
+def _check_parallel(conn: psycopg.Connection, phase: PhaseSpec) -> None:
+    """``parallel`` within what the server can launch (as preflight checked the settings pglab
+    gives it; an existing server's are only known here)."""
+    if phase.parallel == 0:
+        return
+    for name in ("max_worker_processes", "max_parallel_workers"):
+        limit = _int_setting(conn, name)
+        if phase.parallel > limit:
+            raise CampaignError(
+                f"phase {phase.name}: parallel = {phase.parallel} is more than {name} = "
+                f"{limit} allows",
+                hint=f"raise {name} in [server.settings], or ask for fewer workers",
+            )

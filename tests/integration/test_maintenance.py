@@ -1,0 +1,85 @@
+"""Maintenance operations as phases (VACUUM, ANALYZE, CREATE INDEX) on the embedded
+PostgreSQL 18: each stores its elapsed time, bytes, MB/s and a progress series, through
+`pglab run` and the SQLite store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+# scale 10: pgbench_accounts' heap is ~130 MB, each operation takes about a second here
+CAMPAIGN = """
+name = "maint"
+[dataset]
+scale = 10
+[[phases]]
+name = "vacuum"
+operation = "vacuum"
+dirty = 0.1
+[[phases]]
+name = "analyze"
+operation = "analyze"
+[[phases]]
+name = "index"
+operation = "create_index"
+[matrix]
+parallel = [0, 1]
+"""
+
+
+def test_every_operation_stores_its_figures_and_progress(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(CAMPAIGN)
+    store_path = tmp_path / "r.sqlite"
+    args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
+    assert main(["run", str(path), *args]) == 0
+    with open_store(str(store_path)) as store:
+        runs = store.list_runs("maint")
+        assert len(runs) == 2 and all(r.status == "ok" for r in runs)
+        for r in runs:
+            run = store.get_run(r.id)
+            parallel = r.axes["parallel"]
+            for ph in run.phases:
+                tables = run.series[str(ph.idx)]
+                figs = OperationFigures.from_table(tables[OPERATION_KIND])
+                assert figs.operation == {"vacuum": "vacuum", "analyze": "analyze",
+                                          "index": "create_index"}[ph.name]  # fmt: skip
+                # the heap of 1,000,000 accounts (and 10% more tuples after the dirtying)
+                assert 120e6 < figs.bytes < 160e6
+                assert figs.elapsed_s == pytest.approx(ph.elapsed_s)
+                # MB/s is the relation's size over the elapsed time, and the phase's figure
+                assert figs.mb_s == pytest.approx(figs.bytes / 1e6 / figs.elapsed_s, rel=0.1)
+                assert ph.tps == pytest.approx(figs.mb_s)
+                assert run.metrics[f"phase.{ph.name}.mb_s"] == pytest.approx(figs.mb_s)
+                progress = tables[f"progress.{figs.operation}"]
+                assert progress["columns"] == ["t", "phase", "done", "total", "pct"]
+                if ph.name != "analyze":  # ANALYZE samples: it can end within 50 ms
+                    assert progress["rows"], ph.name
+                for t, phase, done, total, _ in progress["rows"]:
+                    assert ph.started_at - 1 <= t <= ph.started_at + ph.elapsed_s + 1
+                    assert phase and 0 <= done <= max(total, done)
+            index = next(ph for ph in run.phases if ph.name == "index")
+            figs = OperationFigures.from_table(run.series[str(index.idx)][OPERATION_KIND])
+            assert figs.parallel == parallel
+            # 2 cores: a leader and one worker with parallel = 1
+            assert figs.workers_launched == parallel
+            vacuum = next(ph for ph in run.phases if ph.name == "vacuum")
+            assert "removed" in vacuum.output or "tuples" in vacuum.output  # VERBOSE's report
+            # the run's headline figure is the MB/s of its measured operations
+            mean = sum(ph.tps for ph in run.phases) / len(run.phases)
+            assert r.tps == pytest.approx(mean)
+            assert run.metrics["mb_s"] == pytest.approx(mean)
+    capsys.readouterr()
+    assert main(["show", "maint", *args]) == 0
+    out = capsys.readouterr().out
+    assert "median MB/s" in out and "median tps" not in out
