@@ -344,6 +344,7 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "script": _script,
     "scripts": st.lists(_script, min_size=1, max_size=3),
     "threads": st.sampled_from(["auto", 1]),  # threads ≤ clients is not the schema's to say
+    "seed": st.sampled_from(["time", "rand", 0, 42, 2**64 - 1]),
     "settings": st.dictionaries(_setting_names, _scalar, max_size=3),
     "axis_settings": st.dictionaries(
         _setting_names, st.lists(_scalar, min_size=1, max_size=3), max_size=2
@@ -489,7 +490,19 @@ def documents(draw) -> dict[str, Any]:
     _fit_existing(doc)
     _fit_hosts(doc)
     _fit_operations(doc)
+    _fit_sampling(doc)
     return doc
+
+
+def _fit_sampling(doc: dict[str, Any]) -> None:
+    """What the schema cannot say: sampling_rate needs latency_log = "full" (pgbench refuses it
+    without -l or with an aggregated log): left out where any table sets another log."""
+    tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {}),
+              *(v.get("workload", {}) for v in doc.get("variants", {}).values())]  # fmt: skip
+    logs = [t["latency_log"] for t in tables if "latency_log" in t]
+    if any(v != "full" for log in logs for v in (log if isinstance(log, list) else [log])):
+        for t in tables:
+            t.pop("sampling_rate", None)
 
 
 def _fit_operations(doc: dict[str, Any]) -> None:
@@ -518,11 +531,13 @@ def _fit_operations(doc: dict[str, Any]) -> None:
     for phase in doc.get("phases", []) if len(kinds) > 1 else []:
         if op_of(phase, base) is not None:  # a run's measured phases: TPS or MB/s, not both
             phase["measured"] = False
+    final: set[str | None] = set()  # the operations of the phases the variants run
     for v in doc.get("variants", {}).values():
         vwork = v.get("workload", {})
         vops = {op_of(vwork, op) for op in ops}
         strip(vwork, vops)
-    strip(doc.get("matrix", {}), ops)
+        final |= vops
+    strip(doc.get("matrix", {}), final if doc.get("variants") else ops)
 
 
 def _fit_hosts(doc: dict[str, Any]) -> None:

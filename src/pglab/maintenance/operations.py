@@ -79,67 +79,101 @@ class _Watcher:
         self.conn.close()
 
 
-def run_phase(
-    connect: Callable[[], psycopg.Connection], phase: PhaseSpec, iteration: int
-) -> PhaseResult:
-    """Run one iteration of an operation phase on the server ``connect`` reaches (a session in
-    the database of pgbench's tables)."""
-    op = phase.operation
-    assert op is not None
-    with connect() as conn:
-        notices: list[str] = []
-        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+class Operation:
+    """One iteration of an operation phase on the server ``connect`` reaches (a session in the
+    database of pgbench's tables): prepared when entered (settings, a vacuum's dirtying and
+    CHECKPOINT, an old index dropped: before the phase's telemetry starts, so that none of it
+    is counted), measured by ``run``, put back on exit."""
+
+    def __init__(self, connect: Callable[[], psycopg.Connection], phase: PhaseSpec):
+        assert phase.operation is not None
+        self.connect, self.phase, self.op = connect, phase, phase.operation
+        self.notices: list[str] = []
+        self.plain = False
+        self.mwm_kb = 0
+        self.nbytes = 0
+
+    def __enter__(self) -> Operation:
+        self.conn = self.connect()
+        try:
+            self._prepare()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _prepare(self) -> None:
+        conn, phase, op = self.conn, self.phase, self.op
+        conn.add_notice_handler(lambda d: self.notices.append(d.message_primary or ""))
         # VACUUM VERBOSE's workers, in English (without the privilege: those seen beside it)
         with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
             conn.execute("SET lc_messages = 'C'")
         _check_parallel(conn, phase)
-        mwm_kb = _int_setting(conn, "maintenance_work_mem")
-        for name, value in session_settings(phase, mwm_kb).items():
+        for name, value in session_settings(
+            phase, _int_setting(conn, "maintenance_work_mem")
+        ).items():
             conn.execute("SELECT set_config(%s, %s, false)", (name, value))
-        mwm_kb = _int_setting(conn, "maintenance_work_mem")
+        self.mwm_kb = _int_setting(conn, "maintenance_work_mem")
         if op == "create_index":
             conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
-        plain = _plain_table(conn)
-        if op == "vacuum" and plain:  # autovacuum must not take the dead tuples first
+        self.plain = _plain_table(conn)
+        if op == "vacuum" and self.plain:  # autovacuum must not take the dead tuples first
             conn.execute(f"ALTER TABLE {TABLE} SET (autovacuum_enabled = off)")
+        if op == "vacuum" and phase.dirty > 0:
+            conn.execute(dirty_statement(phase.dirty))
+            conn.execute("CHECKPOINT")
+        self.nbytes = int(conn.execute(SIZE_SQL).fetchone()[0])  # type: ignore[index]
+
+    def __exit__(self, *exc: object) -> None:
         try:
-            if op == "vacuum" and phase.dirty > 0:
-                conn.execute(dirty_statement(phase.dirty))
-                conn.execute("CHECKPOINT")
-            nbytes = int(conn.execute(SIZE_SQL).fetchone()[0])  # type: ignore[index]
-            sql = statement(phase)
-            notices.clear()
-            watcher = _Watcher(connect, conn.info.backend_pid, op)
-            watcher.start()
-            started = time.time()
-            t0 = time.monotonic()
-            try:
-                conn.execute(sql)
-            finally:
-                elapsed = time.monotonic() - t0
-                watcher.stop()
+            if not self.conn.closed and not self.conn.broken:
+                if self.op == "create_index":
+                    self.conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
+                if self.op == "vacuum" and self.plain:
+                    self.conn.execute(f"ALTER TABLE {TABLE} RESET (autovacuum_enabled)")
         finally:
-            if op == "create_index":
-                conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
-            if op == "vacuum" and plain:
-                conn.execute(f"ALTER TABLE {TABLE} RESET (autovacuum_enabled)")
-    planned, launched = vacuum_workers(notices) if op == "vacuum" else (None, None)
-    launched = max(launched or 0, watcher.workers)
-    figs = figures(phase, elapsed, nbytes, planned, launched, None if op == "analyze" else mwm_kb)
-    return PhaseResult(
-        name=phase.name,
-        iteration=iteration,
-        measured=phase.measured,
-        started_at=started,
-        elapsed_s=elapsed,
-        argv=(sql,),
-        report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed),
-        output="\n".join(notices),
-        tables={
-            OPERATION_KIND: figs.to_table(),
-            f"progress.{op}": {"columns": PROGRESS_COLUMNS, "rows": watcher.rows},
-        },
-    )
+            self.conn.close()
+
+    def run(self, iteration: int) -> PhaseResult:
+        """The measured statement, watched; its figures and progress."""
+        phase, op = self.phase, self.op
+        sql = statement(phase)
+        self.notices.clear()
+        watcher = _Watcher(self.connect, self.conn.info.backend_pid, op)
+        watcher.start()
+        started = time.time()
+        t0 = time.monotonic()
+        try:
+            self.conn.execute(sql)
+        finally:
+            elapsed = time.monotonic() - t0
+            watcher.stop()
+        planned, launched = vacuum_workers(self.notices) if op == "vacuum" else (None, None)
+        launched = max(launched or 0, watcher.workers)
+        mwm = None if op == "analyze" else self.mwm_kb
+        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm)
+        return PhaseResult(
+            name=phase.name,
+            iteration=iteration,
+            measured=phase.measured,
+            started_at=started,
+            elapsed_s=elapsed,
+            argv=(sql,),
+            report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed),
+            output="\n".join(self.notices),
+            tables={
+                OPERATION_KIND: figs.to_table(),
+                f"progress.{op}": {"columns": PROGRESS_COLUMNS, "rows": watcher.rows},
+            },
+        )
+
+
+def run_phase(
+    connect: Callable[[], psycopg.Connection], phase: PhaseSpec, iteration: int
+) -> PhaseResult:
+    """One iteration of an operation phase, prepared, run and put back."""
+    with Operation(connect, phase) as op:
+        return op.run(iteration)
 
 
 def _int_setting(conn: psycopg.Connection, name: str) -> int:

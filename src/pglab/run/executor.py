@@ -13,6 +13,7 @@ half.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -268,11 +269,18 @@ class Executor:
                     spec = (
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
-                    with PhaseWatch(
-                        srv, spec, fp["server_version_num"], on_live=self.events.telemetry
-                    ) as watch:
-                        if phase.operation is not None:  # VACUUM, CREATE INDEX...: MB/s
-                            result = operations.run_phase(_operation_session(srv), phase, iteration)
+                    with contextlib.ExitStack() as stack:
+                        # an operation is prepared (a vacuum's dirtying) before the watching
+                        op = None
+                        if phase.operation is not None:
+                            op = stack.enter_context(
+                                operations.Operation(_operation_session(srv), phase)
+                            )
+                        watch = stack.enter_context(PhaseWatch(
+                            srv, spec, fp["server_version_num"], on_live=self.events.telemetry
+                        ))  # fmt: skip
+                        if op is not None:  # VACUUM, CREATE INDEX...: MB/s
+                            result = op.run(iteration)
                         elif phase.remote:  # pgbench on the generator hosts, all at once
                             result, table = self.hosts.run_phase(
                                 phase, iteration, srv.pgbench_conn_args(), env or {},
