@@ -129,3 +129,25 @@ def test_scripts_statements_failures_and_retries_are_stored(
     counts = [r for r in long if r["metric"] == "count"]
     assert {r["label"] for r in counts} == {"1", "2"}
     assert sum(int(float(r["value"])) for r in counts) == mix.transactions
+
+
+def test_a_seeded_run_with_a_sampled_log(tmp_path: Path, lab: Lab, no_leftovers, capsys) -> None:
+    (tmp_path / "c.toml").write_text(
+        'name = "sampled"\n[dataset]\nscale = 1\n[workload]\nscript = "select-only"\n'
+        "clients = 2\nduration = 2\nrandom_seed = 7\nsampling_rate = 0.25\n"
+    )
+    common = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
+    assert main(["run", str(tmp_path / "c.toml"), *common]) == 0
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        (row,) = store.list_runs("sampled")
+        run = store.get_run(row.id)
+    assert run is not None and run.ok
+    (ph,) = run.phases
+    assert "--random-seed=7" in ph.argv and "--sampling-rate=0.25" in ph.argv
+    assert "random seed to 7" in ph.output  # pgbench says so on stderr
+    seconds = run.series["0"]["latency"]
+    logged = sum(r[seconds["columns"].index("count")] for r in seconds["rows"])
+    assert 0.15 * (ph.transactions or 0) < logged < 0.35 * (ph.transactions or 0)
+    capsys.readouterr()
+    assert main(["show", str(run.id), *common]) == 0
+    assert "from a sample of 0.25 of the transactions" in capsys.readouterr().out

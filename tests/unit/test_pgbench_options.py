@@ -81,3 +81,74 @@ def test_a_pgbench_older_than_15_is_refused_naming_the_point_and_option() -> Non
     assert "latency_limit" not in msg and "report_per_command" not in msg  # older pgbench has them
     new = Binaries(Path("/x"), "15.18", "15.18", old.label)
     preflight._check_pgbench_options(plan, {old.label: new})  # no error
+
+
+def test_random_seed_and_sampling_rate_reach_pgbench(tmp_path: Path) -> None:
+    c = parse({"workload": {"random_seed": 42, "sampling_rate": 0.1}})
+    point = expand_points(c)[0]
+    argv = argv_for(EMBEDDED, point.phases[0], [], tmp_path)
+    assert "--random-seed=42" in argv and "--sampling-rate=0.1" in argv
+    assert point.point_key != expand_points(parse({}))[0].point_key
+    words = parse({"workload": {"random_seed": "rand"}})
+    assert "--random-seed=rand" in argv_for(EMBEDDED, expand_points(words)[0].phases[0], [],
+                                            tmp_path)  # fmt: skip
+    # left out: neither in argv nor in the point (stored points keep their keys)
+    bare = expand_points(parse({}))[0]
+    assert not any(a.startswith(("--random-seed", "--sampling-rate"))
+                   for a in argv_for(EMBEDDED, bare.phases[0], [], tmp_path))  # fmt: skip
+    assert not {"random_seed", "sampling_rate"} & set(bare.point_dict()["phases"][0])
+
+
+def test_random_seed_and_sampling_rate_are_matrix_axes() -> None:
+    c = parse({"matrix": {"random_seed": [1, 2], "sampling_rate": [0.5, 1]}})
+    got = [(pt.phases[0].random_seed, pt.phases[0].sampling_rate) for pt in expand_points(c)]
+    assert sorted(got) == [(1, 0.5), (1, 1.0), (2, 0.5), (2, 1.0)]
+
+
+def test_each_generator_gets_its_own_seed_from_the_one_given() -> None:
+    from pglab.pgbench.generators import _seed
+
+    assert [_seed(42, i) for i in range(3)] == [42, 43, 44]
+    assert _seed(2**64 - 1, 1) == 0 and _seed("time", 1) == "time" and _seed(None, 1) is None
+
+
+@pytest.mark.parametrize(
+    ("workload", "said"),
+    [
+        ({"random_seed": -1}, 'unrecognized random seed option "-1": expecting an unsigned'),
+        ({"random_seed": "abc"}, 'unrecognized random seed option "abc"'),
+        ({"random_seed": 1.5}, 'unrecognized random seed option "1.5"'),
+        ({"random_seed": True}, "unrecognized random seed option"),
+        ({"sampling_rate": 0}, 'invalid sampling rate: "0"'),
+        ({"sampling_rate": 1.5}, 'invalid sampling rate: "1.5"'),
+        (
+            {"sampling_rate": 0.1, "latency_log": "off"},
+            r"allowed only when logging transactions \(-l\)",
+        ),
+        ({"sampling_rate": 0.1, "latency_log": "aggregate"}, "cannot be used at the same time"),
+    ],
+)
+def test_what_pgbench_refuses_is_refused_with_its_words(workload: dict, said: str) -> None:
+    with pytest.raises(CampaignError, match=said):
+        parse({"workload": workload})
+
+
+def test_show_says_the_percentiles_come_from_a_sample(tmp_path: Path, capsys) -> None:
+    import sys
+    from dataclasses import replace
+
+    from pglab.cli import main
+    from pglab.store import open_store
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from store_checks import sample_phase, sample_run
+
+    ph = sample_phase()
+    sampled = replace(ph, argv=(*ph.argv, "--sampling-rate=0.1"))
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        run_id = store.save_run(sample_run(phases=(sampled, replace(ph, iteration=2))))
+    assert main(["show", str(run_id), "--store", str(tmp_path / "r.sqlite")]) == 0
+    said = [ln for ln in capsys.readouterr().out.splitlines() if "sample" in ln]
+    assert said == ["latency percentiles and per-second counts of main 1: from a sample of 0.1 "
+                    "of the transactions (sampling_rate; pgbench's own counts and averages "
+                    "above are of every one)"]  # fmt: skip

@@ -126,6 +126,16 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
+def sampling_rate(phase: PhaseRow) -> float | None:
+    """The share of the phase's transactions its per-transaction log kept (pgbench
+    --sampling-rate, ``sampling_rate``): its percentiles and per-second counts are of that
+    sample; None when it kept every one."""
+    for arg in phase.argv:
+        if arg.startswith("--sampling-rate="):
+            return float(arg.split("=", 1)[1])
+    return None
+
+
 def slowest_first(statements: tuple[StatementReport, ...]) -> list[StatementReport]:
     """Statements by their average latency, the slowest first (ties: in script order)."""
     return sorted(statements, key=lambda s: (-s.latency_ms, s.number))

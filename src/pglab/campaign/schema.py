@@ -98,6 +98,7 @@ class Shape:
 
 _SIZE = r"^(?=[^1-9]*[1-9])\s*([0-9]+\.?[0-9]*|\.[0-9]+)\s*([kKmMgGtT]?[iI]?[bB]?)\s*$"
 _SCALAR = {"type": ["string", "number", "boolean"]}
+RANDOM_SEEDS = ("time", "rand")  # pgbench --random-seed's words (else an unsigned integer)
 SHAPES: dict[str, Shape] = {
     "script": Shape("built-in name, .sql file or table", {"anyOf": [
         {"enum": list(BUILTIN_SCRIPTS)},
@@ -115,6 +116,8 @@ SHAPES: dict[str, Shape] = {
                      {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/script"}}),
     "threads": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
                                                         {"const": "auto"}]}),
+    "seed": Shape('integer ≥ 0, "time" or "rand"', {"anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": 2**64 - 1}, {"enum": list(RANDOM_SEEDS)}]}),
     "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
     "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
         "type": "array", "minItems": 1, "items": _SCALAR}}),
@@ -228,6 +231,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         "skipped with rate)", "50", default_doc="none", above=0, commented=True),
     Key("report_per_command", "boolean", "pgbench -r: each statement's latency, failures and "
         "retries, per script", "true", _phase.report_per_command, commented=True),
+    Key("random_seed", "seed", "pgbench --random-seed: the same random numbers (accounts, "
+        "script choice) run after run; time or rand: a new seed each run", "42",
+        default_doc='"time"', commented=True),
+    Key("sampling_rate", "number", "pgbench --sampling-rate (latency_log = full): the share "
+        "of transactions logged; percentiles and per-second counts then of a sample", "0.1",
+        default_doc="1: every transaction", above=0, maximum=1, commented=True),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),

@@ -289,6 +289,12 @@ class PhaseSpec:
     latency_limit: float | None = None
     failures_detailed: bool = False
     report_per_command: bool = False
+    # pgbench --random-seed (an unsigned integer, or "time" / "rand": a new seed each run; None:
+    # pgbench's default, "time") and --sampling-rate (the share of transactions the
+    # per-transaction log keeps, latency_log "full": its percentiles and per-second counts are
+    # then of a sample). Part of the point only when set
+    random_seed: int | str | None = None
+    sampling_rate: float | None = None
     # a maintenance operation instead of pgbench (OPERATIONS) and its options: the fraction of
     # pgbench_accounts updated before a vacuum (dirty), parallel workers asked for, VACUUM
     # FREEZE, the indexed columns and the index method. Part of the point only when set
@@ -450,6 +456,8 @@ _UNSET: dict[str, Any] = {
     "latency_limit": None,
     "failures_detailed": False,
     "report_per_command": False,
+    "random_seed": None,
+    "sampling_rate": None,
     "operation": None,
     "dirty": 0.0,
     "parallel": 0,

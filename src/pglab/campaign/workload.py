@@ -12,6 +12,7 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get
+from pglab.campaign.schema import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
@@ -105,6 +106,7 @@ def apply_workload(
     for flag in ("failures_detailed", "report_per_command"):
         if flag in table:
             upd[flag] = get(table, flag, bool, False, p, where)
+    upd.update(_seed_and_sampling(table, p, where))
     if "generators" in table:
         found = host_parts.generators(table["generators"], p, where)
         if found is not None:
@@ -127,7 +129,36 @@ def apply_workload(
             )
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
+    if new.sampling_rate is not None and new.latency_log != "full":
+        said = (
+            "is allowed only when logging transactions (-l)"
+            if new.latency_log == "off"
+            else "and aggregation (--aggregate-interval) cannot be used at the same time"
+        )
+        p.add(where, f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
+              f"log sampling (--sampling-rate) {said}")  # fmt: skip
     return new
+
+
+def _seed_and_sampling(table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """random_seed and sampling_rate, refused as pgbench refuses them."""
+    upd: dict[str, Any] = {}
+    if "random_seed" in table:
+        val = table["random_seed"]
+        whole = isinstance(val, int) and not isinstance(val, bool)
+        if (whole and 0 <= val < 2**64) or val in RANDOM_SEEDS:
+            upd["random_seed"] = val
+        else:
+            p.add(where, f"random_seed = {val!r}: pgbench says unrecognized random seed option "
+                  f'"{val}": expecting an unsigned integer, "time" or "rand"')  # fmt: skip
+    if "sampling_rate" in table:
+        val = table["sampling_rate"]
+        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 < val <= 1:
+            p.add(where, f'sampling_rate = {val!r}: pgbench says invalid sampling rate: "{val}" '
+                  "(the share of transactions logged: above 0, at most 1)")  # fmt: skip
+        else:
+            upd["sampling_rate"] = float(val)
+    return upd
 
 
 def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[Script]:

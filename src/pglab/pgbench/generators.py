@@ -80,9 +80,10 @@ def run_phase(
     dirs = {g.name: g.remote.make_dir() for g in generators}
     try:
         argvs, envs = {}, {}
-        for g, n in zip(generators, clients, strict=True):
+        for i, (g, n) in enumerate(zip(generators, clients, strict=True)):
             own = replace(phase, clients=n, threads=min(phase.threads or n, n) if phase.threads
-                          else auto_threads(n, g.cpus))  # fmt: skip
+                          else auto_threads(n, g.cpus),
+                          random_seed=_seed(phase.random_seed, i))  # fmt: skip
             remote_dir = Path(dirs[g.name])
             argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
             argvs[g.name] = [g.pgbench, *argv[1:], "--progress-timestamp"]
@@ -272,6 +273,12 @@ def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
             [r.rate_lag_avg_ms for r in reports if r.rate_lag_avg_ms is not None]
         ) if any(r.rate_lag_avg_ms is not None for r in reports) else None,
     )  # fmt: skip
+
+
+def _seed(seed: int | str | None, i: int) -> int | str | None:
+    """The random seed of the i-th generator: a seed given as a number, plus i (each host its
+    own numbers, the same ones run after run)."""
+    return (seed + i) % 2**64 if isinstance(seed, int) else seed
 
 
 def _latency(

@@ -64,6 +64,10 @@ def argv_for(
         argv += ["-L", f"{phase.latency_limit:g}"]
     if phase.report_per_command:
         argv.append("-r")
+    if phase.random_seed is not None:
+        argv.append(f"--random-seed={phase.random_seed}")
+    if phase.sampling_rate is not None and phase.latency_log == "full":
+        argv.append(f"--sampling-rate={phase.sampling_rate:g}")
     if phase.latency_log != "off":
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
     if phase.latency_log == "aggregate":
