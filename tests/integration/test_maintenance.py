@@ -86,6 +86,10 @@ def test_every_operation_stores_its_figures_and_progress(
     assert main(["show", "maint", *args]) == 0
     out = capsys.readouterr().out
     assert "median MB/s" in out and "median tps" not in out
+    html = tmp_path / "r.html"
+    assert main(["report", "maint", "-o", str(html), *args]) == 0
+    page = html.read_text()
+    assert "<th>MB/s</th>" in page and "<th>TPS</th>" not in page
 
 
 def test_more_workers_than_the_server_allows_is_refused_before_anything_runs(

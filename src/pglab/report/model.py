@@ -58,6 +58,12 @@ class Report:
     only_run: int | None = None  # the report of a single run
 
     @property
+    def figure(self) -> str:
+        """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations."""
+        found = points.figure_of(self.runs)
+        return "TPS" if found == "tps" else found
+
+    @property
     def failed_runs(self) -> list[tuple[RunRow, str]]:
         """The failed runs, each with its reason (``records.reason_of``)."""
         return [(r, reason_of(r.error)) for r in self.runs if not r.ok]
