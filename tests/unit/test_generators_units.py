@@ -128,3 +128,38 @@ def test_a_loosely_measured_clock_offset_is_flagged() -> None:
     run = SimpleNamespace(label="p", id=7)
     (notice,) = _clocks(run, [SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[arg-type]
     assert notice.kind == "clock" and "gen2 is known to ±250 ms" in notice.message
+
+
+def test_merged_reports_merge_each_script_and_statement() -> None:
+    from pathlib import Path
+
+    from pglab.pgbench.output import parse_report
+
+    data = Path(__file__).resolve().parents[1] / "data" / "pgbench"
+    a, b = (parse_report((data / f"pg{v}_multi_failures_detailed.stdout").read_text())
+            for v in (16, 18))  # fmt: skip
+    m = merge_reports([a, b])
+    assert [s.name for s in m.scripts] == [s.name for s in a.scripts] and len(m.scripts) == 2
+    for merged, sa, sb in zip(m.scripts, a.scripts, b.scripts, strict=True):
+        assert merged.transactions == sa.transactions + sb.transactions
+        assert merged.tps == pytest.approx((sa.tps or 0) + (sb.tps or 0))
+        assert (merged.failed, merged.retries) == (
+            (sa.failed or 0) + (sb.failed or 0),
+            (sa.retries or 0) + (sb.retries or 0),
+        )
+        n = sa.transactions + sb.transactions
+        assert merged.latency_avg_ms == pytest.approx(
+            (sa.transactions * (sa.latency_avg_ms or 0) + sb.transactions
+             * (sb.latency_avg_ms or 0)) / n)  # fmt: skip
+        assert merged.share_pct == round(100 * merged.counted / sum(
+            s.counted for s in m.scripts), 1)  # fmt: skip
+        first = merged.statements[1]
+        assert first.command == sa.statements[1].command
+        assert first.latency_ms == pytest.approx((sa.transactions * sa.statements[1].latency_ms
+                                                  + sb.transactions * sb.statements[1].latency_ms)
+                                                 / n)  # fmt: skip
+        assert first.failures == (sa.statements[1].failures or 0) + (sb.statements[1].failures
+                                                                     or 0)  # fmt: skip
+    # hosts whose sections differ (never with pglab's one argv): left out rather than wrong
+    one = parse_report((data / "pg18_multi_insert3_select1.stdout").read_text())
+    assert merge_reports([a, one]).scripts == ()

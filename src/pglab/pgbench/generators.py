@@ -5,7 +5,8 @@ each with ``--progress-timestamp`` so that its per-second lines carry its host's
 ``Remote.clock_offset`` measured against pglab's before the phase. Merged:
 
 - **TPS**: the sum of the pgbench totals (each ``tps =`` line), exactly; transactions and
-  failures summed, the mean latency weighted by transactions.
+  failures summed, the mean latency weighted by transactions. Each script of a mix and each
+  statement of ``-r`` the same way (``merge_reports``).
 - **per second**: a second is kept only when every generator reported it (the window where
   they all ran), its TPS the sum, on pglab's clock.
 - **latency percentiles**: from every host's per-transaction log, fetched by SFTP and read as
@@ -36,7 +37,13 @@ from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_threads
 from pglab.postgres.sources import Binaries
 from pglab.procs import tail
-from pglab.records import PgbenchReport, PhaseResult, ProgressSample
+from pglab.records import (
+    PgbenchReport,
+    PhaseResult,
+    ProgressSample,
+    ScriptReport,
+    StatementReport,
+)
 
 TABLE = "generators"  # the phase's table of per-host figures
 # a clock offset known to no better than this (half the best round trip) is flagged
@@ -225,53 +232,109 @@ def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
     """One report for the hosts' pgbench together: counts and TPS summed, the mean latency
     weighted by transactions, the slowest connection time; the standard deviation from the
     hosts' own means and deviations (the pooled variance of the transactions). The per-script
-    and per-statement sections are not merged (left out)."""
+    sections and per-statement latencies are merged the same way (``_merged_scripts``)."""
     n = sum(r.transactions for r in reports)
     first = reports[0]
-
-    def total(values: list[int | None]) -> int | None:
-        known = [v for v in values if v is not None]
-        return sum(known) if known else None
-
-    mean = stddev = None
-    if n and all(r.latency_avg_ms is not None for r in reports):
-        mean = sum(r.transactions * (r.latency_avg_ms or 0) for r in reports) / n
-        if all(r.latency_stddev_ms is not None for r in reports):
-            second_moment = (
-                sum(
-                    r.transactions
-                    * ((r.latency_stddev_ms or 0) ** 2 + (r.latency_avg_ms or 0) ** 2)
-                    for r in reports
-                )
-                / n
-            )
-            stddev = max(0.0, second_moment - mean**2) ** 0.5
+    mean, stddev = _pooled([(r.transactions, r.latency_avg_ms, r.latency_stddev_ms)
+                            for r in reports])  # fmt: skip
     connections = [r.initial_connection_ms for r in reports if r.initial_connection_ms is not None]
     durations = [r.duration_s for r in reports if r.duration_s is not None]
     return replace(
         first,
         tps=sum(r.tps for r in reports),
         transactions=n,
-        failed=total([r.failed for r in reports]),
+        failed=_total([r.failed for r in reports]),
         latency_avg_ms=mean,
         latency_stddev_ms=stddev,
         initial_connection_ms=max(connections) if connections else None,
-        clients=total([r.clients for r in reports]),
-        threads=total([r.threads for r in reports]),
+        clients=_total([r.clients for r in reports]),
+        threads=_total([r.threads for r in reports]),
         duration_s=max(durations) if durations else None,
-        retried=total([r.retried for r in reports]),
-        skipped=total([r.skipped for r in reports]),
-        serialization_failures=total([r.serialization_failures for r in reports]),
-        deadlock_failures=total([r.deadlock_failures for r in reports]),
-        retries=total([r.retries for r in reports]),
-        over_latency_limit=total([r.over_latency_limit for r in reports]),
-        # per-script and per-statement figures are each host's own (the hosts' raw reports
-        # keep them); summing means and deviations per script is left undone
-        scripts=(),
-        statements=(),
+        retried=_total([r.retried for r in reports]),
+        skipped=_total([r.skipped for r in reports]),
+        serialization_failures=_total([r.serialization_failures for r in reports]),
+        deadlock_failures=_total([r.deadlock_failures for r in reports]),
+        retries=_total([r.retries for r in reports]),
+        over_latency_limit=_total([r.over_latency_limit for r in reports]),
+        scripts=_merged_scripts([r.scripts for r in reports]),
+        statements=_merged_statements([r.statements for r in reports],
+                                      [r.transactions for r in reports]),
         rate_lag_avg_ms=statistics.fmean(
             [r.rate_lag_avg_ms for r in reports if r.rate_lag_avg_ms is not None]
         ) if any(r.rate_lag_avg_ms is not None for r in reports) else None,
+    )  # fmt: skip
+
+
+def _total(values: Sequence[Any]) -> Any:
+    """The sum of the values known, None when none is."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _pooled(
+    parts: Sequence[tuple[int, float | None, float | None]],
+) -> tuple[float | None, float | None]:
+    """The mean and standard deviation of all the parts' transactions together, from each
+    part's (count, mean, deviation): the mean weighted by counts, the pooled variance; None
+    where a part lacks them."""
+    n = sum(c for c, _, _ in parts)
+    means = [m for _, m, _ in parts]
+    if not n or any(m is None for m in means):
+        return None, None
+    mean = sum(c * (m or 0.0) for c, m, _ in parts) / n
+    if any(sd is None for _, _, sd in parts):
+        return mean, None
+    second = sum(c * ((sd or 0.0) ** 2 + (m or 0.0) ** 2) for c, m, sd in parts) / n
+    return mean, max(0.0, second - mean**2) ** 0.5
+
+
+def _merged_scripts(sections: Sequence[tuple[ScriptReport, ...]]) -> tuple[ScriptReport, ...]:
+    """Each script's sections of the hosts as one (every host runs the same scripts, by
+    number): transactions, failures, retries and TPS summed, the latency pooled as the phase's
+    is, the share that of what all the scripts counted; none when the hosts' sections differ."""
+    names = [[s.name for s in section] for section in sections]
+    if not names[0] or any(n != names[0] for n in names):
+        return ()
+    merged = []
+    for same in zip(*sections, strict=True):
+        mean, stddev = _pooled([(s.transactions, s.latency_avg_ms, s.latency_stddev_ms)
+                                for s in same])  # fmt: skip
+        tps = [s.tps for s in same]
+        merged.append(replace(
+            same[0], transactions=sum(s.transactions for s in same),
+            counted=sum(s.counted for s in same),
+            tps=None if any(t is None for t in tps) else sum(t or 0.0 for t in tps),
+            **{k: _total([getattr(s, k) for s in same]) for k in _SCRIPT_COUNTS},
+            latency_avg_ms=mean, latency_stddev_ms=stddev,
+            statements=_merged_statements([s.statements for s in same],
+                                          [s.transactions for s in same]),
+        ))  # fmt: skip
+    counted = sum(s.counted for s in merged)
+    return tuple(replace(s, share_pct=round(100 * s.counted / counted, 1)) if counted else s
+                 for s in merged)  # fmt: skip
+
+
+_SCRIPT_COUNTS = ("failed", "serialization_failures", "deadlock_failures", "retried", "retries",
+                  "skipped")  # fmt: skip
+
+
+def _merged_statements(
+    sections: Sequence[tuple[StatementReport, ...]], weights: Sequence[int]
+) -> tuple[StatementReport, ...]:
+    """Each statement's latency of the hosts weighted by their transactions (pgbench prints no
+    count of a statement's executions), its failures and retries summed; none when the hosts'
+    statements differ."""
+    commands = [[st.command for st in section] for section in sections]
+    if not commands[0] or any(c != commands[0] for c in commands):
+        return ()
+    n = sum(weights)
+    return tuple(
+        replace(same[0],
+                latency_ms=sum(w * st.latency_ms for w, st in zip(weights, same, strict=True)) / n
+                if n else same[0].latency_ms,
+                failures=_total([st.failures for st in same]),
+                retries=_total([st.retries for st in same]))
+        for same in zip(*sections, strict=True)
     )  # fmt: skip
 
 
