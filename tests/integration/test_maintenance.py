@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from existing_server import BENCH_PASSWORD
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -101,3 +102,44 @@ def test_more_workers_than_the_server_allows_is_refused_before_anything_runs(
     assert main(["run", str(path), "--dry-run", *args]) == 2
     err = capsys.readouterr().err
     assert "parallel = 9 is more than max_worker_processes = 8 allows" in err
+
+
+EXISTING = """
+name = "{name}"
+[server]
+dsn = "{dsn}"
+[server.settings]
+maintenance_work_mem = "96MB"  # per session: the operation's session has it
+[dataset]
+scale = 1
+{phases}
+"""
+
+
+def test_operations_on_an_existing_server_leave_its_table_as_it_was(
+    outside_server, lab: Lab, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+    args = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
+    phases = '[[phases]]\nname = "index"\noperation = "create_index"\nparallel = 1\n'
+    path = tmp_path / "e.toml"
+    path.write_text(EXISTING.format(name="maint-e", dsn=outside_server.dsn(), phases=phases))
+    assert main(["run", str(path), *args]) == 0
+    # a role without pg_checkpoint cannot dirty for a vacuum: the run fails, saying what to do
+    phases = '[workload]\noperation = "vacuum"\ndirty = 0.01\n'
+    path.write_text(EXISTING.format(name="maint-v", dsn=outside_server.dsn(), phases=phases))
+    assert main(["run", str(path), *args]) == 1
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        (ok,) = [store.get_run(r.id) for r in store.list_runs("maint-e")]
+        (failed,) = store.list_runs("maint-v")
+    figs = OperationFigures.from_table(ok.series["0"][OPERATION_KIND])
+    assert figs.maintenance_work_mem_kb == 96 * 1024 and figs.bytes > 10e6
+    assert "CHECKPOINT" in failed.error and "pg_checkpoint" in failed.error
+    with outside_server.admin("pglab_bench") as conn:  # the index dropped, autovacuum as before
+        assert conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'pglab_operation_idx'"
+        ).fetchone() == (0,)
+        (options,) = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = 'pgbench_accounts'"
+        ).fetchone()
+        assert not any("autovacuum" in o for o in options or [])

@@ -97,8 +97,8 @@ class Operation:
         self.conn = self.connect()
         try:
             self._prepare()
-        except BaseException:
-            self.__exit__(None, None, None)
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
             raise
         return self
 
@@ -121,16 +121,27 @@ class Operation:
             conn.execute(f"ALTER TABLE {TABLE} SET (autovacuum_enabled = off)")
         if op == "vacuum" and phase.dirty > 0:
             conn.execute(dirty_statement(phase.dirty))
-            conn.execute("CHECKPOINT")
+            try:
+                conn.execute("CHECKPOINT")  # the vacuum then writes its own pages only
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise CampaignError(
+                    f"phase {phase.name}: dirty needs a CHECKPOINT, which this role may not "
+                    f"run: {exc}",
+                    hint="GRANT pg_checkpoint TO the role (16+; a superuser before), or dirty = 0",
+                ) from exc
         self.nbytes = int(conn.execute(SIZE_SQL).fetchone()[0])  # type: ignore[index]
 
     def __exit__(self, *exc: object) -> None:
+        # put back what can be: an error here must not hide the one that ended the phase
         try:
             if not self.conn.closed and not self.conn.broken:
                 if self.op == "create_index":
                     self.conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
                 if self.op == "vacuum" and self.plain:
                     self.conn.execute(f"ALTER TABLE {TABLE} RESET (autovacuum_enabled)")
+        except psycopg.Error:
+            if not any(exc):
+                raise  # the phase went well: its table is not as it was, say so
         finally:
             self.conn.close()
 
