@@ -40,7 +40,7 @@ def password(monkeypatch):
 
 
 def campaign(tmp_path: Path, ns_hosts, server, name: str, duration: int = 3,
-             clients: int = 4) -> Path:  # fmt: skip
+             clients: int = 4, script: str = 'script = "select-only"') -> Path:  # fmt: skip
     known = ns_hosts.known_hosts(tmp_path / "known_hosts")
     bindir = server.binaries.bindir
     hosts = "".join(
@@ -57,7 +57,7 @@ dsn = "{server.dsn()}"
 [dataset]
 scale = 1
 [workload]
-script = "select-only"
+{script}
 clients = {clients}
 duration = {duration}
 generators = ["gen1", "gen2"]
@@ -74,7 +74,8 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
 def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_path: Path,
                                            capsys):  # fmt: skip
     store = tmp_path / "r.sqlite"
-    path = campaign(tmp_path, ns_hosts, net_server, "two")
+    mix = 'scripts = ["select-only", {builtin = "simple-update", weight = 3}]'
+    path = campaign(tmp_path, ns_hosts, net_server, "two", script=mix)
     assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
     with open_store(str(store)) as s:
         (row,) = s.list_runs("two")
@@ -98,6 +99,12 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     count = latency["columns"].index("count")
     assert sum(r[count] for r in latency["rows"]) == phase.transactions
     assert run.series["0"]["progress"]["rows"]  # the seconds where both ran
+    # each script of the mix merged as the phase is: TPS and transactions the hosts' sums
+    select, update = phase.report["scripts"]
+    assert select["weight"] == 1 and update["weight"] == 3
+    assert select["tps"] + update["tps"] == pytest.approx(phase.tps, rel=0.01)
+    assert abs(select["transactions"] + update["transactions"] - phase.transactions) <= 8
+    assert abs(update["share_pct"] - 75) <= 5 and update["latency_avg_ms"] > 0
     fp = run.fingerprint
     assert set(fp["generators"]) == {"gen1", "gen2"}
     assert fp["generators"]["gen1"]["pgbench"].startswith("pgbench")
