@@ -119,6 +119,9 @@ def test_scripts_statements_failures_and_retries_are_stored(
     shown = capsys.readouterr().out
     assert "scripts of mix 1" in shown and "statements of mix 1 of script 1 insert.sql" in shown
     assert f"failures of hot 1: {found['failed']:,} failed" in shown
+    assert main(["compare", str(run.id), str(run.id), *common]) == 0  # its scripts side by side
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "insert.sql" in ln)
+    assert f"{insert.tps:,.1f}" in line and "+0.0%" in line
     assert main(["export", "mix", "--by", "script", *common]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["phase"], r["script_no"]) for r in rows] == [("mix", "1"), ("mix", "2"),
