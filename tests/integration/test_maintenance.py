@@ -87,6 +87,11 @@ def test_every_operation_stores_its_figures_and_progress(
     assert main(["show", "maint", *args]) == 0
     out = capsys.readouterr().out
     assert "median MB/s" in out and "median tps" not in out
+    # the tidy export names the operation where a pgbench run has its script
+    assert main(["export", "maint", "--format", "csv", *args]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    column = header.split(",").index("script")
+    assert [line.split(",")[column] for line in lines] == ["vacuum", "vacuum"]
     html = tmp_path / "r.html"
     assert main(["report", "maint", "-o", str(html), *args]) == 0
     page = html.read_text()

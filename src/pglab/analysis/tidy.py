@@ -50,7 +50,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("iteration", "the phase's iteration (with --by phase)"),
     Column("clients", "pgbench -c (of the measured phase)"),
     Column("threads", "pgbench -j as run"),
-    Column("script", "script(s), with @weight when mixed"),
+    Column("script", "script(s), with @weight when mixed; or the maintenance operation"),
     Column("scale", "pgbench scale of the dataset"),
     Column("rate", "pgbench -R target rate, tps (empty: unthrottled)"),
     Column("protocol", "pgbench -M"),
@@ -66,7 +66,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("wal_storage", "storage target of pg_wal (empty: inside PGDATA)"),
     Column("wal_fstype", "filesystem of pg_wal"),
     Column("host", "the machine pglab (and pgbench) ran on"),
-    Column("tps", "transactions per second (mean of the measured phases)"),
+    Column("tps", "transactions per second (mean of the measured phases); MB/s of operations"),
     Column("tps_steady", "TPS after the warm-up (MSER-5)"),
     Column("transactions", "transactions pgbench completed"),
     Column("failed", "transactions that failed"),
@@ -234,6 +234,8 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Any]:
         + (f"@{s.get('weight')}" if len(scripts) > 1 else "")
         for s in scripts
     )
+    if measured.get("operation"):  # a maintenance operation: no pgbench script nor clients
+        script, measured = measured["operation"], {}
     return {
         "clients": measured.get("clients"),
         "threads": threads,
