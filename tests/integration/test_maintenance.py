@@ -20,6 +20,7 @@ pytestmark = pytest.mark.integration
 # scale 10: pgbench_accounts' heap is ~130 MB, each operation takes about a second here
 CAMPAIGN = """
 name = "maint"
+{server}
 [dataset]
 scale = 10
 [[phases]]
@@ -33,24 +34,29 @@ operation = "analyze"
 name = "index"
 operation = "create_index"
 [matrix]
-parallel = [0, 1]
+parallel = {parallel}
 """
 
 
+@pytest.mark.parametrize("version", ["18", "16"])
 def test_every_operation_stores_its_figures_and_progress(
-    tmp_path: Path, lab: Lab, no_leftovers, capsys
+    version: str, tmp_path: Path, lab: Lab, no_leftovers, capsys, request
 ) -> None:
+    # 18 (embedded) with 0 and 1 workers; 16 (the pgserver wheel) with 1
+    server = f'[server]\nbindir = "{request.getfixturevalue("pg16_bindir")}"'
+    parallels = [0, 1] if version == "18" else [1]
     path = tmp_path / "m.toml"
-    path.write_text(CAMPAIGN)
+    path.write_text(CAMPAIGN.format(server=server if version == "16" else "", parallel=parallels))
     store_path = tmp_path / "r.sqlite"
     args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
     assert main(["run", str(path), *args]) == 0
     with open_store(str(store_path)) as store:
         runs = store.list_runs("maint")
-        assert len(runs) == 2 and all(r.status == "ok" for r in runs)
+        assert len(runs) == len(parallels) and all(r.status == "ok" for r in runs)
         for r in runs:
             run = store.get_run(r.id)
             parallel = r.axes["parallel"]
+            assert run.fingerprint["server_version"].startswith(version)
             for ph in run.phases:
                 tables = run.series[str(ph.idx)]
                 figs = OperationFigures.from_table(tables[OPERATION_KIND])
@@ -70,6 +76,8 @@ def test_every_operation_stores_its_figures_and_progress(
                 for t, phase, done, total, _ in progress["rows"]:
                     assert ph.started_at - 1 <= t <= ph.started_at + ph.elapsed_s + 1
                     assert phase and 0 <= done <= max(total, done)
+                    if total and phase in ("scanning heap", "building index: scanning table"):
+                        assert total * 8192 == figs.bytes  # the server's count of the heap
             index = next(ph for ph in run.phases if ph.name == "index")
             figs = OperationFigures.from_table(run.series[str(index.idx)][OPERATION_KIND])
             assert figs.parallel == parallel
@@ -79,6 +87,10 @@ def test_every_operation_stores_its_figures_and_progress(
             # VERBOSE's report: the dirtying left 10% of the accounts dead (fixed rows, ± hash)
             removed = int(re.search(r"tuples: (\d+) removed", vacuum.output).group(1))
             assert 90_000 < removed < 110_000
+            # and its own time: the MB/s agrees with the heap's size over the server's time
+            said = float(re.search(r"elapsed: ([0-9.]+) s", vacuum.output).group(1))
+            figs = OperationFigures.from_table(run.series[str(vacuum.idx)][OPERATION_KIND])
+            assert figs.mb_s == pytest.approx(figs.bytes / 1e6 / said, rel=0.1)
             # the run's headline figure is the MB/s of its measured operations
             mean = sum(ph.tps for ph in run.phases) / len(run.phases)
             assert r.tps == pytest.approx(mean)
@@ -91,7 +103,7 @@ def test_every_operation_stores_its_figures_and_progress(
     assert main(["export", "maint", "--format", "csv", *args]) == 0
     header, *lines = capsys.readouterr().out.splitlines()
     column = header.split(",").index("script")
-    assert [line.split(",")[column] for line in lines] == ["vacuum", "vacuum"]
+    assert [line.split(",")[column] for line in lines] == ["vacuum"] * len(parallels)
     html = tmp_path / "r.html"
     assert main(["report", "maint", "-o", str(html), *args]) == 0
     page = html.read_text()
