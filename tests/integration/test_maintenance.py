@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from existing_server import BENCH_PASSWORD
 
+from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
+from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
@@ -160,3 +162,26 @@ def test_operations_on_an_existing_server_leave_its_table_as_it_was(
             "SELECT reloptions FROM pg_class WHERE relname = 'pgbench_accounts'"
         ).fetchone()
         assert not any("autovacuum" in o for o in options or [])
+
+
+class Recorded(QuietEvents):
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def operation(self, text: str) -> None:
+        self.said.append(text)
+
+
+def test_an_operation_tells_its_progress_as_it_runs(tmp_path: Path, lab: Lab) -> None:
+    path = tmp_path / "p.toml"
+    # a vacuum of every tuple (FREEZE after a full dirtying) runs for a second or more
+    path.write_text(
+        'name = "said"\n[dataset]\nscale = 10\n[workload]\noperation = "vacuum"\n'
+        "dirty = 1.0\nfreeze = true\n"
+    )
+    events = Recorded()
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store, events).run_campaign(campaign.load(path))
+    assert out.ok == 1
+    assert events.said and all(t.startswith("vacuum: ") for t in events.said)
+    assert any(re.fullmatch(r"vacuum: scanning heap \d+%", t) for t in events.said), events.said

@@ -157,3 +157,16 @@ def test_the_plan_shows_an_operation_by_its_options() -> None:
     assert fmt.phase(ph) == "vac: vacuum dirty=0.1 parallel=1"
     ph = PhaseSpec("a", (), operation="analyze", measured=False, times=2)
     assert fmt.phase(ph) == "a: analyze ×2 (unmeasured)"
+
+
+def test_a_progress_row_in_words_for_the_progress_line() -> None:
+    assert figures.progress_text("vacuum", [1.0, "scanning heap", 410, 1000, 41.0]) == (
+        "vacuum: scanning heap 41%"
+    )
+    row = [1.0, "building index: loading tuples in tree", 5000, 0, None]
+    assert figures.progress_text("create_index", row) == (
+        "create_index: building index: loading tuples in tree 5,000"
+    )
+    assert figures.progress_text("analyze", [1.0, "initializing", 0, 0, None]) == (
+        "analyze: initializing"
+    )

@@ -95,6 +95,10 @@ class ProgressEvents:
             self.progress.advance(self.task, 1)
         self.progress.update(self.task, tps=f"{sample.tps:,.0f} tps")
 
+    def operation_progress(self, text: str) -> None:
+        """A maintenance operation's progress in words, where pgbench's TPS goes."""
+        self.progress.update(self.task, tps=escape(text))
+
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
@@ -124,6 +128,9 @@ class ExecutorEvents:
 
     def progress(self, sample: ProgressSample) -> None:
         self.view.progress_sample(sample)
+
+    def operation(self, text: str) -> None:
+        self.view.operation_progress(text)
 
     def telemetry(self, tables: dict[str, Table]) -> None: ...  # drawn from the live state
 

@@ -107,6 +107,14 @@ def progress_row(t: float, row: tuple[Any, ...]) -> list[Any]:
     return [t, str(phase), done, total, pct]
 
 
+def progress_text(operation: str, row: list[Any]) -> str:
+    """A progress row in words, for the live progress line: "vacuum: scanning heap 43%"."""
+    _, phase, done, total, pct = row
+    if pct is not None:
+        return f"{operation}: {phase} {pct:.0f}%"
+    return f"{operation}: {phase}" + (f" {done:,}" if done else "")
+
+
 def statement(phase: PhaseSpec) -> str:
     """The measured statement of an operation phase."""
     if phase.operation == "vacuum":

@@ -31,6 +31,7 @@ from pglab.maintenance.figures import (
     dirty_statement,
     figures,
     progress_row,
+    progress_text,
     session_settings,
     statement,
     vacuum_workers,
@@ -45,9 +46,17 @@ class _Watcher:
     """Another session beside the operation's: its progress rows and the most parallel
     workers seen at once (``pg_stat_activity.leader_pid``)."""
 
-    def __init__(self, connect: Callable[[], psycopg.Connection], pid: int, operation: str):
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        pid: int,
+        operation: str,
+        on_progress: Callable[[str], object] | None = None,
+    ):
         self.conn = connect()
         self.pid = pid
+        self.operation = operation
+        self.on_progress = on_progress
         self.sql = PROGRESS_SQL[operation]
         self.rows: list[list[Any]] = []
         self.workers = 0
@@ -69,6 +78,8 @@ class _Watcher:
                     if row is not None:
                         self.rows.append(progress_row(now, row))
                         last = now
+                        if self.on_progress is not None:
+                            self.on_progress(progress_text(self.operation, self.rows[-1]))
             except psycopg.Error:
                 return  # the run goes on without the rest of its progress
             self._stop.wait(POLL_S)
@@ -145,12 +156,15 @@ class Operation:
         finally:
             self.conn.close()
 
-    def run(self, iteration: int) -> PhaseResult:
-        """The measured statement, watched; its figures and progress."""
+    def run(
+        self, iteration: int, on_progress: Callable[[str], object] | None = None
+    ) -> PhaseResult:
+        """The measured statement, watched; its figures and progress (``on_progress``: each
+        progress row in words, from the watcher's thread)."""
         phase, op = self.phase, self.op
         sql = statement(phase)
         self.notices.clear()
-        watcher = _Watcher(self.connect, self.conn.info.backend_pid, op)
+        watcher = _Watcher(self.connect, self.conn.info.backend_pid, op, on_progress)
         watcher.start()
         started = time.time()
         t0 = time.monotonic()

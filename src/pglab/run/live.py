@@ -167,6 +167,9 @@ class LiveRecorder:
         self._write()
         self.inner.progress(sample)
 
+    def operation(self, text: str) -> None:
+        self.inner.operation(text)  # the progress line's; `pglab watch` shows the phase
+
     def telemetry(self, tables: dict[str, Table]) -> None:
         with self._lock:
             if (ckpt := tables.get("checkpoints")) is not None:
