@@ -170,3 +170,21 @@ def test_a_progress_row_in_words_for_the_progress_line() -> None:
     assert figures.progress_text("analyze", [1.0, "initializing", 0, 0, None]) == (
         "analyze: initializing"
     )
+
+
+def test_a_variants_workload_option_reaches_only_the_phases_that_take_it() -> None:
+    c = parse({
+        "phases": [
+            {"name": "warm", "script": "select-only", "measured": False},
+            {"name": "idx", "operation": "create_index"},
+        ],
+        "variants": {"serial": {}, "two": {"workload": {"parallel": 2}}},
+    })  # fmt: skip
+    serial, two = c.variants
+    assert [ph.parallel for ph in serial.phases] == [0, 0]
+    assert [ph.parallel for ph in two.phases] == [0, 2]
+    said = problems({
+        "workload": {"script": "select-only"},
+        "variants": {"a": {"workload": {"dirty": 0.1}}},
+    })  # fmt: skip
+    assert "[variants.a] workload: dirty: no phase runs an operation that takes it" in said
