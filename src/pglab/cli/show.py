@@ -224,20 +224,17 @@ def _print_run(run: StoredRun) -> None:
         + ", "
         f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
     )
-    if fp.get("server_kind") == "existing":
-        console.print(fmt.existing_server(fp), markup=False, soft_wrap=True)
-        console.print(
-            f"pgbench {fp.get('pgbench_version', '?')} on {fp.get('hostname', '?')}: {machine}",
-            markup=False,
-            soft_wrap=True,
-        )
-    elif fp.get("server_kind") == "host":
-        console.print(fmt.server_on_host(fp), markup=False, soft_wrap=True)
-        console.print(
-            f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')}): {machine}",
-            markup=False,
-            soft_wrap=True,
-        )
+    kind = fp.get("server_kind")
+    if kind in ("existing", "host"):  # the server's line, then the machine the fingerprint read
+        head, whose = (
+            (fmt.existing_server(fp),
+             f"pgbench {fp.get('pgbench_version', '?')} on {fp.get('hostname', '?')}")
+            if kind == "existing"
+            else (fmt.server_on_host(fp),
+                  f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})")
+        )  # fmt: skip
+        console.print(head, markup=False, soft_wrap=True)
+        console.print(f"{whose}: {machine}", markup=False, soft_wrap=True)
     else:
         console.print(
             f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "

@@ -271,14 +271,10 @@ class Remote:
             finally:
                 started.stop()
 
-        try:
-            done = call(_run(), timeout + 10)
-        except TimeoutError:
-            raise HostError(
-                f"{shlex.join(argv)} did not finish within {timeout:.0f} s on {self.spec.label}"
-            ) from None
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+        done = self._call(
+            _run(), timeout + 10,
+            f"{shlex.join(argv)} did not finish within {timeout:.0f} s on {self.spec.label}",
+        )  # fmt: skip
         if check and done.returncode != 0:
             said = (done.stderr or done.stdout).strip()[-2000:]
             raise HostError(
@@ -297,23 +293,27 @@ class Remote:
     def spawn(self, argv: Sequence[str], stop_signal: str = "TERM") -> Background:
         """Start a long-running command (a server) from this thread: it runs until ``stop``,
         the end of the link or pglab's."""
-        try:
-            started = call(self.start(argv, stop_signal=stop_signal), CONNECT_TIMEOUT + 5)
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+        started = self._call(
+            self.start(argv, stop_signal=stop_signal), CONNECT_TIMEOUT + 5,
+            f"{argv[0]} did not start within {CONNECT_TIMEOUT + 5} s on {self.spec.label}",
+        )  # fmt: skip
         return Background(started, asyncio.run_coroutine_threadsafe(started.wait(), loop()))
 
-    # -- files --------------------------------------------------------------------------------
-    def _files(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
-        """An SFTP exchange, its failure said as the link's."""
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float, slow: str) -> T:
+        """``coro`` on the SSH loop; a timeout said as ``slow``, any other failure as the
+        link's."""
         try:
             return call(coro, timeout)
         except TimeoutError:
-            raise HostError(
-                f"a file transfer with {self.spec.label} took over {timeout:.0f} s"
-            ) from None
+            raise HostError(slow) from None
         except (OSError, asyncssh.Error) as exc:
             raise HostError(f"the SSH link to {self.spec.label} failed: {exc}") from None
+
+    # -- files --------------------------------------------------------------------------------
+    def _files(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """An SFTP exchange."""
+        slow = f"a file transfer with {self.spec.label} took over {timeout:.0f} s"
+        return self._call(coro, timeout, slow)
 
     def home(self) -> str:
         return self.run(["sh", "-c", 'echo "$HOME"']).stdout.strip()
