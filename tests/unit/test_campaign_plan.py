@@ -155,7 +155,11 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
         campaign.load(bad)
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in EXAMPLES.glob("*.toml") if p.name != "tune.toml"),
+    ids=lambda p: p.name,
+)
 def test_examples_parse(path: Path) -> None:
     plan = make_plan(campaign.load(path))
     assert plan.runs and plan.estimated_seconds() > 0
@@ -228,3 +232,12 @@ def test_storage_bench_table() -> None:
     with pytest.raises(CampaignError) as err:
         parse({"storage_bench": {"seconds": 0, "fi0": True}})
     assert "seconds = 0: must be ≥ 1" in str(err.value) and '"fi0"' in str(err.value)
+
+
+def test_the_tune_example_is_a_tune_file_and_not_a_campaign() -> None:
+    from pglab.tune import spec as tune_spec
+
+    camp, spec = tune_spec.load(EXAMPLES / "tune.toml")
+    assert spec.trials == 30 and len(spec.knobs) == 6 and camp.variants[0].phases[1].duration == 60
+    with pytest.raises(CampaignError, match="run it with `pglab tune FILE`"):
+        campaign.load(EXAMPLES / "tune.toml")

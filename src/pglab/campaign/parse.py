@@ -130,6 +130,9 @@ def parse(
     """Check a campaign document (the parsed TOML) and resolve it into specs."""
     p = Problems()
     base_dir = base_dir or Path.cwd()
+    if "tune" in doc:  # a tune file (pglab/tune/spec.py takes its [tune] table off first)
+        p.add("[tune]", "this is a tune file: run it with `pglab tune FILE`")
+        doc = {k: v for k, v in doc.items() if k != "tune"}
     p.unknown_keys("", doc, TOP_KEYS)
     name = get(doc, "name", str, default_name, p, "")
     repeats = get(doc, "repeats", int, 1, p, "", minimum=1)

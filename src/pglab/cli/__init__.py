@@ -20,12 +20,25 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab import __version__
-from pglab.cli import compare, export, fleet, ls, quick, report, run, schema, show, storage, watch
+from pglab.cli import (
+    compare,
+    export,
+    fleet,
+    ls,
+    quick,
+    report,
+    run,
+    schema,
+    show,
+    storage,
+    tune,
+    watch,
+)
 from pglab.cli.common import err_console
 from pglab.errors import LabError
 
 # in --help's order
-COMMANDS = (quick, run, watch, ls, show, report, compare, export, storage, fleet, schema)
+COMMANDS = (quick, run, tune, watch, ls, show, report, compare, export, storage, fleet, schema)
 
 EPILOG = """\
 examples:

@@ -17,10 +17,12 @@ from pglab.analysis import derived, points, scripts, syncrate, tidy
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
+from pglab.cli.tune import print_summary
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
 from pglab.store import Store
 from pglab.telemetry import summary as telemetry_summary
+from pglab.tune import summary as tune_summary
 
 
 def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
@@ -55,6 +57,11 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
                 doc = {"campaign": obj, **_points_json(store, obj, runs, verbose),
                        "runs": plain(runs)}  # fmt: skip
                 print(json.dumps(doc, indent=2, default=str))
+                return 0
+            if tune_summary.is_tune(obj):  # a tune study: its trials, confirmation, winner
+                print_summary(console, tune_summary.of(store, where.store_url, obj["name"]))
+                console.print(f"(every run: {where.command('ls', '--campaign', obj['name'])})",
+                              markup=False, soft_wrap=True)  # fmt: skip
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"

@@ -1,0 +1,208 @@
+"""``pglab tune FILE``: search a campaign file's settings with Optuna within a trial budget (a
+pglab run per trial, stored), then confirm the best against the defaults and PGTune's rules
+with interleaved repeats. Running it again resumes the study."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+
+from pglab.analysis import tidy
+from pglab.cli import fmt
+from pglab.cli.common import Where, console
+from pglab.cli.progress import ExecutorEvents, ProgressEvents
+from pglab.lab import Lab
+from pglab.run.plan import RUN_OVERHEAD_S
+from pglab.store import mask_url
+from pglab.tune import confirm, summary, trials
+from pglab.tune import spec as tune_spec
+from pglab.tune.trials import TrialRecord
+
+LAYOUT = """\
+a tune file is a campaign file of one point ([server], [dataset], [workload] or [[phases]];
+no [variants], [matrix] or repeats) with a [tune] table:
+
+  [tune]
+  objective = "tps"          # or "p99" (latency, lower is better)
+  p99_limit_ms = 20          # with "tps": the best TPS whose p99 stays under 20 ms
+  trials = 30                # runs in the search (failed ones count; skipped ones do not)
+  sampler = "tpe"            # tpe (multivariate), cmaes, random; gp needs PyTorch
+  seed = 0
+  memory_share = 0.75        # shared_buffers + wal_buffers + maintenance_work_mem
+                             #   + work_mem × clients below this share of RAM
+  confirm_repeats = 5        # confirmation: runs of each of the top, default, PGTune
+  confirm_top = 3
+  pgtune = true              # PGTune's rules (OLTP) tried first and confirmed against
+  disk = "ssd"               # or "hdd": PGTune's random_page_cost, effective_io_concurrency
+  unsafe = false             # true: fsync, full_page_writes, synchronous_commit, wal_level too
+  enqueue = [{shared_buffers = "1GB"}]   # configurations tried first
+
+  [tune.knobs]               # none: the default knob set of the version (memory, WAL and
+                             # checkpoints, background writer, I/O)
+  shared_buffers = {min = "128MB", max = "4GB", log = true}
+  checkpoint_completion_target = {min = 0.5, max = 0.95}
+  wal_compression = ["off", "lz4"]
+"""
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "tune",
+        parents=[common],
+        help="search a point's settings within a trial budget (Optuna), then confirm the best",
+        description="Tune the settings of a campaign file's one point: each trial a pglab run, "
+        "stored; then the best configurations, the defaults and PGTune's re-run interleaved "
+        "and compared (Δ%%, CI, Holm). Running it again resumes the study.\n\n" + LAYOUT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", type=Path, help="tune file (see examples/tune.toml)")
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.file))
+
+
+def unit(objective: str) -> str:
+    return "ms p99" if objective == "p99" else "tps"
+
+
+def settings_text(values: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(values.items())) or "(the server's defaults)"
+
+
+def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: int,
+               eta_s: float | None, objective: str) -> str:  # fmt: skip
+    """One finished trial, as the live table prints it."""
+    u = unit(objective)
+    if rec.outcome == "ok":
+        got = f"✓ {fmt.short(rec.value)} {u}"
+        if rec.p99_ms is not None and objective != "p99":
+            got += f" (p99 {rec.p99_ms:.1f} ms{'' if rec.feasible else ', over the limit'})"
+    else:
+        got = f"✗ {rec.outcome}: {rec.error or ''}"
+    best_text = f"best {fmt.short(best.value)} {u} (#{best.number})" if best else "best –"
+    eta = f" · ETA {fmt.duration(eta_s)}" if eta_s is not None and done < budget else ""
+    return (f"trial {done}/{budget} #{rec.number} {rec.source}: {got} · {best_text}{eta}\n"
+            f"    {settings_text(rec.settings)}")  # fmt: skip
+
+
+class _Events:
+    def __init__(self, view: ProgressEvents, objective: str) -> None:
+        self.view, self.objective = view, objective
+
+    def status(self, message: str) -> None:
+        self.view.status(message)
+
+    def trial_started(self, number: int, source: str, settings: dict[str, str],
+                      done: int, budget: int) -> None:  # fmt: skip
+        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}")
+
+    def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
+                       budget: int, eta_s: float | None) -> None:  # fmt: skip
+        line = trial_line(record, best, done, budget, eta_s, self.objective)
+        self.view.progress.console.print(escape(line), soft_wrap=True)
+
+
+def run(where: Where, file: Path) -> int:
+    camp, spec = tune_spec.load(file)
+    lab = Lab.open(where.home)
+    setup = trials.prepare(camp, spec, lab)
+    for w in setup.warnings:
+        console.print(f"[yellow]warning:[/] {escape(w.removeprefix('warning: '))}", soft_wrap=True)
+    each = setup.base.estimated_seconds() + RUN_OVERHEAD_S
+    n_confirm = confirm.count(spec)
+    console.print(
+        f"tuning [bold]{escape(camp.name)}[/]: {len(setup.knobs)} knob(s), {spec.trials} "
+        f"trial(s) of about {fmt.duration(each)}, then {n_confirm} confirmation run(s); "
+        f"objective {spec.objective}"
+        + (f" with p99 ≤ {spec.p99_limit_ms:g} ms" if spec.p99_limit_ms else "")
+        + f", sampler {spec.sampler}"
+    )
+    for k in setup.knobs:
+        console.print(f"  {k.name}: {k.describe()}", markup=False)
+    with where.open() as store, trials.locked(lab, camp.name):
+        view = ProgressEvents(each * (spec.trials + n_confirm))
+        events = _Events(view, spec.objective)
+        with view:
+            search = trials.Search(lab, store, where.store_url, setup, events,
+                                   ExecutorEvents(view))  # fmt: skip
+            search.start()
+            search.run()
+            confirm.run(search, events)
+        tidy.refresh(store, camp.name)
+        console.print()
+        print_summary(console, summary.of(store, where.store_url, camp.name))
+        console.print(f"\nstored in {mask_url(where.store_url)}; "
+                      + "   ·   ".join([where.command("show", camp.name),
+                                        where.command("report", camp.name)]),
+                      markup=False, soft_wrap=True)  # fmt: skip
+    return 0
+
+
+def _columns(rows: list[list[str]], right: set[int]) -> list[str]:
+    """Rows of cells as aligned lines (the last column left as long as it is)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths, strict=False))]  # fmt: skip
+        out.append(("  " + "  ".join(cells) + "  " + r[-1]).rstrip())
+    return out
+
+
+def summary_lines(s: summary.TuneSummary) -> list[str]:
+    """The tune study as ``pglab show`` and ``pglab tune`` print it (plain text)."""
+    spec = s.spec
+    u = unit(spec.objective)
+    counts = s.counts()
+    ran = counts.get("ok", 0) + counts.get("failed", 0)
+    said = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    goal = "maximize" if spec.direction == "maximize" else "minimize"
+    limit = f" with p99 ≤ {spec.p99_limit_ms:g} ms" if spec.p99_limit_ms else ""
+    lines = [f"tune study {s.name}: {goal} {u}{limit}; sampler {spec.sampler}; "
+             f"{ran} of {spec.trials} trial(s) run ({said or 'none yet'})"]  # fmt: skip
+    if s.knobs:
+        lines.append("knobs: " + "; ".join(f"{k} {v}" for k, v in s.knobs.items()))
+    lines += ["", "optimization history"]
+    rows = [["#", "source", "outcome", u, "best so far", "settings / reason"]]
+    for r, best in zip(s.records, s.best_so_far, strict=True):
+        value = fmt.short(r.value) if r.value is not None else "–"
+        if r.outcome == "ok" and not r.feasible:
+            value += " (p99 over)"
+        why = settings_text(r.settings) if r.outcome == "ok" else (r.error or "")
+        if r.outcome == "failed":
+            why = f"{r.error or ''} · {settings_text(r.settings)}"
+        rows.append([str(r.number), r.source, r.outcome, value, fmt.short(best), why])
+    lines += _columns(rows, {0, 3, 4}) if len(rows) > 1 else ["  (no trial yet)"]
+    lines += ["", f"knob importance: {s.importance_note}"]
+    top = max(s.importance.values(), default=0.0) or 1.0
+    width = max((len(k) for k in s.importance), default=0)
+    for name, v in s.importance.items():
+        lines.append(f"  {name.ljust(width)}  {v:5.2f}  {'█' * max(1, round(20 * v / top))}")
+    d = s.decision
+    if d is None:
+        lines += ["", "confirmation: not run yet"]
+        return lines
+    lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
+              "against the defaults, Welch's 95% CI, "
+              f"Holm over {len(d.rows) - 1} comparison(s)"]  # fmt: skip
+    rows = [["configuration", "runs", f"median {u}", "Δ% [95% CI] verdict", "p (Holm)",
+             "search " + u]]  # fmt: skip
+    searched = {c.label: c.search_value for c in s.candidates}
+    for row in d.rows:
+        c = row.comparison
+        p = f"{c.p_holm:.3g}" if c is not None and c.p_holm is not None else "–"
+        limit_note = "" if row.within_limit else " (p99 over the limit)"
+        rows.append([row.label, str(len(row.values)), fmt.short(row.median),
+                     fmt.delta(c, c is None) + limit_note, p,
+                     fmt.short(searched.get(row.label))])  # fmt: skip
+    lines += _columns(rows, {1, 2, 4})
+    lines += ["", f"answer: {d.text}"]
+    snippet = s.snippet()
+    if snippet:
+        lines += ["", "postgresql.conf:"] + ["  " + x for x in snippet.splitlines()]
+    return lines
+
+
+def print_summary(out, s: summary.TuneSummary) -> None:
+    for line in summary_lines(s):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)

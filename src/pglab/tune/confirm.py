@@ -1,0 +1,176 @@
+"""Confirmation against noise (the winner's curse): after the search, the best configurations,
+the server's defaults and PGTune's rules are re-run, interleaved (rounds in a seeded shuffle,
+so drift spreads over all of them), ``confirm_repeats`` times each, stored as the variants
+"confirm LABEL", and each compared with the defaults by the project's verdicts (Δ% of
+geometric means, Welch's 95% CI on logs, Mann-Whitney as a check, Holm over the family). The
+answer is the best configuration significantly better than the defaults after confirmation,
+or none."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from pglab.analysis.verdicts import Comparison, compare_family
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+from pglab.tune.spec import TuneSpec
+from pglab.tune.trials import p99_of
+
+if TYPE_CHECKING:
+    from pglab.tune.trials import Search, TrialRecord, TuneEvents
+
+PREFIX = "confirm "
+NONE_BETTER = "no configuration is significantly better than the defaults"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    label: str  # "default", "pgtune", "trial 12"
+    settings: tuple[tuple[str, str], ...]
+    trial: int | None = None
+    search_value: float | None = None  # the trial's own measurement in the search
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "settings": dict(self.settings), "trial": self.trial,
+                "search_value": self.search_value}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Candidate:
+        return cls(d["label"], tuple(sorted(d["settings"].items())), d.get("trial"),
+                   d.get("search_value"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    values: tuple[float, ...]  # the confirmation runs' figures
+    comparison: Comparison | None  # against the defaults (None: the defaults themselves)
+    within_limit: bool = True  # median p99 under the limit, when there is one
+
+    @property
+    def median(self) -> float | None:
+        return median(self.values) if self.values else None
+
+
+@dataclass(frozen=True)
+class Decision:
+    rows: tuple[Row, ...]
+    winner: str | None
+    text: str
+
+
+def count(spec: TuneSpec) -> int:
+    return (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_repeats
+
+
+def candidates(records: Sequence[TrialRecord], spec: TuneSpec,
+               pgtune: Mapping[str, str]) -> list[Candidate]:  # fmt: skip
+    """The defaults, PGTune's rules and the ``confirm_top`` best feasible trials (distinct
+    configurations, best first)."""
+    ok = [r for r in records if r.outcome == "ok" and r.feasible and r.value is not None]
+    ok.sort(key=lambda r: r.value or 0.0, reverse=spec.direction == "maximize")
+    out = [Candidate("default", ())]
+    if spec.pgtune:
+        out.append(Candidate("pgtune", tuple(sorted(pgtune.items()))))
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for r in ok:
+        key = tuple(sorted(r.settings.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Candidate(f"trial {r.number}", key, r.number, r.value))
+        if len(seen) == spec.confirm_top:
+            break
+    return out
+
+
+def schedule(cands: Sequence[Candidate], repeats: int, seed: int) -> list[tuple[Candidate, int]]:
+    """Interleaved: round r runs every candidate once, in a shuffled order (seeded)."""
+    rng = random.Random(seed)
+    order: list[tuple[Candidate, int]] = []
+    for r in range(1, repeats + 1):
+        rnd = list(cands)
+        rng.shuffle(rnd)
+        order += [(c, r) for c in rnd]
+    return order
+
+
+def decide(objective: str, values: Mapping[str, Sequence[float]],
+           p99s: Mapping[str, Sequence[float]] | None = None, limit_ms: float | None = None,
+           effect_pct: float = DEFAULT_EFFECT_PCT) -> Decision:  # fmt: skip
+    """Each candidate against "default" (Holm over the family); the winner is the best of those
+    significantly better (higher TPS, or lower p99 for the p99 objective) and, with a p99
+    limit, whose median p99 is within it."""
+    base = list(values.get("default", ()))
+    others = [label for label in values if label != "default"]
+    comps = compare_family([(base, list(values[o])) for o in others], effect_pct) if others else []
+    better = "-" if objective == "p99" else "+"
+    rows = [Row("default", tuple(base), None, _within(p99s, "default", limit_ms))]
+    for label, c in zip(others, comps, strict=True):
+        rows.append(Row(label, tuple(values[label]), c, _within(p99s, label, limit_ms)))
+    good = [r for r in rows[1:] if r.comparison and r.comparison.verdict == better
+            and r.within_limit]  # fmt: skip
+    if not good:
+        return Decision(tuple(rows), None, NONE_BETTER)
+    pick = min if objective == "p99" else max
+    win = pick(good, key=lambda r: r.comparison.delta_pct if r.comparison else 0.0)
+    assert win.comparison is not None
+    won: Comparison = win.comparison
+    ci = f" (95% CI {won.ci_low:+.1f}% to {won.ci_high:+.1f}%)" if won.ci_low is not None else ""
+    what = "p99 latency" if objective == "p99" else "TPS"
+    p = f", Holm p = {won.p_holm:.2g}" if won.p_holm is not None else ""
+    text = (f"{win.label} is significantly better than the defaults: {what} "
+            f"{won.delta_pct:+.1f}%{ci}{p}")  # fmt: skip
+    return Decision(tuple(rows), win.label, text)
+
+
+def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float | None) -> bool:
+    if limit is None or p99s is None:
+        return True
+    got = p99s.get(label) or ()
+    return bool(got) and median(got) <= limit
+
+
+def run(search: Search, events: TuneEvents) -> None:
+    """The confirmation runs still to do (stored ones are kept: running the file again resumes
+    them); the candidates chosen once and kept in the study."""
+    setup, study = search.setup, search.study
+    spec = setup.spec
+    if spec.confirm_repeats == 0:
+        return
+    stored = study.user_attrs.get("candidates")
+    if stored:
+        cands = [Candidate.from_json(d) for d in stored]
+    else:
+        cands = candidates(search.records(), spec, setup.pgtune)
+        study.set_user_attr("candidates", [c.to_json() for c in cands])
+    done = search.store.done_run_keys(setup.campaign.name)
+    todo = []
+    for cand, repeat in schedule(cands, spec.confirm_repeats, spec.seed):
+        run = dataclasses.replace(
+            setup.base, variant=PREFIX + cand.label, repeat=repeat,
+            server=setup.base.server.with_settings(dict(cand.settings)),
+        )  # fmt: skip
+        if run.run_key not in done:
+            todo.append(run)
+    if not todo:
+        return
+    events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats} runs, "
+                  f"interleaved; {len(todo)} to do")  # fmt: skip
+    try:
+        for i, run in enumerate(todo, 1):
+            search.executor.events.run_started(run, i, len(todo))
+            result = search.executor.run_one(run, setup.binaries)
+            p99 = p99_of(result) if result.status == "ok" else None
+            if p99 is not None:
+                result = dataclasses.replace(
+                    result, metrics={**result.metrics, "latency_p99_ms": p99}
+                )
+            search.store.save_run(result)
+            search.executor.events.run_finished(run, result)
+    finally:
+        search.executor.close()

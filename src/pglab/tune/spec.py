@@ -1,0 +1,225 @@
+"""The ``[tune]`` table of a campaign file: what to optimise, the trial budget, the knobs and the
+constraints. Checked here as far as it can be without a server (types, keys, choices); the knobs'
+names and values are checked against the version's own catalog in ``space``.
+
+```toml
+[tune]
+objective = "tps"              # "tps" (default) or "p99" (latency, lower is better)
+p99_limit_ms = 20              # with "tps": the best TPS whose p99 latency stays under 20 ms
+trials = 30
+sampler = "tpe"                # tpe (multivariate), gp, cmaes or random
+memory_share = 0.75            # shared_buffers + wal_buffers + maintenance_work_mem
+                               # + work_mem × clients below 75% of RAM
+[tune.knobs]
+shared_buffers = {min = "128MB", max = "2GB", log = true}
+wal_compression = ["off", "lz4"]
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pglab.campaign import parse as campaigns
+from pglab.campaign.checks import Problems, choice, get, table_of
+from pglab.campaign.parse import Campaign
+from pglab.errors import CampaignError
+
+OBJECTIVES = ("tps", "p99")
+SAMPLERS = ("tpe", "gp", "cmaes", "random")
+TUNE_KEYS = {
+    "objective", "p99_limit_ms", "trials", "sampler", "seed", "unsafe", "knobs",
+    "memory_share", "confirm_repeats", "confirm_top", "enqueue", "pgtune", "disk",
+}  # fmt: skip
+KNOB_KEYS = {"min", "max", "log"}
+DISKS = ("ssd", "hdd")
+DEFAULT_TRIALS = 30
+DEFAULT_CONFIRM_REPEATS = 5
+DEFAULT_MEMORY_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class KnobSpec:
+    """A knob as the file gives it: a range (``low``/``high`` as written, ``log``) or choices."""
+
+    name: str
+    low: Any = None
+    high: Any = None
+    log: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def is_range(self) -> bool:
+        return not self.choices
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    objective: str = "tps"
+    p99_limit_ms: float | None = None
+    trials: int = DEFAULT_TRIALS
+    sampler: str = "tpe"
+    seed: int = 0
+    unsafe: bool = False
+    knobs: tuple[KnobSpec, ...] = ()  # empty: the default knob set of the version (space)
+    memory_share: float = DEFAULT_MEMORY_SHARE
+    confirm_repeats: int = DEFAULT_CONFIRM_REPEATS
+    confirm_top: int = 3
+    enqueue: tuple[tuple[tuple[str, str], ...], ...] = ()  # configurations to try first
+    pgtune: bool = True  # PGTune's rules tried first and confirmed against
+    disk: str = "ssd"  # for PGTune's random_page_cost and effective_io_concurrency
+
+    @property
+    def direction(self) -> str:
+        return "minimize" if self.objective == "p99" else "maximize"
+
+    @property
+    def needs_p99(self) -> bool:
+        return self.objective == "p99" or self.p99_limit_ms is not None
+
+
+def setting_text(value: Any) -> str:
+    """A TOML value as postgresql.conf takes it (booleans as on/off)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def parse_tune(table: dict[str, Any], where: str = "[tune]") -> tuple[TuneSpec, list[str]]:
+    """The ``[tune]`` table checked: the spec and every problem found (one string each)."""
+    p = Problems()
+    p.unknown_keys(where, table, TUNE_KEYS)
+    objective = choice(table, "objective", OBJECTIVES, "tps", p, where)
+    limit = table.get("p99_limit_ms")
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
+    ):
+        p.add(where, f"p99_limit_ms = {limit!r}: expected a number of milliseconds > 0")
+        limit = None
+    if limit is not None and objective == "p99":
+        p.add(where, 'p99_limit_ms goes with objective = "tps" (the best TPS under that p99)')
+    share = table.get("memory_share", DEFAULT_MEMORY_SHARE)
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        p.add(where, f"memory_share = {share!r}: expected a share of RAM, 0 < share ≤ 1")
+        share = DEFAULT_MEMORY_SHARE
+    knobs = []
+    for name, val in table_of(table, "knobs", p, where).items():
+        knob = _knob(str(name), val, p, f"{where} knobs")
+        if knob is not None:
+            knobs.append(knob)
+    if "knobs" in table and not knobs and not p.items:
+        p.add(f"{where} knobs", "is empty: leave it out for the default knob set, or name some")
+    enqueue = []
+    runs = table.get("enqueue", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        p.add(where, 'enqueue must be a list of tables of settings: [{shared_buffers = "1GB"}]')
+        runs = []
+    for run in runs:
+        enqueue.append(tuple(sorted((str(k), setting_text(v)) for k, v in run.items())))
+    spec = TuneSpec(
+        objective=objective,
+        p99_limit_ms=float(limit) if limit is not None else None,
+        trials=get(table, "trials", int, DEFAULT_TRIALS, p, where, minimum=1),
+        sampler=choice(table, "sampler", SAMPLERS, "tpe", p, where),
+        seed=get(table, "seed", int, 0, p, where, minimum=0),
+        unsafe=get(table, "unsafe", bool, False, p, where),
+        knobs=tuple(knobs),
+        memory_share=float(share),
+        confirm_repeats=get(
+            table, "confirm_repeats", int, DEFAULT_CONFIRM_REPEATS, p, where, minimum=0
+        ),
+        confirm_top=get(table, "confirm_top", int, 3, p, where, minimum=1),
+        enqueue=tuple(enqueue),
+        pgtune=get(table, "pgtune", bool, True, p, where),
+        disk=choice(table, "disk", DISKS, "ssd", p, where),
+    )
+    return spec, p.items
+
+
+def _knob(name: str, val: Any, p: Problems, where: str) -> KnobSpec | None:
+    if isinstance(val, list):
+        if not val:
+            p.add(where, f"{name} = []: give at least one choice")
+            return None
+        if any(isinstance(v, dict | list) for v in val):
+            p.add(where, f"{name}: choices are plain values (strings, numbers, booleans)")
+            return None
+        return KnobSpec(name, choices=tuple(dict.fromkeys(setting_text(v) for v in val)))
+    if not isinstance(val, dict):
+        p.add(where, f'{name} = {val!r}: expected a range {{min = "…", max = "…", log = true}} '
+              "or a list of choices")  # fmt: skip
+        return None
+    p.unknown_keys(f"{where} {name}", val, KNOB_KEYS)
+    missing = [k for k in ("min", "max") if k not in val]
+    if missing:
+        p.add(where, f"{name}: a range needs {' and '.join(missing)}")
+        return None
+    log = val.get("log", False)
+    if not isinstance(log, bool):
+        p.add(where, f"{name}: log = {log!r}: expected true or false")
+        log = False
+    for k in ("min", "max"):
+        if isinstance(val[k], bool) or not isinstance(val[k], str | int | float):
+            p.add(where, f'{name}: {k} = {val[k]!r}: expected a number or a value such as "128MB"')
+            return None
+    return KnobSpec(name, setting_text(val["min"]), setting_text(val["max"]), log)
+
+
+def load(path: str | Path) -> tuple[Campaign, TuneSpec]:
+    """A tune file: its campaign (the point whose settings are tuned) and its ``[tune]`` table,
+    every problem of both in one message."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise CampaignError(f"cannot read tune file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(
+            f"{path}: not valid TOML: {exc}",
+            hint="see examples/tune.toml for a tune file that works",
+        ) from exc
+    return parse(doc, path.stem, path.parent.absolute(), str(path.absolute()))
+
+
+def parse(
+    doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
+    source_file: str | None = None,
+) -> tuple[Campaign, TuneSpec]:  # fmt: skip
+    rest = {k: v for k, v in doc.items() if k != "tune"}
+    table = doc.get("tune")
+    problems: list[str] = []
+    if not isinstance(table, dict):
+        problems.append("[tune]: missing: a tune file has a [tune] table (objective, trials, "
+                        "knobs); `pglab run` runs campaign files without one")  # fmt: skip
+        table = {}
+    spec, found = parse_tune(table)
+    problems += found
+    for key in ("variants", "matrix"):
+        if key in rest:
+            problems.append(f"[{key}]: a tune file tunes one point: leave out [{key}]")
+    if "repeats" in rest:
+        problems.append("repeats: a trial is one run; confirmation repeats are "
+                        "[tune] confirm_repeats")  # fmt: skip
+    camp: Campaign | None = None
+    try:
+        camp = campaigns.parse(rest, default_name, base_dir, source_file)
+    except CampaignError as exc:
+        problems += exc.message.split("\n  ")[1:] or [exc.message]
+    if problems or camp is None:
+        where = f" in {source_file}" if source_file else ""
+        raise CampaignError(
+            f"the tune file{where} has {len(problems)} problem(s):\n  " + "\n  ".join(problems),
+            hint="see examples/tune.toml, and `pglab tune --help` for the [tune] table",
+        )
+    camp = replace(camp, document=doc)  # stored with its [tune] table
+    if spec.needs_p99 and any(ph.latency_log != "full" for ph in camp.variants[0].phases
+                              if ph.measured):  # fmt: skip
+        raise CampaignError(
+            "a p99 objective or limit needs each transaction's latency: the measured phases "
+            'have latency_log = "aggregate" or "off"',
+            hint='leave latency_log out (its default is "full") or set it to "full"',
+        )
+    return camp, spec

@@ -1,0 +1,127 @@
+"""What ``pglab show`` and the report say of a tune study: the optimization history (every trial,
+its outcome, value and the best so far), each knob's importance (Optuna's PED-ANOVA), the
+confirmation table and its answer, and the confirmed winner as a postgresql.conf snippet."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.importance import PedAnovaImportanceEvaluator, get_param_importances
+from optuna.trial import TrialState
+
+from pglab.analysis.points import effect_of
+from pglab.errors import LabError
+from pglab.tune import study as studies
+from pglab.tune.confirm import PREFIX, Candidate, Decision, decide
+from pglab.tune.spec import TuneSpec, parse_tune
+from pglab.tune.trials import TrialRecord, best_of, record_of
+
+MIN_OK = 4  # measured trials before knob importance means anything
+
+
+@dataclass(frozen=True)
+class TuneSummary:
+    name: str
+    spec: TuneSpec
+    records: tuple[TrialRecord, ...]
+    best_so_far: tuple[float | None, ...]  # per record
+    knobs: dict[str, str]  # name -> its range or choices
+    importance: dict[str, float] = field(default_factory=dict)
+    importance_note: str = ""
+    candidates: tuple[Candidate, ...] = ()
+    decision: Decision | None = None
+    pgtune: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def best(self) -> TrialRecord | None:
+        return best_of(list(self.records), self.spec.direction)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.records:
+            out[r.outcome] = out.get(r.outcome, 0) + 1
+        return out
+
+    @property
+    def winner(self) -> Candidate | None:
+        if self.decision is None or self.decision.winner is None:
+            return None
+        return next((c for c in self.candidates if c.label == self.decision.winner), None)
+
+    def snippet(self) -> str | None:
+        """The confirmed winner as lines to add to postgresql.conf."""
+        win = self.winner
+        if win is None or self.decision is None:
+            return None
+        lines = [f"# pglab tune {self.name}: {self.decision.text}"]
+        lines += [f"{k} = '{v}'" for k, v in win.settings]
+        return "\n".join(lines) + "\n"
+
+
+def is_tune(camp: dict[str, Any] | None) -> bool:
+    return bool(camp) and isinstance((camp or {}).get("spec", {}).get("tune"), dict)
+
+
+def of(store: Any, store_url: str, name: str) -> TuneSummary:
+    camp = store.get_campaign(name)
+    if not is_tune(camp):
+        raise LabError(f"{name!r} is not a tune study", hint="`pglab show NAME` shows it")
+    spec, _ = parse_tune(camp["spec"]["tune"])
+    try:
+        study = optuna.load_study(study_name=name, storage=studies.storage(store_url))
+    except KeyError as exc:
+        raise LabError(f"the store has runs of {name!r} but no tuning study of that name",
+                       hint="run `pglab tune FILE` again to make it") from exc  # fmt: skip
+    trials = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]
+    records = tuple(record_of(t, []) for t in trials)
+    best: list[float | None] = []
+    current: TrialRecord | None = None
+    for r in records:
+        if r.outcome == "ok" and r.feasible and r.value is not None:
+            current = best_of([x for x in (current, r) if x is not None], spec.direction)
+        best.append(current.value if current else None)
+    importance, note = _importance(study, records)
+    cands = tuple(Candidate.from_json(d) for d in study.user_attrs.get("candidates", []))
+    return TuneSummary(
+        name, spec, records, tuple(best), dict(study.user_attrs.get("knobs", {})),
+        importance, note, cands, _decision(store, name, spec, cands, effect_of(camp)),
+        dict(study.user_attrs.get("pgtune", {})),
+    )  # fmt: skip
+
+
+def _importance(study: optuna.Study, records: tuple[TrialRecord, ...]) -> tuple[dict, str]:
+    ok = sum(1 for r in records if r.outcome == "ok")
+    if ok < MIN_OK:
+        return {}, f"{ok} measured trial(s): too few for knob importance ({MIN_OK} needed)"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = get_param_importances(study, evaluator=PedAnovaImportanceEvaluator())
+    except (ValueError, RuntimeError, ZeroDivisionError) as exc:
+        return {}, f"knob importance could not be computed: {exc}"
+    return {k: float(v) for k, v in found.items()}, "PED-ANOVA (Optuna), over the measured trials"
+
+
+def _decision(store: Any, name: str, spec: TuneSpec, cands: tuple[Candidate, ...],
+              effect_pct: float) -> Decision | None:  # fmt: skip
+    if not cands:
+        return None
+    values: dict[str, list[float]] = {c.label: [] for c in cands}
+    p99s: dict[str, list[float]] = {c.label: [] for c in cands}
+    for run in store.list_runs(name):
+        label = run.variant.removeprefix(PREFIX)
+        if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
+            continue
+        p99 = run.metrics.get("latency_p99_ms")
+        figure = p99 if spec.objective == "p99" else run.tps
+        if figure is not None:
+            values[label].append(float(figure))
+        if p99 is not None:
+            p99s[label].append(float(p99))
+    if not values["default"]:
+        return None
+    values = {k: v for k, v in values.items() if v}
+    return decide(spec.objective, values, p99s, spec.p99_limit_ms, effect_pct)
