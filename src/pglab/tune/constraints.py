@@ -49,7 +49,8 @@ def memory(values: Mapping[str, str], catalog: Mapping[str, SettingDef], clients
         return (settings.in_bytes(defn, text) or 0.0) if text is not None else 0.0
 
     shared = size("shared_buffers")
-    wal = size("wal_buffers")
+    # left to the server: automatic (the catalog's value is that of its 128MB shared_buffers)
+    wal = size("wal_buffers") if "wal_buffers" in values else 0.0
     if wal <= 0:  # -1: automatic
         wal = min(max(shared / 32, 64 * 1024), WAL_BUFFERS_MAX)
     parts = (("shared_buffers", shared), ("wal_buffers", wal),

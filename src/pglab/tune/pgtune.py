@@ -14,8 +14,9 @@ GIB = 2**30
 
 def _kb(b: float) -> str:
     kb = int(b // KIB)
-    if kb >= 1024 and kb % 1024 == 0:
-        return f"{kb // 1024}MB"
+    for unit, size in (("GB", 1024**2), ("MB", 1024)):
+        if kb >= size and kb % size == 0:
+            return f"{kb // size}{unit}"
     return f"{kb}kB"
 
 
