@@ -9,8 +9,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
 from pglab.tune import confirm, constraints, pgtune, space, summary
