@@ -155,8 +155,8 @@ def test_memory_counts_work_mem_per_client_and_automatic_wal_buffers() -> None:
 
 
 def test_a_constraint_that_excludes_everything_is_found_from_the_smallest_configuration() -> None:
-    knobs, _ = space.resolve([KnobSpec("shared_buffers", "1GB", "2GB"),
-                              KnobSpec("work_mem", "1MB", "64MB", True)], CAT18, False, {})  # fmt: skip
+    asked = [KnobSpec("shared_buffers", "1GB", "2GB"), KnobSpec("work_mem", "1MB", "64MB", True)]
+    knobs, _ = space.resolve(asked, CAT18, False, {})
     why = constraints.excludes_everything(knobs, {}, CAT18, 4, 4 * GIB, 0.1)
     assert why is not None and "even the smallest asks shared_buffers 1.0 GiB" in why
     assert "work_mem 1 MiB × 4 clients" in why and "memory_share = 0.1 of 4.0 GiB RAM" in why
