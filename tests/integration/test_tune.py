@@ -86,6 +86,15 @@ wal_compression = ["off", "pglz"]
     shown = capsys.readouterr().out
     assert "tune study e2e: maximize tps" in shown and "3 of 3 trial(s) run (3 ok)" in shown
     assert f"\n  {_best(trials)} " in shown  # its confirmation row
+    # the report: the study's section first, its history drawn
+    page = tmp_path / "e2e.html"
+    assert cli("report", "e2e", "-o", str(page), lab=lab, store=store) == 0
+    html = page.read_text()
+    for part in ('id="tuning"', 'id="tune-answer"', 'id="tune-confirmation"', 'id="tune-trials"'):
+        assert part in html
+    assert html.index('id="tuning"') < html.index("<h2>Summary</h2>")
+    assert (tmp_path / "e2e-charts" / "tune-history.png").stat().st_size > 1000
+    capsys.readouterr()
     # run again: nothing to do, the same answer
     assert cli("tune", str(path), lab=lab, store=store) == 0
     again = capsys.readouterr().out
@@ -195,3 +204,33 @@ shared_buffers = {min = "1GB", max = "2GB"}
     assert "shared_buffers 1.0 GiB" in err and "memory_share = 0.01" in err
     with open_store(str(store)) as st:
         assert st.list_runs() == [] and st.get_campaign("tight") is None
+
+
+def test_p99_objective_with_the_study_in_a_postgresql_store(
+    tmp_path: Path, lab: Lab, pg_store: str, capsys, no_leftovers
+) -> None:
+    """The study lives in the PostgreSQL store's own database, beside pglab's tables."""
+    path = tune_file(tmp_path, "p99", """
+[tune]
+objective = "p99"
+trials = 2
+confirm_repeats = 0
+pgtune = false
+[tune.knobs]
+wal_writer_delay = {min = "10ms", max = "1s", log = true}
+""")  # fmt: skip
+    assert main(["tune", str(path), "--lab-dir", str(lab.home), "--store", pg_store]) == 0
+    out = capsys.readouterr().out
+    assert "minimize ms p99" in out
+    study = optuna.load_study(study_name="p99", storage=studies.storage(pg_store))
+    assert study.direction == optuna.study.StudyDirection.MINIMIZE
+    with open_store(pg_store) as st:
+        runs = {r.variant: r for r in st.list_runs("p99")}
+    assert set(runs) == {"trial 0", "trial 1"}
+    for t in study.get_trials():
+        assert t.value == pytest.approx(runs[f"trial {t.number}"].metrics["latency_p99_ms"])
+    import psycopg
+
+    with psycopg.connect(pg_store) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables")}
+    assert {"studies", "trials", "runs", "campaigns"} <= tables

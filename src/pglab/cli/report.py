@@ -40,15 +40,23 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 
 def run(where: Where, ident: str, output: Path | None = None) -> int:
     with where.open(read_only=True) as store:
-        write_report(store, ident, output, where.home)
+        write_report(store, ident, output, where.home, where.store_url)
     return 0
 
 
-def write_report(store: Store, ident: str, output: Path | None, home: Path) -> None:
+def write_report(
+    store: Store, ident: str, output: Path | None, home: Path, store_url: str | None = None
+) -> None:
+    """``store_url``: where a tune study's Optuna storage is (its section in the report)."""
     from pglab import report  # matplotlib: imported only when a report is drawn
+    from pglab.tune import summary as tune_summary
 
+    camp = None if ident.isdigit() else store.get_campaign(ident)
+    tune = None
+    if store_url is not None and tune_summary.is_tune(camp):
+        tune = tune_summary.of(store, store_url, ident)
     with console.status("drawing the report…"):
-        written = report.write(store, ident, output, home)
+        written = report.write(store, ident, output, home, tune)
     console.print(
         f"report: [bold]{escape(str(written.html))}[/] (open it in a browser; "
         f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"

@@ -28,6 +28,7 @@ from pglab.disks import results as storage_tables
 from pglab.report import charts
 from pglab.report.model import Point, Report, gather
 from pglab.telemetry.summary import lines as telemetry_lines
+from pglab.tune.summary import TuneSummary
 
 OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "~": "~", "?": "?"}
@@ -43,16 +44,21 @@ class Written:
     report: Report
 
 
-def write(store, ident: str, out: Path | None, home: Path) -> Written:
+def write(
+    store, ident: str, out: Path | None, home: Path, tune: TuneSummary | None = None
+) -> Written:
     """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
-    ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it."""
+    ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it; ``tune``: the
+    campaign is a tune study, whose section (history, importance, confirmation) comes first."""
     with _Drawing() as drawing:
         rep = gather(store, ident, on_point=drawing.point)
         made, per_point = drawing.finish(rep)
+    if tune is not None:
+        made.insert(0, charts.tune_history(tune))
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    html = render(rep, made, per_point)
+    html = render(rep, made, per_point, tune)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
     chart_dir.mkdir(exist_ok=True)
@@ -104,7 +110,12 @@ class _Drawing:
         return made, per_point
 
 
-def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Chart]) -> str:
+def render(
+    rep: Report,
+    made: list[charts.Chart],
+    per_point: dict[int, charts.Chart],
+    tune: TuneSummary | None = None,
+) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent),
         autoescape=True,
@@ -123,12 +134,15 @@ def render(rep: Report, made: list[charts.Chart], per_point: dict[int, charts.Ch
     spec = rep.campaign.get("spec") or {}
     return template.render(
         r=rep,
+        tune=tune,
+        tune_settings={c.label: c.settings for c in tune.candidates} if tune else {},
+        tune_chart=_embedded(made[0]) if tune is not None else None,
         version=__version__,
         made=datetime.now().strftime("%Y-%m-%d %H:%M"),
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
-        campaign_charts=[_embedded(c) for c in made],
+        campaign_charts=[_embedded(c) for c in made[1 if tune is not None else 0 :]],
         point_charts={n: _embedded(c) for n, c in per_point.items()},
         series=series,
         plotly_js=markupsafe.Markup(_plotly_js()) if series else "",

@@ -29,6 +29,7 @@ from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 from pglab.analysis.tidy import measured_phases, table  # noqa: E402
 from pglab.report.model import Point, Report  # noqa: E402
 from pglab.rows import StoredRun  # noqa: E402
+from pglab.tune.summary import TuneSummary  # noqa: E402
 
 DPI = 80
 TOP_WAITS = 7
@@ -241,6 +242,32 @@ def _runs_in_order(rep: Report) -> Chart | None:
         ax.legend(fontsize="x-small", ncols=2)
     ax.set_title("Every run's TPS in the order the runs ran (drift across repeats shows here)")
     return Chart("runs-in-order", "Every run's TPS in the order it ran", _png(fig))
+
+
+def tune_history(tune: TuneSummary) -> Chart:
+    """A tune study's optimization history: each measured trial's value, the best so far, and
+    the trials that failed (the server refused them) along the bottom."""
+    fig = Figure(figsize=(10, 4), layout="constrained")
+    ax = fig.add_subplot()
+    unit = "p99 latency, ms" if tune.spec.objective == "p99" else "TPS"
+    ok = [(r.number, r.value) for r in tune.records if r.outcome == "ok" and r.value is not None]
+    ax.scatter([n for n, _ in ok], [v for _, v in ok], color=PALETTE[0], zorder=3,
+               label="trial")  # fmt: skip
+    steps = [(r.number, b) for r, b in zip(tune.records, tune.best_so_far, strict=True)
+             if b is not None]  # fmt: skip
+    if steps:
+        ax.step([n for n, _ in steps], [b for _, b in steps], where="post", color=PALETTE[1],
+                label="best so far")  # fmt: skip
+    failed = [r.number for r in tune.records if r.outcome == "failed"]
+    if failed:
+        low = min((v for _, v in ok), default=0.0)
+        ax.scatter(failed, [low] * len(failed), marker="x", color="#c00", label="failed")
+    ax.set_xlabel("trial")
+    ax.set_ylabel(unit)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(f"Optimization history of {tune.name}", loc="left")
+    return Chart("tune-history", "Optimization history", _png(fig))
 
 
 def _latency_chart(rep: Report) -> Chart | None:

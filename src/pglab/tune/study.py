@@ -26,6 +26,7 @@ from optuna.exceptions import ExperimentalWarning
 from optuna.samplers import BaseSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
+from sqlalchemy.pool import NullPool
 
 from pglab.errors import CampaignError, StoreError
 from pglab.store import mask_url
@@ -50,9 +51,11 @@ def storage_url(store_url: str) -> str:
 
 def storage(store_url: str) -> optuna.storages.RDBStorage:
     url = storage_url(store_url)
-    kwargs: dict[str, Any] = {}
+    # no pool: each of Optuna's sessions closes its connection (nothing is left open when a
+    # command ends, and a PostgreSQL store's database can be dropped)
+    kwargs: dict[str, Any] = {"poolclass": NullPool}
     if url.startswith("sqlite:"):
-        kwargs = {"connect_args": {"timeout": 30}}  # as long as pglab's own store waits
+        kwargs["connect_args"] = {"timeout": 30}  # as long as pglab's own store waits
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
