@@ -261,6 +261,8 @@ CRASH_ECHOES = (
     "the database system is shutting down",
     "terminating connection because of crash of another server process",
 )
+# what the server logs when its client went away: the client's own error says why
+CLIENT_ECHOES = ("connection to client lost", "unexpected EOF on client connection")
 _LEVEL = re.compile(r"\b(PANIC|FATAL|ERROR):\s+(.*)")
 _PREFIX = re.compile(r"^pgbench failed in phase (?:'[^']*'|\"[^\"]*\"): ")
 # what pglab itself saw happen to pgbench: the cause, whatever the server then logged
@@ -288,7 +290,8 @@ def reason_of(error: str | None) -> str:
     on: ``FATAL: sorry, too many clients already``); the server found not running; pgbench's own
     error; any other line (``postgres: "superuser_reserved_connections" (20) plus ...``); the
     headings that follow or frame another error (pgbench's ``could not create connection for
-    client 3``, pglab's ``PostgreSQL 18.6 did not start (exit 1)``); the echoes of a crash; and
+    client 3``, pglab's ``PostgreSQL 18.6 did not start (exit 1)``); the echoes of a crash or
+    of a client gone (``connection to client lost`` after pg_basebackup's own error); and
     last progress notices such as ``starting vacuum...end.``. The first line of the best rank
     wins; the whole text stays in ``pglab show RUN``."""
     best: tuple[int, str] | None = None
@@ -306,7 +309,7 @@ def _rank(line: str) -> tuple[int, str]:
     if m := _PROCESS.search(line):
         return 1, m.group(1)
     if m := _LEVEL.search(line):
-        if any(echo in line for echo in CRASH_ECHOES):
+        if any(echo in line for echo in CRASH_ECHOES + CLIENT_ECHOES):
             return 8, f"{m.group(1)}: {m.group(2)}"
         return _LEVEL_RANK[m.group(1)], f"{m.group(1)}: {m.group(2)}"
     if "the server was not running" in line:

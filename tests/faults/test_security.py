@@ -39,7 +39,9 @@ def test_a_server_listens_only_on_its_private_socket_directory(
                 ).fetchall()
                 sockets = conn.execute("SHOW unix_socket_directories").fetchone()[0]
             assert listen == ""
-            assert rules == [("local", "trust")]  # trust only through the socket, no TCP rule
+            # trust only through the socket (for sessions and a basebackup's replication
+            # connection), no TCP rule
+            assert rules == [("local", "trust"), ("local", "trust")]
             mode = stat.S_IMODE(os.stat(sockets).st_mode)
             assert mode == 0o700, oct(mode)
             assert os.stat(sockets).st_uid == (lab.run_as.uid if lab.run_as else os.getuid())

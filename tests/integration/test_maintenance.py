@@ -1,18 +1,23 @@
-"""Maintenance operations as phases (VACUUM, ANALYZE, CREATE INDEX) on the embedded
-PostgreSQL 18: each stores its elapsed time, bytes, MB/s and a progress series, through
-`pglab run` and the SQLite store."""
+"""Maintenance operations as phases (VACUUM, ANALYZE, CREATE INDEX, VACUUM FULL, CLUSTER,
+REINDEX, pg_dump, pg_restore, pg_basebackup) on the embedded PostgreSQL 18: each stores its
+elapsed time, bytes, MB/s, WAL and a progress series, through `pglab run` and the SQLite
+store."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from existing_server import BENCH_PASSWORD
+from storage_helpers import need_root_and_tools
 
 from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.lab import Lab
+from pglab.maintenance import clients
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
@@ -72,10 +77,12 @@ def test_every_operation_stores_its_figures_and_progress(
                 assert ph.tps == pytest.approx(figs.mb_s)
                 assert run.metrics[f"phase.{ph.name}.mb_s"] == pytest.approx(figs.mb_s)
                 progress = tables[f"progress.{figs.operation}"]
-                assert progress["columns"] == ["t", "phase", "done", "total", "pct"]
+                assert progress["columns"] == [
+                    "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s"
+                ]  # fmt: skip
                 if ph.name != "analyze":  # ANALYZE samples: it can end within 50 ms
                     assert progress["rows"], ph.name
-                for t, phase, done, total, _ in progress["rows"]:
+                for t, phase, done, total, *_ in progress["rows"]:
                     assert ph.started_at - 1 <= t <= ph.started_at + ph.elapsed_s + 1
                     assert phase and 0 <= done <= max(total, done)
                     if total and phase in ("scanning heap", "building index: scanning table"):
@@ -185,3 +192,101 @@ def test_an_operation_tells_its_progress_as_it_runs(tmp_path: Path, lab: Lab) ->
     assert out.ok == 1
     assert events.said and all(t.startswith("vacuum: ") for t in events.said)
     assert any(re.fullmatch(r"vacuum: scanning heap \d+%", t) for t in events.said), events.said
+
+
+CLIENTS = """
+name = "clients"
+[dataset]
+scale = 10
+[[phases]]
+name = "backup"  # first: the tiny target's run fails here, at once
+operation = "basebackup"
+[[phases]]
+name = "dump"
+operation = "dump"
+jobs = 2
+compress = false
+[[phases]]
+name = "restore"
+operation = "restore"
+jobs = 2
+[[phases]]
+name = "full"
+operation = "vacuum_full"
+[[phases]]
+name = "cluster"
+operation = "cluster"
+[[phases]]
+name = "reindex"
+operation = "reindex"
+parallel = 1
+[variants.roomy]
+[variants.tiny]
+workload = {{ target = "{tiny}" }}
+"""
+
+
+@pytest.fixture
+def tiny_dir(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MB tmpfs: no room for a base backup of scale 10."""
+    need_root_and_tools()
+    path = tmp_path / "tiny"
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(path)], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_dump_restore_basebackup_and_rewrites_store_their_figures(
+    tmp_path: Path, lab: Lab, tiny_dir: Path, no_leftovers, capsys
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(CLIENTS.format(tiny=tiny_dir))
+    store_path = tmp_path / "r.sqlite"
+    args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
+    # the tiny target's run fails, the campaign goes on: exit 1 with one run of each
+    assert main(["run", str(path), *args]) == 1
+    with open_store(str(store_path)) as store:
+        runs = {r.variant: r for r in store.list_runs("clients")}
+        roomy, tiny = store.get_run(runs["roomy"].id), runs["tiny"]
+    assert roomy.status == "ok" and tiny.status == "failed"
+    assert "the basebackup target" in tiny.error and "No space left on device" in tiny.error
+    assert "ran out of room" in tiny.error and str(tiny_dir) in tiny.error
+    assert not list(tiny_dir.iterdir())  # its partial copy removed
+    figs = {
+        ph.name: OperationFigures.from_table(roomy.series[str(ph.idx)][OPERATION_KIND])
+        for ph in roomy.phases
+    }
+    progress = {ph.name: roomy.series[str(ph.idx)] for ph in roomy.phases}
+    for name, f in figs.items():
+        assert f.mb_s == pytest.approx(f.bytes / 1e6 / f.elapsed_s), name
+        assert f.wal_bytes is not None and f.wal_bytes >= 0, name
+    # dump and restore: the database's size (its tables and indexes, ~160 MB); -j 2: two jobs
+    assert 140e6 < figs["dump"].bytes < 200e6 and figs["restore"].bytes == pytest.approx(
+        figs["dump"].bytes, rel=0.01
+    )
+    assert figs["dump"].workers_launched == 2 and figs["restore"].workers_launched == 2
+    assert figs["dump"].wal_bytes < 5e6 < 100e6 < figs["restore"].wal_bytes
+    # the restore's COPY seen in pg_stat_progress_copy, against the uncompressed dump's bytes
+    rows = progress["restore"]["progress.restore"]["rows"]
+    assert rows and all(r[1] == "COPY FROM" and r[5] == "bytes" and r[3] > 90e6 for r in rows)
+    # the base backup: every file it wrote (more than the database: the others, WAL)
+    assert figs["backup"].bytes > figs["dump"].bytes and figs["backup"].workers_launched is None
+    assert progress["backup"]["progress.basebackup"]["rows"]
+    # the rewrites: the heap (~130 MB) and its 1,000,000 tuples, and WAL of the new heap
+    for name in ("full", "cluster", "reindex"):
+        f = figs[name]
+        assert 120e6 < f.bytes < 160e6 and f.tuples == 1_000_000, name
+        assert f.tuples_s == pytest.approx(f.tuples / f.elapsed_s), name
+    assert figs["full"].wal_bytes > 100e6 and figs["cluster"].wal_bytes > 100e6
+    assert figs["reindex"].workers_launched == 1
+    assert roomy.metrics["phase.restore.wal_bytes"] == figs["restore"].wal_bytes
+    # nothing left of the run: no dump, no base backup, no restored database
+    assert not list((lab.home / "work").glob(f"*/{clients.DUMP_DIR}"))
+    assert not list((lab.home / "work").glob(f"*/{clients.BACKUP_DIR}"))
+    capsys.readouterr()
+    assert main(["show", str(roomy.id), *args]) == 0
+    out = capsys.readouterr().out
+    assert "phase.restore.wal_bytes" in out and "phase.full.tuples_s" in out

@@ -12,7 +12,7 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import fmt
 from pglab.errors import CampaignError
-from pglab.maintenance import figures
+from pglab.maintenance import clients, figures
 from pglab.postgres.settings import SettingDef
 from pglab.run.plan import expand_points
 from pglab.run.preflight import _parallel_problems
@@ -67,6 +67,13 @@ def test_a_pgbench_phase_keeps_the_point_key_it_had_before_operations() -> None:
      "expected distinct columns of pgbench_accounts"),
     ({"workload": {"operation": "create_index", "parallel": -1}}, "parallel = -1"),
     ({"matrix": {"parallel": [0, 1]}}, "parallel: no phase runs an operation that takes it"),
+    ({"phases": [{"name": "r", "operation": "restore"}, {"operation": "dump"}]},
+     'phase "r": restore needs a phase with operation = "dump" before it in the run'),
+    ({"workload": {"operation": "dump", "jobs": 0}}, "jobs = 0: expected pg_dump/pg_restore -j"),
+    ({"workload": {"operation": "basebackup", "target": "backups"}},
+     "target = 'backups': expected the absolute path of a directory"),
+    ({"workload": {"operation": "restore", "compress": False}},
+     'compress is not an option of operation = "restore" (its options: jobs)'),
     ({"phases": [{"script": "select-only"}, {"operation": "analyze"}]},
      "measured phases are all pgbench scripts (TPS) or all operations (MB/s)"),
 ])  # fmt: skip
@@ -94,12 +101,82 @@ def test_mb_per_s_is_bytes_over_time() -> None:
 
 
 def test_progress_rows_say_the_share_done_once_the_total_is_known() -> None:
-    assert figures.progress_row(10.0, ("scanning heap", 410, 1000)) == [
-        10.0, "scanning heap", 410, 1000, 41.0,
+    assert figures.progress_row(10.0, ("scanning heap", 410, 1000, "blocks"), []) == [
+        10.0, "scanning heap", 410, 1000, 41.0, "blocks", None, None,
     ]  # fmt: skip
-    assert figures.progress_row(11.0, ("initializing", None, 0)) == [
-        11.0, "initializing", 0, 0, None,
+    assert figures.progress_row(11.0, ("initializing", None, 0, "blocks"), []) == [
+        11.0, "initializing", 0, 0, None, "blocks", None, None,
     ]  # fmt: skip
+
+
+def test_a_progress_rows_rate_and_eta_are_over_its_phase_so_far() -> None:
+    rows: list[list[Any]] = []
+    for t, row in [
+        (10.0, ("initializing", 0, 0, "blocks")),
+        (11.0, ("scanning heap", 100, 1000, "blocks")),
+        (12.0, ("scanning heap", 300, 1000, "blocks")),
+        (13.0, ("scanning heap", 400, 1000, "blocks")),
+        (14.0, ("vacuuming indexes", 0, 0, "blocks")),
+        (15.0, ("building index: loading tuples in tree", 5000, 20000, "tuples")),
+        (16.0, ("building index: loading tuples in tree", 15000, 20000, "tuples")),
+    ]:
+        rows.append(figures.progress_row(t, row, rows))
+    # the phase's first row has no rate; then (done - first done) / (t - first t)
+    assert [r[6:] for r in rows[1:4]] == [[None, None], [200.0, 3.5], [150.0, 4.0]]
+    assert rows[4][6:] == [None, None]  # a new phase starts over
+    assert rows[6][6:] == [10000.0, 0.5]
+    # no ETA without a total, and none while nothing moved
+    still = figures.progress_row(17.0, ("COPY TO", 5_000_000, 0, "bytes"), [
+        [16.0, "COPY TO", 1_000_000, 0, None, "bytes", None, None]
+    ])  # fmt: skip
+    assert still[6:] == [4_000_000.0, None]
+    same = figures.progress_row(17.0, ("sorting", 10, 10, "tuples"), [
+        [16.0, "sorting", 10, 10, 100.0, "tuples", None, None]
+    ])  # fmt: skip
+    assert same[6:] == [None, None]
+
+
+def test_what_the_progress_line_says() -> None:
+    row = [1.0, "scanning heap", 4300, 10000, 43.0, "blocks", 25879.0, 12.0]
+    assert figures.progress_text("vacuum", row) == "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"
+    row = [1.0, "COPY TO", 52_000_000, 0, None, "bytes", 26e6, None]
+    assert figures.progress_text("dump", row) == "dump: COPY TO 52 MB, 26 MB/s"
+    row = [1.0, "writing new heap", 5000, 20000, 25.0, "tuples", 1000.0, 3725.0]
+    assert figures.progress_text("cluster", row) == (
+        "cluster: writing new heap 25%, 1,000 tuples/s, ETA 1:02:05"
+    )
+    assert figures.clock(59.6) == "1:00" and figures.clock(3600) == "1:00:00"
+
+
+def test_the_client_programs_and_their_progress(tmp_path: Path) -> None:
+    client = clients.Client("/b/pg_dump", "/b/pg_restore", "/b/pg_basebackup",
+                            conninfo=lambda db: f"dbname={db}", workdir=tmp_path)  # fmt: skip
+    dump = PhaseSpec("d", (), operation="dump", jobs=2, compress=False)
+    into = tmp_path / "dump"
+    assert clients.argv(dump, client, "pglab_bench", into) == [
+        "/b/pg_dump", "-F", "d", "-j", "2", "-f", str(into), "-Z", "0", "-d", "dbname=pglab_bench"
+    ]  # fmt: skip
+    restore = PhaseSpec("r", (), operation="restore")
+    assert clients.argv(restore, client, "x", into) == [
+        "/b/pg_restore", "-j", "1", "-d", "dbname=pglab_restore", str(into)
+    ]  # fmt: skip
+    backup = PhaseSpec("b", (), operation="basebackup", target="/mnt/b")
+    assert clients.backup_dir(backup, tmp_path) == Path("/mnt/b/pglab-basebackup")
+    assert clients.argv(backup, client, "x", Path("/mnt/b/pglab-basebackup"))[1:3] == [
+        "-D", "/mnt/b/pglab-basebackup"
+    ]  # fmt: skip
+    # an uncompressed dump's data is what a restore copies in; a compressed one's is unknown
+    into.mkdir()
+    (into / "toc.dat").write_bytes(b"x" * 7)
+    (into / "3301.dat").write_bytes(b"x" * 100)
+    assert clients.dump_data_bytes(into) == 107
+    (into / "3302.dat.gz").write_bytes(b"x")
+    assert clients.dump_data_bytes(into) == 0
+    # a finished table's COPY leaves the view: the bytes it had are kept
+    copies = clients.CopyProgress("COPY FROM", 1000)
+    assert copies.row([]) is None
+    assert copies.row([(7, 1, 100), (8, 2, 50)]) == ("COPY FROM", 150, 1000, "bytes")
+    assert copies.row([(8, 2, 400)]) == ("COPY FROM", 500, 1000, "bytes")
 
 
 def test_the_statements_of_each_operation() -> None:
@@ -109,6 +186,15 @@ def test_the_statements_of_each_operation() -> None:
     idx = PhaseSpec("i", (), operation="create_index", columns=("bid", "abalance"))
     assert figures.statement(idx) == (
         "CREATE INDEX pglab_operation_idx ON pgbench_accounts USING btree (bid, abalance)"
+    )
+    assert figures.statement(PhaseSpec("f", (), operation="vacuum_full")) == (
+        "VACUUM (FULL, VERBOSE) pgbench_accounts"
+    )
+    assert figures.statement(PhaseSpec("c", (), operation="cluster")) == (
+        "CLUSTER pgbench_accounts USING pgbench_accounts_pkey"
+    )
+    assert figures.statement(PhaseSpec("r", (), operation="reindex")) == (
+        "REINDEX INDEX pgbench_accounts_pkey"
     )
     with pytest.raises(ValueError):
         figures.statement(PhaseSpec("p", (Script(builtin="tpcb-like"),)))
@@ -160,16 +246,14 @@ def test_the_plan_shows_an_operation_by_its_options() -> None:
 
 
 def test_a_progress_row_in_words_for_the_progress_line() -> None:
-    assert figures.progress_text("vacuum", [1.0, "scanning heap", 410, 1000, 41.0]) == (
-        "vacuum: scanning heap 41%"
-    )
-    row = [1.0, "building index: loading tuples in tree", 5000, 0, None]
+    assert figures.progress_text("vacuum", [1.0, "scanning heap", 410, 1000, 41.0, "blocks",
+                                            None, None]) == "vacuum: scanning heap 41%"  # fmt: skip
+    row = [1.0, "building index: loading tuples in tree", 5000, 0, None, "tuples", None, None]
     assert figures.progress_text("create_index", row) == (
         "create_index: building index: loading tuples in tree 5,000"
     )
-    assert figures.progress_text("analyze", [1.0, "initializing", 0, 0, None]) == (
-        "analyze: initializing"
-    )
+    assert figures.progress_text("analyze", [1.0, "initializing", 0, 0, None, "blocks",
+                                             None, None]) == "analyze: initializing"  # fmt: skip
 
 
 def test_a_variants_workload_option_reaches_only_the_phases_that_take_it() -> None:
@@ -188,3 +272,11 @@ def test_a_variants_workload_option_reaches_only_the_phases_that_take_it() -> No
         "variants": {"a": {"workload": {"dirty": 0.1}}},
     })  # fmt: skip
     assert "[variants.a] workload: dirty: no phase runs an operation that takes it" in said
+
+
+def test_the_plan_shows_a_client_programs_options() -> None:
+    ph = PhaseSpec("d", (), operation="dump", jobs=2, compress=False)
+    assert fmt.phase(ph) == "d: dump jobs=2 compress=off"
+    assert fmt.phase(PhaseSpec("b", (), operation="basebackup")) == "b: basebackup"
+    ph = PhaseSpec("b", (), operation="basebackup", target="/mnt/b")
+    assert fmt.phase(ph) == "b: basebackup target=/mnt/b"

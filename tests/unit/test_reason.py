@@ -125,6 +125,17 @@ def test_plain_and_empty_errors() -> None:
     assert reason_of(as_executor_says("starting vacuum...end.")) == "starting vacuum...end."
 
 
+def test_a_client_program_that_failed_says_its_own_error_not_the_server_echo() -> None:
+    said = (
+        "phase backup: the basebackup target /mnt/tiny ran out of room (No space left on "
+        "device)\nthe server log says:\n2026-11-24 08:57:13.086 UTC [14865] FATAL:  connection "
+        "to client lost"
+    )
+    assert reason_of(said) == (
+        "phase backup: the basebackup target /mnt/tiny ran out of room (No space left on device)"
+    )
+
+
 def test_every_summary_of_a_failed_run_uses_it() -> None:
     row = RunRow(id=7, campaign="c", run_key="p/1", point_key="p", variant="v",
                  label="clients=100", repeat=1, status="failed", tps=None, started_at=0.0,

@@ -511,7 +511,8 @@ def _fit_sampling(doc: dict[str, Any]) -> None:
 
 def _fit_operations(doc: dict[str, Any]) -> None:
     """What the schema cannot say: an operation's option needs a phase running an operation
-    that takes it (in its table, or among the phases a [matrix] axis or a variant reaches)."""
+    that takes it (in its table, or among the phases a [matrix] axis or a variant reaches); a
+    restore needs a dump before it (made dumps here)."""
 
     def op_of(table: dict[str, Any], base: str | None) -> str | None:
         if "operation" in table:
@@ -524,6 +525,10 @@ def _fit_operations(doc: dict[str, Any]) -> None:
             if k in table and k not in taken:
                 del table[k]
 
+    tables = [doc.get("workload", {}), *doc.get("phases", [])]
+    for t in tables + [v.get("workload", {}) for v in doc.get("variants", {}).values()]:
+        if t.get("operation") == "restore":  # it needs a dump phase before it: made a dump
+            t["operation"] = "dump"
     work = doc.get("workload", {})
     base = op_of(work, None)
     strip(work, {base})

@@ -200,6 +200,12 @@ def parse(
         known_hosts,
         p,
     )  # fmt: skip
+    for v in variants:  # a restore restores the dump its run made before it
+        where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
+        for i, ph in enumerate(v.phases):
+            if ph.operation == "restore" and not any(b.operation == "dump" for b in v.phases[:i]):
+                p.add(where, f'phase "{ph.name}": restore needs a phase with operation = "dump" '
+                      "before it in the run (it restores the run's own dump)")  # fmt: skip
     for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
         kinds = {ph.operation is None for ph in v.phases if ph.measured}
         if len(kinds) > 1:

@@ -26,6 +26,7 @@ from pglab.campaign.spec import (
     INDEX_METHODS,
     LATENCY_LOGS,
     MANAGE_MODES,
+    MAX_JOBS,
     MAX_PARALLEL,
     OPERATIONS,
     PROTOCOLS,
@@ -240,20 +241,22 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
-    Key("operation", "string", "a maintenance operation on pgbench_accounts instead of a "
-        "script, measured in MB/s: vacuum, analyze or create_index", '"vacuum"',
-        default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
-    Key("dirty", "number", "vacuum: the fraction of pgbench_accounts updated (fixed rows) and "
-        "checkpointed before it, not measured", "0.1", _phase.dirty, minimum=0, maximum=1,
-        commented=True),
-    Key("parallel", "integer", "vacuum, create_index: parallel workers asked for (VACUUM "
-        "PARALLEL, max_parallel_maintenance_workers)", "1", _phase.parallel, minimum=0,
-        maximum=MAX_PARALLEL, commented=True),
+    Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
+        '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
+    Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
+        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True),
+    Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
+        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True),
     Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _phase.freeze, commented=True),
     Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
         '["bid", "abalance"]', default_doc='"abalance"', commented=True),
     Key("method", "string", "create_index: the index method", '"btree"', _phase.method,
         choices=INDEX_METHODS, commented=True),
+    Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _phase.jobs, minimum=1,
+        maximum=MAX_JOBS, commented=True),
+    Key("compress", "boolean", "dump: false: -Z 0", "false", _phase.compress, commented=True),
+    Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
+        '"/mnt/backup"', default_doc="the run's work directory", commented=True),
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
               ("scripts", "operation")))  # fmt: skip
 PHASES = Table("phases", "phases run in order, one [[phases]] each", (
@@ -416,8 +419,7 @@ def json_schema() -> dict[str, Any]:
 
 
 def def_name(table: Table) -> str:
-    """Its name under $defs: one item of [[phases]] is a "phase", of [variants.NAME] a
-    "variant"."""
+    """Its name under $defs: an item of [[phases]] is a "phase", of [variants.NAME] a "variant"."""
     return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
         table.name, table.name
     )

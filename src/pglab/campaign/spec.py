@@ -22,9 +22,19 @@ OPERATION_OPTIONS: dict[str, tuple[str, ...]] = {
     "vacuum": ("dirty", "parallel", "freeze"),
     "analyze": (),
     "create_index": ("parallel", "columns", "method"),
+    "vacuum_full": (),
+    "cluster": (),
+    "reindex": ("parallel",),
+    # client programs of the server source: pg_dump -F d, pg_restore from the run's own dump,
+    # pg_basebackup (maintenance/clients.py)
+    "dump": ("jobs", "compress"),
+    "restore": ("jobs",),
+    "basebackup": ("target",),
 }
 OPERATIONS = tuple(OPERATION_OPTIONS)
-OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method")  # every option
+# every option
+OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method", "jobs", "compress", "target")
+MAX_JOBS = 64  # pg_dump/pg_restore -j: each job is a connection
 ACCOUNT_COLUMNS = ("aid", "bid", "abalance", "filler")  # of pgbench_accounts
 INDEX_METHODS = ("btree",)
 # the most parallel workers a phase may ask for: PostgreSQL's own limit of
@@ -304,6 +314,11 @@ class PhaseSpec:
     freeze: bool = False
     columns: tuple[str, ...] = ("abalance",)
     method: str = "btree"
+    # pg_dump/pg_restore -j, pg_dump's compression (off: -Z 0), pg_basebackup's directory (an
+    # absolute path it makes a directory in; None: the lab's work directory)
+    jobs: int = 1
+    compress: bool = True
+    target: str | None = None
 
     @property
     def remote(self) -> bool:
@@ -464,6 +479,9 @@ _UNSET: dict[str, Any] = {
     "freeze": False,
     "columns": ("abalance",),
     "method": "btree",
+    "jobs": 1,
+    "compress": True,
+    "target": None,
 }
 
 

@@ -19,6 +19,7 @@ from pglab.campaign.spec import (
     INDEX_METHODS,
     LATENCY_LOGS,
     LOCAL,
+    MAX_JOBS,
     MAX_PARALLEL,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
@@ -251,6 +252,21 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
             p.add(where, f"method = {table['method']!r}: use one of {', '.join(INDEX_METHODS)}")
         else:
             upd["method"] = table["method"]
+    if "jobs" in table:
+        val = table["jobs"]
+        if not isinstance(val, int) or isinstance(val, bool) or not 1 <= val <= MAX_JOBS:
+            p.add(where, f"jobs = {val!r}: expected pg_dump/pg_restore -j, 1 to {MAX_JOBS}")
+        else:
+            upd["jobs"] = val
+    if "compress" in table:
+        upd["compress"] = get(table, "compress", bool, True, p, where)
+    if "target" in table:
+        val = table["target"]
+        if not isinstance(val, str) or not Path(val).is_absolute():
+            p.add(where, f"target = {val!r}: expected the absolute path of a directory "
+                  "pg_basebackup makes its copy in")  # fmt: skip
+        else:
+            upd["target"] = val
     return upd
 
 

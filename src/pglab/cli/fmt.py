@@ -57,7 +57,8 @@ def phase(ph: PhaseSpec) -> str:
     times = f" ×{ph.times}" if ph.times > 1 else ""
     if ph.operation is not None:  # its options as the campaign file gives them
         opts = {"dirty": ph.dirty or None, "parallel": ph.parallel, "freeze": ph.freeze or None,
-                "columns": ",".join(ph.columns), "method": ph.method}  # fmt: skip
+                "columns": ",".join(ph.columns), "method": ph.method, "jobs": ph.jobs,
+                "compress": None if ph.compress else "off", "target": ph.target}  # fmt: skip
         amount = " ".join(f"{k}={opts[k]}" for k in OPERATION_OPTIONS[ph.operation]
                           if opts[k] is not None)  # fmt: skip
         return (

@@ -1,10 +1,12 @@
 """The pure parts of a maintenance operation: the statements it runs, its figures (MB/s over
-what it processed), its progress rows from the progress views, the workers VACUUM VERBOSE
-says it launched. No connection here: ``operations`` runs them.
+what it processed, tuples/s, WAL bytes), its progress rows from the progress views with their
+rate and ETA, the workers VACUUM VERBOSE says it launched. No connection here: ``operations``
+runs them.
 
-MB are 10^6 bytes. The bytes an operation processed are those of ``pgbench_accounts``'s heap
+MB are 10^6 bytes. The bytes a statement processed are those of ``pgbench_accounts``'s heap
 (all its partitions): what VACUUM and ANALYZE read (ANALYZE samples it: its MB/s is of the
-table, not of what it read), and the table CREATE INDEX scans.
+table, not of what it read), the table CREATE INDEX, CLUSTER, VACUUM FULL and REINDEX scan.
+The client programs' (``clients``) are of the database or the cluster they copy.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from pglab.campaign.spec import PhaseSpec
 
 TABLE = "pgbench_accounts"
+PRIMARY_KEY = "pgbench_accounts_pkey"  # what cluster orders by and reindex rebuilds
 INDEX = "pglab_operation_idx"  # the index create_index builds, dropped after (not measured)
 OPERATION_KIND = "operation"  # the phase's table of its figures, one row
 # a parallel index build needs 32 MB of maintenance_work_mem per participant, or PostgreSQL
@@ -24,24 +27,52 @@ PARTICIPANT_KB = 32 * 1024
 DIRTY_SEED = 1664525  # the rows a vacuum's dirtying updates: the same ones every time
 DIRTY_BUCKETS = 1 << 20
 
-# per operation: the progress view, its phase column and (done, total) columns; the same from
-# 15 to 18 (17 renamed others of pg_stat_progress_vacuum's columns, not these)
+# per operation run by a statement: its progress view's phase, (done, total) and their unit,
+# the same from 15 to 18 (17 renamed others of pg_stat_progress_vacuum's columns, not these).
+# %(pid)s is the operation's backend, %(tuples)s the table's live tuples (pg_class's estimate:
+# CLUSTER's index scan and its writing count tuples, with no total of their own)
+_CREATE_INDEX_PROGRESS = (
+    "SELECT phase, CASE WHEN blocks_total > 0 THEN blocks_done ELSE tuples_done END, "
+    "CASE WHEN blocks_total > 0 THEN blocks_total ELSE tuples_total END, "
+    "CASE WHEN blocks_total > 0 THEN 'blocks' ELSE 'tuples' END "
+    "FROM pg_stat_progress_create_index WHERE pid = %(pid)s"
+)
+_CLUSTER_PROGRESS = (
+    "SELECT phase, CASE phase WHEN 'seq scanning heap' THEN heap_blks_scanned "
+    "WHEN 'writing new heap' THEN heap_tuples_written ELSE heap_tuples_scanned END, "
+    "CASE phase WHEN 'seq scanning heap' THEN heap_blks_total ELSE %(tuples)s END, "
+    "CASE phase WHEN 'seq scanning heap' THEN 'blocks' ELSE 'tuples' END "
+    "FROM pg_stat_progress_cluster WHERE pid = %(pid)s"
+)
 PROGRESS_SQL = {
-    "vacuum": "SELECT phase, heap_blks_scanned, heap_blks_total "
-    "FROM pg_stat_progress_vacuum WHERE pid = %s",
-    "analyze": "SELECT phase, sample_blks_scanned, sample_blks_total "
-    "FROM pg_stat_progress_analyze WHERE pid = %s",
-    "create_index": "SELECT phase, CASE WHEN blocks_total > 0 THEN blocks_done ELSE tuples_done "
-    "END, CASE WHEN blocks_total > 0 THEN blocks_total ELSE tuples_total END "
-    "FROM pg_stat_progress_create_index WHERE pid = %s",
+    "vacuum": "SELECT phase, CASE phase WHEN 'vacuuming heap' THEN heap_blks_vacuumed "
+    "ELSE heap_blks_scanned END, heap_blks_total, 'blocks' "
+    "FROM pg_stat_progress_vacuum WHERE pid = %(pid)s",
+    "analyze": "SELECT phase, sample_blks_scanned, sample_blks_total, 'blocks' "
+    "FROM pg_stat_progress_analyze WHERE pid = %(pid)s",
+    "create_index": _CREATE_INDEX_PROGRESS,
+    "reindex": _CREATE_INDEX_PROGRESS,
+    "vacuum_full": _CLUSTER_PROGRESS,
+    "cluster": _CLUSTER_PROGRESS,
 }
-PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct"]
-WORKERS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = %s"
+# t: epoch; done and total in unit (blocks, tuples or bytes); rate: unit per second over the
+# progress phase so far; eta_s: what is left of the phase at that rate (None: not known yet)
+PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct", "unit", "rate", "eta_s"]
+WORKERS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = %(pid)s"
 # a partitioned table's leaves (pg_partition_tree has no rows for a plain table: its own size)
 SIZE_SQL = (
     f"SELECT coalesce((SELECT sum(pg_relation_size(relid)) FROM pg_partition_tree('{TABLE}')), "
     f"pg_relation_size('{TABLE}'))"
 )
+TUPLES_SQL = (
+    "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE relkind = 'r' "
+    f"AND (oid = '{TABLE}'::regclass OR oid IN (SELECT relid FROM pg_partition_tree('{TABLE}')))"
+)
+WAL_LSN_SQL = "SELECT pg_current_wal_lsn()"
+WAL_BYTES_SQL = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)::bigint"
+# the operations whose work is counted in tuples of pgbench_accounts (ANALYZE samples it; the
+# client programs move a whole database)
+TUPLE_OPERATIONS = ("vacuum", "create_index", "vacuum_full", "cluster", "reindex")
 
 _LAUNCHED = re.compile(r"launched (\d+) parallel vacuum workers? for index \w+ \(planned: (\d+)")
 
@@ -60,6 +91,11 @@ class OperationFigures:
     workers_planned: int | None
     workers_launched: int | None
     maintenance_work_mem_kb: int | None
+    # WAL the server wrote meanwhile (LSN difference), the table's live tuples and their rate
+    # (None where it does not apply, and in runs stored before these were)
+    wal_bytes: int | None = None
+    tuples: int | None = None
+    tuples_s: float | None = None
 
     def to_table(self) -> dict[str, Any]:
         d = asdict(self)
@@ -84,8 +120,11 @@ def figures(
     planned: int | None,
     launched: int | None,
     mwm_kb: int | None,
+    wal_bytes: int | None = None,
+    tuples: int | None = None,
 ) -> OperationFigures:
     assert phase.operation is not None
+    rate = tuples / elapsed_s if tuples is not None and elapsed_s > 0 else None
     return OperationFigures(
         operation=phase.operation,
         elapsed_s=elapsed_s,
@@ -95,24 +134,63 @@ def figures(
         workers_planned=planned,
         workers_launched=launched,
         maintenance_work_mem_kb=mwm_kb,
+        wal_bytes=wal_bytes,
+        tuples=tuples,
+        tuples_s=rate,
     )
 
 
-def progress_row(t: float, row: tuple[Any, ...]) -> list[Any]:
-    """A row of the progress table from a progress view's (phase, done, total) at epoch ``t``:
-    ``pct`` is None while the total is not known (0)."""
-    phase, done, total = row
+def progress_row(t: float, row: tuple[Any, ...], before: list[list[Any]]) -> list[Any]:
+    """A row of the progress table from a progress view's (phase, done, total, unit) at epoch
+    ``t``, after the rows ``before``: ``pct`` is None while the total is not known (0); the
+    rate is over the progress phase so far (from its first row), the ETA what is left of it at
+    that rate (both None until the phase has two rows and moved)."""
+    phase, done, total, unit = row
     done, total = int(done or 0), int(total or 0)
     pct = round(100.0 * done / total, 1) if total > 0 else None
-    return [t, str(phase), done, total, pct]
+    rate = eta = None
+    first = None
+    for r in reversed(before):  # the earliest row of this stretch of the phase
+        if r[1] != phase or r[5] != unit:
+            break
+        first = r
+    if first is not None and done > first[2] and t > first[0]:
+        rate = (done - first[2]) / (t - first[0])
+        if total > 0:
+            eta = round(max(total - done, 0) / rate, 1)
+    return [t, str(phase), done, total, pct, str(unit), rate, eta]
 
 
-def progress_text(operation: str, row: list[Any]) -> str:
-    """A progress row in words, for the live progress line: "vacuum: scanning heap 43%"."""
-    _, phase, done, total, pct = row
+def rate_text(rate: float, unit: str, block_size: int = 8192) -> str:
+    """A progress rate in words: MB/s of blocks or bytes, else tuples/s."""
+    if unit == "blocks":
+        return f"{rate * block_size / 1e6:,.0f} MB/s"
+    if unit == "bytes":
+        return f"{rate / 1e6:,.0f} MB/s"
+    return f"{rate:,.0f} {unit}/s"
+
+
+def clock(seconds: float) -> str:
+    """Seconds as h:mm:ss, or m:ss under an hour."""
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
+
+
+def progress_text(operation: str, row: list[Any], block_size: int = 8192) -> str:
+    """A progress row in words, for the live progress line:
+    "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"."""
+    _, phase, done, total, pct, unit, rate, eta = row
     if pct is not None:
-        return f"{operation}: {phase} {pct:.0f}%"
-    return f"{operation}: {phase}" + (f" {done:,}" if done else "")
+        text = f"{operation}: {phase} {pct:.0f}%"
+    else:
+        shown = f"{done / 1e6:,.0f} MB" if unit == "bytes" else f"{done:,}"
+        text = f"{operation}: {phase}" + (f" {shown}" if done else "")
+    if rate is not None:
+        text += f", {rate_text(rate, unit, block_size)}"
+    if eta is not None:
+        text += f", ETA {clock(eta)}"
+    return text
 
 
 def statement(phase: PhaseSpec) -> str:
@@ -124,6 +202,12 @@ def statement(phase: PhaseSpec) -> str:
         return f"ANALYZE {TABLE}"
     if phase.operation == "create_index":
         return f"CREATE INDEX {INDEX} ON {TABLE} USING {phase.method} ({', '.join(phase.columns)})"
+    if phase.operation == "vacuum_full":
+        return f"VACUUM (FULL, VERBOSE) {TABLE}"
+    if phase.operation == "cluster":
+        return f"CLUSTER {TABLE} USING {PRIMARY_KEY}"
+    if phase.operation == "reindex":
+        return f"REINDEX INDEX {PRIMARY_KEY}"
     raise ValueError(f"not an operation: {phase.operation!r}")
 
 
@@ -140,11 +224,11 @@ def dirty_statement(fraction: float) -> str:
 def session_settings(phase: PhaseSpec, mwm_kb: int) -> dict[str, str]:
     """What the operation's session sets: the workers it asks for and, for a parallel index
     build, maintenance_work_mem raised to what that many participants need (never lowered)."""
-    if phase.operation not in ("vacuum", "create_index"):
+    if phase.operation not in ("vacuum", "create_index", "reindex"):
         return {}
     out = {"max_parallel_maintenance_workers": str(phase.parallel)}
     need = PARTICIPANT_KB * (phase.parallel + 1)
-    if phase.operation == "create_index" and phase.parallel > 0 and mwm_kb < need:
+    if phase.operation != "vacuum" and phase.parallel > 0 and mwm_kb < need:
         out["maintenance_work_mem"] = f"{need}kB"
     return out
 

@@ -11,15 +11,19 @@ figures are the phase's ``operation`` table, its progress the ``progress.OPERATI
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from pglab import procs
 from pglab.campaign.spec import PhaseSpec
-from pglab.errors import CampaignError
+from pglab.errors import CampaignError, CommandError
+from pglab.maintenance import clients
 from pglab.maintenance.figures import (
     INDEX,
     OPERATION_KIND,
@@ -27,6 +31,10 @@ from pglab.maintenance.figures import (
     PROGRESS_SQL,
     SIZE_SQL,
     TABLE,
+    TUPLE_OPERATIONS,
+    TUPLES_SQL,
+    WAL_BYTES_SQL,
+    WAL_LSN_SQL,
     WORKERS_SQL,
     dirty_statement,
     figures,
@@ -40,24 +48,31 @@ from pglab.records import PgbenchReport, PhaseResult
 
 POLL_S = 0.05  # how often the watcher looks for parallel workers
 PROGRESS_S = 1.0  # a progress row at most this often (and the first one seen)
+APPLICATION = "maintenance"  # the operation's session's application_name
+
+
+Probe = Callable[[psycopg.Connection], "tuple[Any, ...] | None"]
 
 
 class _Watcher:
-    """Another session beside the operation's: its progress rows and the most parallel
-    workers seen at once (``pg_stat_activity.leader_pid``)."""
+    """Another session beside the operation's: its progress rows (``probe``: the progress
+    view's (phase, done, total, unit) or None) and the most parallel workers (``count``) seen
+    at once."""
 
     def __init__(
         self,
         connect: Callable[[], psycopg.Connection],
-        pid: int,
         operation: str,
+        probe: Probe,
+        count: Callable[[psycopg.Connection], int],
         on_progress: Callable[[str], object] | None = None,
+        block_size: int = 8192,
     ):
         self.conn = connect()
-        self.pid = pid
         self.operation = operation
+        self.probe, self.count = probe, count
         self.on_progress = on_progress
-        self.sql = PROGRESS_SQL[operation]
+        self.block_size = block_size
         self.rows: list[list[Any]] = []
         self.workers = 0
         self._stop = threading.Event()
@@ -70,16 +85,17 @@ class _Watcher:
         last = 0.0
         while not self._stop.is_set():
             try:
-                seen = self.conn.execute(WORKERS_SQL, (self.pid,)).fetchone()
-                self.workers = max(self.workers, int(seen[0]) if seen else 0)
+                self.workers = max(self.workers, self.count(self.conn))
                 now = time.time()
                 if now - last >= PROGRESS_S:
-                    row = self.conn.execute(self.sql, (self.pid,)).fetchone()
+                    row = self.probe(self.conn)
                     if row is not None:
-                        self.rows.append(progress_row(now, row))
+                        self.rows.append(progress_row(now, row, self.rows))
                         last = now
                         if self.on_progress is not None:
-                            self.on_progress(progress_text(self.operation, self.rows[-1]))
+                            self.on_progress(
+                                progress_text(self.operation, self.rows[-1], self.block_size)
+                            )
             except psycopg.Error:
                 return  # the run goes on without the rest of its progress
             self._stop.wait(POLL_S)
@@ -93,16 +109,26 @@ class _Watcher:
 class Operation:
     """One iteration of an operation phase on the server ``connect`` reaches (a session in the
     database of pgbench's tables): prepared when entered (settings, a vacuum's dirtying and
-    CHECKPOINT, an old index dropped: before the phase's telemetry starts, so that none of it
-    is counted), measured by ``run``, put back on exit."""
+    CHECKPOINT, an old index dropped, a restore's database made: before the phase's telemetry
+    starts, so that none of it is counted), measured by ``run``, put back on exit. ``client``:
+    how the client programs (dump, restore, basebackup) run."""
 
-    def __init__(self, connect: Callable[[], psycopg.Connection], phase: PhaseSpec):
+    def __init__(
+        self,
+        connect: Callable[[], psycopg.Connection],
+        phase: PhaseSpec,
+        client: clients.Client | None = None,
+    ):
         assert phase.operation is not None
         self.connect, self.phase, self.op = connect, phase, phase.operation
+        self.client = client
         self.notices: list[str] = []
         self.plain = False
         self.mwm_kb = 0
         self.nbytes = 0
+        self.tuples: int | None = None
+        self.block_size = 8192
+        self.into: Path | None = None  # a client program's directory
 
     def __enter__(self) -> Operation:
         self.conn = self.connect()
@@ -116,6 +142,13 @@ class Operation:
     def _prepare(self) -> None:
         conn, phase, op = self.conn, self.phase, self.op
         conn.add_notice_handler(lambda d: self.notices.append(d.message_primary or ""))
+        # the workload's session, not one of pglab's own: its waits are sampled, and the
+        # telemetry's closing snapshot does not wait for it to end (it flushes its statistics)
+        conn.execute(f"SET application_name = '{APPLICATION}'")
+        self.block_size = _int_setting(conn, "block_size")
+        if op in clients.CLIENT_OPERATIONS:
+            self._prepare_client()
+            return
         # VACUUM VERBOSE's workers, in English (without the privilege: those seen beside it)
         with contextlib.suppress(psycopg.errors.InsufficientPrivilege):
             conn.execute("SET lc_messages = 'C'")
@@ -141,15 +174,52 @@ class Operation:
                     hint="GRANT pg_checkpoint TO the role (16+; a superuser before), or dirty = 0",
                 ) from exc
         self.nbytes = int(conn.execute(SIZE_SQL).fetchone()[0])  # type: ignore[index]
+        if op in TUPLE_OPERATIONS:
+            self.tuples = int(conn.execute(TUPLES_SQL).fetchone()[0])  # type: ignore[index]
+
+    def _prepare_client(self) -> None:
+        conn, phase, op, client = self.conn, self.phase, self.op, self.client
+        assert client is not None
+        self.nbytes = int(conn.execute(clients.DATABASE_SIZE_SQL).fetchone()[0])  # type: ignore[index]
+        dump = client.workdir / clients.DUMP_DIR
+        if op == "dump":
+            shutil.rmtree(dump, ignore_errors=True)  # a dump before it in the run
+            client.workdir.mkdir(parents=True, exist_ok=True)
+            self.into = dump
+        elif op == "restore":
+            if not (dump / "toc.dat").is_file():
+                raise CampaignError(
+                    f"phase {phase.name}: restore found no dump of this run in {dump}",
+                    hint='give the run a phase with operation = "dump" before the restore',
+                )
+            self.into = dump
+            conn.execute(f"DROP DATABASE IF EXISTS {clients.RESTORE_DATABASE}")
+            conn.execute(f"CREATE DATABASE {clients.RESTORE_DATABASE} TEMPLATE template0")
+        else:
+            if phase.target is None:
+                client.workdir.mkdir(parents=True, exist_ok=True)
+            self.into = clients.backup_dir(phase, client.workdir)
+            if not self.into.parent.is_dir():
+                raise CampaignError(
+                    f"phase {phase.name}: basebackup target {self.into.parent} is not a directory",
+                    hint="make it, or give target = the absolute path of one",
+                )
+            shutil.rmtree(self.into, ignore_errors=True)
 
     def __exit__(self, *exc: object) -> None:
         # put back what can be: an error here must not hide the one that ended the phase
         try:
+            if self.op == "basebackup" and self.into is not None:
+                shutil.rmtree(self.into, ignore_errors=True)
             if not self.conn.closed and not self.conn.broken:
                 if self.op == "create_index":
                     self.conn.execute(f"DROP INDEX IF EXISTS {INDEX}")
                 if self.op == "vacuum" and self.plain:
                     self.conn.execute(f"ALTER TABLE {TABLE} RESET (autovacuum_enabled)")
+                if self.op == "restore" and self.into is not None:
+                    self.conn.execute(
+                        f"DROP DATABASE IF EXISTS {clients.RESTORE_DATABASE} WITH (FORCE)"
+                    )
         except psycopg.Error:
             if not any(exc):
                 raise  # the phase went well: its table is not as it was, say so
@@ -159,38 +229,96 @@ class Operation:
     def run(
         self, iteration: int, on_progress: Callable[[str], object] | None = None
     ) -> PhaseResult:
-        """The measured statement, watched; its figures and progress (``on_progress``: each
-        progress row in words, from the watcher's thread)."""
+        """The measured statement or program, watched; its figures and progress
+        (``on_progress``: each progress row in words, from the watcher's thread)."""
         phase, op = self.phase, self.op
-        sql = statement(phase)
         self.notices.clear()
-        watcher = _Watcher(self.connect, self.conn.info.backend_pid, op, on_progress)
+        lsn = self.conn.execute(WAL_LSN_SQL).fetchone()[0]  # type: ignore[index]
+        probe, count = self._watching()
+        watcher = _Watcher(self.connect, op, probe, count, on_progress, self.block_size)
+        if self.client is not None and op in clients.CLIENT_OPERATIONS:
+            assert self.into is not None
+            argv = clients.argv(phase, self.client, self.conn.info.dbname, self.into)
+            shown = tuple(argv)
+        else:
+            argv, shown = [], (statement(phase),)
         watcher.start()
         started = time.time()
         t0 = time.monotonic()
         try:
-            self.conn.execute(sql)
+            if argv:
+                output = self._run_program(argv)
+            else:
+                self.conn.execute(shown[0])
+                output = "\n".join(self.notices)
         finally:
             elapsed = time.monotonic() - t0
             watcher.stop()
+        self.conn.execute("SELECT pg_stat_force_next_flush()")  # as its transaction ends
+        wal = int(self.conn.execute(WAL_BYTES_SQL, (lsn,)).fetchone()[0])  # type: ignore[index]
+        if op == "basebackup" and self.into is not None:
+            self.nbytes = clients.tree_bytes(self.into)
         planned, launched = vacuum_workers(self.notices) if op == "vacuum" else (None, None)
         launched = max(launched or 0, watcher.workers)
-        mwm = None if op == "analyze" else self.mwm_kb
-        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm)
+        if op in ("dump", "restore"):  # sessions seen at once, but the leader's: -j N gives N
+            launched = max(watcher.workers - 1, 0)
+        elif op == "basebackup":
+            launched = None
+        mwm = self.mwm_kb if op in ("vacuum", "create_index", "reindex") else None
+        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm, wal, self.tuples)
         return PhaseResult(
             name=phase.name,
             iteration=iteration,
             measured=phase.measured,
             started_at=started,
             elapsed_s=elapsed,
-            argv=(sql,),
+            argv=shown,
             report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed),
-            output="\n".join(self.notices),
+            output=output,
             tables={
                 OPERATION_KIND: figs.to_table(),
                 f"progress.{op}": {"columns": PROGRESS_COLUMNS, "rows": watcher.rows},
             },
         )
+
+    def _watching(self) -> tuple[Probe, Callable[[psycopg.Connection], int]]:
+        """How the watcher reads this operation's progress and counts its workers."""
+        op = self.op
+        if op in PROGRESS_SQL:
+            mine = {"pid": self.conn.info.backend_pid, "tuples": self.tuples or 0}
+            return (
+                lambda c: c.execute(PROGRESS_SQL[op], mine).fetchone(),
+                lambda c: _count(c, WORKERS_SQL, mine),
+            )
+        if op == "basebackup":
+            return (lambda c: c.execute(clients.BASEBACKUP_SQL).fetchone(), lambda c: 0)
+        db = self.conn.info.dbname if op == "dump" else clients.RESTORE_DATABASE
+        assert self.into is not None
+        total = clients.dump_data_bytes(self.into) if op == "restore" else 0
+        copies = clients.CopyProgress("COPY TO" if op == "dump" else "COPY FROM", total)
+        params: dict[str, Any] = {"db": db, "command": copies.phase_name, "app": f"pg_{op}"}
+        return (
+            lambda c: copies.row(c.execute(clients.COPY_SQL, params).fetchall()),
+            lambda c: _count(c, clients.SESSIONS_SQL, params),
+        )
+
+    def _run_program(self, argv: list[str]) -> str:
+        """Run a client program to its end (Ctrl-C stops it); its output, or a clear error:
+        a base backup's target out of room says so."""
+        assert self.client is not None
+        try:
+            done = procs.run(argv, timeout=clients.TIMEOUT_S, env=self.client.env, what=argv[0])
+        except CommandError as exc:
+            if self.op == "basebackup" and "No space left on device" in exc.message:
+                assert self.into is not None
+                raise CampaignError(
+                    f"phase {self.phase.name}: the basebackup target {self.into.parent} ran "
+                    "out of room (No space left on device)",
+                    hint="give target = a directory with room for the whole cluster (the "
+                    f"database alone is {self.nbytes / 1e6:,.0f} MB here, plus WAL)",
+                ) from exc
+            raise
+        return (done.stdout + done.stderr).strip()
 
 
 def run_phase(
@@ -199,6 +327,11 @@ def run_phase(
     """One iteration of an operation phase, prepared, run and put back."""
     with Operation(connect, phase) as op:
         return op.run(iteration)
+
+
+def _count(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> int:
+    row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _int_setting(conn: psycopg.Connection, name: str) -> int:

@@ -65,6 +65,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# only local socket connections, and only with trust on the private (0700) socket directory;
+# replication too, for a basebackup operation (written at every start: datasets made before
+# it have the first line only)
+HBA = "local all all trust\nlocal replication all trust\n"
+
+
 def initdb(binaries: Binaries, lab: Lab, datadir: Path, timeout: float = 300) -> None:
     """Create a cluster: superuser ``postgres``, trust on the private socket only, C locale."""
     lab.make_private_dir(datadir)
@@ -89,8 +95,7 @@ def initdb(binaries: Binaries, lab: Lab, datadir: Path, timeout: float = 300) ->
         conf.write(f"\n# settings of the current pglab run\ninclude_if_exists = '{CONF_FILE}'\n")
     (datadir / CONF_FILE).write_text("")
     lab.give(datadir / CONF_FILE)
-    # only local socket connections, and only with trust on the private (0700) socket directory
-    (datadir / "pg_hba.conf").write_text("local all all trust\n")
+    (datadir / "pg_hba.conf").write_text(HBA)
 
 
 class Cluster:
@@ -118,6 +123,7 @@ class Cluster:
         if self.proc is not None:
             self.stop()  # it died since it was started: reap it and whatever it left
         self._write_conf(user_settings or {})
+        (self.datadir / "pg_hba.conf").write_text(HBA)
         if len(str(self.socket_dir)) + len("/.s.PGSQL.65535") > SOCKET_PATH_MAX:
             raise ServerError(
                 f"the socket path under {self.lab.home} would be too long for PostgreSQL "

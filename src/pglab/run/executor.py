@@ -31,7 +31,7 @@ from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
-from pglab.maintenance import operations
+from pglab.maintenance import clients, operations
 from pglab.pgbench import invoke as pgbench
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
@@ -48,6 +48,27 @@ from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
+
+
+def _client(
+    srv: Cluster | ExistingServer, binaries: Binaries, workdir: Path, env: dict[str, str] | None
+) -> clients.Client:
+    """How a dump, restore or basebackup runs: the server source's programs, reaching the
+    server as pgbench does, writing under the run's work directory."""
+
+    def conninfo(dbname: str | None) -> str:
+        if isinstance(srv, ExistingServer):
+            return srv.conninfo(dbname, with_options=True)
+        return srv.conninfo(dbname or "postgres")
+
+    return clients.Client(
+        pg_dump=binaries.exe("pg_dump"),
+        pg_restore=binaries.exe("pg_restore"),
+        pg_basebackup=binaries.exe("pg_basebackup"),
+        conninfo=conninfo,
+        workdir=workdir,
+        env=dict(env or {}),
+    )
 
 
 def _operation_session(srv: Cluster | ExistingServer) -> Callable[[], psycopg.Connection]:
@@ -232,6 +253,7 @@ class Executor:
         log_offset = 0
         fp: dict = {}
         srv: Cluster | ExistingServer | None = None
+        workdir: Path | None = None
         try:
             if run.server.over_network:
                 srv = self._existing_for(run, binaries, timings)
@@ -277,8 +299,9 @@ class Executor:
                         # an operation is prepared (a vacuum's dirtying) before the watching
                         op = None
                         if phase.operation is not None:
+                            client = _client(srv, binaries, workdir, env)
                             op = stack.enter_context(
-                                operations.Operation(_operation_session(srv), phase)
+                                operations.Operation(_operation_session(srv), phase, client)
                             )
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry
@@ -313,6 +336,8 @@ class Executor:
             failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
             if failed_in_run and srv is not None and (why := srv.lost(grace=1.0)):
                 error += f"\n({why})"
+        if workdir is not None:  # a dump is the run's own: the next run makes its own
+            shutil.rmtree(workdir / clients.DUMP_DIR, ignore_errors=True)
         log = srv.log_since(log_offset) if srv is not None else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"

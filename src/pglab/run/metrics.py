@@ -106,8 +106,9 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
 
 def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
     """A maintenance operation's figures per phase (mean over its iterations): MB/s, elapsed
-    seconds, bytes, workers launched; and the run's MB/s over its measured operations (the
-    ``tps`` of these phases is the same MB/s: the run's headline figure)."""
+    seconds, bytes, and where they apply workers launched, WAL bytes, tuples/s; and the run's
+    MB/s over its measured operations (the ``tps`` of these phases is the same MB/s: the run's
+    headline figure)."""
     by_name: dict[str, list[OperationFigures]] = {}
     measured: list[OperationFigures] = []
     for ph in phases:
@@ -121,9 +122,10 @@ def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
         out[f"phase.{name}.mb_s"] = statistics.fmean(f.mb_s for f in items)
         out[f"phase.{name}.elapsed_s"] = statistics.fmean(f.elapsed_s for f in items)
         out[f"phase.{name}.bytes"] = statistics.fmean(f.bytes for f in items)
-        launched = [f.workers_launched for f in items if f.workers_launched is not None]
-        if launched:
-            out[f"phase.{name}.workers_launched"] = statistics.fmean(launched)
+        for key in ("workers_launched", "wal_bytes", "tuples_s"):  # where they apply
+            vals = [v for f in items if (v := getattr(f, key)) is not None]
+            if vals:
+                out[f"phase.{name}.{key}"] = statistics.fmean(vals)
     if measured:
         out["mb_s"] = statistics.fmean(f.mb_s for f in measured)
     return out
