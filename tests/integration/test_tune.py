@@ -100,6 +100,13 @@ wal_compression = ["off", "pglz"]
     again = capsys.readouterr().out
     assert len(trials_of(store, "e2e")) == 3
     assert out[out.index("answer: ") :].splitlines()[0] in again
+    # the point edited since: its trials would not compare; refused, nothing run
+    path.write_text(path.read_text().replace("duration = 2", "duration = 3"))
+    assert cli("tune", str(path), lab=lab, store=store) == 2
+    assert "the point of 'e2e' (its workload, dataset or [server.settings]) changed" in (
+        capsys.readouterr().err
+    )
+    assert len(trials_of(store, "e2e")) == 3
 
 
 def _best(trials: list[optuna.trial.FrozenTrial]) -> str:

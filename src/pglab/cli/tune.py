@@ -122,10 +122,9 @@ def run(where: Where, file: Path) -> int:
     with where.open() as store, trials.locked(lab, camp.name):
         view = ProgressEvents(each * (spec.trials + n_confirm))
         events = _Events(view, spec.objective)
+        search = trials.Search(lab, store, where.store_url, setup, events, ExecutorEvents(view))
+        search.start()  # refuses a study whose point changed, before the progress shows
         with view:
-            search = trials.Search(lab, store, where.store_url, setup, events,
-                                   ExecutorEvents(view))  # fmt: skip
-            search.start()
             search.run()
             confirm.run(search, events)
         tidy.refresh(store, camp.name)

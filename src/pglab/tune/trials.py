@@ -211,6 +211,18 @@ class Search:
 
     def start(self) -> None:
         camp = self.setup.campaign
+        point = self.setup.base.point_key  # the workload, dataset and fixed settings
+        before = self.study.user_attrs.get("point")
+        if before is not None and before != point:
+            raise CampaignError(
+                f"the point of {camp.name!r} (its workload, dataset or [server.settings]) changed "
+                "since its study began: its trials would not be comparable",
+                hint="give the file another name = ... for a new study, or put the point back",
+            )
+        knobs = {k.name: k.describe() for k in self.knobs}
+        if before is not None and self.study.user_attrs.get("knobs") != knobs:
+            self.events.status("warning: the knobs changed since the study began; the trials "
+                               "before keep the ranges they were drawn from")  # fmt: skip
         for line in clean_leftovers(self.lab, [camp.variants[0].server]):
             self.events.status(line)
         self.store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
@@ -221,7 +233,8 @@ class Search:
                                "marked failed (interrupted) and queued again")  # fmt: skip
         if self.new:
             self._enqueue_first()
-        self.study.set_user_attr("knobs", {k.name: k.describe() for k in self.knobs})
+        self.study.set_user_attr("point", point)
+        self.study.set_user_attr("knobs", knobs)
         self.study.set_user_attr("pgtune", self.setup.pgtune)
 
     def _enqueue_first(self) -> None:
