@@ -108,7 +108,8 @@ BAD = [
     ({"max_duration": "soon"}, "max_duration = 'soon': expected seconds"),
     ({"max_duration": -5}, "max_duration = -5: expected seconds"),
     ({"repeats": 0}, "repeats = 0: must be ≥ 1"),
-    ({"repeats": "3"}, "repeats = '3': expected int"),
+    ({"repeats": "3"}, "repeats = '3': expected an integer ≥ 1, or \"auto\""),
+    ({"sequential": {"max": 5}}, '[sequential]: applies to repeats = "auto" only'),
     ({"repeats": True}, "repeats = True: expected int"),
     ({"repeat": 3}, 'unknown key "repeat" — did you mean "repeats"?'),
     ({"bogus": 1}, 'unknown key "bogus"'),
@@ -229,6 +230,8 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
         op = next(o for o, keys in OPERATION_OPTIONS.items() if key in keys)
         return {table.name: {"operation": op, key: value} if table.form == "table"
                 else [{"operation": op, key: value}]}  # fmt: skip
+    if table is schema.SEQUENTIAL:  # the settings of repeats = "auto"
+        return {"repeats": "auto", table.name: {key: value}}
     if table.form == "table":
         return {table.name: {key: value}}
     if table.form == "array":
@@ -347,6 +350,7 @@ _setting_names = st.sampled_from(["work_mem", "shared_buffers", "jit", "x.y"])
 SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "script": _script,
     "scripts": st.lists(_script, min_size=1, max_size=3),
+    "repeats": st.sampled_from([1, 3]),  # "auto" takes [sequential] and interleaved order
     "threads": st.sampled_from(["auto", 1]),  # threads ≤ clients is not the schema's to say
     "seed": st.sampled_from(["time", "rand", 0, 42, 2**64 - 1]),
     "settings": st.dictionaries(_setting_names, _scalar, max_size=3),

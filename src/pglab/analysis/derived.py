@@ -548,6 +548,8 @@ def campaign_notices(
         )
     if runs is None:
         runs = [store.get_run(r.id) for r in store.list_runs(camp["name"])]
+    if rows is None:
+        rows = points.campaign_rows([r for r in runs if r is not None], camp)
     return notices_of(
         [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp),
         verbose, rows,

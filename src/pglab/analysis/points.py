@@ -15,6 +15,7 @@ import numpy as np
 from pglab.analysis import stats as analysis
 from pglab.analysis import verdicts
 from pglab.rows import RunRow
+from pglab.sequential import SequentialSpec, expected_runs
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:
@@ -28,6 +29,20 @@ def effect_of(campaign: dict[str, Any] | None) -> float:
     "~" verdict must have been able to find."""
     analysis_table = ((campaign or {}).get("spec") or {}).get("analysis") or {}
     return float(analysis_table.get("effect", verdicts.DEFAULT_EFFECT_PCT))
+
+
+def sequential_of(campaign: dict[str, Any] | None) -> SequentialSpec | None:
+    """``repeats = "auto"``'s settings for a stored campaign (None: a fixed number of repeats)."""
+    doc = (campaign or {}).get("spec") or {}
+    if doc.get("repeats") != "auto":
+        return None
+    table = doc.get("sequential") or {}
+    return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
+
+
+def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[PointRow]:
+    """``point_rows`` with the stored campaign's baseline, effect and repeats."""
+    return point_rows(runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign))
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -80,9 +95,11 @@ def point_rows(
     runs: Sequence[RunRow],
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    sequential: SequentialSpec | None = None,
 ) -> list[PointRow]:
     """The points of ``runs`` (in the order their first run was stored), each compared with the
-    ``baseline`` variant's point, Holm-corrected over the campaign."""
+    ``baseline`` variant's point, Holm-corrected over the campaign (``sequential``: a campaign
+    of ``repeats = "auto"``, judged as its rounds were: ``verdicts.compare_sequential``)."""
     by_label: dict[str, list[RunRow]] = {}
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
@@ -112,12 +129,13 @@ def point_rows(
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
         ))  # fmt: skip
-    return _compare_to_baseline(rows, tps_of, baseline, effect_pct)
+    return _compare_to_baseline(rows, tps_of, baseline, effect_pct, sequential)
 
 
 def _compare_to_baseline(
-    rows: list[PointRow], tps_of: dict[str, list[float]], baseline: str | None, effect: float
-) -> list[PointRow]:
+    rows: list[PointRow], tps_of: dict[str, list[float]], baseline: str | None, effect: float,
+    sequential: SequentialSpec | None = None,
+) -> list[PointRow]:  # fmt: skip
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates: Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
     if baseline is None:
@@ -126,7 +144,11 @@ def _compare_to_baseline(
     pairs = [
         pt for pt in rows if pt.variant != baseline and base.get(pt.coords) and tps_of[pt.point]
     ]
-    found = verdicts.compare_family([(base[pt.coords], tps_of[pt.point]) for pt in pairs], effect)
+    samples = [(base[pt.coords], tps_of[pt.point]) for pt in pairs]
+    if sequential is not None:
+        found = verdicts.compare_sequential(samples, effect, sequential.precision)
+    else:
+        found = verdicts.compare_family(samples, effect)
     judged = {pt.point: c for pt, c in zip(pairs, found, strict=True)}
     return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
 
@@ -160,9 +182,41 @@ def design_check(plan: Any, stored_runs: Sequence[RunRow]) -> verdicts.Design | 
     the first variant's at the same matrix coordinates) on the campaign's effect of interest;
     None for a campaign with one variant (nothing is compared)."""
     camp = plan.campaign
-    if len(camp.variants) < 2:
+    if len(camp.variants) < 2 or camp.sequential is not None:
         return None
     baseline = camp.variants[0].name
     comparisons = sum(1 for pt in plan.points if pt.variant != baseline)
     noise, source = noise_before(stored_runs, camp.name, {pt.point_key for pt in plan.points})
     return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct)
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """What ``repeats = "auto"`` will take: the runs at least, at most, and expected if no point
+    differs from its baseline at the noise measured before (or assumed)."""
+
+    least: int
+    most: int
+    expected: float
+    noise_pct: float
+    noise_source: str
+
+    def text(self) -> str:
+        return (
+            f"repeats auto: {self.least}–{self.most} run(s), about {self.expected:.0f} expected "
+            f"if no point differs (noise {self.noise_pct:.1f}%, {self.noise_source})"
+        )
+
+
+def sequential_plan(plan: Any, stored_runs: Sequence[RunRow]) -> SequentialPlan | None:
+    """The runs a campaign of ``repeats = "auto"`` takes (None: a fixed number of repeats)."""
+    camp = plan.campaign
+    spec = camp.sequential
+    if spec is None:
+        return None
+    noise, source = noise_before(stored_runs, camp.name, {pt.point_key for pt in plan.points})
+    variants = len(camp.variants)
+    groups = max(1, len(plan.points) // variants)
+    expected = expected_runs(spec, groups, variants, noise, camp.effect_pct)
+    n = len(plan.points)
+    return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)

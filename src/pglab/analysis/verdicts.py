@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pglab import sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.significance import ALPHA, scipy_stats
 
@@ -259,6 +260,40 @@ def compare(
 ) -> Comparison:
     """One comparison on its own (a family of one)."""
     return compare_family([(baseline, other)], effect_pct)[0]
+
+
+def compare_sequential(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+    precision: float | None = None,
+) -> list[Comparison]:
+    """The comparisons of a campaign run with ``repeats = "auto"``: judged on the anytime-valid
+    confidence sequence its rounds stopped on (``pglab.sequential``), at ALPHA / m each
+    (Bonferroni), not on Welch's test, whose p-values do not hold once the number of runs
+    depends on the data. ``p_value`` is 1/E (E the e-value against no difference), valid
+    at any stopping time; ``p_holm`` is m/E."""
+    m = max(1, sum(1 for a, b in pairs if len(a) and len(b)))
+    alpha = sequential.family_alpha(m)
+    out = []
+    for a, b in pairs:
+        lk = sequential.look(a, b, alpha, effect_pct, precision)
+        sides = _sides_text(lk.n_a, lk.n_b)
+        if lk.verdict == "~":
+            reason = (f"no difference of ±{effect_pct:g}%: its anytime-valid interval lies within "
+                      f"(sequential, {sides})")  # fmt: skip
+        elif lk.verdict == "?" and lk.ci_low is None:
+            reason = f"{sides}: too few for an anytime-valid interval"
+        elif lk.verdict == "?":
+            reason = (f"{sides}: the anytime-valid interval still reaches ±{effect_pct:g}% "
+                      "(sequential: raise [sequential] max, or reduce the noise)")  # fmt: skip
+        else:
+            reason = f"sequential, {sides}"
+        out.append(Comparison(
+            lk.delta_pct, lk.ci_low, lk.ci_high, min(1.0, 1 / lk.e_value), lk.verdict, reason,
+            p_holm=min(1.0, m / lk.e_value), n_a=lk.n_a, n_b=lk.n_b, comparisons=m,
+            effect_pct=effect_pct,
+        ))  # fmt: skip
+    return out
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from pglab.campaign.schema import (
     ON_ERROR,
     ORDERS,
     PHASE_KEYS,
+    SEQUENTIAL_KEYS,
     SERVER_KEYS,
     STORAGE_AXES,
     TELEMETRY_KEYS,
@@ -60,6 +61,7 @@ from pglab.campaign.spec import (
 )
 from pglab.campaign.workload import apply_workload, for_phase, takes
 from pglab.errors import CampaignError
+from pglab.sequential import SequentialSpec
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -92,6 +94,8 @@ class Campaign:
     effect_pct: float = DEFAULT_EFFECT_PCT  # [analysis] effect: the difference worth finding
     max_duration_s: float | None = None  # the time budget: the plan's estimate must fit in it
     hosts: tuple[HostSpec, ...] = ()  # [hosts.NAME]: where remote generators run
+    # repeats = "auto": rounds until decided (then ``repeats`` is its max)
+    sequential: SequentialSpec | None = None
 
     def host(self, name: str) -> HostSpec:
         return next(h for h in self.hosts if h.name == name)
@@ -135,8 +139,16 @@ def parse(
         doc = {k: v for k, v in doc.items() if k != "tune"}
     p.unknown_keys("", doc, TOP_KEYS)
     name = get(doc, "name", str, default_name, p, "")
-    repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
+    sequential = _sequential(doc, order, p)
+    if sequential is not None:
+        repeats = sequential.max
+    elif isinstance(doc.get("repeats"), str):
+        p.add("", f'repeats = {doc["repeats"]!r}: expected an integer ≥ 1, or "auto" (rounds '
+              "until each comparison is decided)")  # fmt: skip
+        repeats = 1
+    else:
+        repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
     on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
     max_duration = duration_s(doc, "max_duration", p, "")
 
@@ -244,6 +256,7 @@ def parse(
         effect,
         max_duration,
         tuple(known_hosts.values()),
+        sequential,
     )
 
 
@@ -476,6 +489,45 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
 
 
 # -- small checks ----------------------------------------------------------------------------
+
+
+def _sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec | None:
+    """``repeats = "auto"`` and its ``[sequential]`` table (min, max, precision)."""
+    table = table_of(doc, "sequential", p, "")
+    where = "[sequential]"
+    p.unknown_keys(where, table, SEQUENTIAL_KEYS)
+    if doc.get("repeats") != "auto":
+        if "sequential" in doc:
+            p.add(where, 'applies to repeats = "auto" only: set it, or remove the table')
+        return None
+    spec = SequentialSpec()
+    found: dict[str, Any] = {}
+    for key in ("min", "max"):
+        val = table.get(key, getattr(spec, key))
+        low, high = schema.bounds(schema.SEQUENTIAL, key)
+        if isinstance(val, bool) or not isinstance(val, int) or not low <= val <= high:
+            p.add(where, f"{key} = {val!r}: expected an integer from {low:g} to {high:g}")
+        else:
+            found[key] = val
+    if "max" not in table and found.get("min", spec.min) > spec.max:
+        found["max"] = found["min"]  # max: 20, or min when that is more
+    if "min" not in table and found.get("max", spec.max) < spec.min:
+        found["min"] = found["max"]  # min: 3, or max when that is less
+    if found.get("min", spec.min) > found.get("max", spec.max):
+        p.add(where, f"min = {found['min']} is above max = {found.get('max', spec.max)}: "
+              "the first look comes after min rounds, the last at max")  # fmt: skip
+        found.pop("min")
+    if "precision" in table:
+        val = table["precision"]
+        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 < val <= 100:
+            p.add(where, f"precision = {val!r}: expected the half-width of Δ% wanted, in "
+                  "points of % (above 0, at most 100; e.g. 2 for ±2%)")  # fmt: skip
+        else:
+            found["precision"] = float(val)
+    if order != "interleaved":
+        p.add("", 'repeats = "auto" needs order = "interleaved": a point is judged against '
+              "the baseline's runs of the same rounds")  # fmt: skip
+    return replace(spec, **found)
 
 
 def _analysis(table: dict[str, Any], p: Problems) -> float:

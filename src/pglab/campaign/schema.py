@@ -37,6 +37,7 @@ from pglab.campaign.spec import (
     StorageBenchSpec,
     TelemetrySpec,
 )
+from pglab.sequential import SequentialSpec
 
 ORDERS = ("interleaved", "sequential")
 ON_ERROR = ("continue", "stop")
@@ -130,6 +131,8 @@ SHAPES: dict[str, Shape] = {
         {"enum": list(ACCOUNT_COLUMNS)},
         {"type": "array", "minItems": 1, "uniqueItems": True,
          "items": {"enum": list(ACCOUNT_COLUMNS)}}]}),
+    "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
+                                                         {"const": "auto"}]}),
     "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
     "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
         {"type": "number", "exclusiveMinimum": 0},
@@ -146,14 +149,15 @@ SHAPES: dict[str, Shape] = {
 }  # fmt: skip
 
 _dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
-_telemetry, _bench = TelemetrySpec(), StorageBenchSpec()
+_telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
 TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab run --help` "
             "shows its layout", (
     Key("name", "string", "stored under it: running the file again resumes it",
         '"wal-sweep"', default_doc="the file's name"),
     Key("description", "string", "free text, kept with the campaign", '"WAL settings"',
         default=""),
-    Key("repeats", "integer", "runs per point (a spread shows from 2 on)", "3", 1, minimum=1),
+    Key("repeats", "repeats", 'runs per point (a spread shows from 2 on); "auto": rounds until '
+        "each point's comparisons are decided (see [sequential])", '"auto"', 1),
     Key("order", "string", "interleaved (rounds of every point: drift spreads over all of "
         "them) or sequential", '"interleaved"', "interleaved", choices=ORDERS),
     Key("on_error", "string", "continue after a failed run, or stop", '"continue"',
@@ -350,8 +354,17 @@ ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
         "that could not find it says ?, not ~", "10", DEFAULT_EFFECT_PCT, minimum=0.1,
         maximum=500),
 ))  # fmt: skip
+SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
+                   "its comparisons are decided (an anytime-valid confidence sequence)", (
+    Key("min", "integer", "rounds before the first look", "3", _seq.min, minimum=2, maximum=1000,
+        default_doc="3, or max if less"),
+    Key("max", "integer", "rounds at most (a point still undecided then says ?)", "20", _seq.max,
+        default_doc="20, or min if more", minimum=2, maximum=1000),
+    Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
+        "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
+))  # fmt: skip
 TABLES = (TOP, SERVER, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY, TARGETS,
-          STORAGE, STORAGE_BENCH, ANALYSIS, HOSTS)  # fmt: skip
+          STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -377,6 +390,7 @@ TARGET_KEYS = {kind: {k.name for k in TARGETS.keys if kind in k.kinds} for kind 
 STORAGE_KEYS = _names(STORAGE)
 STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)
 ANALYSIS_KEYS = _names(ANALYSIS)
+SEQUENTIAL_KEYS = _names(SEQUENTIAL)
 HOST_KEYS = _names(HOSTS)
 
 
@@ -391,31 +405,14 @@ def bounds(table: Table, name: str) -> tuple[float, float]:
     return k.minimum, k.maximum
 
 
-# -- JSON Schema -------------------------------------------------------------------------------
-
-SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
+# -- JSON Schema: campaign/json_schema.py ------------------------------------------------------
 
 
 def json_schema() -> dict[str, Any]:
     """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
-    defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
-    assert not defs.keys() & SHAPES.keys()
-    defs.update((name, shape.schema) for name, shape in SHAPES.items())
-    top = _table_schema(TOP)
-    for table in TABLES[1:]:
-        ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
-        if table.form == "array":
-            ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
-        elif table.form == "named":
-            ref = {"type": "object", "additionalProperties": ref}
-        top["properties"][table.name] = {**ref, "description": table.doc}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": SCHEMA_ID,
-        "title": "pglab campaign file",
-        **top,
-        "$defs": defs,
-    }
+    from pglab.campaign.json_schema import build
+
+    return build()
 
 
 def def_name(table: Table) -> str:
@@ -423,52 +420,6 @@ def def_name(table: Table) -> str:
     return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
         table.name, table.name
     )
-
-
-def _value(k: Key) -> dict[str, Any]:
-    """The JSON Schema of one value of ``k``."""
-    if k.type in SHAPES:
-        out: dict[str, Any] = {"$ref": f"#/$defs/{k.type}"}
-    elif k.type in BY_NAME:
-        out = {"$ref": f"#/$defs/{def_name(BY_NAME[k.type])}"}
-    else:
-        out = {"type": k.type}
-    if k.choices:
-        out["enum"] = list(k.choices)
-    for word, val in (("minimum", k.minimum), ("maximum", k.maximum),
-                      ("exclusiveMinimum", k.above), ("pattern", k.pattern)):  # fmt: skip
-        if val is not None:
-            out[word] = val
-    return out
-
-
-def _table_schema(table: Table) -> dict[str, Any]:
-    keys = table.keys + (WORKLOAD.keys if table is PHASES else ())
-    props = {k.name: {**_value(k), "description": k.doc} for k in keys}
-    for k in keys:
-        if k.default is not None and not k.default_doc:
-            props[k.name]["default"] = k.default
-    if table is MATRIX:
-        for k in WORKLOAD.keys + DATASET.keys:
-            if k.axis:
-                props[k.name] = {"type": "array", "minItems": 1, "items": _value(k),
-                                 "description": f"axis: {k.doc}"}  # fmt: skip
-    out: dict[str, Any] = {"type": "object", "description": table.doc, "properties": props,
-                           "additionalProperties": False}  # fmt: skip
-    required = [k.name for k in keys if k.required]
-    if required:
-        out["required"] = required
-    if table.exclusive:
-        out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
-    if table is TARGETS:
-        out["oneOf"] = [
-            {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
-             "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
-             "required": list(TARGET_REQUIRED[kind]),
-             "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})}}
-            for kind in TARGET_KINDS
-        ]  # fmt: skip
-    return out
 
 
 # -- words: the type, the default ------------------------------------------------------------

@@ -119,19 +119,21 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         stale = find_stale(store, camp.name, plan.points)
         if stale and not replace:
             raise stale_error(camp.name, stale)  # before any progress is drawn
+        stored = store.list_runs()
+        auto = points.sequential_plan(plan, stored)
+        seconds = _expected_seconds(plan, auto)
         console.print(
-            f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × {camp.repeats} "
-            f"repeat(s); {len(plan.runs)} run(s) to do, about "
-            f"{fmt.duration(plan.estimated_seconds())}"
+            f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × "
+            f"{_repeats_words(camp)}; {len(plan.runs)} run(s) to do at most, about "
+            f"{fmt.duration(seconds)}"
         )
-        _print_design(points.design_check(plan, store.list_runs()))
+        _print_design(points.design_check(plan, stored))
+        _print_auto(auto, plan)
         # the live view on a terminal (plain lines otherwise); its state also goes to a file in
         # the lab, for `pglab watch` in another terminal
-        recorder = LiveRecorder(lab.home, camp.name, plan.estimated_seconds())
+        recorder = LiveRecorder(lab.home, camp.name, seconds)
         panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the campaign")
-        view = ProgressEvents(
-            plan.estimated_seconds(), panel=panel if console.is_terminal else None
-        )
+        view = ProgressEvents(seconds, panel=panel if console.is_terminal else None)
         recorder.inner = ExecutorEvents(view)
         with view, recorder:
             outcome = Executor(lab, store, recorder, reinit=reinit).run_campaign(
@@ -178,6 +180,7 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
     plan, binaries = preflight(camp, lab, done, budget_s, reinit)
     _print_plan(plan, binaries)
     _print_design(points.design_check(plan, stored))
+    _print_auto(points.sequential_plan(plan, stored), plan)
     if stale:
         console.print(
             f"[yellow]{escape(str(stale_error(camp.name, stale)))}[/]\n"
@@ -235,11 +238,12 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         for i, c in enumerate(cells, 1):
             table.add_row(str(i), *(escape(c[col]) for col in varying))
         console.print(table)
+    most = "at most " if camp.sequential is not None else ""
     console.print(
-        f"{len(plan.points)} point(s) × {camp.repeats} repeat(s) = "
+        f"{len(plan.points)} point(s) × {_repeats_words(camp)} = {most}"
         f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
         f"{len(plan.runs)} to do; order {camp.order}; "
-        f"estimated {fmt.duration(plan.estimated_seconds())}"
+        f"estimated {fmt.duration(plan.estimated_seconds())}{' at most' if most else ''}"
     )
     for note in plan.notes:
         if note.startswith("warning: "):
@@ -248,6 +252,36 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         else:
             console.print(escape(note), soft_wrap=True)
     console.print("settings, scripts, connections, disk, memory and time checked: no problems")
+
+
+def _repeats_words(camp: Campaign) -> str:
+    if camp.sequential is None:
+        return f"{camp.repeats} repeat(s)"
+    return f"{camp.sequential.min}–{camp.sequential.max} repeats (auto)"
+
+
+def _expected_seconds(plan: Plan, auto: points.SequentialPlan | None) -> float:
+    """The plan's estimate; with repeats auto, its share of the runs expected (the time budget
+    is still checked against the most)."""
+    whole = plan.estimated_seconds()
+    if auto is None or not auto.most:
+        return whole
+    return whole * min(1.0, auto.expected / auto.most)
+
+
+def _print_auto(auto: points.SequentialPlan | None, plan: Plan) -> None:
+    """What repeats = "auto" is expected to take, and how it stops."""
+    if auto is None:
+        return
+    how = plan.campaign.sequential
+    until = (f"its Δ% is known within ±{how.precision:g}%" if how and how.precision
+             else "its comparisons are decided")  # fmt: skip
+    console.print(
+        f"[dim]{escape(auto.text())}; estimated {fmt.duration(_expected_seconds(plan, auto))} "
+        f"expected, {fmt.duration(plan.estimated_seconds())} at most. Each point runs in "
+        f"rounds until {until} (anytime-valid confidence sequences: see README)[/]",
+        soft_wrap=True,
+    )
 
 
 def _print_design(design: verdicts.Design | None) -> None:

@@ -96,7 +96,7 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
 def _points_json(
     store: Store, camp: dict[str, Any], runs: list[RunRow], verbose: bool = False
 ) -> dict[str, Any]:
-    rows = points.point_rows(runs, points.baseline_of(camp), points.effect_of(camp))
+    rows = points.campaign_rows(runs, camp)
     notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
     first: dict[str, int] = {}
     for r in runs:
@@ -124,7 +124,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     runs = store.list_runs(name)
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
-    rows = points.point_rows(runs, baseline, points.effect_of(camp))
+    rows = points.campaign_rows(runs, camp)
     median = f"median {points.figure_of(runs)}"  # median tps, or MB/s of operations
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)

@@ -100,7 +100,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         _fill_point(store, pt, loaded)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
-    rows = points.point_rows(runs, baseline, points.effect_of(camp))
+    rows = points.point_rows(runs, baseline, points.effect_of(camp), points.sequential_of(camp))
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row

@@ -46,6 +46,7 @@ from pglab.run.plan import Plan
 from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.run.rounds import Rounds
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
 
@@ -176,8 +177,20 @@ class Executor:
             self.targets.make(targets_of(plan.runs), self.events.status)
             if campaign.storage_bench.enabled and plan.runs:
                 self._bench_storage(campaign, plan.runs, binaries)
-            for index, run in enumerate(plan.runs, 1):
-                self.events.run_started(run, index, len(plan.runs))
+            rounds = (
+                Rounds(campaign, plan.points, self.store, self.events.status)
+                if campaign.sequential is not None
+                else None
+            )
+            index = 0
+            for at, run in enumerate(plan.runs):
+                total = len(plan.runs)
+                if rounds is not None:  # repeats = "auto": decided points run no more
+                    if not rounds.wanted(run):
+                        continue
+                    total = index + rounds.remaining(plan.runs[at:])
+                index += 1
+                self.events.run_started(run, index, total)
                 result = self.run_one(run, binaries[run.server.source_label])
                 outcome.run_ids.append(self.store.save_run(result))
                 if result.status == "ok":

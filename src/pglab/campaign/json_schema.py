@@ -1,0 +1,101 @@
+"""The campaign file as a JSON Schema (draft 2020-12), for editors and validators: derived
+from the declarations of ``schema`` (``pglab schema`` prints it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pglab.campaign.schema import (
+    BY_NAME,
+    DATASET,
+    MATRIX,
+    PHASES,
+    SHAPES,
+    TABLES,
+    TARGET_KEYS,
+    TARGET_KINDS,
+    TARGET_REQUIRED,
+    TARGETS,
+    TOP,
+    WORKLOAD,
+    Key,
+    Table,
+    def_name,
+)
+
+SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
+
+
+def build() -> dict[str, Any]:
+    """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
+    defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
+    assert not defs.keys() & SHAPES.keys()
+    defs.update((name, shape.schema) for name, shape in SHAPES.items())
+    top = _table_schema(TOP)
+    for table in TABLES[1:]:
+        ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
+        if table.form == "array":
+            ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
+        elif table.form == "named":
+            ref = {"type": "object", "additionalProperties": ref}
+        top["properties"][table.name] = {**ref, "description": table.doc}
+    # [sequential] is the settings of repeats = "auto", and of nothing else
+    top["dependentSchemas"] = {
+        "sequential": {
+            "properties": {"repeats": {"const": "auto", "description": "[sequential] needs it"}},
+            "required": ["repeats"],
+        }
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "pglab campaign file",
+        **top,
+        "$defs": defs,
+    }
+
+
+def _value(k: Key) -> dict[str, Any]:
+    """The JSON Schema of one value of ``k``."""
+    if k.type in SHAPES:
+        out: dict[str, Any] = {"$ref": f"#/$defs/{k.type}"}
+    elif k.type in BY_NAME:
+        out = {"$ref": f"#/$defs/{def_name(BY_NAME[k.type])}"}
+    else:
+        out = {"type": k.type}
+    if k.choices:
+        out["enum"] = list(k.choices)
+    for word, val in (("minimum", k.minimum), ("maximum", k.maximum),
+                      ("exclusiveMinimum", k.above), ("pattern", k.pattern)):  # fmt: skip
+        if val is not None:
+            out[word] = val
+    return out
+
+
+def _table_schema(table: Table) -> dict[str, Any]:
+    keys = table.keys + (WORKLOAD.keys if table is PHASES else ())
+    props = {k.name: {**_value(k), "description": k.doc} for k in keys}
+    for k in keys:
+        if k.default is not None and not k.default_doc:
+            props[k.name]["default"] = k.default
+    if table is MATRIX:
+        for k in WORKLOAD.keys + DATASET.keys:
+            if k.axis:
+                props[k.name] = {"type": "array", "minItems": 1, "items": _value(k),
+                                 "description": f"axis: {k.doc}"}  # fmt: skip
+    out: dict[str, Any] = {"type": "object", "description": table.doc, "properties": props,
+                           "additionalProperties": False}  # fmt: skip
+    required = [k.name for k in keys if k.required]
+    if required:
+        out["required"] = required
+    if table.exclusive:
+        out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
+    if table is TARGETS:
+        out["oneOf"] = [
+            {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
+             "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
+             "required": list(TARGET_REQUIRED[kind]),
+             "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})}}
+            for kind in TARGET_KINDS
+        ]  # fmt: skip
+    return out

@@ -1,0 +1,72 @@
+"""``repeats = "auto"`` on real servers: rounds stop when the comparison is decided, and a
+campaign stopped part way (here: two rounds stored by a fixed-repeats run of the same points)
+resumes from what the store holds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+AUTO = """
+name = "auto"
+repeats = {repeats}
+[sequential]
+min = 3
+max = 6
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = 2
+latency_log = "off"
+[telemetry]
+enabled = false
+[variants.base]
+workload = {{ rate = 400 }}
+[variants.half]
+workload = {{ rate = 200 }}
+"""
+
+
+def test_auto_repeats_stop_on_a_decided_verdict_and_resume(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    store = tmp_path / "r.sqlite"
+    path = tmp_path / "auto.toml"
+    common = ["--lab-dir", str(lab.home), "--store", str(store)]
+    # two rounds stored first (as a campaign stopped after its second round would leave them)
+    path.write_text(AUTO.format(repeats=2).replace("[sequential]\nmin = 3\nmax = 6\n", ""))
+    assert main(["run", str(path), *common]) == 0
+    capsys.readouterr()
+    path.write_text(AUTO.format(repeats='"auto"'))
+    assert main(["run", str(path), "--dry-run", *common]) == 0
+    plan = capsys.readouterr().out
+    assert "2 point(s) × 3–6 repeats (auto) = at most 12 run(s); 4 already stored, 8 to do" in (
+        " ".join(plan.split())
+    )
+    assert "repeats auto: 6–12 run(s), about" in " ".join(plan.split())
+    assert main(["run", str(path), *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    # −50% is decided at the first look (round 3): round 3 runs, rounds 4–6 do not
+    assert "resuming: 4 run(s) already stored, 8 to do" in out
+    assert "repeats auto: every point decided before round 4" in out
+    with open_store(str(store)) as st:
+        runs = st.list_runs("auto")
+        assert len(runs) == 6 and all(r.ok for r in runs)
+        assert sorted(r.repeat for r in runs) == [1, 1, 2, 2, 3, 3]
+    assert main(["show", "auto", *common]) == 0
+    shown = capsys.readouterr().out
+    # about −50%, judged on the anytime-valid interval: "−"
+    assert re.search(r"half .* -(4[0-9]|5[0-9])\.[0-9]% \[-[0-9.]+, -[0-9.]+\] - ", shown)
+    # run again: everything is decided, nothing runs
+    assert main(["run", str(path), *common]) == 0
+    with open_store(str(store)) as st:
+        assert len(st.list_runs("auto")) == 6
