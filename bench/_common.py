@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 from pathlib import Path
@@ -42,6 +43,15 @@ def point_doc(name: str, args: argparse.Namespace, **workload: object) -> dict:
             **workload,
         },  # fmt: skip
     }
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion k/n."""
+    z = 1.959964
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, mid - half), min(1.0, mid + half)
 
 
 def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:

@@ -20,13 +20,12 @@ best trial before confirmation (one noisy run: the winner's curse), and how ofte
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import warnings
 
 import optuna
-from _common import parser
+from _common import parser, wilson
 from optuna.distributions import CategoricalDistribution
 from tune_truth import DEFAULT_STORE, GRID, grid
 
@@ -38,14 +37,6 @@ from pglab.tune.trials import TrialRecord
 DEFAULTS = ("128MB", "1GB", "-1")  # the server's own values
 PGTUNE = ("1GB", "4GB", "16MB")  # the levels nearest PGTune's rules on this machine
 SHARE = 0.95
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    z = 1.959964
-    p = k / n
-    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, mid - half), min(1.0, mid + half)
 
 
 def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, trials: int,

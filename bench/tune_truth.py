@@ -14,6 +14,7 @@ and ``grid_spread: best/worst``.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import tomllib
 from itertools import product
@@ -33,20 +34,33 @@ GRID = {
 DEFAULT_STORE = Path("/tmp/pglab-bench-tune/truth.sqlite")
 
 
-def campaign_text(args) -> str:
-    axes = "\n".join(f"{k} = {[v for v in vs]!r}".replace("'", '"') for k, vs in GRID.items())
-    return f"""name = "{NAME}"
-repeats = {args.repeats}
-[dataset]
+def grid_parser(doc: str | None, repeats: int) -> argparse.ArgumentParser:
+    """The point's options (the grid's and the live tuning's are the same point) and --store."""
+    ap = parser(doc, point=False)
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--scale", type=int, default=10)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--store", default=str(DEFAULT_STORE))
+    return ap
+
+
+def point_text(name: str, args: argparse.Namespace, top: str = "") -> str:
+    """The write-heavy point, as the start of a campaign file (``top``: more top-level keys)."""
+    return f"""name = "{name}"
+{top}[dataset]
 scale = {args.scale}
 [workload]
 script = "tpcb-like"
 clients = {args.clients}
 duration = {args.duration}
 latency_log = "aggregate"
-[matrix.settings]
-{axes}
 """
+
+
+def campaign_text(args: argparse.Namespace) -> str:
+    axes = "\n".join(f"{k} = {[v for v in vs]!r}".replace("'", '"') for k, vs in GRID.items())
+    return point_text(NAME, args, f"repeats = {args.repeats}\n") + f"[matrix.settings]\n{axes}\n"
 
 
 def grid(store_path: str) -> dict[tuple[str, ...], list[float]]:
@@ -62,13 +76,7 @@ def grid(store_path: str) -> dict[tuple[str, ...], list[float]]:
 
 
 def main() -> None:
-    ap = parser(__doc__, point=False)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10)
-    ap.add_argument("--scale", type=int, default=10)
-    ap.add_argument("--clients", type=int, default=4)
-    ap.add_argument("--store", default=str(DEFAULT_STORE))
-    args = ap.parse_args()
+    args = grid_parser(__doc__, repeats=3).parse_args()
     Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     path = Path(args.store).with_name("tune-truth.toml")
     path.write_text(campaign_text(args))

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from _common import open_lab, parser
+from _common import open_lab, parser, wilson
 
 from pglab.analysis import verdicts
 from pglab.campaign import parse as campaign
@@ -57,15 +57,6 @@ def main() -> None:
 
 
 # -- simulated --------------------------------------------------------------------------------
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion k/n."""
-    z = 1.959964
-    p = k / n
-    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, mid - half), min(1.0, mid + half)
 
 
 Draw = Callable[[np.random.Generator], np.ndarray]  # (VARIANTS, REPEATS) TPS samples
