@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
 from pglab.tune import confirm, constraints, pgtune, space, summary
@@ -282,3 +284,39 @@ def test_a_trial_line_as_the_live_table_prints_it() -> None:
     golden("tune_trials.txt", "\n".join(lines) + "\n")
     assert lines[0].startswith("trial 1/5 #0 default: ✓ 2,810.4 tps (p99 4.1 ms)")
     assert "ETA 5m00s" in lines[0] and "ETA" not in lines[-1]
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "cmaes", "random"])
+def test_each_sampler_asks_within_the_knobs_and_learns_from_told_trials(sampler: str) -> None:
+    import optuna
+
+    from pglab.tune import study as studies
+
+    knobs, _ = space.resolve([KnobSpec("shared_buffers", "16MB", "1GB", True),
+                              KnobSpec("wal_compression", choices=("off", "pglz"))],
+                             CAT18, False, {})  # fmt: skip
+    st = optuna.create_study(direction="maximize",
+                             sampler=studies.make_sampler(TuneSpec(sampler=sampler)))  # fmt: skip
+    dists = {k.name: k.distribution() for k in knobs}
+    for _ in range(12):
+        with studies.quiet():  # as the search asks and tells
+            trial = st.ask(dists)
+        values = space.settings_of(knobs, trial.params)
+        assert 2048 <= trial.params["shared_buffers"] <= 131072 and values["shared_buffers"]
+        trial.set_constraint(studies.CONSTRAINT, -1.0)
+        with studies.quiet():
+            st.tell(trial, float(trial.params["shared_buffers"]))
+    assert len(st.trials) == 12
+
+
+def test_gp_without_pytorch_is_a_clear_error() -> None:
+    import importlib.util
+
+    from pglab.errors import CampaignError
+    from pglab.tune import study as studies
+
+    if importlib.util.find_spec("torch") is not None:
+        assert studies.make_sampler(TuneSpec(sampler="gp")) is not None
+        return
+    with pytest.raises(CampaignError, match="needs PyTorch"):
+        studies.make_sampler(TuneSpec(sampler="gp"))

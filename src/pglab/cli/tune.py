@@ -86,18 +86,24 @@ def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: in
 
 
 class _Events:
-    def __init__(self, view: ProgressEvents, objective: str) -> None:
-        self.view, self.objective = view, objective
+    """The trials on the progress bar (its ETA over the trials and confirmation runs left) and
+    a line per finished trial above it."""
+
+    def __init__(self, view: ProgressEvents, objective: str, each_s: float) -> None:
+        self.view, self.objective, self.each_s = view, objective, each_s
 
     def status(self, message: str) -> None:
         self.view.status(message)
 
     def trial_started(self, number: int, source: str, settings: dict[str, str],
                       done: int, budget: int) -> None:  # fmt: skip
-        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}")
+        self.view.run_budget, self.view.run_used = self.each_s, 0.0
+        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}",
+                                  description=f"#{number} {source}", tps="")  # fmt: skip
 
     def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
                        budget: int, eta_s: float | None) -> None:  # fmt: skip
+        self.view.progress.advance(self.view.task, self.view.run_budget - self.view.run_used)
         line = trial_line(record, best, done, budget, eta_s, self.objective)
         self.view.progress.console.print(escape(line), soft_wrap=True)
 
@@ -121,7 +127,7 @@ def run(where: Where, file: Path) -> int:
         console.print(f"  {k.name}: {k.describe()}", markup=False)
     with where.open() as store, trials.locked(lab, camp.name):
         view = ProgressEvents(each * (spec.trials + n_confirm))
-        events = _Events(view, spec.objective)
+        events = _Events(view, spec.objective, each)
         search = trials.Search(lab, store, where.store_url, setup, events, ExecutorEvents(view))
         search.start()  # refuses a study whose point changed, before the progress shows
         with view:

@@ -15,9 +15,11 @@ How pglab's outcomes are told to Optuna:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +157,17 @@ def enqueue(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a value at a range's end is said out of range
         study.enqueue_trial(params, user_attrs=attrs, skip_if_exists=False)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Optuna's warnings about what a sampler does not use (constraints in CMA-ES, categorical
+    knobs sampled independently, experimental options): pglab chose those, a person can do
+    nothing about them."""
+    with warnings.catch_warnings():
+        for kind in (UserWarning, FutureWarning, ExperimentalWarning):
+            warnings.simplefilter("ignore", kind)
+        yield
 
 
 def counted(study: optuna.Study) -> int:

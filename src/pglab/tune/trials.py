@@ -253,7 +253,8 @@ class Search:
         infeasible = 0
         try:
             while (done := studies.counted(self.study)) < spec.trials:
-                trial = self.study.ask({k.name: k.distribution() for k in self.knobs})
+                with studies.quiet():
+                    trial = self.study.ask({k.name: k.distribution() for k in self.knobs})
                 try:
                     rec = self._trial(trial, done)
                 except KeyboardInterrupt:
@@ -301,7 +302,8 @@ class Search:
             trial.set_user_attr(studies.OUTCOME, "infeasible")
             trial.set_user_attr("error", f"over the memory constraint: {mem.text()}")
             trial.set_constraint(studies.CONSTRAINT, over)
-            self.study.tell(trial, state=TrialState.PRUNED)
+            with studies.quiet():
+                self.study.tell(trial, state=TrialState.PRUNED)
             if source != "sampler":
                 self.events.status(f"warning: the {source} configuration is over the memory "
                                    f"constraint ({mem.text()}); not run")  # fmt: skip
@@ -321,7 +323,8 @@ class Search:
             trial.set_user_attr(studies.OUTCOME, "failed")
             trial.set_user_attr("error", reason_of(result.error))
             trial.set_constraint(studies.CONSTRAINT, 1.0)
-            self.study.tell(trial, state=TrialState.PRUNED)
+            with studies.quiet():
+                self.study.tell(trial, state=TrialState.PRUNED)
         else:
             tps = result.metrics.get("tps", 0.0)
             limit = setup.spec.p99_limit_ms
@@ -335,5 +338,6 @@ class Search:
             if value is None:
                 raise CampaignError("the run logged no transaction latencies for the p99 "
                                     "objective")  # fmt: skip
-            self.study.tell(trial, value)
+            with studies.quiet():
+                self.study.tell(trial, value)
         return self._frozen(trial)
