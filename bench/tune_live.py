@@ -55,9 +55,6 @@ def main() -> None:
     ap = grid_parser(__doc__, repeats=5)
     ap.add_argument("--trials", type=int, default=30)
     args = ap.parse_args()
-    truth = grid(args.store)
-    medians = {c: statistics.median(v) for c, v in truth.items() if v}
-    best = max(medians, key=medians.__getitem__)
     common = ["--store", args.store] + (["--lab-dir", str(args.lab_dir)] if args.lab_dir else [])
     path = Path(args.store).with_name(f"{NAME}.toml")
     path.write_text(tune_text(args))
@@ -68,6 +65,9 @@ def main() -> None:
     winner = study.winner
     chosen = dict(winner.settings) if winner else {}
     print(f"study answer: {study.decision.text if study.decision else 'none'}")
+    truth = grid(args.store)  # read now: the grid may have been recorded meanwhile
+    medians = {c: statistics.median(v) for c, v in truth.items() if v}
+    best = max(medians, key=medians.__getitem__)
     variants = {"defaults": {}, "tuned": chosen,
                 "grid_best": dict(zip(GRID, best, strict=True))}  # fmt: skip
     check = path.with_name(f"{NAME}-check.toml")
