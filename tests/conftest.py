@@ -216,3 +216,62 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for line in _SKIPPED:
             print(f"  {line}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- PostgreSQL built by the lab (tests/integration/test_builds.py) -------------------------------
+
+# builds and Debian's source tarball are kept here between test sessions (and CI runs on one
+# machine): a build of PostgreSQL 15 takes minutes, a cached one a second
+BUILD_CACHE = Path(os.environ.get("PGLAB_TEST_BUILDS", "/var/tmp/pglab-build-cache"))
+
+
+@pytest.fixture(scope="session")
+def pg15_tarball() -> Path:
+    """PostgreSQL 15's release tarball: the .orig.tar.bz2 of Debian's source package
+    (``apt-get source --download-only``, with the deb-src entry ``.ci/run`` adds), fetched once
+    into BUILD_CACHE/src."""
+    src = BUILD_CACHE / "src"
+    found = sorted(src.glob("postgresql-15_*.orig.tar.bz2"))
+    if not found:
+        src.mkdir(parents=True, exist_ok=True)
+        installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "postgresql-15"],
+                                   capture_output=True, text=True).stdout.strip()  # fmt: skip
+        # the installed version first: the archive serves it (a newer candidate may be gone)
+        for name in ([f"postgresql-15={installed}"] if installed else []) + ["postgresql-15"]:
+            got = subprocess.run(["apt-get", "source", "--download-only", name], cwd=src,
+                                 capture_output=True, text=True)  # fmt: skip
+            found = sorted(src.glob("postgresql-15_*.orig.tar.bz2"))
+            if found:
+                break
+        if not found:
+            pytest.skip("no PostgreSQL 15 source: apt-get source postgresql-15 needs a deb-src "
+                        f"entry (.ci/run adds it): {got.stderr.strip()[-300:]}")  # fmt: skip
+    return found[-1]
+
+
+@pytest.fixture(scope="session")
+def build_cache() -> Iterator[Path]:
+    """PGLAB_BUILDS pointed at BUILD_CACHE for the session (subprocesses inherit it)."""
+    before = os.environ.get("PGLAB_BUILDS")
+    os.environ["PGLAB_BUILDS"] = str(BUILD_CACHE / "builds")
+    yield BUILD_CACHE / "builds"
+    if before is None:
+        os.environ.pop("PGLAB_BUILDS", None)
+    else:
+        os.environ["PGLAB_BUILDS"] = before
+
+
+@pytest.fixture(scope="session")
+def pg15_build(lab: Lab, pg15_tarball: Path, build_cache: Path) -> dict[str, Any]:
+    """PostgreSQL 15 built by pglab from the tarball with the default options, once (or found
+    in the cache): the server spec, the build, and how long ``ensure`` took."""
+    from pglab.campaign.spec import BuildSpec, ServerSpec
+    from pglab.postgres import build
+
+    spec = ServerSpec(source="build", build=BuildSpec(source=str(pg15_tarball)))
+    assert spec.build is not None
+    t0 = time.monotonic()
+    made = build.ensure(spec.build, lab)
+    took = time.monotonic() - t0
+    print(f"\npg15_build: {'built' if made.built_now else 'from the cache'} in {took:.1f} s")
+    return {"spec": spec, "build": made, "seconds": took}

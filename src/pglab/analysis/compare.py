@@ -28,6 +28,7 @@ from pglab.analysis import points, scripts, syncrate, verdicts
 from pglab.analysis.points import PointRow
 from pglab.disks import results as storage_tables
 from pglab.errors import LabError
+from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, StoredRun
 from pglab.telemetry import waits
@@ -40,7 +41,8 @@ SINGLE_RUN_NOTE = (
 )
 _RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
 _ENV_KEYS = (
-    "server_version", "pgbench_version", "source", "server", "client", "kernel", "cpu_model",
+    "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",
+    "cpu_model",
     "cpus", "ram_bytes", "governor", "thp",
 )  # fmt: skip
 
@@ -406,6 +408,7 @@ def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
     for run in runs:
         fp = run.fingerprint
         env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
+        env.update(build.facts(fp))
         if fp.get("ram_bytes"):
             env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"
         mount = fp.get("pgdata_mount") or {}

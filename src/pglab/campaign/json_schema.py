@@ -33,6 +33,8 @@ def build() -> dict[str, Any]:
     defs.update((name, shape.schema) for name, shape in SHAPES.items())
     top = _table_schema(TOP)
     for table in TABLES[1:]:
+        if table.form == "sub":  # [server.build]: reached through its key's $ref
+            continue
         ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
         if table.form == "array":
             ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}

@@ -10,7 +10,6 @@ key sets checked here, the JSON Schema of ``pglab schema`` and the layout of ``p
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -21,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import schema
+from pglab.campaign import schema, server_source
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.schema import (
@@ -267,16 +266,7 @@ def _server(
     table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
 ) -> ServerSpec:
     p.unknown_keys(where, table, SERVER_KEYS)
-    source = table.get("source", "bindir" if "bindir" in table else base.source)
-    bindir = table.get("bindir", base.bindir if source == base.source else None)
-    if isinstance(bindir, str) and bindir and not Path(bindir).is_absolute():
-        bindir = os.path.normpath(base_dir.absolute() / bindir)  # like scripts: from the file's
-    if source not in ("embedded", "bindir"):
-        p.add(where, f'source = "{source}": use "embedded" or "bindir"')
-    if source == "bindir" and not bindir:
-        p.add(where, 'source = "bindir" needs bindir = "/path/to/postgresql/bin"')
-    if source == "embedded":
-        bindir = None
+    src = server_source.parse(table, base, p, where, base_dir)
     dsn = table.get("dsn", base.dsn)
     if dsn is not None and not isinstance(dsn, str):
         p.add(where, 'dsn must be a connection string, e.g. "postgresql://user@host:5432/db"')
@@ -296,8 +286,11 @@ def _server(
     elif not database or not _IDENTIFIER.match(database):
         p.add(where, f'database = "{database}": use a plain name (letters, digits, _)')
     spec = ServerSpec(
-        source=str(source),
-        bindir=bindir,
+        source=src.source,
+        bindir=src.bindir,
+        build=src.build,
+        version=src.version,
+        pgbench=src.pgbench,
         settings=base.settings,
         dsn=dsn,
         manage=manage,

@@ -17,9 +17,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from pglab.campaign.shapes import SHAPES
 from pglab.campaign.spec import (
-    ACCOUNT_COLUMNS,
-    BUILTIN_SCRIPTS,
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
@@ -41,7 +40,7 @@ from pglab.sequential import SequentialSpec
 
 ORDERS = ("interleaved", "sequential")
 ON_ERROR = ("continue", "stop")
-SOURCES = ("embedded", "bindir")
+SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
 PARTITION_METHODS = ("range", "hash")
 DERIVED_KINDS = ("decrease", "ratio")
 DEFAULT_SCRIPT = "tpcb-like"
@@ -73,7 +72,8 @@ class Key:
 @dataclass(frozen=True)
 class Table:
     """A table of the file. ``form`` is "table" ([server]), "array" ([[phases]], one table per
-    item) or "named" ([variants.NAME], tables under names the file chooses)."""
+    item), "named" ([variants.NAME], tables under names the file chooses) or "sub" (a table
+    inside another one's key: [server.build])."""
 
     name: str  # its key in the file ("" for the top level)
     doc: str
@@ -86,67 +86,9 @@ class Table:
 
     @property
     def header(self) -> str:
-        forms = {"table": "[{}]", "array": "[[{}]]", "named": "[{}.NAME]"}
+        forms = {"table": "[{}]", "array": "[[{}]]", "named": "[{}.NAME]", "sub": "[{}]"}
         return forms[self.form].format(self.name) if self.name else "top level"
 
-
-@dataclass(frozen=True)
-class Shape:
-    """A kind of value that is more than one TOML type: how it reads and its JSON Schema."""
-
-    text: str
-    schema: dict[str, Any]
-
-
-_SIZE = r"^(?=[^1-9]*[1-9])\s*([0-9]+\.?[0-9]*|\.[0-9]+)\s*([kKmMgGtT]?[iI]?[bB]?)\s*$"
-_SCALAR = {"type": ["string", "number", "boolean"]}
-RANDOM_SEEDS = ("time", "rand")  # pgbench --random-seed's words (else an unsigned integer)
-SHAPES: dict[str, Shape] = {
-    "script": Shape("built-in name, .sql file or table", {"anyOf": [
-        {"enum": list(BUILTIN_SCRIPTS)},
-        {"type": "string", "pattern": r"\.", "description": "a script file (relative to the "
-         "campaign file)"},
-        {"type": "object", "description": "{builtin = NAME or file = PATH, weight = N}",
-         "properties": {
-             "builtin": {"enum": list(BUILTIN_SCRIPTS), "description": "a built-in script"},
-             "file": {"type": "string", "description": "a script file, relative to the "
-                      "campaign file"},
-             "weight": {"type": "integer", "minimum": 0, "default": 1,
-                        "description": "its share of transactions (pgbench -b NAME@W)"}},
-         "anyOf": [{"required": ["builtin"]}, {"required": ["file"]}]}]}),
-    "scripts": Shape("array of scripts",
-                     {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/script"}}),
-    "threads": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                        {"const": "auto"}]}),
-    "seed": Shape('integer ≥ 0, "time" or "rand"', {"anyOf": [
-        {"type": "integer", "minimum": 0, "maximum": 2**64 - 1}, {"enum": list(RANDOM_SEEDS)}]}),
-    "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
-    "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
-        "type": "array", "minItems": 1, "items": _SCALAR}}),
-    "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                        {"type": "string", "pattern": _SIZE}]}),
-    "options": Shape("array of strings, or one string", {"anyOf": [
-        {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}),
-    "columns": Shape("column name or array of them", {"anyOf": [
-        {"enum": list(ACCOUNT_COLUMNS)},
-        {"type": "array", "minItems": 1, "uniqueItems": True,
-         "items": {"enum": list(ACCOUNT_COLUMNS)}}]}),
-    "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                         {"const": "auto"}]}),
-    "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
-    "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
-        {"type": "number", "exclusiveMinimum": 0},
-        {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(s|sec|min|h|d)?\s*)+$"}]}),
-    "target_name": Shape("target name", {"type": "string"}),
-    "host_names": Shape('array of [hosts] names, or "local"',
-                        {"anyOf": [{"type": "string", "minLength": 1},
-                                   {"type": "array", "minItems": 1, "uniqueItems": True,
-                                    "items": {"type": "string", "minLength": 1}}]}),
-    "target_names": Shape("array of target names",
-                          {"type": "array", "minItems": 1, "items": {"type": "string"}}),
-    "storage_choice": Shape("target name or {data, wal}",
-                            {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
-}  # fmt: skip
 
 _dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
 _telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
@@ -166,10 +108,20 @@ TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab r
         "(pglab run --budget replaces it)", '"2h"', default_doc="none"),
 ))  # fmt: skip
 SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
-    Key("source", "string", "embedded (PostgreSQL 18 from its wheel) or bindir (the default "
-        "when bindir is given)", '"embedded"', "embedded", choices=SOURCES),
+    Key("source", "string", "embedded (PostgreSQL 18 from its wheel), pgserver (the pgserver "
+        "wheel's 16), or bindir, build, version (the default when that key is given)",
+        '"embedded"', "embedded", choices=SOURCES),
     Key("bindir", "string", "an installed PostgreSQL (relative: to the file)",
         '"/usr/lib/postgresql/15/bin"', commented=True),
+    Key("build", "server.build", "PostgreSQL built by pglab from a source tree or tarball, "
+        "cached in the lab (see [server.build])", '{ source = "postgresql-17.2.tar.bz2" }',
+        commented=True),
+    Key("version", "major", "the first source here of that major version: the wheels, "
+        "Debian's /usr/lib/postgresql/N/bin, cached builds (pglab sources lists them)", '"16"',
+        commented=True),
+    Key("pgbench", "string", "which pgbench runs: newest (the newest of the campaign's "
+        "sources, for every point), server (each source's own) or a bindir", '"newest"',
+        "newest"),
     Key("dsn", "string", "an existing server pglab never starts or stops (libpq URL or "
         "key=value; PG* variables, ~/.pgpass and service= honoured); source then only gives "
         "pgbench", '"postgresql://bench@db1:5432/postgres"', default_doc="none: pglab makes "
@@ -186,7 +138,18 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
         'max_wal_size = "2GB"', subtable=True),
-))  # fmt: skip
+), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version")))  # fmt: skip
+BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {...} }, also in "
+              "variants): configure/make (15 and older) or meson/ninja (16+), with "
+              "pg_buffercache and pg_stat_statements; kept in the lab's builds/ by content", (
+    Key("source", "string", "a source tree or release tarball (relative: to the file)",
+        '"postgresql-17.2.tar.bz2"', required=True),
+    Key("options", "options", "configure (or meson -D) options after the defaults: no "
+        "assertions, -O2, lz4, zstd, ICU, openssl where their libraries are here",
+        '["--enable-debug"]', default_doc="none"),
+    Key("patches", "options", "patch files applied in order with patch -p1 (relative: to the "
+        "file)", '["my-change.patch"]', default_doc="none"),
+), form="sub")  # fmt: skip
 DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("scale", "integer", "pgbench -s: 100,000 accounts (15 MB) each", "10", _dataset.scale,
         minimum=1, maximum=1_000_000),
@@ -363,8 +326,8 @@ SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each poi
     Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
         "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
 ))  # fmt: skip
-TABLES = (TOP, SERVER, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY, TARGETS,
-          STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
+TABLES = (TOP, SERVER, BUILD, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY,
+          TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -376,8 +339,9 @@ def _names(table: Table) -> set[str]:
 
 # -- the key sets parse.py and storage.py check against ---------------------------------------
 
-TOP_KEYS = _names(TOP) | {t.name for t in TABLES if t.name}
+TOP_KEYS = _names(TOP) | {t.name for t in TABLES if t.name and t.form != "sub"}
 SERVER_KEYS = _names(SERVER)
+BUILD_KEYS = _names(BUILD)
 DATASET_KEYS = _names(DATASET)
 WORKLOAD_KEYS = _names(WORKLOAD)
 PHASE_KEYS = _names(PHASES) | WORKLOAD_KEYS
@@ -418,7 +382,7 @@ def json_schema() -> dict[str, Any]:
 def def_name(table: Table) -> str:
     """Its name under $defs: an item of [[phases]] is a "phase", of [variants.NAME] a "variant"."""
     return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
-        table.name, table.name
+        table.name, table.name.rsplit(".", 1)[-1]
     )
 
 
@@ -531,7 +495,8 @@ def readme_table() -> str:
     def row(*cells: str) -> None:
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
 
-    forms = {"table": "table", "array": "array of tables", "named": "tables by name"}
+    forms = {"table": "table", "array": "array of tables", "named": "tables by name",
+             "sub": "table"}  # fmt: skip
     for table in TABLES:
         if table.name:
             row(f"`{table.header}`", "", forms[table.form], "", table.doc)

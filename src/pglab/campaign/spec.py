@@ -52,6 +52,29 @@ LOCAL = "local"  # the generator that is pglab's own machine
 DEFAULT_EFFECT_PCT = 10.0  # [analysis] effect: the smallest TPS difference worth finding, %
 
 
+PGBENCH_CHOICES = ("newest", "server")  # [server] pgbench: words (else a bindir path)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSpec:
+    """PostgreSQL built by the lab (``postgres/build.py``): a source tree or release tarball
+    (absolute path), options given to configure or meson after the lab's defaults, and patches
+    (absolute paths) applied in order to a copy of the source."""
+
+    source: str
+    options: tuple[str, ...] = ()
+    patches: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``build:NAME`` (the source's file name, ``+N patches``) and a digest of the whole
+        definition (paths, options, patches): what tells builds apart in keys and messages."""
+        name = PurePath(self.source).name
+        extra = f"+{len(self.patches)}-patch{'es' if len(self.patches) > 1 else ''}"
+        digest = _digest(asdict(self))[:8]
+        return f"build:{name}{extra if self.patches else ''}@{digest}"
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
     """Where the binaries come from and which settings the server runs with.
@@ -73,6 +96,9 @@ class ServerSpec:
 
     source: str = "embedded"
     bindir: str | None = None
+    build: BuildSpec | None = None
+    version: str | None = None  # source "version": the first source of that major version
+    pgbench: str = "newest"  # which pgbench runs: newest, server (its own) or a bindir
     settings: tuple[tuple[str, str], ...] = ()
     dsn: str | None = field(default=None, repr=False)  # may hold a password
     manage: str = "session"
@@ -81,7 +107,19 @@ class ServerSpec:
 
     @property
     def source_label(self) -> str:
-        return "embedded" if self.source == "embedded" else f"bindir:{self.bindir}"
+        if self.build is not None:
+            return self.build.label
+        if self.version is not None:
+            return f"version:{self.version}"
+        return self.source if self.source in ("embedded", "pgserver") else f"bindir:{self.bindir}"
+
+    @property
+    def binaries_key(self) -> str:
+        """The source and, when not the default, which pgbench runs with it: what the
+        binaries resolved for a point are found under."""
+        if self.pgbench == "newest":
+            return self.source_label
+        return f"{self.source_label} pgbench={self.pgbench}"
 
     @property
     def existing(self) -> bool:
@@ -111,6 +149,9 @@ class ServerSpec:
         """The spec as stored: the dsn without its password; the existing-server fields only
         for an existing server (so provisioned points keep the keys they always had)."""
         d = asdict(self)
+        for name, default in (("build", None), ("version", None), ("pgbench", "newest")):
+            if d[name] == default:  # keys of sources added later: old points keep their keys
+                d.pop(name)
         if self.host is None:
             d.pop("host")
         if self.dsn is None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get
-from pglab.campaign.schema import RANDOM_SEEDS
+from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,

@@ -30,6 +30,7 @@ from pglab.cli import (
     run,
     schema,
     show,
+    sources,
     storage,
     tune,
     watch,
@@ -38,7 +39,21 @@ from pglab.cli.common import err_console
 from pglab.errors import LabError
 
 # in --help's order
-COMMANDS = (quick, run, tune, watch, ls, show, report, compare, export, storage, fleet, schema)
+COMMANDS = (
+    quick,
+    run,
+    tune,
+    watch,
+    ls,
+    show,
+    report,
+    compare,
+    export,
+    storage,
+    sources,
+    fleet,
+    schema,
+)
 
 EPILOG = """\
 examples:
@@ -57,12 +72,15 @@ examples:
                                      runs as jobs for `pglab worker` on lab hosts;
                                      pglab status NAME --wait  follows them
 
+  pglab sources                      the PostgreSQL servers here: wheels, Debian's, builds
+
 environment:
   PGLAB_HOME      lab directory (clusters, datasets); default /var/lib/pglab as root,
                   else ~/.local/share/pglab
   PGLAB_STORE     results store: a SQLite path or a postgresql:// URL
                   (default: $PGLAB_HOME/results.sqlite)
   PGLAB_RUN_USER  the unprivileged account servers run as when pglab is root (default pglab)
+  PGLAB_BUILDS    where PostgreSQL built by pglab is kept (default $PGLAB_HOME/builds)
 """
 
 

@@ -4,6 +4,7 @@ the live view (``cli/live.py``) is drawn where the bar would be."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from rich.console import RenderableType
@@ -11,6 +12,7 @@ from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
+    SpinnerColumn,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -18,7 +20,9 @@ from rich.progress import (
 )
 
 from pglab.campaign.spec import RunSpec
+from pglab.cli import fmt
 from pglab.cli.common import console
+from pglab.postgres.build import Build
 from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry.base import Table
@@ -136,3 +140,42 @@ class ExecutorEvents:
 
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
         self.view.run_finished(run, result)
+
+
+class BuildProgress:
+    """What a person sees while pglab builds PostgreSQL: the current step and the time since
+    the build began (a spinner on a terminal), a line per step, and where the build went."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.started = time.monotonic()
+        self.progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+            console=console, transient=True,
+        )  # fmt: skip
+        self.task = self.progress.add_task(f"building {escape(what)}", total=None)
+        self.step_name: str | None = None
+
+    def __enter__(self) -> BuildProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def step(self, name: str) -> None:
+        if name == self.step_name:
+            return
+        self.step_name = name
+        elapsed = fmt.duration(time.monotonic() - self.started)
+        self.progress.console.print(f"[dim]build: {escape(name)} ({elapsed} so far)[/]")
+        self.progress.update(self.task, description=f"building {escape(self.what)}: {name}")
+
+    def done(self, made: Build) -> None:
+        info = made.info
+        if made.built_now:
+            took = fmt.duration(float(info.get("build_seconds", 0)))
+            text = f"built PostgreSQL {info.get('version')} in {took}"
+        else:
+            text = f"PostgreSQL {info.get('version')} found in the build cache"
+        self.progress.console.print(f"{text}: {made.root} (log: {made.log.name})", soft_wrap=True)

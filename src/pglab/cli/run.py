@@ -17,9 +17,10 @@ from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
 from pglab.cli import fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
-from pglab.cli.progress import ExecutorEvents, ProgressEvents
+from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import StoreError
 from pglab.lab import Lab
+from pglab.postgres import build as builds
 from pglab.postgres.sources import Binaries
 from pglab.rows import RunRow
 from pglab.run.executor import Executor
@@ -109,6 +110,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
     ``quick`` both end here. ``budget_s``: ``--budget``, in seconds; ``reinit``: pgbench tables
     pglab did not make on an existing server may be re-initialised."""
     lab = Lab.open(where.home)
+    build_first(camp, lab)
     if dry_run:
         return _dry_run(where, camp, lab, budget_s, reinit)
     servers = [v.server for v in camp.variants]
@@ -156,6 +158,15 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         return 1 if outcome.failed else 0
 
 
+def build_first(camp: Campaign, lab: Lab) -> None:
+    """The campaign's builds (``server = { build = ... }``) that are not in the cache yet,
+    made before anything else with their progress shown (a dry run too: its settings are
+    checked on them); a build that fails stops the campaign before any run."""
+    for spec in dict.fromkeys(v.server.build for v in camp.variants if v.server.build):
+        with BuildProgress(spec.label.removeprefix("build:")) as view:
+            view.done(builds.ensure(spec, lab, view.step))
+
+
 def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None,
              reinit: bool = False) -> int:  # fmt: skip
     """The plan, checked as a run would check it, against the store as it is: nothing is
@@ -200,7 +211,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     cells: list[dict[str, str]] = []
     settings = [pt.settings for pt in plan.points]  # with those pglab raised
     for pt in plan.points:
-        b = binaries[pt.server.source_label]
+        b = binaries[pt.server.binaries_key]
         cells.append(
             {
                 "variant": pt.variant,
@@ -208,8 +219,10 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
                 "server": (
                     f"existing {mask_dsn(pt.server.dsn)} (pgbench {b.pgbench_version})"
                     if pt.server.dsn is not None
-                    else f"{b.label} (PostgreSQL {b.version})"
+                    else f"{b.source_text} (PostgreSQL {b.version})"
                 ),
+                "pgbench": f"{b.pgbench_version}"
+                + (f" from {b.pgbench_from}" if b.pgbench_from else " (own)"),
                 "dataset": f"scale {pt.dataset.scale}, reset {_reset_words(pt.dataset.reset)}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
@@ -221,7 +234,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     for c, s in zip(cells, settings, strict=True):
         own = {k: v for k, v in s.items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
-    columns = ("variant", "axes", "server", "settings", "dataset", "storage", "phases")
+    columns = ("variant", "axes", "server", "pgbench", "settings", "dataset", "storage", "phases")
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:

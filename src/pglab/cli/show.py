@@ -18,6 +18,7 @@ from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
 from pglab.cli.tune import print_summary
+from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
 from pglab.store import Store
@@ -243,10 +244,23 @@ def _print_run(run: StoredRun) -> None:
         console.print(head, markup=False, soft_wrap=True)
         console.print(f"{whose}: {machine}", markup=False, soft_wrap=True)
     else:
+        pgbench = f"pgbench {fp.get('pgbench_version', '?')}" + (
+            f" (from {fp['pgbench_from']})" if fp.get("pgbench_from") else ""
+        )
         console.print(
             f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
-            f"pgbench {fp.get('pgbench_version', '?')}, {machine}"
+            f"{pgbench}, {machine}",
+            markup=False,
+            soft_wrap=True,
         )
+        made = build.facts(fp)
+        if made:
+            console.print(
+                f"built by pglab from {made['build source']}: {made['build options']}; "
+                f"patches: {made['build patches']}; {made['compiler']}",
+                markup=False,
+                soft_wrap=True,
+            )
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(

@@ -7,19 +7,18 @@ is much faster than running ``pgbench -i`` again. The time of both is recorded.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import re
 import shutil
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
-from pglab.lab import Lab
+from pglab.lab import Lab, locked
 from pglab.postgres import settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
@@ -101,17 +100,6 @@ def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
     return argv
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def ensure(
     lab: Lab,
     binaries: Binaries,
@@ -127,7 +115,7 @@ def ensure(
     key = dataset_key(server, spec, storage)
     home = lab.datasets / key
     meta_path = home / "dataset.json"
-    with _locked(lab.datasets / f"{key}.lock"):
+    with locked(lab.datasets / f"{key}.lock"):
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
             return Dataset(key, home / "pgdata", meta["init_seconds"], meta["size_bytes"])
@@ -214,12 +202,12 @@ def load_catalog(lab: Lab, binaries: Binaries) -> Mapping[str, settings.SettingD
 
     The first call for a version makes a scratch cluster, reads pg_settings and removes it.
     """
-    safe = binaries.label.replace("/", "_").replace(":", "_")
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", binaries.key)
     path = lab.home / "catalog" / f"{safe}-{binaries.version}.json"
     if path.exists():
         rows = json.loads(path.read_text())
     else:
-        with _locked(path.with_suffix(".lock")):
+        with locked(path.with_suffix(".lock")):
             if path.exists():
                 rows = json.loads(path.read_text())
             else:

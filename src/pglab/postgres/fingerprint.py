@@ -117,6 +117,27 @@ def host() -> dict[str, Any]:
     }
 
 
+def of_binaries(b: Binaries) -> dict[str, Any]:
+    """Where the server's programs come from and which pgbench runs; a build's definition
+    (source, its hash, options, patches with their hashes, compiler) when pglab built it."""
+    out: dict[str, Any] = {
+        "pgbench_version": b.pgbench_version,
+        "source": b.source_text,
+        "bindir": str(b.bindir),
+        "pgbench": b.exe("pgbench"),
+    }
+    if b.pgbench_from is not None:
+        out["pgbench_from"] = b.pgbench_from
+    if b.build is not None:
+        out["build"] = {k: b.build.get(k) for k in BUILD_FACTS}
+    return out
+
+
+# what the fingerprint keeps of a build's build.json (postgres/build.py)
+BUILD_FACTS = ("version", "source", "source_sha256", "options", "effective_options", "patches",
+               "compiler", "system", "key", "build_seconds")  # fmt: skip
+
+
 def of_run(cluster: Cluster) -> dict[str, Any]:
     """Everything about the server of a run and the machine it ran on (a server pglab made:
     ``of_existing`` for one it did not)."""
@@ -132,9 +153,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         server_version=cluster.binaries.version,
         server_version_full=version[0],
         server_version_num=int(version[1]),
-        pgbench_version=cluster.binaries.pgbench_version,
-        source=cluster.binaries.label,
-        bindir=str(cluster.binaries.bindir),
+        **of_binaries(cluster.binaries),
         settings={
             name: {"setting": s, "unit": u, "source": src, "shown": shown}
             for name, s, u, src, shown in rows
@@ -166,6 +185,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
     local = server.client_is_local()
     where = "on the server's machine" if local else "on another machine"
     fp = host()  # the load generator's machine: the server's is not pglab's to read
+    fp.update(of_binaries(binaries))
     fp.update(
         server_kind="existing",
         server=server.key,
@@ -177,9 +197,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         server_version=str(row[1]).split()[0],
         server_version_full=row[0],
         server_version_num=int(row[2]),
-        pgbench_version=binaries.pgbench_version,
         source=f"existing ({binaries.label} pgbench)",
-        bindir=str(binaries.bindir),
         settings={
             name: {"setting": s, "unit": u, "source": src, "shown": shown}
             for name, s, u, src, shown in rows

@@ -304,7 +304,8 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
     mount = e.get("pgdata_mount") or {}
     facts = [
         ("PostgreSQL", ", ".join(rep.versions)),
-        ("pgbench", str(e.get("pgbench_version", "?"))),
+        ("pgbench", str(e.get("pgbench_version", "?"))
+         + (f" (from {e['pgbench_from']})" if e.get("pgbench_from") else "")),
         ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
         ({"existing": "pgbench's machine", "host": "the server's machine"}.get(
             str(e.get("server_kind")), "machine"),
@@ -334,6 +335,9 @@ def _env_facts(rep: Report) -> list[tuple[str, str]]:
             ),
         )
         facts.insert(2, ("pgbench ran", str(e.get("client"))))
+    for made in rep.builds:  # each server pglab built: source, options, patches, compiler
+        facts.append(("built by pglab", "; ".join(f"{k.removeprefix('build ')}: {v}"
+                                                  for k, v in made.items())))  # fmt: skip
     if mount:
         facts.append((
             "PGDATA file system",

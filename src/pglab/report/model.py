@@ -16,6 +16,7 @@ from pglab.analysis import derived, points, syncrate
 from pglab.analysis.points import PointRow
 from pglab.analysis.tidy import measured_phases, percentiles
 from pglab.errors import LabError
+from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun
 from pglab.telemetry.summary import phase_summary
@@ -56,6 +57,7 @@ class Report:
     notices: list[Any] = field(default_factory=list)  # warnings (derived.Notice)
     storage: list[dict[str, Any]] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
+    builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
 
     @property
     def figure(self) -> str:
@@ -117,6 +119,11 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     first = next((loaded[r.id] for r in runs if r.id in loaded), None)
     fp = first.fingerprint if first is not None else {}
     versions = sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()})
+    builds = {
+        str(v.fingerprint["build"].get("key")): build.facts(v.fingerprint)
+        for v in loaded.values()
+        if v.fingerprint.get("build")
+    }
     full = [loaded.get(r.id) or store.get_run(r.id) for r in runs]
     if only_run is None:
         found = derived.campaign_notices(store, camp["name"], runs=full, rows=rows)
@@ -134,6 +141,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         versions=versions,
         settings=non_default_settings(fp),
         only_run=only_run,
+        builds=list(builds.values()),
     )
 
 

@@ -359,7 +359,7 @@ def check(
     points = [pt for pt in plan.points if pt.point_key in todo and not pt.server.existing]
 
     def limits(pt: RunSpec) -> Limits:
-        b = binaries[pt.server.source_label]
+        b = binaries[pt.server.binaries_key]
         return limits_of(dict(pt.server.settings), catalogs[b.label], b.version)
 
     by_point = {pt.point_key: limits(pt) for pt in points}

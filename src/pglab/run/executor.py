@@ -191,7 +191,7 @@ class Executor:
                     total = index + rounds.remaining(plan.runs[at:])
                 index += 1
                 self.events.run_started(run, index, total)
-                result = self.run_one(run, binaries[run.server.source_label])
+                result = self.run_one(run, binaries[run.server.binaries_key])
                 outcome.run_ids.append(self.store.save_run(result))
                 if result.status == "ok":
                     outcome.ok += 1
@@ -222,7 +222,7 @@ class Executor:
                 directory,
                 seconds=spec.seconds,
                 fio=spec.fio,
-                binaries=binaries[runs[0].server.source_label],
+                binaries=binaries[runs[0].server.binaries_key],
                 status=self.events.status,
             ):
                 self.store.save_storage_result(result)

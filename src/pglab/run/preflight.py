@@ -21,8 +21,9 @@ from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
 from pglab.postgres import bench_db, server, settings
 from pglab.postgres import dataset as datasets
+from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
-from pglab.postgres.sources import Binaries, resolve
+from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.run import capacity
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
@@ -34,30 +35,34 @@ def preflight(
     done_keys: set[str] | frozenset[str] = frozenset(),
     budget_s: float | None = None,
     reinit: bool = False,
+    progress: Progress | None = None,
 ) -> tuple[Plan, dict[str, Binaries]]:
     """Resolve sources and check every setting and script of every point, and what the runs
     still to do (those not in ``done_keys``) need of the machine; raise listing all. The plan
     returned has max_connections raised where the campaign leaves it too low, and in
-    ``notes`` what to say about it. ``budget_s`` (``--budget``) replaces ``max_duration``."""
+    ``notes`` what to say about it. ``budget_s`` (``--budget``) replaces ``max_duration``.
+    The binaries are by ``ServerSpec.binaries_key`` (a source, and the pgbench that runs with
+    it); ``progress`` is told the steps of a build being made."""
     plan = make_plan(campaign, done_keys)
-    binaries: dict[str, Binaries] = {}
+    resolved: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:
         label = point.server.source_label
-        if label not in binaries:
-            binaries[label] = resolve(point.server, lab)
+        if label not in resolved:
+            resolved[label] = resolve(point.server, lab, progress)
+    binaries = with_pgbench([pt.server for pt in plan.points], resolved)
     owned = {pt.server.source_label for pt in plan.points if not pt.server.existing}
     catalogs = {
-        label: datasets.load_catalog(lab, b) for label, b in binaries.items() if label in owned
+        label: datasets.load_catalog(lab, b) for label, b in resolved.items() if label in owned
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
-    _check_generators(campaign, plan, binaries[plan.points[0].server.source_label], found)
+    _check_generators(campaign, plan, binaries[plan.points[0].server.binaries_key], found)
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
             continue
-        b = binaries[point.server.source_label]
+        b = binaries[point.server.binaries_key]
         key = (b.label, point.server.settings)
         if key in checked:
             continue
@@ -271,8 +276,8 @@ def _versions_having(
             continue
         having = [
             f"PostgreSQL {b.version} ({b.label})"
-            for label, b in binaries.items()
-            if b.major != mine.major and settings.exists(name, catalogs[label])
+            for b in {b.label: b for b in binaries.values()}.values()
+            if b.major != mine.major and settings.exists(name, catalogs.get(b.label, {}))
         ]
         if having:
             found[name] = ", ".join(having)
@@ -293,7 +298,7 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
     """pgbench parses its scripts before it connects: a parse that ends at connecting is clean."""
     seen: set[tuple[str, str]] = set()
     for point in plan.points:
-        b = binaries[point.server.source_label]
+        b = binaries[point.server.binaries_key]
         for phase in point.phases:
             for script in phase.scripts:
                 if script.path is None or (b.label, script.path) in seen:
@@ -337,7 +342,7 @@ def _check_pgbench_options(plan: Plan, binaries: Mapping[str, Binaries]) -> None
     """Options a phase asks of a pgbench too old to have them, all named at once."""
     found: list[str] = []
     for point in plan.points:
-        b = binaries[point.server.source_label]
+        b = binaries[point.server.binaries_key]
         digits = re.match(r"\d+", b.pgbench_version)
         major = int(digits.group()) if digits else 0
         for phase in point.phases:

@@ -1,0 +1,192 @@
+"""PostgreSQL built by the lab from Debian's PostgreSQL 15 tarball (``pg15_build``: built once,
+kept between sessions in the build cache): a campaign on it, build options the embedded 18
+lacks, a patch against its base, failures before any run, the cache reused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.campaign import parse as campaign
+from pglab.campaign.spec import BuildSpec, ServerSpec
+from pglab.cli import main
+from pglab.errors import BuildError, LabError, SettingsError
+from pglab.lab import Lab
+from pglab.postgres import build, dataset, sources
+from pglab.run.preflight import preflight
+from pglab.store import open_store
+from pglab.telemetry.base import Table
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+PATCH = REPO / "examples" / "checkpoint-completion-0.5.patch"
+
+DOC = """name = "{name}"
+[server]
+build = {{ source = "{source}"{extra} }}
+[server.settings]
+wal_compression = "zstd"
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = 2
+"""
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+def test_the_built_server_runs_a_campaign_with_telemetry(
+    tmp_path: Path, lab: Lab, pg15_build: dict[str, Any], pg15_tarball: Path, no_leftovers,
+    capsys,
+) -> None:  # fmt: skip
+    path = tmp_path / "built.toml"
+    path.write_text(DOC.format(name="built", source=pg15_tarball, extra=""))
+    store_path = tmp_path / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store_path) == 0
+    out = capsys.readouterr().out
+    made = pg15_build["build"]
+    assert f"PostgreSQL {made.info['version']} found in the build cache: {made.root}" in out
+    with open_store(str(store_path)) as store:
+        (row,) = store.list_runs()
+        run = store.get_run(row.id)
+    assert run.status == "ok", run.error
+    fp = run.fingerprint
+    assert fp["server_version"].startswith("15.") and fp["bindir"] == str(made.bindir)
+    assert fp["settings"]["wal_compression"]["setting"] == "zstd"  # accepted, and in effect
+    b = fp["build"]
+    assert b["source"] == str(pg15_tarball) and b["source_sha256"] == sha256(pg15_tarball)
+    assert b["patches"] == [] and b["options"] == [] and b["system"] == "configure"
+    for option in ("--with-lz4", "--with-zstd", "--with-icu", "--with-openssl", "CFLAGS=-O2"):
+        assert option in b["effective_options"]
+    assert "--enable-cassert" not in b["effective_options"]
+    assert b["compiler"].startswith(("gcc", "cc")) and b["key"] == made.key
+    kinds = set(run.series["0"])
+    for kind in ("progress", "pg.database", "pg.wal", "waits", "os.cpu", "pg.buffercache"):
+        assert kind in kinds, f"{kind} missing from {sorted(kinds)}"  # buffers: contrib built
+    db = Table.from_json(run.series["0"]["pg.database"])
+    assert sum(r[db.columns.index("xact_commit")] for r in db.rows) > 0
+    # show names the build: its source, options and compiler
+    assert main(["show", str(run.id), "--store", str(store_path)]) == 0
+    shown = capsys.readouterr().out
+    assert f"built by pglab from {pg15_tarball.name}" in shown
+    assert "--with-zstd" in shown and b["compiler"] in shown
+
+
+def test_zstd_is_refused_on_the_embedded_18_with_the_existing_message(
+    tmp_path: Path, lab: Lab
+) -> None:
+    path = tmp_path / "emb.toml"
+    path.write_text('name = "emb"\n[server.settings]\nwal_compression = "zstd"\n')
+    with pytest.raises(SettingsError) as err:
+        preflight(campaign.load(path), lab)
+    assert 'wal_compression = "zstd": not one of pglz, on, off' in str(err.value)
+
+
+def test_a_patch_shows_in_the_fingerprint_and_in_pg_settings(
+    lab: Lab, pg15_build: dict[str, Any], pg15_tarball: Path
+) -> None:
+    spec = ServerSpec(source="build", build=BuildSpec(str(pg15_tarball), patches=(str(PATCH),)))
+    patched = sources.resolve(spec, lab)
+    base = sources.resolve(pg15_build["spec"], lab)
+    assert patched.build is not None and patched.bindir != base.bindir
+    assert patched.build["patches"] == [
+        {"name": PATCH.name, "path": str(PATCH), "sha256": sha256(PATCH)}
+    ]
+    # its pg_settings (read from a server of that build) has the patched default
+    assert dataset.load_catalog(lab, patched)["checkpoint_completion_target"].boot_val == "0.5"
+    assert dataset.load_catalog(lab, base)["checkpoint_completion_target"].boot_val == "0.9"
+
+
+def _nothing_stored(store: Path, builds: Path, before: set[str]) -> None:
+    with open_store(str(store)) as s:
+        assert s.list_runs() == [] and s.list_campaigns() == []
+    after = {p.name for p in builds.iterdir()}
+    new = after - before
+    assert all(n.endswith((".lock", ".failed.log")) for n in new), new  # no build, no scratch
+
+
+def test_a_patch_that_does_not_apply_stops_before_any_run(
+    tmp_path: Path, lab: Lab, pg15_tarball: Path, build_cache: Path, capsys
+) -> None:
+    bad = tmp_path / "stale.patch"
+    bad.write_text(PATCH.read_text().replace("-\t\t0.9, 0.0, 1.0,", "-\t\t0.7, 0.0, 1.0,"))
+    path = tmp_path / "bad.toml"
+    path.write_text(DOC.format(name="bad", source=pg15_tarball, extra=f', patches = ["{bad}"]'))
+    before = {p.name for p in build_cache.iterdir()}
+    capsys.readouterr()
+    assert cli("run", str(path), lab=lab, store=tmp_path / "r.sqlite") == 2
+    err = capsys.readouterr().err
+    assert f"patch {bad} does not apply: hunk #1 of src/backend/utils/misc/guc.c failed" in err
+    assert "nothing was run or stored" in err
+    _nothing_stored(tmp_path / "r.sqlite", build_cache, before)
+
+
+def test_a_source_that_does_not_build_stops_before_any_run(
+    tmp_path: Path, lab: Lab, pg15_tarball: Path, build_cache: Path
+) -> None:
+    # a C syntax error in a file compiled among the first: configure passes, make fails
+    broken = tmp_path / "broken.patch"
+    broken.write_text(
+        "--- a/src/common/string.c\n+++ b/src/common/string.c\n@@ -1,2 +1,3 @@\n"
+        "+this is not C;\n /*" + "-" * 73 + "\n *\n"
+    )
+    spec = BuildSpec(str(pg15_tarball), patches=(str(broken),))
+    before = {p.name for p in build_cache.iterdir()}
+    with pytest.raises(BuildError) as err:
+        build.ensure(spec, lab)
+    text = str(err.value)
+    assert text.startswith(f"building PostgreSQL from {pg15_tarball} failed: compiling failed")
+    assert "--- build log (last lines; whole log: " in text
+    assert "string.c" in text and "error" in text  # the compiler's own words
+    assert err.value.hint and "nothing was run or stored" in err.value.hint
+    failed_log = Path(text.split("whole log: ")[1].split(")")[0])
+    assert failed_log.is_file() and "this is not C" in failed_log.read_text()
+    _nothing_stored(tmp_path / "r.sqlite", build_cache, before)
+
+
+def test_a_second_resolve_reuses_the_build(
+    lab: Lab, pg15_build: dict[str, Any], build_cache: Path
+) -> None:
+    first = pg15_build["build"]
+    spec = pg15_build["spec"].build
+    again = build.ensure(spec, lab)
+    assert not again.built_now and again.root == first.root
+    assert again.info["built_at"] == first.info["built_at"]  # the build ran once
+    assert json.loads((first.root / "build.json").read_text())["key"] == first.key
+    log = first.log.read_text()
+    assert log.count("=== configuring:") == 1 and "=== installing:" in log
+
+
+def test_versions_resolve_to_the_first_source_of_that_major(
+    lab: Lab, pg15_build: dict[str, Any], capsys
+) -> None:
+    got = sources.resolve(ServerSpec(source="version", version="16"), lab)
+    assert got.label == "version:16" and got.resolved == "pgserver" and got.major == 16
+    got = sources.resolve(ServerSpec(source="version", version="15"), lab)
+    assert got.resolved == "bindir:/usr/lib/postgresql/15/bin"  # Debian's, before builds
+    with pytest.raises(LabError) as err:
+        sources.resolve(ServerSpec(source="version", version="14"), lab)
+    assert 'no PostgreSQL 14 here for version = "14"' in err.value.message
+    assert err.value.hint and "apt-get install postgresql-14" in err.value.hint
+    assert "build = { source" in err.value.hint
+    # pglab sources: every one, with what it was built with
+    capsys.readouterr()
+    assert main(["sources", "--lab-dir", str(lab.home)]) == 0
+    out = capsys.readouterr().out
+    made = pg15_build["build"]
+    assert "embedded" in out and "pgserver" in out and "/usr/lib/postgresql/15/bin" in out
+    assert f"build:{Path(made.info['source']).name}@{made.key[:8]}" in out
+    line = next(ln for ln in out.splitlines() if made.key[:8] in ln)
+    assert "lz4 zstd icu openssl" in line and made.info["version"] in line
