@@ -102,10 +102,10 @@ def test_mb_per_s_is_bytes_over_time() -> None:
 
 def test_progress_rows_say_the_share_done_once_the_total_is_known() -> None:
     assert figures.progress_row(10.0, ("scanning heap", 410, 1000, "blocks"), []) == [
-        10.0, "scanning heap", 410, 1000, 41.0, "blocks", None, None,
+        10.0, "scanning heap", 410, 1000, 41.0, "blocks", None, None, None,
     ]  # fmt: skip
     assert figures.progress_row(11.0, ("initializing", None, 0, "blocks"), []) == [
-        11.0, "initializing", 0, 0, None, "blocks", None, None,
+        11.0, "initializing", 0, 0, None, "blocks", None, None, None,
     ]  # fmt: skip
 
 
@@ -122,18 +122,42 @@ def test_a_progress_rows_rate_and_eta_are_over_its_phase_so_far() -> None:
     ]:
         rows.append(figures.progress_row(t, row, rows))
     # the phase's first row has no rate; then (done - first done) / (t - first t)
-    assert [r[6:] for r in rows[1:4]] == [[None, None], [200.0, 3.5], [150.0, 4.0]]
-    assert rows[4][6:] == [None, None]  # a new phase starts over
-    assert rows[6][6:] == [10000.0, 0.5]
+    assert [r[6:] for r in rows[1:4]] == [
+        [None, None, None], [200.0, 3.5, "rate"], [150.0, 4.0, "rate"]
+    ]  # fmt: skip
+    assert rows[4][6:] == [None, None, None]  # a new phase starts over
+    assert rows[6][6:] == [10000.0, 0.5, "rate"]
     # no ETA without a total, and none while nothing moved
     still = figures.progress_row(17.0, ("COPY TO", 5_000_000, 0, "bytes"), [
         [16.0, "COPY TO", 1_000_000, 0, None, "bytes", None, None]
     ])  # fmt: skip
-    assert still[6:] == [4_000_000.0, None]
+    assert still[6:] == [4_000_000.0, None, None]
     same = figures.progress_row(17.0, ("sorting", 10, 10, "tuples"), [
         [16.0, "sorting", 10, 10, 100.0, "tuples", None, None]
     ])  # fmt: skip
-    assert same[6:] == [None, None]
+    assert same[6:] == [None, None, None]
+
+
+def test_the_eta_goes_by_an_earlier_run_of_the_same_point_where_it_has_one() -> None:
+    # the earlier run scanned its first half in 6 s and its second half in 2 s (the end of the
+    # table was in shared_buffers), then spent 3 s on a phase this run has not reached
+    prior = figures.Prior([
+        [100.0, "scanning heap", 0, 1000, 0.0, "blocks", None, None, None],
+        [103.0, "scanning heap", 250, 1000, 25.0, "blocks", None, None, None],
+        [106.0, "scanning heap", 500, 1000, 50.0, "blocks", None, None, None],
+        [108.0, "vacuuming heap", 10, 100, 10.0, "blocks", None, None, None],
+    ], ended=111.0)  # fmt: skip
+    rows: list[list[Any]] = []
+    for t, row in [(200.0, ("scanning heap", 0, 1000, "blocks")),
+                   (206.0, ("scanning heap", 250, 1000, "blocks")),  # half as fast as before
+                   (212.0, ("scanning heap", 500, 1000, "blocks")),
+                   (213.0, ("scanning heap", 600, 1000, "blocks")),  # past what it saw
+                   (215.0, ("vacuuming heap", 0, 100, "blocks"))]:  # fmt: skip
+        rows.append(figures.progress_row(t, row, rows, prior))
+    # at 25%: 5 s were left of the phase after 3 s; this run took 6 s to get here: 10 s left
+    assert rows[1][7:] == [10.0, "history"]
+    assert rows[2][7:] == [4.0, "history"]  # 2 s left after 6, here after 12: 4 s
+    assert rows[3][7:] == [round(400 / (600 / 13), 1), "rate"]  # the earlier run never got to 60%
 
 
 def test_what_the_progress_line_says() -> None:

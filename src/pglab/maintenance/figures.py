@@ -56,8 +56,9 @@ PROGRESS_SQL = {
     "cluster": _CLUSTER_PROGRESS,
 }
 # t: epoch; done and total in unit (blocks, tuples or bytes); rate: unit per second over the
-# progress phase so far; eta_s: what is left of the phase at that rate (None: not known yet)
-PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct", "unit", "rate", "eta_s"]
+# progress phase so far; eta_s: what is left of the phase (None: not known yet), eta_by: how it
+# was told ("rate": at that rate; "history": from an earlier run of the same point)
+PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by"]
 WORKERS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = %(pid)s"
 # a partitioned table's leaves (pg_partition_tree has no rows for a plain table: its own size)
 SIZE_SQL = (
@@ -140,25 +141,64 @@ def figures(
     )
 
 
-def progress_row(t: float, row: tuple[Any, ...], before: list[list[Any]]) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """The progress of the same operation measured before (an earlier run of the same point:
+    same operation, options, version and dataset): its rows and the epoch it ended."""
+
+    rows: list[list[Any]]
+    ended: float
+
+
+def progress_row(
+    t: float, row: tuple[Any, ...], before: list[list[Any]], prior: Prior | None = None
+) -> list[Any]:
     """A row of the progress table from a progress view's (phase, done, total, unit) at epoch
     ``t``, after the rows ``before``: ``pct`` is None while the total is not known (0); the
-    rate is over the progress phase so far (from its first row), the ETA what is left of it at
-    that rate (both None until the phase has two rows and moved)."""
+    rate is over the progress phase so far (from its first row), the ETA what is left of it:
+    from ``prior`` when it reached this phase and share (its time left there, scaled by how
+    long this phase took to get here against it: "history"), else at that rate ("rate"). Both
+    None until the phase has two rows and moved."""
     phase, done, total, unit = row
     done, total = int(done or 0), int(total or 0)
     pct = round(100.0 * done / total, 1) if total > 0 else None
-    rate = eta = None
-    first = None
-    for r in reversed(before):  # the earliest row of this stretch of the phase
-        if r[1] != phase or r[5] != unit:
-            break
-        first = r
+    rate = eta = by = None
+    first = _stretch_start(before, len(before), str(phase), str(unit))
     if first is not None and done > first[2] and t > first[0]:
         rate = (done - first[2]) / (t - first[0])
         if total > 0:
-            eta = round(max(total - done, 0) / rate, 1)
-    return [t, str(phase), done, total, pct, str(unit), rate, eta]
+            eta, by = round(max(total - done, 0) / rate, 1), "rate"
+            left = _left_before(prior, str(phase), pct) if prior and pct is not None else None
+            if left is not None:
+                eta, by = round(left[1] * (t - first[0]) / left[0], 1), "history"
+    return [t, str(phase), done, total, pct, str(unit), rate, eta, by]
+
+
+def _stretch_start(rows: list[list[Any]], end: int, phase: str, unit: str) -> list[Any] | None:
+    """The first row of the stretch of ``phase`` rows ending just before index ``end``."""
+    first = None
+    for r in reversed(rows[:end]):
+        if r[1] != phase or r[5] != unit:
+            break
+        first = r
+    return first
+
+
+def _left_before(prior: Prior, phase: str, pct: float) -> tuple[float, float] | None:
+    """(seconds into ``phase``, seconds left of it) when the earlier run first reached
+    ``pct`` of that phase; None when it never did (or it has no such phase)."""
+    rows = prior.rows
+    at = next(
+        (i for i, r in enumerate(rows) if r[1] == phase and r[4] is not None and r[4] >= pct),
+        None,
+    )
+    if at is None:
+        return None
+    start = _stretch_start(rows, at + 1, phase, rows[at][5])
+    end = next((r[0] for r in rows[at + 1 :] if r[1] != phase), prior.ended)
+    assert start is not None
+    into = rows[at][0] - start[0]
+    return (into, end - rows[at][0]) if into > 0 else None
 
 
 def rate_text(rate: float, unit: str, block_size: int = 8192) -> str:
@@ -180,7 +220,7 @@ def clock(seconds: float) -> str:
 def progress_text(operation: str, row: list[Any], block_size: int = 8192) -> str:
     """A progress row in words, for the live progress line:
     "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"."""
-    _, phase, done, total, pct, unit, rate, eta = row
+    _, phase, done, total, pct, unit, rate, eta = row[:8]
     if pct is not None:
         text = f"{operation}: {phase} {pct:.0f}%"
     else:

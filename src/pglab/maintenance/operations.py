@@ -1,7 +1,9 @@
-"""A maintenance operation as a phase (VACUUM, ANALYZE, CREATE INDEX on ``pgbench_accounts``):
-prepared (a vacuum's dirtying, an old index dropped: not measured), timed on its own session,
-watched from another one (its progress view once a second, its parallel workers, 20 times a
-second), put back after (the index dropped, autovacuum on the table as it was).
+"""A maintenance operation as a phase (VACUUM, ANALYZE, CREATE INDEX... on ``pgbench_accounts``,
+or a client program: pg_dump, pg_restore, pg_basebackup): prepared (a vacuum's dirtying, an old
+index dropped, a restore's database: not measured), timed on its own session (or as a program
+through ``procs``), watched from another one (its progress view once a second with rate and
+ETA, its parallel workers 20 times a second), put back after (the index dropped, autovacuum on
+the table as it was, the restored database and a base backup removed).
 
 Its result is a ``PhaseResult`` whose report's ``tps`` is the operation's MB/s: the phase's
 headline figure, which the run's statistics take as they take a pgbench phase's TPS. Its
@@ -36,6 +38,7 @@ from pglab.maintenance.figures import (
     WAL_BYTES_SQL,
     WAL_LSN_SQL,
     WORKERS_SQL,
+    Prior,
     dirty_statement,
     figures,
     progress_row,
@@ -67,8 +70,10 @@ class _Watcher:
         count: Callable[[psycopg.Connection], int],
         on_progress: Callable[[str], object] | None = None,
         block_size: int = 8192,
+        prior: Prior | None = None,
     ):
         self.conn = connect()
+        self.prior = prior
         self.operation = operation
         self.probe, self.count = probe, count
         self.on_progress = on_progress
@@ -90,7 +95,7 @@ class _Watcher:
                 if now - last >= PROGRESS_S:
                     row = self.probe(self.conn)
                     if row is not None:
-                        self.rows.append(progress_row(now, row, self.rows))
+                        self.rows.append(progress_row(now, row, self.rows, self.prior))
                         last = now
                         if self.on_progress is not None:
                             self.on_progress(
@@ -118,10 +123,12 @@ class Operation:
         connect: Callable[[], psycopg.Connection],
         phase: PhaseSpec,
         client: clients.Client | None = None,
+        prior: Prior | None = None,
     ):
         assert phase.operation is not None
         self.connect, self.phase, self.op = connect, phase, phase.operation
         self.client = client
+        self.prior = prior  # the same operation's progress in an earlier run: its ETA
         self.notices: list[str] = []
         self.plain = False
         self.mwm_kb = 0
@@ -235,7 +242,7 @@ class Operation:
         self.notices.clear()
         lsn = self.conn.execute(WAL_LSN_SQL).fetchone()[0]  # type: ignore[index]
         probe, count = self._watching()
-        watcher = _Watcher(self.connect, op, probe, count, on_progress, self.block_size)
+        watcher = _Watcher(self.connect, op, probe, count, on_progress, self.block_size, self.prior)
         if self.client is not None and op in clients.CLIENT_OPERATIONS:
             assert self.into is not None
             argv = clients.argv(phase, self.client, self.conn.info.dbname, self.into)

@@ -32,6 +32,7 @@ from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
 from pglab.maintenance import clients, operations
+from pglab.maintenance.figures import Prior
 from pglab.pgbench import invoke as pgbench
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
@@ -129,6 +130,8 @@ class Executor:
         self.tag = f"{os.getpid()}"
         self.worker: str | None = None  # a fleet worker's name, kept in every run's fingerprint
         self.plan_runs: tuple[RunSpec, ...] = ()
+        self._priors_of: str | None = None  # the run whose earlier progress _priors holds
+        self._priors: dict[tuple[str, int], Prior] = {}
 
     # -- campaign ---------------------------------------------------------------------------
     def run_campaign(
@@ -313,9 +316,10 @@ class Executor:
                         op = None
                         if phase.operation is not None:
                             client = _client(srv, binaries, workdir, env)
-                            op = stack.enter_context(
-                                operations.Operation(_operation_session(srv), phase, client)
-                            )
+                            prior = self._prior(run, phase.name, iteration)
+                            op = stack.enter_context(operations.Operation(
+                                _operation_session(srv), phase, client, prior
+                            ))  # fmt: skip
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry
                         ))  # fmt: skip
@@ -372,6 +376,27 @@ class Executor:
             timings=timings,
             server_log=log,
         )
+
+    def _prior(self, run: RunSpec, phase: str, iteration: int) -> Prior | None:
+        """The progress of this operation phase in the point's latest stored run: what its ETA
+        goes by (the same operation, options, version and dataset)."""
+        if self.store is None:
+            return None
+        if self._priors_of != run.run_key:  # read once per run
+            self._priors_of, self._priors = run.run_key, {}
+            done = [
+                r for r in self.store.list_runs(run.campaign)
+                if r.point_key == run.point_key and r.status == "ok"
+            ]  # fmt: skip
+            if done:
+                stored = self.store.get_run(done[-1].id)
+                for ph in stored.phases:
+                    tables = stored.series.get(str(ph.idx), {})
+                    found = [t for k, t in tables.items() if k.startswith("progress.")]
+                    if found and found[0]["rows"]:
+                        ended = ph.started_at + ph.elapsed_s
+                        self._priors[(ph.name, ph.iteration)] = Prior(found[0]["rows"], ended)
+        return self._priors.get((phase, iteration))
 
     def _existing_for(
         self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
