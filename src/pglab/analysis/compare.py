@@ -40,6 +40,7 @@ SINGLE_RUN_NOTE = (
     "you look for (`pglab run --dry-run` says how many)"
 )
 _RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
+_OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
 _ENV_KEYS = (
     "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",
     "cpu_model",
@@ -129,6 +130,8 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
+    # "tps", or "MB/s" when both sides are maintenance operations
+    out["figure"] = points.figure_of([*full_a, *full_b])
     return out
 
 
@@ -151,7 +154,9 @@ def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
             )
     ma, mb = a.metrics, b.metrics
     names = [m for m in _RUN_METRICS if m in ma or m in mb]
-    per_phase = (".tps", ".tps_steady", ".latency_avg_ms")
+    per_phase: tuple[str, ...] = (".tps", ".tps_steady", ".latency_avg_ms")
+    if "mb_s" in ma and "mb_s" in mb:  # maintenance operations: their own figures
+        names, per_phase = ["mb_s"], _OPERATION_FIGURES
     names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
     rows = [
         {"metric": m, "a": ma.get(m), "b": mb.get(m), "delta_pct": _delta(ma.get(m), mb.get(m))}

@@ -40,9 +40,34 @@ def sequential_of(campaign: dict[str, Any] | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
+# the [matrix] axes of a maintenance operation's options: in a campaign of one variant each
+# point is compared with the point at their first values (parallel = [0, 1]: 1 against 0)
+COMPARED_AXES = ("parallel", "jobs")
+
+
+def axis_baseline_of(campaign: dict[str, Any] | None) -> dict[str, Any]:
+    """The first value of each compared axis of a campaign of one variant ({} otherwise)."""
+    doc = (campaign or {}).get("spec") or {}
+    if baseline_of(campaign) is not None:
+        return {}
+    matrix = doc.get("matrix") or {}
+    return {k: v[0] for k, v in matrix.items()
+            if k in COMPARED_AXES and isinstance(v, list) and len(v) > 1}  # fmt: skip
+
+
+def reference_of(campaign: dict[str, Any] | None) -> str | None:
+    """What a campaign's points are compared with, in words: the baseline variant's name, the
+    compared axes at their first values ("parallel=0 jobs=1"), or None."""
+    axes = axis_baseline_of(campaign)
+    return baseline_of(campaign) or (" ".join(f"{k}={v}" for k, v in axes.items()) or None)
+
+
 def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[PointRow]:
     """``point_rows`` with the stored campaign's baseline, effect and repeats."""
-    return point_rows(runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign))
+    return point_rows(
+        runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign),
+        axis_baseline_of(campaign),
+    )  # fmt: skip
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -85,6 +110,7 @@ class PointRow:
     unstable: bool
     derived: dict[str, float] = field(default_factory=dict)  # medians of derived metrics
     comparison: verdicts.Comparison | None = None
+    is_base: bool = False  # the baseline variant's point, or the compared axes' first values
 
     @property
     def ok_runs(self) -> int:
@@ -96,10 +122,13 @@ def point_rows(
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
     sequential: SequentialSpec | None = None,
+    axis_base: dict[str, Any] | None = None,
 ) -> list[PointRow]:
     """The points of ``runs`` (in the order their first run was stored), each compared with the
-    ``baseline`` variant's point, Holm-corrected over the campaign (``sequential``: a campaign
-    of ``repeats = "auto"``, judged as its rounds were: ``verdicts.compare_sequential``)."""
+    ``baseline`` variant's point (or, without one, with the point where the axes of
+    ``axis_base`` have those values), Holm-corrected over the campaign (``sequential``: a
+    campaign of ``repeats = "auto"``, judged as its rounds were:
+    ``verdicts.compare_sequential``)."""
     by_label: dict[str, list[RunRow]] = {}
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
@@ -129,22 +158,37 @@ def point_rows(
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
         ))  # fmt: skip
-    return _compare_to_baseline(rows, tps_of, baseline, effect_pct, sequential)
+    return _compare_to_baseline(rows, tps_of, baseline, effect_pct, sequential, axis_base or {})
 
 
 def _compare_to_baseline(
     rows: list[PointRow], tps_of: dict[str, list[float]], baseline: str | None, effect: float,
-    sequential: SequentialSpec | None = None,
+    sequential: SequentialSpec | None = None, axis_base: dict[str, Any] | None = None,
 ) -> list[PointRow]:  # fmt: skip
     """Each point of another variant against the baseline variant's point at the same matrix
-    coordinates: Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
-    if baseline is None:
+    coordinates (or, with ``axis_base``, each point against the one at the same coordinates
+    but those axes' values): Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
+    if baseline is None and not axis_base:
         return rows
-    base = {pt.coords: tps_of[pt.point] for pt in rows if pt.variant == baseline}
-    pairs = [
-        pt for pt in rows if pt.variant != baseline and base.get(pt.coords) and tps_of[pt.point]
-    ]
-    samples = [(base[pt.coords], tps_of[pt.point]) for pt in pairs]
+    based = {k: str(v) for k, v in (axis_base or {}).items()}
+
+    def is_base(pt: PointRow) -> bool:
+        if baseline is not None:
+            return pt.variant == baseline
+        return all(str(pt.axes.get(k)) == v for k, v in based.items())
+
+    def base_key(pt: PointRow) -> str:  # where its baseline point is
+        axes = {k: (based.get(k, v) if baseline is None else v) for k, v in pt.axes.items()}
+        return (
+            (pt.variant if baseline is None else "")
+            + " "
+            + " ".join(f"{k}={v}" for k, v in axes.items())
+        )
+
+    rows = [replace(pt, is_base=is_base(pt)) for pt in rows]
+    base = {base_key(pt): tps_of[pt.point] for pt in rows if pt.is_base}
+    pairs = [pt for pt in rows if not pt.is_base and base.get(base_key(pt)) and tps_of[pt.point]]
+    samples = [(base[base_key(pt)], tps_of[pt.point]) for pt in pairs]
     if sequential is not None:
         found = verdicts.compare_sequential(samples, effect, sequential.precision)
     else:

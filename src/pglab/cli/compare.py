@@ -136,6 +136,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
     same = result.get("matched_by") == "label"  # one column for the point
     whole = result["kind"] == "campaigns"  # the campaigns are in the title
     pairs = result["pairs"]
+    figure = result.get("figure", "tps")  # or MB/s of maintenance operations
 
     one_campaign = whole or all(p["a"]["campaign"] == p["b"]["campaign"] for p in pairs)
     short = fmt.short_labels([p[s]["point"] for p in pairs for s in ("a", "b")])
@@ -158,8 +159,8 @@ def _print_pairs(result: dict[str, Any]) -> None:
            ("B", "left", [label(p["b"]) for p in pairs]))),
         *(() if same_n else (("n A", "right", [str(p["a"]["n"]) for p in pairs]),
                              ("n B", "right", [str(p["b"]["n"]) for p in pairs]))),
-        ("median tps A", "right", [fmt.short(p["a"]["median"]) for p in pairs]),
-        ("median tps B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
+        (f"median {figure} A", "right", [fmt.short(p["a"]["median"]) for p in pairs]),
+        (f"median {figure} B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
         ("Δ%", "right", ["–" if c is None else f"{c.delta_pct:+.1f}%" for c in cs]),
         ("95% CI of Δ%", "right", [ci(c) for c in cs]),
         ("p (Holm)" if result.get("corrected") else "p", "right",
@@ -184,7 +185,8 @@ def _print_pairs(result: dict[str, Any]) -> None:
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
     effect = reasons[0][1].effect_pct if reasons else verdicts.DEFAULT_EFFECT_PCT
     console.print(
-        "verdict: + / - significant (Welch's t on log TPS, p < 0.05 after Holm); ~ not, and "
+        f"verdict: + / - significant (Welch's t on log {'TPS' if figure == 'tps' else figure}, "
+        "p < 0.05 after Holm); ~ not, and "
         f"the runs could have found ±{effect:g}%; ? they could not tell (see the reason)",
         soft_wrap=True,
     )

@@ -8,6 +8,7 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
+from pglab.analysis import points
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
 from pglab.records import reason_of
@@ -60,7 +61,7 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         ("point", "left", [short.get(r.label, r.label) for r in runs]),
         ("rep", "right", [str(r.repeat) for r in runs]),
         ("status", "left", [r.status for r in runs]),
-        ("tps", "right", [fmt.tps(r.tps) for r in runs]),
+        _figure_column(runs),
         ("finished", "left", [fmt.when(r.finished_at) for r in runs]),
         *((("reason", "left", [reasons[r.id] or "" for r in runs]),) if failed else ()),
     ]
@@ -70,3 +71,15 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
     if not runs:
         console.print("no runs stored yet: try `pglab quick`")
     return 0
+
+
+def _figure_column(runs: list) -> fmt.Column:
+    """The runs' headline figure: "tps", or "MB/s" for maintenance operations; runs of both
+    kinds (every campaign's) have a "figure" column, each value with its unit."""
+    kinds = {points.figure_of([r]) for r in runs if r.ok}
+    if len(kinds) <= 1:
+        return (kinds.pop() if kinds else "tps", "right", [fmt.tps(r.tps) for r in runs])
+    return ("figure", "right", [
+        f"{fmt.tps(r.tps)} {points.figure_of([r])}" if r.ok and r.tps is not None else
+        fmt.tps(r.tps) for r in runs
+    ])  # fmt: skip

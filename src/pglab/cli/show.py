@@ -126,6 +126,10 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     camp = store.get_campaign(name) or {}
     baseline = points.baseline_of(camp)
     rows = points.campaign_rows(runs, camp)
+    reference = (  # what the points are compared with: a variant, or axes' first values
+        fmt.short_variants([r.variant for r in rows]).get(baseline, baseline)
+        if baseline is not None else points.reference_of(camp)
+    )  # fmt: skip
     median = f"median {points.figure_of(runs)}"  # median tps, or MB/s of operations
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
@@ -144,9 +148,8 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         (median, "right", [fmt.tps(r.tps_median) for r in rows]),
         ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
                           if r.cv_pct is not None else "–" for r in rows]),
-        *((f"Δ% vs {fmt.short_variants([r.variant for r in rows]).get(baseline or '', baseline)}",
-           "right",
-           [fmt.delta(r.comparison, r.variant == baseline) for r in rows]),) * compared,
+        *((f"Δ% vs {reference}", "right",
+           [fmt.delta(r.comparison, r.is_base) for r in rows]),) * compared,
         *((f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
           for d in derived_cols),
     ]  # fmt: skip

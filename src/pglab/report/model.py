@@ -93,6 +93,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     if only_run is not None:
         runs = [r for r in runs if r.id == only_run]
     baseline = points.baseline_of(camp) if only_run is None else None
+    axis_base = points.axis_baseline_of(camp) if only_run is None else {}
     by_label: dict[str, list[RunRow]] = {}  # in the order of point_rows: first run first
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
@@ -102,7 +103,9 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         _fill_point(store, pt, loaded)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
-    rows = points.point_rows(runs, baseline, points.effect_of(camp), points.sequential_of(camp))
+    rows = points.point_rows(
+        runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base
+    )
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
@@ -134,7 +137,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         notices=found,
         title=camp["name"],
         campaign=camp,
-        baseline=baseline,
+        baseline=baseline or (points.reference_of(camp) if axis_base else None),
         points=pts,
         runs=runs,
         environment={k: v for k, v in fp.items() if k != "settings"},
