@@ -19,10 +19,12 @@ from pglab.cli import main
 from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
+from pglab.postgres import dataset
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
+PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
 
 # scale 10: pgbench_accounts' heap is ~130 MB, each operation takes about a second here
 CAMPAIGN = """
@@ -45,15 +47,26 @@ parallel = {parallel}
 """
 
 
-@pytest.mark.parametrize("version", ["18", "16"])
+def server_table(version: str, request) -> str:
+    """The [server] table of a campaign on 18 (embedded), 16 (the pgserver wheel) or 15."""
+    if version == "16":
+        return f'[server]\nbindir = "{request.getfixturevalue("pg16_bindir")}"'
+    if version == "15":
+        if not (PG15 / "pgbench").exists():
+            pytest.skip("no PostgreSQL 15 installed (apt-get install postgresql-15)")
+        return f'[server]\nbindir = "{PG15}"'
+    return ""
+
+
+@pytest.mark.parametrize("version", ["18", "16", "15"])
 def test_every_operation_stores_its_figures_and_progress(
     version: str, tmp_path: Path, lab: Lab, no_leftovers, capsys, request
 ) -> None:
-    # 18 (embedded) with 0 and 1 workers; 16 (the pgserver wheel) with 1
-    server = f'[server]\nbindir = "{request.getfixturevalue("pg16_bindir")}"'
+    # 18 (embedded) with 0 and 1 workers; 16 (the pgserver wheel) and Debian's 15 with 1
+    server = server_table(version, request)
     parallels = [0, 1] if version == "18" else [1]
     path = tmp_path / "m.toml"
-    path.write_text(CAMPAIGN.format(server=server if version == "16" else "", parallel=parallels))
+    path.write_text(CAMPAIGN.format(server=server, parallel=parallels))
     store_path = tmp_path / "r.sqlite"
     args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
     assert main(["run", str(path), *args]) == 0
@@ -174,9 +187,13 @@ def test_operations_on_an_existing_server_leave_its_table_as_it_was(
 class Recorded(QuietEvents):
     def __init__(self) -> None:
         self.said: list[str] = []
+        self.statuses: list[str] = []
 
     def operation(self, text: str) -> None:
         self.said.append(text)
+
+    def status(self, message: str) -> None:
+        self.statuses.append(message)
 
 
 def test_an_operation_tells_its_progress_as_it_runs(tmp_path: Path, lab: Lab) -> None:
@@ -196,6 +213,7 @@ def test_an_operation_tells_its_progress_as_it_runs(tmp_path: Path, lab: Lab) ->
 
 CLIENTS = """
 name = "clients"
+{server}
 [dataset]
 scale = 10
 [[phases]]
@@ -239,11 +257,12 @@ def tiny_dir(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(path)], check=True)
 
 
+@pytest.mark.parametrize("version", ["18", "16", "15"])
 def test_dump_restore_basebackup_and_rewrites_store_their_figures(
-    tmp_path: Path, lab: Lab, tiny_dir: Path, no_leftovers, capsys
+    version: str, tmp_path: Path, lab: Lab, tiny_dir: Path, no_leftovers, capsys, request
 ) -> None:
     path = tmp_path / "c.toml"
-    path.write_text(CLIENTS.format(tiny=tiny_dir))
+    path.write_text(CLIENTS.format(tiny=tiny_dir, server=server_table(version, request)))
     store_path = tmp_path / "r.sqlite"
     args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
     # the tiny target's run fails, the campaign goes on: exit 1 with one run of each
@@ -290,3 +309,33 @@ def test_dump_restore_basebackup_and_rewrites_store_their_figures(
     assert main(["show", str(roomy.id), *args]) == 0
     out = capsys.readouterr().out
     assert "phase.restore.wal_bytes" in out and "phase.full.tuples_s" in out
+
+
+def test_a_dataset_init_tells_its_progress_and_keeps_its_steps_times(
+    tmp_path: Path, lab: Lab, monkeypatch
+) -> None:
+    # told from the start (not after 5 s): scale 3 is made in under a second
+    monkeypatch.setattr(dataset, "SAID_AFTER_S", 0.0)
+    path = tmp_path / "i.toml"
+    # fillfactor 95: a dataset of its own, made now
+    path.write_text('name = "init"\n[dataset]\nscale = 3\nfillfactor = 95\n'
+                    '[workload]\noperation = "analyze"\n')  # fmt: skip
+    events = Recorded()
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store, events).run_campaign(campaign.load(path))
+        assert out.ok == 1
+        (run,) = [store.get_run(r.id) for r in store.list_runs("init")]
+    told = [m.removeprefix("initializing dataset: ") for m in events.statuses
+            if m.startswith("initializing dataset: ")]  # fmt: skip
+    assert told[:3] == ["dropping old tables", "creating tables", "generating data (client-side)"]
+    assert told[-2:] == ["vacuuming", "creating primary keys"]
+    tuples = [t for t in told if " tuples), ETA " in t]
+    assert tuples[0].startswith("pgbench_accounts 33% (100,000 of 300,000 tuples), ETA 0:0")
+    assert tuples[-1].startswith("pgbench_accounts 100% (300,000 of 300,000 tuples)")
+    # pgbench's own time per step, with the dataset and in the run's timings
+    steps = run.timings
+    assert run.timings["dataset_made_now"] == 1.0
+    assert {"dataset_init.client-side_generate_s", "dataset_init.vacuum_s",
+            "dataset_init.primary_keys_s"} <= set(steps)  # fmt: skip
+    total = sum(v for k, v in steps.items() if k.startswith("dataset_init."))
+    assert 0 < total <= steps["dataset_init_s"]

@@ -11,15 +11,18 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
+from pglab.errors import CommandError
 from pglab.lab import Lab, locked
-from pglab.postgres import settings
+from pglab.postgres import init_output, settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
 
@@ -83,10 +86,13 @@ class Dataset:
     init_seconds: float
     size_bytes: int
     made_now: bool = False  # initialized by this call, not found from an earlier run
+    # pgbench -i's own time per step ("client-side generate", "vacuum", "primary keys"...)
+    init_steps: Mapping[str, float] = field(default_factory=dict)
 
 
 def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
-    argv = [binaries.exe("pgbench"), "-i", "-s", str(spec.scale), "-q"]
+    # not -q: a progress line per 100,000 rows (run_init tells every tenth of them)
+    argv = [binaries.exe("pgbench"), "-i", "-s", str(spec.scale)]
     if spec.init_steps:
         argv += ["-I", spec.init_steps]
     if spec.partitions:
@@ -98,6 +104,51 @@ def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
     if spec.unlogged_tables:
         argv.append("--unlogged-tables")
     return argv
+
+
+SAID_AFTER_S = 5.0  # an init's progress is told once it has run this long (short ones: not)
+
+
+def run_init(argv: list[str], on_status=lambda msg: None, timeout: float = INIT_TIMEOUT) -> str:
+    """Run ``pgbench -i`` to its end, reading what it says as it goes: once it has run for
+    ``SAID_AFTER_S``, each step it starts and every tenth of the rows it generates (with
+    pgbench's own ETA) go to ``on_status``. Its output, or a CommandError with its last
+    lines (as ``procs.run``)."""
+    proc = procs.spawn(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    lines: list[str] = []
+    late = threading.Event()
+
+    def stop() -> None:  # from the timer's thread: the whole group, as procs.run does
+        late.set()
+        procs.terminate(proc)
+
+    timer = threading.Timer(timeout, stop)
+    t0, told = time.monotonic(), -1
+    with procs.owned(proc):
+        timer.start()
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                lines.append(line)
+                if time.monotonic() - t0 < SAID_AFTER_S:
+                    continue
+                found = init_output.progress(line)
+                if found is not None and found.pct // 10 > told:
+                    told = found.pct // 10
+                    on_status(f"initializing dataset: {init_output.said(found)}")
+                elif (step := init_output.step(line)) is not None:
+                    on_status(f"initializing dataset: {step}")
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.stderr is not None:
+                proc.stderr.close()
+    text = "".join(lines)
+    if late.is_set():
+        raise CommandError(f"pgbench -i did not finish within {timeout:.0f} s")
+    if proc.returncode != 0:
+        raise CommandError(f"pgbench -i failed (exit {proc.returncode}): {procs.tail(text)}")
+    return text
 
 
 def ensure(
@@ -118,7 +169,8 @@ def ensure(
     with locked(lab.datasets / f"{key}.lock"):
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
-            return Dataset(key, home / "pgdata", meta["init_seconds"], meta["size_bytes"])
+            return Dataset(key, home / "pgdata", meta["init_seconds"], meta["size_bytes"],
+                           init_steps=meta.get("init_steps") or {})  # fmt: skip
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
@@ -128,16 +180,13 @@ def ensure(
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")
         with cluster:
             cluster.start()
-            procs.run(
-                [*init_argv(binaries, spec), *cluster.pgbench_conn_args()],
-                timeout=INIT_TIMEOUT,
-                what="pgbench -i",
-            )
+            said = run_init([*init_argv(binaries, spec), *cluster.pgbench_conn_args()], on_status)
             cluster.stop("fast")
         init_seconds = time.monotonic() - t0
         size = _du(datadir)
         meta = {
             "init_seconds": init_seconds,
+            "init_steps": init_output.step_times(said),
             "size_bytes": size,
             "dataset": spec.identity(),
             "source": binaries.label,
@@ -152,7 +201,8 @@ def ensure(
             f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
             "kept for the next runs"
         )
-        return Dataset(key, datadir, init_seconds, size, made_now=True)
+        return Dataset(key, datadir, init_seconds, size, made_now=True,
+                       init_steps=meta["init_steps"])  # fmt: skip
 
 
 def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None) -> float:

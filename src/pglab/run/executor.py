@@ -284,6 +284,8 @@ class Executor:
                 )
                 timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
                 timings["dataset_made_now"] = float(ds.made_now)
+                for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
+                    timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
                 srv = self._cluster_for(run, binaries, ds, timings)
                 log_offset = srv.log_size()
                 t0 = time.monotonic()
