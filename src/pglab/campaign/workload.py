@@ -229,11 +229,7 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
         else:
             upd["dirty"] = float(val)
     if "parallel" in table:
-        val = table["parallel"]
-        if not isinstance(val, int) or isinstance(val, bool) or not 0 <= val <= MAX_PARALLEL:
-            p.add(where, f"parallel = {val!r}: expected parallel workers, 0 to {MAX_PARALLEL}")
-        else:
-            upd["parallel"] = val
+        _whole(table, "parallel", (0, MAX_PARALLEL), "parallel workers", upd, p, where)
     if "freeze" in table:
         upd["freeze"] = get(table, "freeze", bool, False, p, where)
     if "columns" in table:
@@ -253,11 +249,7 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
         else:
             upd["method"] = table["method"]
     if "jobs" in table:
-        val = table["jobs"]
-        if not isinstance(val, int) or isinstance(val, bool) or not 1 <= val <= MAX_JOBS:
-            p.add(where, f"jobs = {val!r}: expected pg_dump/pg_restore -j, 1 to {MAX_JOBS}")
-        else:
-            upd["jobs"] = val
+        _whole(table, "jobs", (1, MAX_JOBS), "pg_dump/pg_restore -j", upd, p, where)
     if "compress" in table:
         upd["compress"] = get(table, "compress", bool, True, p, where)
     if "target" in table:
@@ -268,6 +260,18 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
         else:
             upd["target"] = val
     return upd
+
+
+def _whole(
+    table: dict[str, Any], key: str, bounds: tuple[int, int], what: str,
+    upd: dict[str, Any], p: Problems, where: str,
+) -> None:  # fmt: skip
+    """``table[key]`` into ``upd`` if it is an integer within ``bounds``, else a problem."""
+    val, (low, high) = table[key], bounds
+    if not isinstance(val, int) or isinstance(val, bool) or not low <= val <= high:
+        p.add(where, f"{key} = {val!r}: expected {what}, {low} to {high}")
+    else:
+        upd[key] = val
 
 
 _DEFAULT_OPTIONS = {k: getattr(PhaseSpec("", ()), k) for k in OPERATION_KEYS}
