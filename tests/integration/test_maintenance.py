@@ -105,6 +105,12 @@ def test_every_operation_stores_its_figures_and_progress(
             assert figs.parallel == parallel
             # 2 cores: a leader and one worker with parallel = 1
             assert figs.workers_launched == parallel
+            # the CPU of the operation's backend, and of its worker when it has one
+            assert 0 < figs.leader_cpu_s <= figs.elapsed_s + 0.05
+            assert (figs.workers_cpu_s > 0) == (parallel == 1)
+            assert run.metrics["phase.index.leader_cpu_pct"] == pytest.approx(
+                100 * figs.leader_cpu_s / figs.elapsed_s
+            )
             vacuum = next(ph for ph in run.phases if ph.name == "vacuum")
             # VERBOSE's report: the dirtying left 10% of the accounts dead (fixed rows, ± hash)
             removed = int(re.search(r"tuples: (\d+) removed", vacuum.output).group(1))
@@ -287,6 +293,7 @@ def test_dump_restore_basebackup_and_rewrites_store_their_figures(
         figs["dump"].bytes, rel=0.01
     )
     assert figs["dump"].workers_launched == 2 and figs["restore"].workers_launched == 2
+    assert figs["dump"].leader_cpu_s is None and figs["full"].leader_cpu_s > 0
     assert figs["dump"].wal_bytes < 5e6 < 100e6 < figs["restore"].wal_bytes
     # the restore's COPY seen in pg_stat_progress_copy, against the uncompressed dump's bytes
     rows = progress["restore"]["progress.restore"]["rows"]

@@ -35,7 +35,7 @@ BASEBACKUP_SQL = (
 )
 # the program's sessions in its database: a dump's leader and its -j workers; a restore's jobs
 SESSIONS_SQL = (
-    "SELECT count(*) FROM pg_stat_activity WHERE datname = %(db)s AND application_name = %(app)s"
+    "SELECT pid FROM pg_stat_activity WHERE datname = %(db)s AND application_name = %(app)s"
 )
 
 

@@ -59,7 +59,7 @@ PROGRESS_SQL = {
 # progress phase so far; eta_s: what is left of the phase (None: not known yet), eta_by: how it
 # was told ("rate": at that rate; "history": from an earlier run of the same point)
 PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by"]
-WORKERS_SQL = "SELECT count(*) FROM pg_stat_activity WHERE leader_pid = %(pid)s"
+WORKERS_SQL = "SELECT pid FROM pg_stat_activity WHERE leader_pid = %(pid)s"
 # a partitioned table's leaves (pg_partition_tree has no rows for a plain table: its own size)
 SIZE_SQL = (
     f"SELECT coalesce((SELECT sum(pg_relation_size(relid)) FROM pg_partition_tree('{TABLE}')), "
@@ -97,6 +97,11 @@ class OperationFigures:
     wal_bytes: int | None = None
     tuples: int | None = None
     tuples_s: float | None = None
+    # CPU seconds (user + system) of the operation's backend and of its parallel workers
+    # together, on a server pglab runs here (seed 004's single-core bottleneck: a leader near
+    # 100% of a core while the workers idle); None elsewhere
+    leader_cpu_s: float | None = None
+    workers_cpu_s: float | None = None
 
     def to_table(self) -> dict[str, Any]:
         d = asdict(self)
@@ -123,6 +128,7 @@ def figures(
     mwm_kb: int | None,
     wal_bytes: int | None = None,
     tuples: int | None = None,
+    cpu: tuple[float | None, float | None] = (None, None),
 ) -> OperationFigures:
     assert phase.operation is not None
     rate = tuples / elapsed_s if tuples is not None and elapsed_s > 0 else None
@@ -138,6 +144,8 @@ def figures(
         wal_bytes=wal_bytes,
         tuples=tuples,
         tuples_s=rate,
+        leader_cpu_s=cpu[0],
+        workers_cpu_s=cpu[1],
     )
 
 

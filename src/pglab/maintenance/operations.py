@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import psycopg
 
 from pglab import procs
@@ -67,7 +68,7 @@ class _Watcher:
         connect: Callable[[], psycopg.Connection],
         operation: str,
         probe: Probe,
-        count: Callable[[psycopg.Connection], int],
+        pids: Callable[[psycopg.Connection], list[int]],
         on_progress: Callable[[str], object] | None = None,
         block_size: int = 8192,
         prior: Prior | None = None,
@@ -75,11 +76,13 @@ class _Watcher:
         self.conn = connect()
         self.prior = prior
         self.operation = operation
-        self.probe, self.count = probe, count
+        self.probe, self.pids = probe, pids
         self.on_progress = on_progress
         self.block_size = block_size
         self.rows: list[list[Any]] = []
         self.workers = 0
+        self.cpu_of: Callable[[int], float | None] | None = None  # a local server's processes
+        self.worker_cpu: dict[int, float] = {}  # pid -> the most CPU seconds seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="pglab-operation", daemon=True)
 
@@ -90,7 +93,10 @@ class _Watcher:
         last = 0.0
         while not self._stop.is_set():
             try:
-                self.workers = max(self.workers, self.count(self.conn))
+                pids = self.pids(self.conn)
+                self.workers = max(self.workers, len(pids))
+                if self.cpu_of is not None:
+                    self._worker_cpu(self.cpu_of, pids)
                 now = time.time()
                 if now - last >= PROGRESS_S:
                     row = self.probe(self.conn)
@@ -104,6 +110,14 @@ class _Watcher:
             except psycopg.Error:
                 return  # the run goes on without the rest of its progress
             self._stop.wait(POLL_S)
+
+    def _worker_cpu(self, cpu_of: Callable[[int], float | None], pids: list[int]) -> None:
+        """Each worker's CPU seconds, the most seen: the last look is within POLL_S of its
+        end (a worker's time after it is not counted)."""
+        for pid in pids:
+            used = cpu_of(pid)
+            if used is not None:
+                self.worker_cpu[pid] = max(self.worker_cpu.get(pid, 0.0), used)
 
     def stop(self) -> None:
         self._stop.set()
@@ -124,11 +138,13 @@ class Operation:
         phase: PhaseSpec,
         client: clients.Client | None = None,
         prior: Prior | None = None,
+        local: bool = False,
     ):
         assert phase.operation is not None
         self.connect, self.phase, self.op = connect, phase, phase.operation
         self.client = client
         self.prior = prior  # the same operation's progress in an earlier run: its ETA
+        self.local = local  # the server's processes are this machine's: their CPU is read
         self.notices: list[str] = []
         self.plain = False
         self.mwm_kb = 0
@@ -249,6 +265,10 @@ class Operation:
             shown = tuple(argv)
         else:
             argv, shown = [], (statement(phase),)
+        leader = self.conn.info.backend_pid if self.local and not argv else None
+        if leader is not None:
+            watcher.cpu_of = cpu_seconds
+        cpu0 = cpu_seconds(leader) if leader is not None else None
         watcher.start()
         started = time.time()
         t0 = time.monotonic()
@@ -261,6 +281,11 @@ class Operation:
         finally:
             elapsed = time.monotonic() - t0
             watcher.stop()
+        cpu1 = cpu_seconds(leader) if leader is not None else None
+        cpu = (
+            (cpu1 - cpu0, sum(watcher.worker_cpu.values()))
+            if cpu0 is not None and cpu1 is not None else (None, None)
+        )  # fmt: skip
         self.conn.execute("SELECT pg_stat_force_next_flush()")  # as its transaction ends
         wal = int(self.conn.execute(WAL_BYTES_SQL, (lsn,)).fetchone()[0])  # type: ignore[index]
         if op == "basebackup" and self.into is not None:
@@ -272,7 +297,7 @@ class Operation:
         elif op == "basebackup":
             launched = None
         mwm = self.mwm_kb if op in ("vacuum", "create_index", "reindex") else None
-        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm, wal, self.tuples)
+        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm, wal, self.tuples, cpu)
         return PhaseResult(
             name=phase.name,
             iteration=iteration,
@@ -288,17 +313,17 @@ class Operation:
             },
         )
 
-    def _watching(self) -> tuple[Probe, Callable[[psycopg.Connection], int]]:
+    def _watching(self) -> tuple[Probe, Callable[[psycopg.Connection], list[int]]]:
         """How the watcher reads this operation's progress and counts its workers."""
         op = self.op
         if op in PROGRESS_SQL:
             mine = {"pid": self.conn.info.backend_pid, "tuples": self.tuples or 0}
             return (
                 lambda c: c.execute(PROGRESS_SQL[op], mine).fetchone(),
-                lambda c: _count(c, WORKERS_SQL, mine),
+                lambda c: _pids(c, WORKERS_SQL, mine),
             )
         if op == "basebackup":
-            return (lambda c: c.execute(clients.BASEBACKUP_SQL).fetchone(), lambda c: 0)
+            return (lambda c: c.execute(clients.BASEBACKUP_SQL).fetchone(), lambda c: [])
         db = self.conn.info.dbname if op == "dump" else clients.RESTORE_DATABASE
         assert self.into is not None
         total = clients.dump_data_bytes(self.into) if op == "restore" else 0
@@ -306,7 +331,7 @@ class Operation:
         params: dict[str, Any] = {"db": db, "command": copies.phase_name, "app": f"pg_{op}"}
         return (
             lambda c: copies.row(c.execute(clients.COPY_SQL, params).fetchall()),
-            lambda c: _count(c, clients.SESSIONS_SQL, params),
+            lambda c: _pids(c, clients.SESSIONS_SQL, params),
         )
 
     def _run_program(self, argv: list[str]) -> str:
@@ -336,9 +361,17 @@ def run_phase(
         return op.run(iteration)
 
 
-def _count(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> int:
-    row = conn.execute(sql, params).fetchone()
-    return int(row[0]) if row else 0
+def _pids(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[int]:
+    return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process of this machine (None once it is gone)."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return None
+    return float(times.user + times.system)
 
 
 def _int_setting(conn: psycopg.Connection, name: str) -> int:

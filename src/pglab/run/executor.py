@@ -320,7 +320,8 @@ class Executor:
                             client = _client(srv, binaries, workdir, env)
                             prior = self._prior(run, phase.name, iteration)
                             op = stack.enter_context(operations.Operation(
-                                _operation_session(srv), phase, client, prior
+                                _operation_session(srv), phase, client, prior,
+                                local=isinstance(srv, Cluster),
                             ))  # fmt: skip
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry

@@ -106,7 +106,8 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
 
 def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
     """A maintenance operation's figures per phase (mean over its iterations): MB/s, elapsed
-    seconds, bytes, and where they apply workers launched, WAL bytes, tuples/s; and the run's
+    seconds, bytes, and where they apply workers launched, WAL bytes, tuples/s, the CPU of the
+    leader and of its workers (% of a core); and the run's
     MB/s over its measured operations (the ``tps`` of these phases is the same MB/s: the run's
     headline figure)."""
     by_name: dict[str, list[OperationFigures]] = {}
@@ -126,6 +127,11 @@ def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
             vals = [v for f in items if (v := getattr(f, key)) is not None]
             if vals:
                 out[f"phase.{name}.{key}"] = statistics.fmean(vals)
+        for who in ("leader", "workers"):  # % of a core over the operation's time
+            used = [(getattr(f, f"{who}_cpu_s"), f.elapsed_s) for f in items]
+            pcts = [100 * v / t for v, t in used if v is not None and t > 0]
+            if pcts:
+                out[f"phase.{name}.{who}_cpu_pct"] = statistics.fmean(pcts)
     if measured:
         out["mb_s"] = statistics.fmean(f.mb_s for f in measured)
     return out
