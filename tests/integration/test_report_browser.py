@@ -56,14 +56,37 @@ def page(tmp_path_factory) -> Path:
         return report.write(store, "browser <b>test</b>", tmp / "report.html", tmp).html
 
 
+def with_script(page: Path, out: Path, on_load: str) -> Path:
+    """``page`` with ``on_load`` (JavaScript) run when it has loaded."""
+    script = f'<script>window.addEventListener("load", function () {{ {on_load} }});</script>'
+    out.write_text(page.read_text().replace("</body>", script + "</body>"))
+    return out
+
+
 def test_every_chart_draws_and_the_console_is_clean(page: Path, tmp_path: Path) -> None:
     dom, stderr = browse(page, tmp_path, "--dump-dom")
     state = body_state(dom)
-    assert int(state["charts-total"]) == 3 + 20  # campaign charts + one per point
+    assert state["charts-total"] == "3" and state["points-total"] == "20"
     assert state["charts-drawn"] == state["charts-total"], state
+    assert state["points-drawn"] == "0"  # none is drawn before it is scrolled to
     assert state["errors"] == ""
     assert console_errors(stderr) == []
     assert "<script>alert(1)</script>" not in dom.split("<script>\n(function")[0]
+    # every point's chart drawn at once (pglabDrawAll), six panels each, nothing complains
+    drawn = with_script(page, tmp_path / "all.html", (
+        "window.pglabDrawAll(); document.body.dataset.panels = String("
+        "document.querySelectorAll('#pchart-1 .cartesianlayer .subplot').length);"
+        "document.body.dataset.traces = String("
+        "document.querySelectorAll('#pchart-1 .scatterlayer .trace').length);"
+    ))  # fmt: skip
+    dom, stderr = browse(drawn, tmp_path, "--virtual-time-budget=20000", "--dump-dom")
+    state = body_state(dom)
+    assert state["points-drawn"] == "20" and state["errors"] == "", state
+    assert console_errors(stderr) == []
+    assert int(state["panels"]) >= 6
+    # 3 repeats: TPS and the 2 others; p50/p95/p99/max; 8 wait layers; 3 buffer writers and
+    # WAL; 4 CPU layers and pgbench's; read, write and dirty memory
+    assert state["traces"] == str(3 + 4 + 8 + 4 + 5 + 3), state
 
 
 def test_screenshot_is_saved_as_an_artifact(page: Path, tmp_path: Path) -> None:
@@ -75,37 +98,60 @@ def test_screenshot_is_saved_as_an_artifact(page: Path, tmp_path: Path) -> None:
     assert shot.stat().st_size > 50_000  # a drawn page, not a blank one
 
 
+def test_a_point_s_chart_as_a_reader_sees_it(page: Path, tmp_path: Path) -> None:
+    """The first point scrolled to, as a reader opens it: its chart is drawn there (a
+    screenshot kept in ``artifacts/report-point.png``) with its six panels' titles and a
+    legend naming the other repeats; what was not drawn is not drawn."""
+    shot = REPO / "artifacts" / "report-point.png"
+    shot.unlink(missing_ok=True)
+    top = with_script(page, tmp_path / "point.html", (
+        "var m = document.querySelector('main'), p = document.getElementById('point-1');"
+        "while (m.firstElementChild !== p) { m.removeChild(m.firstElementChild); }"
+        "window.pglabDraw(1);"  # now, not when the observer next looks: the screenshot waits not
+    ))  # fmt: skip
+    browse(top, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=20000",
+           f"--screenshot={shot}")  # fmt: skip
+    assert shot.stat().st_size > 100_000  # six panels of lines, not an empty frame
+    dom, _ = browse(top, tmp_path, "--window-size=1400,1000", "--virtual-time-budget=20000",
+                    "--dump-dom")  # fmt: skip
+    chart = dom[dom.index('id="pchart-1"') : dom.index('id="pdata-1"')]
+    for title in ("TPS per second", "Latency percentiles", "Wait events", "Buffers written",
+                  "CPU %", "Disk MB/s"):  # fmt: skip
+        assert title in chart, title
+    assert "the other 2 repeat(s)" in chart and "CPU:running" in chart
+    assert re.search(r'id="pchart-8" data-point="8"></div>', dom)  # closed: not drawn
+
+
 def test_a_broken_chart_and_a_script_error_are_caught(page: Path, tmp_path: Path) -> None:
     """The check can fail: a chart that does not decode and a script error are reported."""
     broken = tmp_path / "broken.html"
     png = 'src="data:image/png;base64,'
     text = page.read_text().replace(png + "iVBOR", png + "XX", 1)
-    text = text.replace("</body>", "<script>undefinedFunction();</script></body>")
+    text = text.replace('<script type="application/json" id="pdata-2">{',
+                        '<script type="application/json" id="pdata-2">{{', 1)  # fmt: skip
+    text = text.replace("</body>", "<script>undefinedFunction();</script><script>"
+                        "window.addEventListener('load', function () { window.pglabDrawAll(); });"
+                        "</script></body>")  # fmt: skip
     broken.write_text(text)
-    dom, stderr = browse(broken, tmp_path, "--dump-dom")
+    dom, stderr = browse(broken, tmp_path, "--virtual-time-budget=20000", "--dump-dom")
     state = body_state(dom)
     assert int(state["charts-drawn"]) == int(state["charts-total"]) - 1
     assert "chart not drawn" in state["errors"]
     assert "undefinedFunction" in state["errors"] or console_errors(stderr)
+    assert "point chart 2:" in state["errors"] and state["points-drawn"] == "19", state
 
 
-def test_a_zoomable_chart_draws_on_click(page: Path, tmp_path: Path) -> None:
-    """plotly.js (inlined) draws a point's per-second TPS and latency when its button is
-    clicked: every trace is there and nothing complains."""
-    clicked = tmp_path / "clicked.html"
-    click = (
-        '<script>window.addEventListener("load", function () {'
-        ' document.querySelector("button.zoom").click();'
-        " document.body.dataset.traces = String("
-        '  document.querySelectorAll("#plot-1 .scatterlayer .trace").length);'
-        ' document.body.dataset.buttons = String(document.querySelectorAll("button.zoom").length);'
-        "});</script></body>"
-    )
-    clicked.write_text(page.read_text().replace("</body>", click))
-    dom, stderr = browse(clicked, tmp_path, "--virtual-time-budget=5000", "--dump-dom")
+def test_a_closed_point_draws_when_opened_and_scrolled_to(page: Path, tmp_path: Path) -> None:
+    """Point 8 (closed when the page loads: the first 6 are open) is opened and scrolled to by
+    the reader: its chart is drawn then, with plotly.js run from the page on that first need,
+    and no other chart with it."""
+    opened = with_script(page, tmp_path / "opened.html", (
+        "var d = document.getElementById('point-8'); d.open = true; d.scrollIntoView();"
+        "setTimeout(function () { document.body.dataset.drawn8 = String("
+        "document.querySelectorAll('#pchart-8 .main-svg').length > 0); }, 3000);"
+    ))  # fmt: skip
+    dom, stderr = browse(opened, tmp_path, "--virtual-time-budget=10000", "--dump-dom")
     state = body_state(dom)
-    assert state["errors"] == "", state
+    assert state["drawn8"] == "true" and state["errors"] == "", state
+    assert state["points-drawn"] in ("1", "2")  # point 8, and maybe 9 just below it (closed: no)
     assert console_errors(stderr) == []
-    # 3 repeats: the representative's TPS, the 2 others, and p50/p95/p99/max latency
-    assert state["traces"] == "7", state
-    assert state["buttons"] == "19"  # the clicked one is gone, the other points' remain

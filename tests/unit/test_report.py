@@ -28,7 +28,7 @@ def written(tmp_path_factory) -> report.Written:
     with open_store(str(tmp / "r.sqlite")) as store:
         fill(store, HOSTILE_CAMPAIGN, variants=("base", HOSTILE_VARIANT), clients=(1, 4),
              repeats=5, seconds=20, failed=1)  # fmt: skip
-        return report.write(store, HOSTILE_CAMPAIGN, tmp / "out" / "report.html", tmp)
+        return report.write(store, HOSTILE_CAMPAIGN, tmp / "out" / "report.html", tmp, png=True)
 
 
 def test_every_user_string_is_escaped(written: report.Written) -> None:
@@ -36,28 +36,31 @@ def test_every_user_string_is_escaped(written: report.Written) -> None:
     assert HOSTILE_VARIANT not in page
     assert escape(HOSTILE_VARIANT) in page
     assert escape(HOSTILE_CAMPAIGN) in page
-    # the page's only scripts: plotly.js, its own (chart check, zoomable charts) and data
+    # the page's only scripts: plotly.js, its own (chart check, the points' charts) and data
     tags = re.findall(r"<script[^>]*>", page)
     assert (
         tags.count("<script>") == 1 and tags.count('<script type="text/plain" id="plotly-js">') == 1
     )
     data = [t for t in tags if t.startswith('<script type="application/json"')]
-    assert len(data) == len(tags) - 2
-    assert data and all(re.fullmatch(r'<script type="application/json" id="series-\d+">', t)
+    assert len(data) == len(tags) - 2 == 8  # a point's numbers each
+    assert data and all(re.fullmatch(r'<script type="application/json" id="pdata-\d+">', t)
                         for t in data)  # fmt: skip
-    for block in re.findall(
-        r'<script type="application/json" id="series-\d+">(.*?)</script>', page
-    ):
-        assert set(json.loads(block)) == {"run", "tps", "others", "latency", "checkpoints"}
+    for block in re.findall(r'<script type="application/json" id="pdata-\d+">(.*?)</script>', page):
+        found = json.loads(block)
+        assert set(found) == {"run", "runs", "missing", "tps", "others", "scripts", "checkpoints",
+                              "phases", "latency", "waits", "buffers", "wal_mb_s", "cpu",
+                              "pgbench_cpu", "disk", "dirty_mb"}  # fmt: skip
+        assert "<" not in block and HOSTILE_VARIANT not in block
 
 
 def test_charts_drawn_in_one_process_are_those_the_workers_drew(
     written: report.Written, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # by default each point's chart is drawn by a worker process while the store is read
+    # with png, each point's chart is drawn by a worker process while the store is read, and
+    # the campaign's by workers forked once it is read
     monkeypatch.setattr(report.os, "cpu_count", lambda: 1)
     with open_store(str(written.html.parent.parent / "r.sqlite")) as store:
-        alone = report.write(store, HOSTILE_CAMPAIGN, tmp_path / "report.html", tmp_path)
+        alone = report.write(store, HOSTILE_CAMPAIGN, tmp_path / "report.html", tmp_path, png=True)
     assert [p.name for p in alone.pngs] == [p.name for p in written.pngs]
     for mine, theirs in zip(alone.pngs, written.pngs, strict=True):
         assert mine.read_bytes() == theirs.read_bytes(), mine.name
@@ -87,8 +90,48 @@ def test_charts_are_written_as_png_and_embedded(written: report.Written) -> None
     page = _without_plotly(written.html.read_text())
     for path in written.pngs:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert page.count('src="data:image/png;base64,') == len(written.pngs)
-    assert f'data-charts-total="{len(written.pngs)}"' in page
+    # the campaign's charts are in the page; the points' are drawn there from their numbers
+    assert page.count('src="data:image/png;base64,') == 3
+    assert 'data-charts-total="3" data-points-total="8"' in page
+    assert page.count("point-001.png") == 1  # named under its chart in the page
+
+
+def test_without_png_the_points_charts_are_the_page_s_only(written: report.Written,
+                                                           tmp_path: Path) -> None:  # fmt: skip
+    with open_store(str(written.html.parent.parent / "r.sqlite")) as store:
+        plain = report.write(store, HOSTILE_CAMPAIGN, tmp_path / "report.html", tmp_path)
+    assert sorted(p.name for p in plain.pngs) == [
+        "latency-percentiles.png", "runs-in-order.png", "tps-vs-clients.png"]  # fmt: skip
+    page = plain.html.read_text()
+    assert page.count('<div class="pchart"') == 8 and "point-001.png" not in page
+
+
+def test_the_page_s_numbers_have_every_panel_and_say_what_is_missing(
+    written: report.Written,
+) -> None:
+    from pglab.report import browser
+
+    pt = written.report.points[0]
+    full = browser.point_data(pt)
+    assert full is not None and full["missing"] == []
+    assert len(full["others"]) == 4 and full["run"] == pt.representative.id
+    assert set(full["latency"]) == {"p50", "p95", "p99", "max"}
+    assert full["waits"]["names"][-1] == "other" and len(full["waits"]["layers"]) == 8
+    assert all(full["buffers"].values()) and full["wal_mb_s"] and full["dirty_mb"]
+    assert set(full["cpu"]) == {"user", "system", "iowait", "steal"}
+    # the numbers are the series' own: TPS second by second as pgbench's progress gave it
+    progress = pt.representative.series[next(iter(pt.representative.series))]["progress"]
+    tps = [row[progress["columns"].index("tps")] for row in progress["rows"]]
+    assert full["tps"][1] == [round(v, 3) for v in tps]
+    bare = replace(
+        pt.representative,
+        series={k: {"progress": v["progress"]} for k, v in pt.representative.series.items()},
+    )
+    found = browser.point_data(report.Point(pt.label, pt.runs, pt.row, bare))
+    assert found is not None and found["tps"] == full["tps"]
+    assert [m.split(":")[0] for m in found["missing"]] == [
+        "Latency percentiles", "Wait events", "Buffers and WAL", "CPU", "Disk and memory",
+    ]  # fmt: skip
 
 
 def test_summary_has_every_point_and_the_known_effect(written: report.Written) -> None:
@@ -136,6 +179,11 @@ def test_cli_report_of_a_run_and_unknown_ids(tmp_path: Path, capsys) -> None:
     args = ["--store", str(db), "--lab-dir", str(tmp_path)]
     assert main(["report", str(ids[0]), "-o", str(out), *args]) == 0
     assert "run 1 of the campaign" in out.read_text()
+    assert not (tmp_path / "run-charts" / "point-001.png").exists()
+    capsys.readouterr()
+    assert main(["report", str(ids[0]), "-o", str(out), "--png", *args]) == 0
+    assert (tmp_path / "run-charts" / "point-001.png").read_bytes()[:4] == b"\x89PNG"
+    assert "1 chart(s) as PNG" not in capsys.readouterr().out  # the run's own chart too
     assert main(["report", "nope", *args]) == 2
     assert "no campaign named 'nope'" in capsys.readouterr().err
     assert main(["report", "999", *args]) == 2

@@ -12,6 +12,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pglab.significance import scipy_stats
 
@@ -32,6 +33,12 @@ class PointSummary:
         return self.cv_pct is not None and self.cv_pct > UNSTABLE_CV_PCT
 
 
+@lru_cache(maxsize=256)
+def _t975(df: int) -> float:
+    """Student t's 97.5% quantile (a scipy call costs a millisecond; a campaign asks few dfs)."""
+    return float(scipy_stats().t.ppf(0.975, df))
+
+
 def summarize_point(values: Sequence[float]) -> PointSummary:
     """Spread of one point's repeats; the CI needs two values."""
     n = len(values)
@@ -41,6 +48,6 @@ def summarize_point(values: Sequence[float]) -> PointSummary:
     if n < 2:
         return PointSummary(n, values[0], mean, None, None, None)
     sd = statistics.stdev(values)
-    half = float(scipy_stats().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    half = _t975(n - 1) * sd / math.sqrt(n)
     cv = sd / mean * 100 if mean else None
     return PointSummary(n, statistics.median(values), mean, mean - half, mean + half, cv)

@@ -15,8 +15,9 @@ DESCRIPTION = (
     "environment, the points with Δ% against the baseline and significance, warnings, the "
     "storage benchmarks stored for the runs' storage, TPS against clients, every run in order, "
     "latency percentiles, and each point's run second by second (TPS with checkpoints and the "
-    "other repeats, latency, wait events, buffers and WAL, CPU, disk); the charts are also "
-    "written as PNG files into FILE's -charts folder."
+    "other repeats, latency, wait events, buffers and WAL, CPU, disk: drawn by the page when "
+    "a point is opened, to zoom and hover); the campaign's charts are also written as PNG "
+    "files into FILE's -charts folder, and with --png each point's too."
 )
 
 
@@ -35,18 +36,24 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="HTML file to write (default: <lab dir>/reports/<campaign>.html)",
     )
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.output))
+    p.add_argument(
+        "--png",
+        action="store_true",
+        help="also draw each point's chart as a PNG file (matplotlib: seconds per point)",
+    )
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.output, a.png))
 
 
-def run(where: Where, ident: str, output: Path | None = None) -> int:
+def run(where: Where, ident: str, output: Path | None = None, png: bool = False) -> int:
     with where.open(read_only=True) as store:
-        write_report(store, ident, output, where.home, where.store_url)
+        write_report(store, ident, output, where.home, where.store_url, png)
     return 0
 
 
 def write_report(
-    store: Store, ident: str, output: Path | None, home: Path, store_url: str | None = None
-) -> None:
+    store: Store, ident: str, output: Path | None, home: Path, store_url: str | None = None,
+    png: bool = False,
+) -> None:  # fmt: skip
     """``store_url``: where a tune study's Optuna storage is (its section in the report)."""
     from pglab import report  # matplotlib: imported only when a report is drawn
     from pglab.tune import summary as tune_summary
@@ -56,7 +63,7 @@ def write_report(
     if store_url is not None and tune_summary.is_tune(camp):
         tune = tune_summary.of(store, store_url, ident)
     with console.status("drawing the report…"):
-        written = report.write(store, ident, output, home, tune)
+        written = report.write(store, ident, output, home, tune, png)
     console.print(
         f"report: [bold]{escape(str(written.html))}[/] (open it in a browser; "
         f"{len(written.pngs)} chart(s) as PNG in {escape(str(written.pngs[0].parent))})"

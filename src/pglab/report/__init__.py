@@ -25,7 +25,7 @@ import markupsafe
 from pglab import __version__
 from pglab.analysis import points, scripts
 from pglab.disks import results as storage_tables
-from pglab.report import charts
+from pglab.report import browser, charts
 from pglab.report.model import Point, Report, gather
 from pglab.telemetry.summary import lines as telemetry_lines
 from pglab.tune.summary import TuneSummary
@@ -45,20 +45,29 @@ class Written:
 
 
 def write(
-    store, ident: str, out: Path | None, home: Path, tune: TuneSummary | None = None
+    store,
+    ident: str,
+    out: Path | None,
+    home: Path,
+    tune: TuneSummary | None = None,
+    png: bool = False,
 ) -> Written:
     """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
     ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it; ``tune``: the
-    campaign is a tune study, whose section (history, importance, confirmation) comes first."""
-    with _Drawing() as drawing:
-        rep = gather(store, ident, on_point=drawing.point)
-        made, per_point = drawing.finish(rep)
+    campaign is a tune study, whose section (history, importance, confirmation) comes first.
+    The points' charts are drawn by the page itself; ``png``: also as PNG files by matplotlib
+    (a process per CPU), as the campaign's charts always are."""
+    with _Drawing(png) as drawing:
+        rep = gather(store, ident, on_point=drawing.point if png else None)
+        drawing.campaign(rep)  # in the workers, while the points' numbers are made here
+        data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
+        made, per_point = drawing.finish()
     if tune is not None:
         made.insert(0, charts.tune_history(tune))
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    html = render(rep, made, per_point, tune)
+    html = render(rep, made, per_point, tune, data)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
     chart_dir.mkdir(exist_ok=True)
@@ -73,35 +82,61 @@ def write(
     return Written(out, pngs, rep)
 
 
-class _Drawing:
-    """Point charts drawn by as many worker processes as there are CPUs (matplotlib draws with
-    one core; the charts are independent), each submitted as soon as its point's runs are read,
-    so that drawing overlaps reading the store and the statistics; the campaign charts are drawn
-    here meanwhile."""
+_DRAWN: Report | None = None  # the report whose campaign charts forked workers draw
 
-    def __init__(self) -> None:
-        workers = os.cpu_count() or 1
-        self.pool = None
-        if workers > 1:  # forked on the first point: matplotlib is imported, scipy not yet
-            ctx = multiprocessing.get_context("fork")
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+
+def _campaign_chart(i: int) -> charts.Chart | None:
+    assert _DRAWN is not None
+    return charts.campaign_chart(_DRAWN, i)
+
+
+class _Drawing:
+    """Charts drawn by as many worker processes as there are CPUs (matplotlib draws with one
+    core; the charts are independent): with ``png``, each point's as soon as its runs are read,
+    overlapping the reading of the store; then the campaign's, in workers forked once the
+    report is gathered (they inherit it: nothing is pickled but the PNGs coming back), while
+    the page's numbers are made here."""
+
+    def __init__(self, png: bool = True) -> None:
+        self.workers = os.cpu_count() or 1
+        self.pool: ProcessPoolExecutor | None = None
         self.drawn: dict[int, Future[charts.Chart | None] | charts.Chart | None] = {}
+        self.made: list[Future[charts.Chart | None] | charts.Chart | None] = []
 
     def __enter__(self) -> _Drawing:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        global _DRAWN
+        _DRAWN = None
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
 
+    def _fork(self) -> ProcessPoolExecutor | None:
+        if self.pool is None and self.workers > 1:
+            ctx = multiprocessing.get_context("fork")
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
+        return self.pool
+
     def point(self, number: int, pt: Point) -> None:
-        if self.pool is None:
+        pool = self._fork()  # forked on the first point: matplotlib is imported, scipy not yet
+        if pool is None:
             self.drawn[number] = charts.point_chart(pt, number)
         else:
-            self.drawn[number] = self.pool.submit(charts.point_chart, pt, number)
+            self.drawn[number] = pool.submit(charts.point_chart, pt, number)
 
-    def finish(self, rep: Report) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
-        made = charts.campaign_charts(rep)
+    def campaign(self, rep: Report) -> None:
+        global _DRAWN
+        _DRAWN = rep
+        if self.pool is not None:  # forked before the report existed: it does not have it
+            self.made = [charts.campaign_chart(rep, i) for i in range(charts.CAMPAIGN_CHARTS)]
+            return
+        pool = self._fork()
+        self.made = [pool.submit(_campaign_chart, i) if pool else charts.campaign_chart(rep, i)
+                     for i in range(charts.CAMPAIGN_CHARTS)]  # fmt: skip
+
+    def finish(self) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
+        made = [c for c in (f.result() if isinstance(f, Future) else f for f in self.made) if c]
         per_point = {}
         for number, drawn in self.drawn.items():
             chart = drawn.result() if isinstance(drawn, Future) else drawn
@@ -115,7 +150,9 @@ def render(
     made: list[charts.Chart],
     per_point: dict[int, charts.Chart],
     tune: TuneSummary | None = None,
+    data: dict[int, dict[str, Any]] | None = None,
 ) -> str:
+    """The page; ``data``: the points' numbers (``browser.point_data``) when made already."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent),
         autoescape=True,
@@ -125,12 +162,15 @@ def render(
     )
     template = env.get_template("page.html.j2")
     derived = sorted({k for pt in rep.points for k in pt.row.derived})
-    series = {}  # point number -> its per-second data as JSON, safe inside a <script> element
-    for n, pt in enumerate(rep.points, 1):
-        data = charts.point_series(pt)
-        if data is not None:
-            text = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
-            series[n] = markupsafe.Markup(text)
+    point_data = {}  # point number -> its panels' numbers as JSON, safe inside a <script>
+    if data is None:
+        data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
+    for n, d in data.items():
+        text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
+        png = f"{per_point[n].name}.png" if n in per_point else None
+        point_data[n] = {"json": markupsafe.Markup(text), "run": d["run"], "png": png,
+                         "runs": d["runs"], "others": bool(d["others"]), "missing": d["missing"],
+                         "scripts": browser.script_names(rep.points[n - 1])}  # fmt: skip
     spec = rep.campaign.get("spec") or {}
     return template.render(
         r=rep,
@@ -143,10 +183,10 @@ def render(
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
         campaign_charts=[_embedded(c) for c in made[1 if tune is not None else 0 :]],
-        point_charts={n: _embedded(c) for n, c in per_point.items()},
-        series=series,
-        plotly_js=markupsafe.Markup(_plotly_js()) if series else "",
-        charts_total=len(made) + len(per_point),
+        point_data=point_data,
+        plotly_js=markupsafe.Markup(_plotly_js()) if point_data else "",
+        page_js=markupsafe.Markup(_page_js()),
+        charts_total=len(made),
         open_points=OPEN_POINTS,
         effect=points.effect_of(rep.campaign),
         plan_facts=_plan_facts(rep),
@@ -203,6 +243,13 @@ def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
         "numeric": [i >= text_columns for i in range(len(columns))],
         "rows": rows,
     }
+
+
+def _page_js() -> str:
+    """The page's own script (``points.js``): draws the points' charts, checks the images."""
+    js = (Path(__file__).parent / "points.js").read_text()
+    assert "</script" not in js.lower()
+    return js
 
 
 def _plotly_js() -> str:

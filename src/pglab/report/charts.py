@@ -26,9 +26,8 @@ matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
-from pglab.analysis.tidy import measured_phases, table  # noqa: E402
 from pglab.report.model import Point, Report  # noqa: E402
-from pglab.rows import StoredRun  # noqa: E402
+from pglab.report.series import RunSeries  # noqa: E402
 from pglab.tune.summary import TuneSummary  # noqa: E402
 
 DPI = 80
@@ -46,8 +45,17 @@ class Chart:
 
 
 def campaign_charts(rep: Report) -> list[Chart]:
-    charts = [_tps_chart(rep), _runs_in_order(rep), _latency_chart(rep)]
+    charts = [campaign_chart(rep, i) for i in range(CAMPAIGN_CHARTS)]
     return [c for c in charts if c is not None]
+
+
+CAMPAIGN_CHARTS = 3
+
+
+def campaign_chart(rep: Report, i: int) -> Chart | None:
+    """The i-th campaign chart: TPS (against clients, or per point), every run in order,
+    latency percentiles per point; None when the runs give it nothing to draw."""
+    return (_tps_chart, _runs_in_order, _latency_chart)[i](rep)
 
 
 def point_chart(pt: Point, number: int) -> Chart | None:
@@ -57,8 +65,8 @@ def point_chart(pt: Point, number: int) -> Chart | None:
         return None
     canvas = _Canvas.get()
     fig, axes = canvas.fig, canvas.axes
-    s = _RunSeries(run)
-    _panel_tps(axes[0][0], s, [_RunSeries(other) for other in pt.others])
+    s = RunSeries(run)
+    _panel_tps(axes[0][0], s, [RunSeries(other) for other in pt.others])
     _panel_latency(axes[0][1], s)
     _panel_waits(axes[1][0], s)
     _panel_buffers(axes[1][1], s)
@@ -73,33 +81,6 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     fig.suptitle(f"{pt.label} — run {run.id} (median TPS of {len(pt.runs)} run(s))")
     title = f"{pt.label}: run {run.id} second by second"
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
-
-
-def point_series(pt: Point) -> dict[str, Any] | None:
-    """The representative run's per-second TPS (beside the other repeats') and latency
-    percentiles, with its checkpoints, as plain numbers for the page's zoomable chart; no user
-    string goes in (the page names the point itself). None without TPS to show."""
-    run = pt.representative
-    if run is None:
-        return None
-    s = _RunSeries(run)
-    tps = s.column("progress", "tps")
-    if tps is None:
-        return None
-    others = [xy for xy in (_RunSeries(o).column("progress", "tps") for o in pt.others) if xy]
-    cols, rows = s.rows("latency")
-    latency = {
-        c.removesuffix("_ms"): _xy([x for x, _ in rows], [r[cols[c]] for _, r in rows])
-        for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms")
-        if c in cols and rows
-    }
-    spans = [[round(a, 2), round(b, 2)] for a, b in s.checkpoint_spans()]
-    return {"run": run.id, "tps": _xy(*tps), "others": [_xy(*xy) for xy in others],
-            "latency": latency, "checkpoints": spans}  # fmt: skip
-
-
-def _xy(xs: list[float], ys: list[Any]) -> list[list[float | None]]:
-    return [[round(x, 2) for x in xs], [None if y is None else round(float(y), 3) for y in ys]]
 
 
 class _Canvas:
@@ -281,8 +262,13 @@ def _latency_chart(rep: Report) -> Chart | None:
     for i, (q, marker) in enumerate(marks.items()):
         ax.scatter([pt.latency_ms[q] for pt in pts], ys, marker=marker, label=f"p{q:g}",
                    color=PALETTE[i], zorder=3)  # fmt: skip
-    for y, pt in zip(ys, pts, strict=True):
-        ax.plot([pt.latency_ms[50.0], pt.latency_ms[99.9]], [y, y], color="#999", lw=1)
+    ax.hlines(
+        ys,
+        [pt.latency_ms[50.0] for pt in pts],
+        [pt.latency_ms[99.9] for pt in pts],
+        color="#999",
+        lw=1,
+    )  # one collection: a line per point costs a second at 200
     ax.set_xscale("log")
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
     ax.set_xlabel("latency, ms (all measured transactions of the point's runs)")
@@ -296,107 +282,26 @@ def _latency_chart(rep: Report) -> Chart | None:
 # -- a run, second by second ------------------------------------------------------------------
 
 
-class _RunSeries:
-    """The series of a run's measured phases on one time axis (seconds since the first)."""
-
-    def __init__(self, run: StoredRun):
-        self.run = run
-        self.idxs = measured_phases(run)
-        starts = {p.idx: p.started_at for p in run.phases}
-        self.t0 = min((starts[i] for i in self.idxs if starts[i]), default=0.0)
-        self.starts = starts
-        self.phases = [p for p in run.phases if p.idx in self.idxs]
-        self.missing: list[str] = []  # panels without data, and why
-
-    def rows(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
-        """Column indexes and (x, row) pairs of a series over all measured phases."""
-        cols: dict[str, int] = {}
-        out = []
-        for idx in self.idxs:
-            tab = table(self.run, idx, kind)
-            cols = cols or {c: i for i, c in enumerate(tab["columns"])}
-            for row in tab["rows"]:
-                t = row[0]
-                if kind in ("latency", "script_latency"):  # epoch of the second
-                    x = t + 1 - self.t0
-                elif kind == "progress":  # seconds since the phase started
-                    x = (self.starts[idx] or self.t0) + t - self.t0
-                else:
-                    x = t - self.t0
-                out.append((x, row))
-        return cols, out
-
-    def column(self, kind: str, name: str) -> tuple[list[float], list[float]] | None:
-        cols, rows = self.rows(kind)
-        if name not in cols or not rows:
-            return None
-        i = cols[name]
-        pairs = [(x, r[i]) for x, r in rows if r[i] is not None]
-        return ([x for x, _ in pairs], [v for _, v in pairs]) if pairs else None
-
-    def script_tps(self) -> dict[str, tuple[list[float], list[float]]]:
-        """Per script of the phases that ran several: its transactions completed each second
-        (the per-transaction log's, ``script_latency``), by "N name" as pgbench's report numbers
-        and names it (a file by its name only); empty when no phase has the series."""
-        out: dict[str, tuple[list[float], list[float]]] = {}
-        for idx in self.idxs:
-            tab = table(self.run, idx, "script_latency")
-            if not tab["rows"]:
-                continue
-            cols = {c: i for i, c in enumerate(tab["columns"])}
-            phase = next(p for p in self.phases if p.idx == idx)
-            names = {str(sc.get("number")): str(sc.get("name") or "")
-                     for sc in phase.report.get("scripts") or ()}  # fmt: skip
-            for row in tab["rows"]:
-                number = str(row[cols["script"]])
-                name = names.get(number, "").rsplit("/", 1)[-1]
-                xs, ys = out.setdefault(f"{number} {name}".strip(), ([], []))
-                xs.append(row[cols["epoch"]] + 1 - self.t0)
-                ys.append(row[cols["count"]])
-        return out
-
-    def summed(self, kind: str, name: str, where=None) -> tuple[list[float], list[float]] | None:
-        """A column summed over the rows of each instant (devices, backend types)."""
-        cols, rows = self.rows(kind)
-        if name not in cols or not rows:
-            return None
-        acc: dict[float, float] = defaultdict(float)
-        for x, r in rows:
-            if where is None or where(cols, r):
-                acc[x] += r[cols[name]] or 0
-        xs = sorted(acc)
-        return (xs, [acc[x] for x in xs]) if xs else None
-
-    def checkpoint_spans(self) -> list[tuple[float, float]]:
-        """(start, end) of each checkpoint on the time axis, half a second at least (one
-        still running when the log ended is that long too)."""
-        cols, cps = self.rows("checkpoints")
-        spans = []
-        for x, row in cps:
-            end = (row[cols["t_end"]] - self.t0) if row[cols["t_end"]] else x
-            spans.append((x, max(end, x + 0.5)))
-        return spans
-
-    def mark_phases(self, ax, names: bool = False) -> None:
-        """Dotted lines where measured phases start (and their names, on one panel)."""
-        several = len({p.name for p in self.phases}) > 1
-        for n, p in enumerate(self.phases):
-            x = p.started_at - self.t0
-            if n:
-                ax.axvline(x, color="#888", lw=0.6, ls=":")
-            if names and several:
-                ax.text(x, 1.0, f" {p.name}", transform=ax.get_xaxis_transform(),
-                        fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
+def _mark_phases(s: RunSeries, ax, names: bool = False) -> None:
+    """Dotted lines where measured phases start (and their names, on one panel)."""
+    several = len({p.name for p in s.phases}) > 1
+    for n, p in enumerate(s.phases):
+        x = p.started_at - s.t0
+        if n:
+            ax.axvline(x, color="#888", lw=0.6, ls=":")
+        if names and several:
+            ax.text(x, 1.0, f" {p.name}", transform=ax.get_xaxis_transform(),
+                    fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
 
 
-def _missing(ax, s: _RunSeries, title: str, why: str) -> None:
+def _missing(ax, s: RunSeries, title: str, why: str) -> None:
     s.missing.append(f"{title}: {why}")
     ax.set_title(title, fontsize="medium")
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="#a00")
     ax.set_yticks([])
 
 
-def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
+def _panel_tps(ax, s: RunSeries, others: list[RunSeries]) -> None:
     tps = s.column("progress", "tps")
     if tps is None:
         return _missing(ax, s, "TPS", "no per-second progress recorded")
@@ -416,13 +321,13 @@ def _panel_tps(ax, s: _RunSeries, others: list[_RunSeries]) -> None:
     for n, (start, end) in enumerate(spans):
         ax.axvspan(start, end, color="#d62728", alpha=0.12,
                    label="checkpoint" if n == 0 else None)  # fmt: skip
-    s.mark_phases(ax, names=True)
+    _mark_phases(s, ax, names=True)
     ax.legend(fontsize="x-small", loc="lower left")
     ax.set_title(f"TPS per second; {len(spans)} checkpoint(s) shaded",
                  fontsize="medium")  # fmt: skip
 
 
-def _panel_latency(ax, s: _RunSeries) -> None:
+def _panel_latency(ax, s: RunSeries) -> None:
     cols, rows = s.rows("latency")
     names = [c for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms") if c in cols]
     if not rows or not names:
@@ -437,7 +342,7 @@ def _panel_latency(ax, s: _RunSeries) -> None:
     ax.set_title("Latency percentiles per second", fontsize="medium")
 
 
-def _panel_waits(ax, s: _RunSeries) -> None:
+def _panel_waits(ax, s: RunSeries) -> None:
     cols, rows = s.rows("waits")
     if not rows:
         return _missing(ax, s, "Wait events", "no wait event samples")
@@ -464,7 +369,7 @@ def _io_client_writes(cols: dict[str, int], r: list[Any]) -> bool:
     return r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation"
 
 
-def _panel_buffers(ax, s: _RunSeries) -> None:
+def _panel_buffers(ax, s: RunSeries) -> None:
     lines = {
         "checkpointer": s.column("pg.checkpointer", "buffers_written"),
         "bgwriter": s.column("pg.bgwriter", "buffers_clean"),
@@ -488,7 +393,7 @@ def _panel_buffers(ax, s: _RunSeries) -> None:
     ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
 
 
-def _panel_cpu(ax, s: _RunSeries) -> None:
+def _panel_cpu(ax, s: RunSeries) -> None:
     cols, rows = s.rows("os.cpu")
     if not rows:
         return _missing(ax, s, "CPU", "no OS CPU samples")
@@ -508,7 +413,7 @@ def _panel_cpu(ax, s: _RunSeries) -> None:
     ax.set_title("CPU (stacked) and pgbench's own CPU (dashed)", fontsize="medium")
 
 
-def _panel_disk(ax, s: _RunSeries) -> None:
+def _panel_disk(ax, s: RunSeries) -> None:
     read = s.summed("os.disk", "read_mb_s")
     write = s.summed("os.disk", "write_mb_s")
     dirty = s.column("os.mem", "dirty_mb")

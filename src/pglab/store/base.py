@@ -215,8 +215,8 @@ class Store:
                 params,
             )
         for r in runs:
-            r["metrics"] = json.loads(r["metrics"]) if r["metrics"] else {}
-            r["axes"] = dict(json.loads(r["axes"])) if r["axes"] else {}
+            r["metrics"] = encoding.loads(r["metrics"]) if r["metrics"] else {}
+            r["axes"] = dict(encoding.loads(r["axes"])) if r["axes"] else {}
         return [RunRow(**r) for r in runs]
 
     def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> StoredRun | None:
@@ -245,9 +245,11 @@ class Store:
         decoded: Series = {}
         for s in series:
             if s["kind"] not in skip_kinds:
-                decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = json.loads(s["data_json"])
+                decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
+                    s["data_json"]
+                )
         for name in ("spec", "fingerprint", "metrics", "timings"):
-            run[name] = json.loads(run.pop(f"{name}_json"))
+            run[name] = encoding.loads(run.pop(f"{name}_json"))
         run.pop("campaign_id", None)
         return StoredRun(
             **run,
