@@ -275,3 +275,20 @@ def pg15_build(lab: Lab, pg15_tarball: Path, build_cache: Path) -> dict[str, Any
     took = time.monotonic() - t0
     print(f"\npg15_build: {'built' if made.built_now else 'from the cache'} in {took:.1f} s")
     return {"spec": spec, "build": made, "seconds": took}
+
+
+@pytest.fixture(scope="session")
+def pg15_patched(lab: Lab, pg15_build: dict[str, Any], pg15_tarball: Path) -> dict[str, Any]:
+    """The same tarball with ``examples/checkpoint-completion-0.5.patch`` (15's default
+    checkpoint_completion_target 0.9 -> 0.5), built once (or found in the cache)."""
+    from pglab.campaign.spec import BuildSpec, ServerSpec
+    from pglab.postgres import build
+
+    patch = REPO / "examples" / "checkpoint-completion-0.5.patch"
+    spec = ServerSpec(source="build", build=BuildSpec(str(pg15_tarball), patches=(str(patch),)))
+    assert spec.build is not None
+    t0 = time.monotonic()
+    made = build.ensure(spec.build, lab)
+    took = time.monotonic() - t0
+    print(f"\npg15_patched: {'built' if made.built_now else 'from the cache'} in {took:.1f} s")
+    return {"spec": spec, "build": made, "patch": patch, "seconds": took}

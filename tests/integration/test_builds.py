@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from pglab.cli import main
 from pglab.errors import BuildError, LabError, SettingsError
 from pglab.lab import Lab
 from pglab.postgres import build, dataset, sources
+from pglab.report import _env_facts as report_env_facts
+from pglab.report import model
 from pglab.run.preflight import preflight
 from pglab.store import open_store
 from pglab.telemetry.base import Table
@@ -47,41 +50,75 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
     return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
 
 
-def test_the_built_server_runs_a_campaign_with_telemetry(
-    tmp_path: Path, lab: Lab, pg15_build: dict[str, Any], pg15_tarball: Path, no_leftovers,
-    capsys,
+AB = """name = "ab"
+[server.settings]
+wal_compression = "zstd"
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = 2
+[variants.base]
+server = {{ build = {{ source = "{source}" }} }}
+[variants.patched]
+server = {{ build = {{ source = "{source}", patches = ["{patch}"] }} }}
+"""
+
+
+def test_built_servers_run_a_campaign_with_telemetry_and_are_named_everywhere(
+    tmp_path: Path, lab: Lab, pg15_build: dict[str, Any], pg15_patched: dict[str, Any],
+    pg15_tarball: Path, no_leftovers, capsys,
 ) -> None:  # fmt: skip
-    path = tmp_path / "built.toml"
-    path.write_text(DOC.format(name="built", source=pg15_tarball, extra=""))
+    path = tmp_path / "ab.toml"
+    path.write_text(AB.format(source=pg15_tarball, patch=pg15_patched["patch"]))
     store_path = tmp_path / "r.sqlite"
     assert cli("run", str(path), lab=lab, store=store_path) == 0
     out = capsys.readouterr().out
-    made = pg15_build["build"]
-    assert f"PostgreSQL {made.info['version']} found in the build cache: {made.root}" in out
+    made, patched = pg15_build["build"], pg15_patched["build"]
+    for b in (made, patched):  # built by the fixtures: the campaign finds them
+        assert f"PostgreSQL {b.info['version']} found in the build cache: {b.root}" in out
     with open_store(str(store_path)) as store:
-        (row,) = store.list_runs()
-        run = store.get_run(row.id)
-    assert run.status == "ok", run.error
-    fp = run.fingerprint
-    assert fp["server_version"].startswith("15.") and fp["bindir"] == str(made.bindir)
-    assert fp["settings"]["wal_compression"]["setting"] == "zstd"  # accepted, and in effect
-    b = fp["build"]
-    assert b["source"] == str(pg15_tarball) and b["source_sha256"] == sha256(pg15_tarball)
-    assert b["patches"] == [] and b["options"] == [] and b["system"] == "configure"
-    for option in ("--with-lz4", "--with-zstd", "--with-icu", "--with-openssl", "CFLAGS=-O2"):
-        assert option in b["effective_options"]
-    assert "--enable-cassert" not in b["effective_options"]
-    assert b["compiler"].startswith(("gcc", "cc")) and b["key"] == made.key
-    kinds = set(run.series["0"])
-    for kind in ("progress", "pg.database", "pg.wal", "waits", "os.cpu", "pg.buffercache"):
-        assert kind in kinds, f"{kind} missing from {sorted(kinds)}"  # buffers: contrib built
-    db = Table.from_json(run.series["0"]["pg.database"])
-    assert sum(r[db.columns.index("xact_commit")] for r in db.rows) > 0
-    # show names the build: its source, options and compiler
-    assert main(["show", str(run.id), "--store", str(store_path)]) == 0
+        runs = {r.variant: store.get_run(r.id) for r in store.list_runs()}
+    assert set(runs) == {"base", "patched"}
+    for variant, b in (("base", made), ("patched", patched)):
+        run = runs[variant]
+        assert run.status == "ok", run.error
+        fp = run.fingerprint
+        assert fp["server_version"].startswith("15.") and fp["bindir"] == str(b.bindir)
+        assert fp["settings"]["wal_compression"]["setting"] == "zstd"  # accepted, in effect
+        info = fp["build"]
+        assert info["source"] == str(pg15_tarball)
+        assert info["source_sha256"] == sha256(pg15_tarball) and info["key"] == b.key
+        assert info["options"] == [] and info["system"] == "configure"
+        for option in ("--with-lz4", "--with-zstd", "--with-icu", "--with-openssl", "CFLAGS=-O2"):
+            assert option in info["effective_options"]
+        assert "--enable-cassert" not in info["effective_options"]
+        assert info["compiler"].startswith(("gcc", "cc"))
+        kinds = set(run.series["0"])  # pg.buffercache: contrib was built
+        for kind in ("progress", "pg.database", "pg.wal", "waits", "os.cpu", "pg.buffercache"):
+            assert kind in kinds, f"{variant}: {kind} missing from {sorted(kinds)}"
+        db = Table.from_json(run.series["0"]["pg.database"])
+        assert sum(r[db.columns.index("xact_commit")] for r in db.rows) > 0
+    assert runs["base"].fingerprint["build"]["patches"] == []
+    (p,) = runs["patched"].fingerprint["build"]["patches"]
+    assert p["name"] == PATCH.name and p["sha256"] == sha256(PATCH)
+    # show names the build: its source, options, patches and compiler
+    assert main(["show", str(runs["patched"].id), "--store", str(store_path)]) == 0
     shown = capsys.readouterr().out
-    assert f"built by pglab from {pg15_tarball.name}" in shown
-    assert "--with-zstd" in shown and b["compiler"] in shown
+    assert f"built by pglab from {pg15_tarball.name} (sha256 {sha256(pg15_tarball)[:12]})" in shown
+    assert "--with-zstd" in shown and f"patches: {PATCH.name} (sha256 " in shown
+    assert runs["patched"].fingerprint["build"]["compiler"] in shown
+    # compare lists the patch among what differs (and the one pgbench both points ran)
+    assert main(["compare", "ab:base", "ab:patched", "--json", "--store", str(store_path)]) == 0
+    diff = {d["name"]: d for d in json.loads(capsys.readouterr().out)["settings_diff"]}
+    assert diff["build patches"]["a"] == "none" and PATCH.name in diff["build patches"]["b"]
+    assert diff["pgbench_from"]["b"] == runs["base"].fingerprint["source"]
+    assert "build options" not in diff and "compiler" not in diff  # the same in both
+    # the report's environment has a line per build
+    with open_store(str(store_path)) as store:
+        rep = model.gather(store, "ab")
+    lines = [value for name, value in report_env_facts(rep) if name == "built by pglab"]
+    assert len(lines) == 2 and sum(PATCH.name in line for line in lines) == 1
 
 
 def test_zstd_is_refused_on_the_embedded_18_with_the_existing_message(
@@ -94,11 +131,10 @@ def test_zstd_is_refused_on_the_embedded_18_with_the_existing_message(
     assert 'wal_compression = "zstd": not one of pglz, on, off' in str(err.value)
 
 
-def test_a_patch_shows_in_the_fingerprint_and_in_pg_settings(
-    lab: Lab, pg15_build: dict[str, Any], pg15_tarball: Path
+def test_a_patch_shows_in_pg_settings(
+    lab: Lab, pg15_build: dict[str, Any], pg15_patched: dict[str, Any]
 ) -> None:
-    spec = ServerSpec(source="build", build=BuildSpec(str(pg15_tarball), patches=(str(PATCH),)))
-    patched = sources.resolve(spec, lab)
+    patched = sources.resolve(pg15_patched["spec"], lab)
     base = sources.resolve(pg15_build["spec"], lab)
     assert patched.build is not None and patched.bindir != base.bindir
     assert patched.build["patches"] == [
@@ -127,7 +163,17 @@ def test_a_patch_that_does_not_apply_stops_before_any_run(
     before = {p.name for p in build_cache.iterdir()}
     capsys.readouterr()
     assert cli("run", str(path), lab=lab, store=tmp_path / "r.sqlite") == 2
-    err = capsys.readouterr().err
+    said = capsys.readouterr()
+    out, err = said.out, said.err
+    # the build's progress: each step with the time since it began
+    steps = [re.sub(r" \(\S+ so far\)$", "", line) for line in out.splitlines()
+             if line.startswith("build: ")]  # fmt: skip
+    assert steps == [
+        "build: hashing the source",
+        "build: unpacking",
+        "build: patching (stale.patch)",
+    ]
+    assert re.search(r"build: unpacking \(\d+s so far\)", out)
     assert f"patch {bad} does not apply: hunk #1 of src/backend/utils/misc/guc.c failed" in err
     assert "nothing was run or stored" in err
     _nothing_stored(tmp_path / "r.sqlite", build_cache, before)
