@@ -48,7 +48,9 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         "--dry-run",
         action="store_true",
         help="check the file and settings, print the plan, its estimated duration and what "
-        "its repeats can resolve; writes nothing (not even a new store)",
+        "its repeats can resolve; writes nothing (not even a new store), but makes the "
+        "campaign's builds (server = { build = ... }) not yet in the build cache: the "
+        "settings are checked on them",
     )
     p.add_argument(
         "--replace",

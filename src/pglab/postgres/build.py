@@ -15,8 +15,10 @@ and install the contrib modules pglab uses with pgbench and the server. The inst
 staging directory first and is moved in place only when everything passed, so a failed or
 interrupted build stores nothing but its log (``builds/KEY.failed.log``), which the error quotes.
 
-Builds run as pglab's own user; the tree is left world-readable so that the unprivileged server
-account can run it.
+Where ccache is installed, compiling goes through it (its cache in ``builds/ccache``; meson
+finds it by itself): a patched build of a source built before recompiles only what the patch
+changed, in a fraction of the time. Builds run as pglab's own user; the tree is left
+world-readable so that the unprivileged server account can run it.
 """
 
 from __future__ import annotations
@@ -220,9 +222,14 @@ def default_options(meson: bool, libraries: list[str]) -> list[str]:
     return out
 
 
+def c_compiler() -> str | None:
+    """The C compiler configure and meson pick: $CC, else gcc, else cc."""
+    return os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+
+
 def compiler() -> str:
-    """The C compiler's first line of ``--version`` (what configure and meson find as cc)."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    """The C compiler's first line of ``--version``."""
+    cc = c_compiler()
     if cc is None:
         raise BuildError(
             "no C compiler (cc) to build PostgreSQL with",
@@ -261,6 +268,10 @@ class _Steps:
         self.say = say
         self.jobs = str(max(1, os.cpu_count() or 1))
         self.times: dict[str, float] = {}
+        self.env: dict[str, str] = {}
+        self.ccache = shutil.which("ccache")
+        if self.ccache:  # compiled objects shared between builds (a patch recompiles little)
+            self.env["CCACHE_DIR"] = str(scratch.parent / "ccache")
 
     def run(self, step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
         """Run one command of ``step``; raise with the log's last lines if it fails."""
@@ -270,7 +281,8 @@ class _Steps:
             log.write(f"\n=== {step}: {' '.join(argv)} (in {cwd})\n")
             log.flush()
             start = log.tell()
-            proc = procs.spawn(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+            proc = procs.spawn(argv, cwd=cwd, env={**self.env, **(env or {})}, stdout=log,
+                               stderr=subprocess.STDOUT)  # fmt: skip
             with procs.owned(proc):
                 try:
                     code = proc.wait(timeout=STEP_TIMEOUT)
@@ -306,7 +318,8 @@ def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> Non
             _apply(steps, tree, patch)
         meson = (tree / "meson.build").exists()
         options = default_options(meson, info["libraries"]) + info["options"]
-        info.update(system="meson" if meson else "configure", effective_options=options)
+        info.update(system="meson" if meson else "configure", effective_options=options,
+                    ccache=steps.ccache is not None)  # fmt: skip
         stage = scratch / "stage"
         if meson:
             _meson(steps, tree, root / "install", options, stage)
@@ -406,7 +419,8 @@ def patch_problem(output: str) -> str:
 def _configure_make(
     steps: _Steps, tree: Path, prefix: Path, options: list[str], stage: Path
 ) -> None:
-    steps.run("configuring", ["./configure", f"--prefix={prefix}", *options], cwd=tree)
+    cc = {"CC": f"{steps.ccache} {c_compiler()}"} if steps.ccache else None
+    steps.run("configuring", ["./configure", f"--prefix={prefix}", *options], cwd=tree, env=cc)
     steps.run("compiling", ["make", f"-j{steps.jobs}"], cwd=tree)
     for module in CONTRIB:
         steps.run(

@@ -56,8 +56,11 @@ class Binaries:
 
     @property
     def source_text(self) -> str:
-        """The source in words: its label, what a version resolved to."""
-        return f"{self.label} ({self.resolved})" if self.resolved else self.label
+        """The source in words: its label, what a version resolved to, a build's key (its
+        directory in the build cache, as ``pglab sources`` names it)."""
+        if self.resolved:
+            return f"{self.label} ({self.resolved})"
+        return f"{self.label} #{self.build['key']}" if self.build else self.label
 
     def exe(self, name: str) -> str:
         if name == "pgbench" and self.pgbench is not None:
@@ -188,7 +191,7 @@ FEATURES = ("lz4", "zstd", "icu", "openssl")  # the build options a study may ne
 class Available:
     """A server source found on this machine: what ``version = "N"`` may resolve to."""
 
-    label: str  # embedded, pgserver, bindir:/usr/lib/postgresql/15/bin, build:NAME@KEY
+    label: str  # embedded, pgserver, bindir:/usr/lib/postgresql/15/bin, build:NAME#KEY
     version: str
     bindir: Path
     spec: ServerSpec  # what resolves it
@@ -231,7 +234,7 @@ def available(lab: Lab) -> list[Available]:
         out.append(_available(f"bindir:{d}", d, ServerSpec(source="bindir", bindir=str(d))))
     for made in builds.cached(lab):
         name = Path(made.info.get("source", "?")).name
-        label = f"build:{name}@{made.key[:8]}"
+        label = f"build:{name}#{made.key}"
         spec = ServerSpec(source="bindir", bindir=str(made.bindir))
         out.append(_available(label, made.bindir, spec, made.info))
     return out
