@@ -1,7 +1,8 @@
 """What a person sees of a maintenance campaign (golden files under tests/data/golden/,
 rewritten with PGLAB_UPDATE_GOLDEN=1): `pglab show` compares the points of a `parallel` axis
 with the point at its first value (Δ% vs parallel=0), and `ls` and `compare` say MB/s, not tps
-(`ls` of every campaign, pgbench's and operations' both, says each value's unit)."""
+(`ls` of every campaign, pgbench's and operations' both, says each value's unit); the report's
+point chart draws the progress phases where a pgbench run has its TPS and latency."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -20,7 +22,12 @@ from synthetic_runs import fill  # noqa: E402
 from pglab.campaign.spec import PhaseSpec  # noqa: E402
 from pglab.cli import compare, ls, show  # noqa: E402
 from pglab.cli.common import Where  # noqa: E402
-from pglab.maintenance.figures import OPERATION_KIND, figures  # noqa: E402
+from pglab.maintenance.figures import (  # noqa: E402
+    OPERATION_KIND,
+    PROGRESS_COLUMNS,
+    figures,
+    progress_row,
+)
 from pglab.records import PgbenchReport, PhaseResult, RunResult  # noqa: E402
 from pglab.store import open_store  # noqa: E402
 
@@ -35,9 +42,19 @@ def _operation_run(parallel: int, repeat: int, mb_s: float, t0: float) -> RunRes
     nbytes = 650_000_000
     elapsed = nbytes / 1e6 / mb_s
     figs = figures(phase, elapsed, nbytes, None, parallel, 65536, 1_000_000, 5_000_000)
+    rows: list[list[Any]] = []
+    for i in range(5):  # scanning the table at a steady pace, then loading the tree
+        row = (
+            ("building index: scanning table", 4000 * i, 16000, "blocks")
+            if i < 4
+            else ("building index: loading tuples in tree", 500_000, 1_000_000, "tuples")
+        )
+        rows.append(progress_row(t0 + 0.5 * i, row, rows))
+    progress = {"columns": PROGRESS_COLUMNS, "rows": rows}
     result = PhaseResult("index", 1, True, t0, elapsed, ("CREATE INDEX ...",),
                          PgbenchReport(tps=mb_s, transactions=0, duration_s=elapsed),
-                         tables={OPERATION_KIND: figs.to_table()})  # fmt: skip
+                         tables={OPERATION_KIND: figs.to_table(),
+                                 "progress.create_index": progress})  # fmt: skip
     metrics = {"tps": mb_s, "mb_s": mb_s, "phase.index.tps": mb_s, "phase.index.mb_s": mb_s,
                "phase.index.elapsed_s": elapsed, "phase.index.wal_bytes": 1e6,
                "phase.index.tuples_s": figs.tuples_s or 0.0,
@@ -96,3 +113,28 @@ def test_maintenance_campaign_as_a_person_sees_it(store_path: Path, monkeypatch)
     if os.environ.get("PGLAB_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text(), f"differs from {golden}: PGLAB_UPDATE_GOLDEN=1 rewrites it"
+
+
+def test_the_report_draws_an_operation_runs_progress_phases(store_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from pglab.report import charts, model, progress_chart
+
+    with open_store(str(store_path)) as store:
+        rep = model.gather(store, NAME)
+        pgbench = model.gather(store, "tpcb")
+    run = rep.points[0].representative
+    assert progress_chart.is_operation_run(run)
+    assert not progress_chart.is_operation_run(pgbench.points[0].representative)
+    ax_progress, ax_rate = Figure().subplots(1, 2)
+    # every row with a share done is drawn; the rate from the scan's second row on (blocks)
+    assert progress_chart.panel_progress(ax_progress, run, run.phases[0].started_at) == 5
+    assert progress_chart.panel_rate(ax_rate, run, run.phases[0].started_at) == 3
+    assert [t.get_text() for t in ax_progress.texts][:2] == [
+        " building index: scanning table", " building index: loading tuples in tree"
+    ]  # fmt: skip
+    # the point's chart has no empty panel for the TPS and latency an operation does not have
+    chart = charts.point_chart(rep.points[0], 1)
+    assert chart is not None and not any("TPS" in m or "atency" in m for m in chart.missing)
+    drawn = charts.point_chart(pgbench.points[0], 1)  # a pgbench run's chart: its TPS as ever
+    assert drawn is not None and not any("TPS" in m for m in drawn.missing)

@@ -4,7 +4,9 @@ Campaign charts compare points (TPS against clients with CI bars, every run's TP
 it ran, latency percentiles); a point's chart draws the per-second series of its representative
 run: TPS (and each script's, when a phase mixes several) with checkpoints marked, latency
 percentiles, wait events stacked (as in seed 004), buffers written and WAL, CPU, disk and dirty
-memory. A panel whose series is missing says so instead of drawing zeros.
+memory; a run of maintenance operations has its progress phases and their rates
+(``progress_chart``) in place of TPS and latency. A panel whose series is missing says so
+instead of drawing zeros.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
+from pglab.report import progress_chart  # noqa: E402
 from pglab.report.model import Point, Report  # noqa: E402
 from pglab.report.series import RunSeries  # noqa: E402
 from pglab.tune.summary import TuneSummary  # noqa: E402
@@ -66,8 +69,15 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     canvas = _Canvas.get()
     fig, axes = canvas.fig, canvas.axes
     s = RunSeries(run)
-    _panel_tps(axes[0][0], s, [RunSeries(other) for other in pt.others])
-    _panel_latency(axes[0][1], s)
+    operations = progress_chart.is_operation_run(run)
+    if operations:  # maintenance operations: their progress phases, not TPS and latency
+        for ax, panel in zip(axes[0], (progress_chart.panel_progress, progress_chart.panel_rate),
+                             strict=True):  # fmt: skip
+            if not panel(ax, run, s.t0):
+                _missing(ax, s, ax.get_title(), "no progress row recorded")
+    else:
+        _panel_tps(axes[0][0], s, [RunSeries(other) for other in pt.others])
+        _panel_latency(axes[0][1], s)
     _panel_waits(axes[1][0], s)
     _panel_buffers(axes[1][1], s)
     _panel_cpu(axes[2][0], s)
@@ -78,7 +88,8 @@ def point_chart(pt: Point, number: int) -> Chart | None:
         ax.xaxis.set_major_locator(MaxNLocator(6))
         if ax.get_yscale() == "linear":
             ax.yaxis.set_major_locator(MaxNLocator(5))
-    fig.suptitle(f"{pt.label} — run {run.id} (median TPS of {len(pt.runs)} run(s))")
+    figure = "MB/s" if operations else "TPS"
+    fig.suptitle(f"{pt.label} — run {run.id} (median {figure} of {len(pt.runs)} run(s))")
     title = f"{pt.label}: run {run.id} second by second"
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
 

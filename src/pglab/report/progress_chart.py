@@ -1,0 +1,93 @@
+"""The first two panels of a point's chart when its run measured maintenance operations (no
+TPS, no latency log): each operation's progress through its progress phases over time, and the
+rate of each progress phase (MB/s of the blocks or bytes it counts), from the phases'
+``progress.OPERATION`` tables. The telemetry panels beneath are the usual ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pglab.analysis.tidy import measured_phases, table
+from pglab.maintenance.figures import OPERATION_KIND
+from pglab.rows import StoredRun
+
+BLOCK = 8192  # bytes of a block counted by the progress views (PostgreSQL's default)
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+
+
+def is_operation_run(run: StoredRun) -> bool:
+    """Whether the run's measured phases are maintenance operations."""
+    idxs = measured_phases(run)
+    return bool(idxs) and all(OPERATION_KIND in run.series.get(str(i), {}) for i in idxs)
+
+
+def _progress(run: StoredRun, idx: int) -> tuple[str, list[dict[str, Any]]]:
+    """The phase's operation and its progress rows as dicts (none: an empty list)."""
+    kinds = run.series.get(str(idx), {})
+    name = next((k for k in kinds if k.startswith("progress.")), "")
+    tab = table(run, idx, name) if name else {"columns": [], "rows": []}
+    cols = tab["columns"]
+    return name.removeprefix("progress."), [dict(zip(cols, r, strict=False)) for r in tab["rows"]]
+
+
+def _stretches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Runs of consecutive rows of one progress phase."""
+    out: list[list[dict[str, Any]]] = []
+    for row in rows:
+        if not out or out[-1][0]["phase"] != row["phase"]:
+            out.append([])
+        out[-1].append(row)
+    return out
+
+
+def _each_stretch(run: StoredRun):
+    """(phase row of the run, its operation, a stretch, its color) over the measured phases."""
+    phases = {p.idx: p for p in run.phases}
+    n = 0
+    for idx in measured_phases(run):
+        operation, rows = _progress(run, idx)
+        for stretch in _stretches(rows):
+            yield phases[idx], operation, stretch, COLORS[n % len(COLORS)]
+            n += 1
+
+
+def panel_progress(ax, run: StoredRun, t0: float) -> int:
+    """Each measured operation's share done over time, a line per progress phase (its name at
+    its start), the operations' starts dotted; the rows drawn."""
+    drawn = 0
+    for stretch_of in _each_stretch(run):
+        _, _, stretch, color = stretch_of
+        pts = [(r["t"] - t0, r["pct"]) for r in stretch if r["pct"] is not None]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), color=color, lw=1.2, marker=".", ms=3)
+            ax.text(*pts[0], f" {stretch[0]['phase']}", fontsize="xx-small", color="#333",
+                    va="bottom")  # fmt: skip
+            drawn += len(pts)
+    for ph in (p for p in run.phases if p.idx in measured_phases(run)):
+        operation, _ = _progress(run, ph.idx)
+        ax.axvline(ph.started_at - t0, color="#888", lw=0.6, ls=":")
+        ax.text(ph.started_at - t0, 1.0, f" {ph.name} ({operation})", rotation=90, va="top",
+                fontsize="xx-small", color="#555", transform=ax.get_xaxis_transform())  # fmt: skip
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of the progress phase")
+    ax.set_title("operations' progress phases (pg_stat_progress_*)", fontsize="medium")
+    return drawn
+
+
+def panel_rate(ax, run: StoredRun, t0: float) -> int:
+    """The rate of each progress phase that counts blocks or bytes, in MB/s, in the colour of
+    its line in ``panel_progress``; the rows drawn."""
+    drawn = 0
+    for _, _, stretch, color in _each_stretch(run):
+        pts = [
+            (r["t"] - t0, r["rate"] * (BLOCK if r["unit"] == "blocks" else 1) / 1e6)
+            for r in stretch
+            if r.get("rate") is not None and r.get("unit") in ("blocks", "bytes")
+        ]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), color=color, lw=1, marker=".", ms=3)
+            drawn += len(pts)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("MB/s")
+    ax.set_title("rate of each progress phase so far", fontsize="medium")
+    return drawn
