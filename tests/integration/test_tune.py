@@ -65,6 +65,9 @@ wal_compression = ["off", "pglz"]
     assert [t.user_attrs["source"] for t in trials] == ["default", "pgtune", "sampler"]
     assert all(t.user_attrs["outcome"] == "ok" for t in trials)
     assert trials[0].params["wal_compression"] == "off"  # the server's own value
+    # PGTune's shared_buffers (a quarter of RAM) clamped to the range; what it does not set at
+    # the server's own value
+    assert trials[1].params == {"shared_buffers": 32768, "wal_compression": "off"}
     with open_store(str(store)) as st:
         runs = st.list_runs("e2e")
     by_variant: dict[str, int] = {}

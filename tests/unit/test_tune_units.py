@@ -252,7 +252,7 @@ def made_up_summary() -> summary.TuneSummary:
     return summary.TuneSummary(
         "tune-tpcb", spec, records, (2810.4, 3120.9, 3120.9, 3120.9, 3301.2, 3301.2),
         {"shared_buffers": "128MB … 4GB, log", "wal_compression": "off | pglz | lz4"},
-        {"shared_buffers": 0.83, "wal_compression": 0.17}, "PED-ANOVA (Optuna), over the "
+        {"shared_buffers": 0.83, "wal_compression": 0.17}, "PED-ANOVA (Optuna), over 4 "
         "measured trials", cands, confirm.decide("tps", values),
     )  # fmt: skip
 

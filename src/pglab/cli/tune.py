@@ -185,7 +185,8 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
         lines.append(f"  {name.ljust(width)}  {v:5.2f}  {'█' * max(1, round(20 * v / top))}")
     d = s.decision
     if d is None:
-        lines += ["", "confirmation: not run yet"]
+        lines += ["", "confirmation: none (confirm_repeats = 0)" if spec.confirm_repeats == 0
+                  else "confirmation: not run yet"]  # fmt: skip
         return lines
     lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
               "against the defaults, Welch's 95% CI, "

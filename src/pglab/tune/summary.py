@@ -102,7 +102,7 @@ def _importance(study: optuna.Study, records: tuple[TrialRecord, ...]) -> tuple[
             found = get_param_importances(study, evaluator=PedAnovaImportanceEvaluator())
     except (ValueError, RuntimeError, ZeroDivisionError) as exc:
         return {}, f"knob importance could not be computed: {exc}"
-    return {k: float(v) for k, v in found.items()}, "PED-ANOVA (Optuna), over the measured trials"
+    return {k: float(v) for k, v in found.items()}, f"PED-ANOVA (Optuna), over {ok} measured trials"
 
 
 def _decision(store: Any, name: str, spec: TuneSpec, cands: tuple[Candidate, ...],

@@ -238,11 +238,13 @@ class Search:
         self.study.set_user_attr("pgtune", self.setup.pgtune)
 
     def _enqueue_first(self) -> None:
-        """The defaults, PGTune's rules and the file's configurations, as the first trials."""
-        first: list[tuple[str, dict[str, str]]] = [("default", space.defaults_of(self.knobs))]
+        """The defaults, PGTune's rules and the file's configurations, as the first trials
+        (the knobs they do not set at the server's own values)."""
+        defaults = space.defaults_of(self.knobs)
+        first: list[tuple[str, dict[str, str]]] = [("default", defaults)]
         if self.setup.spec.pgtune:
-            first.append(("pgtune", self.setup.pgtune))
-        first += [("enqueued", dict(asked)) for asked in self.setup.spec.enqueue]
+            first.append(("pgtune", {**defaults, **self.setup.pgtune}))
+        first += [("enqueued", {**defaults, **dict(asked)}) for asked in self.setup.spec.enqueue]
         for source, values in first:
             params = space.params_of(self.knobs, values)
             studies.enqueue(self.study, params, source, settings=values)
