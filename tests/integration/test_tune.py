@@ -13,7 +13,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from conftest import lab_processes, pglab_in_background, wait_for
+from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -144,7 +144,12 @@ max_wal_size = {min = "2MB", max = "1GB", log = true}
     assert run.status == "failed" and reason in (run.error or "")
 
 
-def test_sigkill_mid_trial_then_tune_again_resumes(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=lambda s: s.name)
+def test_killed_or_interrupted_mid_trial_then_tune_again_resumes(
+    tmp_path: Path, lab: Lab, sig: signal.Signals, no_leftovers
+) -> None:
+    """SIGKILL gives pglab no say: the next start marks the trial it left running. Ctrl-C:
+    pglab stops everything, marks it itself, and exits 130."""
     store = tmp_path / "r.sqlite"
     path = tune_file(tmp_path, "killed", """
 [tune]
@@ -169,11 +174,13 @@ checkpoint_completion_target = {min = 0.5, max = 0.9}
     with pglab_in_background(argv, err) as proc:
         wait_for(second_trial_running, proc, err, "the second trial")
         time.sleep(1)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+    assert_stopped_cleanly(proc, sig, lab.home, err)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "resuming: trial(s) 1 of a pglab that stopped" in done.stdout
+    said = "resuming: trial(s) 1 of a pglab that stopped" in done.stdout
+    assert said == (sig == signal.SIGKILL)  # after Ctrl-C, pglab marked it itself
     trials = trials_of(store, "killed")
     outcomes = [t.user_attrs["outcome"] for t in trials]
     assert outcomes == ["ok", "interrupted", "ok", "ok"]
