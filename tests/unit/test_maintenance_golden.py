@@ -8,79 +8,29 @@ from __future__ import annotations
 
 import io
 import os
-import random
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from synthetic_operations import fill_operations  # noqa: E402
 from synthetic_runs import fill  # noqa: E402
 
-from pglab.campaign.spec import PhaseSpec  # noqa: E402
 from pglab.cli import compare, ls, show  # noqa: E402
 from pglab.cli.common import Where  # noqa: E402
-from pglab.maintenance.figures import (  # noqa: E402
-    OPERATION_KIND,
-    PROGRESS_COLUMNS,
-    figures,
-    progress_row,
-)
-from pglab.records import PgbenchReport, PhaseResult, RunResult  # noqa: E402
 from pglab.store import open_store  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden"
 NAME = "index-workers"
-T0 = 1_790_000_000.0
-
-
-def _operation_run(parallel: int, repeat: int, mb_s: float, t0: float) -> RunResult:
-    label, key = f"base parallel={parallel}", f"p{parallel}"
-    phase = PhaseSpec("index", (), operation="create_index", parallel=parallel)
-    nbytes = 650_000_000
-    elapsed = nbytes / 1e6 / mb_s
-    figs = figures(phase, elapsed, nbytes, None, parallel, 65536, 1_000_000, 5_000_000)
-    rows: list[list[Any]] = []
-    for i in range(5):  # scanning the table at a steady pace, then loading the tree
-        row = (
-            ("building index: scanning table", 4000 * i, 16000, "blocks")
-            if i < 4
-            else ("building index: loading tuples in tree", 500_000, 1_000_000, "tuples")
-        )
-        rows.append(progress_row(t0 + 0.5 * i, row, rows))
-    progress = {"columns": PROGRESS_COLUMNS, "rows": rows}
-    result = PhaseResult("index", 1, True, t0, elapsed, ("CREATE INDEX ...",),
-                         PgbenchReport(tps=mb_s, transactions=0, duration_s=elapsed),
-                         tables={OPERATION_KIND: figs.to_table(),
-                                 "progress.create_index": progress})  # fmt: skip
-    metrics = {"tps": mb_s, "mb_s": mb_s, "phase.index.tps": mb_s, "phase.index.mb_s": mb_s,
-               "phase.index.elapsed_s": elapsed, "phase.index.wal_bytes": 1e6,
-               "phase.index.tuples_s": figs.tuples_s or 0.0,
-               "phase.index.workers_launched": float(parallel)}  # fmt: skip
-    spec = {"variant": "base", "axes": [["parallel", parallel]], "campaign": NAME,
-            "repeat": repeat, "point_key": key, "phases": [], "derived": []}  # fmt: skip
-    return RunResult(campaign=NAME, run_key=f"{key}/{repeat}", point_key=key, repeat=repeat,
-                     variant="base", label=label, spec=spec, status="ok", started_at=t0,
-                     finished_at=t0 + elapsed + 1, phases=(result,), metrics=metrics,
-                     fingerprint={"server_version": "18.6"})  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("golden-maint") / "r.sqlite"
-    rng = random.Random(4)
     with open_store(str(path)) as store:
-        doc = {"name": NAME, "repeats": 4, "workload": {"operation": "create_index"},
-               "matrix": {"parallel": [0, 1]}}  # fmt: skip
-        store.ensure_campaign(NAME, doc, None)
-        t = T0
-        for rep in range(1, 5):
-            for parallel in (0, 1):
-                mb_s = (210.0 if parallel == 0 else 330.0) * rng.gauss(1, 0.02)
-                store.save_run(_operation_run(parallel, rep, mb_s, t))
-                t += 10
+        fill_operations(store, NAME)
         fill(store, name="tpcb", variants=("base",), scripts=("tpcb-like",), clients=(1,),
              repeats=1, seconds=3)  # fmt: skip
     return path
@@ -118,7 +68,7 @@ def test_maintenance_campaign_as_a_person_sees_it(store_path: Path, monkeypatch)
 def test_the_report_draws_an_operation_runs_progress_phases(store_path: Path) -> None:
     from matplotlib.figure import Figure
 
-    from pglab.report import charts, model, progress_chart
+    from pglab.report import browser, charts, model, progress_chart
 
     with open_store(str(store_path)) as store:
         rep = model.gather(store, NAME)
@@ -136,5 +86,15 @@ def test_the_report_draws_an_operation_runs_progress_phases(store_path: Path) ->
     # the point's chart has no empty panel for the TPS and latency an operation does not have
     chart = charts.point_chart(rep.points[0], 1)
     assert chart is not None and not any("TPS" in m or "atency" in m for m in chart.missing)
+    # the numbers the page draws from: the progress phases, no TPS or latency said missing
+    data = browser.point_data(rep.points[0])
+    assert data is not None and [p["name"] for p in data["progress"]] == [
+        "create_index: building index: scanning table",
+        "create_index: building index: loading tuples in tree",
+    ]  # fmt: skip
+    assert data["progress"][0]["pct"][1] == [0.0, 25.0, 50.0, 75.0]
+    assert data["progress"][1]["rate"] is None  # counted in tuples: no MB/s
+    assert not any(m.startswith(("TPS", "Latency")) for m in data["missing"])
+    assert "progress" not in (browser.point_data(pgbench.points[0]) or {})
     drawn = charts.point_chart(pgbench.points[0], 1)  # a pgbench run's chart: its TPS as ever
     assert drawn is not None and not any("TPS" in m for m in drawn.missing)

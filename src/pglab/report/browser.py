@@ -3,8 +3,9 @@ when the point is opened and scrolled to: a report of 1,000 runs is not 200 PNGs
 matplotlib first. The panels are those of ``charts.point_chart`` (which still draws them as PNG
 for ``pglab report --png``): TPS (the other repeats beside it, each script of a mix, checkpoints
 and phase starts), latency percentiles, wait events stacked, buffers written and WAL, CPU and
-pgbench's share, disk throughput and dirty memory. A panel whose series was not recorded is
-named in ``missing`` instead of drawn empty.
+pgbench's share, disk throughput and dirty memory; for a run of maintenance operations, its
+progress phases and their rates (``progress``) in place of TPS and latency. A panel whose
+series was not recorded is named in ``missing`` instead of drawn empty.
 
 Only numbers and names PostgreSQL and pgbench gave go in (wait events, backend types); a
 script's name is its number (the page lists the names, escaped), and every ``<``, ``>`` and
@@ -17,6 +18,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from pglab.report import progress_chart
 from pglab.report.model import Point
 from pglab.report.series import RunSeries
 
@@ -84,6 +86,11 @@ def point_data(pt: Point) -> dict[str, Any] | None:
     out["dirty_mb"] = _pair(s.column("os.mem", "dirty_mb"))
     if not any(out["disk"].values()) and out["dirty_mb"] is None:
         out["missing"].append("Disk and memory: no OS disk or memory samples")
+    if progress_chart.is_operation_run(run):  # its progress phases where TPS and latency go
+        out["progress"] = progress_chart.series(run, s.t0)
+        out["missing"] = [m for m in out["missing"] if not m.startswith(("TPS", "Latency"))]
+        if not out["progress"]:
+            out["missing"].insert(0, "Progress phases: no progress row recorded")
     return out
 
 

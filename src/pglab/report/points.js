@@ -29,6 +29,8 @@
   var TITLES = ["TPS per second (checkpoints shaded)", "Latency percentiles per second, ms",
                 "Wait events of the active sessions (sessions)", "Buffers written per second; WAL MB/s (dashed)",
                 "CPU % (stacked), pgbench's share (dashed)", "Disk MB/s; dirty memory MB (dashed)"];
+  var PROGRESS_TITLES = ["Operations' progress phases, % done (pg_stat_progress_*)",
+                         "Rate of each progress phase so far, MB/s"];
 
   function line(xy, panel, name, color, extra) {
     var t = { x: xy[0], y: xy[1], mode: "lines", name: name, xaxis: PANELS[panel][0],
@@ -44,6 +46,11 @@
       out.push(line(xy, 0, "the other " + d.others.length + " repeat(s)", "#aaa", { showlegend: i === 0, legendgroup: "others" }));
     });
     if (d.tps) { out.push(line(d.tps, 0, "TPS, run " + d.run, PALETTE[0])); }
+    (d.progress || []).forEach(function (p, i) {  // maintenance operations: progress phases
+      var c = PALETTE[i % 10];
+      out.push(line(p.pct, 0, p.name, c, { mode: "lines+markers", marker: { size: 3, color: c }, legendgroup: "p" + i }));
+      if (p.rate) { out.push(line(p.rate, 1, p.name, c, { showlegend: false, legendgroup: "p" + i })); }
+    });
     d.scripts.forEach(function (xy, i) {
       out.push(line(xy, 0, "script " + (i + 1), PALETTE[[4, 1, 2, 5, 6, 8, 9][i % 7]], { line: { dash: "dash", width: 1, color: PALETTE[[4, 1, 2, 5, 6, 8, 9][i % 7]] } }));
     });
@@ -78,13 +85,19 @@
       lay[ya] = { domain: p[3], anchor: p[0], rangemode: "tozero" };
       lay["legend" + (i ? i + 1 : "")] = { x: p[2][1] + (i % 2 ? 0.055 : 0.01), y: p[3][1], xanchor: "left",
                                            yanchor: "top", font: { size: 10 }, tracegroupgap: 2 };
-      lay.annotations.push({ text: TITLES[i], xref: "paper", yref: "paper", x: p[2][0], y: p[3][1],
+      var title = d.progress && i < 2 ? PROGRESS_TITLES[i] : TITLES[i];
+      lay.annotations.push({ text: title, xref: "paper", yref: "paper", x: p[2][0], y: p[3][1],
                              xanchor: "left", yanchor: "bottom", showarrow: false, font: { size: 12 } });
     });
-    lay.yaxis2.type = "log";
-    lay.yaxis2.dtick = "D2";
-    lay.yaxis2.tickformat = ".2~g";
-    lay.yaxis2.rangemode = undefined;
+    if (d.progress) {  // % of each progress phase, and its MB/s
+      lay.yaxis.range = [0, 105];
+      lay.legend.font.size = 9;  // long phase names: less of the next panel covered
+    } else {  // latency on a log scale
+      lay.yaxis2.type = "log";
+      lay.yaxis2.dtick = "D2";
+      lay.yaxis2.tickformat = ".2~g";
+      lay.yaxis2.rangemode = undefined;
+    }
     lay.yaxis5.range = [0, 100];
     lay.yaxis7 = { overlaying: "y4", side: "right", rangemode: "tozero", showgrid: false, anchor: "x4", tickformat: ".3~g", tick0: 0 };
     lay.yaxis8 = { overlaying: "y6", side: "right", rangemode: "tozero", showgrid: false, anchor: "x6", tickformat: ".3~g", tick0: 0 };

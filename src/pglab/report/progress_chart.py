@@ -1,10 +1,12 @@
 """The first two panels of a point's chart when its run measured maintenance operations (no
 TPS, no latency log): each operation's progress through its progress phases over time, and the
 rate of each progress phase (MB/s of the blocks or bytes it counts), from the phases'
-``progress.OPERATION`` tables. The telemetry panels beneath are the usual ones."""
+``progress.OPERATION`` tables; drawn as PNG (``pglab report --png``) or as numbers for the
+page (``series``). The telemetry panels beneath are the usual ones."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pglab.analysis.tidy import measured_phases, table
@@ -91,3 +93,26 @@ def panel_rate(ax, run: StoredRun, t0: float) -> int:
     ax.set_ylabel("MB/s")
     ax.set_title("rate of each progress phase so far", fontsize="medium")
     return drawn
+
+
+def series(run: StoredRun, t0: float) -> list[dict[str, Any]]:
+    """The panels' lines as plain numbers, for the page to draw: per progress phase (in
+    order), its name ("create_index: building index: scanning table"), its share done over
+    time and its rate in MB/s (None for a phase counted in tuples)."""
+    out = []
+    for _, operation, stretch, _ in _each_stretch(run):
+        pct = [(r["t"] - t0, r["pct"]) for r in stretch if r["pct"] is not None]
+        if not pct:
+            continue
+        rate = [
+            (r["t"] - t0, r["rate"] * (BLOCK if r["unit"] == "blocks" else 1) / 1e6)
+            for r in stretch
+            if r.get("rate") is not None and r.get("unit") in ("blocks", "bytes")
+        ]
+        name = re.sub(r"[<>&]", "", f"{operation}: {stretch[0]['phase']}")[:60]
+        out.append({"name": name, "pct": _xy(pct, 1), "rate": _xy(rate, 1) if rate else None})
+    return out
+
+
+def _xy(pts: list[tuple[float, float]], digits: int) -> list[list[float]]:
+    return [[round(x, 2) for x, _ in pts], [round(y, digits) for _, y in pts]]
