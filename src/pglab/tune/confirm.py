@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.verdicts import Comparison, compare_family
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.tune.spec import TuneSpec
-from pglab.tune.trials import p99_of
+from pglab.tune.trials import with_p99
 
 if TYPE_CHECKING:
     from pglab.tune.trials import Search, TrialRecord, TuneEvents
@@ -164,12 +164,7 @@ def run(search: Search, events: TuneEvents) -> None:
     try:
         for i, run in enumerate(todo, 1):
             search.executor.events.run_started(run, i, len(todo))
-            result = search.executor.run_one(run, setup.binaries)
-            p99 = p99_of(result) if result.status == "ok" else None
-            if p99 is not None:
-                result = dataclasses.replace(
-                    result, metrics={**result.metrics, "latency_p99_ms": p99}
-                )
+            result, _ = with_p99(search.executor.run_one(run, setup.binaries))
             search.store.save_run(result)
             search.executor.events.run_finished(run, result)
     finally:

@@ -171,6 +171,14 @@ def p99_of(result: RunResult) -> float | None:
     return latency_hist.percentile(merged, 99) if merged else None
 
 
+def with_p99(result: RunResult) -> tuple[RunResult, float | None]:
+    """An ok run with its p99 latency among its metrics (``latency_p99_ms``), and that p99."""
+    p99 = p99_of(result) if result.status == "ok" else None
+    if p99 is not None:
+        result = dataclasses.replace(result, metrics={**result.metrics, "latency_p99_ms": p99})
+    return result, p99
+
+
 def record_of(t: optuna.trial.FrozenTrial, knobs: list[Knob]) -> TrialRecord:
     a = t.user_attrs
     outcome = a.get(studies.OUTCOME) or ("running" if t.state == TrialState.RUNNING else "waiting")
@@ -315,10 +323,7 @@ class Search:
             setup.base, variant=f"trial {trial.number}", repeat=1,
             server=setup.base.server.with_settings(values),
         )  # fmt: skip
-        result = self.executor.run_one(run, setup.binaries)
-        p99 = p99_of(result) if result.status == "ok" else None
-        if p99 is not None:
-            result = dataclasses.replace(result, metrics={**result.metrics, "latency_p99_ms": p99})
+        result, p99 = with_p99(self.executor.run_one(run, setup.binaries))
         run_id = self.store.save_run(result)
         trial.set_user_attr("run_id", run_id)
         if result.status != "ok":
