@@ -219,8 +219,21 @@ shared_buffers = {min = "1GB", max = "2GB"}
     err = capsys.readouterr().err
     assert "the memory constraint excludes every configuration" in err
     assert "shared_buffers 1.0 GiB" in err and "memory_share = 0.01" in err
-    with open_store(str(store)) as st:
-        assert st.list_runs() == [] and st.get_campaign("tight") is None
+    assert not store.exists()  # nothing written
+    # --dry-run of a good file: what would run, nothing written
+    path = tune_file(tmp_path, "dry", """
+[tune]
+trials = 5
+enqueue = [{shared_buffers = "64MB"}]
+[tune.knobs]
+shared_buffers = {min = "32MB", max = "256MB", log = true}
+""")  # fmt: skip
+    assert cli("tune", str(path), "--dry-run", lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert "shared_buffers: 32MB … 256MB, log" in out
+    assert "first trials: the server's defaults; PGTune's rules; shared_buffers=64MB" in out
+    assert "PGTune's rules here: " in out and "no problems" in out
+    assert not store.exists()
 
 
 def test_p99_objective_with_the_study_in_a_postgresql_store(

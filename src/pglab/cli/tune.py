@@ -58,7 +58,13 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", type=Path, help="tune file (see examples/tune.toml)")
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.file))
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the file and its knobs against the version's catalog, print the knobs, the "
+        "first trials and the estimated duration; runs and writes nothing",
+    )
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.file, a.dry_run))
 
 
 def unit(objective: str) -> str:
@@ -108,7 +114,7 @@ class _Events:
         self.view.progress.console.print(escape(line), soft_wrap=True)
 
 
-def run(where: Where, file: Path) -> int:
+def run(where: Where, file: Path, dry_run: bool = False) -> int:
     camp, spec = tune_spec.load(file)
     lab = Lab.open(where.home)
     setup = trials.prepare(camp, spec, lab)
@@ -125,6 +131,17 @@ def run(where: Where, file: Path) -> int:
     )
     for k in setup.knobs:
         console.print(f"  {k.name}: {k.describe()}", markup=False)
+    if dry_run:
+        first = ["the server's defaults"] + (["PGTune's rules"] if spec.pgtune else [])
+        first += [settings_text(dict(c)) for c in spec.enqueue]
+        console.print(f"first trials: {'; '.join(first)} (clamped to the knobs' ranges)",
+                      markup=False, soft_wrap=True)  # fmt: skip
+        if spec.pgtune:
+            console.print(f"PGTune's rules here: {settings_text(setup.pgtune)}", markup=False,
+                          soft_wrap=True)  # fmt: skip
+        console.print(f"estimated {fmt.duration(each * (spec.trials + n_confirm))}; the file "
+                      "and its knobs checked: no problems", markup=False)  # fmt: skip
+        return 0
     with where.open() as store, trials.locked(lab, camp.name):
         view = ProgressEvents(each * (spec.trials + n_confirm))
         events = _Events(view, spec.objective, each)
