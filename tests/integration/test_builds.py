@@ -7,10 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
+from conftest import pglab_run_in_background, wait_for
 
 from pglab.campaign import parse as campaign
 from pglab.campaign.spec import BuildSpec, ServerSpec
@@ -232,3 +236,42 @@ def test_versions_resolve_to_the_first_source_of_that_major(
     assert f"build:{Path(made.info['source']).name}#{made.key}" in out
     line = next(ln for ln in out.splitlines() if ln.startswith("build:") and made.key in ln)
     assert "lz4 zstd icu openssl" in line and made.info["version"] in line
+
+
+def test_ctrl_c_during_a_build_leaves_nothing_running_and_nothing_stored(
+    tmp_path: Path, lab: Lab, pg15_tarball: Path, build_cache: Path, monkeypatch
+) -> None:
+    # options of their own: a build no other test makes; without ccache, whose hits would
+    # leave no compiler to see at work
+    monkeypatch.setenv("CCACHE_DISABLE", "1")
+    path = tmp_path / "debug.toml"
+    path.write_text(DOC.format(name="debug", source=pg15_tarball,
+                               extra=', options = ["--enable-debug"]'))  # fmt: skip
+    before = {p.name for p in build_cache.iterdir()}
+    err = tmp_path / "err.txt"
+
+    def compilers() -> list[psutil.Process]:
+        """make and the compiler at work in a scratch directory of the build cache."""
+        found = []
+        for p in psutil.process_iter(["name", "cwd"]):
+            if p.info["name"] in ("make", "cc1", "gcc", "ccache") and str(build_cache) in (
+                p.info["cwd"] or ""
+            ):
+                found.append(p)
+        return found
+
+    with pglab_run_in_background(path, lab.home, tmp_path / "r.sqlite", err) as proc:
+
+        def compiling() -> bool:
+            logs = [log.read_text(errors="replace") for log in build_cache.glob("*.tmp-*/*.log")]
+            return any("=== compiling:" in log for log in logs) and any(
+                p.info["name"] == "cc1" for p in compilers()
+            )
+
+        wait_for(compiling, proc, err, "make and the compiler")
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    assert proc.returncode == 130, err.read_text()
+    time.sleep(1)
+    assert not compilers(), "left running"
+    _nothing_stored(tmp_path / "r.sqlite", build_cache, before)
