@@ -236,6 +236,31 @@ shared_buffers = {min = "32MB", max = "256MB", log = true}
     assert not store.exists()
 
 
+def test_a_p99_limit_no_trial_meets_leaves_no_best(
+    tmp_path: Path, lab: Lab, capsys, no_leftovers
+) -> None:
+    """TPS under a p99 limit of 1 µs: every trial measured, none feasible, none the best."""
+    store = tmp_path / "r.sqlite"
+    path = tune_file(tmp_path, "limit", """
+[tune]
+p99_limit_ms = 0.001
+trials = 2
+confirm_repeats = 0
+pgtune = false
+[tune.knobs]
+checkpoint_completion_target = {min = 0.5, max = 0.9}
+""")  # fmt: skip
+    assert cli("tune", str(path), lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    trials = trials_of(store, "limit")
+    assert [t.user_attrs["outcome"] for t in trials] == ["ok", "ok"]
+    for t in trials:
+        assert t.value == pytest.approx(t.user_attrs["tps"])  # the objective stays TPS
+        assert t.constraints["violation"] == pytest.approx(t.user_attrs["p99_ms"] / 0.001 - 1)
+    assert "over the limit) · best –" in out
+    assert "maximize tps with p99 ≤ 0.001 ms" in out and "(p99 over)" in out
+
+
 def test_p99_objective_with_the_study_in_a_postgresql_store(
     tmp_path: Path, lab: Lab, pg_store: str, capsys, no_leftovers
 ) -> None:
