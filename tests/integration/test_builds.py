@@ -236,6 +236,15 @@ def test_versions_resolve_to_the_first_source_of_that_major(
     assert f"build:{Path(made.info['source']).name}#{made.key}" in out
     line = next(ln for ln in out.splitlines() if ln.startswith("build:") and made.key in ln)
     assert "lz4 zstd icu openssl" in line and made.info["version"] in line
+    assert main(["sources", "--json", "--lab-dir", str(lab.home)]) == 0
+    listed = {s["source"]: s for s in json.loads(capsys.readouterr().out)}
+    built = listed[f"build:{Path(made.info['source']).name}#{made.key}"]
+    assert (
+        built["features"] == ["lz4", "zstd", "icu", "openssl"] and built["build"]["key"] == made.key
+    )
+    assert (
+        listed["embedded"]["features"] == [] and "--without-icu" in listed["embedded"]["configure"]
+    )
 
 
 def test_ctrl_c_during_a_build_leaves_nothing_running_and_nothing_stored(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pglab.campaign import parse
 from pglab.campaign.spec import BuildSpec, ServerSpec
+from pglab.errors import BuildError
+from pglab.lab import Lab
 from pglab.postgres import build
 from pglab.postgres.sources import Available
 
@@ -102,3 +106,12 @@ def test_what_a_source_was_built_with() -> None:
     )  # fmt: skip
     assert available("17.2", "--with-ssl=openssl").features == ("icu", "openssl")  # ICU: on
     assert available("17.2", "-Dlz4=enabled", "-Dicu=disabled").features == ("lz4",)
+
+
+def test_options_may_not_place_the_install(tmp_path: Path) -> None:
+    tarball = tmp_path / "postgresql-17.2.tar.bz2"
+    tarball.write_bytes(b"")
+    spec = BuildSpec(str(tarball), options=("--prefix=/usr/local/pgsql",))
+    with pytest.raises(BuildError) as err:
+        build.ensure(spec, Lab(home=tmp_path, run_as=None))
+    assert "may not say where it is installed (--prefix=/usr/local/pgsql)" in err.value.message

@@ -110,6 +110,12 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
                 hint="patches are files (relative: "
                 "to the campaign file), applied in order with patch -p1",
             )
+    placing = [o for o in spec.options if o.startswith(("--prefix", "-Dprefix", "--destdir"))]
+    if placing:
+        raise BuildError(
+            f"build options may not say where it is installed ({', '.join(placing)})",
+            hint="pglab installs each build in its build cache; leave the prefix out",
+        )
     say("hashing the source")
     source_sha = source_hash(source)
     patches = [
