@@ -1,15 +1,24 @@
 """pglab's overhead: the same point run by pglab and by bare pgbench, interleaved.
 
-Each round runs the point through pglab's executor twice, with ``latency_log = "full"`` (the
-default: ``-P 1`` and pgbench's per-transaction log, parsed into per-second histograms) and with
-``latency_log = "aggregate"`` (``-P 1`` and pgbench's own per-second aggregates), and once as
-bare pgbench (same reset and server start, no progress and no log), in a rotating order. It
-prints ``overhead_ratio_full: X`` and, last, ``overhead_ratio: Y`` for the aggregate mode: the
-median over rounds of TPS with pglab / TPS bare in the same round (target ≥ 0.98 for the
-aggregate mode; the full log costs pgbench CPU that shows at high TPS on few cores).
+Each round runs every arm once, in a rotating order (each arm leads in turn), each on a fresh
+copy of the dataset and a freshly started server; an arm's ratio is its TPS over bare
+pgbench's TPS *in the same round* (which cancels the drift of a shared machine between rounds),
+summed up as the median over rounds with a 95% bootstrap interval of that median.
 
-    .venv/bin/python bench/overhead.py [--rounds 5] [--duration 15] [--clients 2]
-        [--script select-only]
+Default arms: pglab with ``latency_log = "full"`` (its default: ``-P 1`` and pgbench's
+per-transaction log, parsed into per-second histograms), pglab with ``"aggregate"`` (``-P 1``
+and pgbench's own per-second aggregates), and bare pgbench (no progress, no log). Prints
+``overhead_ratio_full: X`` and, last, ``overhead_ratio: Y`` (aggregate; target ≥ 0.98).
+
+``--breakdown`` toggles each factor on its own, all interleaved in one run: bare pgbench with
+``-P 1`` only, with the per-transaction log ``-l`` only, with ``-l --aggregate-interval 1``
+only; pglab with no log and no telemetry (its own process and its ``-P 1``); the same plus each
+sampler alone (PostgreSQL statistics, waits, shared buffers, OS); pglab with the aggregate log
+and with the full log (no telemetry); and pglab as it runs by default. Each arm's line gives its
+median ratio to bare with the 95% CI, and what it adds over the arm it builds on.
+
+    .venv/bin/python bench/overhead.py [--rounds 15] [--duration 15] [--clients 2]
+        [--script select-only] [--breakdown] [--arms NAME,NAME]
 """
 
 from __future__ import annotations
@@ -17,8 +26,10 @@ from __future__ import annotations
 import re
 import statistics
 import tempfile
+from collections.abc import Callable
+from dataclasses import replace
 
-from _common import open_lab, parser, point_doc
+from _common import bootstrap_median_ci, open_lab, parser, point_doc
 
 from pglab import procs
 from pglab.campaign import parse as campaign
@@ -28,31 +39,70 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.run.plan import make_plan
+from pglab.telemetry import watch
+
+# the samplers one arm keeps (None: all of them), by class name
+SAMPLERS = {"stats": "PgStatsSampler", "waits": "WaitsSampler", "buffers": "BuffersSampler",
+            "os": "OsSampler"}  # fmt: skip
+_only: set[str] | None = None
+_samplers = watch.PhaseWatch.samplers
+
+
+def _some_samplers(self):  # PhaseWatch.samplers, keeping only the arm's
+    found = _samplers(self)
+    return found if _only is None else [s for s in found if type(s).__name__ in _only]
+
+
+watch.PhaseWatch.samplers = _some_samplers  # type: ignore[method-assign]
+
+# arm: (what it is, the arm it adds to)
+BREAKDOWN = {
+    "bare -P 1": ("bare pgbench with its progress lines (-P 1)", "bare"),
+    "bare -l": ("bare pgbench with its per-transaction log (-l)", "bare"),
+    "bare -l agg": ("bare pgbench with its per-second aggregate log", "bare"),
+    "pglab": ("pglab, no latency log, no telemetry: its process, -P 1", "bare -P 1"),
+    "+stats": ("pglab + the PostgreSQL statistics sampler", "pglab"),
+    "+waits": ("pglab + the wait-event sampler (10 Hz)", "pglab"),
+    "+buffers": ("pglab + the shared-buffers sampler", "pglab"),
+    "+os": ("pglab + the OS sampler (/proc)", "pglab"),
+    "+log agg": ("pglab + the aggregate latency log", "pglab"),
+    "+log full": ("pglab + the full latency log, parsed", "pglab"),
+    "default": ("pglab as it runs by default: full log, every sampler", "pglab"),
+}
+DEFAULT = {"full": ("pglab, latency_log full (default)", "bare"),
+           "aggregate": ("pglab, latency_log aggregate", "bare")}  # fmt: skip
 
 
 def main() -> None:
     ap = parser(__doc__, duration=15)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--breakdown", action="store_true", help="toggle each factor on its own")
+    ap.add_argument("--arms", help="only these arms (comma-separated; bare is always run)")
     args = ap.parse_args()
 
     lab = open_lab(args)
     doc = point_doc("bench-overhead", args)
-    doc["matrix"] = {"latency_log": ["full", "aggregate"]}
+    doc["matrix"] = {"latency_log": ["full", "aggregate", "off"]}
     camp = campaign.parse(doc, default_name="bench-overhead")
     points = {pt.axes[0][1]: pt for pt in make_plan(camp).points}
-    point = points["full"]
-    binaries = resolve(point.server, lab)
-    ds = dataset.ensure(lab, binaries, point.server, point.dataset)
-    phase = point.phases[0]
-    results: dict[str, list[float]] = {"full": [], "aggregate": [], "bare": []}
+    binaries = resolve(points["full"].server, lab)
+    ds = dataset.ensure(lab, binaries, points["full"].server, points["full"].dataset)
+    phase = points["full"].phases[0]
     executor = Executor(lab, store=None)
+    quiet = replace(points["off"].telemetry, enabled=False)
 
-    def with_pglab(mode: str) -> float:
-        result = executor.run_one(points[mode], binaries)
+    def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None) -> float:
+        global _only
+        _only = only
+        point = points[log] if telemetry else replace(points[log], telemetry=quiet)
+        try:
+            result = executor.run_one(point, binaries)
+        finally:
+            _only = None
         assert result.status == "ok", result.error
         return result.metrics["tps"]
 
-    def bare() -> float:
+    def bare(*extra: str) -> float:
         executor.close()
         datadir = lab.clusters / "w-bench-bare"
         dataset.reset(lab, ds, datadir)
@@ -61,46 +111,70 @@ def main() -> None:
             threads = str(phase.threads or auto_threads(phase.clients))
             with tempfile.TemporaryDirectory() as tmp:
                 out = procs.run(
-                    [
-                        binaries.exe("pgbench"),
-                        "-c",
-                        str(phase.clients),
-                        "-j",
-                        threads,
-                        "-T",
-                        str(phase.duration),
-                        "-b",
-                        args.script,
-                        *cluster.pgbench_conn_args(),
-                    ],
-                    timeout=phase.duration * 3 + 60,
-                    cwd=tmp,
-                )
+                    [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", threads,
+                     "-T", str(phase.duration), "-b", args.script, *extra,
+                     *cluster.pgbench_conn_args()],
+                    timeout=phase.duration * 3 + 60, cwd=tmp,
+                )  # fmt: skip
         return float(re.search(r"^tps = ([0-9.]+)", out.stdout, re.M).group(1))
 
-    arms = [("full", lambda: with_pglab("full")), ("aggregate", lambda: with_pglab("aggregate")),
-            ("bare", bare)]  # fmt: skip
+    runs: dict[str, Callable[[], float]] = {"bare": bare}
+    if args.breakdown:
+        arms = BREAKDOWN
+        runs |= {
+            "bare -P 1": lambda: bare("-P", "1"),
+            "bare -l": lambda: bare("-l"),
+            "bare -l agg": lambda: bare("-l", "--aggregate-interval", "1"),
+            "pglab": lambda: with_pglab("off", telemetry=False),
+            **{f"+{k}": (lambda k=k: with_pglab("off", only={SAMPLERS[k]})) for k in SAMPLERS},
+            "+log agg": lambda: with_pglab("aggregate", telemetry=False),
+            "+log full": lambda: with_pglab("full", telemetry=False),
+            "default": lambda: with_pglab("full"),
+        }
+    else:
+        arms = DEFAULT
+        runs |= {"full": lambda: with_pglab("full"), "aggregate": lambda: with_pglab("aggregate")}
+    if args.arms:
+        keep = {a.strip() for a in args.arms.split(",")} | {"bare"}
+        runs = {k: v for k, v in runs.items() if k in keep}
+    results = ratios_by_round(runs, args.rounds, executor)
+    print(f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each; "
+          f"median TPS bare {statistics.median(results['bare']):.1f}")  # fmt: skip
+    ratio: dict[str, float] = {}
+    for name, tps in results.items():
+        if name == "bare":
+            continue
+        within = [a / b for a, b in zip(tps, results["bare"], strict=True)]
+        ratio[name] = statistics.median(within)
+        low, high = bootstrap_median_ci(within)
+        what, base = arms[name]
+        extra = ""
+        if base != "bare" and base in ratio:
+            extra = f"; over {base}: {ratio[name] / ratio[base] - 1:+.2%}"
+        print(f"  {name:12s} {ratio[name]:.4f} (95% CI {low:.4f}–{high:.4f}; median TPS "
+              f"{statistics.median(tps):.1f}){extra}  {what}")  # fmt: skip
+    if not args.breakdown:
+        print(f"overhead_ratio_full: {ratio['full']:.4f}")
+        print(f"overhead_ratio: {ratio['aggregate']:.4f}")
+    else:
+        print(f"overhead_ratio_default: {ratio.get('default', float('nan')):.4f}")
+
+
+def ratios_by_round(runs: dict[str, Callable[[], float]], rounds: int,
+                    executor: Executor) -> dict[str, list[float]]:  # fmt: skip
+    """Every arm once per round, the order rotated so that each leads in turn."""
+    names = list(runs)
+    results: dict[str, list[float]] = {name: [] for name in names}
     try:
-        for i in range(args.rounds):
-            for name, fn in arms[i % 3 :] + arms[: i % 3]:  # each arm leads in turn
-                tps = fn()
+        for i in range(rounds):
+            k = i % len(names)
+            for name in names[k:] + names[:k]:
+                tps = runs[name]()
                 results[name].append(tps)
-                print(f"round {i + 1} {name:9s} {tps:10.1f} tps", flush=True)
+                print(f"round {i + 1} {name:12s} {tps:10.1f} tps", flush=True)
     finally:
         executor.close()
-    med = {name: statistics.median(v) for name, v in results.items()}
-    print(
-        f"median tps: pglab full {med['full']:.1f}, pglab aggregate {med['aggregate']:.1f}, "
-        f"bare {med['bare']:.1f} ({args.rounds} rounds, {args.script}, {args.clients} clients, "
-        f"{args.duration} s)"
-    )
-    # the ratio within each round cancels the drift of a shared machine between rounds
-    ratios = {
-        mode: statistics.median(a / b for a, b in zip(results[mode], results["bare"], strict=True))
-        for mode in ("full", "aggregate")
-    }
-    print(f"overhead_ratio_full: {ratios['full']:.4f}")
-    print(f"overhead_ratio: {ratios['aggregate']:.4f}")
+    return results
 
 
 if __name__ == "__main__":

@@ -62,6 +62,11 @@ def test_auto_repeats_stop_on_a_decided_verdict_and_resume(
         runs = st.list_runs("auto")
         assert len(runs) == 6 and all(r.ok for r in runs)
         assert sorted(r.repeat for r in runs) == [1, 1, 2, 2, 3, 3]
+        # where a run's time beyond pgbench went (bench/duty.py sums these)
+        timings = [st.get_run(r.id).timings for r in runs]
+        assert all(t["fingerprint_s"] > 0 and "telemetry_s" in t and t["reset_s"] > 0
+                   for t in timings)  # fmt: skip
+        assert sum("stop_s" in t for t in timings) == 4  # each session's first run stops none
     assert main(["show", "auto", *common]) == 0
     shown = capsys.readouterr().out
     # about −50%, judged on the anytime-valid interval: "−"

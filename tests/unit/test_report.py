@@ -353,3 +353,16 @@ def test_the_tps_panel_draws_each_script_of_a_mix(written: report.Written) -> No
     assert list(select.get_ydata()) == [90, 180, 270, 360, 450]
     assert list(serial.get_xdata()) == [t0 + t + 1 - ph.started_at for t in range(5)]
     assert "per script" in panel.get_ylabel()
+
+
+def test_the_plan_s_run_overhead_is_measured_on_stored_runs(written: report.Written) -> None:
+    """Synthetic runs end 3 s after their phase's time: the estimate counts 3 s a run; a
+    campaign with no runs of its own takes the store's, and an empty store none."""
+    from pglab.analysis import points
+
+    with open_store(str(written.html.parent.parent / "r.sqlite")) as store:
+        assert points.run_overhead(store, HOSTILE_CAMPAIGN) == (
+            3.0, "median of 39 of this campaign's runs")  # fmt: skip
+        assert points.run_overhead(store, "another") == (3.0, "median of 39 of the store's runs")
+    with open_store(str(written.html.parent.parent / "empty.sqlite")) as empty:
+        assert points.run_overhead(empty, "x") is None

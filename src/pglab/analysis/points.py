@@ -264,3 +264,22 @@ def sequential_plan(plan: Any, stored_runs: Sequence[RunRow]) -> SequentialPlan 
     expected = expected_runs(spec, groups, variants, noise, camp.effect_pct)
     n = len(plan.points)
     return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)
+
+
+def run_overhead(store: Any, campaign: str, last: int = 50) -> tuple[float, str] | None:
+    """The seconds a run took beyond its phases (its wall time less every phase's pgbench or
+    operation time: the server stopped and started, the dataset reset, telemetry, the
+    fingerprint), median of the ``last`` ok runs of ``campaign``, else of the store; None
+    before any run is stored."""
+    everything = [r for r in store.list_runs() if r.ok]
+    for runs, where in (([r for r in everything if r.campaign == campaign], "this campaign's"),
+                        (everything, "the store's")):  # fmt: skip
+        runs = runs[-last:]
+        if not runs:
+            continue
+        phases = store.runs_phases([r.id for r in runs])
+        spent = [r.finished_at - r.started_at - sum(p.elapsed_s or 0 for p in phases[r.id])
+                 for r in runs if phases[r.id]]  # fmt: skip
+        if spent:
+            return max(0.0, statistics.median(spent)), f"median of {len(spent)} of {where} runs"
+    return None

@@ -4,6 +4,7 @@ an ETA; ``--dry-run`` prints the plan and what the repeats can resolve, and writ
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         stale = find_stale(store, camp.name, plan.points)
         if stale and not replace:
             raise stale_error(camp.name, stale)  # before any progress is drawn
+        plan = _with_overhead(plan, points.run_overhead(store, camp.name))
         stored = store.list_runs()
         auto = points.sequential_plan(plan, stored)
         seconds = _expected_seconds(plan, auto)
@@ -175,6 +177,7 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
     written, not even a store that does not exist yet."""
     stale: list[Any] = []
     stored: list[RunRow] = []
+    overhead: tuple[float, str] | None = None
     done: frozenset[str] | set[str] = frozenset()
     try:
         store = peek_store(where.store_url)
@@ -190,7 +193,9 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
             done = store.done_run_keys(camp.name)
             stale = find_stale(store, camp.name, make_plan(camp).points)
             stored = store.list_runs()
+            overhead = points.run_overhead(store, camp.name)
     plan, binaries = preflight(camp, lab, done, budget_s, reinit)
+    plan = _with_overhead(plan, overhead)
     _print_plan(plan, binaries)
     _print_design(points.design_check(plan, stored))
     _print_auto(points.sequential_plan(plan, stored), plan)
@@ -267,6 +272,15 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         else:
             console.print(escape(note), soft_wrap=True)
     console.print("settings, scripts, connections, disk, memory and time checked: no problems")
+
+
+def _with_overhead(plan: Plan, found: tuple[float, str] | None) -> Plan:
+    """The plan with the run overhead measured on stored runs, and a note saying so."""
+    if found is None:
+        return plan
+    seconds, where = found
+    note = f"estimates count {seconds:.1f} s per run beyond its phases ({where})"
+    return dataclasses.replace(plan, run_overhead_s=seconds, notes=(*plan.notes, note))
 
 
 def _repeats_words(camp: Campaign) -> str:

@@ -15,7 +15,6 @@ script's name is its number (the page lists the names, escaped), and every ``<``
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
 from typing import Any
 
 from pglab.report import progress_chart
@@ -107,23 +106,12 @@ def _client_writes(cols: dict[str, int], r: list[Any]) -> bool:
 
 def _waits(s: RunSeries) -> dict[str, Any] | None:
     """The most sampled wait events (and the rest as "other"), sessions per second, stacked."""
-    cols, rows = s.rows("waits")
-    if not rows:
+    found = s.waits_stacked(TOP_WAITS)
+    if found is None:
         return None
-    per_t: dict[float, Counter[str]] = defaultdict(Counter)
-    totals: Counter[str] = Counter()
-    for x, r in rows:
-        name = f"{r[cols['wait_event_type']]}:{r[cols['wait_event']]}"
-        sessions = r[cols["count"]] / max(r[cols["samples"]], 1)
-        per_t[x][name] += sessions
-        totals[name] += sessions
-    top = [n for n, _ in totals.most_common(TOP_WAITS)]
-    xs = sorted(per_t)
-    layers = [[round(per_t[x][n], 3) for x in xs] for n in top]
-    if len(totals) > len(top):
-        layers.append([round(sum(v for n, v in per_t[x].items() if n not in top), 3) for x in xs])
-        top.append("other")
-    return {"x": [round(x, 2) for x in xs], "names": [_name(n) for n in top], "layers": layers}
+    xs, top, layers = found
+    return {"x": [round(x, 2) for x in xs], "names": [_name(n) for n in top],
+            "layers": [[round(v, 3) for v in layer] for layer in layers]}  # fmt: skip
 
 
 def _cpu(s: RunSeries) -> tuple[dict[str, XY], XY | None]:

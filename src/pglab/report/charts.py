@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -354,22 +354,10 @@ def _panel_latency(ax, s: RunSeries) -> None:
 
 
 def _panel_waits(ax, s: RunSeries) -> None:
-    cols, rows = s.rows("waits")
-    if not rows:
+    found = s.waits_stacked(TOP_WAITS)
+    if found is None:
         return _missing(ax, s, "Wait events", "no wait event samples")
-    per_t: dict[float, Counter[str]] = defaultdict(Counter)
-    totals: Counter[str] = Counter()
-    for x, r in rows:
-        name = f"{r[cols['wait_event_type']]}:{r[cols['wait_event']]}"
-        sessions = r[cols["count"]] / max(r[cols["samples"]], 1)
-        per_t[x][name] += sessions
-        totals[name] += sessions
-    top = [n for n, _ in totals.most_common(TOP_WAITS)]
-    xs = sorted(per_t)
-    layers = [[per_t[x][n] for x in xs] for n in top]
-    if len(totals) > len(top):
-        layers.append([sum(v for n, v in per_t[x].items() if n not in top) for x in xs])
-        top.append("other")
+    xs, top, layers = found
     ax.stackplot(xs, layers, labels=top, colors=PALETTE[: len(top)], alpha=0.85, step="post")
     ax.set_ylabel("sessions (average per second)")
     ax.legend(fontsize="xx-small", loc="upper left", ncols=2)

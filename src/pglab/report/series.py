@@ -4,7 +4,7 @@ as the report's charts draw them: matplotlib's PNGs (``charts``) and the page's 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from pglab.analysis.tidy import measured_phases, table
@@ -91,3 +91,24 @@ class RunSeries:
             end = (row[cols["t_end"]] - self.t0) if row[cols["t_end"]] else x
             spans.append((x, max(end, x + 0.5)))
         return spans
+
+    def waits_stacked(self, top_n: int) -> tuple[list[float], list[str], list[list[float]]] | None:
+        """Sessions per second in each of the ``top_n`` most sampled wait events (the rest as
+        "other"), for a stacked chart: (seconds, names, a layer per name); None without waits."""
+        cols, rows = self.rows("waits")
+        if not rows:
+            return None
+        per_t: dict[float, Counter[str]] = defaultdict(Counter)
+        totals: Counter[str] = Counter()
+        for x, r in rows:
+            name = f"{r[cols['wait_event_type']]}:{r[cols['wait_event']]}"
+            sessions = r[cols["count"]] / max(r[cols["samples"]], 1)
+            per_t[x][name] += sessions
+            totals[name] += sessions
+        top = [n for n, _ in totals.most_common(top_n)]
+        xs = sorted(per_t)
+        layers: list[list[float]] = [[per_t[x][n] for x in xs] for n in top]
+        if len(totals) > len(top):
+            layers.append([sum(v for n, v in per_t[x].items() if n not in top) for x in xs])
+            top.append("other")
+        return xs, top, layers

@@ -115,6 +115,10 @@ class Outcome:
     stopped_early: bool = False
 
 
+def _add(timings: dict[str, float], key: str, seconds: float) -> None:
+    timings[key] = timings.get(key, 0.0) + seconds
+
+
 class Executor:
     def __init__(self, lab: Lab, store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
@@ -292,7 +296,9 @@ class Executor:
                 how = srv.apply(run.settings, datasets.load_catalog(self.lab, binaries))
                 timings["settings_s"] = time.monotonic() - t0
                 timings["restarted"] = 1.0 if how == "restart" else 0.0
+                t0 = time.monotonic()
                 fp = fingerprint.of_run(srv)
+                timings["fingerprint_s"] = time.monotonic() - t0
                 fp["storage"] = {
                     "data": self.targets.describe(run.storage.data),
                     "wal": self.targets.describe(run.storage.wal),
@@ -323,9 +329,11 @@ class Executor:
                                 _operation_session(srv), phase, client, prior,
                                 local=isinstance(srv, Cluster),
                             ))  # fmt: skip
+                        t0 = time.monotonic()
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry
                         ))  # fmt: skip
+                        _add(timings, "telemetry_s", time.monotonic() - t0)
                         if op is not None:  # VACUUM, CREATE INDEX...: MB/s
                             result = op.run(iteration, self.events.operation)
                         elif phase.remote:  # pgbench on the generator hosts, all at once
@@ -344,6 +352,8 @@ class Executor:
                                 on_spawn=watch.set_pgbench,
                                 env=env,
                             )
+                        t0 = time.monotonic()  # the samplers stopped, the closing snapshot
+                    _add(timings, "telemetry_s", time.monotonic() - t0)
                     tables = {**watch.tables, **result.tables}
                     if phase.remote:
                         tables[GENERATORS] = table
@@ -449,7 +459,9 @@ class Executor:
         wal_root = self.targets.root_of(run.storage.wal)
         waldir = wal_root / f"{name}-wal" if wal_root else None
         if self.cluster is not None and (self.cluster.datadir != datadir or policy == "run"):
-            self.cluster.stop()
+            t0 = time.monotonic()
+            self.cluster.stop()  # the last run's server
+            timings["stop_s"] = time.monotonic() - t0
             self.cluster = None
         if policy == "run" or datadir not in self.prepared:
             server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away

@@ -30,11 +30,14 @@ class Plan:
     runs: tuple[RunSpec, ...]  # every run to do, in execution order
     done: int  # runs already stored
     notes: tuple[str, ...] = ()  # what preflight found worth saying (settings pglab raised, ...)
+    # seconds a run takes beyond its phases (stop, reset, start, telemetry, storing): measured
+    # on stored runs when there are some (``analysis.points.run_overhead``)
+    run_overhead_s: float = RUN_OVERHEAD_S
 
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}
         init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
-        runs = sum(r.estimated_seconds() + RUN_OVERHEAD_S for r in self.runs)
+        runs = sum(r.estimated_seconds() + self.run_overhead_s for r in self.runs)
         return init + self.storage_bench_seconds() + runs
 
     def storage_bench_seconds(self) -> float:
