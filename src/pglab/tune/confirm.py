@@ -161,6 +161,7 @@ def run(search: Search, events: TuneEvents) -> None:
         return
     events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats} runs, "
                   f"interleaved; {len(todo)} to do")  # fmt: skip
+    search.make_targets()
     try:
         for i, run in enumerate(todo, 1):
             search.executor.events.run_started(run, i, len(todo))

@@ -29,7 +29,7 @@ from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.records import RunResult, reason_of
 from pglab.run.executor import Events, Executor
-from pglab.run.preflight import preflight
+from pglab.run.preflight import preflight, targets_of
 from pglab.run.resume import clean_leftovers
 from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
@@ -257,10 +257,17 @@ class Search:
             params = space.params_of(self.knobs, values)
             studies.enqueue(self.study, params, source, settings=values)
 
+    def make_targets(self) -> None:
+        """The storage targets the point uses (made again after ``executor.close``)."""
+        self.executor.targets.make(targets_of([self.setup.base]), self.events.status)
+
     def run(self) -> list[TrialRecord]:
         """Trials until the budget is used; every trial's record."""
         spec = self.setup.spec
         infeasible = 0
+        if studies.counted(self.study) >= spec.trials:
+            return self.records()
+        self.make_targets()
         try:
             while (done := studies.counted(self.study)) < spec.trials:
                 with studies.quiet():
