@@ -200,6 +200,8 @@ def parse(
     for key in ("variants", "matrix"):
         if key in rest:
             problems.append(f"[{key}]: a tune file tunes one point: leave out [{key}]")
+    if "storage_bench" in rest:
+        problems.append("[storage_bench]: not run by pglab tune: use `pglab storage DIR`")
     if "repeats" in rest:
         problems.append("repeats: a trial is one run; confirmation repeats are "
                         "[tune] confirm_repeats")  # fmt: skip

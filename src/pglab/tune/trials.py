@@ -30,6 +30,7 @@ from pglab.postgres.sources import Binaries
 from pglab.records import RunResult, reason_of
 from pglab.run.executor import Events, Executor
 from pglab.run.preflight import preflight, targets_of
+from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers
 from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
@@ -207,6 +208,7 @@ class Search:
                  run_events: Events | None = None) -> None:  # fmt: skip
         self.lab, self.store, self.setup, self.events = lab, store, setup, events
         self.executor = Executor(lab, store, run_events)
+        self.executor.hosts = Hosts(setup.campaign.hosts)  # remote generators, as a campaign's
         self.study, self.new = studies.open_study(store_url, setup.campaign.name, setup.spec)
 
     @property
