@@ -197,6 +197,7 @@ def test_bad_tune_tables_are_refused_before_any_run(tmp_path: Path, lab: Lab, ca
     store = tmp_path / "r.sqlite"
     path = tune_file(tmp_path, "bad", """
 [tune]
+enqueue = [{work_mem = "4MB"}]
 [tune.knobs]
 shared_bufers = {min = "16MB", max = "1GB"}
 checkpoint_timeout = {min = "10min", max = "1min"}
@@ -204,7 +205,8 @@ fsync = ["on", "off"]
 """)  # fmt: skip
     assert cli("tune", str(path), lab=lab, store=store) == 2
     err = capsys.readouterr().err
-    assert "3 problem(s)" in err
+    assert "4 problem(s)" in err
+    assert "[tune] enqueue #1: work_mem is not one of the knobs" in err
     assert 'unknown setting "shared_bufers" — did you mean shared_buffers' in err
     assert 'checkpoint_timeout: min "10min" is above max "1min"' in err
     assert "fsync can lose committed data" in err and "unsafe = true" in err

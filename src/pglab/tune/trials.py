@@ -106,12 +106,17 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
         )
         if why:
             problems.append(why)
+    names = {k.name for k in knobs}
     for i, asked in enumerate(spec.enqueue, 1):
-        names = {k.name for k in knobs}
-        problems += [f"[tune] enqueue #{i}: {n} is not one of the knobs" for n, _ in asked
-                     if pg_settings.lookup(n, catalog) is None
-                     or pg_settings.lookup(n, catalog).name not in names]  # type: ignore[union-attr]  # fmt: skip
-        problems += pg_settings.validate(dict(asked), catalog, where=f"[tune] enqueue #{i}: ")
+        where = f"[tune] enqueue #{i}: "
+        for n, _ in asked:
+            defn = pg_settings.lookup(n, catalog)
+            if defn is not None and defn.name not in names:  # unknown ones: validate says
+                problems.append(f"{where}{n} is not one of the knobs")
+        problems += pg_settings.validate(dict(asked), catalog, where=where)
+    if any(ph.operation for ph in base.phases if ph.measured):
+        problems.append("[[phases]]: pglab tune measures pgbench phases (TPS, p99): give the "
+                        "maintenance operations measured = false")  # fmt: skip
     if problems:
         raise CampaignError(
             f"the [tune] table has {len(problems)} problem(s):\n  " + "\n  ".join(problems),
