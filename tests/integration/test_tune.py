@@ -5,6 +5,7 @@ any run. Trials are 2-3 s at scale 1: what is checked is the plumbing, not the t
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -89,6 +90,11 @@ wal_compression = ["off", "pglz"]
     shown = capsys.readouterr().out
     assert "tune study e2e: maximize tps" in shown and "3 of 3 trial(s) run (3 ok)" in shown
     assert f"\n  {_best(trials)} " in shown  # its confirmation row
+    assert cli("show", "e2e", "--json", lab=lab, store=store) == 0
+    doc = json.loads(capsys.readouterr().out)["tune"]
+    assert [t["number"] for t in doc["trials"]] == [0, 1, 2] and doc["budget"] == 3
+    assert [r["label"] for r in doc["confirmation"]] == ["default", "pgtune", _best(trials)]
+    assert doc["confirmation"][1]["comparison"]["n_b"] == 2 and doc["answer"]
     # the report: the study's section first, its history drawn
     page = tmp_path / "e2e.html"
     assert cli("report", "e2e", "-o", str(page), lab=lab, store=store) == 0

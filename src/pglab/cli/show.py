@@ -57,6 +57,9 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
             if as_json:
                 doc = {"campaign": obj, **_points_json(store, obj, runs, verbose),
                        "runs": plain(runs)}  # fmt: skip
+                if tune_summary.is_tune(obj):
+                    study = tune_summary.of(store, where.store_url, obj["name"])
+                    doc["tune"] = tune_summary.to_json(study)
                 print(json.dumps(doc, indent=2, default=str))
                 return 0
             if tune_summary.is_tune(obj):  # a tune study: its trials, confirmation, winner

@@ -5,7 +5,7 @@ confirmation table and its answer, and the confirmed winner as a postgresql.conf
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import optuna
@@ -59,6 +59,29 @@ class TuneSummary:
         lines = [f"# pglab tune {self.name}: {self.decision.text}"]
         lines += [f"{k} = '{v}'" for k, v in win.settings]
         return "\n".join(lines) + "\n"
+
+
+def to_json(s: TuneSummary) -> dict[str, Any]:
+    """The study as plain data (``pglab show NAME --json``)."""
+    d = s.decision
+    return {
+        "objective": s.spec.objective, "direction": s.spec.direction,
+        "p99_limit_ms": s.spec.p99_limit_ms, "sampler": s.spec.sampler, "budget": s.spec.trials,
+        "knobs": s.knobs,
+        "trials": [{**asdict(r), "best_so_far": b}
+                   for r, b in zip(s.records, s.best_so_far, strict=True)],
+        "importance": s.importance,
+        "confirmation": None if d is None else [
+            {"label": r.label, "values": list(r.values), "median": r.median,
+             "within_limit": r.within_limit,
+             "comparison": asdict(r.comparison) if r.comparison else None,
+             "settings": dict(next((c.settings for c in s.candidates if c.label == r.label), ()))}
+            for r in d.rows
+        ],
+        "answer": None if d is None else d.text,
+        "winner": None if d is None else d.winner,
+        "snippet": s.snippet(),
+    }  # fmt: skip
 
 
 def is_tune(camp: dict[str, Any] | None) -> bool:
