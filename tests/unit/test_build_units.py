@@ -115,3 +115,14 @@ def test_options_may_not_place_the_install(tmp_path: Path) -> None:
     with pytest.raises(BuildError) as err:
         build.ensure(spec, Lab(home=tmp_path, run_as=None))
     assert "may not say where it is installed (--prefix=/usr/local/pgsql)" in err.value.message
+
+
+def test_a_build_cache_that_cannot_be_made_is_an_error(tmp_path: Path, monkeypatch) -> None:
+    tarball = tmp_path / "postgresql-17.2.tar.bz2"
+    tarball.write_bytes(b"not really")
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("PGLAB_BUILDS", str(tmp_path / "file" / "builds"))
+    with pytest.raises(BuildError) as err:
+        build.ensure(BuildSpec(str(tarball)), Lab(home=tmp_path, run_as=None))
+    assert f"cannot make the build cache {tmp_path / 'file' / 'builds'}" in err.value.message
+    assert err.value.hint and "PGLAB_BUILDS" in err.value.hint

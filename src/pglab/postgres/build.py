@@ -127,8 +127,15 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     done = root / "build.json"
     if done.exists():
         return Build(root, json.loads(done.read_text()))
-    root.parent.mkdir(parents=True, exist_ok=True)
-    root.parent.chmod(0o755)
+    try:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        if root.parent.stat().st_uid == os.geteuid():
+            root.parent.chmod(0o755)  # the server account runs the builds from here
+    except OSError as exc:
+        raise BuildError(
+            f"cannot make the build cache {root.parent}: {exc.strerror}",
+            hint="set PGLAB_BUILDS (or the lab directory) to a directory you can write",
+        ) from exc
     waiting = "waiting for another pglab that builds the same definition"
     with locked(root.parent / f"{key}.lock", on_wait=lambda: say(waiting)):
         if done.exists():  # the other pglab finished it
