@@ -10,10 +10,13 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab.analysis import tidy
-from pglab.cli import fmt
+from pglab.campaign.spec import RunSpec
+from pglab.cli import fmt, live
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents
 from pglab.lab import Lab
+from pglab.records import RunResult
+from pglab.run.live import LiveRecorder
 from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.store import mask_url
 from pglab.tune import confirm, summary, trials
@@ -91,26 +94,33 @@ def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: in
             f"    {settings_text(rec.settings)}")  # fmt: skip
 
 
-class _Events:
-    """The trials on the progress bar (its ETA over the trials and confirmation runs left) and
-    a line per finished trial above it."""
+class _RunEvents(ExecutorEvents):
+    """The runs on the progress bar; a finished trial's line is the study's (``_Events``),
+    a confirmation run's the usual one."""
 
-    def __init__(self, view: ProgressEvents, objective: str, each_s: float) -> None:
-        self.view, self.objective, self.each_s = view, objective, each_s
+    def run_finished(self, run: RunSpec, result: RunResult) -> None:
+        if run.variant.startswith("trial "):
+            self.view.progress.advance(self.view.task, self.view.run_budget - self.view.run_used)
+        else:
+            super().run_finished(run, result)
+
+
+class _Events:
+    """A line per finished trial, above the progress bar (or the live view)."""
+
+    def __init__(self, view: ProgressEvents) -> None:
+        self.view = view
 
     def status(self, message: str) -> None:
         self.view.status(message)
 
     def trial_started(self, number: int, source: str, settings: dict[str, str],
                       done: int, budget: int) -> None:  # fmt: skip
-        self.view.run_budget, self.view.run_used = self.each_s, 0.0
-        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}",
-                                  description=f"#{number} {source}", tps="")  # fmt: skip
+        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}")
 
     def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
-                       budget: int, eta_s: float | None) -> None:  # fmt: skip
-        self.view.progress.advance(self.view.task, self.view.run_budget - self.view.run_used)
-        line = trial_line(record, best, done, budget, eta_s, self.objective)
+                       budget: int, eta_s: float | None, objective: str) -> None:  # fmt: skip
+        line = trial_line(record, best, done, budget, eta_s, objective)
         self.view.progress.console.print(escape(line), soft_wrap=True)
 
 
@@ -143,11 +153,16 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
                       "and its knobs checked: no problems", markup=False)  # fmt: skip
         return 0
     with where.open() as store, trials.locked(lab, camp.name):
-        view = ProgressEvents(each * (spec.trials + n_confirm))
-        events = _Events(view, spec.objective, each)
-        search = trials.Search(lab, store, where.store_url, setup, events, ExecutorEvents(view))
+        total = each * (spec.trials + n_confirm)
+        # the live view on a terminal, its state in the lab for `pglab watch` (cli/run.py's)
+        recorder = LiveRecorder(lab.home, camp.name, total)
+        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the tuning; run it again to resume")
+        view = ProgressEvents(total, panel=panel if console.is_terminal else None)
+        recorder.inner = _RunEvents(view)
+        events = _Events(view)
+        search = trials.Search(lab, store, where.store_url, setup, events, recorder)
         search.start()  # refuses a study whose point changed, before the progress shows
-        with view:
+        with view, recorder:
             search.run()
             confirm.run(search, events)
         tidy.refresh(store, camp.name)

@@ -63,7 +63,7 @@ class TuneEvents(Protocol):
     def trial_started(self, number: int, source: str, settings: dict[str, str],
                       done: int, budget: int) -> None: ...  # fmt: skip
     def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
-                       budget: int, eta_s: float | None) -> None: ...  # fmt: skip
+                       budget: int, eta_s: float | None, objective: str) -> None: ...  # fmt: skip
 
 
 @dataclass
@@ -296,7 +296,8 @@ class Search:
                 infeasible = 0
                 records = self.records()
                 self.events.trial_finished(rec, best_of(records, spec.direction), done + 1,
-                                           spec.trials, self._eta(records, done + 1))  # fmt: skip
+                                           spec.trials, self._eta(records, done + 1),
+                                           spec.objective)  # fmt: skip
         finally:
             self.executor.close()
         return self.records()
@@ -332,13 +333,15 @@ class Search:
                 self.events.status(f"warning: the {source} configuration is over the memory "
                                    f"constraint ({mem.text()}); not run")  # fmt: skip
             return self._frozen(trial)
-        self.events.trial_started(trial.number, source, values, done, setup.spec.trials)
         run = dataclasses.replace(
             setup.base, variant=f"trial {trial.number}", repeat=1,
             server=setup.base.server.with_settings(values),
         )  # fmt: skip
+        self.executor.events.run_started(run, done + 1, setup.spec.trials)
+        self.events.trial_started(trial.number, source, values, done, setup.spec.trials)
         result, p99 = with_p99(self.executor.run_one(run, setup.binaries))
         run_id = self.store.save_run(result)
+        self.executor.events.run_finished(run, result)
         trial.set_user_attr("run_id", run_id)
         if result.status != "ok":
             trial.set_user_attr(studies.OUTCOME, "failed")
