@@ -366,3 +366,26 @@ def test_the_plan_s_run_overhead_is_measured_on_stored_runs(written: report.Writ
         assert points.run_overhead(store, "another") == (3.0, "median of 39 of the store's runs")
     with open_store(str(written.html.parent.parent / "empty.sqlite")) as empty:
         assert points.run_overhead(empty, "x") is None
+
+
+def test_a_second_report_reads_each_run_s_histogram_from_the_cache(
+    written: report.Written, tmp_path: Path
+) -> None:
+    """The percentiles over every transaction of a point are the same whether each run's
+    histogram is decoded from the store (the first report) or read back from the lab's cache
+    (the next), and the same as merging every per-second histogram at once; a cache file that
+    is damaged is decoded again."""
+    from pglab.analysis.tidy import measured_phases, percentiles
+    from pglab.report import model
+
+    db = str(written.html.parent.parent / "r.sqlite")
+    with open_store(db) as store:
+        cold = model.gather(store, HOSTILE_CAMPAIGN, home=tmp_path)
+        kept = sorted((tmp_path / "cache" / "report").glob("*.json"))
+        assert len(kept) == 39  # every ok run (the drawn one may be another next time)
+        kept[0].write_text("{not json")
+        warm = model.gather(store, HOSTILE_CAMPAIGN, home=tmp_path)
+        for a, b in zip(cold.points, warm.points, strict=True):
+            assert a.latency_ms == b.latency_ms and a.latency_ms
+            runs = [store.get_run(r.id) for r in a.runs if r.ok]
+            assert a.latency_ms == percentiles(runs, {r.id: measured_phases(r) for r in runs})

@@ -58,7 +58,7 @@ def write(
     The points' charts are drawn by the page itself; ``png``: also as PNG files by matplotlib
     (a process per CPU), as the campaign's charts always are."""
     with _Drawing(png) as drawing:
-        rep = gather(store, ident, on_point=drawing.point if png else None)
+        rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
         drawing.campaign(rep)  # in the workers, while the points' numbers are made here
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
         made, per_point = drawing.finish()

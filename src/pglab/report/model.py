@@ -10,14 +10,17 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pglab.analysis import derived, points, syncrate
 from pglab.analysis.points import PointRow
-from pglab.analysis.tidy import measured_phases, percentiles
+from pglab.analysis.tidy import PERCENTILES, measured_phases, row_histogram, table
 from pglab.errors import LabError
+from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
 from pglab.records import reason_of
+from pglab.report.cache import RunCache
 from pglab.rows import RunRow, StoredRun
 from pglab.telemetry.summary import phase_summary
 
@@ -75,10 +78,13 @@ class Report:
 DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
-def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = None) -> Report:
+def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = None,
+           home: Path | None = None) -> Report:  # fmt: skip
     """The report of a campaign (by name) or of one run (by id). ``on_point(number, point)`` is
     called as soon as a point's runs are read (before the statistics), so that its chart can be
-    drawn while the rest is read."""
+    drawn while the rest is read. ``home``: the lab home, where what a report keeps of each run
+    for the next one is (``cache``)."""
+    cache = RunCache(home)
     camp = store.get_campaign(ident) if not ident.isdigit() else None
     only_run = None
     if camp is None and ident.isdigit():
@@ -100,7 +106,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     pts = [Point(label, point_runs) for label, point_runs in by_label.items()]
     loaded: dict[int, StoredRun] = {}
     for n, pt in enumerate(pts, 1):
-        _fill_point(store, pt, loaded)
+        _fill_point(store, pt, loaded, cache)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
     rows = points.point_rows(
@@ -148,24 +154,31 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     )
 
 
-def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
+def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun], cache: RunCache) -> None:
     ok = [r for r in pt.runs if r.ok and r.tps is not None]
     if not ok:
         return
     median = statistics.median_low([r.tps for r in ok if r.tps is not None])
     drawn = next(r.id for r in ok if r.tps == median)
-    full = []
+    full, hists = [], []
     for r in ok:
-        run = store.get_run(r.id, skip_kinds=() if r.id == drawn else DRAWN_ONLY)
+        kept = None if r.id == drawn else cache.histogram(r)
+        skip = () if r.id == drawn else DRAWN_ONLY + (("latency",) if kept is not None else ())
+        run = store.get_run(r.id, skip_kinds=skip)
         if run is None:  # deleted while the report was read
             continue
+        if kept is None:
+            kept = _histogram(run)
+            cache.keep(r, kept)
+        hists.append(kept)
         loaded[r.id] = run
         full.append(run)
     if drawn not in loaded:
         return
     pt.representative = loaded[drawn]
     averages = [a for run in full if (a := run.metrics.get("latency_avg_ms")) is not None]
-    pt.latency_ms = percentiles(full, {run.id: measured_phases(run) for run in full})
+    merged = latency_hist.merge(hists)
+    pt.latency_ms = {q: latency_hist.percentile(merged, q) for q in PERCENTILES} if merged else {}
     pt.representative = _without_histograms(pt.representative)
     pt.others = [_progress_only(run) for run in full if run.id != drawn]
     pt.latency_avg_ms = statistics.median(averages) if averages else None
@@ -174,6 +187,16 @@ def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
     if idxs:
         seconds = sum(p.elapsed_s or 0 for p in rep.phases if p.idx in idxs)
         pt.telemetry = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
+
+
+def _histogram(run: StoredRun) -> latency_hist.Histogram:
+    """Every transaction of the run's measured phases, as one latency histogram."""
+    return latency_hist.merge(
+        row_histogram(tab, row)
+        for idx in measured_phases(run)
+        for tab in (table(run, idx, "latency"),)
+        for row in tab["rows"]
+    )
 
 
 def _without_histograms(run: StoredRun) -> StoredRun:

@@ -22,9 +22,16 @@ class RunSeries:
         self.starts = starts
         self.phases = [p for p in run.phases if p.idx in self.idxs]
         self.missing: list[str] = []  # panels without data, and why
+        self._rows: dict[str, tuple[dict[str, int], list[tuple[float, list[Any]]]]] = {}
 
     def rows(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
-        """Column indexes and (x, row) pairs of a series over all measured phases."""
+        """Column indexes and (x, row) pairs of a series over all measured phases (made once
+        per kind: several panels read the same series)."""
+        if kind not in self._rows:
+            self._rows[kind] = self._rows_of(kind)
+        return self._rows[kind]
+
+    def _rows_of(self, kind: str) -> tuple[dict[str, int], list[tuple[float, list[Any]]]]:
         cols: dict[str, int] = {}
         out = []
         for idx in self.idxs:
