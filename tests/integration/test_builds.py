@@ -4,10 +4,12 @@ lacks, a patch against its base, failures before any run, the cache reused."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import re
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from pglab.cli import main
 from pglab.errors import BuildError, LabError, SettingsError
 from pglab.lab import Lab
 from pglab.postgres import build, dataset, sources
+from pglab.procs import wait_until as procs_wait
 from pglab.report import _env_facts as report_env_facts
 from pglab.report import model
 from pglab.run.preflight import preflight
@@ -284,3 +287,28 @@ def test_ctrl_c_during_a_build_leaves_nothing_running_and_nothing_stored(
     time.sleep(1)
     assert not compilers(), "left running"
     _nothing_stored(tmp_path / "r.sqlite", build_cache, before)
+
+
+def test_a_second_pglab_waits_for_the_build_in_progress_and_uses_it(
+    tmp_path: Path, lab: Lab, pg15_build: dict[str, Any], monkeypatch
+) -> None:
+    made = pg15_build["build"]
+    cache = tmp_path / "builds"
+    cache.mkdir()
+    monkeypatch.setenv("PGLAB_BUILDS", str(cache))
+    said: list[str] = []
+    found: list[build.Build] = []
+    with open(cache / f"{made.key}.lock", "w") as held:  # "another pglab" building this key
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = threading.Thread(
+            target=lambda: found.append(build.ensure(pg15_build["spec"].build, lab, said.append))
+        )
+        waiting.start()
+        assert procs_wait(lambda: any(s.startswith("waiting for another pglab") for s in said), 30)
+        assert waiting.is_alive()  # it waits for the lock, it does not build
+        (cache / made.key).symlink_to(made.root)  # the other pglab's build, done
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiting.join(timeout=60)
+    (got,) = found
+    assert not got.built_now and got.info["built_at"] == made.info["built_at"]
+    assert "unpacking" not in said  # nothing built twice
