@@ -142,11 +142,25 @@ def test_more_workers_than_the_server_allows_is_refused_before_anything_runs(
     tmp_path: Path, lab: Lab, capsys
 ) -> None:
     path = tmp_path / "p.toml"
-    path.write_text('[workload]\noperation = "create_index"\nparallel = 9\n')
+    # the second point of the axis asks for more: each point is checked, not each settings
+    path.write_text('[workload]\noperation = "create_index"\n[matrix]\nparallel = [0, 9]\n')
     args = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
     assert main(["run", str(path), "--dry-run", *args]) == 2
     err = capsys.readouterr().err
     assert "parallel = 9 is more than max_worker_processes = 8 allows" in err
+
+
+def test_a_parallel_brin_build_before_17_is_refused_naming_the_version(
+    tmp_path: Path, lab: Lab, capsys, pg16_bindir: Path
+) -> None:
+    path = tmp_path / "b.toml"
+    path.write_text(f'[server]\nbindir = "{pg16_bindir}"\n[workload]\noperation = '
+                    '"create_index"\nmethod = "brin"\nparallel = 1\n')  # fmt: skip
+    args = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
+    assert main(["run", str(path), "--dry-run", *args]) == 2
+    err = capsys.readouterr().err
+    assert "parallel brin index builds came in PostgreSQL 17; 16." in err
+    assert "give parallel = 0, or PostgreSQL 17 or later" in err
 
 
 EXISTING = """
@@ -244,9 +258,18 @@ operation = "cluster"
 name = "reindex"
 operation = "reindex"
 parallel = 1
-[variants.roomy]
+{methods}[variants.roomy]
 [variants.tiny]
 workload = {{ target = "{tiny}" }}
+"""
+
+
+# another index method (hash builds take seconds more here: its statement has a unit test)
+METHODS = """
+[[phases]]
+name = "brin"
+operation = "create_index"
+method = "brin"
 """
 
 
@@ -268,7 +291,10 @@ def test_dump_restore_basebackup_and_rewrites_store_their_figures(
     version: str, tmp_path: Path, lab: Lab, tiny_dir: Path, no_leftovers, capsys, request
 ) -> None:
     path = tmp_path / "c.toml"
-    path.write_text(CLIENTS.format(tiny=tiny_dir, server=server_table(version, request)))
+    methods = METHODS if version == "18" else ""  # on 18 only
+    path.write_text(
+        CLIENTS.format(tiny=tiny_dir, server=server_table(version, request), methods=methods)
+    )
     store_path = tmp_path / "r.sqlite"
     args = ["--lab-dir", str(lab.home), "--store", str(store_path)]
     # the tiny target's run fails, the campaign goes on: exit 1 with one run of each
@@ -308,6 +334,8 @@ def test_dump_restore_basebackup_and_rewrites_store_their_figures(
         assert f.tuples_s == pytest.approx(f.tuples / f.elapsed_s), name
     assert figs["full"].wal_bytes > 100e6 and figs["cluster"].wal_bytes > 100e6
     assert figs["reindex"].workers_launched == 1
+    for name in ("brin",) if version == "18" else ():  # the same heap, a serial build
+        assert figs[name].bytes == figs["full"].bytes and figs[name].workers_launched == 0
     assert roomy.metrics["phase.restore.wal_bytes"] == figs["restore"].wal_bytes
     # nothing left of the run: no dump, no base backup, no restored database
     assert not list((lab.home / "work").glob(f"*/{clients.DUMP_DIR}"))

@@ -304,3 +304,26 @@ def test_the_plan_shows_a_client_programs_options() -> None:
     assert fmt.phase(PhaseSpec("b", (), operation="basebackup")) == "b: basebackup"
     ph = PhaseSpec("b", (), operation="basebackup", target="/mnt/b")
     assert fmt.phase(ph) == "b: basebackup target=/mnt/b"
+
+
+def test_an_index_build_a_version_cannot_make_as_asked_is_refused() -> None:
+    from pglab.run.preflight import index_problems
+
+    def point(**phase: Any):
+        (pt,) = expand_points(parse({"workload": {"operation": "create_index", **phase}}))
+        return pt
+
+    where = "p: "
+    assert index_problems(point(method="brin", parallel=1), 16, "16.4", where) == [
+        "p: phase main: parallel brin index builds came in PostgreSQL 17; 16.4 builds them "
+        "with one process (give parallel = 0, or PostgreSQL 17 or later)"
+    ]
+    assert index_problems(point(method="brin", parallel=1), 17, "17.2", where) == []
+    assert index_problems(point(method="btree", parallel=1), 15, "15.8", where) == []
+    (said,) = index_problems(point(method="hash", parallel=1), 18, "18.6", where)
+    assert "hash indexes are built by one process in every PostgreSQL version" in said
+    (said,) = index_problems(point(method="hash", columns=["bid", "abalance"]), 18, "18", where)
+    assert said == "p: phase main: a hash index takes one column, not 2 (bid, abalance)"
+    assert figures.statement(PhaseSpec("i", (), operation="create_index", method="brin")) == (
+        "CREATE INDEX pglab_operation_idx ON pgbench_accounts USING brin (abalance)"
+    )

@@ -36,7 +36,7 @@ OPERATIONS = tuple(OPERATION_OPTIONS)
 OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method", "jobs", "compress", "target")
 MAX_JOBS = 64  # pg_dump/pg_restore -j: each job is a connection
 ACCOUNT_COLUMNS = ("aid", "bid", "abalance", "filler")  # of pgbench_accounts
-INDEX_METHODS = ("btree",)
+INDEX_METHODS = ("btree", "brin", "hash")  # hash: one column; parallel: run/preflight
 # the most parallel workers a phase may ask for: PostgreSQL's own limit of
 # max_parallel_maintenance_workers (the run's settings may allow fewer: run/preflight)
 MAX_PARALLEL = 1024

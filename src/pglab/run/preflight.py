@@ -63,13 +63,16 @@ def preflight(
         if point.server.existing:
             continue
         b = binaries[point.server.binaries_key]
+        where = f'point "{point.label}" (PostgreSQL {b.version}): '
+        # an operation's options differ between points of the same settings (a [matrix] axis)
+        problems += _parallel_problems(point, catalogs[b.label], where)
+        problems += index_problems(point, b.major, b.version, where)
         key = (b.label, point.server.settings)
         if key in checked:
             continue
         checked.add(key)
         names = [n for n, _ in point.server.settings]
         managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
-        where = f'point "{point.label}" (PostgreSQL {b.version}): '
         for name in managed:
             problems.append(f"{where}{name} is managed by pglab and cannot be set")
         catalog = catalogs[b.label]
@@ -79,7 +82,6 @@ def preflight(
                 f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
                 f"{versions}: set it in the settings of the variants of those versions"
             )
-        problems += _parallel_problems(point, catalog, where)
         problems += settings.validate(
             {
                 n: v
@@ -120,6 +122,8 @@ def preflight(
     return fit.plan, binaries
 
 
+# the first PostgreSQL that builds an index of each method with parallel workers (None: never)
+PARALLEL_BUILDS_SINCE: dict[str, int | None] = {"btree": 11, "brin": 17, "hash": None}
 # what limits the parallel workers of a maintenance operation (it sets
 # max_parallel_maintenance_workers itself, for its session)
 PARALLEL_LIMITS = ("max_worker_processes", "max_parallel_workers")
@@ -136,6 +140,28 @@ def _parallel_problems(point: RunSpec, catalog: Mapping[str, Any], where: str) -
                 f"{where}parallel = {asked} is more than {name} = {got} allows: "
                 f"raise {name} in [server.settings] (or ask for fewer workers)"
             )
+    return out
+
+
+def index_problems(point: RunSpec, major: int, version: str, where: str) -> list[str]:
+    """An index build the point's PostgreSQL cannot make as asked: parallel workers for a
+    method whose builds are serial in that version, a hash index of several columns."""
+    out = []
+    for ph in point.phases:
+        if ph.operation != "create_index":
+            continue
+        since = PARALLEL_BUILDS_SINCE.get(ph.method)
+        if ph.parallel and since is None:
+            out.append(f"{where}phase {ph.name}: {ph.method} indexes are built by one process "
+                       f"in every PostgreSQL version: parallel = {ph.parallel} asks for workers "
+                       "it cannot use (give parallel = 0)")  # fmt: skip
+        elif ph.parallel and since is not None and major < since:
+            out.append(f"{where}phase {ph.name}: parallel {ph.method} index builds came in "
+                       f"PostgreSQL {since}; {version} builds them with one process (give "
+                       f"parallel = 0, or PostgreSQL {since} or later)")  # fmt: skip
+        if ph.method == "hash" and len(ph.columns) > 1:
+            out.append(f"{where}phase {ph.name}: a hash index takes one column, not "
+                       f"{len(ph.columns)} ({', '.join(ph.columns)})")  # fmt: skip
     return out
 
 
@@ -176,6 +202,10 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
         for problem in checked[key, point.server.settings]:
             said.setdefault((srv.where, problem), []).append(point.label)
         facts = srv.facts()
+        problems += index_problems(
+            point, facts.version_num // 10000, facts.short_version,
+            f'point "{point.label}" ({srv.where}, PostgreSQL {facts.short_version}): ',
+        )  # fmt: skip
         need = capacity.peak_sessions(point).total
         if need > facts.room():
             tight.append(
