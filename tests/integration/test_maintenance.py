@@ -91,7 +91,8 @@ def test_every_operation_stores_its_figures_and_progress(
                 assert run.metrics[f"phase.{ph.name}.mb_s"] == pytest.approx(figs.mb_s)
                 progress = tables[f"progress.{figs.operation}"]
                 assert progress["columns"] == [
-                    "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by"
+                    "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by",
+                    "eta_all_s",
                 ]  # fmt: skip
                 if ph.name != "analyze":  # ANALYZE samples: it can end within 50 ms
                     assert progress["rows"], ph.name

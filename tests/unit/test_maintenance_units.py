@@ -102,10 +102,10 @@ def test_mb_per_s_is_bytes_over_time() -> None:
 
 def test_progress_rows_say_the_share_done_once_the_total_is_known() -> None:
     assert figures.progress_row(10.0, ("scanning heap", 410, 1000, "blocks"), []) == [
-        10.0, "scanning heap", 410, 1000, 41.0, "blocks", None, None, None,
+        10.0, "scanning heap", 410, 1000, 41.0, "blocks", None, None, None, None,
     ]  # fmt: skip
     assert figures.progress_row(11.0, ("initializing", None, 0, "blocks"), []) == [
-        11.0, "initializing", 0, 0, None, "blocks", None, None, None,
+        11.0, "initializing", 0, 0, None, "blocks", None, None, None, None,
     ]  # fmt: skip
 
 
@@ -122,20 +122,21 @@ def test_a_progress_rows_rate_and_eta_are_over_its_phase_so_far() -> None:
     ]:
         rows.append(figures.progress_row(t, row, rows))
     # the phase's first row has no rate; then (done - first done) / (t - first t)
-    assert [r[6:] for r in rows[1:4]] == [
+    assert [r[6:9] for r in rows[1:4]] == [
         [None, None, None], [200.0, 3.5, "rate"], [150.0, 4.0, "rate"]
     ]  # fmt: skip
-    assert rows[4][6:] == [None, None, None]  # a new phase starts over
-    assert rows[6][6:] == [10000.0, 0.5, "rate"]
+    assert rows[4][6:9] == [None, None, None]  # a new phase starts over
+    assert rows[6][6:9] == [10000.0, 0.5, "rate"]
+    assert {r[9] for r in rows} == {None}  # nothing to tell the later phases by
     # no ETA without a total, and none while nothing moved
     still = figures.progress_row(17.0, ("COPY TO", 5_000_000, 0, "bytes"), [
         [16.0, "COPY TO", 1_000_000, 0, None, "bytes", None, None]
     ])  # fmt: skip
-    assert still[6:] == [4_000_000.0, None, None]
+    assert still[6:9] == [4_000_000.0, None, None]
     same = figures.progress_row(17.0, ("sorting", 10, 10, "tuples"), [
         [16.0, "sorting", 10, 10, 100.0, "tuples", None, None]
     ])  # fmt: skip
-    assert same[6:] == [None, None, None]
+    assert same[6:9] == [None, None, None]
 
 
 def test_the_eta_goes_by_an_earlier_run_of_the_same_point_where_it_has_one() -> None:
@@ -155,9 +156,14 @@ def test_the_eta_goes_by_an_earlier_run_of_the_same_point_where_it_has_one() -> 
                    (215.0, ("vacuuming heap", 0, 100, "blocks"))]:  # fmt: skip
         rows.append(figures.progress_row(t, row, rows, prior))
     # at 25%: 5 s were left of the phase after 3 s; this run took 6 s to get here: 10 s left
-    assert rows[1][7:] == [10.0, "history"]
-    assert rows[2][7:] == [4.0, "history"]  # 2 s left after 6, here after 12: 4 s
-    assert rows[3][7:] == [round(400 / (600 / 13), 1), "rate"]  # the earlier run never got to 60%
+    # and of the whole operation: 8 s were left of it (to 111), at half the pace: 16 s
+    assert rows[1][7:] == [10.0, "history", 16.0]
+    assert rows[2][7:] == [4.0, "history", 10.0]  # 2 s left after 6, here after 12: 4 s
+    # the earlier run never got to 60%: at this phase's rate, and nothing of the operation
+    assert rows[3][7:] == [round(400 / (600 / 13), 1), "rate", None]
+    assert figures.progress_text("vacuum", rows[1]) == (
+        "vacuum: scanning heap 25%, 0.3 MB/s, ETA 0:10 (all 0:16)"
+    )
 
 
 def test_what_the_progress_line_says() -> None:

@@ -57,8 +57,11 @@ PROGRESS_SQL = {
 }
 # t: epoch; done and total in unit (blocks, tuples or bytes); rate: unit per second over the
 # progress phase so far; eta_s: what is left of the phase (None: not known yet), eta_by: how it
-# was told ("rate": at that rate; "history": from an earlier run of the same point)
-PROGRESS_COLUMNS = ["t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by"]
+# was told ("rate": at that rate; "history": from an earlier run of the same point), and with
+# history what is left of the whole operation, its later progress phases too (eta_all_s)
+PROGRESS_COLUMNS = [
+    "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by", "eta_all_s"
+]  # fmt: skip
 WORKERS_SQL = "SELECT pid FROM pg_stat_activity WHERE leader_pid = %(pid)s"
 # a partitioned table's leaves (pg_partition_tree has no rows for a plain table: its own size)
 SIZE_SQL = (
@@ -170,7 +173,7 @@ def progress_row(
     phase, done, total, unit = row
     done, total = int(done or 0), int(total or 0)
     pct = round(100.0 * done / total, 1) if total > 0 else None
-    rate = eta = by = None
+    rate = eta = by = whole = None
     first = _stretch_start(before, len(before), str(phase), str(unit))
     if first is not None and done > first[2] and t > first[0]:
         rate = (done - first[2]) / (t - first[0])
@@ -178,8 +181,10 @@ def progress_row(
             eta, by = round(max(total - done, 0) / rate, 1), "rate"
             left = _left_before(prior, str(phase), pct) if prior and pct is not None else None
             if left is not None:
-                eta, by = round(left[1] * (t - first[0]) / left[0], 1), "history"
-    return [t, str(phase), done, total, pct, str(unit), rate, eta, by]
+                pace = (t - first[0]) / left[0]  # this run's time to here against the other's
+                eta, by = round(left[1] * pace, 1), "history"
+                whole = round(left[2] * pace, 1)
+    return [t, str(phase), done, total, pct, str(unit), rate, eta, by, whole]
 
 
 def _stretch_start(rows: list[list[Any]], end: int, phase: str, unit: str) -> list[Any] | None:
@@ -192,9 +197,10 @@ def _stretch_start(rows: list[list[Any]], end: int, phase: str, unit: str) -> li
     return first
 
 
-def _left_before(prior: Prior, phase: str, pct: float) -> tuple[float, float] | None:
-    """(seconds into ``phase``, seconds left of it) when the earlier run first reached
-    ``pct`` of that phase; None when it never did (or it has no such phase)."""
+def _left_before(prior: Prior, phase: str, pct: float) -> tuple[float, float, float] | None:
+    """(seconds into ``phase``, seconds left of it, seconds left of the operation) when the
+    earlier run first reached ``pct`` of that phase; None when it never did (or it has no such
+    phase)."""
     rows = prior.rows
     at = next(
         (i for i, r in enumerate(rows) if r[1] == phase and r[4] is not None and r[4] >= pct),
@@ -206,16 +212,15 @@ def _left_before(prior: Prior, phase: str, pct: float) -> tuple[float, float] | 
     end = next((r[0] for r in rows[at + 1 :] if r[1] != phase), prior.ended)
     assert start is not None
     into = rows[at][0] - start[0]
-    return (into, end - rows[at][0]) if into > 0 else None
+    return (into, end - rows[at][0], prior.ended - rows[at][0]) if into > 0 else None
 
 
 def rate_text(rate: float, unit: str, block_size: int = 8192) -> str:
-    """A progress rate in words: MB/s of blocks or bytes, else tuples/s."""
-    if unit == "blocks":
-        return f"{rate * block_size / 1e6:,.0f} MB/s"
-    if unit == "bytes":
-        return f"{rate / 1e6:,.0f} MB/s"
-    return f"{rate:,.0f} {unit}/s"
+    """A progress rate in words: MB/s of blocks or bytes, else tuples/s (a tenth below 10)."""
+    value, shown = rate, f"{unit}/s"
+    if unit in ("blocks", "bytes"):
+        value, shown = rate * (block_size if unit == "blocks" else 1) / 1e6, "MB/s"
+    return f"{value:,.{1 if value < 10 else 0}f} {shown}"
 
 
 def clock(seconds: float) -> str:
@@ -227,7 +232,8 @@ def clock(seconds: float) -> str:
 
 def progress_text(operation: str, row: list[Any], block_size: int = 8192) -> str:
     """A progress row in words, for the live progress line:
-    "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"."""
+    "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"; with an earlier run of the point to go
+    by, also the whole operation's: "..., ETA 0:12 (all 0:40)"."""
     _, phase, done, total, pct, unit, rate, eta = row[:8]
     if pct is not None:
         text = f"{operation}: {phase} {pct:.0f}%"
@@ -238,6 +244,9 @@ def progress_text(operation: str, row: list[Any], block_size: int = 8192) -> str
         text += f", {rate_text(rate, unit, block_size)}"
     if eta is not None:
         text += f", ETA {clock(eta)}"
+    whole = row[9] if len(row) > 9 else None
+    if whole is not None and eta is not None and whole > eta + 0.5:  # later phases to come
+        text += f" (all {clock(whole)})"
     return text
 
 
