@@ -320,7 +320,8 @@ def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> Non
     """Build into a scratch directory beside ``root`` and move it in place when it passed."""
     scratch = root.with_name(f"{root.name}.tmp-{os.getpid()}")
     failed_log = root.with_name(f"{root.name}.failed.log")
-    shutil.rmtree(scratch, ignore_errors=True)
+    for stale in root.parent.glob(f"{root.name}.tmp-*"):  # of a killed pglab: the lock is ours
+        shutil.rmtree(stale, ignore_errors=True)
     scratch.mkdir(parents=True)
     steps = _Steps(scratch, say)
     t0 = time.monotonic()
