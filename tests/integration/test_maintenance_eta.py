@@ -63,7 +63,7 @@ def eta_errors(rows: list[list[Any]], phase: str, ended: float) -> list[tuple[fl
     return out
 
 
-def test_the_eta_at_a_quarter_half_and_three_quarters_is_within_a_fifth(
+def test_the_eta_error_at_a_quarter_half_and_three_quarters_is_measured(
     tmp_path: Path, lab: Lab, monkeypatch
 ) -> None:
     # a progress row every 0.1 s instead of 1 s: the ETA is told the same way, but the end of
