@@ -181,7 +181,12 @@ def test_operations_on_an_existing_server_leave_its_table_as_it_was(
 ) -> None:
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
     args = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
-    phases = '[[phases]]\nname = "index"\noperation = "create_index"\nparallel = 1\n'
+    phases = (
+        '[[phases]]\nname = "index"\noperation = "create_index"\nparallel = 1\n'
+        # the client programs over TCP with the role's password (the environment pglab gives)
+        '[[phases]]\nname = "dump"\noperation = "dump"\njobs = 2\n'
+        '[[phases]]\nname = "restore"\noperation = "restore"\n'
+    )
     path = tmp_path / "e.toml"
     path.write_text(EXISTING.format(name="maint-e", dsn=outside_server.dsn(), phases=phases))
     assert main(["run", str(path), *args]) == 0
@@ -194,10 +199,17 @@ def test_operations_on_an_existing_server_leave_its_table_as_it_was(
         (failed,) = store.list_runs("maint-v")
     figs = OperationFigures.from_table(ok.series["0"][OPERATION_KIND])
     assert figs.maintenance_work_mem_kb == 96 * 1024 and figs.bytes > 10e6
+    assert figs.leader_cpu_s is None  # not a server pglab runs: its processes are not read
+    dump, restore = (OperationFigures.from_table(ok.series[i][OPERATION_KIND]) for i in "12")
+    # (a dump of scale 1 lasts about 0.1 s: its jobs' sessions are not always seen)
+    assert dump.bytes > 10e6 and restore.bytes == pytest.approx(dump.bytes, rel=0.01)
     assert "CHECKPOINT" in failed.error and "pg_checkpoint" in failed.error
     with outside_server.admin("pglab_bench") as conn:  # the index dropped, autovacuum as before
         assert conn.execute(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'pglab_operation_idx'"
+        ).fetchone() == (0,)
+        assert conn.execute(  # and the restored database
+            "SELECT count(*) FROM pg_database WHERE datname = 'pglab_restore'"
         ).fetchone() == (0,)
         (options,) = conn.execute(
             "SELECT reloptions FROM pg_class WHERE relname = 'pgbench_accounts'"
