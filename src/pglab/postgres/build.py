@@ -125,8 +125,10 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     key = build_key(source_sha, spec.options, patches, libraries)
     root = builds_dir(lab) / key
     done = root / "build.json"
+    # a build of the same content made from other paths: named by this campaign's own files
+    given = {"source": str(source), "patches": patches}
     if done.exists():
-        return Build(root, json.loads(done.read_text()))
+        return Build(root, json.loads(done.read_text()) | given)
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
         if root.parent.stat().st_uid == os.geteuid():
@@ -139,7 +141,7 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     waiting = "waiting for another pglab that builds the same definition"
     with locked(root.parent / f"{key}.lock", on_wait=lambda: say(waiting)):
         if done.exists():  # the other pglab finished it
-            return Build(root, json.loads(done.read_text()))
+            return Build(root, json.loads(done.read_text()) | given)
         info = {
             "key": key,
             "recipe": RECIPE,
