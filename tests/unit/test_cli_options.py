@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,15 @@ def test_suggested_commands_run_against_the_same_lab_and_store_when_pasted() -> 
     text = secret.command("show", "sweep")
     assert "s3cret" not in text and '--store "$PGLAB_STORE"' in text and secret.secret_store
     assert not Where("postgresql://bench@db/results").secret_store
+
+
+def test_every_help_reads_as_printed(capsys) -> None:
+    """Each command's --help, as a person reads it: no argparse escape ('%%') left in it."""
+    from pglab.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert "tune" in sub.choices
+    for name, command in sub.choices.items():
+        text = command.format_help()
+        assert "%%" not in text, name

@@ -57,7 +57,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="search a point's settings within a trial budget (Optuna), then confirm the best",
         description="Tune the settings of a campaign file's one point: each trial a pglab run, "
         "stored; then the best configurations, the defaults and PGTune's re-run interleaved "
-        "and compared (Δ%%, CI, Holm). Running it again resumes the study.\n\n" + LAYOUT,
+        "and compared (Δ%, CI, Holm). Running it again resumes the study.\n\n" + LAYOUT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", type=Path, help="tune file (see examples/tune.toml)")
