@@ -320,3 +320,12 @@ def test_gp_without_pytorch_is_a_clear_error() -> None:
         return
     with pytest.raises(CampaignError, match="needs PyTorch"):
         studies.make_sampler(TuneSpec(sampler="gp"))
+
+
+def test_the_example_s_knobs_are_accepted_by_the_embedded_18() -> None:
+    """examples/tune.toml runs on the embedded 18 (built without lz4): its knobs resolve."""
+    from pglab.tune import spec as tune_spec
+
+    _, spec = tune_spec.load(Path(__file__).parents[2] / "examples" / "tune.toml")
+    knobs, problems = space.resolve(list(spec.knobs), CAT18, unsafe=False, fixed={})
+    assert problems == [] and len(knobs) == len(spec.knobs)
