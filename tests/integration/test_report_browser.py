@@ -119,6 +119,9 @@ def test_a_point_s_chart_as_a_reader_sees_it(page: Path, tmp_path: Path) -> None
                   "CPU %", "Disk MB/s"):  # fmt: skip
         assert title in chart, title
     assert "the other 2 repeat(s)" in chart and "CPU:running" in chart
+    # axis labels as a reader reads them: no 4.77e-17 where a right-hand axis meets 0
+    ticks = re.findall(r'class="[xy]\d*tick"><text[^>]*>([^<]*)</text>', chart)
+    assert ticks and not [t for t in ticks if re.search(r"\de[-−+]?\d", t)], ticks
     assert re.search(r'id="pchart-8" data-point="8"></div>', dom)  # closed: not drawn
 
 

@@ -99,8 +99,8 @@
       lay.yaxis2.rangemode = undefined;
     }
     lay.yaxis5.range = [0, 100];
-    lay.yaxis7 = { overlaying: "y4", side: "right", rangemode: "tozero", showgrid: false, anchor: "x4", tickformat: ".3~g", tick0: 0 };
-    lay.yaxis8 = { overlaying: "y6", side: "right", rangemode: "tozero", showgrid: false, anchor: "x6", tickformat: ".3~g", tick0: 0 };
+    lay.yaxis7 = { overlaying: "y4", side: "right", rangemode: "tozero", showgrid: false, anchor: "x4", tickformat: ".3~g", tickmode: "auto" };
+    lay.yaxis8 = { overlaying: "y6", side: "right", rangemode: "tozero", showgrid: false, anchor: "x6", tickformat: ".3~g", tickmode: "auto" };
     d.checkpoints.forEach(function (c) {
       lay.shapes.push({ type: "rect", xref: "x", yref: "y domain", x0: c[0], x1: c[1], y0: 0, y1: 1,
                         fillcolor: "#d62728", opacity: 0.12, line: { width: 0 } });
