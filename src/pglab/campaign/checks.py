@@ -55,6 +55,14 @@ def get(
     return val
 
 
+def number_in(val: Any, low: float, high: float = float("inf"), *, low_open: bool = False) -> bool:
+    """Whether ``val`` is a TOML number (not a boolean) from ``low`` (excluded when
+    ``low_open``) to ``high``."""
+    if isinstance(val, bool) or not isinstance(val, int | float):
+        return False
+    return (low < val if low_open else low <= val) and val <= high
+
+
 def choice(
     doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems, where: str
 ) -> str:

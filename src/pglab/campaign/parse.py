@@ -22,7 +22,7 @@ from psycopg.conninfo import conninfo_to_dict
 from pglab.campaign import hosts as host_parts
 from pglab.campaign import schema, server_source
 from pglab.campaign import storage as storage_parts
-from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
+from pglab.campaign.checks import Problems, choice, duration_s, get, number_in, table_of
 from pglab.campaign.schema import (
     ANALYSIS_KEYS,
     DATASET_KEYS,
@@ -512,7 +512,7 @@ def _sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec 
         found.pop("min")
     if "precision" in table:
         val = table["precision"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 < val <= 100:
+        if not number_in(val, 0, 100, low_open=True):
             p.add(where, f"precision = {val!r}: expected the half-width of Δ% wanted, in "
                   "points of % (above 0, at most 100; e.g. 2 for ±2%)")  # fmt: skip
         else:
@@ -530,7 +530,7 @@ def _analysis(table: dict[str, Any], p: Problems) -> float:
     p.unknown_keys(where, table, ANALYSIS_KEYS)
     val = table.get("effect", DEFAULT_EFFECT_PCT)
     low, high = schema.bounds(schema.ANALYSIS, "effect")
-    if isinstance(val, bool) or not isinstance(val, int | float) or not low <= val <= high:
+    if not number_in(val, low, high):
         p.add(where, f"effect = {val!r}: expected a percentage from {low:g} to {high:g} "
               "(e.g. 5 for 5%)")  # fmt: skip
         return DEFAULT_EFFECT_PCT
@@ -549,7 +549,7 @@ def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
             continue
         low, high = schema.bounds(schema.TELEMETRY, key)
         val = table[key]
-        if isinstance(val, bool) or not isinstance(val, int | float) or not low <= val <= high:
+        if not number_in(val, low, high):
             p.add(where, f"{key} = {val!r}: expected a number from {low:g} to {high:g}")
         else:
             upd[key] = float(val)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign.checks import Problems, get
+from pglab.campaign.checks import Problems, get, number_in
 from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
@@ -71,7 +71,7 @@ def apply_workload(
             upd.update(transactions=val, duration=None)
     if "rate" in table:
         val = table["rate"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or val <= 0:
+        if not number_in(val, 0, low_open=True):
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
             upd["rate"] = float(val)
@@ -100,7 +100,7 @@ def apply_workload(
             upd["max_tries"] = val
     if "latency_limit" in table:
         val = table["latency_limit"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or val <= 0:
+        if not number_in(val, 0, low_open=True):
             p.add(where, f"latency_limit = {val!r}: expected milliseconds > 0")
         else:
             upd["latency_limit"] = float(val)
@@ -154,7 +154,7 @@ def _seed_and_sampling(table: dict[str, Any], p: Problems, where: str) -> dict[s
                   f'"{val}": expecting an unsigned integer, "time" or "rand"')  # fmt: skip
     if "sampling_rate" in table:
         val = table["sampling_rate"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 < val <= 1:
+        if not number_in(val, 0, 1, low_open=True):
             p.add(where, f'sampling_rate = {val!r}: pgbench says invalid sampling rate: "{val}" '
                   "(the share of transactions logged: above 0, at most 1)")  # fmt: skip
         else:
@@ -223,7 +223,7 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
         upd.update(_DEFAULT_OPTIONS, operation=None)
     if "dirty" in table:
         val = table["dirty"]
-        if isinstance(val, bool) or not isinstance(val, int | float) or not 0 <= val <= 1:
+        if not number_in(val, 0, 1):
             p.add(where, f"dirty = {val!r}: expected the fraction of pgbench_accounts to "
                   "update before the vacuum, 0 to 1")  # fmt: skip
         else:
