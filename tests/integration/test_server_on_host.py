@@ -112,6 +112,8 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
         assert min(t_stats) <= begin + min(t_progress) <= max(t_stats), (begin, t_stats)
         assert begin + max(t_progress) - 1.5 <= max(t_stats) <= begin + phase.elapsed_s + 3
         # the host's OS, read over SSH every second: its CPU busy, postgres using some of it
+        notes = run.series["0"].get("telemetry.notes")
+        assert "os.cpu" in run.series["0"], (variant, notes, sorted(run.series["0"]))
         cpu, procs = run.series["0"]["os.cpu"], run.series["0"]["os.procs"]
         assert len(cpu["rows"]) >= 2 and len(procs["rows"]) == len(cpu["rows"])
         idle = [r[cpu["columns"].index("idle_pct")] for r in cpu["rows"]]

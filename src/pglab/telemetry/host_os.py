@@ -31,8 +31,10 @@ SNAPSHOT = (
     "cat /proc/meminfo; echo @@; "
     'pm=$(head -n 1 "$0/postmaster.pid" 2>/dev/null); '
     'if [ -n "$pm" ]; then for p in "$pm" $(cat /proc/"$pm"/task/*/children 2>/dev/null); '
-    'do cat /proc/"$p"/stat 2>/dev/null; done; fi'
+    'do cat /proc/"$p"/stat 2>/dev/null; done; fi; exit 0'  # a backend may exit as it is read
 )
+# consecutive snapshots that may fail (a slow or dropped SSH exchange) before the sampler is off
+MISSES = 3
 
 
 Snapshot = tuple[dict[str, float], dict[str, list[Any]], dict[str, float], dict[int, float]]
@@ -66,6 +68,7 @@ class HostOsSampler:
         self.notes = Table(["sampler", "note"])
         self._device: str | None = None
         self._last: tuple[float, Snapshot] | None = None
+        self._misses = 0
 
     def _snapshot(self) -> Snapshot:
         try:
@@ -91,7 +94,15 @@ class HostOsSampler:
     def sample(self, t: float) -> None:
         assert self._last is not None
         last_t, (last_cpu, last_disks, _, last_procs) = self._last
-        snap = self._snapshot()
+        try:
+            snap = self._snapshot()
+        except SamplerOff as exc:
+            self._misses += 1
+            if self._misses >= MISSES:
+                raise
+            self.notes.add("os", f"a sample missed: {exc}")
+            return  # the next one spans both intervals
+        self._misses = 0
         cpu, disks, mem, procs = snap
         seconds = max(t - last_t, 1e-3)
         self.tables["os.cpu"].add(*cpu_row(t, last_cpu, cpu))
