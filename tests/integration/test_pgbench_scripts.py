@@ -153,4 +153,39 @@ def test_a_seeded_run_with_a_sampled_log(tmp_path: Path, lab: Lab, no_leftovers,
     assert 0.15 * (ph.transactions or 0) < logged < 0.35 * (ph.transactions or 0)
     capsys.readouterr()
     assert main(["show", str(run.id), *common]) == 0
-    assert "from a sample of 0.25 of the transactions" in capsys.readouterr().out
+    assert "its log kept a sample of 0.25 of the transactions" in capsys.readouterr().out
+
+
+def test_the_log_is_sampled_once_the_point_s_rate_is_known(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys, monkeypatch
+) -> None:
+    """No ``sampling_rate``: the point's first run logs every transaction, the next ones a
+    share that keeps the log near the budget at the TPS the point made (here a budget of 200
+    lines a second, so that any machine's rate exceeds it), also in a later invocation, which
+    reads the point's TPS from the store."""
+    from pglab.pgbench import sampling
+
+    monkeypatch.setattr(sampling, "LINE_BUDGET", 200.0)
+    doc = ('name = "auto-sampled"\nrepeats = {n}\n[dataset]\nscale = 1\n[workload]\n'
+           'script = "select-only"\nclients = 2\nduration = 2\n')  # fmt: skip
+    (tmp_path / "c.toml").write_text(doc.format(n=2))
+    common = ["--lab-dir", str(lab.home), "--store", str(tmp_path / "r.sqlite")]
+    assert main(["run", str(tmp_path / "c.toml"), *common]) == 0
+    (tmp_path / "c.toml").write_text(doc.format(n=3))
+    assert main(["run", str(tmp_path / "c.toml"), *common]) == 0  # resumed: one more run
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        runs = [store.get_run(r.id) for r in store.list_runs("auto-sampled")]
+    assert len(runs) == 3 and all(r is not None and r.ok for r in runs)
+    first, *later = [r.phases[0] for r in runs if r is not None]
+    assert not any(a.startswith("--sampling-rate") for a in first.argv)
+    assert scripts.sampling_rate(first) is None
+    for i, ph in enumerate(later):
+        seen = max(r.metrics["tps"] for r in runs[: i + 1] if r is not None)
+        assert scripts.sampling_rate(ph) == sampling.auto_rate(seen, 200.0), (ph.argv, seen)
+        rows = runs[i + 1].series["0"]["latency"]  # type: ignore[union-attr]
+        logged = sum(r[rows["columns"].index("count")] for r in rows["rows"])
+        assert logged < 0.5 * (ph.transactions or 0) and 0.3 * 200 * 2 < logged < 3 * 200 * 2
+    capsys.readouterr()
+    assert main(["show", str(runs[1].id), *common]) == 0  # type: ignore[union-attr]
+    out = capsys.readouterr().out
+    assert "its log kept a sample of" in out and "with their 95% intervals: p50" in out

@@ -141,14 +141,30 @@ def test_show_says_the_percentiles_come_from_a_sample(tmp_path: Path, capsys) ->
     from pglab.store import open_store
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import random
+
     from store_checks import sample_phase, sample_run
 
+    from pglab.pgbench import latency
+    from pglab.records import LatencySecond
+
     ph = sample_phase()
-    sampled = replace(ph, argv=(*ph.argv, "--sampling-rate=0.1"))
+    rnd = random.Random(7)  # 10 seconds of 500 logged latencies, log-normal around 1 ms
+    seconds = tuple(
+        LatencySecond(epoch=s, count=500, failed=0, mean_ms=1.0, max_ms=9.0, p50_ms=None,
+                      p95_ms=None, p99_ms=None,
+                      histogram=latency.histogram(rnd.lognormvariate(7, 0.5) for _ in range(500)))
+        for s in range(10)
+    )  # fmt: skip
+    sampled = replace(ph, argv=(*ph.argv, "--sampling-rate=0.1"), latency=seconds)
     with open_store(str(tmp_path / "r.sqlite")) as store:
         run_id = store.save_run(sample_run(phases=(sampled, replace(ph, iteration=2))))
     assert main(["show", str(run_id), "--store", str(tmp_path / "r.sqlite")]) == 0
     said = [ln for ln in capsys.readouterr().out.splitlines() if "sample" in ln]
-    assert said == ["latency percentiles and per-second counts of main 1: from a sample of 0.1 "
-                    "of the transactions (sampling_rate; pgbench's own counts and averages "
-                    "above are of every one)"]  # fmt: skip
+    # the population's p50 is e^7 µs = 1.10 ms, its p99 e^(7 + 2.326 * 0.5) µs = 3.51 ms
+    assert said == [
+        "latency of main 1: its log kept a sample of 0.1 of the transactions (sampling_rate); "
+        "percentiles in ms from the sample, with their 95% intervals: p50 1.1 (1.05–1.11), "
+        "p90 2.03 (2–2.13), p95 2.44 (2.33–2.56), p99 3.32 (3.17–3.59), p99.9 4.81 "
+        "(4.59–6.64). TPS, counts and pgbench's averages are of every transaction"
+    ]

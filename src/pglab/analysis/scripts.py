@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.analysis import tidy
-from pglab.analysis.tidy import TidyTable
+from pglab.analysis.tidy import PERCENTILES, TidyTable
+from pglab.pgbench import latency, sampling
 from pglab.records import PgbenchReport, StatementReport
 from pglab.rows import PhaseRow, StoredRun
 
@@ -134,6 +135,16 @@ def sampling_rate(phase: PhaseRow) -> float | None:
         if arg.startswith("--sampling-rate="):
             return float(arg.split("=", 1)[1])
     return None
+
+
+def sampled_percentiles(run: StoredRun, phase: PhaseRow) -> list[tuple[float, float, float, float]]:
+    """(q, the percentile, the low and high ends of its 95% interval) in ms for a phase whose
+    log kept a sample of the transactions: what the sample costs each percentile."""
+    tab = tidy.table(run, phase.idx, "latency")
+    hist = latency.merge(tidy.row_histogram(tab, row) for row in tab["rows"])
+    if not hist:
+        return []
+    return [(q, latency.percentile(hist, q), *sampling.interval(hist, q)) for q in PERCENTILES]
 
 
 def slowest_first(statements: tuple[StatementReport, ...]) -> list[StatementReport]:

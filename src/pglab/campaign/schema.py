@@ -204,7 +204,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc='"time"', commented=True),
     Key("sampling_rate", "number", "pgbench --sampling-rate (latency_log = full): the share "
         "of transactions logged; percentiles and per-second counts then of a sample", "0.1",
-        default_doc="1: every transaction", above=0, maximum=1, commented=True),
+        default_doc="automatic: 1, or fewer at over 10,000 TPS", above=0, maximum=1,
+        commented=True),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),

@@ -311,13 +311,17 @@ def _print_run(run: StoredRun) -> None:
             fmt.num(ph.initial_connection_ms),
         )
     console.print(table)
-    sampled = {f"{ph.name} {ph.iteration}": r for ph in run.phases
-               if (r := scripts.sampling_rate(ph)) is not None}  # fmt: skip
-    for rate in dict.fromkeys(sampled.values()):
-        names = ", ".join(n for n, r in sampled.items() if r == rate)
-        console.print(f"latency percentiles and per-second counts of {names}: from a sample of "
-                      f"{rate:.4g} of the transactions (sampling_rate; pgbench's own counts and "
-                      "averages above are of every one)", markup=False, soft_wrap=True)  # fmt: skip
+    for ph in run.phases:
+        rate = scripts.sampling_rate(ph)
+        if rate is None:
+            continue
+        pcts = ", ".join(f"p{q:g} {fmt.short(v)} ({fmt.short(lo)}–{fmt.short(hi)})"
+                         for q, v, lo, hi in scripts.sampled_percentiles(run, ph))  # fmt: skip
+        console.print(f"latency of {ph.name} {ph.iteration}: its log kept a sample of {rate:.4g} "
+                      "of the transactions (sampling_rate); percentiles in ms from the sample, "
+                      f"with their 95% intervals: {pcts or 'none logged'}. TPS, counts and "
+                      "pgbench's averages are of every transaction", markup=False,
+                      soft_wrap=True)  # fmt: skip
     _print_scripts(run)
     metrics = run.metrics
     if metrics:

@@ -75,6 +75,11 @@ def percentile(hist: Histogram, q: float) -> float:
     Nearest rank: the bucket holding the ``ceil(q/100 * n)``-th smallest latency, given as
     its geometric middle, so within 1.6 % of the exact nearest-rank percentile.
     """
+    return bucket_value_us(bucket_at(hist, q)) / 1000
+
+
+def bucket_at(hist: Histogram, q: float) -> int:
+    """The bucket holding the ``q``-th percentile (nearest rank) of a histogram."""
     if not 0 <= q <= 100:
         raise ValueError(f"percentile must be between 0 and 100, not {q}")
     total = sum(n for _, n in hist)
@@ -85,5 +90,5 @@ def percentile(hist: Histogram, q: float) -> float:
     for bucket, n in hist:
         seen += n
         if seen >= rank:
-            return bucket_value_us(bucket) / 1000
+            return bucket
     raise AssertionError("unreachable: rank exceeds the histogram's total")

@@ -26,7 +26,7 @@ from typing import Protocol
 import psycopg
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import RunSpec, masked_document
+from pglab.campaign.spec import PhaseSpec, RunSpec, masked_document
 from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
@@ -34,6 +34,7 @@ from pglab.lab import Lab
 from pglab.maintenance import clients, operations
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import invoke as pgbench
+from pglab.pgbench import sampling
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.postgres import bench_db, fingerprint, server
 from pglab.postgres import dataset as datasets
@@ -136,6 +137,9 @@ class Executor:
         self.plan_runs: tuple[RunSpec, ...] = ()
         self._priors_of: str | None = None  # the run whose earlier progress _priors holds
         self._priors: dict[tuple[str, int], Prior] = {}
+        # (campaign, point, phase) -> the most TPS a run of it made: its log's sampling rate
+        self._tps_seen: dict[tuple[str, str, str], float] = {}
+        self._tps_read: set[str] = set()  # campaigns whose stored runs _tps_seen holds
 
     # -- campaign ---------------------------------------------------------------------------
     def run_campaign(
@@ -313,7 +317,7 @@ class Executor:
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             env = srv.pgbench_env() if isinstance(srv, ExistingServer) else None
-            for phase in run.phases:
+            for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
                     spec = (
@@ -371,6 +375,8 @@ class Executor:
         log = srv.log_since(log_offset) if srv is not None else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"
+        metrics = run_metrics(run, phases) if status == "ok" else {}
+        self._saw(run.campaign, run.point_key, metrics)
         return RunResult(
             campaign=run.campaign,
             run_key=run.run_key,
@@ -385,10 +391,31 @@ class Executor:
             error=error,
             fingerprint=fp,
             phases=tuple(phases),
-            metrics=run_metrics(run, phases) if status == "ok" else {},
+            metrics=metrics,
             timings=timings,
             server_log=log,
         )
+
+    def _logged(self, run: RunSpec, phase: PhaseSpec) -> PhaseSpec:
+        """The phase as pgbench runs it: its per-transaction log sampled (``--sampling-rate``,
+        pgbench/sampling.py) when a run of the point made more transactions a second than the
+        log's budget and the phase does not set ``sampling_rate`` itself."""
+        if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
+            return phase
+        if run.campaign not in self._tps_read and self.store is not None:
+            self._tps_read.add(run.campaign)
+            for row in self.store.list_runs(run.campaign):
+                if row.status == "ok":
+                    self._saw(run.campaign, row.point_key, row.metrics)
+        rate = sampling.auto_rate(self._tps_seen.get((run.campaign, run.point_key, phase.name)))
+        return phase if rate is None else replace(phase, sampling_rate=rate)
+
+    def _saw(self, campaign: str, point_key: str, metrics: Mapping[str, float]) -> None:
+        for key, value in metrics.items():
+            name = key[len("phase.") : -len(".tps")]
+            if key.startswith("phase.") and key.endswith(".tps") and value is not None:
+                seen = self._tps_seen.get((campaign, point_key, name), 0.0)
+                self._tps_seen[(campaign, point_key, name)] = max(seen, value)
 
     def _prior(self, run: RunSpec, phase: str, iteration: int) -> Prior | None:
         """The progress of this operation phase in the point's latest stored run: what its ETA

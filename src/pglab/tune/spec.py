@@ -225,3 +225,49 @@ def parse(
             hint='leave latency_log out (its default is "full") or set it to "full"',
         )
     return camp, spec
+
+
+def json_schema() -> dict[str, Any]:
+    """``[tune]`` as a JSON Schema (draft 2020-12): the part of ``pglab schema`` that tune files
+    use; what ``parse_tune`` takes, without the checks that need the server's catalog."""
+    plain = {"type": ["string", "number", "boolean"]}
+    knob = {
+        "oneOf": [
+            {"type": "array", "minItems": 1, "items": plain, "description": "choices"},
+            {"type": "object", "description": "a range",
+             "properties": {"min": {"type": ["string", "number"], "description": "lowest value"},
+                            "max": {"type": ["string", "number"], "description": "highest value"},
+                            "log": {"type": "boolean", "description": "sampled on a log scale"}},
+             "required": ["min", "max"], "additionalProperties": False},
+        ]
+    }  # fmt: skip
+
+    def key(kind: str, doc: str, **more: Any) -> dict[str, Any]:
+        return {"type": kind, "description": doc, **more}
+
+    props = {
+        "objective": key("string", "what is optimised: TPS (higher) or p99 latency (lower)",
+                         enum=list(OBJECTIVES), default="tps"),
+        "p99_limit_ms": key("number", 'with objective = "tps": the best TPS whose p99 latency '
+                            "stays under this many ms", exclusiveMinimum=0),
+        "trials": key("integer", "the trial budget", minimum=1, default=DEFAULT_TRIALS),
+        "sampler": key("string", "Optuna's sampler", enum=list(SAMPLERS), default="tpe"),
+        "seed": key("integer", "the sampler's seed", minimum=0, default=0),
+        "unsafe": key("boolean", "allow fsync, full_page_writes, synchronous_commit, wal_level",
+                      default=False),
+        "memory_share": key("number", "the memory settings' sum below this share of RAM",
+                            exclusiveMinimum=0, maximum=1, default=DEFAULT_MEMORY_SHARE),
+        "confirm_repeats": key("integer", "runs of each candidate in the confirmation",
+                               minimum=0, default=DEFAULT_CONFIRM_REPEATS),
+        "confirm_top": key("integer", "the best trials confirmed", minimum=1, default=3),
+        "enqueue": key("array", "configurations tried first",
+                       items={"type": "object", "additionalProperties": plain}),
+        "pgtune": key("boolean", "PGTune's rules tried first and confirmed against",
+                      default=True),
+        "disk": key("string", "for PGTune's I/O rules", enum=list(DISKS), default="ssd"),
+        "knobs": key("object", "the settings searched (left out: the version's default set)",
+                     additionalProperties=knob, minProperties=1),
+    }  # fmt: skip
+    assert set(props) == TUNE_KEYS
+    return {"type": "object", "description": "pglab tune FILE: the search, its budget and knobs",
+            "properties": props, "additionalProperties": False}  # fmt: skip
