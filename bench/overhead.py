@@ -13,9 +13,15 @@ and pgbench's own per-second aggregates), and bare pgbench (no progress, no log)
 ``--breakdown`` toggles each factor on its own, all interleaved in one run: bare pgbench with
 ``-P 1`` only, with the per-transaction log ``-l`` only, with ``-l --aggregate-interval 1``
 only; pglab with no log and no telemetry (its own process and its ``-P 1``); the same plus each
-sampler alone (PostgreSQL statistics, waits, shared buffers, OS); pglab with the aggregate log
-and with the full log (no telemetry); and pglab as it runs by default. Each arm's line gives its
-median ratio to bare with the 95% CI, and what it adds over the arm it builds on.
+sampler alone (PostgreSQL statistics, waits, shared buffers, OS); pglab with the aggregate log,
+with the full log of every transaction, and with the full log sampled as by default (no
+telemetry); and pglab as it runs by default.
+
+pglab's default full log is sampled once a point is known to exceed 10,000 TPS
+(``pgbench/sampling.py``): the executor keeps the TPS of each arm's point, so an arm's first
+round logs every transaction and the later ones a sample, as the repeats of a campaign do.
+Each arm's line gives its median ratio to bare with the 95% CI, and what it adds over the arm it
+builds on.
 
     .venv/bin/python bench/overhead.py [--rounds 15] [--duration 15] [--clients 2]
         [--script select-only] [--breakdown] [--arms NAME,NAME]
@@ -66,7 +72,8 @@ BREAKDOWN = {
     "+buffers": ("pglab + the shared-buffers sampler", "pglab"),
     "+os": ("pglab + the OS sampler (/proc)", "pglab"),
     "+log agg": ("pglab + the aggregate latency log", "pglab"),
-    "+log full": ("pglab + the full latency log, parsed", "pglab"),
+    "+log every": ("pglab + the full latency log of every transaction, parsed", "pglab"),
+    "+log full": ("pglab + the full latency log, sampled as by default, parsed", "pglab"),
     "default": ("pglab as it runs by default: full log, every sampler", "pglab"),
 }
 DEFAULT = {"full": ("pglab, latency_log full (default)", "bare"),
@@ -91,10 +98,14 @@ def main() -> None:
     executor = Executor(lab, store=None)
     quiet = replace(points["off"].telemetry, enabled=False)
 
-    def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None) -> float:
+    def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None,
+                   every: bool = False) -> float:  # fmt: skip
         global _only
         _only = only
         point = points[log] if telemetry else replace(points[log], telemetry=quiet)
+        if every:  # sampling_rate = 1: no sample, whatever the TPS
+            point = replace(point, phases=tuple(replace(p, sampling_rate=1.0)
+                                                for p in point.phases))  # fmt: skip
         try:
             result = executor.run_one(point, binaries)
         finally:
@@ -128,6 +139,7 @@ def main() -> None:
             "pglab": lambda: with_pglab("off", telemetry=False),
             **{f"+{k}": (lambda k=k: with_pglab("off", only={SAMPLERS[k]})) for k in SAMPLERS},
             "+log agg": lambda: with_pglab("aggregate", telemetry=False),
+            "+log every": lambda: with_pglab("full", telemetry=False, every=True),
             "+log full": lambda: with_pglab("full", telemetry=False),
             "default": lambda: with_pglab("full"),
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from pglab.analysis.scripts import sampling_rate
 from pglab.analysis.tidy import measured_phases, table
 from pglab.rows import StoredRun
 
@@ -58,8 +59,9 @@ class RunSeries:
 
     def script_tps(self) -> dict[str, tuple[list[float], list[float]]]:
         """Per script of the phases that ran several: its transactions completed each second
-        (the per-transaction log's, ``script_latency``), by "N name" as pgbench's report numbers
-        and names it (a file by its name only); empty when no phase has the series."""
+        (the per-transaction log's, ``script_latency``, over its sampling rate when it kept a
+        sample), by "N name" as pgbench's report numbers and names it (a file by its name
+        only); empty when no phase has the series."""
         out: dict[str, tuple[list[float], list[float]]] = {}
         for idx in self.idxs:
             tab = table(self.run, idx, "script_latency")
@@ -67,6 +69,7 @@ class RunSeries:
                 continue
             cols = {c: i for i, c in enumerate(tab["columns"])}
             phase = next(p for p in self.phases if p.idx == idx)
+            rate = sampling_rate(phase) or 1.0
             names = {str(sc.get("number")): str(sc.get("name") or "")
                      for sc in phase.report.get("scripts") or ()}  # fmt: skip
             for row in tab["rows"]:
@@ -74,7 +77,7 @@ class RunSeries:
                 name = names.get(number, "").rsplit("/", 1)[-1]
                 xs, ys = out.setdefault(f"{number} {name}".strip(), ([], []))
                 xs.append(row[cols["epoch"]] + 1 - self.t0)
-                ys.append(row[cols["count"]])
+                ys.append(row[cols["count"]] / rate)
         return out
 
     def summed(self, kind: str, name: str, where=None) -> tuple[list[float], list[float]] | None:
