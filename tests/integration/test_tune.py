@@ -103,6 +103,7 @@ wal_compression = ["off", "pglz"]
         assert part in html
     assert html.index('id="tuning"') < html.index("<h2>Summary</h2>")
     assert (tmp_path / "e2e-charts" / "tune-history.png").stat().st_size > 1000
+    _as_a_reader_sees_it(page, tmp_path, out[out.index("answer: ") + 8 :].splitlines()[0])
     capsys.readouterr()
     # run again: nothing to do, the same answer
     assert cli("tune", str(path), lab=lab, store=store) == 0
@@ -116,6 +117,32 @@ wal_compression = ["off", "pglz"]
         capsys.readouterr().err
     )
     assert len(trials_of(store, "e2e")) == 3
+
+
+def _as_a_reader_sees_it(page: Path, tmp_path: Path, answer: str) -> None:
+    """The Tuning section in headless Chromium: every chart drawn (the optimization history
+    among them), no script error, the answer the terminal gave, the trials' rows."""
+    from test_report_browser import body_state, browse, console_errors, with_script
+
+    shown = with_script(page, tmp_path / "seen.html", (
+        "var h = document.querySelector('img[data-chart=\"tune-history\"]');"
+        "document.body.dataset.history = h ? String(h.naturalWidth) : 'none';"
+        "document.body.dataset.answer = document.getElementById('tune-answer').innerText;"
+        "document.body.dataset.trials = String("
+        "document.querySelectorAll('#tune-trials tbody tr').length);"
+    ))  # fmt: skip
+    dom, stderr = browse(shown, tmp_path, "--virtual-time-budget=10000", "--dump-dom")
+    state = body_state(dom)
+    assert state["errors"] == "" and state["charts-drawn"] == state["charts-total"], state
+    assert int(state["history"]) > 300, state  # decoded and drawn, not a broken image
+    assert state["trials"] == "3" and html_text(state["answer"]) == answer, state
+    assert console_errors(stderr) == []
+
+
+def html_text(value: str) -> str:
+    import html
+
+    return html.unescape(value).strip()
 
 
 def _best(trials: list[optuna.trial.FrozenTrial]) -> str:

@@ -353,14 +353,6 @@ class Operation:
         return (done.stdout + done.stderr).strip()
 
 
-def run_phase(
-    connect: Callable[[], psycopg.Connection], phase: PhaseSpec, iteration: int
-) -> PhaseResult:
-    """One iteration of an operation phase, prepared, run and put back."""
-    with Operation(connect, phase) as op:
-        return op.run(iteration)
-
-
 def _pids(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[int]:
     return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
 
