@@ -27,11 +27,12 @@ from pglab.campaign.spec import (
 )
 from pglab.cli import main
 from pglab.errors import CampaignError
+from pglab.tune.spec import file_schema
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql
 SCRIPT_FILE = "insert-only.sql"
-VALIDATOR = Draft202012Validator(schema.json_schema())
+VALIDATOR = Draft202012Validator(file_schema())
 
 
 def parses(doc: dict[str, Any]) -> bool:
@@ -290,7 +291,7 @@ def accepted_by_parse(table: Table, kind: str | None = None) -> set[str]:
 def schema_keys(table: Table, kind: str | None = None) -> set[str]:
     defs = schema.json_schema()["$defs"]
     if not table.name:
-        return set(schema.json_schema()["properties"])
+        return set(file_schema()["properties"])
     node = defs[schema.def_name(table)]
     if kind is not None:
         (branch,) = [b for b in node["oneOf"] if b["properties"]["kind"]["const"] == kind]
@@ -729,13 +730,13 @@ def test_the_layout_is_a_campaign_file_the_schema_accepts() -> None:
 
 def test_pglab_schema_prints_the_json_schema(capsys) -> None:
     assert main(["schema"]) == 0
-    assert json.loads(capsys.readouterr().out) == schema.json_schema()
+    assert json.loads(capsys.readouterr().out) == file_schema()
 
 
 def test_pglab_schema_writes_it_to_a_file(tmp_path: Path, capsys) -> None:
     out = tmp_path / "campaign.schema.json"
     assert main(["schema", "-o", str(out)]) == 0
-    assert json.loads(out.read_text()) == schema.json_schema()
+    assert json.loads(out.read_text()) == file_schema()
     assert capsys.readouterr().out == ""
 
 

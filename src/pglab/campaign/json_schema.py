@@ -41,9 +41,6 @@ def build() -> dict[str, Any]:
         elif table.form == "named":
             ref = {"type": "object", "additionalProperties": ref}
         top["properties"][table.name] = {**ref, "description": table.doc}
-    from pglab.tune.spec import json_schema as tune_schema  # [tune]: a file for pglab tune
-
-    top["properties"]["tune"] = tune_schema()
     # [sequential] is the settings of repeats = "auto", and of nothing else
     top["dependentSchemas"] = {
         "sequential": {

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.campaign import parse as campaigns
+from pglab.campaign import schema as campaign_schema
 from pglab.campaign.checks import Problems, choice, get, table_of
 from pglab.campaign.parse import Campaign
 from pglab.errors import CampaignError
@@ -227,9 +228,17 @@ def parse(
     return camp, spec
 
 
-def json_schema() -> dict[str, Any]:
-    """``[tune]`` as a JSON Schema (draft 2020-12): the part of ``pglab schema`` that tune files
-    use; what ``parse_tune`` takes, without the checks that need the server's catalog."""
+def file_schema() -> dict[str, Any]:
+    """The campaign file's JSON Schema (``campaign/json_schema.py``) with the ``[tune]`` table
+    of a file for ``pglab tune``: what ``pglab schema`` prints."""
+    doc = campaign_schema.json_schema()
+    doc["properties"]["tune"] = table_schema()
+    return doc
+
+
+def table_schema() -> dict[str, Any]:
+    """``[tune]`` as a JSON Schema (draft 2020-12): what ``parse_tune`` takes, without the
+    checks that need the server's catalog."""
     plain = {"type": ["string", "number", "boolean"]}
     knob = {
         "oneOf": [
