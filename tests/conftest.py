@@ -23,6 +23,13 @@ from pglab.lab import Lab
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The Ctrl-C tests send SIGINT to pglab processes started from here. A shell that starts the suite
+# in the background (`nohup .ci/run &`) leaves SIGINT ignored, and children inherit an ignored
+# signal: Python would then never raise KeyboardInterrupt in them. With a handler here (reset to
+# the default on exec) every child starts with SIGINT as a terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.fixture(scope="session")
 def lab_home() -> Iterator[Path]:
