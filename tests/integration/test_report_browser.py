@@ -149,12 +149,21 @@ def test_a_closed_point_draws_when_opened_and_scrolled_to(page: Path, tmp_path: 
     the reader: its chart is drawn then, with plotly.js run from the page on that first need,
     and no other chart with it."""
     opened = with_script(page, tmp_path / "opened.html", (
-        "var d = document.getElementById('point-8'); d.open = true; d.scrollIntoView();"
-        "setTimeout(function () { document.body.dataset.drawn8 = String("
-        "document.querySelectorAll('#pchart-8 .main-svg').length > 0); }, 3000);"
+        "var d = document.getElementById('point-8'); d.open = true;"
+        "requestAnimationFrame(function () { d.scrollIntoView(); });"
+        "var waited = 0; (function look() {"  # until drawn, or 9 s of the page's time
+        " var drawn = document.querySelectorAll('#pchart-8 .main-svg').length > 0;"
+        " document.body.dataset.drawn8 = String(drawn);"
+        " if (!drawn && (waited += 250) < 9000) { setTimeout(look, 250); } })();"
     ))  # fmt: skip
-    dom, stderr = browse(opened, tmp_path, "--virtual-time-budget=10000", "--dump-dom")
-    state = body_state(dom)
+    # headless Chromium's virtual time now and then ends the page before the IntersectionObserver
+    # has called back at all (no point drawn, not even started: about one run in four on this
+    # machine, also with the wait above); a second browser run must draw it
+    for _ in range(2):
+        dom, stderr = browse(opened, tmp_path, "--virtual-time-budget=12000", "--dump-dom")
+        state = body_state(dom)
+        if state["drawn8"] == "true" or state["points-drawn"] != "0":
+            break
     assert state["drawn8"] == "true" and state["errors"] == "", state
     assert state["points-drawn"] in ("1", "2")  # point 8, and maybe 9 just below it (closed: no)
     assert console_errors(stderr) == []
