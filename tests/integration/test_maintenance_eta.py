@@ -1,30 +1,33 @@
-"""ETA honesty: a VACUUM (after 10% updates) and a CREATE INDEX on scale 50 (~650 MB of
-accounts, bigger than shared_buffers), run twice; at 25%, 50% and 75% of each one's main
-progress phase (scanning heap; building index: scanning table) the ETA shown is compared with
-the time that phase really had left: |ETA - left| / left.
+"""ETA honesty, as a mechanism test: a VACUUM (after 10% updates) and a CREATE INDEX on scale 50
+(~650 MB of accounts, bigger than shared_buffers), run twice; at 25%, 50% and 75% of each one's
+main progress phase (scanning heap; building index: scanning table) the ETA shown is compared
+with the time that phase really had left, |ETA - left| / left (``pglab.maintenance.eta``), and
+the first run must have told it by its rate, the second from the first ("history").
 
-The issue's target is a median error of at most 20%. On this shared 2-core machine (other
-sessions' PostgreSQL tests beside it, load average 4-7) phases of 2-3 s are not that steady:
-over five runs of this test the median per operation and estimator ranged 0.05-0.51 (VACUUM at
-its rate so far, whose scan speeds up as it reaches the pages the dirtying left in
-shared_buffers, 0.06-0.34; CREATE INDEX told from the earlier run, "history", 0.08-0.51 when
-the load changed between the two runs). So this test holds what it can hold without flaking,
-stated here and in the README: the median of the six errors per operation (both runs, both
-estimators) at most 60% (observed 0.10-0.38), which still catches an ETA off by a factor; it
-prints every error.
+The issue's target, a median error of at most 20%, is for operations long enough to matter:
+``bench/maintenance_eta.py`` measures it (a VACUUM throttled by vacuum_cost_delay, 20+ s of
+heap scan; a CREATE INDEX with an external sort at scale 200) and the README records its
+figures. Here the phases last 2-3 s, on a shared 2-core machine (other sessions' PostgreSQL
+tests beside it, load average 4-7), where the end of a phase and short-term changes of rate
+dominate: over five runs of this test the median per operation and estimator ranged 0.05-0.51
+(VACUUM at its rate so far, whose scan speeds up as it reaches the pages the dirtying left in
+shared_buffers, 0.06-0.34; CREATE INDEX told from the earlier run 0.08-0.51 when the load
+changed between the two runs). So this test holds what it can hold without flaking: the median
+of the six errors per operation (both runs, both estimators) at most 60% (observed 0.10-0.38),
+which still catches an ETA off by a factor; it prints every error.
 """
 
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.maintenance import operations
+from pglab.maintenance.eta import eta_errors
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -47,22 +50,6 @@ operation = "create_index"
 """
 
 
-def eta_errors(rows: list[list[Any]], phase: str, ended: float) -> list[tuple[float, str]]:
-    """|ETA - time left| / time left at the first rows at or past 25%, 50% and 75% of
-    ``phase``, and how each ETA was told. The phase ended between its last row and the next
-    one (or the operation's end): the midpoint is taken."""
-    idx = [i for i, r in enumerate(rows) if r[1] == phase]
-    nxt = idx[-1] + 1
-    end = (rows[idx[-1]][0] + rows[nxt][0]) / 2 if nxt < len(rows) else ended
-    out = []
-    for share in (25, 50, 75):
-        row = next(rows[i] for i in idx if rows[i][4] is not None and rows[i][4] >= share)
-        left = end - row[0]
-        assert row[7] is not None and left > 0, row
-        out.append((abs(row[7] - left) / left, row[8]))
-    return out
-
-
 def test_the_eta_error_at_a_quarter_half_and_three_quarters_is_measured(
     tmp_path: Path, lab: Lab, monkeypatch
 ) -> None:
@@ -81,7 +68,7 @@ def test_the_eta_error_at_a_quarter_half_and_three_quarters_is_measured(
             tables = run.series[str(ph.idx)]
             rows = next(t for k, t in tables.items() if k.startswith("progress."))["rows"]
             errors = eta_errors(rows, MAIN_PHASE[ph.name], ph.started_at + ph.elapsed_s)
-            assert {by for _, by in errors} == {how}, errors
+            assert len(errors) == 3 and {by for _, by in errors} == {how}, errors
             said[(ph.name, how)] = [round(e, 3) for e, _ in errors]
     print("ETA errors at 25/50/75%:", said)
     for name in MAIN_PHASE:  # 0.60, not the issue's 0.20: see the module's docstring
