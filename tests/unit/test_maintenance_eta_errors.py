@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pglab.maintenance.eta import eta_errors, phase_end
+from pglab.maintenance.eta import eta_errors, phase_end, replay
+from pglab.maintenance.figures import Prior
 
 # t, phase, done, total, pct, unit, rate, eta_s, eta_by, eta_all_s (figures.PROGRESS_COLUMNS)
 ROWS: list[list[Any]] = [
@@ -48,3 +49,26 @@ def test_a_share_never_reached_or_without_an_eta_has_no_error() -> None:
     assert eta_errors(ROWS, "vacuuming heap", 111.0) == []  # its one row has no ETA yet
     with pytest.raises(ValueError, match="estimator 'mean'"):
         eta_errors(ROWS, "scanning heap", 111.0, "mean")
+
+
+def test_rows_told_again_by_rate_and_by_an_earlier_run() -> None:
+    def scan(t0: float, per_s: float, at: list[float], then: float) -> list[list[Any]]:
+        out = [[t0 + t, "scanning heap", round(per_s * t), 1000, None, "blocks"] for t in at]
+        return out + [[t0 + then, "vacuuming heap", 0, 0, None, "blocks"]]
+
+    # the earlier run: 100 blocks a second, read once a second, its scan over at 10 s (between
+    # its rows at 9 and 11 s), the operation at 12 s
+    prior = Prior(replay(scan(0.0, 100.0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 11.0)), ended=12.0)
+    assert replay(prior.rows)[3][6:9] == [100.0, 7.0, "rate"]
+    # this one half as fast, read at other moments: the earlier run's time between the same
+    # shares (2.5% and 50%: 0.25 and 5 s), doubled, tells what is left: 10 s of the scan at
+    # 50% (over at 120), 14 s of the operation
+    again = replay(scan(100.0, 50.0, [0.5, 3.5, 10.0], 30.0), prior)
+    assert again[2][7:] == [10.0, "history", 14.0]
+    # its first row past 25% is the one at 50%; none past 75%
+    assert eta_errors(again, "scanning heap", 125.0) == [(0.0, "history")] * 2
+    # judged against an end known better than these rows tell: at 50/s 10 s said, 12.5 left
+    assert (
+        eta_errors(again, "scanning heap", 125.0, "rate", end=122.5)
+        == [(pytest.approx(0.2), "rate")] * 2
+    )

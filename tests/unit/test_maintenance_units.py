@@ -155,8 +155,10 @@ def test_the_eta_goes_by_an_earlier_run_of_the_same_point_where_it_has_one() -> 
                    (213.0, ("scanning heap", 600, 1000, "blocks")),  # past what it saw
                    (215.0, ("vacuuming heap", 0, 100, "blocks"))]:  # fmt: skip
         rows.append(figures.progress_row(t, row, rows, prior))
-    # at 25%: 5 s were left of the phase after 3 s; this run took 6 s to get here: 10 s left
-    # and of the whole operation: 8 s were left of it (to 111), at half the pace: 16 s
+    # the earlier run's scan had 500 blocks left at 106, more than its last rate (83/s) covers
+    # by its next row at 108: it ended there. At 25%: 5 s were left of the phase after 3 s;
+    # this run took 6 s to get here: 10 s left; and of the whole operation: 8 s were left of
+    # it (to 111), at half the pace: 16 s
     assert rows[1][7:] == [10.0, "history", 16.0]
     assert rows[2][7:] == [4.0, "history", 10.0]  # 2 s left after 6, here after 12: 4 s
     # the earlier run never got to 60%: at this phase's rate, and nothing of the operation
@@ -164,6 +166,28 @@ def test_the_eta_goes_by_an_earlier_run_of_the_same_point_where_it_has_one() -> 
     assert figures.progress_text("vacuum", rows[1]) == (
         "vacuum: scanning heap 25%, 0.3 MB/s, ETA 0:10 (all 0:16)"
     )
+
+
+def test_the_earlier_run_is_read_between_its_rows_and_from_this_runs_first_share() -> None:
+    # the earlier run's rows came at 0%, 40% and 80% (read about once a second)
+    prior = figures.Prior([
+        [100.0, "scanning heap", 0, 1000, 0.0, "blocks", None, None, None],
+        [101.0, "scanning heap", 400, 1000, 40.0, "blocks", None, None, None],
+        [101.8, "scanning heap", 800, 1000, 80.0, "blocks", None, None, None],
+    ], ended=102.5)  # fmt: skip
+    # this run's first row came at 10%, its next at 25%, both at the earlier run's pace
+    first = figures.progress_row(200.25, ("scanning heap", 100, 1000, "blocks"), [], prior)
+    row = figures.progress_row(200.625, ("scanning heap", 250, 1000, "blocks"), [first], prior)
+    # the earlier run reached 10% at 100.25 and 25% at 100.625 (not at its 40% row, 101.0):
+    # the same 0.375 s as this run, so what it had left from 100.625 (1.875 s) is left here
+    assert row[7:] == [1.9, "history", 1.9]
+    # had a row of another phase come at 103, the scan would have ended at 102.2 (not at the
+    # midpoint, 102.4): the 200 blocks left after 80% at its last rate, 500 a second
+    rows = [*prior.rows, [103.0, "vacuuming indexes", 0, 0, None, "blocks", None, None, None]]
+    row = figures.progress_row(
+        200.625, ("scanning heap", 250, 1000, "blocks"), [first], figures.Prior(rows, 103.5)
+    )
+    assert row[7:] == [1.6, "history", 2.9]  # 102.2 - 100.625 s of the scan, 103.5 - 100.625
 
 
 def test_what_the_progress_line_says() -> None:

@@ -167,9 +167,10 @@ def progress_row(
     """A row of the progress table from a progress view's (phase, done, total, unit) at epoch
     ``t``, after the rows ``before``: ``pct`` is None while the total is not known (0); the
     rate is over the progress phase so far (from its first row), the ETA what is left of it:
-    from ``prior`` when it reached this phase and share (its time left there, scaled by how
-    long this phase took to get here against it: "history"), else at that rate ("rate"). Both
-    None until the phase has two rows and moved."""
+    from ``prior`` when it reached this phase and share (its time left there, scaled by this
+    run's time from the phase's first row to here against the earlier run's between the same
+    shares: "history"), else at that rate ("rate"). Both None until the phase has two rows and
+    moved."""
     phase, done, total, unit = row
     done, total = int(done or 0), int(total or 0)
     pct = round(100.0 * done / total, 1) if total > 0 else None
@@ -179,9 +180,10 @@ def progress_row(
         rate = (done - first[2]) / (t - first[0])
         if total > 0:
             eta, by = round(max(total - done, 0) / rate, 1), "rate"
-            left = _left_before(prior, str(phase), pct) if prior and pct is not None else None
+            since = first[2] / first[3] if first[3] else 0.0
+            left = _left_before(prior, str(phase), since, done / total) if prior else None
             if left is not None:
-                pace = (t - first[0]) / left[0]  # this run's time to here against the other's
+                pace = (t - first[0]) / left[0]  # this run's time for it against the other's
                 eta, by = round(left[1] * pace, 1), "history"
                 whole = round(left[2] * pace, 1)
     return [t, str(phase), done, total, pct, str(unit), rate, eta, by, whole]
@@ -197,22 +199,64 @@ def _stretch_start(rows: list[list[Any]], end: int, phase: str, unit: str) -> li
     return first
 
 
-def _left_before(prior: Prior, phase: str, pct: float) -> tuple[float, float, float] | None:
-    """(seconds into ``phase``, seconds left of it, seconds left of the operation) when the
-    earlier run first reached ``pct`` of that phase; None when it never did (or it has no such
-    phase)."""
+def _share(row: list[Any]) -> float:
+    return row[2] / row[3] if row[3] else 0.0
+
+
+def _left_before(
+    prior: Prior, phase: str, since: float, share: float
+) -> tuple[float, float, float] | None:
+    """(seconds the earlier run took from share ``since`` of ``phase`` to ``share``, seconds it
+    had left of the phase from there, and of the operation) in the stretch of its rows where it
+    first reached ``share``; None when it never did (or has no such phase). A share's time is
+    interpolated between the rows either side (a row is read about once a second: the first
+    row past a share may be far past it); a share before the stretch's first row is at that
+    row. The phase ended after its last row when what was left there would have taken at its
+    last rate (at most at the next row), or with the operation."""
     rows = prior.rows
     at = next(
-        (i for i, r in enumerate(rows) if r[1] == phase and r[4] is not None and r[4] >= pct),
-        None,
+        (i for i, r in enumerate(rows) if r[1] == phase and r[3] and _share(r) >= share), None
     )
     if at is None:
         return None
-    start = _stretch_start(rows, at + 1, phase, rows[at][5])
-    end = next((r[0] for r in rows[at + 1 :] if r[1] != phase), prior.ended)
-    assert start is not None
-    into = rows[at][0] - start[0]
-    return (into, end - rows[at][0], prior.ended - rows[at][0]) if into > 0 else None
+    start = rows.index(_stretch_start(rows, at + 1, phase, rows[at][5]))  # type: ignore[arg-type]
+    stretch = rows[start : at + 1]
+    last = at
+    while last + 1 < len(rows) and rows[last + 1][1] == phase:
+        last += 1
+    end = _end_of(rows[start : last + 1], rows[last + 1][0] if last + 1 < len(rows) else None)
+    now, then = _time_at(stretch, share), _time_at(stretch, since)
+    end = min(end if end is not None else prior.ended, prior.ended)
+    if now <= then:
+        return None
+    return now - then, end - now, prior.ended - now
+
+
+def _end_of(stretch: list[list[Any]], after: float | None) -> float | None:
+    """When a stretch of a phase's rows ended, before the next row (at ``after``; None: with
+    the operation): its units left after its last row at the rate between its last two, within
+    that row and the next (their midpoint when the rate is not known)."""
+    last = stretch[-1]
+    if after is None:
+        return None
+    if len(stretch) > 1 and last[3] and last[2] > stretch[-2][2] and last[0] > stretch[-2][0]:
+        rate = (last[2] - stretch[-2][2]) / (last[0] - stretch[-2][0])
+        return float(min(last[0] + max(last[3] - last[2], 0) / rate, after))
+    return (last[0] + after) / 2
+
+
+def _time_at(stretch: list[list[Any]], share: float) -> float:
+    """When ``stretch`` (rows of one phase, the last at or past ``share``) reached ``share``."""
+    before = stretch[0]
+    for r in stretch:
+        if _share(r) >= share:
+            if _share(r) <= _share(before):
+                return float(r[0])
+            return before[0] + (r[0] - before[0]) * (share - _share(before)) / (
+                _share(r) - _share(before)
+            )
+        before = r
+    return float(stretch[-1][0])
 
 
 def rate_text(rate: float, unit: str, block_size: int = 8192) -> str:
