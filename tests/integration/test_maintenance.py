@@ -22,6 +22,8 @@ from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.postgres import dataset
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
+from pglab.telemetry.pg_stats import io_phase_delta
+from pglab.telemetry.summary import tables_of
 
 pytestmark = pytest.mark.integration
 PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
@@ -89,6 +91,26 @@ def test_every_operation_stores_its_figures_and_progress(
                 assert figs.mb_s == pytest.approx(figs.bytes / 1e6 / figs.elapsed_s, rel=0.1)
                 assert ph.tps == pytest.approx(figs.mb_s)
                 assert run.metrics[f"phase.{ph.name}.mb_s"] == pytest.approx(figs.mb_s)
+                read_mb_s = run.metrics.get(f"phase.{ph.name}.io_read_mb_s")
+                if version == "15":  # no pg_stat_io before 16
+                    assert figs.io_read_bytes is None and read_mb_s is None
+                else:
+                    # what shared_buffers did not hold: some of the heap, not twice it; and
+                    # what the phase's telemetry saw of pg_stat_io, its closing snapshot taken
+                    # once every session (parallel workers too) had flushed its statistics
+                    assert 0 < figs.io_read_bytes < 2 * figs.bytes, ph.name
+                    assert read_mb_s == pytest.approx(figs.io_read_bytes / 1e6 / figs.elapsed_s)
+                    seen = sum(
+                        r["read_bytes"]
+                        for r in io_phase_delta(tables_of(tables))
+                        if r["backend_type"] in ("client backend", "background worker")
+                        and r["object"] == "relation"
+                    )
+                    if ph.name == "vacuum":  # the telemetry's also has the dirtying's reads,
+                        # flushed by the operation's session after its opening snapshot
+                        assert figs.io_read_bytes <= seen
+                    else:
+                        assert figs.io_read_bytes == pytest.approx(seen, rel=0.05), ph.name
                 progress = tables[f"progress.{figs.operation}"]
                 assert progress["columns"] == [
                     "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by",

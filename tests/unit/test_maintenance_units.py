@@ -190,6 +190,15 @@ def test_the_earlier_run_is_read_between_its_rows_and_from_this_runs_first_share
     assert row[7:] == [1.6, "history", 2.9]  # 102.2 - 100.625 s of the scan, 103.5 - 100.625
 
 
+def test_what_an_operation_read_is_asked_of_pg_stat_io_from_16_on() -> None:
+    assert figures.io_read_sql(150014) is None  # no pg_stat_io
+    assert "reads * op_bytes" in figures.io_read_sql(160009)  # type: ignore[operator]
+    assert "reads * op_bytes" in figures.io_read_sql(170005)  # type: ignore[operator]
+    sql = figures.io_read_sql(180001)
+    assert sql is not None and "sum(read_bytes)" in sql and "op_bytes" not in sql  # gone in 18
+    assert "'client backend', 'background worker'" in sql  # the operation and its workers
+
+
 def test_what_the_progress_line_says() -> None:
     row = [1.0, "scanning heap", 4300, 10000, 43.0, "blocks", 25879.0, 12.0]
     assert figures.progress_text("vacuum", row) == "vacuum: scanning heap 43%, 212 MB/s, ETA 0:12"

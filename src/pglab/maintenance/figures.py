@@ -72,6 +72,16 @@ TUPLES_SQL = (
     "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE relkind = 'r' "
     f"AND (oid = '{TABLE}'::regclass OR oid IN (SELECT relid FROM pg_partition_tree('{TABLE}')))"
 )
+# what the operation's backend and its parallel workers read of relations (pg_stat_io, 16+:
+# blocks PostgreSQL did not find in shared_buffers, from the OS or its page cache), by version
+_IO_FROM = (
+    "FROM pg_stat_io WHERE backend_type IN ('client backend', 'background worker') "
+    "AND object = 'relation'"
+)
+IO_READ_SQL = {
+    16: f"SELECT coalesce(sum(reads * op_bytes), 0)::bigint {_IO_FROM}",
+    18: f"SELECT coalesce(sum(read_bytes), 0)::bigint {_IO_FROM}",
+}
 WAL_LSN_SQL = "SELECT pg_current_wal_lsn()"
 WAL_BYTES_SQL = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)::bigint"
 # the operations whose work is counted in tuples of pgbench_accounts (ANALYZE samples it; the
@@ -105,6 +115,9 @@ class OperationFigures:
     # 100% of a core while the workers idle); None elsewhere
     leader_cpu_s: float | None = None
     workers_cpu_s: float | None = None
+    # bytes of relations read meanwhile by client backends and parallel workers (pg_stat_io's
+    # reads: what shared_buffers did not hold), for a statement's operation on 16+; else None
+    io_read_bytes: int | None = None
 
     def to_table(self) -> dict[str, Any]:
         d = asdict(self)
@@ -115,6 +128,14 @@ class OperationFigures:
         known = {f.name for f in fields(cls)}
         row = dict(zip(data["columns"], data["rows"][0], strict=True))
         return cls(**{k: v for k, v in row.items() if k in known})
+
+
+def io_read_sql(server_version_num: int) -> str | None:
+    """The statement summing what client backends and parallel workers read (None before 16:
+    no pg_stat_io)."""
+    if server_version_num < 160000:
+        return None
+    return IO_READ_SQL[18 if server_version_num >= 180000 else 16]
 
 
 def mb_per_s(nbytes: int, elapsed_s: float) -> float:
@@ -132,6 +153,7 @@ def figures(
     wal_bytes: int | None = None,
     tuples: int | None = None,
     cpu: tuple[float | None, float | None] = (None, None),
+    io_read_bytes: int | None = None,
 ) -> OperationFigures:
     assert phase.operation is not None
     rate = tuples / elapsed_s if tuples is not None and elapsed_s > 0 else None
@@ -149,6 +171,7 @@ def figures(
         tuples_s=rate,
         leader_cpu_s=cpu[0],
         workers_cpu_s=cpu[1],
+        io_read_bytes=io_read_bytes,
     )
 
 

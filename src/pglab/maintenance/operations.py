@@ -42,6 +42,7 @@ from pglab.maintenance.figures import (
     Prior,
     dirty_statement,
     figures,
+    io_read_sql,
     progress_row,
     progress_text,
     session_settings,
@@ -257,6 +258,10 @@ class Operation:
         phase, op = self.phase, self.op
         self.notices.clear()
         lsn = self.conn.execute(WAL_LSN_SQL).fetchone()[0]  # type: ignore[index]
+        io_sql = (
+            None if op in clients.CLIENT_OPERATIONS else io_read_sql(self.conn.info.server_version)
+        )
+        io0 = self._io_read(io_sql)
         probe, count = self._watching()
         watcher = _Watcher(self.connect, op, probe, count, on_progress, self.block_size, self.prior)
         if self.client is not None and op in clients.CLIENT_OPERATIONS:
@@ -288,6 +293,8 @@ class Operation:
         )  # fmt: skip
         self.conn.execute("SELECT pg_stat_force_next_flush()")  # as its transaction ends
         wal = int(self.conn.execute(WAL_BYTES_SQL, (lsn,)).fetchone()[0])  # type: ignore[index]
+        io1 = self._io_read(io_sql)  # the workers flushed their statistics as they exited
+        io_read = io1 - io0 if io0 is not None and io1 is not None else None
         if op == "basebackup" and self.into is not None:
             self.nbytes = clients.tree_bytes(self.into)
         planned, launched = vacuum_workers(self.notices) if op == "vacuum" else (None, None)
@@ -297,7 +304,9 @@ class Operation:
         elif op == "basebackup":
             launched = None
         mwm = self.mwm_kb if op in ("vacuum", "create_index", "reindex") else None
-        figs = figures(phase, elapsed, self.nbytes, planned, launched, mwm, wal, self.tuples, cpu)
+        figs = figures(
+            phase, elapsed, self.nbytes, planned, launched, mwm, wal, self.tuples, cpu, io_read
+        )
         return PhaseResult(
             name=phase.name,
             iteration=iteration,
@@ -312,6 +321,17 @@ class Operation:
                 f"progress.{op}": {"columns": PROGRESS_COLUMNS, "rows": watcher.rows},
             },
         )
+
+    def _io_read(self, sql: str | None) -> int | None:
+        """pg_stat_io's relation reads so far, this session's own flushed first (None: no
+        statement, or a role that may not flush them)."""
+        if sql is None:
+            return None
+        try:
+            self.conn.execute("SELECT pg_stat_force_next_flush()")  # as this statement ends
+        except psycopg.errors.InsufficientPrivilege:
+            return None
+        return int(self.conn.execute(sql).fetchone()[0])  # type: ignore[index]
 
     def _watching(self) -> tuple[Probe, Callable[[psycopg.Connection], list[int]]]:
         """How the watcher reads this operation's progress and counts its workers."""

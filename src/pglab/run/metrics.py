@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pglab.campaign.spec import RunSpec
-from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
+from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.records import PhaseResult
 from pglab.significance import ALPHA, scipy_stats
 
@@ -106,8 +106,9 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
 
 def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
     """A maintenance operation's figures per phase (mean over its iterations): MB/s, elapsed
-    seconds, bytes, and where they apply workers launched, WAL bytes, tuples/s, the CPU of the
-    leader and of its workers (% of a core); and the run's
+    seconds, bytes, and where they apply workers launched, WAL bytes, tuples/s, the MB/s read
+    that shared_buffers did not hold, the CPU of the leader and of its workers (% of a core);
+    and the run's
     MB/s over its measured operations (the ``tps`` of these phases is the same MB/s: the run's
     headline figure)."""
     by_name: dict[str, list[OperationFigures]] = {}
@@ -127,6 +128,11 @@ def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
             vals = [v for f in items if (v := getattr(f, key)) is not None]
             if vals:
                 out[f"phase.{name}.{key}"] = statistics.fmean(vals)
+        reads = [
+            mb_per_s(f.io_read_bytes, f.elapsed_s) for f in items if f.io_read_bytes is not None
+        ]
+        if reads:  # what it read that shared_buffers did not hold (pg_stat_io, 16+)
+            out[f"phase.{name}.io_read_mb_s"] = statistics.fmean(reads)
         for who in ("leader", "workers"):  # % of a core over the operation's time
             used = [(getattr(f, f"{who}_cpu_s"), f.elapsed_s) for f in items]
             pcts = [100 * v / t for v, t in used if v is not None and t > 0]
