@@ -15,7 +15,7 @@ import psutil
 import pytest
 from conftest import lab_processes
 
-from pglab.analysis import scripts
+from pglab.analysis import tidy
 from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
@@ -78,7 +78,7 @@ def test_campaign_stores_what_pgbench_printed(
             count = latency["columns"].index("count")
             logged = sum(row[count] for row in latency["rows"])
             # a repeat of a point over 10,000 TPS logs a sample (pgbench/sampling.py)
-            rate = scripts.sampling_rate(phase)
+            rate = tidy.sampling_rate(phase)
             assert rate is None or r.repeat > 1, phase.argv
             if rate is None:
                 assert logged == phase.transactions

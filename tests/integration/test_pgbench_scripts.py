@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab.analysis import scripts
+from pglab.analysis import scripts, tidy
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
@@ -178,10 +178,10 @@ def test_the_log_is_sampled_once_the_point_s_rate_is_known(
     assert len(runs) == 3 and all(r is not None and r.ok for r in runs)
     first, *later = [r.phases[0] for r in runs if r is not None]
     assert not any(a.startswith("--sampling-rate") for a in first.argv)
-    assert scripts.sampling_rate(first) is None
+    assert tidy.sampling_rate(first) is None
     for i, ph in enumerate(later):
         seen = max(r.metrics["tps"] for r in runs[: i + 1] if r is not None)
-        assert scripts.sampling_rate(ph) == sampling.auto_rate(seen, 200.0), (ph.argv, seen)
+        assert tidy.sampling_rate(ph) == sampling.auto_rate(seen, 200.0), (ph.argv, seen)
         rows = runs[i + 1].series["0"]["latency"]  # type: ignore[union-attr]
         logged = sum(r[rows["columns"].index("count")] for r in rows["rows"])
         assert logged < 0.5 * (ph.transactions or 0) and 0.3 * 200 * 2 < logged < 3 * 200 * 2

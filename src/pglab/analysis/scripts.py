@@ -127,16 +127,6 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def sampling_rate(phase: PhaseRow) -> float | None:
-    """The share of the phase's transactions its per-transaction log kept (pgbench
-    --sampling-rate, ``sampling_rate``): its percentiles and per-second counts are of that
-    sample; None when it kept every one."""
-    for arg in phase.argv:
-        if arg.startswith("--sampling-rate="):
-            return float(arg.split("=", 1)[1])
-    return None
-
-
 def sampled_percentiles(run: StoredRun, phase: PhaseRow) -> list[tuple[float, float, float, float]]:
     """(q, the percentile, the low and high ends of its 95% interval) in ms for a phase whose
     log kept a sample of the transactions: what the sample costs each percentile."""

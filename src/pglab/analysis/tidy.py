@@ -18,7 +18,7 @@ from typing import Any
 
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
-from pglab.rows import StoredRun
+from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import pg_stats
 from pglab.telemetry.base import Table as TelemetryTable
 from pglab.telemetry.summary import phase_summary
@@ -126,15 +126,34 @@ def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram
     return row[cols.index("histogram")] or ()  # [bucket, count] lists: merge takes them as is
 
 
+def sampling_rate(phase: PhaseRow) -> float | None:
+    """The share of the phase's transactions its per-transaction log kept (pgbench
+    --sampling-rate, ``sampling_rate``): its percentiles and per-second counts are of that
+    sample; None when it kept every one."""
+    for arg in phase.argv:
+        if arg.startswith("--sampling-rate="):
+            return float(arg.split("=", 1)[1])
+    return None
+
+
+def phase_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
+    """A phase's latencies as one histogram, its per-second ones merged; a sampled log's
+    counts weighted by 1/rate, so that the phases and runs of a point (a first run that logged
+    every transaction, later ones a sample) merge in proportion to the transactions they ran."""
+    tab = table(run, idx, "latency")
+    hist = latency_hist.merge(row_histogram(tab, row) for row in tab["rows"])
+    phase = next((p for p in run.phases if p.idx == idx), None)
+    rate = sampling_rate(phase) if phase is not None else None
+    return latency_hist.scaled(hist, 1 / rate) if rate else hist
+
+
 def percentiles(runs: Sequence[StoredRun], idxs: dict[int, list[int]]) -> dict[float, float]:
     """Latency percentiles (ms) over every transaction of the runs' phases ``idxs[run.id]``,
-    from their per-second histograms merged (never percentiles averaged)."""
-    hists: list[latency_hist.Histogram] = []
-    for run in runs:
-        for idx in idxs.get(run.id, []):
-            tab = table(run, idx, "latency")
-            hists.extend(row_histogram(tab, row) for row in tab["rows"])
-    hist = latency_hist.merge(hists)
+    from their per-second histograms merged (never percentiles averaged; sampled logs weighted
+    by 1/rate: ``phase_histogram``)."""
+    hist = latency_hist.merge(
+        phase_histogram(run, idx) for run in runs for idx in idxs.get(run.id, [])
+    )
     return {q: latency_hist.percentile(hist, q) for q in PERCENTILES} if hist else {}
 
 

@@ -312,7 +312,7 @@ def _print_run(run: StoredRun) -> None:
         )
     console.print(table)
     for ph in run.phases:
-        rate = scripts.sampling_rate(ph)
+        rate = tidy.sampling_rate(ph)
         if rate is None:
             continue
         pcts = ", ".join(f"p{q:g} {fmt.short(v)} ({fmt.short(lo)}–{fmt.short(hi)})"

@@ -60,6 +60,15 @@ def merge(hists: Iterable[Histogram]) -> Histogram:
     return tuple(sorted(counts.items()))
 
 
+def scaled(hist: Histogram, factor: float) -> Histogram:
+    """The histogram with each count multiplied by ``factor`` and rounded (at least 1 where
+    there was one): a sample's histogram weighted up to the transactions it stands for, so that
+    it merges with others in proportion (a log of every transaction and a 1-in-8 sample)."""
+    if factor == 1:
+        return hist
+    return tuple((bucket, max(1, round(n * factor))) for bucket, n in hist if n)
+
+
 def nearest_rank(q: float, n: int) -> int:
     """The 1-based rank of the ``q``-th percentile (``q`` in 0..100) among ``n`` sorted values.
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pglab.pgbench import latency as latency_hist
 from pglab.rows import RunRow
 
-VERSION = 1  # of what a file holds
+VERSION = 2  # of what a file holds (2: sampled logs weighted by 1/rate)
 
 
 class RunCache:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pglab.analysis import derived, points, syncrate
 from pglab.analysis.points import PointRow
-from pglab.analysis.tidy import PERCENTILES, measured_phases, row_histogram, table
+from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
@@ -190,13 +190,9 @@ def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun], cache: RunC
 
 
 def _histogram(run: StoredRun) -> latency_hist.Histogram:
-    """Every transaction of the run's measured phases, as one latency histogram."""
-    return latency_hist.merge(
-        row_histogram(tab, row)
-        for idx in measured_phases(run)
-        for tab in (table(run, idx, "latency"),)
-        for row in tab["rows"]
-    )
+    """Every transaction of the run's measured phases, as one latency histogram (a sampled
+    log weighted by 1/rate: ``tidy.phase_histogram``)."""
+    return latency_hist.merge(phase_histogram(run, idx) for idx in measured_phases(run))
 
 
 def _without_histograms(run: StoredRun) -> StoredRun:

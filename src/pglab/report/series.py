@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from pglab.analysis.scripts import sampling_rate
-from pglab.analysis.tidy import measured_phases, table
+from pglab.analysis.tidy import measured_phases, sampling_rate, table
 from pglab.rows import StoredRun
 
 
