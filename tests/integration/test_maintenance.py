@@ -384,8 +384,9 @@ def test_dump_restore_basebackup_and_rewrites_store_their_figures(
 def test_a_dataset_init_tells_its_progress_and_keeps_its_steps_times(
     tmp_path: Path, lab: Lab, monkeypatch
 ) -> None:
-    # told from the start (not after 5 s): scale 3 is made in under a second
+    # told from the start (not after 5 s): scale 3 is made (and copied) in under a second
     monkeypatch.setattr(dataset, "SAID_AFTER_S", 0.0)
+    monkeypatch.setattr(dataset, "COPY_TICK_S", 0.01)
     path = tmp_path / "i.toml"
     # fillfactor 95: a dataset of its own, made now
     path.write_text('name = "init"\n[dataset]\nscale = 3\nfillfactor = 95\n'
@@ -402,6 +403,15 @@ def test_a_dataset_init_tells_its_progress_and_keeps_its_steps_times(
     tuples = [t for t in told if " tuples), ETA " in t]
     assert tuples[0].startswith("pgbench_accounts 33% (100,000 of 300,000 tuples), ETA 0:0")
     assert tuples[-1].startswith("pgbench_accounts 100% (300,000 of 300,000 tuples)")
+    # the run's copy of the dataset: its bytes as it goes, then its total and rate
+    copying = [m for m in events.statuses if m.startswith("resetting dataset: ")]
+    assert copying and all(re.fullmatch(r"resetting dataset: [0-9,]+ of [0-9,]+ MiB \(\d+%\)"
+                                        r"(, [0-9,]+ MB/s, ETA \d+:\d\d)?", m)
+                           for m in copying), copying  # fmt: skip
+    copied = [m for m in events.statuses if m.startswith("dataset copied: ")]
+    assert len(copied) == 1, events.statuses
+    found = re.fullmatch(r"dataset copied: ([0-9,]+) MiB in [0-9.]+ s \([0-9,]+ MB/s\)", copied[0])
+    assert found and int(found[1].replace(",", "")) >= 30, copied  # scale 3: ~45 MiB
     # pgbench's own time per step, with the dataset and in the run's timings
     steps = run.timings
     assert run.timings["dataset_made_now"] == 1.0

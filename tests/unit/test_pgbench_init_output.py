@@ -50,3 +50,14 @@ def test_a_progress_line_in_words() -> None:
     )
     assert p is not None
     assert init_output.said(p) == "pgbench_accounts 40% (2,400,000 of 6,000,000 tuples), ETA 1:12"
+
+
+def test_a_dataset_copy_is_told_in_mib_with_its_rate_and_eta() -> None:
+    from pglab.postgres.dataset import said_copy
+
+    mib = 2**20
+    assert said_copy(0, 3210 * mib, 0.0) == "0 of 3,210 MiB (0%)"
+    # 1,234 MiB in 3 s: 431 MB/s, the 1,976 MiB left in 4.8 s
+    assert said_copy(1234 * mib, 3210 * mib, 3.0) == "1,234 of 3,210 MiB (38%), 431 MB/s, ETA 0:04"
+    assert said_copy(3210 * mib, 3210 * mib, 100.0).endswith("(100%), 34 MB/s, ETA 0:00")
+    assert said_copy(5 * mib, 0, 1.0).startswith("5 of 0 MiB (100%)")

@@ -7,6 +7,7 @@ is much faster than running ``pgbench -i`` again. The time of both is recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,14 +206,70 @@ def ensure(
                        init_steps=meta["init_steps"])  # fmt: skip
 
 
-def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None) -> float:
+COPY_TICK_S = 1.0  # how often a long copy's bytes are counted and told
+
+
+def said_copy(copied: int, total: int, seconds: float) -> str:
+    """A copy's progress as told: ``1,234 of 3,210 MiB (38%), 410 MB/s, ETA 0:05``."""
+    mib = 2**20
+    pct = 100 * copied / total if total else 100.0
+    out = f"{copied / mib:,.0f} of {total / mib:,.0f} MiB ({pct:.0f}%)"
+    if seconds > 0 and copied > 0:
+        rate = copied / seconds
+        left = max(0, total - copied) / rate
+        out += f", {rate / 1e6:,.0f} MB/s, ETA {int(left) // 60}:{int(left) % 60:02d}"
+    return out
+
+
+def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None,
+          on_status: Callable[[str], None] = lambda msg: None) -> float:  # fmt: skip
     """Replace ``target`` with a copy of the dataset's template (and, with ``waldir``, its
-    pg_wal with a copy there, ``target/pg_wal`` a symlink to it); return the seconds it took."""
+    pg_wal with a copy there, ``target/pg_wal`` a symlink to it); return the seconds it took.
+    A copy still running after ``SAID_AFTER_S`` tells ``on_status`` its bytes copied, rate and
+    ETA every ``COPY_TICK_S``, and its total when done."""
     t0 = time.monotonic()
     if target.exists():
         shutil.rmtree(target)  # a pg_wal symlink is removed, not followed
     if waldir is not None and waldir.exists():
         shutil.rmtree(waldir)
+    done = threading.Event()
+    told = threading.Event()
+
+    def tell() -> None:
+        if done.wait(SAID_AFTER_S):
+            return
+        while True:
+            with contextlib.suppress(OSError):  # a file copied away under the walk
+                said = said_copy(_du(target), dataset.size_bytes, time.monotonic() - t0)
+                on_status(f"resetting dataset: {said}")
+                told.set()
+            if done.wait(COPY_TICK_S):
+                return
+
+    watcher = threading.Thread(target=tell, name="pglab-reset", daemon=True)
+    watcher.start()
+    try:
+        _copy_template(lab, dataset, target)
+    finally:
+        done.set()
+        watcher.join()
+    if told.is_set():
+        took = time.monotonic() - t0
+        size = _du(target)
+        on_status(f"dataset copied: {size / 2**20:,.0f} MiB in {took:.1f} s "
+                  f"({size / max(took, 1e-9) / 1e6:,.0f} MB/s)")  # fmt: skip
+    for leftover in ("postmaster.pid", "postmaster.opts"):
+        (target / leftover).unlink(missing_ok=True)
+    if waldir is not None:
+        _copy(lab, dataset.template / "pg_wal", waldir)
+        shutil.rmtree(target / "pg_wal")
+        (target / "pg_wal").symlink_to(waldir)
+        if lab.run_as is not None:
+            os.lchown(target / "pg_wal", lab.run_as.uid, lab.run_as.gid)
+    return time.monotonic() - t0
+
+
+def _copy_template(lab: Lab, dataset: Dataset, target: Path) -> None:
     cp = shutil.which("cp")
     if cp:  # GNU cp: keeps owners and modes, uses reflinks where the filesystem has them
         procs.run(
@@ -223,15 +280,6 @@ def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None) 
     else:
         shutil.copytree(dataset.template, target, symlinks=True)
         lab.give(target, recursive=True)
-    for leftover in ("postmaster.pid", "postmaster.opts"):
-        (target / leftover).unlink(missing_ok=True)
-    if waldir is not None:
-        _copy(lab, dataset.template / "pg_wal", waldir)
-        shutil.rmtree(target / "pg_wal")
-        (target / "pg_wal").symlink_to(waldir)
-        if lab.run_as is not None:
-            os.lchown(target / "pg_wal", lab.run_as.uid, lab.run_as.gid)
-    return time.monotonic() - t0
 
 
 def _copy(lab: Lab, source: Path, target: Path) -> None:

@@ -495,7 +495,9 @@ class Executor:
             if waldir is not None:
                 self.workdirs.add(waldir)
             self.workdirs.add(datadir)
-            timings["reset_s"] = datasets.reset(self.lab, ds, datadir, waldir)
+            timings["reset_s"] = datasets.reset(
+                self.lab, ds, datadir, waldir, on_status=self.events.status
+            )
             self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
