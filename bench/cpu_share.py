@@ -103,8 +103,7 @@ class Counter:
 
 
 _counters: list[Counter] = []
-_enter, _exit, _set_pgbench = (watch.PhaseWatch.__enter__, watch.PhaseWatch.__exit__,
-                               watch.PhaseWatch.set_pgbench)  # fmt: skip
+_exit, _set_pgbench = watch.PhaseWatch.__exit__, watch.PhaseWatch.set_pgbench
 
 
 def _counting_set_pgbench(self, proc):

@@ -130,8 +130,7 @@ def _mean(values: list[float | None]) -> float | None:
 def sampled_percentiles(run: StoredRun, phase: PhaseRow) -> list[tuple[float, float, float, float]]:
     """(q, the percentile, the low and high ends of its 95% interval) in ms for a phase whose
     log kept a sample of the transactions: what the sample costs each percentile."""
-    tab = tidy.table(run, phase.idx, "latency")
-    hist = latency.merge(tidy.row_histogram(tab, row) for row in tab["rows"])
+    hist = tidy.logged_histogram(run, phase.idx)
     if not hist:
         return []
     return [(q, latency.percentile(hist, q), *sampling.interval(hist, q)) for q in PERCENTILES]

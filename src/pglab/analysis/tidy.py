@@ -136,12 +136,18 @@ def sampling_rate(phase: PhaseRow) -> float | None:
     return None
 
 
-def phase_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
-    """A phase's latencies as one histogram, its per-second ones merged; a sampled log's
-    counts weighted by 1/rate, so that the phases and runs of a point (a first run that logged
-    every transaction, later ones a sample) merge in proportion to the transactions they ran."""
+def logged_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
+    """A phase's logged latencies as one histogram, its per-second ones merged: a sample's
+    own counts where the log kept a sample (what its percentiles' intervals need)."""
     tab = table(run, idx, "latency")
-    hist = latency_hist.merge(row_histogram(tab, row) for row in tab["rows"])
+    return latency_hist.merge(row_histogram(tab, row) for row in tab["rows"])
+
+
+def phase_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
+    """A phase's latencies as one histogram, a sampled log's counts weighted by 1/rate, so
+    that the phases and runs of a point (a first run that logged every transaction, later ones
+    a sample) merge in proportion to the transactions they ran."""
+    hist = logged_histogram(run, idx)
     phase = next((p for p in run.phases if p.idx == idx), None)
     rate = sampling_rate(phase) if phase is not None else None
     return latency_hist.scaled(hist, 1 / rate) if rate else hist

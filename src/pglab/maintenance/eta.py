@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pglab.maintenance.figures import Prior, progress_row
+from pglab.maintenance.figures import Prior, progress_row, stretch_last
 
 SHARES = (25, 50, 75)  # % of the phase's units done
 
@@ -28,9 +28,7 @@ def phase_end(rows: list[list[Any]], phase: str, ended: float) -> float:
     idx = [i for i, r in enumerate(rows) if r[1] == phase]
     if not idx:
         raise ValueError(f"no progress row of phase {phase!r}")
-    last = idx[0]
-    while last + 1 < len(rows) and rows[last + 1][1] == phase:
-        last += 1
+    last = stretch_last(rows, idx[0], phase)
     return (rows[last][0] + rows[last + 1][0]) / 2 if last + 1 < len(rows) else ended
 
 

@@ -203,8 +203,7 @@ def progress_row(
         rate = (done - first[2]) / (t - first[0])
         if total > 0:
             eta, by = round(max(total - done, 0) / rate, 1), "rate"
-            since = first[2] / first[3] if first[3] else 0.0
-            left = _left_before(prior, str(phase), since, done / total) if prior else None
+            left = _left_before(prior, str(phase), _share(first), done / total) if prior else None
             if left is not None:
                 pace = (t - first[0]) / left[0]  # this run's time for it against the other's
                 eta, by = round(left[1] * pace, 1), "history"
@@ -226,6 +225,14 @@ def _share(row: list[Any]) -> float:
     return row[2] / row[3] if row[3] else 0.0
 
 
+def stretch_last(rows: list[list[Any]], at: int, phase: str) -> int:
+    """The index of the last row of the stretch of ``phase`` rows that holds index ``at``."""
+    last = at
+    while last + 1 < len(rows) and rows[last + 1][1] == phase:
+        last += 1
+    return last
+
+
 def _left_before(
     prior: Prior, phase: str, since: float, share: float
 ) -> tuple[float, float, float] | None:
@@ -244,9 +251,7 @@ def _left_before(
         return None
     start = rows.index(_stretch_start(rows, at + 1, phase, rows[at][5]))  # type: ignore[arg-type]
     stretch = rows[start : at + 1]
-    last = at
-    while last + 1 < len(rows) and rows[last + 1][1] == phase:
-        last += 1
+    last = stretch_last(rows, at, phase)
     end = _end_of(rows[start : last + 1], rows[last + 1][0] if last + 1 < len(rows) else None)
     now, then = _time_at(stretch, share), _time_at(stretch, since)
     end = min(end if end is not None else prior.ended, prior.ended)

@@ -254,8 +254,7 @@ def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None,
         done.set()
         watcher.join()
     if told.is_set():
-        took = time.monotonic() - t0
-        size = _du(target)
+        took, size = time.monotonic() - t0, dataset.size_bytes  # the template, whole
         on_status(f"dataset copied: {size / 2**20:,.0f} MiB in {took:.1f} s "
                   f"({size / max(took, 1e-9) / 1e6:,.0f} MB/s)")  # fmt: skip
     for leftover in ("postmaster.pid", "postmaster.opts"):
