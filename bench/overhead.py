@@ -12,10 +12,12 @@ and pgbench's own per-second aggregates), and bare pgbench (no progress, no log)
 
 ``--breakdown`` toggles each factor on its own, all interleaved in one run: bare pgbench with
 ``-P 1`` only, with the per-transaction log ``-l`` only, with ``-l --aggregate-interval 1``
-only; pglab with no log and no telemetry (its own process and its ``-P 1``); the same plus each
-sampler alone (PostgreSQL statistics, waits, shared buffers, OS); pglab with the aggregate log,
+only, with both as pglab passes them (``bare as pglab``); pglab with no log and no telemetry
+(its own process and its ``-P 1``); the same plus each sampler alone (PostgreSQL statistics,
+waits, shared buffers, OS); pglab with the aggregate log,
 with the full log of every transaction, and with the full log sampled as by default (no
-telemetry); and pglab as it runs by default.
+telemetry); pglab as it runs by default; and pglab with the aggregate log and every sampler
+(``default agg``, set against ``bare as pglab``: what pglab adds beyond pgbench's own options).
 
 pglab's default full log is sampled once a point is known to exceed 10,000 TPS
 (``pgbench/sampling.py``): the executor keeps the TPS of each arm's point, so an arm's first
@@ -66,6 +68,7 @@ BREAKDOWN = {
     "bare -P 1": ("bare pgbench with its progress lines (-P 1)", "bare"),
     "bare -l": ("bare pgbench with its per-transaction log (-l)", "bare"),
     "bare -l agg": ("bare pgbench with its per-second aggregate log", "bare"),
+    "bare as pglab": ("bare pgbench with pglab's arguments: -P 1 and the aggregate log", "bare"),
     "pglab": ("pglab, no latency log, no telemetry: its process, -P 1", "bare -P 1"),
     "+stats": ("pglab + the PostgreSQL statistics sampler", "pglab"),
     "+waits": ("pglab + the wait-event sampler (10 Hz)", "pglab"),
@@ -75,6 +78,7 @@ BREAKDOWN = {
     "+log every": ("pglab + the full latency log of every transaction, parsed", "pglab"),
     "+log full": ("pglab + the full latency log, sampled as by default, parsed", "pglab"),
     "default": ("pglab as it runs by default: full log, every sampler", "pglab"),
+    "default agg": ("pglab with latency_log aggregate, every sampler", "bare as pglab"),
 }
 DEFAULT = {"full": ("pglab, latency_log full (default)", "bare"),
            "aggregate": ("pglab, latency_log aggregate", "bare")}  # fmt: skip
@@ -136,12 +140,14 @@ def main() -> None:
             "bare -P 1": lambda: bare("-P", "1"),
             "bare -l": lambda: bare("-l"),
             "bare -l agg": lambda: bare("-l", "--aggregate-interval", "1"),
+            "bare as pglab": lambda: bare("-P", "1", "-l", "--aggregate-interval", "1"),
             "pglab": lambda: with_pglab("off", telemetry=False),
             **{f"+{k}": (lambda k=k: with_pglab("off", only={SAMPLERS[k]})) for k in SAMPLERS},
             "+log agg": lambda: with_pglab("aggregate", telemetry=False),
             "+log every": lambda: with_pglab("full", telemetry=False, every=True),
             "+log full": lambda: with_pglab("full", telemetry=False),
             "default": lambda: with_pglab("full"),
+            "default agg": lambda: with_pglab("aggregate"),
         }
     else:
         arms = DEFAULT

@@ -105,7 +105,10 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     select, update = phase.report["scripts"]
     assert select["weight"] == 1 and update["weight"] == 3
     assert select["tps"] + update["tps"] == pytest.approx(phase.tps, rel=0.01)
-    assert abs(select["transactions"] + update["transactions"] - phase.transactions) <= 8
+    # pgbench's per-script counters are shared by its threads without a lock ("XXX could use
+    # a mutex here, but we choose not to"): an increment can be lost, never gained
+    lost = phase.transactions - (select["transactions"] + update["transactions"])
+    assert 0 <= lost <= 0.005 * phase.transactions, (select, update, phase.transactions)
     assert abs(update["share_pct"] - 75) <= 5 and update["latency_avg_ms"] > 0
     fp = run.fingerprint
     assert set(fp["generators"]) == {"gen1", "gen2"}
