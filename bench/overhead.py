@@ -27,15 +27,19 @@ builds on.
 
     .venv/bin/python bench/overhead.py [--rounds 15] [--duration 15] [--clients 2]
         [--script select-only] [--breakdown] [--arms NAME,NAME]
+    .venv/bin/python bench/overhead.py --pool LOG LOG   # earlier runs' rounds (same point) together
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import re
 import statistics
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from _common import bootstrap_median_ci, open_lab, parser, point_doc
 
@@ -89,7 +93,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--breakdown", action="store_true", help="toggle each factor on its own")
     ap.add_argument("--arms", help="only these arms (comma-separated; bare is always run)")
+    ap.add_argument("--pool", nargs="+", metavar="LOG",
+                    help="run nothing: sum up together the rounds that earlier runs of this "
+                         "script printed (their output saved in each LOG)")  # fmt: skip
     args = ap.parse_args()
+    if args.pool:
+        summarise(pooled_rounds(args.pool), BREAKDOWN | DEFAULT, args)
+        return
 
     lab = open_lab(args)
     doc = point_doc("bench-overhead", args)
@@ -155,8 +165,15 @@ def main() -> None:
     if args.arms:
         keep = {a.strip() for a in args.arms.split(",")} | {"bare"}
         runs = {k: v for k, v in runs.items() if k in keep}
-    results = ratios_by_round(runs, args.rounds, executor)
-    print(f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each; "
+    summarise(ratios_by_round(runs, args.rounds, executor), arms, args)
+
+
+def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
+              args: argparse.Namespace) -> None:  # fmt: skip
+    """Each arm's ratio to bare pgbench in the same round (median, 95% CI), and to the arm it
+    builds on in the same round; then the figures' lines."""
+    rounds = len(results["bare"])
+    print(f"{rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each; "
           f"median TPS bare {statistics.median(results['bare']):.1f}")  # fmt: skip
     ratio: dict[str, float] = {}
     for name, tps in results.items():
@@ -167,15 +184,36 @@ def main() -> None:
         low, high = bootstrap_median_ci(within)
         what, base = arms[name]
         extra = ""
-        if base != "bare" and base in ratio:
-            extra = f"; over {base}: {ratio[name] / ratio[base] - 1:+.2%}"
+        if base != "bare" and base in results:
+            over = [a / b - 1 for a, b in zip(tps, results[base], strict=True)]
+            lo, hi = bootstrap_median_ci(over)
+            extra = f"; over {base}: {statistics.median(over):+.2%} (95% CI {lo:+.2%}–{hi:+.2%})"
         print(f"  {name:12s} {ratio[name]:.4f} (95% CI {low:.4f}–{high:.4f}; median TPS "
               f"{statistics.median(tps):.1f}){extra}  {what}")  # fmt: skip
-    if not args.breakdown:
-        print(f"overhead_ratio_full: {ratio['full']:.4f}")
-        print(f"overhead_ratio: {ratio['aggregate']:.4f}")
+    if "full" in ratio or "aggregate" in ratio:
+        print(f"overhead_ratio_full: {ratio.get('full', math.nan):.4f}")
+        print(f"overhead_ratio: {ratio.get('aggregate', math.nan):.4f}")
     else:
-        print(f"overhead_ratio_default: {ratio.get('default', float('nan')):.4f}")
+        print(f"overhead_ratio_default: {ratio.get('default', math.nan):.4f}")
+
+
+def pooled_rounds(logs: list[str]) -> dict[str, list[float]]:
+    """The rounds of earlier outputs, together: only rounds where every arm ran."""
+    results: dict[str, list[float]] = {}
+    for log in logs:
+        rounds: dict[int, dict[str, float]] = {}
+        for line in Path(log).read_text().splitlines():
+            m = re.match(r"round (\d+) (.+?)\s+([0-9.]+) tps$", line)
+            if m:
+                rounds.setdefault(int(m[1]), {})[m[2]] = float(m[3])
+        arms = set().union(*rounds.values()) if rounds else set()
+        for found in rounds.values():
+            if set(found) == arms:
+                for name, tps in found.items():
+                    results.setdefault(name, []).append(tps)
+    if not results.get("bare") or any(len(v) != len(results["bare"]) for v in results.values()):
+        raise SystemExit("the logs' rounds do not have the same arms, or have no bare round")
+    return results
 
 
 def ratios_by_round(runs: dict[str, Callable[[], float]], rounds: int,
