@@ -52,7 +52,7 @@ FACTORS = ({"16MB": 0.70, "128MB": 0.90, "1GB": 1.0}, {"64MB": 0.60, "1GB": 0.95
            {"64kB": 0.90, "-1": 1.0, "16MB": 0.93})  # fmt: skip
 
 
-def synthetic(cv: float, seed: int = 1, runs: int = 5) -> dict[tuple[str, ...], list[float]]:
+def synthetic(cv: float, seed: int = 1, runs: int = 15) -> dict[tuple[str, ...], list[float]]:
     rng = random.Random(seed)
     out = {}
     for config in product(*GRID.values()):
@@ -62,10 +62,12 @@ def synthetic(cv: float, seed: int = 1, runs: int = 5) -> dict[tuple[str, ...], 
 
 
 def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, trials: int,
-           repeats: int) -> tuple[tuple[str, ...], tuple[str, ...], bool]:  # fmt: skip
+           repeats: int, most: int | None = None,
+           ) -> tuple[tuple[str, ...], tuple[str, ...], bool, int]:  # fmt: skip
     """One tuning: (the search's best configuration, the confirmed pick, whether a winner
-    was confirmed)."""
-    spec = TuneSpec(sampler=sampler, seed=seed, trials=trials, confirm_repeats=repeats)
+    was confirmed, the confirmation's runs)."""
+    spec = TuneSpec(sampler=sampler, seed=seed, trials=trials, confirm_repeats=repeats,
+                    confirm_max=most)  # fmt: skip
     rng = random.Random(seed)
     names = list(GRID)
     with warnings.catch_warnings():
@@ -88,10 +90,26 @@ def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, t
     cands = confirm.candidates(records, spec, pgtune)
     config_of = {c.label: tuple(dict(c.settings).get(k) for k in names) for c in cands}
     config_of["default"] = DEFAULTS
-    values = {label: rng.choices(truth[cfg], k=repeats) for label, cfg in config_of.items()}
-    decision = confirm.decide("tps", values)
+    # each candidate's runs: its configuration's recorded ones in a shuffled order (no run drawn
+    # twice until all have been), as many rounds as the confirmation asks for
+    pools = {label: rng.sample(truth[cfg], len(truth[cfg])) for label, cfg in config_of.items()}
+
+    def draw(label: str) -> float:
+        if not pools[label]:
+            pools[label] = rng.sample(truth[config_of[label]], len(truth[config_of[label]]))
+        return pools[label].pop()
+
+    values = {label: [draw(label) for _ in range(repeats)] for label in config_of}
+    while spec.adaptive and len(values["default"]) < spec.confirm_rounds:
+        want = confirm.undecided(values, spec)
+        if not want:
+            break
+        for label in want:
+            values[label].append(draw(label))
+    decision = confirm.decide("tps", values, adaptive=spec.adaptive)
     pick = config_of[decision.winner] if decision.winner else DEFAULTS
-    return searched, pick, decision.winner is not None
+    runs = sum(len(v) for v in values.values())
+    return searched, pick, decision.winner is not None, runs
 
 
 def main() -> None:
@@ -99,6 +117,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--confirm-max", type=int, default=None, metavar="N",
+                    help="adaptive confirmation: rounds go on to N while undecided")  # fmt: skip
     ap.add_argument("--store", default=str(DEFAULT_STORE))
     ap.add_argument("--synthetic", type=float, metavar="CV", help="a made-up grid at this CV")
     args = ap.parse_args()
@@ -118,9 +138,12 @@ def main() -> None:
     for sampler in ("tpe", "random"):
         hits = searched_hits = winners = 0
         ratios = []
+        spent = []
         for seed in range(args.seeds):
-            searched, pick, won = replay(truth, sampler, seed, args.trials, args.repeats)
+            searched, pick, won, runs = replay(truth, sampler, seed, args.trials, args.repeats,
+                                               args.confirm_max)  # fmt: skip
             ratios.append(medians[pick] / best)
+            spent.append(runs)
             hits += pick in good
             searched_hits += searched in good
             winners += won
@@ -130,7 +153,8 @@ def main() -> None:
               f"(95% CI {low:.2f}–{high:.2f}); the search's own best in {searched_hits}/"
               f"{args.seeds} ({slow:.2f}–{shigh:.2f}); a winner confirmed in {winners}/"
               f"{args.seeds}; the pick's median / the best's: mean {statistics.fmean(ratios):.3f}, "
-              f"min {min(ratios):.3f}", flush=True)  # fmt: skip
+              f"min {min(ratios):.3f}; confirmation runs: mean {statistics.fmean(spent):.1f}",
+              flush=True)  # fmt: skip
         rates[sampler] = hits / args.seeds
     print(f"tune_hit_rate: {rates['tpe']:.4f}")
     print(f"tune_hit_rate_random: {rates['random']:.4f}")

@@ -55,6 +55,7 @@ def test_a_tune_study_end_to_end(tmp_path: Path, lab: Lab, capsys, no_leftovers)
 [tune]
 trials = 3
 confirm_repeats = 2
+confirm_max = 3
 confirm_top = 1
 [tune.knobs]
 shared_buffers = {min = "16MB", max = "256MB", log = true}
@@ -75,16 +76,18 @@ wal_compression = ["off", "pglz"]
     for r in runs:
         assert r.ok, r.error
         by_variant[r.variant] = by_variant.get(r.variant, 0) + 1
-    # every trial one stored run with its TPS; every candidate confirmed twice
-    assert by_variant == {"trial 0": 1, "trial 1": 1, "trial 2": 1, "confirm default": 2,
-                          "confirm pgtune": 2, f"confirm {_best(trials)}": 2}  # fmt: skip
+    # every trial one stored run with its TPS; every candidate confirmed twice, then (adaptive)
+    # a third time: 2 runs a side give no anytime-valid interval, so nothing was decided
+    assert by_variant == {"trial 0": 1, "trial 1": 1, "trial 2": 1, "confirm default": 3,
+                          "confirm pgtune": 3, f"confirm {_best(trials)}": 3}  # fmt: skip
     for t in trials:
         run = next(r for r in runs if r.variant == f"trial {t.number}")
         assert t.value == pytest.approx(run.tps)
         assert run.metrics["latency_p99_ms"] > 0
     # what a person reads: the trials as they ran, then the study and its answer
     assert "trial 1/3 #0 default: ✓" in out and "trial 3/3 #2 sampler" in out
-    assert "optimization history" in out and "confirmation:" in out
+    assert "optimization history" in out and "then 6–9 confirmation run(s)" in out
+    assert "confirmation: adaptive, 2–3 rounds" in out and "p (Bonferroni)" in out
     assert "answer: " in out
     assert cli("show", "e2e", lab=lab, store=store) == 0
     shown = capsys.readouterr().out
@@ -94,7 +97,8 @@ wal_compression = ["off", "pglz"]
     doc = json.loads(capsys.readouterr().out)["tune"]
     assert [t["number"] for t in doc["trials"]] == [0, 1, 2] and doc["budget"] == 3
     assert [r["label"] for r in doc["confirmation"]] == ["default", "pgtune", _best(trials)]
-    assert doc["confirmation"][1]["comparison"]["n_b"] == 2 and doc["answer"]
+    comparison = doc["confirmation"][1]["comparison"]
+    assert comparison["n_b"] == 3 and "sequential" in comparison["reason"] and doc["answer"]
     # the report: the study's section first, its history drawn
     page = tmp_path / "e2e.html"
     assert cli("report", "e2e", "-o", str(page), lab=lab, store=store) == 0

@@ -224,6 +224,93 @@ def test_p99_is_better_lower_and_a_limit_excludes_a_faster_configuration() -> No
     assert d.winner is None and not d.rows[1].within_limit
 
 
+def test_confirm_max_makes_the_confirmation_adaptive_and_is_checked() -> None:
+    spec, problems = parse_tune({"confirm_max": 15})
+    assert not problems and spec.adaptive and spec.confirm_rounds == 15
+    assert confirm.count(spec) == 75 and confirm.count_text(spec) == "25–75"
+    fixed = parse_tune({"confirm_max": 5})[0]  # as many as confirm_repeats: a fixed design
+    assert not fixed.adaptive and confirm.count_text(fixed) == "25"
+    assert confirm.count_text(TuneSpec()) == "25" and not TuneSpec().adaptive
+    _, problems = parse_tune({"confirm_repeats": 6, "confirm_max": 4})
+    assert problems == ["[tune]: confirm_max = 4 is below confirm_repeats = 6: confirmation "
+                        "runs confirm_repeats rounds, then more up to confirm_max while "
+                        "undecided"]  # fmt: skip
+    _, problems = parse_tune({"confirm_repeats": 0, "confirm_max": 4})
+    assert problems == ["[tune]: confirm_max needs a confirmation: confirm_repeats is 0"]
+
+
+ADAPTIVE = TuneSpec(confirm_repeats=5, confirm_max=15)
+
+
+def test_adaptive_rounds_go_on_for_the_undecided_and_the_defaults() -> None:
+    steady = STEADY + STEADY[:1]
+    clear = {"default": steady, "trial 3": [v * 1.40 for v in steady]}
+    assert confirm.undecided(clear, ADAPTIVE) == set()  # +40% at 1% noise: decided "+"
+    close = {"default": steady, "trial 3": [v * 1.40 for v in steady],
+             "trial 7": [v * 1.04 for v in (1000, 1040, 960, 1030, 970, 1000)]}  # fmt: skip
+    # +4% against a 5% effect of interest: neither "+" nor "~" yet; the defaults go on too
+    assert confirm.undecided(close, ADAPTIVE) == {"default", "trial 7"}
+    few = {"default": STEADY[:3], "trial 3": [v * 1.40 for v in STEADY[:3]]}
+    assert confirm.undecided(few, ADAPTIVE) == {"default", "trial 3"}  # under confirm_repeats
+
+
+def test_an_adaptive_decision_is_judged_on_the_anytime_valid_interval() -> None:
+    values = {"default": STEADY * 2, "trial 3": [v * 1.20 for v in STEADY * 2]}
+    fixed = confirm.decide("tps", values)
+    d = confirm.decide("tps", values, adaptive=True)
+    assert d.winner == "trial 3" and "sequential" in d.rows[1].comparison.reason
+    seq, welch = d.rows[1].comparison, fixed.rows[1].comparison
+    assert seq.ci_high - seq.ci_low > welch.ci_high - welch.ci_low  # the price of looking often
+
+
+class _Run:
+    def __init__(self, variant: str, tps: float) -> None:
+        self.variant, self.tps, self.ok, self.metrics = variant, tps, True, {}
+
+
+class _Search:
+    """What ``confirm._rounds`` reads: the spec, the store's runs, a status line."""
+
+    def __init__(self, spec: TuneSpec, runs: list[_Run]) -> None:
+        from types import SimpleNamespace
+
+        self.setup = SimpleNamespace(spec=spec, campaign=SimpleNamespace(name="t"))
+        self.runs, self.said = runs, []
+        self.store = SimpleNamespace(list_runs=lambda name: list(self.runs))
+        self.events = SimpleNamespace(status=self.said.append)
+
+
+def _confirm_rounds(runs: dict[str, list[float]], spec: TuneSpec) -> tuple[list, list[str]]:
+    """The rounds ``confirm._rounds`` asks for, each candidate's round r run storing its
+    ``runs[label][r - 1]``; (rounds as (r, labels), the status lines)."""
+    cands = [confirm.Candidate(label, ()) for label in runs]
+    search = _Search(spec, [])
+    seen = []
+    for r, rnd in confirm._rounds(search, cands, 5.0):  # type: ignore[arg-type]
+        seen.append((r, sorted(c.label for c in rnd)))
+        search.runs += [_Run(confirm.PREFIX + c.label, runs[c.label][r - 1]) for c in rnd]
+    return seen, search.said
+
+
+NOISE = [1000.0, 1010.0, 995.0, 1005.0, 990.0, 1002.0, 998.0, 1008.0]
+
+
+def test_adaptive_rounds_stop_once_every_comparison_is_decided() -> None:
+    spec = TuneSpec(confirm_repeats=3, confirm_max=8)
+    seen, said = _confirm_rounds({"default": NOISE, "trial 3": [v * 1.4 for v in NOISE[::-1]]},
+                                 spec)  # fmt: skip
+    # +40% at 1% noise: decided at the first look, after confirm_repeats rounds
+    assert seen == [(r, ["default", "trial 3"]) for r in (1, 2, 3)]
+    assert said == ["confirmation decided after 3 rounds"]
+    # +4% at 2-4% noise against a 5% effect of interest stays undecided to the last round,
+    # with the defaults; +40% stops as soon as it is decided
+    wobbly = [1040.0, 1000.0, 1080.0, 1010.0, 1070.0, 990.0, 1060.0, 1020.0]
+    seen, said = _confirm_rounds({"default": NOISE, "trial 3": [v * 1.4 for v in NOISE[::-1]],
+                                  "trial 7": wobbly}, spec)  # fmt: skip
+    assert [r for r, _ in seen] == list(range(1, 9)) and said == []
+    assert [labels for _, labels in seen[3:]] == [["default", "trial 7"]] * 5
+
+
 # -- what a person reads --------------------------------------------------------------------
 
 

@@ -36,6 +36,7 @@ no [variants], [matrix] or repeats) with a [tune] table:
   memory_share = 0.75        # shared_buffers + wal_buffers + maintenance_work_mem
                              #   + work_mem × clients below this share of RAM
   confirm_repeats = 5        # confirmation: runs of each of the top, default, PGTune
+  confirm_max = 15           # adaptive: more rounds of the undecided ones, up to 15
   confirm_top = 3
   pgtune = true              # PGTune's rules (OLTP) tried first and confirmed against
   disk = "ssd"               # or "hdd": PGTune's random_page_cost, effective_io_concurrency
@@ -134,7 +135,8 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
     n_confirm = confirm.count(spec)
     console.print(
         f"tuning [bold]{escape(camp.name)}[/]: {len(setup.knobs)} knob(s), {spec.trials} "
-        f"trial(s) of about {fmt.duration(each)}, then {n_confirm} confirmation run(s); "
+        f"trial(s) of about {fmt.duration(each)}, then {confirm.count_text(spec)} "
+        "confirmation run(s); "
         f"objective {spec.objective}"
         + (f" with p99 ≤ {spec.p99_limit_ms:g} ms" if spec.p99_limit_ms else "")
         + f", sampler {spec.sampler}"
@@ -164,7 +166,7 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         search.start()  # refuses a study whose point changed, before the progress shows
         with view, recorder:
             search.run()
-            confirm.run(search, events)
+            confirm.run(search, events, camp.effect_pct)
         tidy.refresh(store, camp.name)
         console.print()
         print_summary(console, summary.of(store, where.store_url, camp.name))
@@ -220,11 +222,17 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
         lines += ["", "confirmation: none (confirm_repeats = 0)" if spec.confirm_repeats == 0
                   else "confirmation: not run yet"]  # fmt: skip
         return lines
-    lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
-              "against the defaults, Welch's 95% CI, "
-              f"Holm over {len(d.rows) - 1} comparison(s)"]  # fmt: skip
-    rows = [["configuration", "runs", f"median {u}", "Δ% [95% CI] verdict", "p (Holm)",
-             "search " + u]]  # fmt: skip
+    m = len(d.rows) - 1
+    if spec.adaptive:
+        lines += ["", f"confirmation: adaptive, {spec.confirm_repeats}–{spec.confirm_rounds} "
+                  "rounds, interleaved, each configuration until its comparison with the "
+                  "defaults was decided; Δ% (geometric means) with its anytime-valid 95% "
+                  f"interval (confidence sequence), Bonferroni over {m} comparison(s)"]  # fmt: skip
+    else:
+        lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
+                  f"against the defaults, Welch's 95% CI, Holm over {m} comparison(s)"]  # fmt: skip
+    rows = [["configuration", "runs", f"median {u}", "Δ% [95% CI] verdict",
+             "p (Bonferroni)" if spec.adaptive else "p (Holm)", "search " + u]]  # fmt: skip
     searched = {c.label: c.search_value for c in s.candidates}
     for row in d.rows:
         c = row.comparison

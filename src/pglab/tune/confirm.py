@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from pglab.analysis.verdicts import Comparison, compare_family
+from pglab import sequential
+from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.tune.spec import TuneSpec
 from pglab.tune.trials import with_p99
@@ -64,7 +65,14 @@ class Decision:
 
 
 def count(spec: TuneSpec) -> int:
-    return (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_repeats
+    """The confirmation's runs (at most, when it is adaptive)."""
+    return (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_rounds
+
+
+def count_text(spec: TuneSpec) -> str:
+    """How many confirmation runs: "25", or "25–75" when adaptive."""
+    least = (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_repeats
+    return f"{least}–{count(spec)}" if spec.adaptive else str(least)
 
 
 def candidates(records: Sequence[TrialRecord], spec: TuneSpec,
@@ -99,15 +107,28 @@ def schedule(cands: Sequence[Candidate], repeats: int, seed: int) -> list[tuple[
     return order
 
 
+def undecided(values: Mapping[str, Sequence[float]], spec: TuneSpec,
+              effect_pct: float = DEFAULT_EFFECT_PCT) -> set[str]:  # fmt: skip
+    """Adaptive confirmation (``confirm_max`` above ``confirm_repeats``): the labels that need
+    another round — each candidate whose anytime-valid comparison with the defaults is not
+    decided yet, and the defaults while any is (``sequential.undecided``, every label a point
+    of its own, the defaults the baseline)."""
+    points = [sequential.Point(label, label, "") for label in values]
+    rounds = sequential.SequentialSpec(min=spec.confirm_repeats, max=spec.confirm_rounds)
+    return sequential.undecided(points, "default", values, rounds, effect_pct)
+
+
 def decide(objective: str, values: Mapping[str, Sequence[float]],
            p99s: Mapping[str, Sequence[float]] | None = None, limit_ms: float | None = None,
-           effect_pct: float = DEFAULT_EFFECT_PCT) -> Decision:  # fmt: skip
-    """Each candidate against "default" (Holm over the family); the winner is the best of those
-    significantly better (higher TPS, or lower p99 for the p99 objective) and, with a p99
-    limit, whose median p99 is within it."""
+           effect_pct: float = DEFAULT_EFFECT_PCT, adaptive: bool = False) -> Decision:  # fmt: skip
+    """Each candidate against "default" (Holm over the family; with ``adaptive``, the
+    anytime-valid confidence sequence that its rounds stopped on, Bonferroni over the family);
+    the winner is the best of those significantly better (higher TPS, or lower p99 for the p99
+    objective) and, with a p99 limit, whose median p99 is within it."""
     base = list(values.get("default", ()))
     others = [label for label in values if label != "default"]
-    comps = compare_family([(base, list(values[o])) for o in others], effect_pct) if others else []
+    compare = compare_sequential if adaptive else compare_family
+    comps = compare([(base, list(values[o])) for o in others], effect_pct) if others else []
     better = "-" if objective == "p99" else "+"
     rows = [Row("default", tuple(base), None, _within(p99s, "default", limit_ms))]
     for label, c in zip(others, comps, strict=True):
@@ -135,9 +156,30 @@ def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float
     return bool(got) and median(got) <= limit
 
 
-def run(search: Search, events: TuneEvents) -> None:
+def stored_values(store: Any, name: str, labels: Sequence[str], objective: str,
+                  ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:  # fmt: skip
+    """Each candidate's confirmation runs stored so far: its figures (TPS, or p99 for the p99
+    objective) and its p99s."""
+    values: dict[str, list[float]] = {label: [] for label in labels}
+    p99s: dict[str, list[float]] = {label: [] for label in labels}
+    for run in store.list_runs(name):
+        label = run.variant.removeprefix(PREFIX)
+        if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
+            continue
+        p99 = run.metrics.get("latency_p99_ms")
+        figure = p99 if objective == "p99" else run.tps
+        if figure is not None:
+            values[label].append(float(figure))
+        if p99 is not None:
+            p99s[label].append(float(p99))
+    return values, p99s
+
+
+def run(search: Search, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_PCT) -> None:
     """The confirmation runs still to do (stored ones are kept: running the file again resumes
-    them); the candidates chosen once and kept in the study."""
+    them); the candidates chosen once and kept in the study. ``confirm_repeats`` rounds of every
+    candidate; when adaptive, then a round at a time of those still undecided (``undecided``)
+    up to ``confirm_max``."""
     setup, study = search.setup, search.study
     spec = setup.spec
     if spec.confirm_repeats == 0:
@@ -148,25 +190,63 @@ def run(search: Search, events: TuneEvents) -> None:
     else:
         cands = candidates(search.records(), spec, setup.pgtune)
         study.set_user_attr("candidates", [c.to_json() for c in cands])
-    done = search.store.done_run_keys(setup.campaign.name)
-    todo = []
-    for cand, repeat in schedule(cands, spec.confirm_repeats, spec.seed):
-        run = dataclasses.replace(
-            setup.base, variant=PREFIX + cand.label, repeat=repeat,
-            server=setup.base.server.with_settings(dict(cand.settings)),
-        )  # fmt: skip
-        if run.run_key not in done:
-            todo.append(run)
-    if not todo:
-        return
-    events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats} runs, "
-                  f"interleaved; {len(todo)} to do")  # fmt: skip
-    search.make_targets()
+    name = setup.campaign.name
+    done = search.store.done_run_keys(name)
+    most = len(cands) * spec.confirm_rounds
+    left = most - sum(1 for c in cands for r in range(1, spec.confirm_rounds + 1)
+                      if _run_of(setup, c, r).run_key in done)  # fmt: skip
+    if spec.adaptive:
+        events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats}–"
+                      f"{spec.confirm_rounds} runs (more rounds while undecided), interleaved; "
+                      f"at most {left} to do")  # fmt: skip
+    elif left:
+        events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats} runs, "
+                      f"interleaved; {left} to do")  # fmt: skip
+    started = False
+    i = 0
     try:
-        for i, run in enumerate(todo, 1):
-            search.executor.events.run_started(run, i, len(todo))
-            result, _ = with_p99(search.executor.run_one(run, setup.binaries))
-            search.store.save_run(result)
-            search.executor.events.run_finished(run, result)
+        for r, round_cands in _rounds(search, cands, effect_pct):
+            for cand in round_cands:
+                run = _run_of(setup, cand, r)
+                if run.run_key in done:
+                    continue
+                if not started:
+                    search.make_targets()
+                    started = True
+                i += 1
+                search.executor.events.run_started(run, i, left)
+                result, _ = with_p99(search.executor.run_one(run, setup.binaries))
+                search.store.save_run(result)
+                search.executor.events.run_finished(run, result)
     finally:
-        search.executor.close()
+        if started:
+            search.executor.close()
+
+
+def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
+            ) -> Iterator[tuple[int, list[Candidate]]]:  # fmt: skip
+    """(round, its candidates in a seeded shuffle): every candidate in the first
+    ``confirm_repeats``; when adaptive, then those the stored runs leave undecided, judged
+    afresh before each round, until none is or ``confirm_max`` rounds."""
+    spec = search.setup.spec
+    fixed = schedule(cands, spec.confirm_repeats, spec.seed)
+    for r in range(1, spec.confirm_repeats + 1):
+        yield r, [c for c, rr in fixed if rr == r]
+    labels = [c.label for c in cands]
+    for r in range(spec.confirm_repeats + 1, spec.confirm_rounds + 1):
+        values, _ = stored_values(search.store, search.setup.campaign.name, labels,
+                                  spec.objective)  # fmt: skip
+        want = undecided(values, spec, effect_pct)
+        if not want:
+            search.events.status(f"confirmation decided after {r - 1} rounds")
+            return
+        rnd = [c for c in cands if c.label in want]
+        random.Random(spec.seed * 1000 + r).shuffle(rnd)
+        yield r, rnd
+
+
+def _run_of(setup: Any, cand: Candidate, repeat: int) -> Any:
+    return dataclasses.replace(
+        setup.base, variant=PREFIX + cand.label, repeat=repeat,
+        server=setup.base.server.with_settings(dict(cand.settings)),
+    )  # fmt: skip

@@ -33,7 +33,7 @@ OBJECTIVES = ("tps", "p99")
 SAMPLERS = ("tpe", "gp", "cmaes", "random")
 TUNE_KEYS = {
     "objective", "p99_limit_ms", "trials", "sampler", "seed", "unsafe", "knobs",
-    "memory_share", "confirm_repeats", "confirm_top", "enqueue", "pgtune", "disk",
+    "memory_share", "confirm_repeats", "confirm_max", "confirm_top", "enqueue", "pgtune", "disk",
 }  # fmt: skip
 KNOB_KEYS = {"min", "max", "log"}
 DISKS = ("ssd", "hdd")
@@ -68,6 +68,7 @@ class TuneSpec:
     knobs: tuple[KnobSpec, ...] = ()  # empty: the default knob set of the version (space)
     memory_share: float = DEFAULT_MEMORY_SHARE
     confirm_repeats: int = DEFAULT_CONFIRM_REPEATS
+    confirm_max: int | None = None  # above confirm_repeats: more rounds until decided
     confirm_top: int = 3
     enqueue: tuple[tuple[tuple[str, str], ...], ...] = ()  # configurations to try first
     pgtune: bool = True  # PGTune's rules tried first and confirmed against
@@ -76,6 +77,16 @@ class TuneSpec:
     @property
     def direction(self) -> str:
         return "minimize" if self.objective == "p99" else "maximize"
+
+    @property
+    def adaptive(self) -> bool:
+        """Confirmation goes on past ``confirm_repeats`` rounds while it is undecided."""
+        return self.confirm_max is not None and self.confirm_max > self.confirm_repeats
+
+    @property
+    def confirm_rounds(self) -> int:
+        """The confirmation's rounds at most."""
+        return self.confirm_max if self.adaptive and self.confirm_max else self.confirm_repeats
 
     @property
     def needs_p99(self) -> bool:
@@ -87,6 +98,20 @@ def setting_text(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
+
+
+def _confirm_max(table: dict[str, Any], p: Problems, where: str) -> int | None:
+    if "confirm_max" not in table:
+        return None
+    top = get(table, "confirm_max", int, 0, p, where, minimum=1)
+    least = table.get("confirm_repeats", DEFAULT_CONFIRM_REPEATS)
+    if isinstance(least, int) and not isinstance(least, bool) and 0 < top < least:
+        p.add(where, f"confirm_max = {top} is below confirm_repeats = {least}: confirmation "
+                     "runs confirm_repeats rounds, then more up to confirm_max while "
+                     "undecided")  # fmt: skip
+    if least == 0:
+        p.add(where, "confirm_max needs a confirmation: confirm_repeats is 0")
+    return top
 
 
 def parse_tune(table: dict[str, Any], where: str = "[tune]") -> tuple[TuneSpec, list[str]]:
@@ -132,6 +157,7 @@ def parse_tune(table: dict[str, Any], where: str = "[tune]") -> tuple[TuneSpec, 
         confirm_repeats=get(
             table, "confirm_repeats", int, DEFAULT_CONFIRM_REPEATS, p, where, minimum=0
         ),
+        confirm_max=_confirm_max(table, p, where),
         confirm_top=get(table, "confirm_top", int, 3, p, where, minimum=1),
         enqueue=tuple(enqueue),
         pgtune=get(table, "pgtune", bool, True, p, where),
@@ -268,6 +294,9 @@ def table_schema() -> dict[str, Any]:
                             exclusiveMinimum=0, maximum=1, default=DEFAULT_MEMORY_SHARE),
         "confirm_repeats": key("integer", "runs of each candidate in the confirmation",
                                minimum=0, default=DEFAULT_CONFIRM_REPEATS),
+        "confirm_max": key("integer", "adaptive confirmation: after confirm_repeats rounds, "
+                           "more rounds of the undecided candidates up to this many "
+                           "(anytime-valid comparisons)", minimum=1),
         "confirm_top": key("integer", "the best trials confirmed", minimum=1, default=3),
         "enqueue": key("array", "configurations tried first",
                        items={"type": "object", "additionalProperties": plain}),

@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 from pglab.analysis.points import effect_of
 from pglab.errors import LabError
 from pglab.tune import study as studies
-from pglab.tune.confirm import PREFIX, Candidate, Decision, decide
+from pglab.tune.confirm import Candidate, Decision, decide, stored_values
 from pglab.tune.spec import TuneSpec, parse_tune
 from pglab.tune.trials import TrialRecord, best_of, record_of
 
@@ -132,19 +132,8 @@ def _decision(store: Any, name: str, spec: TuneSpec, cands: tuple[Candidate, ...
               effect_pct: float) -> Decision | None:  # fmt: skip
     if not cands:
         return None
-    values: dict[str, list[float]] = {c.label: [] for c in cands}
-    p99s: dict[str, list[float]] = {c.label: [] for c in cands}
-    for run in store.list_runs(name):
-        label = run.variant.removeprefix(PREFIX)
-        if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
-            continue
-        p99 = run.metrics.get("latency_p99_ms")
-        figure = p99 if spec.objective == "p99" else run.tps
-        if figure is not None:
-            values[label].append(float(figure))
-        if p99 is not None:
-            p99s[label].append(float(p99))
+    values, p99s = stored_values(store, name, [c.label for c in cands], spec.objective)
     if not values["default"]:
         return None
     values = {k: v for k, v in values.items() if v}
-    return decide(spec.objective, values, p99s, spec.p99_limit_ms, effect_pct)
+    return decide(spec.objective, values, p99s, spec.p99_limit_ms, effect_pct, spec.adaptive)
