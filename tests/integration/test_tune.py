@@ -106,6 +106,7 @@ wal_compression = ["off", "pglz"]
     for part in ('id="tuning"', 'id="tune-answer"', 'id="tune-confirmation"', 'id="tune-trials"'):
         assert part in html
     assert html.index('id="tuning"') < html.index("<h2>Summary</h2>")
+    assert "(confidence sequence), Bonferroni" in html and "<th>p (Bonferroni)</th>" in html
     assert (tmp_path / "e2e-charts" / "tune-history.png").stat().st_size > 1000
     _as_a_reader_sees_it(page, tmp_path, out[out.index("answer: ") + 8 :].splitlines()[0])
     capsys.readouterr()
