@@ -4,7 +4,9 @@ so drift spreads over all of them), ``confirm_repeats`` times each, stored as th
 "confirm LABEL", and each compared with the defaults by the project's verdicts (Δ% of
 geometric means, Welch's 95% CI on logs, Mann-Whitney as a check, Holm over the family). The
 answer is the best configuration significantly better than the defaults after confirmation,
-or none."""
+or none. Adaptive (``confirm_max`` above ``confirm_repeats``): then a round at a time of the
+candidates still undecided, judged on the anytime-valid confidence sequence of
+``pglab.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
 
 from __future__ import annotations
 
