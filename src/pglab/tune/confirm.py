@@ -68,13 +68,13 @@ class Decision:
 
 def count(spec: TuneSpec) -> int:
     """The confirmation's runs (at most, when it is adaptive)."""
-    return (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_rounds
+    return spec.confirm_runs[1]
 
 
 def count_text(spec: TuneSpec) -> str:
     """How many confirmation runs: "25", or "25–75" when adaptive."""
-    least = (spec.confirm_top + 1 + int(spec.pgtune)) * spec.confirm_repeats
-    return f"{least}–{count(spec)}" if spec.adaptive else str(least)
+    least, most = spec.confirm_runs
+    return f"{least}–{most}" if spec.adaptive else str(least)
 
 
 def candidates(records: Sequence[TrialRecord], spec: TuneSpec,

@@ -89,6 +89,12 @@ class TuneSpec:
         return self.confirm_max if self.adaptive and self.confirm_max else self.confirm_repeats
 
     @property
+    def confirm_runs(self) -> tuple[int, int]:
+        """The confirmation's runs, (least, most): the same unless it is adaptive."""
+        each = self.confirm_top + 1 + int(self.pgtune)
+        return each * self.confirm_repeats, each * self.confirm_rounds
+
+    @property
     def needs_p99(self) -> bool:
         return self.objective == "p99" or self.p99_limit_ms is not None
 

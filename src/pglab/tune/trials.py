@@ -308,8 +308,7 @@ class Search:
             return None
         each = sum(ran) / len(ran)
         s = self.setup.spec
-        confirm = (s.confirm_top + 1 + s.pgtune) * s.confirm_repeats
-        return each * (s.trials - done + confirm)
+        return each * (s.trials - done + s.confirm_runs[1])  # the confirmation at most
 
     def _frozen(self, trial: optuna.Trial) -> TrialRecord:
         return record_of(self.study._storage.get_trial(trial._trial_id), self.knobs)
