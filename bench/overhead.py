@@ -33,7 +33,6 @@ builds on.
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import statistics
 import tempfile
@@ -190,11 +189,15 @@ def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
             extra = f"; over {base}: {statistics.median(over):+.2%} (95% CI {lo:+.2%}–{hi:+.2%})"
         print(f"  {name:12s} {ratio[name]:.4f} (95% CI {low:.4f}–{high:.4f}; median TPS "
               f"{statistics.median(tps):.1f}){extra}  {what}")  # fmt: skip
-    if "full" in ratio or "aggregate" in ratio:
-        print(f"overhead_ratio_full: {ratio.get('full', math.nan):.4f}")
-        print(f"overhead_ratio: {ratio.get('aggregate', math.nan):.4f}")
-    else:
-        print(f"overhead_ratio_default: {ratio.get('default', math.nan):.4f}")
+    figures = {
+        "full": "overhead_ratio_full",
+        "aggregate": "overhead_ratio",
+        "default": "overhead_ratio_default",
+        "default agg": "overhead_ratio_default_agg",
+    }
+    for arm, figure in figures.items():
+        if arm in ratio:
+            print(f"{figure}: {ratio[arm]:.4f}")
 
 
 def pooled_rounds(logs: list[str]) -> dict[str, list[float]]:
