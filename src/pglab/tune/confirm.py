@@ -194,16 +194,15 @@ def run(search: Search, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_P
         study.set_user_attr("candidates", [c.to_json() for c in cands])
     name = setup.campaign.name
     done = search.store.done_run_keys(name)
-    most = len(cands) * spec.confirm_rounds
-    left = most - sum(1 for c in cands for r in range(1, spec.confirm_rounds + 1)
-                      if _run_of(setup, c, r).run_key in done)  # fmt: skip
+    left = sum(1 for c in cands for r in range(1, spec.confirm_rounds + 1)
+               if _run_of(setup, c, r).run_key not in done)  # fmt: skip
+    each, most = f"{spec.confirm_repeats} runs", ""
     if spec.adaptive:
-        events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats}–"
-                      f"{spec.confirm_rounds} runs (more rounds while undecided), interleaved; "
-                      f"at most {left} to do")  # fmt: skip
-    elif left:
-        events.status(f"confirmation: {len(cands)} configurations × {spec.confirm_repeats} runs, "
-                      f"interleaved; {left} to do")  # fmt: skip
+        each = f"{spec.confirm_repeats}–{spec.confirm_rounds} runs (more rounds while undecided)"
+        most = "at most "
+    if left:
+        events.status(f"confirmation: {len(cands)} configurations × {each}, interleaved; "
+                      f"{most}{left} to do")  # fmt: skip
     started = False
     i = 0
     try:
