@@ -7,8 +7,10 @@ summed up as the median over rounds with a 95% bootstrap interval of that median
 
 Default arms: pglab with ``latency_log = "full"`` (its default: ``-P 1`` and pgbench's
 per-transaction log, parsed into per-second histograms), pglab with ``"aggregate"`` (``-P 1``
-and pgbench's own per-second aggregates), and bare pgbench (no progress, no log). Prints
-``overhead_ratio_full: X`` and, last, ``overhead_ratio: Y`` (aggregate; target ≥ 0.98).
+and pgbench's own per-second aggregates), the same with ``progress = false`` (no ``-P 1``: the
+per-second series read from the aggregate log after the run) and bare pgbench (no progress, no
+log). Prints ``overhead_ratio_full: X``, ``overhead_ratio_no_progress: Z`` and, last,
+``overhead_ratio: Y`` (aggregate, with ``-P 1`` as pglab runs by default; target ≥ 0.98).
 
 ``--breakdown`` toggles each factor on its own, all interleaved in one run: bare pgbench with
 ``-P 1`` only, with the per-transaction log ``-l`` only, with ``-l --aggregate-interval 1``
@@ -84,6 +86,7 @@ BREAKDOWN = {
     "default agg": ("pglab with latency_log aggregate, every sampler", "bare as pglab"),
 }
 DEFAULT = {"full": ("pglab, latency_log full (default)", "bare"),
+           "no -P": ("pglab, latency_log aggregate, progress = false (no -P 1)", "aggregate"),
            "aggregate": ("pglab, latency_log aggregate", "bare")}  # fmt: skip
 
 
@@ -112,12 +115,15 @@ def main() -> None:
     quiet = replace(points["off"].telemetry, enabled=False)
 
     def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None,
-                   every: bool = False) -> float:  # fmt: skip
+                   every: bool = False, progress: bool = True) -> float:  # fmt: skip
         global _only
         _only = only
         point = points[log] if telemetry else replace(points[log], telemetry=quiet)
         if every:  # sampling_rate = 1: no sample, whatever the TPS
             point = replace(point, phases=tuple(replace(p, sampling_rate=1.0)
+                                                for p in point.phases))  # fmt: skip
+        if not progress:  # no -P 1: the series read from the aggregate log
+            point = replace(point, phases=tuple(replace(p, progress=False)
                                                 for p in point.phases))  # fmt: skip
         try:
             result = executor.run_one(point, binaries)
@@ -160,7 +166,9 @@ def main() -> None:
         }
     else:
         arms = DEFAULT
-        runs |= {"full": lambda: with_pglab("full"), "aggregate": lambda: with_pglab("aggregate")}
+        runs |= {"full": lambda: with_pglab("full"),
+                 "no -P": lambda: with_pglab("aggregate", progress=False),
+                 "aggregate": lambda: with_pglab("aggregate")}  # fmt: skip
     if args.arms:
         keep = {a.strip() for a in args.arms.split(",")} | {"bare"}
         runs = {k: v for k, v in runs.items() if k in keep}
@@ -191,6 +199,7 @@ def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
               f"{statistics.median(tps):.1f}){extra}  {what}")  # fmt: skip
     figures = {
         "full": "overhead_ratio_full",
+        "no -P": "overhead_ratio_no_progress",
         "aggregate": "overhead_ratio",
         "default": "overhead_ratio_default",
         "default agg": "overhead_ratio_default_agg",

@@ -76,8 +76,10 @@ def main() -> None:
             for name in names[k:] + names[:k]:
                 tps[name].append(run(ARMS[name]))
                 print(f"round {r + 1} {name:8s} {tps[name][-1]:10.1f} tps", flush=True)
-    print(f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each, "
-          f"one server; median TPS without options {statistics.median(tps['none']):.1f}")
+    print(
+        f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each, "
+        f"one server; median TPS without options {statistics.median(tps['none']):.1f}"
+    )
     for name in names[1:]:
         ratios = [a / b for a, b in zip(tps[name], tps["none"], strict=True)]
         low, high = bootstrap_median_ci(ratios)

@@ -352,6 +352,42 @@ latency_log = ["full", "aggregate", "off"]
     assert "-l" not in runs["off"].phases[0].argv
 
 
+def test_progress_false_reads_each_second_from_the_aggregate_log(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    doc = """
+name = "no-progress"
+[dataset]
+scale = 1
+[workload]
+duration = 3
+latency_log = "aggregate"
+[matrix]
+progress = [true, false]
+"""
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        runs = {r.spec["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
+    assert all(r.status == "ok" for r in runs.values())
+    assert "-P" in runs[True].phases[0].argv and "-P" not in runs[False].phases[0].argv
+    phase = runs[False].phases[0]
+    printed = re.search(r"^tps = ([0-9.]+)", phase.output, re.M).group(1)
+    assert phase.tps == pytest.approx(float(printed), abs=1e-6)  # the run's figure: pgbench's
+    progress = runs[False].series["0"]["progress"]
+    col = {c: i for i, c in enumerate(progress["columns"])}
+    rows = progress["rows"]
+    # the log's seconds but the first, partial one: 2 or 3 of a 3 s phase, a second apart
+    assert 2 <= len(rows) <= 3, rows
+    times = [row[col["t"]] for row in rows]
+    assert all(b - a == pytest.approx(1.0) for a, b in zip(times, times[1:], strict=False))
+    assert 0 < times[0] <= 2.5
+    # each second's transactions, as the log counted them: no more than the phase made, and
+    # each second near the phase's TPS (a whole second of it)
+    assert sum(row[col["tps"]] for row in rows) <= phase.transactions
+    assert all(0.25 * phase.tps < row[col["tps"]] < 2 * phase.tps for row in rows), rows
+    assert all(row[col["latency_avg_ms"]] > 0 for row in rows)
+
+
 def test_show_compares_variants_with_the_baseline(tmp_path: Path, lab: Lab, capsys) -> None:
     doc = """
 name = "two-variants"

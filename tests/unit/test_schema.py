@@ -544,8 +544,25 @@ def documents(draw) -> dict[str, Any]:
     _fit_existing(doc)
     _fit_hosts(doc)
     _fit_operations(doc)
+    _fit_progress(doc)
     _fit_sampling(doc)
     return doc
+
+
+def _fit_progress(doc: dict[str, Any]) -> None:
+    """What the schema cannot say: progress = false needs latency_log = "aggregate" in every
+    phase it reaches: then every table's log is the aggregate one."""
+    workload = doc.get("workload", {})
+    tables = [workload, *doc.get("phases", []), doc.get("matrix", {}),
+              *(v.get("workload", {}) for v in doc.get("variants", {}).values())]  # fmt: skip
+    said = [t["progress"] for t in tables if "progress" in t]
+    if not any(v is False for s in said for v in (s if isinstance(s, list) else [s])):
+        return
+    doc["workload"] = workload
+    workload["latency_log"] = "aggregate"
+    for t in tables[1:]:
+        if "latency_log" in t:
+            t["latency_log"] = ["aggregate"] if isinstance(t["latency_log"], list) else "aggregate"
 
 
 def _fit_sampling(doc: dict[str, Any]) -> None:

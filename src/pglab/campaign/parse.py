@@ -58,7 +58,7 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import apply_workload, for_phase, takes
+from pglab.campaign.workload import apply_workload, for_phase, progress_problem, takes
 from pglab.errors import CampaignError
 from pglab.sequential import SequentialSpec
 
@@ -225,6 +225,7 @@ def parse(
                   "(MB/s): give the others measured = false")  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
+    _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
     telemetry = _telemetry(table_of(doc, "telemetry", p, ""), p)
     storage_bench = storage_parts.storage_bench(
@@ -447,6 +448,20 @@ def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:
         if not any(takes(ph, key) for ph in phases):
             ops = [o for o, keys in OPERATION_OPTIONS.items() if key in keys]
             p.add(where, f"{key}: no phase runs an operation that takes it ({', '.join(ops)})")
+
+
+def _progress_logs(axes: dict[str, Any], phases: Any, p: Problems) -> None:
+    """progress = false needs the aggregate log in every phase and every combination of the
+    [matrix] axes it makes."""
+    said = {
+        progress_problem(progress, log)
+        for ph in phases if ph.operation is None
+        for progress in axes.get("progress", (ph.progress,))
+        for log in axes.get("latency_log", (ph.latency_log,))
+    }  # fmt: skip
+    where = "[matrix]" if {"progress", "latency_log"} & set(axes) else "[workload]"
+    for text in sorted(t for t in said if t is not None):
+        p.add(where, text)
 
 
 def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec, ...]:

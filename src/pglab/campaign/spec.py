@@ -329,6 +329,10 @@ class PhaseSpec:
     connect: bool = False
     vacuum: bool = True  # pgbench's vacuum of its tables (and truncate of history) before running
     latency_log: str = "full"  # "full" (-l), "aggregate" (-l --aggregate-interval=1) or "off"
+    # pgbench -P 1 (each second's TPS and latency as it runs: the live view); False: the series
+    # is read from the aggregate log after the phase, sparing pgbench the cost of -P. Part of
+    # the point only when False
+    progress: bool = True
     # [hosts] names whose pgbench run the phase together, clients split between them; () or
     # ("local",): pgbench here. Part of the point (left out of its key when local, so points
     # stored before generators existed keep their keys)
@@ -514,6 +518,7 @@ _UNSET: dict[str, Any] = {
     "report_per_command": False,
     "random_seed": None,
     "sampling_rate": None,
+    "progress": True,
     "operation": None,
     "dirty": 0.0,
     "parallel": 0,

@@ -92,6 +92,8 @@ def apply_workload(
             upd["latency_log"] = table["latency_log"]
     if "vacuum" in table:
         upd["vacuum"] = get(table, "vacuum", bool, True, p, where)
+    if "progress" in table:
+        upd["progress"] = get(table, "progress", bool, True, p, where)
     if "max_tries" in table:
         val = table["max_tries"]
         if not isinstance(val, int) or isinstance(val, bool) or val < 1:
@@ -139,6 +141,16 @@ def apply_workload(
         p.add(where, f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
               f"log sampling (--sampling-rate) {said}")  # fmt: skip
     return new
+
+
+def progress_problem(progress: bool, latency_log: str) -> str | None:
+    """Why ``progress`` cannot go with ``latency_log`` (None: it can). The campaign checks every
+    combination its phases and [matrix] axes make (``parse._progress_logs``)."""
+    if progress or latency_log == "aggregate":
+        return None
+    return (f"progress = false with latency_log = {latency_log!r}: without -P 1 each second's "
+            'TPS comes from pgbench\'s aggregate log; set latency_log = "aggregate" (or leave '
+            "progress out)")  # fmt: skip
 
 
 def _seed_and_sampling(table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:

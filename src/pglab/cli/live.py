@@ -141,6 +141,9 @@ def panel(state: LiveState, now: float, width: int, subtitle: str) -> Renderable
         said = checkpoint_text(state.checkpoints, state.log_read or state.waits_at is None)
         grid.add_row("checkpoint", Text(f"{marks}  {said}"))
         grid.add_row("latency", Text(f"{sparkline(lat, spark_w)}  {lat_words}", style="cyan"))
+    elif not state.live_tps:
+        grid.add_row("TPS", Text("none live: progress = false, read after the phase"))
+        grid.add_row("checkpoint", Text(checkpoint_text(state.checkpoints)))
     else:
         said = state.status or "preparing the run"
         grid.add_row("TPS", Text(f"waiting for pgbench's first second ({said})"))

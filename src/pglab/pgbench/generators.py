@@ -93,7 +93,8 @@ def run_phase(
                           random_seed=_seed(phase.random_seed, i))  # fmt: skip
             remote_dir = Path(dirs[g.name])
             argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
-            argvs[g.name] = [g.pgbench, *argv[1:], "--progress-timestamp"]
+            stamps = ["--progress-timestamp"] if phase.progress else []
+            argvs[g.name] = [g.pgbench, *argv[1:], *stamps]
             envs[g.name] = {k: v for k, v in env.items() if k != "PGPASSWORD"}
             if env.get("PGPASSWORD"):
                 passfile = f"{dirs[g.name]}/.pgpass"
@@ -128,7 +129,9 @@ def run_phase(
         elapsed_s=elapsed,
         argv=tuple(argvs[generators[0].name]),
         report=report,
-        progress=merger.merged(started),
+        progress=merger.merged(started)
+        if phase.progress
+        else pgbench_output.progress_from_aggregate(latency, started),
         latency=latency,
         output="".join(
             f"== {g.remote.spec.label}: {n} client(s) ==\n{finished[g.name].stdout}"

@@ -2,7 +2,8 @@
 
 pgbench runs as the calling user (it does not mind root), in a work directory where it writes its
 per-transaction logs (``-l``); its ``-P 1`` progress lines on stderr are read as they come and
-passed to a callback, so the CLI can show live TPS.
+passed to a callback, so the CLI can show live TPS (a phase with ``progress = false`` runs
+without them: the executor reads its series from the aggregate log afterwards).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def argv_for(
     workdir: Path,
 ) -> list[str]:
     threads = phase.threads or auto_threads(phase.clients)
-    argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads), "-P", "1"]
+    argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads)]
+    if phase.progress:
+        argv += ["-P", "1"]
     if phase.duration is not None:
         argv += ["-T", str(phase.duration)]
     else:
@@ -150,7 +153,9 @@ def run_phase(
         elapsed_s=elapsed,
         argv=tuple(argv),
         report=report,
-        progress=tuple(samples),
+        progress=tuple(samples)
+        if phase.progress
+        else pgbench_output.progress_from_aggregate(latency, started),
         latency=latency,
         script_latency=script_latency,
         output=stdout_text + ("\n" + stderr_text if stderr_text else ""),

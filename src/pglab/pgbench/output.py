@@ -217,6 +217,28 @@ def parse_progress(text: str) -> tuple[ProgressSample, ...]:
     return tuple(s for s in samples if s is not None)
 
 
+def progress_from_aggregate(
+    seconds: Iterable[LatencySecond], started_at: float
+) -> tuple[ProgressSample, ...]:
+    """The ``-P 1`` series of a phase run without it (``progress = false``), from its aggregate
+    log's seconds: ``t`` each second's end from the phase's start (as pgbench's own report), its
+    TPS the transactions completed in it. The first second is left out: pgbench ran only part
+    of it (its log's seconds are the clock's, its ``-P`` seconds count from its start; the
+    part-second at the end is in neither)."""
+    whole = sorted(seconds, key=lambda s: s.epoch)[1:]
+    return tuple(
+        ProgressSample(
+            t=round(s.epoch + 1 - started_at, 3),
+            tps=float(s.count),
+            latency_avg_ms=s.mean_ms if s.count else None,
+            failed=s.failed,
+            retried=s.retried,
+            retries=s.retries,
+        )  # fmt: skip
+        for s in whole
+    )
+
+
 class _Seconds:
     """Per-transaction log lines gathered by wall-clock second (``time_epoch``); with
     ``retries``, the last field of each line is its retries (``--max-tries`` not 1)."""

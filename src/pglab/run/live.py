@@ -57,6 +57,7 @@ class LiveState:
     ok: int = 0
     failed: int = 0
     status: str = ""  # the last thing the executor said
+    live_tps: bool = True  # False: the phase runs without pgbench's -P (progress = false)
     samples: list[list[Any]] = field(default_factory=list)
     checkpoints: list[list[Any]] = field(default_factory=list)
     waits: list[list[Any]] = field(default_factory=list)
@@ -154,6 +155,7 @@ class LiveRecorder:
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         with self._lock:
             self.state.phase = "" if len(run.phases) == 1 else f"{phase} {iteration}"
+            self.state.live_tps = all(p.progress for p in run.phases if p.name == phase)
             self.state.waits, self.state.waits_at = [], None
         self._write(force=True)
         self.inner.phase_started(run, phase, iteration)
