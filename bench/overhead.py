@@ -210,8 +210,10 @@ def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
 
 
 def pooled_rounds(logs: list[str]) -> dict[str, list[float]]:
-    """The rounds of earlier outputs, together: only rounds where every arm ran."""
+    """The rounds of earlier outputs, together: only rounds where every arm ran, and only the
+    arms that every output has."""
     results: dict[str, list[float]] = {}
+    every: set[str] | None = None
     for log in logs:
         rounds: dict[int, dict[str, float]] = {}
         for line in Path(log).read_text().splitlines():
@@ -219,10 +221,12 @@ def pooled_rounds(logs: list[str]) -> dict[str, list[float]]:
             if m:
                 rounds.setdefault(int(m[1]), {})[m[2]] = float(m[3])
         arms = set().union(*rounds.values()) if rounds else set()
+        every = arms if every is None else every & arms
         for found in rounds.values():
             if set(found) == arms:
                 for name, tps in found.items():
                     results.setdefault(name, []).append(tps)
+    results = {name: tps for name, tps in results.items() if name in (every or set())}
     if not results.get("bare") or any(len(v) != len(results["bare"]) for v in results.values()):
         raise SystemExit("the logs' rounds do not have the same arms, or have no bare round")
     return results
