@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import re
 import statistics
 from pathlib import Path
 
+from pglab import procs
 from pglab.lab import Lab
+from pglab.pgbench.invoke import auto_threads
 
 
 def parser(doc: str | None, point: bool = True, **defaults: object) -> argparse.ArgumentParser:
@@ -76,3 +79,16 @@ def run_pairs(executor, binaries, points: dict, pairs: int, check=None) -> dict[
             tps[name].append(result.metrics["tps"])
             print(f"pair {i + 1} {name:5s} {tps[name][-1]:10.1f} tps", flush=True)
     return tps
+
+
+def bare_tps(binaries, cluster, args: argparse.Namespace, extra: tuple[str, ...], cwd) -> float:
+    """Bare pgbench at the point of ``args`` (``--clients --duration --script``) against a
+    running ``cluster``, with ``extra`` options, in ``cwd``: its ``tps =`` line."""
+    out = procs.run(
+        [binaries.exe("pgbench"), "-c", str(args.clients), "-j", str(auto_threads(args.clients)),
+         "-T", str(args.duration), "-b", args.script, *extra, *cluster.pgbench_conn_args()],
+        timeout=args.duration * 3 + 60, cwd=cwd,
+    )  # fmt: skip
+    found = re.search(r"^tps = ([0-9.]+)", out.stdout, re.M)
+    assert found, out.stdout
+    return float(found.group(1))

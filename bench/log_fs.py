@@ -14,16 +14,13 @@ over rounds of the arm's TPS over the no-log arm's in the same round, with a 95%
 
 from __future__ import annotations
 
-import re
 import statistics
 import tempfile
 from collections.abc import Callable
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc
 
-from pglab import procs
 from pglab.campaign import parse as campaign
-from pglab.pgbench.invoke import auto_threads
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
@@ -39,7 +36,6 @@ def main() -> None:
     point = make_plan(camp).points[0]
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset)
-    threads = str(auto_threads(args.clients))
 
     def bare(where: str, *extra: str) -> float:
         datadir = lab.clusters / "w-bench-log-fs"
@@ -47,15 +43,7 @@ def main() -> None:
         with Cluster(binaries, lab, datadir, "w-bench-log-fs") as cluster:
             cluster.start()
             with tempfile.TemporaryDirectory(dir=where) as tmp:
-                out = procs.run(
-                    [binaries.exe("pgbench"), "-c", str(args.clients), "-j", threads,
-                     "-T", str(args.duration), "-b", args.script, *extra,
-                     *cluster.pgbench_conn_args()],
-                    timeout=args.duration * 3 + 60, cwd=tmp,
-                )  # fmt: skip
-        found = re.search(r"^tps = ([0-9.]+)", out.stdout, re.M)
-        assert found, out.stdout
-        return float(found.group(1))
+                return bare_tps(binaries, cluster, args, extra, tmp)
 
     arms: dict[str, Callable[[], float]] = {
         "none": lambda: bare(tempfile.gettempdir()),

@@ -42,11 +42,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc
 
-from pglab import procs
 from pglab.campaign import parse as campaign
-from pglab.pgbench.invoke import auto_threads
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
@@ -110,7 +108,6 @@ def main() -> None:
     points = {pt.axes[0][1]: pt for pt in make_plan(camp).points}
     binaries = resolve(points["full"].server, lab)
     ds = dataset.ensure(lab, binaries, points["full"].server, points["full"].dataset)
-    phase = points["full"].phases[0]
     executor = Executor(lab, store=None)
     quiet = replace(points["off"].telemetry, enabled=False)
 
@@ -138,15 +135,8 @@ def main() -> None:
         dataset.reset(lab, ds, datadir)
         with Cluster(binaries, lab, datadir, "w-bench-bare") as cluster:
             cluster.start()
-            threads = str(phase.threads or auto_threads(phase.clients))
             with tempfile.TemporaryDirectory() as tmp:
-                out = procs.run(
-                    [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", threads,
-                     "-T", str(phase.duration), "-b", args.script, *extra,
-                     *cluster.pgbench_conn_args()],
-                    timeout=phase.duration * 3 + 60, cwd=tmp,
-                )  # fmt: skip
-        return float(re.search(r"^tps = ([0-9.]+)", out.stdout, re.M).group(1))
+                return bare_tps(binaries, cluster, args, extra, tmp)
 
     runs: dict[str, Callable[[], float]] = {"bare": bare}
     if args.breakdown:

@@ -16,15 +16,12 @@ log together).
 
 from __future__ import annotations
 
-import re
 import statistics
 import tempfile
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc
 
-from pglab import procs
 from pglab.campaign import parse as campaign
-from pglab.pgbench.invoke import auto_threads
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
@@ -50,7 +47,6 @@ def main() -> None:
     point = make_plan(camp).points[0]
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset)
-    threads = str(auto_threads(args.clients))
     datadir = lab.clusters / "w-bench-options"
     dataset.reset(lab, ds, datadir)
     tps: dict[str, list[float]] = {name: [] for name in ARMS}
@@ -60,15 +56,7 @@ def main() -> None:
         cluster.start()
 
         def run(extra: tuple[str, ...]) -> float:
-            out = procs.run(
-                [binaries.exe("pgbench"), "-n", "-c", str(args.clients), "-j", threads,
-                 "-T", str(args.duration), "-b", args.script, *extra,
-                 *cluster.pgbench_conn_args()],
-                timeout=args.duration * 3 + 60, cwd=tmp,
-            )  # fmt: skip
-            found = re.search(r"^tps = ([0-9.]+)", out.stdout, re.M)
-            assert found, out.stdout
-            return float(found.group(1))
+            return bare_tps(binaries, cluster, args, ("-n", *extra), tmp)
 
         print(f"warm-up {run(()):.1f} tps", flush=True)
         for r in range(args.rounds):
