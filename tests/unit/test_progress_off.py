@@ -38,6 +38,7 @@ def test_progress_false_drops_p_and_makes_a_point_of_its_own(tmp_path: Path) -> 
     assert "progress" not in on.point_dict()["phases"][0]  # stored points keep their keys
     assert off.point_dict()["phases"][0]["progress"] is False
     assert on.point_key != off.point_key
+    assert on.phases[0].live and not off.phases[0].live  # what the live view says
 
 
 def test_progress_is_a_matrix_axis() -> None:

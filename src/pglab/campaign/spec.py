@@ -378,6 +378,12 @@ class PhaseSpec:
             for s in self.scripts
         )
 
+    @property
+    def live(self) -> bool:
+        """pgbench's -P lines come as the phase runs (not with progress = false; an operation
+        says its progress its own way)."""
+        return self.progress or self.operation is not None
+
     def estimated_seconds(self) -> float:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
         if self.operation is not None:

@@ -91,7 +91,7 @@ class ProgressEvents:
 
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
-        live = all(p.progress for p in run.phases if p.name == phase)
+        live = all(p.live for p in run.phases if p.name == phase)
         self.progress.update(self.task, description=f"{escape(label)} #{run.repeat}",
                              tps="" if live else "no live TPS (progress = false)")  # fmt: skip
 

@@ -3,7 +3,7 @@
 pgbench runs as the calling user (it does not mind root), in a work directory where it writes its
 per-transaction logs (``-l``); its ``-P 1`` progress lines on stderr are read as they come and
 passed to a callback, so the CLI can show live TPS (a phase with ``progress = false`` runs
-without them: the executor reads its series from the aggregate log afterwards).
+without them: its series is read from the aggregate log when it ends).
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def progress_from_aggregate(
             failed=s.failed,
             retried=s.retried,
             retries=s.retries,
-        )  # fmt: skip
+        )
         for s in whole
     )
 
