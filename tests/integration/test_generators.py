@@ -196,6 +196,38 @@ def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
 
 
 @pytest.mark.usefixtures("password")
+def test_without_progress_the_hosts_aggregate_logs_make_the_seconds(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    gen1 = ns_hosts.hosts[0]
+    ns_hosts.shift_clock(gen1, 30)  # its log's seconds must be put back in step too
+    try:
+        store = tmp_path / "r.sqlite"
+        lines = 'script = "select-only"\nlatency_log = "aggregate"\nprogress = false'
+        path = campaign(tmp_path, ns_hosts, net_server, "no-progress", duration=4, script=lines)
+        assert cli("run", str(path), lab=lab, store=store) == 0
+    finally:
+        ns_hosts.shift_clock(gen1, None)
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("no-progress")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok
+    (phase,) = run.phases
+    assert "-P" not in phase.argv and "--progress-timestamp" not in phase.argv
+    latency = run.series["0"]["latency"]
+    epoch = latency["columns"].index("epoch")
+    assert all(phase.started_at - 2 <= r[epoch] <= phase.started_at + phase.elapsed_s + 2
+               for r in latency["rows"])  # fmt: skip
+    # each second a whole one of both hosts, read from their logs: the phase's TPS, not half
+    # of it (a host's part-second, or seconds left out of step)
+    progress = run.series["0"]["progress"]
+    tps = progress["columns"].index("tps")
+    rows = progress["rows"]
+    assert len(rows) >= 2, rows
+    assert all(0.6 * phase.tps < r[tps] < 1.6 * phase.tps for r in rows), (rows, phase.tps)
+
+
+@pytest.mark.usefixtures("password")
 def test_a_link_taken_down_fails_the_run_and_nothing_stays_on_the_host(
     ns_hosts, net_server, lab: Lab, tmp_path: Path
 ):

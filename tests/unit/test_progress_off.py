@@ -101,3 +101,14 @@ def test_every_combination_of_the_matrix_axes_is_checked() -> None:
         parse({"workload": {"progress": False}, "matrix": {"latency_log": ["full", "aggregate"]}})
     with pytest.raises(CampaignError, match=r"\[matrix\]: progress = false"):
         parse({"matrix": {"progress": [True, False]}})
+
+
+def test_a_generator_s_aggregate_log_is_put_on_pglab_s_clock(tmp_path: Path) -> None:
+    # two hosts' logs of the same seconds, one host's clock 30 s ahead
+    ours, ahead = tmp_path / "gen1.log", tmp_path / "gen2.log"
+    ours.write_text("1795360605 10 5000 2600000 300 900\n1795360606 20 9000 4100000 300 800\n")
+    ahead.write_text("1795360635 30 6000 1300000 100 400\n1795360636 40 8000 1700000 100 300\n")
+    seconds = read_aggregate_logs([ours, ahead], {ahead: 30})
+    assert [(s.epoch, s.count) for s in seconds] == [(1795360605, 40), (1795360606, 60)]
+    # left where they were, the seconds would not meet: four seconds of one host each
+    assert len(read_aggregate_logs([ours, ahead])) == 4

@@ -116,7 +116,8 @@ def run_phase(
         latency: tuple = ()
         if phase.latency_log != "off":
             retries = any(r.max_tries not in (None, 1) for r in reports.values())
-            latency = _latency(generators, dirs, workdir, phase.latency_log, retries)
+            latency = _latency(generators, dirs, workdir, phase.latency_log, retries,
+                               None if phase.progress else merger)  # fmt: skip
     finally:
         for g in generators:
             g.remote.remove_dir(dirs[g.name])
@@ -129,9 +130,7 @@ def run_phase(
         elapsed_s=elapsed,
         argv=tuple(argvs[generators[0].name]),
         report=report,
-        progress=merger.merged(started)
-        if phase.progress
-        else pgbench_output.progress_from_aggregate(latency, started),
+        progress=merger.merged(started),
         latency=latency,
         output="".join(
             f"== {g.remote.spec.label}: {n} client(s) ==\n{finished[g.name].stdout}"
@@ -349,16 +348,23 @@ def _seed(seed: int | str | None, i: int) -> int | str | None:
 
 def _latency(
     generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str,
-    retries: bool = False,
+    retries: bool = False, merger: _Merger | None = None,
 ) -> tuple:  # fmt: skip
+    """The hosts' logs fetched and merged by second on pglab's clock; with ``merger`` (a phase
+    without -P), each host's seconds read from its aggregate log are given to it as that host's
+    progress, so that the merged series keeps only the whole seconds of every host."""
     paths: list[Path] = []
     shifts: dict[Path, int] = {}
     for g in generators:
         got = g.remote.fetch(dirs[g.name], LOG_PREFIX, workdir / g.name)
         paths += got
         shifts.update({p: round(g.offset_s) for p in got})
+        if merger is not None:
+            own = pgbench_output.read_aggregate_logs(got, shifts)
+            for sample in pgbench_output.progress_from_aggregate(own, 0.0):
+                merger.seconds.setdefault(round(sample.t), {})[g.name] = sample
     if kind == "aggregate":  # per-second aggregates: merged by second, no percentiles
-        return pgbench_output.read_aggregate_logs(paths)
+        return pgbench_output.read_aggregate_logs(paths, shifts)
     return pgbench_output.read_transaction_logs(paths, shifts, retries)
 
 

@@ -345,12 +345,18 @@ def parse_aggregate_log(lines: Iterable[str], source: str = "log") -> tuple[Late
     return _merge_aggregates([_aggregate_rows(lines, source)])
 
 
-def read_aggregate_logs(paths: Iterable[Path]) -> tuple[LatencySecond, ...]:
-    """Like ``parse_aggregate_log``, over the log files of all threads of one run together."""
+def read_aggregate_logs(
+    paths: Iterable[Path], shifts: dict[Path, int] | None = None
+) -> tuple[LatencySecond, ...]:
+    """Like ``parse_aggregate_log``, over the log files of all threads of one run together (and
+    of several pgbench on several hosts: ``shifts`` moves a file's seconds onto pglab's clock, by
+    the whole seconds its host's clock is ahead, as ``read_transaction_logs`` does)."""
     rows = []
     for path in paths:
+        shift = (shifts or {}).get(path, 0)
         with open(path) as lines:
-            rows.append(_aggregate_rows(lines, str(path)))
+            found = _aggregate_rows(lines, str(path))
+        rows.append([(r[0] - shift, r[1], r[2], r[3], r[4]) for r in found] if shift else found)
     return _merge_aggregates(rows)
 
 
