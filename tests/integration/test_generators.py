@@ -164,22 +164,29 @@ def test_a_generator_s_pgbench_killed_fails_the_run_naming_the_host(
     assert not any(h.processes("pgbench") for h in ns_hosts.hosts)
 
 
-@pytest.mark.usefixtures("password")
-def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
-    ns_hosts, net_server, lab: Lab, tmp_path: Path
-):
+def run_with_gen1_ahead(ns_hosts, server, lab: Lab, tmp_path: Path, name: str,
+                        script: str = 'script = "select-only"'):  # fmt: skip
+    """A 4 s campaign on both generators with gen1's clock 30 s ahead: its stored run."""
     gen1 = ns_hosts.hosts[0]
     ns_hosts.shift_clock(gen1, 30)
     try:
         store = tmp_path / "r.sqlite"
-        path = campaign(tmp_path, ns_hosts, net_server, "shifted", duration=4)
+        path = campaign(tmp_path, ns_hosts, server, name, duration=4, script=script)
         assert cli("run", str(path), lab=lab, store=store) == 0
     finally:
         ns_hosts.shift_clock(gen1, None)
     with open_store(str(store)) as s:
-        (row,) = s.list_runs("shifted")
+        (row,) = s.list_runs(name)
         run = s.get_run(row.id)
     assert run is not None and run.ok
+    return run
+
+
+@pytest.mark.usefixtures("password")
+def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    run = run_with_gen1_ahead(ns_hosts, net_server, lab, tmp_path, "shifted")
     gens = run.series["0"]["generators"]
     offsets = {r[0]: r[gens["columns"].index("clock_offset_ms")] for r in gens["rows"]}
     assert 29_500 < offsets["gen1"] < 30_500 and abs(offsets["gen2"]) < 500
@@ -199,19 +206,9 @@ def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
 def test_without_progress_the_hosts_aggregate_logs_make_the_seconds(
     ns_hosts, net_server, lab: Lab, tmp_path: Path
 ):
-    gen1 = ns_hosts.hosts[0]
-    ns_hosts.shift_clock(gen1, 30)  # its log's seconds must be put back in step too
-    try:
-        store = tmp_path / "r.sqlite"
-        lines = 'script = "select-only"\nlatency_log = "aggregate"\nprogress = false'
-        path = campaign(tmp_path, ns_hosts, net_server, "no-progress", duration=4, script=lines)
-        assert cli("run", str(path), lab=lab, store=store) == 0
-    finally:
-        ns_hosts.shift_clock(gen1, None)
-    with open_store(str(store)) as s:
-        (row,) = s.list_runs("no-progress")
-        run = s.get_run(row.id)
-    assert run is not None and run.ok
+    # gen1's clock ahead: its log's seconds must be put back in step too
+    lines = 'script = "select-only"\nlatency_log = "aggregate"\nprogress = false'
+    run = run_with_gen1_ahead(ns_hosts, net_server, lab, tmp_path, "no-progress", lines)
     (phase,) = run.phases
     assert "-P" not in phase.argv and "--progress-timestamp" not in phase.argv
     latency = run.series["0"]["latency"]
