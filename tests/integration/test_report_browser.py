@@ -47,6 +47,14 @@ def body_state(dom: str) -> dict[str, str]:
     return dict(re.findall(r'data-([\w-]+)="([^"]*)"', body.group(1)))
 
 
+def chart_drawn(dom: str, point: int) -> bool:
+    """Whether the point's chart holds a plotly figure in the dumped page (its div, up to the
+    point's data that follows it)."""
+    start = dom.find(f'id="pchart-{point}"')
+    end = dom.find(f'id="pdata-{point}"', start)
+    return 0 <= start < end and "main-svg" in dom[start:end]
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
@@ -158,12 +166,14 @@ def test_a_closed_point_draws_when_opened_and_scrolled_to(page: Path, tmp_path: 
     ))  # fmt: skip
     # headless Chromium's virtual time now and then ends the page before the IntersectionObserver
     # has called back at all (no point drawn, not even started: about one run in four on this
-    # machine, also with the wait above); a second browser run must draw it
-    for _ in range(2):
+    # machine, also with the wait above), or on a loaded machine after the wait above has given
+    # up (CI once: two points drawn, the wait's last look before point 8's); the chart is looked
+    # for in the page as dumped at the end, and another browser run must draw it
+    for _ in range(3):
         dom, stderr = browse(opened, tmp_path, "--virtual-time-budget=12000", "--dump-dom")
         state = body_state(dom)
-        if state["drawn8"] == "true" or state["points-drawn"] != "0":
+        if chart_drawn(dom, 8):
             break
-    assert state["drawn8"] == "true" and state["errors"] == "", state
+    assert chart_drawn(dom, 8) and state["errors"] == "", state
     assert state["points-drawn"] in ("1", "2")  # point 8, and maybe 9 just below it (closed: no)
     assert console_errors(stderr) == []
