@@ -116,12 +116,11 @@ def main() -> None:
         global _only
         _only = only
         point = points[log] if telemetry else replace(points[log], telemetry=quiet)
-        if every:  # sampling_rate = 1: no sample, whatever the TPS
-            point = replace(point, phases=tuple(replace(p, sampling_rate=1.0)
-                                                for p in point.phases))  # fmt: skip
-        if not progress:  # no -P 1: the series read from the aggregate log
-            point = replace(point, phases=tuple(replace(p, progress=False)
-                                                for p in point.phases))  # fmt: skip
+        # sampling_rate = 1: no sample, whatever the TPS; progress = false: no -P 1
+        changes = {"sampling_rate": 1.0} if every else {}
+        changes |= {} if progress else {"progress": False}
+        if changes:
+            point = replace(point, phases=tuple(replace(p, **changes) for p in point.phases))
         try:
             result = executor.run_one(point, binaries)
         finally:

@@ -505,6 +505,10 @@ class RunSpec:
     def estimated_seconds(self) -> float:
         return sum(p.estimated_seconds() for p in self.phases)
 
+    def live(self, phase: str) -> bool:
+        """Whether the phase named ``phase`` shows its TPS as it runs (``PhaseSpec.live``)."""
+        return all(p.live for p in self.phases if p.name == phase)
+
 
 def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     d = asdict(phase)

@@ -91,9 +91,8 @@ class ProgressEvents:
 
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         label = run.label if len(run.phases) == 1 else f"{run.label} · {phase} {iteration}"
-        live = all(p.live for p in run.phases if p.name == phase)
-        self.progress.update(self.task, description=f"{escape(label)} #{run.repeat}",
-                             tps="" if live else "no live TPS (progress = false)")  # fmt: skip
+        tps = "" if run.live(phase) else "no live TPS (progress = false)"
+        self.progress.update(self.task, description=f"{escape(label)} #{run.repeat}", tps=tps)
 
     def progress_sample(self, sample: ProgressSample) -> None:
         if self.run_used + 1 < self.run_budget:

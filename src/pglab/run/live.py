@@ -155,7 +155,7 @@ class LiveRecorder:
     def phase_started(self, run: RunSpec, phase: str, iteration: int) -> None:
         with self._lock:
             self.state.phase = "" if len(run.phases) == 1 else f"{phase} {iteration}"
-            self.state.live_tps = all(p.live for p in run.phases if p.name == phase)
+            self.state.live_tps = run.live(phase)
             self.state.waits, self.state.waits_at = [], None
         self._write(force=True)
         self.inner.phase_started(run, phase, iteration)
