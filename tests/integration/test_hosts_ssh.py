@@ -53,6 +53,45 @@ def test_a_command_its_files_and_its_clock(ns_hosts, tmp_path: Path):
         remote.close()
 
 
+def test_hosts_share_no_files_with_this_machine(ns_hosts, lab, tmp_path: Path):
+    """The test hosts see their own /tmp, /var/tmp, /root and /home: the lab's directory and
+    the tests' files are not there, and what a host writes in its /tmp is not here."""
+    (lab.home / "only-here").write_text("x")
+    (tmp_path / "only-here").write_text("x")
+    host = ns_hosts.hosts[0]
+    for path in (lab.home / "only-here", tmp_path / "only-here", lab.home):
+        assert path.exists() and not host.has(path), path
+    remote = Remote(spec(ns_hosts, tmp_path)).open()
+    try:
+        there = remote.make_dir()
+        assert host.has(there) and not Path(there).exists()
+        assert remote.home() == "/root"
+        remote.remove_dir(there)
+    finally:
+        remote.close()
+
+
+def test_a_file_copied_in_by_content_once_and_removed_on_close(ns_hosts, tmp_path: Path):
+    script = tmp_path / "update.sql"
+    script.write_text("select 1;\n")
+    same = tmp_path / "other"
+    same.mkdir()
+    (same / "update.sql").write_text("select 1;\n")
+    host = ns_hosts.hosts[0]
+    remote = Remote(spec(ns_hosts, tmp_path)).open()
+    try:
+        there = remote.copy_in(script)
+        assert there.endswith("/update.sql") and not Path(there).exists()
+        assert host.run("cat", there).stdout == "select 1;\n"
+        assert remote.copy_in(same / "update.sql") == there  # same content: not copied again
+        script.write_text("select 2;\n")
+        changed = remote.copy_in(script)
+        assert changed != there and host.run("cat", changed).stdout == "select 2;\n"
+    finally:
+        remote.close()
+    assert not host.has(there) and not host.has(changed)
+
+
 def test_a_command_longer_than_the_heartbeat_timeout_lives_while_pglab_does(
     ns_hosts, tmp_path: Path
 ):

@@ -70,13 +70,15 @@ def nothing_left(host, timeout: float = 10) -> bool:
     return False
 
 
-def pglab_dirs() -> set[Path]:
-    return {p for p in Path("/tmp").glob("pglab-*") if (p / "pgdata").exists()}
+def pglab_dirs(host) -> set[str]:
+    """The cluster directories of pglab's in the host's own /tmp."""
+    return {p for p in host.glob("/tmp/pglab-*") if host.has(f"{p}/pgdata")}
 
 
 def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path, capsys):
     store = tmp_path / "r.sqlite"
-    before = pglab_dirs()
+    db = ns_hosts.hosts[2]
+    before = pglab_dirs(db)
     extra = (
         '[variants.small]\nsettings = { work_mem = "1MB" }\n'
         '[variants.reloaded]\nsettings = { work_mem = "8MB" }\n'
@@ -132,7 +134,7 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
     timings = {v: r.timings for v, r in runs.items() if r is not None}
     assert timings["restarted"].get("restarted") == 1.0
     assert runs["restarted"].fingerprint["settings"]["shared_buffers"]["shown"] == "64MB"
-    assert nothing_left(ns_hosts.hosts[2]) and pglab_dirs() == before
+    assert nothing_left(ns_hosts.hosts[2]) and pglab_dirs(db) == before
     assert cli("show", str(rows[0].id), lab=lab, store=store) == 0
     shown = capsys.readouterr().out
     assert "server on gen3" in shown and "pgbench ran on gen1, gen2" in shown
@@ -192,7 +194,7 @@ def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_
     path = campaign(tmp_path, ns_hosts, "on-host-killed", duration=20)
     err = tmp_path / "err.txt"
     db = ns_hosts.hosts[2]
-    before = pglab_dirs()
+    before = pglab_dirs(db)
     with pglab_run_in_background(path, lab.home, store, err) as proc:
         wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
                  "pgbench on both generators")  # fmt: skip
@@ -200,13 +202,13 @@ def test_a_sigkilled_pglab_stops_the_server_on_the_host(ns_hosts, lab: Lab, tmp_
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     assert all(nothing_left(h) for h in ns_hosts.hosts)
-    left = pglab_dirs() - before
+    left = pglab_dirs(db) - before
     assert len(left) == 1, "the killed pglab's cluster directory should still be there"
     # the next start removes it, and completes the campaign
     assert cli("run", str(path), lab=lab, store=store) == 0
     with open_store(str(store)) as s:
         assert [r.status for r in s.list_runs("on-host-killed")] == ["ok"]
-    assert not (left & pglab_dirs())
+    assert not (left & pglab_dirs(db))
 
 
 def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tmp_path):
@@ -214,7 +216,7 @@ def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tm
     path = campaign(tmp_path, ns_hosts, "sshd-gone", duration=8)
     err = tmp_path / "err.txt"
     db = ns_hosts.hosts[2]
-    before = pglab_dirs()
+    before = pglab_dirs(db)
     try:
         with pglab_run_in_background(path, lab.home, store, err) as proc:
             wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
@@ -233,11 +235,11 @@ def test_sshd_stopped_on_the_server_host_fails_the_run_clearly(ns_hosts, lab, tm
     assert row.status == "failed" and row.error, row
     assert "the SSH link to gen3 was lost, and the server there stopped" in row.error, row.error
     # its directory could not be removed over the lost link: the next start does, and completes
-    assert len(pglab_dirs() - before) == 1
+    assert len(pglab_dirs(db) - before) == 1
     assert cli("run", str(path), lab=lab, store=store) == 0
     with open_store(str(store)) as s:
         assert [r.status for r in s.list_runs("sshd-gone")] == ["ok"]  # the failed one redone
-    assert pglab_dirs() == before
+    assert pglab_dirs(db) == before
 
 
 def test_this_machine_as_a_generator_beside_a_host(ns_hosts, lab: Lab, tmp_path: Path):

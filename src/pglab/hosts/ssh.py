@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import hashlib
 import shlex
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -192,6 +193,8 @@ class Remote:
     def __init__(self, spec: HostSpec):
         self.spec = spec
         self._conn: asyncssh.SSHClientConnection | None = None
+        self._files_dir: str | None = None  # where ``copy_in`` puts files, made on first use
+        self._copied: dict[str, str] = {}  # content's sha256 -> its path on the host
 
     # -- connection ---------------------------------------------------------------------------
     async def _connect(self) -> asyncssh.SSHClientConnection:
@@ -239,6 +242,10 @@ class Remote:
     def close(self) -> None:
         if self._conn is None:
             return
+        if self._files_dir is not None:
+            with contextlib.suppress(HostError):  # a lost link: the directory stays in /tmp
+                self.remove_dir(self._files_dir)
+            self._files_dir, self._copied = None, {}
         conn, self._conn = self._conn, None
 
         async def _close() -> None:
@@ -334,6 +341,22 @@ class Remote:
                 await sftp.chmod(path, mode)
 
         self._files(_write(), 60)
+
+    def copy_in(self, local: Path) -> str:
+        """A file of this machine's (a custom pgbench script) put on the host by its content,
+        once per connection (a campaign); its path there. The copies live in one directory of
+        the host's ``/tmp``, removed on ``close``; the file's name is kept (pgbench names a
+        script by its path)."""
+        data = local.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self._copied:
+            if self._files_dir is None:
+                self._files_dir = self.make_dir()
+            folder = f"{self._files_dir}/{digest[:16]}"
+            self.run(["mkdir", "-p", folder])
+            self.write(f"{folder}/{local.name}", data, mode=0o644)
+            self._copied[digest] = f"{folder}/{local.name}"
+        return self._copied[digest]
 
     def read(self, path: str, offset: int = 0, limit: int = 2_000_000) -> bytes:
         """Bytes of a file from ``offset`` (nothing when it does not exist)."""

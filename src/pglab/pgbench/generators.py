@@ -28,7 +28,7 @@ from typing import Any
 
 import asyncssh
 
-from pglab.campaign.spec import PhaseSpec, split_clients
+from pglab.campaign.spec import PhaseSpec, Script, split_clients
 from pglab.errors import HostError, PgbenchError
 from pglab.hosts.local import LocalHost, LocalProcess
 from pglab.hosts.loop import call
@@ -86,11 +86,12 @@ def run_phase(
     clients = split_clients(phase.clients, len(generators))
     dirs = {g.name: g.remote.make_dir() for g in generators}
     try:
-        argvs, envs = {}, {}
+        argvs, envs, placed = {}, {}, {}
         for i, (g, n) in enumerate(zip(generators, clients, strict=True)):
+            scripts, placed[g.name] = place_scripts(g.remote, phase.scripts)
             own = replace(phase, clients=n, threads=min(phase.threads or n, n) if phase.threads
                           else auto_threads(n, g.cpus),
-                          random_seed=_seed(phase.random_seed, i))  # fmt: skip
+                          random_seed=_seed(phase.random_seed, i), scripts=scripts)  # fmt: skip
             remote_dir = Path(dirs[g.name])
             argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
             stamps = ["--progress-timestamp"] if phase.progress else []
@@ -112,7 +113,9 @@ def run_phase(
                 raise PgbenchError(
                     f"pgbench failed on {g.remote.spec.label} in phase {phase.name!r}: {tail(said)}"
                 )
-        reports = {g.name: pgbench_output.parse_report(finished[g.name].stdout) for g in generators}
+        reports = {g.name: _named_as_given(pgbench_output.parse_report(finished[g.name].stdout),
+                                           placed[g.name])
+                   for g in generators}  # fmt: skip
         latency: tuple = ()
         if phase.latency_log != "off":
             retries = any(r.max_tries not in (None, 1) for r in reports.values())
@@ -148,6 +151,33 @@ def run_phase(
                  for g, n in zip(generators, clients, strict=True)],
     }  # fmt: skip
     return result, table
+
+
+def place_scripts(
+    host: Remote | LocalHost, scripts: Sequence[Script]
+) -> tuple[tuple[Script, ...], dict[str, str]]:
+    """The phase's scripts as the host's pgbench reads them: each custom script's file copied
+    there by content (once per campaign, ``Remote.copy_in``) and named by its path there; and
+    each such path -> the path the campaign gave, to name the scripts of the report as a local
+    run does."""
+    out, given = [], {}
+    for script in scripts:
+        if script.path is None:
+            out.append(script)
+            continue
+        there = host.copy_in(Path(script.path))
+        given[there] = script.path
+        out.append(replace(script, path=there))
+    return tuple(out), given
+
+
+def _named_as_given(report: PgbenchReport, given: Mapping[str, str]) -> PgbenchReport:
+    """The report's script sections named by the paths the campaign gave (pgbench named them by
+    the copies' paths on the host, which differ from host to host)."""
+    if not given:
+        return report
+    return replace(report, scripts=tuple(replace(s, name=given.get(s.name, s.name))
+                                         for s in report.scripts))  # fmt: skip
 
 
 async def _run_all(

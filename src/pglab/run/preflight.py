@@ -1,8 +1,10 @@
 """Everything checked before the first run, so that a campaign fails in seconds rather than
 hours: the server sources resolve, every setting of every point exists in its server's version
 and takes its value (checked against that version's own ``pg_settings``), settings pglab manages
-are not set, custom scripts parse (by pgbench itself), storage targets can be made, fio is there
-when asked for, and the campaign fits the machine (``capacity``: connections, disk, memory, time).
+are not set, custom scripts parse (by pgbench itself: here, and on each load generator host by
+that host's pgbench, the script copied there as the phase will copy it), storage targets can be
+made, fio is there when asked for, and the campaign fits the machine (``capacity``: connections,
+disk, memory, time).
 Every problem is listed in one error: settings, scripts, storage and capacity problems are all
 checked before anything is said, so that one attempt shows them all."""
 
@@ -11,11 +13,12 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pglab import procs
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import RunSpec
+from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
@@ -271,6 +274,7 @@ def _check_generators(
     hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
+        _check_generator_scripts(plan, hosts)
         for name in servers:
             if hosts.ssh(name).run(["id", "-u"]).stdout.strip() == "0":
                 raise HostError(
@@ -334,31 +338,53 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
                 if script.path is None or (b.label, script.path) in seen:
                     continue
                 seen.add((b.label, script.path))
-                res = procs.run(
-                    [
-                        b.exe("pgbench"),
-                        "-n",
-                        "-t",
-                        "1",
-                        "-f",
-                        script.path,
-                        "-h",
-                        "/nonexistent-pglab-socket-dir",
-                        "-p",
-                        "1",
-                        "postgres",
-                    ],
-                    timeout=30,
-                    check=False,
-                )
+                res = procs.run(parse_argv(b.exe("pgbench"), script.path), timeout=30,
+                                check=False)  # fmt: skip
                 err = (res.stderr or "") + (res.stdout or "")
-                if "connection to server" not in err and "could not connect" not in err:
-                    raise CampaignError(
-                        f"custom script {script.path} is not valid for pgbench {b.pgbench_version}:"
-                        f"\n{procs.tail(err)}",
-                        hint="fix the script; `pgbench --help` and the pgbench docs list the "
-                        "meta-commands (\\set, \\sleep, ...)",
-                    )
+                if not parsed(err):
+                    raise _invalid(script.path, f"pgbench {b.pgbench_version}", err)
+
+
+def parse_argv(pgbench: str, script: str) -> list[str]:
+    """pgbench asked to run ``script`` against no server: it parses the script, then fails to
+    connect."""
+    return [pgbench, "-n", "-t", "1", "-f", script, "-h", "/nonexistent-pglab-socket-dir",
+            "-p", "1", "postgres"]  # fmt: skip
+
+
+def parsed(said: str) -> bool:
+    """Whether pgbench's output of ``parse_argv`` ends at connecting (the script is clean)."""
+    return "connection to server" in said or "could not connect" in said
+
+
+def _invalid(path: str, which: str, said: str) -> CampaignError:
+    return CampaignError(
+        f"custom script {path} is not valid for {which}:\n{procs.tail(said)}",
+        hint="fix the script; `pgbench --help` and the pgbench docs list the "
+        "meta-commands (\\set, \\sleep, ...)",
+    )
+
+
+def _check_generator_scripts(plan: Plan, hosts: Hosts) -> None:
+    """Each custom script copied to the generator hosts that run it (as the phase will) and
+    parsed there by the host's own pgbench."""
+    seen: set[tuple[str, str]] = set()
+    for point in plan.points:
+        for phase in point.phases:
+            for script in phase.scripts:
+                for name in phase.generators:
+                    if script.path is None or name == LOCAL or (name, script.path) in seen:
+                        continue
+                    seen.add((name, script.path))
+                    remote = hosts.ssh(name)
+                    there = remote.copy_in(Path(script.path))
+                    res = remote.run(parse_argv(hosts.pgbench_of(name), there), timeout=30,
+                                     check=False)  # fmt: skip
+                    err = res.stderr + res.stdout
+                    if not parsed(err):
+                        version = hosts.facts[name].get("pgbench") or "pgbench"
+                        raise _invalid(script.path, f"{version} on {remote.spec.label}",
+                                       err.replace(there, script.path))  # fmt: skip
 
 
 # pgbench options by the first pgbench that has them (earlier ones refuse them)
