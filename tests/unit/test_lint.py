@@ -1,6 +1,7 @@
 """The code style CI holds the code to, run as tests so that the README's one test command checks
-it too: ruff's lint rules and its formatting (pyproject.toml [tool.ruff]) over src, tests and
-bench, and mypy over src at the strictness of pyproject.toml [tool.mypy]."""
+it too: ruff's lint rules and its formatting (pyproject.toml [tool.ruff]) over src, tests,
+bench and docs/hooks (the documentation's generators), and mypy over src at the strictness of
+pyproject.toml [tool.mypy]."""
 
 from __future__ import annotations
 
@@ -16,7 +17,11 @@ MYPY = Path(sys.executable).with_name("mypy")
 
 
 @pytest.mark.parametrize(
-    "argv", [["check", "src", "tests", "bench"], ["format", "--check", "src", "tests", "bench"]]
+    "argv",
+    [
+        ["check", "src", "tests", "bench", "docs/hooks"],
+        ["format", "--check", "src", "tests", "bench", "docs/hooks"],
+    ],
 )
 def test_ruff(argv: list[str]) -> None:
     done = subprocess.run([str(RUFF), *argv], cwd=REPO, capture_output=True, text=True)

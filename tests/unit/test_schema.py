@@ -1,5 +1,5 @@
 """The campaign schema (``pglab.campaign.schema``) against what it describes: parse.py accepts
-and rejects the documents the JSON Schema does, the examples validate, and the README table and
+and rejects the documents the JSON Schema does, the examples validate, and the docs' key table and
 ``pglab run --help`` are what the schema generates."""
 
 from __future__ import annotations
@@ -709,17 +709,21 @@ def test_a_document_broken_against_the_schema_is_rejected_by_both(doc: dict, dat
     assert name in problems(doc)
 
 
-# -- what is generated from the schema is what README.md and --help show ----------------------
+# -- what is generated from the schema is what the docs and --help show ---------------------
 
 
-def test_the_readme_table_is_the_generated_one() -> None:
-    text = (REPO / "README.md").read_text()
-    found = re.search(r"<!-- campaign-keys:start -->\n(.*?)<!-- campaign-keys:end -->", text,
-                      re.S)  # fmt: skip
-    assert found, "README.md has no campaign-keys markers"
-    assert found.group(1).strip() == schema.readme_table().strip(), (
-        "README.md's campaign table differs from schema.readme_table(): paste the new one in"
-    )
+def test_the_docs_campaign_page_is_made_from_the_schema() -> None:
+    """The documentation's campaign file reference is made from ``docs_table`` when the site is
+    built (docs/hooks/reference.py; tests/integration/test_docs_site.py checks the built page):
+    the page asks for it, and the table has a row for every table and key."""
+    page = (REPO / "docs" / "reference" / "campaign-file.md").read_text()
+    assert "<!-- pglab:campaign-keys -->" in page
+    table = schema.docs_table()
+    for t in TABLES:
+        if t.name:
+            assert f"| `{t.header}` |" in table, t.header
+        for k in t.keys:
+            assert f"| `{k.name}` |" in table, (t.name, k.name)
 
 
 def test_run_help_shows_the_generated_layout(capsys) -> None:
@@ -757,16 +761,12 @@ def test_pglab_schema_writes_it_to_a_file(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().out == ""
 
 
-def test_the_readme_export_columns_are_the_code_s() -> None:
+def test_the_docs_export_columns_are_made_from_the_code() -> None:
     from pglab.analysis import tidy
 
-    text = (REPO / "README.md").read_text()
-    found = re.search(r"<!-- export-columns:start -->\n(.*?)<!-- export-columns:end -->", text,
-                      re.S)  # fmt: skip
-    assert found, "README.md has no export-columns markers"
-    assert found.group(1).strip() == tidy.readme_table().strip(), (
-        "README.md's export table differs from tidy.readme_table(): paste the new one in"
-    )
+    page = (REPO / "docs" / "reference" / "export-columns.md").read_text()
+    assert "<!-- pglab:export-columns -->" in page
+    assert all(f"| `{c.name}` | {c.doc} |" in tidy.docs_table() for c in tidy.COLUMNS)
 
 
 def test_the_store_s_pglab_runs_view_has_the_export_s_columns() -> None:

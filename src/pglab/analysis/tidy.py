@@ -2,9 +2,9 @@
 figure; per-second series in long form. What ``pglab export`` writes, for pandas, polars, R and
 DuckDB.
 
-The fixed columns are declared in ``COLUMNS`` (name, meaning), which the README's table is made
-from; the factor columns that depend on the campaign follow them: ``setting.NAME`` for every
-setting whose value varies between the runs (all non-default ones with ``all_settings``), and
+The fixed columns are declared in ``COLUMNS`` (name, meaning), which the documentation's table
+is made from; the factor columns that depend on the campaign follow them: ``setting.NAME`` for
+every setting whose value varies between the runs (all non-default ones with ``all_settings``), and
 ``axis.NAME`` for every other matrix axis. Timestamps are ISO 8601 with the zone (UTC).
 """
 
@@ -433,8 +433,8 @@ def refresh(store: Any, campaign: str, loaded: Sequence[StoredRun] = ()) -> int:
     return len(rows)
 
 
-def readme_table() -> str:
-    """The README's table of the export's columns (a test keeps the README's copy in step)."""
+def docs_table() -> str:
+    """The export's columns as a Markdown table, for the documentation (made at its build)."""
     lines = ["| column | meaning |", "|---|---|"]
     lines += [f"| `{c.name}` | {c.doc} |" for c in COLUMNS]
     lines.append(

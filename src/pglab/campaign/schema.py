@@ -4,9 +4,10 @@ values or range, default and meaning.
 Everything else that describes the layout is derived from it: the key sets ``parse`` and
 ``storage`` check against (``TOP_KEYS``, ``WORKLOAD_KEYS``, …), the JSON Schema ``pglab schema``
 prints for editors (``json_schema``), the layout ``pglab run --help`` shows (``help_layout``) and
-the table in README.md (``readme_table``). ``parse`` still does the checking itself, so that every
-problem of a file is reported at once with "did you mean" hints; ``tests/unit/test_schema.py``
-checks that it and the JSON Schema accept and reject the same documents.
+the table of the documentation's campaign file reference (``docs_table``). ``parse`` still does
+the checking itself, so that every problem of a file is reported at once with "did you mean"
+hints; ``tests/unit/test_schema.py`` checks that it and the JSON Schema accept and reject the
+same documents.
 """
 
 from __future__ import annotations
@@ -489,10 +490,10 @@ def _annotated(code: str, comment: str) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-# -- the README's table ------------------------------------------------------------------------
+# -- the documentation's table -----------------------------------------------------------------
 
 
-def readme_table() -> str:
+def docs_table() -> str:
     """Every key as a Markdown table: table, key, type, default, meaning."""
     rows = ["| table | key | type | default | meaning |", "|---|---|---|---|---|"]
 

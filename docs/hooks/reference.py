@@ -1,0 +1,199 @@
+"""The reference pages' tables and help texts, made from pglab's code at build time (a MkDocs
+hook: mkdocs.yml ``hooks:``), so that they cannot drift from it.
+
+A page asks for a generated part with a marker on a line of its own, ``<!-- pglab:NAME -->``;
+``GENERATORS`` says what each NAME becomes. An unknown NAME, a generator that fails, or a path
+of the repository (``src/pglab/…``, ``bench/…``, ``tests/…``, ``examples/…``) named in a page
+that does not exist fails the build (``mkdocs build --strict`` in the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+REPO = Path(__file__).resolve().parents[2]
+MARKER = re.compile(r"^<!-- pglab:([\w-]+) -->$", re.M)
+# a repository path in backticks: checked to exist (a NAME, KEY or * in it is a placeholder)
+PATH = re.compile(r"`((?:src/pglab|bench|tests|examples)/[\w./-]+)`")
+HELP_WIDTH = "100"  # argparse wraps help text at $COLUMNS
+
+# What each warning means (the kinds themselves are pglab.analysis.derived.KINDS: the build fails
+# when a kind has no meaning here, or a meaning no kind).
+WARNINGS = {
+    "failed": "a run failed; its reason: the most specific line of its error — a `PANIC`, "
+    "pgbench killed or timed out, a `FATAL`, an `ERROR`, pgbench's own `pgbench: error:` — rather "
+    "than a notice such as `starting vacuum...end.` (`pglab show RUN_ID` has the whole text). The "
+    "progress line of `pglab run`, `pglab ls` (a `reason` column) and the report's failed runs "
+    "give the same reason",
+    "failures": "more than 5% of a measured phase's transactions failed (pgbench 15+: "
+    "serialization or deadlock errors left after `max_tries`): its TPS counts only those that "
+    "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
+    "retried transactions and retries, and transactions over `latency_limit`",
+    "hosts": "runs pooled into one figure, or points compared at one coordinate, ran on "
+    "different machines (a fleet: each run's `fleet_worker` in its fingerprint)",
+    "clock": "a load generator host's clock offset was measured too loosely to put its seconds "
+    "on pglab's clock: its per-second series may be shifted",
+    "unstable": "a point's repeats vary by more than 10% (CV of TPS): smaller differences are "
+    "noise",
+    "drifting": "TPS trends within a phase (≥ 5%, significant, after the warm-up), across a "
+    "point's repeats, or over the whole campaign (each run relative to its point's median, in "
+    "run order)",
+    "client-bound": "pgbench used > 90% of a core: the load generator, not the server, was "
+    "measured",
+    "short": "a writing phase (tpcb-like, simple-update, or a custom script that made WAL) "
+    "lasted less than two `checkpoint_timeout` cycles: its TPS depends on where checkpoints fell",
+    "in-memory": "the data set fits in shared_buffers: reads never reach storage (a storage "
+    "study measures nothing)",
+    "unresolved": "comparisons with the baseline whose runs could not have found the effect of "
+    "interest (verdict `?`): the first one's reason, and the runs per point that would resolve "
+    "them all",
+}
+
+# The unit of each figure column of the export (pglab.analysis.tidy.COLUMNS from `tps` on):
+# by the name's ending, else by name. A new figure without one fails the build.
+UNIT_BY_SUFFIX = (
+    ("_mb_s", "MB/s (10⁶ bytes per second)"),
+    ("_ms", "milliseconds"),
+    ("_pct", "% (of the machine's CPU, of one core, or of the samples: see its meaning)"),
+    ("_s", "seconds"),
+)
+UNIT_BY_NAME = {
+    "tps": "transactions per second; MB/s for maintenance operations",
+    "tps_steady": "transactions per second",
+    "transactions": "count",
+    "failed": "count",
+    "fpi_share": "ratio (full-page images per WAL record)",
+    "read_hit_ratio": "ratio, 0–1",
+    "top_wait": "text: wait_event_type:wait_event",
+    "buffers_checkpointer": "8 kB buffers",
+    "buffers_bgwriter": "8 kB buffers",
+    "buffers_backends": "8 kB buffers",
+    "checkpoints": "count",
+    "error": "text",
+}
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    for path in PATH.findall(markdown):
+        if not re.search(r"[A-Z*]|\.\.\.|…", path) and not (REPO / path.rstrip(".")).exists():
+            raise PluginError(f"{page.file.src_uri} names {path}, which does not exist")
+    return MARKER.sub(lambda m: _generate(m.group(1), page.file.src_uri), markdown)
+
+
+def _generate(name: str, where: str) -> str:
+    make = GENERATORS.get(name)
+    if make is None:
+        raise PluginError(f"{where}: no generator {name!r} (known: {', '.join(GENERATORS)})")
+    try:
+        return make().rstrip("\n") + "\n"
+    except Exception as exc:  # a generator's failure is the build's
+        raise PluginError(f"{where}: generating {name!r} failed: {exc!r}") from exc
+
+
+# -- the generators ----------------------------------------------------------------------------
+
+
+def campaign_keys() -> str:
+    from pglab.campaign import schema
+
+    return schema.docs_table()
+
+
+def campaign_layout() -> str:
+    from pglab.campaign import schema
+
+    return f"```toml\n{schema.help_layout()}\n```"
+
+
+def export_columns() -> str:
+    from pglab.analysis import tidy
+
+    return tidy.docs_table()
+
+
+def json_schema() -> str:
+    from pglab.campaign import json_schema as js
+
+    return f"```json\n{json.dumps(js.build(), indent=2, ensure_ascii=False)}\n```"
+
+
+def warnings() -> str:
+    from pglab.analysis.derived import KINDS
+
+    if set(KINDS) != set(WARNINGS):
+        raise ValueError(
+            f"warnings without a meaning here: {sorted(set(KINDS) - set(WARNINGS))}; "
+            f"meanings of no warning: {sorted(set(WARNINGS) - set(KINDS))}"
+        )
+    rows = ["| warning | means |", "|---|---|"]
+    rows += [f"| `{kind}` | {WARNINGS[kind]} |" for kind in KINDS]
+    return "\n".join(rows)
+
+
+def figures() -> str:
+    from pglab.analysis import tidy
+
+    names = tidy.NAMES[tidy.NAMES.index("tps") :]
+    rows = ["| figure | unit | meaning |", "|---|---|---|"]
+    for column in tidy.COLUMNS:
+        if column.name in names:
+            rows.append(f"| `{column.name}` | {unit_of(column.name)} | {column.doc} |")
+    return "\n".join(rows)
+
+
+def unit_of(name: str) -> str:
+    if name in UNIT_BY_NAME:
+        return UNIT_BY_NAME[name]
+    for suffix, unit in UNIT_BY_SUFFIX:
+        if name.endswith(suffix):
+            return unit
+    raise ValueError(f"the figure {name} has no unit: add it to UNIT_BY_NAME")
+
+
+def commands() -> str:
+    """``pglab --help`` and every command's, as argparse prints them at 100 columns."""
+    out = []
+    for title, text in command_helps():
+        out += [f"## `{title}`", "", "```text", text.rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+def command_helps() -> list[tuple[str, str]]:
+    """(``pglab`` or ``pglab COMMAND``, its ``--help``) for the command and each of its
+    subcommands, in ``pglab --help``'s order."""
+    from pglab.cli import build_parser
+
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_WIDTH
+    try:
+        parser = build_parser()
+        out = [("pglab", parser.format_help())]
+        for action in parser._subparsers._group_actions:  # type: ignore[union-attr]
+            if isinstance(action, argparse._SubParsersAction):
+                out += [
+                    (f"pglab {name}", sub.format_help()) for name, sub in action.choices.items()
+                ]
+        return out
+    finally:
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "campaign-keys": campaign_keys,
+    "campaign-layout": campaign_layout,
+    "export-columns": export_columns,
+    "json-schema": json_schema,
+    "warnings": warnings,
+    "figures": figures,
+    "commands": commands,
+}
