@@ -6,10 +6,10 @@ the first run must have told it by its rate, the second from the first ("history
 
 The issue's target, a median error of at most 20%, is for operations long enough to matter:
 ``bench/maintenance_eta.py`` measures it (a VACUUM throttled by vacuum_cost_delay, 20+ s of
-heap scan; a CREATE INDEX with an external sort at scale 200) and the README records its
-figures. Here the phases last 2-3 s, on a shared 2-core machine (other sessions' PostgreSQL
-tests beside it, load average 4-7), where the end of a phase and short-term changes of rate
-dominate: over five runs of this test the median per operation and estimator ranged 0.05-0.51
+heap scan; a CREATE INDEX with an external sort at scale 200) and docs/guides/maintenance.md
+records its figures. Here the phases last 2-3 s, on a shared 2-core machine (other sessions'
+PostgreSQL tests beside it, load average 4-7), where the end of a phase and short-term changes of
+rate dominate: over five runs of this test the median per operation and estimator ranged 0.05-0.51
 (VACUUM at its rate so far, whose scan speeds up as it reaches the pages the dirtying left in
 shared_buffers, 0.06-0.34; CREATE INDEX told from the earlier run 0.08-0.51 when the load
 changed between the two runs). So this test holds what it can hold without flaking: the median

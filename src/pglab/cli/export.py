@@ -27,8 +27,9 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
         description="A row per run (or per measured phase) with a column per factor (settings "
         "that vary, clients, script, scale, server, storage, ...) and per figure (TPS, latency "
         "percentiles, WAL, hit ratio, top wait, CPU, ...); or, with --series, every per-second "
-        "table in long form (run_id, phase, iteration, kind, t, metric, value). The README "
-        "lists the columns. Files are written whole or not at all.",
+        "table in long form (run_id, phase, iteration, kind, t, metric, value). "
+        "docs/reference/export-columns.md lists the columns. Files are written whole or not at "
+        "all.",
     )
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--format", choices=encoders.FORMATS, default="csv",

@@ -308,7 +308,8 @@ def _print_auto(auto: points.SequentialPlan | None, plan: Plan) -> None:
     console.print(
         f"[dim]{escape(auto.text())}; estimated {fmt.duration(_expected_seconds(plan, auto))} "
         f"expected, {fmt.duration(plan.estimated_seconds())} at most. Each point runs in "
-        f"rounds until {until} (anytime-valid confidence sequences: see README)[/]",
+        f"rounds until {until} (anytime-valid confidence sequences: see "
+        "docs/concepts/statistics.md)[/]",
         soft_wrap=True,
     )
 
