@@ -81,7 +81,29 @@ environment:
                   (default: $PGLAB_HOME/results.sqlite)
   PGLAB_RUN_USER  the unprivileged account servers run as when pglab is root (default pglab)
   PGLAB_BUILDS    where PostgreSQL built by pglab is kept (default $PGLAB_HOME/builds)
+
+documentation: docs/index.md in pglab's repository (`mkdocs serve` there shows it as a site);
+  each command's --help names its page
 """
+
+# The page of the documentation (docs/ in pglab's repository) that says more about each command,
+# named at the end of its --help (tests/unit/test_docs.py checks that each exists).
+DOCS = {
+    "quick": "guides/first-campaign.md",
+    "run": "guides/first-campaign.md",
+    "tune": "guides/tuning.md",
+    "watch": "guides/live-view.md",
+    "ls": "guides/reading-results.md",
+    "show": "guides/reading-results.md",
+    "report": "guides/reading-results.md",
+    "compare": "guides/reading-results.md",
+    "export": "guides/export.md",
+    "storage": "guides/storage.md",
+    "sources": "guides/versions.md",
+    "worker": "guides/fleet.md",
+    "status": "guides/fleet.md",
+    "schema": "reference/json-schema.md",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,4 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(sub, common)
+    for name, command_parser in sub.choices.items():
+        more = f"more in pglab's documentation: docs/{DOCS[name]}"
+        if command_parser.epilog:
+            command_parser.epilog = f"{command_parser.epilog}\n\n{more}"
+        else:  # one paragraph, wrapped or not as the command's formatter does
+            command_parser.epilog = more
     return parser
