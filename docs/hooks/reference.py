@@ -36,10 +36,13 @@ WARNINGS = {
     "serialization or deadlock errors left after `max_tries`): its TPS counts only those that "
     "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
     "retried transactions and retries, and transactions over `latency_limit`",
-    "hosts": "runs pooled into one figure, or points compared at one coordinate, ran on "
-    "different machines (a fleet: each run's `fleet_worker` in its fingerprint)",
-    "clock": "a load generator host's clock offset was measured too loosely to put its seconds "
-    "on pglab's clock: its per-second series may be shifted",
+    "hosts": "a point's runs ran on several machines (a fleet: each run's `fleet_worker` in its "
+    "fingerprint), so its median and CI pool machines that may differ; or the points compared "
+    "at one matrix coordinate ran on different machines, so their difference includes the "
+    "machines'",
+    "clock": "a load generator host's clock is known only to within half the shortest round "
+    "trip pglab measured, and that is more than {offset_s:g} s: its per-second figures may sit a second off "
+    "the server's",
     "unstable": "a point's repeats vary by more than 10% (CV of TPS): smaller differences are "
     "noise",
     "drifting": "TPS trends within a phase (≥ 5%, significant, after the warm-up), across a "
@@ -133,7 +136,12 @@ def warnings() -> str:
             f"meanings of no warning: {sorted(set(WARNINGS) - set(KINDS))}"
         )
     rows = ["| warning | means |", "|---|---|"]
-    rows += [f"| `{kind}` | {WARNINGS[kind]} |" for kind in KINDS]
+    from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
+
+    rows += [
+        f"| `{kind}` | {WARNINGS[kind].format(offset_s=OFFSET_UNCERTAINTY_WARN_S)} |"
+        for kind in KINDS
+    ]
     return "\n".join(rows)
 
 
