@@ -41,8 +41,8 @@ WARNINGS = {
     "at one matrix coordinate ran on different machines, so their difference includes the "
     "machines'",
     "clock": "a load generator host's clock is known only to within half the shortest round "
-    "trip pglab measured, and that is more than {offset_s:g} s: its per-second figures may sit a second off "
-    "the server's",
+    "trip pglab measured, and that is more than {offset_s:g} s: its per-second figures may sit "
+    "a second off the server's",
     "unstable": "a point's repeats vary by more than 10% (CV of TPS): smaller differences are "
     "noise",
     "drifting": "TPS trends within a phase (≥ 5%, significant, after the warm-up), across a "
