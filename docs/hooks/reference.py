@@ -60,15 +60,15 @@ WARNINGS = {
 }
 
 # The unit of each figure column of the export (pglab.analysis.tidy.COLUMNS from `tps` on):
-# by the name's ending, else by name. A new figure without one fails the build.
+# by name, else by the name's ending (none for _mb_s: those are not all the same unit). A new
+# figure without one fails the build.
 UNIT_BY_SUFFIX = (
-    ("_mb_s", "MB/s (10⁶ bytes per second)"),
     ("_ms", "milliseconds"),
-    ("_pct", "% (of the machine's CPU, of one core, or of the samples: see its meaning)"),
+    ("_pct", "%"),
     ("_s", "seconds"),
 )
 UNIT_BY_NAME = {
-    "tps": "transactions per second; MB/s for maintenance operations",
+    "tps": "transactions per second; for maintenance operations MB/s, 10⁶ bytes per second",
     "tps_steady": "transactions per second",
     "transactions": "count",
     "failed": "count",
@@ -80,6 +80,15 @@ UNIT_BY_NAME = {
     "buffers_backends": "8 kB buffers",
     "checkpoints": "count",
     "error": "text",
+    "top_wait_pct": "% of the sampled waits",
+    "cpu_user_pct": "% of the machine's CPU",
+    "cpu_system_pct": "% of the machine's CPU",
+    "cpu_iowait_pct": "% of the machine's CPU",
+    "pgbench_cpu_pct": "% of one core",
+    # pglab.telemetry: bytes / 2**20 per second, although pglab prints them as "MB/s"
+    "wal_mb_s": "MiB/s (2²⁰ bytes per second)",
+    "disk_read_mb_s": "MiB/s (2²⁰ bytes per second)",
+    "disk_write_mb_s": "MiB/s (2²⁰ bytes per second)",
 }
 
 
@@ -156,6 +165,43 @@ def figures() -> str:
     return "\n".join(rows)
 
 
+# The per-second series a run keeps of the operating system, the waits and the checkpoints
+# (pglab.telemetry): their columns, as `pglab export --series` names them (its metric is
+# the column), with the unit their name ends in.
+SERIES_UNITS = (
+    ("_mb_s", "MiB/s (2²⁰ bytes per second)"),
+    ("_mb", "MiB"),
+    ("_iops", "I/O requests per second"),
+    ("_pct", "%"),
+    ("_ms", "milliseconds"),
+    ("_kb", "kB"),
+    ("_s", "seconds"),
+)
+
+
+def series() -> str:
+    from pglab.telemetry import checkpoints, os_stats, waits
+
+    tables = {
+        "os.cpu": os_stats.CPU_COLUMNS,
+        "os.disk": os_stats.DISK_COLUMNS,
+        "os.mem": os_stats.MEM_COLUMNS,
+        "os.procs": os_stats.PROCS_COLUMNS,
+        "waits": waits.COLUMNS,
+        "checkpoints": checkpoints.COLUMNS,
+    }
+    rows = ["| series | column | unit |", "|---|---|---|"]
+    for table, columns in tables.items():
+        for i, column in enumerate(columns):
+            unit = (
+                "epoch seconds"
+                if column in ("t", "t_end")
+                else next((u for suffix, u in SERIES_UNITS if column.endswith(suffix)), "–")
+            )
+            rows.append(f"| {f'`{table}`' if i == 0 else ''} | `{column}` | {unit} |")
+    return "\n".join(rows)
+
+
 def unit_of(name: str) -> str:
     if name in UNIT_BY_NAME:
         return UNIT_BY_NAME[name]
@@ -203,5 +249,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "json-schema": json_schema,
     "warnings": warnings,
     "figures": figures,
+    "series": series,
     "commands": commands,
 }

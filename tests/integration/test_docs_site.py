@@ -116,6 +116,11 @@ def test_generated_reference_pages_are_the_code_s(site: Path) -> None:
     assert all(c.name in columns and c.doc in columns for c in tidy.COLUMNS)
     warnings = text_of(site / "reference" / "warnings.html")
     assert all(kind in warnings for kind in KINDS)
+    from pglab.telemetry import os_stats
+
+    figures = text_of(site / "reference" / "figures.html")
+    assert all(c.name in figures for c in tidy.COLUMNS[tidy.NAMES.index("tps") :])
+    assert all(c in figures for c in (*os_stats.DISK_COLUMNS, *os_stats.MEM_COLUMNS))
     assert '"$schema": "https://json-schema.org/draft/2020-12/schema"' in text_of(
         site / "reference" / "json-schema.html"
     )
