@@ -126,6 +126,25 @@ def test_generated_reference_pages_are_the_code_s(site: Path) -> None:
     )
 
 
+def test_the_hook_fails_on_a_missing_path_an_unknown_marker_and_a_failed_generator() -> None:
+    from types import SimpleNamespace
+
+    from mkdocs.exceptions import PluginError
+
+    hook = load_hook()
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="guides/x.md"))
+    assert "| `tps` |" in hook.on_page_markdown("<!-- pglab:figures -->", page, None, None)
+    assert hook.on_page_markdown("`src/pglab/NAME.py`, `examples/first-campaign.toml`", page,
+                                 None, None)  # fmt: skip
+    with pytest.raises(PluginError, match="src/pglab/nowhere.py"):
+        hook.on_page_markdown("see `src/pglab/nowhere.py`", page, None, None)
+    with pytest.raises(PluginError, match="no generator 'nothing'"):
+        hook.on_page_markdown("<!-- pglab:nothing -->", page, None, None)
+    hook.GENERATORS["broken"] = lambda: 1 / 0
+    with pytest.raises(PluginError, match="ZeroDivisionError"):
+        hook.on_page_markdown("<!-- pglab:broken -->", page, None, None)
+
+
 def test_nothing_is_fetched_from_the_network(site: Path) -> None:
     for page in site.rglob("*.html"):
         found = re.findall(
