@@ -104,3 +104,43 @@ def test_the_cli_holds_no_sql_statistics_or_parsing() -> None:
                                "tomllib"}, (path.name, imported)  # fmt: skip
         for word in ("SELECT ", "INSERT ", "UPDATE ", "DELETE FROM"):
             assert word not in text, (path.name, word)
+
+
+# the kinds of server (postgres/interface.py's Server) and where each is defined
+SERVER_CLASSES = {"Cluster": "postgres/server.py", "ExistingServer": "postgres/existing.py",
+                  "HostServer": "postgres/on_host.py"}  # fmt: skip
+
+
+def kind_checks(text: str) -> list[str]:
+    """The server classes a module's ``isinstance`` calls ask about."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+            names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+            found += sorted(names & set(SERVER_CLASSES))
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_no_module_asks_which_kind_of_server_it_has(path: Path) -> None:
+    """Servers are used through their one interface; only a class's own module may ask."""
+    own = {c for c, where in SERVER_CLASSES.items() if SRC / where == path}
+    assert set(kind_checks(path.read_text())) <= own
+
+
+def test_the_kind_check_is_caught() -> None:
+    assert kind_checks("if isinstance(srv, Cluster | HostServer): pass") == [
+        "Cluster",
+        "HostServer",
+    ]
+    assert kind_checks("isinstance(x, (int, ExistingServer))") == ["ExistingServer"]
+    assert kind_checks("isinstance(x, Table)") == []
+
+
+def test_the_executor_runs_every_phase_through_one_runner() -> None:
+    """The executor does not tell kinds of phase apart (``run/phases.runner_for`` does): no
+    branch on a phase's generators, no call of a load generator or an operation of its own."""
+    text = (SRC / "run" / "executor.py").read_text()
+    for word in ("phase.remote", "run_phase(", "Operation(", "operations."):
+        assert word not in text, word
+    assert "runner_for(" in text

@@ -121,9 +121,12 @@ def test_pglab_counts_the_samplers_that_hold_a_session() -> None:
     started on a server that refuses every connection, and each try is one session."""
 
     class Refusing:  # what PhaseWatch reads of a cluster, with a server that is not there
-        datadir = Path("/nonexistent")
-        proc = None
         tries = 0
+
+        def os_view(self):
+            from pglab.postgres.interface import OsView
+
+            return OsView(Path("/nonexistent"))
 
         def connect(self):
             Refusing.tries += 1

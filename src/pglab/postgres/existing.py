@@ -33,8 +33,10 @@ from psycopg.rows import dict_row
 from pglab.campaign.spec import ServerSpec, mask_dsn
 from pglab.errors import ServerError
 from pglab.lab import Lab
-from pglab.postgres import altered, settings
+from pglab.postgres import altered, fingerprint, settings
+from pglab.postgres.interface import OsView
 from pglab.postgres.settings import SettingDef
+from pglab.postgres.sources import Binaries
 
 MIN_VERSION_NUM = 150000
 SESSION_CONTEXTS = frozenset({"user", "superuser", "backend", "superuser-backend"})
@@ -149,6 +151,7 @@ class ExistingServer:
     process of pglab's; the executor and the telemetry read that."""
 
     owned = False
+    local_processes = False  # whatever machine it is on, its processes are not pglab's
     datadir = None
     proc = None
     # what the telemetry cannot watch, said in every phase's notes (never zeros)
@@ -205,6 +208,25 @@ class ExistingServer:
 
     def pgbench_conn_args(self, dbname: str | None = None) -> list[str]:
         return [self.conninfo(dbname, with_options=True)]
+
+    def bench_session(self) -> psycopg.Connection:
+        return self.connect(with_options=True)
+
+    def client_conninfo(self, dbname: str | None = None) -> str:
+        return self.conninfo(dbname, with_options=True)
+
+    def for_run(self, spec: ServerSpec) -> None:
+        """The same server and database, with this run's settings."""
+        self.spec = spec
+
+    def os_view(self) -> OsView | None:
+        return None  # its machine is not pglab's to read
+
+    def changed_under_run(self) -> str | None:
+        return self.lost()  # restarted under the run: its numbers mean nothing
+
+    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+        return fingerprint.of_existing(self, binaries)
 
     def pgbench_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k.startswith("PG") and k not in _PG_ENV_SKIP}

@@ -12,15 +12,17 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from pglab import __version__
-from pglab.postgres.existing import ExistingServer
-from pglab.postgres.on_host import HostServer
-from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
+
+if TYPE_CHECKING:  # each kind of server calls its own function here (``Server.fingerprint``)
+    from pglab.postgres.existing import ExistingServer
+    from pglab.postgres.on_host import HostServer
+    from pglab.postgres.server import Cluster
 
 NON_DEFAULT_SQL = """
 SELECT name, setting, unit, source, current_setting(name) FROM pg_settings

@@ -34,6 +34,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import psutil
 from psycopg.conninfo import make_conninfo
@@ -43,8 +44,9 @@ from pglab.campaign.spec import ServerSpec
 from pglab.errors import HostError, ServerError
 from pglab.hosts.ssh import Background, Remote
 from pglab.lab import Lab
-from pglab.postgres import settings
+from pglab.postgres import fingerprint, settings
 from pglab.postgres.existing import ExistingServer
+from pglab.postgres.interface import OsView
 from pglab.postgres.server import CONF_FILE, LOG_LINE_PREFIX, SUPERUSER, wait_applied
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
@@ -218,6 +220,15 @@ class HostServer(ExistingServer):
         wait_applied(lambda: self.connect(admin=True), self.applied, new, catalog, self.log_tail)
         self.applied = new
         return "reload"
+
+    def for_run(self, spec: ServerSpec) -> None:
+        """Its spec is the one it was made with (its settings come by ``apply``)."""
+
+    def os_view(self) -> OsView:
+        return OsView(self.datadir_remote, remote=self.remote)
+
+    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+        return fingerprint.of_host(self, binaries)
 
     def pgbench_env(self) -> dict[str, str]:
         return {"PGPASSWORD": str(self.params["password"])}

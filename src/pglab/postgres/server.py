@@ -22,6 +22,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
@@ -29,7 +30,8 @@ import psycopg
 from pglab import procs
 from pglab.errors import LabError, ServerError
 from pglab.lab import Lab
-from pglab.postgres import settings
+from pglab.postgres import fingerprint, settings
+from pglab.postgres.interface import OsView
 from pglab.postgres.sources import Binaries
 from pglab.records import CRASH_ECHOES
 
@@ -102,6 +104,7 @@ class Cluster:
     """A data directory and, while started, the postmaster running on it."""
 
     owned = True  # pglab started it: its files, processes and log are pglab's to read
+    local_processes = True
     unwatched: tuple[tuple[str, str], ...] = ()  # samplers it cannot have (telemetry notes)
 
     def __init__(self, binaries: Binaries, lab: Lab, datadir: Path, name: str):
@@ -310,6 +313,35 @@ class Cluster:
             raise ServerError(
                 f"cannot connect to cluster {self.name}: {exc}", log_tail=self.log_tail()
             ) from exc
+
+    def bench_session(self) -> psycopg.Connection:
+        return self.connect()
+
+    def client_conninfo(self, dbname: str | None = None) -> str:
+        return self.conninfo(dbname or "postgres")
+
+    def pgbench_env(self) -> dict[str, str] | None:
+        return None  # pgbench reaches it by the socket pglab gives it, as pglab's user
+
+    def os_view(self) -> OsView:
+        return OsView(self.datadir, postgres_pids=self._postgres_pids)
+
+    def _postgres_pids(self) -> list[int]:
+        """The postmaster and its children."""
+        if self.proc is None:
+            return []
+        try:
+            postmaster = psutil.Process(self.proc.pid)
+            return [postmaster.pid, *(c.pid for c in postmaster.children(recursive=True))]
+        except psutil.Error:
+            return []
+
+    def changed_under_run(self) -> str | None:
+        return None  # only pglab starts and stops it; a crash fails the run by itself
+
+    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+        del binaries  # its own
+        return fingerprint.of_run(self)
 
     def pgbench_conn_args(self, dbname: str = "postgres") -> list[str]:
         return ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER, dbname]

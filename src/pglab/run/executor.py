@@ -18,7 +18,7 @@ import dataclasses
 import os
 import shutil
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -31,19 +31,19 @@ from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.lab import Lab
-from pglab.maintenance import clients, operations
+from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
-from pglab.pgbench import invoke as pgbench
 from pglab.pgbench import sampling
-from pglab.pgbench.generators import TABLE as GENERATORS
-from pglab.postgres import bench_db, fingerprint, server
+from pglab.postgres import bench_db, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
+from pglab.postgres.interface import Server
 from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run.metrics import run_metrics
+from pglab.run.phases import PhaseContext, runner_for
 from pglab.run.plan import Plan
 from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
@@ -51,35 +51,6 @@ from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.run.rounds import Rounds
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
-
-
-def _client(
-    srv: Cluster | ExistingServer, binaries: Binaries, workdir: Path, env: dict[str, str] | None
-) -> clients.Client:
-    """How a dump, restore or basebackup runs: the server source's programs, reaching the
-    server as pgbench does, writing under the run's work directory."""
-
-    def conninfo(dbname: str | None) -> str:
-        if isinstance(srv, ExistingServer):
-            return srv.conninfo(dbname, with_options=True)
-        return srv.conninfo(dbname or "postgres")
-
-    return clients.Client(
-        pg_dump=binaries.exe("pg_dump"),
-        pg_restore=binaries.exe("pg_restore"),
-        pg_basebackup=binaries.exe("pg_basebackup"),
-        conninfo=conninfo,
-        workdir=workdir,
-        env=dict(env or {}),
-    )
-
-
-def _operation_session(srv: Cluster | ExistingServer) -> Callable[[], psycopg.Connection]:
-    """How a maintenance operation connects: to the database of pgbench's tables, with the
-    run's settings on an existing server that takes them per session."""
-    if isinstance(srv, ExistingServer):
-        return lambda: srv.connect(with_options=True)
-    return srv.connect
 
 
 class Events(Protocol):
@@ -276,16 +247,14 @@ class Executor:
         phases: list[PhaseResult] = []
         log_offset = 0
         fp: dict = {}
-        srv: Cluster | ExistingServer | None = None
+        srv: Server | None = None
         workdir: Path | None = None
         try:
             if run.server.over_network:
-                srv = self._existing_for(run, binaries, timings)
-                if isinstance(srv, HostServer):
-                    fp = fingerprint.of_host(srv, binaries)
-                else:
-                    fp = fingerprint.of_existing(srv, binaries)
-                srv.mark_start()
+                existing = self._existing_for(run, binaries, timings)
+                srv = existing
+                fp = existing.fingerprint(binaries)
+                existing.mark_start()
             else:
                 ds = datasets.ensure(
                     self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
@@ -294,14 +263,15 @@ class Executor:
                 timings["dataset_made_now"] = float(ds.made_now)
                 for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
                     timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
-                srv = self._cluster_for(run, binaries, ds, timings)
-                log_offset = srv.log_size()
+                cluster = self._cluster_for(run, binaries, ds, timings)
+                srv = cluster
+                log_offset = cluster.log_size()
                 t0 = time.monotonic()
-                how = srv.apply(run.settings, datasets.load_catalog(self.lab, binaries))
+                how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
                 timings["settings_s"] = time.monotonic() - t0
                 timings["restarted"] = 1.0 if how == "restart" else 0.0
                 t0 = time.monotonic()
-                fp = fingerprint.of_run(srv)
+                fp = cluster.fingerprint(binaries)
                 timings["fingerprint_s"] = time.monotonic() - t0
                 fp["storage"] = {
                     "data": self.targets.describe(run.storage.data),
@@ -316,53 +286,29 @@ class Executor:
                 fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
-            env = srv.pgbench_env() if isinstance(srv, ExistingServer) else None
+            context = PhaseContext(
+                srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
+                prior=lambda name, iteration: self._prior(run, name, iteration),
+            )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
                     self.events.phase_started(run, phase.name, iteration)
                     spec = (
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
+                    runner = runner_for(phase, iteration, context)
                     with contextlib.ExitStack() as stack:
-                        # an operation is prepared (a vacuum's dirtying) before the watching
-                        op = None
-                        if phase.operation is not None:
-                            client = _client(srv, binaries, workdir, env)
-                            prior = self._prior(run, phase.name, iteration)
-                            op = stack.enter_context(operations.Operation(
-                                _operation_session(srv), phase, client, prior,
-                                local=isinstance(srv, Cluster),
-                            ))  # fmt: skip
+                        runner.prepare(stack)  # an operation's dirtying, before the watching
                         t0 = time.monotonic()
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry
                         ))  # fmt: skip
                         _add(timings, "telemetry_s", time.monotonic() - t0)
-                        if op is not None:  # VACUUM, CREATE INDEX...: MB/s
-                            result = op.run(iteration, self.events.operation)
-                        elif phase.remote:  # pgbench on the generator hosts, all at once
-                            result, table = self.hosts.run_phase(
-                                phase, iteration, srv.pgbench_conn_args(), env or {},
-                                workdir / f"{phase.name}-{iteration}", self.events.progress,
-                            )  # fmt: skip
-                        else:
-                            result = pgbench.run_phase(
-                                binaries,
-                                phase,
-                                iteration,
-                                srv.pgbench_conn_args(),
-                                workdir,
-                                on_progress=self.events.progress,
-                                on_spawn=watch.set_pgbench,
-                                env=env,
-                            )
+                        result = runner.run(watch)
                         t0 = time.monotonic()  # the samplers stopped, the closing snapshot
                     _add(timings, "telemetry_s", time.monotonic() - t0)
-                    tables = {**watch.tables, **result.tables}
-                    if phase.remote:
-                        tables[GENERATORS] = table
-                    phases.append(replace(result, tables=tables))
-            if isinstance(srv, ExistingServer) and (why := srv.lost()):
+                    phases.append(replace(result, tables={**watch.tables, **result.tables}))
+            if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
         except (LabError, psycopg.Error, OSError) as exc:
@@ -459,8 +405,7 @@ class Executor:
             self.existing[key] = srv
         elif srv is None:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)
-        if not isinstance(srv, HostServer):
-            srv.spec = run.server  # same server and database; this run's settings
+        srv.for_run(run.server)  # same server and database; this run's settings
         srv.wait_ready(on_status=self.events.status)  # after someone else restarted it
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(

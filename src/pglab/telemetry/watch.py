@@ -28,12 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
+import psycopg
 
 from pglab.campaign.spec import TelemetrySpec
-from pglab.postgres.existing import ExistingServer
-from pglab.postgres.on_host import HostServer
-from pglab.postgres.server import Cluster
+from pglab.postgres.interface import Server
 from pglab.telemetry import checkpoints
 from pglab.telemetry.base import Sampler, Table
 from pglab.telemetry.buffers import BuffersSampler
@@ -59,7 +57,7 @@ def own_sessions(spec: TelemetrySpec, measured: bool) -> int:
 class PhaseWatch:
     def __init__(
         self,
-        cluster: Cluster | ExistingServer,
+        cluster: Server,
         spec: TelemetrySpec,
         server_version_num: int,
         on_live: Callable[[dict[str, Table]], object] | None = None,
@@ -81,16 +79,7 @@ class PhaseWatch:
     def _pgbench_pids(self) -> list[int]:
         return [self._pgbench] if self._pgbench is not None else []
 
-    def _postgres_pids(self) -> list[int]:
-        if self.cluster.proc is None:
-            return []
-        try:
-            postmaster = psutil.Process(self.cluster.proc.pid)
-            return [postmaster.pid, *(c.pid for c in postmaster.children(recursive=True))]
-        except psutil.Error:
-            return []
-
-    def _connect(self):
+    def _connect(self) -> psycopg.Connection:
         return self.cluster.connect()
 
     def samplers(self) -> list[Sampler]:
@@ -100,19 +89,20 @@ class PhaseWatch:
             WaitsSampler(self._connect, hz=s.waits_hz),
             BuffersSampler(self._connect, self.version, interval=s.buffers_interval),
         ]
-        if isinstance(self.cluster, HostServer):  # its host's /proc, over SSH
-            host = HostOsSampler(self.cluster.remote, self.cluster.datadir_remote, s.stats_interval)
-            return [*over_sql, host]
-        datadir = self.cluster.datadir
-        if datadir is None:  # a server pglab does not own: no files or processes to read
+        view = self.cluster.os_view()
+        if view is None:  # a server pglab does not own: no files or processes to read
             return over_sql
+        if view.remote is not None:  # its host's /proc, over SSH
+            return [*over_sql, HostOsSampler(view.remote, str(view.datadir), s.stats_interval)]
+        datadir = Path(view.datadir)
         paths = [datadir]
         wal = datadir / "pg_wal"
         if wal.is_symlink():
             paths.append(Path(wal.resolve()))
+        pids = view.postgres_pids or (lambda: [])
         return [
             *over_sql,
-            OsSampler(paths, self._pgbench_pids, self._postgres_pids, interval=s.stats_interval),
+            OsSampler(paths, self._pgbench_pids, pids, interval=s.stats_interval),
         ]
 
     def __enter__(self) -> PhaseWatch:
@@ -131,7 +121,7 @@ class PhaseWatch:
         assert self.on_live is not None
         waits = next((s for s in self._samplers if isinstance(s, WaitsSampler)), None)
         # a server pglab did not start has no log of pglab's to read checkpoints from
-        has_log = isinstance(self.cluster, Cluster | HostServer)
+        has_log = self.cluster.owned
         while not self._live_stop.wait(1.0):
             with contextlib.suppress(Exception):  # the view goes without; the phase goes on
                 tables: dict[str, Table] = {}

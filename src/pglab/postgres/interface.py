@@ -1,0 +1,78 @@
+"""One interface over the servers a run measures, whoever started them.
+
+Three kinds implement it: a cluster pglab makes and starts here (``server.Cluster``), a server
+pglab reaches by a dsn and never starts (``existing.ExistingServer``), and a server pglab makes
+on another host over SSH (``on_host.HostServer``). The executor, the phase runners and the
+telemetry take a ``Server`` and ask it; none of them asks which kind it is. A new kind (a server
+in a container, a cloud instance) implements this and nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
+
+from pglab.hosts.ssh import Remote
+from pglab.postgres.sources import Binaries
+
+
+@dataclass(frozen=True)
+class OsView:
+    """Where the telemetry reads the server's machine: this one (``remote`` None: the data
+    directory here, the postmaster's processes by ``postgres_pids``) or a host over SSH."""
+
+    datadir: Path | str
+    remote: Remote | None = None
+    postgres_pids: Callable[[], list[int]] | None = None
+
+
+class Server(Protocol):
+    # samplers it cannot have, and why: said in every watched phase's notes (never zeros)
+    unwatched: tuple[tuple[str, str], ...]
+    # pglab started it: its log is pglab's to read (checkpoints, the run's complaints)
+    owned: bool
+    # its processes are this machine's (a maintenance operation reads their CPU)
+    local_processes: bool
+
+    def connect(self) -> psycopg.Connection:
+        """A session for pglab's samplers, in the database of pgbench's tables."""
+        ...
+
+    def bench_session(self) -> psycopg.Connection:
+        """A session as pgbench's are: that database, with the run's session settings."""
+        ...
+
+    def client_conninfo(self, dbname: str | None = None) -> str:
+        """What a client program (pg_dump, pg_basebackup) connects with, as pgbench does."""
+        ...
+
+    def pgbench_conn_args(self) -> list[str]: ...
+
+    def pgbench_env(self) -> dict[str, str] | None:
+        """libpq's variables pgbench needs beside its arguments (None: pglab's own)."""
+        ...
+
+    def os_view(self) -> OsView | None:
+        """Where its machine is read, or None when it is not pglab's to read."""
+        ...
+
+    def log_size(self) -> int: ...
+
+    def log_since(self, offset: int) -> str: ...
+
+    def lost(self, grace: float = ...) -> str | None:
+        """Why a failed run's server cannot be trusted (it died, it cannot be reached)."""
+        ...
+
+    def changed_under_run(self) -> str | None:
+        """Why a run that went well cannot be trusted because of its server (someone restarted
+        it during the run), or None."""
+        ...
+
+    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+        """The server and the machines of the run, as its fingerprint records them."""
+        ...

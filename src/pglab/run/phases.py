@@ -1,0 +1,153 @@
+"""The phase runners: one interface for every kind of measured work a phase can be.
+
+The executor runs each iteration of a phase the same way, whatever the phase is:
+
+    runner = runner_for(phase, iteration, context)
+    with ExitStack() as stack:
+        runner.prepare(stack)           # before the watching: an operation's dirtying
+        watch = stack.enter_context(PhaseWatch(...))
+        result = runner.run(watch)      # the phase's result, with the runner's own tables
+
+Three runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
+(``GeneratorPgbench``, its per-host table with the result), and a maintenance operation
+(``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s). A new load generator or
+workload kit is a class with ``prepare`` and ``run``, and one line in ``runner_for``; the
+executor does not change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from pglab.campaign.spec import PhaseSpec
+from pglab.maintenance import clients, operations
+from pglab.maintenance.figures import Prior
+from pglab.pgbench import invoke as pgbench
+from pglab.pgbench.generators import TABLE as GENERATORS
+from pglab.pgbench.invoke import ProgressCallback
+from pglab.postgres.interface import Server
+from pglab.postgres.sources import Binaries
+from pglab.records import PhaseResult
+from pglab.run.remote import Hosts
+from pglab.telemetry.watch import PhaseWatch
+
+
+@dataclass
+class PhaseContext:
+    """What every runner of one run's phases may use."""
+
+    server: Server
+    binaries: Binaries
+    workdir: Path  # the run's own directory (logs, dumps)
+    hosts: Hosts  # the campaign's generator hosts
+    on_progress: ProgressCallback  # each second's TPS as it comes
+    on_operation: Callable[[str], None]  # an operation's progress in words, once a second
+    prior: Callable[[str, int], Prior | None]  # an operation's last stored progress (its ETA)
+
+
+class PhaseRunner(Protocol):
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        """What must be made before the phase is watched (entered on ``stack``, undone when
+        the phase ends)."""
+        ...
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        """The phase itself, while ``watch`` samples the server; its result."""
+        ...
+
+
+def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> PhaseRunner:
+    """The runner of one iteration of ``phase``: the one place that tells kinds of phase apart."""
+    if phase.operation is not None:
+        return MaintenanceOperation(phase, iteration, context)
+    if phase.remote:
+        return GeneratorPgbench(phase, iteration, context)
+    return LocalPgbench(phase, iteration, context)
+
+
+@dataclass
+class LocalPgbench:
+    """pgbench on this machine; the watch is told its pid (its CPU is the client's)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack  # nothing to make first
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        c = self.context
+        return pgbench.run_phase(
+            c.binaries,
+            self.phase,
+            self.iteration,
+            c.server.pgbench_conn_args(),
+            c.workdir,
+            on_progress=c.on_progress,
+            on_spawn=watch.set_pgbench,
+            env=c.server.pgbench_env(),
+        )
+
+
+@dataclass
+class GeneratorPgbench:
+    """pgbench on the phase's generator hosts at once, merged; each host's figures in the
+    result's ``generators`` table."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        del watch  # pgbench runs elsewhere: no pid of this machine's to watch
+        c = self.context
+        result, table = c.hosts.run_phase(
+            self.phase,
+            self.iteration,
+            c.server.pgbench_conn_args(),
+            c.server.pgbench_env() or {},
+            c.workdir / f"{self.phase.name}-{self.iteration}",
+            c.on_progress,
+        )
+        return replace(result, tables={**result.tables, GENERATORS: table})
+
+
+@dataclass
+class MaintenanceOperation:
+    """A maintenance operation on pgbench's tables, timed on its own session and watched from
+    another; prepared (a VACUUM's dirtying) before the phase is watched."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+    _op: operations.Operation | None = None
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        c = self.context
+        client = clients.Client(
+            pg_dump=c.binaries.exe("pg_dump"),
+            pg_restore=c.binaries.exe("pg_restore"),
+            pg_basebackup=c.binaries.exe("pg_basebackup"),
+            conninfo=c.server.client_conninfo,
+            workdir=c.workdir,
+            env=dict(c.server.pgbench_env() or {}),
+        )
+        prior = c.prior(self.phase.name, self.iteration)
+        self._op = stack.enter_context(
+            operations.Operation(
+                c.server.bench_session, self.phase, client, prior, local=c.server.local_processes
+            )
+        )
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        del watch  # the operation watches its own progress views
+        assert self._op is not None, "prepare first"
+        return self._op.run(self.iteration, self.context.on_operation)
