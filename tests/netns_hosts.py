@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,23 @@ class NsHost:
         """The host's paths matching a shell pattern (``/tmp/pglab-*``)."""
         out = self.run("sh", "-c", f'for p in {pattern}; do [ -e "$p" ] && echo "$p"; done')
         return out.stdout.split()
+
+    @contextlib.contextmanager
+    def memory(self, total_kb: int) -> Iterator[None]:
+        """The host reports ``total_kb`` of RAM while inside (its /proc/meminfo bind-mounted over
+        by one that says so, in its mount namespace only: what LXCFS does for a container)."""
+        real = self.run("cat", "/proc/meminfo").stdout
+        fake = self.dir / "meminfo"
+        fake.write_text("".join(
+            f"MemTotal:       {total_kb} kB\n" if line.startswith("MemTotal:") else line + "\n"
+            for line in real.splitlines()
+        ))  # fmt: skip
+        done = self.run("mount", "--bind", str(fake), "/proc/meminfo")
+        assert done.returncode == 0, done.stderr
+        try:
+            yield
+        finally:
+            self.run("umount", "/proc/meminfo")
 
     def host_key(self) -> str:
         """The host's public key as a known_hosts line."""

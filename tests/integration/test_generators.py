@@ -92,6 +92,8 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     # one machine, one clock: the offset measured is 0 within the uncertainty it states
     assert all(abs(h["clock_offset_ms"]) <= h["clock_uncertainty_ms"] + 1 for h in per_host)
     assert all(h["clock_uncertainty_ms"] < 1000 for h in per_host)
+    # measured again after the phase: one clock, no drift beyond what the two measures allow
+    assert all(abs(h["clock_drift_ms"]) <= 2 * h["clock_uncertainty_ms"] + 50 for h in per_host)
     # the server's own count of commits in the phase agrees with the generators' (2%)
     summary = phase_summary(run.series["0"], phase.elapsed_s)
     commits = summary["figures"]["xact_commit"]
@@ -259,6 +261,8 @@ def test_a_generator_whose_clock_is_ahead_is_measured_and_put_back_in_step(
     gens = run.series["0"]["generators"]
     offsets = {r[0]: r[gens["columns"].index("clock_offset_ms")] for r in gens["rows"]}
     assert 29_500 < offsets["gen1"] < 30_500 and abs(offsets["gen2"]) < 500
+    after = {r[0]: r[gens["columns"].index("clock_offset_after_ms")] for r in gens["rows"]}
+    assert 29_500 < after["gen1"] < 30_500  # still ahead after the phase, by as much
     # without the correction no second would have both hosts in it
     progress = run.series["0"]["progress"]["rows"]
     assert len(progress) >= 2

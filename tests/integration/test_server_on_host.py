@@ -144,6 +144,24 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
     assert "None" not in page.split("Environment", 1)[1].split("Settings", 1)[0]
 
 
+def test_a_server_on_a_host_is_checked_against_that_host_s_memory(ns_hosts, lab, tmp_path,
+                                                                   capsys):  # fmt: skip
+    """gen3 reports 256 MiB of RAM (this machine has far more): shared_buffers = 512MB on it is
+    refused before anything runs, naming gen3's memory; the same point fits once it reports
+    its real memory."""
+    extra = '[variants.big]\nsettings = { shared_buffers = "512MB" }\n'
+    path = campaign(tmp_path, ns_hosts, "small-host", extra=extra)
+    db = ns_hosts.hosts[2]
+    with db.memory(256 * 1024):
+        assert db.run("grep", "MemTotal", "/proc/meminfo").stdout.split()[1] == "262144"
+        capsys.readouterr()
+        assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 2
+        err = capsys.readouterr().err
+    assert "shared_buffers = 512 MiB is more than gen3's 256 MiB of RAM" in err, err
+    assert "the machine's" not in err, err
+    assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 0
+
+
 def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):
     """The server listens on the host's address; pg_hba lets in pglab's address and the
     generators' by scram-sha-256 only: a password is needed, and another host is refused."""

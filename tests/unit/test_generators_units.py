@@ -130,6 +130,24 @@ def test_a_loosely_measured_clock_offset_is_flagged() -> None:
     assert notice.kind == "clock" and "gen2 is known to ±250 ms" in notice.message
 
 
+def test_a_clock_that_moved_during_a_phase_is_flagged() -> None:
+    """The offset measured after the phase against the one before: a drift beyond 100 ms plus
+    the offset's uncertainty is said; within it, nothing."""
+    from types import SimpleNamespace
+
+    from pglab.analysis.derived import _clocks
+
+    cols = ["host", "clients", "threads", "tps", "transactions", "failed", "latency_avg_ms",
+            "clock_offset_ms", "clock_uncertainty_ms", "clock_offset_after_ms",
+            "clock_drift_ms"]  # fmt: skip
+    table = {"columns": cols, "rows": [["gen1", 2, 1, 1.0, 1, 0, 1.0, 3.0, 0.4, 80.0, 77.0],
+                                       ["gen2", 2, 1, 1.0, 1, 0, 1.0, 5.0, 0.5, -345.0, -350.0],
+                                       ]}  # fmt: skip
+    run = SimpleNamespace(label="p", id=7)
+    (notice,) = _clocks(run, [SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[arg-type]
+    assert notice.kind == "clock" and "gen2 moved by up to 350 ms" in notice.message
+
+
 def test_merged_reports_merge_each_script_and_statement() -> None:
     from pathlib import Path
 

@@ -285,30 +285,35 @@ def run_notices(run: RunRow) -> list[Notice]:
 
 def _clocks(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notice]:
     """Generator hosts whose clock offset was measured too loosely to put their seconds in step
-    with the server's."""
+    with the server's, or whose clock moved against pglab's during a phase (runs stored before
+    the offset was measured after the phase too have no drift column)."""
     worst: dict[str, float] = {}
+    drift: dict[str, float] = {}
+    limit = OFFSET_UNCERTAINTY_WARN_S * 1000
     for ph in phases:
         tab = series.get(str(ph.idx), {}).get(GENERATORS)
         if not tab:
             continue
         cols = tab["columns"]
         for row in tab["rows"]:
+            host = row[cols.index("host")]
             ms = row[cols.index("clock_uncertainty_ms")]
-            if ms is not None and ms > OFFSET_UNCERTAINTY_WARN_S * 1000:
-                host = row[cols.index("host")]
+            if ms is not None and ms > limit:
                 worst[host] = max(ms, worst.get(host, 0.0))
-    return [
-        Notice(
-            "clock",
-            run.label,
-            run.id,
-            (
-                f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the shortest "
-                "round trip): its per-second figures may sit a second off the server's"
-            ),
-        )  # fmt: skip
+            moved = row[cols.index("clock_drift_ms")] if "clock_drift_ms" in cols else None
+            if moved is not None and abs(moved) > limit + (ms or 0.0):
+                drift[host] = max(abs(moved), drift.get(host, 0.0))
+    loose = [
+        f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the shortest "
+        "round trip): its per-second figures may sit a second off the server's"
         for host, ms in sorted(worst.items())
     ]
+    moved = [
+        f"the clock of generator {host} moved by up to {ms:.0f} ms against pglab's during a "
+        "phase (measured before and after it): its later seconds may sit off the server's"
+        for host, ms in sorted(drift.items())
+    ]
+    return [Notice("clock", run.label, run.id, text) for text in loose + moved]
 
 
 def _phase_name(ph: PhaseRow) -> str:

@@ -13,7 +13,8 @@ each with ``--progress-timestamp`` so that its per-second lines carry its host's
   one (each host's seconds moved by its clock offset), never from averaged percentiles.
 
 Each host's own figures go to the phase's ``generators`` table (with its clock offset and the
-offset's uncertainty), stored with the run.
+offset's uncertainty before the phase, the offset measured again after it and the drift between
+the two), stored with the run.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from pglab.records import (
 )
 
 TABLE = "generators"  # the phase's table of per-host figures
-# a clock offset known to no better than this (half the best round trip) is flagged
+# a clock offset known to no better than this (half the best round trip) is flagged, and so is
+# a clock that moved by more than this against pglab's during a phase
 OFFSET_UNCERTAINTY_WARN_S = 0.1
 
 
@@ -113,6 +115,7 @@ def run_phase(
                 raise PgbenchError(
                     f"pgbench failed on {g.remote.spec.label} in phase {phase.name!r}: {tail(said)}"
                 )
+        after = {g.name: g.remote.clock_offset(samples=3)[0] for g in generators}
         reports = {g.name: _named_as_given(pgbench_output.parse_report(finished[g.name].stdout),
                                            placed[g.name])
                    for g in generators}  # fmt: skip
@@ -143,11 +146,13 @@ def run_phase(
     )
     table = {
         "columns": ["host", "clients", "threads", "tps", "transactions", "failed",
-                    "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms"],
+                    "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms",
+                    "clock_offset_after_ms", "clock_drift_ms"],
         "rows": [[g.name, n, reports[g.name].threads, reports[g.name].tps,
                   reports[g.name].transactions, reports[g.name].failed,
                   reports[g.name].latency_avg_ms, round(g.offset_s * 1000, 3),
-                  round(g.uncertainty_s * 1000, 3)]
+                  round(g.uncertainty_s * 1000, 3), round(after[g.name] * 1000, 3),
+                  round((after[g.name] - g.offset_s) * 1000, 3)]
                  for g, n in zip(generators, clients, strict=True)],
     }  # fmt: skip
     return result, table

@@ -303,13 +303,16 @@ def target_room(target: TargetSpec) -> int:
 # -- memory ----------------------------------------------------------------------------------
 
 
-def memory_fit(limits: Limits, sessions: int, ram: int) -> tuple[str | None, str | None]:
+def memory_fit(
+    limits: Limits, sessions: int, ram: int, machine: str = "the machine's"
+) -> tuple[str | None, str | None]:
     """(warning, error) about a point's memory: shared_buffers over RAM cannot start; with
-    every session's work_mem and its own memory over RAM, the server may swap or be killed."""
+    every session's work_mem and its own memory over RAM, the server may swap or be killed.
+    ``machine``: whose RAM it is, as the message says it ("gen3's" for a server on a host)."""
     sb = limits.shared_buffers
     if sb > ram:
         return None, (
-            f"shared_buffers = {size_text(sb)} is more than the machine's "
+            f"shared_buffers = {size_text(sb)} is more than {machine} "
             f"{size_text(ram)} of RAM: the server cannot start"
         )
     total = sb + sessions * (limits.work_mem + BACKEND_BYTES)
@@ -317,7 +320,7 @@ def memory_fit(limits: Limits, sessions: int, ram: int) -> tuple[str | None, str
         return (
             f"shared_buffers {size_text(sb)} + {sessions} sessions × (work_mem "
             f"{size_text(limits.work_mem)} + ~{size_text(BACKEND_BYTES)} of their own) ≈ "
-            f"{size_text(total)}, more than the machine's {size_text(ram)} of RAM: the server "
+            f"{size_text(total)}, more than {machine} {size_text(ram)} of RAM: the server "
             "may swap or be ended by the OOM killer, which would be measured"
         ), None
     return None, None
@@ -351,9 +354,12 @@ def check(
     catalogs: Mapping[str, Mapping[str, SettingDef]],
     budget: tuple[float, str] | None = None,
     ram: int | None = None,
+    host_ram: Mapping[str, int] | None = None,
 ) -> Fit:
     """Every check over the points and runs still to do on servers pglab makes (and the time
-    budget of them all). ``budget``: (seconds, where it was said)."""
+    budget of them all). ``budget``: (seconds, where it was said). ``ram``: this machine's
+    (read here unless given); ``host_ram``: the RAM of each host a server is made on, as that
+    host reports it (its server's memory is checked against it, not this machine's)."""
     todo = {r.point_key for r in plan.runs}
     # an existing server's limits are its own (checked by preflight against the server itself)
     points = [pt for pt in plan.points if pt.point_key in todo and not pt.server.existing]
@@ -378,7 +384,13 @@ def check(
     refused: dict[str, list[str]] = {}
     for pt in points:
         sessions = peak_sessions(pt).total
-        warning, error = memory_fit(by_point[pt.point_key], sessions, ram)
+        host = pt.server.host
+        if host is not None and host in (host_ram or {}):
+            assert host_ram is not None
+            fit = memory_fit(by_point[pt.point_key], sessions, host_ram[host], f"{host}'s")
+        else:
+            fit = memory_fit(by_point[pt.point_key], sessions, ram)
+        warning, error = fit
         for said, into in ((warning, warned), (error, refused)):
             if said:
                 into.setdefault(said, []).append(pt.label)

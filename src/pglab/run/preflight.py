@@ -60,7 +60,9 @@ def preflight(
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
-    _check_generators(campaign, plan, binaries[plan.points[0].server.binaries_key], found)
+    host_ram = _check_generators(
+        campaign, plan, binaries[plan.points[0].server.binaries_key], found
+    )
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
@@ -99,7 +101,7 @@ def preflight(
         budget = (budget_s, "--budget")
     elif campaign.max_duration_s is not None:
         budget = (campaign.max_duration_s, "max_duration in the campaign file")
-    fit = capacity.check(plan, lab, binaries, catalogs, budget)
+    fit = capacity.check(plan, lab, binaries, catalogs, budget, host_ram=host_ram)
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
         lambda: _check_scripts(plan, binaries),
@@ -246,10 +248,11 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
 
 def _check_generators(
     campaign: Campaign, plan: Plan, binaries: Binaries, found: list[LabError]
-) -> None:
+) -> dict[str, int]:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
-    there; a server's host reachable, as a user that is not root."""
+    there; a server's host reachable, as a user that is not root. The RAM of each host a server
+    is made on, as that host reports it (for the capacity checks)."""
     names: set[str] = set()
     local_server: list[str] = []
     for point in plan.points:
@@ -269,8 +272,9 @@ def _check_generators(
             )
         )
     servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
+    ram: dict[str, int] = {}
     if not names and not servers:
-        return
+        return ram
     hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
@@ -282,10 +286,13 @@ def _check_generators(
                     "PostgreSQL refuses",
                     hint=f'log in as an unprivileged user: ssh = "user@address" in [hosts.{name}]',
                 )
+            if said := hosts.ssh(name).facts("true").get("ram_bytes"):
+                ram[name] = said
     except LabError as exc:
         found.append(exc)
     finally:
         hosts.close()
+    return ram
 
 
 def _check_fio(campaign: Campaign) -> None:
