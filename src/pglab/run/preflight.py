@@ -231,8 +231,8 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
             CampaignError(
                 "pglab cannot make its database for the pgbench tables:\n  "
                 + "\n  ".join(database),
-                hint='pglab touches no other database; see README, "Benchmarking a server you '
-                'already have", for the privileges it needs',
+                hint="pglab touches no other database; docs/guides/existing-server.md says "
+                "which privileges it needs",
             )
         )
     if tight:
