@@ -43,6 +43,11 @@ def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Com
 _OWN_FILES = (
     'set -e; for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
     "mount -t tmpfs -o mode=0700 pglab-host /root; mount -t tmpfs -o mode=0755 pglab-host /home; "
+    # ip netns exec gave it a sysfs of its own, without the cgroup file systems: the cpu
+    # controller mounted again (v1, else v2), as a host or a container has it
+    "{ mount -t tmpfs -o mode=0755 pglab-cg /sys/fs/cgroup && mkdir /sys/fs/cgroup/cpu && "
+    "mount -t cgroup -o cpu pglab-cg /sys/fs/cgroup/cpu; } 2>/dev/null || "
+    "mount -t cgroup2 pglab-cg /sys/fs/cgroup 2>/dev/null || true; "
     f"mkdir -m 0755 /home/{LOGIN_USER}; chown {LOGIN_USER}: /home/{LOGIN_USER}; "
     "echo ready; exec tail -f /dev/null"  # not "sleep": tests look for theirs
 )
@@ -102,6 +107,26 @@ class NsHost:
             yield
         finally:
             self.run("umount", "/proc/meminfo")
+
+    @contextlib.contextmanager
+    def cpu_quota(self, cpus: float) -> Iterator[None]:
+        """The processes sshd starts while inside may use ``cpus`` CPUs at most (a cgroup v1
+        CPU quota with sshd moved into it: its new sessions and their children inherit it)."""
+        root = Path("/sys/fs/cgroup/cpu")
+        assert (root / "cgroup.procs").exists(), "needs the cgroup v1 cpu controller"
+        assert self.sshd is not None
+        group = root / f"pglab-{self.ns}"
+        group.mkdir(exist_ok=True)
+        (group / "cpu.cfs_period_us").write_text("100000")
+        (group / "cpu.cfs_quota_us").write_text(str(int(cpus * 100000)))
+        (group / "cgroup.procs").write_text(str(self.sshd.pid))
+        try:
+            yield
+        finally:
+            for pid in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):  # gone meanwhile
+                    (root / "cgroup.procs").write_text(pid)
+            group.rmdir()
 
     def host_key(self) -> str:
         """The host's public key as a known_hosts line."""

@@ -48,8 +48,9 @@ WARNINGS = {
     "drifting": "TPS trends within a phase (≥ 5%, significant, after the warm-up), across a "
     "point's repeats, or over the whole campaign (each run relative to its point's median, in "
     "run order)",
-    "client-bound": "pgbench used > 90% of a core: the load generator, not the server, was "
-    "measured",
+    "client-bound": "pgbench used > 90% of a core (on a generator host: 90% of the CPUs its "
+    "threads could use there, or its cgroup's CPU quota held it back in most periods): the load "
+    "generator, not the server, was measured",
     "short": "a writing phase (tpcb-like, simple-update, or a custom script that made WAL) "
     "lasted less than two `checkpoint_timeout` cycles: its TPS depends on where checkpoints fell",
     "in-memory": "the data set fits in shared_buffers: reads never reach storage (a storage "
@@ -180,6 +181,7 @@ SERIES_UNITS = (
 
 
 def series() -> str:
+    from pglab.pgbench import generators
     from pglab.telemetry import checkpoints, os_stats, waits
 
     tables = {
@@ -189,6 +191,7 @@ def series() -> str:
         "os.procs": os_stats.PROCS_COLUMNS,
         "waits": waits.COLUMNS,
         "checkpoints": checkpoints.COLUMNS,
+        generators.CPU_TABLE: generators.CPU_COLUMNS,
     }
     rows = ["| series | column | unit |", "|---|---|---|"]
     for table, columns in tables.items():

@@ -193,6 +193,40 @@ def test_the_dry_run_checks_a_script_with_each_generator_s_own_pgbench(
 
 
 @pytest.mark.usefixtures("password")
+def test_a_generator_host_short_of_cpu_is_flagged_client_bound(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path, capsys
+):
+    """gen1's sessions get a tenth of a CPU (a cgroup quota, as a container's): its pgbench uses
+    all of it, and gen1 is said to be client-bound with its CPU share; gen2 is not."""
+    gen1 = ns_hosts.hosts[0]
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "cpu-bound", duration=4, clients=8)
+    with gen1.cpu_quota(0.1):
+        assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    with open_store(str(store)) as s:
+        (row,) = s.list_runs("cpu-bound")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok
+    gens = run.series["0"]["generators"]
+    g1, g2 = (dict(zip(gens["columns"], r, strict=True)) for r in gens["rows"])
+    assert g1["cpus_available"] == 0.1 and g2["cpus_available"] == os.cpu_count()
+    # the quota held gen1's session back in most periods; pgbench had most of the tenth (sshd's
+    # session and pglab's probes share it)
+    assert g1["client_bound"] == 1 and g1["cpu_throttled_pct"] >= 50, g1
+    assert 5 <= g1["pgbench_cpu_pct"] <= 12, g1
+    assert g2["client_bound"] == 0 and g2["pgbench_cpu_pct"] > g1["pgbench_cpu_pct"], g2
+    seconds = run.series["0"]["generators.cpu"]
+    hosts = [r[seconds["columns"].index("host")] for r in seconds["rows"]]
+    assert hosts.count("gen1") >= 2 and hosts.count("gen2") >= 2
+    capsys.readouterr()
+    assert cli("show", str(run.id), lab=lab, store=store) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "pgbench on generator gen1 used" in out and "0.1 CPU(s)" in out, out
+    assert "held it back in" in out, out
+    assert "generator gen2 used" not in out
+
+
+@pytest.mark.usefixtures("password")
 def test_a_sigkilled_pglab_leaves_nothing_running_on_the_hosts(
     ns_hosts, net_server, lab: Lab, tmp_path: Path
 ):

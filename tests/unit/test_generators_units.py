@@ -119,15 +119,14 @@ def test_a_local_phase_keeps_the_point_key_it_had_before_generators() -> None:
 def test_a_loosely_measured_clock_offset_is_flagged() -> None:
     from types import SimpleNamespace
 
-    from pglab.analysis.derived import _clocks
+    from pglab.analysis.generator_hosts import warnings
 
     cols = ["host", "clients", "threads", "tps", "transactions", "failed", "latency_avg_ms",
             "clock_offset_ms", "clock_uncertainty_ms"]  # fmt: skip
     table = {"columns": cols, "rows": [["gen1", 2, 1, 1.0, 1, 0, 1.0, 3.0, 0.4],
                                        ["gen2", 2, 1, 1.0, 1, 0, 1.0, 30000.0, 250.0]]}  # fmt: skip
-    run = SimpleNamespace(label="p", id=7)
-    (notice,) = _clocks(run, [SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[arg-type]
-    assert notice.kind == "clock" and "gen2 is known to ±250 ms" in notice.message
+    ((kind, message),) = warnings([SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[list-item]
+    assert kind == "clock" and "gen2 is known to ±250 ms" in message
 
 
 def test_a_clock_that_moved_during_a_phase_is_flagged() -> None:
@@ -135,7 +134,7 @@ def test_a_clock_that_moved_during_a_phase_is_flagged() -> None:
     the offset's uncertainty is said; within it, nothing."""
     from types import SimpleNamespace
 
-    from pglab.analysis.derived import _clocks
+    from pglab.analysis.generator_hosts import warnings
 
     cols = ["host", "clients", "threads", "tps", "transactions", "failed", "latency_avg_ms",
             "clock_offset_ms", "clock_uncertainty_ms", "clock_offset_after_ms",
@@ -143,9 +142,48 @@ def test_a_clock_that_moved_during_a_phase_is_flagged() -> None:
     table = {"columns": cols, "rows": [["gen1", 2, 1, 1.0, 1, 0, 1.0, 3.0, 0.4, 80.0, 77.0],
                                        ["gen2", 2, 1, 1.0, 1, 0, 1.0, 5.0, 0.5, -345.0, -350.0],
                                        ]}  # fmt: skip
-    run = SimpleNamespace(label="p", id=7)
-    (notice,) = _clocks(run, [SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[arg-type]
-    assert notice.kind == "clock" and "gen2 moved by up to 350 ms" in notice.message
+    ((kind, message),) = warnings([SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[list-item]
+    assert kind == "clock" and "gen2 moved by up to 350 ms" in message
+
+
+def test_a_generator_that_used_the_cpus_it_could_is_client_bound() -> None:
+    """pgbench's CPU against the CPUs it could use (its threads, the host's CPUs and cgroup
+    quota): 19% of a core is all of a 0.2-CPU quota; 40% of two threads' two CPUs is not."""
+    from types import SimpleNamespace
+
+    from pglab.analysis.generator_hosts import warnings
+    from pglab.pgbench.generators import cpu_load
+
+    rows = [[1.0, "gen1", 12.0, 19.0], [2.0, "gen1", 11.0, 19.4], [1.0, "gen2", 30.0, 40.0],
+            [2.0, "gen2", 31.0, None]]  # fmt: skip
+    assert cpu_load(rows, "gen1", 2, 0.2) == [11.5, 19.2, 1]
+    assert cpu_load(rows, "gen2", 2, 2.0) == [30.5, 40.0, 0]
+    assert cpu_load(rows, "gen3", 2, 2.0) == [None, None, None]  # no second came
+    assert cpu_load(rows, "gen2", 1, 2.0)[2] == 0 and cpu_load(rows, "gen2", 1, 0.4)[2] == 1
+    # a quota that held it back in most periods: bound, though sshd's share left pgbench 80%
+    assert cpu_load(rows, "gen1", 2, 0.25, throttled_pct=96.0)[2] == 1
+    assert cpu_load(rows, "gen1", 2, 0.25, throttled_pct=10.0)[2] == 0
+    cols = ["host", "clock_uncertainty_ms", "cpus_available", "cpu_throttled_pct",
+            "host_cpu_busy_pct", "pgbench_cpu_pct", "client_bound"]  # fmt: skip
+    table = {"columns": cols, "rows": [["gen1", 0.3, 0.2, 97.0, 11.5, 19.2, 1],
+                                       ["gen2", 0.3, 2.0, None, 30.5, 40.0, 0]]}  # fmt: skip
+    ((kind, message),) = warnings([SimpleNamespace(idx=0)], {"0": {"generators": table}})  # type: ignore[list-item]
+    assert kind == "client-bound"
+    assert "pgbench on generator gen1 used 19% of a core" in message and "0.2 CPU(s)" in message
+    assert "held it back in 97% of periods" in message
+
+
+def test_cpu_limits_read_from_the_probe() -> None:
+    from pglab.hosts.proc import CpuLimits, cpu_limits
+
+    v1 = cpu_limits("2\nv1 10000 100000\nnr_periods 50\nnr_throttled 45\nthrottled_time 9\n")
+    assert v1 == CpuLimits(0.1, 50, 45)
+    assert v1.throttled_pct(CpuLimits(0.1, 10, 5)) == 100.0
+    assert cpu_limits("2\nv1 -1 100000\nnr_periods 0\nnr_throttled 0\n").cpus == 2.0
+    assert cpu_limits("4\nv2 150000 100000\nusage_usec 9\nnr_periods 3\n").cpus == 1.5
+    assert cpu_limits("4\nv2 max 100000\n").cpus == 4.0
+    assert cpu_limits("8\n") == CpuLimits(8.0)
+    assert CpuLimits(8.0).throttled_pct(CpuLimits(8.0)) is None
 
 
 def test_merged_reports_merge_each_script_and_statement() -> None:

@@ -19,12 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.analysis import points, scripts, verdicts
+from pglab.analysis import generator_hosts, points, scripts, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
-from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
-from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
@@ -39,7 +37,7 @@ KINDS = (
     "clock",  # a generator host's clock offset measured too loosely to align its seconds
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
-    "client-bound",  # pgbench used most of a core: the client, not the server, was measured
+    "client-bound",  # pgbench used most of a core (here, or of a generator host's CPUs)
     "short",  # a write workload measured for less than two checkpoint cycles
     "in-memory",  # the data set fits in shared_buffers: no read IO was measured
     "unresolved",  # comparisons whose runs could not find the effect of interest (verdict ?)
@@ -273,7 +271,8 @@ def run_notices(run: RunRow) -> list[Notice]:
             break
     if isinstance(run, StoredRun):
         out += _short(run, phases, series)
-        out += _clocks(run, phases, series)
+        out += [Notice(kind, label, rid, text)
+                for kind, text in generator_hosts.warnings(phases, series)]  # fmt: skip
     regime = cache_regime(run)
     if regime is not None and regime.regime == "in shared_buffers":
         out.append(Notice("in-memory", label, rid, (
@@ -281,39 +280,6 @@ def run_notices(run: RunRow) -> list[Notice]:
             "measures nothing here; raise the scale"
         )))  # fmt: skip
     return out
-
-
-def _clocks(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notice]:
-    """Generator hosts whose clock offset was measured too loosely to put their seconds in step
-    with the server's, or whose clock moved against pglab's during a phase (runs stored before
-    the offset was measured after the phase too have no drift column)."""
-    worst: dict[str, float] = {}
-    drift: dict[str, float] = {}
-    limit = OFFSET_UNCERTAINTY_WARN_S * 1000
-    for ph in phases:
-        tab = series.get(str(ph.idx), {}).get(GENERATORS)
-        if not tab:
-            continue
-        cols = tab["columns"]
-        for row in tab["rows"]:
-            host = row[cols.index("host")]
-            ms = row[cols.index("clock_uncertainty_ms")]
-            if ms is not None and ms > limit:
-                worst[host] = max(ms, worst.get(host, 0.0))
-            moved = row[cols.index("clock_drift_ms")] if "clock_drift_ms" in cols else None
-            if moved is not None and abs(moved) > limit + (ms or 0.0):
-                drift[host] = max(abs(moved), drift.get(host, 0.0))
-    loose = [
-        f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the shortest "
-        "round trip): its per-second figures may sit a second off the server's"
-        for host, ms in sorted(worst.items())
-    ]
-    moved = [
-        f"the clock of generator {host} moved by up to {ms:.0f} ms against pglab's during a "
-        "phase (measured before and after it): its later seconds may sit off the server's"
-        for host, ms in sorted(drift.items())
-    ]
-    return [Notice("clock", run.label, run.id, text) for text in loose + moved]
 
 
 def _phase_name(ph: PhaseRow) -> str:

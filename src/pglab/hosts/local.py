@@ -77,6 +77,17 @@ class LocalHost:
         del stop_signal  # pgbench ends on TERM
         return LocalProcess(await procs.start_async(argv, env=env), argv)
 
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = 120,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> Finished:
+        """A command run here to its end (``check``: a failure raises, as on a host)."""
+        done = procs.run(list(argv), timeout=timeout, env=env, check=check)
+        return Finished(done.returncode, done.stdout, done.stderr)
+
     def make_dir(self) -> str:
         return tempfile.mkdtemp(prefix="pglab-")
 

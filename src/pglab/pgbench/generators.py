@@ -31,6 +31,7 @@ import asyncssh
 
 from pglab.campaign.spec import PhaseSpec, Script, split_clients
 from pglab.errors import HostError, PgbenchError
+from pglab.hosts import proc
 from pglab.hosts.local import LocalHost, LocalProcess
 from pglab.hosts.loop import call
 from pglab.hosts.ssh import Finished, Remote, RemoteProcess
@@ -47,6 +48,19 @@ from pglab.records import (
 )
 
 TABLE = "generators"  # the phase's table of per-host figures
+CPU_TABLE = "generators.cpu"  # each host's CPU every second: the host's, its pgbench's
+CPU_COLUMNS = ["t", "host", "host_cpu_busy_pct", "pgbench_cpu_pct"]
+# a host whose pgbench used this share of the CPUs it could use (its threads, its host's CPUs
+# and cgroup quota) is client-bound: the load generator, not the server, was measured
+CLIENT_BOUND_SHARE = 0.9
+# each second on each host: the clock tick, the host's CPU line, the stat of the pgbench whose
+# pid the phase's pid file ($0) holds (nothing before it started)
+PROBE = (
+    'getconf CLK_TCK; head -n 1 /proc/stat; p=$(cat "$0" 2>/dev/null); '
+    'if [ -n "$p" ]; then cat /proc/"$p"/stat 2>/dev/null; fi; exit 0'
+)
+# pgbench started through sh, which writes its own pid ($$, pgbench's after exec) to $0 first
+WITH_PIDFILE = ("sh", "-c", 'echo $$ >"$0" && exec "$@"')
 # a clock offset known to no better than this (half the best round trip) is flagged, and so is
 # a clock that moved by more than this against pglab's during a phase
 OFFSET_UNCERTAINTY_WARN_S = 0.1
@@ -104,9 +118,13 @@ def run_phase(
                 g.remote.write(passfile, passfile_line(env["PGPASSWORD"]))
                 envs[g.name]["PGPASSFILE"] = passfile
         merger = _Merger([g.name for g in generators], on_progress)
+        limits = {g.name: _limits(g) for g in generators}
+        pidfiles = {g.name: f"{dirs[g.name]}/pgbench.pid" for g in generators}
+        watched: list[list[Any]] = []
         started = time.time()
         t0 = time.monotonic()
-        finished = call(_run_all(generators, argvs, envs, merger, _timeout(phase)))
+        finished = call(_run_all(generators, argvs, envs, merger, _timeout(phase),
+                                 pidfiles, watched))  # fmt: skip
         elapsed = time.monotonic() - t0
         for g in generators:
             done = finished[g.name]
@@ -116,6 +134,7 @@ def run_phase(
                     f"pgbench failed on {g.remote.spec.label} in phase {phase.name!r}: {tail(said)}"
                 )
         after = {g.name: g.remote.clock_offset(samples=3)[0] for g in generators}
+        throttled = {g.name: _limits(g).throttled_pct(limits[g.name]) for g in generators}
         reports = {g.name: _named_as_given(pgbench_output.parse_report(finished[g.name].stdout),
                                            placed[g.name])
                    for g in generators}  # fmt: skip
@@ -144,18 +163,55 @@ def run_phase(
             for g, n in zip(generators, clients, strict=True)
         ),
     )
+    load = {g.name: cpu_load(watched, g.name, reports[g.name].threads, limits[g.name].cpus,
+                             throttled[g.name])
+            for g in generators}  # fmt: skip
     table = {
         "columns": ["host", "clients", "threads", "tps", "transactions", "failed",
                     "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms",
-                    "clock_offset_after_ms", "clock_drift_ms"],
+                    "clock_offset_after_ms", "clock_drift_ms", "cpus_available",
+                    "cpu_throttled_pct", "host_cpu_busy_pct", "pgbench_cpu_pct",
+                    "client_bound"],
         "rows": [[g.name, n, reports[g.name].threads, reports[g.name].tps,
                   reports[g.name].transactions, reports[g.name].failed,
                   reports[g.name].latency_avg_ms, round(g.offset_s * 1000, 3),
                   round(g.uncertainty_s * 1000, 3), round(after[g.name] * 1000, 3),
-                  round((after[g.name] - g.offset_s) * 1000, 3)]
+                  round((after[g.name] - g.offset_s) * 1000, 3),
+                  round(limits[g.name].cpus, 3), throttled[g.name], *load[g.name]]
                  for g, n in zip(generators, clients, strict=True)],
     }  # fmt: skip
+    if watched:
+        result = replace(
+            result, tables={**result.tables, CPU_TABLE: {"columns": CPU_COLUMNS, "rows": watched}}
+        )
     return result, table
+
+
+def _limits(g: Generator) -> proc.CpuLimits:
+    return proc.cpu_limits(g.remote.run(["sh", "-c", proc.CPUS_PROBE]).stdout)
+
+
+def cpu_load(
+    rows: Sequence[Sequence[Any]],
+    host: str,
+    threads: int | None,
+    cpus: float,
+    throttled_pct: float | None = None,
+) -> list[Any]:
+    """[host CPU busy %, pgbench CPU % of one core, client-bound 0/1] of one host over the
+    phase, from its seconds in ``CPU_COLUMNS`` rows (Nones when none came): client-bound when
+    pgbench used ``CLIENT_BOUND_SHARE`` of the CPUs it could use (its threads on the CPUs its
+    host and cgroup allow), or when its cgroup's CPU quota throttled it in most periods (its
+    other processes, sshd's, share that quota)."""
+    busy = [r[2] for r in rows if r[1] == host and r[2] is not None]
+    used = [r[3] for r in rows if r[1] == host and r[3] is not None]
+    if not used:
+        return [None, None, None]
+    pgbench_pct = statistics.fmean(used)
+    could = min(float(threads or 1), cpus)
+    bound = pgbench_pct / 100 >= CLIENT_BOUND_SHARE * could or (throttled_pct or 0.0) >= 50
+    return [round(statistics.fmean(busy), 1) if busy else None, round(pgbench_pct, 1),
+            int(bound)]  # fmt: skip
 
 
 def place_scripts(
@@ -191,13 +247,20 @@ async def _run_all(
     envs: Mapping[str, Mapping[str, str]],
     merger: _Merger,
     timeout: float,
+    pidfiles: Mapping[str, str],
+    watched: list[list[Any]],
 ) -> dict[str, Finished]:
-    """Start every pgbench, then wait for all; on a timeout, an error or a cancel (Ctrl-C), stop
-    every one of them (closing their channels' stdin ends them on their hosts)."""
+    """Start every pgbench, then wait for all, each host's CPU read every second meanwhile
+    (rows into ``watched``); on a timeout, an error or a cancel (Ctrl-C), stop every one of
+    them (closing their channels' stdin ends them on their hosts)."""
     started: dict[str, RemoteProcess | LocalProcess] = {}
+    watchers = []
     try:
         for g in generators:
-            started[g.name] = await g.remote.start(argvs[g.name], envs[g.name])
+            argv = [*WITH_PIDFILE, pidfiles[g.name], *argvs[g.name]]
+            started[g.name] = await g.remote.start(argv, envs[g.name])
+        watchers = [asyncio.ensure_future(_watch_cpu(g, pidfiles[g.name], watched))
+                    for g in generators]  # fmt: skip
         waits = [started[g.name].wait(merger.feeder(g)) for g in generators]
         results = await asyncio.wait_for(asyncio.gather(*waits), timeout)
         return {g.name: r for g, r in zip(generators, results, strict=True)}
@@ -211,8 +274,42 @@ async def _run_all(
             hint="the run is stored as failed; the next run reconnects",
         ) from None
     finally:
+        for task in watchers:
+            task.cancel()
         for proc in started.values():
             proc.stop()
+
+
+async def _watch_cpu(g: Generator, pidfile: str, rows: list[list[Any]]) -> None:
+    """Every second: the host's CPU busy and its pgbench's CPU (% of one core) since the last
+    reading, a ``CPU_COLUMNS`` row on pglab's clock; a reading that fails is skipped (the next
+    spans both seconds). Runs until cancelled."""
+    last: tuple[float, dict[str, float], float] | None = None
+    while True:
+        probe = None
+        try:
+            probe = await g.remote.start(["sh", "-c", PROBE, pidfile])
+            said = await asyncio.wait_for(probe.wait(), 10)
+            t = time.time()
+            lines = said.stdout.splitlines()
+            tick = float(lines[0])
+            cpu = proc.cpu_seconds(lines[1], tick)
+            mine = proc.process_cpu_seconds(lines[2], tick) if len(lines) > 2 else None
+        except (OSError, asyncssh.Error, TimeoutError, ValueError, IndexError):
+            await asyncio.sleep(1.0)
+            continue
+        finally:
+            if probe is not None:
+                probe.stop()
+        used = mine[1] if mine is not None else None
+        if last is not None:
+            t0, cpu0, used0 = last
+            share = None
+            if used is not None and used0 is not None:
+                share = round(100.0 * max(0.0, used - used0) / max(t - t0, 1e-3), 1)
+            rows.append([round(t, 3), g.name, round(proc.busy_pct(cpu0, cpu), 1), share])
+        last = (t, cpu, used if used is not None else 0.0)  # not started yet: from nothing
+        await asyncio.sleep(1.0)
 
 
 class _Merger:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from pglab.errors import HostError
+from pglab.hosts.proc import cpu_seconds, process_cpu_seconds
 from pglab.hosts.ssh import Remote
 from pglab.telemetry.base import SamplerOff, Table
 from pglab.telemetry.os_stats import (
@@ -24,7 +25,6 @@ from pglab.telemetry.os_stats import (
     parse_meminfo,
 )
 
-CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 # $0: the data directory. Parts are separated by lines "@@"; the first part is the clock tick.
 SNAPSHOT = (
     "getconf CLK_TCK; echo @@; head -n 1 /proc/stat; echo @@; cat /proc/diskstats; echo @@; "
@@ -47,13 +47,9 @@ def parse_snapshot(text: str) -> Snapshot:
     if len(parts) != 5:
         raise ValueError(f"unexpected snapshot: {text[:200]!r}")
     tick = float(parts[0].strip() or 100)
-    words = parts[1].split()
-    cpu = {k: int(v) / tick for k, v in zip(CPU_FIELDS, words[1:], strict=False)}
-    procs = {}
-    for line in parts[4].splitlines():
-        after = line.rpartition(")")[2].split()  # the command may hold spaces and ")"
-        if len(after) > 12:
-            procs[int(line.split()[0])] = (int(after[11]) + int(after[12])) / tick  # utime+stime
+    cpu = cpu_seconds(parts[1], tick)
+    procs = dict(found for line in parts[4].splitlines()
+                 if (found := process_cpu_seconds(line, tick)) is not None)  # fmt: skip
     return cpu, parse_diskstats(parts[2]), parse_meminfo(parts[3]), procs
 
 
