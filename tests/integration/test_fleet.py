@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -228,12 +229,19 @@ def test_a_fleet_needs_the_postgresql_store(tmp_path, capsys):
         assert main(["worker", "--store", str(tmp_path / "r.sqlite")]) == 2
 
 
-def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(workers, store_url,
-                                                                       tmp_path):  # fmt: skip
+def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(
+    workers, store_url, tmp_path, capsys
+):
     path = campaign(tmp_path, "fleet-term", clients=(1,), repeats=1, duration=6)
     w1 = workers.start("w1")
     assert submit(path, store_url) == 0
     workers.wait_log("w1", "run 1/")
+    # `pglab status --workers`: w1 on this host, alive, running the campaign's one job
+    capsys.readouterr()
+    assert main(["status", "--workers", "--store", store_url]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if " w1 " in f" {x} "]
+    (job,) = fleet.jobs_of(store_url, "fleet-term")
+    assert platform.node() in line and "alive" in line and f"{job.id} (" in line, line
     time.sleep(1)
     w1.send_signal(signal.SIGTERM)
     assert w1.wait(60) == 0, workers.log("w1")
@@ -246,3 +254,7 @@ def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(workers, 
     (job,) = wait_done(store_url, "fleet-term")
     assert job.status == "succeeded" and job.worker == "w2"
     assert [r.ok for r in runs_of(store_url, "fleet-term")] == [True, True]
+    capsys.readouterr()
+    assert main(["status", "--workers", "--store", store_url]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if " w2 " in f" {x} "]
+    assert "idle" in line and "alive" in line, line

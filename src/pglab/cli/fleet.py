@@ -1,6 +1,7 @@
 """The fleet's commands: ``pglab run FILE --fleet`` (submit), ``pglab worker`` (on each lab
 host), ``pglab status [CAMPAIGN]`` (what the queue and the workers are doing; ``--wait``
-follows it to the end with a progress bar and an ETA)."""
+follows it to the end with a progress bar and an ETA; ``--workers``: each worker's host,
+heartbeat and job)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pglab.campaign.spec import masked_document
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
 from pglab.fleet import queue as fleet
-from pglab.fleet.worker import serve
+from pglab.fleet.worker import STALLED_S, serve
 from pglab.lab import Lab
 from pglab.run.preflight import preflight
 from pglab.run.resume import find_stale, stale_error
@@ -52,7 +53,12 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument(
         "--wait", action="store_true", help="follow until every job has ended, with an ETA"
     )
-    s.set_defaults(func=lambda a: status(Where.from_args(a), a.campaign, a.wait))
+    s.add_argument(
+        "--workers", action="store_true",
+        help="the workers instead: name, host, queue, last heartbeat, the job each runs",
+    )  # fmt: skip
+    s.set_defaults(func=lambda a: workers_status(Where.from_args(a)) if a.workers
+                   else status(Where.from_args(a), a.campaign, a.wait))  # fmt: skip
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -127,6 +133,32 @@ def status(where: Where, campaign: str | None, wait: bool) -> int:
             f"{w['name']} (queue {w['queue']}, heartbeat {fmt.when(w['heartbeat'])})"
             for w in workers), markup=False, soft_wrap=True)  # fmt: skip
     return 1 if counts.get("failed") else 0
+
+
+def workers_status(where: Where) -> int:
+    """The fleet's workers: each one's host, queue, heartbeat and job; a worker silent for
+    longer than a stalled job waits (``STALLED_S``) is said to be silent: its job goes to
+    another worker."""
+    fleet.require_postgres(where.store_url)
+    found = fleet.workers_of(where.store_url)
+    if not found:
+        console.print(f"no workers in {mask_url(where.store_url)}: start one on each lab host "
+                      "with " + where.command("worker"), markup=False, soft_wrap=True)  # fmt: skip
+        return 0
+    now = time.time()
+    columns: list[fmt.Column] = [
+        ("worker", "left", [w["name"] for w in found]),
+        ("host", "left", [w["host"] or "?" for w in found]),
+        ("queue", "left", [w["queue"] for w in found]),
+        ("since", "left", [fmt.when(w["started_at"]) for w in found]),
+        ("heartbeat", "right", [f"{max(0.0, now - w['heartbeat']):.0f} s ago" for w in found]),
+        ("state", "left", ["silent" if now - w["heartbeat"] > STALLED_S else "alive"
+                           for w in found]),
+        ("job", "left", [f"{w['job']} ({w['group']})" if w["job"] is not None else "idle"
+                         for w in found]),
+    ]  # fmt: skip
+    console.print(fmt.table("workers", columns))
+    return 0
 
 
 WORDS = {"todo": "queued", "doing": "running", "succeeded": "done"}

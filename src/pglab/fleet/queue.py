@@ -179,21 +179,26 @@ def _args(value: Any) -> dict[str, Any]:
 
 
 def workers_of(url: str) -> list[dict[str, Any]]:
-    """Workers that sent a heartbeat lately, with their names and when they started."""
+    """The workers procrastinate still knows (it forgets those long silent): name, queue, the
+    host they run on, when they started, their last heartbeat, and the job they run (its id
+    and comparison group) or None."""
     with psycopg.connect(url, autocommit=True) as conn:
         if conn.execute(f"SELECT to_regclass('{WORKERS_TABLE}')").fetchone() in (None, (None,)):
             return []
         rows = conn.execute(
             f"""
-            SELECT w.name, w.queue, w.started_at, p.last_heartbeat
+            SELECT w.name, w.queue, w.started_at, p.last_heartbeat, w.fingerprint->>'hostname',
+                   j.id, j.args
             FROM {WORKERS_TABLE} w JOIN procrastinate_workers p ON p.id = w.worker_id
-            ORDER BY w.name
+            LEFT JOIN procrastinate_jobs j ON j.worker_id = w.worker_id AND j.status = 'doing'
+            ORDER BY w.name, w.started_at
             """
         ).fetchall()
     return [
-        dict(name=r[0], queue=r[1], started_at=r[2].timestamp(), heartbeat=r[3].timestamp())
+        dict(name=r[0], queue=r[1], started_at=r[2].timestamp(), heartbeat=r[3].timestamp(),
+             host=r[4], job=r[5], group=_args(r[6]).get("group") if r[6] is not None else None)
         for r in rows
-    ]
+    ]  # fmt: skip
 
 
 def counts(rows: Iterable[JobRow]) -> dict[str, int]:
