@@ -36,6 +36,14 @@ WARNINGS = {
     "serialization or deadlock errors left after `max_tries`): its TPS counts only those that "
     "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
     "retried transactions and retries, and transactions over `latency_limit`",
+    "assertions": "the server was built with assertions (`--enable-cassert`: "
+    "`debug_assertions = on`); its checks cost much CPU, so its figures say little of a "
+    "production build. Flagged in every run it appears in",
+    "differs": "a compared point and its baseline differ in something the campaign did not "
+    "vary, named in the warning: the kernel, the pgbench version, data checksums, block or WAL "
+    "segment size, assertions, the CPU governor, transparent huge pages, or the filesystem "
+    "under PGDATA or pg_wal (intended only where the points' storage differs). Their "
+    "difference includes it (`src/pglab/analysis/comparable.py`)",
     "hosts": "a point's runs ran on several machines (a fleet: each run's `fleet_worker` in its "
     "fingerprint), so its median and CI pool machines that may differ; or the points compared "
     "at one matrix coordinate ran on different machines, so their difference includes the "

@@ -415,6 +415,7 @@ settings = { work_mem = "8MB" }
     first = next(line for line in out.splitlines() if "first [a]" in line and "│" in line)
     second = next(line for line in out.splitlines() if "second" in line and "│" in line)
     assert "baseline" in first
+    assert "differs" not in out  # only a setting was varied: nothing else to name
     verdict = re.search(r"[+-]\d+\.\d%(?: \[[^]]*\])? ([-+~?])", second)
     assert verdict, second
     if verdict.group(1) == "?":  # why, and what would resolve it, is said under the table

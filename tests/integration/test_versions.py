@@ -94,6 +94,13 @@ def test_both_versions_run_with_their_telemetry(
     assert "PostgreSQL" in shown
     v18, v16 = (runs[v].fingerprint["server_version"] for v in ("pg18", "pg16"))
     assert v18 in shown and v16 in shown
+    # initdb turns data checksums on from 18 (pglab's initdb says nothing of them): the
+    # comparison says so by name, as a difference the campaign did not ask for
+    assert runs["pg18"].fingerprint["server_build"]["data_checksums"] == "on"
+    assert runs["pg16"].fingerprint["server_build"]["data_checksums"] == "off"
+    flat = " ".join(shown.split())
+    assert "differs" in flat and "data_checksums off here, on in pg18" in flat, shown
+    assert "block_size" not in flat and "assertions" not in flat
 
 
 def test_pgbench_is_the_newest_of_the_campaign_unless_a_point_says(

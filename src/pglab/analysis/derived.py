@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.analysis import generator_hosts, points, scripts, verdicts
+from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
@@ -33,7 +33,9 @@ from pglab.telemetry.summary import tables_of
 KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
+    "assertions",  # the server was built with assertions: not a production build's speed
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
+    "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
     "clock",  # a generator host's clock offset measured too loosely to align its seconds
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
@@ -236,6 +238,11 @@ def run_notices(run: RunRow) -> list[Notice]:
     if not run.ok:
         return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.error)}")]
     out: list[Notice] = []
+    if comparable.assertions_on(run):
+        out.append(Notice("assertions", label, rid, (
+            "the server was built with assertions (--enable-cassert, debug_assertions = on): "
+            "its checks cost a lot of CPU, so its figures say little of a production build"
+        )))  # fmt: skip
     stored = isinstance(run, StoredRun)
     phases = [ph for ph in run.phases if ph.measured] if isinstance(run, StoredRun) else []
     series = run.series if isinstance(run, StoredRun) else {}
@@ -377,6 +384,7 @@ def notices_of(
             )))  # fmt: skip
     out += _repeat_drift(runs)
     out += _hosts(runs)
+    out += [Notice("differs", point, None, text) for point, text in comparable.unlike(runs, rows)]
     out += _unresolved(rows)
     if not verbose:
         out = _grouped(out, len(labels), {pt.point: pt.cv_pct for pt in rows})

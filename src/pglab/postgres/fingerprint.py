@@ -29,6 +29,19 @@ SELECT name, setting, unit, source, current_setting(name) FROM pg_settings
 WHERE source NOT IN ('default', 'override') ORDER BY name
 """
 
+# what the server was built and initialised with, that no setting changes and that moves
+# performance: compared between the two sides of every comparison (analysis/comparable.py)
+BUILD_SQL = """
+SELECT current_setting('data_checksums'), current_setting('block_size'),
+       current_setting('wal_segment_size'), current_setting('debug_assertions')
+"""
+
+
+def server_build(conn: Any) -> dict[str, str]:
+    row = conn.execute(BUILD_SQL).fetchone()
+    keys = ("data_checksums", "block_size", "wal_segment_size", "assertions")
+    return dict(zip(keys, (str(v) for v in row), strict=True)) if row else {}
+
 
 def _read(path: str) -> str | None:
     try:
@@ -150,6 +163,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         ).fetchone()
         assert version is not None  # a SELECT without FROM returns one row
         rows = conn.execute(NON_DEFAULT_SQL).fetchall()
+        built = server_build(conn)
     fp = host()
     fp.update(
         server_version=cluster.binaries.version,
@@ -161,6 +175,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
             for name, s, u, src, shown in rows
         },
         database_bytes=int(version[2]),  # as the run starts: after any reset
+        server_build=built,
         pgdata=str(cluster.datadir),
         pgdata_mount=mount_of(cluster.datadir),
     )
@@ -183,6 +198,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         ).fetchone()
         assert row is not None
         rows = conn.execute(NON_DEFAULT_SQL).fetchall()
+        built = server_build(conn)
         rtt = server.round_trip_ms(conn)
     local = server.client_is_local()
     where = "on the server's machine" if local else "on another machine"
@@ -205,6 +221,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
             for name, s, u, src, shown in rows
         },
         database_bytes=int(row[3]),
+        server_build=built,
         client_local=local,
         rtt_ms=round(rtt, 4),
         client=f"{where}, round trip {rtt:.3f} ms",
