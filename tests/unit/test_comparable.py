@@ -80,3 +80,12 @@ def test_a_server_built_with_assertions_is_flagged_in_every_run() -> None:
     )
     (said,) = [n.message for n in notices if n.kind == "differs"]
     assert "assertions on here, off in a" in said
+
+
+def test_pglab_compare_lists_the_server_build_among_the_differences() -> None:
+    from pglab.analysis.compare import settings_diff
+
+    built = {**BASE_FP["server_build"], "data_checksums": "off"}
+    rows = settings_diff([run(1, "a", 1000.0)], [run(2, "b", 990.0, {"server_build": built})])
+    assert {"name": "data_checksums", "a": "on", "b": "off"} in rows
+    assert not [r for r in rows if r["name"] == "block_size"]

@@ -414,6 +414,7 @@ def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
         fp = run.fingerprint
         env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
         env.update(build.facts(fp))
+        env.update({k: str(v) for k, v in (fp.get("server_build") or {}).items()})
         if fp.get("ram_bytes"):
             env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"
         mount = fp.get("pgdata_mount") or {}
