@@ -115,3 +115,35 @@ def test_ls_and_compare_fit_and_cut_nothing(two_campaigns: Path, width: int, mon
     if os.environ.get("PGLAB_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text(), f"differs from {golden}: PGLAB_UPDATE_GOLDEN=1 rewrites it"
+
+
+@pytest.mark.parametrize(
+    ("variants", "scripts", "rows"),
+    [(("base",), ("select-only",), ["base"]),  # one axis, one variant: one row, not a diagonal
+     (("base", "tuned"), ("select-only",), ["base", "tuned"]),
+     (("base",), ("tpcb-like", "select-only"), ["script=tpcb-like", "script=select-only"])],
+)  # fmt: skip
+def test_the_clients_table_has_a_row_per_variant_and_other_axes(
+    tmp_path: Path, monkeypatch, variants: tuple[str, ...], scripts: tuple[str, ...],
+    rows: list[str],
+) -> None:  # fmt: skip
+    path = tmp_path / "r.sqlite"
+    with open_store(str(path)) as store:
+        fill(store, name="sweep", variants=variants, scripts=scripts, clients=(10, 500, 1500),
+             seconds=5, repeats=2)  # fmt: skip
+    console = _capture(100, monkeypatch, show)
+    with open_store(str(path)) as store:
+        show.print_points(store, "sweep")
+    text = console.export_text()
+    pivot = text.split("median TPS by clients")[1].split("└")[0]
+    header = next(line for line in pivot.splitlines() if line.startswith("┃"))
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "point", "10 clients", "500 clients", "1500 clients"]  # fmt: skip
+    body = [line for line in pivot.splitlines() if line.startswith("│")]
+    assert [line.strip("│").split("│")[0].strip() for line in body] == rows
+    assert all("–" not in line for line in body)  # every cell filled
+    if rows == ["base"]:
+        golden = GOLDEN / "show_clients_only_100.txt"
+        if os.environ.get("PGLAB_UPDATE_GOLDEN"):
+            golden.write_text(text)
+        assert text == golden.read_text(), "PGLAB_UPDATE_GOLDEN=1 rewrites it"

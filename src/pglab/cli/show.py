@@ -188,7 +188,8 @@ def _print_fitted(table: Table, wide: bool) -> None:
 
 def _pivot(rows: list[PointRow]) -> Table | None:
     """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS;
-    rows labelled by what differs besides the clients."""
+    rows labelled by what differs besides the clients (the variant's name where nothing does:
+    one variant over the clients alone is one row)."""
     cells: dict[str, dict[int, float | None]] = {}
     others = [(r.point, r.variant, {a: v for a, v in r.axes.items() if a != "clients"})
               for r in rows]  # fmt: skip
@@ -197,9 +198,10 @@ def _pivot(rows: list[PointRow]) -> Table | None:
         key = derived.scaling_key(r.axes, r.variant, r.point)
         if key is None:
             return None
-        cells.setdefault(short[r.point], {})[key[1]] = r.tps_median
+        row = short[r.point] if short[r.point] != r.point else r.variant  # nothing else differs
+        cells.setdefault(row, {})[key[1]] = r.tps_median
     clients = sorted({c for by_c in cells.values() for c in by_c})
-    if len(clients) < 2 or len(cells) < 2:
+    if len(clients) < 2:
         return None
     columns: list[fmt.Column] = [("point", "left", list(cells))]
     for c in clients:
