@@ -204,6 +204,18 @@ def pg16_bindir(lab_home: Path) -> Path:
     return target / "pgserver" / "pginstall" / "bin"
 
 
+# -- lanes: `pytest -m "not integration"` is the fast lane; `-m faults` the fault suite -----------
+
+FAULTS = Path(__file__).resolve().parent / "faults"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/faults/ carries the ``faults`` marker."""
+    for item in items:
+        if FAULTS in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.faults)
+
+
 # -- skips: in CI, a skip is a test that did not run ---------------------------------------------
 
 _SKIPPED: list[str] = []

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_report_browser import CHROMIUM, browse, console_errors
 
 from pglab.campaign.schema import TABLES
 from pglab.cli import main
 from pglab.lab import Lab
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report_browser import CHROMIUM, browse, console_errors  # noqa: E402
+pytestmark = pytest.mark.integration  # mkdocs, a browser and dry runs: seconds each
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

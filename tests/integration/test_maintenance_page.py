@@ -4,20 +4,19 @@ where a pgbench point has TPS and latency, with their titles, and nothing compla
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from synthetic_operations import fill_operations
+from test_report_browser import CHROMIUM, body_state, browse, console_errors, with_script
 
 from pglab import report
 from pglab.store import open_store
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_operations import fill_operations  # noqa: E402
-from test_report_browser import CHROMIUM, body_state, browse, console_errors, with_script  # noqa: E402
-
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium")
+pytestmark = [
+    pytest.mark.integration,  # a browser, not a server: slow all the same
+    pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium"),
+]
 
 
 def test_a_maintenance_point_draws_its_progress_phases(tmp_path: Path) -> None:

@@ -7,16 +7,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from synthetic_runs import fill
 
 from pglab import report
 from pglab.store import open_store
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from synthetic_runs import fill  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -24,7 +21,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--enable-logging=stderr", "--v=0"]  # fmt: skip
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium")
+pytestmark = [
+    pytest.mark.integration,  # a browser, not a server: slow all the same
+    pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium"),
+]
 
 
 def browse(page: Path, tmp: Path, *extra: str) -> tuple[str, str]:

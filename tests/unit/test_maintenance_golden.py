@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from synthetic_operations import fill_operations
+from synthetic_runs import fill
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from synthetic_operations import fill_operations  # noqa: E402
-from synthetic_runs import fill  # noqa: E402
-
-from pglab.cli import compare, ls, show  # noqa: E402
-from pglab.cli.common import Where  # noqa: E402
-from pglab.store import open_store  # noqa: E402
+from pglab.cli import compare, ls, show
+from pglab.cli.common import Where
+from pglab.store import open_store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden"
 NAME = "index-workers"

@@ -134,19 +134,15 @@ def test_what_pgbench_refuses_is_refused_with_its_words(workload: dict, said: st
 
 
 def test_show_says_the_percentiles_come_from_a_sample(tmp_path: Path, capsys) -> None:
-    import sys
-    from dataclasses import replace
-
-    from pglab.cli import main
-    from pglab.store import open_store
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import random
+    from dataclasses import replace
 
     from store_checks import sample_phase, sample_run
 
+    from pglab.cli import main
     from pglab.pgbench import latency
     from pglab.records import LatencySecond
+    from pglab.store import open_store
 
     ph = sample_phase()
     rnd = random.Random(7)  # 10 seconds of 500 logged latencies, log-normal around 1 ms

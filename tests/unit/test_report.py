@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from markupsafe import escape
+from synthetic_runs import fill
 
 from pglab import report
 from pglab.cli import main
 from pglab.store import open_store
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from synthetic_runs import fill  # noqa: E402
 
 HOSTILE_VARIANT = "<script>alert(1)</script>"
 HOSTILE_CAMPAIGN = "x'; DROP TABLE runs; --"

@@ -9,17 +9,14 @@ from __future__ import annotations
 import io
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from synthetic_runs import fill
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from synthetic_runs import fill  # noqa: E402
-
-from pglab.cli import show  # noqa: E402
-from pglab.store import open_store  # noqa: E402
+from pglab.cli import show
+from pglab.store import open_store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden"
 VARIANTS = ("h2-stats-truth-baseline", "h2-stats-truth-tuned-checkpoints",
