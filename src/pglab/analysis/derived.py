@@ -28,6 +28,7 @@ from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
+from pglab.units import size_text
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
@@ -138,10 +139,10 @@ class CacheRegime:
 
     def describe(self) -> str:
         how = "" if self.data_measured else "~"
-        ram = f", RAM {_size(self.ram_bytes)}" if self.ram_bytes else ""
+        ram = f", RAM {size_text(self.ram_bytes)}" if self.ram_bytes else ""
         return (
-            f"data set {how}{_size(self.data_bytes)}, shared_buffers "
-            f"{_size(self.shared_buffers_bytes)}{ram}: {self.regime}"
+            f"data set {how}{size_text(self.data_bytes)}, shared_buffers "
+            f"{size_text(self.shared_buffers_bytes)}{ram}: {self.regime}"
         )
 
 
@@ -534,12 +535,3 @@ def campaign_notices(
         [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp),
         verbose, rows,
     )  # fmt: skip
-
-
-def _size(n: float | None) -> str:
-    if n is None:
-        return "?"
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:,.1f} {unit}".replace(".0 ", " ")
-    return f"{n:.0f} B"

@@ -42,6 +42,7 @@ from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.run.plan import Plan
 from pglab.telemetry.watch import own_sessions
+from pglab.units import size_text
 
 MIB = 2**20
 PGBENCH_SETUP_SESSIONS = 1  # pgbench checks its tables and vacuums on a session of its own; it
@@ -495,13 +496,6 @@ def _existing(path: Path) -> Path:
 
 
 # -- words -----------------------------------------------------------------------------------
-
-
-def size_text(n: float) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:,.1f} {unit}".replace(".0 ", " ")
-    return f"{n:.0f} B"
 
 
 def duration_text(seconds: float) -> str:
