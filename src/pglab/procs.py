@@ -8,7 +8,9 @@ When pglab runs as root, the child can be switched to an unprivileged user in th
 Children must be spawned from the main thread: the parent-death signal fires when the *thread*
 that forked the child exits.
 
-A later remote-host executor replaces this module's functions with ones that run over SSH.
+Commands on other hosts do not come through here: ``hosts/ssh.py`` runs them over SSH under a
+watcher that ends them with their channel (``hosts/local.py`` gives this machine the same
+interface, through ``start_async`` here).
 """
 
 from __future__ import annotations

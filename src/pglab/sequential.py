@@ -22,8 +22,9 @@ Varshavsky 1998), it is a nonnegative martingale under the null for every σ, he
 invariance and anytime-valid testing"; Wang & Ramdas 2025, Sequential Analysis 44(1),
 "Anytime-valid t-tests and confidence sequences for Gaussian means with unknown variance").
 By Ville's inequality P(sup_n E_n ≥ 1/α) ≤ α under the null. An equal-weight mixture over a
-grid of g (``G_GRID``: effects from 1 to 30 standard deviations, since a setting may move TPS by
-many times its run-to-run noise) is again an e-process. Testing every shifted null Δ = Δ₀ and
+grid of g is again an e-process; ``G_GRID`` holds a single g = 10 (a prior SD of about 3
+standard deviations of the run-to-run noise, since a setting may move TPS by many times its
+noise), which is the mixture's special case of one component. Testing every shifted null Δ = Δ₀ and
 keeping the Δ₀ not rejected gives the confidence sequence Δ̂ ± t*·SE, t* the |t| at which the
 mixture reaches 1/α (Lai 1976, Annals of Statistics 4(2), "On confidence sequences").
 
