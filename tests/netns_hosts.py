@@ -9,7 +9,9 @@ for the session, so that its files outlive a restart of its sshd as a disk does)
 ``/var/tmp``, ``/root`` and ``/home`` are its own (empty tmpfs, the login user's home made
 there), so the lab's directories, the tests' files and anything pglab writes on this machine's
 ``/tmp`` are not there; what a host needs must travel over SSH. The rest is shared: a host's
-pgbench is the embedded wheel's, at the same path in the virtual environment. ``NsHost.run``
+pgbench is the embedded wheel's, at the same path in the virtual environment (which, where it
+lies under one of those directories, as a clone of the repository in ``/tmp`` has it, is
+bind-mounted back at its own path in each host's view: the one thing kept). ``NsHost.run``
 runs a command in the host's namespaces, to look at what is there.
 
 The tests log in as root with a key made here, or as ``LOGIN_USER`` (an unprivileged account
@@ -23,6 +25,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -39,18 +42,30 @@ def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Com
     return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=30)
 
 
-# the host's own /tmp, /var/tmp, /root and /home, made in its mount namespace before "ready"
-_OWN_FILES = (
-    'set -e; for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
-    "mount -t tmpfs -o mode=0700 pglab-host /root; mount -t tmpfs -o mode=0755 pglab-host /home; "
-    # ip netns exec gave it a sysfs of its own, without the cgroup file systems: the cpu
-    # controller mounted again (v1, else v2), as a host or a container has it
-    "{ mount -t tmpfs -o mode=0755 pglab-cg /sys/fs/cgroup && mkdir /sys/fs/cgroup/cpu && "
-    "mount -t cgroup -o cpu pglab-cg /sys/fs/cgroup/cpu; } 2>/dev/null || "
-    "mount -t cgroup2 pglab-cg /sys/fs/cgroup 2>/dev/null || true; "
-    f"mkdir -m 0755 /home/{LOGIN_USER}; chown {LOGIN_USER}: /home/{LOGIN_USER}; "
-    "echo ready; exec tail -f /dev/null"  # not "sleep": tests look for theirs
-)
+PRIVATE = ("/tmp", "/var/tmp", "/root", "/home")  # each host has its own (empty tmpfs)
+
+
+def _own_files(stash: Path) -> str:
+    """The script that makes a host's own /tmp, /var/tmp, /root and /home in its mount namespace
+    (the virtual environment kept where it lies under one of them, by way of ``stash``), its
+    cgroup cpu controller mounted, then says "ready"."""
+    venv = Path(sys.prefix).resolve()
+    keep = any(venv.is_relative_to(d) for d in PRIVATE)
+    return (
+        "set -e; "
+        + (f"mkdir -p {stash}; mount --bind {venv} {stash}; " if keep else "")
+        + 'for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
+        "mount -t tmpfs -o mode=0700 pglab-host /root; "
+        "mount -t tmpfs -o mode=0755 pglab-host /home; "
+        + (f"mkdir -p {venv}; mount --bind {stash} {venv}; " if keep else "")
+        # ip netns exec gave it a sysfs of its own, without the cgroup file systems: the cpu
+        # controller mounted again (v1, else v2), as a host or a container has it
+        + "{ mount -t tmpfs -o mode=0755 pglab-cg /sys/fs/cgroup && mkdir /sys/fs/cgroup/cpu && "
+        "mount -t cgroup -o cpu pglab-cg /sys/fs/cgroup/cpu; } 2>/dev/null || "
+        "mount -t cgroup2 pglab-cg /sys/fs/cgroup 2>/dev/null || true; "
+        f"mkdir -m 0755 /home/{LOGIN_USER}; chown {LOGIN_USER}: /home/{LOGIN_USER}; "
+        "echo ready; exec tail -f /dev/null"  # not "sleep": tests look for theirs
+    )
 
 
 @dataclass
@@ -66,7 +81,7 @@ class NsHost:
         """Make the host's mount namespace (its own /tmp, /var/tmp, /root, /home)."""
         self.holder = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, "unshare", "--mount", "--propagation", "private",
-             "sh", "-c", _OWN_FILES],
+             "sh", "-c", _own_files(self.dir / "venv")],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         assert self.holder.stdout is not None
