@@ -71,10 +71,10 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
         mine, theirs = by_point.get(pt.point, []), by_point.get(base, [])
         if not mine or not theirs:
             continue
-        varied = {part for part in ("storage",) if _spec(mine, part) != _spec(theirs, part)}
+        storage_varied = _storage(mine) != _storage(theirs)
         said = []
         for name, read, intended_by in FACTS:
-            if intended_by in varied:
+            if intended_by == "storage" and storage_varied:
                 continue
             a = {str(v) for r in mine if (v := read(r.fingerprint)) is not None}
             b = {str(v) for r in theirs if (v := read(r.fingerprint)) is not None}
@@ -87,8 +87,8 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
     return out
 
 
-def _spec(runs: Sequence[StoredRun], part: str) -> list[Any]:
-    return sorted({repr(r.spec.get(part)) for r in runs})
+def _storage(runs: Sequence[StoredRun]) -> set[str]:
+    return {repr(r.spec.get("storage")) for r in runs}
 
 
 def _text(values: set[str]) -> str:

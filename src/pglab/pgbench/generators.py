@@ -305,7 +305,7 @@ async def _watch_cpu(g: Generator, pidfile: str, rows: list[list[Any]]) -> None:
         if last is not None:
             t0, cpu0, used0 = last
             share = None
-            if used is not None and used0 is not None:
+            if used is not None:  # None once pgbench has ended
                 share = round(100.0 * max(0.0, used - used0) / max(t - t0, 1e-3), 1)
             rows.append([round(t, 3), g.name, round(proc.busy_pct(cpu0, cpu), 1), share])
         last = (t, cpu, used if used is not None else 0.0)  # not started yet: from nothing
