@@ -65,7 +65,7 @@ def test_a_a_points_are_not_significant(store) -> None:
     (pair,) = out["pairs"]
     c = pair["comparison"]
     assert out["kind"] == "points" and pair["a"]["n"] == pair["b"]["n"] == 6
-    assert c.verdict == "~" and c.ci_low < 0 < c.ci_high and c.p_value > 0.05
+    assert c.verdict == "=" and c.ci_low < 0 < c.ci_high and c.p_value > 0.05
 
 
 def test_a_known_5_percent_effect_is_significant_over_campaigns(store) -> None:
@@ -115,7 +115,7 @@ def test_cli_compare_prints_the_table_and_json(store, capsys) -> None:
     assert "clients=4" in text and "Holm" in text and " - " in text.replace("│", " ")
     assert cli.main(["compare", "aa:base", "aa:same", "--json", "--store", url]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["pairs"][0]["comparison"]["verdict"] == "~"
+    assert doc["pairs"][0]["comparison"]["verdict"] == "="
     assert cli.main(["compare", "aa:base", "aa:same", "--store", url]) == 0
     title = capsys.readouterr().out.splitlines()[0].strip()
     assert title == "same clients=8 compared with base clients=8 (campaign aa)"  # both named
@@ -184,7 +184,7 @@ def test_each_script_of_a_mix_is_compared(tmp_path: Path, capsys) -> None:
     assert list(rows) == ["serial.sql", "<builtin: select only>"]  # matched by file name
     slow, same = rows["serial.sql"], rows["<builtin: select only>"]
     assert slow["comparison"].verdict == "-" and slow["tps_delta_pct"] == pytest.approx(-20)
-    assert same["comparison"].verdict in "~?" and abs(same["tps_delta_pct"]) < 0.1
+    assert same["comparison"].verdict in "=~?" and abs(same["tps_delta_pct"]) < 0.1
     assert slow["comparison"].comparisons == 2  # Holm over the scripts
     assert slow["latency_delta_pct"] == pytest.approx(25, abs=1) and slow["a"]["n"] == 4
     # two runs: side by side, no verdict

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pglab.analysis import verdicts
+from pglab.analysis import differences, verdicts
 from pglab.analysis.verdicts import compare, compare_family
 
 
@@ -23,8 +23,9 @@ def lognormal(mean: float, cv: float, n: int, rng: np.random.Generator) -> list[
 def test_a_a_is_not_significant_and_a_known_5_percent_effect_is() -> None:
     # A/A: two samples of the same distribution, 2% noise
     aa = compare(noisy(1000, 20, 6, seed=10), noisy(1000, 20, 6, seed=11))
-    assert aa.verdict == "~" and aa.ci_low < 0 < aa.ci_high
+    assert aa.verdict == "=" and aa.ci_low < 0 < aa.ci_high
     assert aa.detectable_pct <= aa.effect_pct == verdicts.DEFAULT_EFFECT_PCT
+    assert aa.reason.startswith("no difference beyond ±10%: its 90% interval [")
     # A/B: the second 5% slower (as pgbench --rate 0.95·R would be), 1% noise
     ab = compare(noisy(1000, 10, 6, seed=12), noisy(950, 10, 6, seed=13))
     assert ab.verdict == "-" and ab.p_value < 0.05 and ab.reason == ""
@@ -41,7 +42,7 @@ def test_a_40_percent_effect_at_4_runs_a_side_among_5_comparisons_is_found() -> 
     assert found[0].verdict == "+" and found[0].p_holm < 0.05
     assert found[0].ci_low > 30 and found[0].comparisons == 5
     assert found[0].p_rank == pytest.approx(2 / 70)  # the rank test's floor, kept beside it
-    assert all(c.verdict in "~?" for c in found[1:])
+    assert all(c.verdict in "=~?" for c in found[1:])
 
 
 def test_three_runs_a_side_can_reach_a_verdict_and_one_cannot() -> None:
@@ -54,7 +55,7 @@ def test_three_runs_a_side_can_reach_a_verdict_and_one_cannot() -> None:
 
 def test_identical_and_constant_samples() -> None:
     same = compare([100.0] * 4, [100.0] * 4)
-    assert same.verdict == "~" and same.p_value == 1.0 and same.detectable_pct == 0.0
+    assert same.verdict == "=" and same.p_value == 1.0 and same.detectable_pct == 0.0
     apart = compare([100.0] * 4, [110.0] * 4)
     assert apart.verdict == "+" and apart.p_value == 0.0
 
@@ -89,7 +90,10 @@ def test_noisy_runs_say_they_could_not_tell_and_how_many_runs_would() -> None:
 
 def test_the_effect_of_interest_decides_between_no_difference_and_cannot_tell() -> None:
     a, b = noisy(1000, 20, 6, seed=10), noisy(1000, 20, 6, seed=11)
-    assert compare(a, b, effect_pct=10).verdict == "~"
+    assert compare(a, b, effect_pct=10).verdict == "="
+    # not within ±1% (its 90% interval is wider), though ±10% would have been found
+    (narrow,) = compare_family([(a, b)], effect_pct=10, equivalence_pct=1)
+    assert narrow.verdict == "~" and narrow.equivalence_pct == 1
     small = compare(a, b, effect_pct=1)
     assert small.verdict == "?" and "for ±1%" in small.reason
 
@@ -161,4 +165,85 @@ def test_the_recorded_settings_sweep_is_judged_honestly() -> None:
         assert c.verdict != "?" or c.detectable_pct > 70
         if c.verdict == "~":
             assert c.detectable_pct <= 70 and not math.isinf(c.detectable_pct)
-    assert {c.verdict for c in wide} >= {"+", "~"}
+        if c.verdict == "=":  # shown within ±70%, whatever it could have found
+            assert c.ci_low > -70 and c.ci_high < 70
+    assert {c.verdict for c in wide} >= {"+", "="}
+
+
+# -- the blocked analysis of interleaved campaigns ---------------------------------------------
+
+
+def rounds(values: list[float]) -> dict[int, float]:
+    return {r: v for r, v in enumerate(values, 1)}
+
+
+def drifting_campaign(rng: np.random.Generator, effect: float, cvs: list[float], n: int = 4,
+                      drift: float = 0.15) -> list[dict[int, float]]:  # fmt: skip
+    """Variants × rounds of log-normal TPS, each round shifted alike by up to ±``drift``."""
+    shift = rng.uniform(-drift, drift, n)
+    return [
+        rounds(list(1000 * np.exp(shift + (effect if i == 1 else 0) + rng.normal(0, cv, n))))
+        for i, cv in enumerate(cvs)
+    ]
+
+
+def test_drift_that_rounds_share_cancels_in_the_blocked_analysis() -> None:
+    """±15% drift between rounds, 2% noise within them, one variant 8% faster: the unpaired
+    test drowns in the drift; the blocked one finds it, and calls the others equal."""
+    rng = np.random.default_rng(8)
+    pts = drifting_campaign(rng, math.log(1.08), [0.02] * 6)
+    pairs = [(pts[0], p) for p in pts[1:]]
+    blocked = verdicts.compare_rounds(pairs)
+    unpaired = compare_family([(list(a.values()), list(b.values())) for a, b in pairs])
+    assert [c.method for c in blocked] == ["blocked"] * 5
+    assert blocked[0].verdict == "+" and blocked[0].ci_low < 8 < blocked[0].ci_high
+    assert {c.verdict for c in blocked[1:]} == {"="}
+    assert unpaired[0].verdict != "+" and all(c.method == "welch" for c in unpaired)
+    assert blocked[0].noise_pct < 4 < unpaired[0].noise_pct  # the drift is not noise
+
+
+def test_a_variant_noisier_than_the_rest_is_tested_on_its_own_variance() -> None:
+    rng = np.random.default_rng(3)
+    pts = drifting_campaign(rng, 0.0, [0.01] * 5 + [0.12], n=6)
+    found = verdicts.compare_rounds([(pts[0], p) for p in pts[1:]])
+    assert [c.method for c in found] == ["blocked"] * 4 + ["paired"]
+    assert found[-1].noise_pct > 2 * max(c.noise_pct for c in found[:4])
+    assert verdicts.methods_text(found).startswith("4 blocked (within-round ratios, ")
+
+
+def test_rounds_that_do_not_pair_fall_back_to_welch_and_missing_runs_are_left_out() -> None:
+    base = rounds([1000.0, 1010.0, 990.0, 1005.0])
+    gap = {1: 1100.0, 2: 1111.0, 4: 1105.0}  # round 3 failed
+    apart = {5: 1000.0, 6: 1020.0}  # no round in common
+    found = verdicts.compare_rounds([(base, gap), (base, apart)], groups=["a", "b"])
+    assert found[0].method == "paired" and found[0].verdict == "+"  # alone in its pool
+    assert found[0].delta_pct == pytest.approx(9.98, abs=0.01)  # rounds 1, 2, 4 only
+    assert found[1].method == "welch" and found[1].n_b == 2
+
+
+def test_comparisons_with_different_baselines_pool_with_full_degrees_of_freedom() -> None:
+    d = [np.array([0.01, -0.02, 0.015, 0.0]), np.array([0.02, 0.0, -0.01, 0.01])]
+    pairs = [(rounds([1.0] * 4), rounds(list(np.exp(x)))) for x in d]
+    same = differences.measure(pairs)  # one baseline: the variances are correlated
+    apart = differences.measure(pairs, groups=["x", "y"])
+    assert same[0] is not None and apart[0] is not None
+    assert same[0].df == pytest.approx(6 / 1.25) and apart[0].df == 6
+    assert same[0].se == apart[0].se
+
+
+def test_equivalence_is_shown_or_refused_at_its_margin() -> None:
+    rng = np.random.default_rng(5)
+    tight = drifting_campaign(rng, 0.0, [0.005] * 4, n=6)
+    loose = drifting_campaign(rng, math.log(1.05), [0.005] * 4, n=6)
+    eq = verdicts.compare_rounds([(tight[0], p) for p in tight[1:]], equivalence_pct=2)
+    assert {c.verdict for c in eq} == {"="} and all(c.equivalence_pct == 2 for c in eq)
+    five = verdicts.compare_rounds([(loose[0], p) for p in loose[1:]], equivalence_pct=2)
+    assert five[0].verdict == "+" and "=" not in {c.verdict for c in five[:1]}
+
+
+def test_the_design_check_simulates_the_blocked_test() -> None:
+    blocked = verdicts.design(4, 5, 4.0, "x")
+    welch = verdicts.design(4, 5, 4.0, "x", blocked=False)
+    assert blocked.power > welch.power + 0.05  # pooled degrees of freedom
+    assert blocked.runs_needed is not None and welch.runs_needed is not None
+    assert blocked.runs_needed <= welch.runs_needed

@@ -31,6 +31,20 @@ def effect_of(campaign: dict[str, Any] | None) -> float:
     return float(analysis_table.get("effect", verdicts.DEFAULT_EFFECT_PCT))
 
 
+def equivalence_of(campaign: dict[str, Any] | None) -> float | None:
+    """``[analysis] equivalence``: the margin in % of an "=" verdict (None: the effect's)."""
+    analysis_table = ((campaign or {}).get("spec") or {}).get("analysis") or {}
+    val = analysis_table.get("equivalence")
+    return None if val is None else float(val)
+
+
+def blocked_of(campaign: dict[str, Any] | None) -> bool:
+    """Whether a stored campaign's repeats are rounds (interleaved order, a fixed number of
+    repeats): its comparisons then get the blocked analysis (``differences``)."""
+    doc = (campaign or {}).get("spec") or {}
+    return doc.get("order", "interleaved") == "interleaved" and doc.get("repeats") != "auto"
+
+
 def sequential_of(campaign: dict[str, Any] | None) -> SequentialSpec | None:
     """``repeats = "auto"``'s settings for a stored campaign (None: a fixed number of repeats)."""
     doc = (campaign or {}).get("spec") or {}
@@ -63,10 +77,10 @@ def reference_of(campaign: dict[str, Any] | None) -> str | None:
 
 
 def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[PointRow]:
-    """``point_rows`` with the stored campaign's baseline, effect and repeats."""
+    """``point_rows`` with the stored campaign's baseline, analysis and repeats."""
     return point_rows(
         runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign),
-        axis_baseline_of(campaign),
+        axis_baseline_of(campaign), blocked_of(campaign), equivalence_of(campaign),
     )  # fmt: skip
 
 
@@ -123,21 +137,26 @@ def point_rows(
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
     sequential: SequentialSpec | None = None,
     axis_base: dict[str, Any] | None = None,
+    blocked: bool = False,
+    equivalence_pct: float | None = None,
 ) -> list[PointRow]:
     """The points of ``runs`` (in the order their first run was stored), each compared with the
     ``baseline`` variant's point (or, without one, with the point where the axes of
     ``axis_base`` have those values), Holm-corrected over the campaign (``sequential``: a
     campaign of ``repeats = "auto"``, judged as its rounds were:
-    ``verdicts.compare_sequential``)."""
+    ``verdicts.compare_sequential``; ``blocked``: an interleaved campaign, its repeats rounds:
+    ``verdicts.compare_rounds``)."""
     by_label: dict[str, list[RunRow]] = {}
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
     derived = derived_names(runs)
     tps_of: dict[str, list[float]] = {}
+    rounds_of: dict[str, dict[int, float]] = {}
     rows = []
     for label, mine in by_label.items():
         ok = [r for r in mine if r.ok and r.tps is not None]
         tps = tps_of[label] = [float(r.tps) for r in ok if r.tps is not None]
+        rounds_of[label] = {r.repeat: float(r.tps) for r in ok if r.tps is not None}
         medians = {
             name: statistics.median(values)
             for name in derived
@@ -158,12 +177,23 @@ def point_rows(
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
         ))  # fmt: skip
-    return _compare_to_baseline(rows, tps_of, baseline, effect_pct, sequential, axis_base or {})
+    judge = _Judge(effect_pct, sequential, blocked, equivalence_pct)
+    return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """How a campaign's comparisons are judged (its ``[analysis]``, its repeats, its order)."""
+
+    effect_pct: float
+    sequential: SequentialSpec | None
+    blocked: bool
+    equivalence_pct: float | None
 
 
 def _compare_to_baseline(
-    rows: list[PointRow], tps_of: dict[str, list[float]], baseline: str | None, effect: float,
-    sequential: SequentialSpec | None = None, axis_base: dict[str, Any] | None = None,
+    rows: list[PointRow], tps_of: dict[str, list[float]], rounds_of: dict[str, dict[int, float]],
+    baseline: str | None, judge: _Judge, axis_base: dict[str, Any] | None = None,
 ) -> list[PointRow]:  # fmt: skip
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates (or, with ``axis_base``, each point against the one at the same coordinates
@@ -189,10 +219,16 @@ def _compare_to_baseline(
     base = {base_key(pt): tps_of[pt.point] for pt in rows if pt.is_base}
     pairs = [pt for pt in rows if not pt.is_base and base.get(base_key(pt)) and tps_of[pt.point]]
     samples = [(base[base_key(pt)], tps_of[pt.point]) for pt in pairs]
-    if sequential is not None:
-        found = verdicts.compare_sequential(samples, effect, sequential.precision)
+    if judge.sequential is not None:
+        found = verdicts.compare_sequential(samples, judge.effect_pct, judge.sequential.precision)
+    elif judge.blocked:
+        base_rounds = {base_key(pt): rounds_of[pt.point] for pt in rows if pt.is_base}
+        found = verdicts.compare_rounds(
+            [(base_rounds[base_key(pt)], rounds_of[pt.point]) for pt in pairs],
+            judge.effect_pct, judge.equivalence_pct, [base_key(pt) for pt in pairs],
+        )  # fmt: skip
     else:
-        found = verdicts.compare_family(samples, effect)
+        found = verdicts.compare_family(samples, judge.effect_pct, judge.equivalence_pct)
     judged = {pt.point: c for pt, c in zip(pairs, found, strict=True)}
     return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
 
@@ -231,7 +267,8 @@ def design_check(plan: Any, stored_runs: Sequence[RunRow]) -> verdicts.Design | 
     baseline = camp.variants[0].name
     comparisons = sum(1 for pt in plan.points if pt.variant != baseline)
     noise, source = noise_before(stored_runs, camp.name, {pt.point_key for pt in plan.points})
-    return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct)
+    return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct,
+                           blocked=camp.order == "interleaved")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,27 @@ Pure functions on plain numbers, tested on synthetic samples with known answers 
 thousands of simulated campaigns, by ``bench/verdicts.py --simulate``.
 
 The test. TPS differences are multiplicative (a setting makes a server 8% faster, not 300 TPS
-faster) and a point's repeats are few (3–10). So each comparison is **Welch's t-test on log
-TPS**: the Δ% shown is the ratio of the two sides' geometric means, its 95% CI is Welch's interval
-for the difference of log means, back-transformed, and the p-value is Welch's (no equal-variance
-assumption: a setting may change the spread as well as the level). Unlike a rank test it has no
-discreteness floor: the exact two-sided Mann-Whitney test cannot go below 2/70 = 0.029 with 4 runs
-a side, so after Holm's correction over 5 comparisons no difference, however large, could be
-called significant. The Mann-Whitney p-value is kept beside it (``p_rank``) as a robustness check.
+faster) and a point's repeats are few (3–10), so comparisons are made on log TPS: the Δ% shown is
+the back-transformed difference of mean log TPS, with its 95% CI. Which test measures it depends on
+how the runs were made (``differences``): an interleaved campaign's comparisons are **blocked**
+(within-round log ratios, whatever drift a round shares cancelling, their variance pooled over
+the campaign's comparisons unless one is noisier than the rest); runs that do not pair (a
+sequential-order campaign, points of different campaigns) get **Welch's t-test** (no
+equal-variance assumption: a setting may change the spread as well as the level). Unlike a rank
+test neither has a discreteness floor: the exact two-sided Mann-Whitney test cannot go below
+2/70 = 0.029 with 4 runs a side, so after Holm's correction over 5 comparisons no difference,
+however large, could be called significant. The Mann-Whitney p-value is kept beside it
+(``p_rank``) as a robustness check.
 
 The family. All comparisons of one campaign (every point against the baseline variant's point at
 the same matrix coordinates) are corrected together by Holm's step-down method, which keeps the
 probability of any false "+"/"−" in the campaign at or below ``ALPHA`` whatever the dependence
 between the comparisons (they share the baseline's runs).
 
-The verdict. "+"/"−" when the Holm-adjusted p is below ``ALPHA``. Otherwise the comparison says
+The verdict. "+"/"−" when the Holm-adjusted p is below ``ALPHA``. Otherwise "=" when the
+difference is shown to lie within ±``equivalence`` % (``[analysis] equivalence``, by default the
+effect of interest): two one-sided tests at ALPHA / m each, i.e. the 1 − 2·ALPHA/m interval inside
+the margin — "no regression beyond 2%" as a claim with the same 5% error as a "+". Otherwise
 "~" only if it *could* have found a difference of the campaign's effect of interest (``effect``,
 10% unless ``[analysis] effect`` says otherwise): the smallest effect it detects with 80% power at
 its own noise, runs and number of comparisons (at Holm's strictest level, ALPHA / m) must be
@@ -29,18 +36,39 @@ resolve the effect. The same power calculation checks a campaign's design before
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from pglab import sequential
+from pglab.analysis import differences
+from pglab.analysis.differences import Difference, Rounds
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.significance import ALPHA, scipy_stats
 
 POWER = 0.8  # the power that makes a comparison (or a design) able to find an effect
 DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
 MAX_RUNS = 100  # runs per point beyond which "needs N runs" is not a useful answer
+
+
+# each test in words (a report's legend, `pglab show`'s footnote); docs/concepts/statistics.md
+METHOD_TEXT = {
+    "blocked": "blocked (within-round ratios, variance pooled over the comparisons)",
+    "paired": "paired (within-round ratios, the comparison's own variance)",
+    "welch": "Welch (runs that do not pair)",
+    "sequential": "anytime-valid sequence (repeats = auto)",
+}
+
+
+def methods_text(comparisons: Sequence[Comparison | None]) -> str:
+    """The tests behind ``comparisons``, each with how many used it: "11 blocked (…), 1 paired
+    (…)"."""
+    used: dict[str, int] = {}
+    for c in comparisons:
+        if c is not None and c.p_value is not None:
+            used[c.method] = used.get(c.method, 0) + 1
+    return ", ".join(f"{n} {METHOD_TEXT[m]}" for m, n in used.items()) or "no test"
 
 
 @dataclass(frozen=True)
@@ -62,28 +90,8 @@ class Comparison:
     detectable_pct: float | None = None  # smallest effect found with POWER at ALPHA / m
     effect_pct: float = DEFAULT_EFFECT_PCT  # the effect of interest the verdict was judged on
     runs_needed: int | None = None  # runs per point for POWER at effect_pct (None: > MAX_RUNS)
-
-
-@dataclass(frozen=True)
-class _Welch:
-    diff: float  # mean(log other) - mean(log baseline)
-    se: float
-    df: float
-
-    def p(self) -> float:
-        if self.se == 0:
-            return 1.0 if self.diff == 0 else 0.0
-        return float(2 * scipy_stats().t.sf(abs(self.diff / self.se), self.df))
-
-
-def _welch(a: np.ndarray, b: np.ndarray) -> _Welch:
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        df = float(len(a) + len(b) - 2)
-    else:
-        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    return _Welch(float(b.mean() - a.mean()), se, df)
+    method: str = "welch"  # the test: "blocked", "paired", "welch" or "sequential"
+    equivalence_pct: float | None = None  # the margin "=" was judged on
 
 
 def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
@@ -121,14 +129,19 @@ def _sd_log(cv_pct: float) -> float:
 
 
 def design_power(
-    runs: int, comparisons: int, noise_pct: float, effect_pct: float, draws: int = 20000
-) -> float:
-    """Power of Welch's test of ``runs`` against ``runs`` at SD ``noise_pct`` (log scale, %) for
-    an effect of ``effect_pct``, at Holm's strictest level ALPHA / comparisons. Simulated (a
-    fixed seed: the same answer every time), because Welch's degrees of freedom are themselves
-    random: with equal spreads they are below 2·runs − 2, and a noncentral t at 2·runs − 2
-    would promise more than the test delivers (at 4 runs, 5 comparisons and 4% noise: 46%
-    against the 37% that ``bench/verdicts.py --simulate`` finds)."""
+    runs: int, comparisons: int, noise_pct: float, effect_pct: float, draws: int = 20000,
+    blocked: bool = True,
+) -> float:  # fmt: skip
+    """Power of the campaign's test (``blocked``: the blocked analysis of an interleaved
+    campaign, ``differences.simulated_power``; else Welch's) of ``runs`` against ``runs`` at SD
+    ``noise_pct`` (log scale, %) for an effect of ``effect_pct``, at Holm's strictest level
+    ALPHA / comparisons. Simulated (a fixed seed: the same answer every time), because the
+    tests' degrees of freedom are themselves random (Welch's) or chosen by the data (the blocked
+    test's guard): a noncentral t at 2·runs − 2 would promise more than Welch delivers (at 4 runs,
+    5 comparisons and 4% noise: 46% against the 37% that ``bench/verdicts.py --simulate``
+    finds)."""
+    if blocked:
+        return differences.simulated_power(runs, comparisons, noise_pct, effect_pct, draws)
     if runs < 2:
         return 0.0
     rng = np.random.default_rng(0)
@@ -141,10 +154,14 @@ def design_power(
     return float(np.mean(p < ALPHA / max(1, comparisons)))
 
 
-def runs_needed(comparisons: int, noise_pct: float, effect_pct: float) -> int | None:
+def runs_needed(
+    comparisons: int, noise_pct: float, effect_pct: float, blocked: bool = True
+) -> int | None:
     """The fewest runs per point with which each comparison finds ``effect_pct`` with POWER;
     None when more than MAX_RUNS would be needed."""
-    return _fewest(lambda n: design_power(n, comparisons, noise_pct, effect_pct) >= POWER)
+    return _fewest(
+        lambda n: design_power(n, comparisons, noise_pct, effect_pct, blocked=blocked) >= POWER
+    )
 
 
 def _fewest(enough: Callable[[int], bool]) -> int | None:
@@ -158,7 +175,7 @@ def _fewest(enough: Callable[[int], bool]) -> int | None:
     return high
 
 
-def _runs_needed_like(w: _Welch, n0: float, comparisons: int, effect_pct: float) -> int | None:
+def _runs_needed_like(w: Difference, n0: float, comparisons: int, effect_pct: float) -> int | None:
     """``runs_needed`` for a comparison already measured: its own standard error and Welch
     degrees of freedom scaled to n runs a side (SE ∝ 1/√n, df ∝ n − 1), so that at its own number
     of runs the answer agrees with its verdict."""
@@ -184,39 +201,40 @@ def _sides_text(n_a: int, n_b: int) -> str:
     return f"{n_a} runs a side" if n_a == n_b else f"{n_a} and {n_b} runs"
 
 
-def _measure(baseline: Sequence[float], other: Sequence[float]) -> tuple[Comparison, _Welch | None]:
+def _measure(baseline: Sequence[float], other: Sequence[float], d: Difference | None) -> Comparison:
     """Δ%, CI, raw p-values and noise of one comparison, before any judging."""
     a = np.log(np.asarray(baseline, dtype=float))
     b = np.log(np.asarray(other, dtype=float))
-    delta = math.expm1(float(b.mean() - a.mean())) * 100
-    if len(a) < 2 or len(b) < 2:
-        return Comparison(delta, None, None, None, "?", n_a=len(a), n_b=len(b)), None
-    w = _welch(a, b)
-    half = float(scipy_stats().t.isf(ALPHA / 2, w.df)) * w.se if w.se else 0.0
-    noise = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) * 100
+    if d is None:
+        delta = math.expm1(float(b.mean() - a.mean())) * 100
+        return Comparison(delta, None, None, None, "?", n_a=len(a), n_b=len(b))
+    low, high = d.interval(1 - ALPHA)
     rank = float(scipy_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
-    c = Comparison(
-        delta, math.expm1(w.diff - half) * 100, math.expm1(w.diff + half) * 100, w.p(), "?",
-        p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=noise,
+    return Comparison(
+        math.expm1(d.diff) * 100, math.expm1(low) * 100, math.expm1(high) * 100, d.p(), "?",
+        p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=d.noise * 100, method=d.method,
     )  # fmt: skip
-    return c, w
 
 
-def _judge(c: Comparison, w: _Welch | None, p_holm: float | None, m: int, effect_pct: float
-           ) -> Comparison:  # fmt: skip
-    c = replace(c, comparisons=m, effect_pct=effect_pct, p_holm=p_holm)
-    if w is None or c.noise_pct is None or p_holm is None:
+def _judge(c: Comparison, d: Difference | None, p_holm: float | None, m: int, effect_pct: float,
+           margin: float) -> Comparison:  # fmt: skip
+    c = replace(c, comparisons=m, effect_pct=effect_pct, p_holm=p_holm, equivalence_pct=margin)
+    if d is None or c.noise_pct is None or p_holm is None:
         n = runs_needed(m, DEFAULT_CV_PCT, effect_pct)
         return replace(c, verdict="?", runs_needed=n, reason=(
             f"{_sides_text(c.n_a, c.n_b)}: no test with fewer than 2 runs a side; "
             f"{_needs_text(n, effect_pct)} at {DEFAULT_CV_PCT:g}% noise"
         ))  # fmt: skip
-    found = detectable_pct(w.se, w.df, ALPHA / m)
-    needed = _runs_needed_like(w, (c.n_a + c.n_b) / 2, m, effect_pct)
+    found = detectable_pct(d.se, d.df, ALPHA / m)
+    n0 = d.rounds or (c.n_a + c.n_b) / 2
+    needed = _runs_needed_like(d, n0, m, effect_pct)
     c = replace(c, detectable_pct=found, runs_needed=needed)
-    if p_holm < ALPHA:  # then the raw p is too, and the CI (Welch's too) excludes 0
+    if p_holm < ALPHA:  # then the raw p is too, and the CI excludes 0
         return replace(c, verdict="+" if c.delta_pct > 0 else "-", reason="")
     family = f" with {m} comparisons" if m > 1 else ""
+    within = _equivalent(d, m, margin)
+    if within:
+        return replace(c, verdict="=", reason=within + family)
     if found <= effect_pct:
         return replace(c, verdict="~", reason=(
             f"not significant; {_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family} "
@@ -227,6 +245,18 @@ def _judge(c: Comparison, w: _Welch | None, p_holm: float | None, m: int, effect
         f"{_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family}: {beyond} can be "
         f"told from noise; {_needs_text(needed, effect_pct)}"
     ))  # fmt: skip
+
+
+def _equivalent(d: Difference, m: int, margin: float) -> str:
+    """Why the difference is shown to lie within ±``margin`` % ("" when it is not): two one-sided
+    tests at ALPHA / m each (Bonferroni over the family), i.e. the 1 − 2·ALPHA/m interval inside
+    the margin."""
+    level = 1 - 2 * ALPHA / m
+    low, high = (math.expm1(x) * 100 for x in d.interval(level))
+    if not (-margin < low and high < margin):
+        return ""
+    return (f"no difference beyond ±{margin:g}%: its {level:.0%} interval "
+            f"[{low:+.1f}, {high:+.1f}] lies within (two one-sided tests)")  # fmt: skip
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -241,18 +271,53 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def _family(
+    samples: Sequence[tuple[Sequence[float], Sequence[float]]],
+    diffs: Sequence[Difference | None],
+    effect_pct: float,
+    equivalence_pct: float | None,
+) -> list[Comparison]:
+    """Comparisons measured by ``diffs``, Holm-corrected together, each judged."""
+    measured = [_measure(a, b, d) for (a, b), d in zip(samples, diffs, strict=True)]
+    tested = [i for i, d in enumerate(diffs) if d is not None]
+    adjusted = dict(zip(tested, holm([measured[i].p_value or 0.0 for i in tested]),
+                        strict=True))  # fmt: skip
+    m = max(1, len(tested))
+    margin = effect_pct if equivalence_pct is None else equivalence_pct
+    return [_judge(c, diffs[i], adjusted.get(i), m, effect_pct, margin)
+            for i, c in enumerate(measured)]  # fmt: skip
+
+
 def compare_family(
     pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     effect_pct: float = DEFAULT_EFFECT_PCT,
+    equivalence_pct: float | None = None,
 ) -> list[Comparison]:
-    """Each (baseline, other) pair of TPS samples compared, Holm-corrected over all of them (the
-    family is every pair given: one campaign's comparisons, or one ``pglab compare``)."""
-    measured = [_measure(a, b) for a, b in pairs]
-    tested = [i for i, (_, w) in enumerate(measured) if w is not None]
-    adjusted = dict(zip(tested, holm([measured[i][0].p_value or 0.0 for i in tested]),
-                        strict=True))  # fmt: skip
-    m = max(1, len(tested))
-    return [_judge(c, w, adjusted.get(i), m, effect_pct) for i, (c, w) in enumerate(measured)]
+    """Each (baseline, other) pair of TPS samples compared by Welch's test (runs that do not
+    pair: points of different campaigns, a sequential-order campaign), Holm-corrected over all
+    of them (the family is every pair given: one campaign's comparisons, or one ``pglab
+    compare``). ``equivalence_pct``: the margin of "=" (default: ``effect_pct``)."""
+    diffs = [
+        differences.welch(np.log(np.asarray(a, float)), np.log(np.asarray(b, float)))
+        if len(a) >= 2 and len(b) >= 2 else None
+        for a, b in pairs
+    ]  # fmt: skip
+    return _family(pairs, diffs, effect_pct, equivalence_pct)
+
+
+def compare_rounds(
+    pairs: Sequence[tuple[Rounds, Rounds]],
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+    equivalence_pct: float | None = None,
+    groups: Sequence[Hashable] | None = None,
+) -> list[Comparison]:
+    """The comparisons of an interleaved campaign, each side's TPS by round: the blocked
+    analysis of ``differences`` (paired within rounds, variance pooled over the family, Welch
+    where rounds do not pair), Holm-corrected over all of them. ``groups``: which comparisons
+    share a baseline point."""
+    diffs = differences.measure(pairs, groups)
+    samples = [(list(a.values()), list(b.values())) for a, b in pairs]
+    return _family(samples, diffs, effect_pct, equivalence_pct)
 
 
 def compare(
@@ -291,7 +356,7 @@ def compare_sequential(
         out.append(Comparison(
             lk.delta_pct, lk.ci_low, lk.ci_high, min(1.0, 1 / lk.e_value), lk.verdict, reason,
             p_holm=min(1.0, m / lk.e_value), n_a=lk.n_a, n_b=lk.n_b, comparisons=m,
-            effect_pct=effect_pct,
+            effect_pct=effect_pct, method="sequential",
         ))  # fmt: skip
     return out
 
@@ -328,10 +393,11 @@ class Design:
 
 def design(
     repeats: int, comparisons: int, noise_pct: float, noise_source: str,
-    effect_pct: float = DEFAULT_EFFECT_PCT,
+    effect_pct: float = DEFAULT_EFFECT_PCT, blocked: bool = True,
 ) -> Design:  # fmt: skip
+    """``blocked``: the campaign runs interleaved (its comparisons get the blocked analysis)."""
     return Design(
         repeats, comparisons, noise_pct, noise_source, effect_pct,
-        design_power(repeats, comparisons, noise_pct, effect_pct),
-        runs_needed(comparisons, noise_pct, effect_pct),
+        design_power(repeats, comparisons, noise_pct, effect_pct, blocked=blocked),
+        runs_needed(comparisons, noise_pct, effect_pct, blocked),
     )  # fmt: skip

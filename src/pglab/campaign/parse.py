@@ -95,6 +95,8 @@ class Campaign:
     hosts: tuple[HostSpec, ...] = ()  # [hosts.NAME]: where remote generators run
     # repeats = "auto": rounds until decided (then ``repeats`` is its max)
     sequential: SequentialSpec | None = None
+    # [analysis] equivalence: the margin of an "=" verdict, % (None: effect_pct)
+    equivalence_pct: float | None = None
 
     def host(self, name: str) -> HostSpec:
         return next(h for h in self.hosts if h.name == name)
@@ -231,7 +233,7 @@ def parse(
     storage_bench = storage_parts.storage_bench(
         table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
     )
-    effect = _analysis(table_of(doc, "analysis", p, ""), p)
+    effect, equivalence = _analysis(table_of(doc, "analysis", p, ""), p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -257,6 +259,7 @@ def parse(
         max_duration,
         tuple(known_hosts.values()),
         sequential,
+        equivalence,
     )
 
 
@@ -538,18 +541,22 @@ def _sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec 
     return replace(spec, **found)
 
 
-def _analysis(table: dict[str, Any], p: Problems) -> float:
-    """``[analysis] effect``: the smallest TPS difference (in %) worth finding. A comparison
-    that could not have found it is "?", not "~"; the plan says how many repeats would."""
+def _analysis(table: dict[str, Any], p: Problems) -> tuple[float, float | None]:
+    """``[analysis]``: ``effect``, the smallest TPS difference (in %) worth finding (a comparison
+    that could not have found it is "?", not "~"; the plan says how many repeats would), and
+    ``equivalence``, the margin (in %) of an "=" verdict (None: the effect)."""
     where = "[analysis]"
     p.unknown_keys(where, table, ANALYSIS_KEYS)
-    val = table.get("effect", DEFAULT_EFFECT_PCT)
-    low, high = schema.bounds(schema.ANALYSIS, "effect")
-    if not number_in(val, low, high):
-        p.add(where, f"effect = {val!r}: expected a percentage from {low:g} to {high:g} "
-              "(e.g. 5 for 5%)")  # fmt: skip
-        return DEFAULT_EFFECT_PCT
-    return float(val)
+    found: list[float | None] = []
+    for key, default in (("effect", DEFAULT_EFFECT_PCT), ("equivalence", None)):
+        val = table.get(key, default)
+        low, high = schema.bounds(schema.ANALYSIS, key)
+        if val is not None and not number_in(val, low, high):
+            p.add(where, f"{key} = {val!r}: expected a percentage from {low:g} to {high:g} "
+                  "(e.g. 5 for 5%)")  # fmt: skip
+            val = default
+        found.append(None if val is None else float(val))
+    return found[0] or DEFAULT_EFFECT_PCT, found[1]
 
 
 def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:

@@ -321,6 +321,9 @@ ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
     Key("effect", "number", "the smallest TPS difference worth finding, in %: a comparison "
         "that could not find it says ?, not ~", "10", DEFAULT_EFFECT_PCT, minimum=0.1,
         maximum=500),
+    Key("equivalence", "number", "the margin of an = verdict, in %: = says the difference is "
+        "shown to lie within ±this (two one-sided tests)", "2", None, minimum=0.1, maximum=500,
+        default_doc="the effect"),
 ))  # fmt: skip
 SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
                    "its comparisons are decided (an anytime-valid confidence sequence)", (

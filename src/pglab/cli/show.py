@@ -13,7 +13,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, scripts, syncrate, tidy
+from pglab.analysis import derived, points, scripts, syncrate, tidy, verdicts
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli.common import Where, console
@@ -171,7 +171,19 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     else:  # the numbers first, whole; the spread beside the labels below
         _print_fitted(fmt.table(f"campaign {name}", main, width), wide)
         _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
+    if compared:
+        console.print(_legend(rows, camp), markup=False, soft_wrap=True)
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
+
+
+def _legend(rows: list[PointRow], camp: dict[str, Any]) -> str:
+    """What the Δ% column's verdicts mean and which tests made them."""
+    effect = points.effect_of(camp)
+    margin = points.equivalence_of(camp) or effect
+    return (
+        f"Δ%: {verdicts.methods_text([r.comparison for r in rows])}; + faster, − slower, "
+        f"= within ±{margin:g}%, ~ none found (±{effect:g}% would have been), ? could not tell"
+    )
 
 
 def _print_fitted(table: Table, wide: bool) -> None:

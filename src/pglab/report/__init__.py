@@ -23,7 +23,7 @@ import jinja2
 import markupsafe
 
 from pglab import __version__
-from pglab.analysis import points, scripts
+from pglab.analysis import points, scripts, verdicts
 from pglab.disks import results as storage_tables
 from pglab.report import browser, charts
 from pglab.report.model import Point, Report, gather
@@ -31,8 +31,8 @@ from pglab.telemetry.summary import lines as telemetry_lines
 from pglab.tune.summary import TuneSummary
 
 OPEN_POINTS = 6  # the first points' details are open when the page loads
-VERDICT_TEXT = {"+": "+", "-": "−", "~": "~", "?": "?"}
-VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "~": "v-same", "?": "v-none"}
+VERDICT_TEXT = {"+": "+", "-": "−", "=": "=", "~": "~", "?": "?"}
+VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "=": "v-equal", "~": "v-same", "?": "v-none"}
 
 __all__ = ["Written", "gather", "render", "write"]
 
@@ -189,6 +189,8 @@ def render(
         charts_total=len(made),
         open_points=OPEN_POINTS,
         effect=points.effect_of(rep.campaign),
+        equivalence=points.equivalence_of(rep.campaign) or points.effect_of(rep.campaign),
+        methods=verdicts.methods_text([pt.summary.comparison for pt in rep.points if pt.summary]),
         plan_facts=_plan_facts(rep),
         storage=[_storage_view(row) for row in rep.storage],
         env_facts=_env_facts(rep),

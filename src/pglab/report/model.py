@@ -110,8 +110,9 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
     rows = points.point_rows(
-        runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base
-    )
+        runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base,
+        points.blocked_of(camp), points.equivalence_of(camp),
+    )  # fmt: skip
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
