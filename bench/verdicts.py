@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from _common import open_lab, parser, wilson
 
-from pglab.analysis import verdicts
+from pglab.analysis import differences, verdicts
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.run.plan import make_plan
+from pglab.significance import scipy_stats
 
 VARIANTS, REPEATS = 6, 4  # settings-sweep: a baseline and 5 others, 4 repeats
 
@@ -47,99 +48,231 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rate", type=float, default=2000.0)
     ap.add_argument("--simulate", action="store_true", help="synthetic campaigns, no server")
-    ap.add_argument("--campaigns", type=int, default=1000, help="per simulated scenario")
+    ap.add_argument("--campaigns", type=int, default=4000, help="per simulated scenario")
+    ap.add_argument(
+        "--welch-campaigns",
+        type=int,
+        default=400,
+        help="of those, judged by Welch's test too (slower)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.simulate:
-        simulate(args.campaigns, args.seed)
+        simulate(args.campaigns, args.seed, min(args.welch_campaigns, args.campaigns))
     else:
         live(args)
 
 
 # -- simulated --------------------------------------------------------------------------------
+#
+# Campaigns of VARIANTS points × REPEATS rounds, each round in a random order (as the plan
+# shuffles it), log TPS = effect + drift(time) + noise. Judged two ways: the blocked analysis
+# pglab uses for interleaved campaigns (``verdicts.compare_rounds``: within-round log ratios,
+# variance pooled with a guard, Holm, two one-sided tests for "=") and, for comparison, Welch's
+# test that judged them before. Thousands of campaigns per scenario need the blocked test
+# vectorized over campaigns (``Blocked``); ``agreement`` checks it verdict for verdict against
+# ``compare_rounds`` itself on a sample of campaigns.
+
+Drift = Callable[[np.ndarray], np.ndarray]  # time in [0, 1) over the campaign -> log shift
 
 
-Draw = Callable[[np.random.Generator], np.ndarray]  # (VARIANTS, REPEATS) TPS samples
+def no_drift(t: np.ndarray) -> np.ndarray:
+    return 0 * t
 
 
-def lognormal(cv: float, effects: tuple[float, ...] = ()) -> Draw:
-    """Variant 0 the baseline; variant i (1-based in ``effects``) shifted by effects[i-1]."""
-    shift = np.log1p(np.array([0.0, *effects, *[0.0] * (VARIANTS - 1 - len(effects))]))
-
-    def draw(rng: np.random.Generator) -> np.ndarray:
-        return 1000 * np.exp(shift[:, None] + rng.normal(0, cv, (VARIANTS, REPEATS)))
-
-    return draw
+def linear(t: np.ndarray) -> np.ndarray:
+    return 0.10 * t  # TPS rises 10% over the campaign
 
 
-def heavy_tails(cv: float) -> Draw:
-    scale = cv / math.sqrt(3)  # Student t with 3 df has variance 3
-
-    def draw(rng: np.random.Generator) -> np.ndarray:
-        return 1000 * np.exp(scale * rng.standard_t(3, (VARIANTS, REPEATS)))
-
-    return draw
+def step(t: np.ndarray) -> np.ndarray:
+    return 0.08 * (t >= 0.5)  # 8% up halfway through
 
 
-def unequal_spreads(low: float, high: float) -> Draw:
-    cvs = np.linspace(low, high, VARIANTS)[:, None]
-
-    def draw(rng: np.random.Generator) -> np.ndarray:
-        return 1000 * np.exp(cvs * rng.standard_normal((VARIANTS, REPEATS)))
-
-    return draw
-
-
-def judged(tps: np.ndarray) -> list[str]:
-    pairs = [(tps[0], tps[i]) for i in range(1, VARIANTS)]
-    return [c.verdict for c in verdicts.compare_family(pairs)]
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    cvs: tuple[float, ...]  # each variant's noise (SD of log TPS), the baseline first
+    drift: Drift = no_drift
+    tails: bool = False  # Student t with 3 df instead of normal noise
+    missing: bool = False  # one run of the campaign failed
 
 
-def rank_test_verdicts(tps: np.ndarray) -> list[str]:
-    """What pglab did before: Mann-Whitney U, Holm over the campaign."""
-    from scipy.stats import mannwhitneyu
+def campaigns(sc: Scenario, n: int, rng: np.random.Generator, effects: tuple[float, ...] = (),
+              runs: int = REPEATS) -> np.ndarray:  # fmt: skip
+    """(n, VARIANTS, runs) log TPS; NaN where a run failed."""
+    cvs = np.asarray(sc.cvs)[None, :, None]
+    if sc.tails:
+        y = cvs / math.sqrt(3) * rng.standard_t(3, (n, VARIANTS, runs))
+    else:
+        y = cvs * rng.standard_normal((n, VARIANTS, runs))
+    y += np.log1p(np.array([0.0, *effects, *[0.0] * (VARIANTS - 1 - len(effects))]))[None, :, None]
+    order = np.argsort(rng.random((n, runs, VARIANTS)), axis=2)  # each round shuffled
+    position = np.argsort(order, axis=2).transpose(0, 2, 1)  # (n, VARIANTS, runs)
+    y += sc.drift((np.arange(runs)[None, None, :] * VARIANTS + position) / (runs * VARIANTS))
+    if sc.missing:
+        y[np.arange(n), rng.integers(0, VARIANTS, n), rng.integers(0, runs, n)] = np.nan
+    return y
 
-    ps = [float(mannwhitneyu(tps[i], tps[0]).pvalue) for i in range(1, VARIANTS)]
-    return ["+" if p < verdicts.ALPHA else "~" for p in verdicts.holm(ps)]
+
+class Blocked:
+    """``verdicts.compare_rounds`` over many campaigns at once: p-values and "=" of each
+    comparison (variant 1.. against 0), as ``differences.measure`` and ``verdicts`` make them."""
+
+    def __init__(self, y: np.ndarray, margin_pct: float) -> None:
+        st = scipy_stats()
+        d = y[:, 1:, :] - y[:, :1, :]
+        n = (~np.isnan(d)).sum(2)
+        k = n - 1
+        mean = np.nanmean(d, 2)
+        s2 = np.nanvar(d, 2, ddof=1)
+        m = VARIANTS - 1
+        total_k, total_ss = k.sum(1, keepdims=True), (k * s2).sum(1, keepdims=True)
+        rest_k = total_k - k
+        rest = (total_ss - k * s2) / rest_k
+        noisier = st.f.sf(s2 / rest, k, rest_k) < differences.GUARD
+        df_pool = total_k / (1 + (m - 1) * np.where(_noisier_baseline(y), 1.0, differences.RHO2))
+        se = np.where(noisier, np.sqrt(s2 / n), np.sqrt(total_ss / total_k / n))
+        df = np.where(noisier, k, df_pool)
+        self.p = 2 * st.t.sf(np.abs(mean) / se, df)
+        self.delta = mean
+        half = st.t.isf(verdicts.ALPHA / m, df) * se  # the 1 - 2·ALPHA/m interval
+        low, high = np.log1p(-margin_pct / 100), np.log1p(margin_pct / 100)
+        self.equal = (mean - half > low) & (mean + half < high)
+
+    def claims(self) -> np.ndarray:
+        """Holm over the campaign: which comparisons are called + or −."""
+        m = self.p.shape[1]
+        order = np.argsort(self.p, axis=1)
+        ranked = np.take_along_axis(self.p, order, 1)
+        passed = np.cumprod(ranked < verdicts.ALPHA / (m - np.arange(m)), axis=1).astype(bool)
+        out = np.zeros_like(passed)
+        np.put_along_axis(out, order, passed, 1)
+        return out
+
+    def verdicts(self) -> np.ndarray:
+        claims = self.claims()
+        sign = np.where(self.delta > 0, "+", "-")
+        return np.where(claims, sign, np.where(self.equal, "=", "·"))
+
+
+def _noisier_baseline(y: np.ndarray) -> np.ndarray:
+    """(n, 1): the baseline noisier than the other points in the two-way table of the rounds
+    all of them ran (``differences._noisier_baseline``)."""
+    st = scipy_stats()
+    out = np.zeros((len(y), 1), dtype=bool)
+    for missing in (False, True):  # campaigns with a failed run: the rounds all points ran
+        rows = np.isnan(y).any((1, 2)) == missing
+        if not rows.any():
+            continue
+        sub = y[rows]
+        if missing:
+            keep = ~np.isnan(sub).any(1)  # (c, rounds)
+            out[rows, 0] = [_base_f(c[:, k], st) for c, k in zip(sub, keep, strict=True)]
+        else:
+            out[rows, 0] = _base_f_all(sub, st)
+    return out
+
+
+def _base_f_all(y: np.ndarray, st) -> np.ndarray:
+    resid = y - y.mean(2, keepdims=True) - y.mean(1, keepdims=True) + y.mean((1, 2), keepdims=True)
+    ss = (resid**2).sum(2)
+    points, rounds = y.shape[1], y.shape[2]
+    total = (points - 1) * (rounds - 1)
+    own = total / points
+    ratio = (ss[:, 0] / own) / ((ss.sum(1) - ss[:, 0]) / (total - own))
+    return st.f.sf(ratio, own, total - own) < differences.GUARD
+
+
+def _base_f(table: np.ndarray, st) -> bool:
+    return table.shape[1] >= 2 and bool(_base_f_all(table[None], st)[0])
+
+
+def welch_claims(y: np.ndarray) -> np.ndarray:
+    """What judged interleaved campaigns before: Welch's t on log TPS, Holm."""
+    out = []
+    for c in y:
+        base = np.exp(c[0][~np.isnan(c[0])])
+        found = verdicts.compare_family([(base, np.exp(v[~np.isnan(v)])) for v in c[1:]])
+        out.append([x.verdict in "+-" for x in found])
+    return np.array(out)
 
 
 def rate(name: str, hits: int, n: int) -> float:
     low, high = wilson(hits, n)
-    print(f"{name}: {hits / n:.4f} (95% CI {low:.4f}–{high:.4f}, {hits} of {n} campaigns)",
-          flush=True)  # fmt: skip
+    print(f"{name}: {hits / n:.4f} (95% CI {low:.4f}–{high:.4f}, {hits} of {n})", flush=True)
     return hits / n
 
 
-def simulate(n: int, seed: int) -> None:
+SCENARIOS = (
+    Scenario("equal spreads 1%", (0.01,) * VARIANTS),
+    Scenario("equal spreads 4%", (0.04,) * VARIANTS),
+    Scenario("equal spreads 8%", (0.08,) * VARIANTS),
+    Scenario("unequal 1%..8%, the baseline steadiest", tuple(np.linspace(0.01, 0.08, VARIANTS))),
+    Scenario("unequal 8%..1%, the baseline noisiest", tuple(np.linspace(0.08, 0.01, VARIANTS))),
+    Scenario("one variant at 8%, the others at 2%", (0.02,) * (VARIANTS - 1) + (0.08,)),
+    Scenario("the baseline at 8%, the others at 2%", (0.08,) + (0.02,) * (VARIANTS - 1)),
+    Scenario("linear drift +10% over the campaign, 4%", (0.04,) * VARIANTS, linear),
+    Scenario("step drift +8% halfway, 4%", (0.04,) * VARIANTS, step),
+    Scenario("unequal 8%..1% and linear drift", tuple(np.linspace(0.08, 0.01, VARIANTS)), linear),
+    Scenario("heavy tails (t, 3 df), 4%", (0.04,) * VARIANTS, tails=True),
+    Scenario("a failed run in the campaign, 4%", (0.04,) * VARIANTS, missing=True),
+)
+
+
+def simulate(n: int, seed: int, welch_n: int) -> None:
     rng = np.random.default_rng(seed)
-    print(f"{n} simulated campaigns per scenario: a baseline and {VARIANTS - 1} variants × "
-          f"{REPEATS} repeats, Welch's t on log TPS, Holm over the {VARIANTS - 1} comparisons",
+    print(f"simulated campaigns: a baseline and {VARIANTS - 1} variants × {REPEATS} rounds, "
+          "each round in a random order; blocked analysis (pglab) and Welch (before)",
           flush=True)  # fmt: skip
-
-    def any_claim(draw: Draw) -> int:
-        return sum(any(v in "+-" for v in judged(draw(rng))) for _ in range(n))
-
-    aa = rate("A/A, log-normal CV 5%: campaigns with any + or −", any_claim(lognormal(0.05)), n)
-    rate("A/A, heavy tails (t, 3 df) CV 5%: any + or −", any_claim(heavy_tails(0.05)), n)
-    rate("A/A, CV 2%..10% across variants: any + or −", any_claim(unequal_spreads(0.02, 0.10)), n)
-    ten = lognormal(0.04, (0.10,))
-    power = rate("+10% at CV 4%: that variant called +",
-                 sum(judged(ten(rng))[0] == "+" for _ in range(n)), n)  # fmt: skip
-    forty = lognormal(0.04, (0.40,))
-    rate("+40% at CV 4%: that variant called +",
-         sum(judged(forty(rng))[0] == "+" for _ in range(n)), n)  # fmt: skip
-    rate("before (Mann-Whitney U + Holm), +40% at CV 4%: called +",
-         sum(rank_test_verdicts(forty(rng))[0] == "+" for _ in range(n)), n)  # fmt: skip
+    agreement(rng, 200)
+    print("\nA/A: campaigns with any + or − (family-wise false alarms; promised ≤ 0.05)")
+    worst = 0.0
+    for sc in SCENARIOS:
+        y = campaigns(sc, n, rng)
+        hits = int(Blocked(y, 2).claims().any(1).sum())
+        before = int(welch_claims(y[:welch_n]).any(1).sum())
+        low, high = wilson(before, welch_n)
+        worst = max(worst, rate(f"  {sc.name}", hits, n))
+        print(f"      before (Welch): {before / welch_n:.4f} (95% CI {low:.4f}–{high:.4f})")
+    print("\n+10% at 4% noise, 4 rounds: that variant called + (power)")
+    powers = {}
+    for sc in SCENARIOS[1], SCENARIOS[7], SCENARIOS[8]:
+        y = campaigns(sc, n, rng, (0.10,))
+        powers[sc.drift.__name__] = rate(f"  {sc.name}", int(Blocked(y, 2).claims()[:, 0].sum()), n)
+        before = int(welch_claims(y[:welch_n])[:, 0].sum())
+        low, high = wilson(before, welch_n)
+        print(f"      before (Welch): {before / welch_n:.4f} (95% CI {low:.4f}–{high:.4f})")
+    print("\n'=' at a ±2% margin, 1% noise (per comparison; on a true 5% effect it is an error)")
+    quiet = Scenario("1%", (0.01,) * VARIANTS, linear)
+    for runs in (4, 8):
+        for effect in (0.0, 0.05):
+            y = campaigns(quiet, n, rng, (effect,), runs)
+            rate(f"  true {effect:+.0%}, {runs} rounds, linear drift: '=' ",
+                 int((Blocked(y, 2).verdicts()[:, 0] == "=").sum()), n)  # fmt: skip
     design = verdicts.design(REPEATS, VARIANTS - 1, 4.0, "simulated", 10.0)
-    print(f"design check's power for the +10% case: {design.power:.4f}")
-    print("runs per point for 80% power (noise % × effect %, for 1 and 5 comparisons):")
-    for noise in (2.0, 5.0, 10.0):
-        cells = [f"±{effect:g}%: {verdicts.runs_needed(m, noise, effect) or '>100'} / "
-                 f"{verdicts.runs_needed(m2, noise, effect) or '>100'}"
-                 for effect in (5.0, 10.0) for m, m2 in [(1, 5)]]  # fmt: skip
-        print(f"  noise {noise:g}%: " + ", ".join(cells))
-    print(f"aa_false_positive_rate: {aa:.4f}")
-    print(f"power_at_10pct_n4: {power:.4f}")
+    print(f"\ndesign check's power for the +10% case: {design.power:.4f}")
+    print(f"aa_false_positive_rate: {worst:.4f} (the worst scenario)")
+    print(f"power_at_10pct_n4: {powers['no_drift']:.4f}")
+    print(f"power_at_10pct_n4_linear_drift: {powers['linear']:.4f}")
+    print(f"power_at_10pct_n4_step_drift: {powers['step']:.4f}")
+
+
+def agreement(rng: np.random.Generator, n: int) -> None:
+    """The vectorized test gives compare_rounds' verdicts (+, −, =; others as "·")."""
+    same = total = 0
+    for sc in SCENARIOS[1], SCENARIOS[4], SCENARIOS[7], SCENARIOS[11]:
+        y = campaigns(sc, n // 4, rng, (0.06,))
+        fast = Blocked(y, 2).verdicts()
+        for c, row in zip(y, fast, strict=True):
+            base = {r: math.exp(v) for r, v in enumerate(c[0]) if not np.isnan(v)}
+            pairs = [(base, {r: math.exp(v) for r, v in enumerate(o) if not np.isnan(v)})
+                     for o in c[1:]]  # fmt: skip
+            slow = [x.verdict if x.verdict in "+-=" else "·"
+                    for x in verdicts.compare_rounds(pairs, 10.0, 2.0)]  # fmt: skip
+            same += slow == list(row)
+            total += 1
+    print(f"vectorized test = compare_rounds on {same} of {total} campaigns", flush=True)
+    assert same == total, "the bench's vectorized test differs from pglab's"
 
 
 # -- live -------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ in which whatever a round shares cancels. Three tests, chosen per comparison:
   freedom they lack alone. The comparisons of one matrix coordinate share their baseline's runs,
   so their variances are correlated (ρ = ½ between two comparisons at equal spreads, ρ² = ¼
   between their sample variances); the degrees of freedom are discounted for it:
-  ``Σ k / (1 + (m − 1)/4)`` over the comparisons sharing a baseline (k = rounds − 1 each).
+  ``Σ k / (1 + (m − 1)/4)`` over the comparisons sharing a baseline (k = rounds − 1 each), or
+  ``Σ k / m`` when that baseline is noisier than the group's other points (an F test at
+  ``GUARD`` on its residual in the two-way table of rounds): its noise is then in every ratio.
 - **paired**: the comparison's own variance of d_r (a paired t-test, k degrees of freedom), when
   it is the only one that pairs, or when its variance is larger than the others' by a one-sided
   F test at ``GUARD`` (a variant noisier than the rest, which the pooled variance would
@@ -97,7 +99,7 @@ def measure(
     groups = list(groups) if groups is not None else [0] * len(pairs)
     ratios = [log_ratios(a, b) for a, b in pairs]
     paired = [i for i, d in enumerate(ratios) if len(d) >= 2]
-    pooled = _pooled(ratios, paired, groups)
+    pooled = _pooled(pairs, ratios, paired, groups)
     out: list[Difference | None] = []
     for i, (a, b) in enumerate(pairs):
         d = ratios[i]
@@ -119,7 +121,10 @@ def _paired(d: np.ndarray) -> Difference:
 
 
 def _pooled(
-    ratios: Sequence[np.ndarray], paired: Sequence[int], groups: Sequence[Hashable]
+    pairs: Sequence[tuple[Rounds, Rounds]],
+    ratios: Sequence[np.ndarray],
+    paired: Sequence[int],
+    groups: Sequence[Hashable],
 ) -> dict[int, Difference]:
     """The comparisons tested on the pooled variance (not those the guard sends to their own)."""
     if len(paired) < 2:
@@ -131,7 +136,10 @@ def _pooled(
     by_group: dict[Hashable, list[int]] = {}
     for i in paired:
         by_group.setdefault(groups[i], []).append(i)
-    df = sum(sum(k[i] for i in g) / (1 + (len(g) - 1) * RHO2) for g in by_group.values())
+    df = sum(
+        sum(k[i] for i in g) / (1 + (len(g) - 1) * (1.0 if _noisier_baseline(pairs, g) else RHO2))
+        for g in by_group.values()
+    )
     f_dist = scipy_stats().f
     out = {}
     for i in paired:
@@ -145,6 +153,30 @@ def _pooled(
         out[i] = Difference(float(ratios[i].mean()), math.sqrt(pool / n), df, "blocked",
                             math.sqrt(pool / 2), n)  # fmt: skip
     return out
+
+
+def _noisier_baseline(pairs: Sequence[tuple[Rounds, Rounds]], group: Sequence[int]) -> bool:
+    """Whether the baseline the comparisons ``group`` share is noisier than their other points
+    (a one-sided F test at GUARD on its residual variance in the two-way table of the rounds
+    every point ran): its noise is then in every comparison's ratios alike, and their variances
+    count as one (ρ² = 1) in the pooled degrees of freedom."""
+    if len(group) < 2:
+        return False
+    base = pairs[group[0]][0]
+    common = set(base).intersection(*(pairs[i][1] for i in group))
+    if len(common) < 2:
+        return False
+    rows = [base] + [pairs[i][1] for i in group]
+    y = np.log([[row[r] for r in sorted(common)] for row in rows])
+    resid = y - y.mean(1, keepdims=True) - y.mean(0, keepdims=True) + y.mean()
+    ss = (resid**2).sum(1)
+    if ss.sum() - ss[0] <= 0:
+        return bool(ss[0] > 0)
+    points, rounds = y.shape
+    total = (points - 1) * (rounds - 1)
+    own = total / points
+    ratio = (ss[0] / own) / ((ss.sum() - ss[0]) / (total - own))
+    return bool(scipy_stats().f.sf(ratio, own, total - own) < GUARD)
 
 
 def simulated_power(
@@ -163,12 +195,18 @@ def simulated_power(
     d = y[:, 1:, :] - y[:, :1, :]
     s2 = d.var(axis=2, ddof=1)
     st = scipy_stats()
-    own = 2 * st.t.sf(np.abs(d[:, 0].mean(1)) / np.sqrt(s2[:, 0] / n), n - 1)
+    own_p = 2 * st.t.sf(np.abs(d[:, 0].mean(1)) / np.sqrt(s2[:, 0] / n), n - 1)
     if m == 1:
-        return float(np.mean(own < ALPHA))
+        return float(np.mean(own_p < ALPHA))
     k = n - 1
     rest = (s2.sum(1) - s2[:, 0]) / (m - 1)
     noisier = st.f.sf(s2[:, 0] / np.maximum(rest, 1e-300), k, k * (m - 1)) < GUARD
-    df = k * m / (1 + (m - 1) * RHO2)
+    resid = y - y.mean(2, keepdims=True) - y.mean(1, keepdims=True) + y.mean((1, 2), keepdims=True)
+    ss = (resid**2).sum(2)
+    total = m * (n - 1)
+    own = total / (m + 1)
+    base_f = (ss[:, 0] / own) / (np.maximum(ss.sum(1) - ss[:, 0], 1e-300) / (total - own))
+    rho2 = np.where(st.f.sf(base_f, own, total - own) < GUARD, 1.0, RHO2)
+    df = k * m / (1 + (m - 1) * rho2)
     pooled = 2 * st.t.sf(np.abs(d[:, 0].mean(1)) / np.sqrt(s2.mean(1) / n), df)
-    return float(np.mean(np.where(noisier, own, pooled) < ALPHA / m))
+    return float(np.mean(np.where(noisier, own_p, pooled) < ALPHA / m))
