@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglab.analysis import points, scripts, syncrate, verdicts
+from pglab.analysis import differences, points, scripts, syncrate, verdicts
 from pglab.analysis.points import PointRow
 from pglab.disks import results as storage_tables
 from pglab.errors import LabError
@@ -124,8 +124,14 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         out = compare_runs(a.run, b.run)
     else:
         full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
-        effect = points.effect_of(store.get_campaign(a.campaign))  # A is the baseline
-        out = (compare_points if a.kind == "point" else compare_campaigns)(a, b, effect)
+        camp_a = store.get_campaign(a.campaign)
+        effect = points.effect_of(camp_a)  # A is the baseline
+        if a.kind == "point":  # two points of one interleaved campaign pair by round
+            paired = a.campaign == b.campaign and points.blocked_of(camp_a)
+            family = points.family_rounds(store.list_runs(a.campaign), camp_a) if paired else None
+            out = compare_points(a, b, effect, points.equivalence_of(camp_a), family)
+        else:
+            out = compare_campaigns(a, b, effect)
         phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
         compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
@@ -211,6 +217,10 @@ def _ok_tps(runs: Sequence[RunRow]) -> list[float]:
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
+def _rounds(runs: Sequence[RunRow]) -> dict[int, float]:
+    return {r.repeat: float(r.tps) for r in runs if r.ok and r.tps is not None}
+
+
 def _side(label: str, campaign: str, runs: Sequence[RunRow]) -> dict[str, Any]:
     tps = _ok_tps(runs)
     return {"campaign": campaign, "point": label, "n": len(tps),
@@ -219,8 +229,15 @@ def _side(label: str, campaign: str, runs: Sequence[RunRow]) -> dict[str, Any]:
 
 
 def compare_points(
-    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT
-) -> dict[str, Any]:
+    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    equivalence_pct: float | None = None,
+    family: Sequence[tuple[dict[int, float], dict[int, float], str]] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """``family``: both points are of one interleaved campaign, whose comparisons with the
+    baseline these are (``points.family_rounds``): B is measured against A on their within-round
+    log ratios, their noise pooled with the family's (``differences``), and judged alone (the
+    same as ``pglab show`` when A and B are one of its comparisons, but for Holm's correction);
+    else by Welch's test."""
     ta, tb = _ok_tps(a.runs), _ok_tps(b.runs)
     for t, tps in ((a, ta), (b, tb)):
         if not tps:
@@ -228,7 +245,15 @@ def compare_points(
                 f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
-    c = verdicts.compare(ta, tb, effect_pct)
+    if family is not None:
+        ours = (_rounds(a.runs), _rounds(b.runs))
+        rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
+        diff = differences.measure(
+            [ours, *((x, y) for x, y, _ in rest)], [".", *(g for _, _, g in rest)]
+        )[0]
+        (c,) = verdicts.judged([(ta, tb)], [diff], effect_pct, equivalence_pct)
+    else:
+        (c,) = verdicts.compare_family([(ta, tb)], effect_pct, equivalence_pct)
     return {
         "kind": "points",
         "pairs": [{"a": _side(a.point or "", a.campaign, a.runs),

@@ -200,7 +200,29 @@ def _compare_to_baseline(
     but those axes' values): Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
     if baseline is None and not axis_base:
         return rows
-    based = {k: str(v) for k, v in (axis_base or {}).items()}
+    rows, family = _family(rows, baseline, axis_base or {})
+    family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
+    samples = [(tps_of[b], tps_of[o]) for b, o, _ in family]
+    if judge.sequential is not None:
+        found = verdicts.compare_sequential(samples, judge.effect_pct, judge.sequential.precision)
+    elif judge.blocked:
+        found = verdicts.compare_rounds(
+            [(rounds_of[b], rounds_of[o]) for b, o, _ in family],
+            judge.effect_pct, judge.equivalence_pct, [g for _, _, g in family],
+        )  # fmt: skip
+    else:
+        found = verdicts.compare_family(samples, judge.effect_pct, judge.equivalence_pct)
+    judged = {o: c for (_, o, _), c in zip(family, found, strict=True)}
+    return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
+
+
+def _family(
+    rows: list[PointRow], baseline: str | None, axis_base: dict[str, Any]
+) -> tuple[list[PointRow], list[tuple[str, str, str]]]:
+    """``rows`` with their ``is_base`` set, and the campaign's comparisons: (the baseline
+    point's label, the other point's label, where the baseline is: the comparisons that share
+    it)."""
+    based = {k: str(v) for k, v in axis_base.items()}
 
     def is_base(pt: PointRow) -> bool:
         if baseline is not None:
@@ -216,21 +238,23 @@ def _compare_to_baseline(
         )
 
     rows = [replace(pt, is_base=is_base(pt)) for pt in rows]
-    base = {base_key(pt): tps_of[pt.point] for pt in rows if pt.is_base}
-    pairs = [pt for pt in rows if not pt.is_base and base.get(base_key(pt)) and tps_of[pt.point]]
-    samples = [(base[base_key(pt)], tps_of[pt.point]) for pt in pairs]
-    if judge.sequential is not None:
-        found = verdicts.compare_sequential(samples, judge.effect_pct, judge.sequential.precision)
-    elif judge.blocked:
-        base_rounds = {base_key(pt): rounds_of[pt.point] for pt in rows if pt.is_base}
-        found = verdicts.compare_rounds(
-            [(base_rounds[base_key(pt)], rounds_of[pt.point]) for pt in pairs],
-            judge.effect_pct, judge.equivalence_pct, [base_key(pt) for pt in pairs],
-        )  # fmt: skip
-    else:
-        found = verdicts.compare_family(samples, judge.effect_pct, judge.equivalence_pct)
-    judged = {pt.point: c for pt, c in zip(pairs, found, strict=True)}
-    return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
+    base = {base_key(pt): pt.point for pt in rows if pt.is_base}
+    return rows, [(base[base_key(pt)], pt.point, base_key(pt)) for pt in rows
+                  if not pt.is_base and base_key(pt) in base]  # fmt: skip
+
+
+def family_rounds(
+    runs: Sequence[RunRow], campaign: dict[str, Any] | None
+) -> list[tuple[dict[int, float], dict[int, float], str]]:
+    """A campaign's comparisons with the baseline, each side's TPS by round, and where the
+    baseline is (``pglab compare`` pools two points' noise with them)."""
+    rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
+    rounds_of: dict[str, dict[int, float]] = {}
+    for r in runs:
+        if r.ok and r.tps is not None:
+            rounds_of.setdefault(r.label, {})[r.repeat] = float(r.tps)
+    _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
+    return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
 
 
 # -- design: can the planned repeats reach a verdict? ----------------------------------------

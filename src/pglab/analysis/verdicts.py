@@ -271,13 +271,14 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _family(
+def judged(
     samples: Sequence[tuple[Sequence[float], Sequence[float]]],
     diffs: Sequence[Difference | None],
     effect_pct: float,
     equivalence_pct: float | None,
 ) -> list[Comparison]:
-    """Comparisons measured by ``diffs``, Holm-corrected together, each judged."""
+    """Comparisons (``samples``: each side's TPS) measured by ``diffs``, Holm-corrected
+    together, each judged."""
     measured = [_measure(a, b, d) for (a, b), d in zip(samples, diffs, strict=True)]
     tested = [i for i, d in enumerate(diffs) if d is not None]
     adjusted = dict(zip(tested, holm([measured[i].p_value or 0.0 for i in tested]),
@@ -302,7 +303,7 @@ def compare_family(
         if len(a) >= 2 and len(b) >= 2 else None
         for a, b in pairs
     ]  # fmt: skip
-    return _family(pairs, diffs, effect_pct, equivalence_pct)
+    return judged(pairs, diffs, effect_pct, equivalence_pct)
 
 
 def compare_rounds(
@@ -317,7 +318,7 @@ def compare_rounds(
     share a baseline point."""
     diffs = differences.measure(pairs, groups)
     samples = [(list(a.values()), list(b.values())) for a, b in pairs]
-    return _family(samples, diffs, effect_pct, equivalence_pct)
+    return judged(samples, diffs, effect_pct, equivalence_pct)
 
 
 def compare(

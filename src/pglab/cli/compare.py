@@ -25,10 +25,13 @@ Compare B with A (the baseline). A and B are both runs, both points or both camp
                            pick out one point ('wal-sweep:lz4')
 
 Two runs: TPS, latency and every phase's figures side by side with Δ%, and their top waits;
-one run each says nothing about significance. Two points: their repeats' TPS, Δ% (ratio of
-geometric means) with its 95% CI, the p-value of Welch's t-test on log TPS and a verdict: + or -
-significant; ~ not, and the runs could have found an effect of A's campaign's [analysis] effect
-(10% by default); ? the runs could not tell (the reason says how many would). Two campaigns:
+one run each says nothing about significance. Two points: their repeats' TPS, Δ% of mean log
+TPS with its 95% CI, a p-value and a verdict: + or - significant; = the difference is shown to
+lie within A's campaign's [analysis] equivalence (its effect by default); ~ not significant, and
+the runs could have found an effect of A's campaign's [analysis] effect (10% by default); ? the
+runs could not tell (the reason says how many would). Two points of one interleaved campaign are
+paired by round (a paired t-test on their within-round log ratios: drift cancels); others get
+Welch's t-test on log TPS. Two campaigns:
 their points matched by label, by matrix coordinates (the label without the variant) or by
 variant, whichever matches most; each pair as two points, Holm-corrected over all pairs.
 When both sides ran a phase of several scripts (pgbench -f/-b, weights), each script both ran
@@ -180,13 +183,16 @@ def _print_pairs(result: dict[str, Any]) -> None:
         )
     reasons = [(p, p["comparison"]) for p in result["pairs"] if p["comparison"]]
     for p, c in reasons:
-        if c.verdict in "~?" and c.reason:
+        if c.verdict in "=~?" and c.reason:
             name = p["b"]["point"]  # B is the one compared (A is the baseline)
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
     effect = reasons[0][1].effect_pct if reasons else verdicts.DEFAULT_EFFECT_PCT
+    margin = next((c.equivalence_pct for _, c in reasons if c.equivalence_pct), effect)
+    log_of = "TPS" if figure == "tps" else figure
+    tests = verdicts.methods_text([c for _, c in reasons])
     console.print(
-        f"verdict: + / - significant (Welch's t on log {'TPS' if figure == 'tps' else figure}, "
-        "p < 0.05 after Holm); ~ not, and "
+        f"verdict: + / - significant (log {log_of}: {tests}"
+        f"; p < 0.05 after Holm); = shown within ±{margin:g}%; ~ not significant, and "
         f"the runs could have found ±{effect:g}%; ? they could not tell (see the reason)",
         soft_wrap=True,
     )
