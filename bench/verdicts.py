@@ -3,24 +3,28 @@
 Live (the default): A/A and A/B on real servers. Three variants of one point, interleaved: ``A``
 (pgbench ``--rate R``), ``A-again`` (the same) and ``B`` (``--rate 0.95·R``), R well below
 capacity so that the rate limit, not the machine, sets the TPS: the true effect is −5% for B and
-0 for A-again. Prints each comparison with its Δ%, 95% CI and verdict (Holm-corrected over the
-two), then ``verdicts: A-again=~ B=-`` as the last line: the expected outcome is ``~`` for A-again
-and ``-`` for B, with B's CI containing −5%.
+0 for A-again. Judged as ``pglab show`` judges an interleaved campaign (``verdicts.
+compare_rounds``: blocked, Holm over the two) with a ±2% equivalence margin; prints each
+comparison with its Δ%, 95% CI, test and verdict, then ``verdicts: A-again== B=-`` as the last
+line: the expected outcome is ``=`` (or ``~``) for A-again and ``-`` for B, with B's CI
+containing −5%.
 
     .venv/bin/python bench/verdicts.py [--repeats 6] [--duration 10] [--rate 2000]
 
-Simulated (``--simulate``): thousands of synthetic campaigns judged by the very function ``pglab
-show`` uses (``verdicts.compare_family``), each a baseline and 5 other variants × 4 repeats (the
-settings-sweep design), log-normal TPS unless said otherwise. Prints, with 95% Wilson intervals:
-the share of A/A campaigns (no true difference anywhere) with any "+" or "−" (the family-wise
-false-positive rate, which must stay at or below 5%) under log-normal noise, heavy-tailed noise
-(Student t with 3 df) and unequal spreads (CV 2%..10% across variants); the share of campaigns
-in which one variant 10% faster at CV 4% is called "+" (the test's power at that design), and
-the same for +40%; the same power for the test pglab used before (Mann-Whitney U with Holm),
-whose smallest p-value at 4 runs a side made every verdict unreachable. The last two lines are
-``aa_false_positive_rate: X`` and ``power_at_10pct_n4: Y``.
+Simulated (``--simulate``): thousands of synthetic campaigns of a baseline and 5 other variants ×
+4 rounds (the settings-sweep design), each round in a random order as the plan shuffles it, log
+TPS = effect + drift + noise, in 12 scenarios: equal spreads (1, 4, 8%), unequal ones (1..8%
+either way, one variant or the baseline at 8% among 2%), linear and step drift over the
+campaign, heavy tails (Student t, 3 df), a failed run. Each judged by the blocked analysis (a
+vectorized twin of ``verdicts.compare_rounds``, checked against it verdict for verdict on 200
+campaigns first) and, on a sample, by Welch's test that judged them before. Prints, with 95%
+Wilson intervals: per scenario the share of A/A campaigns with any "+" or "−" (the family-wise
+false-alarm rate, promised ≤ 5%); the power for one variant 10% faster at 4% noise, without and
+with drift; the rate of "=" at a ±2% margin on true 0% and true +5% effects (1% noise, 4 and 8
+rounds). The last lines are ``aa_false_positive_rate: X`` (the worst scenario),
+``power_at_10pct_n4: Y`` and the same power with linear and step drift.
 
-    .venv/bin/python bench/verdicts.py --simulate [--campaigns 1000] [--seed 1]
+    .venv/bin/python bench/verdicts.py --simulate [--campaigns 4000] [--welch-campaigns 400]
 """
 
 from __future__ import annotations
@@ -297,22 +301,23 @@ def live(args) -> None:
     plan = make_plan(campaign.parse(doc, default_name="bench-verdicts"))
     binaries = resolve(plan.runs[0].server, lab)
     executor = Executor(lab, store=None)
-    tps: dict[str, list[float]] = {"A": [], "A-again": [], "B": []}
+    tps: dict[str, dict[int, float]] = {"A": {}, "A-again": {}, "B": {}}
     try:
         for i, run in enumerate(plan.runs, 1):  # interleaved: every round visits each variant
             result = executor.run_one(replace(run), binaries)
             assert result.status == "ok", result.error
-            tps[run.variant].append(result.metrics["tps"])
-            print(f"run {i}/{len(plan.runs)} {run.variant:8s} {tps[run.variant][-1]:9.1f} tps",
+            tps[run.variant][run.repeat] = result.metrics["tps"]
+            print(f"run {i}/{len(plan.runs)} {run.variant:8s} {result.metrics['tps']:9.1f} tps",
                   flush=True)  # fmt: skip
     finally:
         executor.close()
     names = ("A-again", "B")
-    found = dict(zip(names, verdicts.compare_family([(tps["A"], tps[v]) for v in names]),
-                     strict=True))  # fmt: skip
+    # as `pglab show` judges an interleaved campaign: blocked, with a ±2% equivalence margin
+    found = dict(zip(names, verdicts.compare_rounds([(tps["A"], tps[v]) for v in names],
+                                                    equivalence_pct=2.0), strict=True))  # fmt: skip
     for v, c in found.items():
         print(f"{v} vs A: {c.delta_pct:+.2f}% (95% CI {c.ci_low:+.2f} to {c.ci_high:+.2f}), "
-              f"p = {c.p_value:.4f}, Holm p = {c.p_holm:.4f}, verdict {c.verdict}"
+              f"p = {c.p_value:.4f}, Holm p = {c.p_holm:.4f}, {c.method}, verdict {c.verdict}"
               + (f" ({c.reason})" if c.reason else ""))  # fmt: skip
     print(f"verdicts: A-again={found['A-again'].verdict} B={found['B'].verdict}")
 

@@ -236,6 +236,9 @@ BAD = [
     ({"analysis": {"effect": 501}}, "effect = 501"),
     ({"analysis": {"effect": "5%"}}, "effect = '5%'"),
     ({"analysis": {"efect": 5}}, 'did you mean "effect"?'),
+    ({"analysis": {"equivalence": 0}}, "equivalence = 0: expected a percentage from 0.1 to 500"),
+    ({"analysis": {"equivalence": "2%"}}, "equivalence = '2%'"),
+    ({"analysis": {"equivalance": 2}}, 'did you mean "equivalence"?'),
 ]  # fmt: skip
 
 

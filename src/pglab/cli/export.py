@@ -10,13 +10,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from pglab.analysis import export as encoders
-from pglab.analysis import scripts, tidy
+from pglab.analysis import points, scripts, tidy
+from pglab.analysis.tidy import TidyTable
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
 from pglab.errors import LabError, StoreError
 from pglab.rows import plain
+from pglab.store import Store
 
 
 def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
@@ -34,10 +37,13 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--format", choices=encoders.FORMATS, default="csv",
                    help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
-    p.add_argument("--by", choices=("run", "phase", "script", "statement"), default="run",
+    p.add_argument("--by", choices=("run", "phase", "script", "statement", "point"),
+                   default="run",
                    help="a row per run (default), per measured phase iteration, per script of "
                    "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
-                   "latency) or per statement of each script (pgbench -r: report_per_command)"
+                   "latency), per statement of each script (pgbench -r: report_per_command), or "
+                   "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
+                   "baseline with its CI, p-values, verdict and the test that made it)"
                    )  # fmt: skip
     p.add_argument("--all-settings", action="store_true",
                    help="a column for every non-default setting, not only those the campaign "
@@ -74,6 +80,8 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
         raise LabError("--full is for --format json")
     with where.open(read_only=True) as store:
         kind, obj = common.find(store, ident)
+        if by == "point" and not full and series is None:
+            return _write(_point_table(store, kind, obj), output_format, output)
         if kind == "run":
             runs = [obj]
         else:
@@ -93,8 +101,24 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
             table = scripts.statements_table(runs)
         else:
             table = tidy.runs_table(runs, by_phase=by == "phase", all_settings=all_settings)
-        data = encoders.encode(table, output_format)
-        what = f"{len(table.rows):,} row(s) of {len(table.columns)} column(s)"
+        return _write(table, output_format, output)
+    return _emit(data, what, output)
+
+
+def _point_table(store: Store, kind: str, obj: Any) -> TidyTable:
+    if kind == "run":
+        raise LabError("--by point is for a campaign",
+                       hint=f"pglab export {obj.campaign} --by point")  # fmt: skip
+    rows = points.campaign_rows(store.list_runs(obj["name"]), obj)
+    return TidyTable(list(points.POINT_COLUMNS), points.points_table(obj["name"], rows))
+
+
+def _write(table: TidyTable, output_format: str, output: Path | None) -> int:
+    data = encoders.encode(table, output_format)
+    return _emit(data, f"{len(table.rows):,} row(s) of {len(table.columns)} column(s)", output)
+
+
+def _emit(data: bytes, what: str, output: Path | None) -> int:
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
