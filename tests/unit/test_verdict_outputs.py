@@ -68,3 +68,17 @@ def test_a_campaign_s_equivalence_margin_is_used(tmp_path) -> None:
         rows = points.campaign_rows(store.list_runs("tight"), camp)
     (c,) = [pt.comparison for pt in rows if pt.comparison]
     assert c.equivalence_pct == 0.5 and c.verdict != "="  # synthetic noise is ~2%
+
+
+def test_the_report_shows_equal_verdicts_and_names_the_test(store_path, tmp_path, capsys) -> None:
+    out = tmp_path / "sweep.html"
+    assert cli.main(["report", "sweep", "--store", store_path, "-o", str(out)]) == 0
+    page = out.read_text()
+    legend = page[page.index('<p class="legend">') :].split("</p>")[0]
+    assert "4 blocked (within-round ratios" in legend
+    assert '<span class="v-equal">=</span> shown to differ by less than ±10%' in legend
+    summary = page[page.index('<table id="summary">') :].split("</table>")[0]
+    cells = summary.count('class="v-equal"')
+    with open_store(store_path) as store:
+        rows = points.campaign_rows(store.list_runs("sweep"), store.get_campaign("sweep"))
+    assert cells == sum(1 for pt in rows if pt.comparison and pt.comparison.verdict == "=") > 0
