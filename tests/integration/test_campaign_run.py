@@ -416,7 +416,7 @@ settings = { work_mem = "8MB" }
     second = next(line for line in out.splitlines() if "second" in line and "│" in line)
     assert "baseline" in first
     assert "differs" not in out  # only a setting was varied: nothing else to name
-    verdict = re.search(r"[+-]\d+\.\d%(?: \[[^]]*\])? ([-+~?])", second)
+    verdict = re.search(r"[+-]\d+\.\d%(?: \[[^]]*\])? ([-+=~?])", second)
     assert verdict, second
     if verdict.group(1) == "?":  # why, and what would resolve it, is said under the table
         assert re.search(r"unresolved: second: no verdict \(\?\): 2 runs a side", out), out
@@ -431,6 +431,6 @@ def test_dry_run_says_when_the_repeats_cannot_reach_a_verdict(
     out = " ".join(capsys.readouterr().out.split())
     assert (
         "warning: 3 repeat(s) cannot resolve the 5 comparison(s) with the baseline: a ±10% "
-        "effect is found with probability 8% (noise 5.0%, assumed: no runs stored to measure "
+        "effect is found with probability 14% (noise 5.0%, assumed: no runs stored to measure "
         "it on); 9 repeats find it with 80%"
     ) in out
