@@ -66,6 +66,12 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="time budget (5400, 90min, 2h): refuse the campaign before anything starts if "
         "the plan's estimate is over it; replaces the file's max_duration",
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="CPU profiles of the server's processes in every measured phase, by Linux perf "
+        "(as [profile] in the file does; see `pglab show RUN --profile`)",
+    )
     add_reinit(p)
     fleet.add_run_options(p)
     p.set_defaults(
@@ -79,6 +85,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
                 replace=a.replace,
                 budget_s=a.budget,
                 reinit=a.reinit,
+                profile=a.profile,
             )
         )  # fmt: skip
     )
@@ -101,8 +108,12 @@ def _seconds(text: str) -> float:
 
 
 def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
-        budget_s: float | None = None, reinit: bool = False) -> int:  # fmt: skip
-    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace,
+        budget_s: float | None = None, reinit: bool = False,
+        profile: bool = False) -> int:  # fmt: skip
+    camp = campaigns.load(file)
+    if profile:  # --profile: as [profile] enabled = true
+        camp = dataclasses.replace(camp, profile=dataclasses.replace(camp.profile, enabled=True))
+    return execute(where, camp, dry_run=dry_run, replace=replace,
                    budget_s=budget_s, reinit=reinit)  # fmt: skip
 
 

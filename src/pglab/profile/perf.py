@@ -29,7 +29,8 @@ MIN_HZ, MAX_HZ, DEFAULT_HZ = 1, 999, 99
 STACK_BYTES = 8192  # the user stack copied with each sample (dwarf unwinding)
 STOP_GRACE_S = 60.0  # perf writes out its buffers on SIGINT
 SCRIPT_TIMEOUT_S = 600.0
-INSTALL_HINT = "install Debian's linux-perf (apt-get install linux-perf), or set profile off"
+OFF = "or leave profiling off (no --profile, no [profile] in the file)"
+INSTALL_HINT = f"install Debian's linux-perf (apt-get install linux-perf), {OFF}"
 
 
 def executable() -> str:
@@ -62,7 +63,7 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
         return ProfileError(
             f"perf is not allowed to sample processes here:\n{said}",
             "run pglab as root, or allow it: sysctl kernel.perf_event_paranoid=1 (and the "
-            "capability CAP_PERFMON for a non-root user), or set profile off",
+            f"capability CAP_PERFMON for a non-root user), {OFF}",
         )
     if "not found for kernel" in said:
         return ProfileError(f"perf does not match the running kernel:\n{said}", INSTALL_HINT)
