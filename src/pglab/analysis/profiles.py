@@ -207,3 +207,31 @@ def folded_text(runs: Sequence[StoredRun]) -> str:
     kind: one file flamegraph.pl, speedscope and inferno read."""
     lines = [f"run {run.id};{line}" for run in runs for line in folded_lines(run)]
     return "".join(f"{line}\n" for line in lines)
+
+
+SKIP = ("latency", "progress")  # what a profile does not read of a stored run
+
+
+def compare_targets(store: Any, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]) -> list:
+    """The differential of each compared pair that has profiles on both sides: ``a`` and ``b``
+    are ``compare.Target``s (two runs, two points, two campaigns whose ``pairs`` matched
+    points by label); a list of (title, changes)."""
+    if a.kind == "run":
+        sides = [(f"run {a.run.id} → run {b.run.id}", [a.run], [b.run])]
+    else:
+        sides = []
+        for pair in pairs:
+            la, lb = pair["a"]["point"], pair["b"]["point"]
+            ra = [r for r in a.runs if r.ok and r.label == la]
+            rb = [r for r in b.runs if r.ok and r.label == lb]
+            sides.append((f"{la} → {lb}", _load(store, ra), _load(store, rb)))
+    out = []
+    for title, ra, rb in sides:
+        changes = differential(ra, rb)
+        if changes:
+            out.append((title, changes))
+    return out
+
+
+def _load(store: Any, rows: Sequence[Any]) -> list[StoredRun]:
+    return [run for r in rows if (run := store.get_run(r.id, skip_kinds=SKIP)) is not None]

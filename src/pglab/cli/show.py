@@ -13,7 +13,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, scripts, syncrate, tidy, verdicts
+from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, verdicts
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
@@ -121,16 +121,13 @@ def show_profile(where: Where, ident: str, top: int) -> int:
         else:
             by_point: dict[str, list[StoredRun]] = {}
             for r in store.list_runs(obj["name"]):
-                if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None:
+                if r.ok and (full := store.get_run(r.id, skip_kinds=profiles.SKIP)) is not None:
                     by_point.setdefault(r.label, []).append(full)
             groups = list(by_point.items())
     shown = [profile_view.print_hot(title, runs, top) for title, runs in groups]
     if not any(shown):
         raise LabError(profile_view.NOT_PROFILED, hint=f"`pglab show {ident}` shows the rest")
     return 0
-
-
-SKIP = ("latency", "progress")  # what the profile does not read of a stored run
 
 
 def _points_json(
