@@ -88,8 +88,9 @@ def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path:
     store_path, run = read_write
     assert not list((lab.home / "work").glob("*/perf-*"))  # perf's files went with the phase
     base = [sys.executable, "-m", "pglab", "--store", str(store_path), "--lab-dir", str(lab.home)]
+    env = {**os.environ, "COLUMNS": "120"}
     shown = subprocess.run([*base, "show", str(run.id), "--profile", "5"], capture_output=True,
-                           text=True, timeout=120, env={**os.environ, "COLUMNS": "120"})  # fmt: skip
+                           text=True, timeout=120, env=env)  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     assert "hot functions by CPU samples" in shown.stdout
     assert "backend" in shown.stdout and "self %" in shown.stdout, shown.stdout
