@@ -51,7 +51,7 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
     if shutil.which(exe) is None:
         return ProfileError(f"profiling needs Linux perf, and {exe!r} is not found", INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="pglab-perf-") as tmp:
-        argv = [*record_argv(Path(tmp) / "probe.data", hz), "--", "true"]
+        argv = [*record_argv(Path(tmp) / "probe.data", hz), "-a", "--", "true"]
         try:
             done = procs.run(argv, timeout=60, check=False, what="perf record")
         except CommandError as exc:
@@ -61,9 +61,11 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
     said = procs.tail(done.stderr or done.stdout, 6)
     if "perf_event_paranoid" in said or "Permission denied" in said or "EACCES" in said:
         return ProfileError(
-            f"perf is not allowed to sample processes here:\n{said}",
-            "run pglab as root, or allow it: sysctl kernel.perf_event_paranoid=1 (and the "
-            f"capability CAP_PERFMON for a non-root user), {OFF}",
+            f"perf is not allowed to sample every CPU here: kernel.perf_event_paranoid is "
+            f"{_paranoid()} and pglab runs as uid {os.geteuid()} (sampling every CPU needs "
+            "root, the capability CAP_PERFMON, or perf_event_paranoid 0 or less)",
+            f"run pglab as root (as it runs its servers), or sysctl kernel.perf_event_paranoid=0, "
+            f"{OFF}",
         )
     if "not found for kernel" in said:
         return ProfileError(f"perf does not match the running kernel:\n{said}", INSTALL_HINT)
@@ -99,6 +101,10 @@ def script(data: Path) -> str:
         what="perf script",
     )
     return done.stdout
+
+
+def _paranoid() -> str:
+    return _read(Path("/proc/sys/kernel/perf_event_paranoid")).strip() or "unknown"
 
 
 def _read(path: Path) -> str:
