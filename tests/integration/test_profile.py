@@ -5,6 +5,7 @@ exported whole, and that a CPU cause is found by the differential (pglz WAL comp
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pglab import report
 from pglab.analysis import profiles
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
@@ -155,14 +157,70 @@ frequency = 199
 """
 
 
+@pytest.fixture(scope="module")
+def pglz(tmp_path_factory, lab: Lab):
+    """wal_compression off and pglz on the same writes, profiled (shared by the tests)."""
+    tmp = tmp_path_factory.mktemp("pglz")
+    store_path, runs = _run(tmp, lab, PGLZ)
+    assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
+    return store_path, runs
+
+
 @needs_perf
-def test_the_differential_finds_pglz_compression(tmp_path: Path, lab: Lab) -> None:
+def test_the_differential_finds_pglz_compression(pglz) -> None:
     """wal_compression = pglz against off on writes with full-page images: the function
     whose share of the backends' samples rose most is the compressor."""
-    _, runs = _run(tmp_path, lab, PGLZ)
-    assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
+    _, runs = pglz
     by = {r.variant: r for r in runs}
     changes = profiles.differential([by["off"]], [by["pglz"]])
     top = next(c for c in changes if c.process == "backend")
     assert top.function == "pglz_compress", changes[:5]
     assert top.delta > 0 and top.base_pct < 0.5
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@needs_perf
+@pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium")
+def test_the_report_draws_flame_graphs_that_zoom(pglz, tmp_path: Path) -> None:
+    """Headless Chromium, network off: each point's flame graph and the pglz point's
+    differential against the baseline are drawn; a click on a frame zooms into it."""
+    store_path, _ = pglz
+    with open_store(str(store_path)) as store:
+        page = report.write(store, "prof-pglz", tmp_path / "r.html", tmp_path).html
+    html = page.read_text()
+    assert 'id="pflame-1"' in html and 'id="pflame-2"' in html
+    assert 'id="pflamediff-2"' in html and 'id="pflamediff-1"' not in html  # 1: the baseline
+    script = (
+        "window.pglabDrawAll();"
+        "var g = document.getElementById('pflamediff-2');"
+        "var b = document.body.dataset;"
+        "g.on('plotly_click', function (ev) { b.clicked = ev.points[0].id; });"
+        "setTimeout(function () {"
+        "  b.flames = String(document.querySelectorAll('div.pflame g.slice').length);"
+        "  var s = Array.prototype.find.call(g.querySelectorAll('g.slice'), function (e) {"
+        "    return /^backend$/.test(e.textContent.trim()); });"
+        "  b.found = s ? 'yes' : 'no';"
+        "  if (s) { s.dispatchEvent(new MouseEvent('click', {bubbles: true})); }"
+        "}, 1000);"
+        "setTimeout(function () { b.level = String(g.data[0].level); }, 4000);"
+    )
+    out = tmp_path / "flames.html"
+    out.write_text(html.replace("</body>", f"<script>window.addEventListener('load', "
+                                f"function () {{ {script} }});</script></body>"))  # fmt: skip
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=20000",
+         "--enable-logging=stderr", "--v=0", "--dump-dom", out.as_uri()],
+        capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    body = re.search(r"<body([^>]*)>", done.stdout)
+    assert body, done.stdout[:300]
+    state = dict(re.findall(r'data-([\w-]+)="([^"]*)"', body.group(1)))
+    assert state.get("errors") == "", state
+    assert int(state["flames"]) > 20, state  # three icicles, drawn with their frames
+    assert state["found"] == "yes", state
+    assert state.get("clicked", "").startswith("f"), state
+    assert state.get("level") == state["clicked"], state  # zoomed into the frame
