@@ -16,10 +16,12 @@ SIGKILLed; it is stopped with SIGINT, which makes it write its file out.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from pglab import procs
@@ -29,6 +31,7 @@ MIN_HZ, MAX_HZ, DEFAULT_HZ = 1, 999, 99
 STACK_BYTES = 8192  # the user stack copied with each sample (dwarf unwinding)
 STOP_GRACE_S = 60.0  # perf writes out its buffers on SIGINT
 SCRIPT_TIMEOUT_S = 600.0
+START_TIMEOUT_S = 60.0  # perf reads every process's memory maps before it samples
 OFF = "or leave profiling off (no --profile, no [profile] in the file)"
 INSTALL_HINT = f"install Debian's linux-perf (apt-get install linux-perf), {OFF}"
 
@@ -73,14 +76,47 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
 
 
 def start(out: Path, hz: int) -> subprocess.Popen:
-    """``perf record`` of every CPU (``-a``) into ``out``; the samples of the server's processes
-    are picked out by pid afterwards. Its errors go to ``out`` with ``.err`` after it. The caller
-    stops it with ``stop``."""
-    err = out.with_suffix(".err").open("w")
+    """``perf record`` of every CPU (``-a``) into ``out``, sampling from when this returns: perf
+    starts with its events off (``-D -1``) and reads every process's memory maps first, then
+    is told to enable them over a FIFO and says when it has (``--control``), so that its
+    start-up costs the phase nothing. The samples of the server's processes are picked out by
+    pid afterwards. Its errors go to ``out`` with ``.err`` after it. The caller stops it with
+    ``stop``."""
+    ctl, ack = out.with_suffix(".ctl"), out.with_suffix(".ack")
+    for fifo in (ctl, ack):
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo, 0o600)
+    argv = [*record_argv(out, hz), "-a", "-D", "-1", f"--control=fifo:{ctl},{ack}"]
+    with out.with_suffix(".err").open("w") as err:
+        proc = procs.spawn(argv, stderr=err, cwd=out.parent)
     try:
-        return procs.spawn([*record_argv(out, hz), "-a"], stderr=err, cwd=out.parent)
+        _enable(proc, ctl, ack)
+    except BaseException:
+        procs.terminate(proc, signal.SIGKILL)
+        raise
+    return proc
+
+
+def _enable(proc: subprocess.Popen, ctl: Path, ack: Path) -> None:
+    """Tell perf to start sampling, and wait until it says it has (or has died)."""
+    # opened read-write, the FIFOs never block on perf; perf keeps its ends open
+    wfd = os.open(ctl, os.O_RDWR)
+    rfd = os.open(ack, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        os.write(wfd, b"enable\n")
+        deadline = time.monotonic() + START_TIMEOUT_S
+        said = b""
+        while b"ack" not in said:
+            if proc.poll() is not None:
+                raise CommandError(f"perf record ended as it started (exit {proc.returncode})")
+            if time.monotonic() > deadline:
+                raise CommandError(f"perf record did not start within {START_TIMEOUT_S:.0f} s")
+            ready, _, _ = select.select([rfd], [], [], 0.2)
+            if ready:
+                said += os.read(rfd, 64)
     finally:
-        err.close()
+        os.close(wfd)
+        os.close(rfd)
 
 
 def stop(proc: subprocess.Popen, out: Path) -> str | None:

@@ -90,8 +90,8 @@ class ProfileWatch:
         try:
             self._finish(failed=exc_type is not None)
         finally:
-            for path in (self.data, self.data.with_suffix(".err"), self.data.with_suffix(".old")):
-                path.unlink(missing_ok=True)
+            for suffix in ("", ".err", ".old", ".ctl", ".ack"):
+                self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
             self.seconds = time.monotonic() - t0 if self._proc is not None else 0.0
         if self.notes and exc_type is None:
             self.tables[folded.NOTES] = {
