@@ -58,8 +58,12 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
         return
     rising = [c for c in changes if c.delta > 0][:top]
     falling = [c for c in reversed(changes) if c.delta < 0][:top]
-    t = Table(title=f"{title}: CPU profile, share of samples (self %, B − A)",
-              title_justify="left", box=None, pad_edge=False)  # fmt: skip
+    console.print(
+        f"[bold]CPU profile differential[/], {escape(title)}: the functions whose share "
+        "of their kind's samples changed most (self %, B − A)",
+        soft_wrap=True,
+    )
+    t = Table(box=None, pad_edge=False)
     for name, justify in (("process", "left"), ("function", "left"), ("A %", "right"),
                           ("B %", "right"), ("Δ points", "right"), ("95% CI", "right"),
                           ("", "left")):  # fmt: skip
