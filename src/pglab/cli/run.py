@@ -19,7 +19,7 @@ from pglab.campaign.spec import mask_dsn
 from pglab.cli import fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
-from pglab.errors import StoreError
+from pglab.errors import LabError, StoreError
 from pglab.lab import Lab
 from pglab.postgres import build as builds
 from pglab.postgres.sources import Binaries
@@ -76,7 +76,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     fleet.add_run_options(p)
     p.set_defaults(
         func=lambda a: (
-            fleet.submit(Where.from_args(a), campaigns.load(a.file), a.queue, a.wait)
+            fleet.submit(Where.from_args(a), _for_fleet(a), a.queue, a.wait)
             if a.fleet and not a.dry_run
             else run(
                 Where.from_args(a),
@@ -89,6 +89,15 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
             )
         )  # fmt: skip
     )
+
+
+def _for_fleet(a: argparse.Namespace) -> Campaign:
+    if a.profile:  # the workers run the file as it is
+        raise LabError(
+            "--profile does not reach a fleet's workers",
+            hint="put [profile] in the campaign file: the workers read the file",
+        )
+    return campaigns.load(a.file)
 
 
 def add_reinit(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ SIGKILLed; it is stopped with SIGINT, which makes it write its file out.
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import shutil
@@ -167,3 +168,18 @@ def no_symbols(binary: str) -> str:
         f"{said}; install {package}-dbgsym (Debian's debug symbols, from the debian-debug "
         "archive) to name them"
     )
+
+
+@functools.lru_cache(maxsize=1)
+def hardware_counters() -> str:
+    """Whether this machine's CPU counts cycles and instructions for perf (a virtual machine
+    often does not), in words for a profiled run's fingerprint."""
+    try:
+        done = procs.run([executable(), "stat", "-x,", "-e", "cycles,instructions", "--", "true"],
+                         timeout=30, check=False, what="perf stat")  # fmt: skip
+    except CommandError as exc:
+        return f"unknown ({exc.message})"
+    lines = [line for line in done.stderr.splitlines() if line.count(",") >= 2]
+    if lines and all("<not supported>" in line or "<not counted>" in line for line in lines):
+        return "none: perf stat cannot count cycles or instructions here (a virtual machine?)"
+    return "cycles and instructions (perf stat)" if lines else "unknown"

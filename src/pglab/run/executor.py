@@ -41,6 +41,7 @@ from pglab.postgres.interface import Server
 from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
+from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run.metrics import run_metrics
@@ -280,6 +281,8 @@ class Executor:
                 }
             if self.worker is not None:
                 fp["fleet_worker"] = self.worker
+            if run.profile.enabled:  # said once per run, not an error where there are none
+                fp["hardware_counters"] = perf.hardware_counters()
             self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
             remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
             if remote:
