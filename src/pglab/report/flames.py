@@ -101,8 +101,10 @@ def add(data: dict[int, dict[str, Any]], points: list[Any], baseline: str | None
     base_run = base.representative if base is not None else None
     for n, d in data.items():
         pt = points[n - 1]
-        d["flame"] = flame(pt.representative)
-        if pt is not base and d["flame"] is not None:
-            d["flame_diff"] = differential(base_run, pt.representative)
-            if d["flame_diff"] is not None:
-                d["flame_diff"]["base_label"] = _name(base.label) if base else ""
+        found = flame(pt.representative)
+        if found is None:
+            continue  # not profiled: the point's numbers as they were
+        d["flame"] = found
+        diff = differential(base_run, pt.representative) if pt is not base else None
+        if diff is not None and base is not None:
+            d["flame_diff"] = {**diff, "base_label": _name(base.label)}
