@@ -135,3 +135,18 @@ def test_profile_table_is_checked() -> None:
     said = str(err.value)
     assert "frequency = 5000: expected a whole number" in said and "1 to 999" in said
     assert "hz" in said  # the unknown key too, in the same message
+
+
+def test_room_for_perf_recordings_is_checked(tmp_path: Path) -> None:
+    from pglab.profile import checks
+    from pglab.run.plan import make_plan
+
+    def runs(duration: int):
+        doc = f'name = "p"\n[workload]\nduration = {duration}\n[profile]\n'
+        return make_plan(_parse(doc)).runs
+
+    assert checks.recording_bytes(10, 99, 2) == 10 * 99 * 2 * (8192 + 600)  # ~17 MB
+    assert checks._room(list(runs(10)), tmp_path / "work") is None
+    err = checks._room(list(runs(10_000_000)), tmp_path / "work")  # 116 days: terabytes
+    assert err is not None and "needs about" in err.message and "TiB" in err.message, err
+    assert "lower [profile] frequency" in (err.hint or "")

@@ -110,7 +110,7 @@ def preflight(
         lambda: _check_pgbench_options(plan, binaries),
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
-        lambda: _raise(profile_checks.problem(plan.runs)),  # perf, when profiled
+        lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
     ):
         try:
             check()
