@@ -72,8 +72,11 @@ def test_profiles_as_a_person_sees_them(store_path: Path, monkeypatch) -> None:
     assert show.run(where, NAME, profile=4) == 0
     assert show.run(where, "1", profile=3) == 0
     assert compare.run(where, f"{NAME}:off", f"{NAME}:pglz") == 0
+    with open_store(str(store_path)) as store:
+        profiles.print_summary(store.get_run(2))
     text = console.export_text()
     assert "mean of 3 runs with 95% intervals" in text
+    assert "CPU profile: samples by process: backend 1,1" in text  # show RUN's line
     assert "run 1 (off script=tpcb-like clients=2): hot functions by CPU samples" in text
     diff = text.split("CPU profile differential, off script=tpcb-like clients=2 → pglz")[1]
     first = next(line for line in diff.splitlines() if "backend" in line)

@@ -73,3 +73,18 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
                   f"{c.other_pct:.1f}", f"{c.delta:+.1f}", _ci(c.low, c.high),
                   "clear" if c.clear else "")  # fmt: skip
     console.print(t)
+
+
+def print_summary(run: StoredRun) -> None:
+    """One line of a run's CPU profile for ``pglab show RUN`` (nothing when not profiled)."""
+    stacks = profiles.run_stacks(run)
+    if not stacks:
+        return
+    by_kind = sorted(((sum(c.values()), k) for k, c in stacks.items()), reverse=True)
+    console.print(
+        "CPU profile: samples by process: " + ", ".join(f"{k} {n:,}" for n, k in by_kind)
+        + f"; `pglab show {run.id} --profile` for its hot functions",
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
+    for note in profiles.notes(run):
+        console.print(f"  note: {note}", markup=False, soft_wrap=True)

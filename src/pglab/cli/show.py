@@ -385,6 +385,7 @@ def _print_run(run: StoredRun) -> None:
             console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
             for line in text:
                 console.print(f"  {line}", markup=False, soft_wrap=True)
+    profile_view.print_summary(run)
     settings = fp.get("settings") or {}
     changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
     if changed:
