@@ -150,3 +150,20 @@ def test_room_for_perf_recordings_is_checked(tmp_path: Path) -> None:
     err = checks._room(list(runs(10_000_000)), tmp_path / "work")  # 116 days: terabytes
     assert err is not None and "needs about" in err.message and "TiB" in err.message, err
     assert "lower [profile] frequency" in (err.hint or "")
+
+
+def test_servers_not_profiled_are_said_in_the_plan() -> None:
+    from pglab.profile import checks
+    from pglab.run.plan import make_plan
+
+    doc = (
+        'name = "p"\n[workload]\nduration = 1\n[profile]\n'
+        "[variants.here]\n"
+        '[variants.there]\nserver = { dsn = "postgresql://bench@db.example:5432/postgres" }\n'
+    )
+    notes = checks.notes(make_plan(_parse(doc)).runs)
+    assert notes[0].startswith("profile: the server's processes sampled by perf at 99 Hz")
+    assert any("existing server dsn:" in n and "not profiled" in n for n in notes), notes
+    off = _parse('name = "p"\n[workload]\nduration = 1\n')
+    assert checks.notes(make_plan(off).runs) == []
+    assert checks.problem(make_plan(off).runs) is None  # not profiled: perf not even asked
