@@ -58,7 +58,12 @@ def _argv(path: Path, home: Path, store: Path) -> list[str]:
 
 
 @needs_perf
-def test_pglab_killed_while_perf_records(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=lambda s: s.name)
+def test_pglab_killed_while_perf_records(
+    tmp_path: Path, lab: Lab, no_leftovers, sig: signal.Signals
+) -> None:
+    """SIGKILL: perf dies with pglab (its parent-death signal) and the next run sweeps its
+    files; Ctrl-C: pglab stops perf itself and removes them. Either way the next run works."""
     path = tmp_path / "c.toml"
     path.write_text(PROFILED.format(name="prof-kill", duration=30))
     store = tmp_path / "r.sqlite"
@@ -66,15 +71,18 @@ def test_pglab_killed_while_perf_records(tmp_path: Path, lab: Lab, no_leftovers)
     with pglab_in_background(_argv(path, lab.home, store), err) as proc:
         wait_for(lambda: bool(_perf_of(lab.home)), proc, err, "perf record")
         time.sleep(1)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    assert_stopped_cleanly(proc, signal.SIGKILL, lab.home, err)
+        proc.send_signal(sig)
+        proc.wait(timeout=90)
+    assert_stopped_cleanly(proc, sig, lab.home, err)
     assert not _perf_of(lab.home), "perf outlived pglab"
+    if sig == signal.SIGINT:  # pglab removed them as it stopped
+        assert not list((lab.home / "work").glob("*/perf-*"))
     path.write_text(PROFILED.format(name="prof-kill", duration=2))
     done = subprocess.run(_argv(path, lab.home, store), capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
-    assert "perf file(s) of a dead pglab" in done.stdout, done.stdout  # swept first
+    if sig == signal.SIGKILL:
+        assert "perf file(s) of a dead pglab" in done.stdout, done.stdout  # swept first
     assert not list((lab.home / "work").glob("*/perf-*"))
     with open_store(str(store)) as s:
         (row,) = s.list_runs("prof-kill")
