@@ -58,3 +58,8 @@ class BuildError(LabError):
     """PostgreSQL could not be built from a source tree or tarball (a patch that does not
     apply, a configure or compile step that failed); the message carries the build log's last
     lines."""
+
+
+class ProfileError(LabError):
+    """The CPU profiler (Linux perf) is missing, forbidden or failed; said before a profiled
+    campaign starts anything."""

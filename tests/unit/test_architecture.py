@@ -18,7 +18,8 @@ STAGES: list[set[str]] = [
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints
-    {"pgbench", "disks", "telemetry", "maintenance"},  # the instruments (never each other)
+    # the instruments (never each other); profile: perf on the server's processes
+    {"pgbench", "disks", "telemetry", "maintenance", "profile"},
     {"run"},  # plan, preflight, executor, run metrics
     {"store"},  # results, written by run and read by what follows
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)

@@ -20,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import schema, server_source
+from pglab.campaign import profiling, schema, server_source
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, number_in, table_of
 from pglab.campaign.schema import (
@@ -50,6 +50,7 @@ from pglab.campaign.spec import (
     DerivedSpec,
     HostSpec,
     PhaseSpec,
+    ProfileSpec,
     Script,
     ServerSpec,
     StorageBenchSpec,
@@ -97,6 +98,7 @@ class Campaign:
     sequential: SequentialSpec | None = None
     # [analysis] equivalence: the margin of an "=" verdict, % (None: effect_pct)
     equivalence_pct: float | None = None
+    profile: ProfileSpec = ProfileSpec()  # [profile]: perf in measured phases
 
     def host(self, name: str) -> HostSpec:
         return next(h for h in self.hosts if h.name == name)
@@ -234,6 +236,7 @@ def parse(
         table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
     )
     effect, equivalence = _analysis(table_of(doc, "analysis", p, ""), p)
+    prof = profiling.profile(table_of(doc, "profile", p, ""), "profile" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
         raise CampaignError(
@@ -260,6 +263,7 @@ def parse(
         tuple(known_hosts.values()),
         sequential,
         equivalence,
+        prof,
     )
 
 

@@ -34,6 +34,7 @@ from pglab.campaign.spec import (
     TARGET_KINDS,
     DatasetSpec,
     PhaseSpec,
+    ProfileSpec,
     StorageBenchSpec,
     TelemetrySpec,
 )
@@ -272,6 +273,13 @@ TELEMETRY = Table("telemetry", "what measured phases record (not part of a point
     Key("buffers_interval", "number", "seconds between pg_buffercache summaries", "5.0",
         _telemetry.buffers_interval, minimum=0.5, maximum=600),
 ))  # fmt: skip
+PROFILE = Table("profile", "CPU profiles of the server's processes in measured phases, by Linux "
+                "perf (not part of a point)", (
+    Key("enabled", "boolean", "sample them (also: pglab run --profile)", "true",
+        ProfileSpec().enabled),
+    Key("frequency", "integer", "samples a second per CPU (perf -F)", "99",
+        ProfileSpec().frequency, minimum=1, maximum=999),
+))  # fmt: skip
 TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME] each; pglab "
                 "makes loop and tmpfs ones (as root) and undoes them after", (
     Key("kind", "string", "loop: a filesystem on a file; tmpfs; path: a directory", '"loop"',
@@ -335,7 +343,7 @@ SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each poi
         "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
 ))  # fmt: skip
 TABLES = (TOP, SERVER, BUILD, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY,
-          TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
+          PROFILE, TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -358,6 +366,7 @@ AXIS_KEYS = {k.name for k in WORKLOAD.keys + DATASET.keys if k.axis}
 MATRIX_KEYS = AXIS_KEYS | _names(MATRIX)
 DERIVED_KEYS = _names(DERIVED)
 TELEMETRY_KEYS = _names(TELEMETRY)
+PROFILE_KEYS = _names(PROFILE)
 TARGET_KEYS = {kind: {k.name for k in TARGETS.keys if kind in k.kinds} for kind in TARGET_KINDS}
 STORAGE_KEYS = _names(STORAGE)
 STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)

@@ -419,6 +419,16 @@ class TelemetrySpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileSpec:
+    """``[profile]`` (or ``pglab run --profile``): the server's processes sampled by Linux perf
+    during measured phases (``pglab.profile``). Not part of a point's identity; its cost is
+    measured by ``bench/profile_overhead.py``."""
+
+    enabled: bool = False
+    frequency: int = 99  # samples per second per CPU (perf -F)
+
+
+@dataclass(frozen=True, slots=True)
 class StorageBenchSpec:
     """``[storage_bench]``: ``pglab storage`` (pg_test_fsync, fio if asked) on every directory
     the runs write to (each storage target made, or the lab's clusters directory), once per
@@ -450,6 +460,7 @@ class RunSpec:
     # of the point's identity (they follow from it, and from what pglab itself needs, which may
     # change with pglab while the campaign does not)
     lab_settings: tuple[tuple[str, str], ...] = ()
+    profile: ProfileSpec = ProfileSpec()
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def point_dict(self) -> dict[str, Any]:
@@ -500,6 +511,8 @@ class RunSpec:
         )
         if self.lab_settings:
             d["lab_settings"] = dict(self.lab_settings)
+        if self.profile.enabled:
+            d["profile"] = asdict(self.profile)
         return d
 
     def estimated_seconds(self) -> float:

@@ -10,8 +10,9 @@ from typing import Any
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
-from pglab.analysis import verdicts
+from pglab.analysis import profiles, verdicts
 from pglab.cli import fmt
+from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 
 COMPARE_HELP = """\
@@ -38,6 +39,8 @@ When both sides ran a phase of several scripts (pgbench -f/-b, weights), each sc
 (by phase and script name) has its TPS and latency average as pgbench reported them side by
 side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs or
 more (as above, Holm-corrected over the scripts compared).
+Where both sides have CPU profiles (pglab run --profile), the functions whose share of the
+samples changed most, rising then falling, with a 95% interval of the change (2 runs a side).
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 
@@ -66,7 +69,9 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     with where.open(read_only=True) as store:
         a, b = comparing.resolve(store, a_text), comparing.resolve(store, b_text)
         result = comparing.compare_targets(store, a, b)
+        diffs = profiles.compare_targets(store, a, b, result.get("pairs", []))
     if as_json:
+        result["profile"] = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
         print(json.dumps(result, indent=2, default=_jsonable))
         return 0
     if result["kind"] == "runs":
@@ -95,6 +100,8 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         console.print(fmt.table("settings and environment that differ", columns, console.width))
     else:
         console.print("settings and environment: no difference reported")
+    for title, changes in diffs:  # where both sides have CPU profiles
+        profile_view.print_changes(title, changes)
     return 0
 
 

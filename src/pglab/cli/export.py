@@ -1,6 +1,6 @@
 """``pglab export``: a campaign's or a run's results as tidy data (a row per run, phase, script
 or statement, a column per factor and figure) or its per-second series in long form; CSV, JSON
-or Parquet."""
+or Parquet; or its CPU profiles (functions, folded stacks)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from pglab.analysis import export as encoders
-from pglab.analysis import points, scripts, tidy
+from pglab.analysis import points, profiles, scripts, tidy
 from pglab.analysis.tidy import TidyTable
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
+from pglab.cli.profiles import NOT_PROFILED
 from pglab.errors import LabError, StoreError
 from pglab.rows import plain
 from pglab.store import Store
@@ -54,6 +55,12 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("--full", action="store_true",
                    help="with --format json: everything stored about each run, nested (spec, "
                    "fingerprint, phases, series)")  # fmt: skip
+    p.add_argument("--profile", nargs="?", const="functions", choices=("functions", "folded"),
+                   help="the CPU profiles instead (runs made with --profile): functions (the "
+                   "default) is a row per run, process kind and function with its self and "
+                   "inclusive samples and shares; folded is the folded stacks as text, 'run "
+                   "ID;KIND;outermost;...;innermost COUNT' a line, what flamegraph.pl, "
+                   "speedscope and inferno read")  # fmt: skip
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
     p.set_defaults(
         func=lambda a: run(
@@ -65,13 +72,14 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
             all_settings=a.all_settings,
             series=a.series,
             full=a.full,
+            profile=a.profile,
         )  # fmt: skip
     )
 
 
 def run(where: Where, ident: str, output_format: str = "csv", output: Path | None = None,
         by: str = "run", all_settings: bool = False, series: str | None = None,
-        full: bool = False) -> int:  # fmt: skip
+        full: bool = False, profile: str | None = None) -> int:  # fmt: skip
     if output_format == "parquet":
         encoders.require_parquet()  # before reading anything
         if output is None:
@@ -88,7 +96,9 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
             runs = [run for r in store.list_runs(obj["name"]) if (run := store.get_run(r.id))]
             with contextlib.suppress(StoreError):  # a store it may only read: nothing to keep
                 tidy.refresh(store, obj["name"], runs)  # for the store's pglab_runs view
-    if full:
+    if profile is not None:
+        data, what = _profile(runs, profile, output_format)
+    elif full:
         data = (json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
                 + "\n").encode()  # fmt: skip
         what = f"{len(runs)} run(s)"
@@ -126,6 +136,16 @@ def _emit(data: bytes, what: str, output: Path | None) -> int:
     _write_whole(output, data)
     err_console.print(f"wrote {what} to {output}")
     return 0
+
+
+def _profile(runs: list, profile: str, output_format: str) -> tuple[bytes, str]:
+    if not profiles.profiled(runs):
+        raise LabError(NOT_PROFILED)
+    if profile == "folded":
+        text = profiles.folded_text(runs)
+        return text.encode(), f"{text.count(chr(10)):,} folded stack(s)"
+    table = profiles.functions_table(runs)
+    return encoders.encode(table, output_format), f"{len(table.rows):,} function row(s)"
 
 
 def _write_whole(path: Path, data: bytes) -> None:

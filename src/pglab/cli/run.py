@@ -19,7 +19,7 @@ from pglab.campaign.spec import mask_dsn
 from pglab.cli import fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
-from pglab.errors import StoreError
+from pglab.errors import LabError, StoreError
 from pglab.lab import Lab
 from pglab.postgres import build as builds
 from pglab.postgres.sources import Binaries
@@ -66,11 +66,17 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="time budget (5400, 90min, 2h): refuse the campaign before anything starts if "
         "the plan's estimate is over it; replaces the file's max_duration",
     )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="CPU profiles of the server's processes in every measured phase, by Linux perf "
+        "(as [profile] in the file does; see `pglab show RUN --profile`)",
+    )
     add_reinit(p)
     fleet.add_run_options(p)
     p.set_defaults(
         func=lambda a: (
-            fleet.submit(Where.from_args(a), campaigns.load(a.file), a.queue, a.wait)
+            fleet.submit(Where.from_args(a), _for_fleet(a), a.queue, a.wait)
             if a.fleet and not a.dry_run
             else run(
                 Where.from_args(a),
@@ -79,9 +85,19 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
                 replace=a.replace,
                 budget_s=a.budget,
                 reinit=a.reinit,
+                profile=a.profile,
             )
         )  # fmt: skip
     )
+
+
+def _for_fleet(a: argparse.Namespace) -> Campaign:
+    if a.profile:  # the workers run the file as it is
+        raise LabError(
+            "--profile does not reach a fleet's workers",
+            hint="put [profile] in the campaign file: the workers read the file",
+        )
+    return campaigns.load(a.file)
 
 
 def add_reinit(p: argparse.ArgumentParser) -> None:
@@ -101,8 +117,12 @@ def _seconds(text: str) -> float:
 
 
 def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
-        budget_s: float | None = None, reinit: bool = False) -> int:  # fmt: skip
-    return execute(where, campaigns.load(file), dry_run=dry_run, replace=replace,
+        budget_s: float | None = None, reinit: bool = False,
+        profile: bool = False) -> int:  # fmt: skip
+    camp = campaigns.load(file)
+    if profile:  # --profile: as [profile] enabled = true
+        camp = dataclasses.replace(camp, profile=dataclasses.replace(camp.profile, enabled=True))
+    return execute(where, camp, dry_run=dry_run, replace=replace,
                    budget_s=budget_s, reinit=reinit)  # fmt: skip
 
 

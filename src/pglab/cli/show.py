@@ -13,11 +13,13 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, scripts, syncrate, tidy, verdicts
+from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, verdicts
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
+from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.tune import print_summary
+from pglab.errors import LabError
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
@@ -44,12 +46,25 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
         help="one table on one line per point, however wide (by default the tables fit the "
         "terminal: the spread columns move to a table of their own when it is narrow)",
     )
+    p.add_argument(
+        "--profile",
+        nargs="?",
+        const=profile_view.DEFAULT_TOP,
+        type=int,
+        metavar="TOP",
+        help="the CPU profile instead: the TOP (default 10) hot functions per process kind, "
+        "self and inclusive share of the samples (a campaign: per point, with 95%% intervals "
+        "over its repeats); run with --profile to record one",
+    )
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json,
-                                      verbose=a.verbose, wide=a.wide))  # fmt: skip
+                                      verbose=a.verbose, wide=a.wide,
+                                      profile=a.profile))  # fmt: skip
 
 
 def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
-        wide: bool = False) -> int:  # fmt: skip
+        wide: bool = False, profile: int | None = None) -> int:  # fmt: skip
+    if profile is not None:
+        return show_profile(where, ident, profile)
     with where.open(read_only=True) as store:
         kind, obj = common.find(store, ident)
         if kind == "campaign":
@@ -94,6 +109,24 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
             soft_wrap=True,
         )
     print_notices(notices)
+    return 0
+
+
+def show_profile(where: Where, ident: str, top: int) -> int:
+    """``--profile``: a run's hot functions, or each point's of a campaign."""
+    with where.open(read_only=True) as store:
+        kind, obj = common.find(store, ident)
+        if kind == "run":
+            groups = [(f"run {obj.id} ({obj.label})", [obj])]
+        else:
+            by_point: dict[str, list[StoredRun]] = {}
+            for r in store.list_runs(obj["name"]):
+                if r.ok and (full := store.get_run(r.id, skip_kinds=profiles.SKIP)) is not None:
+                    by_point.setdefault(r.label, []).append(full)
+            groups = list(by_point.items())
+    shown = [profile_view.print_hot(title, runs, top) for title, runs in groups]
+    if not any(shown):
+        raise LabError(profile_view.NOT_PROFILED, hint=f"`pglab show {ident}` shows the rest")
     return 0
 
 
@@ -352,6 +385,7 @@ def _print_run(run: StoredRun) -> None:
             console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
             for line in text:
                 console.print(f"  {line}", markup=False, soft_wrap=True)
+    profile_view.print_summary(run)
     settings = fp.get("settings") or {}
     changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
     if changed:

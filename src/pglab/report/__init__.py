@@ -25,7 +25,7 @@ import markupsafe
 from pglab import __version__
 from pglab.analysis import points, scripts, verdicts
 from pglab.disks import results as storage_tables
-from pglab.report import browser, charts
+from pglab.report import browser, charts, flames
 from pglab.report.model import Point, Report, gather
 from pglab.telemetry.summary import lines as telemetry_lines
 from pglab.tune.summary import TuneSummary
@@ -165,12 +165,14 @@ def render(
     point_data = {}  # point number -> its panels' numbers as JSON, safe inside a <script>
     if data is None:
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
+    flames.add(data, rep.points, rep.baseline)  # CPU profiles (pglab run --profile)
     for n, d in data.items():
         text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
         png = f"{per_point[n].name}.png" if n in per_point else None
         point_data[n] = {"json": markupsafe.Markup(text), "run": d["run"], "png": png,
                          "runs": d["runs"], "others": bool(d["others"]), "missing": d["missing"],
-                         "scripts": browser.script_names(rep.points[n - 1])}  # fmt: skip
+                         "scripts": browser.script_names(rep.points[n - 1]),
+                         "flame": d.get("flame"), "flame_diff": d.get("flame_diff")}  # fmt: skip
     spec = rep.campaign.get("spec") or {}
     return template.render(
         r=rep,

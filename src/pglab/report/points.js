@@ -112,12 +112,45 @@
     return lay;
   }
 
+  // CPU profiles: a flame graph (an icicle, the roots at the bottom) and the differential
+  // against the baseline, each frame coloured by the change of its share (points of %)
+  function icicle(t, delta) {
+    var tr = { type: "icicle", ids: t.ids, labels: t.labels, parents: t.parents, values: t.values,
+               branchvalues: "total", tiling: { orientation: "v", flip: "y" }, maxdepth: 14,
+               textinfo: "label", hovertemplate: "%{label}<br>%{value} samples, %{percentRoot:.1%} of all<extra></extra>" };
+    if (delta) {
+      var top = Math.max.apply(null, delta.map(Math.abs).concat([1]));
+      tr.marker = { colors: delta, colorscale: "RdBu", reversescale: true, cmin: -top, cmax: top,
+                    showscale: true, colorbar: { title: { text: "Δ share, points" }, thickness: 12 } };
+      tr.customdata = delta;
+      tr.hovertemplate = "%{label}<br>%{value} samples; share %{customdata:+.2f} points vs the baseline<extra></extra>";
+    }
+    return tr;
+  }
+
+  function flames(n, d) {
+    var cfg = { responsive: true, displaylogo: false };
+    var lay = function (title) { return { height: 520, margin: { t: 28, r: 10, b: 10, l: 10 },
+                                          title: { text: title, font: { size: 13 }, x: 0 } }; };
+    var f = document.getElementById("pflame-" + n);
+    if (f && d.flame) {
+      plotly().newPlot(f, [icicle(d.flame, null)], lay("CPU samples of run " + d.run + " (" + d.flame.samples + ")"), cfg);
+      f.dataset.drawn = "1";
+    }
+    var g = document.getElementById("pflamediff-" + n);
+    if (g && d.flame_diff) {
+      plotly().newPlot(g, [icicle(d.flame_diff, d.flame_diff.delta)], lay("Run " + d.run + " against the baseline " + d.flame_diff.base_label + " (run " + d.flame_diff.base + ")"), cfg);
+      g.dataset.drawn = "1";
+    }
+  }
+
   function draw(el) {
     if (el.dataset.drawn) { return; }
     el.dataset.drawn = "1";
     try {
       var d = JSON.parse(document.getElementById("pdata-" + el.dataset.point).textContent);
       plotly().newPlot(el, traces(d), layout(d), { responsive: true, displaylogo: false });
+      flames(el.dataset.point, d);
       drawn++;
       document.body.dataset.pointsDrawn = String(drawn);
     } catch (e) {

@@ -26,7 +26,7 @@ from typing import Protocol
 import psycopg
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import PhaseSpec, RunSpec, masked_document
+from pglab.campaign.spec import PhaseSpec, ProfileSpec, RunSpec, masked_document
 from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
@@ -41,6 +41,8 @@ from pglab.postgres.interface import Server
 from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
+from pglab.profile import perf
+from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
@@ -279,6 +281,8 @@ class Executor:
                 }
             if self.worker is not None:
                 fp["fleet_worker"] = self.worker
+            if run.profile.enabled:  # said once per run, not an error where there are none
+                fp["hardware_counters"] = perf.hardware_counters()
             self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
             remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
             if remote:
@@ -297,8 +301,13 @@ class Executor:
                         run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
                     )
                     runner = runner_for(phase, iteration, context)
+                    profile = run.profile if phase.measured else ProfileSpec()
                     with contextlib.ExitStack() as stack:
                         runner.prepare(stack)  # an operation's dirtying, before the watching
+                        # perf starts before the samplers and stops after them (ProfileWatch)
+                        prof = stack.enter_context(
+                            ProfileWatch(srv, profile, workdir, f"{phase.name}-{iteration}")
+                        )
                         t0 = time.monotonic()
                         watch = stack.enter_context(PhaseWatch(
                             srv, spec, fp["server_version_num"], on_live=self.events.telemetry
@@ -306,8 +315,11 @@ class Executor:
                         _add(timings, "telemetry_s", time.monotonic() - t0)
                         result = runner.run(watch)
                         t0 = time.monotonic()  # the samplers stopped, the closing snapshot
-                    _add(timings, "telemetry_s", time.monotonic() - t0)
-                    phases.append(replace(result, tables={**watch.tables, **result.tables}))
+                    _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
+                    if prof.seconds:
+                        _add(timings, "profile_s", prof.seconds)
+                    tables = {**watch.tables, **prof.tables, **result.tables}
+                    phases.append(replace(result, tables=tables))
             if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None

@@ -91,6 +91,7 @@ def _point(
         point_index=index,
         telemetry=campaign.telemetry,
         storage=storage,
+        profile=campaign.profile,
         extra={"only_variant": len(campaign.variants) == 1},
     )
 

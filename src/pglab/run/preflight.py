@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
+from pglab.profile import checks as profile_checks
 from pglab.run import capacity
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
@@ -108,6 +110,7 @@ def preflight(
         lambda: _check_pgbench_options(plan, binaries),
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
+        lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
     ):
         try:
             check()
@@ -124,7 +127,13 @@ def preflight(
             ),
             hint="nothing was started or made; fix the above and run again",
         )
-    return fit.plan, binaries
+    notes = tuple(profile_checks.notes(plan.runs))
+    return replace(fit.plan, notes=fit.plan.notes + notes), binaries
+
+
+def _raise(error: LabError | None) -> None:
+    if error is not None:
+        raise error
 
 
 # the first PostgreSQL that builds an index of each method with parallel workers (None: never)

@@ -12,6 +12,7 @@ from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import altered, existing, server
+from pglab.profile import watch as profile_watch
 from pglab.run import changes
 
 
@@ -22,6 +23,7 @@ def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
     lines = [
         f"stopped a leftover of an earlier pglab: {line}" for line in server.stop_leftovers(lab)
     ]
+    lines += profile_watch.sweep_leftovers(lab)  # perf's files, when it was killed with pglab
     return lines + storage_targets.cleanup_leftovers(lab) + put_back_leftovers(lab, servers)
 
 

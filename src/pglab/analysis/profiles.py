@@ -1,0 +1,237 @@
+"""What the stored CPU profiles say (``pglab.profile``): per run, the folded stacks of its
+measured phases by process kind; per point, each function's share of the samples of its kind
+(self: the function itself running; inclusive: it or what it called) as a mean over the
+repeats with a 95% interval (Student t); per comparison, the differential: the functions
+whose share changed, by how much, with a 95% interval of the difference (Welch).
+
+Shares are in percent of a kind's samples of the run, so that runs of different lengths and
+frequencies weigh the same; a function a run's profile does not name has a share of 0 there.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pglab.analysis.stats import summarize_point
+from pglab.analysis.tidy import TidyTable
+from pglab.profile import folded
+from pglab.rows import StoredRun
+from pglab.significance import scipy_stats
+
+Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
+
+
+def run_stacks(run: StoredRun) -> Stacks:
+    """The folded stacks of a run's measured phases, merged, by process kind."""
+    return folded.merged(
+        folded.stacks_of(run.series.get(str(ph.idx), {})) for ph in run.phases if ph.measured
+    )
+
+
+def profiled(runs: Iterable[StoredRun]) -> list[StoredRun]:
+    return [r for r in runs if run_stacks(r)]
+
+
+def shares(stacks: Mapping[str, int]) -> dict[str, tuple[float, float]]:
+    """function -> (self %, inclusive %) of the samples of ``stacks`` (a recursive function
+    counts once per stack in its inclusive share)."""
+    total = sum(stacks.values())
+    own, incl = _counts(stacks)
+    if not total:
+        return {}
+    return {f: (100 * own[f] / total, 100 * incl[f] / total) for f in incl}
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function's share of its process kind's samples at one point, over its repeats."""
+
+    process: str
+    function: str
+    self_pct: float
+    self_low: float | None
+    self_high: float | None
+    incl_pct: float
+    incl_low: float | None
+    incl_high: float | None
+    samples: int  # its own samples, summed over the repeats
+    runs: int
+
+
+def hot_functions(runs: Sequence[StoredRun], top: int | None = None) -> list[Function]:
+    """The functions of a point's profiled runs by process kind (the most sampled kind
+    first), each kind's by self share, highest first; ``top``: that many per kind."""
+    per_run = [run_stacks(r) for r in runs]
+    per_run = [s for s in per_run if s]
+    kinds = Counter[str]()
+    for stacks in per_run:
+        for kind, c in stacks.items():
+            kinds[kind] += sum(c.values())
+    out: list[Function] = []
+    for kind, _ in kinds.most_common():
+        tables = [shares(s.get(kind, Counter())) for s in per_run]
+        own = Counter[str]()
+        for s in per_run:
+            for stack, n in s.get(kind, Counter()).items():
+                own[stack.rsplit(";", 1)[-1]] += n
+        names = {f for t in tables for f in t}
+        rows = [_function(kind, f, tables, own[f]) for f in names]
+        rows.sort(key=lambda r: (-r.self_pct, -r.incl_pct, r.function))
+        out += rows[:top] if top else rows
+    return out
+
+
+def _function(kind: str, name: str, tables: list[dict], samples: int) -> Function:
+    own = summarize_point([t.get(name, (0.0, 0.0))[0] for t in tables])
+    incl = summarize_point([t.get(name, (0.0, 0.0))[1] for t in tables])
+    return Function(kind, name, own.mean, own.ci_low, own.ci_high, incl.mean, incl.ci_low,
+                    incl.ci_high, samples, len(tables))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a function's self share moved from a baseline point to another (points of %)."""
+
+    process: str
+    function: str
+    base_pct: float
+    other_pct: float
+    delta: float
+    low: float | None
+    high: float | None
+
+    @property
+    def clear(self) -> bool:
+        """Its 95% interval leaves out 0."""
+        return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+
+
+def differential(
+    baseline: Sequence[StoredRun], other: Sequence[StoredRun], share: str = "self"
+) -> list[Change]:
+    """The functions whose ``share`` ("self" or "incl") changed between two points, the
+    largest rise first and the largest fall last."""
+    which = 0 if share == "self" else 1
+    a = [run_stacks(r) for r in baseline]
+    b = [run_stacks(r) for r in other]
+    a, b = [s for s in a if s], [s for s in b if s]
+    if not a or not b:
+        return []
+    out = []
+    for kind in sorted({k for s in a + b for k in s}):
+        ta = [shares(s.get(kind, Counter())) for s in a]
+        tb = [shares(s.get(kind, Counter())) for s in b]
+        for f in {f for t in ta + tb for f in t}:
+            xa = [t.get(f, (0.0, 0.0))[which] for t in ta]
+            xb = [t.get(f, (0.0, 0.0))[which] for t in tb]
+            low, high = _interval(xa, xb)
+            ma, mb = statistics.fmean(xa), statistics.fmean(xb)
+            out.append(Change(kind, f, ma, mb, mb - ma, low, high))
+    out.sort(key=lambda c: (-c.delta, c.process, c.function))
+    return out
+
+
+def _interval(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, float | None]:
+    """The 95% interval of mean(b) - mean(a) (Welch); None with fewer than 2 runs a side."""
+    if len(a) < 2 or len(b) < 2:
+        return None, None
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    diff = statistics.fmean(b) - statistics.fmean(a)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, diff
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = float(scipy_stats().t.ppf(0.975, df)) * se
+    return diff - half, diff + half
+
+
+def folded_lines(run: StoredRun) -> list[str]:
+    """A run's folded stacks as flamegraph.pl reads them, the process kind as the root frame
+    (``backend;PostgresMain;... 12``)."""
+    lines = []
+    for kind, stacks in sorted(run_stacks(run).items()):
+        lines += [f"{kind};{s} {n}" for s, n in sorted(stacks.items(), key=lambda kv: -kv[1])]
+    return lines
+
+
+def notes(run: StoredRun) -> list[str]:
+    """What the profiler said of a run's phases (a binary without symbols, a server not
+    profiled), once each."""
+    said: dict[str, None] = {}
+    for ph in run.phases:
+        data = run.series.get(str(ph.idx), {}).get(folded.NOTES)
+        for row in (data or {}).get("rows", []):
+            said[row[-1]] = None
+    return list(said)
+
+
+FUNCTION_COLUMNS = [
+    "run_id", "campaign", "point", "repeat", "process", "function",
+    "self_samples", "incl_samples", "process_samples", "self_pct", "incl_pct",
+]  # fmt: skip
+
+
+def functions_table(runs: Sequence[StoredRun]) -> TidyTable:
+    """A row per (run, process kind, function) of the profiled runs: its own and inclusive
+    samples and shares of the kind's samples (``pglab export --profile``)."""
+    rows: list[list[Any]] = []
+    for run in runs:
+        for kind, stacks in sorted(run_stacks(run).items()):
+            total = sum(stacks.values())
+            own, incl = _counts(stacks)
+            for f in sorted(incl, key=lambda f: (-own[f], -incl[f], f)):
+                shares_of = [100 * own[f] / total, 100 * incl[f] / total]
+                rows.append([run.id, run.campaign, run.label, run.repeat, kind, f, own[f],
+                             incl[f], total, *shares_of])  # fmt: skip
+    return TidyTable(FUNCTION_COLUMNS, rows)
+
+
+def _counts(stacks: Mapping[str, int]) -> tuple[Counter[str], Counter[str]]:
+    own: Counter[str] = Counter()
+    incl: Counter[str] = Counter()
+    for stack, n in stacks.items():
+        frames = stack.split(";")
+        own[frames[-1]] += n
+        for f in set(frames):
+            incl[f] += n
+    return own, incl
+
+
+def folded_text(runs: Sequence[StoredRun]) -> str:
+    """The runs' folded stacks, each line's root frames the run (``run 12``) and the process
+    kind: one file flamegraph.pl, speedscope and inferno read."""
+    lines = [f"run {run.id};{line}" for run in runs for line in folded_lines(run)]
+    return "".join(f"{line}\n" for line in lines)
+
+
+SKIP = ("latency", "progress")  # what a profile does not read of a stored run
+
+
+def compare_targets(store: Any, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]) -> list:
+    """The differential of each compared pair that has profiles on both sides: ``a`` and ``b``
+    are ``compare.Target``s (two runs, two points, two campaigns whose ``pairs`` matched
+    points by label); a list of (title, changes)."""
+    if a.kind == "run":
+        sides = [(f"run {a.run.id} → run {b.run.id}", [a.run], [b.run])]
+    else:
+        sides = []
+        for pair in pairs:
+            la, lb = pair["a"]["point"], pair["b"]["point"]
+            ra = [r for r in a.runs if r.ok and r.label == la]
+            rb = [r for r in b.runs if r.ok and r.label == lb]
+            sides.append((f"{la} → {lb}", _load(store, ra), _load(store, rb)))
+    out = []
+    for title, ra, rb in sides:
+        changes = differential(ra, rb)
+        if changes:
+            out.append((title, changes))
+    return out
+
+
+def _load(store: Any, rows: Sequence[Any]) -> list[StoredRun]:
+    return [run for r in rows if (run := store.get_run(r.id, skip_kinds=SKIP)) is not None]

@@ -1,0 +1,90 @@
+"""What the CPU profiles say, printed: a run's or a point's hot functions (``pglab show ID
+--profile``) and the differential of two points (``pglab compare``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+
+from rich.markup import escape
+from rich.table import Table
+
+from pglab.analysis import profiles
+from pglab.cli.common import console
+from pglab.rows import StoredRun
+
+DEFAULT_TOP = 10
+NOT_PROFILED = (
+    "no CPU profile stored: run with --profile (or [profile] in the campaign file) to record one"
+)
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"[{low:.1f}, {high:.1f}]"
+
+
+def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> bool:
+    """The top functions of ``runs`` (one run, or a point's repeats) per process kind; False
+    when none of them was profiled."""
+    rows = profiles.hot_functions(runs, top)
+    if not rows:
+        return False
+    n = rows[0].runs
+    console.print(f"[bold]{escape(title)}[/]: hot functions by CPU samples"
+                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""))  # fmt: skip
+    for kind, group in groupby(rows, key=lambda r: r.process):
+        t = Table(title=kind, title_justify="left", box=None, pad_edge=False)
+        t.add_column("function")
+        for name in (
+            ("self %", "95% CI", "inclusive %", "95% CI") if n > 1 else ("self %", "inclusive %")
+        ):
+            t.add_column(name, justify="right")
+        t.add_column("samples", justify="right")
+        for r in group:
+            cells = ([f"{r.self_pct:.1f}", _ci(r.self_low, r.self_high), f"{r.incl_pct:.1f}",
+                      _ci(r.incl_low, r.incl_high)] if n > 1
+                     else [f"{r.self_pct:.1f}", f"{r.incl_pct:.1f}"])  # fmt: skip
+            t.add_row(escape(r.function), *cells, f"{r.samples:,}")
+        console.print(t)
+    for run in runs[:1]:
+        for note in profiles.notes(run):
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
+    return True
+
+
+def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEFAULT_TOP) -> None:
+    """The functions whose self share rose most, then those that fell most (B against A)."""
+    if not changes:
+        return
+    rising = [c for c in changes if c.delta > 0][:top]
+    falling = [c for c in reversed(changes) if c.delta < 0][:top]
+    console.print(
+        f"[bold]CPU profile differential[/], {escape(title)}: the functions whose share "
+        "of their kind's samples changed most (self %, B − A)",
+        soft_wrap=True,
+    )
+    t = Table(box=None, pad_edge=False)
+    for name, justify in (("process", "left"), ("function", "left"), ("A %", "right"),
+                          ("B %", "right"), ("Δ points", "right"), ("95% CI", "right"),
+                          ("", "left")):  # fmt: skip
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for c in [*rising, *falling]:
+        t.add_row(escape(c.process), escape(c.function), f"{c.base_pct:.1f}",
+                  f"{c.other_pct:.1f}", f"{c.delta:+.1f}", _ci(c.low, c.high),
+                  "clear" if c.clear else "")  # fmt: skip
+    console.print(t)
+
+
+def print_summary(run: StoredRun) -> None:
+    """One line of a run's CPU profile for ``pglab show RUN`` (nothing when not profiled)."""
+    stacks = profiles.run_stacks(run)
+    if not stacks:
+        return
+    by_kind = sorted(((sum(c.values()), k) for k, c in stacks.items()), reverse=True)
+    console.print(
+        "CPU profile: samples by process: " + ", ".join(f"{k} {n:,}" for n, k in by_kind)
+        + f"; `pglab show {run.id} --profile` for its hot functions",
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
+    for note in profiles.notes(run):
+        console.print(f"  note: {note}", markup=False, soft_wrap=True)

@@ -1,0 +1,132 @@
+"""The profiler as a watcher of one measured phase, entered by the executor beside the
+telemetry's ``PhaseWatch``:
+
+    with ProfileWatch(server, spec, workdir, "select 1") as prof:
+        result = runner.run(watch)
+    tables = {**watch.tables, **prof.tables}
+
+On entry perf records the postmaster and its children (``perf.start``) and a thread reads the
+titles of the server's processes twice a second (the kind of each pid: a backend, the
+checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
+(the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
+binary without symbols, with the Debian package that has them); perf's files in the run's work
+directory are removed on every exit. A server whose processes are not this machine's (an
+existing server, a server on a host) is not profiled, and its notes say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from pglab.campaign.spec import ProfileSpec
+from pglab.errors import CommandError
+from pglab.lab import Lab
+from pglab.postgres.interface import Server
+from pglab.profile import folded, perf
+
+POLL_S = 0.5
+NOT_HERE = "not profiled: the server's processes are not on this machine (perf runs here only)"
+
+
+class ProfileWatch:
+    def __init__(self, server: Server, spec: ProfileSpec, workdir: Path, label: str):
+        self.server, self.spec, self.workdir = server, spec, workdir
+        self.label = "".join(c if c.isalnum() else "_" for c in label)
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
+        self.kinds: dict[int, str] = {}
+        self._proc: subprocess.Popen | None = None
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        self._pids: Any = None
+        self.seconds = 0.0  # stopping perf and folding its recording, after the phase
+
+    @property
+    def data(self) -> Path:
+        return self.workdir / f"perf-{self.label}.data"
+
+    def __enter__(self) -> ProfileWatch:
+        if not self.spec.enabled:
+            return self
+        view = self.server.os_view()
+        if view is None or view.remote is not None or view.postgres_pids is None:
+            self.notes.append(NOT_HERE)
+            return self
+        self._pids = view.postgres_pids
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._poll()
+        if not self.kinds:
+            self.notes.append("not profiled: no process of the server was found")
+            return self
+        self._proc = perf.start(self.data, self.spec.frequency)
+        self._poller = threading.Thread(target=self._poll_loop, name="pglab-profile", daemon=True)
+        self._poller.start()
+        return self
+
+    def _poll(self) -> None:
+        for pid in self._pids():
+            if pid not in self.kinds:
+                with contextlib.suppress(psutil.Error):
+                    self.kinds[pid] = folded.kind_of(" ".join(psutil.Process(pid).cmdline()))
+        for child in psutil.Process().children():  # pgbench here: the client's own CPU
+            with contextlib.suppress(psutil.Error):
+                if child.pid not in self.kinds and child.name() == "pgbench":
+                    self.kinds[child.pid] = folded.CLIENT
+
+    def _poll_loop(self) -> None:
+        while not self._stop.wait(POLL_S):
+            with contextlib.suppress(Exception):  # a process gone mid-read: the next poll
+                self._poll()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        t0 = time.monotonic()
+        try:
+            self._finish(failed=exc_type is not None)
+        finally:
+            for suffix in ("", ".err", ".old", ".ctl", ".ack"):
+                self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
+            self.seconds = time.monotonic() - t0 if self._proc is not None else 0.0
+        if self.notes and exc_type is None:
+            self.tables[folded.NOTES] = {
+                "columns": folded.NOTE_COLUMNS,
+                "rows": [["profile", n] for n in self.notes],
+            }
+
+    def _finish(self, failed: bool) -> None:
+        if self._poller is not None:
+            self._stop.set()
+            self._poller.join(timeout=5)
+        if self._proc is None:
+            return
+        why = perf.stop(self._proc, self.data)
+        if failed:
+            return  # the phase failed: nothing of it is kept
+        if why is not None:
+            self.notes.append(f"not profiled: {why}")
+            return
+        try:
+            found = folded.fold(perf.script(self.data), self.kinds)
+        except CommandError as exc:
+            self.notes.append(f"not profiled: {exc.message}")
+            return
+        self.tables[folded.TABLE] = folded.table(found)
+        for binary in found.stripped():
+            self.notes.append(perf.no_symbols(binary))
+
+
+def sweep_leftovers(lab: Lab) -> list[str]:
+    """perf files a dead pglab left in its run work directories (``PID-POINT``), removed."""
+    removed = []
+    for data in (lab.home / "work").glob("*-*/perf-*"):
+        tag = data.parent.name.split("-", 1)[0]
+        if tag.isdigit() and not psutil.pid_exists(int(tag)):
+            data.unlink(missing_ok=True)
+            removed.append(str(data))
+    return [f"removed {len(removed)} perf file(s) of a dead pglab"] if removed else []

@@ -1,0 +1,227 @@
+"""CPU profiles through real campaigns on the embedded PostgreSQL 18, recorded by real perf:
+what the profiles of a read, a write and an index build name, that they are stored, shown and
+exported whole, and that a CPU cause is found by the differential (pglz WAL compression)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pglab import report
+from pglab.analysis import profiles
+from pglab.campaign import parse as campaign
+from pglab.lab import Lab
+from pglab.profile import folded
+from pglab.run.executor import Executor
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="no perf (linux-perf)")
+
+READ_WRITE = """name = "prof-rw"
+[dataset]
+scale = 1
+[workload]
+clients = 2
+duration = 4
+latency_log = "off"
+[[phases]]
+name = "read"
+script = "select-only"
+[[phases]]
+name = "write"
+script = "tpcb-like"
+[profile]
+frequency = 199
+"""
+
+
+def _run(tmp_path: Path, lab: Lab, doc: str, name: str = "c.toml"):
+    path = tmp_path / name
+    path.write_text(doc)
+    store_path = tmp_path / "r.sqlite"
+    with open_store(str(store_path)) as store:
+        out = Executor(lab, store).run_campaign(campaign.load(path))
+        runs = [store.get_run(i) for i in out.run_ids]
+    return store_path, runs
+
+
+def _phase_stacks(run, name: str) -> dict[str, Counter[str]]:
+    (ph,) = [p for p in run.phases if p.name == name]
+    return folded.stacks_of(run.series[str(ph.idx)])
+
+
+def _functions(stacks: Counter[str]) -> set[str]:
+    return {f for s in stacks for f in s.split(";")}
+
+
+@pytest.fixture(scope="module")
+def read_write(tmp_path_factory, lab: Lab):
+    """One profiled run: a select-only phase then a tpcb-like one (shared by the tests)."""
+    tmp = tmp_path_factory.mktemp("prof")
+    store_path, (run,) = _run(tmp, lab, READ_WRITE)
+    assert run.status == "ok", run.error
+    return store_path, run
+
+
+@needs_perf
+def test_a_read_names_the_executor_and_a_write_wal_insertion(read_write) -> None:
+    _, run = read_write
+    read = _phase_stacks(run, "read")
+    assert read["backend"].total() > 50, {k: c.total() for k, c in read.items()}
+    names = _functions(read["backend"])
+    assert {"PostgresMain", "exec_simple_query", "standard_ExecutorRun"} <= names, names
+    assert names & {"ExecIndexScan", "IndexNext", "index_getnext_slot", "_bt_search"}
+    write = _functions(_phase_stacks(run, "write")["backend"])
+    assert {"XLogInsert", "XLogInsertRecord"} & write, sorted(write)[:50]
+    assert "pgbench" in read  # the load generator's own CPU, here on this machine
+    assert run.fingerprint["hardware_counters"]  # said once: none on a virtual machine
+
+
+@needs_perf
+def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path: Path) -> None:
+    store_path, run = read_write
+    assert not list((lab.home / "work").glob("*/perf-*"))  # perf's files went with the phase
+    base = [sys.executable, "-m", "pglab", "--store", str(store_path), "--lab-dir", str(lab.home)]
+    env = {**os.environ, "COLUMNS": "120"}
+    shown = subprocess.run([*base, "show", str(run.id), "--profile", "5"], capture_output=True,
+                           text=True, timeout=120, env=env)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "hot functions by CPU samples" in shown.stdout
+    assert "backend" in shown.stdout and "self %" in shown.stdout, shown.stdout
+    out = tmp_path / "stacks.folded"
+    done = subprocess.run([*base, "export", str(run.id), "--profile", "folded", "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    back: Counter[str] = Counter()
+    for stack, n in folded.parse_text(out.read_text()).items():
+        root, kind, _ = stack.split(";", 2)
+        assert root == f"run {run.id}"
+        back[kind] += n
+    stored = profiles.run_stacks(run)
+    assert back == Counter({k: c.total() for k, c in stored.items()})  # the same totals
+    table = profiles.functions_table([run])
+    own = table.columns.index("self_samples")
+    assert sum(r[own] for r in table.rows) == sum(back.values())  # each sample once, as self
+
+
+INDEX = """name = "prof-index"
+[dataset]
+scale = 5
+[[phases]]
+name = "index"
+operation = "create_index"
+columns = ["abalance"]
+[profile]
+frequency = 999
+"""
+
+
+@needs_perf
+def test_create_index_names_the_sort_comparators(tmp_path: Path, lab: Lab) -> None:
+    _, (run,) = _run(tmp_path, lab, INDEX)
+    assert run.status == "ok", run.error
+    stacks = _phase_stacks(run, "index")
+    names = _functions(stacks["backend"])
+    sorting = {"comparetup_index_btree", "btint4fastcmp", "btint4cmp", "ssup_datum_int32_cmp",
+               "qsort_tuple", "qsort_ssup", "tuplesort_performsort", "tuplesort_puttupleslot",
+               "_bt_leafbuild", "btbuild"}  # fmt: skip
+    assert names & sorting, sorted(names)[:80]
+
+
+PGLZ = """name = "prof-pglz"
+[dataset]
+scale = 2
+[workload]
+script = "tpcb-like"
+clients = 2
+duration = 5
+latency_log = "off"
+[server.settings]
+full_page_writes = "on"
+max_wal_size = "32MB"
+checkpoint_timeout = "30s"
+[variants.off]
+settings = { wal_compression = "off" }
+[variants.pglz]
+settings = { wal_compression = "pglz" }
+[profile]
+frequency = 199
+"""
+
+
+@pytest.fixture(scope="module")
+def pglz(tmp_path_factory, lab: Lab):
+    """wal_compression off and pglz on the same writes, profiled (shared by the tests)."""
+    tmp = tmp_path_factory.mktemp("pglz")
+    store_path, runs = _run(tmp, lab, PGLZ)
+    assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
+    return store_path, runs
+
+
+@needs_perf
+def test_the_differential_finds_pglz_compression(pglz) -> None:
+    """wal_compression = pglz against off on writes with full-page images: the function
+    whose share of the backends' samples rose most is the compressor."""
+    _, runs = pglz
+    by = {r.variant: r for r in runs}
+    changes = profiles.differential([by["off"]], [by["pglz"]])
+    top = next(c for c in changes if c.process == "backend")
+    assert top.function == "pglz_compress", changes[:5]
+    assert top.delta > 0 and top.base_pct < 0.5
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@needs_perf
+@pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium")
+def test_the_report_draws_flame_graphs_that_zoom(pglz, tmp_path: Path) -> None:
+    """Headless Chromium, network off: each point's flame graph and the pglz point's
+    differential against the baseline are drawn; a click on a frame zooms into it."""
+    store_path, _ = pglz
+    with open_store(str(store_path)) as store:
+        page = report.write(store, "prof-pglz", tmp_path / "r.html", tmp_path).html
+    html = page.read_text()
+    assert 'id="pflame-1"' in html and 'id="pflame-2"' in html
+    assert 'id="pflamediff-2"' in html and 'id="pflamediff-1"' not in html  # 1: the baseline
+    script = (
+        "window.pglabDrawAll();"
+        "var g = document.getElementById('pflamediff-2');"
+        "var b = document.body.dataset;"
+        "g.on('plotly_click', function (ev) { b.clicked = ev.points[0].id; });"
+        "setTimeout(function () {"
+        "  b.flames = String(document.querySelectorAll('div.pflame g.slice').length);"
+        "  var s = Array.prototype.find.call(g.querySelectorAll('g.slice'), function (e) {"
+        "    return /^backend$/.test(e.textContent.trim()); });"
+        "  b.found = s ? 'yes' : 'no';"
+        "  if (s) { s.dispatchEvent(new MouseEvent('click', {bubbles: true})); }"
+        "}, 1000);"
+        "setTimeout(function () { b.level = String(g.data[0].level); }, 4000);"
+    )
+    out = tmp_path / "flames.html"
+    out.write_text(html.replace("</body>", f"<script>window.addEventListener('load', "
+                                f"function () {{ {script} }});</script></body>"))  # fmt: skip
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=20000",
+         "--enable-logging=stderr", "--v=0", "--dump-dom", out.as_uri()],
+        capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    body = re.search(r"<body([^>]*)>", done.stdout)
+    assert body, done.stdout[:300]
+    state = dict(re.findall(r'data-([\w-]+)="([^"]*)"', body.group(1)))
+    assert state.get("errors") == "", state
+    assert int(state["flames"]) > 20, state  # three icicles, drawn with their frames
+    assert state["found"] == "yes", state
+    assert state.get("clicked", "").startswith("f"), state
+    assert state.get("level") == state["clicked"], state  # zoomed into the frame

@@ -1,0 +1,169 @@
+"""The profiler's pure parts: perf script's recorded text folded per process kind, process
+titles to kinds, the stored form, shares and the differential on stacks with a known answer,
+and ``[profile]`` checked in the campaign file."""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pglab.analysis import profiles
+from pglab.campaign import parse
+from pglab.errors import CampaignError
+from pglab.profile import folded, perf
+from pglab.rows import PhaseRow, StoredRun
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "perf"
+
+
+def test_perf_script_folds_by_process_kind() -> None:
+    """40 samples of a select-only run by perf 6.1 (--call-graph dwarf), two backends."""
+    text = (DATA / "script.txt").read_text()
+    found = folded.fold(text, {28071: "backend", 28072: "backend"})
+    assert found.samples("backend") == 40 and found.others == 0
+    stacks = found.stacks["backend"]
+    assert all(s.startswith("_start;") or "PostgresMain" in s for s in stacks), list(stacks)[:3]
+    assert any(s.endswith("exec_simple_query;pg_parse_query;raw_parser;base_yyparse")
+               for s in stacks)  # fmt: skip
+    assert found.stripped() == []  # the embedded build keeps its symbols
+    # a pid the watcher never saw as the server's (another program): left out, counted
+    other = folded.fold(text, {28071: "backend"})
+    assert other.samples("backend") == 22 and other.others == 18
+
+
+@pytest.mark.parametrize(
+    ("title", "kind"),
+    [
+        ("/opt/pg/bin/postgres -D /lab/clusters/w1 -c port=5", "postmaster"),
+        ("postgres: checkpointer ", "checkpointer"),
+        ("postgres: background writer ", "background writer"),
+        ("postgres: walwriter ", "walwriter"),
+        ("postgres: autovacuum worker postgres", "autovacuum"),
+        ("postgres: autovacuum launcher ", "autovacuum launcher"),
+        ("postgres: parallel worker for PID 4242 ", "parallel worker"),
+        ("postgres: io worker 0", "io worker"),
+        ("postgres: postgres postgres [local] SELECT", "backend"),
+        ("postgres: lab1: checkpointer ", "checkpointer"),  # with a cluster_name
+        ("postgres: lab1: bench bench 10.0.0.1(5432) idle", "backend"),
+    ],
+)
+def test_process_titles_tell_the_kinds(title: str, kind: str) -> None:
+    assert folded.kind_of(title) == kind
+
+
+def test_stacks_are_stored_compressed_and_read_back() -> None:
+    stacks = Counter({"main;a;b": 7, "main;a": 3, "main;c": 1})
+    text = folded.text_of(stacks)
+    assert text.splitlines()[0] == "main;a;b 7"  # flamegraph.pl's format, most first
+    assert folded.parse_text(text) == stacks
+    assert folded.unpack(folded.pack(stacks)) == stacks
+    tables = {folded.TABLE: folded.table(folded.Folded(stacks={"backend": stacks}))}
+    assert folded.stacks_of(tables) == {"backend": stacks}
+    assert folded.stacks_of({}) == {}
+
+
+def test_a_symbol_cannot_break_the_folded_format() -> None:
+    text = "postgres 7\n\t  1 f;g (/bin/pg)\n\t  2 main (/bin/pg)\n\n"
+    assert folded.fold(text, {7: "backend"}).stacks["backend"] == Counter({"main;f:g": 1})
+
+
+def test_a_binary_without_symbols_is_named() -> None:
+    text = "".join(f"postgres 7\n\t  {i:x} [unknown] (/usr/lib/pg/bin/postgres)\n"
+                   f"\t  1 main (/usr/lib/pg/bin/postgres)\n"
+                   f"\t  2 [unknown] (/usr/lib/pg/bin/postgres)\n\n" for i in range(3))  # fmt: skip
+    assert folded.fold(text, {7: "backend"}).stripped() == ["/usr/lib/pg/bin/postgres"]
+
+
+def test_a_debian_binary_without_symbols_names_its_dbgsym_package() -> None:
+    binary = "/usr/lib/postgresql/15/bin/postgres"  # Debian's, stripped
+    assert shutil.which("dpkg") and Path(binary).exists(), "postgresql-15 is in .ci/run"
+    said = perf.no_symbols(binary)
+    assert "install postgresql-15-dbgsym" in said, said
+
+
+def _run(run_id: int, stacks: dict[str, Counter[str]]) -> StoredRun:
+    phase = PhaseRow(0, "main", 1, True, 0.0, 1.0, [], None, None, None, None, None, None, {}, "")
+    series = {"0": {folded.TABLE: folded.table(folded.Folded(stacks=stacks))}}
+    return StoredRun(id=run_id, campaign="c", run_key=f"k/{run_id}", point_key="k",
+                     repeat=run_id, variant="v", label="v", status="ok", started_at=0.0,
+                     finished_at=1.0, tps=1.0, error=None, metrics={}, phases=(phase,),
+                     series=series)  # fmt: skip
+
+
+def test_shares_self_and_inclusive() -> None:
+    shares = profiles.shares(Counter({"main;f;g": 6, "main;f": 2, "main;h;f": 2}))
+    assert shares["g"] == pytest.approx((60.0, 60.0))
+    assert shares["f"] == pytest.approx((40.0, 100.0))  # self 2+2, in every stack
+    assert shares["main"] == pytest.approx((0.0, 100.0))
+
+
+def test_hot_functions_have_intervals_over_the_repeats() -> None:
+    runs = [_run(i, {"backend": Counter({"m;f": 50 + d, "m;g": 50 - d})})
+            for i, d in enumerate((0, 10, -10), start=1)]  # fmt: skip
+    rows = profiles.hot_functions(runs)
+    f = next(r for r in rows if r.function == "f")
+    assert f.self_pct == pytest.approx(50.0) and f.runs == 3
+    assert f.self_low is not None and f.self_low < 50 < f.self_high
+    assert f.samples == 150
+
+
+def test_the_differential_puts_the_largest_rise_first() -> None:
+    a = [_run(i, {"backend": Counter({"m;x": 90 + i, "m;c": 10 - i})}) for i in (1, 2)]
+    b = [_run(i, {"backend": Counter({"m;x": 60 + i, "m;c": 10 - i, "m;pglz": 30})})
+         for i in (3, 4)]  # fmt: skip
+    changes = profiles.differential(a, b)
+    assert [c.function for c in changes][0] == "pglz"
+    assert changes[0].delta == pytest.approx(30.0) and changes[0].clear
+    assert changes[-1].function == "x" and changes[-1].delta < 0
+
+
+def _parse(text: str):
+    return parse.parse(tomllib.loads(text), default_name="p", base_dir=Path("."))
+
+
+def test_profile_table_is_checked() -> None:
+    base = 'name = "p"\n[workload]\nduration = 1\n'
+    assert _parse(base).profile.enabled is False
+    on = _parse(base + "[profile]\n").profile
+    assert on.enabled and on.frequency == 99
+    with pytest.raises(CampaignError) as err:
+        _parse(base + "[profile]\nfrequency = 5000\nhz = 1\n")
+    said = str(err.value)
+    assert "frequency = 5000: expected a whole number" in said and "1 to 999" in said
+    assert "hz" in said  # the unknown key too, in the same message
+
+
+def test_room_for_perf_recordings_is_checked(tmp_path: Path) -> None:
+    from pglab.profile import checks
+    from pglab.run.plan import make_plan
+
+    def runs(duration: int):
+        doc = f'name = "p"\n[workload]\nduration = {duration}\n[profile]\n'
+        return make_plan(_parse(doc)).runs
+
+    assert checks.recording_bytes(10, 99, 2) == 10 * 99 * 2 * (8192 + 600)  # ~17 MB
+    assert checks._room(list(runs(10)), tmp_path / "work") is None
+    err = checks._room(list(runs(10_000_000)), tmp_path / "work")  # 116 days: terabytes
+    assert err is not None and "needs about" in err.message and "TiB" in err.message, err
+    assert "lower [profile] frequency" in (err.hint or "")
+
+
+def test_servers_not_profiled_are_said_in_the_plan() -> None:
+    from pglab.profile import checks
+    from pglab.run.plan import make_plan
+
+    doc = (
+        'name = "p"\n[workload]\nduration = 1\n[profile]\n'
+        "[variants.here]\n"
+        '[variants.there]\nserver = { dsn = "postgresql://bench@db.example:5432/postgres" }\n'
+    )
+    notes = checks.notes(make_plan(_parse(doc)).runs)
+    assert notes[0].startswith("profile: the server's processes sampled by perf at 99 Hz")
+    assert any("existing server dsn:" in n and "not profiled" in n for n in notes), notes
+    off = _parse('name = "p"\n[workload]\nduration = 1\n')
+    assert checks.notes(make_plan(off).runs) == []
+    assert checks.problem(make_plan(off).runs) is None  # not profiled: perf not even asked
