@@ -258,3 +258,30 @@ def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(
     assert main(["status", "--workers", "--store", store_url]) == 0
     (line,) = [x for x in capsys.readouterr().out.splitlines() if " w2 " in f" {x} "]
     assert "idle" in line and "alive" in line, line
+
+
+def test_rounds_spread_over_workers_are_compared_within_rounds(workers, store_url, tmp_path,
+                                                                capsys):  # fmt: skip
+    """[fleet] spread = "rounds": a job per round, rounds on both workers, each round on one;
+    show's verdicts come from the blocked analysis and say the machines cancel."""
+    for name in ("s1", "s2"):
+        workers.start(name)
+    path = campaign(tmp_path, "spread4", clients=(1,), repeats=4)
+    path.write_text(path.read_text() + '[fleet]\nspread = "rounds"\n')
+    assert submit(path, store_url) == 0
+    said = capsys.readouterr().out
+    assert "4 job(s) queued" in said and "one per matrix coordinate and round" in said, said
+    jobs = wait_done(store_url, "spread4")
+    assert sorted(j.group for j in jobs) == [f"clients=1 round {r}" for r in range(1, 5)]
+    assert all(j.status == "succeeded" for j in jobs)
+    runs = runs_of(store_url, "spread4")
+    assert len(runs) == 8 and all(r.ok for r in runs)
+    by_round: dict[int, set[str]] = {}
+    for r in runs:
+        by_round.setdefault(r.repeat, set()).add(r.fingerprint["fleet_worker"])
+    assert all(len(w) == 1 for w in by_round.values()), by_round  # a round on one host
+    assert main(["show", "spread4", "--store", store_url]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "Δ%: 1 paired (within-round ratios" in shown, shown  # one comparison: its own
+    assert len(set().union(*by_round.values())) == 2  # the rounds ran on both workers at once
+    assert "rounds ran on 2 machines (s1, s2), each round on one" in shown, shown

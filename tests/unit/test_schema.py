@@ -239,6 +239,7 @@ BAD = [
     ({"analysis": {"equivalence": 0}}, "equivalence = 0: expected a percentage from 0.1 to 500"),
     ({"analysis": {"equivalence": "2%"}}, "equivalence = '2%'"),
     ({"analysis": {"equivalance": 2}}, 'did you mean "equivalence"?'),
+    ({"fleet": {"spread": "hosts"}}, 'spread = "hosts": use one of coordinates, rounds'),
 ]  # fmt: skip
 
 

@@ -455,12 +455,22 @@ def _hosts(runs: Sequence[RunRow]) -> list[Notice]:
     out = []
     by_point: dict[str, set[str]] = {}
     by_coord: dict[str, set[str]] = {}
+    by_round: dict[tuple[str, int], set[str]] = {}
     for r in runs:
         host = host_of(r)
         if r.ok and host is not None:
             by_point.setdefault(r.label, set()).add(host)
             coord = " ".join(f"{k.removeprefix('settings.')}={v}" for k, v in r.axes.items())
             by_coord.setdefault(coord or "every point", set()).add(host)
+            by_round.setdefault((coord, r.repeat), set()).add(host)
+    machines = sorted(set().union(*by_point.values())) if by_point else []
+    spread = any(len(h) > 1 for h in by_coord.values())  # a coordinate's rounds on several
+    if spread and all(len(h) == 1 for h in by_round.values()):
+        return [Notice("hosts", None, None, (
+            f"rounds ran on {len(machines)} machines ({', '.join(machines)}), each round on one: "
+            "comparisons are made within rounds, where the machines' difference cancels; a "
+            "point's median and CI pool the machines"
+        ))]  # fmt: skip
     for label, hosts in by_point.items():
         if len(hosts) > 1:
             out.append(Notice("hosts", label, None, (

@@ -27,12 +27,14 @@ from pglab.campaign.schema import (
     ANALYSIS_KEYS,
     DATASET_KEYS,
     DERIVED_KEYS,
+    FLEET_KEYS,
     MATRIX_KEYS,
     ON_ERROR,
     ORDERS,
     PHASE_KEYS,
     SEQUENTIAL_KEYS,
     SERVER_KEYS,
+    SPREADS,
     STORAGE_AXES,
     TELEMETRY_KEYS,
     TOP_KEYS,
@@ -99,6 +101,7 @@ class Campaign:
     # [analysis] equivalence: the margin of an "=" verdict, % (None: effect_pct)
     equivalence_pct: float | None = None
     profile: ProfileSpec = ProfileSpec()  # [profile]: perf in measured phases
+    spread: str = "coordinates"  # [fleet] spread: a fleet job per coordinate, or per round too
 
     def host(self, name: str) -> HostSpec:
         return next(h for h in self.hosts if h.name == name)
@@ -144,6 +147,7 @@ def parse(
     name = get(doc, "name", str, default_name, p, "")
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
     sequential = _sequential(doc, order, p)
+    spread = _fleet(table_of(doc, "fleet", p, ""), order, p)
     if sequential is not None:
         repeats = sequential.max
     elif isinstance(doc.get("repeats"), str):
@@ -264,6 +268,7 @@ def parse(
         sequential,
         equivalence,
         prof,
+        spread,
     )
 
 
@@ -504,6 +509,17 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
 
 
 # -- small checks ----------------------------------------------------------------------------
+
+
+def _fleet(table: dict[str, Any], order: str, p: Problems) -> str:
+    """``[fleet] spread``: "coordinates" (a job per matrix coordinate) or "rounds" (a job per
+    coordinate and round: needs interleaved rounds)."""
+    p.unknown_keys("[fleet]", table, FLEET_KEYS)
+    spread = choice(table, "spread", SPREADS, "coordinates", p, "[fleet]")
+    if spread == "rounds" and order != "interleaved":
+        p.add("[fleet]", 'spread = "rounds" needs order = "interleaved": a round is every point '
+              "of a coordinate once, and comparisons are made within rounds")  # fmt: skip
+    return spread
 
 
 def _sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec | None:

@@ -342,8 +342,15 @@ SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each poi
     Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
         "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
 ))  # fmt: skip
+SPREADS = ("coordinates", "rounds")
+FLEET = Table("fleet", "how `pglab run --fleet` cuts the campaign into jobs for the workers", (
+    Key("spread", "string", "coordinates: a job per matrix coordinate (every repeat of what is "
+        "compared on one host); rounds: a job per coordinate and round, so rounds run on several "
+        "hosts at once and each comparison is made within rounds (the host a block, as drift "
+        "is)", '"rounds"', "coordinates", choices=SPREADS),
+))  # fmt: skip
 TABLES = (TOP, SERVER, BUILD, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY,
-          PROFILE, TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS)  # fmt: skip
+          PROFILE, TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS, FLEET)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -372,6 +379,7 @@ STORAGE_KEYS = _names(STORAGE)
 STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)
 ANALYSIS_KEYS = _names(ANALYSIS)
 SEQUENTIAL_KEYS = _names(SEQUENTIAL)
+FLEET_KEYS = _names(FLEET)
 HOST_KEYS = _names(HOSTS)
 
 

@@ -66,7 +66,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--fleet",
         action="store_true",
         help="submit the runs as jobs for `pglab worker` on lab hosts (PostgreSQL store): one "
-        "job per matrix coordinate, so what is compared runs on one host; submitting again "
+        "job per matrix coordinate, so what is compared runs on one host (with [fleet] spread = "
+        '"rounds": a job per coordinate and round, each comparison made within rounds); '
+        "submitting again "
         "adds only what is missing",
     )
     p.add_argument("--queue", default=fleet.DEFAULT_QUEUE, help="--fleet: the queue")
@@ -88,6 +90,7 @@ def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
     console.print(
         f"campaign [bold]{escape(camp.name)}[/]: {len(result.added)} job(s) queued on "
         f"[bold]{escape(queue)}[/] for {runs} run(s), one per matrix coordinate"
+        + (" and round" if camp.spread == "rounds" else "")
         + (f"; {len(result.already)} already queued or running" if result.already else "")
         + ("; nothing left to do" if not plan.runs else ""),
         soft_wrap=True,

@@ -1,5 +1,6 @@
 """One fleet job, run by a worker in a child process: ``python -m pglab.fleet.job`` reads the job
-(JSON on stdin: the campaign's document, its directory, the points of the group, the store, the
+(JSON on stdin: the campaign's document, its directory, the points of the group and, with
+``[fleet] spread = "rounds"``, its round, the store, the
 lab home, the worker's name), runs those points as ``pglab run`` would (leftovers of a dead
 pglab cleaned first, every run stored whole, the worker's name in each run's fingerprint) and
 says what happens a line at a time on stdout.
@@ -49,7 +50,9 @@ def main() -> int:
         with open_store(job["store"]) as store:
             executor = Executor(lab, store, LineEvents())
             executor.worker = job["worker"]
-            outcome = executor.run_campaign(campaign, points=set(job["points"]))
+            outcome = executor.run_campaign(
+                campaign, points=set(job["points"]), only_rounds=job.get("rounds")
+            )
     except KeyboardInterrupt:
         print("interrupted: the run in progress was abandoned, nothing of it stored", flush=True)
         return 3

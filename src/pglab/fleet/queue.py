@@ -78,19 +78,26 @@ class Group:
     label: str  # the coordinate as people read it ("clients=4 scale=10", or "all points")
     points: tuple[str, ...]  # point keys
     runs: int  # runs still to do
+    rounds: tuple[int, ...] = ()  # [fleet] spread = "rounds": the job's round (repeat); () all
 
 
 def groups(plan: Plan) -> list[Group]:
     """The plan's runs to do, by matrix coordinate: every variant there with all its repeats
-    (what ``show`` and ``compare`` hold against each other), in the plan's order."""
-    by_coord: dict[str, list[RunSpec]] = {}
+    (what ``show`` and ``compare`` hold against each other), in the plan's order; with
+    ``[fleet] spread = "rounds"``, by coordinate and round (every variant there once: the
+    comparisons are made within rounds, so a round may run on any host)."""
+    by_rounds = plan.campaign.spread == "rounds"
+    by_coord: dict[tuple[str, int], list[RunSpec]] = {}
     for run in plan.runs:
-        by_coord.setdefault(_coordinate(run), []).append(run)
+        by_coord.setdefault((_coordinate(run), run.repeat if by_rounds else 0), []).append(run)
     out = []
-    for coord, runs in by_coord.items():
-        key = hashlib.sha256(f"{plan.campaign.name}\0{coord}".encode()).hexdigest()[:16]
+    for (coord, rnd), runs in by_coord.items():
+        key = hashlib.sha256(
+            f"{plan.campaign.name}\0{coord}".encode() + (f"\0{rnd}".encode() if rnd else b"")
+        ).hexdigest()[:16]
         points = tuple(dict.fromkeys(r.point_key for r in runs))
-        out.append(Group(f"pglab:{key}", coord or "all points", points, len(runs)))
+        label = (coord or "all points") + (f" round {rnd}" if rnd else "")
+        out.append(Group(f"pglab:{key}", label, points, len(runs), (rnd,) if rnd else ()))
     return out
 
 
@@ -130,7 +137,12 @@ def submit(url: str, campaign: Campaign, plan: Plan, queue: str = DEFAULT_QUEUE)
             try:
                 app.configure_task(
                     TASK, queue=queue, lock=group.key, queueing_lock=group.key
-                ).defer(**args_base, points=list(group.points), group=group.label)
+                ).defer(
+                    **args_base,
+                    points=list(group.points),
+                    group=group.label,
+                    rounds=list(group.rounds),
+                )
             except pq_errors.AlreadyEnqueued:
                 done.already.append(group)
                 continue

@@ -121,11 +121,13 @@ class Executor:
         replace: bool = False,
         budget_s: float | None = None,
         points: Collection[str] | None = None,
+        only_rounds: Collection[int] | None = None,
     ) -> Outcome:
         """Run what is not stored yet. Stored runs of points the campaign file no longer has
         (it was edited) stop it with an error, or are deleted first when ``replace``.
         ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``.
-        ``points``: only the runs of these point keys (a fleet job's group)."""
+        ``points``: only the runs of these point keys (a fleet job's group); ``only_rounds``: only
+        these repeats of them (a fleet job's round)."""
         self.hosts = Hosts(campaign.hosts)
         for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
             self.events.status(line)
@@ -135,8 +137,11 @@ class Executor:
         done = self.store.done_run_keys(campaign.name)
         plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
         if points is not None:
-            runs = tuple(r for r in plan.runs if r.point_key in points)
-            whole = len(set(points)) * campaign.repeats  # the group's runs, done or not
+            runs = tuple(r for r in plan.runs if r.point_key in points
+                         and (not only_rounds or r.repeat in only_rounds))  # fmt: skip
+            # the group's runs, done or not
+            whole = len(set(points)) * (len(set(only_rounds)) if only_rounds
+                                        else campaign.repeats)  # fmt: skip
             plan = dataclasses.replace(plan, runs=runs, done=max(0, whole - len(runs)))
         for note in plan.notes:
             self.events.status(note)
