@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
+from pglab.postgres.versioned_sql import sql_for
 
 TABLE = "pgbench_accounts"
 PRIMARY_KEY = "pgbench_accounts_pkey"  # what cluster orders by and reindex rebuilds
@@ -72,16 +73,6 @@ TUPLES_SQL = (
     "SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint FROM pg_class WHERE relkind = 'r' "
     f"AND (oid = '{TABLE}'::regclass OR oid IN (SELECT relid FROM pg_partition_tree('{TABLE}')))"
 )
-# what the operation's backend and its parallel workers read of relations (pg_stat_io, 16+:
-# blocks PostgreSQL did not find in shared_buffers, from the OS or its page cache), by version
-_IO_FROM = (
-    "FROM pg_stat_io WHERE backend_type IN ('client backend', 'background worker') "
-    "AND object = 'relation'"
-)
-IO_READ_SQL = {
-    16: f"SELECT coalesce(sum(reads * op_bytes), 0)::bigint {_IO_FROM}",
-    18: f"SELECT coalesce(sum(read_bytes), 0)::bigint {_IO_FROM}",
-}
 WAL_LSN_SQL = "SELECT pg_current_wal_lsn()"
 WAL_BYTES_SQL = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)::bigint"
 # the operations whose work is counted in tuples of pgbench_accounts (ANALYZE samples it; the
@@ -133,9 +124,7 @@ class OperationFigures:
 def io_read_sql(server_version_num: int) -> str | None:
     """The statement summing what client backends and parallel workers read (None before 16:
     no pg_stat_io)."""
-    if server_version_num < 160000:
-        return None
-    return IO_READ_SQL[18 if server_version_num >= 180000 else 16]
+    return sql_for("pglab.maintenance", "io_read", server_version_num)
 
 
 def mb_per_s(nbytes: int, elapsed_s: float) -> float:

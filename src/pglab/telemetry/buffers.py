@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from pglab.postgres.versioned_sql import sql_for
 from pglab.telemetry.base import SamplerOff, Table
 from pglab.telemetry.pg_stats import sql
 
@@ -33,9 +34,9 @@ class BuffersSampler:
         self.interval = interval
         self._connect = connect
         self._conn: psycopg.Connection | None = None
-        self._summary_sql = sql(
-            "buffercache_16" if server_version_num >= 160000 else "buffercache_15"
-        )
+        summary_sql = sql_for("pglab.telemetry", "buffercache", server_version_num)
+        assert summary_sql is not None, "buffercache_15.sql serves every supported version"
+        self._summary_sql = summary_sql
         self.summary = Table(["t", *SUMMARY_COLUMNS])
         # 16+: buffers per usage count (how hot the cache is), one row per (t, usage_count)
         self._usage = server_version_num >= 160000

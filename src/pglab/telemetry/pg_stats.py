@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 
+from pglab.postgres.versioned_sql import sql_for
 from pglab.telemetry.base import SamplerOff, Table
 
 IO_KEYS = ("backend_type", "object", "context")
@@ -44,18 +45,14 @@ def sql(name: str) -> str:
     return resources.files("pglab.telemetry").joinpath(f"sql/{name}.sql").read_text()
 
 
+KINDS = {"pg.database": "database", "pg.bgwriter": "bgwriter", "pg.checkpointer": "checkpointer",
+         "pg.wal": "wal", "pg.io": "io"}  # fmt: skip
+
+
 def queries(version_num: int) -> dict[str, str]:
-    """kind -> the SQL file for this server version."""
-    major = version_num // 10000
-    q = {
-        "pg.database": "database",
-        "pg.bgwriter": "bgwriter_17" if major >= 17 else "bgwriter_15",
-        "pg.checkpointer": "checkpointer_17" if major >= 17 else "checkpointer_15",
-        "pg.wal": "wal_18" if major >= 18 else "wal_15",
-    }
-    if major >= 16:
-        q["pg.io"] = "io_18" if major >= 18 else "io_16"
-    return {kind: sql(name) for kind, name in q.items()}
+    """kind -> its SQL for this server version (``pg.io`` from 16 on: ``pg_stat_io``)."""
+    found = {kind: sql_for("pglab.telemetry", name, version_num) for kind, name in KINDS.items()}
+    return {kind: text for kind, text in found.items() if text is not None}
 
 
 def one_statement(parts: dict[str, str]) -> str:
