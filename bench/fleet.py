@@ -10,6 +10,11 @@ target is 1.8 or more) and ``fleet_overhead_per_job_s: Y``: the time a one-worke
 outside its jobs (submission, picking a job, starting the child pglab), per job.
 
     .venv/bin/python bench/fleet.py [--rounds 3] [--duration 3]
+
+``--spread``: a single-coordinate campaign (2 variants × 6 repeats, no matrix: one job without
+spreading) with ``[fleet] spread = "rounds"``, so its 6 rounds are 6 jobs; prints
+``fleet_spread_time_ratio: X (95% CI a–b)``, T(2 workers) / T(1 worker) (the issue's target:
+0.6 or less) instead of the speedup.
 """
 
 from __future__ import annotations
@@ -43,6 +48,25 @@ duration = {duration}
 rate = 100
 [matrix]
 clients = [1, 2, 3, 4]
+[variants.a]
+settings = {{ work_mem = "4MB" }}
+[variants.b]
+settings = {{ work_mem = "8MB" }}
+"""
+
+
+SPREAD_CAMPAIGN = """
+name = "fleet-bench"
+repeats = 6
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = {duration}
+rate = 100
+clients = 2
+[fleet]
+spread = "rounds"
 [variants.a]
 settings = {{ work_mem = "4MB" }}
 [variants.b]
@@ -100,11 +124,13 @@ def main() -> None:
     ap = parser(__doc__, point=False)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=int, default=3)
+    ap.add_argument("--spread", action="store_true", help='one coordinate, spread = "rounds"')
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="pglab-fleet-bench-", dir="/tmp"))
     root.chmod(0o755)
     campaign = root / "fleet-bench.toml"
-    campaign.write_text(CAMPAIGN.format(duration=args.duration))
+    campaign.write_text((SPREAD_CAMPAIGN if args.spread else CAMPAIGN).format(
+        duration=args.duration))  # fmt: skip
     ratios, overheads = [], []
     try:
         with pg_store_server() as server:
@@ -121,8 +147,11 @@ def main() -> None:
                 print(f"round {i + 1}: speedup {ratios[-1]:.3f}", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    if args.spread:
+        ratios = [1 / r for r in ratios]
     low, high = bootstrap_median_ci(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
-    print(f"fleet_speedup: {statistics.median(ratios):.3f} (95% CI {low:.3f}–{high:.3f}, "
+    name = "fleet_spread_time_ratio" if args.spread else "fleet_speedup"
+    print(f"{name}: {statistics.median(ratios):.3f} (95% CI {low:.3f}–{high:.3f}, "
           f"{len(ratios)} rounds)")  # fmt: skip
     print(f"fleet_overhead_per_job_s: {statistics.median(overheads):.2f}")
 
