@@ -456,6 +456,7 @@ def _hosts(runs: Sequence[RunRow]) -> list[Notice]:
     by_point: dict[str, set[str]] = {}
     by_coord: dict[str, set[str]] = {}
     by_round: dict[tuple[str, int], set[str]] = {}
+    in_round: dict[tuple[str, int], int] = {}
     for r in runs:
         host = host_of(r)
         if r.ok and host is not None:
@@ -463,9 +464,11 @@ def _hosts(runs: Sequence[RunRow]) -> list[Notice]:
             coord = " ".join(f"{k.removeprefix('settings.')}={v}" for k, v in r.axes.items())
             by_coord.setdefault(coord or "every point", set()).add(host)
             by_round.setdefault((coord, r.repeat), set()).add(host)
+            in_round[coord, r.repeat] = in_round.get((coord, r.repeat), 0) + 1
     machines = sorted(set().union(*by_point.values())) if by_point else []
     spread = any(len(h) > 1 for h in by_coord.values())  # a coordinate's rounds on several
-    if spread and all(len(h) == 1 for h in by_round.values()):
+    blocks = all(n > 1 for n in in_round.values())  # every round compares its points
+    if spread and blocks and all(len(h) == 1 for h in by_round.values()):
         return [Notice("hosts", None, None, (
             f"rounds ran on {len(machines)} machines ({', '.join(machines)}), each round on one: "
             "comparisons are made within rounds, where the machines' difference cancels; a "
