@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from pglab.campaign.kits import KITS, MODES
 from pglab.campaign.shapes import SHAPES
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
@@ -214,6 +215,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
+    Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
+        "[dataset] scale)", '"tpcc"', default_doc="none: pgbench's scripts", choices=tuple(KITS),
+        commented=True),
+    Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
+        "(its statements from pgbench)", '"procedures"', default_doc="the kit's first",
+        choices=MODES, commented=True),
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
@@ -231,7 +238,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
         '"/mnt/backup"', default_doc="the run's work directory", commented=True),
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
-              ("scripts", "operation")))  # fmt: skip
+              ("scripts", "operation"), ("kit", "script"), ("kit", "scripts"),
+              ("kit", "operation")))  # fmt: skip
 PHASES = Table("phases", "phases run in order, one [[phases]] each", (
     Key("name", "string", "in [[derived]] and the results", '"warm-up"',
         default_doc='"phase N"'),

@@ -205,11 +205,22 @@ class DatasetSpec:
     fillfactor: int = 100
     unlogged_tables: bool = False
     reset: str = "run"
+    # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
+    # warehouses): set from the phases' kit when the point is made (run/plan.py)
+    kit: str | None = None
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the data on disk (the reset policy does not)."""
-        d = asdict(self)
+        d = self.point_identity()
         d.pop("reset")
+        return d
+
+    def point_identity(self) -> dict[str, Any]:
+        """The dataset as part of a point: the kit only when there is one (so points stored
+        before kits existed keep their keys)."""
+        d = asdict(self)
+        if self.kit is None:
+            d.pop("kit")
         return d
 
 
@@ -364,6 +375,12 @@ class PhaseSpec:
     jobs: int = 1
     compress: bool = True
     target: str | None = None
+    # a workload kit (campaign/kits: its scripts at their weights, its tables as the dataset)
+    # and its mode; pgbench variables (-D name=value: a kit's scale). Part of the point only
+    # when set
+    kit: str | None = None
+    mode: str | None = None
+    defines: tuple[tuple[str, str], ...] = ()
 
     @property
     def remote(self) -> bool:
@@ -373,6 +390,8 @@ class PhaseSpec:
     def script_label(self) -> str:
         if self.operation is not None:
             return self.operation
+        if self.kit is not None:
+            return f"{self.kit} ({self.mode})"
         return "+".join(
             s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
             for s in self.scripts
@@ -471,7 +490,7 @@ class RunSpec:
             "variant": self.variant,
             "axes": [[k, v] for k, v in self.axes],
             "server": self.server.identity(),
-            "dataset": asdict(self.dataset),
+            "dataset": self.dataset.point_identity(),
             "phases": [_phase_identity(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
         }
@@ -527,6 +546,9 @@ def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     d = asdict(phase)
     if not phase.remote:
         d.pop("generators")
+    if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
+        d["scripts"] = [{"label": s.label, "weight": s.weight, "sha256": s.sha256}
+                        for s in phase.scripts]  # fmt: skip
     for key, default in _UNSET.items():
         if d[key] == default:
             d.pop(key)
@@ -551,6 +573,9 @@ _UNSET: dict[str, Any] = {
     "jobs": 1,
     "compress": True,
     "target": None,
+    "kit": None,
+    "mode": None,
+    "defines": (),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
+from pglab.campaign.kits import KITS, MODES
 from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
@@ -38,6 +39,7 @@ def apply_workload(
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
     upd.update(_operation(ph, table, p, where))
+    upd.update(_kit(ph, table, p, where))
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -215,6 +217,44 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
     return out
 
 
+def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """``kit`` and ``mode`` as updates of ``ph``: a kit's scripts at their weights (without
+    pgbench's vacuum of its own tables); a script or an operation given alone ends the kit."""
+    upd: dict[str, Any] = {}
+    kit, mode = ph.kit, ph.mode
+    if "kit" in table:
+        kit = table["kit"]
+        if "script" in table or "scripts" in table or "operation" in table:
+            p.add(where, "give kit, script(s) or operation, not two: a phase runs a workload "
+                  "kit, pgbench scripts or a maintenance operation")  # fmt: skip
+            return {}
+        if kit not in KITS:
+            close = difflib.get_close_matches(str(kit), KITS, n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f"unknown kit {kit!r}{hint} (kits: {', '.join(KITS)})")
+            return {}
+        if kit != ph.kit:
+            mode = KITS[kit].modes[0]
+    elif ("script" in table or "scripts" in table or "operation" in table) and kit:
+        return {"kit": None, "mode": None}
+    if "mode" in table:
+        if kit is None:
+            if ph.name != "check":  # a [matrix] value is checked on a phase of no kit
+                p.add(where, f"mode = {table['mode']!r}: the mode of a workload kit, but this "
+                      "phase runs no kit (kit = ...)")  # fmt: skip
+            elif table["mode"] not in MODES:
+                p.add(where, f"mode = {table['mode']!r}: use one of {', '.join(MODES)}")
+            return {}
+        if table["mode"] not in KITS[kit].modes:
+            p.add(where, f"mode = {table['mode']!r}: kit {kit!r} runs in "
+                  f"{' or '.join(KITS[kit].modes)} mode")  # fmt: skip
+            return {}
+        mode = table["mode"]
+    if kit is None or (kit, mode) == (ph.kit, ph.mode):
+        return upd
+    return {"kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)), "vacuum": False}
+
+
 def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """The operation keys of ``table`` as updates of ``ph``: a new operation starts from the
     default options; a script given alone makes the phase a pgbench one again."""
@@ -292,6 +332,8 @@ _DEFAULT_OPTIONS = {k: getattr(PhaseSpec("", ()), k) for k in OPERATION_KEYS}
 def takes(ph: PhaseSpec, key: str) -> bool:
     """Whether ``ph`` takes the workload key ``key``: an operation's option only a phase
     running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
+    if key == "mode":
+        return ph.kit is not None
     if key not in OPERATION_KEYS:
         return True
     return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
@@ -306,4 +348,15 @@ def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
         op = None
     else:
         op = ph.operation
-    return {k: v for k, v in table.items() if takes(replace(ph, operation=op), k)}
+    kit = table.get("kit", ph.kit) if op is None and "script" not in table else None
+    return {k: v for k, v in table.items() if takes(replace(ph, operation=op, kit=kit), k)}
+
+
+def kit_problems(phases: Any, where: str, p: Problems) -> None:
+    """A run's dataset is one kit's tables or pgbench's: when a phase runs a kit, every phase
+    runs that kit."""
+    kits = {ph.kit for ph in phases}
+    if len(kits) > 1:
+        said = ", ".join(f"{ph.name}: {ph.kit or ph.script_label}" for ph in phases)
+        p.add(where, f"phases run different workloads ({said}): a run's dataset is one kit's "
+              "tables or pgbench's, so when a phase runs a kit, every phase runs it")  # fmt: skip

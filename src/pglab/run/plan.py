@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import kits
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
@@ -76,10 +77,14 @@ def _point(
             storage = replace(storage, **{STORAGE_AXES[name]: campaign.target(value)})
         elif name.startswith("settings."):
             server = server.with_settings({name.removeprefix("settings."): value})
-        elif name in DatasetSpec.__dataclass_fields__:
+        elif name in DatasetSpec.__dataclass_fields__ and name != "kit":  # kit: the phases'
             dataset = replace(dataset, **{name: value})
         else:
             phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
+    kit = next((ph.kit for ph in phases if ph.kit), None)
+    if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
+        dataset = replace(dataset, kit=kit)
+        phases = tuple(replace(ph, defines=kits.defines(kit, dataset.scale)) for ph in phases)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,

@@ -1,0 +1,111 @@
+"""A workload kit's dataset (``campaign/kits``): its tables made and loaded, on several
+connections at once, with progress and an ETA, and its consistency checked after a run.
+
+The kit's SQL makes its tables and functions (``schema.sql``, ``load.sql`` and the mode's
+functions, ``procedures.sql``, which both modes get so one dataset serves both), loads the
+shared rows once (TPC-C's items), then one unit of scale per call (a warehouse) on ``jobs``
+connections, then adds the keys (``keys.sql``) and ANALYZEs. A cluster pglab owns is loaded
+once into a template that runs copy (``dataset.ensure``); an existing server's database is
+loaded in place (``bench_db.ensure``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+
+from pglab.campaign.kits import KITS
+from pglab.campaign.spec import DatasetSpec
+from pglab.errors import CommandError
+
+Connect = Callable[[], psycopg.Connection]
+CONSISTENCY_TABLE = "kit.consistency"
+
+
+def load(
+    connect: Connect,
+    spec: DatasetSpec,
+    on_status: Callable[[str], None] = lambda msg: None,
+    jobs: int | None = None,
+) -> dict[str, float]:
+    """Make and load the kit's tables at ``spec.scale``; the seconds of each step."""
+    assert spec.kit is not None
+    kit = KITS[spec.kit]
+    steps: dict[str, float] = {}
+    t0 = time.monotonic()
+    try:
+        with connect() as conn:
+            for name in ("schema", "load", "procedures"):
+                conn.execute(kit.sql(name).encode())
+            conn.execute("SELECT tpcc_load_items()")
+        steps["tables and items"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        _load_units(connect, spec.scale, jobs or min(os.cpu_count() or 1, spec.scale), on_status)
+        steps["warehouses"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        on_status(f"{kit.name} dataset: keys and indexes")
+        with connect() as conn:
+            conn.execute(kit.sql("keys").encode())
+        steps["primary keys"] = time.monotonic() - t0
+        t0 = time.monotonic()
+        with connect() as conn:
+            conn.execute("VACUUM ANALYZE")
+        steps["vacuum"] = time.monotonic() - t0
+    except psycopg.Error as exc:
+        raise CommandError(f"loading the {kit.name} dataset failed: {str(exc).strip()}") from exc
+    return steps
+
+
+def said_load(done: int, total: int, what: str, seconds: float) -> str:
+    """``loading tpcc: 3 of 10 warehouses (30%), ETA 0:12`` as told while loading."""
+    out = f"{done:,} of {total:,} {what} ({100 * done / total:.0f}%)"
+    if done and seconds > 0:
+        left = (total - done) * seconds / done
+        out += f", ETA {int(left) // 60}:{int(left) % 60:02d}"
+    return out
+
+
+def _load_units(connect: Connect, scale: int, jobs: int, on_status: Callable[[str], None]) -> None:
+    """Warehouses 1..scale, each in its own transaction, on ``jobs`` connections."""
+    lock, done, t0 = threading.Lock(), [0], time.monotonic()
+    stop = threading.Event()
+
+    def one(w: int) -> None:
+        if stop.is_set():
+            return
+        try:
+            with connect() as conn:
+                conn.execute("SELECT tpcc_load_warehouse(%s)", (w,))
+        except BaseException:
+            stop.set()  # the others do not start another warehouse
+            raise
+        with lock:
+            done[0] += 1
+            said = said_load(done[0], scale, "warehouses", time.monotonic() - t0)
+        on_status(f"loading tpcc: {said}")
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="pglab-kit") as pool:
+        for future in [pool.submit(one, w) for w in range(1, scale + 1)]:
+            future.result()
+
+
+def check(conn: psycopg.Connection, kit: str) -> dict[str, object]:
+    """The kit's consistency conditions on its data now, as a table: each condition, what it
+    says, and how many warehouses or districts break it."""
+    rows = conn.execute(KITS[kit].sql("consistency").encode()).fetchall()
+    return {
+        "columns": ["condition", "says", "violations"],
+        "rows": [[int(r[0]), str(r[1]), int(r[2])] for r in rows],
+    }
+
+
+def broken(table: dict[str, object]) -> list[str]:
+    """The conditions of a stored consistency table that do not hold, as said in warnings."""
+    rows = table.get("rows") or []
+    assert isinstance(rows, list)
+    return [f"{r[0]} ({r[1]}: {r[2]} broken)" for r in rows if r[2]]
