@@ -36,6 +36,12 @@ WARNINGS = {
     "serialization or deadlock errors left after `max_tries`): its TPS counts only those that "
     "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
     "retried transactions and retries, and transactions over `latency_limit`",
+    "inconsistent": "after a phase of a workload kit, the kit's consistency conditions do not "
+    'hold on its data (`kit = "tpcc"`: TPC-C clause 3.3.2.1-4, warehouse and district '
+    "year-to-date totals, order ids against the district's next id and the new orders, order "
+    "lines against the orders' line counts): the kit corrupted its own data, so its figures are "
+    "suspect. pglab checks them after every phase and stores each condition's count of "
+    "warehouses or districts that break it (`pglab show RUN_ID`)",
     "assertions": "the server was built with assertions (`--enable-cassert`: "
     "`debug_assertions = on`); its checks cost much CPU, so its figures say little of a "
     "production build. Flagged in every run it appears in",
@@ -79,6 +85,9 @@ UNIT_BY_SUFFIX = (
 UNIT_BY_NAME = {
     "tps": "transactions per second; for maintenance operations MB/s, 10⁶ bytes per second",
     "tps_steady": "transactions per second",
+    "nopm": "transactions per minute (committed New-Orders)",
+    "tpm": "transactions per minute",
+    "inconsistent": "count (conditions)",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",

@@ -23,6 +23,8 @@ from pglab.analysis import comparable, generator_hosts, points, scripts, verdict
 from pglab.analysis import stats as analysis
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
+from pglab.postgres import kit_load
+from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
@@ -34,6 +36,7 @@ from pglab.units import size_text
 KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
+    "inconsistent",  # a workload kit's consistency conditions broken after a phase (its data)
     "assertions",  # the server was built with assertions: not a production build's speed
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
@@ -268,6 +271,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                 f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
                 "only the transactions that succeeded; raise max_tries, or lower the contention"
             )))  # fmt: skip
+    out += _inconsistent(run, phases, series)
     for ph in phases:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):
@@ -288,6 +292,23 @@ def run_notices(run: RunRow) -> list[Notice]:
             "measures nothing here; raise the scale"
         )))  # fmt: skip
     return out
+
+
+def _inconsistent(run: RunRow, phases: list[PhaseRow], series: Series) -> list[Notice]:
+    """A kit whose consistency conditions do not hold after a phase: its data is wrong, and so
+    may be its figures (a listing's row: the stored count of conditions broken)."""
+    said = [
+        f"phase {_phase_name(ph)}: condition {', '.join(broken)}"
+        for ph in phases
+        if (broken := kit_load.broken(series.get(str(ph.idx), {}).get(CONSISTENCY_TABLE) or {}))
+    ]
+    if not said and not isinstance(run, StoredRun) and run.metrics.get("inconsistent"):
+        said = [f"{run.metrics['inconsistent']:.0f} condition(s) broken"]
+    return [Notice("inconsistent", run.label, run.id, (
+        f"the kit's consistency conditions (TPC-C clause 3.3.2) do not hold after the run: "
+        f"{'; '.join(said)}: the kit corrupted its own data, so its figures are suspect; "
+        "`pglab show RUN_ID` prints the conditions"
+    ))] if said else []  # fmt: skip
 
 
 def _phase_name(ph: PhaseRow) -> str:

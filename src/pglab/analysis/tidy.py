@@ -68,6 +68,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("host", "the machine pglab (and pgbench) ran on"),
     Column("tps", "transactions per second (mean of the measured phases); MB/s of operations"),
     Column("tps_steady", "TPS after the warm-up (MSER-5)"),
+    Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),
+    Column("tpm", "a workload kit's transactions per minute, all types (TPS × 60)"),
+    Column("rollback_pct", "a kit's headline transactions rolled back by design, % (TPC-C: 1)"),
+    Column("inconsistent", "a kit's consistency conditions broken after the run (0: all hold)"),
     Column("transactions", "transactions pgbench completed"),
     Column("failed", "transactions that failed"),
     Column("latency_avg_ms", "pgbench's mean latency"),
@@ -93,6 +97,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", "why a failed run failed"),
 )
 NAMES = tuple(c.name for c in COLUMNS)
+KIT_FIGURES = ("nopm", "tpm", "rollback_pct", "inconsistent")  # run metrics (run/metrics.py)
 
 
 @dataclass(frozen=True)
@@ -301,11 +306,15 @@ def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Any]:
         out["tps"] = phases[0].tps
         out["latency_avg_ms"] = phases[0].latency_avg_ms
         out["tps_steady"] = run.metrics.get(f"phase.{phases[0].name}.tps_steady")
+        for key in KIT_FIGURES:
+            out[key] = run.metrics.get(f"phase.{phases[0].name}.{key}")
     else:
         out["phase"] = "+".join(dict.fromkeys(p.name for p in phases)) or None
         out["tps"] = run.tps
         out["latency_avg_ms"] = run.metrics.get("latency_avg_ms")
         out["tps_steady"] = run.metrics.get("tps_steady")
+        for key in KIT_FIGURES:
+            out[key] = run.metrics.get(key)
     if phases:
         out["duration_s"] = sum(p.elapsed_s for p in phases)
         out["transactions"] = sum(p.transactions or 0 for p in phases)

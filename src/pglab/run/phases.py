@@ -8,9 +8,10 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
         watch = stack.enter_context(PhaseWatch(...))
         result = runner.run(watch)      # the phase's result, with the runner's own tables
 
-Three runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
-(``GeneratorPgbench``, its per-host table with the result), and a maintenance operation
-(``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s). A new load generator or
+Four runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
+(``GeneratorPgbench``, its per-host table with the result), a maintenance operation
+(``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
+scripts by either pgbench, its consistency checked after (``KitPgbench``). A new load generator or
 workload kit is a class with ``prepare`` and ``run``, and one line in ``runner_for``; the
 executor does not change.
 """
@@ -29,6 +30,7 @@ from pglab.maintenance.figures import Prior
 from pglab.pgbench import invoke as pgbench
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.pgbench.invoke import ProgressCallback
+from pglab.postgres import kit_load
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult
@@ -64,6 +66,8 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
     """The runner of one iteration of ``phase``: the one place that tells kinds of phase apart."""
     if phase.operation is not None:
         return MaintenanceOperation(phase, iteration, context)
+    if phase.kit is not None:
+        return KitPgbench(phase, iteration, context)
     if phase.remote:
         return GeneratorPgbench(phase, iteration, context)
     return LocalPgbench(phase, iteration, context)
@@ -151,3 +155,30 @@ class MaintenanceOperation:
         del watch  # the operation watches its own progress views
         assert self._op is not None, "prepare first"
         return self._op.run(self.iteration, self.context.on_operation)
+
+
+@dataclass
+class KitPgbench:
+    """A workload kit's scripts, run by pgbench here or on the generator hosts; then the kit's
+    consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE`` in the result:
+    a few seconds while the watch still samples, after pgbench has ended)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        c = self.context
+        runner: PhaseRunner = (
+            GeneratorPgbench(self.phase, self.iteration, c)
+            if self.phase.remote
+            else LocalPgbench(self.phase, self.iteration, c)
+        )
+        result = runner.run(watch)
+        assert self.phase.kit is not None
+        with c.server.connect() as conn:
+            table = kit_load.check(conn, self.phase.kit)
+        return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})
