@@ -49,7 +49,7 @@ class TrialRecord:
     source: str  # default, pgtune, enqueued, sampler, retry
     outcome: str  # ok, failed, infeasible, interrupted
     settings: dict[str, str]
-    value: float | None = None  # the objective: TPS or p99 ms
+    value: float | None = None  # the objective: TPS, p99 ms or NOPM
     tps: float | None = None
     p99_ms: float | None = None
     feasible: bool = True  # within the p99 limit, when there is one
@@ -357,10 +357,11 @@ class Search:
             over_limit = (p99 - limit) / limit if limit is not None and p99 is not None else -1.0
             trial.set_constraint(studies.CONSTRAINT, over_limit)
             trial.set_user_attr(studies.OUTCOME, "ok")
-            value = p99 if setup.spec.objective == "p99" else tps
+            value = {"p99": p99, "nopm": result.metrics.get("nopm")}.get(setup.spec.objective, tps)
             if value is None:
                 raise CampaignError("the run logged no transaction latencies for the p99 "
-                                    "objective")  # fmt: skip
+                                    "objective" if setup.spec.objective == "p99" else
+                                    "the run gave no NOPM: its phases ran no kit")  # fmt: skip
             with studies.quiet():
                 self.study.tell(trial, value)
         return self._frozen(trial)
