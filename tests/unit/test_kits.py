@@ -1,0 +1,168 @@
+"""``kit = "tpcc"`` as the campaign file says it: its scripts and mix, its options checked
+before anything runs, the dataset and pgbench arguments it makes, the figures pglab computes
+from pgbench's per-script counts, and how its consistency is said."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.campaign import parse as campaign
+from pglab.campaign.kits import KITS, TPCC, script_stem
+from pglab.campaign.spec import RunSpec
+from pglab.errors import CampaignError
+from pglab.pgbench.invoke import argv_for
+from pglab.postgres import kit_load
+from pglab.postgres.dataset import described, estimated_size
+from pglab.records import PgbenchReport, PhaseResult, ScriptReport
+from pglab.run.metrics import run_metrics
+from pglab.run.plan import expand_points
+from pglab.tune import spec as tune_spec
+
+BASE = """
+name = "k"
+[dataset]
+scale = 3
+[workload]
+kit = "tpcc"
+"""
+
+
+def parsed(text: str) -> campaign.Campaign:
+    return campaign.parse(tomllib.loads(text), default_name="k", base_dir=Path("/tmp"))
+
+
+def refused(text: str) -> str:
+    with pytest.raises(CampaignError) as err:
+        parsed(text)
+    return err.value.message
+
+
+def test_the_mix_is_45_43_4_4_4_with_1_in_100_new_orders_rolled_back() -> None:
+    (ph,) = parsed(BASE).variants[0].phases
+    assert (ph.kit, ph.mode, ph.vacuum) == ("tpcc", "procedures", False)
+    weights = {script_stem(str(s.path)): s.weight for s in ph.scripts}
+    total = sum(weights.values())
+    share = {k: 100 * w / total for k, w in weights.items()}
+    assert share["new_order"] + share["new_order_rollback"] == 45
+    assert share["new_order_rollback"] / (share["new_order"] + share["new_order_rollback"]) == 0.01
+    assert [share[k] for k in ("payment", "order_status", "delivery", "stock_level")] == [
+        43, 4, 4, 4
+    ]  # fmt: skip
+    assert all(Path(str(s.path)).parent.name == "procedures" for s in ph.scripts)
+    assert ph.script_label == "tpcc (procedures)"
+
+
+def test_every_script_of_both_modes_exists_and_reads_the_warehouses() -> None:
+    for mode in TPCC.modes:
+        for s in TPCC.scripts(mode):
+            text = Path(str(s.path)).read_text()
+            assert ":warehouses" in text and s.sha256
+            assert "[1::" not in text  # pgbench takes "::" for a cast, not a variable
+
+
+def test_the_point_gets_the_kits_dataset_and_tells_pgbench_the_warehouses() -> None:
+    points = expand_points(parsed(BASE + '[matrix]\nmode = ["procedures", "client"]\n'))
+    assert [p.phases[0].mode for p in points] == ["procedures", "client"]
+    for point in points:
+        assert point.dataset.kit == "tpcc" and point.dataset.scale == 3
+        assert point.phases[0].defines == (("warehouses", "3"),)
+    argv = argv_for(_binaries(), points[1].phases[0], [], Path("/tmp/w"))
+    assert argv[argv.index("-D") + 1] == "warehouses=3" and "-n" in argv
+    assert any(a.endswith("/client/new_order.sql@4455") for a in argv)
+    # where pglab is installed is no part of the point (its scripts' contents are)
+    ident = points[1].point_dict()
+    assert all("path" not in s for s in ident["phases"][0]["scripts"])
+    assert ident["dataset"]["kit"] == "tpcc" and points[0].point_key != points[1].point_key
+    assert described(points[0].dataset) == "tpcc, 3 warehouses"
+    assert estimated_size(points[0].dataset).total > 3 * 200 * 2**20
+
+
+def test_a_dataset_without_a_kit_keeps_its_key() -> None:
+    (point,) = expand_points(parsed('name = "k"\n[workload]\nscript = "select-only"\n'))
+    assert "kit" not in point.point_dict()["dataset"] and "kit" not in point.dataset.identity()
+    assert "kit" not in point.point_dict()["phases"][0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\nkit = "tpc-c"\n', 'unknown kit \'tpc-c\' — did you mean "tpcc"?'),
+        ('[workload]\nkit = "tpcc"\nmode = "stored"\n', "kit 'tpcc' runs in procedures or client"),
+        ('[workload]\nscript = "tpcb-like"\nmode = "client"\n', "this phase runs no kit"),
+        ('[workload]\nkit = "tpcc"\nscript = "tpcb-like"\n', "give kit, script(s) or operation"),
+        ('[dataset]\nscale = 20000\n[workload]\nkit = "tpcc"\n', "at most 10,000"),
+        ('[workload]\nkit = "tpcc"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
+         'script = "tpcb-like"\n', "every phase runs it"),
+        ('[workload]\nscript = "tpcb-like"\n[matrix]\nmode = ["client"]\n',
+         "no phase runs a workload kit"),
+    ],
+)  # fmt: skip
+def test_bad_kit_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)
+
+
+def test_the_tune_objective_nopm_needs_a_kit(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n[workload]\nscript = "tpcb-like"\n[tune]\nobjective = "nopm"\n')
+    with pytest.raises(CampaignError, match="phases run no kit"):
+        tune_spec.load(path)
+    path.write_text(BASE + '[tune]\nobjective = "nopm"\n')
+    assert tune_spec.load(path)[1].objective == "nopm"
+
+
+def _script(stem: str, weight: int, n: int, tps: float) -> ScriptReport:
+    return ScriptReport(number=1, name=f"/x/tpcc/client/{stem}.sql", weight=weight,
+                        target_pct=None, transactions=n, counted=n, share_pct=None,
+                        tps=tps)  # fmt: skip
+
+
+def _kit_phase(check_rows: list[list[Any]]) -> PhaseResult:
+    report = PgbenchReport(tps=100.0, transactions=1000, scripts=(
+        _script("new_order", 4455, 445, 44.5), _script("new_order_rollback", 45, 5, 0.5),
+        _script("payment", 4300, 430, 43.0), _script("order_status", 400, 40, 4.0),
+        _script("delivery", 400, 40, 4.0), _script("stock_level", 400, 40, 4.0),
+    ))  # fmt: skip
+    table = {"columns": ["condition", "says", "violations"], "rows": check_rows}
+    return PhaseResult("main", 1, True, 0.0, 10.0, (), report,
+                       tables={kit_load.CONSISTENCY_TABLE: table})  # fmt: skip
+
+
+def test_nopm_tpm_and_rollbacks_come_from_the_per_script_counts() -> None:
+    (point,) = expand_points(parsed(BASE))
+    run: RunSpec = point
+    metrics = run_metrics(run, [_kit_phase([[1, "W_YTD = sum(D_YTD)", 0]])])
+    assert metrics["nopm"] == pytest.approx(44.5 * 60) and metrics["tpm"] == 6000
+    assert metrics["rollback_pct"] == pytest.approx(100 * 5 / 450)
+    assert metrics["inconsistent"] == 0 and metrics["phase.main.nopm"] == metrics["nopm"]
+    broken = run_metrics(run, [_kit_phase([[1, "a", 0], [3, "b", 2], [4, "c", 1]])])
+    assert broken["inconsistent"] == 2
+
+
+def test_a_broken_condition_is_said_with_its_count() -> None:
+    rows = [[1, "W_YTD = sum(D_YTD)", 0], [2, "D_NEXT_O_ID - 1 = max(O_ID)", 3]]
+    table = {"columns": ["condition", "says", "violations"], "rows": rows}
+    assert kit_load.broken(table) == ["2 (D_NEXT_O_ID - 1 = max(O_ID): 3 broken)"]
+    assert kit_load.broken({}) == []
+
+
+def test_the_loader_tells_its_progress_with_an_eta() -> None:
+    assert kit_load.said_load(3, 12, "warehouses", 6.0) == "3 of 12 warehouses (25%), ETA 0:18"
+    assert kit_load.said_load(0, 12, "warehouses", 0.0) == "0 of 12 warehouses (0%)"
+
+
+def test_every_kit_has_its_sql() -> None:
+    for kit in KITS.values():
+        for name in ("schema", "load", "keys", "consistency", "procedures"):
+            assert kit.sql(name).strip()
+
+
+def _binaries() -> Any:
+    class B:
+        def exe(self, name: str) -> str:
+            return f"/usr/bin/{name}"
+
+    return B()
