@@ -136,3 +136,19 @@ def password(monkeypatch):
     from existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+def test_compare_judges_points_of_a_kit_on_nopm(made: dict[str, Any], lab: Lab, capsys) -> None:
+    store = made["store"]
+    code = cli("compare", "tpcc:pg18 mode=procedures", "tpcc:pg18 mode=client",
+               lab=lab, store=store)  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "median nopm A" in out and "Welch's t on log NOPM" in out
+    runs = {r.label: r for r in made["runs"] if r.variant == "pg18"}
+    assert fmt_short(runs["pg18 mode=procedures"].metrics["nopm"]) in out
+
+
+def fmt_short(value: float) -> str:
+    from pglab.cli import fmt
+
+    return fmt.short(value)

@@ -166,3 +166,15 @@ def _binaries() -> Any:
             return f"/usr/bin/{name}"
 
     return B()
+
+
+def test_points_of_a_kit_are_judged_on_nopm() -> None:
+    from pglab.analysis.compare import headline
+
+    class Row:
+        def __init__(self, metrics: dict[str, float], ok: bool = True) -> None:
+            self.metrics, self.ok = metrics, ok
+
+    kit, plain = Row({"tps": 1.0, "nopm": 2.0}), Row({"tps": 1.0})
+    assert headline([kit, kit, Row({}, ok=False)]) == "nopm"  # type: ignore[list-item]
+    assert headline([kit, plain]) == "tps"  # type: ignore[list-item]

@@ -21,6 +21,7 @@ from pglab.campaign.workload import takes
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+KIT_INIT_S_PER_SCALE = {"tpcc": 12.0}  # a kit's load per unit (a warehouse), 2 CPUs
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
@@ -36,8 +37,11 @@ class Plan:
     run_overhead_s: float = RUN_OVERHEAD_S
 
     def estimated_seconds(self) -> float:
-        datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}
-        init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
+        datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset for r in self.runs}
+        init = sum(
+            d.scale * KIT_INIT_S_PER_SCALE.get(d.kit or "", INIT_S_PER_SCALE)
+            for d in datasets.values()
+        )
         runs = sum(r.estimated_seconds() + self.run_overhead_s for r in self.runs)
         return init + self.storage_bench_seconds() + runs
 
