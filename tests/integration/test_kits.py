@@ -109,6 +109,10 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     assert {round(float(r["nopm"]), 3) for r in rows} == {
         round(r.metrics["nopm"], 3) for r in made["runs"]
     }
+    page = made["store"].parent / "tpcc.html"
+    assert cli("report", "tpcc", "-o", str(page), lab=lab, store=store) == 0
+    html = page.read_text()  # the points table: a column per kit figure
+    assert all(f"<th>{k}</th>" in html for k in ("nopm", "tpm", "rollback_pct", "inconsistent"))
 
 
 @pytest.mark.usefixtures("password")
