@@ -88,6 +88,7 @@ UNIT_BY_NAME = {
     "nopm": "transactions per minute (committed New-Orders)",
     "tpm": "transactions per minute",
     "inconsistent": "count (conditions)",
+    "qps": "queries per second",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",
@@ -177,8 +178,8 @@ def figures() -> str:
 
     names = tidy.NAMES[tidy.NAMES.index("tps") :]
     rows = ["| figure | unit | meaning |", "|---|---|---|"]
-    for column in tidy.COLUMNS:
-        if column.name in names:
+    for column in (*tidy.COLUMNS, *tidy.KIT_COLUMNS):
+        if column.name in names or column in tidy.KIT_COLUMNS:
             rows.append(f"| `{column.name}` | {unit_of(column.name)} | {column.doc} |")
     return "\n".join(rows)
 

@@ -623,13 +623,14 @@ def _fit_operations(doc: dict[str, Any]) -> None:
 
 
 def _fit_kits(doc: dict[str, Any]) -> None:
-    """What the schema cannot say: a mode needs a kit, and a kit every phase of the run (its
-    tables are the dataset). Kits are left out here; tests/unit/test_kits.py parses them."""
+    """What the schema cannot say: a mode needs a kit, a test sysbench, and a kit (or sysbench)
+    every phase of the run (its tables are the dataset). They are left out here;
+    tests/unit/test_kit_spec.py parses them."""
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
-        table.pop("kit", None)
-        table.pop("mode", None)
+        for key in ("kit", "mode", "generator", "test"):
+            table.pop(key, None)
 
 
 def _fit_hosts(doc: dict[str, Any]) -> None:

@@ -376,7 +376,7 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        if f.name in ("scale", "partitions", "fillfactor"):
+        if f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")

@@ -24,6 +24,7 @@ from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
+    GENERATORS,
     INDEX_METHODS,
     LATENCY_LOGS,
     MANAGE_MODES,
@@ -32,6 +33,7 @@ from pglab.campaign.spec import (
     OPERATIONS,
     PROTOCOLS,
     RESET_POLICIES,
+    SYSBENCH_TESTS,
     TARGET_KINDS,
     DatasetSpec,
     PhaseSpec,
@@ -166,6 +168,10 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
         minimum=10, maximum=100),
     Key("unlogged_tables", "boolean", "pgbench --unlogged-tables", "false",
         _dataset.unlogged_tables),
+    Key("tables", "integer", "sysbench: its sbtest tables (--tables)", "4", _dataset.tables,
+        minimum=1, maximum=10_000, commented=True),
+    Key("table_size", "integer", "sysbench: rows per table (--table-size)", "100000",
+        _dataset.table_size, minimum=1, maximum=2_000_000_000, commented=True),
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
         "never; an existing server: never (its default) or reinit (pgbench -i before each run)",
         '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
@@ -221,6 +227,11 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
         "(its statements from pgbench)", '"procedures"', default_doc="the kit's first",
         choices=MODES, commented=True),
+    Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
+        "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
+        "pgbench", choices=GENERATORS, commented=True),
+    Key("test", "string", "sysbench: its OLTP test", '"oltp_read_write"',
+        default_doc="oltp_read_write", choices=SYSBENCH_TESTS, commented=True),
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",

@@ -15,6 +15,13 @@ from pathlib import PurePath
 from typing import Any
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
+GENERATORS = ("pgbench", "sysbench")  # the load generator a phase runs
+# sysbench 1.0's OLTP tests (/usr/share/sysbench/*.lua) a phase may run, on its sbtest tables
+SYSBENCH_TESTS = (
+    "oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
+    "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
+    "select_random_points", "select_random_ranges",
+)  # fmt: skip
 PROTOCOLS = ("simple", "extended", "prepared")
 LATENCY_LOGS = ("full", "aggregate", "off")
 # maintenance operations a phase can run instead of a pgbench script, and the options each takes
@@ -206,8 +213,11 @@ class DatasetSpec:
     unlogged_tables: bool = False
     reset: str = "run"
     # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
-    # warehouses): set from the phases' kit when the point is made (run/plan.py)
+    # warehouses), or "sysbench" (its sbtest tables: ``tables`` of ``table_size`` rows): set
+    # from the phases when the point is made (run/plan.py)
     kit: str | None = None
+    tables: int = 1
+    table_size: int = 10000
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the data on disk (the reset policy does not)."""
@@ -221,6 +231,9 @@ class DatasetSpec:
         d = asdict(self)
         if self.kit is None:
             d.pop("kit")
+        if self.kit != "sysbench":
+            d.pop("tables")
+            d.pop("table_size")
         return d
 
 
@@ -381,6 +394,15 @@ class PhaseSpec:
     kit: str | None = None
     mode: str | None = None
     defines: tuple[tuple[str, str], ...] = ()
+    # the load generator: pgbench, or sysbench running ``test`` (SYSBENCH_TESTS) on its sbtest
+    # tables. Part of the point only when sysbench
+    generator: str = "pgbench"
+    test: str | None = None
+
+    @property
+    def dataset_kind(self) -> str | None:
+        """Whose tables the phase runs on: a kit's, sysbench's, or (None) pgbench's."""
+        return "sysbench" if self.generator == "sysbench" else self.kit
 
     @property
     def remote(self) -> bool:
@@ -392,6 +414,8 @@ class PhaseSpec:
             return self.operation
         if self.kit is not None:
             return f"{self.kit} ({self.mode})"
+        if self.generator == "sysbench":
+            return f"sysbench {self.test}"
         return "+".join(
             s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
             for s in self.scripts
@@ -576,6 +600,8 @@ _UNSET: dict[str, Any] = {
     "kit": None,
     "mode": None,
     "defines": (),
+    "generator": "pgbench",
+    "test": None,
 }
 
 

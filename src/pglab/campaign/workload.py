@@ -17,6 +17,7 @@ from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
+    GENERATORS,
     INDEX_METHODS,
     LATENCY_LOGS,
     LOCAL,
@@ -26,6 +27,7 @@ from pglab.campaign.spec import (
     OPERATION_OPTIONS,
     OPERATIONS,
     PROTOCOLS,
+    SYSBENCH_TESTS,
     PhaseSpec,
     Script,
 )
@@ -40,6 +42,7 @@ def apply_workload(
         p.add(where, "give script or scripts, not both")
     upd.update(_operation(ph, table, p, where))
     upd.update(_kit(ph, table, p, where))
+    upd.update(_generator(ph, table, p, where))
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -255,6 +258,45 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
     return {"kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)), "vacuum": False}
 
 
+def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
+    said) instead of pgbench's scripts."""
+    generator = ph.generator
+    if "generator" in table:
+        if table["generator"] not in GENERATORS:
+            p.add(where, f"generator = {table['generator']!r}: use one of {', '.join(GENERATORS)}")
+            return {}
+        generator = table["generator"]
+    if (
+        "generator" not in table
+        and ph.generator == "sysbench"
+        and any(k in table for k in ("script", "scripts", "kit", "operation"))
+    ):
+        return {"generator": "pgbench", "test": None}
+    if generator == "sysbench":
+        clash = [k for k in ("script", "scripts", "kit", "operation") if k in table]
+        if clash:
+            p.add(where, f"{', '.join(clash)} with generator = \"sysbench\": sysbench runs "
+                  "its own OLTP tests (test = ...), not pgbench scripts, kits or "
+                  "operations")  # fmt: skip
+            return {}
+    test = table.get("test", ph.test)
+    if "test" in table:
+        if generator != "sysbench" and ph.name != "check":
+            p.add(where, f"test = {test!r}: a sysbench test, but this phase runs pgbench "
+                  '(generator = "sysbench" runs sysbench)')  # fmt: skip
+            return {}
+        if test not in SYSBENCH_TESTS:
+            close = difflib.get_close_matches(str(test), SYSBENCH_TESTS, n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f"unknown sysbench test {test!r}{hint} (tests: "
+                  f"{', '.join(SYSBENCH_TESTS)})")  # fmt: skip
+            return {}
+    if generator != "sysbench":
+        return {"generator": generator, "test": None} if "generator" in table else {}
+    return {"generator": "sysbench", "test": test or "oltp_read_write", "vacuum": False}
+
+
 def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """The operation keys of ``table`` as updates of ``ph``: a new operation starts from the
     default options; a script given alone makes the phase a pgbench one again."""
@@ -334,6 +376,8 @@ def takes(ph: PhaseSpec, key: str) -> bool:
     running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
     if key == "mode":
         return ph.kit is not None
+    if key == "test":
+        return ph.generator == "sysbench"
     if key not in OPERATION_KEYS:
         return True
     return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
@@ -353,10 +397,15 @@ def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
 
 
 def kit_problems(phases: Any, where: str, p: Problems) -> None:
-    """A run's dataset is one kit's tables or pgbench's: when a phase runs a kit, every phase
-    runs that kit."""
-    kits = {ph.kit for ph in phases}
+    """A run's dataset is one kit's tables, sysbench's or pgbench's: when a phase runs a kit
+    (or sysbench), every phase runs it."""
+    kits = {ph.dataset_kind for ph in phases}
     if len(kits) > 1:
-        said = ", ".join(f"{ph.name}: {ph.kit or ph.script_label}" for ph in phases)
+        said = ", ".join(f"{ph.name}: {ph.dataset_kind or ph.script_label}" for ph in phases)
         p.add(where, f"phases run different workloads ({said}): a run's dataset is one kit's "
-              "tables or pgbench's, so when a phase runs a kit, every phase runs it")  # fmt: skip
+              "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
+              "phase runs it")  # fmt: skip
+    for ph in phases:
+        if ph.generator == "sysbench" and ph.remote:
+            p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
+                  "generator hosts (generators = [...]) run pgbench only")  # fmt: skip

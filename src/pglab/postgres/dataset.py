@@ -41,7 +41,8 @@ INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
 INIT_WAL_MAX_BYTES = 1088 * MIB
 # a kit's data and WAL per unit of scale, from templates made on 18 (tpcc, 2 warehouses: 234
 # MiB of tables and 257 of pg_wal)
-KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB)}
+# sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes)
+KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,8 @@ def described(spec: DatasetSpec) -> str:
     """``scale 10``, or a kit's ``tpcc, 2 warehouses``: the dataset as told while it is made."""
     if spec.kit is None:
         return f"scale {spec.scale}"
+    if spec.kit == "sysbench":
+        return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
     return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
 
 
@@ -66,8 +69,9 @@ def estimated_size(spec: DatasetSpec) -> Size:
     from its own per-unit figures (``KIT_BYTES``)."""
     if spec.kit is not None:
         per_unit, per_unit_wal = KIT_BYTES[spec.kit]
-        kit_wal = min(INIT_WAL_BYTES + per_unit_wal * spec.scale, INIT_WAL_MAX_BYTES)
-        total = DATA_BYTES + per_unit * spec.scale + kit_wal
+        units = spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale
+        kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
+        total = DATA_BYTES + per_unit * units + kit_wal
         return Size(int(total), int(kit_wal), measured=False)
     steps = spec.init_steps or "dtgvp"
     generated = bool(set(steps) & set("gG"))

@@ -12,19 +12,61 @@ loaded in place (``bench_db.ensure``).
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import psycopg
 
+from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import DatasetSpec
-from pglab.errors import CommandError
+from pglab.errors import CommandError, LabError
+
+INIT_TIMEOUT = 6 * 3600
 
 Connect = Callable[[], psycopg.Connection]
 CONSISTENCY_TABLE = "kit.consistency"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a client program that takes no connection string (sysbench) connects: what
+    libpq used for a session of pglab's (a socket directory or a host); the password goes in
+    its environment, never on its command line."""
+
+    host: str
+    port: int
+    user: str
+    dbname: str
+    password: str | None
+
+    @classmethod
+    def of(cls, conn: psycopg.Connection) -> Target:
+        info = conn.info
+        return cls(info.host, int(info.port), info.user, info.dbname, info.password or None)
+
+    def sysbench_args(self) -> list[str]:
+        return ["--db-driver=pgsql", f"--pgsql-host={self.host}", f"--pgsql-port={self.port}",
+                f"--pgsql-user={self.user}", f"--pgsql-db={self.dbname}"]  # fmt: skip
+
+    def env(self) -> dict[str, str]:
+        """Beside the clean environment every child gets (``procs.clean_env``)."""
+        return {"PGPASSWORD": self.password} if self.password else {}
+
+
+def sysbench_exe() -> str:
+    """sysbench on this machine's PATH, or a LabError saying how to install it."""
+    found = shutil.which("sysbench")
+    if found is None:
+        raise LabError(
+            'generator = "sysbench" needs sysbench, which is not on this machine\'s PATH',
+            hint="install Debian's: apt-get install sysbench (1.0, with its pgsql driver)",
+        )
+    return found
 
 
 def load(
@@ -35,6 +77,8 @@ def load(
 ) -> dict[str, float]:
     """Make and load the kit's tables at ``spec.scale``; the seconds of each step."""
     assert spec.kit is not None
+    if spec.kit == "sysbench":
+        return _sysbench_prepare(connect, spec, on_status, jobs)
     kit = KITS[spec.kit]
     steps: dict[str, float] = {}
     t0 = time.monotonic()
@@ -58,6 +102,30 @@ def load(
         steps["vacuum"] = time.monotonic() - t0
     except psycopg.Error as exc:
         raise CommandError(f"loading the {kit.name} dataset failed: {str(exc).strip()}") from exc
+    return steps
+
+
+def _sysbench_prepare(
+    connect: Connect, spec: DatasetSpec, on_status: Callable[[str], None], jobs: int | None
+) -> dict[str, float]:
+    """sysbench's own prepare of its sbtest tables (its tables dropped first), one table per
+    thread at once; then VACUUM ANALYZE."""
+    exe = sysbench_exe()
+    with connect() as conn:
+        target = Target.of(conn)
+        for i in range(1, spec.tables + 1):
+            conn.execute(f"DROP TABLE IF EXISTS sbtest{i}".encode())
+    threads = max(1, min(jobs or os.cpu_count() or 1, spec.tables))
+    argv = [exe, "oltp_common", *target.sysbench_args(), f"--tables={spec.tables}",
+            f"--table-size={spec.table_size}", f"--threads={threads}", "prepare"]  # fmt: skip
+    on_status(f"sysbench prepare: {spec.tables} table(s) of {spec.table_size:,} rows")
+    t0 = time.monotonic()
+    procs.run(argv, timeout=INIT_TIMEOUT, env=target.env(), what="sysbench prepare")
+    steps = {"sysbench prepare": time.monotonic() - t0}
+    t0 = time.monotonic()
+    with connect() as conn:
+        conn.execute("VACUUM ANALYZE")
+    steps["vacuum"] = time.monotonic() - t0
     return steps
 
 

@@ -24,6 +24,7 @@ from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import PhaseResult
 from pglab.significance import ALPHA, scipy_stats
+from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -100,6 +101,7 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
             metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
     metrics.update(operation_metrics(phases))
     metrics.update(kit_metrics(run, phases))
+    metrics.update(sysbench_metrics(phases))
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
         if a and b is not None:
@@ -186,3 +188,20 @@ def _kit_figures(headline: str, ph: PhaseResult) -> dict[str, float]:
     if check is not None:
         figs["inconsistent"] = float(sum(1 for row in check["rows"] if row[2]))
     return figs
+
+
+def sysbench_metrics(phases: list[PhaseResult]) -> dict[str, float]:
+    """sysbench's own figures beside its TPS, over the measured phases that ran it: queries per
+    second, and the errors it ignored (and retried) and reconnects, per second."""
+    rows = [
+        dict(zip(table["columns"], table["rows"][0], strict=True))
+        for ph in phases
+        if ph.measured and (table := ph.tables.get(SYSBENCH_REPORT)) and table["rows"]
+    ]
+    if not rows:
+        return {}
+    return {
+        "qps": statistics.fmean(r["qps"] for r in rows),
+        "errors_s": statistics.fmean(r["errors_s"] for r in rows),
+        "reconnects_s": statistics.fmean(r["reconnects_s"] for r in rows),
+    }

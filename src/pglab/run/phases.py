@@ -11,7 +11,8 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
 Four runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
 (``GeneratorPgbench``, its per-host table with the result), a maintenance operation
 (``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
-scripts by either pgbench, its consistency checked after (``KitPgbench``). A new load generator or
+scripts by either pgbench, its consistency checked after (``KitPgbench``), and sysbench's
+OLTP tests (``Sysbench``). A new load generator or
 workload kit is a class with ``prepare`` and ``run``, and one line in ``runner_for``; the
 executor does not change.
 """
@@ -35,6 +36,7 @@ from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult
 from pglab.run.remote import Hosts
+from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
 
 
@@ -68,6 +70,8 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
         return MaintenanceOperation(phase, iteration, context)
     if phase.kit is not None:
         return KitPgbench(phase, iteration, context)
+    if phase.generator == "sysbench":
+        return Sysbench(phase, iteration, context)
     if phase.remote:
         return GeneratorPgbench(phase, iteration, context)
     return LocalPgbench(phase, iteration, context)
@@ -182,3 +186,27 @@ class KitPgbench:
         with c.server.connect() as conn:
             table = kit_load.check(conn, self.phase.kit)
         return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})
+
+
+@dataclass
+class Sysbench:
+    """sysbench's OLTP test on this machine, connected where pglab's own session is; the
+    watch is told its pid (its CPU is the client's)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+    _target: kit_load.Target | None = None
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+        with self.context.server.connect() as conn:
+            self._target = kit_load.Target.of(conn)
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        assert self._target is not None, "prepare first"
+        c = self.context
+        return sysbench.run_phase(
+            self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
+            on_progress=c.on_progress, on_spawn=watch.set_pgbench,
+        )  # fmt: skip

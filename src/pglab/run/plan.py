@@ -89,6 +89,10 @@ def _point(
     if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
         dataset = replace(dataset, kit=kit)
         phases = tuple(replace(ph, defines=kits.defines(kit, dataset.scale)) for ph in phases)
+    elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
+        dataset = replace(dataset, kit="sysbench")
+        told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
+        phases = tuple(replace(ph, defines=told) for ph in phases)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,

@@ -24,7 +24,7 @@ from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
-from pglab.postgres import bench_db, server, settings
+from pglab.postgres import bench_db, kit_load, server, settings
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
@@ -50,6 +50,8 @@ def preflight(
     The binaries are by ``ServerSpec.binaries_key`` (a source, and the pgbench that runs with
     it); ``progress`` is told the steps of a build being made."""
     plan = make_plan(campaign, done_keys)
+    if any(ph.generator == "sysbench" for pt in plan.points for ph in pt.phases):
+        kit_load.sysbench_exe()  # sysbench missing: said before anything is made
     resolved: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:
