@@ -20,6 +20,7 @@ from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
 from pglab.run.plan import expand_points
+from pglab.sysbench.invoke import argv_for as sysbench_argv
 from pglab.tune import spec as tune_spec
 
 BASE = """
@@ -178,3 +179,62 @@ def test_points_of_a_kit_are_judged_on_nopm() -> None:
     kit, plain = Row({"tps": 1.0, "nopm": 2.0}), Row({"tps": 1.0})
     assert headline([kit, kit, Row({}, ok=False)]) == "nopm"  # type: ignore[list-item]
     assert headline([kit, plain]) == "tps"  # type: ignore[list-item]
+
+
+SYSBENCH = """
+name = "s"
+[dataset]
+tables = 4
+table_size = 1000
+[workload]
+generator = "sysbench"
+clients = 8
+duration = 5
+rate = 100
+random_seed = 3
+"""
+
+
+def test_sysbench_runs_its_test_on_tables_of_table_size() -> None:
+    (point,) = expand_points(parsed(SYSBENCH))
+    (ph,) = point.phases
+    assert (ph.generator, ph.test, ph.script_label) == (
+        "sysbench", "oltp_read_write", "sysbench oltp_read_write"
+    )  # fmt: skip
+    assert point.dataset.kit == "sysbench"
+    assert ph.defines == (("tables", "4"), ("table_size", "1000"))
+    ident = point.point_dict()
+    assert ident["dataset"]["tables"] == 4 and ident["phases"][0]["generator"] == "sysbench"
+    target = kit_load.Target("/tmp/s", 5432, "u", "db", "secret")
+    argv = sysbench_argv("/usr/bin/sysbench", ph, target)
+    assert argv[:2] == ["/usr/bin/sysbench", "oltp_read_write"] and argv[-1] == "run"
+    for arg in ("--pgsql-host=/tmp/s", "--pgsql-port=5432", "--pgsql-db=db", "--tables=4",
+                "--table-size=1000", "--threads=8", "--time=5", "--rate=100",
+                "--rand-seed=3", "--report-interval=1", "--percentile=95"):  # fmt: skip
+        assert arg in argv
+    assert not any("secret" in a for a in argv) and target.env() == {"PGPASSWORD": "secret"}
+    assert described(point.dataset) == "sysbench, 4 table(s) × 1,000 rows"
+
+
+def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
+    (point,) = expand_points(parsed('name = "k"\n[dataset]\ntables = 3\n'))
+    assert "tables" not in point.point_dict()["dataset"]
+    assert "generator" not in point.point_dict()["phases"][0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\ngenerator = "jmeter"\n',
+         "generator = 'jmeter': use one of pgbench, sysbench"),
+        ('[workload]\ngenerator = "sysbench"\ntest = "oltp_read_wirte"\n',
+         "unknown sysbench test 'oltp_read_wirte' — did you mean \"oltp_read_write\"?"),
+        ('[workload]\ntest = "oltp_read_only"\n', "but this phase runs pgbench"),
+        ('[workload]\ngenerator = "sysbench"\nkit = "tpcc"\n', 'kit with generator = "sysbench"'),
+        ('[workload]\ngenerator = "sysbench"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
+         'generator = "pgbench"\n', "every phase runs it"),
+        ('[dataset]\ntables = 0\n[workload]\ngenerator = "sysbench"\n', "tables = 0"),
+    ],
+)  # fmt: skip
+def test_bad_sysbench_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)
