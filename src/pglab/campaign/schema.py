@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.campaign.kits import KITS, MODES
+from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import SHAPES
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
@@ -222,11 +222,13 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
     Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
-        "[dataset] scale)", '"tpcc"', default_doc="none: pgbench's scripts", choices=tuple(KITS),
-        commented=True),
+        "[dataset] scale) or ycsb (records = scale)", '"tpcc"',
+        default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
     Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
-        "(its statements from pgbench)", '"procedures"', default_doc="the kit's first",
-        choices=MODES, commented=True),
+        "(its statements from pgbench); ycsb: the workload, a to f", '"procedures"',
+        default_doc="the kit's first", choices=MODES, commented=True),
+    Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
+        default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
+
+from pglab.campaign.dsn import mask_dsn as mask_dsn
+from pglab.campaign.dsn import masked_document as masked_document
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 GENERATORS = ("pgbench", "sysbench")  # the load generator a phase runs
@@ -168,33 +170,6 @@ class ServerSpec:
         else:
             d["dsn"] = mask_dsn(self.dsn)
         return d
-
-
-# user:password@ up to the last "@" before the query: a password with a raw "@" or "/" in it
-# is masked whole (at worst a little more than the password is masked, never less)
-_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^?#]*@")
-_PARAM_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
-_KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
-
-
-def masked_document(doc: Any) -> Any:
-    """A campaign document (parsed TOML) with the password of every ``dsn`` masked: what is
-    stored of it."""
-    if isinstance(doc, dict):
-        return {
-            k: mask_dsn(v) if k == "dsn" and isinstance(v, str) else masked_document(v)
-            for k, v in doc.items()
-        }
-    if isinstance(doc, list):
-        return [masked_document(v) for v in doc]
-    return doc
-
-
-def mask_dsn(dsn: str) -> str:
-    """A connection string (URL or key=value) with any password replaced by ``***``."""
-    if "://" in dsn:
-        return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", dsn))
-    return _KEYWORD_PASSWORD.sub(r"\1***", dsn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +368,7 @@ class PhaseSpec:
     # when set
     kit: str | None = None
     mode: str | None = None
+    distribution: str | None = None  # YCSB's request distribution (None: zipfian)
     defines: tuple[tuple[str, str], ...] = ()
     # the load generator: pgbench, or sysbench running ``test`` (SYSBENCH_TESTS) on its sbtest
     # tables. Part of the point only when sysbench
@@ -599,6 +575,7 @@ _UNSET: dict[str, Any] = {
     "target": None,
     "kit": None,
     "mode": None,
+    "distribution": None,
     "defines": (),
     "generator": "pgbench",
     "test": None,

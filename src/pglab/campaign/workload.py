@@ -12,7 +12,7 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
-from pglab.campaign.kits import KITS, MODES
+from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
@@ -253,9 +253,19 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
                   f"{' or '.join(KITS[kit].modes)} mode")  # fmt: skip
             return {}
         mode = table["mode"]
+    if "distribution" in table:
+        val = table["distribution"]
+        if kit != "ycsb" and ph.name != "check":
+            p.add(where, f"distribution = {val!r}: how kit = \"ycsb\" picks its keys, but this "
+                  "phase runs no YCSB")  # fmt: skip
+        elif val not in DISTRIBUTIONS:
+            p.add(where, f"distribution = {val!r}: use one of {', '.join(DISTRIBUTIONS)}")
+        else:
+            upd["distribution"] = val
     if kit is None or (kit, mode) == (ph.kit, ph.mode):
         return upd
-    return {"kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)), "vacuum": False}
+    return {**upd, "kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)),
+            "vacuum": False}  # fmt: skip
 
 
 def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
@@ -376,6 +386,8 @@ def takes(ph: PhaseSpec, key: str) -> bool:
     running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
     if key == "mode":
         return ph.kit is not None
+    if key == "distribution":
+        return ph.kit == "ycsb"
     if key == "test":
         return ph.generator == "sysbench"
     if key not in OPERATION_KEYS:

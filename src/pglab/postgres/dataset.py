@@ -41,8 +41,9 @@ INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
 INIT_WAL_MAX_BYTES = 1088 * MIB
 # a kit's data and WAL per unit of scale, from templates made on 18 (tpcc, 2 warehouses: 234
 # MiB of tables and 257 of pg_wal)
-# sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes)
-KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280)}
+# sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes); ycsb:
+# per record (ten fields of 100 characters, its key)
+KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import psycopg
 
 from pglab import procs
-from pglab.campaign.kits import KITS
+from pglab.campaign.kits import KITS, Kit
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError, LabError
 
@@ -84,13 +84,15 @@ def load(
     t0 = time.monotonic()
     try:
         with connect() as conn:
-            for name in ("schema", "load", "procedures"):
+            for name in kit.setup:
                 conn.execute(kit.sql(name).encode())
-            conn.execute("SELECT tpcc_load_items()")
-        steps["tables and items"] = time.monotonic() - t0
+            if kit.shared:
+                conn.execute(kit.shared.encode())
+        steps["tables"] = time.monotonic() - t0
         t0 = time.monotonic()
-        _load_units(connect, spec.scale, jobs or min(os.cpu_count() or 1, spec.scale), on_status)
-        steps["warehouses"] = time.monotonic() - t0
+        units = kit.units(spec.scale)
+        _load_units(connect, kit, spec, jobs or min(os.cpu_count() or 1, units), on_status)
+        steps["rows"] = time.monotonic() - t0
         t0 = time.monotonic()
         on_status(f"{kit.name} dataset: keys and indexes")
         with connect() as conn:
@@ -138,8 +140,13 @@ def said_load(done: int, total: int, what: str, seconds: float) -> str:
     return out
 
 
-def _load_units(connect: Connect, scale: int, jobs: int, on_status: Callable[[str], None]) -> None:
-    """Warehouses 1..scale, each in its own transaction, on ``jobs`` connections."""
+def _load_units(
+    connect: Connect, kit: Kit, spec: DatasetSpec, jobs: int, on_status: Callable[[str], None]
+) -> None:
+    """The kit's units 1..N (TPC-C's warehouses, YCSB's blocks of records), each in its own
+    transaction, on ``jobs`` connections; its unit statement gets the unit's number and, when
+    it takes two, the scale."""
+    units = kit.units(spec.scale)
     lock, done, t0 = threading.Lock(), [0], time.monotonic()
     stop = threading.Event()
 
@@ -148,17 +155,17 @@ def _load_units(connect: Connect, scale: int, jobs: int, on_status: Callable[[st
             return
         try:
             with connect() as conn:
-                conn.execute("SELECT tpcc_load_warehouse(%s)", (w,))
+                conn.execute(kit.unit.encode(), (w, spec.scale)[: kit.unit.count("%s")])
         except BaseException:
-            stop.set()  # the others do not start another warehouse
+            stop.set()  # the others do not start another unit
             raise
         with lock:
             done[0] += 1
-            said = said_load(done[0], scale, "warehouses", time.monotonic() - t0)
-        on_status(f"loading tpcc: {said}")
+            said = said_load(done[0], units, kit.unit_what, time.monotonic() - t0)
+        on_status(f"loading {kit.name}: {said}")
 
     with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="pglab-kit") as pool:
-        for future in [pool.submit(one, w) for w in range(1, scale + 1)]:
+        for future in [pool.submit(one, w) for w in range(1, units + 1)]:
             future.result()
 
 

@@ -175,10 +175,11 @@ def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     return out
 
 
-def _kit_figures(headline: str, ph: PhaseResult) -> dict[str, float]:
+def _kit_figures(headline: str | None, ph: PhaseResult) -> dict[str, float]:
     by_stem = {script_stem(s.name): s for s in ph.report.scripts}
-    head, rolled = by_stem.get(headline), by_stem.get(f"{headline}_rollback")
-    figs = {"tpm": ph.report.tps * 60}
+    head = by_stem.get(headline) if headline else None
+    rolled = by_stem.get(f"{headline}_rollback")
+    figs = {"tpm": ph.report.tps * 60} if headline else {}
     if head is not None:
         figs["nopm"] = (head.tps or 0.0) * 60
         tried = head.transactions + (rolled.transactions if rolled else 0)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
 from pglab.maintenance import clients, operations
 from pglab.maintenance.figures import Prior
@@ -183,6 +184,8 @@ class KitPgbench:
         )
         result = runner.run(watch)
         assert self.phase.kit is not None
+        if not KITS[self.phase.kit].has("consistency"):
+            return result
         with c.server.connect() as conn:
             table = kit_load.check(conn, self.phase.kit)
         return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})

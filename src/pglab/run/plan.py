@@ -21,7 +21,7 @@ from pglab.campaign.workload import takes
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
-KIT_INIT_S_PER_SCALE = {"tpcc": 12.0}  # a kit's load per unit (a warehouse), 2 CPUs
+KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6}  # per unit, 2 CPUs
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
@@ -88,7 +88,10 @@ def _point(
     kit = next((ph.kit for ph in phases if ph.kit), None)
     if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
         dataset = replace(dataset, kit=kit)
-        phases = tuple(replace(ph, defines=kits.defines(kit, dataset.scale)) for ph in phases)
+        phases = tuple(
+            replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
+            for ph in phases
+        )
     elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
