@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pglab.campaign import parse as campaign
-from pglab.campaign.kits import KITS, TPCC, script_stem
+from pglab.campaign.kits import KITS, TPCC, YCSB, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
@@ -157,8 +157,9 @@ def test_the_loader_tells_its_progress_with_an_eta() -> None:
 
 def test_every_kit_has_its_sql() -> None:
     for kit in KITS.values():
-        for name in ("schema", "load", "keys", "consistency", "procedures"):
+        for name in (*kit.setup, "keys"):
             assert kit.sql(name).strip()
+    assert TPCC.has("consistency") and not YCSB.has("consistency")
 
 
 def _binaries() -> Any:
@@ -237,4 +238,66 @@ def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
     ],
 )  # fmt: skip
 def test_bad_sysbench_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)
+
+
+YCSB_BASE = """
+name = "y"
+[dataset]
+scale = 250000
+[workload]
+kit = "ycsb"
+clients = 6
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "mix"),
+    [
+        ("a", {"read": 50, "update": 50}),
+        ("b", {"read": 95, "update": 5}),
+        ("c", {"read": 100}),
+        ("d", {"read": 95, "insert": 5}),
+        ("e", {"scan": 95, "insert": 5}),
+        ("f", {"read": 50, "read_modify_write": 50}),
+    ],
+)
+def test_ycsb_workloads_are_its_core_mixes(mode: str, mix: dict[str, int]) -> None:
+    (ph,) = parsed(YCSB_BASE + f'mode = "{mode}"\n').variants[0].phases
+    assert {script_stem(str(s.path)): s.weight for s in ph.scripts} == mix
+    assert ph.script_label == f"ycsb ({mode})"
+
+
+def test_ycsb_tells_pgbench_the_records_clients_and_distribution() -> None:
+    points = expand_points(parsed(YCSB_BASE + '[matrix]\ndistribution = ["uniform", "latest"]\n'))
+    assert [p.phases[0].defines for p in points] == [
+        (("records", "250000"), ("clients", "6"), ("distribution", "1"), ("inserted", "0")),
+        (("records", "250000"), ("clients", "6"), ("distribution", "2"), ("inserted", "0")),
+    ]
+    assert described(points[0].dataset) == "ycsb, 250,000 records"
+    assert YCSB.units(250_000) == 3 and estimated_size(points[0].dataset).total > 250_000 * 1000
+    # the default distribution is zipfian, and left out of the point's key
+    (plain,) = expand_points(parsed(YCSB_BASE))
+    assert plain.phases[0].defines[2] == ("distribution", "0")
+    assert "distribution" not in plain.point_dict()["phases"][0]
+
+
+def test_every_ycsb_script_reads_what_pglab_gives() -> None:
+    for mode in YCSB.modes:
+        for s in YCSB.scripts(mode):
+            text = Path(str(s.path)).read_text()
+            assert ":records" in text and ":key" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\nkit = "ycsb"\nmode = "g"\n', "kit 'ycsb' runs in a or b or c or d or e or f"),
+        ('[workload]\nkit = "ycsb"\ndistribution = "pareto"\n',
+         "distribution = 'pareto': use one of zipfian, uniform, latest"),
+        ('[workload]\nkit = "tpcc"\ndistribution = "uniform"\n', "phase runs no YCSB"),
+        ('[dataset]\nscale = 3000000\n[workload]\nkit = "ycsb"\n', "from 1 to 1000000"),
+    ],
+)  # fmt: skip
+def test_bad_ycsb_input_is_one_clear_error(extra: str, said: str) -> None:
     assert said in refused('name = "k"\n' + extra)

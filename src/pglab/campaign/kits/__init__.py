@@ -106,7 +106,7 @@ YCSB = Kit(
         "f": (("read", 50), ("read_modify_write", 50)),
     },
     scale_what="records",
-    max_scale=2_000_000_000,
+    max_scale=1_000_000,  # [dataset] scale's own limit
     since=14,
     needs="pgbench's permute() for scattered zipfian keys",
     headline=None,
