@@ -21,6 +21,7 @@ from typing import Any
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
 from pglab.analysis import stats as analysis
+from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
 from pglab.postgres import kit_load
@@ -53,7 +54,6 @@ MB_PER_SCALE = 15 * 2**20  # pgbench_accounts + its index per unit of scale, rou
 DEFAULT_SHARED_BUFFERS = 128 * 2**20  # PostgreSQL's default
 DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
-WRITE_SCRIPTS = ("tpcb-like", "simple-update")
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 
 
@@ -330,15 +330,16 @@ def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
 
 
 def _writes(run: StoredRun, name: str, stored: dict[str, Any], seconds: float) -> bool:
-    """Whether a phase writes: a built-in write script, or WAL made by a custom one."""
-    for spec in run.spec.get("phases") or []:
-        if spec.get("name") != name:
-            continue
-        builtins = [s.get("builtin") for s in spec.get("scripts") or []]
-        if any(b in WRITE_SCRIPTS for b in builtins):
-            return True
-        if builtins and all(b is not None for b in builtins):
-            return False  # only select-only
+    """Whether a phase writes, judged from what it runs (``campaign.writes``); when its text
+    cannot say, or says it reads but its WAL says otherwise (a SELECT of a function that
+    writes), from the WAL it made."""
+    spec: dict[str, Any] = next(
+        (s for s in run.spec.get("phases") or [] if s.get("name") == name), {}
+    )
+    said = phase_writes(spec) if spec else None
+    custom = any(s.get("path") for s in spec.get("scripts") or []) and not spec.get("kit")
+    if said is not None and (said or not custom):
+        return said
     figures = pg_stats.summarize(tables_of(stored), max(seconds, 1e-3)) if stored else {}
     return figures.get("wal_mb_s", 0.0) > WAL_WRITES_MB_S
 

@@ -11,7 +11,7 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 import optuna
@@ -20,6 +20,7 @@ from optuna.trial import TrialState
 
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec, masked_document
+from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench import latency as latency_hist
@@ -38,7 +39,6 @@ from pglab.tune.space import Knob
 from pglab.tune.spec import TuneSpec
 
 MAX_INFEASIBLE_IN_A_ROW = 200  # samples over the constraint before the search gives up
-READ_ONLY_SCRIPTS = ("select-only",)
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,8 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
 def _checkpoint_warning(base: RunSpec, knobs: list[Knob], catalog) -> list[str]:
     """A write workload measured over fewer than two checkpoint cycles favours settings that
     put the checkpoint off until after the measurement."""
-    writes = any(s.builtin not in READ_ONLY_SCRIPTS for ph in base.phases if ph.measured
-                 for s in ph.scripts)  # fmt: skip
+    # judged from what the phases run (a custom script by its statements); unknown: writes
+    writes = any(phase_writes(asdict(ph)) is not False for ph in base.phases if ph.measured)
     seconds = sum(ph.duration or 0 for ph in base.phases if ph.measured) or 0
     knob = next((k for k in knobs if k.name == "checkpoint_timeout"), None)
     if knob is not None:
