@@ -65,8 +65,11 @@ WARNINGS = {
     "client-bound": "pgbench used > 90% of a core (on a generator host: 90% of the CPUs its "
     "threads could use there, or its cgroup's CPU quota held it back in most periods): the load "
     "generator, not the server, was measured",
-    "short": "a writing phase (tpcb-like, simple-update, or a custom script that made WAL) "
-    "lasted less than two `checkpoint_timeout` cycles: its TPS depends on where checkpoints fell",
+    "short": "a writing phase lasted less than two `checkpoint_timeout` cycles: its TPS depends "
+    "on where checkpoints fell. Whether it writes is judged from what it runs: tpcb-like and "
+    "simple-update, the tpcc kit, YCSB but workload C, sysbench's writing tests, a custom "
+    "script with a statement other than a read (a SELECT without FOR UPDATE/SHARE, transaction "
+    "control, SET...), or one whose WAL says it wrote",
     "in-memory": "the data set fits in shared_buffers: reads never reach storage (a storage "
     "study measures nothing)",
     "unresolved": "comparisons with the baseline whose runs could not have found the effect of "
