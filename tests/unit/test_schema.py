@@ -629,7 +629,7 @@ def _fit_kits(doc: dict[str, Any]) -> None:
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
-        for key in ("kit", "mode", "generator", "test"):
+        for key in ("kit", "mode", "distribution", "generator", "test"):
             table.pop(key, None)
 
 

@@ -23,7 +23,6 @@ from pglab.campaign import hosts as host_parts
 from pglab.campaign import profiling, schema, server_source
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, number_in, table_of
-from pglab.campaign.kits import KITS
 from pglab.campaign.schema import (
     ANALYSIS_KEYS,
     DATASET_KEYS,
@@ -66,6 +65,7 @@ from pglab.campaign.workload import (
     apply_workload,
     for_phase,
     kit_problems,
+    kit_scale,
     progress_problem,
     takes,
 )
@@ -243,7 +243,7 @@ def parse(
         where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
         kit_problems(v.phases, where, p)
         scales = dict(matrix).get("scale", (v.dataset.scale,))
-        _kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
+        kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
     if "mode" in dict(matrix) and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
@@ -466,15 +466,6 @@ def _matrix(
                 _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
         axes.append((key, tuple(values)))
     return tuple(axes)
-
-
-def _kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
-    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit."""
-    for kit in (KITS[k] for k in dict.fromkeys(kits)):
-        for scale in scales:
-            if isinstance(scale, int) and scale > kit.max_scale:
-                p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
-                      f"scale, at most {kit.max_scale:,}")  # fmt: skip
 
 
 def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:

@@ -231,7 +231,7 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
             p.add(where, "give kit, script(s) or operation, not two: a phase runs a workload "
                   "kit, pgbench scripts or a maintenance operation")  # fmt: skip
             return {}
-        if kit not in KITS:
+        if not isinstance(kit, str) or kit not in KITS:
             close = difflib.get_close_matches(str(kit), KITS, n=1)
             hint = f' — did you mean "{close[0]}"?' if close else ""
             p.add(where, f"unknown kit {kit!r}{hint} (kits: {', '.join(KITS)})")
@@ -421,3 +421,12 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
         if ph.generator == "sysbench" and ph.remote:
             p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
                   "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
+
+
+def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
+    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit."""
+    for kit in (KITS[k] for k in dict.fromkeys(kits)):
+        for scale in scales:
+            if isinstance(scale, int) and scale > kit.max_scale:
+                p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
+                      f"scale, at most {kit.max_scale:,}")  # fmt: skip
