@@ -61,14 +61,7 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import (
-    apply_workload,
-    for_phase,
-    kit_problems,
-    kit_scale,
-    progress_problem,
-    takes,
-)
+from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
 from pglab.sequential import SequentialSpec
 
@@ -239,13 +232,7 @@ def parse(
             p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
                   "(MB/s): give the others measured = false")  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
-    for v in variants:
-        where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
-        kit_problems(v.phases, where, p)
-        scales = dict(matrix).get("scale", (v.dataset.scale,))
-        kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
-    if "mode" in dict(matrix) and not any(ph.kit for v in variants for ph in v.phases):
-        p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
+    kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)

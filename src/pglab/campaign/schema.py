@@ -18,13 +18,13 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import SHAPES
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
-    GENERATORS,
     INDEX_METHODS,
     LATENCY_LOGS,
     MANAGE_MODES,
@@ -33,7 +33,6 @@ from pglab.campaign.spec import (
     OPERATIONS,
     PROTOCOLS,
     RESET_POLICIES,
-    SYSBENCH_TESTS,
     TARGET_KINDS,
     DatasetSpec,
     PhaseSpec,

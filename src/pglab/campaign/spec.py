@@ -17,13 +17,6 @@ from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
-GENERATORS = ("pgbench", "sysbench")  # the load generator a phase runs
-# sysbench 1.0's OLTP tests (/usr/share/sysbench/*.lua) a phase may run, on its sbtest tables
-SYSBENCH_TESTS = (
-    "oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
-    "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
-    "select_random_points", "select_random_ranges",
-)  # fmt: skip
 PROTOCOLS = ("simple", "extended", "prepared")
 LATENCY_LOGS = ("full", "aggregate", "off")
 # maintenance operations a phase can run instead of a pgbench script, and the options each takes

@@ -12,12 +12,12 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
+from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
-    GENERATORS,
     INDEX_METHODS,
     LATENCY_LOGS,
     LOCAL,
@@ -27,7 +27,6 @@ from pglab.campaign.spec import (
     OPERATION_OPTIONS,
     OPERATIONS,
     PROTOCOLS,
-    SYSBENCH_TESTS,
     PhaseSpec,
     Script,
 )
@@ -430,3 +429,15 @@ def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
             if isinstance(scale, int) and scale > kit.max_scale:
                 p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
                       f"scale, at most {kit.max_scale:,}")  # fmt: skip
+
+
+def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+    """What the kits of a campaign's variants need of it: one kind of dataset per run, a scale
+    the kit takes (in [matrix] too), and a kit for a [matrix] mode."""
+    for v in variants:
+        where = f"[variants.{v.name}]" if named else "[[phases]]"
+        kit_problems(v.phases, where, p)
+        scales = axes.get("scale", (v.dataset.scale,))
+        kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
+    if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
+        p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
