@@ -36,6 +36,12 @@ WARNINGS = {
     "serialization or deadlock errors left after `max_tries`): its TPS counts only those that "
     "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
     "retried transactions and retries, and transactions over `latency_limit`",
+    "inconsistent": "after a phase of a workload kit, the kit's consistency conditions do not "
+    'hold on its data (`kit = "tpcc"`: TPC-C clause 3.3.2.1-4, warehouse and district '
+    "year-to-date totals, order ids against the district's next id and the new orders, order "
+    "lines against the orders' line counts): the kit corrupted its own data, so its figures are "
+    "suspect. pglab checks them after every phase and stores each condition's count of "
+    "warehouses or districts that break it (`pglab show RUN_ID`)",
     "assertions": "the server was built with assertions (`--enable-cassert`: "
     "`debug_assertions = on`); its checks cost much CPU, so its figures say little of a "
     "production build. Flagged in every run it appears in",
@@ -59,8 +65,11 @@ WARNINGS = {
     "client-bound": "pgbench used > 90% of a core (on a generator host: 90% of the CPUs its "
     "threads could use there, or its cgroup's CPU quota held it back in most periods): the load "
     "generator, not the server, was measured",
-    "short": "a writing phase (tpcb-like, simple-update, or a custom script that made WAL) "
-    "lasted less than two `checkpoint_timeout` cycles: its TPS depends on where checkpoints fell",
+    "short": "a writing phase lasted less than two `checkpoint_timeout` cycles: its TPS depends "
+    "on where checkpoints fell. Whether it writes is judged from what it runs: tpcb-like and "
+    "simple-update, the tpcc kit, YCSB but workload C, sysbench's writing tests, a custom "
+    "script with a statement other than a read (a SELECT without FOR UPDATE/SHARE, transaction "
+    "control, SET...), or one whose WAL says it wrote",
     "in-memory": "the data set fits in shared_buffers: reads never reach storage (a storage "
     "study measures nothing)",
     "unresolved": "comparisons with the baseline whose runs could not have found the effect of "
@@ -79,6 +88,10 @@ UNIT_BY_SUFFIX = (
 UNIT_BY_NAME = {
     "tps": "transactions per second; for maintenance operations MB/s, 10⁶ bytes per second",
     "tps_steady": "transactions per second",
+    "nopm": "transactions per minute (committed New-Orders)",
+    "tpm": "transactions per minute",
+    "inconsistent": "count (conditions)",
+    "qps": "queries per second",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",
@@ -168,8 +181,8 @@ def figures() -> str:
 
     names = tidy.NAMES[tidy.NAMES.index("tps") :]
     rows = ["| figure | unit | meaning |", "|---|---|---|"]
-    for column in tidy.COLUMNS:
-        if column.name in names:
+    for column in (*tidy.COLUMNS, *tidy.KIT_COLUMNS):
+        if column.name in names or column in tidy.KIT_COLUMNS:
             rows.append(f"| `{column.name}` | {unit_of(column.name)} | {column.doc} |")
     return "\n".join(rows)
 

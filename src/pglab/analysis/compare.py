@@ -39,7 +39,16 @@ SINGLE_RUN_NOTE = (
     "of the same point is often 5-10%); compare points, with repeats enough to resolve the effect "
     "you look for (`pglab run --dry-run` says how many)"
 )
-_RUN_METRICS = ("tps", "tps_steady", "latency_avg_ms", "failed")
+_RUN_METRICS = (
+    "tps",
+    "tps_steady",
+    "latency_avg_ms",
+    "failed",
+    "nopm",
+    "tpm",
+    "rollback_pct",
+    "inconsistent",
+)  # the last four: a workload kit's (run/metrics.py)
 _OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
 _ENV_KEYS = (
     "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",
@@ -136,8 +145,11 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
         compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
-    # "tps", or "MB/s" when both sides are maintenance operations
-    out["figure"] = points.figure_of([*full_a, *full_b])
+    # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit
+    out["figure"] = (
+        "nopm" if a.kind != "run" and headline([*a.runs, *b.runs]) == "nopm"
+        else points.figure_of([*full_a, *full_b])
+    )  # fmt: skip
     return out
 
 
@@ -213,7 +225,16 @@ def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
 # -- points ----------------------------------------------------------------------------------
 
 
-def _ok_tps(runs: Sequence[RunRow]) -> list[float]:
+def headline(runs: Sequence[RunRow]) -> str:
+    """What points are judged on: a workload kit's NOPM when every ok run of both sides has
+    one (``kit = "tpcc"``), else TPS (MB/s for maintenance operations)."""
+    ok = [r for r in runs if r.ok]
+    return "nopm" if ok and all("nopm" in r.metrics for r in ok) else "tps"
+
+
+def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
+    if figure == "nopm":
+        return [float(r.metrics["nopm"]) for r in runs if r.ok and "nopm" in r.metrics]
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
@@ -221,8 +242,8 @@ def _rounds(runs: Sequence[RunRow]) -> dict[int, float]:
     return {r.repeat: float(r.tps) for r in runs if r.ok and r.tps is not None}
 
 
-def _side(label: str, campaign: str, runs: Sequence[RunRow]) -> dict[str, Any]:
-    tps = _ok_tps(runs)
+def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> dict[str, Any]:
+    tps = _ok_tps(runs, figure)
     return {"campaign": campaign, "point": label, "n": len(tps),
             "median": statistics.median(tps) if tps else None,
             "failed": sum(1 for r in runs if not r.ok)}  # fmt: skip
@@ -237,15 +258,17 @@ def compare_points(
     baseline these are (``points.family_rounds``): B is measured against A on their within-round
     log ratios, their noise pooled with the family's (``differences``), and judged alone (the
     same as ``pglab show`` when A and B are one of its comparisons, but for Holm's correction);
-    else by Welch's test."""
-    ta, tb = _ok_tps(a.runs), _ok_tps(b.runs)
+    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``), by
+    Welch's test."""
+    figure = headline([*a.runs, *b.runs])
+    ta, tb = _ok_tps(a.runs, figure), _ok_tps(b.runs, figure)
     for t, tps in ((a, ta), (b, tb)):
         if not tps:
             raise LabError(
                 f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
-    if family is not None:
+    if family is not None and figure == "tps":
         ours = (_rounds(a.runs), _rounds(b.runs))
         rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
         diff = differences.measure(
@@ -256,8 +279,8 @@ def compare_points(
         (c,) = verdicts.compare_family([(ta, tb)], effect_pct, equivalence_pct)
     return {
         "kind": "points",
-        "pairs": [{"a": _side(a.point or "", a.campaign, a.runs),
-                   "b": _side(b.point or "", b.campaign, b.runs), "comparison": c}],
+        "pairs": [{"a": _side(a.point or "", a.campaign, a.runs, figure),
+                   "b": _side(b.point or "", b.campaign, b.runs, figure), "comparison": c}],
     }  # fmt: skip
 
 
@@ -305,12 +328,14 @@ def compare_campaigns(
         )
     out_pairs: list[dict[str, Any]] = []
     samples = []
+    figure = headline([*runs_a, *runs_b])
     for pa, pb in pairs:
         ra = [r for r in runs_a if r.label == pa.point]
         rb = [r for r in runs_b if r.label == pb.point]
-        samples.append((_ok_tps(ra), _ok_tps(rb)))
-        out_pairs.append({"a": _side(pa.point, a.campaign, ra),
-                          "b": _side(pb.point, b.campaign, rb), "comparison": None})  # fmt: skip
+        samples.append((_ok_tps(ra, figure), _ok_tps(rb, figure)))
+        out_pairs.append({"a": _side(pa.point, a.campaign, ra, figure),
+                          "b": _side(pb.point, b.campaign, rb, figure),
+                          "comparison": None})  # fmt: skip
     tested = [i for i, (ta, tb) in enumerate(samples) if ta and tb]
     found = verdicts.compare_family([samples[i] for i in tested], effect_pct)
     for i, c in zip(tested, found, strict=True):

@@ -21,8 +21,11 @@ from typing import Any
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
 from pglab.analysis import stats as analysis
+from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
+from pglab.postgres import kit_load
+from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.run import metrics
@@ -34,6 +37,7 @@ from pglab.units import size_text
 KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
+    "inconsistent",  # a workload kit's consistency conditions broken after a phase (its data)
     "assertions",  # the server was built with assertions: not a production build's speed
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
@@ -50,7 +54,6 @@ MB_PER_SCALE = 15 * 2**20  # pgbench_accounts + its index per unit of scale, rou
 DEFAULT_SHARED_BUFFERS = 128 * 2**20  # PostgreSQL's default
 DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
-WRITE_SCRIPTS = ("tpcb-like", "simple-update")
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 
 
@@ -268,6 +271,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                 f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
                 "only the transactions that succeeded; raise max_tries, or lower the contention"
             )))  # fmt: skip
+    out += _inconsistent(run, phases, series)
     for ph in phases:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):
@@ -290,6 +294,23 @@ def run_notices(run: RunRow) -> list[Notice]:
     return out
 
 
+def _inconsistent(run: RunRow, phases: list[PhaseRow], series: Series) -> list[Notice]:
+    """A kit whose consistency conditions do not hold after a phase: its data is wrong, and so
+    may be its figures (a listing's row: the stored count of conditions broken)."""
+    said = [
+        f"phase {_phase_name(ph)}: condition {', '.join(broken)}"
+        for ph in phases
+        if (broken := kit_load.broken(series.get(str(ph.idx), {}).get(CONSISTENCY_TABLE) or {}))
+    ]
+    if not said and not isinstance(run, StoredRun) and run.metrics.get("inconsistent"):
+        said = [f"{run.metrics['inconsistent']:.0f} condition(s) broken"]
+    return [Notice("inconsistent", run.label, run.id, (
+        f"the kit's consistency conditions (TPC-C clause 3.3.2) do not hold after the run: "
+        f"{'; '.join(said)}: the kit corrupted its own data, so its figures are suspect; "
+        "`pglab show RUN_ID` prints the conditions"
+    ))] if said else []  # fmt: skip
+
+
 def _phase_name(ph: PhaseRow) -> str:
     return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
@@ -309,15 +330,16 @@ def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
 
 
 def _writes(run: StoredRun, name: str, stored: dict[str, Any], seconds: float) -> bool:
-    """Whether a phase writes: a built-in write script, or WAL made by a custom one."""
-    for spec in run.spec.get("phases") or []:
-        if spec.get("name") != name:
-            continue
-        builtins = [s.get("builtin") for s in spec.get("scripts") or []]
-        if any(b in WRITE_SCRIPTS for b in builtins):
-            return True
-        if builtins and all(b is not None for b in builtins):
-            return False  # only select-only
+    """Whether a phase writes, judged from what it runs (``campaign.writes``); when its text
+    cannot say, or says it reads but its WAL says otherwise (a SELECT of a function that
+    writes), from the WAL it made."""
+    spec: dict[str, Any] = next(
+        (s for s in run.spec.get("phases") or [] if s.get("name") == name), {}
+    )
+    said = phase_writes(spec) if spec else None
+    custom = any(s.get("path") for s in spec.get("scripts") or []) and not spec.get("kit")
+    if said is not None and (said or not custom):
+        return said
     figures = pg_stats.summarize(tables_of(stored), max(seconds, 1e-3)) if stored else {}
     return figures.get("wal_mb_s", 0.0) > WAL_WRITES_MB_S
 

@@ -93,6 +93,18 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", "why a failed run failed"),
 )
 NAMES = tuple(c.name for c in COLUMNS)
+# a workload kit's and sysbench's figures (run metrics, run/metrics.py): columns after COLUMNS
+# when a run of the table has them (the store's pglab_runs view keeps COLUMNS only)
+KIT_COLUMNS = (
+    Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),
+    Column("tpm", "a workload kit's transactions per minute, all types (TPS × 60)"),
+    Column("rollback_pct", "a kit's headline transactions rolled back by design, % (TPC-C: 1)"),
+    Column("inconsistent", "a kit's consistency conditions broken after the run (0: all hold)"),
+    Column("qps", "sysbench: queries per second"),
+    Column("errors_s", "sysbench: errors it ignored (and retried) per second"),
+    Column("reconnects_s", "sysbench: reconnects per second"),
+)
+KIT_FIGURES = tuple(c.name for c in KIT_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -169,19 +181,21 @@ def percentiles(runs: Sequence[StoredRun], idxs: dict[int, list[int]]) -> dict[f
 def runs_table(
     runs: Sequence[StoredRun], by_phase: bool = False, all_settings: bool = False
 ) -> TidyTable:
-    """A row per run (``by_phase``: per measured phase iteration), the ``COLUMNS`` then a
-    ``setting.NAME`` column per setting that varies (``all_settings``: every non-default one)
-    and an ``axis.NAME`` column per other matrix axis."""
+    """A row per run (``by_phase``: per measured phase iteration), the ``COLUMNS``, the
+    ``KIT_COLUMNS`` some run has, then a ``setting.NAME`` column per setting that varies
+    (``all_settings``: every non-default one) and an ``axis.NAME`` column per other matrix
+    axis."""
     settings = _setting_names(runs, all_settings)
     axes = list(dict.fromkeys(k for r in runs for k in r.axes if not k.startswith("settings.")))
-    columns = [*NAMES, *(f"setting.{n}" for n in settings), *(f"axis.{a}" for a in axes)]
+    kit = [k for k in KIT_FIGURES if any(k in r.metrics for r in runs)]
+    columns = [*NAMES, *kit, *(f"setting.{n}" for n in settings), *(f"axis.{a}" for a in axes)]
     rows = []
     for run in runs:
         groups = [[i] for i in measured_phases(run)] if by_phase else [measured_phases(run)]
         for idxs in groups or [[]]:
             values = _figures(run, idxs, by_phase)
             values.update(_factors(run, idxs))
-            row = [values.get(n) for n in NAMES]
+            row = [values.get(n) for n in (*NAMES, *kit)]
             own = _settings_of(run)
             row += [own.get(n) for n in settings]
             row += [run.axes.get(a) for a in axes]
@@ -301,11 +315,15 @@ def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Any]:
         out["tps"] = phases[0].tps
         out["latency_avg_ms"] = phases[0].latency_avg_ms
         out["tps_steady"] = run.metrics.get(f"phase.{phases[0].name}.tps_steady")
+        for key in KIT_FIGURES:
+            out[key] = run.metrics.get(f"phase.{phases[0].name}.{key}")
     else:
         out["phase"] = "+".join(dict.fromkeys(p.name for p in phases)) or None
         out["tps"] = run.tps
         out["latency_avg_ms"] = run.metrics.get("latency_avg_ms")
         out["tps_steady"] = run.metrics.get("tps_steady")
+        for key in KIT_FIGURES:
+            out[key] = run.metrics.get(key)
     if phases:
         out["duration_s"] = sum(p.elapsed_s for p in phases)
         out["transactions"] = sum(p.transactions or 0 for p in phases)
@@ -437,6 +455,7 @@ def docs_table() -> str:
     """The export's columns as a Markdown table, for the documentation (made at its build)."""
     lines = ["| column | meaning |", "|---|---|"]
     lines += [f"| `{c.name}` | {c.doc} |" for c in COLUMNS]
+    lines += [f"| `{c.name}` | {c.doc} (when a run has it) |" for c in KIT_COLUMNS]
     lines.append(
         "| `setting.NAME` | each setting the campaign sets, as set (empty: the server's "
         "default; `--all-settings`: every non-default one the server reported) |"

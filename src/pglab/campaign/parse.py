@@ -61,7 +61,7 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import apply_workload, for_phase, progress_problem, takes
+from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
 from pglab.sequential import SequentialSpec
 
@@ -232,6 +232,7 @@ def parse(
             p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
                   "(MB/s): give the others measured = false")  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
+    kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
@@ -362,7 +363,7 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        if f.name in ("scale", "partitions", "fillfactor"):
+        if f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")

@@ -18,6 +18,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
+from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import SHAPES
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
@@ -165,6 +167,10 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
         minimum=10, maximum=100),
     Key("unlogged_tables", "boolean", "pgbench --unlogged-tables", "false",
         _dataset.unlogged_tables),
+    Key("tables", "integer", "sysbench: its sbtest tables (--tables)", "4", _dataset.tables,
+        minimum=1, maximum=10_000, commented=True),
+    Key("table_size", "integer", "sysbench: rows per table (--table-size)", "100000",
+        _dataset.table_size, minimum=1, maximum=2_000_000_000, commented=True),
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
         "never; an existing server: never (its default) or reinit (pgbench -i before each run)",
         '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
@@ -214,6 +220,19 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
+    Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
+        "[dataset] scale) or ycsb (records = scale)", '"tpcc"',
+        default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
+    Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
+        "(its statements from pgbench); ycsb: the workload, a to f", '"procedures"',
+        default_doc="the kit's first", choices=MODES, commented=True),
+    Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
+        default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),
+    Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
+        "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
+        "pgbench", choices=GENERATORS, commented=True),
+    Key("test", "string", "sysbench: its OLTP test", '"oltp_read_write"',
+        default_doc="oltp_read_write", choices=SYSBENCH_TESTS, commented=True),
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
@@ -231,7 +250,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
         '"/mnt/backup"', default_doc="the run's work directory", commented=True),
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
-              ("scripts", "operation")))  # fmt: skip
+              ("scripts", "operation"), ("kit", "script"), ("kit", "scripts"),
+              ("kit", "operation")))  # fmt: skip
 PHASES = Table("phases", "phases run in order, one [[phases]] each", (
     Key("name", "string", "in [[derived]] and the results", '"warm-up"',
         default_doc='"phase N"'),

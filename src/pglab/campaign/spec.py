@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
+
+from pglab.campaign.dsn import mask_dsn as mask_dsn
+from pglab.campaign.dsn import masked_document as masked_document
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
@@ -163,33 +165,6 @@ class ServerSpec:
         return d
 
 
-# user:password@ up to the last "@" before the query: a password with a raw "@" or "/" in it
-# is masked whole (at worst a little more than the password is masked, never less)
-_URL_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/?#:]*):[^?#]*@")
-_PARAM_PASSWORD = re.compile(r"(?i)([?&]password=)[^&#]*")
-_KEYWORD_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
-
-
-def masked_document(doc: Any) -> Any:
-    """A campaign document (parsed TOML) with the password of every ``dsn`` masked: what is
-    stored of it."""
-    if isinstance(doc, dict):
-        return {
-            k: mask_dsn(v) if k == "dsn" and isinstance(v, str) else masked_document(v)
-            for k, v in doc.items()
-        }
-    if isinstance(doc, list):
-        return [masked_document(v) for v in doc]
-    return doc
-
-
-def mask_dsn(dsn: str) -> str:
-    """A connection string (URL or key=value) with any password replaced by ``***``."""
-    if "://" in dsn:
-        return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1:***@", dsn))
-    return _KEYWORD_PASSWORD.sub(r"\1***", dsn)
-
-
 @dataclass(frozen=True, slots=True)
 class DatasetSpec:
     """A pgbench-initialized database, made once per (server source, dataset) and reused.
@@ -205,11 +180,28 @@ class DatasetSpec:
     fillfactor: int = 100
     unlogged_tables: bool = False
     reset: str = "run"
+    # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
+    # warehouses), or "sysbench" (its sbtest tables: ``tables`` of ``table_size`` rows): set
+    # from the phases when the point is made (run/plan.py)
+    kit: str | None = None
+    tables: int = 1
+    table_size: int = 10000
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the data on disk (the reset policy does not)."""
-        d = asdict(self)
+        d = self.point_identity()
         d.pop("reset")
+        return d
+
+    def point_identity(self) -> dict[str, Any]:
+        """The dataset as part of a point: the kit only when there is one (so points stored
+        before kits existed keep their keys)."""
+        d = asdict(self)
+        if self.kit is None:
+            d.pop("kit")
+        if self.kit != "sysbench":
+            d.pop("tables")
+            d.pop("table_size")
         return d
 
 
@@ -364,6 +356,22 @@ class PhaseSpec:
     jobs: int = 1
     compress: bool = True
     target: str | None = None
+    # a workload kit (campaign/kits: its scripts at their weights, its tables as the dataset)
+    # and its mode; pgbench variables (-D name=value: a kit's scale). Part of the point only
+    # when set
+    kit: str | None = None
+    mode: str | None = None
+    distribution: str | None = None  # YCSB's request distribution (None: zipfian)
+    defines: tuple[tuple[str, str], ...] = ()
+    # the load generator: pgbench, or sysbench running ``test`` (SYSBENCH_TESTS) on its sbtest
+    # tables. Part of the point only when sysbench
+    generator: str = "pgbench"
+    test: str | None = None
+
+    @property
+    def dataset_kind(self) -> str | None:
+        """Whose tables the phase runs on: a kit's, sysbench's, or (None) pgbench's."""
+        return "sysbench" if self.generator == "sysbench" else self.kit
 
     @property
     def remote(self) -> bool:
@@ -373,6 +381,10 @@ class PhaseSpec:
     def script_label(self) -> str:
         if self.operation is not None:
             return self.operation
+        if self.kit is not None:
+            return f"{self.kit} ({self.mode})"
+        if self.generator == "sysbench":
+            return f"sysbench {self.test}"
         return "+".join(
             s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
             for s in self.scripts
@@ -471,7 +483,7 @@ class RunSpec:
             "variant": self.variant,
             "axes": [[k, v] for k, v in self.axes],
             "server": self.server.identity(),
-            "dataset": asdict(self.dataset),
+            "dataset": self.dataset.point_identity(),
             "phases": [_phase_identity(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
         }
@@ -527,6 +539,9 @@ def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     d = asdict(phase)
     if not phase.remote:
         d.pop("generators")
+    if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
+        d["scripts"] = [{"label": s.label, "weight": s.weight, "sha256": s.sha256}
+                        for s in phase.scripts]  # fmt: skip
     for key, default in _UNSET.items():
         if d[key] == default:
             d.pop(key)
@@ -551,6 +566,12 @@ _UNSET: dict[str, Any] = {
     "jobs": 1,
     "compress": True,
     "target": None,
+    "kit": None,
+    "mode": None,
+    "distribution": None,
+    "defines": (),
+    "generator": "pgbench",
+    "test": None,
 }
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
+from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
+from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
@@ -38,6 +40,8 @@ def apply_workload(
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
     upd.update(_operation(ph, table, p, where))
+    upd.update(_kit(ph, table, p, where))
+    upd.update(_generator(ph, table, p, where))
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -215,6 +219,93 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
     return out
 
 
+def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """``kit`` and ``mode`` as updates of ``ph``: a kit's scripts at their weights (without
+    pgbench's vacuum of its own tables); a script or an operation given alone ends the kit."""
+    upd: dict[str, Any] = {}
+    kit, mode = ph.kit, ph.mode
+    if "kit" in table:
+        kit = table["kit"]
+        if "script" in table or "scripts" in table or "operation" in table:
+            p.add(where, "give kit, script(s) or operation, not two: a phase runs a workload "
+                  "kit, pgbench scripts or a maintenance operation")  # fmt: skip
+            return {}
+        if not isinstance(kit, str) or kit not in KITS:
+            close = difflib.get_close_matches(str(kit), KITS, n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f"unknown kit {kit!r}{hint} (kits: {', '.join(KITS)})")
+            return {}
+        if kit != ph.kit:
+            mode = KITS[kit].modes[0]
+    elif ("script" in table or "scripts" in table or "operation" in table) and kit:
+        return {"kit": None, "mode": None}
+    if "mode" in table:
+        if kit is None:
+            if ph.name != "check":  # a [matrix] value is checked on a phase of no kit
+                p.add(where, f"mode = {table['mode']!r}: the mode of a workload kit, but this "
+                      "phase runs no kit (kit = ...)")  # fmt: skip
+            elif table["mode"] not in MODES:
+                p.add(where, f"mode = {table['mode']!r}: use one of {', '.join(MODES)}")
+            return {}
+        if table["mode"] not in KITS[kit].modes:
+            p.add(where, f"mode = {table['mode']!r}: kit {kit!r} runs in "
+                  f"{' or '.join(KITS[kit].modes)} mode")  # fmt: skip
+            return {}
+        mode = table["mode"]
+    if "distribution" in table:
+        val = table["distribution"]
+        if kit != "ycsb" and ph.name != "check":
+            p.add(where, f"distribution = {val!r}: how kit = \"ycsb\" picks its keys, but this "
+                  "phase runs no YCSB")  # fmt: skip
+        elif val not in DISTRIBUTIONS:
+            p.add(where, f"distribution = {val!r}: use one of {', '.join(DISTRIBUTIONS)}")
+        else:
+            upd["distribution"] = val
+    if kit is None or (kit, mode) == (ph.kit, ph.mode):
+        return upd
+    return {**upd, "kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)),
+            "vacuum": False}  # fmt: skip
+
+
+def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
+    said) instead of pgbench's scripts."""
+    generator = ph.generator
+    if "generator" in table:
+        if table["generator"] not in GENERATORS:
+            p.add(where, f"generator = {table['generator']!r}: use one of {', '.join(GENERATORS)}")
+            return {}
+        generator = table["generator"]
+    if (
+        "generator" not in table
+        and ph.generator == "sysbench"
+        and any(k in table for k in ("script", "scripts", "kit", "operation"))
+    ):
+        return {"generator": "pgbench", "test": None}
+    if generator == "sysbench":
+        clash = [k for k in ("script", "scripts", "kit", "operation") if k in table]
+        if clash:
+            p.add(where, f"{', '.join(clash)} with generator = \"sysbench\": sysbench runs "
+                  "its own OLTP tests (test = ...), not pgbench scripts, kits or "
+                  "operations")  # fmt: skip
+            return {}
+    test = table.get("test", ph.test)
+    if "test" in table:
+        if generator != "sysbench" and ph.name != "check":
+            p.add(where, f"test = {test!r}: a sysbench test, but this phase runs pgbench "
+                  '(generator = "sysbench" runs sysbench)')  # fmt: skip
+            return {}
+        if test not in SYSBENCH_TESTS:
+            close = difflib.get_close_matches(str(test), SYSBENCH_TESTS, n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f"unknown sysbench test {test!r}{hint} (tests: "
+                  f"{', '.join(SYSBENCH_TESTS)})")  # fmt: skip
+            return {}
+    if generator != "sysbench":
+        return {"generator": generator, "test": None} if "generator" in table else {}
+    return {"generator": "sysbench", "test": test or "oltp_read_write", "vacuum": False}
+
+
 def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """The operation keys of ``table`` as updates of ``ph``: a new operation starts from the
     default options; a script given alone makes the phase a pgbench one again."""
@@ -292,6 +383,12 @@ _DEFAULT_OPTIONS = {k: getattr(PhaseSpec("", ()), k) for k in OPERATION_KEYS}
 def takes(ph: PhaseSpec, key: str) -> bool:
     """Whether ``ph`` takes the workload key ``key``: an operation's option only a phase
     running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
+    if key == "mode":
+        return ph.kit is not None
+    if key == "distribution":
+        return ph.kit == "ycsb"
+    if key == "test":
+        return ph.generator == "sysbench"
     if key not in OPERATION_KEYS:
         return True
     return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
@@ -306,4 +403,41 @@ def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
         op = None
     else:
         op = ph.operation
-    return {k: v for k, v in table.items() if takes(replace(ph, operation=op), k)}
+    kit = table.get("kit", ph.kit) if op is None and "script" not in table else None
+    return {k: v for k, v in table.items() if takes(replace(ph, operation=op, kit=kit), k)}
+
+
+def kit_problems(phases: Any, where: str, p: Problems) -> None:
+    """A run's dataset is one kit's tables, sysbench's or pgbench's: when a phase runs a kit
+    (or sysbench), every phase runs it."""
+    kits = {ph.dataset_kind for ph in phases}
+    if len(kits) > 1:
+        said = ", ".join(f"{ph.name}: {ph.dataset_kind or ph.script_label}" for ph in phases)
+        p.add(where, f"phases run different workloads ({said}): a run's dataset is one kit's "
+              "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
+              "phase runs it")  # fmt: skip
+    for ph in phases:
+        if ph.generator == "sysbench" and ph.remote:
+            p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
+                  "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
+
+
+def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
+    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit."""
+    for kit in (KITS[k] for k in dict.fromkeys(kits)):
+        for scale in scales:
+            if isinstance(scale, int) and scale > kit.max_scale:
+                p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
+                      f"scale, at most {kit.max_scale:,}")  # fmt: skip
+
+
+def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+    """What the kits of a campaign's variants need of it: one kind of dataset per run, a scale
+    the kit takes (in [matrix] too), and a kit for a [matrix] mode."""
+    for v in variants:
+        where = f"[variants.{v.name}]" if named else "[[phases]]"
+        kit_problems(v.phases, where, p)
+        scales = axes.get("scale", (v.dataset.scale,))
+        kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
+    if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
+        p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")

@@ -195,7 +195,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
     effect = reasons[0][1].effect_pct if reasons else verdicts.DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for _, c in reasons if c.equivalence_pct), effect)
-    log_of = "TPS" if figure == "tps" else figure
+    log_of = {"tps": "TPS", "nopm": "NOPM"}.get(figure, figure)
     tests = verdicts.methods_text([c for _, c in reasons])
     console.print(
         f"verdict: + / - significant (log {log_of}: {tests}"

@@ -22,6 +22,7 @@ from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import LabError, StoreError
 from pglab.lab import Lab
 from pglab.postgres import build as builds
+from pglab.postgres.dataset import described
 from pglab.postgres.sources import Binaries
 from pglab.rows import RunRow
 from pglab.run.executor import Executor
@@ -250,7 +251,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
                 ),
                 "pgbench": f"{b.pgbench_version}"
                 + (f" from {b.pgbench_from}" if b.pgbench_from else " (own)"),
-                "dataset": f"scale {pt.dataset.scale}, reset {_reset_words(pt.dataset.reset)}",
+                "dataset": f"{described(pt.dataset)}, reset {_reset_words(pt.dataset.reset)}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
             }

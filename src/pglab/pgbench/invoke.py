@@ -53,6 +53,8 @@ def argv_for(
         else:
             argv += ["-f", f"{script.path}@{script.weight}"]
     argv += ["-M", phase.protocol]
+    for name, value in phase.defines:
+        argv += ["-D", f"{name}={value}"]
     if phase.rate is not None:
         argv += ["-R", f"{phase.rate:g}"]
     if phase.connect:

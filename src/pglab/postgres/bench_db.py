@@ -20,7 +20,8 @@ from psycopg import sql
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import LabError, ServerError
-from pglab.postgres.dataset import INIT_TIMEOUT, Dataset, init_argv
+from pglab.postgres import kit_load
+from pglab.postgres.dataset import INIT_TIMEOUT, Dataset, described, init_argv
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries
 
@@ -79,16 +80,19 @@ def ensure(
             (BEING_MADE,),
         )
     on_status(
-        f"initializing dataset scale {spec.scale} in database {db} on {server.where} "
+        f"initializing dataset {described(spec)} in database {db} on {server.where} "
         f"(PostgreSQL {server.facts().short_version})"
     )
     t0 = time.monotonic()
-    procs.run(
-        [*init_argv(binaries, spec), *server.pgbench_conn_args()],
-        timeout=INIT_TIMEOUT,
-        env=server.pgbench_env(),
-        what="pgbench -i",
-    )
+    if spec.kit is not None:
+        kit_load.load(server.connect, spec, on_status)
+    else:
+        procs.run(
+            [*init_argv(binaries, spec), *server.pgbench_conn_args()],
+            timeout=INIT_TIMEOUT,
+            env=server.pgbench_env(),
+            what="pgbench -i",
+        )
     seconds = time.monotonic() - t0
     with server.connect() as conn:
         conn.execute(

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pglab import procs
+from pglab.campaign.kits import KITS
 from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
 from pglab.errors import CommandError
 from pglab.lab import Lab, locked
-from pglab.postgres import init_output, settings
+from pglab.postgres import init_output, kit_load, settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
 
@@ -38,6 +39,11 @@ DATA_BYTES_PER_SCALE = 15 * MIB
 INIT_WAL_BYTES = 20 * MIB
 INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
 INIT_WAL_MAX_BYTES = 1088 * MIB
+# a kit's data and WAL per unit of scale, from templates made on 18 (tpcc, 2 warehouses: 234
+# MiB of tables and 257 of pg_wal)
+# sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes); ycsb:
+# per record (ten fields of 100 characters, its key)
+KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +55,25 @@ class Size:
     measured: bool  # measured on the template made earlier, else estimated from the spec
 
 
+def described(spec: DatasetSpec) -> str:
+    """``scale 10``, or a kit's ``tpcc, 2 warehouses``: the dataset as told while it is made."""
+    if spec.kit is None:
+        return f"scale {spec.scale}"
+    if spec.kit == "sysbench":
+        return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
+    return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
+
+
 def estimated_size(spec: DatasetSpec) -> Size:
     """A template's size before it is made: the measured figures above, the tables larger by
-    100/fillfactor, WAL only for logged tables, no data without a generate step (-I)."""
+    100/fillfactor, WAL only for logged tables, no data without a generate step (-I); a kit's
+    from its own per-unit figures (``KIT_BYTES``)."""
+    if spec.kit is not None:
+        per_unit, per_unit_wal = KIT_BYTES[spec.kit]
+        units = spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale
+        kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
+        total = DATA_BYTES + per_unit * units + kit_wal
+        return Size(int(total), int(kit_wal), measured=False)
     steps = spec.init_steps or "dtgvp"
     generated = bool(set(steps) & set("gG"))
     spread = 100 / spec.fillfactor if generated else 0.0  # a lower fillfactor: larger tables
@@ -175,19 +197,23 @@ def ensure(
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
-        on_status(f"initializing dataset scale {spec.scale} on PostgreSQL {binaries.version}")
+        on_status(f"initializing dataset {described(spec)} on PostgreSQL {binaries.version}")
         t0 = time.monotonic()
         initdb(binaries, lab, datadir)
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")
         with cluster:
             cluster.start()
-            said = run_init([*init_argv(binaries, spec), *cluster.pgbench_conn_args()], on_status)
+            if spec.kit is not None:
+                steps = kit_load.load(cluster.connect, spec, on_status)
+            else:
+                argv = [*init_argv(binaries, spec), *cluster.pgbench_conn_args()]
+                steps = init_output.step_times(run_init(argv, on_status))
             cluster.stop("fast")
         init_seconds = time.monotonic() - t0
         size = _du(datadir)
         meta = {
             "init_seconds": init_seconds,
-            "init_steps": init_output.step_times(said),
+            "init_steps": steps,
             "size_bytes": size,
             "dataset": spec.identity(),
             "source": binaries.label,

@@ -464,7 +464,7 @@ def _copy_of(
     return Copy(
         name=run.point_key if run.dataset.reset == "point" else key,
         dataset=key,
-        described=f"scale {run.dataset.scale}",
+        described=datasets.described(run.dataset),
         size=sizes[key],
         data=data,
         wal=places[run.storage.wal.name] if run.storage.wal is not None else data,

@@ -18,10 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
+from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import PhaseResult
 from pglab.significance import ALPHA, scipy_stats
+from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -97,6 +100,8 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if all(id(p) in steady for p in measured):
             metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
     metrics.update(operation_metrics(phases))
+    metrics.update(kit_metrics(run, phases))
+    metrics.update(sysbench_metrics(phases))
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
         if a and b is not None:
@@ -141,3 +146,63 @@ def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
     if measured:
         out["mb_s"] = statistics.fmean(f.mb_s for f in measured)
     return out
+
+
+def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+    """A workload kit's figures per phase (mean over its iterations) and over the measured
+    phases, from pgbench's per-script counts: the headline script's committed transactions
+    per minute (TPC-C's NOPM), all transactions per minute (TPM), the share of the headline's
+    transactions that rolled back by design (%), and the consistency conditions broken after
+    the phase (``kit_load.CONSISTENCY_TABLE``)."""
+    kit_of = {ph.name: ph.kit for ph in run.phases if ph.kit}
+    by_name: dict[str, list[dict[str, float]]] = {}
+    measured: list[dict[str, float]] = []
+    for ph in phases:
+        kit = kit_of.get(ph.name)
+        if kit is None:
+            continue
+        figs = _kit_figures(KITS[kit].headline, ph)
+        by_name.setdefault(ph.name, []).append(figs)
+        if ph.measured:
+            measured.append(figs)
+    out: dict[str, float] = {}
+    for name, items in by_name.items():
+        for key in items[0]:
+            out[f"phase.{name}.{key}"] = statistics.fmean(f[key] for f in items)
+    for key in measured[0] if measured else ():
+        mean = statistics.fmean(f[key] for f in measured)
+        out[key] = max(f[key] for f in measured) if key == "inconsistent" else mean
+    return out
+
+
+def _kit_figures(headline: str | None, ph: PhaseResult) -> dict[str, float]:
+    by_stem = {script_stem(s.name): s for s in ph.report.scripts}
+    head = by_stem.get(headline) if headline else None
+    rolled = by_stem.get(f"{headline}_rollback")
+    figs = {"tpm": ph.report.tps * 60} if headline else {}
+    if head is not None:
+        figs["nopm"] = (head.tps or 0.0) * 60
+        tried = head.transactions + (rolled.transactions if rolled else 0)
+        if tried:
+            figs["rollback_pct"] = 100 * (rolled.transactions if rolled else 0) / tried
+    check = ph.tables.get(CONSISTENCY_TABLE)
+    if check is not None:
+        figs["inconsistent"] = float(sum(1 for row in check["rows"] if row[2]))
+    return figs
+
+
+def sysbench_metrics(phases: list[PhaseResult]) -> dict[str, float]:
+    """sysbench's own figures beside its TPS, over the measured phases that ran it: queries per
+    second, and the errors it ignored (and retried) and reconnects, per second."""
+    rows = [
+        dict(zip(table["columns"], table["rows"][0], strict=True))
+        for ph in phases
+        if ph.measured and (table := ph.tables.get(SYSBENCH_REPORT)) and table["rows"]
+    ]
+    if not rows:
+        return {}
+    return {
+        "qps": statistics.fmean(r["qps"] for r in rows),
+        "errors_s": statistics.fmean(r["errors_s"] for r in rows),
+        "reconnects_s": statistics.fmean(r["reconnects_s"] for r in rows),
+    }

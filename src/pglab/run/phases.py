@@ -8,9 +8,11 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
         watch = stack.enter_context(PhaseWatch(...))
         result = runner.run(watch)      # the phase's result, with the runner's own tables
 
-Three runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
-(``GeneratorPgbench``, its per-host table with the result), and a maintenance operation
-(``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s). A new load generator or
+Four runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
+(``GeneratorPgbench``, its per-host table with the result), a maintenance operation
+(``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
+scripts by either pgbench, its consistency checked after (``KitPgbench``), and sysbench's
+OLTP tests (``Sysbench``). A new load generator or
 workload kit is a class with ``prepare`` and ``run``, and one line in ``runner_for``; the
 executor does not change.
 """
@@ -23,16 +25,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
 from pglab.maintenance import clients, operations
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import invoke as pgbench
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.pgbench.invoke import ProgressCallback
+from pglab.postgres import kit_load
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult
 from pglab.run.remote import Hosts
+from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
 
 
@@ -64,6 +69,10 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
     """The runner of one iteration of ``phase``: the one place that tells kinds of phase apart."""
     if phase.operation is not None:
         return MaintenanceOperation(phase, iteration, context)
+    if phase.kit is not None:
+        return KitPgbench(phase, iteration, context)
+    if phase.generator == "sysbench":
+        return Sysbench(phase, iteration, context)
     if phase.remote:
         return GeneratorPgbench(phase, iteration, context)
     return LocalPgbench(phase, iteration, context)
@@ -151,3 +160,56 @@ class MaintenanceOperation:
         del watch  # the operation watches its own progress views
         assert self._op is not None, "prepare first"
         return self._op.run(self.iteration, self.context.on_operation)
+
+
+@dataclass
+class KitPgbench:
+    """A workload kit's scripts, run by pgbench here or on the generator hosts; then the kit's
+    consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE`` in the result:
+    a few seconds while the watch still samples, after pgbench has ended)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        c = self.context
+        runner: PhaseRunner = (
+            GeneratorPgbench(self.phase, self.iteration, c)
+            if self.phase.remote
+            else LocalPgbench(self.phase, self.iteration, c)
+        )
+        result = runner.run(watch)
+        assert self.phase.kit is not None
+        if not KITS[self.phase.kit].has("consistency"):
+            return result
+        with c.server.connect() as conn:
+            table = kit_load.check(conn, self.phase.kit)
+        return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})
+
+
+@dataclass
+class Sysbench:
+    """sysbench's OLTP test on this machine, connected where pglab's own session is; the
+    watch is told its pid (its CPU is the client's)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+    _target: kit_load.Target | None = None
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+        with self.context.server.connect() as conn:
+            self._target = kit_load.Target.of(conn)
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        assert self._target is not None, "prepare first"
+        c = self.context
+        return sysbench.run_phase(
+            self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
+            on_progress=c.on_progress, on_spawn=watch.set_pgbench,
+        )  # fmt: skip

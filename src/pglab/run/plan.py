@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import kits
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
@@ -20,6 +21,7 @@ from pglab.campaign.workload import takes
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6}  # per unit, 2 CPUs
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
@@ -35,8 +37,11 @@ class Plan:
     run_overhead_s: float = RUN_OVERHEAD_S
 
     def estimated_seconds(self) -> float:
-        datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset.scale for r in self.runs}
-        init = sum(scale * INIT_S_PER_SCALE for scale in datasets.values())
+        datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset for r in self.runs}
+        init = sum(
+            d.scale * KIT_INIT_S_PER_SCALE.get(d.kit or "", INIT_S_PER_SCALE)
+            for d in datasets.values()
+        )
         runs = sum(r.estimated_seconds() + self.run_overhead_s for r in self.runs)
         return init + self.storage_bench_seconds() + runs
 
@@ -76,10 +81,21 @@ def _point(
             storage = replace(storage, **{STORAGE_AXES[name]: campaign.target(value)})
         elif name.startswith("settings."):
             server = server.with_settings({name.removeprefix("settings."): value})
-        elif name in DatasetSpec.__dataclass_fields__:
+        elif name in DatasetSpec.__dataclass_fields__ and name != "kit":  # kit: the phases'
             dataset = replace(dataset, **{name: value})
         else:
             phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
+    kit = next((ph.kit for ph in phases if ph.kit), None)
+    if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
+        dataset = replace(dataset, kit=kit)
+        phases = tuple(
+            replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
+            for ph in phases
+        )
+    elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
+        dataset = replace(dataset, kit="sysbench")
+        told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
+        phases = tuple(replace(ph, defines=told) for ph in phases)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,

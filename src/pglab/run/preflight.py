@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from pglab import procs
+from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
-from pglab.postgres import bench_db, server, settings
+from pglab.postgres import bench_db, kit_load, server, settings
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
@@ -49,6 +50,8 @@ def preflight(
     The binaries are by ``ServerSpec.binaries_key`` (a source, and the pgbench that runs with
     it); ``progress`` is told the steps of a build being made."""
     plan = make_plan(campaign, done_keys)
+    if any(ph.generator == "sysbench" for pt in plan.points for ph in pt.phases):
+        kit_load.sysbench_exe()  # sysbench missing: said before anything is made
     resolved: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:
@@ -74,6 +77,7 @@ def preflight(
         # an operation's options differ between points of the same settings (a [matrix] axis)
         problems += _parallel_problems(point, catalogs[b.label], where)
         problems += index_problems(point, b.major, b.version, where)
+        problems += kit_problems(point, b.major, b.version, where)
         key = (b.label, point.server.settings)
         if key in checked:
             continue
@@ -155,6 +159,17 @@ def _parallel_problems(point: RunSpec, catalog: Mapping[str, Any], where: str) -
                 f"raise {name} in [server.settings] (or ask for fewer workers)"
             )
     return out
+
+
+def kit_problems(point: RunSpec, major: int, version: str, where: str) -> list[str]:
+    """A workload kit on a server (or its pgbench) older than the kit needs, refused by name."""
+    kits = {ph.kit for ph in point.phases if ph.kit}
+    return [
+        f"{where}kit {kit!r} needs PostgreSQL {KITS[kit].since} or later ({KITS[kit].needs}); "
+        f"this is {version}: use a newer server source for this point"
+        for kit in sorted(kits)
+        if major < KITS[kit].since
+    ]
 
 
 def index_problems(point: RunSpec, major: int, version: str, where: str) -> list[str]:
@@ -418,6 +433,12 @@ def _check_pgbench_options(plan: Plan, binaries: Mapping[str, Binaries]) -> None
         digits = re.match(r"\d+", b.pgbench_version)
         major = int(digits.group()) if digits else 0
         for phase in point.phases:
+            if phase.kit is not None and major < KITS[phase.kit].since:
+                found.append(
+                    f'kit {phase.kit!r} in phase "{phase.name}" of point "{point.label}": '
+                    f"pgbench {b.pgbench_version} ({b.label}) lacks {KITS[phase.kit].needs}, "
+                    f"which came in {KITS[phase.kit].since}"
+                )
             for key, (option, since, unset) in PGBENCH_SINCE.items():
                 if getattr(phase, key) != unset and major < since:
                     found.append(

@@ -144,7 +144,7 @@ def decide(objective: str, values: Mapping[str, Sequence[float]],
     assert win.comparison is not None
     won: Comparison = win.comparison
     ci = f" (95% CI {won.ci_low:+.1f}% to {won.ci_high:+.1f}%)" if won.ci_low is not None else ""
-    what = "p99 latency" if objective == "p99" else "TPS"
+    what = {"p99": "p99 latency", "nopm": "NOPM"}.get(objective, "TPS")
     p = f", Holm p = {won.p_holm:.2g}" if won.p_holm is not None else ""
     text = (f"{win.label} is significantly better than the defaults: {what} "
             f"{won.delta_pct:+.1f}%{ci}{p}")  # fmt: skip
@@ -169,7 +169,7 @@ def stored_values(store: Any, name: str, labels: Sequence[str], objective: str,
         if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
             continue
         p99 = run.metrics.get("latency_p99_ms")
-        figure = p99 if objective == "p99" else run.tps
+        figure = {"p99": p99, "nopm": run.metrics.get("nopm")}.get(objective, run.tps)
         if figure is not None:
             values[label].append(float(figure))
         if p99 is not None:

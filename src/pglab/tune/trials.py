@@ -11,7 +11,7 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 import optuna
@@ -20,6 +20,7 @@ from optuna.trial import TrialState
 
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec, masked_document
+from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench import latency as latency_hist
@@ -38,7 +39,6 @@ from pglab.tune.space import Knob
 from pglab.tune.spec import TuneSpec
 
 MAX_INFEASIBLE_IN_A_ROW = 200  # samples over the constraint before the search gives up
-READ_ONLY_SCRIPTS = ("select-only",)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class TrialRecord:
     source: str  # default, pgtune, enqueued, sampler, retry
     outcome: str  # ok, failed, infeasible, interrupted
     settings: dict[str, str]
-    value: float | None = None  # the objective: TPS or p99 ms
+    value: float | None = None  # the objective: TPS, p99 ms or NOPM
     tps: float | None = None
     p99_ms: float | None = None
     feasible: bool = True  # within the p99 limit, when there is one
@@ -136,8 +136,8 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
 def _checkpoint_warning(base: RunSpec, knobs: list[Knob], catalog) -> list[str]:
     """A write workload measured over fewer than two checkpoint cycles favours settings that
     put the checkpoint off until after the measurement."""
-    writes = any(s.builtin not in READ_ONLY_SCRIPTS for ph in base.phases if ph.measured
-                 for s in ph.scripts)  # fmt: skip
+    # judged from what the phases run (a custom script by its statements); unknown: writes
+    writes = any(phase_writes(asdict(ph)) is not False for ph in base.phases if ph.measured)
     seconds = sum(ph.duration or 0 for ph in base.phases if ph.measured) or 0
     knob = next((k for k in knobs if k.name == "checkpoint_timeout"), None)
     if knob is not None:
@@ -357,10 +357,11 @@ class Search:
             over_limit = (p99 - limit) / limit if limit is not None and p99 is not None else -1.0
             trial.set_constraint(studies.CONSTRAINT, over_limit)
             trial.set_user_attr(studies.OUTCOME, "ok")
-            value = p99 if setup.spec.objective == "p99" else tps
+            value = {"p99": p99, "nopm": result.metrics.get("nopm")}.get(setup.spec.objective, tps)
             if value is None:
                 raise CampaignError("the run logged no transaction latencies for the p99 "
-                                    "objective")  # fmt: skip
+                                    "objective" if setup.spec.objective == "p99" else
+                                    "the run gave no NOPM: its phases ran no kit")  # fmt: skip
             with studies.quiet():
                 self.study.tell(trial, value)
         return self._frozen(trial)

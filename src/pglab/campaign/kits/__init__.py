@@ -1,0 +1,147 @@
+"""Workload kits: a benchmark pglab ships as pgbench scripts, the SQL of its tables, and the
+loader's and checker's SQL beside them (``campaign/kits/NAME/``). A phase with ``kit = NAME``
+runs the kit's scripts at its weights (so pgbench's per-second progress, per-script figures,
+failures, ``rate`` and generator hosts work for it), and the dataset is the kit's tables at
+``scale`` (``postgres/kit_load.py`` loads them, instead of ``pgbench -i``).
+
+``tpcc``: a TPC-C-like kit written by pglab from the TPC-C specification (revision 5.11): the
+nine tables, warehouses = scale, the five transactions in the 45/43/4/4/4 mix, NURand as the
+specification draws it (pgbench's ``|``, ``%`` and ``random``), 1% of New-Orders rolled back
+(``new_order_rollback``, its own script so pgbench counts them). Two modes: ``procedures``
+(each transaction one PL/pgSQL function call) and ``client`` (its statements from pgbench).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pglab.campaign.spec import Script
+
+HERE = Path(__file__).parent
+
+
+Mix = tuple[tuple[str, int], ...]  # scripts (file stems) and their pgbench weights
+
+
+@dataclass(frozen=True, slots=True)
+class Kit:
+    name: str
+    modes: tuple[str, ...]  # the first is the default
+    mix: Mix | dict[str, Mix]  # one for every mode, or each mode's
+    scale_what: str  # what the dataset's scale counts
+    max_scale: int
+    since: int  # the oldest PostgreSQL major (server and pgbench) that runs it
+    needs: str  # what that version brought, as said when refusing an older one
+    headline: str | None  # the script whose committed transactions per minute are its figure
+    # the loader: the SQL files run first, the statement that loads what all units share, the
+    # statement that loads one unit (%s: its number, from 1), and how many units a scale has
+    setup: tuple[str, ...] = ("schema", "load")
+    shared: str | None = None
+    unit: str = ""
+    unit_size: int = 1  # units of the scale per loading unit (YCSB: 100,000 records)
+    unit_what: str = ""
+
+    def directory(self) -> Path:
+        return HERE / self.name
+
+    def sql(self, name: str) -> str:
+        return (self.directory() / f"{name}.sql").read_text()
+
+    def has(self, name: str) -> bool:
+        return (self.directory() / f"{name}.sql").is_file()
+
+    def units(self, scale: int) -> int:
+        return -(-scale // self.unit_size)
+
+    def scripts(self, mode: str) -> tuple[Script, ...]:
+        """The mode's pgbench scripts with their weights and content digests: from the mode's
+        folder when the kit has one per mode, else its ``scripts`` folder."""
+        mix = self.mix[mode] if isinstance(self.mix, dict) else self.mix
+        folder = self.directory() / mode
+        folder = folder if folder.is_dir() else self.directory() / "scripts"
+        out = []
+        for stem, weight in mix:
+            path = folder / f"{stem}.sql"
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            out.append(Script(path=str(path), weight=weight, sha256=digest))
+        return tuple(out)
+
+
+TPCC = Kit(
+    name="tpcc",
+    modes=("procedures", "client"),
+    # 45/43/4/4/4 (clause 5.2.3), of which 1 in 100 New-Orders rolls back (clause 2.4.1.4)
+    mix=(
+        ("new_order", 4455),
+        ("new_order_rollback", 45),
+        ("payment", 4300),
+        ("order_status", 400),
+        ("delivery", 400),
+        ("stock_level", 400),
+    ),
+    scale_what="warehouses",
+    max_scale=10000,
+    since=11,
+    needs="pgbench's \\if, \\gset and CASE expressions",
+    headline="new_order",
+    setup=("schema", "load", "procedures"),
+    shared="SELECT tpcc_load_items()",
+    unit="SELECT tpcc_load_warehouse(%s)",
+    unit_what="warehouses",
+)
+# YCSB's core workloads (Cooper et al., SoCC 2010; the workloads of its distribution): A
+# update-heavy 50/50, B read-mostly 95/5, C read-only, D read-latest 95/5 insert, E short
+# ranges 95/5 insert, F read-modify-write 50/50
+YCSB = Kit(
+    name="ycsb",
+    modes=("a", "b", "c", "d", "e", "f"),
+    mix={
+        "a": (("read", 50), ("update", 50)),
+        "b": (("read", 95), ("update", 5)),
+        "c": (("read", 100),),
+        "d": (("read", 95), ("insert", 5)),
+        "e": (("scan", 95), ("insert", 5)),
+        "f": (("read", 50), ("read_modify_write", 50)),
+    },
+    scale_what="records",
+    max_scale=1_000_000,  # [dataset] scale's own limit
+    since=14,
+    needs="pgbench's permute() for scattered zipfian keys",
+    headline=None,
+    unit="SELECT ycsb_load(%s, %s)",
+    unit_size=100_000,
+    unit_what="blocks of 100,000 records",
+)
+KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB)}
+# how a YCSB workload picks its keys (its requestdistribution): pgbench -D distribution=N
+DISTRIBUTIONS = ("zipfian", "uniform", "latest")
+MODES = tuple(dict.fromkeys(m for k in KITS.values() for m in k.modes))
+# the per-transaction-type names of a kit's scripts (their file stems): what reports group by
+TRANSACTION_TYPES = {
+    "new_order": "New-Order",
+    "new_order_rollback": "New-Order (rolled back)",
+    "payment": "Payment",
+    "order_status": "Order-Status",
+    "delivery": "Delivery",
+    "stock_level": "Stock-Level",
+}
+
+
+def defines(
+    kit: str, scale: int, clients: int = 1, distribution: str | None = None
+) -> tuple[tuple[str, str], ...]:
+    """The pgbench variables (-D) the kit's scripts read: its scale under the kit's name; for
+    YCSB also the clients (inserts' keys are apart per client), the distribution's number and
+    each client's count of inserts (from 0)."""
+    told: tuple[tuple[str, str], ...] = ((KITS[kit].scale_what, str(scale)),)
+    if kit == "ycsb":
+        number = DISTRIBUTIONS.index(distribution or "zipfian")
+        told += (("clients", str(clients)), ("distribution", str(number)), ("inserted", "0"))
+    return told
+
+
+def script_stem(script_path: str) -> str:
+    """``new_order`` of ``.../tpcc/client/new_order.sql`` (and of pgbench's name for it)."""
+    return Path(script_path).stem

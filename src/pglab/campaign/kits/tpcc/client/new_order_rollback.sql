@@ -1,0 +1,90 @@
+-- pglab's TPC-C-like kit (client mode): New-Order that rolls back (clause 2.4.1.4: 1 in 100 New-Orders)
+-- :warehouses is given by pglab (pgbench -D); NURand(A, x, y) is clause 2.1.6's, with the
+-- run's constants C: 259 (customer ids), 7911 (item ids), 223 (last names; 157 at load)
+\set w_id random(1, :warehouses)
+\set d_id random(1, 10)
+\set c_id (((random(0, 1023) | random(1, 3000)) + 259) % 3000) + 1
+\set ol_cnt random(5, 15)
+\set i1 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s1 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q1 random(1, 10)
+\set i2 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s2 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q2 random(1, 10)
+\set i3 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s3 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q3 random(1, 10)
+\set i4 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s4 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q4 random(1, 10)
+\set i5 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s5 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q5 random(1, 10)
+\set i6 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s6 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q6 random(1, 10)
+\set i7 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s7 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q7 random(1, 10)
+\set i8 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s8 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q8 random(1, 10)
+\set i9 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s9 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q9 random(1, 10)
+\set i10 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s10 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q10 random(1, 10)
+\set i11 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s11 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q11 random(1, 10)
+\set i12 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s12 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q12 random(1, 10)
+\set i13 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s13 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q13 random(1, 10)
+\set i14 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s14 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q14 random(1, 10)
+\set i15 (((random(0, 8191) | random(1, 100000)) + 7911) % 100000) + 1
+\set s15 CASE WHEN :warehouses > 1 AND random(1, 100) = 1 THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
+\set q15 random(1, 10)
+-- clause 2.4.1.4: the last item is one that does not exist, so the order rolls back
+\set bad 100001
+BEGIN;
+SELECT w_tax, c_discount, c_last, c_credit FROM warehouse, customer
+WHERE w_id = :w_id AND c_w_id = :w_id AND c_d_id = :d_id AND c_id = :c_id;
+UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = :w_id AND d_id = :d_id
+RETURNING d_next_o_id - 1 AS o_id, d_tax \gset
+INSERT INTO orders VALUES (:o_id, :d_id, :w_id, :c_id, now(), NULL, :ol_cnt,
+    (SELECT bool_and(s = :w_id)::int FROM unnest((ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[])[1 : :ol_cnt]) AS s));
+INSERT INTO new_order VALUES (:o_id, :d_id, :w_id);
+-- the stock of the order's items, read and locked in (warehouse, item) order
+SELECT s_quantity, s_data FROM stock
+WHERE (s_w_id, s_i_id) IN (SELECT * FROM unnest((ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[])[1 : :ol_cnt - 1],
+                                                 (ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10, :i11, :i12, :i13, :i14, :i15]::int[])[1 : :ol_cnt - 1]))
+ORDER BY s_w_id, s_i_id FOR UPDATE;
+-- the stock updated and the order's lines written: one statement for all the lines
+WITH l AS (
+    SELECT i, s, q, n::int AS n
+    FROM unnest((ARRAY[:i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9, :i10, :i11, :i12, :i13, :i14, :i15]::int[])[1 : :ol_cnt - 1],
+                (ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[])[1 : :ol_cnt - 1],
+                (ARRAY[:q1, :q2, :q3, :q4, :q5, :q6, :q7, :q8, :q9, :q10, :q11, :q12, :q13, :q14, :q15]::int[])[1 : :ol_cnt - 1])
+         WITH ORDINALITY AS l(i, s, q, n)
+), st AS (
+    UPDATE stock SET
+        s_quantity = CASE WHEN s_quantity - l.q >= 10 THEN s_quantity - l.q
+                          ELSE s_quantity - l.q + 91 END,
+        s_ytd = s_ytd + l.q, s_order_cnt = s_order_cnt + 1,
+        s_remote_cnt = s_remote_cnt + (l.s <> :w_id)::int
+    FROM l WHERE s_w_id = l.s AND s_i_id = l.i
+    RETURNING s_w_id, s_i_id, (ARRAY[s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05,
+        s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10])[:d_id] AS info
+)
+INSERT INTO order_line
+SELECT :o_id, :d_id, :w_id, l.n, l.i, l.s, NULL, l.q, l.q * i_price, st.info
+FROM l JOIN item ON i_id = l.i JOIN st ON st.s_w_id = l.s AND st.s_i_id = l.i;
+-- the last item: not found, so the whole order is rolled back
+SELECT i_price, i_name, i_data FROM item WHERE i_id = :bad;
+ROLLBACK;

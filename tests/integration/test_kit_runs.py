@@ -1,0 +1,159 @@
+"""``kit = "tpcc"``: pglab's TPC-C-like kit loaded (2 warehouses) and run in both modes on
+PostgreSQL 18 (embedded) and Debian's 15, and on an existing server: NOPM, the 45/43/4/4/4 mix
+measured from pgbench's per-script counts, 1% of New-Orders rolled back, the consistency
+conditions holding after every phase, and what show and export say of it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.analysis import scripts
+from pglab.campaign.kits import TPCC, script_stem
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.postgres.kit_load import CONSISTENCY_TABLE
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
+# one thread and a fixed seed: pgbench picks the same scripts run after run, so the mix
+# measured is the same each time (and 6,000 transactions put 45% within ±0.64 points, 1 SD)
+WORKLOAD = """
+[dataset]
+scale = 2
+[workload]
+kit = "tpcc"
+clients = 4
+threads = 1
+transactions = 1500
+random_seed = 7
+[matrix]
+mode = ["procedures", "client"]
+"""
+MIX = {"new_order": 45.0, "payment": 43.0, "order_status": 4.0, "delivery": 4.0,
+       "stock_level": 4.0}  # fmt: skip
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.fixture(scope="module")
+def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
+    """One campaign: both modes on PostgreSQL 18 and 15 (a dataset loaded for each)."""
+    if not PG15.exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    tmp = tmp_path_factory.mktemp("kits")
+    path = tmp / "tpcc.toml"
+    path.write_text(f'name = "tpcc"\n[variants.pg18]\n[variants.pg15.server]\n'
+                    f'source = "bindir"\nbindir = "{PG15}"\n{WORKLOAD}')  # fmt: skip
+    store = tmp / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        runs = [s.get_run(row.id) for row in s.list_runs("tpcc")]
+    return {"store": store, "runs": runs}
+
+
+def check_kit_run(run: Any) -> None:
+    """NOPM, the mix, the rollbacks and the consistency of one run of the kit."""
+    assert run is not None and run.ok, run and run.error
+    assert run.metrics["nopm"] > 0 and run.metrics["tpm"] > run.metrics["nopm"]
+    assert run.metrics["inconsistent"] == 0
+    (phase,) = run.phases
+    rows = run.series[str(phase.idx)][CONSISTENCY_TABLE]["rows"]
+    assert [r[0] for r in rows] == [1, 2, 3, 4] and all(r[2] == 0 for r in rows)
+    counts = {script_stem(s.script): s.transactions or 0 for s in scripts.phase_scripts(phase)}
+    assert sum(counts.values()) == phase.transactions == 6000 and not phase.failed
+    counts["new_order"] += counts.pop("new_order_rollback")  # a New-Order either way
+    for name, pct in MIX.items():
+        assert abs(100 * counts[name] / 6000 - pct) <= 1.0, (name, counts)
+    # 1 in 100 New-Orders rolls back: ~27 of ~2,700 here
+    assert 0.3 <= run.metrics["rollback_pct"] <= 2.0
+    nopm = 60 * next(s.tps for s in scripts.phase_scripts(phase) if s.script.endswith(
+        "/new_order.sql"))  # fmt: skip
+    assert run.metrics["nopm"] == pytest.approx(nopm)
+
+
+def test_tpcc_runs_in_both_modes_on_18_and_15(made: dict[str, Any]) -> None:
+    runs = made["runs"]
+    assert sorted((r.variant, r.label.split()[-1]) for r in runs) == [
+        ("pg15", "mode=client"), ("pg15", "mode=procedures"),
+        ("pg18", "mode=client"), ("pg18", "mode=procedures"),
+    ]  # fmt: skip
+    for run in runs:
+        check_kit_run(run)
+        argv = run.phases[0].argv
+        assert "-D" in argv and argv[argv.index("-D") + 1] == "warehouses=2" and "-n" in argv
+        versions = run.fingerprint["server_version"]
+        assert versions.startswith("15" if run.variant == "pg15" else "18")
+    client = next(r for r in runs if r.label.endswith("client") and r.variant == "pg18")
+    assert any("client/new_order.sql" in a for a in client.phases[0].argv)
+
+
+def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> None:
+    store = made["store"]
+    run = made["runs"][0]
+    assert cli("show", str(run.id), lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert f"nopm = {run.metrics['nopm']:,.1f}" in out and "new_order_rollback.sql" in out
+    assert "inconsistent" not in out.split("warnings")[-1]  # no such warning
+    assert cli("export", "tpcc", "--format", "csv", lab=lab, store=store) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4 and all(float(r["nopm"]) > 0 for r in rows)
+    assert {round(float(r["nopm"]), 3) for r in rows} == {
+        round(r.metrics["nopm"], 3) for r in made["runs"]
+    }
+    page = made["store"].parent / "tpcc.html"
+    assert cli("report", "tpcc", "-o", str(page), lab=lab, store=store) == 0
+    html = page.read_text()  # the points table: a column per kit figure
+    assert all(f"<th>{k}</th>" in html for k in ("nopm", "tpm", "rollback_pct", "inconsistent"))
+
+
+@pytest.mark.usefixtures("password")
+def test_tpcc_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
+    path = tmp_path / "existing.toml"
+    path.write_text(f'name = "tpcc-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
+                    f'database = "pglab_tpcc"\n{WORKLOAD}')  # fmt: skip
+    store = tmp_path / "r.sqlite"
+    try:
+        assert cli("run", str(path), lab=lab, store=store) == 0
+        with open_store(str(store)) as s:
+            runs = [s.get_run(row.id) for row in s.list_runs("tpcc-existing")]
+        assert len(runs) == 2
+        for run in runs:
+            check_kit_run(run)
+        with outside_server.admin("pglab_tpcc") as conn:  # the kit's tables, in its database
+            (n,) = conn.execute("SELECT count(*) FROM warehouse").fetchone()
+        assert n == 2 and TPCC.scale_what == "warehouses"
+    finally:
+        outside_server.drop_database("pglab_tpcc")
+
+
+@pytest.fixture
+def password(monkeypatch):
+    from existing_server import BENCH_PASSWORD
+
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+def test_compare_judges_points_of_a_kit_on_nopm(made: dict[str, Any], lab: Lab, capsys) -> None:
+    store = made["store"]
+    code = cli("compare", "tpcc:pg18 mode=procedures", "tpcc:pg18 mode=client",
+               lab=lab, store=store)  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out
+    assert "median nopm A" in out and "significant (log NOPM" in out, out
+    runs = {r.label: r for r in made["runs"] if r.variant == "pg18"}
+    assert fmt_short(runs["pg18 mode=procedures"].metrics["nopm"]) in out
+
+
+def fmt_short(value: float) -> str:
+    from pglab.cli import fmt
+
+    return fmt.short(value)

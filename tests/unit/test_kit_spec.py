@@ -1,0 +1,303 @@
+"""``kit = "tpcc"`` as the campaign file says it: its scripts and mix, its options checked
+before anything runs, the dataset and pgbench arguments it makes, the figures pglab computes
+from pgbench's per-script counts, and how its consistency is said."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.campaign import parse as campaign
+from pglab.campaign.kits import KITS, TPCC, YCSB, script_stem
+from pglab.campaign.spec import RunSpec
+from pglab.errors import CampaignError
+from pglab.pgbench.invoke import argv_for
+from pglab.postgres import kit_load
+from pglab.postgres.dataset import described, estimated_size
+from pglab.records import PgbenchReport, PhaseResult, ScriptReport
+from pglab.run.metrics import run_metrics
+from pglab.run.plan import expand_points
+from pglab.sysbench.invoke import argv_for as sysbench_argv
+from pglab.tune import spec as tune_spec
+
+BASE = """
+name = "k"
+[dataset]
+scale = 3
+[workload]
+kit = "tpcc"
+"""
+
+
+def parsed(text: str) -> campaign.Campaign:
+    return campaign.parse(tomllib.loads(text), default_name="k", base_dir=Path("/tmp"))
+
+
+def refused(text: str) -> str:
+    with pytest.raises(CampaignError) as err:
+        parsed(text)
+    return err.value.message
+
+
+def test_the_mix_is_45_43_4_4_4_with_1_in_100_new_orders_rolled_back() -> None:
+    (ph,) = parsed(BASE).variants[0].phases
+    assert (ph.kit, ph.mode, ph.vacuum) == ("tpcc", "procedures", False)
+    weights = {script_stem(str(s.path)): s.weight for s in ph.scripts}
+    total = sum(weights.values())
+    share = {k: 100 * w / total for k, w in weights.items()}
+    assert share["new_order"] + share["new_order_rollback"] == 45
+    assert share["new_order_rollback"] / (share["new_order"] + share["new_order_rollback"]) == 0.01
+    assert [share[k] for k in ("payment", "order_status", "delivery", "stock_level")] == [
+        43, 4, 4, 4
+    ]  # fmt: skip
+    assert all(Path(str(s.path)).parent.name == "procedures" for s in ph.scripts)
+    assert ph.script_label == "tpcc (procedures)"
+
+
+def test_every_script_of_both_modes_exists_and_reads_the_warehouses() -> None:
+    for mode in TPCC.modes:
+        for s in TPCC.scripts(mode):
+            text = Path(str(s.path)).read_text()
+            assert ":warehouses" in text and s.sha256
+            assert "[1::" not in text  # pgbench takes "::" for a cast, not a variable
+
+
+def test_the_point_gets_the_kits_dataset_and_tells_pgbench_the_warehouses() -> None:
+    points = expand_points(parsed(BASE + '[matrix]\nmode = ["procedures", "client"]\n'))
+    assert [p.phases[0].mode for p in points] == ["procedures", "client"]
+    for point in points:
+        assert point.dataset.kit == "tpcc" and point.dataset.scale == 3
+        assert point.phases[0].defines == (("warehouses", "3"),)
+    argv = argv_for(_binaries(), points[1].phases[0], [], Path("/tmp/w"))
+    assert argv[argv.index("-D") + 1] == "warehouses=3" and "-n" in argv
+    assert any(a.endswith("/client/new_order.sql@4455") for a in argv)
+    # where pglab is installed is no part of the point (its scripts' contents are)
+    ident = points[1].point_dict()
+    assert all("path" not in s for s in ident["phases"][0]["scripts"])
+    assert ident["dataset"]["kit"] == "tpcc" and points[0].point_key != points[1].point_key
+    assert described(points[0].dataset) == "tpcc, 3 warehouses"
+    assert estimated_size(points[0].dataset).total > 3 * 200 * 2**20
+
+
+def test_a_dataset_without_a_kit_keeps_its_key() -> None:
+    (point,) = expand_points(parsed('name = "k"\n[workload]\nscript = "select-only"\n'))
+    assert "kit" not in point.point_dict()["dataset"] and "kit" not in point.dataset.identity()
+    assert "kit" not in point.point_dict()["phases"][0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\nkit = "tpc-c"\n', 'unknown kit \'tpc-c\' — did you mean "tpcc"?'),
+        ('[workload]\nkit = "tpcc"\nmode = "stored"\n', "kit 'tpcc' runs in procedures or client"),
+        ('[workload]\nscript = "tpcb-like"\nmode = "client"\n', "this phase runs no kit"),
+        ('[workload]\nkit = "tpcc"\nscript = "tpcb-like"\n', "give kit, script(s) or operation"),
+        ('[dataset]\nscale = 20000\n[workload]\nkit = "tpcc"\n', "at most 10,000"),
+        ('[workload]\nkit = "tpcc"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
+         'script = "tpcb-like"\n', "every phase runs it"),
+        ('[workload]\nscript = "tpcb-like"\n[matrix]\nmode = ["client"]\n',
+         "no phase runs a workload kit"),
+    ],
+)  # fmt: skip
+def test_bad_kit_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)
+
+
+def test_the_tune_objective_nopm_needs_a_kit(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n[workload]\nscript = "tpcb-like"\n[tune]\nobjective = "nopm"\n')
+    with pytest.raises(CampaignError, match="phases run no kit"):
+        tune_spec.load(path)
+    path.write_text(BASE + '[tune]\nobjective = "nopm"\n')
+    assert tune_spec.load(path)[1].objective == "nopm"
+
+
+def _script(stem: str, weight: int, n: int, tps: float) -> ScriptReport:
+    return ScriptReport(number=1, name=f"/x/tpcc/client/{stem}.sql", weight=weight,
+                        target_pct=None, transactions=n, counted=n, share_pct=None,
+                        tps=tps)  # fmt: skip
+
+
+def _kit_phase(check_rows: list[list[Any]]) -> PhaseResult:
+    report = PgbenchReport(tps=100.0, transactions=1000, scripts=(
+        _script("new_order", 4455, 445, 44.5), _script("new_order_rollback", 45, 5, 0.5),
+        _script("payment", 4300, 430, 43.0), _script("order_status", 400, 40, 4.0),
+        _script("delivery", 400, 40, 4.0), _script("stock_level", 400, 40, 4.0),
+    ))  # fmt: skip
+    table = {"columns": ["condition", "says", "violations"], "rows": check_rows}
+    return PhaseResult("main", 1, True, 0.0, 10.0, (), report,
+                       tables={kit_load.CONSISTENCY_TABLE: table})  # fmt: skip
+
+
+def test_nopm_tpm_and_rollbacks_come_from_the_per_script_counts() -> None:
+    (point,) = expand_points(parsed(BASE))
+    run: RunSpec = point
+    metrics = run_metrics(run, [_kit_phase([[1, "W_YTD = sum(D_YTD)", 0]])])
+    assert metrics["nopm"] == pytest.approx(44.5 * 60) and metrics["tpm"] == 6000
+    assert metrics["rollback_pct"] == pytest.approx(100 * 5 / 450)
+    assert metrics["inconsistent"] == 0 and metrics["phase.main.nopm"] == metrics["nopm"]
+    broken = run_metrics(run, [_kit_phase([[1, "a", 0], [3, "b", 2], [4, "c", 1]])])
+    assert broken["inconsistent"] == 2
+
+
+def test_a_broken_condition_is_said_with_its_count() -> None:
+    rows = [[1, "W_YTD = sum(D_YTD)", 0], [2, "D_NEXT_O_ID - 1 = max(O_ID)", 3]]
+    table = {"columns": ["condition", "says", "violations"], "rows": rows}
+    assert kit_load.broken(table) == ["2 (D_NEXT_O_ID - 1 = max(O_ID): 3 broken)"]
+    assert kit_load.broken({}) == []
+
+
+def test_the_loader_tells_its_progress_with_an_eta() -> None:
+    assert kit_load.said_load(3, 12, "warehouses", 6.0) == "3 of 12 warehouses (25%), ETA 0:18"
+    assert kit_load.said_load(0, 12, "warehouses", 0.0) == "0 of 12 warehouses (0%)"
+
+
+def test_every_kit_has_its_sql() -> None:
+    for kit in KITS.values():
+        for name in (*kit.setup, "keys"):
+            assert kit.sql(name).strip()
+    assert TPCC.has("consistency") and not YCSB.has("consistency")
+
+
+def _binaries() -> Any:
+    class B:
+        def exe(self, name: str) -> str:
+            return f"/usr/bin/{name}"
+
+    return B()
+
+
+def test_points_of_a_kit_are_judged_on_nopm() -> None:
+    from pglab.analysis.compare import headline
+
+    class Row:
+        def __init__(self, metrics: dict[str, float], ok: bool = True) -> None:
+            self.metrics, self.ok = metrics, ok
+
+    kit, plain = Row({"tps": 1.0, "nopm": 2.0}), Row({"tps": 1.0})
+    assert headline([kit, kit, Row({}, ok=False)]) == "nopm"  # type: ignore[list-item]
+    assert headline([kit, plain]) == "tps"  # type: ignore[list-item]
+
+
+SYSBENCH = """
+name = "s"
+[dataset]
+tables = 4
+table_size = 1000
+[workload]
+generator = "sysbench"
+clients = 8
+duration = 5
+rate = 100
+random_seed = 3
+"""
+
+
+def test_sysbench_runs_its_test_on_tables_of_table_size() -> None:
+    (point,) = expand_points(parsed(SYSBENCH))
+    (ph,) = point.phases
+    assert (ph.generator, ph.test, ph.script_label) == (
+        "sysbench", "oltp_read_write", "sysbench oltp_read_write"
+    )  # fmt: skip
+    assert point.dataset.kit == "sysbench"
+    assert ph.defines == (("tables", "4"), ("table_size", "1000"))
+    ident = point.point_dict()
+    assert ident["dataset"]["tables"] == 4 and ident["phases"][0]["generator"] == "sysbench"
+    target = kit_load.Target("/tmp/s", 5432, "u", "db", "secret")
+    argv = sysbench_argv("/usr/bin/sysbench", ph, target)
+    assert argv[:2] == ["/usr/bin/sysbench", "oltp_read_write"] and argv[-1] == "run"
+    for arg in ("--pgsql-host=/tmp/s", "--pgsql-port=5432", "--pgsql-db=db", "--tables=4",
+                "--table-size=1000", "--threads=8", "--time=5", "--rate=100",
+                "--rand-seed=3", "--report-interval=1", "--percentile=95"):  # fmt: skip
+        assert arg in argv
+    assert not any("secret" in a for a in argv) and target.env() == {"PGPASSWORD": "secret"}
+    assert described(point.dataset) == "sysbench, 4 table(s) × 1,000 rows"
+
+
+def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
+    (point,) = expand_points(parsed('name = "k"\n[dataset]\ntables = 3\n'))
+    assert "tables" not in point.point_dict()["dataset"]
+    assert "generator" not in point.point_dict()["phases"][0]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\ngenerator = "jmeter"\n',
+         "generator = 'jmeter': use one of pgbench, sysbench"),
+        ('[workload]\ngenerator = "sysbench"\ntest = "oltp_read_wirte"\n',
+         "unknown sysbench test 'oltp_read_wirte' — did you mean \"oltp_read_write\"?"),
+        ('[workload]\ntest = "oltp_read_only"\n', "but this phase runs pgbench"),
+        ('[workload]\ngenerator = "sysbench"\nkit = "tpcc"\n', 'kit with generator = "sysbench"'),
+        ('[workload]\ngenerator = "sysbench"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
+         'generator = "pgbench"\n', "every phase runs it"),
+        ('[dataset]\ntables = 0\n[workload]\ngenerator = "sysbench"\n', "tables = 0"),
+    ],
+)  # fmt: skip
+def test_bad_sysbench_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)
+
+
+YCSB_BASE = """
+name = "y"
+[dataset]
+scale = 250000
+[workload]
+kit = "ycsb"
+clients = 6
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "mix"),
+    [
+        ("a", {"read": 50, "update": 50}),
+        ("b", {"read": 95, "update": 5}),
+        ("c", {"read": 100}),
+        ("d", {"read": 95, "insert": 5}),
+        ("e", {"scan": 95, "insert": 5}),
+        ("f", {"read": 50, "read_modify_write": 50}),
+    ],
+)
+def test_ycsb_workloads_are_its_core_mixes(mode: str, mix: dict[str, int]) -> None:
+    (ph,) = parsed(YCSB_BASE + f'mode = "{mode}"\n').variants[0].phases
+    assert {script_stem(str(s.path)): s.weight for s in ph.scripts} == mix
+    assert ph.script_label == f"ycsb ({mode})"
+
+
+def test_ycsb_tells_pgbench_the_records_clients_and_distribution() -> None:
+    points = expand_points(parsed(YCSB_BASE + '[matrix]\ndistribution = ["uniform", "latest"]\n'))
+    assert [p.phases[0].defines for p in points] == [
+        (("records", "250000"), ("clients", "6"), ("distribution", "1"), ("inserted", "0")),
+        (("records", "250000"), ("clients", "6"), ("distribution", "2"), ("inserted", "0")),
+    ]
+    assert described(points[0].dataset) == "ycsb, 250,000 records"
+    assert YCSB.units(250_000) == 3 and estimated_size(points[0].dataset).total > 250_000 * 1000
+    # the default distribution is zipfian, and left out of the point's key
+    (plain,) = expand_points(parsed(YCSB_BASE))
+    assert plain.phases[0].defines[2] == ("distribution", "0")
+    assert "distribution" not in plain.point_dict()["phases"][0]
+
+
+def test_every_ycsb_script_reads_what_pglab_gives() -> None:
+    for mode in YCSB.modes:
+        for s in YCSB.scripts(mode):
+            text = Path(str(s.path)).read_text()
+            assert ":records" in text and ":key" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('[workload]\nkit = "ycsb"\nmode = "g"\n', "kit 'ycsb' runs in a or b or c or d or e or f"),
+        ('[workload]\nkit = "ycsb"\ndistribution = "pareto"\n',
+         "distribution = 'pareto': use one of zipfian, uniform, latest"),
+        ('[workload]\nkit = "tpcc"\ndistribution = "uniform"\n', "phase runs no YCSB"),
+        ('[dataset]\nscale = 3000000\n[workload]\nkit = "ycsb"\n', "from 1 to 1000000"),
+    ],
+)  # fmt: skip
+def test_bad_ycsb_input_is_one_clear_error(extra: str, said: str) -> None:
+    assert said in refused('name = "k"\n' + extra)

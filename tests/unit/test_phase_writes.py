@@ -1,0 +1,83 @@
+"""Whether a phase writes is judged from what it runs (``campaign/writes.py``): built-in
+scripts by name, a kit by its workload, sysbench by its test, a custom script by its
+statements; and the warnings that hang on it (pglab tune's short-trial warning, show's
+"short")."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from pglab.campaign import parse as campaign
+from pglab.campaign.writes import phase_writes, sql_writes
+from pglab.postgres import settings
+from pglab.run.plan import expand_points
+from pglab.tune.trials import _checkpoint_warning
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CAT18 = settings.catalog_from_rows(json.loads((DATA / "pg_settings_18.json").read_text()))
+
+
+def phase_of(tmp_path: Path, workload: str, script: str | None = None) -> dict:
+    if script is not None:
+        (tmp_path / "s.sql").write_text(script)
+    doc = tomllib.loads(f'name = "w"\n[workload]\n{workload}\n')
+    (point,) = expand_points(campaign.parse(doc, default_name="w", base_dir=tmp_path))
+    return asdict(point.phases[0])
+
+
+@pytest.mark.parametrize(
+    ("sql", "writes"),
+    [
+        ("\\set aid random(1, 100000 * :scale)\n"
+         "SELECT abalance FROM pgbench_accounts ORDER BY aid OFFSET :aid LIMIT 10;\n", False),
+        ("BEGIN;\nSELECT 1;\n-- UPDATE in a comment\nEND;\n", False),
+        ("WITH x AS (SELECT 1) SELECT * FROM x;", False),
+        ("INSERT INTO pgbench_history VALUES (1, 1, 1, 0, now());", True),
+        ("SELECT 1;\nupdate pgbench_accounts set abalance = 0 where aid = 1;", True),
+        ("WITH d AS (DELETE FROM t RETURNING *) SELECT count(*) FROM d;", True),
+        ("SELECT * FROM pgbench_accounts WHERE aid = 1 FOR UPDATE;", True),
+        ("CREATE TEMP TABLE t (a int);", True),
+    ],
+)  # fmt: skip
+def test_a_scripts_statements_say_whether_it_writes(sql: str, writes: bool) -> None:
+    assert sql_writes(sql) is writes
+
+
+def test_each_kind_of_phase_is_judged_by_what_it_runs(tmp_path: Path) -> None:
+    assert phase_writes(phase_of(tmp_path, 'script = "select-only"')) is False
+    assert phase_writes(phase_of(tmp_path, 'script = "tpcb-like"')) is True
+    read = "SELECT abalance FROM pgbench_accounts ORDER BY abalance OFFSET 10 LIMIT 1;\n"
+    assert phase_writes(phase_of(tmp_path, 'script = "s.sql"', read)) is False
+    mixed = 'scripts = [{file = "s.sql"}, {builtin = "simple-update"}]'
+    assert phase_writes(phase_of(tmp_path, mixed, read)) is True
+    assert phase_writes(phase_of(tmp_path, 'kit = "tpcc"')) is True
+    assert phase_writes(phase_of(tmp_path, 'kit = "ycsb"\nmode = "c"')) is False
+    assert phase_writes(phase_of(tmp_path, 'kit = "ycsb"\nmode = "a"')) is True
+    sysbench = 'generator = "sysbench"\ntest = "{}"'
+    assert phase_writes(phase_of(tmp_path, sysbench.format("oltp_point_select"))) is False
+    assert phase_writes(phase_of(tmp_path, sysbench.format("oltp_write_only"))) is True
+    gone = phase_of(tmp_path, 'script = "s.sql"', read)
+    gone["scripts"][0]["path"] = str(tmp_path / "nowhere.sql")
+    assert phase_writes(gone) is None  # its WAL tells, once it has run
+
+
+def test_tune_does_not_warn_of_checkpoints_for_a_read_only_script(tmp_path: Path) -> None:
+    """The issue's case: a SELECT ... ORDER BY ... OFFSET script was taken for a write workload
+    of 10 s, fewer than two checkpoint cycles."""
+    read = (
+        "\\set n random(1, 1000)\n"
+        "SELECT aid FROM pgbench_accounts ORDER BY aid OFFSET :n LIMIT 1;\n"
+    )
+    for script, warned in ((read, False), ("UPDATE pgbench_branches SET bbalance = 0;\n", True)):
+        (tmp_path / "s.sql").write_text(script)
+        doc = tomllib.loads('name = "w"\n[workload]\nscript = "s.sql"\nduration = 10\n')
+        (point,) = expand_points(campaign.parse(doc, default_name="w", base_dir=tmp_path))
+        said = _checkpoint_warning(point, [], CAT18)
+        assert bool(said) is warned
+        if warned:
+            assert "a trial measures 10 s of a write workload" in said[0]
