@@ -238,10 +238,6 @@ def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
-def _rounds(runs: Sequence[RunRow]) -> dict[int, float]:
-    return {r.repeat: float(r.tps) for r in runs if r.ok and r.tps is not None}
-
-
 def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> dict[str, Any]:
     tps = _ok_tps(runs, figure)
     return {"campaign": campaign, "point": label, "n": len(tps),
@@ -269,7 +265,7 @@ def compare_points(
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
     if family is not None and figure == "tps":
-        ours = (_rounds(a.runs), _rounds(b.runs))
+        ours = (points.tps_by_round(a.runs), points.tps_by_round(b.runs))
         rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
         diff = differences.measure(
             [ours, *((x, y) for x, y, _ in rest)], [".", *(g for _, _, g in rest)]

@@ -156,7 +156,7 @@ def point_rows(
     for label, mine in by_label.items():
         ok = [r for r in mine if r.ok and r.tps is not None]
         tps = tps_of[label] = [float(r.tps) for r in ok if r.tps is not None]
-        rounds_of[label] = {r.repeat: float(r.tps) for r in ok if r.tps is not None}
+        rounds_of[label] = tps_by_round(ok)
         medians = {
             name: statistics.median(values)
             for name in derived
@@ -243,16 +243,21 @@ def _family(
                   if not pt.is_base and base_key(pt) in base]  # fmt: skip
 
 
+def tps_by_round(runs: Sequence[RunRow]) -> dict[int, float]:
+    """The ok runs' TPS by round (their repeat number): one side of a blocked comparison."""
+    return {r.repeat: float(r.tps) for r in runs if r.ok and r.tps is not None}
+
+
 def family_rounds(
     runs: Sequence[RunRow], campaign: dict[str, Any] | None
 ) -> list[tuple[dict[int, float], dict[int, float], str]]:
     """A campaign's comparisons with the baseline, each side's TPS by round, and where the
     baseline is (``pglab compare`` pools two points' noise with them)."""
     rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
-    rounds_of: dict[str, dict[int, float]] = {}
+    by_label: dict[str, list[RunRow]] = {}
     for r in runs:
-        if r.ok and r.tps is not None:
-            rounds_of.setdefault(r.label, {})[r.repeat] = float(r.tps)
+        by_label.setdefault(r.label, []).append(r)
+    rounds_of = {label: tps_by_round(mine) for label, mine in by_label.items()}
     _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
     return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
 
