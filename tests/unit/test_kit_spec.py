@@ -301,3 +301,19 @@ def test_every_ycsb_script_reads_what_pglab_gives() -> None:
 )  # fmt: skip
 def test_bad_ycsb_input_is_one_clear_error(extra: str, said: str) -> None:
     assert said in refused('name = "k"\n' + extra)
+
+
+def test_shared_arguments_are_written_into_each_script_pgbench_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (new_order, rollback, *_) = TPCC.scripts("client")
+    texts = [Path(str(s.path)).read_text() for s in (new_order, rollback)]
+    for text in texts:
+        assert "pglab: include" not in text and "\\set s15 CASE" in text
+        assert text.startswith("-- pglab's TPC-C-like kit (client mode): New-Order")
+    assert Path(str(new_order.path)).is_relative_to(tmp_path / "pglab" / "kit-scripts")
+    # a script removed or altered under pglab is written again, the same
+    Path(str(new_order.path)).write_text("broken")
+    again = TPCC.scripts("client")[0]
+    assert again == new_order and Path(str(again.path)).read_text() == texts[0]

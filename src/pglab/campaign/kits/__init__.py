@@ -9,17 +9,24 @@ nine tables, warehouses = scale, the five transactions in the 45/43/4/4/4 mix, N
 specification draws it (pgbench's ``|``, ``%`` and ``random``), 1% of New-Orders rolled back
 (``new_order_rollback``, its own script so pgbench counts them). Two modes: ``procedures``
 (each transaction one PL/pgSQL function call) and ``client`` (its statements from pgbench).
+
+pgbench has no include, so a script's line ``-- pglab: include args/NAME.sql`` stands for that
+file of the kit (the random arguments that a transaction's scripts share): the script pgbench
+runs is written, expanded, to a folder named by its content (``scripts_dir``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pglab.campaign.spec import Script
 
 HERE = Path(__file__).parent
+INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
 
 
 Mix = tuple[tuple[str, int], ...]  # scripts (file stems) and their pgbench weights
@@ -63,10 +70,35 @@ class Kit:
         folder = folder if folder.is_dir() else self.directory() / "scripts"
         out = []
         for stem, weight in mix:
-            path = folder / f"{stem}.sql"
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+            text = self.expanded(folder / f"{stem}.sql")
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            path = written(f"{self.name}/{digest}/{mode}", f"{stem}.sql", text)
             out.append(Script(path=str(path), weight=weight, sha256=digest))
         return tuple(out)
+
+    def expanded(self, path: Path) -> str:
+        """The script's text with each include line replaced by the kit's file it names."""
+        text = path.read_text()
+        return INCLUDE.sub(lambda m: (self.directory() / m.group(1)).read_text(), text)
+
+
+def scripts_dir() -> Path:
+    """Where expanded kit scripts are written for pgbench (rewritten when missing): the user's
+    cache, as pgbench runs as the user who runs pglab."""
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "pglab" / "kit-scripts"
+
+
+def written(folder: str, name: str, text: str) -> Path:
+    """``scripts_dir()/folder/name`` holding ``text`` (folder names the content, so a file
+    already there is the same; written through a temporary file so no reader sees half)."""
+    path = scripts_dir() / folder / name
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
 
 
 TPCC = Kit(

@@ -1,15 +1,5 @@
 -- pglab's TPC-C-like kit (client mode): Payment (clause 2.5)
--- :warehouses is given by pglab (pgbench -D); NURand(A, x, y) is clause 2.1.6's, with the
--- run's constants C: 259 (customer ids), 7911 (item ids), 223 (last names; 157 at load)
-\set w_id random(1, :warehouses)
-\set d_id random(1, 10)
-\set remote :warehouses > 1 AND random(1, 100) <= 15
-\set c_w_id CASE WHEN :remote THEN (:w_id - 1 + random(1, :warehouses - 1)) % :warehouses + 1 ELSE :w_id END
-\set c_d_id CASE WHEN :remote THEN random(1, 10) ELSE :d_id END
-\set by_name random(1, 100) <= 60
-\set last_n ((random(0, 255) | random(0, 999)) + 223) % 1000
-\set c_id (((random(0, 1023) | random(1, 3000)) + 259) % 3000) + 1
-\set cents random(100, 500000)
+-- pglab: include args/payment.sql
 BEGIN;
 \if :by_name
 SELECT tpcc_customer_by_name(:c_w_id, :c_d_id, :last_n) AS c_id \gset
