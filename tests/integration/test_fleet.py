@@ -285,3 +285,41 @@ def test_rounds_spread_over_workers_are_compared_within_rounds(workers, store_ur
     assert "Δ%: 1 paired (within-round ratios" in shown, shown  # one comparison: its own
     assert len(set().union(*by_round.values())) == 2  # the rounds ran on both workers at once
     assert "rounds ran on 2 machines (s1, s2), each round on one" in shown, shown
+
+
+def test_a_job_carries_the_files_its_campaign_names(workers, store_url, tmp_path, capsys):
+    """A custom script given by a relative path, gone from where it was submitted: the job
+    carries it (by content, in the store), the worker writes it back where the campaign named
+    it and runs it; a worker holding another file at that path refuses the job, naming it."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    script = scripts / "one.sql"
+    script.write_text("\\set aid random(1, 100000 * :scale)\n"
+                      "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")  # fmt: skip
+    path = campaign(tmp_path, "carried", clients=(1,), repeats=1, duration=1)
+    path.write_text(path.read_text().replace('script = "select-only"',
+                                             'script = "scripts/one.sql"'))  # fmt: skip
+    assert submit(path, store_url) == 0
+    assert "1 file(s) it names go with them" in capsys.readouterr().out
+    text = script.read_bytes()
+    script.unlink()
+    scripts.rmdir()
+    workers.start("c1")
+    (job,) = wait_done(store_url, "carried")
+    assert job.status == "succeeded", workers.log("c1")
+    assert f"wrote {script} (the job carries it)" in workers.log("c1")
+    assert script.read_bytes() == text
+    runs = runs_of(store_url, "carried")
+    assert len(runs) == 2 and all(r.ok and r.phases[0].transactions > 0 for r in runs)
+    # the same path holding another script on the worker: refused, nothing run
+    workers.stop_all()
+    other = path.with_name("carried2.toml")
+    other.write_text(path.read_text().replace('"carried"', '"carried2"'))
+    assert submit(other, store_url) == 0
+    script.write_text("SELECT 2;\n")
+    workers.start("c2")
+    (job,) = wait_done(store_url, "carried2")
+    assert job.status == "failed" and runs_of(store_url, "carried2") == []
+    assert f"{script} on this worker is not the file the campaign was submitted with" in (
+        workers.log("c2")
+    )

@@ -3,6 +3,8 @@ warning when runs pooled or compared come from different machines."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pglab.analysis.derived import notices_of
@@ -65,3 +67,30 @@ def test_runs_of_different_machines_are_never_pooled_silently() -> None:
     compared = [_run(1, "a", "w1", 1), _run(2, "b", "w2", 1)]
     (n,) = [n for n in notices_of(compared) if n.kind == "hosts"]
     assert n.point is None and "compared at clients=1 ran on different machines" in n.message
+
+
+def test_the_files_a_campaign_names_travel_by_content_through_the_store(tmp_path) -> None:
+    from pglab.fleet import files
+    from pglab.store import open_store
+
+    (tmp_path / "s.sql").write_text("SELECT 1;\n")
+    (tmp_path / "a.patch").write_text("--- a\n+++ b\n")
+    (tmp_path / "pg.tar.gz").write_bytes(b"\x1f\x8b not really")
+    doc = {
+        "server": {"build": {"source": "pg.tar.gz", "patches": ["a.patch"]}},
+        "workload": {"script": "s.sql"},
+        "variants": {"kit": {"workload": {"kit": "tpcc"}}, "plain": {}},
+    }
+    plan = make_plan(parse.parse(doc, "f", base_dir=tmp_path))
+    # a kit's scripts are pglab's own: not carried
+    named = [str(tmp_path / n) for n in ("a.patch", "pg.tar.gz", "s.sql")]
+    assert sorted(files.named(plan.points)) == named
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        carried = files.carry(store, plan.points)
+        before = {p: Path(p).read_bytes() for p in files.named(plan.points)}
+        (tmp_path / "s.sql").unlink()
+        assert files.place(store, carried) == [str(tmp_path / "s.sql")]  # only what is missing
+        assert {p: Path(p).read_bytes() for p in before} == before
+        (tmp_path / "a.patch").write_text("another\n")
+        with pytest.raises(LabError, match=r"a\.patch on this worker is not the file"):
+            files.place(store, carried)

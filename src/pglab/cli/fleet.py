@@ -17,6 +17,7 @@ from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import masked_document
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
+from pglab.fleet import files
 from pglab.fleet import queue as fleet
 from pglab.fleet.worker import STALLED_S, serve
 from pglab.lab import Lab
@@ -85,14 +86,16 @@ def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
         if stale:
             raise stale_error(camp.name, stale)
         store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
-    result = fleet.submit(url, camp, plan, queue)
+        carried = files.carry(store, plan.points)
+    result = fleet.submit(url, camp, plan, queue, carried)
     runs = sum(g.runs for g in result.added)
     console.print(
         f"campaign [bold]{escape(camp.name)}[/]: {len(result.added)} job(s) queued on "
         f"[bold]{escape(queue)}[/] for {runs} run(s), one per matrix coordinate"
         + (" and round" if camp.spread == "rounds" else "")
         + (f"; {len(result.already)} already queued or running" if result.already else "")
-        + ("; nothing left to do" if not plan.runs else ""),
+        + ("; nothing left to do" if not plan.runs else "")
+        + (f"; {len(carried)} file(s) it names go with them" if carried else ""),
         soft_wrap=True,
     )
     console.print(

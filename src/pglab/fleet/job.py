@@ -1,7 +1,8 @@
 """One fleet job, run by a worker in a child process: ``python -m pglab.fleet.job`` reads the job
-(JSON on stdin: the campaign's document, its directory, the points of the group and, with
-``[fleet] spread = "rounds"``, its round, the store, the
-lab home, the worker's name), runs those points as ``pglab run`` would (leftovers of a dead
+(JSON on stdin: the campaign's document, its directory, the files it names (by content, in the
+store: ``fleet/files.py``), the points of the group and, with ``[fleet] spread = "rounds"``, its
+round, the store, the lab home, the worker's name), writes the files this machine lacks, runs
+those points as ``pglab run`` would (leftovers of a dead
 pglab cleaned first, every run stored whole, the worker's name in each run's fingerprint) and
 says what happens a line at a time on stdout.
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from pglab.campaign.parse import parse
 from pglab.campaign.spec import RunSpec
 from pglab.errors import LabError
+from pglab.fleet import files
 from pglab.lab import Lab
 from pglab.records import RunResult, reason_of
 from pglab.run.executor import Executor, QuietEvents
@@ -40,14 +42,16 @@ class LineEvents(QuietEvents):
 def main() -> int:
     job = json.load(sys.stdin)
     try:
-        campaign = parse(
-            job["document"],
-            default_name=job["campaign"],
-            base_dir=Path(job["base_dir"]),
-            source_file=job.get("source_file"),
-        )
-        lab = Lab.open(Path(job["lab_home"]))
         with open_store(job["store"]) as store:
+            for path in files.place(store, job.get("files", [])):
+                print(f"wrote {path} (the job carries it)", flush=True)
+            campaign = parse(
+                job["document"],
+                default_name=job["campaign"],
+                base_dir=Path(job["base_dir"]),
+                source_file=job.get("source_file"),
+            )
+            lab = Lab.open(Path(job["lab_home"]))
             executor = Executor(lab, store, LineEvents())
             executor.worker = job["worker"]
             outcome = executor.run_campaign(

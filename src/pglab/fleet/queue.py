@@ -114,13 +114,22 @@ class Submitted:
     already: list[Group]  # a job waiting or running for them
 
 
-def submit(url: str, campaign: Campaign, plan: Plan, queue: str = DEFAULT_QUEUE) -> Submitted:
+def submit(
+    url: str,
+    campaign: Campaign,
+    plan: Plan,
+    queue: str = DEFAULT_QUEUE,
+    files: list[dict[str, str]] | None = None,
+) -> Submitted:
+    """Queue a job per group of the plan's runs; ``files``: what ``fleet.files.carry`` kept of
+    the files the campaign names (each job says them, the worker writes what it lacks)."""
     ensure_schema(url)
     args_base: dict[str, Any] = {
         "campaign": campaign.name,
         "document": masked_document(campaign.document),
         "base_dir": str(campaign.base_dir),
         "source_file": campaign.source_file,
+        "files": files or [],
     }
     done = Submitted([], [])
     app = app_for(url)

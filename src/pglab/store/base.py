@@ -8,6 +8,7 @@ the encoding of records live here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -286,6 +287,25 @@ class Store:
         """A stored run as the RunResult it was saved from (None if there is no such run)."""
         run = self.get_run(run_id)
         return None if run is None else encoding.run_result(run)
+
+    # -- files by content (what a fleet job carries: fleet/files.py) ------------------------------
+
+    def put_file(self, data: bytes) -> str:
+        """Keep ``data`` (once per content); returns its SHA-256, by which it is read back."""
+        digest = hashlib.sha256(data).hexdigest()
+        with self._guard("storing a file"), self._transaction():
+            self._run(
+                "INSERT INTO files (sha256, size, data, added_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (sha256) DO NOTHING",
+                (digest, len(data), data, time.time()),
+            )
+        return digest
+
+    def get_file(self, digest: str) -> bytes | None:
+        """The content ``put_file`` kept under ``digest`` (None if none)."""
+        with self._guard("reading a file"), self._transaction(write=False):
+            row = self._one("SELECT data FROM files WHERE sha256 = ?", (digest,))
+        return None if row is None else bytes(row["data"])
 
     # -- storage micro-benchmarks ------------------------------------------------------------
 

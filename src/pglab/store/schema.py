@@ -296,8 +296,22 @@ V4 = Migration(
     ),
 )
 
+V5 = Migration(
+    version=5,
+    summary="files a campaign names (custom scripts, patches), kept by content for fleet jobs",
+    statements=(
+        """
+        CREATE TABLE files (
+            sha256 TEXT PRIMARY KEY,
+            size {bigint} NOT NULL,
+            data {blob} NOT NULL,
+            added_at {real} NOT NULL
+        )""",
+    ),
+)
+
 # Append new migrations here; never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [V1, V2, V3, V4]
+MIGRATIONS: list[Migration] = [V1, V2, V3, V4, V5]
 
 
 def latest_version() -> int:
