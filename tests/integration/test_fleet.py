@@ -39,13 +39,13 @@ class Workers:
         self.store, self.root = store, root
         self.procs: dict[str, subprocess.Popen] = {}
 
-    def start(self, name: str) -> subprocess.Popen:
+    def start(self, name: str, *extra: str) -> subprocess.Popen:
         home = self.home(name)
         home.mkdir(mode=0o755, exist_ok=True)
         log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 - the worker writes to it
         proc = subprocess.Popen(
             [sys.executable, "-m", "pglab", "worker", "--store", self.store, "--lab-dir",
-             str(home), "--name", name],
+             str(home), "--name", name, *extra],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"},
         )  # fmt: skip
         log.close()
@@ -323,3 +323,38 @@ def test_a_job_carries_the_files_its_campaign_names(workers, store_url, tmp_path
     assert f"{script} on this worker is not the file the campaign was submitted with" in (
         workers.log("c2")
     )
+
+
+def test_a_worker_reaches_an_existing_server_with_its_own_password_file(
+    workers, store_url, tmp_path, outside_server, monkeypatch
+):
+    """The job holds no password (the dsn has none, a given one is masked): the worker takes
+    it from the file named by --passfile, as libpq does from ~/.pgpass."""
+    from existing_server import BENCH_PASSWORD
+
+    path = tmp_path / "secret.toml"
+    path.write_text(f"""
+name = "secret"
+[server]
+dsn = "{outside_server.dsn()}"
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = 1
+""")  # fmt: skip
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)  # the submitter's own checks connect
+    assert submit(path, store_url) == 0
+    monkeypatch.delenv("PGPASSWORD")  # not for the workers
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"127.0.0.1:{outside_server.port}:*:bench:{BENCH_PASSWORD}\n")
+    passfile.chmod(0o644)
+    with pytest.raises(AssertionError, match="group or others may read it"):
+        workers.start("p0", "--passfile", str(passfile))  # libpq would ignore it: refused
+    passfile.chmod(0o600)
+    workers.start("p1", "--passfile", str(passfile))
+    (job,) = wait_done(store_url, "secret")
+    assert job.status == "succeeded", workers.log("p1")
+    (run,) = runs_of(store_url, "secret")
+    assert run.ok and run.phases[0].transactions > 0
+    assert BENCH_PASSWORD not in str(fleet.jobs_of(store_url, "secret")) + workers.log("p1")

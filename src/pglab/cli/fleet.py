@@ -6,8 +6,11 @@ heartbeat and job)."""
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import stat
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -17,6 +20,7 @@ from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import masked_document
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
+from pglab.errors import LabError
 from pglab.fleet import files
 from pglab.fleet import queue as fleet
 from pglab.fleet.worker import STALLED_S, serve
@@ -44,7 +48,10 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     w.add_argument("--name", default=platform.node(),
                    help="this host's name in `pglab status` and in every run it stores "
                    "(default: the host name)")  # fmt: skip
-    w.set_defaults(func=lambda a: worker(Where.from_args(a), a.queue, a.name))
+    w.add_argument("--passfile", type=Path, metavar="FILE",
+                   help="libpq's password file (mode 0600) for the existing servers its jobs "
+                   "reach: jobs never hold a password (default: libpq's, ~/.pgpass)")  # fmt: skip
+    w.set_defaults(func=lambda a: worker(Where.from_args(a), a.queue, a.name, a.passfile))
     s = sub.add_parser(
         "status",
         parents=[common],
@@ -106,12 +113,30 @@ def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
     return follow(where, camp.name) if wait else 0
 
 
-def worker(where: Where, queue: str, name: str) -> int:
+def worker(where: Where, queue: str, name: str, passfile: Path | None = None) -> int:
     fleet.require_postgres(where.store_url)
     Lab.open(where.home)  # the lab directory exists and its server account is there
+    if passfile is not None:
+        # the jobs' libpq (pglab's connections and pgbench's) inherit it
+        os.environ["PGPASSFILE"] = str(checked_passfile(passfile))
     serve(where.store_url, where.home, name, queue,
           say=lambda line: console.print(line, markup=False, soft_wrap=True))  # fmt: skip
     return 0
+
+
+def checked_passfile(path: Path) -> Path:
+    """``path`` as libpq will read it: a readable file that only its owner can read (libpq
+    ignores, with a warning only, a password file others can read)."""
+    try:
+        mode = path.stat().st_mode
+        path.open().close()
+    except OSError as exc:
+        hint = "a libpq password file: lines of host:port:database:user:password"
+        raise LabError(f"--passfile {path}: {exc.strerror}", hint=hint) from exc
+    if not stat.S_ISREG(mode) or mode & (stat.S_IRWXG | stat.S_IRWXO):
+        said = f"--passfile {path}: group or others may read it, so libpq would ignore it"
+        raise LabError(said, hint=f"chmod 600 {path}")
+    return path.absolute()
 
 
 def status(where: Where, campaign: str | None, wait: bool) -> int:
