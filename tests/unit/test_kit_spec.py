@@ -235,6 +235,8 @@ def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
         ('[workload]\ngenerator = "sysbench"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
          'generator = "pgbench"\n', "every phase runs it"),
         ('[dataset]\ntables = 0\n[workload]\ngenerator = "sysbench"\n', "tables = 0"),
+        ('[workload]\ngenerator = "sysbench"\nprotocol = "prepared"\nlatency_log = "off"\n',
+         'protocol, latency_log with generator = "sysbench": pgbench\'s options'),
     ],
 )  # fmt: skip
 def test_bad_sysbench_input_is_one_clear_error(extra: str, said: str) -> None:

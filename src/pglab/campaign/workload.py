@@ -267,6 +267,13 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
             "vacuum": False}  # fmt: skip
 
 
+# workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
+PGBENCH_ONLY = (
+    "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
+    "latency_limit", "report_per_command", "sampling_rate", "threads",
+)  # fmt: skip
+
+
 def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
     said) instead of pgbench's scripts."""
@@ -288,6 +295,12 @@ def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
             p.add(where, f"{', '.join(clash)} with generator = \"sysbench\": sysbench runs "
                   "its own OLTP tests (test = ...), not pgbench scripts, kits or "
                   "operations")  # fmt: skip
+            return {}
+        theirs = [k for k in PGBENCH_ONLY if k in table]
+        if theirs:
+            p.add(where, f"{', '.join(theirs)} with generator = \"sysbench\": pgbench's "
+                  "options; sysbench takes clients, duration, transactions, rate and "
+                  "random_seed")  # fmt: skip
             return {}
     test = table.get("test", ph.test)
     if "test" in table:
