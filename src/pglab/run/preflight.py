@@ -231,10 +231,9 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
         for problem in checked[key, point.server.settings]:
             said.setdefault((srv.where, problem), []).append(point.label)
         facts = srv.facts()
-        problems += index_problems(
-            point, facts.version_num // 10000, facts.short_version,
-            f'point "{point.label}" ({srv.where}, PostgreSQL {facts.short_version}): ',
-        )  # fmt: skip
+        where = f'point "{point.label}" ({srv.where}, PostgreSQL {facts.short_version}): '
+        for check in (index_problems, kit_problems):
+            problems += check(point, facts.version_num // 10000, facts.short_version, where)
         need = capacity.peak_sessions(point).total
         if need > facts.room():
             tight.append(
