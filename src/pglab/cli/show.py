@@ -300,6 +300,8 @@ def _print_run(run: StoredRun) -> None:
         pgbench = f"pgbench {fp.get('pgbench_version', '?')}" + (
             f" (from {fp['pgbench_from']})" if fp.get("pgbench_from") else ""
         )
+        if fp.get("sysbench_version"):  # the load generator of its phases
+            pgbench = f"sysbench {fp['sysbench_version']}"
         console.print(
             f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
             f"{pgbench}, {machine}",

@@ -11,7 +11,9 @@ loaded in place (``bench_db.ensure``).
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import threading
 import time
@@ -67,6 +69,14 @@ def sysbench_exe() -> str:
             hint="install Debian's: apt-get install sysbench (1.0, with its pgsql driver)",
         )
     return found
+
+
+@functools.cache
+def sysbench_version() -> str:
+    """``1.0.20`` (``sysbench --version``), or ``?`` when it says nothing we read."""
+    said = procs.run([sysbench_exe(), "--version"], timeout=30, check=False).stdout
+    found = re.search(r"sysbench (\S+)", said)
+    return found.group(1) if found else "?"
 
 
 def load(

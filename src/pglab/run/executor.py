@@ -34,7 +34,7 @@ from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
-from pglab.postgres import bench_db, server
+from pglab.postgres import bench_db, kit_load, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import Server
@@ -286,6 +286,8 @@ class Executor:
                 }
             if self.worker is not None:
                 fp["fleet_worker"] = self.worker
+            if any(ph.generator == "sysbench" for ph in run.phases):
+                fp["sysbench_version"] = kit_load.sysbench_version()
             if run.profile.enabled:  # said once per run, not an error where there are none
                 fp["hardware_counters"] = perf.hardware_counters()
             self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
