@@ -1,0 +1,141 @@
+"""Change points in a series of executions: where a point's figure shifted, and by how much.
+
+A series is one point's runs over the executions of a campaign (``pglab run FILE --execution``:
+``NAME@LABEL`` campaigns, nightly or one per commit), in the order they ran. Each execution
+holds a few repeats; the question is at which executions the level moved, not whether two
+chosen ones differ.
+
+The detection is E-Divisive's idea (Matteson & James 2014, as MongoDB and Apache Otava use it)
+on a mean-shift statistic: circular binary segmentation (Olshen et al. 2004), each segment's
+cut found where the standardized difference of mean log figure between a stretch of executions
+and the rest is largest (a stretch reaching an end is a step; one inside is a level that went
+and came back, which a single cut misses), and kept only if that maximum is larger than in at
+least 1 − α of the same segment's random reorderings (a permutation test on whole executions:
+under no change, executions are exchangeable; the runs of one execution stay together, so what
+they share does not count as evidence). The permutation test makes the
+false-alarm rate α per segment tested whatever the noise's shape, which ``bench/history.py``
+checks on simulated A/A series. Otava and MongoDB's package are not used: both pin numpy
+below the version pglab's scipy needs.
+
+Each change point found is then measured as any comparison is (``verdicts.compare``: Δ% of
+the geometric means of the runs after it against those before it, back to the previous change
+point and up to the next, with its 95% CI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pglab.analysis import verdicts
+from pglab.significance import ALPHA
+
+PERMUTATIONS = 999
+MIN_SEGMENT = 2  # executions on each side of a change point
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    index: int  # the first execution of the new level
+    p_value: float  # of the permutation test that kept it
+    comparison: verdicts.Comparison  # the runs after it against those before it
+
+
+def change_points(
+    executions: Sequence[Sequence[float]],
+    alpha: float = ALPHA,
+    permutations: int = PERMUTATIONS,
+    seed: int = 0,
+) -> list[ChangePoint]:
+    """The change points of a series (each execution's run values, in order; an execution
+    without a value is skipped by the caller), sorted by index."""
+    logs = [np.log(np.asarray([v for v in ex if v > 0], dtype=float)) for ex in executions]
+    if any(len(x) == 0 for x in logs):
+        raise ValueError("every execution needs a positive value")
+    rng = np.random.default_rng(seed)
+    found: list[tuple[int, float]] = []
+    _split(logs, 0, len(logs), alpha, permutations, rng, found)
+    found.sort()
+    bounds = [0, *(i for i, _ in found), len(logs)]
+    out = []
+    for k, (index, p) in enumerate(found):
+        before = [v for ex in executions[bounds[k] : index] for v in ex]
+        after = [v for ex in executions[index : bounds[k + 2]] for v in ex]
+        out.append(ChangePoint(index, p, verdicts.compare(before, after)))
+    return out
+
+
+def _split(logs, lo: int, hi: int, alpha: float, permutations: int, rng, found: list) -> None:
+    n = hi - lo
+    if n < 2 * MIN_SEGMENT:
+        return
+    means = np.array([x.mean() for x in logs[lo:hi]])
+    valid = _valid_pairs(n)
+    stats = np.where(valid, _pair_stats(means[None, :])[0], -np.inf)
+    i, j = np.unravel_index(int(np.argmax(stats)), stats.shape)
+    observed = float(stats[i, j]) * (1 - 1e-12)
+    beaten = 0
+    if n > LONG:  # fewer reorderings of a long segment: p's floor is still 1/200
+        permutations = min(permutations, LONG_PERMUTATIONS)
+    chunk = max(1, CELLS // (n + 1) ** 2)
+    for start in range(0, permutations, chunk):
+        rows = min(chunk, permutations - start)
+        shuffled = rng.permuted(np.tile(means, (rows, 1)), axis=1)
+        best = np.where(valid, _pair_stats(shuffled), -np.inf).reshape(rows, -1).max(axis=1)
+        beaten += int((best >= observed).sum())
+        if (beaten + 1) / (permutations + 1) >= alpha:
+            return  # not significant whatever the remaining reorderings say
+    p = (beaten + 1) / (permutations + 1)
+    cuts = [lo + int(c) for c in (i, j) if 0 < c < n]
+    found.extend((c, p) for c in cuts)
+    edges = [lo, *cuts, hi]
+    for a, b in zip(edges, edges[1:], strict=False):
+        _split(logs, a, b, alpha, permutations, rng, found)
+
+
+LONG, LONG_PERMUTATIONS = 60, 199
+CELLS = 2_000_000  # (i, j) cells of the permutations computed at once (memory: ~16 MB each)
+
+
+def _valid_pairs(n: int) -> np.ndarray:
+    """Which (i, j) may cut a segment of n executions into [0, i), [i, j), [j, n): the middle
+    and any outer piece that is not empty at least MIN_SEGMENT long, and not the whole."""
+    i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    ok = (j - i >= MIN_SEGMENT) & ((i == 0) | (i >= MIN_SEGMENT))
+    ok &= (j == n) | (n - j >= MIN_SEGMENT)
+    return ok & ~((i == 0) & (j == n))
+
+
+def _pair_stats(means: np.ndarray) -> np.ndarray:
+    """Circular binary segmentation's statistic (Olshen et al. 2004) for each row of execution
+    means (log scale) and each (i, j): executions i..j−1 against the others, |mean inside −
+    mean outside| / (s·√(1/n_in + 1/n_out)), s the pooled SD of the means around their side's
+    mean. One cut (i = 0 or j = n) is a step; two are a level that went and came back."""
+    rows, n = means.shape
+    csum = np.concatenate([np.zeros((rows, 1)), np.cumsum(means, axis=1)], axis=1)
+    total = csum[:, -1][:, None, None]
+    squares = (means**2).sum(axis=1)[:, None, None]
+    idx = np.arange(n + 1)
+    n_in = (idx[None, :] - idx[:, None]).astype(float)[None]
+    n_out = n - n_in
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sum_in = csum[:, None, :] - csum[:, :, None]
+        m_in, m_out = sum_in / n_in, (total - sum_in) / n_out
+        resid = squares - n_in * m_in**2 - n_out * m_out**2
+        s = np.sqrt(np.maximum(resid, 0.0) / max(1, n - 2))
+        diff = np.abs(m_in - m_out)
+        stat = diff / (s * np.sqrt(1 / n_in + 1 / n_out))
+    return np.where(s > 1e-12, stat, np.where(diff > 1e-12, np.inf, 0.0))
+
+
+def higher_is_better(figure: str) -> bool:
+    """Whether a rise in ``figure`` is an improvement (TPS, NOPM) or a regression (latency)."""
+    return not ("latency" in figure or figure.endswith("_ms") or figure.endswith("_s"))
+
+
+def regression_pct(change: ChangePoint, figure: str) -> float:
+    """How much worse the figure got at the change point, in % (negative: it got better)."""
+    delta = change.comparison.delta_pct
+    return -delta if higher_is_better(figure) else delta
