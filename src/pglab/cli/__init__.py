@@ -24,6 +24,7 @@ from pglab.cli import (
     compare,
     export,
     fleet,
+    history,
     ls,
     quick,
     report,
@@ -48,6 +49,7 @@ COMMANDS = (
     show,
     report,
     compare,
+    history,
     export,
     storage,
     sources,
@@ -66,6 +68,9 @@ examples:
   pglab ls                           stored runs;  pglab ls --json  for scripts
   pglab show quick-20261122-101500   a campaign's points;  pglab show 12  one run
   pglab export NAME --format csv     one row per run, a column per factor and figure
+  pglab run FILE --execution; pglab history NAME
+                                     measure again (NAME@time), then the series and its
+                                     change points
   pglab quick --dsn postgresql://bench@db1/postgres
                                      the same on a server you already have (read-only)
   pglab run FILE --fleet --store postgresql://lab@db/pglab
@@ -97,6 +102,7 @@ DOCS = {
     "show": "guides/reading-results.md",
     "report": "guides/reading-results.md",
     "compare": "guides/reading-results.md",
+    "history": "guides/history.md",
     "export": "guides/export.md",
     "storage": "guides/storage.md",
     "sources": "guides/versions.md",

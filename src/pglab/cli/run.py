@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import points, tidy, verdicts
+from pglab.analysis import executions, points, tidy, verdicts
 from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.parse import Campaign
@@ -73,6 +74,15 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="CPU profiles of the server's processes in every measured phase, by Linux perf "
         "(as [profile] in the file does; see `pglab show RUN --profile`)",
     )
+    p.add_argument(
+        "--execution",
+        nargs="?",
+        const="",
+        metavar="LABEL",
+        help="measure again rather than resume: store this execution as the campaign "
+        "NAME@LABEL (default LABEL: the UTC time, 20261126T020000Z); `pglab history NAME` "
+        "follows the executions (give the LABEL again to resume that one)",
+    )
     add_reinit(p)
     fleet.add_run_options(p)
     p.set_defaults(
@@ -87,6 +97,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
                 budget_s=a.budget,
                 reinit=a.reinit,
                 profile=a.profile,
+                execution=a.execution,
             )
         )  # fmt: skip
     )
@@ -98,7 +109,18 @@ def _for_fleet(a: argparse.Namespace) -> Campaign:
             "--profile does not reach a fleet's workers",
             hint="put [profile] in the campaign file: the workers read the file",
         )
-    return campaigns.load(a.file)
+    return as_execution(campaigns.load(a.file), a.execution)
+
+
+def as_execution(camp: Campaign, label: str | None) -> Campaign:
+    """``camp`` stored as the execution ``NAME@LABEL`` (``label`` "": now, in UTC; None: as it
+    is)."""
+    if label is None:
+        return camp
+    label = label or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    if not label.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise LabError(f"--execution {label!r}: letters, digits, '-', '_' and '.' only")
+    return dataclasses.replace(camp, name=f"{camp.name}{executions.SEP}{label}")
 
 
 def add_reinit(p: argparse.ArgumentParser) -> None:
@@ -119,8 +141,8 @@ def _seconds(text: str) -> float:
 
 def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
         budget_s: float | None = None, reinit: bool = False,
-        profile: bool = False) -> int:  # fmt: skip
-    camp = campaigns.load(file)
+        profile: bool = False, execution: str | None = None) -> int:  # fmt: skip
+    camp = as_execution(campaigns.load(file), execution)
     if profile:  # --profile: as [profile] enabled = true
         camp = dataclasses.replace(camp, profile=dataclasses.replace(camp.profile, enabled=True))
     return execute(where, camp, dry_run=dry_run, replace=replace,

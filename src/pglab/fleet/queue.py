@@ -126,7 +126,8 @@ def submit(
     ensure_schema(url)
     args_base: dict[str, Any] = {
         "campaign": campaign.name,
-        "document": masked_document(campaign.document),
+        # the campaign's name, which an execution (NAME@LABEL) changes, over the file's
+        "document": {**masked_document(campaign.document), "name": campaign.name},
         "base_dir": str(campaign.base_dir),
         "source_file": campaign.source_file,
         "files": files or [],

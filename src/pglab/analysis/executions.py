@@ -1,0 +1,109 @@
+"""A campaign's executions as series: what ``pglab history`` reads from the store.
+
+``pglab run FILE --execution [LABEL]`` stores each execution of a campaign file as its own
+campaign, ``NAME@LABEL`` (by default the UTC time it started: ``NAME@20261126T020000Z``), so
+that running the file again measures again instead of resuming. The executions of ``NAME`` are
+``NAME`` itself and every ``NAME@…``, in the order they started; a point is followed across them
+by its label (the variant and matrix coordinates), the same in each as long as the file keeps
+them; the commit a build from git made is read from each execution's first run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pglab.analysis import history, stats
+from pglab.rows import RunRow
+
+SEP = "@"
+
+
+@dataclass(frozen=True)
+class Execution:
+    campaign: str  # NAME@LABEL (or NAME)
+    label: str  # LABEL ("" for NAME itself)
+    started_at: float
+    commit: str | None
+    runs: tuple[RunRow, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One execution of one point: its runs' values of the figure."""
+
+    execution: Execution
+    values: tuple[float, ...]
+    summary: stats.PointSummary
+
+
+@dataclass(frozen=True)
+class PointHistory:
+    point: str
+    figure: str
+    steps: tuple[Step, ...]  # the executions where the point has a value, in order
+    changes: tuple[history.ChangePoint, ...] = field(default=())
+
+    def regression(self, above_pct: float) -> history.ChangePoint | None:
+        """The last change point when it made the figure significantly worse by more than
+        ``above_pct`` %: what ``--fail-above`` exits on."""
+        if not self.changes:
+            return None
+        last = self.changes[-1]
+        c = last.comparison
+        worse = history.regression_pct(last, self.figure)
+        significant = c.ci_low is not None and c.ci_high is not None and c.ci_low * c.ci_high > 0
+        return last if significant and worse > above_pct else None
+
+
+def executions_of(store: Any, name: str) -> list[Execution]:
+    """``name``'s executions with runs, oldest first."""
+    family = [c["name"] for c in store.list_campaigns()
+              if c["name"] == name or c["name"].startswith(name + SEP)]  # fmt: skip
+    out = []
+    for campaign in family:
+        runs = tuple(store.list_runs(campaign))
+        if not runs:
+            continue
+        fp = store.run_fingerprint(runs[0].id) or {}
+        label = campaign[len(name) + 1 :] if campaign != name else ""
+        started = min(r.started_at for r in runs)
+        out.append(Execution(campaign, label, started, fp.get("build_commit"), runs))
+    return sorted(out, key=lambda e: e.started_at)
+
+
+def value_of(run: RunRow, figure: str) -> float | None:
+    if not run.ok:
+        return None
+    found = run.tps if figure == "tps" else run.metrics.get(figure)
+    return float(found) if isinstance(found, int | float) and found > 0 else None
+
+
+def point_histories(
+    executions: Sequence[Execution], figure: str = "tps", point: str | None = None, seed: int = 0
+) -> list[PointHistory]:
+    """Each point's series (``point``: only those whose label holds each of its words) with
+    its change points."""
+    labels = list(dict.fromkeys(r.label for e in executions for r in e.runs))
+    if point is not None:
+        words = point.split()
+        labels = [lb for lb in labels if all(w in lb.split() for w in words)]
+    out = []
+    for label in labels:
+        steps = []
+        for e in executions:
+            values = [v for r in e.runs if r.label == label
+                      for v in [value_of(r, figure)] if v is not None]  # fmt: skip
+            if values:
+                steps.append(Step(e, tuple(values), stats.summarize_point(values)))
+        changes = history.change_points([s.values for s in steps], seed=seed) if steps else []
+        out.append(PointHistory(label, figure, tuple(steps), tuple(changes)))
+    return out
+
+
+def figures_of(executions: Sequence[Execution]) -> list[str]:
+    """The figures a history can follow: tps and every numeric run metric."""
+    names = {k for e in executions for r in e.runs for k, v in r.metrics.items()
+             if isinstance(v, int | float) and not k.startswith("phase.")}  # fmt: skip
+    return ["tps", *sorted(names - {"tps"})]

@@ -1,0 +1,180 @@
+"""``pglab history NAME``: a campaign's executions as a series per point, with change points."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.markup import escape
+
+from pglab.analysis import executions as ex
+from pglab.analysis import history
+from pglab.analysis.points import MIN_CI_REPEATS
+from pglab.cli import fmt
+from pglab.cli.common import Where, console
+from pglab.errors import LabError
+
+HELP = """\
+A campaign's executions as a series per point: each execution's median and 95% CI of a figure,
+and the change points where its level moved, each with its Δ% (the runs after it against those
+before it) and 95% CI.
+
+Executions are made by `pglab run FILE --execution [LABEL]`: each is stored as the campaign
+NAME@LABEL (by default the UTC time it started), so that running the file again measures again
+rather than resuming. History reads NAME and every NAME@…, in the order they started. Change
+points are found by circular binary segmentation with a permutation test over whole executions
+(at most 5% false alarms per series without a change: bench/history.py measures it).
+
+exit status: 0; 1 with --fail-above PCT when a point's last change point made its figure worse
+by more than PCT % (significantly: its CI excludes 0) — for a nightly job or CI.
+
+examples:
+  pglab run nightly.toml --execution        one execution (cron, or pglab's fleet)
+  pglab history nightly
+  pglab history nightly --point 'clients=8' --figure latency_avg_ms
+  pglab history nightly --fail-above 5 --json
+"""
+
+
+def add_parser(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "history",
+        parents=[common],
+        help="a campaign's executions as series per point, with change points",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("name", help="the campaign's name (its executions are NAME@LABEL)")
+    p.add_argument("--point", help="only the points whose label holds these words")
+    p.add_argument("--figure", default="tps",
+                   help="tps (default), or a run metric: latency_avg_ms, nopm, …")  # fmt: skip
+    p.add_argument("--fail-above", type=float, metavar="PCT",
+                   help="exit 1 when a last change point is a regression above PCT %%")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.name, a.point, a.figure,
+                                      a.fail_above, a.json))  # fmt: skip
+
+
+def run(where: Where, name: str, point: str | None = None, figure: str = "tps",
+        fail_above: float | None = None, as_json: bool = False) -> int:  # fmt: skip
+    with where.open(read_only=True) as store:
+        found = ex.executions_of(store, name)
+    if not found:
+        raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
+                       hint="pglab ls --campaigns lists them")  # fmt: skip
+    figures = ex.figures_of(found)
+    if figure not in figures:
+        close = difflib.get_close_matches(figure, figures, n=1)
+        raise LabError(f"figure {figure!r}: not one of {name}'s"
+                       + (f' — did you mean "{close[0]}"?' if close else ""),
+                       hint="figures: " + ", ".join(figures))  # fmt: skip
+    points = ex.point_histories(found, figure, point)
+    if not points:
+        labels = sorted({r.label for e in found for r in e.runs})
+        raise LabError(f"no point of {name} matches {point!r}",
+                       hint="points: " + "; ".join(labels))  # fmt: skip
+    failing = [(p, c) for p in points if fail_above is not None
+               for c in [p.regression(fail_above)] if c is not None]  # fmt: skip
+    if as_json:
+        print(json.dumps(_as_json(name, found, points), indent=2))
+    else:
+        _print(name, found, points)
+        for p, c in failing:
+            console.print(f"[bold red]regression:[/] {escape(p.point)} at "
+                          f"{escape(_label(p.steps[c.index].execution))}: {_change(c)}, more "
+                          f"than {fail_above:g}% worse", soft_wrap=True)  # fmt: skip
+    return 1 if failing else 0
+
+
+def _label(e: ex.Execution) -> str:
+    return e.label or e.campaign
+
+
+def _change(c: history.ChangePoint) -> str:
+    k = c.comparison
+    ci = f" [{k.ci_low:+.1f}, {k.ci_high:+.1f}]" if k.ci_low is not None else ""
+    return f"{k.delta_pct:+.1f}%{ci} (p {c.p_value:.3f})"
+
+
+def _print(name: str, found: list[ex.Execution], points: list[ex.PointHistory]) -> None:
+    first, last = fmt.when(found[0].started_at), fmt.when(found[-1].started_at)
+    console.print(f"[bold]{escape(name)}[/]: {len(found)} execution(s), {first} … {last}",
+                  soft_wrap=True)  # fmt: skip
+    commits = any(e.commit for e in found)
+    for p in points:
+        changes = {c.index: c for c in p.changes}
+        cells: dict[str, list[str]] = {k: [] for k in ("execution", "started", "commit", "runs",
+                                                        p.figure, "95% CI", "change")}  # fmt: skip
+        for i, step in enumerate(p.steps):
+            s, e = step.summary, step.execution
+            cells["execution"].append(_label(e))
+            cells["started"].append(fmt.when(e.started_at))
+            cells["commit"].append((e.commit or "–")[:10])
+            cells["runs"].append(str(s.n))
+            cells[p.figure].append(fmt.short(s.median))
+            cells["95% CI"].append(_spread(step))
+            cells["change"].append(_change(changes[i]) if i in changes else "")
+        columns = [(h, "left" if h in ("execution", "started", "commit", "change") else "right", c)
+                   for h, c in cells.items() if h != "commit" or commits]  # fmt: skip
+        console.print(fmt.table(p.point, columns, console.width))
+        said = (f"{len(p.changes)} change point(s)" if p.changes
+                else "no change point: one level throughout")  # fmt: skip
+        console.print(f"  {escape(p.point)}: {said}", soft_wrap=True)
+
+
+def _spread(step: ex.Step) -> str:
+    """The 95% CI of the mean from MIN_CI_REPEATS runs on (as show's table), else the range."""
+    s = step.summary
+    if s.n >= MIN_CI_REPEATS and s.ci_low is not None:
+        return f"{fmt.short(s.ci_low)} – {fmt.short(s.ci_high)}"
+    if s.n >= 2:
+        return f"range {fmt.short(min(step.values))} – {fmt.short(max(step.values))}"
+    return "–"
+
+
+def _as_json(name: str, found: list[ex.Execution], points: list[ex.PointHistory]) -> Any:
+    def iso(t: float) -> str:
+        return datetime.fromtimestamp(t, UTC).isoformat()
+
+    return {
+        "campaign": name,
+        "executions": [
+            {
+                "campaign": e.campaign,
+                "label": e.label,
+                "started_at": iso(e.started_at),
+                "commit": e.commit,
+                "runs": len(e.runs),
+            }
+            for e in found
+        ],  # fmt: skip
+        "points": [
+            {
+                "point": p.point,
+                "figure": p.figure,
+                "series": [
+                    {
+                        "execution": s.execution.campaign,
+                        "values": list(s.values),
+                        "median": s.summary.median,
+                        "ci": [s.summary.ci_low, s.summary.ci_high],
+                    }
+                    for s in p.steps
+                ],  # fmt: skip
+                "changes": [
+                    {
+                        "execution": p.steps[c.index].execution.campaign,
+                        "delta_pct": c.comparison.delta_pct,
+                        "ci": [c.comparison.ci_low, c.comparison.ci_high],
+                        "p_value": c.p_value,
+                        "worse_pct": history.regression_pct(c, p.figure),
+                    }
+                    for c in p.changes
+                ],  # fmt: skip
+            }
+            for p in points
+        ],
+    }

@@ -1,0 +1,87 @@
+"""``pglab run FILE --execution`` and ``pglab history``: ten real executions of one campaign
+file on the embedded PostgreSQL, its load rate-limited at 400 TPS for five and at 250 from the
+sixth on (pgbench -R: a level each run holds closely); history names one change point at the
+sixth execution with its Δ% and CI, none over the first five, and --fail-above exits 1. (Ten:
+the permutation test over whole executions needs about four on each side of a change.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pglab.analysis import executions
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+FILE = """
+name = "nightly"
+repeats = 1
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+clients = 2
+duration = 2
+rate = {rate}
+"""
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.fixture(scope="module")
+def series(lab: Lab, tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("history")
+    store, path = tmp / "r.sqlite", tmp / "nightly.toml"
+    for i in range(1, 11):
+        path.write_text(FILE.format(rate=400 if i < 6 else 250))
+        assert cli("run", str(path), "--execution", f"e{i}", lab=lab, store=store) == 0
+    return store
+
+
+def test_history_finds_the_shift_at_the_sixth_execution(series: Path, lab: Lab, capsys) -> None:
+    capsys.readouterr()
+    assert cli("history", "nightly", lab=lab, store=series) == 0
+    out = capsys.readouterr().out
+    assert "nightly: 10 execution(s)" in out and "1 change point(s)" in out, out
+    (row,) = [line for line in out.splitlines() if "│ e6 " in line]
+    assert "-37." in row or "-38." in row or "-36." in row, row  # 250 against 400: −37.5%
+    assert cli("history", "nightly", "--json", lab=lab, store=series) == 0
+    (point,) = json.loads(capsys.readouterr().out)["points"]
+    (change,) = point["changes"]
+    assert change["execution"] == "nightly@e6"
+    low, high = change["ci"]
+    assert -45 < low < high < -30  # about the −37.5% asked, and far from 0
+    # a regression above 5%: exit 1 and said; above 50%: none
+    assert cli("history", "nightly", "--fail-above", "5", lab=lab, store=series) == 1
+    assert "regression: " in capsys.readouterr().out
+    assert cli("history", "nightly", "--fail-above", "50", lab=lab, store=series) == 0
+
+
+def test_no_change_point_where_the_level_held(series: Path) -> None:
+    with open_store(str(series)) as store:
+        found = executions.executions_of(store, "nightly")
+    assert [e.label for e in found] == [f"e{i}" for i in range(1, 11)]
+    (aa,) = executions.point_histories(found[:5])
+    assert aa.changes == () and len(aa.steps) == 5
+
+
+def test_resuming_an_execution_and_bad_input(series: Path, lab: Lab, tmp_path, capsys) -> None:
+    path = tmp_path / "nightly.toml"
+    path.write_text(FILE.format(rate=250))
+    assert cli("run", str(path), "--execution", "e10", lab=lab, store=series) == 0  # resumed
+    with open_store(str(series)) as store:
+        assert len(store.list_runs("nightly@e10")) == 1  # nothing run twice
+    capsys.readouterr()
+    assert cli("history", "nightly", "--figure", "tsp", lab=lab, store=series) == 2
+    assert 'did you mean "tps"?' in capsys.readouterr().err
+    assert cli("history", "nightly", "--point", "clients=9", lab=lab, store=series) == 2
+    assert cli("history", "nope", lab=lab, store=series) == 2
+    assert "pglab ls --campaigns" in capsys.readouterr().err
+    assert cli("run", str(path), "--execution", "a b", lab=lab, store=series) == 2
