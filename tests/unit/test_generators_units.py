@@ -8,7 +8,8 @@ import shlex
 import pytest
 
 from pglab.campaign import parse
-from pglab.campaign.spec import PhaseSpec, Script, split_clients
+from pglab.campaign.spec import PhaseSpec, Script
+from pglab.pgbench.generators import split_clients
 from pglab.errors import CampaignError
 from pglab.hosts.ssh import WATCHER, Remote
 from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line

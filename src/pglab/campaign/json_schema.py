@@ -92,6 +92,8 @@ def _table_schema(table: Table) -> dict[str, Any]:
         out["required"] = required
     if table.exclusive:
         out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
+    if table.one_of:
+        out["anyOf"] = [{"required": [k]} for k in table.one_of]
     if table is TARGETS:
         out["oneOf"] = [
             {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",

@@ -87,6 +87,7 @@ class Table:
     also: str = ""  # the keys it takes besides its own, in words
     also_example: str = ""
     exclusive: tuple[tuple[str, str], ...] = ()  # pairs of keys not to give together
+    one_of: tuple[str, ...] = ()  # keys of which one must be given
 
     @property
     def header(self) -> str:
@@ -147,13 +148,18 @@ BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {..
               "variants): configure/make (15 and older) or meson/ninja (16+), with "
               "pg_buffercache and pg_stat_statements; kept in the lab's builds/ by content", (
     Key("source", "string", "a source tree or release tarball (relative: to the file)",
-        '"postgresql-17.2.tar.bz2"', required=True),
+        '"postgresql-17.2.tar.bz2"', default_doc="none: give source or git"),
+    Key("git", "string", "instead of source: a local git clone (pglab never fetches), built "
+        "at ref's commit", '"../postgresql"', default_doc="none", commented=True),
+    Key("ref", "string", "git: the branch, tag or commit to build (resolved when the file is "
+        "read; the commit is recorded)", '"REL_18_STABLE"', default_doc='"HEAD"', commented=True),
     Key("options", "options", "configure (or meson -D) options after the defaults: no "
         "assertions, -O2, lz4, zstd, ICU, openssl where their libraries are here",
         '["--enable-debug"]', default_doc="none"),
     Key("patches", "options", "patch files applied in order with patch -p1 (relative: to the "
         "file)", '["my-change.patch"]', default_doc="none"),
-), form="sub")  # fmt: skip
+), form="sub", exclusive=(("source", "git"), ("source", "ref")),
+   one_of=("source", "git"))  # fmt: skip
 DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("scale", "integer", "pgbench -s: 100,000 accounts (15 MB) each", "10", _dataset.scale,
         minimum=1, maximum=1_000_000),

@@ -1,5 +1,6 @@
 """Where a ``[server]`` (or a variant's ``server``) gets PostgreSQL from: ``source`` with
-``bindir``, ``build = { source, options, patches }`` or ``version``, and which ``pgbench``
+``bindir``, ``build = { source, options, patches }`` (or ``{ git, ref, … }``: a clone's commit)
+or ``version``, and which ``pgbench``
 runs. A variant that names none of them keeps its base's source; paths are taken from the
 campaign file's directory."""
 
@@ -10,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import git_refs as git_sources
 from pglab.campaign.checks import Problems
 from pglab.campaign.schema import BUILD_KEYS, SOURCES
 from pglab.campaign.spec import PGBENCH_CHOICES, BuildSpec, ServerSpec
+from pglab.errors import LabError
 
 KINDS = ("bindir", "build", "version")  # keys that name a source, and that source's name
 
@@ -88,10 +91,22 @@ def _build(value: Any, p: Problems, where: str, base_dir: Path) -> BuildSpec | N
         p.add(where, 'expected a table: build = { source = "postgresql-X.Y.tar.bz2" }')
         return None
     p.unknown_keys(where, value, BUILD_KEYS)
+    if "git" in value:
+        return _from_git(value, p, where, base_dir)
     source = value.get("source")
     if not isinstance(source, str) or not source:
-        p.add(where, "source: a PostgreSQL source tree or release tarball (a path) is needed")
+        p.add(where, "source: a PostgreSQL source tree or release tarball (a path) is needed, "
+              "or git: a local clone")  # fmt: skip
         return None
+    lists = _lists(value, p, where)
+    return BuildSpec(
+        source=_from(base_dir, source),
+        options=lists["options"],
+        patches=tuple(_from(base_dir, patch) for patch in lists["patches"]),
+    )
+
+
+def _lists(value: dict[str, Any], p: Problems, where: str) -> dict[str, tuple[str, ...]]:
     lists = {}
     for key in ("options", "patches"):
         items = value.get(key, [])
@@ -101,8 +116,30 @@ def _build(value: Any, p: Problems, where: str, base_dir: Path) -> BuildSpec | N
             p.add(where, f"{key} must be an array of strings")
             items = []
         lists[key] = tuple(items)
+    return lists
+
+
+def _from_git(value: dict[str, Any], p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
+    """``build = {git = CLONE, ref = REF}``: the ref resolved to its commit now (pglab never
+    fetches: the clone is as the user left it)."""
+    if "source" in value:
+        p.add(where, "give source or git, not both")
+        return None
+    repo, ref = value.get("git"), value.get("ref", "HEAD")
+    if not isinstance(repo, str) or not repo or not isinstance(ref, str) or not ref:
+        p.add(where, "git: a local clone's path, ref: a branch, tag or commit (strings)")
+        return None
+    clone = _from(base_dir, repo)
+    try:
+        commit = git_sources.commit_of(clone, ref)
+    except LabError as exc:
+        p.add(where, exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        return None
+    lists = _lists(value, p, where)
     return BuildSpec(
-        source=_from(base_dir, source),
+        source=clone,
         options=lists["options"],
         patches=tuple(_from(base_dir, patch) for patch in lists["patches"]),
+        git_ref=ref,
+        commit=commit,
     )

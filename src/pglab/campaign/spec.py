@@ -59,22 +59,29 @@ PGBENCH_CHOICES = ("newest", "server")  # [server] pgbench: words (else a bindir
 
 @dataclass(frozen=True, slots=True)
 class BuildSpec:
-    """PostgreSQL built by the lab (``postgres/build.py``): a source tree or release tarball
-    (absolute path), options given to configure or meson after the lab's defaults, and patches
-    (absolute paths) applied in order to a copy of the source."""
+    """PostgreSQL built by the lab (``postgres/build.py``): a source tree, release tarball or
+    git clone (absolute path; a clone's ref and the commit it named), options given to
+    configure or meson after the lab's defaults, patches (absolute paths) applied in order."""
 
     source: str
     options: tuple[str, ...] = ()
     patches: tuple[str, ...] = ()
+    git_ref: str | None = None
+    commit: str | None = None
 
     @property
     def label(self) -> str:
-        """``build:NAME`` (the source's file name, ``+N patches``) and a digest of the whole
-        definition (paths, options, patches): what tells builds apart in keys and messages."""
-        name = PurePath(self.source).name
+        """``build:NAME`` (the source's file name or a clone's and its commit, ``+N patches``)
+        and a digest of the definition: what tells builds apart in keys and messages."""
+        name = PurePath(self.source).name + (f"@{self.commit[:10]}" if self.commit else "")
         extra = f"+{len(self.patches)}-patch{'es' if len(self.patches) > 1 else ''}"
-        digest = _digest(asdict(self))[:8]
+        digest = _digest(self.identity())[:8]
         return f"build:{name}{extra if self.patches else ''}@{digest}"
+
+    def identity(self) -> dict[str, Any]:
+        """The definition (a tree's or tarball's keeps the keys it had before git builds)."""
+        git = ("git_ref", "commit") if self.commit is None else ()
+        return {k: v for k, v in asdict(self).items() if k not in git}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +158,8 @@ class ServerSpec:
         """The spec as stored: the dsn without its password; the existing-server fields only
         for an existing server (so provisioned points keep the keys they always had)."""
         d = asdict(self)
+        if self.build is not None:
+            d["build"] = self.build.identity()
         for name, default in (("build", None), ("version", None), ("pgbench", "newest")):
             if d[name] == default:  # keys of sources added later: old points keep their keys
                 d.pop(name)
@@ -573,12 +582,6 @@ _UNSET: dict[str, Any] = {
     "generator": "pgbench",
     "test": None,
 }
-
-
-def split_clients(clients: int, generators: int) -> list[int]:
-    """Clients per generator: as even as can be, the first ones taking one more."""
-    base, extra = divmod(clients, generators)
-    return [base + (1 if i < extra else 0) for i in range(generators)]
 
 
 def _digest(obj: Any) -> str:

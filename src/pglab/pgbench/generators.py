@@ -29,7 +29,7 @@ from typing import Any
 
 import asyncssh
 
-from pglab.campaign.spec import PhaseSpec, Script, split_clients
+from pglab.campaign.spec import PhaseSpec, Script
 from pglab.errors import HostError, PgbenchError
 from pglab.hosts import proc
 from pglab.hosts.local import LocalHost, LocalProcess
@@ -64,6 +64,12 @@ WITH_PIDFILE = ("sh", "-c", 'echo $$ >"$0" && exec "$@"')
 # a clock offset known to no better than this (half the best round trip) is flagged, and so is
 # a clock that moved by more than this against pglab's during a phase
 OFFSET_UNCERTAINTY_WARN_S = 0.1
+
+
+def split_clients(clients: int, generators: int) -> list[int]:
+    """Clients per generator: as even as can be, the first ones taking one more."""
+    base, extra = divmod(clients, generators)
+    return [base + (1 if i < extra else 0) for i in range(generators)]
 
 
 @dataclass

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab import procs
+from pglab.campaign import git_refs
 from pglab.campaign.spec import BuildSpec
 from pglab.errors import BuildError, CommandError
 from pglab.lab import Lab, locked
@@ -101,7 +102,7 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
             "from https://www.postgresql.org/ftp/source/, or `apt-get source postgresql-15` "
             "with a deb-src entry)",
         )
-    if source.is_file() and not TARBALL.search(source.name):
+    if source.is_file() and not TARBALL.search(source.name) and spec.commit is None:
         raise BuildError(f"build source {source} is neither a directory nor a .tar.* tarball")
     for patch in spec.patches:
         if not Path(patch).is_file():
@@ -116,8 +117,11 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
             f"build options may not say where it is installed ({', '.join(placing)})",
             hint="pglab installs each build in its build cache; leave the prefix out",
         )
-    say("hashing the source")
-    source_sha = source_hash(source)
+    if spec.commit is not None:  # a commit names its tree: nothing to hash
+        source_sha = "git-tree:" + git_refs.tree_of(str(source), spec.commit)
+    else:
+        say("hashing the source")
+        source_sha = source_hash(source)
     patches = [
         {"name": Path(p).name, "path": p, "sha256": file_hash(Path(p))} for p in spec.patches
     ]
@@ -126,7 +130,10 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     root = builds_dir(lab) / key
     done = root / "build.json"
     # a build of the same content made from other paths: named by this campaign's own files
-    given = {"source": str(source), "patches": patches}
+    given: dict[str, Any] = {"source": str(source), "patches": patches}
+    if spec.commit is not None:  # a build of the same tree may have been made for another commit
+        given["git"] = {"clone": str(source), "ref": spec.git_ref, "commit": spec.commit,
+                        "subject": git_refs.subject_of(str(source), spec.commit)}  # fmt: skip
     if done.exists():
         return Build(root, json.loads(done.read_text()) | given)
     try:
@@ -151,8 +158,9 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
             "patches": patches,
             "libraries": libraries,
         }
+        info.update(given)
         _build(root, info, source, say)
-    return Build(root, json.loads(done.read_text()), built_now=True)
+    return Build(root, json.loads(done.read_text()) | given, built_now=True)
 
 
 def build_key(
@@ -262,9 +270,15 @@ def facts(fp: Mapping[str, Any]) -> dict[str, str]:
     if not b:
         return {}
     patches = ", ".join(f"{p['name']} (sha256 {p['sha256'][:12]})" for p in b.get("patches") or ())
+    git = b.get("git")
+    source = (
+        f"{Path(str(b.get('source'))).name} at {git['commit'][:12]} ({git.get('ref')}: "
+        f"{git.get('subject')})"
+        if git
+        else f"{Path(str(b.get('source'))).name} (sha256 {str(b.get('source_sha256'))[:12]})"
+    )
     return {
-        "build source": f"{Path(str(b.get('source'))).name} (sha256 "
-        f"{str(b.get('source_sha256'))[:12]})",
+        "build source": source,
         "build options": " ".join(b.get("effective_options") or ()) or "none",
         "build patches": patches or "none",
         "compiler": str(b.get("compiler")),
@@ -329,7 +343,7 @@ def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> Non
     t0 = time.monotonic()
     try:
         info["compiler"] = compiler()
-        tree = _unpack(steps, source)
+        tree = _unpack(steps, source, info.get("git", {}).get("commit"))
         for patch in info["patches"]:
             _apply(steps, tree, patch)
         meson = (tree / "meson.build").exists()
@@ -386,11 +400,20 @@ def _keep_log(log: Path, failed_log: Path) -> None:
         shutil.copyfile(log, failed_log)
 
 
-def _unpack(steps: _Steps, source: Path) -> Path:
-    """A copy of the source to build in: the tarball unpacked, or the tree copied."""
+def _unpack(steps: _Steps, source: Path, commit: str | None = None) -> Path:
+    """A copy of the source to build in: the tarball unpacked, the tree copied, or a git
+    clone's commit exported (``git archive``: the commit's files, not the clone's state)."""
     into = steps.scratch / "src"
     into.mkdir()
-    if source.is_file():
+    if commit is not None:
+        tar = steps.scratch / "commit.tar"
+        steps.run(f"exporting {commit[:10]} from git",
+                  [git_refs.git(), "-c", f"safe.directory={source}", "-C", str(source),
+                   "archive", "--format=tar", f"--prefix={source.name}/", "-o", str(tar), commit],
+                  cwd=steps.scratch)  # fmt: skip
+        steps.run("unpacking", ["tar", "-xf", str(tar), "-C", str(into)], cwd=steps.scratch)
+        tar.unlink()
+    elif source.is_file():
         steps.run("unpacking", ["tar", "-xf", str(source), "-C", str(into)], cwd=steps.scratch)
     else:
         steps.say("copying the source tree")

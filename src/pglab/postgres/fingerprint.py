@@ -145,12 +145,16 @@ def of_binaries(b: Binaries) -> dict[str, Any]:
         out["pgbench_from"] = b.pgbench_from
     if b.build is not None:
         out["build"] = {k: b.build.get(k) for k in BUILD_FACTS}
+        if out["build"]["git"] is None:  # a build from a tree or tarball
+            del out["build"]["git"]
+        else:  # what `pglab history` shows of each execution
+            out["build_commit"] = b.build["git"]["commit"]
     return out
 
 
 # what the fingerprint keeps of a build's build.json (postgres/build.py)
 BUILD_FACTS = ("version", "source", "source_sha256", "options", "effective_options", "patches",
-               "compiler", "system", "key", "build_seconds")  # fmt: skip
+               "compiler", "system", "key", "build_seconds", "git")  # fmt: skip
 
 
 def of_run(cluster: Cluster) -> dict[str, Any]:
