@@ -9,10 +9,9 @@ import pytest
 
 from pglab.campaign import parse
 from pglab.campaign.spec import PhaseSpec, Script
-from pglab.pgbench.generators import split_clients
 from pglab.errors import CampaignError
 from pglab.hosts.ssh import WATCHER, Remote
-from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line
+from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line, split_clients
 from pglab.records import PgbenchReport
 
 

@@ -32,8 +32,9 @@ def test_two_shifts_are_two_change_points_each_measured_between_its_neighbours()
     found = change_points(series(20, {5: 0.8, 12: 1.25}))
     assert [cp.index for cp in found] == [5, 12]
     assert found[0].comparison.delta_pct < -15 and found[1].comparison.delta_pct > 15
-    # the second is measured on executions 5..11 against 12..19, not on the whole series
-    assert found[1].comparison.n_a == 7 * 3 and found[1].comparison.n_b == 8 * 3
+    # the second is measured on executions 5..11 against 12..19 (each one observation), not
+    # on the whole series
+    assert found[1].comparison.n_a == 7 and found[1].comparison.n_b == 8
 
 
 def test_series_without_a_shift_mostly_have_none() -> None:

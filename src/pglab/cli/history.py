@@ -19,8 +19,8 @@ from pglab.errors import LabError
 
 HELP = """\
 A campaign's executions as a series per point: each execution's median and 95% CI of a figure,
-and the change points where its level moved, each with its Δ% (the runs after it against those
-before it) and 95% CI.
+and the change points where its level moved, each with its Δ% (the executions after it against
+those before it) and 95% CI.
 
 Executions are made by `pglab run FILE --execution [LABEL]`: each is stored as the campaign
 NAME@LABEL (by default the UTC time it started), so that running the file again measures again
