@@ -164,6 +164,21 @@ def test_a_server_on_a_host_is_checked_against_that_host_s_memory(ns_hosts, lab,
     assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 0
 
 
+def test_a_server_on_a_host_is_checked_against_that_host_s_free_space(ns_hosts, lab, tmp_path,
+                                                                       capsys):  # fmt: skip
+    """A dataset larger than the free space of gen3's /tmp (where its cluster goes) is refused
+    before anything runs, naming that place and what the host has free there."""
+    path = campaign(tmp_path, ns_hosts, "full-host")
+    free = int(ns_hosts.hosts[2].run("df", "-B1", "--output=avail", "/tmp").stdout.split()[-1])
+    scale = int(free / (15 * 2**20)) + 100  # pgbench: about 15 MB per scale unit
+    path.write_text(path.read_text().replace("scale = 1\n", f"scale = {scale}\n"))
+    capsys.readouterr()
+    assert cli("run", str(path), "--dry-run", lab=lab, store=tmp_path / "r.sqlite") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "not enough disk space for the datasets: /tmp on gen3: about" in err, err
+    assert f"scale {scale}" in err and "free" in err, err
+
+
 def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):
     """The server listens on the host's address; pg_hba lets in pglab's address and the
     generators' by scram-sha-256 only: a password is needed, and another host is refused."""

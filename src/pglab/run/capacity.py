@@ -356,11 +356,13 @@ def check(
     budget: tuple[float, str] | None = None,
     ram: int | None = None,
     host_ram: Mapping[str, int] | None = None,
+    host_disk: Mapping[str, int] | None = None,
 ) -> Fit:
     """Every check over the points and runs still to do on servers pglab makes (and the time
     budget of them all). ``budget``: (seconds, where it was said). ``ram``: this machine's
     (read here unless given); ``host_ram``: the RAM of each host a server is made on, as that
-    host reports it (its server's memory is checked against it, not this machine's)."""
+    host reports it (its server's memory is checked against it, not this machine's);
+    ``host_disk``: the free bytes where such a server's cluster goes on its host (``/tmp``)."""
     todo = {r.point_key for r in plan.runs}
     # an existing server's limits are its own (checked by preflight against the server itself)
     points = [pt for pt in plan.points if pt.point_key in todo and not pt.server.existing]
@@ -408,6 +410,12 @@ def check(
         _copy_of(run, lab, by_point[run.point_key], places, sizes)
         for run in plan.runs
         if not run.server.over_network  # no files here to copy
+    ]
+    host_disk = host_disk or {}
+    copies += [
+        _on_host(run, lab, by_point[run.point_key], host_disk[run.server.host])
+        for run in plan.runs
+        if run.server.host is not None and run.server.host in host_disk
     ]
     if problems := disk_problems(copies):
         errors.append(CampaignError(
@@ -471,6 +479,17 @@ def _copy_of(
         template=None if sizes[key].measured else places[None],
         max_wal_size=limits.max_wal_size,
     )
+
+
+def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: int) -> Copy:
+    """What a run's server made on a host puts there: its dataset, loaded in place (no
+    template, no copy), in a cluster under the host's /tmp."""
+    host = str(run.server.host)
+    place = Place(f"fs:host:{host}", f"/tmp on {host}", free)
+    size = datasets.size_of(lab, run.server, run.dataset, run.storage)
+    key = dataset_key(run.server, run.dataset, run.storage)
+    return Copy(key, key, datasets.described(run.dataset), size, place, place, None,
+                limits.max_wal_size)  # fmt: skip
 
 
 def place_of(target: TargetSpec | None, lab: Lab) -> Place:

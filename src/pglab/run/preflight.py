@@ -65,7 +65,7 @@ def preflight(
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
-    host_ram = _check_generators(
+    host_ram, host_disk = _check_generators(
         campaign, plan, binaries[plan.points[0].server.binaries_key], found
     )
     checked: set[tuple] = set()
@@ -107,7 +107,9 @@ def preflight(
         budget = (budget_s, "--budget")
     elif campaign.max_duration_s is not None:
         budget = (campaign.max_duration_s, "max_duration in the campaign file")
-    fit = capacity.check(plan, lab, binaries, catalogs, budget, host_ram=host_ram)
+    fit = capacity.check(
+        plan, lab, binaries, catalogs, budget, host_ram=host_ram, host_disk=host_disk
+    )
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
         lambda: _check_scripts(plan, binaries),
@@ -271,11 +273,11 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
 
 def _check_generators(
     campaign: Campaign, plan: Plan, binaries: Binaries, found: list[LabError]
-) -> dict[str, int]:
+) -> tuple[dict[str, int], dict[str, int]]:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
-    there; a server's host reachable, as a user that is not root. The RAM of each host a server
-    is made on, as that host reports it (for the capacity checks)."""
+    there; a server's host reachable, as a user that is not root. The RAM and free /tmp of each
+    host a server is made on, as that host reports them (for the capacity checks)."""
     names: set[str] = set()
     local_server: list[str] = []
     for point in plan.points:
@@ -296,8 +298,9 @@ def _check_generators(
         )
     servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
     ram: dict[str, int] = {}
+    disk: dict[str, int] = {}
     if not names and not servers:
-        return ram
+        return ram, disk
     hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
@@ -311,11 +314,19 @@ def _check_generators(
                 )
             if said := hosts.ssh(name).facts("true").get("ram_bytes"):
                 ram[name] = said
+            if (free := _tmp_free(hosts.ssh(name))) is not None:
+                disk[name] = free
     except LabError as exc:
         found.append(exc)
     finally:
         hosts.close()
-    return ram
+    return ram, disk
+
+
+def _tmp_free(remote: Any) -> int | None:
+    """Free bytes of /tmp on a host (where its server's cluster goes), None if df says none."""
+    said = remote.run(["df", "-B1", "--output=avail", "/tmp"]).stdout.split()
+    return int(said[-1]) if said and said[-1].isdigit() else None
 
 
 def _check_fio(campaign: Campaign) -> None:
