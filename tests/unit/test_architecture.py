@@ -24,7 +24,9 @@ STAGES: list[set[str]] = [
     {"store"},  # results, written by run and read by what follows
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
     {"analysis"},  # points, verdicts, warnings, comparisons
-    {"tune"},  # automatic tuning: Optuna over a point's settings, trials as runs, confirmation
+    # automatic tuning: Optuna over a point's settings, trials as runs, confirmation; bisect:
+    # the first bad commit between two, each step a campaign judged by the verdicts
+    {"tune", "bisect"},
     {"report"},  # the HTML page
     {"cli"},  # the only part that prints
 ]

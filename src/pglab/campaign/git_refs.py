@@ -44,3 +44,10 @@ def tree_of(clone: str, commit: str) -> str:
 
 def subject_of(clone: str, commit: str) -> str:
     return _git(clone, "log", "-1", "--format=%s", commit)
+
+
+def commits_between(clone: str, good: str, bad: str) -> list[str]:
+    """The commits after ``good`` up to ``bad`` on the ancestry path between them, oldest
+    first ([] when ``good`` is not an ancestor of ``bad``)."""
+    said = _git(clone, "rev-list", "--reverse", "--ancestry-path", f"{good}..{bad}")
+    return said.split()

@@ -21,6 +21,7 @@ from rich.markup import escape
 
 from pglab import __version__
 from pglab.cli import (
+    bisect,
     compare,
     export,
     fleet,
@@ -50,6 +51,7 @@ COMMANDS = (
     report,
     compare,
     history,
+    bisect,
     export,
     storage,
     sources,
@@ -103,6 +105,7 @@ DOCS = {
     "report": "guides/reading-results.md",
     "compare": "guides/reading-results.md",
     "history": "guides/history.md",
+    "bisect": "guides/history.md",
     "export": "guides/export.md",
     "storage": "guides/storage.md",
     "sources": "guides/versions.md",
