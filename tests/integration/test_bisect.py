@@ -1,0 +1,92 @@
+"""``pglab bisect`` on real builds: a git clone made from Debian's PostgreSQL 15 tarball with
+seven commits after its first, the fifth of which (``c4``) sleeps 3 ms in every commit
+(``CommitTransaction``); the file's point (select-only, 2 clients) builds from that clone.
+Bisecting from the first commit to the last names c4, with the effect (a CI excluding 0), in
+three steps; the other commits are empty, so the steps' builds are two (a build is cached by
+the commit's tree, in the test build cache, so later CI runs build nothing). Run again, the
+bisection resumes from its stored steps and runs nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+ANCHOR = '\tShowTransactionState("CommitTransaction");\n'
+FILE = """
+name = "slow-commit"
+[server]
+build = {{ git = "{clone}", ref = "main" }}
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+clients = 2
+duration = 2
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    argv = ["git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@x",
+            "-C", str(repo), *args]  # fmt: skip
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def clone(pg15_tarball: Path, tmp_path_factory) -> tuple[Path, list[str]]:
+    """The clone and its commits, c0 (the tarball's tree) to c7."""
+    root = tmp_path_factory.mktemp("bisect")
+    with tarfile.open(pg15_tarball) as tar:
+        tar.extractall(root, filter="data")
+    (repo,) = root.iterdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A", ".")
+    git(repo, "commit", "-q", "-m", "c0: PostgreSQL 15 as released")
+    for i in range(1, 8):
+        if i == 4:
+            xact = repo / "src/backend/access/transam/xact.c"
+            text = xact.read_text()
+            assert ANCHOR in text
+            xact.write_text(text.replace(ANCHOR, ANCHOR + "\tpg_usleep(3000L);\n", 1))
+            git(repo, "commit", "-q", "-am", "c4: sleep 3 ms in every commit")
+        else:
+            git(repo, "commit", "-q", "--allow-empty", "-m", f"c{i}: nothing")
+    commits = git(repo, "rev-list", "--reverse", "main").split()
+    assert len(commits) == 8
+    return repo, commits
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.mark.usefixtures("build_cache", "no_leftovers")
+def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, tmp_path, capsys):
+    repo, commits = clone
+    path = tmp_path / "slow.toml"
+    path.write_text(FILE.format(clone=repo))
+    store = tmp_path / "r.sqlite"
+    args = ("bisect", str(path), "--good", commits[0], "--bad", "main", "--repeats", "2")
+    assert cli(*args, lab=lab, store=store) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"bisecting slow-commit over 7 commit(s) after {commits[0][:12]}" in out
+    assert f"first bad commit: {commits[4]} c4: sleep 3 ms in every commit" in out, out
+    assert out.count(": bad (against good") + out.count(": good (against good") == 3
+    with open_store(str(store)) as s:
+        steps = [c["name"] for c in s.list_campaigns()]
+    assert sorted(steps) == sorted(f"slow-commit@bisect-{commits[i][:12]}" for i in (3, 5, 4))
+    effect = out.split("effect of the bad commit against the good: ")[1].split()
+    assert effect[0].startswith("-") and effect[2].rstrip("]").startswith("-")  # CI below 0
+    # again: every step is stored, nothing runs
+    assert cli(*args, lab=lab, store=store) == 0
+    again = capsys.readouterr().out
+    assert f"first bad commit: {commits[4]}" in again and "run(s) ok, 0 failed" in again
+    assert "1 run(s) ok" not in again and "2 run(s) ok" not in again
