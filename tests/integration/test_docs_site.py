@@ -53,6 +53,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "tuning": (("tune.toml",), ()),
     "export": (("first-campaign.toml",), ()),
     "live-view": (("live-view.toml",), ()),
+    "history": (("nightly.toml",), ()),
 }
 NEEDS_ROOT = {"seed003-ext4-journal.toml", "seed000-filesystems.toml"}
 
