@@ -45,18 +45,28 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         "                                           the lab's address, with a token",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (default 127.0.0.1; any other needs a token)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; any other needs a token)",
+    )
     p.add_argument("--port", type=int, default=8765, help="the port (default 8765)")
-    p.add_argument("--token", help="the token every request must carry (visible in ps: "
-                   "prefer --token-file)")  # fmt: skip
-    p.add_argument("--token-file", type=Path, metavar="FILE",
-                   help="a file whose first line is the token")  # fmt: skip
+    p.add_argument(
+        "--token", help="the token every request must carry (visible in ps: prefer --token-file)"
+    )
+    p.add_argument(
+        "--token-file", type=Path, metavar="FILE", help="a file whose first line is the token"
+    )
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.host, a.port, a.token, a.token_file))
 
 
-def run(where: Where, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-        token_file: Path | None = None) -> int:  # fmt: skip
+def run(
+    where: Where,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    token_file: Path | None = None,
+) -> int:
     from pglab import serve  # starlette, uvicorn: imported only when serving
 
     token = serve.read_token(token, token_file)
@@ -64,19 +74,25 @@ def run(where: Where, host: str = "127.0.0.1", port: int = 8765, token: str | No
     shown = mask_url(where.store_url)
     store = peek_store(where.store_url)
     if store is None:
-        raise LabError(f"no results store at {shown}: nothing to serve",
-                       hint="give the --store that `pglab run` wrote to (or PGLAB_STORE)")  # fmt: skip
+        raise LabError(
+            f"no results store at {shown}: nothing to serve",
+            hint="give the --store that `pglab run` wrote to (or PGLAB_STORE)",
+        )
     store.close()
     _check_port(host, port)
     import uvicorn
 
     app = serve.make_app(where.store_url, where.home, token)
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
-    console.print(f"pglab serve: {url} (store {shown}, lab {where.home}); Ctrl-C stops it",
-                  markup=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"pglab serve: {url} (store {shown}, lab {where.home}); Ctrl-C stops it",
+        markup=False,
+        soft_wrap=True,
+    )
     if token is not None:
-        console.print("every request needs the token: open the address with ?token=… once",
-                      markup=False)  # fmt: skip
+        console.print(
+            "every request needs the token: open the address with ?token=… once", markup=False
+        )
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     console.print("pglab serve stopped")
     return 0
@@ -91,5 +107,6 @@ def _check_port(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be used: {exc}"
-            raise LabError(f"{host}:{port} {why}",
-                           hint="give another --port, or stop what listens there") from None  # fmt: skip
+            raise LabError(
+                f"{host}:{port} {why}", hint="give another --port, or stop what listens there"
+            ) from None

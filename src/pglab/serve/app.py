@@ -51,8 +51,7 @@ class Lab:
         camp = store.get_campaign(ident) if not ident.isdigit() else None
         if camp is None and not ident.isdigit():
             raise HTTPException(404, f"no campaign named {ident!r} in the store")
-        key = (ident, *(camp and (camp["runs_ok"], camp["runs_failed"], camp["last_run_at"])
-                        or ()))  # fmt: skip
+        key = (ident, *(camp and (camp["runs_ok"], camp["runs_failed"], camp["last_run_at"]) or ()))
         with self.lock:
             found = self.reports.get(key)
             if found is not None:
@@ -113,8 +112,9 @@ def make_app(store_url: str, home: Path, token: str | None = None) -> Starlette:
             drawn = charts.campaign_chart(rep, n)
         if drawn is None:
             return Response(rendering.nothing_png(), media_type="image/png")
-        return Response(drawn.png, media_type="image/png",
-                        headers={"Cache-Control": "private, max-age=60"})  # fmt: skip
+        return Response(
+            drawn.png, media_type="image/png", headers={"Cache-Control": "private, max-age=60"}
+        )
 
     def compare_page(request: Request) -> Response:
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
@@ -130,25 +130,44 @@ def make_app(store_url: str, home: Path, token: str | None = None) -> Starlette:
         return html(request, "live.html.j2", states=views.running(lab.home))
 
     def live_json(request: Request) -> Response:
-        return JSONResponse({"running": views.running(lab.home)},
-                            headers={"Cache-Control": "no-store"})  # fmt: skip
+        return JSONResponse(
+            {"running": views.running(lab.home)}, headers={"Cache-Control": "no-store"}
+        )
 
     def plotly(request: Request) -> Response:
-        return Response(rendering.plotly_js(), media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=86400"})  # fmt: skip
+        return Response(
+            rendering.plotly_js(),
+            media_type="text/javascript",
+            headers={"Cache-Control": "public, max-age=86400"},
+        )
 
     async def not_found(request: Request, exc: Exception) -> Response:
         detail = exc.detail if isinstance(exc, HTTPException) else "not found"
         code = exc.status_code if isinstance(exc, HTTPException) else 404
-        return html(request, "error.html.j2", code, title=f"{code}", error=LabError(
-            detail if code != 404 or detail != "Not Found" else f"nothing at {request.url.path}",
-            hint="the campaigns page lists what the store holds"))  # fmt: skip
+        return html(
+            request,
+            "error.html.j2",
+            code,
+            title=f"{code}",
+            error=LabError(
+                detail
+                if code != 404 or detail != "Not Found"
+                else f"nothing at {request.url.path}",
+                hint="the campaigns page lists what the store holds",
+            ),
+        )
 
     async def failed(request: Request, exc: Exception) -> Response:
         said = exc.message if isinstance(exc, LabError) else type(exc).__name__
-        return html(request, "error.html.j2", 500, title="500",
-                    error=LabError(f"this page failed: {said}",
-                                   hint="pglab serve's terminal has the details"))  # fmt: skip
+        return html(
+            request,
+            "error.html.j2",
+            500,
+            title="500",
+            error=LabError(
+                f"this page failed: {said}", hint="pglab serve's terminal has the details"
+            ),
+        )
 
     routes = [
         Route("/", home_page),

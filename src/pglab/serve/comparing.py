@@ -24,12 +24,18 @@ def page(store: Store, a: str, b: str) -> dict[str, Any]:
     """The picker's choices, and the comparison of ``a`` and ``b`` when both are given:
     ``result`` as ``analysis.compare.compare_targets`` makes it, ``profile`` the CPU profile
     changes where both sides have them, or ``error`` (a LabError) naming what is wrong."""
-    out: dict[str, Any] = {"choices": choices(store), "result": None, "profile": [],
-                           "error": None, "legend": ""}  # fmt: skip
+    out: dict[str, Any] = {
+        "choices": choices(store),
+        "result": None,
+        "profile": [],
+        "error": None,
+        "legend": "",
+    }
     if not a or not b:
         if a or b:
-            out["error"] = LabError("pick both A (the baseline) and B",
-                                    hint="a run id, a campaign, or CAMPAIGN:POINT")  # fmt: skip
+            out["error"] = LabError(
+                "pick both A (the baseline) and B", hint="a run id, a campaign, or CAMPAIGN:POINT"
+            )
         return out
     try:
         ta, tb = compare.resolve(store, a), compare.resolve(store, b)

@@ -22,14 +22,19 @@ def environment() -> jinja2.Environment:
 
 def served(root: str, campaign: str = "") -> report.Served:
     """How the report's page is served under ``root`` (the charts of ``campaign``)."""
-    return report.Served(root=root, plotly_url=f"{root}static/plotly.js",
-                         chart_url=f"{root}charts/{{n}}/{quote(campaign, safe='')}")  # fmt: skip
+    return report.Served(
+        root=root,
+        plotly_url=f"{root}static/plotly.js",
+        chart_url=f"{root}charts/{{n}}/{quote(campaign, safe='')}",
+    )
 
 
 def page(name: str, root: str, **context: Any) -> str:
     """The template ``name`` with ``context``, the navigation and the helpers every page has."""
-    return environment().get_template(name).render(
-        served=served(root), version=__version__, when=_when, num=_num, ago=_ago, **context
+    return (
+        environment()
+        .get_template(name)
+        .render(served=served(root), version=__version__, when=_when, num=_num, ago=_ago, **context)
     )
 
 

@@ -37,11 +37,17 @@ class Filters:
             try:
                 return date.fromisoformat(text)
             except ValueError:
-                raise LabError(f"{key}={text!r} is not a date",
-                               hint="write it as YYYY-MM-DD, e.g. 2026-11-26") from None  # fmt: skip
+                raise LabError(
+                    f"{key}={text!r} is not a date", hint="write it as YYYY-MM-DD, e.g. 2026-11-26"
+                ) from None
 
-        return cls(params.get("q", "").strip(), params.get("version", "").strip(),
-                   params.get("host", "").strip(), day("since"), day("until"))  # fmt: skip
+        return cls(
+            params.get("q", "").strip(),
+            params.get("version", "").strip(),
+            params.get("host", "").strip(),
+            day("since"),
+            day("until"),
+        )
 
     def keeps(self, camp: dict[str, Any]) -> bool:
         words = self.q.lower().split()
@@ -80,12 +86,22 @@ def fleet(store_url: str) -> dict[str, Any]:
     """The fleet's jobs (queued, running where, finished) and workers with their heartbeats;
     ``note`` says why there is none (a SQLite store holds no queue)."""
     if not queue.is_postgres_url(store_url):
-        return {"jobs": [], "workers": [], "counts": {}, "now": time.time(),
-                "note": "This store is a SQLite file: the fleet's queue lives in a PostgreSQL "
-                        "store (pglab fleet needs one), so there is no fleet to show."}  # fmt: skip
+        return {
+            "jobs": [],
+            "workers": [],
+            "counts": {},
+            "now": time.time(),
+            "note": "This store is a SQLite file: the fleet's queue lives in a PostgreSQL "
+            "store (pglab fleet needs one), so there is no fleet to show.",
+        }
     jobs = queue.jobs_of(store_url)
-    return {"jobs": jobs, "workers": queue.workers_of(store_url), "counts": queue.counts(jobs),
-            "now": time.time(), "note": "" if jobs else "No job was ever queued in this store."}  # fmt: skip
+    return {
+        "jobs": jobs,
+        "workers": queue.workers_of(store_url),
+        "counts": queue.counts(jobs),
+        "now": time.time(),
+        "note": "" if jobs else "No job was ever queued in this store.",
+    }
 
 
 def running(home: Path) -> list[dict[str, Any]]:
@@ -95,16 +111,27 @@ def running(home: Path) -> list[dict[str, Any]]:
     out = []
     for s in live.running(home):
         last = s.samples[-1] if s.samples else None
-        out.append({
-            "campaign": s.campaign, "pid": s.pid, "started": s.started,
-            "run_index": s.run_index, "run_total": s.run_total, "ok": s.ok,
-            "failed": s.failed, "label": s.label, "repeat": s.repeat, "phase": s.phase,
-            "status": s.status, "tps": last[1] if last else None,
-            "latency_ms": last[2] if last else None,
-            "tps_window": [row[1] for row in s.samples],
-            "done_pct": 100 * min(s.done_s / s.total_s, 1.0) if s.total_s else 0.0,
-            "eta_s": s.eta_s(now), "updated": s.updated,
-            "waits": [[w[0], w[1]] for w in s.waits[:5]],
-            "finished": s.finished,
-        })  # fmt: skip
+        out.append(
+            {
+                "campaign": s.campaign,
+                "pid": s.pid,
+                "started": s.started,
+                "run_index": s.run_index,
+                "run_total": s.run_total,
+                "ok": s.ok,
+                "failed": s.failed,
+                "label": s.label,
+                "repeat": s.repeat,
+                "phase": s.phase,
+                "status": s.status,
+                "tps": last[1] if last else None,
+                "latency_ms": last[2] if last else None,
+                "tps_window": [row[1] for row in s.samples],
+                "done_pct": 100 * min(s.done_s / s.total_s, 1.0) if s.total_s else 0.0,
+                "eta_s": s.eta_s(now),
+                "updated": s.updated,
+                "waits": [[w[0], w[1]] for w in s.waits[:5]],
+                "finished": s.finished,
+            }
+        )
     return out
