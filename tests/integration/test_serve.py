@@ -8,9 +8,11 @@ opened. One campaign and one server for the module."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -292,3 +294,33 @@ def test_bad_starts_are_refused_with_one_clear_error(store: Path, tmp_path: Path
     assert done.returncode == 2 and "error:" in done.stderr and "Traceback" not in done.stderr
     done = start("--token", "short", "--store", str(store))
     assert done.returncode == 2 and "shorter than 16 characters" in done.stderr
+
+
+def test_the_fleet_page_shows_jobs_where_they_run_and_heartbeats(
+    pg_store: str, lab: Lab, tmp_path: Path
+) -> None:
+    """A campaign submitted to a PostgreSQL store's queue (one job: 2 runs of 2 s): queued on
+    the page; a worker takes it: running, on that worker, whose heartbeat the page shows;
+    then succeeded."""
+    from test_fleet import campaign, submit
+
+    assert submit(campaign(tmp_path, "fleet-page", clients=(1,), repeats=1), pg_store) == 0
+    root = Path(tempfile.mkdtemp(prefix="pglab-serve-worker-", dir="/tmp"))  # the server
+    root.chmod(0o755)  # account reaches it, as a worker's lab must be
+    argv = [sys.executable, "-m", "pglab", "worker", "--store", pg_store, "--lab-dir", str(root),
+            "--name", "worker <one>"]  # fmt: skip
+    for base in serving(["--store", pg_store, "--lab-dir", str(lab.home)], tmp_path / "s.err"):
+        page = get(base + "fleet")[1]
+        assert page.count(">queued<") == 1 and "No worker is known" in page, page
+        with pglab_in_background(argv, tmp_path / "worker.err") as worker:
+
+            def shows(text: str, url: str = base + "fleet") -> bool:
+                return text in get(url)[1]
+
+            wait_for(lambda: shows(">running<"), worker, tmp_path / "worker.err", "the job")
+            page = get(base + "fleet")[1]
+            assert page.count("worker &lt;one&gt;") == 2 and " s ago" in page, page
+            wait_for(lambda: shows(">succeeded<"), worker, tmp_path / "worker.err", "its end")
+            worker.terminate()
+            worker.wait(timeout=60)
+    shutil.rmtree(root, ignore_errors=True)
