@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -86,8 +87,8 @@ def serving(argv: list[str], err: Path) -> Iterator[str]:
 
         wait_for(up, proc, err, "pglab serve")
         yield base
-        proc.terminate()  # as Ctrl-C or a service manager ends it
-        assert proc.wait(timeout=30) in (0, 143), err.read_text()
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: it stops, and says so
+        assert proc.wait(timeout=30) == 0, err.read_text()
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import socket
 from pathlib import Path
@@ -93,7 +94,10 @@ def run(
         console.print(
             "every request needs the token: open the address with ?token=… once", markup=False
         )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    # uvicorn stops gracefully on Ctrl-C or SIGTERM, then raises the signal again: that is
+    # the way to stop it (SIGTERM's Terminated too), not a failure
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     console.print("pglab serve stopped")
     return 0
 
