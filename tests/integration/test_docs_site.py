@@ -53,6 +53,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "tuning": (("tune.toml",), ()),
     "export": (("first-campaign.toml",), ()),
     "live-view": (("live-view.toml",), ()),
+    "serve": ((), ("first-campaign.toml",)),
 }
 NEEDS_ROOT = {"seed003-ext4-journal.toml", "seed000-filesystems.toml"}
 
