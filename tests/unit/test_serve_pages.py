@@ -29,6 +29,7 @@ TOKEN = "a-token-of-24-characters"
 def call(app: Any, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict, str]:
     """One GET through the ASGI application: status, headers, body as text."""
     target, _, query = path.partition("?")
+    headers = {"Host": "127.0.0.1:8765", **(headers or {})}  # as a browser sends it
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -41,7 +42,7 @@ def call(app: Any, path: str, headers: dict[str, str] | None = None) -> tuple[in
         "query_string": query.encode(),
         "server": ("127.0.0.1", 8765),
         "client": ("127.0.0.1", 5000),
-        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
     }
     sent: list[dict] = []
 
@@ -117,6 +118,15 @@ def test_pages_escape_what_users_wrote(app: Any) -> None:
     assert '<script src="/static/plotly.js"></script>' in page  # not inlined
     assert re.search(r'<img src="/charts/0/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%20web"', page)
     assert 'href="/runs/1"' in page
+
+
+def test_without_a_token_only_loopback_names_are_answered(app: Any) -> None:
+    """A web page elsewhere that points a name of its own at 127.0.0.1 (DNS rebinding) gets
+    nothing: the Host header must be a loopback name."""
+    for name in ("127.0.0.1:8765", "localhost:8765", "[::1]:8765"):
+        assert call(app, "/campaigns", {"Host": name})[0] == 200, name
+    code, _, said = call(app, "/campaigns", {"Host": "evil.example:8765"})
+    assert code == 400 and "Invalid host header" in said
 
 
 def test_a_stored_dsn_password_is_never_shown(app: Any) -> None:

@@ -83,7 +83,7 @@ def run(
     _check_port(host, port)
     import uvicorn
 
-    app = serve.make_app(where.store_url, where.home, token)
+    app = serve.make_app(where.store_url, where.home, token, host)
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     console.print(
         f"pglab serve: {url} (store {shown}, lab {where.home}); Ctrl-C stops it",

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -23,7 +24,7 @@ from pglab.errors import LabError
 from pglab.report import charts
 from pglab.report.model import Report
 from pglab.serve import comparing, rendering, views
-from pglab.serve.security import Guard
+from pglab.serve.security import LOOPBACK_NAMES, Guard
 from pglab.store import Store, open_store
 
 KEPT_REPORTS = 8  # campaigns whose gathered report is kept for their charts and next visit
@@ -68,9 +69,15 @@ class Lab:
         return rep
 
 
-def make_app(store_url: str, home: Path, token: str | None = None) -> Starlette:
+def make_app(
+    store_url: str, home: Path, token: str | None = None, host: str = "127.0.0.1"
+) -> Starlette:
     """The application over the store at ``store_url`` (opened read-only by each request) and
-    the lab ``home`` (its live states); with ``token``, every request must carry it."""
+    the lab ``home`` (its live states); with ``token``, every request must carry it; without,
+    only requests to a loopback name or the ``host`` it listens on are answered
+    (``security.LOOPBACK_NAMES``: a web page elsewhere cannot reach it by pointing a name of
+    its own at 127.0.0.1)."""
+    names = [*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host]
     lab = Lab(store_url, home)
 
     def html(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -183,6 +190,9 @@ def make_app(store_url: str, home: Path, token: str | None = None) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, token=token)],
+        middleware=[
+            Middleware(Guard, token=token),
+            *(() if token else (Middleware(TrustedHostMiddleware, allowed_hosts=names),)),
+        ],
         exception_handlers={HTTPException: not_found, 404: not_found, 500: failed},
     )

@@ -29,6 +29,11 @@ HEADERS = [
 ]  # fmt: skip
 
 
+# the names a request to pglab serve without a token may be addressed to (the Host header):
+# another name that resolves to 127.0.0.1 is a web page's DNS rebinding, not the user
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"]
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
