@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from conftest import pglab_in_background, pglab_run_in_background, wait_for
-from test_report_browser import CHROMIUM, body_state, chart_drawn, console_errors
+from test_report_browser import CHROMIUM, REPO, body_state, chart_drawn, console_errors
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -147,6 +147,27 @@ def browse_url(url: str, tmp: Path, *extra: str) -> tuple[str, str]:
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     return done.stdout, done.stderr
+
+
+def test_screenshots_are_saved_as_artifacts(server: str, store: Path, tmp_path: Path) -> None:
+    """The campaigns page, a campaign's and a comparison, as a person sees them (in
+    ``artifacts/``): drawn pages, not blank ones."""
+    choices = [c for c in _options(get(server + "compare")[1]) if c.startswith(NAME + ":")]
+    pages = {
+        "serve-campaigns.png": "campaigns",
+        "serve-campaign.png": "campaigns/" + quote(NAME, safe=""),
+        "serve-compare.png": "compare?" + urlencode({"a": choices[0], "b": choices[1]}),
+    }
+    for name, path in pages.items():
+        shot = REPO / "artifacts" / name
+        shot.parent.mkdir(exist_ok=True)
+        shot.unlink(missing_ok=True)
+        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=1400,1400",
+                        "--virtual-time-budget=10000", f"--screenshot={shot}", server + path],
+                       capture_output=True, timeout=120, check=True)  # fmt: skip
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert shot.stat().st_size > 30_000, name
 
 
 def test_a_campaign_s_page_draws_its_charts_and_points(server: str, tmp_path: Path) -> None:

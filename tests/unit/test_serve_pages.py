@@ -154,6 +154,7 @@ def test_the_compare_page_uses_compare_s_figures(app: Any) -> None:
         '<option value="&lt;script&gt;alert(1)&lt;/script&gt; web:base script=tpcb-like clients=1">'
         in page
     )
+    assert re.search(r'<ul class="notices" id="reasons">(<li>[=~?] .*</li>)?</ul>', page)
     code, _, page = call(app, "/compare?a=1")
     assert code == 400 and "pick both A (the baseline) and B" in page
 

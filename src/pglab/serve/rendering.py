@@ -63,13 +63,14 @@ def _ago(ts: float | None, now: float) -> str:
 
 @functools.cache
 def nothing_png() -> bytes:
-    """The image of a campaign chart its runs give nothing to draw (no successful run, say)."""
+    """The image of a campaign chart its runs give nothing to draw (no successful run, no
+    latency log)."""
     import io
 
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6, 1))
-    fig.text(0.5, 0.5, "nothing to draw: no successful run gives this chart", ha="center")
+    fig.text(0.5, 0.5, "nothing to draw: the runs recorded nothing this chart shows", ha="center")
     out = io.BytesIO()
     fig.savefig(out, format="png", dpi=80)
     return out.getvalue()
