@@ -23,6 +23,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from conftest import pglab_in_background, pglab_run_in_background, wait_for
+from synthetic_runs import fill_executions
 from test_report_browser import CHROMIUM, REPO, body_state, chart_drawn, console_errors
 
 from pglab.cli import main
@@ -93,13 +94,15 @@ def serving(argv: list[str], err: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory, lab: Lab) -> Path:
-    """The store of one small real campaign (2 variants × 2 repeats, 2 s each), and a
-    campaign whose stored spec holds a dsn with its password (as an old pglab kept it)."""
+    """The store of one small real campaign (2 variants × 2 repeats, 2 s each), the
+    executions of a synthetic one (a history), and a campaign whose stored spec holds a dsn
+    with its password (as an old pglab kept it)."""
     tmp = tmp_path_factory.mktemp("serve")
     path = tmp / "r.sqlite"
     (tmp / "c.toml").write_text(CAMPAIGN)
     assert main(["run", str(tmp / "c.toml"), "--lab-dir", str(lab.home), "--store",
                  str(path)]) == 0  # fmt: skip
+    fill_executions(path, "nightly")  # a history: 8 synthetic executions, a change at the 5th
     with open_store(path) as s:
         s.ensure_campaign("with a dsn", {"server": {"dsn": f"postgresql://u:{SECRET}@h/db"}},
                           None)  # fmt: skip
@@ -192,6 +195,15 @@ def test_a_run_s_page_draws_its_series(server: str, store: Path, tmp_path: Path)
     assert state["points-total"] == "1" and state["errors"] == "", state
     assert chart_drawn(dom, 1) and console_errors(stderr) == []
     assert f"run {run} of the campaign" in dom
+
+
+def test_a_history_draws_its_series_and_change_point(server: str, tmp_path: Path) -> None:
+    dom, stderr = browse_url(server + "history/nightly", tmp_path, "--window-size=1400,1200")
+    state = body_state(dom)
+    assert state["points"] == "2" and state["drawn"] == "2", state  # base, and other (4 of 8)
+    chart = dom[dom.index('id="hchart-1"') : dom.index('id="hdata-1"')]
+    assert "main-svg" in chart and console_errors(stderr) == []
+    assert '<b class="warn">changed</b> +' in dom
 
 
 def test_the_compare_picker_compares_in_the_browser(server: str, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from synthetic_runs import fill
+from synthetic_runs import fill, fill_executions
 
 from pglab import report
 from pglab.errors import LabError
@@ -182,3 +182,20 @@ def test_the_report_alone_still_inlines_everything(store: Path, tmp_path: Path) 
         page = report.write(s, NAME, tmp_path / "r.html", tmp_path).html.read_text()
     assert '<script type="text/plain" id="plotly-js">' in page and "/static/" not in page
     assert 'src="data:image/png;base64,' in page and "<nav" not in page
+
+
+def test_the_history_page_shows_each_point_s_series_and_its_change(
+    store: Path, tmp_path: Path
+) -> None:
+    fill_executions(store, "nightly <i>")
+    app = make_app(str(store), tmp_path)
+    code, _, page = call(app, "/history/nightly%20%3Ci%3E")
+    assert code == 200 and "history of nightly &lt;i&gt;" in page, page[-1500:]
+    base = page[page.index("<h2>base script=select-only clients=1</h2>") :].split("</table>")[0]
+    assert base.count("<tr><td><a href=") == 8
+    assert re.search(r'<b class="warn">changed</b> \+\d\d\.\d%', base), base
+    assert '<script src="/static/plotly.js"></script>' in page
+    code, _, page = call(app, "/history/nightly%20%3Ci%3E?figure=tsp")
+    assert code == 400 and "figure &#39;tsp&#39;: not one of" in page and "did you mean" in page
+    assert call(app, "/history/never-ran")[0] == 404
+    assert 'href="/history/nightly%20%3Ci%3E"' in call(app, "/campaigns")[2]

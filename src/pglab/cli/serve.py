@@ -22,6 +22,8 @@ Serve the results store as web pages, read-only, until Ctrl-C:
   /runs/ID            a run: every per-second series, its telemetry, its CPU profile
   /compare?a=A&b=B    two runs, points or campaigns picked in the page, with the figures of
                       `pglab compare`; the URL can be shared
+  /history/NAME       the executions of NAME (pglab run --execution) as a series per
+                      point with its change points, as `pglab history` says
   /fleet              the fleet's jobs (queued, running where, finished) and its workers'
                       last heartbeats (a PostgreSQL store)
   /live               the campaigns `pglab run` is running in this lab (--lab-dir), updated

@@ -23,7 +23,7 @@ from pglab import report
 from pglab.errors import LabError
 from pglab.report import charts
 from pglab.report.model import Report
-from pglab.serve import comparing, rendering, views
+from pglab.serve import comparing, history, rendering, views
 from pglab.serve.security import LOOPBACK_NAMES, Guard
 from pglab.store import Store, open_store
 
@@ -80,8 +80,8 @@ def make_app(
     names = [*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host]
     lab = Lab(store_url, home)
 
-    def html(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(rendering.page(name, lab.root, **context), status_code=status)
+    def html(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(rendering.page(template, lab.root, **context), status_code=status)
 
     def home_page(request: Request) -> Response:
         return RedirectResponse(f"{lab.root}campaigns", status_code=302)
@@ -129,6 +129,17 @@ def make_app(
             found = comparing.page(store, a.strip(), b.strip())
         status = 400 if found.get("error") else 200
         return html(request, "compare.html.j2", status, a=a, b=b, **found)
+
+    def history_page(request: Request) -> Response:
+        name, q = request.path_params["name"], request.query_params
+        try:
+            with lab.store() as store:
+                found = history.page(store, name, q.get("figure", "tps"), q.get("point") or None)
+        except LabError as exc:
+            return html(request, "error.html.j2", 400, title="history", error=exc)
+        if found is None:
+            raise HTTPException(404, f"no campaign {name!r} (nor {name}@…) has runs in the store")
+        return html(request, "history.html.j2", **found)
 
     def fleet_page(request: Request) -> Response:
         return html(request, "fleet.html.j2", **views.fleet(lab.store_url))
@@ -183,6 +194,7 @@ def make_app(
         Route("/runs/{run_id:int}", run_page),
         Route("/charts/{n:int}/{name:path}", chart),
         Route("/compare", compare_page),
+        Route("/history/{name:path}", history_page),
         Route("/fleet", fleet_page),
         Route("/live", live_page),
         Route("/live.json", live_json),

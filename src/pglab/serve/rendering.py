@@ -29,11 +29,11 @@ def served(root: str, campaign: str = "") -> report.Served:
     )
 
 
-def page(name: str, root: str, **context: Any) -> str:
-    """The template ``name`` with ``context``, the navigation and the helpers every page has."""
+def page(template: str, root: str, **context: Any) -> str:
+    """The ``template`` with ``context``, the navigation and the helpers every page has."""
     return (
         environment()
-        .get_template(name)
+        .get_template(template)
         .render(served=served(root), version=__version__, when=_when, num=_num, ago=_ago, **context)
     )
 
