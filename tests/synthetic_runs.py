@@ -179,3 +179,16 @@ def _tables(t0: float, per_sec: list[float], rng) -> dict[str, dict[str, Any]]:
                                  "buffers_pinned", "usagecount_avg"],
                                 [[t, 16384.0, 0.0, 900.0, 2.0, 2.5] for t in ts[::5]]),
     }  # fmt: skip
+
+
+def fill_executions(store_path, name: str) -> None:
+    """Eight executions of ``name`` (``NAME@1`` … ``NAME@8``), point base 1.5× faster from the
+    fifth on (where it is the campaign's second variant, which fill makes faster): a
+    permutation test over whole executions needs 4 a side to find it."""
+    from pglab.store import open_store
+
+    with open_store(store_path) as s:
+        for n in range(1, 9):
+            variants = ("base",) if n <= 4 else ("other", "base")
+            fill(s, f"{name}@{n}", variants=variants, scripts=("select-only",), clients=(1,),
+                 repeats=3, seconds=5, effect=1.5, seed=n)  # fmt: skip

@@ -54,6 +54,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "export": (("first-campaign.toml",), ()),
     "live-view": (("live-view.toml",), ()),
     "history": (("nightly.toml",), ()),
+    "serve": ((), ("first-campaign.toml",)),
 }
 NEEDS_ROOT = {"seed003-ext4-journal.toml", "seed000-filesystems.toml"}
 

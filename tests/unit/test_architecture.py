@@ -28,6 +28,7 @@ STAGES: list[set[str]] = [
     # the first bad commit between two, each step a campaign judged by the verdicts
     {"tune", "bisect"},
     {"report"},  # the HTML page
+    {"serve"},  # the store in a browser: the report's pages and more, served (pglab serve)
     {"cli"},  # the only part that prints
 ]
 STAGE_OF = {pkg: i for i, stage in enumerate(STAGES) for pkg in stage}

@@ -31,6 +31,7 @@ from pglab.cli import (
     report,
     run,
     schema,
+    serve,
     show,
     sources,
     storage,
@@ -52,6 +53,7 @@ COMMANDS = (
     compare,
     history,
     bisect,
+    serve,
     export,
     storage,
     sources,
@@ -73,6 +75,7 @@ examples:
   pglab run FILE --execution; pglab history NAME
                                      measure again (NAME@time), then the series and its
                                      change points
+  pglab serve                        the store in a browser: http://127.0.0.1:8765/
   pglab quick --dsn postgresql://bench@db1/postgres
                                      the same on a server you already have (read-only)
   pglab run FILE --fleet --store postgresql://lab@db/pglab
@@ -106,6 +109,7 @@ DOCS = {
     "compare": "guides/reading-results.md",
     "history": "guides/history.md",
     "bisect": "guides/history.md",
+    "serve": "guides/serve.md",
     "export": "guides/export.md",
     "storage": "guides/storage.md",
     "sources": "guides/versions.md",

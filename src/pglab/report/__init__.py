@@ -9,6 +9,7 @@ the page loads nothing from the network.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ import markupsafe
 
 from pglab import __version__
 from pglab.analysis import points, scripts, verdicts
+from pglab.campaign.dsn import masked_document
 from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
 from pglab.report.model import Point, Report, gather
@@ -34,7 +36,7 @@ OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "=": "=", "~": "~", "?": "?"}
 VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "=": "v-equal", "~": "v-same", "?": "v-none"}
 
-__all__ = ["Written", "gather", "render", "write"]
+__all__ = ["Served", "Written", "environment", "gather", "render", "write"]
 
 
 @dataclass(frozen=True)
@@ -145,22 +147,47 @@ class _Drawing:
         return made, per_point
 
 
+@dataclass(frozen=True)
+class Served:
+    """The page as ``pglab serve`` shows it, instead of a file: plotly.js loaded from
+    ``plotly_url``, the campaign's charts drawn when the browser asks for them (``chart_url``
+    with the chart's number), links to the runs' pages under ``root``, the serve's navigation
+    bar (``nav.html.j2``) above."""
+
+    root: str  # the application's path, ending in "/"
+    plotly_url: str
+    chart_url: str  # with "{n}" for the chart's number
+
+
+# the campaign charts' titles (``charts.campaign_chart``), for a page that draws them later
+CHART_TITLES = ("TPS per point", "every run's TPS in the order it ran", "latency per point")
+
+
+@functools.cache
+def environment(*more: Path) -> jinja2.Environment:
+    """The templates of the report and of the pages that share them (``more`` directories,
+    searched first): autoescaped, every variable required."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*more, Path(__file__).parent]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
 def render(
     rep: Report,
     made: list[charts.Chart],
     per_point: dict[int, charts.Chart],
     tune: TuneSummary | None = None,
     data: dict[int, dict[str, Any]] | None = None,
+    served: Served | None = None,
+    env: jinja2.Environment | None = None,
 ) -> str:
-    """The page; ``data``: the points' numbers (``browser.point_data``) when made already."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).parent),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    template = env.get_template("page.html.j2")
+    """The page; ``data``: the points' numbers (``browser.point_data``) when made already;
+    ``served``: the page of ``pglab serve`` (its ``env``), whose charts are drawn on demand."""
+    template = (env or environment()).get_template("page.html.j2")
     derived = sorted({k for pt in rep.points for k in pt.row.derived})
     point_data = {}  # point number -> its panels' numbers as JSON, safe inside a <script>
     if data is None:
@@ -184,11 +211,12 @@ def render(
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
-        campaign_charts=[_embedded(c) for c in made[1 if tune is not None else 0 :]],
+        campaign_charts=_campaign_charts(made[1 if tune is not None else 0 :], served),
         point_data=point_data,
-        plotly_js=markupsafe.Markup(_plotly_js()) if point_data else "",
+        plotly_js=markupsafe.Markup(_plotly_js()) if point_data and not served else "",
         page_js=markupsafe.Markup(_page_js()),
-        charts_total=len(made),
+        charts_total=charts.CAMPAIGN_CHARTS if served else len(made),
+        served=served,
         open_points=OPEN_POINTS,
         effect=points.effect_of(rep.campaign),
         equivalence=points.equivalence_of(rep.campaign) or points.effect_of(rep.campaign),
@@ -196,7 +224,7 @@ def render(
         plan_facts=_plan_facts(rep),
         storage=[_storage_view(row) for row in rep.storage],
         env_facts=_env_facts(rep),
-        campaign_json=json.dumps(spec, indent=2, ensure_ascii=False, default=str),
+        campaign_json=json.dumps(masked_document(spec), indent=2, ensure_ascii=False, default=str),
         verdict_text=VERDICT_TEXT,
         verdict_class=VERDICT_CLASS,
         num=_num,
@@ -278,8 +306,17 @@ def _run_suffix(rep: Report) -> str:
 
 
 def _embedded(ch: charts.Chart) -> dict[str, Any]:
-    return {"name": ch.name, "title": ch.title, "missing": ch.missing,
+    return {"name": ch.name, "title": ch.title, "missing": ch.missing, "url": None,
             "b64": base64.b64encode(ch.png).decode()}  # fmt: skip
+
+
+def _campaign_charts(made: list[charts.Chart], served: Served | None) -> list[dict[str, Any]]:
+    """The campaign charts the page shows: drawn (embedded), or served, each at its URL."""
+    if served is None:
+        return [_embedded(c) for c in made]
+    return [{"name": f"campaign-{n}", "title": title, "missing": (), "b64": "",
+             "url": served.chart_url.replace("{n}", str(n))}
+            for n, title in enumerate(CHART_TITLES)]  # fmt: skip
 
 
 def _num(v: Any, digits: int = 0) -> str:

@@ -94,6 +94,23 @@ class Store:
         with self._guard("listing campaigns"):
             return self._rows(_CAMPAIGN_SUMMARY.format(where=""))
 
+    def campaign_facts(self) -> dict[str, dict[str, list[str]]]:
+        """Each campaign's server versions and hosts (``versions``, ``hosts``, sorted), from the
+        tidy rows of its runs (``pglab_runs``); a campaign whose runs have none is left out."""
+        with self._guard("reading the campaigns' versions and hosts"):
+            rows = self._rows(
+                "SELECT DISTINCT campaign, server_version, host FROM pglab_runs "
+                "WHERE campaign IS NOT NULL"
+            )
+        found: dict[str, dict[str, set[str]]] = {}
+        for r in rows:
+            facts = found.setdefault(r["campaign"], {"versions": set(), "hosts": set()})
+            if r["server_version"]:
+                facts["versions"].add(str(r["server_version"]))
+            if r["host"]:
+                facts["hosts"].add(str(r["host"]))
+        return {name: {k: sorted(v) for k, v in f.items()} for name, f in found.items()}
+
     def get_campaign(self, name_or_id: str | int) -> dict[str, Any] | None:
         """A campaign by name (or by id, given digits): the summary of list_campaigns plus
         its ``spec``; None if there is no such campaign."""

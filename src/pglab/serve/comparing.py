@@ -1,0 +1,64 @@
+"""The compare page: two runs, points or campaigns picked in the page (the choices offered as
+the user types), compared as ``pglab compare`` compares them (``analysis.compare``: the same
+figures), at a URL that can be shared (``/compare?a=…&b=…``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pglab.analysis import compare, profiles, verdicts
+from pglab.errors import LabError
+from pglab.store import Store
+
+MAX_CHOICES = 2000  # points offered in the picker (any other can still be typed)
+
+
+def choices(store: Store) -> list[str]:
+    """What the picker offers: every campaign, then each point as CAMPAIGN:POINT."""
+    names = [c["name"] for c in store.list_campaigns()]
+    found = dict.fromkeys(f"{r.campaign}:{r.label}" for r in store.list_runs())
+    return names + list(found)[:MAX_CHOICES]
+
+
+def page(store: Store, a: str, b: str) -> dict[str, Any]:
+    """The picker's choices, and the comparison of ``a`` and ``b`` when both are given:
+    ``result`` as ``analysis.compare.compare_targets`` makes it, ``profile`` the CPU profile
+    changes where both sides have them, or ``error`` (a LabError) naming what is wrong."""
+    out: dict[str, Any] = {
+        "choices": choices(store),
+        "result": None,
+        "profile": [],
+        "error": None,
+        "legend": "",
+    }
+    if not a or not b:
+        if a or b:
+            out["error"] = LabError(
+                "pick both A (the baseline) and B", hint="a run id, a campaign, or CAMPAIGN:POINT"
+            )
+        return out
+    try:
+        ta, tb = compare.resolve(store, a), compare.resolve(store, b)
+        result = compare.compare_targets(store, ta, tb)
+        out["profile"] = profiles.compare_targets(store, ta, tb, result.get("pairs", []))
+    except LabError as exc:
+        out["error"] = exc
+        return out
+    out["result"] = result
+    out["legend"] = _legend(result)
+    return out
+
+
+def _legend(result: dict[str, Any]) -> str:
+    """What the verdicts mean and how they were reached, as ``pglab compare`` says it."""
+    if result["kind"] == "runs":
+        return result.get("note", "")
+    judged = [p["comparison"] for p in result["pairs"] if p["comparison"]]
+    effect = judged[0].effect_pct if judged else verdicts.DEFAULT_EFFECT_PCT
+    margin = next((c.equivalence_pct for c in judged if c.equivalence_pct), effect)
+    return (
+        f"verdict: + / − significant ({verdicts.methods_text(judged)}; p < 0.05"
+        f"{' after Holm' if result.get('corrected') else ''}); = shown within ±{margin:g}%; "
+        f"~ not significant, and the runs could have found ±{effect:g}%; ? they could not tell "
+        "(hover it for the reason)"
+    )
