@@ -1,0 +1,63 @@
+"""The TPC-H-like kit's dataset loaded into a real server at scale factor 0.01: tpchgen-cli's
+rows in parallel COPY, the row counts recorded once for that scale (tests/data), keys and
+statistics in place, progress told; and tpchgen-cli missing said before anything is made."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pglab.errors import LabError
+from pglab.postgres import tpch_load
+
+pytestmark = pytest.mark.integration
+ROWS = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())
+DB = "pglab_tpch_test"
+
+
+@pytest.fixture(scope="module")
+def loaded(outside_server):
+    outside_server.drop_database(DB)
+    with outside_server.admin() as conn:
+        conn.autocommit = True
+        conn.execute(f"CREATE DATABASE {DB}")
+    said: list[str] = []
+    steps = tpch_load.load(lambda: outside_server.admin(DB), 0.01, said.append, jobs=2)
+    yield outside_server, steps, said
+    outside_server.drop_database(DB)
+
+
+def test_rows_keys_and_statistics(loaded) -> None:
+    server, steps, said = loaded
+    assert set(steps) == {"tables", "rows", "primary keys", "vacuum"}
+    with server.admin(DB) as conn:
+        for table, rows in ROWS["rows"].items():
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (rows,), table
+        keys = conn.execute(
+            "SELECT count(*) FILTER (WHERE contype = 'p'), count(*) FILTER (WHERE contype = 'f')"
+            " FROM pg_constraint WHERE connamespace = 'public'::regnamespace"
+        ).fetchone()
+        assert keys == (8, 8)
+        analyzed = conn.execute(
+            "SELECT count(*) FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL"
+        ).fetchone()
+        assert analyzed == (8,)
+    assert said[-1] == "tpch dataset: keys and indexes"
+    assert any(s.startswith("loading tpch: 100% of 0.1 M rows") for s in said)
+
+
+def test_missing_generator_said_before_anything(outside_server, monkeypatch) -> None:
+    monkeypatch.setattr(tpch_load.shutil, "which", lambda *a, **k: None)
+    touched: list[int] = []
+
+    def connect() -> psycopg.Connection:
+        touched.append(1)
+        raise AssertionError("connected before the check")
+
+    with pytest.raises(LabError) as err:
+        tpch_load.load(connect, 0.01)
+    assert "tpchgen-cli" in err.value.message and "pip install" in (err.value.hint or "")
+    assert not touched
