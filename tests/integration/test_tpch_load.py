@@ -10,6 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
 from pglab.postgres import tpch_load
 
@@ -61,3 +62,12 @@ def test_missing_generator_said_before_anything(outside_server, monkeypatch) -> 
         tpch_load.load(connect, 0.01)
     assert "tpchgen-cli" in err.value.message and "pip install" in (err.value.hint or "")
     assert not touched
+
+
+def test_the_22_queries_return_the_recorded_rows(loaded) -> None:
+    """Seed 1's statements at SF 0.01 return the row counts recorded for them (tpchgen-cli's
+    data is deterministic, so is the seeded draw of the substitution parameters)."""
+    server, _, _ = loaded
+    with server.admin(DB) as conn:
+        counts = {str(n): len(conn.execute(query(n, 1, 0.01).encode()).fetchall()) for n in QUERIES}
+    assert counts == ROWS["queries_seed_1"]

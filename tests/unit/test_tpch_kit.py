@@ -1,0 +1,54 @@
+"""The TPC-H-like kit's pure parts: the seeded queries, the scale factor's range, the parts
+each table is loaded in, the progress as told."""
+
+from __future__ import annotations
+
+import pytest
+
+from pglab.campaign.kits import tpch_queries as q
+from pglab.postgres import tpch_load
+
+
+def test_a_seed_gives_the_same_statements_and_another_seed_others() -> None:
+    one = [q.query(n, 1, 1.0) for n in q.QUERIES]
+    assert one == [q.query(n, 1, 1.0) for n in q.QUERIES]
+    assert one != [q.query(n, 2, 1.0) for n in q.QUERIES]
+    assert len(set(one)) == 22
+
+
+def test_q11_fraction_follows_the_scale_factor() -> None:
+    assert "0.0100000000" in q.query(11, 1, 0.01)
+    assert "0.0001000000" in q.query(11, 1, 1)
+
+
+@pytest.mark.parametrize("bad", [0, 23, -1, True, "1"])
+def test_unknown_query_numbers_are_named(bad) -> None:
+    assert q.unknown([1, bad, 22]) == [bad]
+    with pytest.raises(ValueError, match="queries are 1 to 22"):
+        q.query(bad, 1, 1.0)
+
+
+@pytest.mark.parametrize("scale", [0.001, 0, 1001, True, "1"])
+def test_scale_factor_out_of_range(scale) -> None:
+    said = tpch_load.scale_problem(scale)
+    assert said is not None and "from 0.01 to 1000" in said
+
+
+def test_scale_factors_taken() -> None:
+    assert tpch_load.scale_problem(0.01) is None and tpch_load.scale_problem(100) is None
+
+
+def test_large_tables_are_cut_one_part_per_connection() -> None:
+    parts = tpch_load.parts_of(1.0, 4)
+    assert [p.part for p in parts if p.table == "lineitem"] == [1, 2, 3, 4]
+    assert [p.parts for p in parts if p.table == "nation"] == [1]
+    assert parts[0].table == "lineitem"
+    assert sum(p.rows for p in parts) == pytest.approx(8_661_245)
+    assert parts[0].argv("tpchgen-cli", 1.0)[-4:] == ["--parts", "4", "--part", "1"]
+
+
+def test_progress_as_told() -> None:
+    assert tpch_load.said_progress(0, 8.66e6, 0) == "loading tpch: 0% of 8.7 M rows"
+    assert tpch_load.said_progress(4.33e6, 8.66e6, 30) == (
+        "loading tpch: 50% of 8.7 M rows, ETA 0:30"
+    )
