@@ -13,6 +13,7 @@ import pytest
 from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
 from pglab.postgres import tpch_load
+from pglab.tpch import plans, power
 
 pytestmark = pytest.mark.integration
 ROWS = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())
@@ -71,3 +72,20 @@ def test_the_22_queries_return_the_recorded_rows(loaded) -> None:
     with server.admin(DB) as conn:
         counts = {str(n): len(conn.execute(query(n, 1, 0.01).encode()).fetchall()) for n in QUERIES}
     assert counts == ROWS["queries_seed_1"]
+
+
+def test_power_run_figures_timeouts_and_a_forced_plan_change(loaded) -> None:
+    server, _, _ = loaded
+    with server.admin(DB) as conn:
+        times = power.power_run(conn, list(QUERIES), 1, 0.01, timeout_s=60)
+        assert [t.number for t in times] == list(QUERIES) and not any(t.timed_out for t in times)
+        assert {str(t.number): t.rows for t in times} == ROWS["queries_seed_1"]
+        figs = power.figures(times, 0.01)
+        assert figs["geomean_s"] > 0 and figs["timeouts"] == 0
+        slow = power.power_run(conn, [9, 1], 1, 0.01, timeout_s=0.001)
+        assert [t.timed_out for t in slow] == [True, True] and slow[0].rows is None
+        before = plans.plans(conn, [3, 5, 9], 1, 0.01)
+        conn.execute("SET enable_hashjoin = off")
+        after = plans.plans(conn, [3, 5, 9], 1, 0.01)
+    changes = [plans.shape_change(before[n], after[n]) for n in (3, 5, 9)]
+    assert any(c and "hash join" in c.split("→")[0] for c in changes), changes

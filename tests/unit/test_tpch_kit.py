@@ -7,6 +7,7 @@ import pytest
 
 from pglab.campaign.kits import tpch_queries as q
 from pglab.postgres import tpch_load
+from pglab.tpch import plans, power
 
 
 def test_a_seed_gives_the_same_statements_and_another_seed_others() -> None:
@@ -52,3 +53,25 @@ def test_progress_as_told() -> None:
     assert tpch_load.said_progress(4.33e6, 8.66e6, 30) == (
         "loading tpch: 50% of 8.7 M rows, ETA 0:30"
     )
+
+
+def test_geomean_and_power_figure() -> None:
+    times = [power.QueryTime(1, 1.0, 4), power.QueryTime(2, 4.0, 1)]
+    assert power.geomean(times) == pytest.approx(2.0)
+    figs = power.figures(times, 1.0)
+    assert figs["geomean_s"] == pytest.approx(2.0) and figs["power"] == pytest.approx(1800)
+    assert figs["q01_s"] == 1.0 and figs["timeouts"] == 0
+
+
+def _plan(*types: str) -> dict:
+    node: dict = {"Node Type": types[-1]}
+    for t in reversed(types[:-1]):
+        node = {"Node Type": t, "Plans": [node]}
+    return {"Plan": node}
+
+
+def test_plan_shape_changes_are_named() -> None:
+    hashed = _plan("Aggregate", "Hash Join", "Seq Scan")
+    merged = _plan("Aggregate", "Merge Join", "Seq Scan")
+    assert plans.shape_change(hashed, hashed) is None
+    assert plans.shape_change(hashed, merged) == "hash join → merge join"

@@ -1,0 +1,56 @@
+"""Each query's plan from one extra execution (``EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)``,
+outside the timed runs) and what differs between two plans' shapes, named as a person reads
+it: ``hash join → merge join``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+
+from pglab.campaign.kits.tpch_queries import query
+
+TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
+
+
+def plans(
+    conn: psycopg.Connection, queries: Sequence[int], seed: int, scale: float
+) -> dict[int, Any]:
+    """Each query's plan as EXPLAIN's JSON (its top object)."""
+    out = {}
+    for n in queries:
+        sql = b"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query(n, seed, scale).encode()
+        row = conn.execute(sql).fetchone()
+        assert row is not None
+        out[n] = row[0][0]
+    return out
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[str]:
+    yield str(node.get("Node Type", "?"))
+    for child in node.get("Plans") or ():
+        yield from _nodes(child)
+
+
+def shape(plan: dict[str, Any]) -> tuple[str, ...]:
+    """The plan's node types in depth-first order (its shape, without costs or times)."""
+    return tuple(_nodes(plan.get("Plan", plan)))
+
+
+def shape_change(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """How ``b``'s shape differs from ``a``'s, in words (``hash join → merge join``), or None
+    when they have the same shape: the node types one has more of, then the other's."""
+    sa, sb = shape(a), shape(b)
+    if sa == sb:
+        return None
+    ca, cb = Counter(sa), Counter(sb)
+    gone = sorted((ca - cb).elements())
+    came = sorted((cb - ca).elements())
+    if not gone and not came:
+        return "same nodes in another order"
+    left = ", ".join(dict.fromkeys(n.lower() for n in gone)) or "nothing"
+    right = ", ".join(dict.fromkeys(n.lower() for n in came)) or "nothing"
+    return f"{left} → {right}"
