@@ -1,0 +1,82 @@
+"""How an `[os]` table's kernel settings are checked before anything runs (issue 39, first part).
+
+Not yet wired into the campaign parser: these are the checks `[os]` will use. A sysctl name
+must exist in the kernel's own /proc/sys tree (with the closest existing name for a typo), its
+value must be something the kernel can be given (a number with an optional byte unit for the
+*_bytes settings, or whitespace-separated integers), transparent_hugepages one of the modes
+the kernel offers, and the settings writable only by root."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pglab.campaign.checks import Problems
+
+PROC_SYS = Path("/proc/sys")
+THP_MODES = ("always", "madvise", "never")
+_BYTES = re.compile(r"^\s*(\d+)\s*(B|kB|KB|MB|GB)?\s*$")
+_UNIT = {None: 1, "B": 1, "kB": 1024, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
+_INTS = re.compile(r"^\s*-?\d+(\s+-?\d+)*\s*$")
+
+
+def sysctl_names(root: Path = PROC_SYS) -> list[str]:
+    """Every sysctl under root, in dotted form (vm.dirty_bytes), from the kernel's own tree."""
+    names = []
+    for dirpath, _dirs, files in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        names += [".".join((*rel.parts, f)) for f in files]
+    return sorted(names)
+
+
+def sysctl_value(name: str, value: Any) -> str | None:
+    """The text to write for a sysctl value, or None when the kernel could not be given it."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if not isinstance(value, str):
+        return None
+    if name.endswith("_bytes"):
+        m = _BYTES.match(value)
+        return str(int(m.group(1)) * _UNIT[m.group(2)]) if m else None
+    return " ".join(value.split()) if _INTS.match(value) else None
+
+
+def check_sysctls(table: Any, p: Problems, where: str, root: Path = PROC_SYS) -> dict[str, str]:
+    """The sysctls of an [os] sysctl table as name → text to write; problems said in p."""
+    if not isinstance(table, dict):
+        p.add(where, 'sysctl must be a table, e.g. sysctl = {"vm.swappiness" = 10}')
+        return {}
+    known = set(sysctl_names(root))
+    out: dict[str, str] = {}
+    for name, value in table.items():
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f' — did you mean "{close[0]}"?' if close else ""
+            p.add(where, f'sysctl "{name}" does not exist in {root}{hint}')
+            continue
+        text = sysctl_value(name, value)
+        if text is None:
+            unit = (
+                " (bytes: an integer with an optional B/kB/MB/GB)"
+                if name.endswith("_bytes")
+                else " (integers separated by spaces)"
+            )
+            p.add(where, f"sysctl {name} = {value!r}: not a value the kernel takes{unit}")
+            continue
+        out[name] = text
+    if out and os.geteuid() != 0:
+        p.add(where, "writing sysctls needs root: run pglab as root, or leave [os] out")
+    return out
+
+
+def check_thp(value: Any, p: Problems, where: str) -> str | None:
+    """A transparent_hugepages mode, or None with the problem said."""
+    if value in THP_MODES:
+        return str(value)
+    p.add(where, f"transparent_hugepages = {value!r}: expected one of {', '.join(THP_MODES)}")
+    return None

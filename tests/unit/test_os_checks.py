@@ -1,0 +1,62 @@
+"""[os] kernel-setting checks (issue 39, first part): names from the kernel's tree with
+did-you-mean, values the kernel takes, transparent_hugepages modes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pglab.campaign.checks import Problems
+from pglab.campaign.os_checks import check_sysctls, check_thp, sysctl_names, sysctl_value
+
+
+def _tree(tmp_path: Path) -> Path:
+    for name in ("vm/dirty_bytes", "vm/swappiness", "kernel/sem", "net/core/rmem_max"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("0\n")
+    return tmp_path
+
+
+def test_names_are_dotted_from_the_tree(tmp_path: Path) -> None:
+    assert sysctl_names(_tree(tmp_path)) == [
+        "kernel.sem", "net.core.rmem_max", "vm.dirty_bytes", "vm.swappiness"
+    ]  # fmt: skip
+
+
+def test_real_proc_sys_has_the_settings_of_seed002() -> None:
+    names = set(sysctl_names())
+    assert {"vm.dirty_background_bytes", "vm.swappiness", "kernel.sem"} <= names
+
+
+def test_values_written_as_the_kernel_takes_them() -> None:
+    assert sysctl_value("vm.dirty_background_bytes", "64MB") == str(64 * 1024**2)
+    assert sysctl_value("vm.dirty_bytes", 4096) == "4096"
+    assert sysctl_value("kernel.sem", "250  32000 100 128") == "250 32000 100 128"
+    assert sysctl_value("vm.swappiness", "ten") is None
+    assert sysctl_value("vm.swappiness", True) is None
+    assert sysctl_value("vm.dirty_bytes", "64 parsecs") is None
+
+
+def test_unknown_name_says_the_closest(tmp_path: Path) -> None:
+    p = Problems()
+    out = check_sysctls({"vm.swapiness": 10, "vm.dirty_bytes": "1MB"}, p, "[os]", _tree(tmp_path))
+    assert out == {"vm.dirty_bytes": "1048576"}
+    assert len(p.items) == 1
+    assert 'sysctl "vm.swapiness" does not exist' in p.items[0]
+    assert 'did you mean "vm.swappiness"?' in p.items[0]
+
+
+def test_bad_value_and_not_a_table(tmp_path: Path) -> None:
+    p = Problems()
+    check_sysctls({"vm.swappiness": "lots"}, p, "[os]", _tree(tmp_path))
+    check_sysctls(["vm.swappiness"], p, "[os]", _tree(tmp_path))
+    assert "vm.swappiness = 'lots': not a value the kernel takes" in p.items[0]
+    assert "sysctl must be a table" in p.items[1]
+
+
+def test_thp_modes() -> None:
+    p = Problems()
+    assert check_thp("madvise", p, "[os]") == "madvise"
+    assert check_thp("sometimes", p, "[os]") is None
+    assert p.items == [
+        "[os]: transparent_hugepages = 'sometimes': expected one of always, madvise, never"
+    ]
