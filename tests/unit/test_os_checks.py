@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from pglab.campaign.checks import Problems
-from pglab.campaign.os_checks import check_sysctls, check_thp, sysctl_names, sysctl_value
+from pglab.campaign.os_checks import (
+    check_scheduler,
+    check_sysctls,
+    check_thp,
+    schedulers,
+    sysctl_names,
+    sysctl_value,
+)
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -60,3 +67,21 @@ def test_thp_modes() -> None:
     assert p.items == [
         "[os]: transparent_hugepages = 'sometimes': expected one of always, madvise, never"
     ]
+
+
+def test_scheduler_line_parsed() -> None:
+    assert schedulers("none [mq-deadline] kyber bfq \n") == (
+        ["none", "mq-deadline", "kyber", "bfq"],
+        "mq-deadline",
+    )
+
+
+def test_scheduler_the_device_lacks_is_refused() -> None:
+    dev = sorted(d.name for d in Path("/sys/block").iterdir() if d.name.startswith("loop"))[0]
+    offered, _ = schedulers((Path("/sys/block") / dev / "queue" / "scheduler").read_text())
+    p = Problems()
+    assert check_scheduler(dev, offered[0], p, "[os]") == offered[0]
+    assert check_scheduler(dev, "cfq", p, "[os]") is None
+    assert check_scheduler("nosuchdisk", "none", p, "[os]") is None
+    assert p.items[0] == f"[os]: io_scheduler = 'cfq': {dev} offers {', '.join(offered)}"
+    assert "block device nosuchdisk has no" in p.items[1]

@@ -4,7 +4,8 @@ Not yet wired into the campaign parser: these are the checks `[os]` will use. A 
 must exist in the kernel's own /proc/sys tree (with the closest existing name for a typo), its
 value must be something the kernel can be given (a number with an optional byte unit for the
 *_bytes settings, or whitespace-separated integers), transparent_hugepages one of the modes
-the kernel offers, and the settings writable only by root."""
+the kernel offers, an io_scheduler one the block device offers, and the settings writable
+only by root."""
 
 from __future__ import annotations
 
@@ -80,3 +81,26 @@ def check_thp(value: Any, p: Problems, where: str) -> str | None:
         return str(value)
     p.add(where, f"transparent_hugepages = {value!r}: expected one of {', '.join(THP_MODES)}")
     return None
+
+
+def schedulers(text: str) -> tuple[list[str], str | None]:
+    """A /sys/block/*/queue/scheduler line ("none [mq-deadline] kyber bfq") as the schedulers
+    the device offers and the one in use (the bracketed one)."""
+    words = text.split()
+    current = next((w[1:-1] for w in words if w.startswith("[") and w.endswith("]")), None)
+    return [w.strip("[]") for w in words], current
+
+
+def check_scheduler(device: str, value: Any, p: Problems, where: str) -> str | None:
+    """An io_scheduler the block device offers (read from its queue), or None with the
+    problem said."""
+    path = Path("/sys/block") / device / "queue" / "scheduler"
+    try:
+        offered, _current = schedulers(path.read_text())
+    except OSError:
+        p.add(where, f"io_scheduler: block device {device} has no {path}")
+        return None
+    if value not in offered:
+        p.add(where, f"io_scheduler = {value!r}: {device} offers {', '.join(offered)}")
+        return None
+    return str(value)
