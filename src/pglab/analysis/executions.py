@@ -10,11 +10,13 @@ them; the commit a build from git made is read from each execution's first run.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pglab.analysis import history, stats
+from pglab.errors import LabError
 from pglab.rows import RunRow
 
 SEP = "@"
@@ -107,3 +109,23 @@ def figures_of(executions: Sequence[Execution]) -> list[str]:
     names = {k for e in executions for r in e.runs for k, v in r.metrics.items()
              if isinstance(v, int | float) and not k.startswith("phase.")}  # fmt: skip
     return ["tps", *sorted(names - {"tps"})]
+
+
+def checked_histories(
+    executions: Sequence[Execution], name: str, figure: str, point: str | None
+) -> tuple[list[str], list[PointHistory]]:
+    """The figures ``name``'s executions have, and its points' histories of ``figure``; a
+    LabError naming the figures (did-you-mean) or the points when ``figure`` or ``point`` is
+    none of them (what ``pglab history`` and the served page both say)."""
+    figures = figures_of(executions)
+    if figure not in figures:
+        close = difflib.get_close_matches(figure, figures, n=1)
+        raise LabError(f"figure {figure!r}: not one of {name}'s"
+                       + (f' — did you mean "{close[0]}"?' if close else ""),
+                       hint="figures: " + ", ".join(figures))  # fmt: skip
+    points = point_histories(executions, figure, point)
+    if not points:
+        labels = sorted({r.label for e in executions for r in e.runs})
+        raise LabError(f"no point of {name} matches {point!r}",
+                       hint="points: " + "; ".join(labels))  # fmt: skip
+    return figures, points

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -65,17 +64,7 @@ def run(where: Where, name: str, point: str | None = None, figure: str = "tps",
     if not found:
         raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
                        hint="pglab ls --campaigns lists them")  # fmt: skip
-    figures = ex.figures_of(found)
-    if figure not in figures:
-        close = difflib.get_close_matches(figure, figures, n=1)
-        raise LabError(f"figure {figure!r}: not one of {name}'s"
-                       + (f' — did you mean "{close[0]}"?' if close else ""),
-                       hint="figures: " + ", ".join(figures))  # fmt: skip
-    points = ex.point_histories(found, figure, point)
-    if not points:
-        labels = sorted({r.label for e in found for r in e.runs})
-        raise LabError(f"no point of {name} matches {point!r}",
-                       hint="points: " + "; ".join(labels))  # fmt: skip
+    _, points = ex.checked_histories(found, name, figure, point)
     failing = [(p, c) for p in points if fail_above is not None
                for c in [p.regression(fail_above)] if c is not None]  # fmt: skip
     if as_json:

@@ -103,17 +103,25 @@ def load(
         units = kit.units(spec.scale)
         _load_units(connect, kit, spec, jobs or min(os.cpu_count() or 1, units), on_status)
         steps["rows"] = time.monotonic() - t0
-        t0 = time.monotonic()
-        on_status(f"{kit.name} dataset: keys and indexes")
-        with connect() as conn:
-            conn.execute(kit.sql("keys").encode())
-        steps["primary keys"] = time.monotonic() - t0
-        t0 = time.monotonic()
-        with connect() as conn:
-            conn.execute("VACUUM ANALYZE")
-        steps["vacuum"] = time.monotonic() - t0
+        steps |= keys_and_vacuum(connect, kit.name, kit.sql("keys"), on_status)
     except psycopg.Error as exc:
         raise CommandError(f"loading the {kit.name} dataset failed: {str(exc).strip()}") from exc
+    return steps
+
+
+def keys_and_vacuum(
+    connect: Connect, name: str, keys_sql: str, on_status: Callable[[str], None]
+) -> dict[str, float]:
+    """A loaded kit's last steps, timed: its keys and indexes, then VACUUM ANALYZE."""
+    t0 = time.monotonic()
+    on_status(f"{name} dataset: keys and indexes")
+    with connect() as conn:
+        conn.execute(keys_sql.encode())
+    steps = {"primary keys": time.monotonic() - t0}
+    t0 = time.monotonic()
+    with connect() as conn:
+        conn.execute("VACUUM ANALYZE")
+    steps["vacuum"] = time.monotonic() - t0
     return steps
 
 

@@ -25,9 +25,10 @@ import psycopg
 
 from pglab import procs
 from pglab.errors import CommandError, LabError
+from pglab.postgres import kit_load
 
 KIT_DIR = Path(__file__).resolve().parents[1] / "campaign" / "kits" / "tpch"
-Connect = Callable[[], psycopg.Connection]
+Connect = kit_load.Connect
 MIN_SCALE, MAX_SCALE = 0.01, 1000.0
 COPY_CHUNK = 1 << 20
 # rows per unit of scale factor (clause 4.2.5; nation and region do not grow), in load order
@@ -120,15 +121,9 @@ def load(
         t0 = time.monotonic()
         _load_parts(connect, exe, float(scale), jobs or os.cpu_count() or 1, on_status)
         steps["rows"] = time.monotonic() - t0
-        t0 = time.monotonic()
-        on_status("tpch dataset: keys and indexes")
-        with connect() as conn:
-            conn.execute((KIT_DIR / "keys.sql").read_text().encode())
-        steps["primary keys"] = time.monotonic() - t0
-        t0 = time.monotonic()
-        with connect() as conn:
-            conn.execute("VACUUM ANALYZE")
-        steps["vacuum"] = time.monotonic() - t0
+        steps |= kit_load.keys_and_vacuum(
+            connect, "tpch", (KIT_DIR / "keys.sql").read_text(), on_status
+        )
     except psycopg.Error as exc:
         raise CommandError(f"loading the tpch dataset failed: {str(exc).strip()}") from exc
     return steps

@@ -3,12 +3,10 @@ point, with its change points, as ``pglab history`` reads them (``analysis.execu
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from pglab.analysis import executions as ex
 from pglab.analysis.points import MIN_CI_REPEATS
-from pglab.errors import LabError
 from pglab.store import Store
 
 
@@ -18,17 +16,7 @@ def page(store: Store, name: str, figure: str, point: str | None) -> dict[str, A
     found = ex.executions_of(store, name)
     if not found:
         return None
-    figures = ex.figures_of(found)
-    if figure not in figures:
-        close = difflib.get_close_matches(figure, figures, n=1)
-        raise LabError(f"figure {figure!r}: not one of {name}'s"
-                       + (f' — did you mean "{close[0]}"?' if close else ""),
-                       hint="figures: " + ", ".join(figures))  # fmt: skip
-    points = ex.point_histories(found, figure, point)
-    if not points:
-        raise LabError(f"no point of {name} matches {point!r}",
-                       hint="points: " + "; ".join(sorted({r.label for e in found
-                                                           for r in e.runs})))  # fmt: skip
+    figures, points = ex.checked_histories(found, name, figure, point)
     return {"name": name, "figure": figure, "figures": figures, "executions": found,
             "points": [_point(p) for p in points]}  # fmt: skip
 
