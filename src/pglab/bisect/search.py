@@ -96,19 +96,29 @@ def step_document(doc: dict[str, Any], name: str, commits: dict[str, str], repea
 
 
 def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
-    """How the middle commit's runs compare with the ends' (None: an end has no value)."""
-    values = {end: [v for r in runs if r.variant == end
-                    for v in [value_of(r, figure)] if v is not None] for end in ENDS}  # fmt: skip
-    if any(len(values[end]) == 0 for end in ENDS):
+    """How the middle commit's runs compare with the ends' (None: an end has no value). The
+    comparisons are the blocked analysis of an interleaved campaign (``compare_rounds``:
+    within-round ratios, the three pooled, Holm over them), as ``pglab show`` makes them."""
+    rounds = {
+        end: {r.repeat: v for r in runs if r.variant == end
+              for v in [value_of(r, figure)] if v is not None}
+        for end in ENDS
+    }  # fmt: skip
+    if any(len(rounds[end]) == 0 for end in ENDS):
         return None
 
-    def log_mean(xs: list[float]) -> float:
+    def log_mean(xs: Sequence[float]) -> float:
         return statistics.fmean(math.log(x) for x in xs)
 
-    good, middle, bad = (log_mean(values[end]) for end in ENDS)
+    good, middle, bad = (log_mean(list(rounds[end].values())) for end in ENDS)
+    gb, gm, bm = verdicts.compare_rounds(
+        [(rounds["good"], rounds["bad"]), (rounds["good"], rounds["middle"]),
+         (rounds["bad"], rounds["middle"])],
+        groups=["good", "good", "bad"],
+    )  # fmt: skip
     return Judged(
         bad=abs(middle - bad) < abs(middle - good),
-        middle_vs_good=verdicts.compare(values["good"], values["middle"]),
-        middle_vs_bad=verdicts.compare(values["bad"], values["middle"]),
-        good_vs_bad=verdicts.compare(values["good"], values["bad"]),
+        middle_vs_good=gm,
+        middle_vs_bad=bm,
+        good_vs_bad=gb,
     )
