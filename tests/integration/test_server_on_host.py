@@ -177,6 +177,7 @@ def test_a_server_on_a_host_is_checked_against_that_host_s_free_space(ns_hosts, 
     err = " ".join(capsys.readouterr().err.split())
     assert "not enough disk space for the datasets: /tmp on gen3: about" in err, err
     assert f"scale {scale}" in err and "free" in err, err
+    assert "hint: free space in the host's /tmp" in err and "storage target" not in err, err
 
 
 def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):

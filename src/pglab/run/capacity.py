@@ -418,9 +418,12 @@ def check(
         if run.server.host is not None and run.server.host in host_disk
     ]
     if problems := disk_problems(copies):
+        on_hosts = all(p.startswith("/tmp on ") for p in problems)
         errors.append(CampaignError(
             "not enough disk space for the datasets:\n  " + "\n  ".join(problems),
-            hint="free space, give the storage target a larger size, lower the scale, use "
+            hint="free space in the host's /tmp, lower the scale or set a lower max_wal_size (a "
+            "server on a host loads its dataset in place)" if on_hosts else
+            "free space, give the storage target a larger size, lower the scale, use "
             'reset = "run" rather than "point" (one copy per dataset, not per point), or set '
             "a lower max_wal_size",
         ))  # fmt: skip
