@@ -10,7 +10,9 @@ as ``pglab history`` judges it. Prints, with 95% Wilson intervals:
 - ``history_power_<S>pct``: the share of series with a step of −S % after the middle execution
   in which a change point is found within one execution of it, for S = 5, 10, 20;
 - ``history_delta_coverage_10pct``: how often the 95% CI of the change found covers the true
-  −10 % (the comparison's own promise: ≈ 0.95).
+  −10 % (the comparison's own promise: ≈ 0.95);
+- ``history_extra_alarms_20pct``: the share of series with one −20 % step in which more change
+  points than that one are found (false ones beside a true one), promised ≤ 0.05.
 
     .venv/bin/python bench/history.py [--series 400] [--executions 12] [--runs 3]
 """
@@ -61,6 +63,8 @@ def main() -> None:
         found = judged(step)
         near = [next((c for c in f if abs(c.index - half) <= 1), None) for f in found]
         line(f"history_power_{int(-step)}pct", sum(c is not None for c in near))
+        if step == -20.0:
+            line("history_extra_alarms_20pct", sum(len(f) > 1 for f in found))
         if step == -10.0:
             covered = sum(c is not None and c.comparison.ci_low is not None
                           and c.comparison.ci_low <= -10.0 <= c.comparison.ci_high

@@ -5,17 +5,18 @@ A series is one point's runs over the executions of a campaign (``pglab run FILE
 holds a few repeats; the question is at which executions the level moved, not whether two
 chosen ones differ.
 
-The detection is E-Divisive's idea (Matteson & James 2014, as MongoDB and Apache Otava use it)
-on a mean-shift statistic: circular binary segmentation (Olshen et al. 2004), each segment's
-cut found where the standardized difference of mean log figure between a stretch of executions
-and the rest is largest (a stretch reaching an end is a step; one inside is a level that went
-and came back, which a single cut misses), and kept only if that maximum is larger than in at
-least 1 − α of the same segment's random reorderings (a permutation test on whole executions:
-under no change, executions are exchangeable; the runs of one execution stay together, so what
-they share does not count as evidence). The permutation test makes the
-false-alarm rate α per segment tested whatever the noise's shape, which ``bench/history.py``
-checks on simulated A/A series. Otava and MongoDB's package are not used: both pin numpy
-below the version pglab's scipy needs.
+The detection is E-Divisive's idea (Matteson & James 2014, as MongoDB and Apache Otava use it) on a
+mean-shift statistic: circular binary segmentation (Olshen et al. 2004), each segment's cut found
+where the standardized difference of mean log figure between a stretch of executions and the rest
+is largest (a stretch reaching an end is a step; one inside is a level that went and came back,
+which a single cut misses), and kept only if that maximum is larger than in at least 1 − α of the
+same segment's random reorderings (a permutation test on whole executions: under no change,
+executions are exchangeable; the runs of one execution stay together, so what they share does not
+count as evidence). The permutation test makes the false-alarm rate α for a series without a change
+whatever the noise's shape, which ``bench/history.py`` checks on simulated A/A series; the pieces a
+change point cuts are searched each at α divided by their number, so that a real change does not
+bring false ones beside it. Otava and MongoDB's package are not used: both pin numpy below the
+version pglab's scipy needs.
 
 Each change point found is then measured as any comparison is (``verdicts.compare``: Δ% of
 the executions after it against those before it, back to the previous change point and up to
@@ -92,9 +93,11 @@ def _split(logs, lo: int, hi: int, alpha: float, permutations: int, rng, found: 
     p = (beaten + 1) / (permutations + 1)
     cuts = [lo + int(c) for c in (i, j) if 0 < c < n]
     found.extend((c, p) for c in cuts)
+    # the pieces are searched in turn, each at alpha / pieces: a change found does not raise
+    # the chance of a false one beside it above alpha (at alpha each, two pieces made ~2·alpha)
     edges = [lo, *cuts, hi]
     for a, b in zip(edges, edges[1:], strict=False):
-        _split(logs, a, b, alpha, permutations, rng, found)
+        _split(logs, a, b, alpha / (len(edges) - 1), permutations, rng, found)
 
 
 LONG, LONG_PERMUTATIONS = 60, 199
