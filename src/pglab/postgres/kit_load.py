@@ -117,12 +117,15 @@ def keys_and_vacuum(
     on_status(f"{name} dataset: keys and indexes")
     with connect() as conn:
         conn.execute(keys_sql.encode())
-    steps = {"primary keys": time.monotonic() - t0}
+    return {"primary keys": time.monotonic() - t0, "vacuum": timed_vacuum(connect)}
+
+
+def timed_vacuum(connect: Connect) -> float:
+    """VACUUM ANALYZE of the loaded tables; its seconds."""
     t0 = time.monotonic()
     with connect() as conn:
         conn.execute("VACUUM ANALYZE")
-    steps["vacuum"] = time.monotonic() - t0
-    return steps
+    return time.monotonic() - t0
 
 
 def _sysbench_prepare(
@@ -141,21 +144,20 @@ def _sysbench_prepare(
     on_status(f"sysbench prepare: {spec.tables} table(s) of {spec.table_size:,} rows")
     t0 = time.monotonic()
     procs.run(argv, timeout=INIT_TIMEOUT, env=target.env(), what="sysbench prepare")
-    steps = {"sysbench prepare": time.monotonic() - t0}
-    t0 = time.monotonic()
-    with connect() as conn:
-        conn.execute("VACUUM ANALYZE")
-    steps["vacuum"] = time.monotonic() - t0
-    return steps
+    return {"sysbench prepare": time.monotonic() - t0, "vacuum": timed_vacuum(connect)}
 
 
 def said_load(done: int, total: int, what: str, seconds: float) -> str:
     """``loading tpcc: 3 of 10 warehouses (30%), ETA 0:12`` as told while loading."""
-    out = f"{done:,} of {total:,} {what} ({100 * done / total:.0f}%)"
-    if done and seconds > 0:
-        left = (total - done) * seconds / done
-        out += f", ETA {int(left) // 60}:{int(left) % 60:02d}"
-    return out
+    return f"{done:,} of {total:,} {what} ({100 * done / total:.0f}%)" + eta(done, total, seconds)
+
+
+def eta(done: float, total: float, seconds: float) -> str:
+    """``, ETA 0:12`` at the rate so far (nothing before the first unit is done)."""
+    if not done or seconds <= 0:
+        return ""
+    left = (total - done) * seconds / done
+    return f", ETA {int(left) // 60}:{int(left) % 60:02d}"
 
 
 def _load_units(

@@ -94,11 +94,9 @@ def parts_of(scale: float, jobs: int) -> list[Part]:
 def said_progress(done: float, total: float, seconds: float) -> str:
     """``loading tpch: 41% of 8.7 M rows, ETA 0:12``."""
     pct = 100 * done / total if total else 100.0
-    out = f"loading tpch: {pct:.0f}% of {total / 1e6:,.1f} M rows"
-    if done and seconds > 0:
-        left = (total - done) * seconds / done
-        out += f", ETA {int(left) // 60}:{int(left) % 60:02d}"
-    return out
+    return f"loading tpch: {pct:.0f}% of {total / 1e6:,.1f} M rows" + kit_load.eta(
+        done, total, seconds
+    )
 
 
 def load(
