@@ -30,7 +30,7 @@ scale = 1
 [workload]
 script = "select-only"
 clients = 2
-duration = 2
+duration = 1
 """
 
 
@@ -74,7 +74,7 @@ def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, tmp_p
     path = tmp_path / "slow.toml"
     path.write_text(FILE.format(clone=repo))
     store = tmp_path / "r.sqlite"
-    args = ("bisect", str(path), "--good", commits[0], "--bad", "main", "--repeats", "2")
+    args = ("bisect", str(path), "--good", commits[0], "--bad", "main", "--repeats", "3")
     assert cli(*args, lab=lab, store=store) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"bisecting slow-commit over 7 commit(s) after {commits[0][:12]}" in out

@@ -75,6 +75,10 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
         if effect is None and judged.good_vs_bad.verdict not in ("+", "-"):
             console.print(f"the good and bad commits do not differ here: "
                           f"{_said(judged.good_vs_bad)}: nothing to bisect")  # fmt: skip
+            if judged.good_vs_bad.verdict == "?":
+                more = f"--repeats {repeats + 2}"
+                console.print(f"  (? could not tell with {repeats} repeat(s): run again with "
+                              f"{more}; the runs made so far are kept)")  # fmt: skip
             return 1
         effect = judged.good_vs_bad
         found.record(index, judged.bad)
