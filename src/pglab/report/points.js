@@ -177,6 +177,15 @@
   window.pglabDrawAll = function () {
     charts.forEach(function (el) { el.closest("details").open = true; draw(el); });
   };
+  // a link to a point (#point-N, from the table or pasted) opens it and draws its chart at once,
+  // not when an observer next sees it scrolled into view
+  function fromHash() {
+    var m = /^#point-(\d+)$/.exec(window.location.hash);
+    var el = m && document.getElementById("pchart-" + m[1]);
+    if (el) { el.closest("details").open = true; draw(el); }
+  }
+  window.addEventListener("hashchange", fromHash);
+  fromHash();
 
   function check() {
     var imgs = document.querySelectorAll("img[data-chart]");
