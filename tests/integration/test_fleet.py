@@ -358,3 +358,47 @@ duration = 1
     (run,) = runs_of(store_url, "secret")
     assert run.ok and run.phases[0].transactions > 0
     assert BENCH_PASSWORD not in str(fleet.jobs_of(store_url, "secret")) + workers.log("p1")
+
+
+def test_a_schedule_s_executions_are_queued_by_the_workers_and_run(workers, store_url, tmp_path,
+                                                                   capsys):  # fmt: skip
+    """``pglab schedule`` with a cron every 10 seconds (a sixth field): the worker's periodic
+    tick queues the executions NAME@TIME, each run as a fleet job; ``--list`` says the last one,
+    ``--remove`` stops it, and ``pglab history`` reads the executions as a series."""
+    path = campaign(tmp_path, "nightly", clients=(1,), repeats=1, duration=1)
+    assert main(["schedule", str(path), "--cron", "bad cron", "--store", store_url]) != 0
+    assert "'bad cron' is not a cron expression" in capsys.readouterr().err
+    sqlite = str(tmp_path / "r.sqlite")
+    assert main(["schedule", str(path), "--cron", "0 2 * * *", "--store", sqlite]) != 0
+    assert "PostgreSQL results store" in capsys.readouterr().err
+    assert main(["schedule", str(path), "--cron", "* * * * * */10", "--store", store_url]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "campaign nightly scheduled (* * * * * */10, UTC) on queue pglab: next" in said, said
+    workers.start("w1")
+    deadline = time.monotonic() + 120
+    while len(executions := _queued(workers.log("w1"))) < 2:
+        assert time.monotonic() < deadline, workers.log("w1")
+        time.sleep(0.5)
+    capsys.readouterr()
+    assert main(["schedule", "--list", "--store", store_url]) == 0
+    listed = capsys.readouterr().out
+    assert "nightly" in listed and "* * * * * */10" in listed and "nightly@" in listed, listed
+    assert main(["schedule", "--remove", "nightly", "--store", store_url]) == 0
+    first, second = executions[:2]
+    assert first.startswith("nightly@") and first.endswith("0Z") and first < second  # due times
+    for name in (first, second):
+        jobs = wait_done(store_url, name)
+        assert [j.status for j in jobs] == ["succeeded"]
+        assert len(runs := runs_of(store_url, name)) == 2 and all(r.ok for r in runs)
+    capsys.readouterr()
+    assert main(["schedule", "--list", "--store", store_url]) == 0
+    assert "no schedules" in capsys.readouterr().out
+    assert main(["history", "nightly", "--store", store_url]) == 0
+    shown = capsys.readouterr().out
+    assert first.split("@")[1] in shown and second.split("@")[1] in shown, shown
+
+
+def _queued(log: str) -> list[str]:
+    """The executions a worker's ticks queued, in order."""
+    return [line.split(": ")[1].split()[0] for line in log.splitlines()
+            if line.startswith("schedule nightly: ") and " queued, " in line]  # fmt: skip

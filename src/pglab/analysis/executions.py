@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pglab.analysis import history, stats
+from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
-
-SEP = "@"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pglab.analysis import verdicts
-from pglab.analysis.executions import SEP, value_of
+from pglab.analysis.executions import value_of
+from pglab.campaign.execution import SEP
 from pglab.rows import RunRow
 
 ENDS = ("good", "middle", "bad")

@@ -30,6 +30,7 @@ from pglab.cli import (
     quick,
     report,
     run,
+    schedule,
     schema,
     serve,
     show,
@@ -52,6 +53,7 @@ COMMANDS = (
     report,
     compare,
     history,
+    schedule,
     bisect,
     serve,
     export,
@@ -74,7 +76,8 @@ examples:
   pglab export NAME --format csv     one row per run, a column per factor and figure
   pglab run FILE --execution; pglab history NAME
                                      measure again (NAME@time), then the series and its
-                                     change points
+                                     change points; pglab schedule FILE --cron "0 2 * * *"
+                                     makes one every night, by the fleet's workers
   pglab serve                        the store in a browser: http://127.0.0.1:8765/
   pglab quick --dsn postgresql://bench@db1/postgres
                                      the same on a server you already have (read-only)
@@ -108,6 +111,7 @@ DOCS = {
     "report": "guides/reading-results.md",
     "compare": "guides/reading-results.md",
     "history": "guides/history.md",
+    "schedule": "guides/history.md",
     "bisect": "guides/history.md",
     "serve": "guides/serve.md",
     "export": "guides/export.md",

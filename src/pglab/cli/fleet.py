@@ -17,16 +17,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import masked_document
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
-from pglab.fleet import files
 from pglab.fleet import queue as fleet
+from pglab.fleet.enqueue import enqueue
 from pglab.fleet.worker import STALLED_S, serve
 from pglab.lab import Lab
-from pglab.run.preflight import preflight
-from pglab.run.resume import find_stale, stale_error
 from pglab.store import mask_url
 
 ENDED = ("succeeded", "failed", "cancelled", "aborted")
@@ -84,24 +81,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
-    url = where.store_url
-    fleet.require_postgres(url)
-    lab = Lab.open(where.home)
-    with where.open() as store:
-        plan, _ = preflight(camp, lab, store.done_run_keys(camp.name))  # what workers would
-        stale = find_stale(store, camp.name, plan.points)
-        if stale:
-            raise stale_error(camp.name, stale)
-        store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
-        carried = files.carry(store, plan.points)
-    result = fleet.submit(url, camp, plan, queue, carried)
-    runs = sum(g.runs for g in result.added)
+    done = enqueue(where.store_url, where.home, camp, queue)
+    result, carried, runs = done.submitted, done.carried, done.runs
     console.print(
         f"campaign [bold]{escape(camp.name)}[/]: {len(result.added)} job(s) queued on "
         f"[bold]{escape(queue)}[/] for {runs} run(s), one per matrix coordinate"
         + (" and round" if camp.spread == "rounds" else "")
         + (f"; {len(result.already)} already queued or running" if result.already else "")
-        + ("; nothing left to do" if not plan.runs else "")
+        + ("; nothing left to do" if not done.plan.runs else "")
         + (f"; {len(carried)} file(s) it names go with them" if carried else ""),
         soft_wrap=True,
     )

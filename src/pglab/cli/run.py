@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import executions, points, tidy, verdicts
+from pglab.analysis import points, tidy, verdicts
 from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
+from pglab.campaign.execution import as_execution
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
 from pglab.cli import fleet, fmt, live, report, show
@@ -110,17 +110,6 @@ def _for_fleet(a: argparse.Namespace) -> Campaign:
             hint="put [profile] in the campaign file: the workers read the file",
         )
     return as_execution(campaigns.load(a.file), a.execution)
-
-
-def as_execution(camp: Campaign, label: str | None) -> Campaign:
-    """``camp`` stored as the execution ``NAME@LABEL`` (``label`` "": now, in UTC; None: as it
-    is)."""
-    if label is None:
-        return camp
-    label = label or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    if not label.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        raise LabError(f"--execution {label!r}: letters, digits, '-', '_' and '.' only")
-    return dataclasses.replace(camp, name=f"{camp.name}{executions.SEP}{label}")
 
 
 def add_reinit(p: argparse.ArgumentParser) -> None:

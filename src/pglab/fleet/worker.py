@@ -21,6 +21,7 @@ import platform
 import signal
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ import psycopg
 from procrastinate.worker import Worker
 
 from pglab import procs
-from pglab.fleet.queue import TASK, WORKERS_TABLE, app_for, ensure_schema
+from pglab.fleet import schedules
+from pglab.fleet.queue import TASK, WORKERS_TABLE, app_for
 
 HEARTBEAT_S = 2.0
 STALLED_S = 10.0  # no heartbeat for this long: the worker is dead, its job goes to another
@@ -54,7 +56,7 @@ def serve(
     say: Callable[[str], None] = print,
 ) -> None:
     """Run the worker until Ctrl-C or SIGTERM."""
-    ensure_schema(url)
+    schedules.ensure_table(url)  # and procrastinate's
     asyncio.run(_serve(url, lab_home, name, queue, say))
 
 
@@ -82,6 +84,15 @@ async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
         if code not in (OK, SOME_FAILED):
             raise JobFailed(f"the campaign could not run on {name} (exit {code})")
         return {"exit": code}
+
+    @app.periodic(cron=schedules.TICK_CRON, periodic_id=queue)
+    @app.task(name=schedules.TICK_TASK, queue=queue, queueing_lock=f"{schedules.TICK_TASK}:{queue}")
+    async def tick(timestamp: int) -> None:
+        """The queue's schedules due by ``timestamp``, queued as executions (once for all the
+        queue's workers: procrastinate defers one job per tick)."""
+        at = datetime.fromtimestamp(timestamp, UTC)
+        await asyncio.to_thread(schedules.fire_due, url, lab_home, queue, at, say)
+        await asyncio.to_thread(schedules.forget_ticks, url, queue)
 
     worker = Worker(
         app,
