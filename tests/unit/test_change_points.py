@@ -56,3 +56,15 @@ def test_an_execution_without_values_is_refused() -> None:
 def test_which_way_is_worse() -> None:
     assert higher_is_better("tps") and higher_is_better("nopm")
     assert not higher_is_better("latency_avg_ms") and not higher_is_better("latency_p95_ms")
+
+
+def test_a_short_piece_that_a_permutation_test_passes_by_chance_is_not_a_change() -> None:
+    """A CI run's series (one run per execution, a −41% step at the sixth): the last two
+    executions, a little higher, passed the piece's permutation test (p 0.017 of few
+    arrangements) with a Δ% CI of [−32, +69]; the comparison does not agree, so it is no
+    change point."""
+    tps = [419.1817885922841, 421.3118656545773, 393.6082416530272, 425.3604398974382,
+           414.1942417651559, 243.688985487398, 246.52066524111004, 237.85881328438106,
+           248.166895817246, 271.20125974559556]  # fmt: skip
+    (cp,) = change_points([[v] for v in tps])
+    assert cp.index == 5 and cp.comparison.verdict == "-"

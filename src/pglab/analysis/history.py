@@ -20,7 +20,9 @@ version pglab's scipy needs.
 
 Each change point found is then measured as any comparison is (``verdicts.compare``: Δ% of
 the executions after it against those before it, back to the previous change point and up to
-the next, each execution one observation, with its 95% CI).
+the next, each execution one observation, with its 95% CI), and kept only when that CI excludes
+0: the two tests must agree (the least significant one that does not is dropped, and the others
+measured again).
 """
 
 from __future__ import annotations
@@ -59,15 +61,30 @@ def change_points(
     found: list[tuple[int, float]] = []
     _split(logs, 0, len(logs), alpha, permutations, rng, found)
     found.sort()
-    bounds = [0, *(i for i, _ in found), len(logs)]
-    out = []
     # each execution one observation (its geometric mean), as in the test that found it: a
     # night's runs share what that night had, so counting them apart would narrow the CI
     means = [float(np.exp(x.mean())) for x in logs]
+    while True:
+        out = _measured(means, found)
+        # kept when its comparison agrees: a CI of Δ% that includes 0 is no change to report
+        # (a short piece can pass a permutation test of few arrangements by chance)
+        weak = [k for k, c in enumerate(out) if not _excludes_zero(c.comparison)]
+        if not weak:
+            return out
+        del found[max(weak, key=lambda k: found[k][1])]  # the least significant first
+
+
+def _measured(means: list[float], found: list[tuple[int, float]]) -> list[ChangePoint]:
+    bounds = [0, *(i for i, _ in found), len(means)]
+    out = []
     for k, (index, p) in enumerate(found):
         before, after = means[bounds[k] : index], means[index : bounds[k + 2]]
         out.append(ChangePoint(index, p, verdicts.compare(before, after)))
     return out
+
+
+def _excludes_zero(c: verdicts.Comparison) -> bool:
+    return c.ci_low is not None and c.ci_high is not None and (c.ci_low > 0 or c.ci_high < 0)
 
 
 def _split(logs, lo: int, hi: int, alpha: float, permutations: int, rng, found: list) -> None:

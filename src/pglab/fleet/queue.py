@@ -213,8 +213,10 @@ def workers_of(url: str) -> list[dict[str, Any]]:
                    j.id, j.args
             FROM {WORKERS_TABLE} w JOIN procrastinate_workers p ON p.id = w.worker_id
             LEFT JOIN procrastinate_jobs j ON j.worker_id = w.worker_id AND j.status = 'doing'
+                 AND j.task_name = %s
             ORDER BY w.name, w.started_at
-            """
+            """,
+            (TASK,),  # not the schedules' ticks
         ).fetchall()
     return [
         dict(name=r[0], queue=r[1], started_at=r[2].timestamp(), heartbeat=r[3].timestamp(),
