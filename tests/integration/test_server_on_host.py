@@ -296,3 +296,34 @@ def test_this_machine_as_a_generator_beside_a_host(ns_hosts, lab: Lab, tmp_path:
     assert per_host[0]["clock_offset_ms"] == 0
     assert set(run.fingerprint["generators"]) == {"local", "gen1"}
     assert nothing_left(ns_hosts.hosts[2])
+
+
+def test_a_server_on_a_host_is_reset_by_copying_its_files_there(ns_hosts, lab, tmp_path,
+                                                                 capsys):  # fmt: skip
+    """``reset = "run"`` for a server pglab made on a host: the dataset's files kept once on the
+    host, each later run on a fresh copy of them, so a write load's runs all start from the same
+    database (its size as each run starts, byte for byte); nothing of it left afterwards. An
+    existing server (dsn) still refuses it."""
+    store = tmp_path / "r.sqlite"
+    db = ns_hosts.hosts[2]
+    before = pglab_dirs(db)
+    path = campaign(tmp_path, ns_hosts, "host-reset", duration=2, generators=("gen1",))
+    text = path.read_text().replace('name = "host-reset"\n', 'name = "host-reset"\nrepeats = 3\n')
+    text = text.replace("scale = 1\n", 'scale = 1\nreset = "run"\n', 1)
+    path.write_text(text.replace('script = "select-only"', 'script = "tpcb-like"'))
+    assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
+    said = capsys.readouterr()
+    assert "keeping the dataset's files on gen3 for resets" in said.out + said.err
+    with open_store(str(store)) as s:
+        runs = [s.get_run(r.id) for r in s.list_runs("host-reset")]
+    assert len(runs) == 3 and all(r is not None and r.ok for r in runs)
+    sizes = {r.fingerprint["database_bytes"] for r in runs if r is not None}
+    assert len(sizes) == 1, sizes  # each run started from the files as the dataset was made
+    first, *later = [r.timings for r in runs if r is not None]
+    assert first.get("keep_s", 0) > 0 and "reset_s" not in first
+    assert all(t.get("reset_s", 0) > 0 and "keep_s" not in t for t in later), later
+    assert nothing_left(db) and pglab_dirs(db) == before
+    refused = tmp_path / "dsn.toml"
+    refused.write_text('name = "x"\n[server]\ndsn = "host=127.0.0.1"\n[dataset]\nreset = "run"\n')
+    assert cli("run", str(refused), "--dry-run", lab=lab, store=store) != 0
+    assert 'for an existing server (dsn) use "reinit"' in " ".join(capsys.readouterr().err.split())

@@ -50,8 +50,8 @@ def test_a_variant_may_put_its_server_on_this_machine_or_a_host() -> None:
         ({"server": {"host": "db1", "dsn": "host=x"}}, "host and dsn together"),
         ({"server": {"host": 5}}, "host must be the name of a [hosts.NAME] table"),
         (
-            {"server": {"host": "db1"}, "dataset": {"reset": "run"}},
-            'an server on host "db1" use "reinit"',
+            {"server": {"dsn": "host=db1"}, "dataset": {"reset": "run"}},
+            'for an existing server (dsn) use "reinit"',
         ),
         (
             {
@@ -70,11 +70,16 @@ def test_bad_server_hosts_are_named(doc: dict, said: str) -> None:
     assert said in err.value.message, err.value.message
 
 
-def test_reinit_is_allowed_on_a_host() -> None:
-    camp = parse.parse(
-        {"hosts": HOSTS, "server": {"host": "db1"}, "dataset": {"reset": "reinit"}}, "t"
-    )
-    assert camp.variants[0].dataset.reset == "reinit"
+@pytest.mark.parametrize("reset", ["reinit", "run", "point"])
+def test_reinit_and_copy_resets_are_allowed_on_a_host(reset: str) -> None:
+    camp = parse.parse({"hosts": HOSTS, "server": {"host": "db1"}, "dataset": {"reset": reset}},
+                       "t")  # fmt: skip
+    assert camp.variants[0].dataset.reset == reset
+
+
+def test_a_server_on_a_host_is_never_reset_unless_the_file_says() -> None:
+    camp = parse.parse({"hosts": HOSTS, "server": {"host": "db1"}}, "t")
+    assert camp.variants[0].dataset.reset == "never"
 
 
 def test_a_server_s_watcher_stops_it_with_the_signal_asked_for() -> None:

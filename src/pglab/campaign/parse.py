@@ -320,16 +320,16 @@ def _reset_for(
     server: ServerSpec, dataset: DatasetSpec, explicit: bool, p: Problems, where: str
 ) -> DatasetSpec:
     """A server reached over the network (an existing one, or one made on another host) is not
-    reset by copying files: its default reset is "never", and "run"/"point" said in the file
-    are refused; "reinit" is for those servers only."""
-    kind = "existing server (dsn)" if server.existing else f'server on host "{server.host}"'
+    reset by copying files by default: its default reset is "never"; "run"/"point" said in the
+    file are refused for an existing server and copy the cluster's files on the host for one
+    pglab made there; "reinit" is for those servers only."""
     if server.over_network and dataset.reset in COPY_RESETS:
+        if explicit and server.host is not None:
+            return dataset  # pglab made it: its files are copied on the host
         if explicit:
-            p.add(
-                where,
-                f'reset = "{dataset.reset}" copies the files of a cluster on this machine; for '
-                f'an {kind} use "reinit" (pgbench -i before each run) or "never"',
-            )
+            p.add(where, f'reset = "{dataset.reset}" copies the files of a cluster pglab made; '
+                  'for an existing server (dsn) use "reinit" (pgbench -i before each run) or '
+                  '"never"')  # fmt: skip
         return replace(dataset, reset="never")
     if not server.over_network and dataset.reset == "reinit":
         p.add(where, 'reset = "reinit" is for a server over the network (dsn or host); here '

@@ -178,7 +178,8 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("table_size", "integer", "sysbench: rows per table (--table-size)", "100000",
         _dataset.table_size, minimum=1, maximum=2_000_000_000, commented=True),
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
-        "never; an existing server: never (its default) or reinit (pgbench -i before each run)",
+        "never; an existing server: never (its default) or reinit (pgbench -i before each run); "
+        "a server on a host: never (its default), reinit, run or point (its files copied there)",
         '"run"', _dataset.reset, choices=RESET_POLICIES, axis=False),
 ))  # fmt: skip
 WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for several)", (

@@ -222,6 +222,16 @@ class ExistingServer:
     def os_view(self) -> OsView | None:
         return None  # its machine is not pglab's to read
 
+    def use_copy(self, dataset: str, name: str, fresh: bool) -> float | None:
+        """Reset by copy (``reset = "run"`` or ``"point"``): only a server pglab made on a host
+        has files pglab may copy (``HostServer``); None until the dataset is kept."""
+        raise ServerError(f"{self.where} is not pglab's: its files are not copied",
+                          hint='use reset = "reinit" or "never" for it')  # fmt: skip
+
+    def keep_dataset(self, dataset: str) -> float:
+        """The cluster's files as dataset ``dataset`` was just made, kept for ``use_copy``."""
+        raise ServerError(f"{self.where} is not pglab's: its files are not copied")
+
     def changed_under_run(self) -> str | None:
         return self.lost()  # restarted under the run: its numbers mean nothing
 

@@ -31,6 +31,7 @@ import secrets
 import socket
 import tarfile
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -52,6 +53,7 @@ from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 
 START_TIMEOUT = 120
+COPY_TIMEOUT = 3600
 PORTS = (20000, 60999)  # where a port is drawn (again if taken)
 CACHE = ".cache/pglab/pg"
 
@@ -80,7 +82,9 @@ class HostServer(ExistingServer):
         self.version = _version(remote.run([f"{self.bindir}/postgres", "--version"]).stdout)
         self.dir = remote.make_dir()
         record(lab, self.host, self.dir)
-        self.datadir_remote = f"{self.dir}/pgdata"
+        self.datadir_remote = f"{self.dir}/pgdata"  # or the copy it runs on (use_copy)
+        self.kept: dict[str, str] = {}  # dataset key -> its files as made, on the host
+        self.copies: set[str] = set()
         self.log_path = f"{self.dir}/postgres.log"
         # pglab's address as the host sees it, and the host's own address pglab reached it at
         conn_words = remote.run(["sh", "-c", 'echo "$SSH_CONNECTION"']).stdout.split()
@@ -195,6 +199,43 @@ class HostServer(ExistingServer):
                     ["sh", "-c", 'kill -QUIT "$(head -n 1 "$0")"', f"{self.datadir_remote}/"
                      "postmaster.pid"], check=False,
                 )  # fmt: skip
+
+    # -- resets by copy (reset = "run" or "point") ---------------------------------------------
+    def keep_dataset(self, dataset: str) -> float:
+        """The cluster's files as dataset ``dataset`` was just made, copied aside on the host
+        (the server stopped meanwhile), what each copy starts from; seconds."""
+        t0 = time.monotonic()
+        self._stop()
+        kept = f"{self.dir}/kept-{_safe(dataset)}"
+        self.remote.run(["rm", "-rf", kept], check=False)
+        self.remote.run(["cp", "-a", self.datadir_remote, kept], timeout=COPY_TIMEOUT)
+        self.kept[dataset] = kept
+        self._start()
+        return time.monotonic() - t0
+
+    def use_copy(self, dataset: str, name: str, fresh: bool) -> float | None:
+        """Run on the cluster copy ``name`` of the kept dataset (made from it when absent, or
+        again when ``fresh``: every run of ``reset = "run"``; a point's own copy, kept between
+        its runs, for ``"point"``); the server restarted on it with the settings it had.
+        Seconds, or None when the dataset is not kept yet (the first run makes it)."""
+        kept = self.kept.get(dataset)
+        if kept is None:
+            return None
+        target = f"{self.dir}/copy-{_safe(name)}"
+        if target == self.datadir_remote and not fresh:
+            return 0.0
+        t0 = time.monotonic()
+        self._stop()
+        if self.datadir_remote.endswith("/pgdata"):  # the first run's, kept already: not again
+            self.remote.run(["rm", "-rf", self.datadir_remote], check=False)
+        if fresh or target not in self.copies:
+            self.remote.run(["rm", "-rf", target], check=False)
+            self.remote.run(["cp", "-a", kept, target], timeout=COPY_TIMEOUT)
+            self.copies.add(target)
+        self.datadir_remote = target
+        self._write_conf(self.applied)
+        self._start()
+        return time.monotonic() - t0
 
     # -- settings -----------------------------------------------------------------------------
     def check_settings(self, values: Mapping[str, str], where: str) -> list[str]:
@@ -349,3 +390,8 @@ def leftovers(lab: Lab) -> list[dict]:
             if not alive:
                 found.append(info)
     return found
+
+
+def _safe(name: str) -> str:
+    """A name as a directory's: its hash (dataset keys and point keys hold any character)."""
+    return hashlib.sha256(name.encode()).hexdigest()[:16]

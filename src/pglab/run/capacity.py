@@ -32,7 +32,14 @@ from pathlib import Path
 
 import psutil
 
-from pglab.campaign.spec import PhaseSpec, RunSpec, TargetSpec, TelemetrySpec, dataset_key
+from pglab.campaign.spec import (
+    COPY_RESETS,
+    PhaseSpec,
+    RunSpec,
+    TargetSpec,
+    TelemetrySpec,
+    dataset_key,
+)
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench.invoke import auto_threads
@@ -485,13 +492,16 @@ def _copy_of(
 
 
 def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: int) -> Copy:
-    """What a run's server made on a host puts there: its dataset, loaded in place (no
-    template, no copy), in a cluster under the host's /tmp."""
+    """What a run's server made on a host puts there, in a cluster under the host's /tmp: its
+    dataset, loaded in place; with a reset by copy also the files kept as the dataset was made
+    (counted as its template) and a copy per point (``reset = "point"``) or one (``"run"``)."""
     host = str(run.server.host)
     place = Place(f"fs:host:{host}", f"/tmp on {host}", free)
     size = datasets.size_of(lab, run.server, run.dataset, run.storage)
     key = dataset_key(run.server, run.dataset, run.storage)
-    return Copy(key, key, datasets.described(run.dataset), size, place, place, None,
+    name = run.point_key if run.dataset.reset == "point" else key
+    kept = place if run.dataset.reset in COPY_RESETS else None
+    return Copy(name, key, datasets.described(run.dataset), size, place, place, kept,
                 limits.max_wal_size)  # fmt: skip
 
 

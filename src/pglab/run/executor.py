@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import time
@@ -26,7 +27,13 @@ from typing import Protocol
 import psycopg
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import PhaseSpec, ProfileSpec, RunSpec, masked_document
+from pglab.campaign.spec import (
+    COPY_RESETS,
+    PhaseSpec,
+    ProfileSpec,
+    RunSpec,
+    masked_document,
+)
 from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
@@ -426,10 +433,21 @@ class Executor:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)
         srv.for_run(run.server)  # same server and database; this run's settings
         srv.wait_ready(on_status=self.events.status)  # after someone else restarted it
+        copied = run.dataset.reset in COPY_RESETS  # a server made on a host: its files
+        dataset = json.dumps(run.dataset.identity(), sort_keys=True)
+        name = "run" if run.dataset.reset == "run" else run.point_key
+        seconds = srv.use_copy(dataset, name, fresh=name == "run") if copied else 0.0
+        if seconds is not None and copied:
+            timings["reset_s"] = seconds
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(
             srv, binaries, run.dataset, self.events.status, reinit=self.reinit, again=again
         )
+        if seconds is None:  # its first run: the dataset just made (or found) is kept
+            self.events.status(f"keeping the dataset's files on {run.server.host} for resets")
+            timings["keep_s"] = srv.keep_dataset(dataset)
+            if name != "run":  # a point's copy (its first run goes on in the files kept)
+                timings["reset_s"] = srv.use_copy(dataset, name, fresh=True) or 0.0
         timings["dataset_init_s"] = ds.init_seconds
         timings["dataset_made_now"] = float(ds.made_now)
         if again:
