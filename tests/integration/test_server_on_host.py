@@ -177,7 +177,7 @@ def test_a_server_on_a_host_is_checked_against_that_host_s_free_space(ns_hosts, 
     err = " ".join(capsys.readouterr().err.split())
     assert "not enough disk space for the datasets: /tmp on gen3: about" in err, err
     assert f"scale {scale}" in err and "free" in err, err
-    assert "hint: free space in the host's /tmp" in err and "storage target" not in err, err
+    assert "hint: free space there on the host" in err and "storage target" not in err, err
 
 
 def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, lab, tmp_path):
@@ -298,17 +298,27 @@ def test_this_machine_as_a_generator_beside_a_host(ns_hosts, lab: Lab, tmp_path:
     assert nothing_left(ns_hosts.hosts[2])
 
 
-def test_a_server_on_a_host_is_reset_by_copying_its_files_there(ns_hosts, lab, tmp_path,
-                                                                 capsys):  # fmt: skip
-    """``reset = "run"`` for a server pglab made on a host: the dataset's files kept once on the
-    host, each later run on a fresh copy of them, so a write load's runs all start from the same
-    database (its size as each run starts, byte for byte); nothing of it left afterwards. An
-    existing server (dsn) still refuses it."""
+def test_a_server_on_a_host_on_its_storage_targets_reset_by_copying_its_files_there(
+    ns_hosts, lab, tmp_path, capsys
+):
+    """Storage targets for a server pglab made on a host are paths there (PGDATA under one,
+    pg_wal under another), and ``reset = "run"``: the dataset's files kept once on the host,
+    each later run on a fresh copy of them (its pg_wal too, where the wal target has it), so a
+    write load's runs all start from the same database (its size as each run starts, byte for
+    byte); nothing of it left afterwards. An existing server (dsn) still refuses copy resets; a
+    tmpfs target is refused for a host (pglab mounts nothing there)."""
     store = tmp_path / "r.sqlite"
     db = ns_hosts.hosts[2]
     before = pglab_dirs(db)
+    made = db.run("install", "-d", "-o", LOGIN_USER, "/var/tmp/fast", "/var/tmp/wal")
+    assert made.returncode == 0, made.stderr
+    targets = (
+        '[targets.fast]\npath = "/var/tmp/fast"\n[targets.wal]\npath = "/var/tmp/wal"\n'
+        '[storage]\ndata = "fast"\nwal = "wal"\n'
+    )
     path = campaign(tmp_path, ns_hosts, "host-reset", duration=2, generators=("gen1",))
     text = path.read_text().replace('name = "host-reset"\n', 'name = "host-reset"\nrepeats = 3\n')
+    text = text.replace("[server]", targets + "[server]", 1)
     text = text.replace("scale = 1\n", 'scale = 1\nreset = "run"\n', 1)
     path.write_text(text.replace('script = "select-only"', 'script = "tpcb-like"'))
     assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
@@ -322,7 +332,21 @@ def test_a_server_on_a_host_is_reset_by_copying_its_files_there(ns_hosts, lab, t
     first, *later = [r.timings for r in runs if r is not None]
     assert first.get("keep_s", 0) > 0 and "reset_s" not in first
     assert all(t.get("reset_s", 0) > 0 and "keep_s" not in t for t in later), later
+    for run in runs:
+        assert run is not None
+        fp = run.fingerprint
+        assert fp["pgdata"].startswith("/var/tmp/fast/pglab-"), fp["pgdata"]
+        assert fp["pg_wal"].startswith("/var/tmp/wal/pglab-"), fp["pg_wal"]
+        assert fp["storage"]["data"]["name"] == "fast" and fp["storage"]["wal"]["kind"] == "path"
+    assert {r.fingerprint["pg_wal"] for r in runs if r is not None} != {
+        runs[0].fingerprint["pg_wal"]
+    }
     assert nothing_left(db) and pglab_dirs(db) == before
+    assert db.glob("/var/tmp/fast/*") == [] and db.glob("/var/tmp/wal/*") == []
+    tmpfs = path.read_text().replace('path = "/var/tmp/fast"', 'kind = "tmpfs"\nsize = "1GB"')
+    path.write_text(tmpfs)
+    assert cli("run", str(path), "--dry-run", lab=lab, store=store) != 0
+    assert 'on host "gen3" pglab mounts nothing' in " ".join(capsys.readouterr().err.split())
     refused = tmp_path / "dsn.toml"
     refused.write_text('name = "x"\n[server]\ndsn = "host=127.0.0.1"\n[dataset]\nreset = "run"\n')
     assert cli("run", str(refused), "--dry-run", lab=lab, store=store) != 0

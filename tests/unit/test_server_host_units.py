@@ -59,7 +59,7 @@ def test_a_variant_may_put_its_server_on_this_machine_or_a_host() -> None:
                 "storage": {"data": "fast"},
                 "targets": {"fast": {"kind": "tmpfs", "size": "1GB"}},
             },
-            'storage targets are made on this machine, not yet on host "db1"',
+            'storage target "fast" is a tmpfs: on host "db1" pglab mounts nothing',
         ),  # fmt: skip
         ({"server": {"host": "db1", "manage": "reload"}}, "manage is for an existing server"),
     ],
@@ -75,6 +75,14 @@ def test_reinit_and_copy_resets_are_allowed_on_a_host(reset: str) -> None:
     camp = parse.parse({"hosts": HOSTS, "server": {"host": "db1"}, "dataset": {"reset": reset}},
                        "t")  # fmt: skip
     assert camp.variants[0].dataset.reset == reset
+
+
+def test_a_path_target_is_a_directory_on_the_server_s_host() -> None:
+    doc = {"server": {"host": "db1"}, "storage": {"data": "fast"},
+           "targets": {"fast": {"path": "/srv/fast"}}}  # fmt: skip
+    camp = parse.parse({"hosts": HOSTS, **doc}, "t")
+    assert camp.variants[0].storage.data is not None
+    assert camp.variants[0].storage.data.path == "/srv/fast"
 
 
 def test_a_server_on_a_host_is_never_reset_unless_the_file_says() -> None:

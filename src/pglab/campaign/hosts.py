@@ -101,14 +101,16 @@ def server_host(
 def check_server_hosts(
     variants: list[tuple[str, ServerSpec, StorageSpec]], known: dict[str, HostSpec], p: Problems
 ) -> None:
-    """A server's ``host`` is a host of the file; storage targets are this machine's (not yet
-    made on other hosts)."""
+    """A server's ``host`` is a host of the file; its storage targets are paths there (a
+    filesystem the host has mounted: pglab mounts nothing on a host)."""
     for where, server, storage in variants:
         if server.host is None:
             continue
         if server.host not in known:
             hint = f" (hosts: {', '.join(sorted(known))})" if known else " (no [hosts] given)"
             p.add(where, f'host = "{server.host}" is not a [hosts.NAME] of the file{hint}')
-        if storage.data is not None or storage.wal is not None:
-            p.add(where, f'storage targets are made on this machine, not yet on host '
-                  f'"{server.host}": remove [storage] for the variants on a host')  # fmt: skip
+        for target in (storage.data, storage.wal):
+            if target is not None and target.kind != "path":
+                p.add(where, f'storage target "{target.name}" is a {target.kind}: on host '
+                      f'"{server.host}" pglab mounts nothing (its SSH user is not root, as a '
+                      'server needs); mount it there and give it as kind = "path"')  # fmt: skip

@@ -23,7 +23,7 @@ import shlex
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 import asyncssh
@@ -325,12 +325,23 @@ class Remote:
     def home(self) -> str:
         return self.run(["sh", "-c", 'echo "$HOME"']).stdout.strip()
 
-    def make_dir(self) -> str:
-        return self.run(["mktemp", "-d", "/tmp/pglab-XXXXXXXX"]).stdout.strip()
+    def make_dir(self, under: str = "/tmp") -> str:
+        """A new directory ``pglab-XXXXXXXX`` under ``under`` on the host (a storage target's
+        path, else /tmp); a HostError naming the directory when it cannot be made there."""
+        made = self.run(["mktemp", "-d", f"{under.rstrip('/') or ''}/pglab-XXXXXXXX"],
+                        check=False)  # fmt: skip
+        if made.returncode != 0:
+            raise HostError(
+                f"cannot make a directory under {under} on {self.spec.label}: "
+                f"{made.stderr.strip() or made.stdout.strip()}",
+                hint=f"the directory must exist on {self.spec.name} and be writable by the SSH "
+                "user",
+            )
+        return made.stdout.strip()
 
     def remove_dir(self, path: str) -> None:
-        if path.startswith("/tmp/pglab-"):  # only what make_dir made
-            self.run(["rm", "-rf", "--", path], check=False)
+        if PurePosixPath(path).name.startswith("pglab-") and path.count("/") >= 2:
+            self.run(["rm", "-rf", "--", path], check=False)  # only what make_dir made
 
     def write(self, path: str, data: bytes, mode: int = 0o600) -> None:
         async def _write() -> None:

@@ -222,6 +222,9 @@ class ExistingServer:
     def os_view(self) -> OsView | None:
         return None  # its machine is not pglab's to read
 
+    def pause(self, host: str) -> None:
+        """Stop while another server on ``host`` is measured (only one pglab made there)."""
+
     def use_copy(self, dataset: str, name: str, fresh: bool) -> float | None:
         """Reset by copy (``reset = "run"`` or ``"point"``): only a server pglab made on a host
         has files pglab may copy (``HostServer``); None until the dataset is kept."""

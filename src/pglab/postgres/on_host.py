@@ -41,7 +41,7 @@ import psutil
 from psycopg.conninfo import make_conninfo
 
 from pglab import procs
-from pglab.campaign.spec import ServerSpec
+from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
 from pglab.errors import HostError, ServerError
 from pglab.hosts.ssh import Background, Remote
 from pglab.lab import Lab
@@ -65,7 +65,13 @@ class HostServer(ExistingServer):
     unwatched = ()  # its host's OS is read over SSH (telemetry/host_os.py), its log by SFTP
 
     def __init__(
-        self, spec: ServerSpec, lab: Lab, remote: Remote, binaries: Binaries, clients: Sequence[str]
+        self,
+        spec: ServerSpec,
+        lab: Lab,
+        remote: Remote,
+        binaries: Binaries,
+        clients: Sequence[str],
+        storage: StorageSpec | None = None,
     ):
         self.remote = remote
         self.host = remote.spec.name
@@ -80,10 +86,15 @@ class HostServer(ExistingServer):
             )
         self.bindir = self._binaries()
         self.version = _version(remote.run([f"{self.bindir}/postgres", "--version"]).stdout)
-        self.dir = remote.make_dir()
+        self.dir = remote.make_dir()  # its socket, log and password file: under /tmp
         record(lab, self.host, self.dir)
-        self.datadir_remote = f"{self.dir}/pgdata"  # or the copy it runs on (use_copy)
-        self.kept: dict[str, str] = {}  # dataset key -> its files as made, on the host
+        self.storage = storage = storage or StorageSpec()
+        # PGDATA under the data target's path on the host (else in self.dir), pg_wal under the
+        # wal target's (else inside PGDATA)
+        self.data_root = self._made_under(lab, storage.data) or self.dir
+        self.wal_root = self._made_under(lab, storage.wal)
+        self.current = "pgdata"  # the cluster it runs on: "pgdata", or a copy (use_copy)
+        self.kept: dict[str, str] = {}  # dataset key -> the name of its files as made
         self.copies: set[str] = set()
         self.log_path = f"{self.dir}/postgres.log"
         # pglab's address as the host sees it, and the host's own address pglab reached it at
@@ -131,7 +142,7 @@ class HostServer(ExistingServer):
             r.run(
                 [f"{self.bindir}/initdb", "-D", data, "-U", SUPERUSER, "--auth-local=trust",
                  "--auth-host=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--no-locale",
-                 "--no-sync"],
+                 "--no-sync", *(["-X", self._wal("pgdata")] if self.wal_root else [])],
                 timeout=300,
             )  # fmt: skip
         finally:
@@ -200,15 +211,45 @@ class HostServer(ExistingServer):
                      "postmaster.pid"], check=False,
                 )  # fmt: skip
 
+    def pause(self, host: str) -> None:
+        """Stopped while another server pglab made on its host is measured; ``wait_ready``
+        starts it again."""
+        if host == self.host and self.server is not None:
+            self._stop()
+
+    def wait_ready(self, timeout: float = 60, on_status=lambda msg: None) -> None:
+        if self.server is None:  # paused
+            self._start()
+        super().wait_ready(timeout, on_status)
+
+    # -- where its files are ------------------------------------------------------------------
+    @property
+    def datadir_remote(self) -> str:
+        return self._data(self.current)
+
+    def _data(self, name: str) -> str:
+        return f"{self.data_root}/{name}"
+
+    def _wal(self, name: str) -> str:
+        return f"{self.wal_root}/{name}-wal"
+
+    def _made_under(self, lab: Lab, target: TargetSpec | None) -> str | None:
+        """A directory of its own under a path target on the host (written down, as
+        ``self.dir`` is, for the next pglab to remove if this one is killed)."""
+        if target is None:
+            return None
+        made = self.remote.make_dir(under=str(target.path))
+        record(lab, self.host, made)
+        return made
+
     # -- resets by copy (reset = "run" or "point") ---------------------------------------------
     def keep_dataset(self, dataset: str) -> float:
         """The cluster's files as dataset ``dataset`` was just made, copied aside on the host
         (the server stopped meanwhile), what each copy starts from; seconds."""
         t0 = time.monotonic()
         self._stop()
-        kept = f"{self.dir}/kept-{_safe(dataset)}"
-        self.remote.run(["rm", "-rf", kept], check=False)
-        self.remote.run(["cp", "-a", self.datadir_remote, kept], timeout=COPY_TIMEOUT)
+        kept = f"kept-{_safe(dataset)}"
+        self._copy(self.current, kept)
         self.kept[dataset] = kept
         self._start()
         return time.monotonic() - t0
@@ -221,21 +262,34 @@ class HostServer(ExistingServer):
         kept = self.kept.get(dataset)
         if kept is None:
             return None
-        target = f"{self.dir}/copy-{_safe(name)}"
-        if target == self.datadir_remote and not fresh:
+        target = f"copy-{_safe(name)}"
+        if target == self.current and not fresh:
             return 0.0
         t0 = time.monotonic()
         self._stop()
-        if self.datadir_remote.endswith("/pgdata"):  # the first run's, kept already: not again
-            self.remote.run(["rm", "-rf", self.datadir_remote], check=False)
+        if self.current == "pgdata":  # the first run's, kept already: not needed again
+            self._remove("pgdata")
         if fresh or target not in self.copies:
-            self.remote.run(["rm", "-rf", target], check=False)
-            self.remote.run(["cp", "-a", kept, target], timeout=COPY_TIMEOUT)
+            self._copy(kept, target)
             self.copies.add(target)
-        self.datadir_remote = target
+        self.current = target
         self._write_conf(self.applied)
         self._start()
         return time.monotonic() - t0
+
+    def _copy(self, src: str, dst: str) -> None:
+        """Cluster ``src``'s files as ``dst`` (PGDATA, and pg_wal where a wal target has it,
+        linked from the copy's PGDATA)."""
+        self._remove(dst)
+        r = self.remote
+        r.run(["cp", "-a", self._data(src), self._data(dst)], timeout=COPY_TIMEOUT)
+        if self.wal_root:
+            r.run(["cp", "-a", self._wal(src), self._wal(dst)], timeout=COPY_TIMEOUT)
+            r.run(["ln", "-sfn", self._wal(dst), f"{self._data(dst)}/pg_wal"])
+
+    def _remove(self, name: str) -> None:
+        paths = [self._data(name), *([self._wal(name)] if self.wal_root else [])]
+        self.remote.run(["rm", "-rf", "--", *paths], check=False)
 
     # -- settings -----------------------------------------------------------------------------
     def check_settings(self, values: Mapping[str, str], where: str) -> list[str]:
@@ -269,7 +323,19 @@ class HostServer(ExistingServer):
         return OsView(self.datadir_remote, remote=self.remote)
 
     def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
-        return fingerprint.of_host(self, binaries)
+        fp = fingerprint.of_host(self, binaries)
+        fp["storage"] = {  # as the storage targets of this machine's runs are described
+            "data": self._described(self.storage.data, self.data_root),
+            "wal": self._described(self.storage.wal, self.wal_root),
+        }
+        wal = self.remote.run(["readlink", "-f", f"{self.datadir_remote}/pg_wal"], check=False)
+        fp["pg_wal"] = wal.stdout.strip() or None  # where it really is, on the host
+        return fp
+
+    def _described(self, target: TargetSpec | None, root: str | None) -> dict[str, Any] | None:
+        if target is None or root is None:
+            return None
+        return {"name": target.name, "kind": target.kind, "root": root, "host": self.host}
 
     def pgbench_env(self) -> dict[str, str]:
         return {"PGPASSWORD": str(self.params["password"])}
@@ -302,11 +368,13 @@ class HostServer(ExistingServer):
         return procs.tail(self.log_since(max(0, self.log_size() - 20_000)), lines)
 
     def close(self) -> None:
-        """Stop the server and remove its directory on the host."""
+        """Stop the server and remove its directories on the host."""
         try:
             self._stop()
-            self.remote.remove_dir(self.dir)
-            forget(self.lab, self.host, self.dir)
+            for made in dict.fromkeys((self.dir, self.data_root, self.wal_root)):
+                if made is not None:
+                    self.remote.remove_dir(made)
+                    forget(self.lab, self.host, made)
         except HostError:
             pass  # the link is gone: the watcher stopped it; the next start removes the rest
 

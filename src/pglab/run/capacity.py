@@ -363,13 +363,14 @@ def check(
     budget: tuple[float, str] | None = None,
     ram: int | None = None,
     host_ram: Mapping[str, int] | None = None,
-    host_disk: Mapping[str, int] | None = None,
+    host_disk: Mapping[tuple[str, str], int] | None = None,
 ) -> Fit:
     """Every check over the points and runs still to do on servers pglab makes (and the time
     budget of them all). ``budget``: (seconds, where it was said). ``ram``: this machine's
     (read here unless given); ``host_ram``: the RAM of each host a server is made on, as that
     host reports it (its server's memory is checked against it, not this machine's);
-    ``host_disk``: the free bytes where such a server's cluster goes on its host (``/tmp``)."""
+    ``host_disk``: the free bytes of each directory where such a server's files go on its host,
+    by (host, directory): ``/tmp``, and its storage targets' paths."""
     todo = {r.point_key for r in plan.runs}
     # an existing server's limits are its own (checked by preflight against the server itself)
     points = [pt for pt in plan.points if pt.point_key in todo and not pt.server.existing]
@@ -419,16 +420,19 @@ def check(
         if not run.server.over_network  # no files here to copy
     ]
     host_disk = host_disk or {}
-    copies += [
-        _on_host(run, lab, by_point[run.point_key], host_disk[run.server.host])
+    reached = {host for host, _ in host_disk}
+    on_host = [
+        _on_host(run, lab, by_point[run.point_key], host_disk)
         for run in plan.runs
-        if run.server.host is not None and run.server.host in host_disk
+        if run.server.host is not None and run.server.host in reached
     ]
+    copies += on_host
     if problems := disk_problems(copies):
-        on_hosts = all(p.startswith("/tmp on ") for p in problems)
+        labels = {p.label for c in on_host for p in (c.data, c.wal)}
+        on_hosts = all(any(p.startswith(label) for label in labels) for p in problems)
         errors.append(CampaignError(
             "not enough disk space for the datasets:\n  " + "\n  ".join(problems),
-            hint="free space in the host's /tmp, lower the scale or set a lower max_wal_size (a "
+            hint="free space there on the host, lower the scale or set a lower max_wal_size (a "
             "server on a host loads its dataset in place)" if on_hosts else
             "free space, give the storage target a larger size, lower the scale, use "
             'reset = "run" rather than "point" (one copy per dataset, not per point), or set '
@@ -491,17 +495,24 @@ def _copy_of(
     )
 
 
-def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: int) -> Copy:
+def _on_host(run: RunSpec, lab: Lab, limits: Limits,
+             free: Mapping[tuple[str, str], int]) -> Copy:  # fmt: skip
     """What a run's server made on a host puts there, in a cluster under the host's /tmp: its
     dataset, loaded in place; with a reset by copy also the files kept as the dataset was made
     (counted as its template) and a copy per point (``reset = "point"``) or one (``"run"``)."""
     host = str(run.server.host)
-    place = Place(f"fs:host:{host}", f"/tmp on {host}", free)
+
+    def place(target: TargetSpec | None) -> Place:
+        where = target.path if target is not None and target.path else "/tmp"
+        return Place(f"fs:host:{host}:{where}", f"{where} on {host}", free[(host, where)])
+
+    data = place(run.storage.data)
+    wal = place(run.storage.wal) if run.storage.wal is not None else data
     size = datasets.size_of(lab, run.server, run.dataset, run.storage)
     key = dataset_key(run.server, run.dataset, run.storage)
     name = run.point_key if run.dataset.reset == "point" else key
-    kept = place if run.dataset.reset in COPY_RESETS else None
-    return Copy(name, key, datasets.described(run.dataset), size, place, place, kept,
+    kept = data if run.dataset.reset in COPY_RESETS else None
+    return Copy(name, key, datasets.described(run.dataset), size, data, wal, kept,
                 limits.max_wal_size)  # fmt: skip
 
 

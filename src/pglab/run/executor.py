@@ -417,7 +417,12 @@ class Executor:
         time), its dataset made or re-made (``reset = "reinit"``) in pglab's database, and the
         run's settings applied (per session, or by reload; restart on a host)."""
         key = run.server.server_label
+        if run.server.host is not None and not run.storage.is_default:  # one per storage
+            key += "|" + json.dumps(run.storage.identity(), sort_keys=True)
         srv = self.existing.get(key)
+        for other in self.existing.values():  # one server at a time on a host
+            if other is not srv and run.server.host is not None:
+                other.pause(run.server.host)
         if srv is None and run.server.host is not None:
             self.events.status(f"making the PostgreSQL server on {run.server.host}")
             clients = [
@@ -426,8 +431,9 @@ class Executor:
                 if ph.remote and g in self.hosts.specs
             ]  # fmt: skip
             srv = HostServer(
-                run.server, self.lab, self.hosts.ssh(run.server.host), binaries, clients
-            )
+                run.server, self.lab, self.hosts.ssh(run.server.host), binaries, clients,
+                run.storage,
+            )  # fmt: skip
             self.existing[key] = srv
         elif srv is None:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)

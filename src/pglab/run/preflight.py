@@ -273,7 +273,7 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
 
 def _check_generators(
     campaign: Campaign, plan: Plan, binaries: Binaries, found: list[LabError]
-) -> tuple[dict[str, int], dict[str, int]]:
+) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
     there; a server's host reachable, as a user that is not root. The RAM and free /tmp of each
@@ -298,7 +298,7 @@ def _check_generators(
         )
     servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
     ram: dict[str, int] = {}
-    disk: dict[str, int] = {}
+    disk: dict[tuple[str, str], int] = {}
     if not names and not servers:
         return ram, disk
     hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
@@ -314,8 +314,9 @@ def _check_generators(
                 )
             if said := hosts.ssh(name).facts("true").get("ram_bytes"):
                 ram[name] = said
-            if (free := _tmp_free(hosts.ssh(name))) is not None:
-                disk[name] = free
+            for where in _host_dirs(plan, name):
+                if (free := _free(hosts.ssh(name), where)) is not None:
+                    disk[(name, where)] = free
     except LabError as exc:
         found.append(exc)
     finally:
@@ -323,10 +324,25 @@ def _check_generators(
     return ram, disk
 
 
-def _tmp_free(remote: Any) -> int | None:
-    """Free bytes of /tmp on a host (where its server's cluster goes), None if df says none."""
-    said = remote.run(["df", "-B1", "--output=avail", "/tmp"]).stdout.split()
-    return int(said[-1]) if said and said[-1].isdigit() else None
+def _host_dirs(plan: Plan, host: str) -> list[str]:
+    """Where a server made on ``host`` puts files: /tmp, and its storage targets' paths."""
+    paths = {t.path for pt in plan.points if pt.server.host == host
+             for t in (pt.storage.data, pt.storage.wal) if t is not None and t.path}  # fmt: skip
+    return ["/tmp", *sorted(paths)]
+
+
+def _free(remote: Any, where: str) -> int | None:
+    """Free bytes of a directory on a host, None if df says none; a HostError naming it when
+    it is not there (a storage target's path must exist on the host)."""
+    said = remote.run(["df", "-B1", "--output=avail", where], check=False)
+    if said.returncode != 0:
+        raise HostError(
+            f"{where} on {remote.spec.label}: {said.stderr.strip() or 'df failed'}",
+            hint="a storage target's path for a server on a host is a directory there, "
+            "writable by the SSH user",
+        )
+    out = said.stdout.split()
+    return int(out[-1]) if out and out[-1].isdigit() else None
 
 
 def _check_fio(campaign: Campaign) -> None:
@@ -360,9 +376,12 @@ def _versions_having(
 
 
 def targets_of(runs) -> list:
-    """The storage targets the runs use (PGDATA's and pg_wal's), each once."""
+    """The storage targets the runs on this machine use (PGDATA's and pg_wal's), each once (a
+    server on a host has its targets' paths there)."""
     found = {}
     for run in runs:
+        if run.server.host is not None:
+            continue
         for t in (run.storage.data, run.storage.wal):
             if t is not None:
                 found[t.name] = t

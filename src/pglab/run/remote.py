@@ -108,11 +108,11 @@ class Hosts:
         self.remotes.clear()
 
 
-# a postmaster still running on the directory (its pid file names it, its command line names
-# the directory) gets QUIT, then the directory (only one make_dir made) goes
+# a postmaster still running on a cluster in the directory (its pid file names it, its command
+# line names the directory) gets QUIT, then the directory (only one make_dir made) goes
 _CLEAN = (
-    'p=$(head -n 1 "$0/pgdata/postmaster.pid" 2>/dev/null); '
+    'for f in "$0"/*/postmaster.pid; do p=$(head -n 1 "$f" 2>/dev/null); '
     'if [ -n "$p" ] && grep -q "$0" "/proc/$p/cmdline" 2>/dev/null; then kill -QUIT "$p"; '
-    "sleep 1; fi; "
-    'case "$0" in /tmp/pglab-*) rm -rf -- "$0";; esac'
+    "sleep 1; fi; done; "
+    'case "$0" in */pglab-*) rm -rf -- "$0";; esac'
 )
