@@ -351,3 +351,29 @@ def test_a_server_on_a_host_on_its_storage_targets_reset_by_copying_its_files_th
     refused.write_text('name = "x"\n[server]\ndsn = "host=127.0.0.1"\n[dataset]\nreset = "run"\n')
     assert cli("run", str(refused), "--dry-run", lab=lab, store=store) != 0
     assert 'for an existing server (dsn) use "reinit"' in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_host_s_own_postgresql_is_checked_against_its_own_catalog(ns_hosts, lab, tmp_path,
+                                                                     capsys):  # fmt: skip
+    """gen3 with ``bindir`` Debian's PostgreSQL 15: a setting only 17 and later have
+    (io_combine_limit), which this machine's PostgreSQL 18 knows, is refused before anything
+    runs, by the catalog of a scratch server made on gen3 (then kept in the lab home)."""
+    store = tmp_path / "r.sqlite"
+    db = ns_hosts.hosts[2]
+    before = pglab_dirs(db)
+    path = campaign(tmp_path, ns_hosts, "host-catalog", generators=("gen1",))
+    text = path.read_text().replace(
+        '[server]\nhost = "gen3"\n',
+        '[server]\nhost = "gen3"\nsettings = { io_combine_limit = "128kB", work_mem = "4MB" }\n',
+    )
+    gen3 = text.index("[hosts.gen3]")
+    text = text[:gen3] + text[gen3:].replace(
+        "known_hosts = ", 'bindir = "/usr/lib/postgresql/15/bin"\nknown_hosts = ', 1
+    )
+    path.write_text(text)
+    assert cli("run", str(path), "--dry-run", lab=lab, store=store) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert 'point "base" (PostgreSQL on gen3): unknown setting "io_combine_limit"' in err, err
+    assert "work_mem" not in err
+    assert list((lab.home / "catalog").glob("host-*-15.*.json"))  # kept for the next check
+    assert nothing_left(db) and pglab_dirs(db) == before

@@ -39,6 +39,7 @@ from typing import Any
 
 import psutil
 from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
 
 from pglab import procs
 from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
@@ -420,6 +421,28 @@ def _address(host: str) -> str:
 def _version(said: str) -> str:
     """ "postgres (PostgreSQL) 18.1" -> "18.1"."""
     return said.strip().split()[-1] if said.strip() else "?"
+
+
+def host_catalog(lab: Lab, spec: ServerSpec, remote: Remote,
+                 binaries: Binaries) -> dict[str, SettingDef]:  # fmt: skip
+    """pg_settings of the PostgreSQL in a host's ``bindir``, for the checks before a campaign
+    (a setting its version lacks, a value out of its range): read from a scratch server made
+    there once, then kept in the lab home by host, bindir and version."""
+    bindir = str(remote.spec.bindir)
+    version = _version(remote.run([f"{bindir}/postgres", "--version"]).stdout)
+    path = lab.home / "catalog" / f"host-{_safe(remote.spec.name + ':' + bindir)}-{version}.json"
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError):
+        scratch = HostServer(spec, lab, remote, binaries, clients=())
+        try:
+            with scratch.connect(admin=True) as conn:
+                rows = conn.cursor(row_factory=dict_row).execute(settings.CATALOG_SQL).fetchall()
+        finally:
+            scratch.close()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rows, default=str))
+    return settings.catalog_from_rows(rows)
 
 
 # -- what a killed pglab leaves on hosts ---------------------------------------------------------

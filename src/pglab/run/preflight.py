@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
-from pglab.postgres import bench_db, kit_load, server, settings
+from pglab.postgres import bench_db, kit_load, on_host, server, settings
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
@@ -65,20 +65,22 @@ def preflight(
     }
     found: list[LabError] = []
     problems += _check_existing(plan, lab, found, reinit)
-    host_ram, host_disk = _check_generators(
-        campaign, plan, binaries[plan.points[0].server.binaries_key], found
+    on_hosts = _check_generators(
+        campaign, plan, lab, binaries[plan.points[0].server.binaries_key], found
     )
     checked: set[tuple] = set()
     for point in plan.points:
         if point.server.existing:
             continue
         b = binaries[point.server.binaries_key]
-        where = f'point "{point.label}" (PostgreSQL {b.version}): '
+        host_catalog = on_hosts.catalogs.get(point.server.host or "")
+        version = f"{b.version}" if host_catalog is None else f"on {point.server.host}"
+        where = f'point "{point.label}" (PostgreSQL {version}): '
         # an operation's options differ between points of the same settings (a [matrix] axis)
-        problems += _parallel_problems(point, catalogs[b.label], where)
+        problems += _parallel_problems(point, host_catalog or catalogs[b.label], where)
         problems += index_problems(point, b.major, b.version, where)
         problems += kit_problems(point, b.major, b.version, where)
-        key = (b.label, point.server.settings)
+        key = (b.label, point.server.host, point.server.settings)
         if key in checked:
             continue
         checked.add(key)
@@ -86,8 +88,8 @@ def preflight(
         managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
         for name in managed:
             problems.append(f"{where}{name} is managed by pglab and cannot be set")
-        catalog = catalogs[b.label]
-        other_versions = _versions_having(names, b, binaries, catalogs)
+        catalog = host_catalog or catalogs[b.label]
+        other_versions = {} if host_catalog else _versions_having(names, b, binaries, catalogs)
         for name, versions in other_versions.items():
             problems.append(
                 f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
@@ -108,7 +110,7 @@ def preflight(
     elif campaign.max_duration_s is not None:
         budget = (campaign.max_duration_s, "max_duration in the campaign file")
     fit = capacity.check(
-        plan, lab, binaries, catalogs, budget, host_ram=host_ram, host_disk=host_disk
+        plan, lab, binaries, catalogs, budget, host_ram=on_hosts.ram, host_disk=on_hosts.disk
     )
     for check in (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
@@ -271,13 +273,23 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
     return problems
 
 
+@dataclass
+class OnHosts:
+    """What the hosts servers are made on report, for the checks: RAM by host, free bytes by
+    (host, directory), and the settings catalog of a host's own PostgreSQL (its ``bindir``)."""
+
+    ram: dict[str, int] = field(default_factory=dict)
+    disk: dict[tuple[str, str], int] = field(default_factory=dict)
+    catalogs: dict[str, dict[str, settings.SettingDef]] = field(default_factory=dict)
+
+
 def _check_generators(
-    campaign: Campaign, plan: Plan, binaries: Binaries, found: list[LabError]
-) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    campaign: Campaign, plan: Plan, lab: Lab, binaries: Binaries, found: list[LabError]
+) -> OnHosts:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
-    there; a server's host reachable, as a user that is not root. The RAM and free /tmp of each
-    host a server is made on, as that host reports them (for the capacity checks)."""
+    there; a server's host reachable, as a user that is not root. What each host a server is
+    made on reports (``OnHosts``)."""
     names: set[str] = set()
     local_server: list[str] = []
     for point in plan.points:
@@ -297,10 +309,9 @@ def _check_generators(
             )
         )
     servers = sorted({pt.server.host for pt in plan.points if pt.server.host})
-    ram: dict[str, int] = {}
-    disk: dict[tuple[str, str], int] = {}
+    facts = OnHosts()
     if not names and not servers:
-        return ram, disk
+        return facts
     hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
@@ -313,15 +324,20 @@ def _check_generators(
                     hint=f'log in as an unprivileged user: ssh = "user@address" in [hosts.{name}]',
                 )
             if said := hosts.ssh(name).facts("true").get("ram_bytes"):
-                ram[name] = said
+                facts.ram[name] = said
             for where in _host_dirs(plan, name):
                 if (free := _free(hosts.ssh(name), where)) is not None:
-                    disk[(name, where)] = free
+                    facts.disk[(name, where)] = free
+            if hosts.specs[name].bindir:  # not the embedded binaries pglab copies there
+                point = next(pt for pt in plan.points if pt.server.host == name)
+                facts.catalogs[name] = on_host.host_catalog(
+                    lab, point.server, hosts.ssh(name), binaries
+                )
     except LabError as exc:
         found.append(exc)
     finally:
         hosts.close()
-    return ram, disk
+    return facts
 
 
 def _host_dirs(plan: Plan, host: str) -> list[str]:
