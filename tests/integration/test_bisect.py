@@ -1,18 +1,23 @@
 """``pglab bisect`` on real builds: a git clone made from Debian's PostgreSQL 15 tarball with
-seven commits after its first, the fifth of which (``c4``) sleeps 3 ms in every commit
-(``CommitTransaction``); the file's point (select-only, 2 clients) builds from that clone.
-Bisecting from the first commit to the last names c4, with the effect (a CI excluding 0), in
-three steps; the other commits are empty, so the steps' builds are two (a build is cached by
-the commit's tree, in the test build cache, so later CI runs build nothing). Run again, the
-bisection resumes from its stored steps and runs nothing."""
+seven commits after its first: the fourth (``c4``) sleeps 3 ms in every commit
+(``CommitTransaction``), the fifth (``c5``) breaks ``configure`` and the sixth mends it (its tree
+is c4's again); the file's point (select-only, 2 clients) builds from that clone. Bisecting from
+the first commit to the last measures c3 (good), skips c5 (it does not build: said), measures its
+neighbour c4 (bad) and names c4, with the effect (a CI excluding 0). The bisection is SIGKILLed
+in its last step and run again: it resumes from its stored steps, builds nothing (every build
+is in the cache, by the commit's tree: later CI runs build nothing at all) and ends with c4.
+Run once more, it runs nothing."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+from conftest import pglab_in_background, wait_for
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -50,6 +55,8 @@ def clone(pg15_tarball: Path, tmp_path_factory) -> tuple[Path, list[str]]:
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A", ".")
     git(repo, "commit", "-q", "-m", "c0: PostgreSQL 15 as released")
+    configure = repo / "configure"
+    as_released = configure.read_text()
     for i in range(1, 8):
         if i == 4:
             xact = repo / "src/backend/access/transam/xact.c"
@@ -57,6 +64,12 @@ def clone(pg15_tarball: Path, tmp_path_factory) -> tuple[Path, list[str]]:
             assert ANCHOR in text
             xact.write_text(text.replace(ANCHOR, ANCHOR + "\tpg_usleep(3000L);\n", 1))
             git(repo, "commit", "-q", "-am", "c4: sleep 3 ms in every commit")
+        elif i == 5:
+            configure.write_text(as_released.replace("\n", "\necho broken by c5 >&2; exit 1\n", 1))
+            git(repo, "commit", "-q", "-am", "c5: break configure")
+        elif i == 6:
+            configure.write_text(as_released)
+            git(repo, "commit", "-q", "-am", "c6: mend configure")
         else:
             git(repo, "commit", "-q", "--allow-empty", "-m", f"c{i}: nothing")
     commits = git(repo, "rev-list", "--reverse", "main").split()
@@ -75,14 +88,34 @@ def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, tmp_p
     path.write_text(FILE.format(clone=repo))
     store = tmp_path / "r.sqlite"
     args = ("bisect", str(path), "--good", commits[0], "--bad", "main", "--repeats", "3")
+    step = {i: f"slow-commit@bisect-{commits[i][:12]}" for i in (3, 4, 5)}
+
+    def runs_of(name: str) -> int:
+        if not store.exists():
+            return 0
+        with open_store(str(store)) as s:
+            return len(s.list_runs(name))
+
+    err = tmp_path / "bisect.err"
+    argv = [sys.executable, "-m", "pglab", *args, "--lab-dir", str(lab.home), "--store",
+            str(store)]  # fmt: skip
+    with pglab_in_background(argv, err) as proc:  # killed in its last step
+        wait_for(lambda: runs_of(step[4]) >= 2, proc, err, "the step of c4")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    killed_at = runs_of(step[4])
+    assert runs_of(step[3]) == 9 and 2 <= killed_at < 9
     assert cli(*args, lab=lab, store=store) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"bisecting slow-commit over 7 commit(s) after {commits[0][:12]}" in out
     assert f"first bad commit: {commits[4]} c4: sleep 3 ms in every commit" in out, out
-    assert out.count(": bad (against good") + out.count(": good (against good") == 3
+    assert f"{commits[5][:12]}: skipped, it does not build" in out and "broken by c5" in out
+    assert out.count(": bad (against good") + out.count(": good (against good") == 2
+    assert "built PostgreSQL" not in out  # resumed: every build came from the cache
+    assert runs_of(step[3]) == 9 and runs_of(step[4]) == 9  # nothing measured twice
     with open_store(str(store)) as s:
         steps = [c["name"] for c in s.list_campaigns()]
-    assert sorted(steps) == sorted(f"slow-commit@bisect-{commits[i][:12]}" for i in (3, 5, 4))
+    assert sorted(steps) == sorted(step[i] for i in (3, 4)), steps  # c5 stored nothing
     effect = out.split("effect of the bad commit against the good: ")[1].split()
     assert effect[0].startswith("-") and effect[2].rstrip("]").startswith("-")  # CI below 0
     # again: every step is stored, nothing runs
