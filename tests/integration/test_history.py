@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_report_browser import REPO, body_state, browse, console_errors
 
 from pglab.analysis import executions
 from pglab.cli import main
@@ -87,3 +88,24 @@ def test_resuming_an_execution_and_bad_input(series: Path, lab: Lab, tmp_path, c
     assert cli("history", "nope", lab=lab, store=series) == 2
     assert "pglab ls --campaigns" in capsys.readouterr().err
     assert cli("run", str(path), "--execution", "a b", lab=lab, store=series) == 2
+
+
+def test_the_history_page_draws_the_series_and_its_change(series: Path, lab: Lab, tmp_path,
+                                                         capsys) -> None:  # fmt: skip
+    """``pglab history NAME --html FILE``: one file (plotly.js in it) that a browser draws with
+    no network: a chart per point, the change point in its table, no console error; a
+    screenshot kept in artifacts/ for a person to look at."""
+    page = tmp_path / "history.html"
+    assert cli("history", "nightly", "--html", str(page), lab=lab, store=series) == 0
+    assert f"history page written: {page}" in capsys.readouterr().err
+    html = page.read_text()
+    assert "<script src=" not in html  # nothing fetched
+    assert "history of nightly" in html and "changed</b> -3" in html
+    dom, stderr = browse(page, tmp_path, "--virtual-time-budget=10000", "--dump-dom")
+    state = body_state(dom)
+    assert state["points"] == "1" and state["drawn"] == "1", state
+    assert "main-svg" in dom and console_errors(stderr) == []
+    shot = REPO / "artifacts" / "history.png"
+    shot.parent.mkdir(exist_ok=True)
+    browse(page, tmp_path, "--window-size=1300,900", f"--screenshot={shot}")
+    assert shot.stat().st_size > 20_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -13,8 +14,9 @@ from pglab.analysis import executions as ex
 from pglab.analysis import history
 from pglab.analysis.points import MIN_CI_REPEATS
 from pglab.cli import fmt
-from pglab.cli.common import Where, console
+from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
+from pglab.report import history as history_page
 
 HELP = """\
 A campaign's executions as a series per point: each execution's median and 95% CI of a figure,
@@ -35,6 +37,7 @@ examples:
   pglab history nightly
   pglab history nightly --point 'clients=8' --figure latency_avg_ms
   pglab history nightly --fail-above 5 --json
+  pglab history nightly --html nightly-history.html
 """
 
 
@@ -53,14 +56,21 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-above", type=float, metavar="PCT",
                    help="exit 1 when a last change point is a regression above PCT %%")  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--html", type=Path, metavar="FILE",
+                   help="also write the series as a page: a chart per point with its CI band "
+                   "and change points, and its table (one file, no network needed)")  # fmt: skip
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.name, a.point, a.figure,
-                                      a.fail_above, a.json))  # fmt: skip
+                                      a.fail_above, a.json, a.html))  # fmt: skip
 
 
 def run(where: Where, name: str, point: str | None = None, figure: str = "tps",
-        fail_above: float | None = None, as_json: bool = False) -> int:  # fmt: skip
+        fail_above: float | None = None, as_json: bool = False,
+        html: Path | None = None) -> int:  # fmt: skip
     with where.open(read_only=True) as store:
         found = ex.executions_of(store, name)
+        if found and html is not None:
+            written = history_page.write(store, name, html, figure, point)
+            err_console.print(f"history page written: {written}", soft_wrap=True, markup=False)
     if not found:
         raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
                        hint="pglab ls --campaigns lists them")  # fmt: skip

@@ -353,6 +353,10 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "–"
 
 
+# for the other pages drawn from these templates (``report.history``)
+num_text, when_text, plotly_js = _num, _when, _plotly_js
+
+
 def _plan_facts(rep: Report) -> list[tuple[str, str]]:
     spec = rep.campaign.get("spec") or {}
     facts = [("campaign file", rep.campaign.get("source_file") or "(none: made by pglab quick)")]

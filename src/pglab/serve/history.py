@@ -1,40 +1,5 @@
-"""The history page: a campaign's executions (``pglab run --execution``) as a series per
-point, with its change points, as ``pglab history`` reads them (``analysis.executions``)."""
+"""The history page of ``pglab serve``: the report's (``report.history``)."""
 
-from __future__ import annotations
+from pglab.report.history import page
 
-from typing import Any
-
-from pglab.analysis import executions as ex
-from pglab.analysis.points import MIN_CI_REPEATS
-from pglab.store import Store
-
-
-def page(store: Store, name: str, figure: str, point: str | None) -> dict[str, Any] | None:
-    """What the page shows of ``name``'s history of ``figure``; None when it has no runs (a
-    404); a LabError for a figure it has not or a point that matches none."""
-    found = ex.executions_of(store, name)
-    if not found:
-        return None
-    figures, points = ex.checked_histories(found, name, figure, point)
-    return {"name": name, "figure": figure, "figures": figures, "executions": found,
-            "points": [_point(p) for p in points]}  # fmt: skip
-
-
-def _point(p: ex.PointHistory) -> dict[str, Any]:
-    changes = {c.index: c for c in p.changes}
-    rows = []
-    for i, step in enumerate(p.steps):
-        s, c = step.summary, changes.get(i)
-        if s.n >= MIN_CI_REPEATS and s.ci_low is not None:
-            low, high, spread = s.ci_low, s.ci_high, "95% CI"
-        else:
-            low, high, spread = min(step.values), max(step.values), "range"
-        rows.append({"execution": step.execution, "runs": s.n, "median": s.median,
-                     "low": low, "high": high, "spread": spread if s.n >= 2 else "",
-                     "change": c})  # fmt: skip
-    names = [s.execution.label or s.execution.campaign for s in p.steps]
-    chart = {"x": names, "y": [r["median"] for r in rows], "low": [r["low"] for r in rows],
-             "high": [r["high"] for r in rows],
-             "changes": [names[i] for i in sorted(changes)]}  # fmt: skip
-    return {"point": p.point, "rows": rows, "changes": len(p.changes), "chart": chart}
+__all__ = ["page"]
