@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign import kits
+from pglab.campaign import kits, os_table
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
@@ -75,9 +75,11 @@ def _point(
     campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...], index: int
 ) -> RunSpec:
     server, dataset, phases = variant.server, variant.dataset, variant.phases
-    storage = variant.storage
+    storage, os_spec = variant.storage, variant.os
     for name, value in axes:
-        if name in STORAGE_AXES:
+        if name.startswith("os."):
+            os_spec = os_table.with_axis(os_spec, name, value)
+        elif name in STORAGE_AXES:
             storage = replace(storage, **{STORAGE_AXES[name]: campaign.target(value)})
         elif name.startswith("settings."):
             server = server.with_settings({name.removeprefix("settings."): value})
@@ -108,6 +110,7 @@ def _point(
         telemetry=campaign.telemetry,
         storage=storage,
         profile=campaign.profile,
+        os=os_spec,
         extra={"only_variant": len(campaign.variants) == 1},
     )
 

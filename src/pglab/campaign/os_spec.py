@@ -1,0 +1,45 @@
+"""What a run asks of the OS under its server (``[os]``, read by ``os_table``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
+
+
+@dataclass(frozen=True)
+class OsSpec:
+    """The OS state a run asks for; None (or empty) leaves that part as it is."""
+
+    sysctl: tuple[tuple[str, str], ...] = ()  # name -> the text written to /proc/sys
+    io_scheduler: str | None = None
+    read_ahead_kb: int | None = None
+    nr_requests: int | None = None
+    transparent_hugepages: str | None = None
+    drop_caches: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self == OsSpec()
+
+    @property
+    def changes_kernel(self) -> bool:
+        """Whether the run writes kernel state (drop_caches alone puts nothing back)."""
+        return not replace(self, drop_caches=False).is_default
+
+    def queue(self) -> dict[str, str]:
+        """The block device's queue files to write, in order (the scheduler first: a new
+        scheduler resets nr_requests)."""
+        names = {"io_scheduler": "scheduler"}
+        return {
+            names.get(k, k): str(getattr(self, k))
+            for k in QUEUE_KEYS
+            if getattr(self, k) is not None
+        }
+
+    def identity(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
+        if self.sysctl:
+            out["sysctl"] = dict(self.sysctl)
+        return out
