@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from pglab.campaign import os_checks, schema
-from pglab.campaign.checks import Problems, get
+from pglab.campaign.checks import Problems, get, number_in
 from pglab.campaign.os_spec import OsSpec
 
 
@@ -35,8 +35,12 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
                   '"mq-deadline" (cat /sys/block/DEVICE/queue/scheduler lists them)')  # fmt: skip
     for key in ("read_ahead_kb", "nr_requests"):
         if key in table:
-            low = schema.bounds(schema.OS, key)[0]
-            upd[key] = get(table, key, int, None, p, where, minimum=int(low))
+            low, high = schema.bounds(schema.OS, key)
+            if isinstance(table[key], int) and number_in(table[key], low, high):
+                upd[key] = table[key]
+            else:
+                p.add(where, f"{key} = {table[key]!r}: expected a whole number from {low:g} to "
+                      f"{high:g}")  # fmt: skip
     if "transparent_hugepages" in table:
         upd["transparent_hugepages"] = os_checks.check_thp(table["transparent_hugepages"], p, where)
     if "drop_caches" in table:

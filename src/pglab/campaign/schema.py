@@ -354,8 +354,8 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
         '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
     Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
         "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"'),
-    Key("read_ahead_kb", "integer", "that device's read-ahead", "128", minimum=0),
-    Key("nr_requests", "integer", "that device's queue depth", "64", minimum=1),
+    Key("read_ahead_kb", "integer", "that device's read-ahead", "128", minimum=0, maximum=2**20),
+    Key("nr_requests", "integer", "that device's queue depth", "64", minimum=1, maximum=2**16),
     Key("transparent_hugepages", "string", "/sys/kernel/mm/transparent_hugepage/enabled",
         '"never"', choices=("always", "madvise", "never")),
     Key("drop_caches", "boolean", "sync and drop the page cache before each run (cold cache)",
