@@ -69,7 +69,8 @@ SHAPES: dict[str, Shape] = {
     "sysctl": Shape("table NAME = value", {"type": "object", "additionalProperties": {
         "type": ["string", "integer"]}}),
     "os_axes": Shape("table KEY = [values]", {"type": "object", "properties": {
-        "sysctl": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}}},
+        "sysctl": {"type": "object", "description": "kernel settings as axes: NAME = [values]",
+                   "additionalProperties": {"type": "array", "minItems": 1}}},
         "additionalProperties": {"type": "array", "minItems": 1}}),
     "storage_choice": Shape("target name or {data, wal}",
                             {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
