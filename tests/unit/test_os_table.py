@@ -95,3 +95,15 @@ def test_readings_of_bracketed_lines(tmp_path: Path) -> None:
     other.write_text("128\n")
     assert os_state.reading(sched) == "mq-deadline"
     assert os_state.reading(other) == "128"
+
+
+def test_the_plan_shows_what_a_point_asks_but_its_axes() -> None:
+    spec = OsSpec(sysctl=(("vm.dirty_bytes", "1"), ("vm.swappiness", "5")),
+                  io_scheduler="none", read_ahead_kb=64, drop_caches=True)  # fmt: skip
+    assert spec.label() == (
+        "vm.dirty_bytes=1, vm.swappiness=5, io_scheduler=none, read_ahead_kb=64, drop_caches"
+    )
+    assert spec.label(["os.io_scheduler", "os.sysctl.vm.dirty_bytes", "clients"]) == (
+        "vm.swappiness=5, read_ahead_kb=64, drop_caches"
+    )
+    assert OsSpec().label() == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,6 +38,15 @@ class OsSpec:
             for k in QUEUE_KEYS
             if getattr(self, k) is not None
         }
+
+    def label(self, axes: Iterable[str] = ()) -> str:
+        """What the point asks of the OS but its ``axes`` (os.KEY, os.sysctl.NAME), as the
+        plan shows it ("" for nothing)."""
+        skip = {a.removeprefix("os.").removeprefix("sysctl.") for a in axes}
+        words = [f"{k}={v}" for k, v in self.sysctl if k not in skip]
+        words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
+                  if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        return ", ".join(words + (["drop_caches"] if self.drop_caches else []))
 
     def identity(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
