@@ -1,5 +1,6 @@
-"""[os] for real (root): one short campaign on a loop ext4 target, two variants (a warm one on
-scheduler none, a cold one on mq-deadline with drop_caches) over base sysctls and a read-ahead.
+"""[os] for real (root): one short campaign on a loop ext4 target, four variants (a warm one on
+scheduler none, a cold one on mq-deadline with drop_caches, huge_pages = on without a
+reservation and [os] huge_pages) over base sysctls and a read-ahead.
 During each run the kernel reads back what was asked; the cold run's first seconds read from
 the device where the warm one does not; afterwards every file is byte for byte as before.
 Bad input (a scheduler the device lacks) stops before anything runs and changes nothing."""
@@ -45,6 +46,10 @@ latency_log = "off"
 os = { io_scheduler = "none" }
 [variants.cold]
 os = { io_scheduler = "mq-deadline", drop_caches = true }
+[variants.unreserved]
+settings = { huge_pages = "on" }
+[variants.huge]
+os = { huge_pages = true }
 """
 
 
@@ -82,6 +87,16 @@ def test_os_values_read_back_during_runs_and_put_back_after(
         assert fp["asked"]["io_scheduler"] == scheduler
         state = run.fingerprint["os_state"]  # what any run records, asked or not
         assert state[f"{dev}.scheduler"] == scheduler and state["vm.dirty_ratio"] == "0"
+    # huge_pages = on without a reservation: PostgreSQL's reason in the run's error
+    assert runs["unreserved"].status == "failed"
+    assert "could not map anonymous shared memory" in runs["unreserved"].error, runs[
+        "unreserved"
+    ].error
+    huge = runs["huge"]  # vm.nr_hugepages sized from shared_buffers (128MB): it runs
+    assert huge.status == "ok", huge.error
+    assert huge.spec["server"]["settings"] == [["huge_pages", "on"], ["max_wal_size", "64MB"]]
+    pages = huge.fingerprint["os"]["read"]["/proc/sys/vm/nr_hugepages"]
+    assert 70 <= int(pages) <= 128, pages  # at most 256 MB reserved on a shared machine
     assert "dropped_caches" in runs["cold"].fingerprint
     assert "dropped_caches" not in runs["warm"].fingerprint
     assert _reads(runs["cold"]) > 0 and _reads(runs["cold"]) > _reads(runs["warm"]), (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab.campaign.os_spec import OsSpec
+from pglab.campaign.os_spec import OsSpec, huge_pages_for
 from pglab.campaign.parse import parse
 from pglab.errors import CampaignError
 from pglab.run import os_state
@@ -107,3 +107,13 @@ def test_the_plan_shows_what_a_point_asks_but_its_axes() -> None:
         "vm.swappiness=5, read_ahead_kb=64, drop_caches"
     )
     assert OsSpec().label() == ""
+
+
+@pytest.mark.skipif(not ROOT, reason="[os] needs root")
+def test_huge_pages_reserve_for_shared_buffers_and_turn_them_on() -> None:
+    doc = {"os": {"huge_pages": True}, "server": {"settings": {"shared_buffers": "256MB"}}}
+    (pt,) = make_plan(parse(doc, "c")).points
+    assert dict(pt.server.settings)["huge_pages"] == "on"
+    pages = int(dict(pt.os.sysctl)["vm.nr_hugepages"])
+    assert pages * 2 * 2**20 >= 256 * 2**20 * 1.1 + 64 * 2**20
+    assert huge_pages_for("16384") == huge_pages_for("128MB")  # 8 kB pages

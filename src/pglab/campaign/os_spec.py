@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
@@ -19,6 +20,7 @@ class OsSpec:
     nr_requests: int | None = None
     transparent_hugepages: str | None = None
     drop_caches: bool = False
+    huge_pages: bool = False  # vm.nr_hugepages sized from shared_buffers, huge_pages = on
 
     @property
     def is_default(self) -> bool:
@@ -46,10 +48,28 @@ class OsSpec:
         words = [f"{k}={v}" for k, v in self.sysctl if k not in skip]
         words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
                   if getattr(self, k) is not None and k not in skip]  # fmt: skip
-        return ", ".join(words + (["drop_caches"] if self.drop_caches else []))
+        flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
+        return ", ".join(words + flags)
 
     def identity(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
         if self.sysctl:
             out["sysctl"] = dict(self.sysctl)
         return out
+
+
+_UNITS = {"": 8192, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}  # "": 8 kB pages
+
+
+def huge_pages_for(shared_buffers: str | None) -> int:
+    """The 2 MB (or the kernel's size of) huge pages a server with ``shared_buffers`` maps:
+    its buffers and a tenth more, and 64 MB for the rest of its shared memory, rounded up."""
+    text = (shared_buffers or "128MB").strip()
+    num = text.rstrip("kMGTB")
+    unit = text[len(num) :].strip()
+    size = int(float(num) * _UNITS.get(unit, 8192))
+    page = 2 * 2**20
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Hugepagesize:"):
+            page = int(line.split()[1]) * 1024
+    return -(-(int(size * 1.1) + 64 * 2**20) // page)

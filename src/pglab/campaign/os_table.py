@@ -43,8 +43,9 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
                       f"{high:g}")  # fmt: skip
     if "transparent_hugepages" in table:
         upd["transparent_hugepages"] = os_checks.check_thp(table["transparent_hugepages"], p, where)
-    if "drop_caches" in table:
-        upd["drop_caches"] = get(table, "drop_caches", bool, False, p, where)
+    for key in ("drop_caches", "huge_pages"):
+        if key in table:
+            upd[key] = get(table, key, bool, False, p, where)
     spec = replace(base, **upd)
     if spec.changes_kernel or spec.drop_caches:
         os_checks.check_root(p, where)

@@ -360,6 +360,8 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
         '"never"', choices=("always", "madvise", "never")),
     Key("drop_caches", "boolean", "sync and drop the page cache before each run (cold cache)",
         "false", False),
+    Key("huge_pages", "boolean", "reserve vm.nr_hugepages for shared_buffers, and set the "
+        "server's huge_pages = on (a missing reservation fails loudly)", "false", False),
 ))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
                       "to, before the first run; stored as by `pglab storage`", (
