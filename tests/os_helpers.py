@@ -7,7 +7,8 @@ from pathlib import Path
 
 FILES = [
     "/proc/sys/vm/dirty_background_bytes", "/proc/sys/vm/dirty_background_ratio",
-    "/proc/sys/vm/dirty_bytes", "/proc/sys/vm/dirty_ratio", "/proc/sys/vm/swappiness", "/proc/sys/vm/nr_hugepages",
+    "/proc/sys/vm/dirty_bytes", "/proc/sys/vm/dirty_ratio", "/proc/sys/vm/swappiness",
+    "/proc/sys/vm/nr_hugepages",
     "/sys/kernel/mm/transparent_hugepage/enabled",
 ]  # fmt: skip
 
