@@ -76,7 +76,10 @@ def write(path: Path, value: str) -> None:
 def device_of(path: Path) -> str | None:
     """The block device (a whole disk, as under /sys/block) a directory lives on, or None
     (tmpfs, overlay: no device)."""
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
     sysdev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
     if not sysdev.exists():
         return None
