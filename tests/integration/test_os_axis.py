@@ -7,6 +7,7 @@ Bad input (a scheduler the device lacks) stops before anything runs and changes 
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ clients = 2
 duration = 2
 latency_log = "off"
 [variants.warm]
-os = { io_scheduler = "none" }
+os = { io_scheduler = "none", limits = { nofile = 4321, nproc = 5432 } }
 [variants.cold]
 os = { io_scheduler = "mq-deadline", drop_caches = true }
 [variants.unreserved]
@@ -97,6 +98,11 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     assert huge.spec["server"]["settings"] == [["huge_pages", "on"], ["max_wal_size", "64MB"]]
     pages = huge.fingerprint["os"]["read"]["/proc/sys/vm/nr_hugepages"]
     assert 70 <= int(pages) <= 128, pages  # at most 256 MB reserved on a shared machine
+    hard = [resource.getrlimit(r)[1] for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC)]
+    assert runs["warm"].fingerprint["server_limits"] == {
+        "nofile": f"4321 {hard[0]}", "nproc": f"5432 {hard[1]}"}  # fmt: skip
+    assert "server_limits" not in runs["cold"].fingerprint
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] != 4321  # pglab's own put back
     assert "dropped_caches" in runs["cold"].fingerprint
     assert "dropped_caches" not in runs["warm"].fingerprint
     assert _reads(runs["cold"]) > 0 and _reads(runs["cold"]) > _reads(runs["warm"]), (

@@ -60,6 +60,7 @@ def test_every_problem_in_one_message() -> None:
         "os": {"sysctl": {"vm.swapiness": 10, "vm.dirty_bytes": "lots"},
                "transparent_hugepages": "sometimes", "read_ahead_kb": -1, "io_schedular": "x"},
         "matrix": {"os": {"nr_requests": [0]}},
+        "variants": {"a": {"os": {"limits": {"nofile": 0, "nfiles": 2}}}},
     })  # fmt: skip
     assert (
         'sysctl "vm.swapiness" does not exist in /proc/sys — did you mean "vm.swappiness"?' in text
@@ -69,6 +70,8 @@ def test_every_problem_in_one_message() -> None:
     assert "read_ahead_kb = -1: expected a whole number from 0" in text
     assert 'unknown key "io_schedular" — did you mean "io_scheduler"?' in text
     assert "[matrix.os] nr_requests: nr_requests = 0: expected a whole number from 1" in text
+    assert "[variants.a] os: limits nofile = 0: expected a whole number from 1 to" in text
+    assert 'limits: unknown key "nfiles" — did you mean "nofile"?' in text
 
 
 @pytest.mark.skipif(not ROOT, reason="root is what lets it past the root check")

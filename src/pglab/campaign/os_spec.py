@@ -21,6 +21,7 @@ class OsSpec:
     transparent_hugepages: str | None = None
     drop_caches: bool = False
     huge_pages: bool = False  # vm.nr_hugepages sized from shared_buffers, huge_pages = on
+    limits: tuple[tuple[str, int], ...] = ()  # nofile, nproc: soft limits of server and pgbench
 
     @property
     def is_default(self) -> bool:
@@ -48,6 +49,7 @@ class OsSpec:
         words = [f"{k}={v}" for k, v in self.sysctl if k not in skip]
         words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
                   if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        words += [f"{k}={v}" for k, v in self.limits]
         flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
         return ", ".join(words + flags)
 
@@ -55,6 +57,8 @@ class OsSpec:
         out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
         if self.sysctl:
             out["sysctl"] = dict(self.sysctl)
+        if self.limits:
+            out["limits"] = dict(self.limits)
         return out
 
 

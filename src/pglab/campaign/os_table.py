@@ -8,6 +8,7 @@ kernel's own tree tell; the devices under the storage are checked before the fir
 
 from __future__ import annotations
 
+import resource
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +47,8 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
     for key in ("drop_caches", "huge_pages"):
         if key in table:
             upd[key] = get(table, key, bool, False, p, where)
+    if "limits" in table:
+        upd["limits"] = _limits(table["limits"], base, p, where)
     spec = replace(base, **upd)
     if spec.changes_kernel or spec.drop_caches:
         os_checks.check_root(p, where)
@@ -84,3 +87,26 @@ def with_axis(spec: OsSpec, name: str, value: Any, p: Problems | None = None) ->
     else:
         table = {key: value}
     return os_table(table, spec, p or Problems(), f"[matrix.os] {key}")
+
+
+LIMITS = {"nofile": resource.RLIMIT_NOFILE, "nproc": resource.RLIMIT_NPROC}
+
+
+def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str, int], ...]:
+    """Soft limits up to this process's hard ones (raising those needs CAP_SYS_RESOURCE)."""
+    if not isinstance(val, dict):
+        p.add(where, "limits must be a table, e.g. limits = { nofile = 4096, nproc = 4096 }")
+        return base.limits
+    p.unknown_keys(f"{where} limits", val, set(LIMITS))
+    out = dict(base.limits)
+    for key, which in LIMITS.items():
+        if key not in val:
+            continue
+        n, hard = val[key], resource.getrlimit(which)[1]
+        top = hard if hard != resource.RLIM_INFINITY else 2**31 - 1
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
+            p.add(where, f"limits {key} = {n!r}: expected a whole number from 1 to {top} (the "
+                  f"hard limit pglab runs under: raise it with ulimit -H first)")  # fmt: skip
+        else:
+            out[key] = n
+    return tuple(sorted(out.items()))

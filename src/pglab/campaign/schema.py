@@ -362,6 +362,8 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
         "false", False),
     Key("huge_pages", "boolean", "reserve vm.nr_hugepages for shared_buffers, and set the "
         "server's huge_pages = on (a missing reservation fails loudly)", "false", False),
+    Key("limits", "limits", "soft limits of the server and pgbench here (seed 002's "
+        "limits.conf), up to pglab's hard limits", "{ nofile = 4096, nproc = 4096 }"),
 ))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
                       "to, before the first run; stored as by `pglab storage`", (

@@ -112,6 +112,7 @@ class Executor:
         self.cluster: Cluster | None = None
         self.targets = storage_targets.Targets(lab)
         self.os = os_state.OsState(lab)  # [os]: the kernel state runs set, put back in close
+        self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -229,6 +230,7 @@ class Executor:
         """Stop the server, remove this process's working clusters (templates are kept) and
         tear down the storage targets it made."""
         try:
+            self.limits.restore()
             self._put_back()
             self.hosts.close()
             if self.cluster is not None:
@@ -277,6 +279,7 @@ class Executor:
             else:
                 devices = self._devices(run)
                 fp_os = self.os.apply(run.os, devices)  # None when it asks nothing
+                self.limits.set(run.os.limits)  # inherited by the server started now, pgbench
                 ds = datasets.ensure(
                     self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
                 )
@@ -301,6 +304,8 @@ class Executor:
                 fp["os_state"] = os_state.observed(devices)  # asked for or not
                 if fp_os is not None:
                     fp["os"] = fp_os
+                if run.os.limits:  # what the server runs under (one started earlier keeps its)
+                    fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
                 if run.os.drop_caches:  # a cold run: after the server started, before phases
                     fp["dropped_caches"] = os_state.drop_caches()
             if self.worker is not None:
@@ -354,6 +359,7 @@ class Executor:
             failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
             if failed_in_run and srv is not None and (why := srv.lost(grace=1.0)):
                 error += f"\n({why})"
+        self.limits.restore()
         if workdir is not None:  # a dump is the run's own: the next run makes its own
             shutil.rmtree(workdir / clients.DUMP_DIR, ignore_errors=True)
         log = srv.log_since(log_offset) if srv is not None else ""

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign import os_checks
+from pglab.campaign import os_checks, os_table
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.spec import RunSpec, TargetSpec
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import altered
+from pglab.postgres.interface import OsView
 
 PROC_SYS = Path("/proc/sys")
 SYS_BLOCK = Path("/sys/block")
@@ -262,3 +264,36 @@ def put_back_leftovers(lab: Lab) -> list[str]:
         lines.append("put back kernel settings an earlier, killed pglab had changed: "
                      + ", ".join(names))  # fmt: skip
     return lines
+
+
+_LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
+
+
+class Limits:
+    """[os] limits: this process's soft limits while a run goes, so that the server it starts
+    and its pgbench inherit them; put back by ``restore`` (or ``set`` of the next run)."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, tuple[int, int]] = {}
+
+    def set(self, limits: tuple[tuple[str, int], ...]) -> None:
+        self.restore()
+        for name, n in limits:
+            which = os_table.LIMITS[name]
+            self.saved[name] = resource.getrlimit(which)
+            resource.setrlimit(which, (n, self.saved[name][1]))
+
+    def restore(self) -> None:
+        for name, old in self.saved.items():
+            resource.setrlimit(os_table.LIMITS[name], old)
+        self.saved.clear()
+
+
+def limits_of(view: OsView, names: Iterable[str]) -> dict[str, str]:
+    """What /proc/PID/limits of the postmaster says of ``names`` ("soft hard")."""
+    pids = view.postgres_pids() if view.postgres_pids is not None else []
+    if not pids:
+        return {}
+    text = Path(f"/proc/{pids[0]}/limits").read_text().splitlines()
+    return {name: " ".join(line[len(_LIMIT_LINES[name]) :].split()[:2])
+            for name in names for line in text if line.startswith(_LIMIT_LINES[name])}  # fmt: skip
