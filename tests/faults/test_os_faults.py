@@ -1,5 +1,6 @@
-"""[os] when pglab is SIGKILLed mid-run (root): the kernel keeps what pglab set, its journal
-stays; the next pglab that starts puts every file back byte for byte, then runs."""
+"""[os] when pglab is stopped mid-run (root): on Ctrl-C or SIGTERM it puts every file back
+before it exits; SIGKILLed, the kernel keeps what it set and its journal stays, and the next
+pglab that starts puts every file back byte for byte, then runs."""
 
 from __future__ import annotations
 
@@ -56,9 +57,14 @@ def _pgbench_running(home: Path) -> bool:
     return False
 
 
-def test_sigkill_mid_run_is_repaired_at_the_next_start(
-    tmp_path: Path, lab: Lab, no_leftovers
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
+)
+def test_stopped_mid_run_puts_back_now_or_at_the_next_start(
+    tmp_path: Path, lab: Lab, no_leftovers, sig: signal.Signals
 ) -> None:
+    """Ctrl-C and SIGTERM: pglab puts everything back before it exits. SIGKILL: it cannot;
+    the journal stays, and the next start puts it back."""
     need_root_and_tools("mkfs.ext4")
     path = tmp_path / "c.toml"
     path.write_text(CAMPAIGN.replace("{duration}", "20"))
@@ -69,9 +75,14 @@ def test_sigkill_mid_run_is_repaired_at_the_next_start(
         wait_for(lambda: _pgbench_running(lab.home), proc, err_path, "a phase")
         assert Path("/proc/sys/vm/swappiness").read_text() == "13\n"
         assert Path("/proc/sys/vm/dirty_bytes").read_text() == f"{80 * 2**20}\n"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    assert_stopped_cleanly(proc, signal.SIGKILL, lab.home, err_path)
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    assert_stopped_cleanly(proc, sig, lab.home, err_path)
+    if sig != signal.SIGKILL:
+        assert kernel_state() == before
+        assert not list((lab.home / "os").glob("*.json"))
+        assert made_under(lab.home) == NOTHING
+        return
     assert kernel_state() != before  # left as the killed pglab set it
     assert list((lab.home / "os").glob("*.json"))  # with its journal
     path.write_text(CAMPAIGN.replace("{duration}", "1"))
