@@ -44,6 +44,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),  # fmt: skip
     "storage": (("seed003-ext4-journal.toml", "seed000-filesystems.toml"), ()),
+    "os": (("seed002-os-tuning.toml",), ()),
     "versions": (("versions.toml",), ("patch-ab.toml", "wal-compression.toml")),
     "existing-server": ((), ("existing-server.toml",)),
     "remote-hosts": ((), ("server-on-host.toml",)),
@@ -56,7 +57,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "history": (("nightly.toml",), ()),
     "serve": ((), ("first-campaign.toml",)),
 }
-NEEDS_ROOT = {"seed003-ext4-journal.toml", "seed000-filesystems.toml"}
+NEEDS_ROOT = {"seed003-ext4-journal.toml", "seed000-filesystems.toml", "seed002-os-tuning.toml"}
 
 
 def load_hook():

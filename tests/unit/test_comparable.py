@@ -89,3 +89,23 @@ def test_pglab_compare_lists_the_server_build_among_the_differences() -> None:
     rows = settings_diff([run(1, "a", 1000.0)], [run(2, "b", 990.0, {"server_build": built})])
     assert {"name": "data_checksums", "a": "on", "b": "off"} in rows
     assert not [r for r in rows if r["name"] == "block_size"]
+
+
+def test_an_os_difference_not_asked_for_is_named_and_one_asked_for_is_not() -> None:
+    """[os] (issue 39): every run records the scheduler and sysctls under it (os_state); one
+    changed under the campaign is said, one a point asked for in [os] is not."""
+    state = {"loop3.scheduler": "none", "loop3.read_ahead_kb": "128", "vm.swappiness": "60"}
+    moved = {"loop5.scheduler": "mq-deadline", "loop5.read_ahead_kb": "128",
+             "vm.swappiness": "10"}  # fmt: skip
+    runs = campaign({"os_state": moved})
+    for r in runs:
+        if r.variant == "a":
+            r.fingerprint["os_state"] = state
+    (said,) = differs(runs)
+    assert "I/O scheduler mq-deadline here, none in a" in said
+    assert "kernel settings vm.swappiness=10 here, vm.swappiness=60 in a" in said
+    assert "read-ahead" not in said  # the device's name is no part of it
+    for r in runs:
+        if r.variant == "b":
+            r.spec["os"] = {"io_scheduler": "mq-deadline", "sysctl": {"vm.swappiness": "10"}}
+    assert differs(runs) == []

@@ -2,11 +2,13 @@
 campaign varied. For every compared point, the facts of its runs' fingerprints that move
 performance and that no setting changes (the kernel, the pgbench that ran, the server's data
 checksums, block and WAL segment sizes and assertions, the CPU governor, transparent huge pages,
-the filesystems under PGDATA and pg_wal) are set against its baseline's; each difference the
+the filesystems under PGDATA and pg_wal, the I/O scheduler and read-ahead of the devices under
+them, the dirty-page and swap sysctls) are set against its baseline's; each difference the
 campaign did not ask for is said, by name. A filesystem differing is intended where the two
-points' storage differs; nothing else is (two versions compared with checksums on one side
-only measure the checksums too). A server built with assertions is flagged in every run.
-Runs stored before a fact was recorded lack it, and are not compared on it.
+points' storage differs, an OS fact where their [os] (or storage) does; nothing else is (two
+versions compared with checksums on one side only measure the checksums too). A server built
+with assertions is flagged in every run. Runs stored before a fact was recorded lack it, and
+are not compared on it.
 """
 
 from __future__ import annotations
@@ -33,19 +35,40 @@ def _mount(key: str) -> Callable[[dict[str, Any]], Any]:
     return read
 
 
-# (the fact as a message names it, how it is read from a fingerprint, the part of the points'
-# stored spec whose difference makes a difference in it intended: None, never)
-FACTS: tuple[tuple[str, Callable[[dict[str, Any]], Any], str | None], ...] = (
-    ("kernel", lambda fp: fp.get("kernel"), None),
-    ("pgbench", lambda fp: fp.get("pgbench_version"), None),
-    ("data_checksums", _built("data_checksums"), None),
-    ("block_size", _built("block_size"), None),
-    ("wal_segment_size", _built("wal_segment_size"), None),
-    ("assertions", _built("assertions"), None),
-    ("CPU governor", lambda fp: fp.get("governor"), None),
-    ("transparent huge pages", lambda fp: fp.get("thp"), None),
-    ("PGDATA's filesystem", _mount("pgdata_mount"), "storage"),
-    ("pg_wal's filesystem", _mount("pg_wal_mount"), "storage"),
+def _os(suffix: str) -> Callable[[dict[str, Any]], Any]:
+    """An OS fact every run records (``os_state``): a device queue's (``.scheduler``: any
+    device's under the run's storage, named apart), or the watched sysctls (``vm.``)."""
+
+    def read(fp: dict[str, Any]) -> Any:
+        state = fp.get("os_state") or {}
+        found = sorted(
+            f"{k.split('.')[0]} {v}" if suffix.startswith(".") else f"{k}={v}"
+            for k, v in state.items()
+            if k.endswith(suffix) or k.startswith(suffix)
+        )
+        if suffix.startswith("."):  # the device's name is no part: loop devices come and go
+            found = sorted(v.split(" ", 1)[1] for v in found)
+        return ", ".join(found) or None
+
+    return read
+
+
+# (the fact as a message names it, how it is read from a fingerprint, the parts of the points'
+# stored spec whose difference makes a difference in it intended: (), never)
+FACTS: tuple[tuple[str, Callable[[dict[str, Any]], Any], tuple[str, ...]], ...] = (
+    ("kernel", lambda fp: fp.get("kernel"), ()),
+    ("pgbench", lambda fp: fp.get("pgbench_version"), ()),
+    ("data_checksums", _built("data_checksums"), ()),
+    ("block_size", _built("block_size"), ()),
+    ("wal_segment_size", _built("wal_segment_size"), ()),
+    ("assertions", _built("assertions"), ()),
+    ("CPU governor", lambda fp: fp.get("governor"), ()),
+    ("transparent huge pages", lambda fp: fp.get("thp"), ("os",)),
+    ("PGDATA's filesystem", _mount("pgdata_mount"), ("storage",)),
+    ("pg_wal's filesystem", _mount("pg_wal_mount"), ("storage",)),
+    ("I/O scheduler", _os(".scheduler"), ("storage", "os")),
+    ("read-ahead (kB)", _os(".read_ahead_kb"), ("storage", "os")),
+    ("kernel settings", _os("vm."), ("os",)),
 )
 
 
@@ -71,10 +94,11 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
         mine, theirs = by_point.get(pt.point, []), by_point.get(base, [])
         if not mine or not theirs:
             continue
-        storage_varied = _storage(mine) != _storage(theirs)
+        varied = {part for part in ("storage", "os")
+                  if _part(mine, part) != _part(theirs, part)}  # fmt: skip
         said = []
         for name, read, intended_by in FACTS:
-            if intended_by == "storage" and storage_varied:
+            if varied & set(intended_by):
                 continue
             a = {str(v) for r in mine if (v := read(r.fingerprint)) is not None}
             b = {str(v) for r in theirs if (v := read(r.fingerprint)) is not None}
@@ -87,8 +111,8 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
     return out
 
 
-def _storage(runs: Sequence[StoredRun]) -> set[str]:
-    return {repr(r.spec.get("storage")) for r in runs}
+def _part(runs: Sequence[StoredRun], part: str) -> set[str]:
+    return {repr(r.spec.get(part)) for r in runs}
 
 
 def _text(values: set[str]) -> str:

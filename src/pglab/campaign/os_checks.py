@@ -1,6 +1,6 @@
 """How an `[os]` table's kernel settings are checked before anything runs (issue 39, first part).
 
-Not yet wired into the campaign parser: these are the checks `[os]` will use. A sysctl name
+Used by ``os_table`` when the campaign file is read. A sysctl name
 must exist in the kernel's own /proc/sys tree (with the closest existing name for a typo), its
 value must be something the kernel can be given (a number with an optional byte unit for the
 *_bytes settings, or whitespace-separated integers), transparent_hugepages one of the modes
@@ -10,6 +10,7 @@ only by root."""
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from pathlib import Path
@@ -24,6 +25,7 @@ _UNIT = {None: 1, "B": 1, "kB": 1024, "KB": 1024, "MB": 1024**2, "GB": 1024**3}
 _INTS = re.compile(r"^\s*-?\d+(\s+-?\d+)*\s*$")
 
 
+@functools.cache
 def sysctl_names(root: Path = PROC_SYS) -> list[str]:
     """Every sysctl under root, in dotted form (vm.dirty_bytes), from the kernel's own tree."""
     names = []
@@ -70,9 +72,13 @@ def check_sysctls(table: Any, p: Problems, where: str, root: Path = PROC_SYS) ->
             p.add(where, f"sysctl {name} = {value!r}: not a value the kernel takes{unit}")
             continue
         out[name] = text
-    if out and os.geteuid() != 0:
-        p.add(where, "writing sysctls needs root: run pglab as root, or leave [os] out")
     return out
+
+
+def check_root(p: Problems, where: str) -> None:
+    """[os] writes /proc/sys and /sys: root only."""
+    if os.geteuid() != 0:
+        p.add(where, "writing kernel settings needs root: run pglab as root, or leave [os] out")
 
 
 def check_thp(value: Any, p: Problems, where: str) -> str | None:

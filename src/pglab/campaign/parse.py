@@ -20,23 +20,19 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import profiling, schema, server_source
+from pglab.campaign import os_table, profiling, schema, sections, server_source
 from pglab.campaign import storage as storage_parts
-from pglab.campaign.checks import Problems, choice, duration_s, get, number_in, table_of
+from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
+from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.schema import (
-    ANALYSIS_KEYS,
     DATASET_KEYS,
     DERIVED_KEYS,
-    FLEET_KEYS,
     MATRIX_KEYS,
     ON_ERROR,
     ORDERS,
     PHASE_KEYS,
-    SEQUENTIAL_KEYS,
     SERVER_KEYS,
-    SPREADS,
     STORAGE_AXES,
-    TELEMETRY_KEYS,
     TOP_KEYS,
     VARIANT_KEYS,
     WORKLOAD_KEYS,
@@ -75,6 +71,7 @@ class Variant:
     dataset: DatasetSpec
     phases: tuple[PhaseSpec, ...]
     storage: StorageSpec = StorageSpec()
+    os: OsSpec = OsSpec()  # [os] and the variant's os = {...}
 
 
 @dataclass(frozen=True)
@@ -146,8 +143,8 @@ def parse(
     p.unknown_keys("", doc, TOP_KEYS)
     name = get(doc, "name", str, default_name, p, "")
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
-    sequential = _sequential(doc, order, p)
-    spread = _fleet(table_of(doc, "fleet", p, ""), order, p)
+    sequential = sections.sequential(doc, order, p)
+    spread = sections.fleet(table_of(doc, "fleet", p, ""), order, p)
     if sequential is not None:
         repeats = sequential.max
     elif isinstance(doc.get("repeats"), str):
@@ -169,6 +166,7 @@ def parse(
     storage = storage_parts.storage(
         table_of(doc, "storage", p, ""), StorageSpec(), targets, p, "[storage]"
     )
+    base_os = os_table.os_table(doc.get("os", {}), OsSpec(), p, "[os]")
 
     base_reset = "reset" in table_of(doc, "dataset", Problems(), "")
     variants: list[Variant] = []
@@ -202,10 +200,11 @@ def parse(
             base_reset and server.over_network
         )
         vdataset = _reset_for(vserver, vdataset, explicit, p, where)
-        variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage))
+        vos = os_table.os_table(vdoc["os"], base_os, p, f"{where} os") if "os" in vdoc else base_os
+        variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage, vos))
     if not variants:
         dataset = _reset_for(server, dataset, base_reset, p, "[dataset]")
-        variants.append(Variant("base", server, dataset, phases, storage))
+        variants.append(Variant("base", server, dataset, phases, storage, base_os))
 
     host_parts.check_references(
         [(f"[variants.{v.name}]" if doc.get("variants") else "[workload]", ph)
@@ -232,15 +231,16 @@ def parse(
             p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
                   "(MB/s): give the others measured = false")  # fmt: skip
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
+    _os_where_it_applies(variants, any(k.startswith("os.") for k, _ in matrix), p)
     kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
     derived = _derived(doc.get("derived", []), {ph.name for ph in phases}, p)
-    telemetry = _telemetry(table_of(doc, "telemetry", p, ""), p)
+    telemetry = sections.telemetry(table_of(doc, "telemetry", p, ""), p)
     storage_bench = storage_parts.storage_bench(
         table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
     )
-    effect, equivalence = _analysis(table_of(doc, "analysis", p, ""), p)
+    effect, equivalence = sections.analysis(table_of(doc, "analysis", p, ""), p)
     prof = profiling.profile(table_of(doc, "profile", p, ""), "profile" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
@@ -421,6 +421,9 @@ def _matrix(
     p.unknown_keys("[matrix]", table, MATRIX_KEYS)
     axes: list[tuple[str, tuple[Any, ...]]] = []
     for key, values in table.items():
+        if key == "os":
+            axes += os_table.matrix_axes(values, p)
+            continue
         if key == "settings":
             if not isinstance(values, dict):
                 p.add("[matrix.settings]", "must be a table of NAME = [values]")
@@ -453,6 +456,17 @@ def _matrix(
                 _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
         axes.append((key, tuple(values)))
     return tuple(axes)
+
+
+def _os_where_it_applies(variants: list[Variant], axes: bool, p: Problems) -> None:
+    """[os] is the OS of this machine: a server over the network (a dsn, or on a host over
+    SSH) runs on another one, whose kernel pglab does not change (not implemented yet)."""
+    for v in variants:
+        if v.server.over_network and (axes or not v.os.is_default):
+            p.add(f"[variants.{v.name}]" if v.name != "base" else "[os]",
+                  "[os] sets this machine's kernel, and this server runs elsewhere (dsn or "
+                  "host): setting the OS of a server's host over SSH is not implemented yet; "
+                  "leave [os] out for it")  # fmt: skip
 
 
 def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:
@@ -507,93 +521,3 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
             )
         )
     return tuple(out)
-
-
-# -- small checks ----------------------------------------------------------------------------
-
-
-def _fleet(table: dict[str, Any], order: str, p: Problems) -> str:
-    """``[fleet] spread``: "coordinates" (a job per matrix coordinate) or "rounds" (a job per
-    coordinate and round: needs interleaved rounds)."""
-    p.unknown_keys("[fleet]", table, FLEET_KEYS)
-    spread = choice(table, "spread", SPREADS, "coordinates", p, "[fleet]")
-    if spread == "rounds" and order != "interleaved":
-        p.add("[fleet]", 'spread = "rounds" needs order = "interleaved": a round is every point '
-              "of a coordinate once, and comparisons are made within rounds")  # fmt: skip
-    return spread
-
-
-def _sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec | None:
-    """``repeats = "auto"`` and its ``[sequential]`` table (min, max, precision)."""
-    table = table_of(doc, "sequential", p, "")
-    where = "[sequential]"
-    p.unknown_keys(where, table, SEQUENTIAL_KEYS)
-    if doc.get("repeats") != "auto":
-        if "sequential" in doc:
-            p.add(where, 'applies to repeats = "auto" only: set it, or remove the table')
-        return None
-    spec = SequentialSpec()
-    found: dict[str, Any] = {}
-    for key in ("min", "max"):
-        val = table.get(key, getattr(spec, key))
-        low, high = schema.bounds(schema.SEQUENTIAL, key)
-        if isinstance(val, bool) or not isinstance(val, int) or not low <= val <= high:
-            p.add(where, f"{key} = {val!r}: expected an integer from {low:g} to {high:g}")
-        else:
-            found[key] = val
-    if "max" not in table and found.get("min", spec.min) > spec.max:
-        found["max"] = found["min"]  # max: 20, or min when that is more
-    if "min" not in table and found.get("max", spec.max) < spec.min:
-        found["min"] = found["max"]  # min: 3, or max when that is less
-    if found.get("min", spec.min) > found.get("max", spec.max):
-        p.add(where, f"min = {found['min']} is above max = {found.get('max', spec.max)}: "
-              "the first look comes after min rounds, the last at max")  # fmt: skip
-        found.pop("min")
-    if "precision" in table:
-        val = table["precision"]
-        if not number_in(val, 0, 100, low_open=True):
-            p.add(where, f"precision = {val!r}: expected the half-width of Δ% wanted, in "
-                  "points of % (above 0, at most 100; e.g. 2 for ±2%)")  # fmt: skip
-        else:
-            found["precision"] = float(val)
-    if order != "interleaved":
-        p.add("", 'repeats = "auto" needs order = "interleaved": a point is judged against '
-              "the baseline's runs of the same rounds")  # fmt: skip
-    return replace(spec, **found)
-
-
-def _analysis(table: dict[str, Any], p: Problems) -> tuple[float, float | None]:
-    """``[analysis]``: ``effect``, the smallest TPS difference (in %) worth finding (a comparison
-    that could not have found it is "?", not "~"; the plan says how many repeats would), and
-    ``equivalence``, the margin (in %) of an "=" verdict (None: the effect)."""
-    where = "[analysis]"
-    p.unknown_keys(where, table, ANALYSIS_KEYS)
-    found: list[float | None] = []
-    for key, default in (("effect", DEFAULT_EFFECT_PCT), ("equivalence", None)):
-        val = table.get(key, default)
-        low, high = schema.bounds(schema.ANALYSIS, key)
-        if val is not None and not number_in(val, low, high):
-            p.add(where, f"{key} = {val!r}: expected a percentage from {low:g} to {high:g} "
-                  "(e.g. 5 for 5%)")  # fmt: skip
-            val = default
-        found.append(None if val is None else float(val))
-    return found[0] or DEFAULT_EFFECT_PCT, found[1]
-
-
-def _telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
-    where = "[telemetry]"
-    p.unknown_keys(where, table, TELEMETRY_KEYS)
-    spec = TelemetrySpec()
-    upd: dict[str, Any] = {}
-    if "enabled" in table:
-        upd["enabled"] = get(table, "enabled", bool, True, p, where)
-    for key in ("stats_interval", "waits_hz", "buffers_interval"):
-        if key not in table:
-            continue
-        low, high = schema.bounds(schema.TELEMETRY, key)
-        val = table[key]
-        if not number_in(val, low, high):
-            p.add(where, f"{key} = {val!r}: expected a number from {low:g} to {high:g}")
-        else:
-            upd[key] = float(val)
-    return replace(spec, **upd)

@@ -275,12 +275,15 @@ VARIANTS = Table("variants", "overrides of the base above, [variants.NAME] each;
     Key("workload", "workload", "applied to every phase", "{ clients = 16 }"),
     Key("storage", "storage_choice", "a target (for PGDATA), or [storage] keys",
         '{ data = "wb", wal = "ram" }'),
+    Key("os", "os", "[os] keys over the base's", '{ io_scheduler = "none" }'),
 ), form="named", example_name="big-buffers")  # fmt: skip
 MATRIX = Table("matrix", "cartesian axes: a point per combination (and variant)", (
     Key("storage", "target_names", "PGDATA's targets", '["wb", "ssd"]'),
     Key("wal_storage", "target_names", "pg_wal's targets", '["ram", "ssd"]'),
     Key("settings", "axis_settings", "postgresql.conf settings",
         'synchronous_commit = ["on", "off"]', subtable=True),
+    Key("os", "os_axes", "[os] keys as axes (sysctl = { NAME = [values] })",
+        'io_scheduler = ["none", "mq-deadline"]', subtable=True),
 ), also="any [workload] key but scripts, any [dataset] key but reset = [values]",
     also_example="clients = [1, 10, 100]")  # fmt: skip
 DERIVED = Table("derived", "a metric from two phases' TPS", (
@@ -345,6 +348,23 @@ STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as a
     Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),
     Key("wal", "target_name", "pg_wal's target", '"ram"', default_doc="in PGDATA"),
 ))  # fmt: skip
+OS = Table("os", "the OS under the server, set before each run and put back after (root; "
+           "also per variant, and as [matrix.os] axes)", (
+    Key("sysctl", "sysctl", "kernel settings (/proc/sys), bytes may take a unit",
+        '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
+    Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
+        "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"'),
+    Key("read_ahead_kb", "integer", "that device's read-ahead", "128", minimum=0, maximum=2**20),
+    Key("nr_requests", "integer", "that device's queue depth", "64", minimum=1, maximum=2**16),
+    Key("transparent_hugepages", "string", "/sys/kernel/mm/transparent_hugepage/enabled",
+        '"never"', choices=("always", "madvise", "never")),
+    Key("drop_caches", "boolean", "sync and drop the page cache before each run (cold cache)",
+        "false", False),
+    Key("huge_pages", "boolean", "reserve vm.nr_hugepages for shared_buffers, and set the "
+        "server's huge_pages = on (a missing reservation fails loudly)", "false", False),
+    Key("limits", "limits", "soft limits of the server and pgbench here (seed 002's "
+        "limits.conf), up to pglab's hard limits", "{ nofile = 4096, nproc = 4096 }"),
+))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
                       "to, before the first run; stored as by `pglab storage`", (
     Key("enabled", "boolean", "the table alone turns it on", "true", True,
@@ -377,7 +397,8 @@ FLEET = Table("fleet", "how `pglab run --fleet` cuts the campaign into jobs for 
         "is)", '"rounds"', "coordinates", choices=SPREADS),
 ))  # fmt: skip
 TABLES = (TOP, SERVER, BUILD, DATASET, WORKLOAD, PHASES, VARIANTS, MATRIX, DERIVED, TELEMETRY,
-          PROFILE, TARGETS, STORAGE, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS, FLEET)  # fmt: skip
+          PROFILE, TARGETS, STORAGE, OS, STORAGE_BENCH, ANALYSIS, SEQUENTIAL, HOSTS,
+          FLEET)  # fmt: skip
 BY_NAME = {t.name: t for t in TABLES}
 TARGET_REQUIRED = {"path": ("path",), "tmpfs": ("kind", "size"), "loop": ("fstype", "size")}
 STORAGE_AXES = {"storage": "data", "wal_storage": "wal"}  # [matrix] key -> StorageSpec field
@@ -404,6 +425,7 @@ PROFILE_KEYS = _names(PROFILE)
 TARGET_KEYS = {kind: {k.name for k in TARGETS.keys if kind in k.kinds} for kind in TARGET_KINDS}
 STORAGE_KEYS = _names(STORAGE)
 STORAGE_BENCH_KEYS = _names(STORAGE_BENCH)
+OS_KEYS = _names(OS)
 ANALYSIS_KEYS = _names(ANALYSIS)
 SEQUENTIAL_KEYS = _names(SEQUENTIAL)
 FLEET_KEYS = _names(FLEET)

@@ -66,6 +66,15 @@ SHAPES: dict[str, Shape] = {
                                     "items": {"type": "string", "minLength": 1}}]}),
     "target_names": Shape("array of target names",
                           {"type": "array", "minItems": 1, "items": {"type": "string"}}),
+    "sysctl": Shape("table NAME = value", {"type": "object", "additionalProperties": {
+        "type": ["string", "integer"]}}),
+    "limits": Shape("table nofile/nproc = N", {"type": "object", "additionalProperties": False,
+        "properties": {k: {"type": "integer", "minimum": 1, "description": d} for k, d in (
+            ("nofile", "open files (RLIMIT_NOFILE)"), ("nproc", "processes (RLIMIT_NPROC)"))}}),
+    "os_axes": Shape("table KEY = [values]", {"type": "object", "properties": {
+        "sysctl": {"type": "object", "description": "kernel settings as axes: NAME = [values]",
+                   "additionalProperties": {"type": "array", "minItems": 1}}},
+        "additionalProperties": {"type": "array", "minItems": 1}}),
     "storage_choice": Shape("target name or {data, wal}",
                             {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
 }  # fmt: skip

@@ -15,6 +15,7 @@ from typing import Any
 
 from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
+from pglab.campaign.os_spec import OsSpec
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
@@ -482,6 +483,7 @@ class RunSpec:
     # change with pglab while the campaign does not)
     lab_settings: tuple[tuple[str, str], ...] = ()
     profile: ProfileSpec = ProfileSpec()
+    os: OsSpec = OsSpec()  # [os]: what the run asks of the kernel (there only when asked)
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def point_dict(self) -> dict[str, Any]:
@@ -498,6 +500,8 @@ class RunSpec:
         }
         if not self.storage.is_default:
             d["storage"] = asdict(self.storage)
+        if not self.os.is_default:
+            d["os"] = self.os.identity()
         return d
 
     @property
@@ -559,29 +563,12 @@ def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
 
 # keys left out of a phase's identity at these values (they came after points were stored)
 _UNSET: dict[str, Any] = {
-    "max_tries": 1,
-    "latency_limit": None,
-    "failures_detailed": False,
-    "report_per_command": False,
-    "random_seed": None,
-    "sampling_rate": None,
-    "progress": True,
-    "operation": None,
-    "dirty": 0.0,
-    "parallel": 0,
-    "freeze": False,
-    "columns": ("abalance",),
-    "method": "btree",
-    "jobs": 1,
-    "compress": True,
-    "target": None,
-    "kit": None,
-    "mode": None,
-    "distribution": None,
-    "defines": (),
-    "generator": "pgbench",
-    "test": None,
-}
+    "max_tries": 1, "latency_limit": None, "failures_detailed": False,
+    "report_per_command": False, "random_seed": None, "sampling_rate": None, "progress": True,
+    "operation": None, "dirty": 0.0, "parallel": 0, "freeze": False, "columns": ("abalance",),
+    "method": "btree", "jobs": 1, "compress": True, "target": None, "kit": None, "mode": None,
+    "distribution": None, "defines": (), "generator": "pgbench", "test": None,
+}  # fmt: skip
 
 
 def _digest(obj: Any) -> str:

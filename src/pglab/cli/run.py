@@ -264,6 +264,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
                 + (f" from {b.pgbench_from}" if b.pgbench_from else " (own)"),
                 "dataset": f"{described(pt.dataset)}, reset {_reset_words(pt.dataset.reset)}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
+                "os": pt.os.label(name for name, _ in pt.axes),
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
             }
         )
@@ -273,7 +274,8 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     for c, s in zip(cells, settings, strict=True):
         own = {k: v for k, v in s.items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
-    columns = ("variant", "axes", "server", "pgbench", "settings", "dataset", "storage", "phases")
+    columns = ("variant", "axes", "server", "pgbench", "settings", "dataset", "storage", "os",
+               "phases")  # fmt: skip
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:

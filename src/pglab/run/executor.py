@@ -51,6 +51,7 @@ from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
+from pglab.run import os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
 from pglab.run.plan import Plan
@@ -110,6 +111,8 @@ class Executor:
         self.events: Events = events or QuietEvents()
         self.cluster: Cluster | None = None
         self.targets = storage_targets.Targets(lab)
+        self.os = os_state.OsState(lab)  # [os]: the kernel state runs set, put back in close
+        self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -227,6 +230,7 @@ class Executor:
         """Stop the server, remove this process's working clusters (templates are kept) and
         tear down the storage targets it made."""
         try:
+            self.limits.restore()
             self._put_back()
             self.hosts.close()
             if self.cluster is not None:
@@ -239,7 +243,10 @@ class Executor:
                     path.with_name(path.name + suffix).unlink(missing_ok=True)
             self.workdirs.clear()
             self.prepared.clear()
-            self.targets.teardown()
+            try:
+                self.os.close()  # before the targets' loop devices go
+            finally:
+                self.targets.teardown()
 
     def _put_back(self) -> None:
         """Put back what ALTER SYSTEM changed on existing servers; a server that cannot be
@@ -270,6 +277,9 @@ class Executor:
                 fp = existing.fingerprint(binaries)
                 existing.mark_start()
             else:
+                devices = self._devices(run)
+                fp_os = self.os.apply(run.os, devices)  # None when it asks nothing
+                self.limits.set(run.os.limits)  # inherited by the server started now, pgbench
                 ds = datasets.ensure(
                     self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
                 )
@@ -291,6 +301,13 @@ class Executor:
                     "data": self.targets.describe(run.storage.data),
                     "wal": self.targets.describe(run.storage.wal),
                 }
+                fp["os_state"] = os_state.observed(devices)  # asked for or not
+                if fp_os is not None:
+                    fp["os"] = fp_os
+                if run.os.limits:  # what the server runs under (one started earlier keeps its)
+                    fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
+                if run.os.drop_caches:  # a cold run: after the server started, before phases
+                    fp["dropped_caches"] = os_state.drop_caches()
             if self.worker is not None:
                 fp["fleet_worker"] = self.worker
             if any(ph.generator == "sysbench" for ph in run.phases):
@@ -342,6 +359,7 @@ class Executor:
             failed_in_run = isinstance(exc, PgbenchError | CommandError | psycopg.Error)
             if failed_in_run and srv is not None and (why := srv.lost(grace=1.0)):
                 error += f"\n({why})"
+        self.limits.restore()
         if workdir is not None:  # a dump is the run's own: the next run makes its own
             shutil.rmtree(workdir / clients.DUMP_DIR, ignore_errors=True)
         log = srv.log_since(log_offset) if srv is not None else ""
@@ -367,6 +385,18 @@ class Executor:
             timings=timings,
             server_log=log,
         )
+
+    def _devices(self, run: RunSpec) -> list[str]:
+        """The block devices under the run's PGDATA and pg_wal (none for a tmpfs)."""
+        found = []
+        for target in [run.storage.data] + ([run.storage.wal] if run.storage.wal else []):
+            made = self.targets.made.get(target.name) if target is not None else None
+            if made is not None and made.device:
+                found.append(Path(made.device).name)
+            elif made is None or made.target.kind == "path":
+                dev = os_state.device_of(made.root if made else self.lab.clusters)
+                found += [dev] if dev else []
+        return list(dict.fromkeys(found))
 
     def _logged(self, run: RunSpec, phase: PhaseSpec) -> PhaseSpec:
         """The phase as pgbench runs it: its per-transaction log sampled (``--sampling-rate``,

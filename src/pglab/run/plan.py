@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign import kits
+from pglab.campaign import kits, os_table
+from pglab.campaign import os_spec as os_spec_module
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
@@ -75,9 +76,11 @@ def _point(
     campaign: Campaign, variant: Variant, axes: tuple[tuple[str, Any], ...], index: int
 ) -> RunSpec:
     server, dataset, phases = variant.server, variant.dataset, variant.phases
-    storage = variant.storage
+    storage, os_spec = variant.storage, variant.os
     for name, value in axes:
-        if name in STORAGE_AXES:
+        if name.startswith("os."):
+            os_spec = os_table.with_axis(os_spec, name, value)
+        elif name in STORAGE_AXES:
             storage = replace(storage, **{STORAGE_AXES[name]: campaign.target(value)})
         elif name.startswith("settings."):
             server = server.with_settings({name.removeprefix("settings."): value})
@@ -85,6 +88,13 @@ def _point(
             dataset = replace(dataset, **{name: value})
         else:
             phases = tuple(_set_workload(ph, name, value, campaign.base_dir) for ph in phases)
+    if os_spec.huge_pages:  # the reservation is the point's own: from its shared_buffers
+        settings = dict(server.settings)
+        pages = os_spec_module.huge_pages_for(settings.get("shared_buffers"))
+        os_spec = replace(os_spec, sysctl=tuple(sorted(
+            {**dict(os_spec.sysctl), "vm.nr_hugepages": str(pages)}.items())))  # fmt: skip
+        if "huge_pages" not in settings:
+            server = server.with_settings({"huge_pages": "on"})
     kit = next((ph.kit for ph in phases if ph.kit), None)
     if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
         dataset = replace(dataset, kit=kit)
@@ -108,6 +118,7 @@ def _point(
         telemetry=campaign.telemetry,
         storage=storage,
         profile=campaign.profile,
+        os=os_spec,
         extra={"only_variant": len(campaign.variants) == 1},
     )
 

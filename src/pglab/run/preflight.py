@@ -30,7 +30,7 @@ from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
-from pglab.run import capacity
+from pglab.run import capacity, os_state
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
 
@@ -119,6 +119,7 @@ def preflight(
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
         lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
+        lambda: _raise(os_state.problem(plan.points, lab)),  # [os] on the storage's devices
     ):
         try:
             check()

@@ -13,7 +13,7 @@ from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
-from pglab.run import changes
+from pglab.run import changes, os_state
 
 
 def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
@@ -24,6 +24,7 @@ def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
         f"stopped a leftover of an earlier pglab: {line}" for line in server.stop_leftovers(lab)
     ]
     lines += profile_watch.sweep_leftovers(lab)  # perf's files, when it was killed with pglab
+    lines += os_state.put_back_leftovers(lab)  # [os]: before its loop devices go
     return lines + storage_targets.cleanup_leftovers(lab) + put_back_leftovers(lab, servers)
 
 

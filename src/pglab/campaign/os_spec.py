@@ -1,0 +1,79 @@
+"""What a run asks of the OS under its server (``[os]``, read by ``os_table``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
+
+
+@dataclass(frozen=True)
+class OsSpec:
+    """The OS state a run asks for; None (or empty) leaves that part as it is."""
+
+    sysctl: tuple[tuple[str, str], ...] = ()  # name -> the text written to /proc/sys
+    io_scheduler: str | None = None
+    read_ahead_kb: int | None = None
+    nr_requests: int | None = None
+    transparent_hugepages: str | None = None
+    drop_caches: bool = False
+    huge_pages: bool = False  # vm.nr_hugepages sized from shared_buffers, huge_pages = on
+    limits: tuple[tuple[str, int], ...] = ()  # nofile, nproc: soft limits of server and pgbench
+
+    @property
+    def is_default(self) -> bool:
+        return self == OsSpec()
+
+    @property
+    def changes_kernel(self) -> bool:
+        """Whether the run writes kernel state (drop_caches alone puts nothing back)."""
+        return not replace(self, drop_caches=False).is_default
+
+    def queue(self) -> dict[str, str]:
+        """The block device's queue files to write, in order (the scheduler first: a new
+        scheduler resets nr_requests)."""
+        names = {"io_scheduler": "scheduler"}
+        return {
+            names.get(k, k): str(getattr(self, k))
+            for k in QUEUE_KEYS
+            if getattr(self, k) is not None
+        }
+
+    def label(self, axes: Iterable[str] = ()) -> str:
+        """What the point asks of the OS but its ``axes`` (os.KEY, os.sysctl.NAME), as the
+        plan shows it ("" for nothing)."""
+        skip = {a.removeprefix("os.").removeprefix("sysctl.") for a in axes}
+        words = [f"{k}={v}" for k, v in self.sysctl if k not in skip]
+        words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
+                  if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        words += [f"{k}={v}" for k, v in self.limits]
+        flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
+        return ", ".join(words + flags)
+
+    def identity(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
+        if self.sysctl:
+            out["sysctl"] = dict(self.sysctl)
+        if self.limits:
+            out["limits"] = dict(self.limits)
+        return out
+
+
+_UNITS = {"": 8192, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}  # "": 8 kB pages
+
+
+def huge_pages_for(shared_buffers: str | None) -> int:
+    """The 2 MB (or the kernel's size of) huge pages a server with ``shared_buffers`` maps:
+    its buffers and a tenth more, and 64 MB for the rest of its shared memory, rounded up."""
+    text = (shared_buffers or "128MB").strip()
+    num = text.rstrip("kMGTB")
+    unit = text[len(num) :].strip()
+    size = int(float(num) * _UNITS.get(unit, 8192))
+    page = 2 * 2**20
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Hugepagesize:"):
+            page = int(line.split()[1]) * 1024
+    return -(-(int(size * 1.1) + 64 * 2**20) // page)

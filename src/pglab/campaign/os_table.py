@@ -1,0 +1,112 @@
+"""``[os]``: the operating system under the server as part of a point (issue 39): kernel
+settings (``sysctl``), the block device's queue under the storage (``io_scheduler``,
+``read_ahead_kb``, ``nr_requests``), ``transparent_hugepages`` and ``drop_caches`` before each
+run; at the top level, per variant (``[variants.NAME] os = {...}``) and as ``[matrix.os]`` axes
+(``os.io_scheduler``, ``os.sysctl.vm.dirty_bytes``). Checked here as far as the file and the
+kernel's own tree tell; the devices under the storage are checked before the first run
+(``run/os_state.problems``), applied and put back by ``run/os_state``."""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import replace
+from typing import Any
+
+from pglab.campaign import os_checks, schema
+from pglab.campaign.checks import Problems, get, number_in
+from pglab.campaign.os_spec import OsSpec
+
+
+def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
+    """An [os] table (or a variant's os = {...}) over ``base``."""
+    if not isinstance(table, dict):
+        p.add(where, 'os must be a table, e.g. os = { io_scheduler = "none" }')
+        return base
+    p.unknown_keys(where, table, schema.OS_KEYS)
+    upd: dict[str, Any] = {}
+    if "sysctl" in table:
+        said = os_checks.check_sysctls(table["sysctl"], p, where)
+        upd["sysctl"] = tuple(sorted({**dict(base.sysctl), **said}.items()))
+    if "io_scheduler" in table:
+        val = table["io_scheduler"]
+        if isinstance(val, str) and val.strip():
+            upd["io_scheduler"] = val.strip()
+        else:
+            p.add(where, f'io_scheduler = {val!r}: expected a scheduler\'s name, e.g. "none" or '
+                  '"mq-deadline" (cat /sys/block/DEVICE/queue/scheduler lists them)')  # fmt: skip
+    for key in ("read_ahead_kb", "nr_requests"):
+        if key in table:
+            low, high = schema.bounds(schema.OS, key)
+            if isinstance(table[key], int) and number_in(table[key], low, high):
+                upd[key] = table[key]
+            else:
+                p.add(where, f"{key} = {table[key]!r}: expected a whole number from {low:g} to "
+                      f"{high:g}")  # fmt: skip
+    if "transparent_hugepages" in table:
+        upd["transparent_hugepages"] = os_checks.check_thp(table["transparent_hugepages"], p, where)
+    for key in ("drop_caches", "huge_pages"):
+        if key in table:
+            upd[key] = get(table, key, bool, False, p, where)
+    if "limits" in table:
+        upd["limits"] = _limits(table["limits"], base, p, where)
+    spec = replace(base, **upd)
+    if spec.changes_kernel or spec.drop_caches:
+        os_checks.check_root(p, where)
+    return spec
+
+
+def matrix_axes(table: Any, p: Problems) -> list[tuple[str, tuple[Any, ...]]]:
+    """``[matrix.os]``: axes named ``os.KEY`` and ``os.sysctl.NAME``, each value checked."""
+    where = "[matrix.os]"
+    if not isinstance(table, dict):
+        p.add(where, "must be a table of KEY = [values] (sysctl = { NAME = [values] })")
+        return []
+    p.unknown_keys(where, table, schema.OS_KEYS)
+    axes = []
+    flat = [(k, v) for k, v in table.items() if k != "sysctl"]
+    sysctl = table.get("sysctl", {})
+    if not isinstance(sysctl, dict):
+        p.add(where, "sysctl must be a table of NAME = [values]")
+        sysctl = {}
+    flat += [(f"sysctl.{name}", v) for name, v in sysctl.items()]
+    for key, values in flat:
+        if not isinstance(values, list) or not values:
+            p.add(where, f"{key} must be a non-empty array of values")
+            continue
+        for v in values:  # kept as written (the points' labels), checked here
+            with_axis(OsSpec(), f"os.{key}", v, p)
+        axes.append((f"os.{key}", tuple(values)))
+    return axes
+
+
+def with_axis(spec: OsSpec, name: str, value: Any, p: Problems | None = None) -> OsSpec:
+    """``spec`` with the [matrix.os] axis ``name`` (os.KEY, os.sysctl.NAME) set to ``value``."""
+    key = name.removeprefix("os.")
+    if key.startswith("sysctl."):
+        table: dict[str, Any] = {"sysctl": {key.removeprefix("sysctl."): value}}
+    else:
+        table = {key: value}
+    return os_table(table, spec, p or Problems(), f"[matrix.os] {key}")
+
+
+LIMITS = {"nofile": resource.RLIMIT_NOFILE, "nproc": resource.RLIMIT_NPROC}
+
+
+def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str, int], ...]:
+    """Soft limits up to this process's hard ones (raising those needs CAP_SYS_RESOURCE)."""
+    if not isinstance(val, dict):
+        p.add(where, "limits must be a table, e.g. limits = { nofile = 4096, nproc = 4096 }")
+        return base.limits
+    p.unknown_keys(f"{where} limits", val, set(LIMITS))
+    out = dict(base.limits)
+    for key, which in LIMITS.items():
+        if key not in val:
+            continue
+        n, hard = val[key], resource.getrlimit(which)[1]
+        top = hard if hard != resource.RLIM_INFINITY else 2**31 - 1
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
+            p.add(where, f"limits {key} = {n!r}: expected a whole number from 1 to {top} (the "
+                  f"hard limit pglab runs under: raise it with ulimit -H first)")  # fmt: skip
+        else:
+            out[key] = n
+    return tuple(sorted(out.items()))

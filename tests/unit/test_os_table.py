@@ -1,0 +1,124 @@
+"""[os] in campaign files: base, per variant and [matrix.os] axes into each point's OsSpec;
+every problem in one message before anything runs; the point's identity holds what it asks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pglab.campaign.os_spec import OsSpec, huge_pages_for
+from pglab.campaign.parse import parse
+from pglab.errors import CampaignError
+from pglab.run import os_state
+from pglab.run.plan import make_plan
+
+ROOT = os.geteuid() == 0
+
+
+def _problems(doc: dict) -> str:
+    with pytest.raises(CampaignError) as err:
+        parse(doc, "c")
+    return err.value.message
+
+
+@pytest.mark.skipif(not ROOT, reason="[os] needs root; the refusal is tested below")
+def test_base_variant_and_matrix_axes_make_each_points_os() -> None:
+    doc = {
+        "os": {"sysctl": {"vm.dirty_background_bytes": "64MB"}, "read_ahead_kb": 128},
+        "variants": {"a": {}, "b": {"os": {"transparent_hugepages": "never",
+                                           "drop_caches": True}}},
+        "matrix": {"os": {"io_scheduler": ["none", "mq-deadline"],
+                          "sysctl": {"vm.dirty_bytes": ["128MB"]}}},
+    }  # fmt: skip
+    points = make_plan(parse(doc, "c")).points
+    assert [p.label for p in points][:2] == [
+        "a os.io_scheduler=none os.sysctl.vm.dirty_bytes=128MB",
+        "a os.io_scheduler=mq-deadline os.sysctl.vm.dirty_bytes=128MB",
+    ]
+    b = points[3].os
+    assert b == OsSpec(
+        sysctl=(("vm.dirty_background_bytes", str(64 * 2**20)),
+                ("vm.dirty_bytes", str(128 * 2**20))),
+        io_scheduler="mq-deadline", read_ahead_kb=128, transparent_hugepages="never",
+        drop_caches=True,
+    )  # fmt: skip
+    assert b.queue() == {"scheduler": "mq-deadline", "read_ahead_kb": "128"}
+    assert points[3].point_dict()["os"]["transparent_hugepages"] == "never"
+    assert len({p.point_key for p in points}) == 4
+
+
+def test_a_point_without_os_keeps_its_key() -> None:
+    (pt,) = make_plan(parse({}, "c")).points
+    assert "os" not in pt.point_dict()
+
+
+@pytest.mark.skipif(not ROOT, reason="the checks past the root check")
+def test_every_problem_in_one_message() -> None:
+    text = _problems({
+        "os": {"sysctl": {"vm.swapiness": 10, "vm.dirty_bytes": "lots"},
+               "transparent_hugepages": "sometimes", "read_ahead_kb": -1, "io_schedular": "x"},
+        "matrix": {"os": {"nr_requests": [0]}},
+        "variants": {"a": {"os": {"limits": {"nofile": 0, "nfiles": 2}}}},
+    })  # fmt: skip
+    assert (
+        'sysctl "vm.swapiness" does not exist in /proc/sys — did you mean "vm.swappiness"?' in text
+    )
+    assert "vm.dirty_bytes = 'lots': not a value the kernel takes" in text
+    assert "transparent_hugepages = 'sometimes': expected one of always, madvise, never" in text
+    assert "read_ahead_kb = -1: expected a whole number from 0" in text
+    assert 'unknown key "io_schedular" — did you mean "io_scheduler"?' in text
+    assert "[matrix.os] nr_requests: nr_requests = 0: expected a whole number from 1" in text
+    assert "[variants.a] os: limits nofile = 0: expected a whole number from 1 to" in text
+    assert 'limits: unknown key "nfiles" — did you mean "nofile"?' in text
+
+
+@pytest.mark.skipif(not ROOT, reason="root is what lets it past the root check")
+def test_a_server_elsewhere_is_refused() -> None:
+    text = _problems(
+        {"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"drop_caches": True}}
+    )
+    assert "setting the OS of a server's host over SSH is not implemented yet" in text
+
+
+def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pglab.campaign.os_checks.os.geteuid", lambda: 1000)
+    text = _problems({"os": {"drop_caches": True}})
+    assert text.endswith("[os]: writing kernel settings needs root: run pglab as root, or leave "
+                         "[os] out")  # fmt: skip
+
+
+def test_device_of_a_tmpfs_is_none(tmp_path: Path) -> None:
+    assert os_state.device_of(Path("/dev/shm")) is None
+
+
+def test_readings_of_bracketed_lines(tmp_path: Path) -> None:
+    sched = tmp_path / "scheduler"
+    sched.write_text("none [mq-deadline] kyber bfq\n")
+    other = tmp_path / "read_ahead_kb"
+    other.write_text("128\n")
+    assert os_state.reading(sched) == "mq-deadline"
+    assert os_state.reading(other) == "128"
+
+
+def test_the_plan_shows_what_a_point_asks_but_its_axes() -> None:
+    spec = OsSpec(sysctl=(("vm.dirty_bytes", "1"), ("vm.swappiness", "5")),
+                  io_scheduler="none", read_ahead_kb=64, drop_caches=True)  # fmt: skip
+    assert spec.label() == (
+        "vm.dirty_bytes=1, vm.swappiness=5, io_scheduler=none, read_ahead_kb=64, drop_caches"
+    )
+    assert spec.label(["os.io_scheduler", "os.sysctl.vm.dirty_bytes", "clients"]) == (
+        "vm.swappiness=5, read_ahead_kb=64, drop_caches"
+    )
+    assert OsSpec().label() == ""
+
+
+@pytest.mark.skipif(not ROOT, reason="[os] needs root")
+def test_huge_pages_reserve_for_shared_buffers_and_turn_them_on() -> None:
+    doc = {"os": {"huge_pages": True}, "server": {"settings": {"shared_buffers": "256MB"}}}
+    (pt,) = make_plan(parse(doc, "c")).points
+    assert dict(pt.server.settings)["huge_pages"] == "on"
+    pages = int(dict(pt.os.sysctl)["vm.nr_hugepages"])
+    assert pages * 2 * 2**20 >= 256 * 2**20 * 1.1 + 64 * 2**20
+    assert huge_pages_for("16384") == huge_pages_for("128MB")  # 8 kB pages
