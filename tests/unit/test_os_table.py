@@ -79,7 +79,10 @@ def test_a_server_elsewhere_is_refused() -> None:
     text = _problems(
         {"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"drop_caches": True}}
     )
-    assert "setting the OS of a server's host over SSH is not implemented yet" in text
+    assert "runs elsewhere: an existing server's (dsn) machine is not pglab's" in text, text
+    hosts = {"db1": {"ssh": "lab@db1.example"}}
+    text = _problems({"hosts": hosts, "server": {"host": "db1"}, "os": {"drop_caches": True}})
+    assert 'on host "db1" its SSH user is not root' in " ".join(text.split()), text
 
 
 def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -459,13 +459,21 @@ def _matrix(
 
 
 def _os_where_it_applies(variants: list[Variant], axes: bool, p: Problems) -> None:
-    """[os] is the OS of this machine: a server over the network (a dsn, or on a host over
-    SSH) runs on another one, whose kernel pglab does not change (not implemented yet)."""
+    """[os] is the OS of this machine: an existing server (dsn) runs on a machine pglab does
+    not reach, and a server on a host is reached as an SSH user that is not root (pglab
+    refuses root there: PostgreSQL will not run as root), who cannot write the kernel's
+    settings."""
     for v in variants:
         if v.server.over_network and (axes or not v.os.is_default):
+            why = (
+                f'on host "{v.server.host}" its SSH user is not root (a server there must '
+                "not run as root), so the kernel's settings cannot be written there"
+                if v.server.host
+                else "an existing server's (dsn) machine is not pglab's"
+            )
             p.add(f"[variants.{v.name}]" if v.name != "base" else "[os]",
-                  "[os] sets this machine's kernel, and this server runs elsewhere (dsn or "
-                  "host): setting the OS of a server's host over SSH is not implemented yet; "
+                  f"[os] sets this machine's kernel as root, and this server runs elsewhere: "
+                  f"{why}; set them there yourself (the runs record the host's kernel) and "
                   "leave [os] out for it")  # fmt: skip
 
 
