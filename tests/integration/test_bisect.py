@@ -10,14 +10,18 @@ Run once more, it runs nothing."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import pglab_in_background, wait_for
+from conftest import lab_processes, pglab_in_background, wait_for
+from test_fleet import Workers
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -77,43 +81,71 @@ def clone(pg15_tarball: Path, tmp_path_factory) -> tuple[Path, list[str]]:
     return repo, commits
 
 
-def cli(*args: str, lab: Lab, store: Path) -> int:
+def cli(*args: str, lab: Lab, store: str) -> int:
     return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
 
 
+@pytest.fixture
+def worker(pg_store: str) -> Iterator[Workers]:
+    """One ``pglab worker`` on the test's PostgreSQL store (its own lab home, the session's
+    build cache through PGLAB_BUILDS); stopped after the test, nothing of its lab left."""
+    root = Path(tempfile.mkdtemp(prefix="pglab-bisect-", dir="/tmp"))
+    root.chmod(0o755)
+    w = Workers(pg_store, root)
+    try:
+        yield w
+    finally:
+        w.stop_all()
+        left = [p for name in w.procs for p in lab_processes(w.home(name))]
+        for p in left:
+            p.kill()
+        shutil.rmtree(root, ignore_errors=True)
+        assert not left, f"left running: {left}"
+
+
 @pytest.mark.usefixtures("build_cache", "no_leftovers")
-def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, tmp_path, capsys):
+def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, pg_store, worker,
+                                                          capsys):  # fmt: skip
+    """Killed in its last step and resumed with ``--fleet``: the worker runs what the step still
+    had to do; run once more (here), nothing runs."""
     repo, commits = clone
-    path = tmp_path / "slow.toml"
+    path = worker.root / "slow.toml"
     path.write_text(FILE.format(clone=repo))
-    store = tmp_path / "r.sqlite"
+    store = pg_store
     args = ("bisect", str(path), "--good", commits[0], "--bad", "main", "--repeats", "3")
     step = {i: f"slow-commit@bisect-{commits[i][:12]}" for i in (3, 4, 5)}
 
     def runs_of(name: str) -> int:
-        if not store.exists():
-            return 0
-        with open_store(str(store)) as s:
+        with open_store(store) as s:
             return len(s.list_runs(name))
 
-    err = tmp_path / "bisect.err"
+    err = worker.root / "bisect.err"
     argv = [sys.executable, "-m", "pglab", *args, "--lab-dir", str(lab.home), "--store",
-            str(store)]  # fmt: skip
+            store]  # fmt: skip
     with pglab_in_background(argv, err) as proc:  # killed in its last step
         wait_for(lambda: runs_of(step[4]) >= 2, proc, err, "the step of c4")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     killed_at = runs_of(step[4])
     assert runs_of(step[3]) == 9 and 2 <= killed_at < 9
-    assert cli(*args, lab=lab, store=store) == 0
+    worker.start("w1")
+    assert cli(*args, "--fleet", lab=lab, store=store) == 0, worker.log("w1")[-3000:]
     out = " ".join(capsys.readouterr().out.split())
+    with open_store(store) as s:
+        on_w1 = [
+            r
+            for r in s.list_runs(step[4])
+            if s.get_run(r.id).fingerprint.get("fleet_worker") == "w1"
+        ]
+    assert len(on_w1) == 9 - killed_at  # the rest of the step, by the worker
+    assert f"step {step[4]}: 1 job(s) queued on pglab for {9 - killed_at} run(s)" in out, out
     assert f"bisecting slow-commit over 7 commit(s) after {commits[0][:12]}" in out
     assert f"first bad commit: {commits[4]} c4: sleep 3 ms in every commit" in out, out
     assert f"{commits[5][:12]}: skipped, it does not build" in out and "broken by c5" in out
     assert out.count(": bad (against good") + out.count(": good (against good") == 2
     assert "built PostgreSQL" not in out  # resumed: every build came from the cache
     assert runs_of(step[3]) == 9 and runs_of(step[4]) == 9  # nothing measured twice
-    with open_store(str(store)) as s:
+    with open_store(store) as s:
         steps = [c["name"] for c in s.list_campaigns()]
     assert sorted(steps) == sorted(step[i] for i in (3, 4)), steps  # c5 stored nothing
     effect = out.split("effect of the bad commit against the good: ")[1].split()

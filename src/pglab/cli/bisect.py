@@ -10,9 +10,13 @@ from rich.markup import escape
 from pglab.bisect import search
 from pglab.campaign import git_refs
 from pglab.campaign import parse as campaigns
+from pglab.cli import fleet as fleet_cli
 from pglab.cli import run as running
 from pglab.cli.common import Where, console
 from pglab.errors import BuildError, LabError
+from pglab.fleet import queue as fleet_queue
+from pglab.fleet.enqueue import enqueue
+from pglab.lab import Lab
 
 HELP = """\
 The first commit between a good one and a bad one that changed the campaign's point, for a
@@ -30,6 +34,7 @@ exit status: 0 the commit was found; 1 the ends do not differ, or skipped commit
 examples:
   pglab bisect nightly.toml --good REL_17_0 --bad master
   pglab bisect patch.toml --good a1b2c3d --bad HEAD --repeats 5 --figure latency_avg_ms
+  pglab bisect nightly.toml --good REL_17_0 --bad master --fleet --store postgresql://lab@db/pglab
 """
 
 
@@ -46,12 +51,21 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--bad", required=True, help="a later commit that is bad")
     p.add_argument("--repeats", type=int, default=3, help="rounds per step (default 3)")
     p.add_argument("--figure", default="tps", help="tps (default) or a run metric")
+    p.add_argument("--fleet", action="store_true",
+                   help="run each step as jobs for `pglab worker` on lab hosts (PostgreSQL "
+                   "store): each step's builds are made here first (a commit that does not "
+                   "build is skipped here), the workers find them in their build cache or "
+                   "build them")  # fmt: skip
+    p.add_argument("--queue", default=fleet_queue.DEFAULT_QUEUE, help="--fleet: the queue")
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.file, a.good, a.bad, a.repeats,
-                                      a.figure))  # fmt: skip
+                                      a.figure, a.queue if a.fleet else None))  # fmt: skip
 
 
 def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
-        figure: str = "tps") -> int:  # fmt: skip
+        figure: str = "tps", queue: str | None = None) -> int:  # fmt: skip
+    """``queue``: the steps as fleet jobs on that queue (None: run here)."""
+    if queue is not None:
+        fleet_queue.require_postgres(where.store_url)
     camp = campaigns.load(file)
     build = camp.variants[0].server.build
     if build is None or build.commit is None:
@@ -68,7 +82,7 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
     found = search.Search(commits)
     effect = None
     while (index := found.next()) is not None:
-        judged = _step(where, camp, ends, commits[index], repeats, figure)
+        judged = _step(where, camp, ends, commits[index], repeats, figure, queue)
         if judged is None:
             found.skipped.add(index)
             continue
@@ -103,22 +117,42 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
 
 
 def _step(where: Where, camp, ends: tuple[str, str], middle: str, repeats: int,
-          figure: str) -> search.Judged | None:  # fmt: skip
-    """One step: the middle commit beside the ends, run (or resumed) and judged; None when it
-    does not build or gave no value."""
+          figure: str, queue: str | None = None) -> search.Judged | None:  # fmt: skip
+    """One step: the middle commit beside the ends, run (or resumed; on the fleet's ``queue``)
+    and judged; None when it does not build or gave no value."""
     name = search.step_name(camp.name, middle)
     doc = search.step_document(
         camp.document, name, {"good": ends[0], "middle": middle, "bad": ends[1]}, repeats
     )
     step = campaigns.parse(doc, name, base_dir=camp.base_dir, source_file=camp.source_file)
     try:
-        running.execute(where, step)
+        if queue is None:
+            running.execute(where, step)
+        else:
+            _on_the_fleet(where, step, queue)
     except BuildError as exc:
         console.print(f"  {middle[:12]}: skipped, it does not build ({escape(exc.message)})",
                       soft_wrap=True)  # fmt: skip
         return None
     with where.open(read_only=True) as store:
-        return search.judge(store.list_runs(name), figure)
+        judged = search.judge(store.list_runs(name), figure)
+    if judged is None and queue is not None:
+        console.print(f"  {middle[:12]}: skipped, its step gave no value on the fleet: "
+                      + where.command("status", name), markup=False, soft_wrap=True)  # fmt: skip
+    return judged
+
+
+def _on_the_fleet(where: Where, step, queue: str) -> None:
+    """The step's builds made here (a BuildError when one fails), its runs still to do queued
+    for the workers, followed to the end."""
+    running.build_first(step, Lab.open(where.home))
+    done = enqueue(where.store_url, where.home, step, queue)
+    added, already = done.submitted.added, done.submitted.already
+    console.print(f"  step {escape(step.name)}: {len(added)} job(s) queued on {escape(queue)} "
+                  f"for {done.runs} run(s)" + (f", {len(already)} queued already" if already
+                                               else ""), soft_wrap=True)  # fmt: skip
+    if added or already:
+        fleet_cli.follow(where, step.name)
 
 
 def _said(c) -> str:
