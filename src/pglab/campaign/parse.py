@@ -356,6 +356,9 @@ def _setting_str(val: Any) -> str:
     return str(val)
 
 
+MIN_FRACTION = 0.01  # the smallest fractional scale (kit = "tpch"'s; kits check theirs)
+
+
 def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
     p.unknown_keys(where, table, DATASET_KEYS)
     updates: dict[str, Any] = {}
@@ -363,8 +366,15 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        if f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
+        if f.name == "scale" and isinstance(val, float):
+            if not MIN_FRACTION <= val <= schema.bounds(schema.DATASET, "scale")[1]:
+                p.add(where, f"scale = {val!r}: expected a whole number from 1 (a scale factor "
+                      f"of kit = \"tpch\": from {MIN_FRACTION:g})")  # fmt: skip
+                continue
+            val = int(val) if val.is_integer() else val
+        elif f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
+            lo = max(lo, 1)  # a fraction is a float (above)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
                 continue

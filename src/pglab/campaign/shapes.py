@@ -55,6 +55,9 @@ SHAPES: dict[str, Shape] = {
         {"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+$"}]}),
     "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
                                                          {"const": "auto"}]}),
+    "queries": Shape("array of query numbers, 1 to 22", {
+        "type": "array", "minItems": 1, "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 1, "maximum": 22}}),
     "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
     "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
         {"type": "number", "exclusiveMinimum": 0},

@@ -377,6 +377,11 @@ class PhaseSpec:
     # tables. Part of the point only when sysbench
     generator: str = "pgbench"
     test: str | None = None
+    # kit = "tpch": the queries of its power run, in order (): all 22), the statement_timeout
+    # of each in seconds (None: none; a query stopped by it is recorded as a timeout). Part of
+    # the point only when set
+    queries: tuple[int, ...] = ()
+    query_timeout: float | None = None
 
     @property
     def dataset_kind(self) -> str | None:
@@ -410,6 +415,12 @@ class PhaseSpec:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
         if self.operation is not None:
             return 10.0 * self.times  # a guess: nothing tells its time before it ran once
+        if self.kit == "tpch":  # the power run and its plans' run, at its scale factor
+            told = dict(self.defines).get("scale factor", "1")
+            per_query = TPCH_QUERY_S_PER_SF * float(told)
+            if self.query_timeout is not None:
+                per_query = min(per_query, self.query_timeout)
+            return 2 * (per_query * len(self.queries or range(22)) + 1.0) * self.times
         per = (
             self.duration
             if self.duration is not None
@@ -561,6 +572,10 @@ def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     return d
 
 
+# a TPC-H-like query's seconds per unit of scale factor on 2 CPUs, a rough guess for the
+# plan's ETA (the executor's own estimate from stored runs replaces it once a point ran)
+TPCH_QUERY_S_PER_SF = 3.0
+
 # keys left out of a phase's identity at these values (they came after points were stored)
 _UNSET: dict[str, Any] = {
     "max_tries": 1, "latency_limit": None, "failures_detailed": False,
@@ -568,6 +583,7 @@ _UNSET: dict[str, Any] = {
     "operation": None, "dirty": 0.0, "parallel": 0, "freeze": False, "columns": ("abalance",),
     "method": "btree", "jobs": 1, "compress": True, "target": None, "kit": None, "mode": None,
     "distribution": None, "defines": (), "generator": "pgbench", "test": None,
+    "queries": (), "query_timeout": None,
 }  # fmt: skip
 
 

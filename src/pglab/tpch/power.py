@@ -35,7 +35,7 @@ def power_run(
     on_status: Callable[[str], None] = lambda msg: None,
 ) -> list[QueryTime]:
     """Each query once, in the order given, on ``conn`` (autocommit); a timeout is recorded."""
-    limit_ms = int(timeout_s * 1000) if timeout_s else 0
+    limit_ms = max(1, round(timeout_s * 1000)) if timeout_s else 0
     conn.execute(f"SET statement_timeout = {limit_ms}".encode())
     out: list[QueryTime] = []
     for i, number in enumerate(queries, 1):

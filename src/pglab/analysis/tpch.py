@@ -1,0 +1,104 @@
+"""What the stored runs of kit = "tpch" say per query: each query's time per point over its
+repeats, compared with the reference point as the headline is (``points.point_rows``: the CI,
+the verdict), and where two compared points' plans for a query differ in shape, in words.
+
+A query's figure is compared as its rate (1 / seconds, queries per second), so that, as for
+TPS, + is faster and − slower; the table shows the median seconds beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pglab.analysis import points
+from pglab.rows import RunRow
+from pglab.store import Store
+from pglab.tpch import plans as tpch_plans
+
+
+def metric(number: int) -> str:
+    """``q09_s``: a query's seconds among a run's metrics."""
+    return f"q{number:02d}_s"
+
+
+def query_numbers(runs: Sequence[RunRow]) -> list[int]:
+    """The queries the runs timed, in number order."""
+    found = {k for r in runs if r.ok for k in r.metrics if points.QUERY_METRIC.match(k)}
+    return sorted(int(k[1:3]) for k in found)
+
+
+def as_rates(runs: Sequence[RunRow], number: int) -> list[RunRow]:
+    """The runs with the query's rate (1 / its seconds) as their ``tps``; None without one."""
+    key = metric(number)
+    out = []
+    for r in runs:
+        secs = r.metrics.get(key)
+        out.append(replace(r, tps=1.0 / secs if secs else None))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPoints:
+    number: int
+    rows: list[points.PointRow]  # as the headline's, of the query's rate
+    seconds: dict[str, float]  # each point's median seconds, by label
+
+
+def query_points(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[QueryPoints]:
+    """Each query's points over their repeats, compared with the reference point."""
+    out = []
+    for n in query_numbers(runs):
+        rows = points.campaign_rows(as_rates(runs, n), campaign)
+        seconds = {r.point: 1.0 / r.tps_median for r in rows if r.tps_median}
+        out.append(QueryPoints(n, rows, seconds))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlanChange:
+    number: int
+    point: str  # the point whose plan differs
+    reference: str  # the point it is compared with
+    change: str  # "hash join → merge join"
+
+
+def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
+    """A run's plan per query (its first phase that has them), {} if it stored none."""
+    stored = store.get_run(run.id)
+    if stored is None:
+        return {}
+    for tables in stored.series.values():
+        table = tables.get(tpch_plans.TABLE)
+        if table:
+            return {int(row[0]): row[1] for row in table["rows"]}
+    return {}
+
+
+def plan_changes(
+    store: Store, runs: Sequence[RunRow], campaign: dict[str, Any] | None
+) -> list[PlanChange]:
+    """Where a point's plan for a query differs in shape from its reference point's (the
+    baseline variant's at the same coordinates), from each point's first ok run."""
+    rows = points.campaign_rows(runs, campaign)
+    first: dict[str, RunRow] = {}
+    for r in runs:
+        if r.ok:
+            first.setdefault(r.label, r)
+    base = {row.coords: row.point for row in rows if row.is_base}
+    out = []
+    cache: dict[str, dict[int, Any]] = {}
+    for row in rows:
+        ref = base.get(row.coords)
+        if row.is_base or ref is None or row.point not in first or ref not in first:
+            continue
+        for label in (row.point, ref):
+            if label not in cache:
+                cache[label] = stored_plans(store, first[label])
+        mine, theirs = cache[row.point], cache[ref]
+        for n in sorted(set(mine) & set(theirs)):
+            said = tpch_plans.shape_change(theirs[n], mine[n])
+            if said is not None:
+                out.append(PlanChange(n, row.point, ref, said))
+    return out

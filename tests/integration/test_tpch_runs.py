@@ -1,0 +1,98 @@
+"""``kit = "tpch"`` in a campaign on PostgreSQL 18 (embedded) at scale factor 0.01: the dataset
+made once and reset by copy, the power run's per-query seconds, geometric mean and QphH-like
+power stored as the run's figures, each query's plan stored, and what ``pglab show`` says of
+two variants (default and ``enable_hashjoin = off``) × 2 repeats: each query's time and the
+plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.campaign.kits.tpch_queries import QUERIES
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+from pglab.tpch import plans, power
+
+pytestmark = pytest.mark.integration
+ROWS = {1: 4, 3: 10}  # rows of Q1 (its four return flag × status groups) and of Q3 (LIMIT 10)
+
+CAMPAIGN = """
+name = "tpch"
+repeats = 2
+[dataset]
+scale = 0.01
+[workload]
+kit = "tpch"
+[variants.default]
+[variants.nohash.server.settings]
+enable_hashjoin = "off"
+"""
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.fixture(scope="module")
+def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
+    """Two variants × 2 repeats of the 22 queries (one dataset, copied per run)."""
+    tmp = tmp_path_factory.mktemp("tpch")
+    path = tmp / "tpch.toml"
+    path.write_text(CAMPAIGN)
+    store = tmp / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        runs = [s.get_run(row.id) for row in s.list_runs("tpch")]
+    return {"store": store, "runs": runs, "tmp": tmp}
+
+
+def test_power_run_figures_and_plans(made: dict[str, Any]) -> None:
+    runs = made["runs"]
+    assert len(runs) == 4 and all(r is not None and r.ok for r in runs), [r.error for r in runs]
+    for run in runs:
+        m = run.metrics
+        times = [m[f"q{n:02d}_s"] for n in QUERIES]
+        assert all(t > 0 for t in times) and m["timeouts"] == 0
+        assert m["geomean_s"] == pytest.approx(power.geomean(
+            [power.QueryTime(n, t, 0) for n, t in zip(QUERIES, times, strict=True)]), rel=1e-9)
+        assert run.tps == pytest.approx(3600 * 0.01 / m["geomean_s"], rel=1e-9) == m["power"]
+        (phase,) = run.phases
+        tables = run.series[str(phase.idx)]
+        rows = {r[0]: r for r in tables[power.TABLE]["rows"]}
+        assert sorted(rows) == list(QUERIES)
+        assert all(rows[n][2] == want for n, want in ROWS.items())
+        stored = {r[0]: r[1] for r in tables[plans.TABLE]["rows"]}
+        assert sorted(stored) == list(QUERIES)
+        assert all("Plan" in p and "Actual Total Time" in p["Plan"] for p in stored.values())
+
+
+def test_show_names_each_query_and_the_plan_change(made: dict[str, Any], lab: Lab,
+                                                   capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("show", "tpch", "--wide", lab=lab, store=made["store"]) == 0
+    out = capsys.readouterr().out
+    assert "median QphH" in out and "per query (median seconds; Δ% of its rate)" in out
+    lines = {line.split()[1]: line for line in out.splitlines()
+             if line.startswith("│ Q")}  # fmt: skip
+    assert sorted(lines) == sorted(f"Q{n}" for n in QUERIES)
+    # enable_hashjoin = off: at least one query's hash join became another join
+    assert any("hash join" in line and "→" in line for line in lines.values()), out
+    assert "nohash: hash, hash join →" in out or "nohash: hash join, hash →" in out, out
+
+
+def test_a_query_over_its_timeout_is_recorded_not_failed(made: dict[str, Any], lab: Lab) -> None:
+    path = made["tmp"] / "timeout.toml"
+    path.write_text('name = "tpch-timeout"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
+                    "queries = [1, 6]\nquery_timeout = 0.001\n")  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-timeout")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    assert run.metrics["timeouts"] == 2 and run.metrics["q01_s"] == 0.001
+    rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
+    assert [(r[0], r[2], r[3]) for r in rows] == [(1, None, True), (6, None, True)]
