@@ -57,8 +57,10 @@ def test_power_run_figures_and_plans(made: dict[str, Any]) -> None:
         m = run.metrics
         times = [m[f"q{n:02d}_s"] for n in QUERIES]
         assert all(t > 0 for t in times) and m["timeouts"] == 0
-        assert m["geomean_s"] == pytest.approx(power.geomean(
-            [power.QueryTime(n, t, 0) for n, t in zip(QUERIES, times, strict=True)]), rel=1e-9)
+        assert m["geomean_s"] == pytest.approx(
+            power.geomean([power.QueryTime(n, t, 0) for n, t in zip(QUERIES, times, strict=True)]),
+            rel=1e-9,
+        )
         assert run.tps == pytest.approx(3600 * 0.01 / m["geomean_s"], rel=1e-9) == m["power"]
         (phase,) = run.phases
         tables = run.series[str(phase.idx)]
