@@ -79,14 +79,14 @@ def test_bad_tpch_options_are_named(extra: str, said: str) -> None:
 
 
 def test_scale_factor_out_of_range_and_fractions_elsewhere() -> None:
-    assert "kit 'tpch' has scale factor as its scale, from 0.01 to 1,000" in refused(
+    assert "kit 'tpch' has scale factor as its scale, at most 1,000" in refused(
         BASE.replace("0.01", "2000"))  # fmt: skip
-    assert "scale = 0.001: expected a whole number from 1" in refused(
+    assert "scale = 0.001: expected a whole number from 1 to 1000000 (or kit = \"tpch\"'s scale factor, 0.01 to 1000)" in refused(
         BASE.replace("0.01", "0.001"))  # fmt: skip
     pgbench = 'name = "p"\n[dataset]\nscale = 0.5\n'
     assert 'a fraction is a scale factor of kit = "tpch"' in refused(pgbench)
     tpcc = BASE.replace('"tpch"', '"tpcc"')
-    assert "kit 'tpcc' has warehouses as its scale, from 1" in refused(tpcc)
+    assert "kit 'tpcc' has warehouses as its scale, at least 1" in refused(tpcc)
 
 
 def test_tpch_options_on_another_workload_are_refused() -> None:

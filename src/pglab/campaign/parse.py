@@ -20,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import os_table, profiling, schema, sections, server_source
+from pglab.campaign import os_table, profiling, schema, sections, server_source, workload
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.os_spec import OsSpec
@@ -356,9 +356,6 @@ def _setting_str(val: Any) -> str:
     return str(val)
 
 
-MIN_FRACTION = 0.01  # the smallest fractional scale (kit = "tpch"'s; kits check theirs)
-
-
 def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
     p.unknown_keys(where, table, DATASET_KEYS)
     updates: dict[str, Any] = {}
@@ -366,15 +363,9 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        if f.name == "scale" and isinstance(val, float):
-            if not MIN_FRACTION <= val <= schema.bounds(schema.DATASET, "scale")[1]:
-                p.add(where, f"scale = {val!r}: expected a whole number from 1 (a scale factor "
-                      f"of kit = \"tpch\": from {MIN_FRACTION:g})")  # fmt: skip
-                continue
-            val = int(val) if val.is_integer() else val
-        elif f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
+        val = workload.dataset_scale(val, p, where) if f.name == "scale" else val
+        if f.name in ("partitions", "fillfactor", "tables", "table_size"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
-            lo = max(lo, 1)  # a fraction is a float (above)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
                 continue

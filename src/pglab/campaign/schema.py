@@ -161,9 +161,8 @@ BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {..
 ), form="sub", exclusive=(("source", "git"), ("source", "ref")),
    one_of=("source", "git"))  # fmt: skip
 DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
-    Key("scale", "number", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
-        "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale,
-        minimum=0.01, maximum=1_000_000),
+    Key("scale", "scale", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
+        "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale),
     Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
         default_doc="pgbench's", pattern="^[dtgGvpf]*$"),
     Key("partitions", "integer", "of pgbench_accounts", "0", _dataset.partitions, minimum=0,

@@ -15,7 +15,7 @@ from pglab.campaign.checks import Problems, get, number_in
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.kits.tpch_queries import unknown as unknown_queries
-from pglab.campaign.shapes import RANDOM_SEEDS
+from pglab.campaign.shapes import RANDOM_SEEDS, SCALE_FACTORS, SCALES
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
@@ -472,14 +472,30 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
                   "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
 
 
+def dataset_scale(val: Any, p: Problems, where: str) -> Any:
+    """``[dataset] scale``: a whole number, or a fraction (kit = "tpch"'s scale factor, checked
+    with the phases: ``kit_scale``); a whole fraction (1.0) is its integer. A problem added
+    when it is neither (``val`` then as given: the file is refused)."""
+    if isinstance(val, float) and SCALE_FACTORS[0] <= val <= SCALE_FACTORS[1]:
+        return int(val) if val.is_integer() else val
+    if isinstance(val, int) and not isinstance(val, bool) and SCALES[0] <= val <= SCALES[1]:
+        return val
+    low, high = SCALE_FACTORS
+    p.add(where, f"scale = {val!r}: expected a whole number from {SCALES[0]} to {SCALES[1]} "
+          f'(or kit = "tpch"\'s scale factor, {low:g} to {high:g})')  # fmt: skip
+    return val
+
+
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
     """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit; a
     fraction only where the kit takes one (TPC-H's scale factor 0.01)."""
     for kit in (KITS[k] for k in dict.fromkeys(kits)):
         for scale in scales:
             if isinstance(scale, int | float) and not kit.min_scale <= scale <= kit.max_scale:
+                said = "at most" if scale > kit.max_scale else "at least"
+                bound = kit.max_scale if scale > kit.max_scale else kit.min_scale
                 p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
-                      f"scale, from {kit.min_scale:g} to {kit.max_scale:,}")  # fmt: skip
+                      f"scale, {said} {bound:,g}")  # fmt: skip
     if not kits:
         for scale in scales:
             if isinstance(scale, float):
