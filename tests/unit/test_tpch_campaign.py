@@ -24,6 +24,8 @@ from pglab.run import preflight
 from pglab.run.metrics import run_metrics
 from pglab.run.plan import expand_points, make_plan
 from pglab.tpch import power
+from pglab.tune import confirm
+from pglab.tune import spec as tune_spec
 
 BASE = """
 name = "h"
@@ -81,8 +83,8 @@ def test_bad_tpch_options_are_named(extra: str, said: str) -> None:
 def test_scale_factor_out_of_range_and_fractions_elsewhere() -> None:
     assert "kit 'tpch' has scale factor as its scale, at most 1,000" in refused(
         BASE.replace("0.01", "2000"))  # fmt: skip
-    assert "scale = 0.001: expected a whole number from 1 to 1000000 (or kit = \"tpch\"'s scale factor, 0.01 to 1000)" in refused(
-        BASE.replace("0.01", "0.001"))  # fmt: skip
+    said = 'scale = 0.001: expected a whole number from 1 to 1000000 (or kit = "tpch"\'s'
+    assert said + " scale factor, 0.01 to 1000)" in refused(BASE.replace("0.01", "0.001"))
     pgbench = 'name = "p"\n[dataset]\nscale = 0.5\n'
     assert 'a fraction is a scale factor of kit = "tpch"' in refused(pgbench)
     tpcc = BASE.replace('"tpch"', '"tpcc"')
@@ -143,3 +145,18 @@ def test_each_query_is_compared_on_its_rate() -> None:
     assert q1.seconds["b"] == pytest.approx(2.04)
     b = next(r for r in q1.rows if r.point == "b")
     assert b.comparison is not None and b.comparison.delta_pct == pytest.approx(-50, abs=0.5)
+
+
+def test_the_tune_objective_geomean_needs_tpch_and_is_minimised(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n[workload]\nscript = "tpcb-like"\n[tune]\nobjective = "geomean"\n')
+    with pytest.raises(CampaignError, match='phases run no kit = "tpch"'):
+        tune_spec.load(path)
+    path.write_text(BASE + '[tune]\nobjective = "geomean"\n')
+    spec = tune_spec.load(path)[1]
+    assert (spec.objective, spec.direction) == ("geomean", "minimize")
+    assert tune_spec.objective_value("geomean", 900.0, {"geomean_s": 0.4}) == 0.4
+    # lower is better: the faster candidate wins
+    base = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98]
+    won = confirm.decide("geomean", {"default": base, "fast": [v * 0.8 for v in base]})
+    assert won.winner == "fast" and "geometric mean -20.0%" in won.text
