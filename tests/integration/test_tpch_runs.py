@@ -98,3 +98,14 @@ def test_a_query_over_its_timeout_is_recorded_not_failed(made: dict[str, Any], l
     assert run.metrics["timeouts"] == 2 and run.metrics["q01_s"] == 0.001
     rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
     assert [(r[0], r[2], r[3]) for r in rows] == [(1, None, True), (6, None, True)]
+
+
+def test_compare_names_the_plan_change_next_to_the_time(made: dict[str, Any], lab: Lab,
+                                                        capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("compare", "tpch:default", "tpch:nohash", lab=lab, store=made["store"]) == 0
+    out = capsys.readouterr().out
+    assert "per query (Welch, Holm over the queries)" in out
+    said = [line for line in out.splitlines() if line.startswith("Q") and "→" in line]
+    assert any("hash join" in line.split("→")[0] for line in said), out
+    assert all(line.split(";")[1].strip()[0] in "+-–" for line in said), said

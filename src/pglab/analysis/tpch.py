@@ -8,11 +8,12 @@ TPS, + is faster and − slower; the table shows the median seconds beside it.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pglab.analysis import points
+from pglab.analysis import points, verdicts
 from pglab.rows import RunRow
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
@@ -101,4 +102,32 @@ def plan_changes(
             said = tpch_plans.shape_change(theirs[n], mine[n])
             if said is not None:
                 out.append(PlanChange(n, row.point, ref, said))
+    return out
+
+
+def compare_queries(
+    store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float
+) -> list[dict[str, Any]]:
+    """Two points' queries side by side (``pglab compare``): each one's median seconds, B
+    against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
+    differs in shape from A's (their first ok runs)."""
+    numbers = [n for n in query_numbers(a) if n in query_numbers(b)]
+    if not numbers:
+        return []
+    rates = [[1.0 / r.metrics[metric(n)] for r in side if r.ok and r.metrics.get(metric(n))]
+             for n in numbers for side in (a, b)]  # fmt: skip
+    comps = verdicts.compare_family(list(zip(rates[::2], rates[1::2], strict=True)), effect_pct)
+    first_a = next((r for r in a if r.ok), None)
+    first_b = next((r for r in b if r.ok), None)
+    plans_a = stored_plans(store, first_a) if first_a else {}
+    plans_b = stored_plans(store, first_b) if first_b else {}
+    out = []
+    for i, (n, c) in enumerate(zip(numbers, comps, strict=True)):
+        change = None
+        if n in plans_a and n in plans_b:
+            change = tpch_plans.shape_change(plans_a[n], plans_b[n])
+        out.append({
+            "query": n, "a_s": 1.0 / statistics.median(rates[2 * i]),
+            "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,
+        })  # fmt: skip
     return out
