@@ -6,6 +6,8 @@ plan change named; a query stopped by ``query_timeout`` recorded as a timeout, t
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,14 @@ def test_compare_names_the_plan_change_next_to_the_time(made: dict[str, Any], la
     said = [line for line in out.splitlines() if line.startswith("Q") and "→" in line]
     assert any("hash join" in line.split("→")[0] for line in said), out
     assert all(line.split(";")[1].strip()[0] in "+-–" for line in said), said
+
+
+def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: Lab,
+                                                     capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("export", "tpch", "--by", "query", lab=lab, store=made["store"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4 * 22 and {r["variant"] for r in rows} == {"default", "nohash"}
+    q3 = [r for r in rows if r["query"] == "3"]
+    assert len(q3) == 4 and all(r["rows"] == "10" and r["timed_out"] == "False" for r in q3)
+    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" for r in rows)

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pglab.analysis import points, verdicts
-from pglab.rows import RunRow
+from pglab.analysis import points, tidy, verdicts
+from pglab.analysis.tidy import TidyTable
+from pglab.rows import RunRow, StoredRun
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
+from pglab.tpch import power
 
 
 def metric(number: int) -> str:
@@ -131,3 +133,26 @@ def compare_queries(
             "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,
         })  # fmt: skip
     return out
+
+
+QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "iteration",
+                 "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
+
+
+def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
+    """``pglab export --by query``: a row per run, measured phase iteration and query of the
+    power run (its seconds, the rows it returned, whether it timed out, the seed of its
+    parameters), then the run's factor columns as ``pglab export`` has them."""
+    found = [tidy.factors(run) for run in runs]
+    names = list(dict.fromkeys(k for f in found for k in f))
+    rows = []
+    for run, factors in zip(runs, found, strict=True):
+        for ph in run.phases:
+            table = run.series.get(str(ph.idx), {}).get(power.TABLE)
+            if not ph.measured or not table:
+                continue
+            for row in table["rows"]:
+                rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
+                             ph.name, ph.iteration, *row[:4], row[4] if len(row) > 4 else None,
+                             *(factors.get(n) for n in names)])  # fmt: skip
+    return TidyTable([*QUERY_COLUMNS, *names], rows)
