@@ -92,6 +92,8 @@ UNIT_BY_NAME = {
     "tpm": "transactions per minute",
     "inconsistent": "count (conditions)",
     "qps": "queries per second",
+    "power": "queries per hour × scale factor (QphH-like, TPC-H's Power@Size without refreshes)",
+    "timeouts": "count (queries)",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",

@@ -122,3 +122,13 @@ def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: L
     q3 = [r for r in rows if r["query"] == "3"]
     assert len(q3) == 4 and all(r["rows"] == "10" and r["timed_out"] == "False" for r in q3)
     assert all(float(r["seconds"]) > 0 and r["seed"] == "1" for r in rows)
+
+
+def test_export_by_run_has_the_kits_figures(made: dict[str, Any], lab: Lab, capsys) -> None:
+    capsys.readouterr()
+    assert cli("export", "tpch", lab=lab, store=made["store"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4
+    for r in rows:
+        assert float(r["power"]) == pytest.approx(float(r["tps"]))
+        assert float(r["geomean_s"]) > 0 and r["timeouts"] == "0.0" and float(r["q22_s"]) > 0
