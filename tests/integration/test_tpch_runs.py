@@ -132,3 +132,20 @@ def test_export_by_run_has_the_kits_figures(made: dict[str, Any], lab: Lab, caps
     for r in rows:
         assert float(r["power"]) == pytest.approx(float(r["tps"]))
         assert float(r["geomean_s"]) > 0 and r["timeouts"] == "0.0" and float(r["q22_s"]) > 0
+
+
+def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> None:
+    page = made["tmp"] / "tpch.html"
+    assert cli("report", "tpch", "-o", str(page), lab=lab, store=made["store"]) == 0
+    html = page.read_text()
+    assert "time per query per point" in html and "QphH" in html  # the headline, named
+    from pglab.report import charts, model
+
+    with open_store(str(made["store"])) as s:
+        rep = model.gather(s, "tpch")
+    chart = charts.campaign_chart(rep, 3)
+    assert chart is not None and chart.png.startswith(b"\x89PNG")
+    assert (
+        chart.name == "tpch-queries"
+        and (made["tmp"] / "tpch-charts" / "tpch-queries.png").is_file()
+    )

@@ -28,6 +28,7 @@ matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
+from pglab.analysis.tpch import query_points  # noqa: E402
 from pglab.report import progress_chart  # noqa: E402
 from pglab.report.model import Point, Report  # noqa: E402
 from pglab.report.series import RunSeries  # noqa: E402
@@ -52,13 +53,48 @@ def campaign_charts(rep: Report) -> list[Chart]:
     return [c for c in charts if c is not None]
 
 
-CAMPAIGN_CHARTS = 3
+CAMPAIGN_CHARTS = 4
 
 
 def campaign_chart(rep: Report, i: int) -> Chart | None:
     """The i-th campaign chart: TPS (against clients, or per point), every run in order,
-    latency percentiles per point; None when the runs give it nothing to draw."""
-    return (_tps_chart, _runs_in_order, _latency_chart)[i](rep)
+    latency percentiles per point, kit = "tpch"'s time per query per point; None when the
+    runs give it nothing to draw."""
+    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart)[i](rep)
+
+
+def _query_chart(rep: Report) -> Chart | None:
+    """kit = "tpch": each query's median seconds per point (log scale: queries differ by orders
+    of magnitude), bars its 95% CI (of the mean rate, from 3 repeats) or min–max."""
+    found = query_points(rep.runs, rep.campaign)
+    if not found:
+        return None
+    labels = [row.point for row in found[0].rows]
+    fig = Figure(figsize=(10, 1.5 + 0.12 * len(found) * max(2, len(labels))), layout="constrained")
+    ax = fig.add_subplot()
+    step = 0.8 / len(labels)
+    for j, label in enumerate(labels):
+        ys, secs, lows, highs = [], [], [], []
+        for i, q in enumerate(found):
+            row = next((r for r in q.rows if r.point == label), None)
+            if row is None or not row.tps_median:
+                continue
+            # the rate's interval (queries per second): its high end is the short time
+            slow, fast = row.ci if row.ci and row.ok_runs >= 3 else (row.tps_min, row.tps_max)
+            med = 1.0 / row.tps_median
+            ys.append(len(found) - 1 - i + 0.4 - (j + 0.5) * step)
+            secs.append(med)
+            lows.append(max(med - 1.0 / fast, 0.0) if fast else 0.0)
+            highs.append(max(1.0 / slow - med, 0.0) if slow and slow > 0 else 0.0)
+        ax.barh(ys, secs, height=step, xerr=[lows, highs], capsize=2, alpha=0.85,
+                color=PALETTE[j % len(PALETTE)], label=_short(label))  # fmt: skip
+    ax.set_yticks(range(len(found))[::-1], [f"Q{q.number}" for q in found], fontsize="small")
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title("time per query per point (TPC-H-like power run)")
+    return Chart("tpch-queries", "time per query per point", _png(fig))
 
 
 def point_chart(pt: Point, number: int) -> Chart | None:
