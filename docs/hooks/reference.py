@@ -94,6 +94,7 @@ UNIT_BY_NAME = {
     "qps": "queries per second",
     "power": "queries per hour × scale factor (QphH-like, TPC-H's Power@Size without refreshes)",
     "timeouts": "count (queries)",
+    "throughput": "queries per hour × scale factor (QthH-like, without the refresh stream)",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",

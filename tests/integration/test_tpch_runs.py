@@ -17,7 +17,7 @@ from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
-from pglab.tpch import plans, power
+from pglab.tpch import plans, power, throughput
 
 pytestmark = pytest.mark.integration
 ROWS = {1: 4, 3: 10}  # rows of Q1 (its four return flag × status groups) and of Q3 (LIMIT 10)
@@ -149,3 +149,24 @@ def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> 
         chart.name == "tpch-queries"
         and (made["tmp"] / "tpch-charts" / "tpch-queries.png").is_file()
     )
+
+
+def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys) -> None:
+    path = made["tmp"] / "streams.toml"
+    path.write_text('name = "tpch-streams"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
+                    'mode = "throughput"\nclients = 2\nqueries = [1, 6, 14]\n')  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-streams")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    rows = run.series[str(run.phases[0].idx)][throughput.TABLE]["rows"]
+    assert sorted((r[0], r[1]) for r in rows) == [(s, q) for s in (0, 1) for q in (1, 6, 14)]
+    assert [r[1] for r in rows if r[0] == 0] == [1, 6, 14]  # stream 0: the order given
+    elapsed = run.phases[0].elapsed_s
+    assert run.tps == pytest.approx(2 * 3 * 3600 / elapsed * 0.01, rel=0.02)
+    assert run.metrics["throughput"] == run.tps and "power" not in run.metrics
+    assert set(run.metrics) >= {"q01_s", "q06_s", "q14_s", "geomean_s"}
+    capsys.readouterr()
+    assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
+    assert "median QthH" in capsys.readouterr().out

@@ -14,6 +14,7 @@ import pytest
 from pglab.analysis import points
 from pglab.analysis import tpch as analysis
 from pglab.campaign import parse as campaign
+from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import tpch_load
@@ -23,7 +24,7 @@ from pglab.rows import RunRow
 from pglab.run import preflight
 from pglab.run.metrics import run_metrics
 from pglab.run.plan import expand_points, make_plan
-from pglab.tpch import power
+from pglab.tpch import power, throughput
 from pglab.tune import confirm
 from pglab.tune import spec as tune_spec
 
@@ -101,7 +102,7 @@ def test_the_plan_eta_counts_the_load_and_the_queries() -> None:
     plan = make_plan(parsed(BASE.replace("0.01", "1") + "query_timeout = 2\n"))
     (run,) = plan.runs
     # 22 queries at most 2 s each, twice (the plans' run too)
-    assert run.estimated_seconds() == pytest.approx(2 * (22 * 2 + 1))
+    assert run.estimated_seconds() == pytest.approx(2 * 22 * 2 + 2)
     assert plan.estimated_seconds() > 120  # the load of SF 1
 
 
@@ -160,3 +161,25 @@ def test_the_tune_objective_geomean_needs_tpch_and_is_minimised(tmp_path: Path) 
     base = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98]
     won = confirm.decide("geomean", {"default": base, "fast": [v * 0.8 for v in base]})
     assert won.winner == "fast" and "geometric mean -20.0%" in won.text
+
+
+def test_streams_run_their_own_orders_and_their_times_average_per_query() -> None:
+    assert throughput.order_of([1, 2, 3], 7, 0) == [1, 2, 3]
+    one, two = throughput.order_of(list(QUERIES), 7, 1), throughput.order_of(list(QUERIES), 7, 2)
+    assert sorted(one) == sorted(two) == list(QUERIES) and one != two
+    assert one == throughput.order_of(list(QUERIES), 7, 1)  # the same seed: the same order
+    rows = [[0, 1, 1.0, 4, False, 7], [0, 6, 3.0, 1, False, 7],
+            [1, 6, 5.0, None, True, 8], [1, 1, 2.0, 4, False, 8]]  # fmt: skip
+    got = throughput.per_query(rows)
+    assert [(t.number, t.seconds, t.timed_out) for t in got] == [(1, 1.5, False), (6, 4.0, True)]
+    assert throughput.throughput_figure(2, 22, 3600.0, 0.1) == pytest.approx(4.4)
+
+
+def test_a_throughput_phase_counts_its_streams_in_the_plan() -> None:
+    camp = parsed(BASE.replace("0.01", "1") + 'mode = "throughput"\nclients = 4\n'
+                  "query_timeout = 2\n")  # fmt: skip
+    (run,) = make_plan(camp).runs
+    (ph,) = run.phases
+    assert (ph.mode, ph.clients) == ("throughput", 4)
+    # the plans' run (22 × 2 s), then 4 streams sharing 2 CPUs: twice as long
+    assert run.estimated_seconds() == pytest.approx(22 * 2 + 22 * 2 * 2 + 2)

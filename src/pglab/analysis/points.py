@@ -88,8 +88,8 @@ def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> li
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 
 # run metrics that are not derived ones (shown as their own columns)
-# (power: kit = "tpch"'s QphH-like figure, its tps)
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power")
+# (power, throughput: kit = "tpch"'s QphH-like and QthH-like figures, its tps)
+_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power", "throughput")
 
 
 def figure_of(runs: Sequence[RunRow]) -> str:
@@ -97,8 +97,8 @@ def figure_of(runs: Sequence[RunRow]) -> str:
     maintenance operations (a run's are all one kind or all the other), "QphH" when they are
     TPC-H-like power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
     ok = [r for r in runs if r.ok]
-    if ok and all("geomean_s" in r.metrics for r in ok):
-        return "QphH"
+    if ok and all("geomean_s" in r.metrics for r in ok):  # power, or throughput's streams
+        return "QthH" if all("throughput" in r.metrics for r in ok) else "QphH"
     return "MB/s" if ok and all("mb_s" in r.metrics for r in ok) else "tps"
 
 

@@ -417,7 +417,9 @@ class PhaseSpec:
         if self.kit == "tpch":  # its queries' run and their plans' (kits import this module)
             from pglab.campaign.kits.tpch_queries import estimated_seconds
 
-            return estimated_seconds(self.defines, self.queries, self.query_timeout) * self.times
+            streams = self.clients if self.mode == "throughput" else 1
+            told = estimated_seconds(self.defines, self.queries, self.query_timeout, streams)
+            return told * self.times
         per = (
             self.duration
             if self.duration is not None

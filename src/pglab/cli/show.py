@@ -206,7 +206,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
     if compared:
         console.print(_legend(rows, camp), markup=False, soft_wrap=True)
-    if points.figure_of(runs) == "QphH":
+    if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
 

@@ -22,7 +22,7 @@ import psycopg
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult
-from pglab.tpch import plans, power
+from pglab.tpch import plans, power, throughput
 
 DEFAULT_SEED = 1  # random_seed left out: the same parameters every run (repeatable)
 SCALE_DEFINE = "scale factor"  # the phase's define that tells the dataset's scale
@@ -61,7 +61,10 @@ def run_phase(
     seed: int,
     on_status: Callable[[str], None] = lambda msg: None,
 ) -> PhaseResult:
-    """The power run on a session of its own, as a phase result with its queries' table."""
+    """The power run on a session of its own (or, in mode "throughput", the throughput run
+    of ``clients`` streams), as a phase result with its queries' table."""
+    if phase.mode == "throughput":
+        return _throughput(session, phase, iteration, seed, on_status)
     queries = queries_of(phase)
     started, t0 = time.time(), time.perf_counter()
     with session() as conn:
@@ -85,4 +88,33 @@ def run_phase(
         name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
         elapsed_s=elapsed, argv=("tpch", "power", *map(str, queries)), report=report,
         tables={power.TABLE: table},
+    )  # fmt: skip
+
+
+def _throughput(
+    session: Callable[[], psycopg.Connection],
+    phase: PhaseSpec,
+    iteration: int,
+    seed: int,
+    on_status: Callable[[str], None],
+) -> PhaseResult:
+    queries, streams, scale = queries_of(phase), phase.clients, scale_of(phase)
+    started = time.time()
+    found, elapsed = throughput.throughput_run(
+        session, queries, seed, scale, streams, phase.query_timeout, on_status
+    )
+    times = [t for stream in found for t in stream]
+    report = PgbenchReport(
+        tps=throughput.throughput_figure(streams, len(queries), elapsed, scale),
+        transactions=len(times),
+        failed=0,  # a timeout is recorded in the table, not as a failure
+        latency_avg_ms=1000 * statistics.fmean(t.seconds for t in times),
+        transaction_type=f"tpch throughput run of {streams} streams × {len(queries)} queries",
+        clients=streams,
+        duration_s=elapsed,
+    )
+    return PhaseResult(
+        name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
+        elapsed_s=elapsed, argv=("tpch", "throughput", str(streams), *map(str, queries)),
+        report=report, tables={throughput.TABLE: throughput.as_table(found, seed)},
     )  # fmt: skip

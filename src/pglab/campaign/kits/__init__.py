@@ -151,7 +151,7 @@ YCSB = Kit(
 # run of the 22 queries (tpch/power.py), its dataset made by postgres/tpch_load.py
 TPCH = Kit(
     name="tpch",
-    modes=("power",),
+    modes=("power", "throughput"),  # throughput: clients = its query streams
     mix=(),
     scale_what="scale factor",
     max_scale=1000,

@@ -440,10 +440,13 @@ QUERY_S_PER_SF = 3.0
 
 
 def estimated_seconds(
-    defines: tuple[tuple[str, str], ...], queries: tuple[int, ...], timeout: float | None
-) -> float:
-    """A power run's and its plans' run's seconds at the scale factor the phase is told."""
+    defines: tuple[tuple[str, str], ...], queries: tuple[int, ...], timeout: float | None,
+    streams: int = 1,
+) -> float:  # fmt: skip
+    """A power run's (or ``streams`` streams') and its plans' run's seconds at the scale
+    factor the phase is told (streams share 2 CPUs: each one's queries take that much more)."""
     per_query = QUERY_S_PER_SF * float(dict(defines).get("scale factor", "1"))
     if timeout is not None:
         per_query = min(per_query, timeout)
-    return 2 * (per_query * len(queries or QUERIES) + 1.0)
+    run = per_query * len(queries or QUERIES) * max(1.0, streams / 2)
+    return per_query * len(queries or QUERIES) + run + 2.0
