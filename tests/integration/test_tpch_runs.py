@@ -170,3 +170,33 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
     capsys.readouterr()
     assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
     assert "median QthH" in capsys.readouterr().out
+
+
+@pytest.fixture
+def password(monkeypatch):
+    from existing_server import BENCH_PASSWORD
+
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+@pytest.mark.usefixtures("password")
+def test_tpch_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
+    """The dataset in a database of pglab's own on a server pglab did not start; two queries."""
+    path = tmp_path / "existing.toml"
+    path.write_text(f'name = "tpch-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
+                    'database = "pglab_tpch_existing"\n[dataset]\nscale = 0.01\n[workload]\n'
+                    'kit = "tpch"\nqueries = [3, 1]\n')  # fmt: skip
+    store = tmp_path / "r.sqlite"
+    try:
+        assert cli("run", str(path), lab=lab, store=store) == 0
+        with open_store(str(store)) as s:
+            (row,) = s.list_runs("tpch-existing")
+            run = s.get_run(row.id)
+        assert run is not None and run.ok, run and run.error
+        rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
+        assert [(r[0], r[2]) for r in rows] == [(3, ROWS[3]), (1, ROWS[1])]
+        with outside_server.admin("pglab_tpch_existing") as conn:
+            (n,) = conn.execute("SELECT count(*) FROM nation").fetchone()
+        assert n == 25
+    finally:
+        outside_server.drop_database("pglab_tpch_existing")
