@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 
 from pglab.campaign.kits.tpch_queries import query
+from pglab.tpch.power import cancelled
 
 TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
 
@@ -35,6 +36,9 @@ def plans(
         except psycopg.errors.QueryCanceled:
             conn.execute(b"SET statement_timeout = 0")  # planning alone is not limited
             row = conn.execute(b"EXPLAIN (FORMAT JSON) " + sql).fetchone()
+        except BaseException:  # Ctrl-C: the query ends with pglab
+            cancelled(conn)
+            raise
         assert row is not None
         out[n] = row[0][0]
     conn.execute(b"RESET statement_timeout")

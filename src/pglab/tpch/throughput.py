@@ -47,17 +47,33 @@ def throughput_run(
             done[0] += 1
             on_status(f"tpch throughput run: {done[0]} of {total} queries ({msg})")
 
+    opened: list[psycopg.Connection] = []
+    stop = threading.Event()
+
     def one(stream: int) -> list[power.QueryTime]:
         with session() as conn:
             conn.autocommit = True
+            with lock:
+                opened.append(conn)
+            if stop.is_set():
+                return []
             order = order_of(queries, seed, stream)
             return power.power_run(
-                conn, order, seed + stream, scale, timeout_s, lambda m: told(f"stream {stream}")
-            )
+                conn, order, seed + stream, scale, timeout_s,
+                lambda m: told(f"stream {stream}"), stop.is_set,
+            )  # fmt: skip
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=streams, thread_name_prefix="pglab-tpch") as pool:
-        found = [f.result() for f in [pool.submit(one, s) for s in range(streams)]]
+        futures = [pool.submit(one, s) for s in range(streams)]
+        try:
+            found = [f.result() for f in futures]
+        except BaseException:  # Ctrl-C or a stream's error: every stream's query ends now
+            stop.set()
+            with lock:
+                for conn in opened:
+                    power.cancelled(conn)
+            raise
     return found, time.perf_counter() - t0
 
 
