@@ -139,6 +139,8 @@ def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> 
     assert cli("report", "tpch", "-o", str(page), lab=lab, store=made["store"]) == 0
     html = page.read_text()
     assert "time per query per point" in html and "QphH" in html  # the headline, named
+    section = html.split("<h2>Plans that changed shape</h2>")[1].split("<h2>")[0]
+    assert "<td>nohash</td><td>default</td>" in section and "hash join →" in section
     from pglab.report import charts, model
 
     with open_store(str(made["store"])) as s:
