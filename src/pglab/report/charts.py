@@ -189,13 +189,13 @@ def _tps_chart(rep: Report) -> Chart | None:
     for pt in pts:
         axes = pt.row.axes
         if "clients" not in axes:
-            return _tps_bars(pts)
+            return _tps_bars(pts, _headline(rep))
         rest = " ".join(f"{k}={v}" for k, v in axes.items() if k != "clients")
         variant = pt.row.variant if len(variants) > 1 else ""
         key = " ".join(x for x in (variant, rest) if x) or "TPS"
         by_line[key].append((float(axes["clients"]), pt))
     if all(len(v) == 1 for v in by_line.values()):
-        return _tps_bars(pts)
+        return _tps_bars(pts, _headline(rep))
     return _tps_vs_clients(by_line)
 
 
@@ -223,7 +223,12 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
     return Chart("tps-vs-clients", "TPS against clients", _png(fig))
 
 
-def _tps_bars(pts: list[Point]) -> Chart:
+def _headline(rep: Report) -> str:
+    """What the per-point and per-run charts draw: TPS, or kit = "tpch"'s QphH / QthH."""
+    return rep.figure if rep.figure in ("QphH", "QthH") else "TPS"
+
+
+def _tps_bars(pts: list[Point], figure: str = "TPS") -> Chart:
     fig = Figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(pts)))[::-1]
@@ -234,10 +239,10 @@ def _tps_bars(pts: list[Point]) -> Chart:
     colors = [PALETTE[i % len(PALETTE)] for i in range(len(pts))]
     ax.barh(ys, med, xerr=err, capsize=3, color=colors, alpha=0.8)
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
-    ax.set_xlabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.set_xlabel(f"{figure} (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title("TPS per point")
-    return Chart("tps-per-point", "TPS per point", _png(fig))
+    ax.set_title(f"{figure} per point")
+    return Chart("tps-per-point", f"{figure} per point", _png(fig))
 
 
 def _spread(pt: Point) -> tuple[float, float]:
@@ -263,13 +268,15 @@ def _runs_in_order(rep: Report) -> Chart | None:
     if failed:
         ax.plot(failed, [0] * len(failed), "x", color="red", markersize=9, label="failed")
     ax.set_xlabel("run, in the order it ran")
-    ax.set_ylabel("TPS")
+    ax.set_ylabel(_headline(rep))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if len(labels) <= 12:
         ax.legend(fontsize="x-small", ncols=2)
-    ax.set_title("Every run's TPS in the order the runs ran (drift across repeats shows here)")
-    return Chart("runs-in-order", "Every run's TPS in the order it ran", _png(fig))
+    figure = _headline(rep)
+    ax.set_title(f"Every run's {figure} in the order the runs ran (drift across repeats shows "
+                 "here)")  # fmt: skip
+    return Chart("runs-in-order", f"Every run's {figure} in the order it ran", _png(fig))
 
 
 def tune_history(tune: TuneSummary) -> Chart:
