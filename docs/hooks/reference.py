@@ -92,6 +92,9 @@ UNIT_BY_NAME = {
     "tpm": "transactions per minute",
     "inconsistent": "count (conditions)",
     "qps": "queries per second",
+    "power": "queries per hour × scale factor (QphH-like, TPC-H's Power@Size without refreshes)",
+    "timeouts": "count (queries)",
+    "throughput": "queries per hour × scale factor (QthH-like, without the refresh stream)",
     "transactions": "count",
     "failed": "count",
     "fpi_share": "ratio (full-page images per WAL record)",
@@ -204,6 +207,7 @@ SERIES_UNITS = (
 def series() -> str:
     from pglab.pgbench import generators
     from pglab.telemetry import checkpoints, os_stats, waits
+    from pglab.tpch import plans, power, throughput
 
     tables = {
         "os.cpu": os_stats.CPU_COLUMNS,
@@ -213,13 +217,20 @@ def series() -> str:
         "waits": waits.COLUMNS,
         "checkpoints": checkpoints.COLUMNS,
         generators.CPU_TABLE: generators.CPU_COLUMNS,
+        # kit = "tpch": a row per query (not per second), and its plan
+        power.TABLE: ["query", "seconds", "rows", "timed_out", "seed"],
+        throughput.TABLE: ["stream", "query", "seconds", "rows", "timed_out", "seed"],
+        plans.TABLE: ["query", "plan"],
     }
+    named = {"seconds": "seconds", "plan": "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)'s plan"}
     rows = ["| series | column | unit |", "|---|---|---|"]
     for table, columns in tables.items():
         for i, column in enumerate(columns):
             unit = (
                 "epoch seconds"
                 if column in ("t", "t_end")
+                else named[column]
+                if column in named
                 else next((u for suffix, u in SERIES_UNITS if column.endswith(suffix)), "–")
             )
             rows.append(f"| {f'`{table}`' if i == 0 else ''} | `{column}` | {unit} |")

@@ -5,6 +5,7 @@ statistics in place, progress told; and tpchgen-cli missing said before anything
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import psycopg
@@ -13,7 +14,7 @@ import pytest
 from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
 from pglab.postgres import tpch_load
-from pglab.tpch import plans, power
+from pglab.tpch import plans, power, throughput
 
 pytestmark = pytest.mark.integration
 ROWS = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())
@@ -89,3 +90,21 @@ def test_power_run_figures_timeouts_and_a_forced_plan_change(loaded) -> None:
         after = plans.plans(conn, [3, 5, 9], 1, 0.01)
     changes = [plans.shape_change(before[n], after[n]) for n in (3, 5, 9)]
     assert any(c and "hash join" in c.split("→")[0] for c in changes), changes
+
+
+def test_a_failed_stream_cancels_the_others_queries_on_the_server(loaded, monkeypatch) -> None:
+    """Stream 0 fails after a second; stream 1's long query is cancelled on the server then
+    (not run to its end after pglab left), and no stream goes on to another query."""
+    server, _, _ = loaded
+    failing = "SELECT 1 / (count(*) - count(*)) FROM (SELECT pg_sleep(1)) s"
+    monkeypatch.setattr(power, "query", lambda n, seed, scale: failing if seed == 1
+                        else "SELECT pg_sleep(60) /* pglab-cancel-test */")  # fmt: skip
+    t0 = time.monotonic()
+    with pytest.raises(psycopg.errors.DivisionByZero):
+        throughput.throughput_run(lambda: server.admin(DB), [1, 2], 1, 0.01, streams=2)
+    assert time.monotonic() - t0 < 20
+    with server.admin(DB) as conn:
+        sql = ("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pglab-cancel-test%' "
+               "AND pid <> pg_backend_pid()")  # fmt: skip
+        left = conn.execute(sql).fetchone()
+    assert left == (0,)

@@ -111,9 +111,9 @@ def test_bad_hosts_and_generators_are_named(doc: dict, said: str) -> None:
 
 def test_a_local_phase_keeps_the_point_key_it_had_before_generators() -> None:
     phase = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
-    from pglab.campaign.spec import _phase_identity
+    from pglab.campaign.identity import phase_identity
 
-    assert "generators" not in _phase_identity(phase)
+    assert "generators" not in phase_identity(phase)
 
 
 def test_a_loosely_measured_clock_offset_is_flagged() -> None:

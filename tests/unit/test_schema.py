@@ -25,6 +25,7 @@ from pglab.campaign.spec import (
     DatasetSpec,
     TelemetrySpec,
 )
+from pglab.campaign.workload import TPCH_KEYS
 from pglab.cli import main
 from pglab.errors import CampaignError
 from pglab.tune.spec import file_schema
@@ -150,7 +151,7 @@ BAD = [
     ({"server": {"settings": "work_mem=1MB"}}, "settings must be a table"),
     ({"dataset": {"scale": 0}}, "scale = 0: expected a whole number from 1 to 1000000"),
     ({"dataset": {"scale": 1_000_001}}, "scale = 1000001"),
-    ({"dataset": {"scale": 2.5}}, "scale = 2.5"),
+    ({"dataset": {"scale": 0.001}}, "scale = 0.001"),
     ({"dataset": {"fillfactor": 5}}, "fillfactor = 5"),
     ({"dataset": {"partitions": -1}}, "partitions = -1"),
     ({"dataset": {"reset": "sometimes"}}, 'reset = "sometimes"'),
@@ -264,6 +265,9 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
         op = next(o for o, keys in OPERATION_OPTIONS.items() if key in keys)
         return {table.name: {"operation": op, key: value} if table.form == "table"
                 else [{"operation": op, key: value}]}  # fmt: skip
+    if key in TPCH_KEYS and table.name in ("workload", "phases"):  # with its kit
+        item = {"kit": "tpch", key: value}
+        return {table.name: item if table.form == "table" else [item]}
     if table is schema.SEQUENTIAL:  # the settings of repeats = "auto"
         return {"repeats": "auto", table.name: {key: value}}
     if table.form == "table":
@@ -396,6 +400,9 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "options": st.one_of(st.text(max_size=10), st.lists(st.sampled_from(["noatime", "-J"]))),
     "path": st.sampled_from(["/mnt/x", "/srv", "/"]),
     "columns": st.sampled_from(["abalance", ["bid"], ["bid", "abalance"]]),
+    # a whole number: a fraction is kit = "tpch"'s (tests/unit/test_tpch_campaign.py)
+    "scale": st.sampled_from([1, 10, 1_000_000]),
+    "queries": st.sampled_from([[1], [9, 1], list(range(1, 23))]),
     "target_name": st.sampled_from(TARGET_NAMES),
     "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
     "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
@@ -629,7 +636,7 @@ def _fit_kits(doc: dict[str, Any]) -> None:
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
-        for key in ("kit", "mode", "distribution", "generator", "test"):
+        for key in ("kit", "mode", "distribution", "generator", "test", *TPCH_KEYS):
             table.pop(key, None)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglab.analysis import differences, points, scripts, syncrate, verdicts
+from pglab.analysis import differences, points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.points import PointRow
 from pglab.disks import results as storage_tables
 from pglab.errors import LabError
@@ -143,6 +143,8 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
             out = compare_campaigns(a, b, effect)
         phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
         compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
+        if a.kind == "point":  # kit = "tpch": each query and its plan
+            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit

@@ -5,6 +5,7 @@ report all read points from here."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -87,20 +88,28 @@ def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> li
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 
 # run metrics that are not derived ones (shown as their own columns)
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s")
+# (power, throughput: kit = "tpch"'s QphH-like and QthH-like figures, its tps)
+_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power", "throughput")
 
 
 def figure_of(runs: Sequence[RunRow]) -> str:
     """What the runs' headline figure (their ``tps``) is: "MB/s" when their measured phases are
-    maintenance operations (a run's are all one kind or all the other), else "tps"."""
+    maintenance operations (a run's are all one kind or all the other), "QphH" when they are
+    TPC-H-like power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
     ok = [r for r in runs if r.ok]
+    if ok and all("geomean_s" in r.metrics for r in ok):  # power, or throughput's streams
+        return "QthH" if all("throughput" in r.metrics for r in ok) else "QphH"
     return "MB/s" if ok and all("mb_s" in r.metrics for r in ok) else "tps"
+
+
+QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table
 
 
 def derived_names(runs: Sequence[RunRow]) -> list[str]:
     names = {
-        k for r in runs for k in r.metrics if k not in _BASE_METRICS and not k.startswith("phase.")
-    }
+        k for r in runs for k in r.metrics
+        if k not in _BASE_METRICS and not k.startswith("phase.") and not QUERY_METRIC.match(k)
+    }  # fmt: skip
     return sorted(names)
 
 

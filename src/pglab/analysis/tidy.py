@@ -103,6 +103,15 @@ KIT_COLUMNS = (
     Column("qps", "sysbench: queries per second"),
     Column("errors_s", "sysbench: errors it ignored (and retried) per second"),
     Column("reconnects_s", "sysbench: reconnects per second"),
+    Column("geomean_s", 'kit = "tpch": the geometric mean of the power run\'s query times'),
+    Column("power", 'kit = "tpch": QphH-like power, 3600 × SF / geomean_s (the run\'s tps)'),
+    Column(
+        "throughput",
+        'kit = "tpch", mode "throughput": QthH-like, streams × queries × 3600 '
+        "/ seconds × SF (the run's tps)",
+    ),
+    Column("timeouts", 'kit = "tpch": queries stopped by query_timeout (their time its limit)'),
+    *(Column(f"q{n:02d}_s", f'kit = "tpch": query {n}\'s seconds') for n in range(1, 23)),
 )
 KIT_FIGURES = tuple(c.name for c in KIT_COLUMNS)
 

@@ -20,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import os_table, profiling, schema, sections, server_source
+from pglab.campaign import os_table, profiling, schema, sections, server_source, workload
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.os_spec import OsSpec
@@ -363,7 +363,8 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        if f.name in ("scale", "partitions", "fillfactor", "tables", "table_size"):
+        val = workload.dataset_scale(val, p, where) if f.name == "scale" else val
+        if f.name in ("partitions", "fillfactor", "tables", "table_size"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")

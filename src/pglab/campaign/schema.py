@@ -161,8 +161,8 @@ BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {..
 ), form="sub", exclusive=(("source", "git"), ("source", "ref")),
    one_of=("source", "git"))  # fmt: skip
 DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
-    Key("scale", "integer", "pgbench -s: 100,000 accounts (15 MB) each", "10", _dataset.scale,
-        minimum=1, maximum=1_000_000),
+    Key("scale", "scale", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
+        "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale),
     Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
         default_doc="pgbench's", pattern="^[dtgGvpf]*$"),
     Key("partitions", "integer", "of pgbench_accounts", "0", _dataset.partitions, minimum=0,
@@ -228,13 +228,20 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
     Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
-        "[dataset] scale) or ycsb (records = scale)", '"tpcc"',
+        "[dataset] scale), ycsb (records = scale) or tpch (TPC-H-like power run, scale factor = "
+        "scale)", '"tpcc"',
         default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
     Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
-        "(its statements from pgbench); ycsb: the workload, a to f", '"procedures"',
+        "(its statements from pgbench); ycsb: the workload, a to f; tpch: power or throughput "
+        "(clients = its streams)", '"procedures"',
         default_doc="the kit's first", choices=MODES, commented=True),
     Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
         default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),
+    Key("queries", "queries", "tpch: the queries of the power run, in that order", "[1, 3, 9]",
+        default_doc="all 22", commented=True),
+    Key("query_timeout", "number", "tpch: each query's statement_timeout in seconds (one "
+        "stopped by it is recorded as a timeout; the run goes on)", "600", default_doc="none",
+        above=0, commented=True),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),

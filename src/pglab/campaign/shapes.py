@@ -20,6 +20,8 @@ class Shape:
 
 _SIZE = r"^(?=[^1-9]*[1-9])\s*([0-9]+\.?[0-9]*|\.[0-9]+)\s*([kKmMgGtT]?[iI]?[bB]?)\s*$"
 _SCALAR = {"type": ["string", "number", "boolean"]}
+SCALES = (1, 1_000_000)  # [dataset] scale: a whole number (pgbench's, a kit's unit)
+SCALE_FACTORS = (0.01, 1000.0)  # or a fraction: kit = "tpch"'s scale factor
 RANDOM_SEEDS = ("time", "rand")  # pgbench --random-seed's words (else an unsigned integer)
 SHAPES: dict[str, Shape] = {
     "script": Shape("built-in name, .sql file or table", {"anyOf": [
@@ -55,6 +57,12 @@ SHAPES: dict[str, Shape] = {
         {"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+$"}]}),
     "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
                                                          {"const": "auto"}]}),
+    "scale": Shape("integer ≥ 1, or a TPC-H scale factor such as 0.01", {"anyOf": [
+        {"type": "integer", "minimum": SCALES[0], "maximum": SCALES[1]},
+        {"type": "number", "minimum": SCALE_FACTORS[0], "maximum": SCALE_FACTORS[1]}]}),
+    "queries": Shape("array of query numbers, 1 to 22", {
+        "type": "array", "minItems": 1, "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 1, "maximum": 22}}),
     "path": Shape("absolute path", {"type": "string", "pattern": "^/"}),
     "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
         {"type": "number", "exclusiveMinimum": 0},

@@ -15,6 +15,7 @@ from typing import Any
 
 from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
+from pglab.campaign.identity import phase_identity
 from pglab.campaign.os_spec import OsSpec
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
@@ -377,6 +378,9 @@ class PhaseSpec:
     # tables. Part of the point only when sysbench
     generator: str = "pgbench"
     test: str | None = None
+    # kit = "tpch": its queries in order (): all 22), each one's statement_timeout in seconds
+    queries: tuple[int, ...] = ()
+    query_timeout: float | None = None
 
     @property
     def dataset_kind(self) -> str | None:
@@ -410,6 +414,12 @@ class PhaseSpec:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
         if self.operation is not None:
             return 10.0 * self.times  # a guess: nothing tells its time before it ran once
+        if self.kit == "tpch":  # its queries' run and their plans' (kits import this module)
+            from pglab.campaign.kits.tpch_queries import estimated_seconds
+
+            streams = self.clients if self.mode == "throughput" else 1
+            told = estimated_seconds(self.defines, self.queries, self.query_timeout, streams)
+            return told * self.times
         per = (
             self.duration
             if self.duration is not None
@@ -495,7 +505,7 @@ class RunSpec:
             "axes": [[k, v] for k, v in self.axes],
             "server": self.server.identity(),
             "dataset": self.dataset.point_identity(),
-            "phases": [_phase_identity(p) for p in self.phases],
+            "phases": [phase_identity(p) for p in self.phases],
             "derived": [asdict(d) for d in self.derived],
         }
         if not self.storage.is_default:
@@ -546,29 +556,6 @@ class RunSpec:
     def live(self, phase: str) -> bool:
         """Whether the phase named ``phase`` shows its TPS as it runs (``PhaseSpec.live``)."""
         return all(p.live for p in self.phases if p.name == phase)
-
-
-def _phase_identity(phase: PhaseSpec) -> dict[str, Any]:
-    d = asdict(phase)
-    if not phase.remote:
-        d.pop("generators")
-    if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
-        d["scripts"] = [{"label": s.label, "weight": s.weight, "sha256": s.sha256}
-                        for s in phase.scripts]  # fmt: skip
-    for key, default in _UNSET.items():
-        if d[key] == default:
-            d.pop(key)
-    return d
-
-
-# keys left out of a phase's identity at these values (they came after points were stored)
-_UNSET: dict[str, Any] = {
-    "max_tries": 1, "latency_limit": None, "failures_detailed": False,
-    "report_per_command": False, "random_seed": None, "sampling_rate": None, "progress": True,
-    "operation": None, "dirty": 0.0, "parallel": 0, "freeze": False, "columns": ("abalance",),
-    "method": "btree", "jobs": 1, "compress": True, "target": None, "kit": None, "mode": None,
-    "distribution": None, "defines": (), "generator": "pgbench", "test": None,
-}  # fmt: skip
 
 
 def _digest(obj: Any) -> str:

@@ -14,7 +14,8 @@ from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
-from pglab.campaign.shapes import RANDOM_SEEDS
+from pglab.campaign.kits.tpch_queries import unknown as unknown_queries
+from pglab.campaign.shapes import RANDOM_SEEDS, SCALE_FACTORS, SCALES
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
@@ -42,6 +43,7 @@ def apply_workload(
     upd.update(_operation(ph, table, p, where))
     upd.update(_kit(ph, table, p, where))
     upd.update(_generator(ph, table, p, where))
+    upd.update(_tpch(ph, {**upd, **table}, p, where))
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -267,6 +269,39 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
             "vacuum": False}  # fmt: skip
 
 
+TPCH_KEYS = ("queries", "query_timeout")
+
+
+def _tpch(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
+    given = [k for k in TPCH_KEYS if k in table]
+    if not given:
+        return {}
+    # a [matrix] value is checked on a phase ("check") of no kit
+    if table.get("kit", ph.kit) != "tpch" and ph.name != "check":
+        p.add(where, f"{', '.join(given)}: options of kit = \"tpch\", but this phase runs "
+              "no TPC-H")  # fmt: skip
+        return {}
+    upd: dict[str, Any] = {}
+    if "queries" in table:
+        val = table["queries"]
+        bad = unknown_queries(val) if isinstance(val, list) and val else None
+        if bad is None or bad or len(set(val)) < len(val):
+            said = f"no such query: {', '.join(map(repr, bad))}; " if bad else ""
+            p.add(where, f"queries = {val!r}: {said}expected distinct TPC-H query numbers, "
+                  "1 to 22 (leave it out for all 22)")  # fmt: skip
+        else:
+            upd["queries"] = tuple(val)
+    if "query_timeout" in table:
+        val = table["query_timeout"]
+        if not number_in(val, 0, low_open=True):
+            p.add(where, f"query_timeout = {val!r}: expected seconds > 0 (each query's "
+                  "statement_timeout)")  # fmt: skip
+        else:
+            upd["query_timeout"] = float(val)
+    return upd
+
+
 # workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
     "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
@@ -400,6 +435,8 @@ def takes(ph: PhaseSpec, key: str) -> bool:
         return ph.kit is not None
     if key == "distribution":
         return ph.kit == "ycsb"
+    if key in TPCH_KEYS:
+        return ph.kit == "tpch"
     if key == "test":
         return ph.generator == "sysbench"
     if key not in OPERATION_KEYS:
@@ -435,13 +472,35 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
                   "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
 
 
+def dataset_scale(val: Any, p: Problems, where: str) -> Any:
+    """``[dataset] scale``: a whole number, or a fraction (kit = "tpch"'s scale factor, checked
+    with the phases: ``kit_scale``); a whole fraction (1.0) is its integer. A problem added
+    when it is neither (``val`` then as given: the file is refused)."""
+    if isinstance(val, float) and SCALE_FACTORS[0] <= val <= SCALE_FACTORS[1]:
+        return int(val) if val.is_integer() else val
+    if isinstance(val, int) and not isinstance(val, bool) and SCALES[0] <= val <= SCALES[1]:
+        return val
+    low, high = SCALE_FACTORS
+    p.add(where, f"scale = {val!r}: expected a whole number from {SCALES[0]} to {SCALES[1]} "
+          f'(or kit = "tpch"\'s scale factor, {low:g} to {high:g})')  # fmt: skip
+    return val
+
+
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
-    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit."""
+    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit; a
+    fraction only where the kit takes one (TPC-H's scale factor 0.01)."""
     for kit in (KITS[k] for k in dict.fromkeys(kits)):
         for scale in scales:
-            if isinstance(scale, int) and scale > kit.max_scale:
+            if isinstance(scale, int | float) and not kit.min_scale <= scale <= kit.max_scale:
+                said = "at most" if scale > kit.max_scale else "at least"
+                bound = kit.max_scale if scale > kit.max_scale else kit.min_scale
                 p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
-                      f"scale, at most {kit.max_scale:,}")  # fmt: skip
+                      f"scale, {said} {bound:,g}")  # fmt: skip
+    if not kits:
+        for scale in scales:
+            if isinstance(scale, float):
+                p.add(where, f"scale = {scale}: a fraction is a scale factor of kit = \"tpch\"; "
+                      "pgbench's scale is a whole number ≥ 1")  # fmt: skip
 
 
 def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:

@@ -83,6 +83,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         several = len(result["pairs"]) > 1
         _print_scripts(result, [(labels[p["b"]["point"]] if several else "", row)
                                 for p in result["pairs"] for row in p["scripts"]])  # fmt: skip
+        _print_queries(result.get("queries") or [])
     for side, label in (("a", "A"), ("b", "B")):
         for st in (result.get("storage") or {}).get(side, []):
             console.print(
@@ -103,6 +104,25 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     for title, changes in diffs:  # where both sides have CPU profiles
         profile_view.print_changes(title, changes)
     return 0
+
+
+def _print_queries(rows: list[dict[str, Any]]) -> None:
+    """kit = "tpch": each query's seconds on both sides, B's Δ% (of its rate: + faster) and
+    then each query whose plan differs in shape, in words (``Q9: hash join → merge join;
+    -38.0% [...] −``)."""
+    if not rows:
+        return
+    columns: list[fmt.Column] = [
+        ("query", "left", [f"Q{r['query']}" for r in rows]),
+        ("A s", "right", [f"{r['a_s']:.3f}" for r in rows]),
+        ("B s", "right", [f"{r['b_s']:.3f}" for r in rows]),
+        ("Δ% (rate)", "right", [fmt.delta(r["comparison"], False) for r in rows]),
+    ]
+    console.print(fmt.table("per query (Welch, Holm over the queries)", columns, console.width))
+    for r in rows:
+        if r["plan"]:
+            console.print(f"Q{r['query']}: {r['plan']}; {fmt.delta(r['comparison'], False)}",
+                          markup=False, soft_wrap=True)  # fmt: skip
 
 
 def _jsonable(obj: Any) -> Any:

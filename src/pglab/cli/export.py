@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.analysis import export as encoders
-from pglab.analysis import points, profiles, scripts, tidy
+from pglab.analysis import points, profiles, scripts, tidy, tpch
 from pglab.analysis.tidy import TidyTable
 from pglab.cli import common
 from pglab.cli.common import Where, err_console
@@ -38,11 +38,12 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--format", choices=encoders.FORMATS, default="csv",
                    help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
-    p.add_argument("--by", choices=("run", "phase", "script", "statement", "point"),
+    p.add_argument("--by", choices=("run", "phase", "script", "statement", "query", "point"),
                    default="run",
                    help="a row per run (default), per measured phase iteration, per script of "
                    "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
-                   "latency), per statement of each script (pgbench -r: report_per_command), or "
+                   "latency), per statement of each script (pgbench -r: report_per_command), per "
+                   'query of kit = "tpch"\'s power run (seconds, rows, timed out, seed), or '
                    "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
                    "baseline with its CI, p-values, verdict and the test that made it)"
                    )  # fmt: skip
@@ -109,6 +110,8 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
             table = scripts.scripts_table(runs)
         elif by == "statement":
             table = scripts.statements_table(runs)
+        elif by == "query":
+            table = tpch.queries_table(runs)
         else:
             table = tidy.runs_table(runs, by_phase=by == "phase", all_settings=all_settings)
         return _write(table, output_format, output)

@@ -65,6 +65,13 @@ def phase(ph: PhaseSpec) -> str:
             f"{ph.name}: {ph.operation} {amount}".rstrip()
             + f"{times}{'' if ph.measured else ' (unmeasured)'}"
         )
+    if ph.kit == "tpch":  # its queries, once each, on one session
+        said = ",".join(f"Q{n}" for n in ph.queries) if ph.queries else "22 queries"
+        limit = f", at most {ph.query_timeout:g}s each" if ph.query_timeout else ""
+        streams = f", {ph.clients} streams" if ph.mode == "throughput" else ""
+        return f"{ph.name}: tpch {ph.mode} run of {said}{streams}{limit}{times}" + (
+            "" if ph.measured else " (unmeasured)"
+        )
     return (
         f"{ph.name}: {ph.script_label} c={ph.clients} {amount}{times}"
         f"{'' if ph.measured else ' (unmeasured)'}"

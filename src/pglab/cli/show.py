@@ -13,7 +13,7 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, verdicts
+from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
@@ -206,7 +206,55 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
     if compared:
         console.print(_legend(rows, camp), markup=False, soft_wrap=True)
+    if points.figure_of(runs) in ("QphH", "QthH"):
+        print_queries(store, runs, camp, labels, wide)
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
+
+
+def print_queries(
+    store: Store, runs: list[RunRow], camp: dict[str, Any], labels: dict[str, str], wide: bool
+) -> None:
+    """kit = "tpch": a row per query, each point's median seconds and its Δ% against the
+    reference point (of the query's rate: + faster), and how their plans differ in shape."""
+    found = tpch.query_points(runs, camp)
+    if not found:
+        return
+    changes: dict[tuple[int, str], str] = {
+        (c.number, c.point): c.change for c in tpch.plan_changes(store, runs, camp)
+    }
+    cols: list[tuple[str, JustifyMethod, list[str]]] = [
+        ("query", "left", [f"Q{q.number}" for q in found])
+    ]
+    for i, row in enumerate(found[0].rows):
+        label = labels.get(row.point, row.point)
+        cols.append((f"{label} s", "right", [_seconds(q.seconds.get(row.point)) for q in found]))
+        if any(q.rows[i].comparison is not None for q in found):
+            cols.append(
+                (
+                    f"{label} Δ%",
+                    "right",
+                    [fmt.delta(q.rows[i].comparison, q.rows[i].is_base) for q in found],
+                )
+            )
+    if changes:
+        cols.append(
+            (
+                "plan",
+                "left",
+                [
+                    "; ".join(
+                        f"{labels.get(p, p)}: {c}" for (n, p), c in changes.items() if n == q.number
+                    )
+                    for q in found
+                ],
+            )
+        )
+    width = None if wide else console.width
+    _print_fitted(fmt.table("per query (median seconds; Δ% of its rate)", cols, width), wide)
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}" if value < 10 else f"{value:,.1f}"
 
 
 def _legend(rows: list[PointRow], camp: dict[str, Any]) -> str:

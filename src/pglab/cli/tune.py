@@ -28,7 +28,8 @@ a tune file is a campaign file of one point ([server], [dataset], [workload] or 
 no [variants], [matrix] or repeats) with a [tune] table:
 
   [tune]
-  objective = "tps"          # or "p99" (latency, lower is better), "nopm" (kit = "tpcc")
+  objective = "tps"          # or "p99" (latency, lower is better), "nopm" (kit = "tpcc"),
+                             # "geomean" (kit = "tpch": the queries' geometric mean, lower)
   p99_limit_ms = 20          # with "tps": the best TPS whose p99 stays under 20 ms
   trials = 30                # runs in the search (failed ones count; skipped ones do not)
   sampler = "tpe"            # tpe (multivariate), cmaes, random; gp needs PyTorch
@@ -72,7 +73,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 
 
 def unit(objective: str) -> str:
-    return {"p99": "ms p99", "nopm": "nopm"}.get(objective, "tps")
+    return {"p99": "ms p99", "nopm": "nopm", "geomean": "s geomean"}.get(objective, "tps")
 
 
 def settings_text(values: dict[str, str]) -> str:

@@ -43,7 +43,11 @@ INIT_WAL_MAX_BYTES = 1088 * MIB
 # MiB of tables and 257 of pg_wal)
 # sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes); ycsb:
 # per record (ten fields of 100 characters, its key)
-KIT_BYTES = {"tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250)}
+# tpch: per scale factor (about 1 GB of rows, their keys and indexes; COPY's WAL)
+KIT_BYTES = {
+    "tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250),
+    "tpch": (1600 * MIB, 1200 * MIB),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,8 @@ def described(spec: DatasetSpec) -> str:
         return f"scale {spec.scale}"
     if spec.kit == "sysbench":
         return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
+    if spec.kit == "tpch":
+        return f"tpch, scale factor {spec.scale:g}"
     return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
 
 

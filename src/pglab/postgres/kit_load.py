@@ -87,6 +87,10 @@ def load(
 ) -> dict[str, float]:
     """Make and load the kit's tables at ``spec.scale``; the seconds of each step."""
     assert spec.kit is not None
+    if spec.kit == "tpch":  # tpchgen-cli's rows, not SQL functions: its own loader
+        from pglab.postgres import tpch_load  # it imports this module
+
+        return tpch_load.load(connect, spec.scale, on_status, jobs)
     if spec.kit == "sysbench":
         return _sysbench_prepare(connect, spec, on_status, jobs)
     kit = KITS[spec.kit]

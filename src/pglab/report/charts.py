@@ -28,6 +28,7 @@ matplotlib.rcParams["text.hinting"] = "no_hinting"
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
+from pglab.analysis.tpch import query_points  # noqa: E402
 from pglab.report import progress_chart  # noqa: E402
 from pglab.report.model import Point, Report  # noqa: E402
 from pglab.report.series import RunSeries  # noqa: E402
@@ -52,13 +53,48 @@ def campaign_charts(rep: Report) -> list[Chart]:
     return [c for c in charts if c is not None]
 
 
-CAMPAIGN_CHARTS = 3
+CAMPAIGN_CHARTS = 4
 
 
 def campaign_chart(rep: Report, i: int) -> Chart | None:
     """The i-th campaign chart: TPS (against clients, or per point), every run in order,
-    latency percentiles per point; None when the runs give it nothing to draw."""
-    return (_tps_chart, _runs_in_order, _latency_chart)[i](rep)
+    latency percentiles per point, kit = "tpch"'s time per query per point; None when the
+    runs give it nothing to draw."""
+    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart)[i](rep)
+
+
+def _query_chart(rep: Report) -> Chart | None:
+    """kit = "tpch": each query's median seconds per point (log scale: queries differ by orders
+    of magnitude), bars its 95% CI (of the mean rate, from 3 repeats) or min–max."""
+    found = query_points(rep.runs, rep.campaign)
+    if not found:
+        return None
+    labels = [row.point for row in found[0].rows]
+    fig = Figure(figsize=(10, 1.5 + 0.12 * len(found) * max(2, len(labels))), layout="constrained")
+    ax = fig.add_subplot()
+    step = 0.8 / len(labels)
+    for j, label in enumerate(labels):
+        ys, secs, lows, highs = [], [], [], []
+        for i, q in enumerate(found):
+            row = next((r for r in q.rows if r.point == label), None)
+            if row is None or not row.tps_median:
+                continue
+            # the rate's interval (queries per second): its high end is the short time
+            slow, fast = row.ci if row.ci and row.ok_runs >= 3 else (row.tps_min, row.tps_max)
+            med = 1.0 / row.tps_median
+            ys.append(len(found) - 1 - i + 0.4 - (j + 0.5) * step)
+            secs.append(med)
+            lows.append(max(med - 1.0 / fast, 0.0) if fast else 0.0)
+            highs.append(max(1.0 / slow - med, 0.0) if slow and slow > 0 else 0.0)
+        ax.barh(ys, secs, height=step, xerr=[lows, highs], capsize=2, alpha=0.85,
+                color=PALETTE[j % len(PALETTE)], label=_short(label))  # fmt: skip
+    ax.set_yticks(range(len(found))[::-1], [f"Q{q.number}" for q in found], fontsize="small")
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title("time per query per point (TPC-H-like power run)")
+    return Chart("tpch-queries", "time per query per point", _png(fig))
 
 
 def point_chart(pt: Point, number: int) -> Chart | None:
@@ -153,13 +189,13 @@ def _tps_chart(rep: Report) -> Chart | None:
     for pt in pts:
         axes = pt.row.axes
         if "clients" not in axes:
-            return _tps_bars(pts)
+            return _tps_bars(pts, _headline(rep))
         rest = " ".join(f"{k}={v}" for k, v in axes.items() if k != "clients")
         variant = pt.row.variant if len(variants) > 1 else ""
         key = " ".join(x for x in (variant, rest) if x) or "TPS"
         by_line[key].append((float(axes["clients"]), pt))
     if all(len(v) == 1 for v in by_line.values()):
-        return _tps_bars(pts)
+        return _tps_bars(pts, _headline(rep))
     return _tps_vs_clients(by_line)
 
 
@@ -187,7 +223,12 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
     return Chart("tps-vs-clients", "TPS against clients", _png(fig))
 
 
-def _tps_bars(pts: list[Point]) -> Chart:
+def _headline(rep: Report) -> str:
+    """What the per-point and per-run charts draw: TPS, or kit = "tpch"'s QphH / QthH."""
+    return rep.figure if rep.figure in ("QphH", "QthH") else "TPS"
+
+
+def _tps_bars(pts: list[Point], figure: str = "TPS") -> Chart:
     fig = Figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(pts)))[::-1]
@@ -198,10 +239,10 @@ def _tps_bars(pts: list[Point]) -> Chart:
     colors = [PALETTE[i % len(PALETTE)] for i in range(len(pts))]
     ax.barh(ys, med, xerr=err, capsize=3, color=colors, alpha=0.8)
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
-    ax.set_xlabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
+    ax.set_xlabel(f"{figure} (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title("TPS per point")
-    return Chart("tps-per-point", "TPS per point", _png(fig))
+    ax.set_title(f"{figure} per point")
+    return Chart("tps-per-point", f"{figure} per point", _png(fig))
 
 
 def _spread(pt: Point) -> tuple[float, float]:
@@ -227,13 +268,15 @@ def _runs_in_order(rep: Report) -> Chart | None:
     if failed:
         ax.plot(failed, [0] * len(failed), "x", color="red", markersize=9, label="failed")
     ax.set_xlabel("run, in the order it ran")
-    ax.set_ylabel("TPS")
+    ax.set_ylabel(_headline(rep))
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if len(labels) <= 12:
         ax.legend(fontsize="x-small", ncols=2)
-    ax.set_title("Every run's TPS in the order the runs ran (drift across repeats shows here)")
-    return Chart("runs-in-order", "Every run's TPS in the order it ran", _png(fig))
+    figure = _headline(rep)
+    ax.set_title(f"Every run's {figure} in the order the runs ran (drift across repeats shows "
+                 "here)")  # fmt: skip
+    return Chart("runs-in-order", f"Every run's {figure} in the order it ran", _png(fig))
 
 
 def tune_history(tune: TuneSummary) -> Chart:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.analysis import derived, points, syncrate
+from pglab.analysis import derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
@@ -61,6 +61,8 @@ class Report:
     storage: list[dict[str, Any]] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
+    # kit = "tpch": where a point's plan for a query differs in shape from its reference's
+    plan_changes: list[tpch.PlanChange] = field(default_factory=list)
 
     @property
     def figure(self) -> str:
@@ -152,6 +154,7 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
         settings=non_default_settings(fp),
         only_run=only_run,
         builds=list(builds.values()),
+        plan_changes=tpch.plan_changes(store, runs, camp) if tpch.query_numbers(runs) else [],
     )
 
 

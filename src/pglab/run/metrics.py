@@ -25,6 +25,7 @@ from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import PhaseResult
 from pglab.significance import ALPHA, scipy_stats
 from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
+from pglab.tpch import power, throughput
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -102,6 +103,7 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     metrics.update(operation_metrics(phases))
     metrics.update(kit_metrics(run, phases))
     metrics.update(sysbench_metrics(phases))
+    metrics.update(tpch_metrics(phases, run))
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
         if a and b is not None:
@@ -206,3 +208,28 @@ def sysbench_metrics(phases: list[PhaseResult]) -> dict[str, float]:
         "errors_s": statistics.fmean(r["errors_s"] for r in rows),
         "reconnects_s": statistics.fmean(r["reconnects_s"] for r in rows),
     }
+
+
+def tpch_metrics(phases: list[PhaseResult], run: RunSpec) -> dict[str, float]:
+    """The TPC-H-like power run's figures over the measured phases that ran it (mean over
+    them): each query's seconds (``q01_s``...; a throughput run's: the mean over its streams),
+    their geometric mean (``geomean_s``), the QphH-like power (3600 × SF / geometric mean: the
+    run's ``tps``) or a throughput run's QthH-like ``throughput`` (its ``tps``), and the queries
+    that timed out (``timeouts``, at their limit in the figures)."""
+    runs = [
+        [power.QueryTime(int(r[0]), float(r[1]), r[2], bool(r[3])) for r in table["rows"]]
+        for ph in phases
+        if ph.measured and (table := ph.tables.get(power.TABLE)) and table["rows"]
+    ]
+    streamed = [ph for ph in phases if ph.measured and ph.tables.get(throughput.TABLE)]
+    runs += [throughput.per_query(ph.tables[throughput.TABLE]["rows"]) for ph in streamed]
+    if not runs:
+        return {}
+    scale = float(run.dataset.scale)
+    figs = [power.figures(times, scale) for times in runs]
+    out = {k: statistics.fmean(f[k] for f in figs if k in f) for k in figs[0]}
+    out["timeouts"] = max(f["timeouts"] for f in figs)
+    if streamed:  # the throughput run's figure (QthH-like) in place of the power figure
+        out["throughput"] = statistics.fmean(ph.report.tps for ph in streamed)
+        del out["power"]
+    return out

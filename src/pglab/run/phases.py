@@ -8,13 +8,13 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
         watch = stack.enter_context(PhaseWatch(...))
         result = runner.run(watch)      # the phase's result, with the runner's own tables
 
-Four runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
+Five runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
 (``GeneratorPgbench``, its per-host table with the result), a maintenance operation
 (``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
-scripts by either pgbench, its consistency checked after (``KitPgbench``), and sysbench's
-OLTP tests (``Sysbench``). A new load generator or
-workload kit is a class with ``prepare`` and ``run``, and one line in ``runner_for``; the
-executor does not change.
+scripts by either pgbench, its consistency checked after (``KitPgbench``), sysbench's
+OLTP tests (``Sysbench``), and the TPC-H-like kit's power run (``TpchPower``). A new load
+generator or workload kit is a class with ``prepare`` and ``run``, and one line in
+``runner_for``; the executor does not change.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from pglab.records import PhaseResult
 from pglab.run.remote import Hosts
 from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
+from pglab.tpch import phase as tpch
+from pglab.tpch.plans import TABLE as PLANS
 
 
 @dataclass
@@ -69,6 +71,8 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
     """The runner of one iteration of ``phase``: the one place that tells kinds of phase apart."""
     if phase.operation is not None:
         return MaintenanceOperation(phase, iteration, context)
+    if phase.kit == "tpch":
+        return TpchPower(phase, iteration, context)
     if phase.kit is not None:
         return KitPgbench(phase, iteration, context)
     if phase.generator == "sysbench":
@@ -213,3 +217,30 @@ class Sysbench:
             self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
             on_progress=c.on_progress, on_spawn=watch.set_pgbench,
         )  # fmt: skip
+
+
+@dataclass
+class TpchPower:
+    """kit = "tpch": each query's plan from one extra execution (before the watching, so not
+    timed), then the power run on a session as pgbench's are (the run's session settings)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+    _seed: int = 0
+    _plans: dict[str, object] | None = None
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+        self._seed = tpch.seed_of(self.phase)
+        self.context.on_operation(f"tpch: the plans of {len(tpch.queries_of(self.phase))} queries")
+        self._plans = tpch.explain(self.context.server.bench_session, self.phase, self._seed)
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        del watch  # the queries run in the server: no client process of pglab's to watch
+        assert self._plans is not None, "prepare first"
+        c = self.context
+        result = tpch.run_phase(
+            c.server.bench_session, self.phase, self.iteration, self._seed, c.on_operation
+        )
+        return replace(result, tables={**result.tables, PLANS: self._plans})

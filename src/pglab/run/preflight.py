@@ -24,7 +24,7 @@ from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
-from pglab.postgres import bench_db, kit_load, on_host, server, settings
+from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
@@ -52,6 +52,8 @@ def preflight(
     plan = make_plan(campaign, done_keys)
     if any(ph.generator == "sysbench" for pt in plan.points for ph in pt.phases):
         kit_load.sysbench_exe()  # sysbench missing: said before anything is made
+    if any(pt.dataset.kit == "tpch" for pt in plan.points):
+        tpch_load.tpchgen_exe()  # tpchgen-cli missing: said before anything is made
     resolved: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:

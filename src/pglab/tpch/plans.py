@@ -12,21 +12,42 @@ from typing import Any
 import psycopg
 
 from pglab.campaign.kits.tpch_queries import query
+from pglab.tpch.power import cancelled
 
 TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
 
 
 def plans(
-    conn: psycopg.Connection, queries: Sequence[int], seed: int, scale: float
+    conn: psycopg.Connection,
+    queries: Sequence[int],
+    seed: int,
+    scale: float,
+    timeout_s: float | None = None,
 ) -> dict[int, Any]:
-    """Each query's plan as EXPLAIN's JSON (its top object)."""
+    """Each query's plan as EXPLAIN's JSON (its top object), on ``conn`` (autocommit); a query
+    that ``timeout_s`` stops gets EXPLAIN's plan without ANALYZE (what it would have run)."""
+    limit = f"SET statement_timeout = {max(1, round((timeout_s or 0) * 1000))}".encode()
     out = {}
     for n in queries:
-        sql = b"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query(n, seed, scale).encode()
-        row = conn.execute(sql).fetchone()
+        sql = query(n, seed, scale).encode()
+        try:
+            conn.execute(limit if timeout_s else b"SET statement_timeout = 0")
+            row = conn.execute(b"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql).fetchone()
+        except psycopg.errors.QueryCanceled:
+            conn.execute(b"SET statement_timeout = 0")  # planning alone is not limited
+            row = conn.execute(b"EXPLAIN (FORMAT JSON) " + sql).fetchone()
+        except BaseException:  # Ctrl-C: the query ends with pglab
+            cancelled(conn)
+            raise
         assert row is not None
         out[n] = row[0][0]
+    conn.execute(b"RESET statement_timeout")
     return out
+
+
+def as_table(found: dict[int, Any]) -> dict[str, object]:
+    """A row per query, its plan as EXPLAIN's JSON: a phase's table."""
+    return {"columns": ["query", "plan"], "rows": [[n, plan] for n, plan in found.items()]}
 
 
 def _nodes(node: dict[str, Any]) -> Iterator[str]:

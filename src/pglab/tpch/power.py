@@ -6,6 +6,7 @@ is TPC-H's Power@Size without the refresh functions: 3600 × SF / geometric mean
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -33,23 +34,39 @@ def power_run(
     scale: float,
     timeout_s: float | None = None,
     on_status: Callable[[str], None] = lambda msg: None,
+    stopped: Callable[[], bool] = lambda: False,
 ) -> list[QueryTime]:
-    """Each query once, in the order given, on ``conn`` (autocommit); a timeout is recorded."""
-    limit_ms = int(timeout_s * 1000) if timeout_s else 0
+    """Each query once, in the order given, on ``conn`` (autocommit); a timeout is recorded.
+    ``stopped``: the run was ended from outside (its query cancelled): no timeout, no more."""
+    limit_ms = max(1, round(timeout_s * 1000)) if timeout_s else 0
     conn.execute(f"SET statement_timeout = {limit_ms}".encode())
     out: list[QueryTime] = []
     for i, number in enumerate(queries, 1):
+        if stopped():
+            break
         sql = query(number, seed, scale).encode()
         t0 = time.perf_counter()
         try:
             rows = len(conn.execute(sql).fetchall())
             out.append(QueryTime(number, time.perf_counter() - t0, rows))
         except psycopg.errors.QueryCanceled:
+            if stopped():
+                break
             out.append(QueryTime(number, float(timeout_s or 0.0), None, timed_out=True))
+        except BaseException:  # Ctrl-C, or the run ended: the query ends with it
+            cancelled(conn)
+            raise
         said = "timed out" if out[-1].timed_out else f"{out[-1].seconds:.2f} s"
         on_status(f"tpch power run: Q{number} {said} ({i} of {len(queries)})")
     conn.execute(b"RESET statement_timeout")
     return out
+
+
+def cancelled(conn: psycopg.Connection) -> None:
+    """Ask the server to end ``conn``'s query (an existing server would run it to its end
+    after the client left)."""
+    with contextlib.suppress(psycopg.Error, OSError):  # gone: so is its query
+        conn.cancel_safe(timeout=5.0)
 
 
 def geomean(times: Sequence[QueryTime]) -> float:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pglab import sequential
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
-from pglab.tune.spec import TuneSpec
+from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def decide(objective: str, values: Mapping[str, Sequence[float]],
     others = [label for label in values if label != "default"]
     compare = compare_sequential if adaptive else compare_family
     comps = compare([(base, list(values[o])) for o in others], effect_pct) if others else []
-    better = "-" if objective == "p99" else "+"
+    better = "-" if objective in LOWER_BETTER else "+"
     rows = [Row("default", tuple(base), None, _within(p99s, "default", limit_ms))]
     for label, c in zip(others, comps, strict=True):
         rows.append(Row(label, tuple(values[label]), c, _within(p99s, label, limit_ms)))
@@ -139,12 +139,12 @@ def decide(objective: str, values: Mapping[str, Sequence[float]],
             and r.within_limit]  # fmt: skip
     if not good:
         return Decision(tuple(rows), None, NONE_BETTER)
-    pick = min if objective == "p99" else max
+    pick = min if objective in LOWER_BETTER else max
     win = pick(good, key=lambda r: r.comparison.delta_pct if r.comparison else 0.0)
     assert win.comparison is not None
     won: Comparison = win.comparison
     ci = f" (95% CI {won.ci_low:+.1f}% to {won.ci_high:+.1f}%)" if won.ci_low is not None else ""
-    what = {"p99": "p99 latency", "nopm": "NOPM"}.get(objective, "TPS")
+    what = {"p99": "p99 latency", "nopm": "NOPM", "geomean": "geometric mean"}.get(objective, "TPS")
     p = f", Holm p = {won.p_holm:.2g}" if won.p_holm is not None else ""
     text = (f"{win.label} is significantly better than the defaults: {what} "
             f"{won.delta_pct:+.1f}%{ci}{p}")  # fmt: skip
@@ -169,7 +169,7 @@ def stored_values(store: Any, name: str, labels: Sequence[str], objective: str,
         if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
             continue
         p99 = run.metrics.get("latency_p99_ms")
-        figure = {"p99": p99, "nopm": run.metrics.get("nopm")}.get(objective, run.tps)
+        figure = objective_value(objective, run.tps, run.metrics)
         if figure is not None:
             values[label].append(float(figure))
         if p99 is not None:

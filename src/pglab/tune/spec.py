@@ -4,8 +4,9 @@ names and values are checked against the version's own catalog in ``space``.
 
 ```toml
 [tune]
-objective = "tps"              # "tps" (default), "p99" (latency, lower is better) or
-                               # "nopm" (a kit's New-Orders per minute: kit = "tpcc")
+objective = "tps"              # "tps" (default), "p99" (latency, lower is better),
+                               # "nopm" (a kit's New-Orders per minute: kit = "tpcc") or
+                               # "geomean" (the 22 queries' geometric mean: kit = "tpch")
 p99_limit_ms = 20              # with "tps": the best TPS whose p99 latency stays under 20 ms
 trials = 30
 sampler = "tpe"                # tpe (multivariate), gp, cmaes or random
@@ -30,7 +31,17 @@ from pglab.campaign.checks import Problems, choice, get, table_of
 from pglab.campaign.parse import Campaign
 from pglab.errors import CampaignError
 
-OBJECTIVES = ("tps", "p99", "nopm")  # nopm: a workload kit's (kit = "tpcc")
+OBJECTIVES = ("tps", "p99", "nopm", "geomean")  # nopm: kit = "tpcc"'s; geomean: "tpch"'s
+LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
+# the run metric each objective is (tps: the run's own)
+OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomean_s"}
+
+
+def objective_value(objective: str, tps: float | None, metrics: dict[str, float]) -> float | None:
+    """A run's figure for ``objective``: its TPS, or the metric the objective is."""
+    return metrics.get(OBJECTIVE_METRICS[objective]) if objective in OBJECTIVE_METRICS else tps
+
+
 SAMPLERS = ("tpe", "gp", "cmaes", "random")
 TUNE_KEYS = {
     "objective", "p99_limit_ms", "trials", "sampler", "seed", "unsafe", "knobs",
@@ -77,7 +88,7 @@ class TuneSpec:
 
     @property
     def direction(self) -> str:
-        return "minimize" if self.objective == "p99" else "maximize"
+        return "minimize" if self.objective in LOWER_BETTER else "maximize"
 
     @property
     def adaptive(self) -> bool:
@@ -251,6 +262,12 @@ def parse(
             hint="see examples/tune.toml, and `pglab tune --help` for the [tune] table",
         )
     camp = replace(camp, document=doc)  # stored with its [tune] table
+    if spec.objective == "geomean" and not any(ph.kit == "tpch" for ph in camp.variants[0].phases):
+        raise CampaignError(
+            'objective = "geomean" is the TPC-H-like power run\'s figure (the geometric mean '
+            "of its queries' seconds), but the file's phases run no kit = \"tpch\"",
+            hint='add kit = "tpch" to [workload], or use objective = "tps"',
+        )
     if spec.objective == "nopm" and not any(ph.kit for ph in camp.variants[0].phases):
         raise CampaignError(
             'objective = "nopm" is a workload kit\'s figure (New-Orders per minute), but the '

@@ -36,7 +36,7 @@ from pglab.run.resume import clean_leftovers
 from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
 from pglab.tune.space import Knob
-from pglab.tune.spec import TuneSpec
+from pglab.tune.spec import TuneSpec, objective_value
 
 MAX_INFEASIBLE_IN_A_ROW = 200  # samples over the constraint before the search gives up
 
@@ -357,11 +357,13 @@ class Search:
             over_limit = (p99 - limit) / limit if limit is not None and p99 is not None else -1.0
             trial.set_constraint(studies.CONSTRAINT, over_limit)
             trial.set_user_attr(studies.OUTCOME, "ok")
-            value = {"p99": p99, "nopm": result.metrics.get("nopm")}.get(setup.spec.objective, tps)
+            objective = setup.spec.objective
+            value = p99 if objective == "p99" else objective_value(objective, tps, result.metrics)
             if value is None:
                 raise CampaignError("the run logged no transaction latencies for the p99 "
                                     "objective" if setup.spec.objective == "p99" else
-                                    "the run gave no NOPM: its phases ran no kit")  # fmt: skip
+                                    f"the run gave no {setup.spec.objective}: its phases ran no "
+                                    "kit that has it")  # fmt: skip
             with studies.quiet():
                 self.study.tell(trial, value)
         return self._frozen(trial)

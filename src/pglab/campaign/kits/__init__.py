@@ -49,6 +49,7 @@ class Kit:
     unit: str = ""
     unit_size: int = 1  # units of the scale per loading unit (YCSB: 100,000 records)
     unit_what: str = ""
+    min_scale: float = 1  # below 1: a fractional scale (TPC-H's scale factors 0.01, 0.1)
 
     def directory(self) -> Path:
         return HERE / self.name
@@ -146,7 +147,21 @@ YCSB = Kit(
     unit_size=100_000,
     unit_what="blocks of 100,000 records",
 )
-KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB)}
+# TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
+# run of the 22 queries (tpch/power.py), its dataset made by postgres/tpch_load.py
+TPCH = Kit(
+    name="tpch",
+    modes=("power", "throughput"),  # throughput: clients = its query streams
+    mix=(),
+    scale_what="scale factor",
+    max_scale=1000,
+    since=11,  # its queries are plain SQL; no pgbench runs them
+    needs="",
+    headline=None,
+    setup=(),
+    min_scale=0.01,
+)
+KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB, TPCH)}
 # how a YCSB workload picks its keys (its requestdistribution): pgbench -D distribution=N
 DISTRIBUTIONS = ("zipfian", "uniform", "latest")
 MODES = tuple(dict.fromkeys(m for k in KITS.values() for m in k.modes))
@@ -162,7 +177,7 @@ TRANSACTION_TYPES = {
 
 
 def defines(
-    kit: str, scale: int, clients: int = 1, distribution: str | None = None
+    kit: str, scale: float, clients: int = 1, distribution: str | None = None
 ) -> tuple[tuple[str, str], ...]:
     """The pgbench variables (-D) the kit's scripts read: its scale under the kit's name; for
     YCSB also the clients (inserts' keys are apart per client), the distribution's number and

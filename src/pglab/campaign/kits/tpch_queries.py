@@ -433,3 +433,20 @@ def unknown(numbers: object) -> list[object]:
     """The entries of a ``queries = [...]`` list that are no query number (1 to 22)."""
     items = numbers if isinstance(numbers, list | tuple) else [numbers]
     return [n for n in items if isinstance(n, bool) or n not in QUERIES]
+
+
+# a query's seconds per unit of scale factor on 2 CPUs, a rough guess for the plan's ETA
+QUERY_S_PER_SF = 3.0
+
+
+def estimated_seconds(
+    defines: tuple[tuple[str, str], ...], queries: tuple[int, ...], timeout: float | None,
+    streams: int = 1,
+) -> float:  # fmt: skip
+    """A power run's (or ``streams`` streams') and its plans' run's seconds at the scale
+    factor the phase is told (streams share 2 CPUs: each one's queries take that much more)."""
+    per_query = QUERY_S_PER_SF * float(dict(defines).get("scale factor", "1"))
+    if timeout is not None:
+        per_query = min(per_query, timeout)
+    run = per_query * len(queries or QUERIES) * max(1.0, streams / 2)
+    return per_query * len(queries or QUERIES) + run + 2.0

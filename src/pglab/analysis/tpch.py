@@ -1,0 +1,158 @@
+"""What the stored runs of kit = "tpch" say per query: each query's time per point over its
+repeats, compared with the reference point as the headline is (``points.point_rows``: the CI,
+the verdict), and where two compared points' plans for a query differ in shape, in words.
+
+A query's figure is compared as its rate (1 / seconds, queries per second), so that, as for
+TPS, + is faster and − slower; the table shows the median seconds beside it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pglab.analysis import points, tidy, verdicts
+from pglab.analysis.tidy import TidyTable
+from pglab.rows import RunRow, StoredRun
+from pglab.store import Store
+from pglab.tpch import plans as tpch_plans
+from pglab.tpch import power
+
+
+def metric(number: int) -> str:
+    """``q09_s``: a query's seconds among a run's metrics."""
+    return f"q{number:02d}_s"
+
+
+def query_numbers(runs: Sequence[RunRow]) -> list[int]:
+    """The queries the runs timed, in number order."""
+    found = {k for r in runs if r.ok for k in r.metrics if points.QUERY_METRIC.match(k)}
+    return sorted(int(k[1:3]) for k in found)
+
+
+def as_rates(runs: Sequence[RunRow], number: int) -> list[RunRow]:
+    """The runs with the query's rate (1 / its seconds) as their ``tps``; None without one."""
+    key = metric(number)
+    out = []
+    for r in runs:
+        secs = r.metrics.get(key)
+        out.append(replace(r, tps=1.0 / secs if secs else None))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPoints:
+    number: int
+    rows: list[points.PointRow]  # as the headline's, of the query's rate
+    seconds: dict[str, float]  # each point's median seconds, by label
+
+
+def query_points(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[QueryPoints]:
+    """Each query's points over their repeats, compared with the reference point."""
+    out = []
+    for n in query_numbers(runs):
+        rows = points.campaign_rows(as_rates(runs, n), campaign)
+        seconds = {r.point: 1.0 / r.tps_median for r in rows if r.tps_median}
+        out.append(QueryPoints(n, rows, seconds))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlanChange:
+    number: int
+    point: str  # the point whose plan differs
+    reference: str  # the point it is compared with
+    change: str  # "hash join → merge join"
+
+
+def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
+    """A run's plan per query (its first phase that has them), {} if it stored none."""
+    stored = store.get_run(run.id)
+    if stored is None:
+        return {}
+    for tables in stored.series.values():
+        table = tables.get(tpch_plans.TABLE)
+        if table:
+            return {int(row[0]): row[1] for row in table["rows"]}
+    return {}
+
+
+def plan_changes(
+    store: Store, runs: Sequence[RunRow], campaign: dict[str, Any] | None
+) -> list[PlanChange]:
+    """Where a point's plan for a query differs in shape from its reference point's (the
+    baseline variant's at the same coordinates), from each point's first ok run."""
+    rows = points.campaign_rows(runs, campaign)
+    first: dict[str, RunRow] = {}
+    for r in runs:
+        if r.ok:
+            first.setdefault(r.label, r)
+    base = {row.coords: row.point for row in rows if row.is_base}
+    out = []
+    cache: dict[str, dict[int, Any]] = {}
+    for row in rows:
+        ref = base.get(row.coords)
+        if row.is_base or ref is None or row.point not in first or ref not in first:
+            continue
+        for label in (row.point, ref):
+            if label not in cache:
+                cache[label] = stored_plans(store, first[label])
+        mine, theirs = cache[row.point], cache[ref]
+        for n in sorted(set(mine) & set(theirs)):
+            said = tpch_plans.shape_change(theirs[n], mine[n])
+            if said is not None:
+                out.append(PlanChange(n, row.point, ref, said))
+    return out
+
+
+def compare_queries(
+    store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float
+) -> list[dict[str, Any]]:
+    """Two points' queries side by side (``pglab compare``): each one's median seconds, B
+    against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
+    differs in shape from A's (their first ok runs)."""
+    numbers = [n for n in query_numbers(a) if n in query_numbers(b)]
+    if not numbers:
+        return []
+    rates = [[1.0 / r.metrics[metric(n)] for r in side if r.ok and r.metrics.get(metric(n))]
+             for n in numbers for side in (a, b)]  # fmt: skip
+    comps = verdicts.compare_family(list(zip(rates[::2], rates[1::2], strict=True)), effect_pct)
+    first_a = next((r for r in a if r.ok), None)
+    first_b = next((r for r in b if r.ok), None)
+    plans_a = stored_plans(store, first_a) if first_a else {}
+    plans_b = stored_plans(store, first_b) if first_b else {}
+    out = []
+    for i, (n, c) in enumerate(zip(numbers, comps, strict=True)):
+        change = None
+        if n in plans_a and n in plans_b:
+            change = tpch_plans.shape_change(plans_a[n], plans_b[n])
+        out.append({
+            "query": n, "a_s": 1.0 / statistics.median(rates[2 * i]),
+            "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,
+        })  # fmt: skip
+    return out
+
+
+QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "iteration",
+                 "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
+
+
+def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
+    """``pglab export --by query``: a row per run, measured phase iteration and query of the
+    power run (its seconds, the rows it returned, whether it timed out, the seed of its
+    parameters), then the run's factor columns as ``pglab export`` has them."""
+    found = [tidy.factors(run) for run in runs]
+    names = list(dict.fromkeys(k for f in found for k in f))
+    rows = []
+    for run, factors in zip(runs, found, strict=True):
+        for ph in run.phases:
+            table = run.series.get(str(ph.idx), {}).get(power.TABLE)
+            if not ph.measured or not table:
+                continue
+            for row in table["rows"]:
+                rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
+                             ph.name, ph.iteration, *row[:4], row[4] if len(row) > 4 else None,
+                             *(factors.get(n) for n in names)])  # fmt: skip
+    return TidyTable([*QUERY_COLUMNS, *names], rows)

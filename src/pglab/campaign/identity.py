@@ -1,0 +1,53 @@
+"""A phase as part of its point's identity (``RunSpec.point_key``): its fields, without those
+that are at the value they had before the field existed (so points stored before keep their
+keys) and without where pglab's own kit scripts are installed."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pglab.campaign.spec import PhaseSpec
+
+
+def phase_identity(phase: PhaseSpec) -> dict[str, Any]:
+    d = asdict(phase)
+    if not phase.remote:
+        d.pop("generators")
+    if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
+        d["scripts"] = [{"label": s.label, "weight": s.weight, "sha256": s.sha256}
+                        for s in phase.scripts]  # fmt: skip
+    for key, default in UNSET.items():
+        if d[key] == default:
+            d.pop(key)
+    return d
+
+
+# keys left out of a phase's identity at these values (they came after points were stored)
+UNSET: dict[str, Any] = {
+    "max_tries": 1,
+    "latency_limit": None,
+    "failures_detailed": False,
+    "report_per_command": False,
+    "random_seed": None,
+    "sampling_rate": None,
+    "progress": True,
+    "operation": None,
+    "dirty": 0.0,
+    "parallel": 0,
+    "freeze": False,
+    "columns": ("abalance",),
+    "method": "btree",
+    "jobs": 1,
+    "compress": True,
+    "target": None,
+    "kit": None,
+    "mode": None,
+    "distribution": None,
+    "defines": (),
+    "generator": "pgbench",
+    "test": None,
+    "queries": (),
+    "query_timeout": None,
+}

@@ -1,0 +1,204 @@
+"""``kit = "tpch"`` in a campaign on PostgreSQL 18 (embedded) at scale factor 0.01: the dataset
+made once and reset by copy, the power run's per-query seconds, geometric mean and QphH-like
+power stored as the run's figures, each query's plan stored, and what ``pglab show`` says of
+two variants (default and ``enable_hashjoin = off``) × 2 repeats: each query's time and the
+plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.campaign.kits.tpch_queries import QUERIES
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.store import open_store
+from pglab.tpch import plans, power, throughput
+
+pytestmark = pytest.mark.integration
+ROWS = {1: 4, 3: 10}  # rows of Q1 (its four return flag × status groups) and of Q3 (LIMIT 10)
+
+CAMPAIGN = """
+name = "tpch"
+repeats = 2
+[dataset]
+scale = 0.01
+[workload]
+kit = "tpch"
+[variants.default]
+[variants.nohash.server.settings]
+enable_hashjoin = "off"
+"""
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.fixture(scope="module")
+def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
+    """Two variants × 2 repeats of the 22 queries (one dataset, copied per run)."""
+    tmp = tmp_path_factory.mktemp("tpch")
+    path = tmp / "tpch.toml"
+    path.write_text(CAMPAIGN)
+    store = tmp / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        runs = [s.get_run(row.id) for row in s.list_runs("tpch")]
+    return {"store": store, "runs": runs, "tmp": tmp}
+
+
+def test_power_run_figures_and_plans(made: dict[str, Any]) -> None:
+    runs = made["runs"]
+    assert len(runs) == 4 and all(r is not None and r.ok for r in runs), [r.error for r in runs]
+    for run in runs:
+        m = run.metrics
+        times = [m[f"q{n:02d}_s"] for n in QUERIES]
+        assert all(t > 0 for t in times) and m["timeouts"] == 0
+        assert m["geomean_s"] == pytest.approx(
+            power.geomean([power.QueryTime(n, t, 0) for n, t in zip(QUERIES, times, strict=True)]),
+            rel=1e-9,
+        )
+        assert run.tps == pytest.approx(3600 * 0.01 / m["geomean_s"], rel=1e-9) == m["power"]
+        (phase,) = run.phases
+        tables = run.series[str(phase.idx)]
+        rows = {r[0]: r for r in tables[power.TABLE]["rows"]}
+        assert sorted(rows) == list(QUERIES)
+        assert all(rows[n][2] == want for n, want in ROWS.items())
+        stored = {r[0]: r[1] for r in tables[plans.TABLE]["rows"]}
+        assert sorted(stored) == list(QUERIES)
+        assert all("Plan" in p and "Actual Total Time" in p["Plan"] for p in stored.values())
+
+
+def test_show_names_each_query_and_the_plan_change(made: dict[str, Any], lab: Lab,
+                                                   capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("show", "tpch", "--wide", lab=lab, store=made["store"]) == 0
+    out = capsys.readouterr().out
+    assert "median QphH" in out and "per query (median seconds; Δ% of its rate)" in out
+    lines = {line.split()[1]: line for line in out.splitlines()
+             if line.startswith("│ Q")}  # fmt: skip
+    assert sorted(lines) == sorted(f"Q{n}" for n in QUERIES)
+    # enable_hashjoin = off: at least one query's hash join became another join
+    assert any("hash join" in line and "→" in line for line in lines.values()), out
+    assert "nohash: hash, hash join →" in out or "nohash: hash join, hash →" in out, out
+
+
+def test_a_query_over_its_timeout_is_recorded_not_failed(made: dict[str, Any], lab: Lab) -> None:
+    path = made["tmp"] / "timeout.toml"
+    path.write_text('name = "tpch-timeout"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
+                    "queries = [1, 6]\nquery_timeout = 0.001\n")  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-timeout")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    assert run.metrics["timeouts"] == 2 and run.metrics["q01_s"] == 0.001
+    rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
+    assert [(r[0], r[2], r[3]) for r in rows] == [(1, None, True), (6, None, True)]
+
+
+def test_compare_names_the_plan_change_next_to_the_time(made: dict[str, Any], lab: Lab,
+                                                        capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("compare", "tpch:default", "tpch:nohash", lab=lab, store=made["store"]) == 0
+    out = capsys.readouterr().out
+    assert "per query (Welch, Holm over the queries)" in out
+    said = [line for line in out.splitlines() if line.startswith("Q") and "→" in line]
+    assert any("hash join" in line.split("→")[0] for line in said), out
+    assert all(line.split(";")[1].strip()[0] in "+-–" for line in said), said
+
+
+def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: Lab,
+                                                     capsys) -> None:  # fmt: skip
+    capsys.readouterr()
+    assert cli("export", "tpch", "--by", "query", lab=lab, store=made["store"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4 * 22 and {r["variant"] for r in rows} == {"default", "nohash"}
+    q3 = [r for r in rows if r["query"] == "3"]
+    assert len(q3) == 4 and all(r["rows"] == "10" and r["timed_out"] == "False" for r in q3)
+    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" for r in rows)
+
+
+def test_export_by_run_has_the_kits_figures(made: dict[str, Any], lab: Lab, capsys) -> None:
+    capsys.readouterr()
+    assert cli("export", "tpch", lab=lab, store=made["store"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4
+    for r in rows:
+        assert float(r["power"]) == pytest.approx(float(r["tps"]))
+        assert float(r["geomean_s"]) > 0 and r["timeouts"] == "0.0" and float(r["q22_s"]) > 0
+
+
+def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> None:
+    page = made["tmp"] / "tpch.html"
+    assert cli("report", "tpch", "-o", str(page), lab=lab, store=made["store"]) == 0
+    html = page.read_text()
+    assert "time per query per point" in html and "QphH" in html  # the headline, named
+    section = html.split("<h2>Plans that changed shape</h2>")[1].split("<h2>")[0]
+    assert "<td>nohash</td><td>default</td>" in section and "hash join →" in section
+    from pglab.report import charts, model
+
+    with open_store(str(made["store"])) as s:
+        rep = model.gather(s, "tpch")
+    chart = charts.campaign_chart(rep, 3)
+    assert chart is not None and chart.png.startswith(b"\x89PNG")
+    assert (
+        chart.name == "tpch-queries"
+        and (made["tmp"] / "tpch-charts" / "tpch-queries.png").is_file()
+    )
+
+
+def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys) -> None:
+    path = made["tmp"] / "streams.toml"
+    path.write_text('name = "tpch-streams"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
+                    'mode = "throughput"\nclients = 2\nqueries = [1, 6, 14]\n')  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-streams")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    rows = run.series[str(run.phases[0].idx)][throughput.TABLE]["rows"]
+    assert sorted((r[0], r[1]) for r in rows) == [(s, q) for s in (0, 1) for q in (1, 6, 14)]
+    assert [r[1] for r in rows if r[0] == 0] == [1, 6, 14]  # stream 0: the order given
+    elapsed = run.phases[0].elapsed_s
+    assert run.tps == pytest.approx(2 * 3 * 3600 / elapsed * 0.01, rel=0.02)
+    assert run.metrics["throughput"] == run.tps and "power" not in run.metrics
+    assert set(run.metrics) >= {"q01_s", "q06_s", "q14_s", "geomean_s"}
+    capsys.readouterr()
+    assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
+    assert "median QthH" in capsys.readouterr().out
+
+
+@pytest.fixture
+def password(monkeypatch):
+    from existing_server import BENCH_PASSWORD
+
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+@pytest.mark.usefixtures("password")
+def test_tpch_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
+    """The dataset in a database of pglab's own on a server pglab did not start; two queries."""
+    path = tmp_path / "existing.toml"
+    path.write_text(f'name = "tpch-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
+                    'database = "pglab_tpch_existing"\n[dataset]\nscale = 0.01\n[workload]\n'
+                    'kit = "tpch"\nqueries = [3, 1]\n')  # fmt: skip
+    store = tmp_path / "r.sqlite"
+    try:
+        assert cli("run", str(path), lab=lab, store=store) == 0
+        with open_store(str(store)) as s:
+            (row,) = s.list_runs("tpch-existing")
+            run = s.get_run(row.id)
+        assert run is not None and run.ok, run and run.error
+        rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
+        assert [(r[0], r[2]) for r in rows] == [(3, ROWS[3]), (1, ROWS[1])]
+        with outside_server.admin("pglab_tpch_existing") as conn:
+            (n,) = conn.execute("SELECT count(*) FROM nation").fetchone()
+        assert n == 25
+    finally:
+        outside_server.drop_database("pglab_tpch_existing")
