@@ -94,14 +94,30 @@ def pglab_in_background(
             proc.wait()
 
 
+def pglab_run_argv(campaign: Path, home: Path, store: Path | str) -> list[str]:
+    """The command line of ``pglab run CAMPAIGN`` in a child Python, on this lab and store."""
+    return [sys.executable, "-m", "pglab", "run", str(campaign), "--lab-dir", str(home),
+            "--store", str(store)]  # fmt: skip
+
+
 def pglab_run_in_background(
     campaign: Path, home: Path, store: Path, err_path: Path
 ) -> AbstractContextManager[subprocess.Popen]:
     """``pglab run CAMPAIGN`` in the background (see pglab_in_background), with this process's
     environment as it is now (a password a test put in PGPASSWORD, say)."""
-    argv = [sys.executable, "-m", "pglab", "run", str(campaign), "--lab-dir", str(home),
-            "--store", str(store)]  # fmt: skip
+    argv = pglab_run_argv(campaign, home, store)
     return pglab_in_background(argv, err_path, env=dict(os.environ))
+
+
+def pgbench_measuring(home: Path) -> bool:
+    """Whether a pgbench of the lab at ``home`` is measuring (running, not initializing)."""
+    for p in lab_processes(home):
+        try:
+            if p.name() == "pgbench" and "-i" not in p.cmdline():
+                return True
+        except psutil.Error:
+            continue
+    return False
 
 
 def wait_for(

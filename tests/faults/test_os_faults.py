@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-import psutil
 import pytest
-from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
+from conftest import (
+    assert_stopped_cleanly,
+    pgbench_measuring,
+    pglab_in_background,
+    pglab_run_argv,
+    wait_for,
+)
 from os_helpers import kernel_state
 from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
@@ -42,21 +46,6 @@ latency_log = "off"
 """
 
 
-def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab", "run", str(path),
-            "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
-
-
-def _pgbench_running(home: Path) -> bool:
-    for p in lab_processes(home):
-        try:
-            if p.name() == "pgbench" and "-i" not in p.cmdline():
-                return True
-        except psutil.Error:
-            continue
-    return False
-
-
 @pytest.mark.parametrize(
     "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
 )
@@ -71,8 +60,8 @@ def test_stopped_mid_run_puts_back_now_or_at_the_next_start(
     store = tmp_path / "r.sqlite"
     before = kernel_state()
     err_path = tmp_path / "stderr"
-    with pglab_in_background(_argv(path, lab, store), err_path) as proc:
-        wait_for(lambda: _pgbench_running(lab.home), proc, err_path, "a phase")
+    with pglab_in_background(pglab_run_argv(path, lab.home, store), err_path) as proc:
+        wait_for(lambda: pgbench_measuring(lab.home), proc, err_path, "a phase")
         assert Path("/proc/sys/vm/swappiness").read_text() == "13\n"
         assert Path("/proc/sys/vm/dirty_bytes").read_text() == f"{80 * 2**20}\n"
         proc.send_signal(sig)
@@ -86,7 +75,9 @@ def test_stopped_mid_run_puts_back_now_or_at_the_next_start(
     assert kernel_state() != before  # left as the killed pglab set it
     assert list((lab.home / "os").glob("*.json"))  # with its journal
     path.write_text(CAMPAIGN.replace("{duration}", "1"))
-    done = subprocess.run(_argv(path, lab, store), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        pglab_run_argv(path, lab.home, store), capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "put back kernel settings an earlier, killed pglab had changed" in done.stdout
     assert kernel_state() == before

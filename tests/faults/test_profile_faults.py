@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import assert_stopped_cleanly, pglab_in_background, wait_for
+from conftest import assert_stopped_cleanly, pglab_in_background, pglab_run_argv, wait_for
 
 from pglab.lab import Lab, find_run_user
 from pglab.store import open_store
@@ -52,11 +52,6 @@ def _perf_of(home: Path) -> list[psutil.Process]:
     return found
 
 
-def _argv(path: Path, home: Path, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab", "run", str(path), "--lab-dir", str(home),
-            "--store", str(store)]  # fmt: skip
-
-
 @needs_perf
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=lambda s: s.name)
 def test_pglab_killed_while_perf_records(
@@ -68,7 +63,7 @@ def test_pglab_killed_while_perf_records(
     path.write_text(PROFILED.format(name="prof-kill", duration=30))
     store = tmp_path / "r.sqlite"
     err = tmp_path / "stderr"
-    with pglab_in_background(_argv(path, lab.home, store), err) as proc:
+    with pglab_in_background(pglab_run_argv(path, lab.home, store), err) as proc:
         wait_for(lambda: bool(_perf_of(lab.home)), proc, err, "perf record")
         time.sleep(1)
         proc.send_signal(sig)
@@ -78,7 +73,7 @@ def test_pglab_killed_while_perf_records(
     if sig == signal.SIGINT:  # pglab removed them as it stopped
         assert not list((lab.home / "work").glob("*/perf-*"))
     path.write_text(PROFILED.format(name="prof-kill", duration=2))
-    done = subprocess.run(_argv(path, lab.home, store), capture_output=True, text=True,
+    done = subprocess.run(pglab_run_argv(path, lab.home, store), capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
     if sig == signal.SIGKILL:
@@ -97,7 +92,7 @@ def test_perf_missing_stops_before_anything_runs(tmp_path: Path, lab: Lab) -> No
     store = tmp_path / "r.sqlite"
     before = set(lab.clusters.iterdir())
     env = {**os.environ, "PGLAB_PERF": str(tmp_path / "no-such-perf")}
-    done = subprocess.run(_argv(path, lab.home, store), capture_output=True, text=True,
+    done = subprocess.run(pglab_run_argv(path, lab.home, store), capture_output=True, text=True,
                           timeout=120, env=env)  # fmt: skip
     assert done.returncode != 0
     said = done.stderr + done.stdout

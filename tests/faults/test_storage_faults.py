@@ -16,9 +16,14 @@ import time
 from functools import partial
 from pathlib import Path
 
-import psutil
 import pytest
-from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background, wait_for
+from conftest import (
+    assert_stopped_cleanly,
+    pgbench_measuring,
+    pglab_in_background,
+    pglab_run_argv,
+    wait_for,
+)
 from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.campaign import parse as campaign
@@ -58,21 +63,6 @@ clients = [1, 2]
 """
 
 
-def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab", "run", str(path),
-            "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
-
-
-def _pgbench_running(home: Path) -> bool:
-    for p in lab_processes(home):
-        try:
-            if p.name() == "pgbench" and "-i" not in p.cmdline():
-                return True
-        except psutil.Error:
-            continue
-    return False
-
-
 @pytest.mark.parametrize(
     "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
 )
@@ -88,8 +78,8 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
     store = tmp_path / "r.sqlite"
     assert made_under(lab.home) == NOTHING
     err_path = tmp_path / "stderr"
-    with pglab_in_background(_argv(path, lab, store), err_path) as proc:
-        wait_for(lambda: _pgbench_running(lab.home), proc, err_path, "a phase")
+    with pglab_in_background(pglab_run_argv(path, lab.home, store), err_path) as proc:
+        wait_for(lambda: pgbench_measuring(lab.home), proc, err_path, "a phase")
         during = made_under(lab.home)
         assert len(during["mounts"]) == 2 and len(during["loops"]) == 2, during
         time.sleep(1)
@@ -103,13 +93,19 @@ def test_pglab_stopped_half_way_leaves_no_storage_behind(
         for img in (lab.home / "storage").glob("*.img"):
             img.unlink()  # even a backing file deleted while attached does not hide its device
         # a next run that stops early (here: a store path that is a directory) still undoes them
-        done = subprocess.run(_argv(path, lab, tmp_path), capture_output=True, text=True)
+        done = subprocess.run(
+            pglab_run_argv(path, lab.home, tmp_path), capture_output=True, text=True
+        )
         assert done.returncode == 2 and "not a file" in done.stderr, done.stderr
         assert "tore down a leftover of an earlier pglab" in done.stdout
         assert made_under(lab.home) == NOTHING
     path.write_text(CAMPAIGN.format(name=name, duration=1))
     done = subprocess.run(
-        _argv(path, lab, store), capture_output=True, text=True, timeout=300, check=False
+        pglab_run_argv(path, lab.home, store),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr + done.stdout
     assert made_under(lab.home) == NOTHING

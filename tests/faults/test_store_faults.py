@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import lab_processes
+from conftest import lab_processes, pglab_run_argv
 from synthetic_runs import fill
 
 from pglab.lab import Lab
@@ -35,11 +35,6 @@ script = ["select-only", "simple-update"]
 """
 
 
-def _argv(path: Path, lab: Lab, store: Path) -> list[str]:
-    return [sys.executable, "-m", "pglab", "run", str(path),
-            "--lab-dir", str(lab.home), "--store", str(store)]  # fmt: skip
-
-
 def test_two_pglab_processes_write_one_store_at_once(
     tmp_path: Path, lab: Lab, no_leftovers
 ) -> None:
@@ -50,7 +45,9 @@ def test_two_pglab_processes_write_one_store_at_once(
         path.write_text(CAMPAIGN.format(name=name))
         procs.append(
             subprocess.Popen(
-                _argv(path, lab, store_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                pglab_run_argv(path, lab.home, store_path),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
         )
     errors = [p.communicate(timeout=300)[1].decode() for p in procs]
@@ -80,7 +77,9 @@ def test_a_store_that_cannot_be_written_stops_before_any_server(
                        clients=(1, 2), repeats=1, seconds=5)  # fmt: skip
         before = hashlib.sha256(store_path.read_bytes()).hexdigest()
         subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
-        done = subprocess.run(_argv(path, lab, store_path), capture_output=True, text=True)
+        done = subprocess.run(
+            pglab_run_argv(path, lab.home, store_path), capture_output=True, text=True
+        )
         assert done.returncode == 2, done.stderr
         assert "error: results store" in done.stderr and str(store_path) in done.stderr
         assert "hint:" in done.stderr and "Traceback" not in done.stderr

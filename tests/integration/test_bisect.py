@@ -10,18 +10,16 @@ Run once more, it runs nothing."""
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import lab_processes, pglab_in_background, wait_for
-from test_fleet import Workers
+from conftest import pglab_in_background, wait_for
+from fleet_workers import Workers, running_workers
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -87,20 +85,9 @@ def cli(*args: str, lab: Lab, store: str) -> int:
 
 @pytest.fixture
 def worker(pg_store: str) -> Iterator[Workers]:
-    """One ``pglab worker`` on the test's PostgreSQL store (its own lab home, the session's
-    build cache through PGLAB_BUILDS); stopped after the test, nothing of its lab left."""
-    root = Path(tempfile.mkdtemp(prefix="pglab-bisect-", dir="/tmp"))
-    root.chmod(0o755)
-    w = Workers(pg_store, root)
-    try:
+    """Workers on the test's PostgreSQL store (the session's build cache through PGLAB_BUILDS)."""
+    with running_workers(pg_store) as w:
         yield w
-    finally:
-        w.stop_all()
-        left = [p for name in w.procs for p in lab_processes(w.home(name))]
-        for p in left:
-            p.kill()
-        shutil.rmtree(root, ignore_errors=True)
-        assert not left, f"left running: {left}"
 
 
 @pytest.mark.usefixtures("build_cache", "no_leftovers")
