@@ -58,7 +58,26 @@ def test_the_eta_error_at_a_quarter_half_and_three_quarters_is_measured(
     monkeypatch.setattr(operations, "PROGRESS_S", 0.1)
     path = tmp_path / "eta.toml"
     path.write_text(CAMPAIGN)
-    with open_store(str(tmp_path / "r.sqlite")) as store:
+    # once in CI a phase gave no row to judge at all (too few rows with an ETA: a phase of a
+    # fraction of a second on a busy machine); that is no measure of the ETA, so the campaign
+    # is measured again, once, saying why
+    for attempt in range(2):
+        said = _measured(lab, tmp_path / f"r{attempt}.sqlite", path)
+        if all(len(errors) == 3 for errors in said.values()):
+            break
+        print(f"attempt {attempt + 1}: a phase had too few rows to judge: {said}")
+    for (name, how), errors in said.items():
+        assert len(errors) == 3 and {by for _, by in errors} == {how}, (name, errors)
+    said = {k: [round(e, 3) for e, _ in v] for k, v in said.items()}
+    print("ETA errors at 25/50/75%:", said)
+    for name in MAIN_PHASE:  # 0.60, not the issue's 0.20: see the module's docstring
+        assert statistics.median(said[(name, "rate")] + said[(name, "history")]) <= 0.60, said
+
+
+def _measured(lab: Lab, store_path: Path, path: Path) -> dict[tuple[str, str], list]:
+    """Each operation's ETA errors in the first run (told by its rate) and the second (from
+    the first: "history"), with how each was told."""
+    with open_store(str(store_path)) as store:
         out = Executor(lab, store, QuietEvents()).run_campaign(campaign.load(path))
         assert out.ok == 2
         first, second = (store.get_run(r.id) for r in store.list_runs("eta"))
@@ -67,9 +86,7 @@ def test_the_eta_error_at_a_quarter_half_and_three_quarters_is_measured(
         for ph in run.phases:
             tables = run.series[str(ph.idx)]
             rows = next(t for k, t in tables.items() if k.startswith("progress."))["rows"]
-            errors = eta_errors(rows, MAIN_PHASE[ph.name], ph.started_at + ph.elapsed_s)
-            assert len(errors) == 3 and {by for _, by in errors} == {how}, errors
-            said[(ph.name, how)] = [round(e, 3) for e, _ in errors]
-    print("ETA errors at 25/50/75%:", said)
-    for name in MAIN_PHASE:  # 0.60, not the issue's 0.20: see the module's docstring
-        assert statistics.median(said[(name, "rate")] + said[(name, "history")]) <= 0.60, said
+            said[(ph.name, how)] = eta_errors(
+                rows, MAIN_PHASE[ph.name], ph.started_at + ph.elapsed_s
+            )
+    return said

@@ -25,6 +25,7 @@ import markupsafe
 
 from pglab import __version__
 from pglab.analysis import points, scripts, verdicts
+from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
@@ -161,6 +162,7 @@ class Served:
 
 # the campaign charts' titles (``charts.campaign_chart``), for a page that draws them later
 CHART_TITLES = ("TPS per point", "every run's TPS in the order it ran", "latency per point")
+QUERY_CHART_TITLE = "time per query per point"  # the fourth, kit = "tpch" only
 
 
 @functools.cache
@@ -201,6 +203,7 @@ def render(
                          "scripts": browser.script_names(rep.points[n - 1]),
                          "flame": d.get("flame"), "flame_diff": d.get("flame_diff")}  # fmt: skip
     spec = rep.campaign.get("spec") or {}
+    shown_charts = _campaign_charts(made[1 if tune is not None else 0 :], served, rep)
     return template.render(
         r=rep,
         tune=tune,
@@ -211,11 +214,11 @@ def render(
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
-        campaign_charts=_campaign_charts(made[1 if tune is not None else 0 :], served),
+        campaign_charts=shown_charts,
         point_data=point_data,
         plotly_js=markupsafe.Markup(_plotly_js()) if point_data and not served else "",
         page_js=markupsafe.Markup(_page_js()),
-        charts_total=charts.CAMPAIGN_CHARTS if served else len(made),
+        charts_total=len(shown_charts) if served else len(made),
         served=served,
         open_points=OPEN_POINTS,
         effect=points.effect_of(rep.campaign),
@@ -310,13 +313,16 @@ def _embedded(ch: charts.Chart) -> dict[str, Any]:
             "b64": base64.b64encode(ch.png).decode()}  # fmt: skip
 
 
-def _campaign_charts(made: list[charts.Chart], served: Served | None) -> list[dict[str, Any]]:
-    """The campaign charts the page shows: drawn (embedded), or served, each at its URL."""
+def _campaign_charts(made: list[charts.Chart], served: Served | None,
+                     rep: Report) -> list[dict[str, Any]]:  # fmt: skip
+    """The campaign charts the page shows: drawn (embedded), or served, each at its URL (the
+    time per query only for a TPC-H-like campaign)."""
     if served is None:
         return [_embedded(c) for c in made]
+    titles = CHART_TITLES + ((QUERY_CHART_TITLE,) if query_points(rep.runs, rep.campaign) else ())
     return [{"name": f"campaign-{n}", "title": title, "missing": (), "b64": "",
              "url": served.chart_url.replace("{n}", str(n))}
-            for n, title in enumerate(CHART_TITLES)]  # fmt: skip
+            for n, title in enumerate(titles)]  # fmt: skip
 
 
 def _num(v: Any, digits: int = 0) -> str:
