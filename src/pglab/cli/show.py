@@ -18,14 +18,13 @@ from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
-from pglab.cli.tune import print_summary
 from pglab.errors import LabError
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
 from pglab.store import Store
 from pglab.telemetry import summary as telemetry_summary
-from pglab.tune import summary as tune_summary
+from pglab.tune.spec import is_tune
 
 
 def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
@@ -72,12 +71,17 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
             if as_json:
                 doc = {"campaign": obj, **_points_json(store, obj, runs, verbose),
                        "runs": plain(runs)}  # fmt: skip
-                if tune_summary.is_tune(obj):
+                if is_tune(obj):
+                    from pglab.tune import summary as tune_summary  # optuna: only here
+
                     study = tune_summary.of(store, where.store_url, obj["name"])
                     doc["tune"] = tune_summary.to_json(study)
                 print(json.dumps(doc, indent=2, default=str))
                 return 0
-            if tune_summary.is_tune(obj):  # a tune study: its trials, confirmation, winner
+            if is_tune(obj):  # a tune study: its trials, confirmation, winner
+                from pglab.cli.tune import print_summary
+                from pglab.tune import summary as tune_summary  # optuna: only here
+
                 print_summary(console, tune_summary.of(store, where.store_url, obj["name"]))
                 console.print(f"(every run: {where.command('ls', '--campaign', obj['name'])})",
                               markup=False, soft_wrap=True)  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -19,9 +20,11 @@ from pglab.records import RunResult
 from pglab.run.live import LiveRecorder
 from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.store import mask_url
-from pglab.tune import confirm, summary, trials
 from pglab.tune import spec as tune_spec
-from pglab.tune.trials import TrialRecord
+
+if TYPE_CHECKING:  # optuna (with SQLAlchemy) takes a second to import: only for a study
+    from pglab.tune import summary
+    from pglab.tune.trials import TrialRecord
 
 LAYOUT = """\
 a tune file is a campaign file of one point ([server], [dataset], [workload] or [[phases]];
@@ -127,6 +130,8 @@ class _Events:
 
 
 def run(where: Where, file: Path, dry_run: bool = False) -> int:
+    from pglab.tune import confirm, summary, trials
+
     camp, spec = tune_spec.load(file)
     lab = Lab.open(where.home)
     setup = trials.prepare(camp, spec, lab)

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
-from pglab.hosts.ssh import Remote
 from pglab.postgres.sources import Binaries
+
+if TYPE_CHECKING:  # asyncssh takes a while to import; a local server never needs it
+    from pglab.hosts.ssh import Remote
 
 
 @dataclass(frozen=True)

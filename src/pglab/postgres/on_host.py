@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 from psycopg.conninfo import make_conninfo
@@ -44,7 +44,6 @@ from psycopg.rows import dict_row
 from pglab import procs
 from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
 from pglab.errors import HostError, ServerError
-from pglab.hosts.ssh import Background, Remote
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
 from pglab.postgres.existing import ExistingServer
@@ -52,6 +51,9 @@ from pglab.postgres.interface import OsView
 from pglab.postgres.server import CONF_FILE, LOG_LINE_PREFIX, SUPERUSER, wait_applied
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
+
+if TYPE_CHECKING:  # asyncssh takes a while to import: only with a host
+    from pglab.hosts.ssh import Background, Remote
 
 START_TIMEOUT = 120
 COPY_TIMEOUT = 3600

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import markupsafe
@@ -31,7 +31,9 @@ from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
 from pglab.report.model import Point, Report, gather
 from pglab.telemetry.summary import lines as telemetry_lines
-from pglab.tune.summary import TuneSummary
+
+if TYPE_CHECKING:  # optuna, which tune.summary imports, takes a while
+    from pglab.tune.summary import TuneSummary
 
 OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "=": "=", "~": "~", "?": "?"}
@@ -117,6 +119,7 @@ class _Drawing:
 
     def _fork(self) -> ProcessPoolExecutor | None:
         if self.pool is None and self.workers > 1:
+            charts.load()  # before the fork: each worker inherits matplotlib, imported once
             ctx = multiprocessing.get_context("fork")
             self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
         return self.pool

@@ -16,23 +16,38 @@ import re
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+from pglab.analysis.tpch import query_points
+from pglab.report import progress_chart
+from pglab.report.model import Point, Report
+from pglab.report.series import RunSeries
 
-matplotlib.use("Agg")
-# a fixed title height: placing titles by the tick labels' extents measures every text twice
-matplotlib.rcParams["axes.titley"] = 1.01
-# unhinted glyphs: a sixth less drawing time for text that reads the same at this size
-matplotlib.rcParams["text.hinting"] = "no_hinting"
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-from pglab.analysis.tpch import query_points  # noqa: E402
-from pglab.report import progress_chart  # noqa: E402
-from pglab.report.model import Point, Report  # noqa: E402
-from pglab.report.series import RunSeries  # noqa: E402
-from pglab.tune.summary import TuneSummary  # noqa: E402
+    from pglab.tune.summary import TuneSummary
+
+
+def load() -> None:
+    """Import matplotlib (about a second: only when a chart is drawn, not with every command)
+    and set it up for drawing PNGs without a display. Idempotent; the report calls it before it
+    forks its drawing workers, so that they inherit it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    # a fixed title height: placing titles by the tick labels' extents measures every text twice
+    matplotlib.rcParams["axes.titley"] = 1.01
+    # unhinted glyphs: a sixth less drawing time for text that reads the same at this size
+    matplotlib.rcParams["text.hinting"] = "no_hinting"
+
+
+def _figure(**kwargs: Any) -> Figure:
+    load()
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
 
 DPI = 80
 TOP_WAITS = 7
@@ -70,7 +85,7 @@ def _query_chart(rep: Report) -> Chart | None:
     if not found:
         return None
     labels = [row.point for row in found[0].rows]
-    fig = Figure(figsize=(10, 1.5 + 0.12 * len(found) * max(2, len(labels))), layout="constrained")
+    fig = _figure(figsize=(10, 1.5 + 0.12 * len(found) * max(2, len(labels))), layout="constrained")
     ax = fig.add_subplot()
     step = 0.8 / len(labels)
     for j, label in enumerate(labels):
@@ -99,6 +114,8 @@ def _query_chart(rep: Report) -> Chart | None:
 
 def point_chart(pt: Point, number: int) -> Chart | None:
     """Six panels of the point's representative run; None without one."""
+    from matplotlib import ticker
+
     run = pt.representative
     if run is None:
         return None
@@ -121,9 +138,9 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     for ax in axes[2]:
         ax.set_xlabel("seconds since the first measured phase started")
     for ax in fig.axes:  # fewer ticks: text is most of the drawing time
-        ax.xaxis.set_major_locator(MaxNLocator(6))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(6))
         if ax.get_yscale() == "linear":
-            ax.yaxis.set_major_locator(MaxNLocator(5))
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(5))
     figure = "MB/s" if operations else "TPS"
     fig.suptitle(f"{pt.label} — run {run.id} (median {figure} of {len(pt.runs)} run(s))")
     title = f"{pt.label}: run {run.id} second by second"
@@ -137,7 +154,7 @@ class _Canvas:
     _current: _Canvas | None = None
 
     def __init__(self) -> None:
-        self.fig = Figure(figsize=(12, 10.5))
+        self.fig = _figure(figsize=(12, 10.5))
         self.fig.subplots_adjust(left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32,
                                  hspace=0.22)  # fmt: skip
         self.axes = self.fig.subplots(3, 2, sharex=True)
@@ -200,7 +217,9 @@ def _tps_chart(rep: Report) -> Chart | None:
 
 
 def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
-    fig = Figure(figsize=(10, 5.5), layout="constrained")
+    from matplotlib import ticker
+
+    fig = _figure(figsize=(10, 5.5), layout="constrained")
     ax = fig.add_subplot()
     for i, (name, items) in enumerate(sorted(by_line.items())):
         items.sort(key=lambda x: x[0])
@@ -213,7 +232,7 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
                     color=PALETTE[i % len(PALETTE)])  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({c for items in by_line.values() for c, _ in items}))
-    ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.get_xaxis().set_major_formatter(ticker.ScalarFormatter())
     ax.set_xlabel("clients")
     ax.set_ylabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
     ax.set_ylim(bottom=0)
@@ -229,7 +248,7 @@ def _headline(rep: Report) -> str:
 
 
 def _tps_bars(pts: list[Point], figure: str = "TPS") -> Chart:
-    fig = Figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
+    fig = _figure(figsize=(10, 1.2 + 0.35 * len(pts)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(pts)))[::-1]
     med = [pt.row.tps_median or 0.0 for pt in pts]
@@ -258,7 +277,7 @@ def _runs_in_order(rep: Report) -> Chart | None:
         return None
     labels = list(dict.fromkeys(r.label for r in runs))
     color = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
-    fig = Figure(figsize=(10, 4.5), layout="constrained")
+    fig = _figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for lab in labels:
         xs = [i for i, r in enumerate(runs, 1) if r.label == lab and r.ok]
@@ -282,7 +301,7 @@ def _runs_in_order(rep: Report) -> Chart | None:
 def tune_history(tune: TuneSummary) -> Chart:
     """A tune study's optimization history: each measured trial's value, the best so far, and
     the trials that failed (the server refused them) along the bottom."""
-    fig = Figure(figsize=(10, 4), layout="constrained")
+    fig = _figure(figsize=(10, 4), layout="constrained")
     ax = fig.add_subplot()
     unit = "p99 latency, ms" if tune.spec.objective == "p99" else "TPS"
     ok = [(r.number, r.value) for r in tune.records if r.outcome == "ok" and r.value is not None]
@@ -309,7 +328,7 @@ def _latency_chart(rep: Report) -> Chart | None:
     pts = [pt for pt in rep.points if pt.latency_ms]
     if not pts:
         return None
-    fig = Figure(figsize=(10, 1.4 + 0.35 * len(pts)), layout="constrained")
+    fig = _figure(figsize=(10, 1.4 + 0.35 * len(pts)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(pts)))[::-1]
     marks = {50.0: "o", 90.0: "s", 95.0: "^", 99.0: "D", 99.9: "v"}
@@ -382,6 +401,8 @@ def _panel_tps(ax, s: RunSeries, others: list[RunSeries]) -> None:
 
 
 def _panel_latency(ax, s: RunSeries) -> None:
+    from matplotlib import ticker
+
     cols, rows = s.rows("latency")
     names = [c for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms") if c in cols]
     if not rows or not names:
@@ -390,7 +411,7 @@ def _panel_latency(ax, s: RunSeries) -> None:
         ax.plot([x for x, _ in rows], [r[cols[c]] for _, r in rows], lw=0.9,
                 color=PALETTE[i], label=c.replace("_ms", ""))  # fmt: skip
     ax.set_yscale("log")
-    ax.yaxis.set_minor_locator(NullLocator())  # minor log ticks cost more than the data
+    ax.yaxis.set_minor_locator(ticker.NullLocator())  # minor log ticks cost more than the data
     ax.set_ylabel("ms")
     ax.legend(fontsize="x-small", ncols=4, loc="upper left")
     ax.set_title("Latency percentiles per second", fontsize="medium")

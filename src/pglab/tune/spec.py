@@ -340,3 +340,8 @@ def table_schema() -> dict[str, Any]:
     assert set(props) == TUNE_KEYS
     return {"type": "object", "description": "pglab tune FILE: the search, its budget and knobs",
             "properties": props, "additionalProperties": False}  # fmt: skip
+
+
+def is_tune(camp: dict[str, Any] | None) -> bool:
+    """Whether a stored campaign document is a tune study's."""
+    return bool(camp) and isinstance((camp or {}).get("spec", {}).get("tune"), dict)

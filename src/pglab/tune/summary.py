@@ -16,7 +16,7 @@ from pglab.analysis.points import effect_of
 from pglab.errors import LabError
 from pglab.tune import study as studies
 from pglab.tune.confirm import Candidate, Decision, decide, stored_values
-from pglab.tune.spec import TuneSpec, parse_tune
+from pglab.tune.spec import TuneSpec, is_tune, parse_tune
 from pglab.tune.trials import TrialRecord, best_of, record_of
 
 MIN_OK = 4  # measured trials before knob importance means anything
@@ -82,10 +82,6 @@ def to_json(s: TuneSummary) -> dict[str, Any]:
         "winner": None if d is None else d.winner,
         "snippet": s.snippet(),
     }  # fmt: skip
-
-
-def is_tune(camp: dict[str, Any] | None) -> bool:
-    return bool(camp) and isinstance((camp or {}).get("spec", {}).get("tune"), dict)
 
 
 def of(store: Any, store_url: str, name: str) -> TuneSummary:
