@@ -34,7 +34,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 @pytest.fixture(scope="session")
 def lab_home() -> Iterator[Path]:
     """One lab home for the whole session (catalogs and datasets are reused between tests)."""
-    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir="/tmp"))
+    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir=os.environ.get("PGLAB_TEST_LAB_IN", "/tmp")))
     os.chmod(home, 0o755)
     yield home
     leftovers = lab_processes(home)
@@ -237,10 +237,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _SKIPPED: list[str] = []
 
 
+_FILE_SECONDS: dict[str, float] = {}
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::")[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
     if report.skipped and os.environ.get("PGLAB_NO_SKIPS"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         _SKIPPED.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Where CI's minutes go, by test file (setup, call and teardown together): with the 30
+    slowest tests pytest prints, what to look at when the suite nears its time budget."""
+    slowest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:25]
+    if len(_FILE_SECONDS) < 5 or not slowest:
+        return
+    terminalreporter.section("slowest 25 test files")
+    total = sum(_FILE_SECONDS.values())
+    for path, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.1f}s {100 * seconds / total:5.1f}%  {path}")
+    terminalreporter.write_line(f"{total:8.1f}s in {len(_FILE_SECONDS)} files")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -488,7 +488,11 @@ def _panel_disk(ax, s: RunSeries) -> None:
         ax.plot(*write, color=PALETTE[3], lw=0.9, label="write MB/s")
     ax.set_ylabel("MB/s (all disks)")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="x-small", loc="upper left")
+    if read is None and write is None:  # a data directory on tmpfs: no block device to sample
+        ax.text(0.5, 0.5, "no disk samples (no block device under the data directory)",
+                ha="center", va="center", transform=ax.transAxes, fontsize="small")  # fmt: skip
+    else:
+        ax.legend(fontsize="x-small", loc="upper left")
     if dirty is not None:
         twin = _twin(ax)
         twin.plot(*dirty, color=PALETTE[2], lw=0.9, ls="--")
