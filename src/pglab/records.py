@@ -169,7 +169,10 @@ class ScriptSecond:
     """One wall-clock second of one script of a phase with several (``-l``'s script_no
     column): ``script`` is its number as pgbench's report counts them ("1", "2": text, so that
     the long-form export takes it as the row's label), ``count`` its completed transactions,
-    ``failed`` its failed ones, latencies exact (nearest rank) in ms, zero without any."""
+    ``failed`` its failed ones, latencies exact (nearest rank) in ms, zero without any;
+    ``histogram`` as ``LatencySecond``'s, so that a script's percentiles over a whole phase
+    are those of its transactions, never percentiles averaged (empty in runs stored before
+    pglab kept it)."""
 
     epoch: int
     script: str
@@ -180,6 +183,7 @@ class ScriptSecond:
     p95_ms: float
     p99_ms: float
     max_ms: float
+    histogram: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

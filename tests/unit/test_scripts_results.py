@@ -156,3 +156,40 @@ def test_the_report_shows_scripts_statements_and_failures(stored, tmp_path) -> N
     ms = [float(x) for x in re.findall(r'<tr><td class="n">([0-9.]+)</td>', first)]
     assert ms == sorted(ms, reverse=True) and len(ms) == 6
     assert "failures of mix 1: 5,548 failed (10.1%: 5,548 serialization)" in page
+
+
+def test_each_script_s_percentiles_are_those_of_its_own_transactions(tmp_path) -> None:
+    """A per-transaction log of two scripts over two seconds (script 1: 1..100 ms, script 2:
+    a steady 2 ms): each script's phase percentiles merge its seconds' histograms, stored
+    and read back, and appear in the export (``latency_p95_ms``) and in ``pglab show``."""
+    from pglab.pgbench.output import read_script_logs
+
+    log = tmp_path / "pgbench_log.1"
+    lines = [
+        f"0 {i} {ms * 1000} 0 {1_800_000_000 + ms % 2} 0" for i, ms in enumerate(range(1, 101))
+    ]
+    lines += [f"1 {i} 2000 1 {1_800_000_000 + i % 2} 0" for i in range(50)]
+    log.write_text("\n".join(lines) + "\n")
+    seconds = read_script_logs([log])
+    assert {s.script for s in seconds} == {"1", "2"} and all(s.histogram for s in seconds)
+    base = phase("mix", "pg18_multi_failures_detailed")
+    run = RunResult(campaign="p", run_key="k/1", point_key="k", repeat=1, variant="base",
+                    label="base", spec={}, status="ok", started_at=1.8e9, finished_at=1.8e9 + 9,
+                    phases=(replace(base, script_latency=seconds),))  # fmt: skip
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        store.ensure_campaign("p", {}, None)
+        got = store.get_run(store.save_run(run))
+    assert got is not None
+    pcts = scripts.script_percentiles(got, got.phases[0])
+    # nearest rank over 1..100 ms: p50 = 50, p95 = 95, p99 = 99, within a histogram bucket (3%)
+    for q, want in ((50.0, 50.0), (95.0, 95.0), (99.0, 99.0)):
+        assert pcts[1][q] == pytest.approx(want, rel=0.035)
+    assert all(v == pytest.approx(2.0, rel=0.035) for v in pcts[2].values())
+    rows = list(csv.DictReader(io.StringIO(to_csv(scripts.scripts_table([got])))))
+    assert [round(float(r["latency_p95_ms"])) for r in rows] == [round(pcts[1][95.0]), 2]
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(show, "console", Console(file=out, width=160, color_system=None))
+        show._print_scripts(got)
+    header = next(line for line in out.getvalue().splitlines() if "lat avg ms" in line)
+    assert "p50 ms" in header and "p95 ms" in header and "p99 ms" in header

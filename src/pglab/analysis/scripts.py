@@ -136,6 +136,32 @@ def sampled_percentiles(run: StoredRun, phase: PhaseRow) -> list[tuple[float, fl
     return [(q, latency.percentile(hist, q), *sampling.interval(hist, q)) for q in PERCENTILES]
 
 
+SCRIPT_PERCENTILES = (50.0, 95.0, 99.0)
+
+
+def script_percentiles(run: StoredRun, phase: PhaseRow) -> dict[int, dict[float, float]]:
+    """Script number -> {q: latency percentile in ms} over the whole phase, for a phase with
+    several scripts whose per-transaction log was kept (``latency_log = "full"``): each
+    script's per-second histograms merged, so these are the percentiles of its transactions
+    (a TPC-C New-Order's p95 apart from a Payment's). Empty where the log was not kept, and
+    for runs stored before pglab kept a histogram per script and second."""
+    tab = tidy.table(run, phase.idx, "script_latency")
+    cols = tab["columns"]
+    if "histogram" not in cols:
+        return {}
+    by_script: dict[int, list[latency.Histogram]] = {}
+    for row in tab["rows"]:
+        by_script.setdefault(int(row[cols.index("script")]), []).append(
+            row[cols.index("histogram")] or ()
+        )
+    merged = {number: latency.merge(hists) for number, hists in by_script.items()}
+    return {
+        number: {q: latency.percentile(hist, q) for q in SCRIPT_PERCENTILES}
+        for number, hist in merged.items()
+        if hist
+    }
+
+
 def slowest_first(statements: tuple[StatementReport, ...]) -> list[StatementReport]:
     """Statements by their average latency, the slowest first (ties: in script order)."""
     return sorted(statements, key=lambda s: (-s.latency_ms, s.number))
@@ -186,7 +212,9 @@ def describe_failures(found: dict[str, Any]) -> str:
 # -- as tidy tables (pglab export --by script / --by statement) -------------------------------
 
 _RUN = ("run_id", "campaign", "variant", "point", "point_key", "repeat", "status")
-SCRIPT_COLUMNS = (*_RUN, "phase", "iteration", "script_no", "script", *SCRIPT_FIGURES)
+_SCRIPT_PCTS = tuple(f"latency_p{q:g}_ms" for q in SCRIPT_PERCENTILES)
+SCRIPT_COLUMNS = (*_RUN, "phase", "iteration", "script_no", "script", *SCRIPT_FIGURES,
+                  *_SCRIPT_PCTS)  # fmt: skip
 STATEMENT_COLUMNS = (*_RUN, "phase", "iteration", "script_no", "script", "statement_no",
                      "command", "latency_ms", "failures", "retries")  # fmt: skip
 
@@ -212,10 +240,14 @@ def scripts_table(runs: Sequence[StoredRun]) -> TidyTable:
     names, found = _factor_columns(runs)
     rows = []
     for run, factors in zip(runs, found, strict=True):
-        for s in run_scripts(run):
-            rows.append([*_run_values(run), s.phase, s.iteration, s.number, s.script,
-                         *(getattr(s, f) for f in SCRIPT_FIGURES),
-                         *(factors.get(n) for n in names)])  # fmt: skip
+        for ph in run.phases:
+            pcts = script_percentiles(run, ph) if ph.measured else {}
+            for s in phase_scripts(ph) if ph.measured else []:
+                mine = pcts.get(s.number, {})
+                rows.append([*_run_values(run), s.phase, s.iteration, s.number, s.script,
+                             *(getattr(s, f) for f in SCRIPT_FIGURES),
+                             *(mine.get(q) for q in SCRIPT_PERCENTILES),
+                             *(factors.get(n) for n in names)])  # fmt: skip
     return TidyTable([*SCRIPT_COLUMNS, *names], rows)
 
 

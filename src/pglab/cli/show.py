@@ -466,6 +466,19 @@ def _script_name(name: str) -> str:
     return name if name.startswith("<") else name.rsplit("/", 1)[-1]
 
 
+def _script_percentile_columns(
+    rows: list[scripts.ScriptRow], pcts: dict[int, dict[float, float]]
+) -> list[fmt.Column]:
+    """p50, p95 and p99 of each script's transactions (from the per-transaction log), when it
+    was kept."""
+    if not pcts:
+        return []
+    return [
+        (f"p{q:g} ms", "right", [fmt.num(pcts.get(r.number, {}).get(q)) for r in rows])
+        for q in scripts.SCRIPT_PERCENTILES
+    ]
+
+
 def _print_scripts(run: StoredRun) -> None:
     """Per phase: its failures and retries in a line, its scripts (when several) as pgbench
     reported them, and each script's statements (pgbench -r), the slowest first."""
@@ -487,6 +500,7 @@ def _print_scripts(run: StoredRun) -> None:
                 *(("retried", "right", [_count(r.retried) for r in rows]),) * retries,
                 ("lat avg ms", "right", [fmt.num(r.latency_avg_ms) for r in rows]),
                 ("lat sd ms", "right", [fmt.num(r.latency_stddev_ms) for r in rows]),
+                *_script_percentile_columns(rows, scripts.script_percentiles(run, ph)),
             ]  # fmt: skip
             title = f"scripts of {ph.name} {ph.iteration}"
             console.print(fmt.table(title, columns, console.width))

@@ -468,5 +468,6 @@ def read_script_logs(paths: Iterable[Path]) -> tuple[ScriptSecond, ...]:
             epoch=epoch, script=str(script), count=n, failed=failed[(epoch, script)],
             mean_ms=sum(ordered) / n / 1000 if n else 0.0, p50_ms=exact(50), p95_ms=exact(95),
             p99_ms=exact(99), max_ms=ordered[-1] / 1000 if n else 0.0,
+            histogram=latency_hist.histogram(ordered),
         ))  # fmt: skip
     return tuple(out)
