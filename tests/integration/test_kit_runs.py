@@ -102,6 +102,11 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     assert cli("show", str(run.id), lab=lab, store=store) == 0
     out = capsys.readouterr().out
     assert f"nopm = {run.metrics['nopm']:,.1f}" in out and "new_order_rollback.sql" in out
+    assert "p95 ms" in out  # each transaction type's own percentiles, from the log
+    rows = list(csv.DictReader(io.StringIO(_export(lab, store, "--by", "script", capsys=capsys))))
+    new_order = [r for r in rows if r["script"].endswith("/new_order.sql")]
+    assert new_order and all(float(r["latency_p95_ms"]) >= float(r["latency_p50_ms"]) > 0
+                             for r in new_order)  # fmt: skip
     assert "inconsistent" not in out.split("warnings")[-1]  # no such warning
     assert cli("export", "tpcc", "--format", "csv", lab=lab, store=store) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -113,6 +118,11 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     assert cli("report", "tpcc", "-o", str(page), lab=lab, store=store) == 0
     html = page.read_text()  # the points table: a column per kit figure
     assert all(f"<th>{k}</th>" in html for k in ("nopm", "tpm", "rollback_pct", "inconsistent"))
+
+
+def _export(lab: Lab, store: Path, *args: str, capsys: Any) -> str:
+    assert cli("export", "tpcc", "--format", "csv", *args, lab=lab, store=store) == 0
+    return capsys.readouterr().out
 
 
 @pytest.mark.usefixtures("password")
