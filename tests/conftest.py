@@ -35,7 +35,8 @@ def _lab_parent() -> str:
     """Where the tests' lab home goes: ``PGLAB_TEST_LAB_IN`` if set, else /dev/shm when it has
     8 GiB free, else /tmp. On tmpfs a server's files are made and copied in memory: on this
     project's CI machine creating a file on disk costs ~0.5 ms and an fsync ~7 ms, so initdb,
-    every dataset copy and every shutdown checkpoint ran at disk speed for no test's sake. What tests disks does so on storage targets it makes."""
+    every dataset copy and every shutdown checkpoint ran at disk speed for no test's sake.
+    What tests disks does so on storage targets it makes."""
     if os.environ.get("PGLAB_TEST_LAB_IN"):
         return os.environ["PGLAB_TEST_LAB_IN"]
     shm = Path("/dev/shm")

@@ -100,6 +100,51 @@ def test_ycsb_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) ->
         outside_server.drop_database("pglab_ycsb")
 
 
+SHAPED = """name = "ycsb-shape"
+[server]
+dsn = "{dsn}"
+database = "pglab_ycsb_shape"
+[dataset]
+scale = 2000
+fields = 3
+field_length = 50
+[workload]
+kit = "ycsb"
+mode = "f"
+clients = 2
+transactions = 200
+"""
+
+
+@pytest.mark.usefixtures("password")
+def test_records_of_3_fields_of_50_characters(outside_server, lab: Lab, tmp_path: Path) -> None:
+    """``[dataset] fields`` and ``field_length`` (YCSB's fieldcount, fieldlength): the table has
+    those columns, every value (loaded, or written by workload F's read-modify-writes) that
+    length, and the scripts update only the fields there are."""
+    path = tmp_path / "shape.toml"
+    path.write_text(SHAPED.format(dsn=outside_server.dsn()))
+    store = tmp_path / "r.sqlite"
+    try:
+        assert cli("run", str(path), lab=lab, store=store) == 0
+        with open_store(str(store)) as s:
+            (row,) = s.list_runs("ycsb-shape")
+            run = s.get_run(row.id)
+        assert run is not None and run.ok and run.phases[0].transactions == 400
+        rmw = next(s for s in scripts.phase_scripts(run.phases[0])
+                   if s.script.endswith("/read_modify_write.sql"))  # fmt: skip
+        assert rmw.transactions and "field3" not in Path(rmw.script).read_text()
+        with outside_server.admin("pglab_ycsb_shape") as conn:
+            columns = [r[0] for r in conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = 'usertable'::regclass "
+                "AND attnum > 0 AND NOT attisdropped ORDER BY attnum")]  # fmt: skip
+            lengths = conn.execute("SELECT DISTINCT length(field0), length(field1), "
+                                   "length(field2) FROM usertable").fetchall()  # fmt: skip
+        assert columns == ["ycsb_key", "field0", "field1", "field2"]
+        assert lengths == [(50, 50, 50)]
+    finally:
+        outside_server.drop_database("pglab_ycsb_shape")
+
+
 @pytest.fixture
 def password(monkeypatch):
     from existing_server import BENCH_PASSWORD

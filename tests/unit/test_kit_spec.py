@@ -291,6 +291,29 @@ def test_every_ycsb_script_reads_what_pglab_gives() -> None:
             assert ":records" in text and ":key" in text
 
 
+def test_ycsb_records_of_another_shape_have_their_own_scripts_dataset_and_key() -> None:
+    """``[dataset] fields``/``field_length``: the scripts update only the fields there are,
+    with values of that length; the dataset and the point's key are those of that shape; at
+    YCSB's defaults (10 of 100) the scripts are byte for byte those before the shape could be
+    set (their digests, hence every stored point's key, unchanged)."""
+    (plain,) = expand_points(parsed(YCSB_BASE))
+    digests = {script_stem(str(s.path)): s.sha256 for s in plain.phases[0].scripts}
+    assert digests["update"] == "891ca34681f84465"  # update.sql as it was before the shape
+    assert "fields" not in plain.point_dict()["dataset"]
+    (shaped,) = expand_points(parsed(YCSB_BASE.replace("[workload]",
+                                     "fields = 3\nfield_length = 50\n[workload]")))  # fmt: skip
+    update = next(s for s in shaped.phases[0].scripts if str(s.path).endswith("/update.sql"))
+    text = Path(str(update.path)).read_text()
+    assert "\\set field random(0, 2)" in text and "field2 = CASE" in text
+    assert "field3" not in text and "ycsb_value(50)" in text
+    assert shaped.point_dict()["dataset"]["fields"] == 3 and shaped.point_key != plain.point_key
+    assert described(shaped.dataset) == "ycsb, 250,000 records of 3 field(s) × 50 characters"
+    assert estimated_size(shaped.dataset).total < estimated_size(plain.dataset).total / 2.5
+    assert "field2 text" in YCSB.sql("schema", (3, 50)) and "field3" not in YCSB.sql(
+        "schema", (3, 50)
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
@@ -299,6 +322,8 @@ def test_every_ycsb_script_reads_what_pglab_gives() -> None:
          "distribution = 'pareto': use one of zipfian, uniform, latest"),
         ('[workload]\nkit = "tpcc"\ndistribution = "uniform"\n', "phase runs no YCSB"),
         ('[dataset]\nscale = 3000000\n[workload]\nkit = "ycsb"\n', "from 1 to 1000000"),
+        ('[dataset]\nfields = 3\n[workload]\nkit = "tpcc"\n', "but no phase runs YCSB"),
+        ('[dataset]\nfield_length = 0\n[workload]\nkit = "ycsb"\n', "from 1 to 10000"),
     ],
 )  # fmt: skip
 def test_bad_ycsb_input_is_one_clear_error(extra: str, said: str) -> None:

@@ -178,8 +178,10 @@ def test_a_data_directory_on_tmpfs_draws_its_disk_panel_without_a_legend_warning
     pt = written.report.points[0]
     no_disk = replace(
         pt.representative,
-        series={k: {n: t for n, t in v.items() if n != "os.disk"}
-                for k, v in pt.representative.series.items()},  # fmt: skip
+        series={
+            k: {n: t for n, t in v.items() if n != "os.disk"}
+            for k, v in pt.representative.series.items()
+        },  # fmt: skip
     )
     assert any("os.mem" in v for v in no_disk.series.values())
     chart = charts.point_chart(report.Point(pt.label, pt.runs, pt.row, no_disk), 1)

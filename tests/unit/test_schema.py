@@ -268,6 +268,8 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
     if key in TPCH_KEYS and table.name in ("workload", "phases"):  # with its kit
         item = {"kit": "tpch", key: value}
         return {table.name: item if table.form == "table" else [item]}
+    if table is schema.DATASET and key in ("fields", "field_length"):  # the shape of YCSB's
+        return {"dataset": {key: value}, "workload": {"kit": "ycsb"}}
     if table is schema.SEQUENTIAL:  # the settings of repeats = "auto"
         return {"repeats": "auto", table.name: {key: value}}
     if table.form == "table":
@@ -630,14 +632,20 @@ def _fit_operations(doc: dict[str, Any]) -> None:
 
 
 def _fit_kits(doc: dict[str, Any]) -> None:
-    """What the schema cannot say: a mode needs a kit, a test sysbench, and a kit (or sysbench)
-    every phase of the run (its tables are the dataset). They are left out here;
+    """What the schema cannot say: a mode needs a kit, a test sysbench, a record shape YCSB,
+    and a kit (or sysbench) every phase of the run (its tables are the dataset). They are left
+    out here;
     tests/unit/test_kit_spec.py parses them."""
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
         for key in ("kit", "mode", "distribution", "generator", "test", *TPCH_KEYS):
             table.pop(key, None)
+    datasets = [doc.get("dataset", {}), doc.get("matrix", {})]
+    datasets += [v.get("dataset", {}) for v in doc.get("variants", {}).values()]
+    for dataset in datasets:  # the shape of YCSB's records, without YCSB
+        for key in ("fields", "field_length"):
+            dataset.pop(key, None)
 
 
 def _fit_hosts(doc: dict[str, Any]) -> None:

@@ -364,7 +364,7 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
             continue
         val = table[f.name]
         val = workload.dataset_scale(val, p, where) if f.name == "scale" else val
-        if f.name in ("partitions", "fillfactor", "tables", "table_size"):
+        if f.name in ("partitions", "fillfactor", "tables", "table_size", "fields", "field_length"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")

@@ -42,8 +42,7 @@ from pglab.campaign.spec import (
 )
 from pglab.sequential import SequentialSpec
 
-ORDERS = ("interleaved", "sequential")
-ON_ERROR = ("continue", "stop")
+ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
 SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
 PARTITION_METHODS = ("range", "hash")
 DERIVED_KINDS = ("decrease", "ratio")
@@ -177,6 +176,10 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
         minimum=1, maximum=10_000, commented=True),
     Key("table_size", "integer", "sysbench: rows per table (--table-size)", "100000",
         _dataset.table_size, minimum=1, maximum=2_000_000_000, commented=True),
+    Key("fields", "integer", "ycsb: fields per record (YCSB's fieldcount)", "10",
+        _dataset.fields, minimum=1, maximum=100, commented=True),
+    Key("field_length", "integer", "ycsb: characters per field (YCSB's fieldlength)", "100",
+        _dataset.field_length, minimum=1, maximum=10_000, commented=True),
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
         "never; an existing server: never (its default) or reinit (pgbench -i before each run); "
         "a server on a host: never (its default), reinit, run or point (its files copied there)",

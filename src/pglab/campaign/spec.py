@@ -197,6 +197,9 @@ class DatasetSpec:
     kit: str | None = None
     tables: int = 1
     table_size: int = 10000
+    # kit = "ycsb": its records' fields and their characters (YCSB's fieldcount, fieldlength)
+    fields: int = 10
+    field_length: int = 100
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the data on disk (the reset policy does not)."""
@@ -213,7 +216,15 @@ class DatasetSpec:
         if self.kit != "sysbench":
             d.pop("tables")
             d.pop("table_size")
+        for name, default in (("fields", 10), ("field_length", 100)):  # YCSB's own defaults
+            if self.kit != "ycsb" or d[name] == default:  # (points stored before keep keys)
+                d.pop(name)
         return d
+
+    @property
+    def ycsb_shape(self) -> tuple[int, int]:
+        """YCSB's record: its fields and characters per field."""
+        return self.fields, self.field_length
 
 
 @dataclass(frozen=True, slots=True)

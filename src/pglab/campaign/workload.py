@@ -28,6 +28,7 @@ from pglab.campaign.spec import (
     OPERATION_OPTIONS,
     OPERATIONS,
     PROTOCOLS,
+    DatasetSpec,
     PhaseSpec,
     Script,
 )
@@ -511,5 +512,10 @@ def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) 
         kit_problems(v.phases, where, p)
         scales = axes.get("scale", (v.dataset.scale,))
         kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
+        shaped = [k for k in ("fields", "field_length") if k in axes
+                  or getattr(v.dataset, k) != getattr(DatasetSpec(), k)]  # fmt: skip
+        if shaped and not any(ph.kit == "ycsb" for ph in v.phases):
+            p.add(where, f"[dataset] {' and '.join(shaped)}: the shape of kit = \"ycsb\"'s "
+                  "records, but no phase runs YCSB")  # fmt: skip
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")

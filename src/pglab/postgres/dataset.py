@@ -50,6 +50,13 @@ KIT_BYTES = {
 }  # fmt: skip
 
 
+def ycsb_record_ratio(spec: DatasetSpec) -> float:
+    """A YCSB record's size against the default one's (10 fields of 100 characters: 1,200
+    bytes with its key and the row's overhead): what ``KIT_BYTES`` and the load time scale by."""
+    fields, length = spec.ycsb_shape
+    return (fields * (length + 1) + 190) / 1200 if spec.kit == "ycsb" else 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class Size:
     """What a dataset's template takes on disk, and so each working copy of it."""
@@ -67,6 +74,9 @@ def described(spec: DatasetSpec) -> str:
         return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
     if spec.kit == "tpch":
         return f"tpch, scale factor {spec.scale:g}"
+    if spec.kit == "ycsb" and spec.ycsb_shape != (10, 100):
+        return (f"ycsb, {spec.scale:,} records of {spec.fields} field(s) × "
+                f"{spec.field_length:,} characters")  # fmt: skip
     return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
 
 
@@ -76,7 +86,9 @@ def estimated_size(spec: DatasetSpec) -> Size:
     from its own per-unit figures (``KIT_BYTES``)."""
     if spec.kit is not None:
         per_unit, per_unit_wal = KIT_BYTES[spec.kit]
-        units = spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale
+        units = (spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale) * (
+            ycsb_record_ratio(spec)
+        )
         kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
         total = DATA_BYTES + per_unit * units + kit_wal
         return Size(int(total), int(kit_wal), measured=False)

@@ -99,7 +99,7 @@ def load(
     try:
         with connect() as conn:
             for name in kit.setup:
-                conn.execute(kit.sql(name).encode())
+                conn.execute(kit.sql(name, spec.ycsb_shape).encode())
             if kit.shared:
                 conn.execute(kit.shared.encode())
         steps["tables"] = time.monotonic() - t0

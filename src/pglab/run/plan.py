@@ -19,6 +19,7 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import takes
+from pglab.postgres.dataset import ycsb_record_ratio
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
@@ -41,7 +42,7 @@ class Plan:
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset for r in self.runs}
         init = sum(
-            d.scale * KIT_INIT_S_PER_SCALE.get(d.kit or "", INIT_S_PER_SCALE)
+            d.scale * KIT_INIT_S_PER_SCALE.get(d.kit or "", INIT_S_PER_SCALE) * ycsb_record_ratio(d)
             for d in datasets.values()
         )
         runs = sum(r.estimated_seconds() + self.run_overhead_s for r in self.runs)
@@ -103,6 +104,9 @@ def _point(
             replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
             for ph in phases
         )
+        if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
+            phases = tuple(replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
+                           for ph in phases)  # fmt: skip
     elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))

@@ -10,6 +10,11 @@ specification draws it (pgbench's ``|``, ``%`` and ``random``), 1% of New-Orders
 (``new_order_rollback``, its own script so pgbench counts them). Two modes: ``procedures``
 (each transaction one PL/pgSQL function call) and ``client`` (its statements from pgbench).
 
+YCSB's record shape (``[dataset] fields`` and ``field_length``, YCSB's fieldcount and
+fieldlength) fills in the ``@FIELD_...@`` markers of its SQL and scripts (``shaped``); at
+YCSB's defaults, 10 fields of 100 characters, the text is what it was before the shape could
+be set, so the scripts' digests (and the points' keys) did not change.
+
 pgbench has no include, so a script's line ``-- pglab: include args/NAME.sql`` stands for that
 file of the kit (the random arguments that a transaction's scripts share): the script pgbench
 runs is written, expanded, to a folder named by its content (``scripts_dir``).
@@ -30,6 +35,23 @@ INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
 
 
 Mix = tuple[tuple[str, int], ...]  # scripts (file stems) and their pgbench weights
+Shape = tuple[int, int]  # YCSB's record: fields, and characters per field
+YCSB_SHAPE: Shape = (10, 100)  # YCSB's fieldcount and fieldlength defaults
+
+
+def shaped(text: str, shape: Shape = YCSB_SHAPE) -> str:
+    """``text`` with its ``@FIELD_...@`` markers filled in for records of ``shape``: the
+    columns, a value per field, one field updated by ``:field``, and the last field's number."""
+    fields, length = shape
+    value = "ycsb_value()" if length == YCSB_SHAPE[1] else f"ycsb_value({length})"
+    updates = ",\n".join(f"    field{i} = CASE WHEN :field = {i} THEN {value} ELSE field{i} END"
+                         for i in range(fields))  # fmt: skip
+    return (
+        text.replace("@FIELD_COLUMNS@", ", ".join(f"field{i} text" for i in range(fields)))
+        .replace("@FIELD_VALUES@", ", ".join([value] * fields))
+        .replace("@FIELD_UPDATES@", updates)
+        .replace("@LAST_FIELD@", str(fields - 1))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +76,8 @@ class Kit:
     def directory(self) -> Path:
         return HERE / self.name
 
-    def sql(self, name: str) -> str:
-        return (self.directory() / f"{name}.sql").read_text()
+    def sql(self, name: str, shape: Shape = YCSB_SHAPE) -> str:
+        return shaped((self.directory() / f"{name}.sql").read_text(), shape)
 
     def has(self, name: str) -> bool:
         return (self.directory() / f"{name}.sql").is_file()
@@ -63,15 +85,16 @@ class Kit:
     def units(self, scale: int) -> int:
         return -(-scale // self.unit_size)
 
-    def scripts(self, mode: str) -> tuple[Script, ...]:
+    def scripts(self, mode: str, shape: Shape = YCSB_SHAPE) -> tuple[Script, ...]:
         """The mode's pgbench scripts with their weights and content digests: from the mode's
-        folder when the kit has one per mode, else its ``scripts`` folder."""
+        folder when the kit has one per mode, else its ``scripts`` folder; YCSB's for records
+        of ``shape``."""
         mix = self.mix[mode] if isinstance(self.mix, dict) else self.mix
         folder = self.directory() / mode
         folder = folder if folder.is_dir() else self.directory() / "scripts"
         out = []
         for stem, weight in mix:
-            text = self.expanded(folder / f"{stem}.sql")
+            text = shaped(self.expanded(folder / f"{stem}.sql"), shape)
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             path = written(f"{self.name}/{digest}/{mode}", f"{stem}.sql", text)
             out.append(Script(path=str(path), weight=weight, sha256=digest))

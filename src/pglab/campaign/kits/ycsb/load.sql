@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION ycsb_load(block int, records bigint) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO usertable
-    SELECT k, ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value()
+    SELECT k, @FIELD_VALUES@
     FROM generate_series((block - 1) * 100000::bigint + 1,
                          least(block * 100000::bigint, records)) AS k
 $$;

@@ -5,5 +5,5 @@
 -- each client's keys apart from the others' (:client_id from 0); a key an earlier run of a
 -- kept dataset inserted is left as it is
 \set key :records + (:inserted - 1) * :clients + :client_id + 1
-INSERT INTO usertable VALUES (:key, ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value(), ycsb_value())
+INSERT INTO usertable VALUES (:key, @FIELD_VALUES@)
 ON CONFLICT (ycsb_key) DO NOTHING;
