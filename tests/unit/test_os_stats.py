@@ -56,3 +56,39 @@ def test_summary_flags_a_client_bound_run_and_leaves_missing_data_out() -> None:
     procs.rows = [[1.0, 40.0, 150.0]]
     assert os_stats.summarize({"os.procs": procs})["client_bound"] == 0.0
     assert os_stats.summarize({}) == {}
+
+
+def test_a_process_tree_and_its_cpu_from_proc_files(tmp_path) -> None:
+    """The postmaster's processes from the kernel's ``children`` lists (a file per process,
+    not a scan of every process), and their CPU from /proc/PID/stat; a recorded tree first,
+    then this very process, against psutil."""
+    import os
+    import subprocess
+    import sys
+
+    import psutil
+
+    from pglab.hosts.proc import descendants, pid_cpu_seconds
+
+    def task(pid: int, kids: str, stat: str = "") -> None:
+        d = tmp_path / str(pid) / "task" / str(pid)
+        d.mkdir(parents=True)
+        (d / "children").write_text(kids)
+        if stat:
+            (tmp_path / str(pid) / "stat").write_text(stat)
+
+    task(10, "11 12 ", "10 (postgres) S 1 10 10 0 -1 0 0 0 0 0 300 100 0 0 20 0 1 0")
+    task(11, "", "11 (postgres: a b (c)) S 10 10 10 0 -1 0 0 0 0 0 50 25 0 0 20 0 1 0")
+    task(12, "13")  # 13 has ended: no files
+    assert sorted(descendants(10, str(tmp_path)) or []) == [11, 12, 13]
+    assert descendants(99, str(tmp_path)) is None  # gone, or a kernel without the lists
+    assert pid_cpu_seconds([10, 11, 13], 100, str(tmp_path)) == {10: 4.0, 11: 0.75}
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as child:
+        try:
+            found = descendants(os.getpid())
+            assert found is None or child.pid in found  # None: no CONFIG_PROC_CHILDREN
+            me = psutil.Process().cpu_times()
+            mine = pid_cpu_seconds([os.getpid()], os.sysconf("SC_CLK_TCK"))[os.getpid()]
+            assert abs(mine - (me.user + me.system)) < 0.05
+        finally:
+            child.kill()

@@ -78,3 +78,41 @@ def process_cpu_seconds(stat_line: str, tick: float) -> tuple[int, float] | None
     if len(after) <= 12:
         return None
     return int(stat_line.split()[0]), (int(after[11]) + int(after[12])) / tick
+
+
+def descendants(pid: int, proc: str = "/proc") -> list[int] | None:
+    """The processes below ``pid`` (children, theirs, ...) from the kernel's per-thread
+    ``children`` lists: a file read per process, where psutil's ``children()`` reads the
+    status of every process of the machine (20 ms each second on a busy host). None where the
+    kernel has no such lists (CONFIG_PROC_CHILDREN) or ``pid`` is gone."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            with open(f"{proc}/{parent}/task/{parent}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except FileNotFoundError:
+            if parent == pid:
+                return None
+            continue  # a child that ended meanwhile
+        except OSError:
+            return None
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def pid_cpu_seconds(pids: list[int], tick: float, proc: str = "/proc") -> dict[int, float]:
+    """pid -> user + system CPU seconds, read from each /proc/PID/stat (a process gone
+    meanwhile is left out)."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"{proc}/{pid}/stat") as f:
+                read = process_cpu_seconds(f.read(), tick)
+        except OSError:
+            continue
+        if read is not None:
+            out[read[0]] = read[1]
+    return out

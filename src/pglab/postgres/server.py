@@ -29,6 +29,7 @@ import psycopg
 
 from pglab import procs
 from pglab.errors import LabError, ServerError
+from pglab.hosts import proc as proc_files
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
 from pglab.postgres.interface import OsView
@@ -330,6 +331,9 @@ class Cluster:
         """The postmaster and its children."""
         if self.proc is None:
             return []
+        below = proc_files.descendants(self.proc.pid)  # a file read per process, each second
+        if below is not None:
+            return [self.proc.pid, *below]
         try:
             postmaster = psutil.Process(self.proc.pid)
             return [postmaster.pid, *(c.pid for c in postmaster.children(recursive=True))]

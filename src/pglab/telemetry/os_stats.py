@@ -3,8 +3,9 @@
 Every second: CPU time split (``psutil.cpu_times``, from /proc/stat), the block device holding
 PGDATA (and pg_wal when it is elsewhere) from /proc/diskstats (fields as in the kernel's
 iostats.rst; sectors are 512 bytes), memory gauges from /proc/meminfo, and the CPU used by
-pgbench and by the postgres processes (``psutil``, % of one core). A run whose pgbench used most
-of a core (> 90 %) is client-bound: its TPS says more about the load generator than the server.
+pgbench and by the postgres processes (their /proc/PID/stat, % of one core). A run whose
+pgbench used most of a core (> 90 %) is client-bound: its TPS says more about the load generator
+than the server.
 
 The arithmetic is in pure functions of two snapshots (``cpu_row``, ``disk_row``) so that it is
 tested on recorded /proc contents; the sampler only reads and keeps rows.
@@ -12,14 +13,18 @@ tested on recorded /proc contents; the sampler only reads and keeps rows.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from pglab.hosts.proc import pid_cpu_seconds
 from pglab.postgres.fingerprint import mount_of
 from pglab.telemetry.base import SamplerOff, Table
+
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # what /proc/PID/stat counts CPU time in
 
 CPU_COLUMNS = ["t", "user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct"]
 DISK_COLUMNS = [
@@ -148,16 +153,8 @@ class OsSampler:
         self._disk = disks
         self._proc_cpu = self._cpu_by_pid(self._pgbench_pids() + self._postgres_pids())
 
-    @staticmethod
-    def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
-        out = {}
-        for pid in pids:
-            try:
-                ct = psutil.Process(pid).cpu_times()
-                out[pid] = ct.user + ct.system
-            except psutil.Error:
-                continue
-        return out
+    def _cpu_by_pid(self, pids: list[int]) -> dict[int, float]:
+        return pid_cpu_seconds(pids, TICKS_PER_S, str(self._proc))
 
     def sample(self, t: float) -> None:
         seconds = max(t - self._last_t, 1e-3)
