@@ -257,11 +257,15 @@ class Store:
             if run is None:
                 return None
             phases = self._rows("SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,))
-            stored = self._rows(
-                "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
-                "ORDER BY phase_idx, kind",
-                (run_id,),
-            ) if series else []
+            stored = (
+                self._rows(
+                    "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
+                    "ORDER BY phase_idx, kind",
+                    (run_id,),
+                )
+                if series
+                else []
+            )
         decoded: Series = {}
         for s in stored:
             if s["kind"] not in skip_kinds:
