@@ -29,7 +29,7 @@ from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
-from pglab.report.model import Point, Report, gather
+from pglab.report.model import Point, Report, gather, point_of
 from pglab.telemetry.summary import lines as telemetry_lines
 
 if TYPE_CHECKING:  # optuna, which tune.summary imports, takes a while
@@ -39,7 +39,17 @@ OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "=": "=", "~": "~", "?": "?"}
 VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "=": "v-equal", "~": "v-same", "?": "v-none"}
 
-__all__ = ["Served", "Written", "environment", "gather", "parts", "point_body", "render", "write"]
+__all__ = [
+    "Served",
+    "Written",
+    "environment",
+    "gather",
+    "parts",
+    "point_body",
+    "point_of",
+    "render",
+    "write",
+]
 
 
 @dataclass(frozen=True)
@@ -204,7 +214,8 @@ def render(
         data = {}
     ctx = _context(rep, made, per_point, tune, data, served)
     ctx["points_total"] = sum(pt.representative is not None for pt in rep.points)
-    return template.render(**ctx, lazy=lazy)
+    lazy_js = markupsafe.Markup(_page_js("lazy.js")) if lazy else ""
+    return template.render(**ctx, lazy=lazy, lazy_js=lazy_js)
 
 
 def parts(rep: Report, served: Served, env: jinja2.Environment) -> dict[str, str | dict]:
@@ -344,9 +355,10 @@ def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _page_js() -> str:
-    """The page's own script (``points.js``): draws the points' charts, checks the images."""
-    js = (Path(__file__).parent / "points.js").read_text()
+def _page_js(name: str = "points.js") -> str:
+    """The page's own script (``points.js``): draws the points' charts, checks the images;
+    or ``lazy.js``: the outline's page fetching its parts (``Served.parts_url``)."""
+    js = (Path(__file__).parent / name).read_text()
     assert "</script" not in js.lower()
     return js
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pglab.analysis import derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
+from pglab.analysis.profiles import run_stacks
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
@@ -160,6 +161,24 @@ def campaign_of(store: Any, ident: str | int) -> tuple[dict[str, Any], int | Non
     found = store.get_campaign(run.campaign)
     assert found is not None  # a run's campaign is deleted with it
     return found, run.id
+
+
+def point_of(store: Any, outline: Report, n: int, home: Path | None = None) -> Report:
+    """The ``outline`` with its point ``n`` read whole, as the whole report has it, and the
+    point a flame graph's differential is against when ``n`` was profiled (the baseline's,
+    else the first): what a served page's point needs, without reading every other run."""
+    cache = RunCache(home)
+    pts = list(outline.points)
+    synced = store.list_storage_results("pg_test_fsync")
+    base = next((i for i, pt in enumerate(pts) if pt.label == outline.baseline), 0)
+    for i in dict.fromkeys((n - 1, base)):
+        pt = pts[i] = replace(pts[i], representative=None, others=[], latency_ms={})
+        _fill_point(store, pt, {}, cache)
+        if pt.representative is not None:
+            pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
+        if i == n - 1 and not (pt.representative and run_stacks(pt.representative)):
+            break  # not profiled: no differential to draw
+    return replace(outline, points=pts)
 
 
 def _fill_campaign(store: Any, rep: Report, loaded: dict[int, StoredRun],
