@@ -61,17 +61,17 @@ class Written:
 
 def write(
     store,
-    ident: str,
+    ident: str | int,
     out: Path | None,
     home: Path,
     tune: TuneSummary | None = None,
     png: bool = False,
 ) -> Written:
-    """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
-    ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it; ``tune``: the
-    campaign is a tune study, whose section (history, importance, confirmation) comes first.
-    The points' charts are drawn by the page itself; ``png``: also as PNG files by matplotlib
-    (a process per CPU), as the campaign's charts always are."""
+    """Write the report of campaign or run ``ident`` (as ``gather`` reads it) to ``out``
+    (default: under the lab home's ``reports/``) and its PNG charts into ``<out stem>-charts/``
+    beside it; ``tune``: the campaign is a tune study, whose section (history, importance,
+    confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
+    as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
     with _Drawing(png) as drawing:
         rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
         drawing.campaign(rep)  # in the workers, while the points' numbers are made here

@@ -35,6 +35,7 @@
   function load(el) {
     if (el.dataset.loading) { return; }
     el.dataset.loading = "1";
+    if (seen) { seen.unobserve(el); }
     var n = el.closest("details").id.replace("point-", "");
     get(el.dataset.src, false).then(function (html) {
       el.outerHTML = html;
@@ -45,7 +46,8 @@
 
   var seen = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
     entries.forEach(function (e) {
-      if (e.isIntersecting && e.target.closest("details").open) { seen.unobserve(e.target); load(e.target); }
+      var d = e.target.closest("details");
+      if (e.isIntersecting && d && d.open) { load(e.target); }
     });
   }, { rootMargin: "400px" }) : null;
   document.querySelectorAll("div.pbody[data-src]").forEach(function (el) {
