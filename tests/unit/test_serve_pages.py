@@ -253,6 +253,7 @@ def test_a_name_is_a_campaign_s_and_a_number_a_run_s(store: Path, tmp_path: Path
     assert code == 200 and "<h1>1</h1>" in page, page[-800:]
     code, _, page = call(app, "/runs/1")
     assert code == 200 and "run 1 of the campaign" in page and "<h1>&lt;script&gt;" in page
+    assert '<img src="/runs/1/charts/0"' in page and call(app, "/runs/1/charts/0")[0] == 200
     code, _, page = call(app, f"/campaigns/{camp_id}")  # a campaign's id is not its name
     assert code == 404 and f"no campaign named &#39;{camp_id}&#39;" in page
     assert call(app, "/parts/1")[0] == 200 and call(app, "/charts/0/1")[0] == 200

@@ -165,16 +165,18 @@ def make_app(
     def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         with lab.store() as store:
-            rep = lab.report(store, int(run_id))
-        served = rendering.served(lab.root, str(run_id))
+            rep = lab.report(store, run_id)
+        served = rendering.served(lab.root, run=run_id)
         return HTMLResponse(report.render(rep, [], {}, served=served, env=rendering.environment()))
 
     def chart(request: Request) -> Response:
-        n, name = request.path_params["n"], request.path_params["name"]
+        """A campaign's chart (``/charts/N/NAME``) or a run's page's (``/runs/ID/charts/N``)."""
+        n = request.path_params["n"]
         if not 0 <= n < charts.CAMPAIGN_CHARTS:
             raise HTTPException(404, f"no chart {n}")
+        ident = request.path_params.get("run_id") or request.path_params["name"]
         with lab.store() as store:  # only the latency chart needs the runs' series
-            rep = lab.report(store, name, outline=n != charts.LATENCY_CHART)
+            rep = lab.report(store, ident, outline=n != charts.LATENCY_CHART)
         with lab.lock:  # matplotlib's figures are not for two threads at once
             drawn = charts.campaign_chart(rep, n)
         if drawn is None:
@@ -252,6 +254,7 @@ def make_app(
         Route("/campaigns", campaign_list),
         Route("/campaigns/{name:path}", campaign_page),
         Route("/runs/{run_id:int}", run_page),
+        Route("/runs/{run_id:int}/charts/{n:int}", chart),
         Route("/charts/{n:int}/{name:path}", chart),
         Route("/parts/{name:path}", parts),
         Route("/points/{n:int}/{name:path}", point),
