@@ -27,7 +27,7 @@ from pglab.serve import comparing, history, rendering, views
 from pglab.serve.security import LOOPBACK_NAMES, Guard
 from pglab.store import Store, open_store
 
-KEPT_REPORTS = 8  # campaigns whose gathered report is kept for their charts and next visit
+KEPT_REPORTS = 16  # reports kept for their charts, parts and next visit (outlines too)
 
 
 @dataclass
