@@ -39,7 +39,8 @@ class Lab:
     home: Path
     root: str = "/"
     reports: OrderedDict[tuple[Any, ...], Report] = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)  # reports and matplotlib
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the reports kept
+    drawing: threading.Lock = field(default_factory=threading.Lock)  # matplotlib's figures
     gathering: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict)  # by key
 
     @contextmanager
@@ -177,7 +178,7 @@ def make_app(
         ident = request.path_params.get("run_id") or request.path_params["name"]
         with lab.store() as store:  # only the latency chart needs the runs' series
             rep = lab.report(store, ident, outline=n != charts.LATENCY_CHART)
-        with lab.lock:  # matplotlib's figures are not for two threads at once
+        with lab.drawing:  # matplotlib's figures are not for two threads at once
             drawn = charts.campaign_chart(rep, n)
         if drawn is None:
             return Response(rendering.nothing_png(), media_type="image/png")
