@@ -172,6 +172,12 @@ def test_sigterm_on_a_worker_abandons_its_run_and_queues_the_job_again(
 ):
     path = campaign(tmp_path, "fleet-term", clients=(1,), repeats=1, duration=6)
     w1 = workers.start("w1")
+    # registered when it started, not at its first job: idle, alive, on this host
+    capsys.readouterr()
+    assert main(["status", "--workers", "--store", store_url]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if " w1 " in f" {x} "]
+    assert platform.node() in line and "idle" in line and "alive" in line, line
+    assert [w["name"] for w in fleet.workers_of(store_url) if w["job"] is None] == ["w1"]
     assert submit(path, store_url) == 0
     workers.wait_log("w1", "run 1/")
     # `pglab status --workers`: w1 on this host, alive, running the campaign's one job

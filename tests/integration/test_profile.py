@@ -4,6 +4,7 @@ exported whole, and that a CPU cause is found by the differential (pglz WAL comp
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -225,3 +226,21 @@ def test_the_report_draws_flame_graphs_that_zoom(pglz, tmp_path: Path) -> None:
     assert state["found"] == "yes", state
     assert state.get("clicked", "").startswith("f"), state
     assert state.get("level") == state["clicked"], state  # zoomed into the frame
+
+
+@needs_perf
+@pytest.mark.skipif(CHROMIUM is None, reason="apt-get install chromium")
+def test_pglab_serve_draws_a_profiled_run_s_flame_graph(pglz, lab: Lab, tmp_path: Path) -> None:
+    """pglab serve (the command, in Chromium): a profiled run's page draws its flame graph."""
+    from test_report_browser import body_state
+    from test_serve import browse_url, serving
+
+    store_path, runs = pglz
+    run = next(r for r in runs if r.variant == "pglz")
+    argv = ["--store", str(store_path), "--lab-dir", str(lab.home)]
+    with contextlib.contextmanager(serving)(argv, tmp_path / "serve.err") as base:
+        dom, _ = browse_url(base + f"runs/{run.id}#point-1", tmp_path, "--window-size=1400,1200")
+    state = body_state(dom)
+    assert state.get("errors") == "" and state["points-drawn"] == "1", state
+    drawn = re.search(r'<div [^>]*id="pflame-1"[^>]*data-drawn="1"', dom)
+    assert drawn and 'class="slice' in dom[drawn.start() :], dom[-3000:]

@@ -181,6 +181,10 @@ def test_a_campaign_s_page_draws_its_charts_and_points(server: str, tmp_path: Pa
     assert state["points-total"] == "2" and state["errors"] == "", state
     assert chart_drawn(dom, 2), "the point scrolled to has its chart drawn"
     assert console_errors(stderr) == []
+    # the outline came first; the summary's cells, the warnings and the points' bodies after
+    assert state["parts-loaded"] == "1" and int(state["points-loaded"]) >= 1, state
+    assert "data-cell=" not in dom and 'id="lazy-sections"' not in dom
+    assert "<h2>Warnings</h2>" in dom and 'id="pdata-2"' in dom
     assert "<script>alert(1)</script>" not in dom.split('<script type="application/json"')[0]
     assert "Δ% vs base" in dom and "&lt;b&gt;bold&lt;/b&gt;" in dom
     for n in range(3):  # the charts, as the page asked for them

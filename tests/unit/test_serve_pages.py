@@ -5,6 +5,7 @@ says, escapes and hides. The real server in Chromium: tests/integration/test_ser
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from datetime import date
 from pathlib import Path
@@ -12,11 +13,13 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from markupsafe import escape
 from synthetic_runs import fill, fill_executions
 
 from pglab import report
+from pglab.cli import main
 from pglab.errors import LabError
-from pglab.serve import check_bind, make_app, read_token
+from pglab.serve import check_bind, make_app, read_token, rendering
 from pglab.serve.security import is_loopback
 from pglab.serve.views import Filters
 from pglab.store import open_store
@@ -199,3 +202,69 @@ def test_the_history_page_shows_each_point_s_series_and_its_change(
     assert code == 400 and "figure &#39;tsp&#39;: not one of" in page and "did you mean" in page
     assert call(app, "/history/never-ran")[0] == 404
     assert 'href="/history/nightly%20%3Ci%3E"' in call(app, "/campaigns")[2]
+
+
+def _whole_page(page: str, parts: dict[str, Any], bodies: dict[int, str]) -> str:
+    """The outline's page with what its script fetches put in place, as the browser does."""
+    page = re.sub(r' data-cell="(\w+-\d+)">…</td>',
+                  lambda m: f">{escape(parts['cells'][m.group(1)])}</td>", page)  # fmt: skip
+    page = re.sub(r'<div id="lazy-sections" data-src="[^"]*">.*?</div>\n', parts["sections"], page)
+    page = re.sub(r'<div class="pbody" data-src="/points/(\d+)/[^"]*">.*?</div>\n',
+                  lambda m: bodies[int(m.group(1))], page)  # fmt: skip
+    page = page.replace(' data-lazy="1"', "")
+    lazy_js = re.compile(r"<script>\n// pglab serve: a campaign's page comes .*?</script>\n", re.S)
+    return lazy_js.sub("", page)
+
+
+def test_the_outline_and_what_it_fetches_make_the_whole_page(store: Path, tmp_path: Path) -> None:
+    """A campaign's page comes without any run's series (its outline); its summary's cells,
+    its warnings and each point's body, fetched when the page asks, make it the page the whole
+    report draws, byte for byte; a point's body is the same read alone or from the whole."""
+    app = make_app(str(store), tmp_path)
+    url = "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20web"
+    code, _, outline = call(app, f"/campaigns/{url}")
+    assert code == 200 and outline.count('data-cell="') == 5 * 4 and 'id="lazy-sections"' in outline
+    assert 'data-src="/points/2/' in outline and 'id="pdata-' not in outline
+    alone = {n: call(app, f"/points/{n}/{url}")[2] for n in (1, 2)}  # before the whole is read
+    code, headers, text = call(app, f"/parts/{url}")
+    assert code == 200 and headers["content-type"] == "application/json"
+    parts = json.loads(text)
+    assert "<h2>Warnings</h2>" in parts["sections"] and "failed" in parts["sections"]
+    bodies = {n: call(app, f"/points/{n}/{url}")[2] for n in range(1, 5)}
+    assert alone == {n: bodies[n] for n in (1, 2)} and 'id="pdata-2"' in bodies[2]
+    with open_store(store, read_only=True) as s:
+        rep = report.gather(s, NAME, home=tmp_path)
+    whole = report.render(rep, [], {}, served=rendering.served("/", NAME),
+                          env=rendering.environment())  # fmt: skip
+    made = re.compile(r"report made [0-9: -]+")
+    assert made.sub("", _whole_page(outline, parts, bodies)) == made.sub("", whole)
+    assert call(app, f"/points/9/{url}")[0] == 404
+
+
+def test_a_name_is_a_campaign_s_and_a_number_a_run_s(store: Path, tmp_path: Path) -> None:
+    """A campaign named with digits is found by its name, never taken for a run (nor a
+    campaign's id for a name); in the report too, where --run picks the run."""
+    with open_store(store) as s:
+        fill(s, "1", variants=("a",), scripts=("tpcb-like",), clients=(1,), repeats=1,
+             seconds=5)  # fmt: skip
+        camp_id = s.get_campaign("dsn kept")["id"]
+    app = make_app(str(store), tmp_path)
+    code, _, page = call(app, "/campaigns/1")
+    assert code == 200 and "<h1>1</h1>" in page, page[-800:]
+    code, _, page = call(app, "/runs/1")
+    assert code == 200 and "run 1 of the campaign" in page and "<h1>&lt;script&gt;" in page
+    assert '<img src="/runs/1/charts/0"' in page and call(app, "/runs/1/charts/0")[0] == 200
+    code, _, page = call(app, f"/campaigns/{camp_id}")  # a campaign's id is not its name
+    assert code == 404 and f"no campaign named &#39;{camp_id}&#39;" in page
+    assert call(app, "/parts/1")[0] == 200 and call(app, "/charts/0/1")[0] == 200
+    with open_store(store, read_only=True) as s:
+        assert report.gather(s, "1").title == "1" and report.gather(s, "1").only_run is None
+        assert report.gather(s, 1).only_run == 1
+        with pytest.raises(LabError, match="no run with id 4242"):
+            report.gather(s, "4242")
+    argv = ["report", "1", "--store", str(store), "--lab-dir", str(tmp_path)]
+    assert main([*argv, "-o", str(tmp_path / "c.html")]) == 0
+    assert "<h1>1</h1>" in (tmp_path / "c.html").read_text()
+    assert main([*argv, "--run", "-o", str(tmp_path / "r.html")]) == 0
+    assert "run 1 of the campaign" in (tmp_path / "r.html").read_text()
+    assert main(["report", "x", "--run", "--store", str(store)]) == 2

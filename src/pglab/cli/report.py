@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab.cli.common import Where, console
+from pglab.errors import LabError
 from pglab.store import Store
 
 DESCRIPTION = (
@@ -28,7 +29,14 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         help="write an HTML report (and PNG charts) of a campaign or run",
         description=DESCRIPTION,
     )
-    p.add_argument("id", help="campaign name or run id")
+    p.add_argument(
+        "id", help="campaign name or run id (a campaign named with digits is the campaign's)"
+    )
+    p.add_argument(
+        "--run",
+        action="store_true",
+        help="ID is a run's id, even when a campaign has that name",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -41,27 +49,42 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also draw each point's chart as a PNG file (matplotlib: seconds per point)",
     )
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.output, a.png))
+    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, a.output, a.png, a.run))
 
 
-def run(where: Where, ident: str, output: Path | None = None, png: bool = False) -> int:
+def run(
+    where: Where, ident: str, output: Path | None = None, png: bool = False, as_run: bool = False
+) -> int:
+    if as_run and not ident.isdigit():
+        raise LabError(f"--run takes a run's id: {ident!r} is not one", hint="pglab ls lists runs")
     with where.open(read_only=True) as store:
-        write_report(store, ident, output, where.home, where.store_url, png)
+        write_report(store, int(ident) if as_run else ident, output, where.home,
+                     where.store_url, png)  # fmt: skip
     return 0
 
 
 def write_report(
-    store: Store, ident: str, output: Path | None, home: Path, store_url: str | None = None,
-    png: bool = False,
+    store: Store, ident: str | int, output: Path | None, home: Path,
+    store_url: str | None = None, png: bool = False,
 ) -> None:  # fmt: skip
-    """``store_url``: where a tune study's Optuna storage is (its section in the report)."""
+    """The report of campaign ``ident`` (a name, even all digits) or run ``ident`` (an int, or
+    digits no campaign is named); ``store_url``: where a tune study's Optuna storage is (its
+    section in the report)."""
     from pglab import report  # matplotlib: imported only when a report is drawn
     from pglab.tune import summary as tune_summary
 
-    camp = None if ident.isdigit() else store.get_campaign(ident)
+    camp = store.get_campaign(ident) if isinstance(ident, str) else None
+    if camp is not None and camp["name"] != ident:
+        camp = None  # found by its id: digits name a run
+    elif camp is not None and str(ident).isdigit() and store.get_run(int(ident), series=False):
+        console.print(
+            f"{ident} is a campaign's name and a run's id: this is the campaign's report "
+            f"(`pglab report --run {ident}` writes the run's)",
+            markup=False,
+        )
     tune = None
-    if store_url is not None and tune_summary.is_tune(camp):
-        tune = tune_summary.of(store, store_url, ident)
+    if store_url is not None and camp is not None and tune_summary.is_tune(camp):
+        tune = tune_summary.of(store, store_url, camp["name"])
     with console.status("drawing the report…"):
         written = report.write(store, ident, output, home, tune, png)
     console.print(

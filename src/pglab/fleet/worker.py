@@ -120,14 +120,15 @@ async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
     async with app.open_async():
-        say(f"worker {name} on queue {queue}: waiting for jobs (Ctrl-C to stop)")
         rescue = asyncio.create_task(_rescue_stalled(app, say))
+        started = asyncio.create_task(_register_at_start(url, worker, name, queue, say))
         try:
             await worker.run()
         finally:
-            rescue.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await rescue
+            for task in (rescue, started):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 async def _run_child(payload: dict[str, Any], state: dict[str, Any], say) -> int:
@@ -155,6 +156,19 @@ async def _run_child(payload: dict[str, Any], state: dict[str, Any], say) -> int
         if child.returncode is None:  # cancelled: never leave it running
             child.send_signal(signal.SIGINT)
             await child.wait()
+
+
+async def _register_at_start(url: str, worker: Worker, name: str, queue: str, say) -> None:
+    """Register this host as soon as procrastinate has registered the worker (an idle worker
+    shows in ``pglab status --workers`` and on ``pglab serve``'s fleet page, not only once it
+    took a job), then say it waits."""
+    while worker.worker_id is None:
+        await asyncio.sleep(0.05)
+    try:
+        await _register(url, worker, name, queue)
+    except psycopg.Error as exc:  # its jobs register it again
+        say(f"worker {name} could not write down its host yet: {exc}")
+    say(f"worker {name} on queue {queue}: waiting for jobs (Ctrl-C to stop)")
 
 
 async def _register(url: str, worker: Worker, name: str, queue: str) -> None:

@@ -29,7 +29,7 @@ from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
-from pglab.report.model import Point, Report, gather
+from pglab.report.model import Point, Report, gather, point_of
 from pglab.telemetry.summary import lines as telemetry_lines
 
 if TYPE_CHECKING:  # optuna, which tune.summary imports, takes a while
@@ -39,7 +39,17 @@ OPEN_POINTS = 6  # the first points' details are open when the page loads
 VERDICT_TEXT = {"+": "+", "-": "−", "=": "=", "~": "~", "?": "?"}
 VERDICT_CLASS = {"+": "v-plus", "-": "v-minus", "=": "v-equal", "~": "v-same", "?": "v-none"}
 
-__all__ = ["Served", "Written", "environment", "gather", "render", "write"]
+__all__ = [
+    "Served",
+    "Written",
+    "environment",
+    "gather",
+    "parts",
+    "point_body",
+    "point_of",
+    "render",
+    "write",
+]
 
 
 @dataclass(frozen=True)
@@ -51,17 +61,17 @@ class Written:
 
 def write(
     store,
-    ident: str,
+    ident: str | int,
     out: Path | None,
     home: Path,
     tune: TuneSummary | None = None,
     png: bool = False,
 ) -> Written:
-    """Write the report of campaign or run ``ident`` to ``out`` (default: under the lab home's
-    ``reports/``) and its PNG charts into ``<out stem>-charts/`` beside it; ``tune``: the
-    campaign is a tune study, whose section (history, importance, confirmation) comes first.
-    The points' charts are drawn by the page itself; ``png``: also as PNG files by matplotlib
-    (a process per CPU), as the campaign's charts always are."""
+    """Write the report of campaign or run ``ident`` (as ``gather`` reads it) to ``out``
+    (default: under the lab home's ``reports/``) and its PNG charts into ``<out stem>-charts/``
+    beside it; ``tune``: the campaign is a tune study, whose section (history, importance,
+    confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
+    as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
     with _Drawing(png) as drawing:
         rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
         drawing.campaign(rep)  # in the workers, while the points' numbers are made here
@@ -161,6 +171,11 @@ class Served:
     root: str  # the application's path, ending in "/"
     plotly_url: str
     chart_url: str  # with "{n}" for the chart's number
+    # the outline of a campaign (``gather(outline=True)``) is shown first; what it lacks is
+    # fetched: the summary's cells and the warnings (``parts``) from ``parts_url``, each
+    # point's body (``point_body``) from ``point_url`` (with "{n}") when it is opened
+    parts_url: str = ""
+    point_url: str = ""
 
 
 # the campaign charts' titles (``charts.campaign_chart``), for a page that draws them later
@@ -191,23 +206,68 @@ def render(
     env: jinja2.Environment | None = None,
 ) -> str:
     """The page; ``data``: the points' numbers (``browser.point_data``) when made already;
-    ``served``: the page of ``pglab serve`` (its ``env``), whose charts are drawn on demand."""
+    ``served``: the page of ``pglab serve`` (its ``env``), whose charts are drawn on demand
+    (and, with its ``parts_url``, of an outline: its missing parts fetched by the page)."""
     template = (env or environment()).get_template("page.html.j2")
+    lazy = served is not None and bool(served.parts_url)
+    if lazy:
+        data = {}
+    ctx = _context(rep, made, per_point, tune, data, served)
+    ctx["points_total"] = sum(pt.representative is not None for pt in rep.points)
+    lazy_js = markupsafe.Markup(_page_js("lazy.js")) if lazy else ""
+    return template.render(**ctx, lazy=lazy, lazy_js=lazy_js)
+
+
+def parts(rep: Report, served: Served, env: jinja2.Environment) -> dict[str, str | dict]:
+    """What the outline's page fetches of the whole report ``rep``: the summary's cells
+    (``cells``, by "KEY-N", as the page writes them) and the warnings, storage and plans
+    that changed (``sections``, HTML)."""
+    ctx = _context(rep, [], {}, None, {}, served)
+    cells = {f"{key}-{n}": text for n, pt in enumerate(rep.points, 1)
+             for key, text in summary_cells(pt).items()}  # fmt: skip
+    return {"cells": cells, "sections": env.get_template("sections.html.j2").render(**ctx)}
+
+
+def point_body(rep: Report, n: int, served: Served, env: jinja2.Environment) -> str | None:
+    """Point ``n``'s body in the page (its chart's numbers, telemetry, scripts) from the whole
+    report ``rep``; None when there is no such point."""
+    if not 1 <= n <= len(rep.points):
+        return None
+    pt = rep.points[n - 1]
+    data = {n: d} if (d := browser.point_data(pt)) else {}
+    ctx = _context(rep, [], {}, None, data, served)
+    return env.get_template("point_body.html.j2").render(**ctx, pt=pt, pn=n)
+
+
+def summary_cells(pt: Point) -> dict[str, str]:
+    """A point's cells of the summary that its runs' series give (the outline's page fetches
+    them): latency percentiles, top wait, read hit ratio, WAL."""
+    return {
+        "p95": _num(pt.latency_ms.get(95.0), 3),
+        "p99": _num(pt.latency_ms.get(99.0), 3),
+        "wait": _top_wait(pt),
+        "hit": _figure(pt, "read_hit_ratio", 100, 2),
+        "wal": _figure(pt, "wal_mb_s", 1, 2),
+    }
+
+
+def _context(
+    rep: Report,
+    made: list[charts.Chart],
+    per_point: dict[int, charts.Chart],
+    tune: TuneSummary | None,
+    data: dict[int, dict[str, Any]] | None,
+    served: Served | None,
+) -> dict[str, Any]:
+    """What the page's templates are rendered with."""
     derived = sorted({k for pt in rep.points for k in pt.row.derived})
-    point_data = {}  # point number -> its panels' numbers as JSON, safe inside a <script>
     if data is None:
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
     flames.add(data, rep.points, rep.baseline)  # CPU profiles (pglab run --profile)
-    for n, d in data.items():
-        text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
-        png = f"{per_point[n].name}.png" if n in per_point else None
-        point_data[n] = {"json": markupsafe.Markup(text), "run": d["run"], "png": png,
-                         "runs": d["runs"], "others": bool(d["others"]), "missing": d["missing"],
-                         "scripts": browser.script_names(rep.points[n - 1]),
-                         "flame": d.get("flame"), "flame_diff": d.get("flame_diff")}  # fmt: skip
+    point_data = {n: _point_view(rep, n, d, per_point) for n, d in data.items()}
     spec = rep.campaign.get("spec") or {}
     shown_charts = _campaign_charts(made[1 if tune is not None else 0 :], served, rep)
-    return template.render(
+    return dict(
         r=rep,
         tune=tune,
         tune_settings={c.label: c.settings for c in tune.candidates} if tune else {},
@@ -219,6 +279,7 @@ def render(
         scaling=any(pt.scaling for pt in rep.points),
         campaign_charts=shown_charts,
         point_data=point_data,
+        points_total=len(point_data),
         plotly_js=markupsafe.Markup(_plotly_js()) if point_data and not served else "",
         page_js=markupsafe.Markup(_page_js()),
         charts_total=len(shown_charts) if served else len(made),
@@ -235,8 +296,7 @@ def render(
         verdict_class=VERDICT_CLASS,
         num=_num,
         spread=_spread_text,
-        top_wait=_top_wait,
-        figure=_figure,
+        summary_cells=summary_cells,
         telemetry_lines=lambda pt: telemetry_lines(pt.telemetry) if pt.telemetry else [],
         when=_when,
         script_rows=_script_rows,
@@ -246,6 +306,18 @@ def render(
             pt.representative.fingerprint.get("server_version", "?") if pt.representative else "?"
         ),
     )
+
+
+def _point_view(rep: Report, n: int, d: dict[str, Any],
+                per_point: dict[int, charts.Chart]) -> dict[str, Any]:  # fmt: skip
+    """Point ``n``'s numbers as the page puts them: JSON safe inside a <script>, and what its
+    caption says."""
+    text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
+    png = f"{per_point[n].name}.png" if n in per_point else None
+    return {"json": markupsafe.Markup(text), "run": d["run"], "png": png, "runs": d["runs"],
+            "others": bool(d["others"]), "missing": d["missing"],
+            "scripts": browser.script_names(rep.points[n - 1]), "flame": d.get("flame"),
+            "flame_diff": d.get("flame_diff")}  # fmt: skip
 
 
 def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -283,9 +355,10 @@ def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _page_js() -> str:
-    """The page's own script (``points.js``): draws the points' charts, checks the images."""
-    js = (Path(__file__).parent / "points.js").read_text()
+def _page_js(name: str = "points.js") -> str:
+    """The page's own script (``points.js``): draws the points' charts, checks the images;
+    or ``lazy.js``: the outline's page fetching its parts (``Served.parts_url``)."""
+    js = (Path(__file__).parent / name).read_text()
     assert "</script" not in js.lower()
     return js
 

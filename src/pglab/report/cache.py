@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
 from pathlib import Path
 
 from pglab.pgbench import latency as latency_hist
@@ -46,7 +48,8 @@ class RunCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
+            # a file per writer: the threads of pglab serve may keep one run at once
+            tmp = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
             tmp.write_text(json.dumps({"histogram": [list(p) for p in hist]}))
             tmp.replace(path)
         except OSError:

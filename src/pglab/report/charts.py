@@ -69,6 +69,7 @@ def campaign_charts(rep: Report) -> list[Chart]:
 
 
 CAMPAIGN_CHARTS = 4
+LATENCY_CHART = 2  # the one chart of the runs' series (their latency percentiles)
 
 
 def campaign_chart(rep: Report, i: int) -> Chart | None:

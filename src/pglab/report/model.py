@@ -15,6 +15,7 @@ from typing import Any
 
 from pglab.analysis import derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
+from pglab.analysis.profiles import run_stacks
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
@@ -80,23 +81,18 @@ class Report:
 DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
-def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = None,
-           home: Path | None = None) -> Report:  # fmt: skip
-    """The report of a campaign (by name) or of one run (by id). ``on_point(number, point)`` is
-    called as soon as a point's runs are read (before the statistics), so that its chart can be
-    drawn while the rest is read. ``home``: the lab home, where what a report keeps of each run
-    for the next one is (``cache``)."""
+def gather(store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
+           home: Path | None = None, outline: bool = False) -> Report:  # fmt: skip
+    """The report of a campaign (by name) or of one run (by id: an int, or digits that name no
+    campaign: ``campaign_of``). ``on_point(number, point)`` is called as soon as a point's runs
+    are read (before the statistics), so that its chart can be drawn while the rest is read.
+    ``home``: the lab home, where what a report keeps of each run for the next one is
+    (``cache``). ``outline``: only what needs no per-second series (a served page's first
+    view: the points and their verdicts, each representative run without its series; no
+    latency percentiles, telemetry, warnings or storage, which ``pglab serve`` fetches later
+    from the whole report)."""
     cache = RunCache(home)
-    camp = store.get_campaign(ident) if not ident.isdigit() else None
-    only_run = None
-    if camp is None and ident.isdigit():
-        run = store.get_run(int(ident))
-        if run is None:
-            raise LabError(f"no run with id {ident}", hint="pglab ls lists the runs")
-        camp = store.get_campaign(run.campaign)
-        only_run = run.id
-    if camp is None:
-        raise LabError(f"no campaign named {ident!r}", hint="pglab ls --campaigns lists them")
+    camp, only_run = campaign_of(store, ident)
     runs = store.list_runs(camp["name"])
     if only_run is not None:
         runs = [r for r in runs if r.id == only_run]
@@ -108,6 +104,9 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     pts = [Point(label, point_runs) for label, point_runs in by_label.items()]
     loaded: dict[int, StoredRun] = {}
     for n, pt in enumerate(pts, 1):
+        if outline:
+            _outline_point(store, pt, loaded)
+            continue
         _fill_point(store, pt, loaded, cache)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
@@ -118,11 +117,6 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
-    measured = store.list_storage_results()
-    synced = [row for row in measured if row["tool"] == "pg_test_fsync"]
-    for pt in pts:
-        if pt.representative is not None:
-            pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
     series = derived.scaling(runs)
     for pt in pts:
         key = derived.scaling_key(pt.row.axes, pt.row.variant, pt.row.point)
@@ -130,32 +124,96 @@ def gather(store, ident: str, on_point: Callable[[int, Point], None] | None = No
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
     first = next((loaded[r.id] for r in runs if r.id in loaded), None)
     fp = first.fingerprint if first is not None else {}
-    versions = sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()})
     builds = {
         str(v.fingerprint["build"].get("key")): build.facts(v.fingerprint)
         for v in loaded.values()
         if v.fingerprint.get("build")
     }
-    full = [loaded.get(r.id) or store.get_run(r.id) for r in runs]
-    if only_run is None:
-        found = derived.campaign_notices(store, camp["name"], runs=full, rows=rows)
-    else:
-        found = derived.run_notices(full[0] or runs[0])
-    return Report(
-        storage=syncrate.storage_of_runs([run for run in full if run], measured),
-        notices=found,
+    rep = Report(
         title=camp["name"],
         campaign=camp,
         baseline=baseline or (points.reference_of(camp) if axis_base else None),
         points=pts,
         runs=runs,
         environment={k: v for k, v in fp.items() if k != "settings"},
-        versions=versions,
+        versions=sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()}),
         settings=non_default_settings(fp),
         only_run=only_run,
         builds=list(builds.values()),
-        plan_changes=tpch.plan_changes(store, runs, camp) if tpch.query_numbers(runs) else [],
     )
+    if not outline:
+        _fill_campaign(store, rep, loaded, rows)
+    return rep
+
+
+def campaign_of(store: Any, ident: str | int) -> tuple[dict[str, Any], int | None]:
+    """The campaign of ``ident`` and the run asked for: a name is a campaign's, even all
+    digits; an int, or digits no campaign is named, a run's id (None: the whole campaign)."""
+    if isinstance(ident, str):
+        camp = store.get_campaign(ident)
+        if camp is not None and camp["name"] == ident:  # by name, not by the campaign's id
+            return camp, None
+        if not ident.isdigit():
+            raise LabError(f"no campaign named {ident!r}", hint="pglab ls --campaigns lists them")
+    run = store.get_run(int(ident), series=False)
+    if run is None:
+        raise LabError(f"no run with id {ident}", hint="pglab ls lists the runs")
+    found = store.get_campaign(run.campaign)
+    assert found is not None  # a run's campaign is deleted with it
+    return found, run.id
+
+
+def point_of(store: Any, outline: Report, n: int, home: Path | None = None) -> Report:
+    """The ``outline`` with its point ``n`` read whole, as the whole report has it, and the
+    point a flame graph's differential is against when ``n`` was profiled (the baseline's,
+    else the first): what a served page's point needs, without reading every other run."""
+    cache = RunCache(home)
+    pts = list(outline.points)
+    synced = store.list_storage_results("pg_test_fsync")
+    base = next((i for i, pt in enumerate(pts) if pt.label == outline.baseline), 0)
+    for i in dict.fromkeys((n - 1, base)):
+        pt = pts[i] = replace(pts[i], representative=None, others=[], latency_ms={})
+        _fill_point(store, pt, {}, cache)
+        if pt.representative is not None:
+            pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
+        if i == n - 1 and not (pt.representative and run_stacks(pt.representative)):
+            break  # not profiled: no differential to draw
+    return replace(outline, points=pts)
+
+
+def _fill_campaign(store: Any, rep: Report, loaded: dict[int, StoredRun],
+                   rows: list[PointRow]) -> None:  # fmt: skip
+    """What the whole report adds to the outline: commits against the storage's syncs,
+    warnings, the storage results, the plans that changed (a TPC-H-like kit)."""
+    measured = store.list_storage_results()
+    synced = [row for row in measured if row["tool"] == "pg_test_fsync"]
+    for pt in rep.points:
+        if pt.representative is not None:
+            pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
+    full = [loaded.get(r.id) or store.get_run(r.id) for r in rep.runs]
+    if rep.only_run is None:
+        rep.notices = derived.campaign_notices(store, rep.title, runs=full, rows=rows)
+    else:
+        rep.notices = derived.run_notices(full[0] or rep.runs[0])
+    rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)
+    if tpch.query_numbers(rep.runs):
+        rep.plan_changes = tpch.plan_changes(store, rep.runs, rep.campaign)
+
+
+def _outline_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
+    """The point's representative run without its series, and its mean latency (from the
+    runs' metrics): what the outline shows."""
+    ok = [r for r in pt.runs if r.ok and r.tps is not None]
+    if not ok:
+        return
+    median = statistics.median_low([r.tps for r in ok if r.tps is not None])
+    drawn = next(r.id for r in ok if r.tps == median)
+    run = store.get_run(drawn, series=False)
+    if run is None:  # deleted while the page was read
+        return
+    loaded[drawn] = pt.representative = replace(run, server_log="")
+    averages = [a for r in ok if (a := r.metrics.get("latency_avg_ms")) is not None]
+    pt.latency_avg_ms = statistics.median(averages) if averages else None
 
 
 def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun], cache: RunCache) -> None:

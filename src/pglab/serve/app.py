@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from pglab import report
+from pglab import report, significance
 from pglab.errors import LabError
 from pglab.report import charts
 from pglab.report.model import Report
@@ -27,7 +27,7 @@ from pglab.serve import comparing, history, rendering, views
 from pglab.serve.security import LOOPBACK_NAMES, Guard
 from pglab.store import Store, open_store
 
-KEPT_REPORTS = 8  # campaigns whose gathered report is kept for their charts and next visit
+KEPT_REPORTS = 16  # reports kept for their charts, parts and next visit (outlines too)
 
 
 @dataclass
@@ -39,34 +39,78 @@ class Lab:
     home: Path
     root: str = "/"
     reports: OrderedDict[tuple[Any, ...], Report] = field(default_factory=OrderedDict)
-    lock: threading.Lock = field(default_factory=threading.Lock)  # reports and matplotlib
+    lock: threading.Lock = field(default_factory=threading.Lock)  # the reports kept
+    drawing: threading.Lock = field(default_factory=threading.Lock)  # matplotlib's figures
+    gathering: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict)  # by key
 
     @contextmanager
     def store(self) -> Iterator[Store]:
         with open_store(self.store_url, read_only=True) as store:
             yield store
 
-    def report(self, store: Store, ident: str) -> Report:
-        """The report of campaign or run ``ident`` (a LabError when there is none), gathered
-        again only when the campaign's runs have changed."""
-        camp = store.get_campaign(ident) if not ident.isdigit() else None
-        if camp is None and not ident.isdigit():
+    def report(self, store: Store, ident: str | int, outline: bool = False) -> Report:
+        """The report of campaign ``ident`` (a name, even all digits) or of run ``ident`` (an
+        int), 404 when there is none; ``outline``: without what the runs' series give
+        (``report.gather``). Gathered again only when the campaign's runs have changed, and
+        once for requests that ask for it at the same time."""
+        key = self._key(store, ident, outline)
+        with self.lock:
+            gate = self.gathering.setdefault(key, threading.Lock())
+        with gate:
+            found = self._kept(key)
+            if found is not None:
+                return found
+            try:
+                rep = report.gather(store, ident, home=self.home, outline=outline)
+            except LabError as exc:
+                raise HTTPException(404, exc.message) from None
+            finally:
+                with self.lock:
+                    self.gathering.pop(key, None)
+            with self.lock:
+                self.reports[key] = rep
+                while len(self.reports) > KEPT_REPORTS:
+                    self.reports.popitem(last=False)
+        return rep
+
+    def point(self, store: Store, name: str, n: int) -> Report:
+        """A report with campaign ``name``'s point ``n`` whole: the whole report when it was
+        gathered, else the outline with that point read (``report.point_of``)."""
+        whole = self._kept(self._key(store, name, False))
+        if whole is not None:
+            return whole
+        outline = self.report(store, name, outline=True)
+        if not 1 <= n <= len(outline.points):
+            raise HTTPException(404, f"campaign {name!r} has no point {n}")
+        return report.point_of(store, outline, n, self.home)
+
+    def _key(self, store: Store, ident: str | int, outline: bool) -> tuple[Any, ...]:
+        if not isinstance(ident, str):
+            return (ident, outline)
+        camp = store.get_campaign(ident)
+        if camp is None or camp["name"] != ident:  # a name, never a campaign's id
             raise HTTPException(404, f"no campaign named {ident!r} in the store")
-        key = (ident, *(camp and (camp["runs_ok"], camp["runs_failed"], camp["last_run_at"]) or ()))
+        return (ident, outline, camp["runs_ok"], camp["runs_failed"], camp["last_run_at"])
+
+    def _kept(self, key: tuple[Any, ...]) -> Report | None:
         with self.lock:
             found = self.reports.get(key)
             if found is not None:
                 self.reports.move_to_end(key)
-                return found
-        try:
-            rep = report.gather(store, ident, home=self.home)
-        except LabError as exc:
-            raise HTTPException(404, exc.message) from None
-        with self.lock:
-            self.reports[key] = rep
-            while len(self.reports) > KEPT_REPORTS:
-                self.reports.popitem(last=False)
-        return rep
+            return found
+
+
+@asynccontextmanager
+async def _warming(app: Starlette) -> AsyncIterator[None]:
+    """Import and compile what a campaign's first page needs (scipy.stats for its verdicts,
+    a second; the page's template) beside the server starting, not in the first visit's."""
+
+    def warm() -> None:
+        significance.scipy_stats()
+        rendering.environment().get_template("page.html.j2")
+
+    threading.Thread(target=warm, name="pglab-serve-warm", daemon=True).start()
+    yield
 
 
 def make_app(
@@ -96,26 +140,45 @@ def make_app(
         return html(request, "campaigns.html.j2", f=filters, **found)
 
     def campaign_page(request: Request) -> Response:
+        """The outline first: what the runs' series give is fetched by the page."""
+        name = request.path_params["name"]
+        with lab.store() as store:
+            rep = lab.report(store, name, outline=True)
+        served = rendering.served(lab.root, rep.title, outline=True)
+        return HTMLResponse(report.render(rep, [], {}, served=served, env=rendering.environment()))
+
+    def parts(request: Request) -> Response:
         name = request.path_params["name"]
         with lab.store() as store:
             rep = lab.report(store, name)
-        served = rendering.served(lab.root, rep.title)
-        return HTMLResponse(report.render(rep, [], {}, served=served, env=rendering.environment()))
+        found = report.parts(rep, rendering.served(lab.root, name), rendering.environment())
+        return JSONResponse(found, headers={"Cache-Control": "no-store"})
+
+    def point(request: Request) -> Response:
+        n, name = request.path_params["n"], request.path_params["name"]
+        with lab.store() as store:
+            rep = lab.point(store, name, n)
+        body = report.point_body(rep, n, rendering.served(lab.root, name), rendering.environment())
+        if body is None:
+            raise HTTPException(404, f"campaign {name!r} has no point {n}")
+        return HTMLResponse(body, headers={"Cache-Control": "no-store"})
 
     def run_page(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         with lab.store() as store:
-            rep = lab.report(store, str(run_id))
-        served = rendering.served(lab.root, str(run_id))
+            rep = lab.report(store, run_id)
+        served = rendering.served(lab.root, run=run_id)
         return HTMLResponse(report.render(rep, [], {}, served=served, env=rendering.environment()))
 
     def chart(request: Request) -> Response:
-        n, name = request.path_params["n"], request.path_params["name"]
+        """A campaign's chart (``/charts/N/NAME``) or a run's page's (``/runs/ID/charts/N``)."""
+        n = request.path_params["n"]
         if not 0 <= n < charts.CAMPAIGN_CHARTS:
             raise HTTPException(404, f"no chart {n}")
-        with lab.store() as store:
-            rep = lab.report(store, name)
-        with lab.lock:  # matplotlib's figures are not for two threads at once
+        ident = request.path_params.get("run_id") or request.path_params["name"]
+        with lab.store() as store:  # only the latency chart needs the runs' series
+            rep = lab.report(store, ident, outline=n != charts.LATENCY_CHART)
+        with lab.drawing:  # matplotlib's figures are not for two threads at once
             drawn = charts.campaign_chart(rep, n)
         if drawn is None:
             return Response(rendering.nothing_png(), media_type="image/png")
@@ -192,7 +255,10 @@ def make_app(
         Route("/campaigns", campaign_list),
         Route("/campaigns/{name:path}", campaign_page),
         Route("/runs/{run_id:int}", run_page),
+        Route("/runs/{run_id:int}/charts/{n:int}", chart),
         Route("/charts/{n:int}/{name:path}", chart),
+        Route("/parts/{name:path}", parts),
+        Route("/points/{n:int}/{name:path}", point),
         Route("/compare", compare_page),
         Route("/history/{name:path}", history_page),
         Route("/fleet", fleet_page),
@@ -202,6 +268,7 @@ def make_app(
     ]
     return Starlette(
         routes=routes,
+        lifespan=_warming,
         middleware=[
             Middleware(Guard, token=token),
             *(() if token else (Middleware(TrustedHostMiddleware, allowed_hosts=names),)),

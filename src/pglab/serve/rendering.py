@@ -20,12 +20,19 @@ def environment() -> jinja2.Environment:
     return report.environment(TEMPLATES)
 
 
-def served(root: str, campaign: str = "") -> report.Served:
-    """How the report's page is served under ``root`` (the charts of ``campaign``)."""
+def served(
+    root: str, campaign: str = "", outline: bool = False, run: int | None = None
+) -> report.Served:
+    """How the report's page is served under ``root``: the charts of ``campaign`` (or of
+    ``run``'s page); an ``outline``'s page fetches the rest of ``campaign``'s report from
+    ``/parts`` and ``/points``."""
+    name = quote(campaign, safe="")
     return report.Served(
         root=root,
         plotly_url=f"{root}static/plotly.js",
-        chart_url=f"{root}charts/{{n}}/{quote(campaign, safe='')}",
+        chart_url=f"{root}runs/{run}/charts/{{n}}" if run else f"{root}charts/{{n}}/{name}",
+        parts_url=f"{root}parts/{name}" if outline else "",
+        point_url=f"{root}points/{{n}}/{name}" if outline else "",
     )
 
 

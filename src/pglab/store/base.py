@@ -237,9 +237,11 @@ class Store:
             r["axes"] = dict(encoding.loads(r["axes"])) if r["axes"] else {}
         return [RunRow(**r) for r in runs]
 
-    def get_run(self, run_id: int, skip_kinds: Collection[str] = ()) -> StoredRun | None:
+    def get_run(
+        self, run_id: int, skip_kinds: Collection[str] = (), series: bool = True
+    ) -> StoredRun | None:
         """Everything stored about a run, or None; ``skip_kinds`` leaves those series out
-        (decoding them is most of the cost of reading a run).
+        (decoding them is most of the cost of reading a run), ``series=False`` all of them.
 
         A :class:`StoredRun`: the RunRow of list_runs plus spec, fingerprint, timings,
         server_log, ``phases`` (PhaseRows) and ``series``: ``{str(phase idx): {kind:
@@ -255,13 +257,17 @@ class Store:
             if run is None:
                 return None
             phases = self._rows("SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,))
-            series = self._rows(
-                "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
-                "ORDER BY phase_idx, kind",
-                (run_id,),
+            stored = (
+                self._rows(
+                    "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
+                    "ORDER BY phase_idx, kind",
+                    (run_id,),
+                )
+                if series
+                else []
             )
         decoded: Series = {}
-        for s in series:
+        for s in stored:
             if s["kind"] not in skip_kinds:
                 decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
                     s["data_json"]
