@@ -69,14 +69,23 @@ class Where:
         return open_store(self.store_url, read_only=read_only)
 
 
-def find(store: Store, ident: str) -> tuple[str, Any]:
-    """("run", the run) for a run id, else ("campaign", the campaign) for a campaign name."""
+def find(store: Store, ident: str, as_run: bool = False) -> tuple[str, Any]:
+    """("campaign", the campaign) for a campaign of that name (all digits too, as ``pglab
+    report`` and ``pglab serve`` take it), else ("run", the run) for a run id; ``as_run``
+    (``--run``): ``ident`` is a run's id, whatever campaigns are named."""
+    if as_run and not ident.isdigit():
+        raise LabError(f"--run takes a run's id: {ident!r} is not one", hint="pglab ls lists runs")
+    camp = None if as_run else store.get_campaign(ident)
+    if camp is not None and camp["name"] == ident:
+        if ident.isdigit() and store.get_run(int(ident), series=False) is not None:
+            err_console.print(f"{ident} is a campaign's name and a run's id: this is the "
+                              f"campaign (--run {ident} for the run)", markup=False)  # fmt: skip
+        return "campaign", camp
     if ident.isdigit():
         run = store.get_run(int(ident))
         if run is not None:
             return "run", run
-    camp = store.get_campaign(ident)
-    if camp is not None:
+    if camp is not None:  # found by its id
         return "campaign", camp
     raise LabError(
         f"no campaign or run {ident!r} in the store",

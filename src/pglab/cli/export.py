@@ -36,6 +36,9 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
         "all.",
     )
     p.add_argument("id", help="campaign name or run id")
+    p.add_argument("--run", action="store_true",
+                   help="ID is a run's id, even when a campaign has that name (a campaign "
+                   "named with digits is the campaign's otherwise)")  # fmt: skip
     p.add_argument("--format", choices=encoders.FORMATS, default="csv",
                    help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
     p.add_argument("--by", choices=("run", "phase", "script", "statement", "query", "point"),
@@ -74,13 +77,15 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
             series=a.series,
             full=a.full,
             profile=a.profile,
+            as_run=a.run,
         )  # fmt: skip
     )
 
 
 def run(where: Where, ident: str, output_format: str = "csv", output: Path | None = None,
         by: str = "run", all_settings: bool = False, series: str | None = None,
-        full: bool = False, profile: str | None = None) -> int:  # fmt: skip
+        full: bool = False, profile: str | None = None,
+        as_run: bool = False) -> int:  # fmt: skip
     if output_format == "parquet":
         encoders.require_parquet()  # before reading anything
         if output is None:
@@ -88,7 +93,7 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
     if full and output_format != "json":
         raise LabError("--full is for --format json")
     with where.open(read_only=True) as store:
-        kind, obj = common.find(store, ident)
+        kind, obj = common.find(store, ident, as_run)
         if by == "point" and not full and series is None:
             return _write(_point_table(store, kind, obj), output_format, output)
         if kind == "run":

@@ -32,6 +32,9 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
         "show", parents=[common_options], help="show a campaign (by name) or a run (by id)"
     )
     p.add_argument("id", help="campaign name or run id")
+    p.add_argument("--run", action="store_true",
+                   help="ID is a run's id, even when a campaign has that name (a campaign "
+                   "named with digits is the campaign's otherwise)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--verbose",
@@ -57,15 +60,15 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json,
                                       verbose=a.verbose, wide=a.wide,
-                                      profile=a.profile))  # fmt: skip
+                                      profile=a.profile, as_run=a.run))  # fmt: skip
 
 
 def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
-        wide: bool = False, profile: int | None = None) -> int:  # fmt: skip
+        wide: bool = False, profile: int | None = None, as_run: bool = False) -> int:  # fmt: skip
     if profile is not None:
-        return show_profile(where, ident, profile)
+        return show_profile(where, ident, profile, as_run)
     with where.open(read_only=True) as store:
-        kind, obj = common.find(store, ident)
+        kind, obj = common.find(store, ident, as_run)
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if as_json:
@@ -116,10 +119,10 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
     return 0
 
 
-def show_profile(where: Where, ident: str, top: int) -> int:
+def show_profile(where: Where, ident: str, top: int, as_run: bool = False) -> int:
     """``--profile``: a run's hot functions, or each point's of a campaign."""
     with where.open(read_only=True) as store:
-        kind, obj = common.find(store, ident)
+        kind, obj = common.find(store, ident, as_run)
         if kind == "run":
             groups = [(f"run {obj.id} ({obj.label})", [obj])]
         else:
