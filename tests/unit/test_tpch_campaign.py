@@ -183,3 +183,24 @@ def test_a_throughput_phase_counts_its_streams_in_the_plan() -> None:
     assert (ph.mode, ph.clients) == ("throughput", 4)
     # the plans' run (22 × 2 s), then 4 streams sharing 2 CPUs: twice as long
     assert run.estimated_seconds() == pytest.approx(22 * 2 + 22 * 2 * 2 + 2)
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ("duration = 60", "duration"),
+        ("rate = 100", "rate"),
+        ('protocol = "prepared"', "protocol"),
+        ("transactions = 10\nthreads = 1", "transactions, threads"),
+        ("progress = false", "progress"),
+    ],
+)
+def test_pgbench_only_keys_are_refused_beside_tpch(extra: str, named: str) -> None:
+    said = refused(BASE + extra + "\n")
+    assert f'{named} with kit = "tpch": pgbench\'s options, which a TPC-H-like phase has no ' \
+           "use for" in said and "leave them out" in said
+
+
+def test_pgbench_only_keys_of_a_matrix_are_refused_beside_tpch() -> None:
+    said = refused(BASE + "[matrix]\nduration = [10, 20]\n")
+    assert 'duration with kit = "tpch"' in said
