@@ -2,12 +2,14 @@
 made once and reset by copy, the power run's per-query seconds, geometric mean and QphH-like
 power stored as the run's figures, each query's plan stored, and what ``pglab show`` says of
 two variants (default and ``enable_hashjoin = off``) × 2 repeats: each query's time and the
-plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok."""
+plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok;
+the 22 queries on Debian's PostgreSQL 15 returning the rows recorded for SF 0.01."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +174,32 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
     capsys.readouterr()
     assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
     assert "median QthH" in capsys.readouterr().out
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())
+
+
+def test_the_22_queries_on_postgresql_15(made: dict[str, Any], lab: Lab) -> None:
+    """Debian's PostgreSQL 15, one power run at SF 0.01 (its own dataset): each query returns
+    the rows recorded for that scale and seed, and its plan (with ANALYZE's times) is stored."""
+    if not PG15.exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    path = made["tmp"] / "pg15.toml"
+    path.write_text(f'name = "tpch-pg15"\n[server]\nsource = "bindir"\nbindir = "{PG15}"\n'
+                    '[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n')  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-pg15")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    assert run.fingerprint["server_version"].startswith("15")
+    tables = run.series[str(run.phases[0].idx)]
+    counts = {str(r[0]): r[2] for r in tables[power.TABLE]["rows"]}
+    assert counts == RECORDED["queries_seed_1"]
+    stored = {r[0]: r[1] for r in tables[plans.TABLE]["rows"]}
+    assert sorted(stored) == list(QUERIES)
+    assert all("Plan" in p and "Actual Total Time" in p["Plan"] for p in stored.values())
 
 
 @pytest.fixture
