@@ -123,7 +123,7 @@ def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: L
     assert len(rows) == 4 * 22 and {r["variant"] for r in rows} == {"default", "nohash"}
     q3 = [r for r in rows if r["query"] == "3"]
     assert len(q3) == 4 and all(r["rows"] == "10" and r["timed_out"] == "False" for r in q3)
-    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" for r in rows)
+    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" and r["stream"] == "" for r in rows)
 
 
 def test_export_by_run_has_the_kits_figures(made: dict[str, Any], lab: Lab, capsys) -> None:
@@ -174,6 +174,11 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
     capsys.readouterr()
     assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
     assert "median QthH" in capsys.readouterr().out
+    assert cli("export", "tpch-streams", "--by", "query", lab=lab, store=made["store"]) == 0
+    said = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))  # a row per stream, query
+    assert [(r["stream"], r["query"], r["seed"]) for r in said] == [
+        (str(r[0]), str(r[1]), str(r[5])) for r in rows]  # fmt: skip
+    assert {r["seed"] for r in said} == {"1", "2"} and all(float(r["seconds"]) > 0 for r in said)
 
 
 PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
