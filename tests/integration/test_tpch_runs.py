@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,43 @@ def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> 
         chart.name == "tpch-queries"
         and (made["tmp"] / "tpch-charts" / "tpch-queries.png").is_file()
     )
+
+
+def test_the_report_labels_a_run_of_queries_truthfully(made: dict[str, Any], lab: Lab) -> None:
+    """In headless Chromium: a point's chart draws each query where it ran in the TPS panel's
+    place and no latency panel; the tables say mean query time, the charts QphH."""
+    from test_report_browser import CHROMIUM, body_state, browse, console_errors, with_script
+
+    if CHROMIUM is None:
+        pytest.skip("apt-get install chromium")
+    page = made["tmp"] / "labels.html"
+    assert cli("report", "tpch", "-o", str(page), lab=lab, store=made["store"]) == 0
+    html = page.read_text()
+    summary = html[html.index('<table id="summary">') :].split("</table>")[0]
+    assert "<th>mean query time ms</th>" in summary and "p95 ms" not in summary
+    assert "latency avg ms" not in html and "steady TPS" not in html
+    assert "QphH per point" in html and "TPS per point" not in html
+    drawn = with_script(page, made["tmp"] / "labels-all.html", (
+        "window.pglabDrawAll(); document.body.dataset.bars = String("
+        "document.querySelectorAll('#pchart-1 .barlayer .trace').length);"
+    ))  # fmt: skip
+    dom, stderr = browse(drawn, made["tmp"], "--virtual-time-budget=20000", "--dump-dom")
+    state = body_state(dom)
+    assert state["points-drawn"] == "2" and state["errors"] == "", state
+    assert console_errors(stderr) == []
+    chart = dom[dom.index('id="pchart-1"') : dom.index('id="pdata-1"')]
+    assert "Each query: its seconds, drawn where it ran" in chart
+    assert "TPS per second" not in chart and "Latency percentiles" not in chart
+    assert state["bars"] == "1", state  # the power run: one stream of 22 bars
+    from pglab.report import charts, model  # the same panels as PNG (pglab report --png)
+
+    with open_store(str(made["store"])) as s:
+        pt = model.gather(s, "tpch").points[0]
+    png = charts.point_chart(pt, 1)
+    assert png is not None and png.png.startswith(b"\x89PNG")
+    assert not [m for m in png.missing if m.startswith(("TPS", "Latency", "Each query"))]
+    if os.environ.get("PGLAB_TPCH_PNG"):
+        Path(os.environ["PGLAB_TPCH_PNG"]).write_bytes(png.png)
 
 
 def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys) -> None:
