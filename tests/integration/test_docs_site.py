@@ -51,8 +51,13 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fleet": ((), ("settings-sweep.toml",)),
     "maintenance": (("seed004-maintenance.toml",), ()),
     "workload-kits": (
-        ("tpcc-scaling.toml", "ycsb-zipf.toml", "sysbench-vs-pgbench.toml",
-         "tpch-work-mem.toml", "tpch-versions.toml"),
+        (
+            "tpcc-scaling.toml",
+            "ycsb-zipf.toml",
+            "sysbench-vs-pgbench.toml",
+            "tpch-work-mem.toml",
+            "tpch-versions.toml",
+        ),
         (),
     ),  # fmt: skip
     "tuning": (("tune.toml",), ()),

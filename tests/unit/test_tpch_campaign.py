@@ -197,8 +197,11 @@ def test_a_throughput_phase_counts_its_streams_in_the_plan() -> None:
 )
 def test_pgbench_only_keys_are_refused_beside_tpch(extra: str, named: str) -> None:
     said = refused(BASE + extra + "\n")
-    assert f'{named} with kit = "tpch": pgbench\'s options, which a TPC-H-like phase has no ' \
-           "use for" in said and "leave them out" in said
+    assert (
+        f'{named} with kit = "tpch": pgbench\'s options, which a TPC-H-like phase has no use for'
+        in said
+        and "leave them out" in said
+    )
 
 
 def test_pgbench_only_keys_of_a_matrix_are_refused_beside_tpch() -> None:
