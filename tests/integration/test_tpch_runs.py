@@ -181,6 +181,7 @@ def test_the_report_labels_a_run_of_queries_truthfully(made: dict[str, Any], lab
     chart = dom[dom.index('id="pchart-1"') : dom.index('id="pdata-1"')]
     assert "Each query: its seconds, drawn where it ran" in chart
     assert "TPS per second" not in chart and "Latency percentiles" not in chart
+    assert "pgbench" not in chart  # no pgbench runs the queries: no share of its CPU drawn
     assert state["bars"] == "1", state  # the power run: one stream of 22 bars
     from pglab.report import charts, model  # the same panels as PNG (pglab report --png)
 

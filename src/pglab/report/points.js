@@ -78,7 +78,7 @@
     Object.keys(d.cpu).forEach(function (k, i) {
       out.push(line(d.cpu[k], 4, k, PALETTE[i], { stackgroup: "cpu" }));
     });
-    if (d.pgbench_cpu) { out.push(line(d.pgbench_cpu, 4, "pgbench", "#000", { line: { dash: "dash", width: 1, color: "#000" } })); }
+    if (d.pgbench_cpu && !d.queries) { out.push(line(d.pgbench_cpu, 4, "pgbench", "#000", { line: { dash: "dash", width: 1, color: "#000" } })); }
     if (d.disk.read) { out.push(line(d.disk.read, 5, "read MB/s", PALETTE[0])); }
     if (d.disk.write) { out.push(line(d.disk.write, 5, "write MB/s", PALETTE[3])); }
     if (d.dirty_mb) { out.push(line(d.dirty_mb, 5, "dirty MB", PALETTE[2], { yaxis: "y8", line: { dash: "dash", width: 1, color: PALETTE[2] } })); }
@@ -97,6 +97,7 @@
                                            yanchor: "top", font: { size: 10 }, tracegroupgap: 2 };
       var title = d.progress && i < 2 ? PROGRESS_TITLES[i] : TITLES[i];
       if (d.queries && i === 0) { title = QUERIES_TITLE; }
+      if (d.queries && i === 4) { title = "CPU % (stacked)"; }  // no pgbench runs the queries
       if (d.queries && i === 1) {  // no latency can exist for a run of queries: no panel
         lay[xa].visible = false;
         lay[ya].visible = false;
