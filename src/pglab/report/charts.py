@@ -138,7 +138,7 @@ def point_chart(pt: Point, number: int) -> Chart | None:
         _panel_latency(axes[0][1], s)
     _panel_waits(axes[1][0], s)
     _panel_buffers(axes[1][1], s)
-    _panel_cpu(axes[2][0], s)
+    _panel_cpu(axes[2][0], s, pgbench=not queries)  # no pgbench runs a TPC-H-like run
     _panel_disk(axes[2][1], s)
     for ax in axes[2]:
         ax.set_xlabel("seconds since the first measured phase started")
@@ -465,7 +465,7 @@ def _panel_buffers(ax, s: RunSeries) -> None:
     ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
 
 
-def _panel_cpu(ax, s: RunSeries) -> None:
+def _panel_cpu(ax, s: RunSeries, pgbench: bool = True) -> None:
     cols, rows = s.rows("os.cpu")
     if not rows:
         return _missing(ax, s, "CPU", "no OS CPU samples")
@@ -476,13 +476,14 @@ def _panel_cpu(ax, s: RunSeries) -> None:
                  alpha=0.8)  # fmt: skip
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of all CPUs")
-    procs = s.column("os.procs", "pgbench_cpu_pct")
+    procs = s.column("os.procs", "pgbench_cpu_pct") if pgbench else None
     if procs is not None:
         cpus = s.run.fingerprint.get("cpus") or 1
         ax.plot(procs[0], [v / cpus for v in procs[1]], color="black", lw=1, ls="--",
                 label="pgbench")  # fmt: skip
     ax.legend(fontsize="x-small", loc="upper left", ncols=5)
-    ax.set_title("CPU (stacked) and pgbench's own CPU (dashed)", fontsize="medium")
+    own = " and pgbench's own CPU (dashed)" if pgbench else ""
+    ax.set_title(f"CPU (stacked){own}", fontsize="medium")
 
 
 def _panel_disk(ax, s: RunSeries) -> None:
