@@ -299,6 +299,24 @@ def _not_tpch(kit: str | None, table: dict[str, Any], p: Problems, where: str) -
               "query_timeout and random_seed — leave them out")  # fmt: skip
 
 
+def _power_clients(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+    """``clients`` of a TPC-H-like power run: one session runs its queries, so more than one
+    client means nothing unless a ``[matrix] mode`` makes some points throughput runs."""
+    if "mode" in axes:
+        return
+    for v in variants:
+        for ph in v.phases:
+            if ph.kit != "tpch" or ph.mode != "power":
+                continue
+            many = [c for c in axes.get("clients", (ph.clients,)) if c != 1]
+            if many:
+                where = f"[variants.{v.name}]" if named else "[workload]"
+                p.add(where, f"clients = {many[0]} with kit = \"tpch\"'s power run: one session "
+                      "runs its queries; mode = \"throughput\" runs clients query streams "
+                      "(or leave clients out)")  # fmt: skip
+                return
+
+
 def _tpch(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
     given = [k for k in TPCH_KEYS if k in table]
@@ -538,5 +556,6 @@ def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) 
                   "records, but no phase runs YCSB")  # fmt: skip
     if any(ph.kit == "tpch" for v in variants for ph in v.phases):
         _not_tpch("tpch", axes, p, "[matrix]")
+        _power_clients(variants, axes, named, p)
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
