@@ -218,6 +218,14 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
     assert [(r["stream"], r["query"], r["seed"]) for r in said] == [
         (str(r[0]), str(r[1]), str(r[5])) for r in rows]  # fmt: skip
     assert {r["seed"] for r in said} == {"1", "2"} and all(float(r["seconds"]) > 0 for r in said)
+    from pglab.report import queries_chart  # the report's point chart: a stream per colour
+
+    drawn = queries_chart.series(run, run.phases[0].started_at)
+    assert [d["name"] for d in drawn] == ["main stream 0", "main stream 1"]
+    for d, stream in zip(drawn, (0, 1), strict=True):
+        assert d["query"] == [r[1] for r in rows if r[0] == stream]
+        ends = [a + b for a, b in zip(d["start"], d["seconds"], strict=True)]
+        assert d["start"][0] == 0 and d["start"][1:] == pytest.approx(ends[:-1], abs=1e-3)
 
 
 PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
