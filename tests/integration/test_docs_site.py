@@ -50,7 +50,16 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "remote-hosts": ((), ("server-on-host.toml",)),
     "fleet": ((), ("settings-sweep.toml",)),
     "maintenance": (("seed004-maintenance.toml",), ()),
-    "workload-kits": (("tpcc-scaling.toml", "ycsb-zipf.toml", "sysbench-vs-pgbench.toml"), ()),
+    "workload-kits": (
+        (
+            "tpcc-scaling.toml",
+            "ycsb-zipf.toml",
+            "sysbench-vs-pgbench.toml",
+            "tpch-work-mem.toml",
+            "tpch-versions.toml",
+        ),
+        (),
+    ),  # fmt: skip
     "tuning": (("tune.toml",), ()),
     "export": (("first-campaign.toml",), ()),
     "live-view": (("live-view.toml",), ()),

@@ -23,6 +23,8 @@ def test_a_maintenance_point_draws_its_progress_phases(tmp_path: Path) -> None:
     with open_store(str(tmp_path / "r.sqlite")) as store:
         fill_operations(store, "index-workers")
         page = report.write(store, "index-workers", tmp_path / "report.html", tmp_path).html
+    html = page.read_text()  # the campaign charts named by their figure
+    assert "MB/s per point" in html and "TPS per point" not in html
     drawn = with_script(page, tmp_path / "all.html", (
         "window.pglabDrawAll(); document.body.dataset.traces = String("
         "document.querySelectorAll('#pchart-1 .scatterlayer .trace').length);"

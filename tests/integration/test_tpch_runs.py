@@ -2,12 +2,15 @@
 made once and reset by copy, the power run's per-query seconds, geometric mean and QphH-like
 power stored as the run's figures, each query's plan stored, and what ``pglab show`` says of
 two variants (default and ``enable_hashjoin = off``) × 2 repeats: each query's time and the
-plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok."""
+plan change named; a query stopped by ``query_timeout`` recorded as a timeout, the run ok;
+the 22 queries on Debian's PostgreSQL 15 returning the rows recorded for SF 0.01."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +124,7 @@ def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: L
     assert len(rows) == 4 * 22 and {r["variant"] for r in rows} == {"default", "nohash"}
     q3 = [r for r in rows if r["query"] == "3"]
     assert len(q3) == 4 and all(r["rows"] == "10" and r["timed_out"] == "False" for r in q3)
-    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" for r in rows)
+    assert all(float(r["seconds"]) > 0 and r["seed"] == "1" and r["stream"] == "" for r in rows)
 
 
 def test_export_by_run_has_the_kits_figures(made: dict[str, Any], lab: Lab, capsys) -> None:
@@ -153,6 +156,44 @@ def test_the_report_draws_the_time_per_query(made: dict[str, Any], lab: Lab) -> 
     )
 
 
+def test_the_report_labels_a_run_of_queries_truthfully(made: dict[str, Any], lab: Lab) -> None:
+    """In headless Chromium: a point's chart draws each query where it ran in the TPS panel's
+    place and no latency panel; the tables say mean query time, the charts QphH."""
+    from test_report_browser import CHROMIUM, body_state, browse, console_errors, with_script
+
+    if CHROMIUM is None:
+        pytest.skip("apt-get install chromium")
+    page = made["tmp"] / "labels.html"
+    assert cli("report", "tpch", "-o", str(page), lab=lab, store=made["store"]) == 0
+    html = page.read_text()
+    summary = html[html.index('<table id="summary">') :].split("</table>")[0]
+    assert "<th>mean query time ms</th>" in summary and "p95 ms" not in summary
+    assert "latency avg ms" not in html and "steady TPS" not in html
+    assert "QphH per point" in html and "TPS per point" not in html
+    drawn = with_script(page, made["tmp"] / "labels-all.html", (
+        "window.pglabDrawAll(); document.body.dataset.bars = String("
+        "document.querySelectorAll('#pchart-1 .barlayer .trace').length);"
+    ))  # fmt: skip
+    dom, stderr = browse(drawn, made["tmp"], "--virtual-time-budget=20000", "--dump-dom")
+    state = body_state(dom)
+    assert state["points-drawn"] == "2" and state["errors"] == "", state
+    assert console_errors(stderr) == []
+    chart = dom[dom.index('id="pchart-1"') : dom.index('id="pdata-1"')]
+    assert "Each query: its seconds, drawn where it ran" in chart
+    assert "TPS per second" not in chart and "Latency percentiles" not in chart
+    assert "pgbench" not in chart  # no pgbench runs the queries: no share of its CPU drawn
+    assert state["bars"] == "1", state  # the power run: one stream of 22 bars
+    from pglab.report import charts, model  # the same panels as PNG (pglab report --png)
+
+    with open_store(str(made["store"])) as s:
+        pt = model.gather(s, "tpch").points[0]
+    png = charts.point_chart(pt, 1)
+    assert png is not None and png.png.startswith(b"\x89PNG")
+    assert not [m for m in png.missing if m.startswith(("TPS", "Latency", "Each query"))]
+    if os.environ.get("PGLAB_TPCH_PNG"):
+        Path(os.environ["PGLAB_TPCH_PNG"]).write_bytes(png.png)
+
+
 def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys) -> None:
     path = made["tmp"] / "streams.toml"
     path.write_text('name = "tpch-streams"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
@@ -172,6 +213,45 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
     capsys.readouterr()
     assert cli("show", "tpch-streams", "--wide", lab=lab, store=made["store"]) == 0
     assert "median QthH" in capsys.readouterr().out
+    assert cli("export", "tpch-streams", "--by", "query", lab=lab, store=made["store"]) == 0
+    said = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))  # a row per stream, query
+    assert [(r["stream"], r["query"], r["seed"]) for r in said] == [
+        (str(r[0]), str(r[1]), str(r[5])) for r in rows]  # fmt: skip
+    assert {r["seed"] for r in said} == {"1", "2"} and all(float(r["seconds"]) > 0 for r in said)
+    from pglab.report import queries_chart  # the report's point chart: a stream per colour
+
+    drawn = queries_chart.series(run, run.phases[0].started_at)
+    assert [d["name"] for d in drawn] == ["main stream 0", "main stream 1"]
+    for d, stream in zip(drawn, (0, 1), strict=True):
+        assert d["query"] == [r[1] for r in rows if r[0] == stream]
+        ends = [a + b for a, b in zip(d["start"], d["seconds"], strict=True)]
+        assert d["start"][0] == 0 and d["start"][1:] == pytest.approx(ends[:-1], abs=1e-3)
+
+
+PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
+RECORDED = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())
+
+
+def test_the_22_queries_on_postgresql_15(made: dict[str, Any], lab: Lab) -> None:
+    """Debian's PostgreSQL 15, one power run at SF 0.01 (its own dataset): each query returns
+    the rows recorded for that scale and seed, and its plan (with ANALYZE's times) is stored."""
+    if not PG15.exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    path = made["tmp"] / "pg15.toml"
+    path.write_text(f'name = "tpch-pg15"\n[server]\nsource = "bindir"\nbindir = "{PG15}"\n'
+                    '[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n')  # fmt: skip
+    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
+    with open_store(str(made["store"])) as s:
+        (row,) = s.list_runs("tpch-pg15")
+        run = s.get_run(row.id)
+    assert run is not None and run.ok, run and run.error
+    assert run.fingerprint["server_version"].startswith("15")
+    tables = run.series[str(run.phases[0].idx)]
+    counts = {str(r[0]): r[2] for r in tables[power.TABLE]["rows"]}
+    assert counts == RECORDED["queries_seed_1"]
+    stored = {r[0]: r[1] for r in tables[plans.TABLE]["rows"]}
+    assert sorted(stored) == list(QUERIES)
+    assert all("Plan" in p and "Actual Total Time" in p["Plan"] for p in stored.values())
 
 
 @pytest.fixture

@@ -183,3 +183,39 @@ def test_a_throughput_phase_counts_its_streams_in_the_plan() -> None:
     assert (ph.mode, ph.clients) == ("throughput", 4)
     # the plans' run (22 × 2 s), then 4 streams sharing 2 CPUs: twice as long
     assert run.estimated_seconds() == pytest.approx(22 * 2 + 22 * 2 * 2 + 2)
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ("duration = 60", "duration"),
+        ("rate = 100", "rate"),
+        ('protocol = "prepared"', "protocol"),
+        ("transactions = 10\nthreads = 1", "transactions, threads"),
+        ("progress = false", "progress"),
+    ],
+)
+def test_pgbench_only_keys_are_refused_beside_tpch(extra: str, named: str) -> None:
+    said = refused(BASE + extra + "\n")
+    assert (
+        f'{named} with kit = "tpch": pgbench\'s options, which a TPC-H-like phase has no use for'
+        in said
+        and "leave them out" in said
+    )
+
+
+def test_pgbench_only_keys_of_a_matrix_are_refused_beside_tpch() -> None:
+    said = refused(BASE + "[matrix]\nduration = [10, 20]\n")
+    assert 'duration with kit = "tpch"' in said
+
+
+def test_clients_of_a_power_run_are_refused_unless_a_throughput_run_takes_them() -> None:
+    said = refused(BASE + "clients = 4\n")
+    assert 'clients = 4 with kit = "tpch"\'s power run: one session runs its queries' in said
+    assert "clients = 2 with kit" in refused(BASE + "[matrix]\nclients = [1, 2]\n")
+    parsed(BASE + 'mode = "throughput"\nclients = 4\n')  # its streams
+    parsed(BASE + 'clients = 2\n[matrix]\nmode = ["power", "throughput"]\n')
+    parsed(BASE + '[variants.power]\n[variants.streams.workload]\nmode = "throughput"\n'
+           "clients = 2\n")  # fmt: skip
+    said = refused(BASE + "[variants.one]\n[variants.two.workload]\nclients = 2\n")
+    assert '[variants.two]: clients = 2 with kit = "tpch"' in said

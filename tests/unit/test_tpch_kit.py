@@ -3,6 +3,8 @@ each table is loaded in, the progress as told."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pglab.campaign.kits import tpch_queries as q
@@ -41,11 +43,22 @@ def test_scale_factors_taken() -> None:
 
 def test_large_tables_are_cut_one_part_per_connection() -> None:
     parts = tpch_load.parts_of(1.0, 4)
-    assert [p.part for p in parts if p.table == "lineitem"] == [1, 2, 3, 4]
-    assert [p.parts for p in parts if p.table == "nation"] == [1]
-    assert parts[0].table == "lineitem"
+    split = [p for p in parts if isinstance(p, tpch_load.Part)]
+    assert [p.part for p in split if p.table == "lineitem"] == [1, 2, 3, 4]
+    assert split[0].table == "lineitem" and parts[0] == split[0]
     assert sum(p.rows for p in parts) == pytest.approx(8_661_245)
-    assert parts[0].argv("tpchgen-cli", 1.0)[-4:] == ["--parts", "4", "--part", "1"]
+    assert split[0].argv("tpchgen-cli", 1.0)[-4:] == ["--parts", "4", "--part", "1"]
+    # the small tables (up to 100,000 rows) in one call: each call costs a second to start
+    (batch,) = [p for p in parts if isinstance(p, tpch_load.Batch)]
+    assert batch.tables == ("region", "nation", "supplier") and batch.rows == 10_030
+    argv = batch.argv("tpchgen-cli", 1.0, Path("/tmp/x"))
+    assert argv[argv.index("-T") + 1] == "region,nation,supplier"
+
+
+def test_a_small_scale_factor_is_generated_in_one_call() -> None:
+    (batch,) = tpch_load.parts_of(0.01, 2)
+    assert isinstance(batch, tpch_load.Batch) and batch.tables == tuple(tpch_load.ROWS_PER_SF)
+    assert batch.rows == pytest.approx(86_642.15)
 
 
 def test_progress_as_told() -> None:

@@ -247,3 +247,30 @@ def test_the_design_check_simulates_the_blocked_test() -> None:
     assert blocked.power > welch.power + 0.05  # pooled degrees of freedom
     assert blocked.runs_needed is not None and welch.runs_needed is not None
     assert blocked.runs_needed <= welch.runs_needed
+
+
+def test_two_rounds_of_nearly_equal_ratios_give_no_interval_and_no_verdict() -> None:
+    """TPC-H's Q6 once read "-1.7% [-1.7, -1.7] −" from two rounds: one comparison's two
+    nearly equal ratios (one degree of freedom) gave an interval of no width. Alone, two rounds
+    are not tested; equal ratios (no spread at all) are not either, even pooled."""
+    base = {1: 100.0, 2: 110.0}
+    other = {1: 98.3, 2: 98.3 * 110.0 / 100.0 * (1 + 1e-6)}  # -1.7% in both rounds
+    assert differences.measure([(base, other)]) == [None]
+    (c,) = verdicts.compare_rounds([(base, other)])
+    assert c.verdict == "?" and c.ci_low is None and c.ci_high is None
+    assert c.delta_pct == pytest.approx(-1.7, abs=0.01)
+    assert "too few rounds to measure this comparison's noise alone" in c.reason
+    # three rounds: tested on its own variance, an interval of some width
+    base3, other3 = {**base, 3: 105.0}, {**other, 3: 105.0 * 0.983 * 1.001}
+    (d,) = differences.measure([(base3, other3)])
+    assert d is not None and d.method == "paired" and d.df == 2
+    low, high = d.interval(0.95)
+    assert high - low > 1e-4
+    # exactly equal ratios in every comparison: nothing measured, even pooled
+    same = [(base3, {r: v * 0.98 for r, v in base3.items()}) for _ in range(3)]
+    assert differences.measure(same) == [None, None, None]
+    assert all(c.verdict == "?" for c in verdicts.compare_rounds(same))
+    # two rounds pooled with other comparisons: tested, on the pooled degrees of freedom
+    noisy = [(base, {1: 100.0 * (1 + e), 2: 110.0 * (1 - e)}) for e in (0.01, 0.02, 0.015)]
+    pooled = differences.measure([(base, other), *noisy])
+    assert all(p is not None and p.method == "blocked" and p.df > 1 for p in pooled)

@@ -15,7 +15,8 @@ in which whatever a round shares cancels. Three tests, chosen per comparison:
   ``Σ k / (1 + (m − 1)/4)`` over the comparisons sharing a baseline (k = rounds − 1 each), or
   ``Σ k / m`` when that baseline is noisier than the group's other points (an F test at
   ``GUARD`` on its residual in the two-way table of rounds): its noise is then in every ratio.
-- **paired**: the comparison's own variance of d_r (a paired t-test, k degrees of freedom), when
+- **paired**: the comparison's own variance of d_r (a paired t-test, k degrees of freedom; three
+  rounds or more, ``MIN_OWN_ROUNDS``: from two, one degree of freedom, it is not tested), when
   it is the only one that pairs, or when its variance is larger than the others' by a one-sided
   F test at ``GUARD`` (a variant noisier than the rest, which the pooled variance would
   understate: its false alarms would exceed 5%).
@@ -44,6 +45,10 @@ import numpy as np
 from pglab.significance import ALPHA, scipy_stats
 
 GUARD = 0.10  # a comparison noisier than the others at this level is tested on its own
+# rounds a comparison needs to be tested on its own variance: two give one degree of freedom,
+# a spread that can be any width (two nearly equal ratios: an interval of no width and a
+# verdict the runs cannot support); with fewer it is tested only on a pooled variance
+MIN_OWN_ROUNDS = 3
 RHO2 = 0.25  # the correlation² of two comparisons' sample variances when they share a baseline
 
 Rounds = Mapping[int, float]  # a point's TPS by round (its repeat number)
@@ -95,7 +100,8 @@ def measure(
 ) -> list[Difference | None]:
     """Each (baseline, other) comparison measured: blocked, paired or Welch as the module says.
     ``groups``: which comparisons share a baseline (same key: same baseline point); by default
-    all do. None where a side has fewer than two runs."""
+    all do. None where a side has fewer than two runs, where a comparison not pooled has fewer
+    than ``MIN_OWN_ROUNDS`` rounds, and where the spread is zero (no noise measured: no test)."""
     groups = list(groups) if groups is not None else [0] * len(pairs)
     ratios = [log_ratios(a, b) for a, b in pairs]
     paired = [i for i, d in enumerate(ratios) if len(d) >= 2]
@@ -105,13 +111,13 @@ def measure(
         d = ratios[i]
         if i in pooled:
             out.append(pooled[i])
-        elif len(d) >= 2:
+        elif len(d) >= MIN_OWN_ROUNDS:
             out.append(_paired(d))
-        elif len(a) >= 2 and len(b) >= 2:
+        elif len(d) < 2 and len(a) >= 2 and len(b) >= 2:
             out.append(welch(np.log(list(a.values())), np.log(list(b.values()))))
         else:
             out.append(None)
-    return out
+    return [x if x is not None and x.se > 0 else None for x in out]
 
 
 def _paired(d: np.ndarray) -> Difference:
@@ -133,6 +139,8 @@ def _pooled(
     s2 = {i: float(ratios[i].var(ddof=1)) for i in paired}
     total_k, total_ss = sum(k.values()), sum(k[i] * s2[i] for i in paired)
     pool = total_ss / total_k
+    if pool == 0:
+        return {}
     by_group: dict[Hashable, list[int]] = {}
     for i in paired:
         by_group.setdefault(groups[i], []).append(i)

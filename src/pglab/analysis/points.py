@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from pglab.analysis import differences, verdicts
 from pglab.analysis import stats as analysis
-from pglab.analysis import verdicts
 from pglab.rows import RunRow
 from pglab.sequential import SequentialSpec, expected_runs
 
@@ -155,6 +155,29 @@ def point_rows(
     campaign of ``repeats = "auto"``, judged as its rounds were:
     ``verdicts.compare_sequential``; ``blocked``: an interleaved campaign, its repeats rounds:
     ``verdicts.compare_rounds``)."""
+    rows, tps_of, rounds_of = _summaries(runs)
+    judge = _Judge(effect_pct, sequential, blocked, equivalence_pct)
+    return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
+
+
+def families_rows(
+    families: Sequence[Sequence[RunRow]], campaign: dict[str, Any] | None
+) -> list[list[PointRow]]:
+    """``campaign_rows`` of each family of runs (kit = "tpch": one per query, each run's
+    ``tps`` that query's rate), their comparisons Holm-corrected together over every family,
+    as one ``pglab compare`` of the queries is: a family is measured on its own (the blocked
+    analysis pools the noise of one family's points, not of others'), judged with all."""
+    judge = _Judge(effect_of(campaign), sequential_of(campaign), blocked_of(campaign),
+                   equivalence_of(campaign))  # fmt: skip
+    summaries = [_summaries(runs) for runs in families]
+    return _judged_together(summaries, baseline_of(campaign), judge, axis_baseline_of(campaign))
+
+
+_Summaries = tuple[list["PointRow"], dict[str, list[float]], dict[str, dict[int, float]]]
+
+
+def _summaries(runs: Sequence[RunRow]) -> _Summaries:
+    """Each point's row of ``runs`` (not yet compared), its TPS and its TPS by round."""
     by_label: dict[str, list[RunRow]] = {}
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
@@ -186,8 +209,7 @@ def point_rows(
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
         ))  # fmt: skip
-    judge = _Judge(effect_pct, sequential, blocked, equivalence_pct)
-    return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
+    return rows, tps_of, rounds_of
 
 
 @dataclass(frozen=True)
@@ -207,22 +229,42 @@ def _compare_to_baseline(
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates (or, with ``axis_base``, each point against the one at the same coordinates
     but those axes' values): Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
+    return _judged_together([(rows, tps_of, rounds_of)], baseline, judge, axis_base or {})[0]
+
+
+def _judged_together(
+    summaries: Sequence[_Summaries], baseline: str | None, judge: _Judge,
+    axis_base: dict[str, Any],
+) -> list[list[PointRow]]:  # fmt: skip
+    """Each family's rows with their comparisons, Holm-corrected over all families."""
     if baseline is None and not axis_base:
-        return rows
-    rows, family = _family(rows, baseline, axis_base or {})
-    family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
-    samples = [(tps_of[b], tps_of[o]) for b, o, _ in family]
+        return [rows for rows, _, _ in summaries]
+    based: list[tuple[list[PointRow], list[tuple[str, str, str]]]] = []
+    pairs: list[tuple[list[float], list[float]]] = []
+    by_round: list[tuple[list[float], list[float]]] = []
+    measured: list[differences.Difference | None] = []
+    for rows, tps_of, rounds_of in summaries:
+        rows, family = _family(rows, baseline, axis_base)
+        family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
+        based.append((rows, family))
+        pairs += [(tps_of[b], tps_of[o]) for b, o, _ in family]
+        rounds = [(rounds_of[b], rounds_of[o]) for b, o, _ in family]
+        by_round += [(list(a.values()), list(b.values())) for a, b in rounds]
+        if judge.blocked and judge.sequential is None:  # pooled within the family
+            measured += differences.measure(rounds, [g for _, _, g in family])
     if judge.sequential is not None:
-        found = verdicts.compare_sequential(samples, judge.effect_pct, judge.sequential.precision)
+        found = verdicts.compare_sequential(pairs, judge.effect_pct, judge.sequential.precision)
     elif judge.blocked:
-        found = verdicts.compare_rounds(
-            [(rounds_of[b], rounds_of[o]) for b, o, _ in family],
-            judge.effect_pct, judge.equivalence_pct, [g for _, _, g in family],
-        )  # fmt: skip
+        found = verdicts.judged(by_round, measured, judge.effect_pct, judge.equivalence_pct)
     else:
-        found = verdicts.compare_family(samples, judge.effect_pct, judge.equivalence_pct)
-    judged = {o: c for (_, o, _), c in zip(family, found, strict=True)}
-    return [replace(pt, comparison=judged.get(pt.point)) for pt in rows]
+        found = verdicts.compare_family(pairs, judge.effect_pct, judge.equivalence_pct)
+    out: list[list[PointRow]] = []
+    at = 0
+    for rows, family in based:
+        judged = {o: c for (_, o, _), c in zip(family, found[at:], strict=False)}
+        at += len(family)
+        out.append([replace(pt, comparison=judged.get(pt.point)) for pt in rows])
+    return out
 
 
 def _family(

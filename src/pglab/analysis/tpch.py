@@ -18,7 +18,7 @@ from pglab.analysis.tidy import TidyTable
 from pglab.rows import RunRow, StoredRun
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
-from pglab.tpch import power
+from pglab.tpch import power, throughput
 
 
 def metric(number: int) -> str:
@@ -50,10 +50,13 @@ class QueryPoints:
 
 
 def query_points(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[QueryPoints]:
-    """Each query's points over their repeats, compared with the reference point."""
+    """Each query's points over their repeats, compared with the reference point: every
+    query's comparisons Holm-corrected together (22 queries × the campaign's comparisons are
+    one family, as ``compare_queries`` has them)."""
+    numbers = query_numbers(runs)
+    found = points.families_rows([as_rates(runs, n) for n in numbers], campaign)
     out = []
-    for n in query_numbers(runs):
-        rows = points.campaign_rows(as_rates(runs, n), campaign)
+    for n, rows in zip(numbers, found, strict=True):
         seconds = {r.point: 1.0 / r.tps_median for r in rows if r.tps_median}
         out.append(QueryPoints(n, rows, seconds))
     return out
@@ -136,23 +139,35 @@ def compare_queries(
 
 
 QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "iteration",
-                 "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
+                 "stream", "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
+
+
+def _query_rows(tables: dict[str, Any]) -> list[list[Any]]:
+    """A phase's queries as (stream, query, seconds, rows, timed_out, seed): a throughput run's
+    a row per stream and query (in each stream's order), a power run's a row per query (its
+    stream empty: one session runs them)."""
+    streams = tables.get(throughput.TABLE)
+    if streams:
+        return [list(row[:6]) for row in streams["rows"]]
+    table = tables.get(power.TABLE)
+    if not table:
+        return []
+    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table["rows"]]
 
 
 def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
-    """``pglab export --by query``: a row per run, measured phase iteration and query of the
-    power run (its seconds, the rows it returned, whether it timed out, the seed of its
-    parameters), then the run's factor columns as ``pglab export`` has them."""
+    """``pglab export --by query``: a row per run, measured phase iteration, stream and query
+    (its seconds, the rows it returned, whether it timed out, the seed of its parameters; a
+    power run's stream empty), then the run's factor columns as ``pglab export`` has them."""
     found = [tidy.factors(run) for run in runs]
     names = list(dict.fromkeys(k for f in found for k in f))
     rows = []
     for run, factors in zip(runs, found, strict=True):
         for ph in run.phases:
-            table = run.series.get(str(ph.idx), {}).get(power.TABLE)
-            if not ph.measured or not table:
+            if not ph.measured:
                 continue
-            for row in table["rows"]:
+            for row in _query_rows(run.series.get(str(ph.idx), {})):
                 rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
-                             ph.name, ph.iteration, *row[:4], row[4] if len(row) > 4 else None,
+                             ph.name, ph.iteration, *row,
                              *(factors.get(n) for n in names)])  # fmt: skip
     return TidyTable([*QUERY_COLUMNS, *names], rows)

@@ -221,8 +221,13 @@ def _judge(c: Comparison, d: Difference | None, p_holm: float | None, m: int, ef
     c = replace(c, comparisons=m, effect_pct=effect_pct, p_holm=p_holm, equivalence_pct=margin)
     if d is None or c.noise_pct is None or p_holm is None:
         n = runs_needed(m, DEFAULT_CV_PCT, effect_pct)
+        why = (
+            "no test with fewer than 2 runs a side" if min(c.n_a, c.n_b) < 2 else
+            "no test: too few rounds to measure this comparison's noise alone (two give one "
+            "degree of freedom, an interval of any width) or no spread at all between them"
+        )  # fmt: skip
         return replace(c, verdict="?", runs_needed=n, reason=(
-            f"{_sides_text(c.n_a, c.n_b)}: no test with fewer than 2 runs a side; "
+            f"{_sides_text(c.n_a, c.n_b)}: {why}; "
             f"{_needs_text(n, effect_pct)} at {DEFAULT_CV_PCT:g}% noise"
         ))  # fmt: skip
     found = detectable_pct(d.se, d.df, ALPHA / m)

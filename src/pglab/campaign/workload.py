@@ -45,6 +45,7 @@ def apply_workload(
     upd.update(_kit(ph, table, p, where))
     upd.update(_generator(ph, table, p, where))
     upd.update(_tpch(ph, {**upd, **table}, p, where))
+    _not_tpch(upd.get("kit", ph.kit), table, p, where)
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -270,7 +271,50 @@ def _kit(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[
             "vacuum": False}  # fmt: skip
 
 
+# workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
+PGBENCH_ONLY = (
+    "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
+    "latency_limit", "report_per_command", "sampling_rate", "threads",
+)  # fmt: skip
+
+
 TPCH_KEYS = ("queries", "query_timeout")
+
+
+# workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
+# sessions its own): refused beside kit = "tpch" rather than ignored
+NOT_TPCH = (
+    "duration", "transactions", "rate", "generators", *PGBENCH_ONLY,
+)  # fmt: skip
+
+
+def _not_tpch(kit: str | None, table: dict[str, Any], p: Problems, where: str) -> None:
+    """The keys of pgbench's runs that a TPC-H-like phase has no use for (``NOT_TPCH``),
+    named before anything runs rather than ignored."""
+    meaningless = [k for k in NOT_TPCH if k in table]
+    if kit == "tpch" and meaningless:
+        p.add(where, f"{', '.join(meaningless)} with kit = \"tpch\": pgbench's options, which "
+              "a TPC-H-like phase has no use for (it runs each query once: its length is "
+              "theirs); it takes mode, clients (mode = \"throughput\"'s streams), queries, "
+              "query_timeout and random_seed — leave them out")  # fmt: skip
+
+
+def _power_clients(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+    """``clients`` of a TPC-H-like power run: one session runs its queries, so more than one
+    client means nothing unless a ``[matrix] mode`` makes some points throughput runs."""
+    if "mode" in axes:
+        return
+    for v in variants:
+        for ph in v.phases:
+            if ph.kit != "tpch" or ph.mode != "power":
+                continue
+            many = [c for c in axes.get("clients", (ph.clients,)) if c != 1]
+            if many:
+                where = f"[variants.{v.name}]" if named else "[workload]"
+                p.add(where, f"clients = {many[0]} with kit = \"tpch\"'s power run: one session "
+                      "runs its queries; mode = \"throughput\" runs clients query streams "
+                      "(or leave clients out)")  # fmt: skip
+                return
 
 
 def _tpch(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
@@ -301,13 +345,6 @@ def _tpch(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict
         else:
             upd["query_timeout"] = float(val)
     return upd
-
-
-# workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
-PGBENCH_ONLY = (
-    "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
-    "latency_limit", "report_per_command", "sampling_rate", "threads",
-)  # fmt: skip
 
 
 def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
@@ -517,5 +554,8 @@ def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) 
         if shaped and not any(ph.kit == "ycsb" for ph in v.phases):
             p.add(where, f"[dataset] {' and '.join(shaped)}: the shape of kit = \"ycsb\"'s "
                   "records, but no phase runs YCSB")  # fmt: skip
+    if any(ph.kit == "tpch" for v in variants for ph in v.phases):
+        _not_tpch("tpch", axes, p, "[matrix]")
+        _power_clients(variants, axes, named, p)
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")

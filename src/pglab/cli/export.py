@@ -46,7 +46,8 @@ def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
                    help="a row per run (default), per measured phase iteration, per script of "
                    "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
                    "latency), per statement of each script (pgbench -r: report_per_command), per "
-                   'query of kit = "tpch"\'s power run (seconds, rows, timed out, seed), or '
+                   'query of kit = "tpch"\'s runs (a throughput run\'s per stream: seconds, '
+                   "rows, timed out, seed), or "
                    "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
                    "baseline with its CI, p-values, verdict and the test that made it)"
                    )  # fmt: skip

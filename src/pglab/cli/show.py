@@ -258,6 +258,20 @@ def print_queries(
         )
     width = None if wide else console.width
     _print_fitted(fmt.table("per query (median seconds; Δ% of its rate)", cols, width), wide)
+    compared = [r for q in found for r in q.rows if r.comparison is not None]
+    if compared:
+        console.print(_query_legend(compared, len(found), camp), markup=False, soft_wrap=True)
+
+
+def _query_legend(rows: list[PointRow], queries: int, camp: dict[str, Any]) -> str:
+    """What the per-query Δ% columns' verdicts mean: the legend of the points' table, and that
+    Holm's correction is over every query's comparisons together, as ``compare``'s."""
+    m = max(r.comparison.comparisons for r in rows if r.comparison is not None)
+    return (
+        f"{_legend(rows, camp)}; each interval its comparison's own 95%, the verdicts "
+        f"Holm-corrected over all {m} comparisons of the {queries} queries together, as "
+        "compare's are"
+    )
 
 
 def _seconds(value: float | None) -> str:

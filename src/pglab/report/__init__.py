@@ -178,9 +178,16 @@ class Served:
     point_url: str = ""
 
 
-# the campaign charts' titles (``charts.campaign_chart``), for a page that draws them later
-CHART_TITLES = ("TPS per point", "every run's TPS in the order it ran", "latency per point")
 QUERY_CHART_TITLE = "time per query per point"  # the fourth, kit = "tpch" only
+
+
+def chart_titles(rep: Report) -> tuple[str, ...]:
+    """The campaign charts' titles (``charts.campaign_chart``) for a page that draws them
+    later, each named by the figure it draws (TPS, MB/s, QphH or QthH)."""
+    figure = rep.figure
+    titles = (f"{figure} per point", f"every run's {figure} in the order it ran",
+              "latency per point")  # fmt: skip
+    return titles + ((QUERY_CHART_TITLE,) if query_points(rep.runs, rep.campaign) else ())
 
 
 @functools.cache
@@ -277,6 +284,7 @@ def _context(
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
+        queries_kit=rep.figure in ("QphH", "QthH"),
         campaign_charts=shown_charts,
         point_data=point_data,
         points_total=len(point_data),
@@ -395,7 +403,7 @@ def _campaign_charts(made: list[charts.Chart], served: Served | None,
     time per query only for a TPC-H-like campaign)."""
     if served is None:
         return [_embedded(c) for c in made]
-    titles = CHART_TITLES + ((QUERY_CHART_TITLE,) if query_points(rep.runs, rep.campaign) else ())
+    titles = chart_titles(rep)
     return [{"name": f"campaign-{n}", "title": title, "missing": (), "b64": "",
              "url": served.chart_url.replace("{n}", str(n))}
             for n, title in enumerate(titles)]  # fmt: skip

@@ -4,7 +4,8 @@ matplotlib first. The panels are those of ``charts.point_chart`` (which still dr
 for ``pglab report --png``): TPS (the other repeats beside it, each script of a mix, checkpoints
 and phase starts), latency percentiles, wait events stacked, buffers written and WAL, CPU and
 pgbench's share, disk throughput and dirty memory; for a run of maintenance operations, its
-progress phases and their rates (``progress``) in place of TPS and latency. A panel whose
+progress phases and their rates (``progress``) in place of TPS and latency; for kit = "tpch"'s
+runs, each query where it ran (``queries``) in place of TPS, and no latency panel. A panel whose
 series was not recorded is named in ``missing`` instead of drawn empty.
 
 Only numbers and names PostgreSQL and pgbench gave go in (wait events, backend types); a
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pglab.report import progress_chart
+from pglab.report import progress_chart, queries_chart
 from pglab.report.model import Point
 from pglab.report.series import RunSeries
 
@@ -85,6 +86,11 @@ def point_data(pt: Point) -> dict[str, Any] | None:
     out["dirty_mb"] = _pair(s.column("os.mem", "dirty_mb"))
     if not any(out["disk"].values()) and out["dirty_mb"] is None:
         out["missing"].append("Disk and memory: no OS disk or memory samples")
+    if queries_chart.is_queries_run(run):  # kit = "tpch": its queries where TPS goes
+        out["queries"] = queries_chart.series(run, s.t0)
+        out["missing"] = [m for m in out["missing"] if not m.startswith(("TPS", "Latency"))]
+        if not out["queries"]:
+            out["missing"].insert(0, "Queries: no query times recorded")
     if progress_chart.is_operation_run(run):  # its progress phases where TPS and latency go
         out["progress"] = progress_chart.series(run, s.t0)
         out["missing"] = [m for m in out["missing"] if not m.startswith(("TPS", "Latency"))]

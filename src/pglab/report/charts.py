@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tpch import query_points
-from pglab.report import progress_chart
+from pglab.report import progress_chart, queries_chart
 from pglab.report.model import Point, Report
 from pglab.report.series import RunSeries
 
@@ -124,17 +124,22 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     fig, axes = canvas.fig, canvas.axes
     s = RunSeries(run)
     operations = progress_chart.is_operation_run(run)
+    queries = queries_chart.is_queries_run(run)
     if operations:  # maintenance operations: their progress phases, not TPS and latency
         for ax, panel in zip(axes[0], (progress_chart.panel_progress, progress_chart.panel_rate),
                              strict=True):  # fmt: skip
             if not panel(ax, run, s.t0):
                 _missing(ax, s, ax.get_title(), "no progress row recorded")
+    elif queries:  # kit = "tpch": each query where it ran; no latency can exist
+        if not queries_chart.panel_queries(axes[0][0], run, s.t0):
+            _missing(axes[0][0], s, queries_chart.TITLE, "no query times recorded")
+        axes[0][1].set_visible(False)
     else:
         _panel_tps(axes[0][0], s, [RunSeries(other) for other in pt.others])
         _panel_latency(axes[0][1], s)
     _panel_waits(axes[1][0], s)
     _panel_buffers(axes[1][1], s)
-    _panel_cpu(axes[2][0], s)
+    _panel_cpu(axes[2][0], s, pgbench=not queries)  # no pgbench runs a TPC-H-like run
     _panel_disk(axes[2][1], s)
     for ax in axes[2]:
         ax.set_xlabel("seconds since the first measured phase started")
@@ -143,6 +148,8 @@ def point_chart(pt: Point, number: int) -> Chart | None:
         if ax.get_yscale() == "linear":
             ax.yaxis.set_major_locator(ticker.MaxNLocator(5))
     figure = "MB/s" if operations else "TPS"
+    if queries:
+        figure = "QthH" if "throughput" in run.metrics else "QphH"
     fig.suptitle(f"{pt.label} — run {run.id} (median {figure} of {len(pt.runs)} run(s))")
     title = f"{pt.label}: run {run.id} second by second"
     return Chart(f"point-{number:03d}", title, _png(fig), tuple(s.missing))
@@ -171,6 +178,7 @@ class _Canvas:
 
     def clear(self) -> None:
         for ax in self.fig.axes:
+            ax.set_visible(True)  # a TPC-H-like point hides its latency panel
             for artist in [*ax.lines, *ax.collections, *ax.patches, *ax.texts]:
                 artist.remove()
             legend = ax.get_legend()
@@ -244,8 +252,9 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
 
 
 def _headline(rep: Report) -> str:
-    """What the per-point and per-run charts draw: TPS, or kit = "tpch"'s QphH / QthH."""
-    return rep.figure if rep.figure in ("QphH", "QthH") else "TPS"
+    """What the per-point and per-run charts draw: TPS, maintenance operations' MB/s, or
+    kit = "tpch"'s QphH / QthH."""
+    return rep.figure
 
 
 def _tps_bars(pts: list[Point], figure: str = "TPS") -> Chart:
@@ -457,7 +466,7 @@ def _panel_buffers(ax, s: RunSeries) -> None:
     ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
 
 
-def _panel_cpu(ax, s: RunSeries) -> None:
+def _panel_cpu(ax, s: RunSeries, pgbench: bool = True) -> None:
     cols, rows = s.rows("os.cpu")
     if not rows:
         return _missing(ax, s, "CPU", "no OS CPU samples")
@@ -468,13 +477,14 @@ def _panel_cpu(ax, s: RunSeries) -> None:
                  alpha=0.8)  # fmt: skip
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of all CPUs")
-    procs = s.column("os.procs", "pgbench_cpu_pct")
+    procs = s.column("os.procs", "pgbench_cpu_pct") if pgbench else None
     if procs is not None:
         cpus = s.run.fingerprint.get("cpus") or 1
         ax.plot(procs[0], [v / cpus for v in procs[1]], color="black", lw=1, ls="--",
                 label="pgbench")  # fmt: skip
     ax.legend(fontsize="x-small", loc="upper left", ncols=5)
-    ax.set_title("CPU (stacked) and pgbench's own CPU (dashed)", fontsize="medium")
+    own = " and pgbench's own CPU (dashed)" if pgbench else ""
+    ax.set_title(f"CPU (stacked){own}", fontsize="medium")
 
 
 def _panel_disk(ax, s: RunSeries) -> None:

@@ -31,6 +31,8 @@
                 "CPU % (stacked), pgbench's share (dashed)", "Disk MB/s; dirty memory MB (dashed)"];
   var PROGRESS_TITLES = ["Operations' progress phases, % done (pg_stat_progress_*)",
                          "Rate of each progress phase so far, MB/s"];
+  // kit = "tpch": its queries in the TPS panel's place; a run of queries has no latency log
+  var QUERIES_TITLE = "Each query: its seconds, drawn where it ran (timeouts hatched)";
 
   function line(xy, panel, name, color, extra) {
     var t = { x: xy[0], y: xy[1], mode: "lines", name: name, xaxis: PANELS[panel][0],
@@ -46,6 +48,14 @@
       out.push(line(xy, 0, "the other " + d.others.length + " repeat(s)", "#aaa", { showlegend: i === 0, legendgroup: "others" }));
     });
     if (d.tps) { out.push(line(d.tps, 0, "TPS, run " + d.run, PALETTE[0])); }
+    (d.queries || []).forEach(function (q, i) {  // each query a bar from its start, its seconds
+      out.push({ type: "bar", x: q.start, y: q.seconds, width: q.seconds, offset: 0, name: q.name,
+                 xaxis: "x", yaxis: "y", legend: "legend", opacity: 0.75,
+                 marker: { color: PALETTE[i % 10], line: { color: "#fff", width: 0.5 },
+                           pattern: { shape: q.timed_out.map(function (t) { return t ? "/" : ""; }) } },
+                 text: q.query.map(function (n) { return "Q" + n; }), textposition: "none",
+                 hovertemplate: "%{text}: %{y:.3f} s<extra>" + q.name + "</extra>" });
+    });
     (d.progress || []).forEach(function (p, i) {  // maintenance operations: progress phases
       var c = PALETTE[i % 10];
       out.push(line(p.pct, 0, p.name, c, { mode: "lines+markers", marker: { size: 3, color: c }, legendgroup: "p" + i }));
@@ -68,7 +78,7 @@
     Object.keys(d.cpu).forEach(function (k, i) {
       out.push(line(d.cpu[k], 4, k, PALETTE[i], { stackgroup: "cpu" }));
     });
-    if (d.pgbench_cpu) { out.push(line(d.pgbench_cpu, 4, "pgbench", "#000", { line: { dash: "dash", width: 1, color: "#000" } })); }
+    if (d.pgbench_cpu && !d.queries) { out.push(line(d.pgbench_cpu, 4, "pgbench", "#000", { line: { dash: "dash", width: 1, color: "#000" } })); }
     if (d.disk.read) { out.push(line(d.disk.read, 5, "read MB/s", PALETTE[0])); }
     if (d.disk.write) { out.push(line(d.disk.write, 5, "write MB/s", PALETTE[3])); }
     if (d.dirty_mb) { out.push(line(d.dirty_mb, 5, "dirty MB", PALETTE[2], { yaxis: "y8", line: { dash: "dash", width: 1, color: PALETTE[2] } })); }
@@ -86,12 +96,21 @@
       lay["legend" + (i ? i + 1 : "")] = { x: p[2][1] + (i % 2 ? 0.055 : 0.01), y: p[3][1], xanchor: "left",
                                            yanchor: "top", font: { size: 10 }, tracegroupgap: 2 };
       var title = d.progress && i < 2 ? PROGRESS_TITLES[i] : TITLES[i];
+      if (d.queries && i === 0) { title = QUERIES_TITLE; }
+      if (d.queries && i === 4) { title = "CPU % (stacked)"; }  // no pgbench runs the queries
+      if (d.queries && i === 1) {  // no latency can exist for a run of queries: no panel
+        lay[xa].visible = false;
+        lay[ya].visible = false;
+        return;
+      }
       lay.annotations.push({ text: title, xref: "paper", yref: "paper", x: p[2][0], y: p[3][1],
                              xanchor: "left", yanchor: "bottom", showarrow: false, font: { size: 12 } });
     });
     if (d.progress) {  // % of each progress phase, and its MB/s
       lay.yaxis.range = [0, 105];
       lay.legend.font.size = 9;  // long phase names: less of the next panel covered
+    } else if (d.queries) {  // the queries' seconds
+      lay.yaxis.title = { text: "seconds" };
     } else {  // latency on a log scale
       lay.yaxis2.type = "log";
       lay.yaxis2.dtick = "D2";

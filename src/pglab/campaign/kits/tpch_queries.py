@@ -435,8 +435,12 @@ def unknown(numbers: object) -> list[object]:
     return [n for n in items if isinstance(n, bool) or n not in QUERIES]
 
 
-# a query's seconds per unit of scale factor on 2 CPUs, a rough guess for the plan's ETA
-QUERY_S_PER_SF = 3.0
+# a query's mean seconds per unit of scale factor, for the plan's ETA: measured on the 2-CPU
+# development machine (shared with other work) at SF 0.1 with default settings, 0.37 s over
+# 2 power runs of the 22 queries (44 times), taken as linear in the scale factor. Measured by:
+#   pglab run FILE   ([dataset] scale = 0.1, [workload] kit = "tpch", repeats = 2)
+#   pglab export NAME --by query   (the mean of the seconds column, / 0.1)
+QUERY_S_PER_SF = 3.7
 
 
 def estimated_seconds(

@@ -1,0 +1,71 @@
+"""The first panel of a point's chart when its run is kit = "tpch"'s (a power run, or a
+throughput run's streams): no per-second TPS and no latency log can exist for it, so in their
+place each query of the run is a bar where it ran on the time axis (from its start to its end,
+as long as its seconds), as tall as its seconds (a stream per colour), and the latency panel is
+hidden. Drawn as PNG (``pglab report --png``) or as numbers for the page (``series``); the
+telemetry panels beneath are the usual ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pglab.analysis.tidy import measured_phases, table
+from pglab.rows import StoredRun
+from pglab.tpch import power, throughput
+
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
+TITLE = "Each query: its seconds, drawn where it ran (timeouts hatched)"
+
+
+def is_queries_run(run: StoredRun) -> bool:
+    """Whether the run's measured phases are kit = "tpch"'s power or throughput runs."""
+    idxs = measured_phases(run)
+    kinds = (power.TABLE, throughput.TABLE)
+    return bool(idxs) and all(
+        any(k in run.series.get(str(i), {}) for k in kinds) for i in idxs
+    )  # fmt: skip
+
+
+def series(run: StoredRun, t0: float) -> list[dict[str, Any]]:
+    """A stream per measured phase and stream (a power run is one): each query's start (s
+    since ``t0``), seconds, number and whether it timed out, in the order it ran (a stream's
+    queries run one after another from the phase's start)."""
+    phases = {p.idx: p for p in run.phases}
+    out = []
+    for idx in measured_phases(run):
+        start = (phases[idx].started_at or t0) - t0
+        by_stream: dict[int, list[list[Any]]] = {}
+        if power.TABLE in run.series.get(str(idx), {}):
+            by_stream[0] = [[r[0], r[1], r[3]] for r in table(run, idx, power.TABLE)["rows"]]
+        else:
+            for r in table(run, idx, throughput.TABLE)["rows"]:
+                by_stream.setdefault(int(r[0]), []).append([r[1], r[2], r[4]])
+        for stream, rows in sorted(by_stream.items()):
+            at, starts = start, []
+            for _, secs, _ in rows:
+                starts.append(round(at, 3))
+                at += float(secs)
+            name = phases[idx].name + (f" stream {stream}" if len(by_stream) > 1 else "")
+            out.append({"name": name, "start": starts,
+                        "seconds": [round(float(r[1]), 4) for r in rows],
+                        "query": [int(r[0]) for r in rows],
+                        "timed_out": [bool(r[2]) for r in rows]})  # fmt: skip
+    return out
+
+
+def panel_queries(ax, run: StoredRun, t0: float) -> int:
+    """The queries as bars where they ran (see the module); the bars drawn."""
+    drawn = 0
+    for i, st in enumerate(series(run, t0)):
+        color = COLORS[i % len(COLORS)]
+        bars = ax.bar(st["start"], st["seconds"], width=st["seconds"], align="edge",
+                      color=color, alpha=0.75, label=st["name"], edgecolor="white")  # fmt: skip
+        for bar, out in zip(bars, st["timed_out"], strict=True):
+            if out:
+                bar.set_hatch("//")
+        drawn += len(st["seconds"])
+    ax.set_title(TITLE, fontsize="medium")
+    ax.set_ylabel("seconds")
+    if drawn:
+        ax.legend(fontsize="x-small", loc="upper left")
+    return drawn
