@@ -14,7 +14,9 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "pglab"
 # The stages in pipeline order. A package may import its own stage and the ones before it,
 # never one after it. "core" is the top-level modules every stage shares.
 STAGES: list[set[str]] = [
-    {"core"},  # errors, records, procs, lab: the lab itself and the data passed between stages
+    # errors, records, procs, lab: the lab itself and the data passed between stages; stats: the
+    # statistics every stage judges with (pure functions on numbers)
+    {"core", "stats"},
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints

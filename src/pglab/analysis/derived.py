@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
-from pglab.analysis import stats as analysis
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
@@ -28,7 +27,8 @@ from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
-from pglab.run import metrics
+from pglab.stats import steady
+from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
 from pglab.units import size_text
@@ -112,7 +112,7 @@ def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
         base = statistics.median(by_clients[c_min]) / c_min  # TPS per client at c_min
         items = []
         for c in sorted(by_clients):
-            s = analysis.summarize_point(by_clients[c])
+            s = summarize_point(by_clients[c])
             items.append(
                 ScalingPoint(
                     series=series,
@@ -315,7 +315,7 @@ def _phase_name(ph: PhaseRow) -> str:
     return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
 
-def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
+def _phase_drift(progress: dict[str, Any] | None) -> steady.Drift | None:
     """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
     if not progress or "tps" not in progress.get("columns", []):
         return None
@@ -323,7 +323,7 @@ def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
     tps = [float(r[i]) for r in progress["rows"] if r[i] is not None]
     if len(tps) < 20:  # as the executor: MSER needs a few 5 s batches
         return None
-    trend = metrics.drift(tps[metrics.steady_start(tps) :])
+    trend = steady.drift(tps[steady.steady_start(tps) :])
     if trend is None or not trend.significant or abs(trend.change_pct) < RUN_DRIFT_PCT:
         return None
     return trend
@@ -402,7 +402,7 @@ def notices_of(
         if pt.unstable and pt.cv_pct is not None:
             out.append(Notice("unstable", pt.point, None, (
                 f"TPS varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
-                f"repeats, above {analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than "
+                f"repeats, above {UNSTABLE_CV_PCT:.0f}%): differences smaller than "
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip
     out += _repeat_drift(runs)
@@ -433,7 +433,7 @@ def _grouped(notices: list[Notice], n_points: int, cv: dict[str, float | None]) 
         values = [v for name in names if (v := cv.get(name)) is not None]
         if kind == "unstable" and values:
             text = (f"{head}, CV {min(values):.1f}–{max(values):.1f}% (above "
-                    f"{analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
+                    f"{UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
                     f"noise; look for drift, a client-bound pgbench or a noisy machine "
                     f"({listed})")  # fmt: skip
         else:
@@ -524,7 +524,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
     for label, values in by_point.items():
         values.sort()
         tps = [v for _, v in values]
-        trend = metrics.drift(tps)
+        trend = steady.drift(tps)
         if trend is not None and trend.significant:
             out.append(Notice("drifting", label, None, (
                 f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
@@ -535,7 +535,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
         relative += [(rid, v / med) for rid, v in values]
     relative.sort()
     if len(by_point) > 1 and len(relative) >= 6:
-        trend = metrics.drift([v for _, v in relative])
+        trend = steady.drift([v for _, v in relative])
         if trend is not None and trend.significant:
             out.append(Notice("drifting", None, None, (
                 f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% over "

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglab.analysis import history, stats
+from pglab.analysis import history
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
+from pglab.stats.summary import PointSummary, summarize_point
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Step:
 
     execution: Execution
     values: tuple[float, ...]
-    summary: stats.PointSummary
+    summary: PointSummary
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def point_histories(
             values = [v for r in e.runs if r.label == label
                       for v in [value_of(r, figure)] if v is not None]  # fmt: skip
             if values:
-                steps.append(Step(e, tuple(values), stats.summarize_point(values)))
+                steps.append(Step(e, tuple(values), summarize_point(values)))
         changes = history.change_points([s.values for s in steps], seed=seed) if steps else []
         out.append(PointHistory(label, figure, tuple(steps), tuple(changes)))
     return out

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from pglab.analysis import stats as analysis
 from pglab.analysis import verdicts
 from pglab.rows import RunRow
-from pglab.sequential import SequentialSpec, expected_runs
+from pglab.stats.sequential import SequentialSpec, expected_runs
+from pglab.stats.summary import summarize_point
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:
@@ -171,7 +171,7 @@ def point_rows(
             for name in derived
             if (values := [r.metrics[name] for r in ok if r.metrics.get(name) is not None])
         }
-        summary = analysis.summarize_point(tps) if tps else None
+        summary = summarize_point(tps) if tps else None
         first = mine[0]
         rows.append(PointRow(
             point=label, variant=first.variant,

@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.analysis.stats import summarize_point
 from pglab.analysis.tidy import TidyTable
 from pglab.profile import folded
 from pglab.rows import StoredRun
-from pglab.significance import scipy_stats
+from pglab.stats.significance import scipy_stats
+from pglab.stats.summary import summarize_point
 
 Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
 

@@ -59,7 +59,7 @@ from pglab.campaign.spec import (
 )
 from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
-from pglab.sequential import SequentialSpec
+from pglab.stats.sequential import SequentialSpec
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 

@@ -40,7 +40,7 @@ from pglab.campaign.spec import (
     StorageBenchSpec,
     TelemetrySpec,
 )
-from pglab.sequential import SequentialSpec
+from pglab.stats.sequential import SequentialSpec
 
 ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
 SOURCES = ("embedded", "bindir", "build", "version", "pgserver")

@@ -2,7 +2,7 @@
 
 The plan holds every round up to ``max``; before a round starts, the runs stored so far (this
 session's and a past one's alike: resuming after a failure judges the store as it is) decide,
-by ``pglab.sequential.undecided``, which points run in it. A compared point waits for its
+by ``pglab.stats.sequential.undecided``, which points run in it. A compared point waits for its
 baseline's runs of the same round (both sides stop together when their comparison is decided;
 the baseline goes on while any of its comparisons is not).
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec
-from pglab.sequential import Point, SequentialSpec, undecided
+from pglab.stats.sequential import Point, SequentialSpec, undecided
 
 
 def point_of(run: RunSpec) -> Point:

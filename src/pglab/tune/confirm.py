@@ -6,7 +6,7 @@ geometric means, Welch's 95% CI on logs, Mann-Whitney as a check, Holm over the 
 answer is the best configuration significantly better than the defaults after confirmation,
 or none. Adaptive (``confirm_max`` above ``confirm_repeats``): then a round at a time of the
 candidates still undecided, judged on the anytime-valid confidence sequence of
-``pglab.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
+``pglab.stats.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from pglab import sequential
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+from pglab.stats import sequential
 from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab.significance import ALPHA, scipy_stats
+from pglab.stats.significance import ALPHA, scipy_stats
 
 GUARD = 0.10  # a comparison noisier than the others at this level is tested on its own
 RHO2 = 0.25  # the correlation² of two comparisons' sample variances when they share a baseline
