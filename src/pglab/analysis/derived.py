@@ -13,7 +13,6 @@ tested on synthetic rows with known answers; ``campaign_notices`` is the one tha
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pglab.stats import steady
 from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
-from pglab.units import size_text
+from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
@@ -149,10 +148,6 @@ class CacheRegime:
         )
 
 
-_MEMORY_UNITS = {"B": 1, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
-_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-
-
 def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     """A setting of a run as (value, unit of a bare number): what the server reported in the
     fingerprint, else what the spec asked for; None when neither says (the default, or a
@@ -168,25 +163,11 @@ def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _amount(value: str, unit: str | None, units: Mapping[str, float], bare: str) -> float | None:
-    """'1GB' / '16384' with unit '8kB' / '5min' in the base unit of ``units``."""
-    m = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
-    if m is None:
-        return None
-    number, suffix = float(m.group(1)), m.group(2)
-    if not suffix:  # a bare number counts in the setting's unit ('8kB', 's', ...)
-        um = re.fullmatch(r"([0-9]*)([A-Za-z]+)", unit or bare)
-        if um is None or um.group(2) not in units:
-            return None
-        return number * int(um.group(1) or 1) * units[um.group(2)]
-    return number * units[suffix] if suffix in units else None
-
-
 def shared_buffers_bytes(run: RunRow) -> int:
     found = setting_of(run, "shared_buffers")
     if found is None:
         return DEFAULT_SHARED_BUFFERS
-    value = _amount(found[0], found[1], _MEMORY_UNITS, "8kB")
+    value = guc_bytes(found[0], found[1] or "8kB")  # a bare number counts in 8kB blocks
     return int(value) if value is not None else DEFAULT_SHARED_BUFFERS
 
 
@@ -194,8 +175,11 @@ def checkpoint_timeout_s(run: RunRow) -> float:
     found = setting_of(run, "checkpoint_timeout")
     if found is None:
         return DEFAULT_CHECKPOINT_TIMEOUT_S
-    value = _amount(found[0], found[1], _TIME_UNITS, "s")
-    return value if value else DEFAULT_CHECKPOINT_TIMEOUT_S
+    unit = found[1] or "s"  # a bare number counts in seconds
+    value, table = guc_number(found[0], unit), unit_table(unit)
+    if value is None or table is None or table[0] is not TIME_UNITS:
+        return DEFAULT_CHECKPOINT_TIMEOUT_S
+    return value * table[1] / TIME_UNITS["s"] or DEFAULT_CHECKPOINT_TIMEOUT_S
 
 
 def data_bytes(run: RunRow) -> tuple[int, bool] | None:

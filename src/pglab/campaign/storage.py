@@ -17,11 +17,9 @@ from pglab.campaign.spec import (
     StorageSpec,
     TargetSpec,
 )
+from pglab.units import parse_size
 
 MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
-
-
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 
 def targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]:
@@ -92,14 +90,8 @@ def _size(val: Any, where: str, p: Problems) -> int | None:
     """Bytes from a whole number or "300MB", "1GB", "512M", "1GiB" (units of 1024)."""
     if isinstance(val, int) and not isinstance(val, bool) and val > 0:
         return val
-    if isinstance(val, str):
-        text = val.strip().lower().removesuffix("ib").removesuffix("b")
-        num, unit = text.rstrip("kmgt"), text[len(text.rstrip("kmgt")) :]
-        try:
-            if len(unit) <= 1 and float(num) > 0:
-                return int(float(num) * _UNITS[unit])
-        except ValueError:
-            pass
+    if isinstance(val, str) and (size := parse_size(val)) is not None:
+        return size
     p.add(where, f'size = {val!r}: expected a size such as "300MB" or "2GB" (units of 1024)')
     return None
 

@@ -12,13 +12,6 @@ from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
 
 
-def duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
-
-
 def num(v: Any) -> str:
     return "–" if v is None else f"{v:,.3f}"
 
