@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import pglab_run_in_background, wait_for
-from existing_server import BENCH_PASSWORD, OutsideServer
+from helpers.existing_server import BENCH_PASSWORD, OutsideServer
 
 from pglab.cli import main
 from pglab.lab import Lab

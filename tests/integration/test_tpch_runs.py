@@ -176,7 +176,7 @@ def test_a_throughput_run_of_two_streams(made: dict[str, Any], lab: Lab, capsys)
 
 @pytest.fixture
 def password(monkeypatch):
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
 

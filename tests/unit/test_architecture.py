@@ -150,3 +150,36 @@ def test_the_executor_runs_every_phase_through_one_runner() -> None:
     for word in ("phase.remote", "run_phase(", "Operation(", "operations."):
         assert word not in text, word
     assert "runner_for(" in text
+
+
+TESTS = SRC.parents[1] / "tests"
+
+
+def path_edits(text: str) -> list[str]:
+    """The ``sys.path`` changes a module makes (``sys.path.insert(...)``, ``.append``, ...)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value
+            is_sys = isinstance(target, ast.Attribute) and getattr(target.value, "id", "") == "sys"
+            if is_sys and target.attr == "path":
+                found.append(f"sys.path.{node.func.attr}")
+    return found
+
+
+def test_the_tests_find_their_helpers_as_a_package() -> None:
+    """A newcomer finds the shared test code in one place, ``tests/helpers/``, imported as
+    ``helpers.NAME`` through pytest's ``pythonpath``: no other module at the top of ``tests/``
+    than ``conftest.py``, and no test that edits ``sys.path``."""
+    assert {p.name for p in TESTS.glob("*.py")} == {"conftest.py"}
+    assert (TESTS / "helpers" / "__init__.py").exists()
+    for path in TESTS.rglob("*.py"):
+        assert not path_edits(path.read_text()), path.relative_to(TESTS)
+
+
+def test_the_path_edit_is_caught() -> None:
+    assert path_edits("import sys\nsys.path.insert(0, 'tests')\nsys.path.append('x')") == [
+        "sys.path.insert",
+        "sys.path.append",
+    ]
+    assert path_edits("os.path.join('a', 'b')\nsys.modules.pop('x')") == []

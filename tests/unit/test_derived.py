@@ -253,7 +253,7 @@ def test_drift_across_repeats_and_over_the_campaign() -> None:
 
 
 def test_campaign_notices_from_a_store(tmp_path) -> None:
-    from store_checks import sample_run
+    from helpers.store_checks import sample_run
 
     from pglab.errors import LabError
     from pglab.store import open_store

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.synthetic_runs import fill
 from markupsafe import escape
-from synthetic_runs import fill
 
 from pglab import report
 from pglab.cli import main
