@@ -22,7 +22,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 
@@ -280,45 +280,12 @@ class Executor:
                 devices = self._devices(run)
                 fp_os = self.os.apply(run.os, devices)  # None when it asks nothing
                 self.limits.set(run.os.limits)  # inherited by the server started now, pgbench
-                ds = datasets.ensure(
-                    self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
-                )
-                timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
-                timings["dataset_made_now"] = float(ds.made_now)
-                for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
-                    timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
+                ds = self._dataset(run, binaries, timings)
                 cluster = self._cluster_for(run, binaries, ds, timings)
                 srv = cluster
                 log_offset = cluster.log_size()
-                t0 = time.monotonic()
-                how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
-                timings["settings_s"] = time.monotonic() - t0
-                timings["restarted"] = 1.0 if how == "restart" else 0.0
-                t0 = time.monotonic()
-                fp = cluster.fingerprint(binaries)
-                timings["fingerprint_s"] = time.monotonic() - t0
-                fp["storage"] = {
-                    "data": self.targets.describe(run.storage.data),
-                    "wal": self.targets.describe(run.storage.wal),
-                }
-                fp["os_state"] = os_state.observed(devices)  # asked for or not
-                if fp_os is not None:
-                    fp["os"] = fp_os
-                if run.os.limits:  # what the server runs under (one started earlier keeps its)
-                    fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
-                if run.os.drop_caches:  # a cold run: after the server started, before phases
-                    fp["dropped_caches"] = os_state.drop_caches()
-            if self.worker is not None:
-                fp["fleet_worker"] = self.worker
-            if any(ph.generator == "sysbench" for ph in run.phases):
-                fp["sysbench_version"] = kit_load.sysbench_version()
-            if run.profile.enabled:  # said once per run, not an error where there are none
-                fp["hardware_counters"] = perf.hardware_counters()
-            self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
-            remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
-            if remote:
-                fp["generators"] = self.hosts.check(remote)
-                fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
+                self._set_up(run, binaries, cluster, devices, fp_os, timings, fp)
+            self._more_facts(run, binaries, fp)
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             context = PhaseContext(
@@ -327,30 +294,7 @@ class Executor:
             )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
-                    self.events.phase_started(run, phase.name, iteration)
-                    spec = (
-                        run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
-                    )
-                    runner = runner_for(phase, iteration, context)
-                    profile = run.profile if phase.measured else ProfileSpec()
-                    with contextlib.ExitStack() as stack:
-                        runner.prepare(stack)  # an operation's dirtying, before the watching
-                        # perf starts before the samplers and stops after them (ProfileWatch)
-                        prof = stack.enter_context(
-                            ProfileWatch(srv, profile, workdir, f"{phase.name}-{iteration}")
-                        )
-                        t0 = time.monotonic()
-                        watch = stack.enter_context(PhaseWatch(
-                            srv, spec, fp["server_version_num"], on_live=self.events.telemetry
-                        ))  # fmt: skip
-                        _add(timings, "telemetry_s", time.monotonic() - t0)
-                        result = runner.run(watch)
-                        t0 = time.monotonic()  # the samplers stopped, the closing snapshot
-                    _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
-                    if prof.seconds:
-                        _add(timings, "profile_s", prof.seconds)
-                    tables = {**watch.tables, **prof.tables, **result.tables}
-                    phases.append(replace(result, tables=tables))
+                    phases.append(self._phase(run, phase, iteration, context, fp, timings))
             if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
@@ -385,6 +329,98 @@ class Executor:
             timings=timings,
             server_log=log,
         )
+
+    def _dataset(
+        self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
+    ) -> datasets.Dataset:
+        """The run's dataset, made if no earlier run made it, its making timed."""
+        ds = datasets.ensure(
+            self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
+        )
+        timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
+        timings["dataset_made_now"] = float(ds.made_now)
+        for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
+            timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
+        return ds
+
+    def _set_up(
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        cluster: Cluster,
+        devices: list[str],
+        fp_os: dict[str, Any] | None,
+        timings: dict[str, float],
+        fp: dict[str, Any],
+    ) -> None:
+        """The run's settings applied to its cluster, and the fingerprint of what it runs on
+        into ``fp`` (as far as it got when a step fails)."""
+        t0 = time.monotonic()
+        how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
+        timings["settings_s"] = time.monotonic() - t0
+        timings["restarted"] = 1.0 if how == "restart" else 0.0
+        t0 = time.monotonic()
+        fp.update(cluster.fingerprint(binaries))
+        timings["fingerprint_s"] = time.monotonic() - t0
+        fp["storage"] = {
+            "data": self.targets.describe(run.storage.data),
+            "wal": self.targets.describe(run.storage.wal),
+        }
+        fp["os_state"] = os_state.observed(devices)  # asked for or not
+        if fp_os is not None:
+            fp["os"] = fp_os
+        if run.os.limits:  # what the server runs under (one started earlier keeps its)
+            fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
+        if run.os.drop_caches:  # a cold run: after the server started, before phases
+            fp["dropped_caches"] = os_state.drop_caches()
+
+    def _more_facts(self, run: RunSpec, binaries: Binaries, fp: dict[str, Any]) -> None:
+        """What the fingerprint says beside the server: the fleet's worker, sysbench, the
+        hardware counters of a profiled run, the generator hosts."""
+        if self.worker is not None:
+            fp["fleet_worker"] = self.worker
+        if any(ph.generator == "sysbench" for ph in run.phases):
+            fp["sysbench_version"] = kit_load.sysbench_version()
+        if run.profile.enabled:  # said once per run, not an error where there are none
+            fp["hardware_counters"] = perf.hardware_counters()
+        self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
+        remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
+        if remote:
+            fp["generators"] = self.hosts.check(remote)
+            fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
+
+    def _phase(
+        self,
+        run: RunSpec,
+        phase: PhaseSpec,
+        iteration: int,
+        context: PhaseContext,
+        fp: dict[str, Any],
+        timings: dict[str, float],
+    ) -> PhaseResult:
+        """One iteration of a phase through its runner, watched by the telemetry (and perf)."""
+        self.events.phase_started(run, phase.name, iteration)
+        spec = run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
+        runner = runner_for(phase, iteration, context)
+        profile = run.profile if phase.measured else ProfileSpec()
+        with contextlib.ExitStack() as stack:
+            runner.prepare(stack)  # an operation's dirtying, before the watching
+            # perf starts before the samplers and stops after them (ProfileWatch)
+            prof = stack.enter_context(
+                ProfileWatch(context.server, profile, context.workdir, f"{phase.name}-{iteration}")
+            )
+            t0 = time.monotonic()
+            watch = stack.enter_context(PhaseWatch(
+                context.server, spec, fp["server_version_num"], on_live=self.events.telemetry
+            ))  # fmt: skip
+            _add(timings, "telemetry_s", time.monotonic() - t0)
+            result = runner.run(watch)
+            t0 = time.monotonic()  # the samplers stopped, the closing snapshot
+        _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
+        if prof.seconds:
+            _add(timings, "profile_s", prof.seconds)
+        tables = {**watch.tables, **prof.tables, **result.tables}
+        return replace(result, tables=tables)
 
     def _devices(self, run: RunSpec) -> list[str]:
         """The block devices under the run's PGDATA and pg_wal (none for a tmpfs)."""
