@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from pglab.fingerprints import Fingerprint
+
 Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
 
 
@@ -65,7 +67,7 @@ class PhaseRow:
 @dataclass(frozen=True, slots=True)
 class StoredRun(RunRow):
     spec: dict[str, Any] = field(default_factory=dict)
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
     stored_at: float | None = None

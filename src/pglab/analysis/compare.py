@@ -461,11 +461,11 @@ def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
     per_run = []
     for run in runs:
         fp = run.fingerprint
-        env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
+        env = {k: str(v) for k in _ENV_KEYS if (v := fp.get(k)) is not None}
         env.update(build.facts(fp))
         env.update({k: str(v) for k, v in (fp.get("server_build") or {}).items()})
-        if fp.get("ram_bytes"):
-            env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"
+        if ram := fp.get("ram_bytes"):
+            env["ram_bytes"] = f"{ram / 2**30:.1f} GiB"
         mount = fp.get("pgdata_mount") or {}
         if mount.get("fstype"):
             env["pgdata filesystem"] = f"{mount['fstype']} ({mount.get('mount_options', '')})"

@@ -19,6 +19,7 @@ from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
+from pglab.fingerprints import Fingerprint
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
@@ -378,7 +379,7 @@ def _print_run(run: StoredRun) -> None:
         )
 
 
-def _print_environment(fp: dict[str, Any]) -> None:
+def _print_environment(fp: Fingerprint) -> None:
     """The server, the load generator and the machine a run had, and where its data lay."""
     machine = (
         f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs"

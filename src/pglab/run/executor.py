@@ -37,6 +37,7 @@ from pglab.campaign.spec import (
 from pglab.disks import fsbench
 from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
+from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
@@ -267,7 +268,7 @@ class Executor:
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
         log_offset = 0
-        fp: dict = {}
+        fp: Fingerprint = {}
         srv: Server | None = None
         workdir: Path | None = None
         try:
@@ -351,7 +352,7 @@ class Executor:
         devices: list[str],
         fp_os: dict[str, Any] | None,
         timings: dict[str, float],
-        fp: dict[str, Any],
+        fp: Fingerprint,
     ) -> None:
         """The run's settings applied to its cluster, and the fingerprint of what it runs on
         into ``fp`` (as far as it got when a step fails)."""
@@ -374,7 +375,7 @@ class Executor:
         if run.os.drop_caches:  # a cold run: after the server started, before phases
             fp["dropped_caches"] = os_state.drop_caches()
 
-    def _more_facts(self, run: RunSpec, binaries: Binaries, fp: dict[str, Any]) -> None:
+    def _more_facts(self, run: RunSpec, binaries: Binaries, fp: Fingerprint) -> None:
         """What the fingerprint says beside the server: the fleet's worker, sysbench, the
         hardware counters of a profiled run, the generator hosts."""
         if self.worker is not None:
@@ -395,7 +396,7 @@ class Executor:
         phase: PhaseSpec,
         iteration: int,
         context: PhaseContext,
-        fp: dict[str, Any],
+        fp: Fingerprint,
         timings: dict[str, float],
     ) -> PhaseResult:
         """One iteration of a phase through its runner, watched by the telemetry (and perf)."""
