@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from pglab.fingerprints import Fingerprint
+from pglab.records import PgbenchReport
 
 Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
 
@@ -60,7 +61,7 @@ class PhaseRow:
     latency_avg_ms: float | None
     latency_stddev_ms: float | None
     initial_connection_ms: float | None
-    report: dict[str, Any]  # pgbench's final report as parsed (records.PgbenchReport's fields)
+    report: PgbenchReport  # pgbench's final report as parsed and stored
     output: str  # what pgbench printed
 
 

@@ -200,7 +200,7 @@ class StoreContract:
         ph = got.phases[1]
         assert ph.tps == 1000.0 and ph.transactions == 3000 and ph.failed == 0
         assert ph.latency_stddev_ms == 0.123456789 and ph.initial_connection_ms == 2.5
-        assert ph.report["transaction_type"] == TPCB
+        assert ph.report.transaction_type == TPCB
         assert ph.argv[0] == "pgbench" and "ünïcode ✓" in ph.output
         assert set(got.series) == {"0", "1", "2"}
         lat = got.series["2"]["latency"]
@@ -533,7 +533,7 @@ class StoreContract:
             got = store.get_run(store.save_run(run))
         assert got.server_log == "a\ufffdb" and got.error == "bad ? byte"
         assert got.tps is None and got.phases[0].tps is None
-        assert math.isnan(got.phases[0].report["tps"])  # the JSON keeps what was measured
+        assert math.isnan(got.phases[0].report.tps)  # the JSON keeps what was measured
 
     def test_list_runs_of_10000_runs_is_one_query(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch

@@ -13,6 +13,7 @@ from markupsafe import escape
 
 from pglab import report
 from pglab.cli import main
+from pglab.records import ScriptReport
 from pglab.store import open_store
 
 HOSTILE_VARIANT = "<script>alert(1)</script>"
@@ -355,13 +356,14 @@ def test_the_tps_panel_draws_each_script_of_a_mix(written: report.Written) -> No
             "max_ms"]  # fmt: skip
     rows = [[t0 + t, n, count * (t + 1), 0, 1.0, 1.0, 2.0, 3.0, 4.0]
             for t in range(5) for n, count in (("1", 30), ("2", 90))]  # fmt: skip
-    mix = [{"number": 1, "name": "/tmp/x/serial.sql"},
-           {"number": 2, "name": "<builtin: select only>"}]  # fmt: skip
+    names = ((1, "/tmp/x/serial.sql"), (2, "<builtin: select only>"))
+    mix = tuple(ScriptReport(number=n, name=name, weight=1, target_pct=None, transactions=0,
+                             counted=0, share_pct=None, tps=None) for n, name in names)  # fmt: skip
     series = {
         **run.series,
         str(ph.idx): {**run.series[str(ph.idx)], "script_latency": {"columns": cols, "rows": rows}},
     }
-    phases = tuple(replace(p, report={**p.report, "scripts": mix}) if p is ph else p
+    phases = tuple(replace(p, report=replace(p.report, scripts=mix)) if p is ph else p
                    for p in run.phases)  # fmt: skip
     mixed = replace(run, series=series, phases=phases)
     assert charts.point_chart(report.Point(pt.label, pt.runs, pt.row, mixed), 1) is not None
