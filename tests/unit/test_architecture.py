@@ -21,7 +21,7 @@ STAGES: list[set[str]] = [
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints
     # the instruments (never each other); profile: perf on the server's processes
-    {"pgbench", "sysbench", "disks", "telemetry", "maintenance", "profile", "tpch"},
+    {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
     {"run"},  # plan, preflight, executor, run metrics
     {"store"},  # results, written by run and read by what follows
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)

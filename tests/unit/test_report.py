@@ -300,7 +300,7 @@ def test_the_tps_panel_draws_the_other_repeats_beside_the_representative(
 def test_storage_results_as_the_page_shows_them() -> None:
     import json
 
-    from pglab.disks.output import parse_fio, parse_pg_test_fsync
+    from pglab.targets.output import parse_fio, parse_pg_test_fsync
 
     data = Path(__file__).resolve().parents[1] / "data" / "storage"
     row = {"id": 7, "measured_at": 1.7e9, "target_path": "/var/tmp", "fstype": "ext4",

@@ -26,12 +26,12 @@ from typing import Any
 
 from pglab.analysis import points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.points import PointRow
-from pglab.disks import results as storage_tables
 from pglab.errors import LabError
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, StoredRun
 from pglab.stats import differences
+from pglab.targets import results as storage_tables
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pglab.disks.output import sync_rate
 from pglab.rows import RunRow, StoredRun
+from pglab.targets.output import sync_rate
 
 DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
 READ_ONLY = {"select-only"}

@@ -34,8 +34,6 @@ from pglab.campaign.spec import (
     RunSpec,
     masked_document,
 )
-from pglab.disks import fsbench
-from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
@@ -60,6 +58,8 @@ from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.run.rounds import Rounds
+from pglab.targets import fsbench
+from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
 

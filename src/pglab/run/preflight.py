@@ -21,7 +21,6 @@ from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import LOCAL, RunSpec
-from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
 from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
@@ -33,6 +32,7 @@ from pglab.profile import checks as profile_checks
 from pglab.run import capacity, os_state
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
+from pglab.targets import targets as storage_targets
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
 

@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from pglab.campaign.spec import ServerSpec, mask_dsn
-from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
 from pglab.run import changes, os_state
+from pglab.targets import targets as storage_targets
 
 
 def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
