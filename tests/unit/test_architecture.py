@@ -22,8 +22,8 @@ STAGES: list[set[str]] = [
     {"postgres"},  # servers, settings, datasets, fingerprints
     # the instruments (never each other); profile: perf on the server's processes
     {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
+    {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     {"run"},  # plan, preflight, executor, run metrics
-    {"store"},  # results, written by run and read by what follows
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
     {"analysis"},  # points, verdicts, warnings, comparisons
     # automatic tuning: Optuna over a point's settings, trials as runs, confirmation; bisect:

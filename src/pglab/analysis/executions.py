@@ -13,13 +13,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pglab.analysis import history
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
 from pglab.stats.summary import PointSummary, summarize_point
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class PointHistory:
         return last if significant and worse > above_pct else None
 
 
-def executions_of(store: Any, name: str) -> list[Execution]:
+def executions_of(store: Store, name: str) -> list[Execution]:
     """``name``'s executions with runs, oldest first."""
     family = [c["name"] for c in store.list_campaigns()
               if c["name"] == name or c["name"].startswith(name + SEP)]  # fmt: skip

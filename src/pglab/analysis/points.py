@@ -9,7 +9,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from pglab.analysis import verdicts
 from pglab.rows import RunRow
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:
@@ -341,7 +344,7 @@ def sequential_plan(plan: Any, stored_runs: Sequence[RunRow]) -> SequentialPlan 
     return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)
 
 
-def run_overhead(store: Any, campaign: str, last: int = 50) -> tuple[float, str] | None:
+def run_overhead(store: Store, campaign: str, last: int = 50) -> tuple[float, str] | None:
     """The seconds a run took beyond its phases (its wall time less every phase's pgbench or
     operation time: the server stopped and started, the dataset reset, telemetry, the
     fingerprint), median of the ``last`` ok runs of ``campaign``, else of the store; None

@@ -58,6 +58,7 @@ from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.run.rounds import Rounds
+from pglab.store.base import Store
 from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
@@ -103,7 +104,7 @@ def _add(timings: dict[str, float], key: str, seconds: float) -> None:
 
 
 class Executor:
-    def __init__(self, lab: Lab, store, events: Events | None = None, reinit: bool = False):
+    def __init__(self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
         self.existing: dict[str, ExistingServer] = {}  # and servers made on hosts
@@ -441,7 +442,7 @@ class Executor:
         log's budget and the phase does not set ``sampling_rate`` itself."""
         if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
             return phase
-        if run.campaign not in self._tps_read and self.store is not None:
+        if run.campaign not in self._tps_read:
             self._tps_read.add(run.campaign)
             for row in self.store.list_runs(run.campaign):
                 if row.status == "ok":
@@ -459,16 +460,14 @@ class Executor:
     def _prior(self, run: RunSpec, phase: str, iteration: int) -> Prior | None:
         """The progress of this operation phase in the point's latest stored run: what its ETA
         goes by (the same operation, options, version and dataset)."""
-        if self.store is None:
-            return None
         if self._priors_of != run.run_key:  # read once per run
             self._priors_of, self._priors = run.run_key, {}
             done = [
                 r for r in self.store.list_runs(run.campaign)
                 if r.point_key == run.point_key and r.status == "ok"
             ]  # fmt: skip
-            if done:
-                stored = self.store.get_run(done[-1].id)
+            stored = self.store.get_run(done[-1].id) if done else None
+            if stored is not None:  # (deleted since it was listed: no prior)
                 for ph in stored.phases:
                     tables = stored.series.get(str(ph.idx), {})
                     found = [t for k, t in tables.items() if k.startswith("progress.")]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec
 from pglab.stats.sequential import Point, SequentialSpec, undecided
+from pglab.store.base import Store
 
 
 def point_of(run: RunSpec) -> Point:
@@ -23,7 +24,7 @@ def point_of(run: RunSpec) -> Point:
 class Rounds:
     """Which runs of the plan to do, judged afresh at the start of each round."""
 
-    def __init__(self, campaign: Campaign, points: Sequence[RunSpec], store,
+    def __init__(self, campaign: Campaign, points: Sequence[RunSpec], store: Store,
                  status: Callable[[str], None]):  # fmt: skip
         assert campaign.sequential is not None
         self.spec: SequentialSpec = campaign.sequential

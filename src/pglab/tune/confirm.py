@@ -23,6 +23,9 @@ from pglab.stats import sequential
 from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
 
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
+
 if TYPE_CHECKING:
     from pglab.tune.trials import Search, TrialRecord, TuneEvents
 
@@ -158,7 +161,7 @@ def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float
     return bool(got) and median(got) <= limit
 
 
-def stored_values(store: Any, name: str, labels: Sequence[str], objective: str,
+def stored_values(store: Store, name: str, labels: Sequence[str], objective: str,
                   ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:  # fmt: skip
     """Each candidate's confirmation runs stored so far: its figures (TPS, or p99 for the p99
     objective) and its p99s."""
