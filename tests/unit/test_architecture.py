@@ -183,3 +183,31 @@ def test_the_path_edit_is_caught() -> None:
         "sys.path.append",
     ]
     assert path_edits("os.path.join('a', 'b')\nsys.modules.pop('x')") == []
+
+
+def modules_imported(text: str) -> set[str]:
+    """The pglab modules a module's text imports (``from pglab.a import b``: ``pglab.a`` and
+    ``pglab.a.b``, one of which is a module), lazy imports too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pglab"):
+            found |= {node.module or ""} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("pglab")}
+    return found
+
+
+# what is made from the campaign's declarations never feeds back into them
+MADE_FROM_SCHEMA = {"pglab.campaign.json_schema", "pglab.campaign.parse", "pglab.tune.spec"}
+
+
+def test_the_schema_imports_nothing_made_from_it() -> None:
+    text = (SRC / "campaign" / "schema.py").read_text()
+    assert not modules_imported(text) & MADE_FROM_SCHEMA
+
+
+def test_a_schema_import_cycle_is_caught() -> None:
+    lazy = "def f():\n    from pglab.campaign.json_schema import build\n    return build()\n"
+    assert modules_imported(lazy) & MADE_FROM_SCHEMA
+    assert modules_imported("from pglab.campaign import json_schema") & MADE_FROM_SCHEMA
+    assert not modules_imported("from pglab.campaign.shapes import SHAPES") & MADE_FROM_SCHEMA
