@@ -83,7 +83,7 @@ def main() -> None:
     for r in runs:
         for ph in r.phases:
             if ph.measured:
-                seconds = float(ph.report.get("duration_s") or args.duration)
+                seconds = float(ph.report.duration_s or args.duration)
                 measured += seconds
                 pgbench_extra += float(ph.elapsed_s or 0) - seconds
 

@@ -33,7 +33,7 @@ from _common import bootstrap_median_ci, parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from pg_store import fresh_database, pg_store_server  # noqa: E402
+from helpers.pg_store import fresh_database, pg_store_server  # noqa: E402
 
 from pglab.fleet import queue as fleet  # noqa: E402
 

@@ -25,8 +25,8 @@ from _common import bootstrap_median_ci, open_lab, parser, run_pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from existing_server import BENCH_PASSWORD, OutsideServer  # noqa: E402
-from netns_hosts import Hosts  # noqa: E402
+from helpers.existing_server import BENCH_PASSWORD, OutsideServer  # noqa: E402
+from helpers.netns_hosts import Hosts  # noqa: E402
 
 from pglab.campaign import parse as campaign  # noqa: E402
 from pglab.postgres.sources import resolve  # noqa: E402

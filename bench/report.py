@@ -1,7 +1,7 @@
 """How long does `pglab report` take on a campaign of 100 (or 1,000) runs with full telemetry,
 and how long does its page take to open?
 
-Fills a fresh SQLite store with a synthetic campaign (tests/synthetic_runs.py: variants ×
+Fills a fresh SQLite store with a synthetic campaign (tests/helpers/synthetic_runs.py: variants ×
 2 scripts × 5 client counts, 5 repeats, 60 s measured per run, every telemetry table at one row
 per second: 2 variants for ``--runs 100``, 20 for ``--runs 1000``), then times the `pglab report`
 command as a user runs it (a new process, imports included), ``--rounds`` times. Then headless
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from synthetic_runs import fill  # noqa: E402
+from helpers.synthetic_runs import fill  # noqa: E402
 
 from pglab.store import open_store  # noqa: E402
 

@@ -1,6 +1,6 @@
 """How many runs ``repeats = "auto"`` saves, and whether its verdicts stay honest.
 
-Each campaign is replayed round by round exactly as the executor runs it (``pglab.sequential
+Each campaign is replayed round by round exactly as the executor runs it (``pglab.stats.sequential
 .undecided`` before every round: a point runs on while a comparison it takes part in is not
 decided) and its verdicts read as ``pglab show`` reads them (``verdicts.compare_sequential``),
 beside the fixed design's verdicts (Welch + Holm, ``verdicts.compare_family``) on all ``max``
@@ -39,7 +39,7 @@ from _common import open_lab, parser
 from pglab.analysis import points, verdicts
 from pglab.campaign import parse as campaign
 from pglab.run.executor import Executor
-from pglab.sequential import Point, SequentialSpec, undecided
+from pglab.stats.sequential import Point, SequentialSpec, undecided
 from pglab.store import open_store
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "auto-repeats.toml"

@@ -1,9 +1,9 @@
 """How long does each page of `pglab serve` take on a store of 10,000 runs?
 
-Fills a fresh SQLite store with ``--runs`` synthetic runs (tests/synthetic_runs.py, the report
-bench's runs with every telemetry table at one row per second, ``--seconds`` each) as campaigns
-of 100 runs (2 variants × 2 scripts × 5 client counts × 5 repeats), starts `pglab serve` on it
-(uvicorn, as a user starts it) and asks for every page ``--rounds`` times, the pages in turn
+Fills a fresh SQLite store with ``--runs`` synthetic runs (tests/helpers/synthetic_runs.py, the
+report bench's runs with every telemetry table at one row per second, ``--seconds`` each) as
+campaigns of 100 runs (2 variants × 2 scripts × 5 client counts × 5 repeats), starts `pglab serve`
+on it (uvicorn, as a user starts it) and asks for every page ``--rounds`` times, the pages in turn
 within each round, timing each answer on loopback (the server's time and a local socket's). A
 campaign's page is timed twice: cold (the first visit of a campaign, a different campaign each
 round: its outline read from the store, no run's per-second series) and warm (kept until its
@@ -34,7 +34,7 @@ from urllib.parse import quote, urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _common import bootstrap_median_ci  # noqa: E402
-from synthetic_runs import fill  # noqa: E402
+from helpers.synthetic_runs import fill  # noqa: E402
 
 from pglab.store import open_store  # noqa: E402
 

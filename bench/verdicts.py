@@ -36,12 +36,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from _common import open_lab, parser, wilson
 
-from pglab.analysis import differences, verdicts
+from pglab.analysis import verdicts
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.run.plan import make_plan
-from pglab.significance import scipy_stats
+from pglab.stats import differences
+from pglab.stats.significance import scipy_stats
 
 VARIANTS, REPEATS = 6, 4  # settings-sweep: a baseline and 5 others, 4 repeats
 

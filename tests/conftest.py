@@ -168,7 +168,7 @@ def _alive(proc: psutil.Process) -> bool:
 def outside_server(lab: Lab) -> Iterator[Any]:
     """A server the tests start outside pglab (``existing_server.py``), shared by the tests of
     existing servers: each leaves its settings as they were (what they assert pglab does)."""
-    from existing_server import OutsideServer
+    from helpers.existing_server import OutsideServer
 
     server = OutsideServer(lab).start()
     try:
@@ -181,7 +181,7 @@ def outside_server(lab: Lab) -> Iterator[Any]:
 def ns_hosts() -> Iterator[Any]:
     """Three SSH hosts in network namespaces (``netns_hosts.py``), shared by the session:
     gen1 and gen2 for load generators, gen3 for a server pglab makes there."""
-    from netns_hosts import SSHD, Hosts
+    from helpers.netns_hosts import SSHD, Hosts
 
     if os.geteuid() != 0 or not shutil.which("ip") or not Path(SSHD).exists():
         pytest.skip("SSH hosts in network namespaces need root, iproute2 and openssh-server "
@@ -197,7 +197,7 @@ def ns_hosts() -> Iterator[Any]:
 def pg_server() -> Iterator[str]:
     """A throwaway PostgreSQL 18 for results stores (``pg_store.py``), shared by the session: the
     URL of its ``postgres`` database."""
-    from pg_store import pg_store_server
+    from helpers.pg_store import pg_store_server
 
     with pg_store_server() as url:
         yield url
@@ -206,7 +206,7 @@ def pg_server() -> Iterator[str]:
 @pytest.fixture
 def pg_store(pg_server: str) -> Iterator[str]:
     """An empty database of ``pg_server`` for each test, as a store URL."""
-    from pg_store import fresh_database
+    from helpers.pg_store import fresh_database
 
     with fresh_database(pg_server) as url:
         yield url

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from pglab.fingerprints import Fingerprint
+
 
 @dataclass(frozen=True, slots=True)
 class StatementReport:
@@ -221,7 +223,7 @@ class RunResult:
     started_at: float
     finished_at: float
     error: str | None = None
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
     metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)

@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from pglab.fingerprints import Fingerprint
+from pglab.records import PgbenchReport
+
 Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
 
 
@@ -58,14 +61,14 @@ class PhaseRow:
     latency_avg_ms: float | None
     latency_stddev_ms: float | None
     initial_connection_ms: float | None
-    report: dict[str, Any]  # pgbench's final report as parsed (records.PgbenchReport's fields)
+    report: PgbenchReport  # pgbench's final report as parsed and stored
     output: str  # what pgbench printed
 
 
 @dataclass(frozen=True, slots=True)
 class StoredRun(RunRow):
     spec: dict[str, Any] = field(default_factory=dict)
-    fingerprint: dict[str, Any] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
     stored_at: float | None = None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_stopped_cleanly, pglab_run_in_background, wait_for
-from existing_server import BENCH_PASSWORD
+from helpers.existing_server import BENCH_PASSWORD
 
 from pglab import procs
 from pglab.cli import main

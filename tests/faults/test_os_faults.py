@@ -16,8 +16,8 @@ from conftest import (
     pglab_run_argv,
     wait_for,
 )
-from os_helpers import kernel_state
-from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
+from helpers.os_helpers import kernel_state
+from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.lab import Lab
 

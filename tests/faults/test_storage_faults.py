@@ -24,7 +24,7 @@ from conftest import (
     pglab_run_argv,
     wait_for,
 )
-from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
+from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.campaign import parse as campaign
 from pglab.errors import LabError

@@ -1,6 +1,6 @@
 """The results store under stress: two pglab processes writing to it at once, and a store that
 cannot be written. (Locked, corrupt and killed-mid-save stores are tested in
-tests/unit/test_store_sqlite.py and the store contract, tests/store_checks.py.)"""
+tests/unit/test_store_sqlite.py and the store contract, tests/helpers/store_checks.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import lab_processes, pglab_run_argv
-from synthetic_runs import fill
+from helpers.synthetic_runs import fill
 
 from pglab.lab import Lab
 from pglab.store import open_store

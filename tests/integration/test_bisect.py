@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import pglab_in_background, wait_for
-from fleet_workers import Workers, running_workers
+from helpers.fleet_workers import Workers, running_workers
 
 from pglab.cli import main
 from pglab.lab import Lab

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import lab_processes
-from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
+from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.campaign import parse as campaign
 from pglab.cli import main

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import lab_processes
-from fleet_workers import Workers, running_workers
+from helpers.fleet_workers import Workers, running_workers
 
 from pglab.cli import main
 from pglab.fleet import queue as fleet
@@ -274,7 +274,7 @@ def test_a_worker_reaches_an_existing_server_with_its_own_password_file(
 ):
     """The job holds no password (the dsn has none, a given one is masked): the worker takes
     it from the file named by --passfile, as libpq does from ~/.pgpass."""
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     path = tmp_path / "secret.toml"
     path.write_text(f"""

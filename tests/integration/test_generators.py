@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import pglab_run_in_background, wait_for
-from existing_server import BENCH_PASSWORD, OutsideServer
+from helpers.existing_server import BENCH_PASSWORD, OutsideServer
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -104,14 +104,16 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     assert sum(r[count] for r in latency["rows"]) == phase.transactions
     assert run.series["0"]["progress"]["rows"]  # the seconds where both ran
     # each script of the mix merged as the phase is: TPS and transactions the hosts' sums
-    select, update = phase.report["scripts"]
-    assert select["weight"] == 1 and update["weight"] == 3
-    assert select["tps"] + update["tps"] == pytest.approx(phase.tps, rel=0.01)
+    select, update = phase.report.scripts
+    assert select.weight == 1 and update.weight == 3
+    assert select.tps is not None and update.tps is not None
+    assert select.tps + update.tps == pytest.approx(phase.tps, rel=0.01)
     # pgbench's per-script counters are shared by its threads without a lock ("XXX could use
     # a mutex here, but we choose not to"): an increment can be lost, never gained
-    lost = phase.transactions - (select["transactions"] + update["transactions"])
+    lost = phase.transactions - (select.transactions + update.transactions)
     assert 0 <= lost <= 0.005 * phase.transactions, (select, update, phase.transactions)
-    assert abs(update["share_pct"] - 75) <= 5 and update["latency_avg_ms"] > 0
+    assert update.share_pct is not None and abs(update.share_pct - 75) <= 5
+    assert update.latency_avg_ms is not None and update.latency_avg_ms > 0
     fp = run.fingerprint
     assert set(fp["generators"]) == {"gen1", "gen2"}
     assert fp["generators"]["gen1"]["pgbench"].startswith("pgbench")
@@ -159,9 +161,9 @@ def test_a_custom_script_reaches_hosts_that_lack_it(ns_hosts, net_server, lab: L
         run = s.get_run(row.id)
     assert run is not None and run.ok, row.error
     (phase,) = run.phases
-    update, select = phase.report["scripts"]
-    assert update["name"] == str(tmp_path / "update.sql") and update["transactions"] > 0
-    assert select["name"] == "<builtin: select only>" and select["transactions"] > 0
+    update, select = phase.report.scripts
+    assert update.name == str(tmp_path / "update.sql") and update.transactions > 0
+    assert select.name == "<builtin: select only>" and select.transactions > 0
     gens = run.series["0"]["generators"]
     assert all(r[gens["columns"].index("transactions")] > 0 for r in gens["rows"])
     for h in ns_hosts.hosts[:2]:  # the copies removed when the campaign ended

@@ -147,7 +147,7 @@ def test_tpcc_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) ->
 
 @pytest.fixture
 def password(monkeypatch):
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
 

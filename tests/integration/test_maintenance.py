@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from existing_server import BENCH_PASSWORD
-from storage_helpers import need_root_and_tools
+from helpers.existing_server import BENCH_PASSWORD
+from helpers.storage_helpers import need_root_and_tools
 
 from pglab.campaign import parse as campaign
 from pglab.cli import main

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from synthetic_operations import fill_operations
+from helpers.synthetic_operations import fill_operations
 from test_report_browser import CHROMIUM, body_state, browse, console_errors, with_script
 
 from pglab import report

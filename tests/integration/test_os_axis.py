@@ -11,8 +11,8 @@ import resource
 from pathlib import Path
 
 import pytest
-from os_helpers import kernel_state
-from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
+from helpers.os_helpers import kernel_state
+from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError

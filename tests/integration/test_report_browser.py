@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from synthetic_runs import fill
+from helpers.synthetic_runs import fill
 
 from pglab import report
 from pglab.store import open_store

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from conftest import pglab_in_background, pglab_run_in_background, wait_for
-from synthetic_runs import fill_executions
+from helpers.synthetic_runs import fill_executions
 from test_report_browser import CHROMIUM, REPO, body_state, chart_drawn, console_errors
 
 from pglab.cli import main

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import pglab_run_in_background, wait_for
-from netns_hosts import LOGIN_USER
+from helpers.netns_hosts import LOGIN_USER
 
 from pglab.cli import main
 from pglab.lab import Lab

@@ -17,9 +17,9 @@ import psutil
 import pytest
 
 from pglab.cli import main
-from pglab.disks.output import sync_rate
 from pglab.lab import Lab
 from pglab.store import open_store
+from pglab.targets.output import sync_rate
 
 pytestmark = pytest.mark.integration
 

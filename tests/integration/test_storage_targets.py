@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
+from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab

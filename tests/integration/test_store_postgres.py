@@ -7,7 +7,7 @@ import pytest
 
 pytest.register_assert_rewrite("store_checks")
 
-from store_checks import StoreContract, sample_run  # noqa: E402
+from helpers.store_checks import StoreContract, sample_run  # noqa: E402
 
 from pglab.errors import StoreError  # noqa: E402
 from pglab.store import open_store  # noqa: E402

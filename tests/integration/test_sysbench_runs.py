@@ -100,7 +100,7 @@ def test_oltp_read_write_on_18_and_15(lab: Lab, tmp_path: Path, capsys) -> None:
 def test_oltp_read_write_on_an_existing_server(
     outside_server, lab: Lab, tmp_path: Path, monkeypatch
 ) -> None:
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)  # sysbench gets it in its environment
     path = tmp_path / "existing.toml"

@@ -256,7 +256,7 @@ def test_the_22_queries_on_postgresql_15(made: dict[str, Any], lab: Lab) -> None
 
 @pytest.fixture
 def password(monkeypatch):
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
 

@@ -147,6 +147,6 @@ def test_records_of_3_fields_of_50_characters(outside_server, lab: Lab, tmp_path
 
 @pytest.fixture
 def password(monkeypatch):
-    from existing_server import BENCH_PASSWORD
+    from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)

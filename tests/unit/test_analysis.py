@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pglab.analysis import stats as analysis
-from pglab.run import metrics
+from pglab.stats import steady
+from pglab.stats.summary import summarize_point
 
 
 def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
@@ -15,38 +15,38 @@ def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
 
 def test_mser_finds_a_warm_up_and_leaves_a_steady_series_alone() -> None:
     warm = [1000.0 + 200 * i for i in range(10)]  # 10 s climbing to 3,000 tps
-    steady = noisy(3000, 30, 50, seed=1)
-    start = metrics.steady_start(warm + steady)
+    settled = noisy(3000, 30, 50, seed=1)
+    start = steady.steady_start(warm + settled)
     assert 10 <= start <= 15
-    assert metrics.steady_start(noisy(3000, 30, 60, seed=2)) <= 5
-    assert metrics.steady_start(warm + steady, declared=7) == 7
-    assert metrics.steady_start([1.0, 2.0, 3.0]) == 0  # too short to tell
+    assert steady.steady_start(noisy(3000, 30, 60, seed=2)) <= 5
+    assert steady.steady_start(warm + settled, declared=7) == 7
+    assert steady.steady_start([1.0, 2.0, 3.0]) == 0  # too short to tell
 
 
 def test_drift_is_found_when_there_is_one() -> None:
     rising = [3000 * (1 + 0.002 * i) + e for i, e in enumerate(noisy(0, 10, 60, seed=3))]
-    d = metrics.drift(rising)
+    d = steady.drift(rising)
     assert d.significant and d.change_pct == pytest.approx(11.8, abs=1.0)
-    flat = metrics.drift(noisy(3000, 30, 60, seed=4))
+    flat = steady.drift(noisy(3000, 30, 60, seed=4))
     assert not flat.significant
-    assert metrics.drift([1.0, 2.0]) is None and metrics.drift([5.0, 5.0, 5.0]) is None
+    assert steady.drift([1.0, 2.0]) is None and steady.drift([5.0, 5.0, 5.0]) is None
 
 
 def test_point_ci_covers_the_true_mean_about_95_percent_of_the_time() -> None:
     hits = 0
     for seed in range(400):
-        s = analysis.summarize_point(noisy(1000, 50, 5, seed=seed))
+        s = summarize_point(noisy(1000, 50, 5, seed=seed))
         hits += s.ci_low <= 1000 <= s.ci_high
     assert 0.92 <= hits / 400 <= 0.98
 
 
 def test_point_summary_flags_instability_and_needs_two_values_for_a_ci() -> None:
-    s = analysis.summarize_point([100.0, 100.0, 130.0, 70.0])
+    s = summarize_point([100.0, 100.0, 130.0, 70.0])
     assert s.n == 4 and s.median == 100.0 and s.mean == 100.0 and s.unstable
-    one = analysis.summarize_point([42.0])
+    one = summarize_point([42.0])
     assert one.ci_low is None and one.cv_pct is None and not one.unstable
     with pytest.raises(ValueError):
-        analysis.summarize_point([])
+        summarize_point([])
 
 
 def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:

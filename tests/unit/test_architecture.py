@@ -14,14 +14,16 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "pglab"
 # The stages in pipeline order. A package may import its own stage and the ones before it,
 # never one after it. "core" is the top-level modules every stage shares.
 STAGES: list[set[str]] = [
-    {"core"},  # errors, records, procs, lab: the lab itself and the data passed between stages
+    # errors, records, procs, lab: the lab itself and the data passed between stages; stats: the
+    # statistics every stage judges with (pure functions on numbers)
+    {"core", "stats"},
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints
     # the instruments (never each other); profile: perf on the server's processes
-    {"pgbench", "sysbench", "disks", "telemetry", "maintenance", "profile", "tpch"},
+    {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
+    {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     {"run"},  # plan, preflight, executor, run metrics
-    {"store"},  # results, written by run and read by what follows
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
     {"analysis"},  # points, verdicts, warnings, comparisons
     # automatic tuning: Optuna over a point's settings, trials as runs, confirmation; bisect:
@@ -148,3 +150,64 @@ def test_the_executor_runs_every_phase_through_one_runner() -> None:
     for word in ("phase.remote", "run_phase(", "Operation(", "operations."):
         assert word not in text, word
     assert "runner_for(" in text
+
+
+TESTS = SRC.parents[1] / "tests"
+
+
+def path_edits(text: str) -> list[str]:
+    """The ``sys.path`` changes a module makes (``sys.path.insert(...)``, ``.append``, ...)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value
+            is_sys = isinstance(target, ast.Attribute) and getattr(target.value, "id", "") == "sys"
+            if is_sys and target.attr == "path":
+                found.append(f"sys.path.{node.func.attr}")
+    return found
+
+
+def test_the_tests_find_their_helpers_as_a_package() -> None:
+    """A newcomer finds the shared test code in one place, ``tests/helpers/``, imported as
+    ``helpers.NAME`` through pytest's ``pythonpath``: no other module at the top of ``tests/``
+    than ``conftest.py``, and no test that edits ``sys.path``."""
+    assert {p.name for p in TESTS.glob("*.py")} == {"conftest.py"}
+    assert (TESTS / "helpers" / "__init__.py").exists()
+    for path in TESTS.rglob("*.py"):
+        assert not path_edits(path.read_text()), path.relative_to(TESTS)
+
+
+def test_the_path_edit_is_caught() -> None:
+    assert path_edits("import sys\nsys.path.insert(0, 'tests')\nsys.path.append('x')") == [
+        "sys.path.insert",
+        "sys.path.append",
+    ]
+    assert path_edits("os.path.join('a', 'b')\nsys.modules.pop('x')") == []
+
+
+def modules_imported(text: str) -> set[str]:
+    """The pglab modules a module's text imports (``from pglab.a import b``: ``pglab.a`` and
+    ``pglab.a.b``, one of which is a module), lazy imports too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pglab"):
+            found |= {node.module or ""} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("pglab")}
+    return found
+
+
+# what is made from the campaign's declarations never feeds back into them
+MADE_FROM_SCHEMA = {"pglab.campaign.json_schema", "pglab.campaign.parse", "pglab.tune.spec"}
+
+
+def test_the_schema_imports_nothing_made_from_it() -> None:
+    text = (SRC / "campaign" / "schema.py").read_text()
+    assert not modules_imported(text) & MADE_FROM_SCHEMA
+
+
+def test_a_schema_import_cycle_is_caught() -> None:
+    lazy = "def f():\n    from pglab.campaign.json_schema import build\n    return build()\n"
+    assert modules_imported(lazy) & MADE_FROM_SCHEMA
+    assert modules_imported("from pglab.campaign import json_schema") & MADE_FROM_SCHEMA
+    assert not modules_imported("from pglab.campaign.shapes import SHAPES") & MADE_FROM_SCHEMA

@@ -8,7 +8,7 @@ import csv
 import io
 from pathlib import Path
 
-from synthetic_runs import fill
+from helpers.synthetic_runs import fill
 
 from pglab.cli import main
 from pglab.store import open_store

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 pytest.register_assert_rewrite("store_checks")
-from store_checks import sample_phase, sample_run  # noqa: E402
+from helpers.store_checks import sample_phase, sample_run  # noqa: E402
 
 from pglab import cli  # noqa: E402
 from pglab.analysis import compare as comparing  # noqa: E402

@@ -13,6 +13,7 @@ import pytest
 
 from pglab.analysis import derived
 from pglab.analysis.derived import Notice
+from pglab.records import PgbenchReport
 from pglab.rows import PhaseRow, StoredRun
 
 
@@ -51,7 +52,7 @@ def make_run(
     phase = PhaseRow(idx=0, name="main", iteration=1, measured=True, started_at=0.0,
                      elapsed_s=seconds, argv=[], tps=tps, transactions=None, failed=None,
                      latency_avg_ms=None, latency_stddev_ms=None, initial_connection_ms=None,
-                     report={}, output="")  # fmt: skip
+                     report=PgbenchReport(tps=0.0, transactions=0), output="")  # fmt: skip
     return StoredRun(
         id=rid, campaign="c", run_key=f"{label}/{rid}", point_key=label, variant=variant,
         label=label, repeat=1, status=status, tps=tps if ok else None, started_at=float(rid),
@@ -253,7 +254,7 @@ def test_drift_across_repeats_and_over_the_campaign() -> None:
 
 
 def test_campaign_notices_from_a_store(tmp_path) -> None:
-    from store_checks import sample_run
+    from helpers.store_checks import sample_run
 
     from pglab.errors import LabError
     from pglab.store import open_store

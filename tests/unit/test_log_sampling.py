@@ -10,6 +10,7 @@ import pytest
 
 from pglab.analysis import tidy
 from pglab.pgbench import latency, sampling
+from pglab.records import PgbenchReport
 from pglab.report import model as report_model
 from pglab.rows import PhaseRow, StoredRun
 
@@ -59,7 +60,7 @@ def _run(rid: int, latencies_us: list[float], rate: float | None) -> StoredRun:
     phase = PhaseRow(idx=0, name="main", iteration=1, measured=True, started_at=0.0,
                      elapsed_s=1.0, argv=argv, tps=None, transactions=None, failed=None,
                      latency_avg_ms=None, latency_stddev_ms=None, initial_connection_ms=None,
-                     report={}, output="")  # fmt: skip
+                     report=PgbenchReport(tps=0.0, transactions=0), output="")  # fmt: skip
     hist = [list(b) for b in latency.histogram(latencies_us)]
     return StoredRun(
         id=rid, campaign="c", run_key=f"p/{rid}", point_key="p", variant="v", label="p",

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.synthetic_operations import fill_operations
+from helpers.synthetic_runs import fill
 from rich.console import Console
-from synthetic_operations import fill_operations
-from synthetic_runs import fill
 
 from pglab.cli import compare, ls, show
 from pglab.cli.common import Where

@@ -137,7 +137,7 @@ def test_show_says_the_percentiles_come_from_a_sample(tmp_path: Path, capsys) ->
     import random
     from dataclasses import replace
 
-    from store_checks import sample_phase, sample_run
+    from helpers.store_checks import sample_phase, sample_run
 
     from pglab.cli import main
     from pglab.pgbench import latency

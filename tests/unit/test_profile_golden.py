@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.synthetic_runs import _run
 from rich.console import Console
-from synthetic_runs import _run
 
 from pglab.cli import compare, profiles, show
 from pglab.cli.common import Where

@@ -15,6 +15,7 @@ from pglab.analysis import profiles
 from pglab.campaign import parse
 from pglab.errors import CampaignError
 from pglab.profile import folded, perf
+from pglab.records import PgbenchReport
 from pglab.rows import PhaseRow, StoredRun
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "perf"
@@ -86,7 +87,8 @@ def test_a_debian_binary_without_symbols_names_its_dbgsym_package() -> None:
 
 
 def _run(run_id: int, stacks: dict[str, Counter[str]]) -> StoredRun:
-    phase = PhaseRow(0, "main", 1, True, 0.0, 1.0, [], None, None, None, None, None, None, {}, "")
+    phase = PhaseRow(0, "main", 1, True, 0.0, 1.0, [], None, None, None, None, None, None,
+                     PgbenchReport(tps=0.0, transactions=0), "")  # fmt: skip
     series = {"0": {folded.TABLE: folded.table(folded.Folded(stacks=stacks))}}
     return StoredRun(id=run_id, campaign="c", run_key=f"k/{run_id}", point_key="k",
                      repeat=run_id, variant="v", label="v", status="ok", started_at=0.0,

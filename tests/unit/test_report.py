@@ -8,11 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.synthetic_runs import fill
 from markupsafe import escape
-from synthetic_runs import fill
 
 from pglab import report
 from pglab.cli import main
+from pglab.records import ScriptReport
 from pglab.store import open_store
 
 HOSTILE_VARIANT = "<script>alert(1)</script>"
@@ -299,7 +300,7 @@ def test_the_tps_panel_draws_the_other_repeats_beside_the_representative(
 def test_storage_results_as_the_page_shows_them() -> None:
     import json
 
-    from pglab.disks.output import parse_fio, parse_pg_test_fsync
+    from pglab.targets.output import parse_fio, parse_pg_test_fsync
 
     data = Path(__file__).resolve().parents[1] / "data" / "storage"
     row = {"id": 7, "measured_at": 1.7e9, "target_path": "/var/tmp", "fstype": "ext4",
@@ -355,13 +356,14 @@ def test_the_tps_panel_draws_each_script_of_a_mix(written: report.Written) -> No
             "max_ms"]  # fmt: skip
     rows = [[t0 + t, n, count * (t + 1), 0, 1.0, 1.0, 2.0, 3.0, 4.0]
             for t in range(5) for n, count in (("1", 30), ("2", 90))]  # fmt: skip
-    mix = [{"number": 1, "name": "/tmp/x/serial.sql"},
-           {"number": 2, "name": "<builtin: select only>"}]  # fmt: skip
+    names = ((1, "/tmp/x/serial.sql"), (2, "<builtin: select only>"))
+    mix = tuple(ScriptReport(number=n, name=name, weight=1, target_pct=None, transactions=0,
+                             counted=0, share_pct=None, tps=None) for n, name in names)  # fmt: skip
     series = {
         **run.series,
         str(ph.idx): {**run.series[str(ph.idx)], "script_latency": {"columns": cols, "rows": rows}},
     }
-    phases = tuple(replace(p, report={**p.report, "scripts": mix}) if p is ph else p
+    phases = tuple(replace(p, report=replace(p.report, scripts=mix)) if p is ph else p
                    for p in run.phases)  # fmt: skip
     mixed = replace(run, series=series, phases=phases)
     assert charts.point_chart(report.Point(pt.label, pt.runs, pt.row, mixed), 1) is not None

@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from pglab import sequential as seq
 from pglab.analysis import points, verdicts
 from pglab.campaign.parse import parse
 from pglab.errors import CampaignError
 from pglab.rows import RunRow
 from pglab.run.plan import make_plan
-from pglab.sequential import Point, SequentialSpec, look, undecided
+from pglab.stats import sequential as seq
+from pglab.stats.sequential import Point, SequentialSpec, look, undecided
 
 
 def test_the_e_value_is_goenen_s_bayes_factor() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from helpers.synthetic_runs import fill, fill_executions
 from markupsafe import escape
-from synthetic_runs import fill, fill_executions
 
 from pglab import report
 from pglab.cli import main

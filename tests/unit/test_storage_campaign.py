@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from pglab.campaign import parse as campaign
 from pglab.campaign.spec import StorageSpec, dataset_key
-from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.run.plan import expand_points
+from pglab.targets import targets as storage_targets
 
 TARGETS = {
     "ordered": {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pglab.disks import fsbench
-from pglab.disks.output import parse_fio, parse_pg_test_fsync, sync_rate
 from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.targets import fsbench
+from pglab.targets.output import parse_fio, parse_pg_test_fsync, sync_rate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "storage"
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.register_assert_rewrite("store_checks")
 
-from store_checks import WRITER_SCRIPT, StoreContract, sample_run, start_python  # noqa: E402
+from helpers.store_checks import WRITER_SCRIPT, StoreContract, sample_run, start_python  # noqa: E402
 
 from pglab.errors import StoreError  # noqa: E402
 from pglab.store import mask_url, open_store, schema  # noqa: E402

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pglab.analysis.syncrate import commit_vs_fsync, match_storage
-from pglab.disks.output import parse_pg_test_fsync
 from pglab.rows import PhaseRow, StoredRun
+from pglab.targets.output import parse_pg_test_fsync
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "storage"
 DISK = parse_pg_test_fsync((DATA / "pg18_test_fsync_disk.txt").read_text())

@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.synthetic_runs import fill
 from rich.console import Console
-from synthetic_runs import fill
 
 from pglab.cli import show
 from pglab.store import open_store

@@ -8,7 +8,7 @@ import io
 import json
 
 import pytest
-from synthetic_runs import fill
+from helpers.synthetic_runs import fill
 
 from pglab import cli
 from pglab.analysis import points

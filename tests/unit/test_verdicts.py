@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from pglab.analysis import differences, verdicts
+from pglab.analysis import verdicts
 from pglab.analysis.verdicts import compare, compare_family
+from pglab.stats import differences, power
 
 
 def noisy(mean: float, sd: float, n: int, seed: int) -> list[float]:
@@ -71,8 +72,8 @@ def test_a_correction_for_many_comparisons_can_withdraw_a_verdict() -> None:
 
 
 def test_holm_adjustment_known_values() -> None:
-    assert verdicts.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert verdicts.holm([0.5]) == [0.5]
+    assert power.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert power.holm([0.5]) == [0.5]
 
 
 def test_noisy_runs_say_they_could_not_tell_and_how_many_runs_would() -> None:
@@ -99,19 +100,19 @@ def test_the_effect_of_interest_decides_between_no_difference_and_cannot_tell() 
 
 
 def test_power_is_alpha_without_an_effect_and_detectable_is_its_inverse() -> None:
-    assert verdicts.power(0.03, 6, 0.0, 0.05) == pytest.approx(0.05, abs=1e-6)
-    found = verdicts.detectable_pct(0.03, 6, 0.01)
-    assert verdicts.power(0.03, 6, found, 0.01) == pytest.approx(verdicts.POWER, abs=1e-3)
-    assert verdicts.power(0.03, 6, found * 1.2, 0.01) > verdicts.POWER
+    assert power.power(0.03, 6, 0.0, 0.05) == pytest.approx(0.05, abs=1e-6)
+    found = power.detectable_pct(0.03, 6, 0.01)
+    assert power.power(0.03, 6, found, 0.01) == pytest.approx(power.POWER, abs=1e-3)
+    assert power.power(0.03, 6, found * 1.2, 0.01) > power.POWER
 
 
 def test_runs_needed_is_the_first_design_with_enough_power() -> None:
-    n = verdicts.runs_needed(5, 5.0, 10.0)
+    n = power.runs_needed(5, 5.0, 10.0)
     assert n is not None and n > 3
-    assert verdicts.design_power(n, 5, 5.0, 10.0) >= verdicts.POWER
-    assert verdicts.design_power(n - 1, 5, 5.0, 10.0) < verdicts.POWER
-    assert verdicts.runs_needed(1, 5.0, 10.0) < n  # fewer comparisons, fewer runs
-    assert verdicts.runs_needed(5, 50.0, 1.0) is None  # beyond MAX_RUNS
+    assert power.design_power(n, 5, 5.0, 10.0) >= power.POWER
+    assert power.design_power(n - 1, 5, 5.0, 10.0) < power.POWER
+    assert power.runs_needed(1, 5.0, 10.0) < n  # fewer comparisons, fewer runs
+    assert power.runs_needed(5, 50.0, 1.0) is None  # beyond MAX_RUNS
 
 
 def test_design_of_six_variants_with_three_repeats_is_not_enough() -> None:

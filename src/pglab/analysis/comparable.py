@@ -13,19 +13,19 @@ are not compared on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pglab.analysis.points import PointRow
 from pglab.rows import RunRow, StoredRun
 
 
-def _built(key: str) -> Callable[[dict[str, Any]], Any]:
+def _built(key: str) -> Callable[[Mapping[str, Any]], Any]:
     return lambda fp: (fp.get("server_build") or {}).get(key)
 
 
-def _mount(key: str) -> Callable[[dict[str, Any]], Any]:
-    def read(fp: dict[str, Any]) -> Any:
+def _mount(key: str) -> Callable[[Mapping[str, Any]], Any]:
+    def read(fp: Mapping[str, Any]) -> Any:
         m = fp.get(key) or {}
         if not m.get("fstype"):
             return None
@@ -35,11 +35,11 @@ def _mount(key: str) -> Callable[[dict[str, Any]], Any]:
     return read
 
 
-def _os(suffix: str) -> Callable[[dict[str, Any]], Any]:
+def _os(suffix: str) -> Callable[[Mapping[str, Any]], Any]:
     """An OS fact every run records (``os_state``): a device queue's (``.scheduler``: any
     device's under the run's storage, named apart), or the watched sysctls (``vm.``)."""
 
-    def read(fp: dict[str, Any]) -> Any:
+    def read(fp: Mapping[str, Any]) -> Any:
         state = fp.get("os_state") or {}
         found = sorted(
             f"{k.split('.')[0]} {v}" if suffix.startswith(".") else f"{k}={v}"
@@ -55,7 +55,7 @@ def _os(suffix: str) -> Callable[[dict[str, Any]], Any]:
 
 # (the fact as a message names it, how it is read from a fingerprint, the parts of the points'
 # stored spec whose difference makes a difference in it intended: (), never)
-FACTS: tuple[tuple[str, Callable[[dict[str, Any]], Any], tuple[str, ...]], ...] = (
+FACTS: tuple[tuple[str, Callable[[Mapping[str, Any]], Any], tuple[str, ...]], ...] = (
     ("kernel", lambda fp: fp.get("kernel"), ()),
     ("pgbench", lambda fp: fp.get("pgbench_version"), ()),
     ("data_checksums", _built("data_checksums"), ()),

@@ -22,17 +22,21 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pglab.analysis import differences, points, scripts, syncrate, tpch, verdicts
+from pglab.analysis import points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.points import PointRow
-from pglab.disks import results as storage_tables
 from pglab.errors import LabError
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, StoredRun
+from pglab.stats import differences
+from pglab.targets import results as storage_tables
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 SINGLE_RUN_NOTE = (
     "one run each: no significance can be claimed from single runs (the noise between repeats "
@@ -76,7 +80,7 @@ class Target:
     runs: list[RunRow] = field(default_factory=list)  # a point's or a campaign's runs
 
 
-def resolve(store: Any, text: str) -> Target:
+def resolve(store: Store, text: str) -> Target:
     """A run id, a campaign name or ``CAMPAIGN:POINT`` (see the module's doc)."""
     text = text.strip()
     if text.isdigit():
@@ -119,7 +123,7 @@ def _pick_point(campaign: str, wanted: str, labels: list[str]) -> str:
     )
 
 
-def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
+def compare_targets(store: Store, a: Target, b: Target) -> dict[str, Any]:
     """The comparison of two resolved targets of the same kind, as plain data (the CLI prints
     it; ``--json`` dumps it with comparisons as dicts)."""
     if a.kind != b.kind:
@@ -155,7 +159,7 @@ def compare_targets(store: Any, a: Target, b: Target) -> dict[str, Any]:
     return out
 
 
-def _fingerprinted(store: Any, runs: list[RunRow]) -> list[StoredRun]:
+def _fingerprinted(store: Store, runs: list[RunRow]) -> list[StoredRun]:
     """The ok runs with their fingerprints: all that the settings diff and the storage
     matching read (not the per-second series, most of a stored run)."""
     return [StoredRun.of(r, fingerprint=store.run_fingerprint(r.id) or {}) for r in runs
@@ -460,11 +464,11 @@ def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
     per_run = []
     for run in runs:
         fp = run.fingerprint
-        env = {k: str(fp[k]) for k in _ENV_KEYS if fp.get(k) is not None}
+        env = {k: str(v) for k in _ENV_KEYS if (v := fp.get(k)) is not None}
         env.update(build.facts(fp))
         env.update({k: str(v) for k, v in (fp.get("server_build") or {}).items()})
-        if fp.get("ram_bytes"):
-            env["ram_bytes"] = f"{fp['ram_bytes'] / 2**30:.1f} GiB"
+        if ram := fp.get("ram_bytes"):
+            env["ram_bytes"] = f"{ram / 2**30:.1f} GiB"
         mount = fp.get("pgdata_mount") or {}
         if mount.get("fstype"):
             env["pgdata filesystem"] = f"{mount['fstype']} ({mount.get('mount_options', '')})"

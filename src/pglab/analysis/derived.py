@@ -13,14 +13,12 @@ tested on synthetic rows with known answers; ``campaign_notices`` is the one tha
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
-from pglab.analysis import stats as analysis
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
@@ -28,10 +26,11 @@ from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
-from pglab.run import metrics
+from pglab.stats import steady
+from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
-from pglab.units import size_text
+from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
@@ -112,7 +111,7 @@ def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
         base = statistics.median(by_clients[c_min]) / c_min  # TPS per client at c_min
         items = []
         for c in sorted(by_clients):
-            s = analysis.summarize_point(by_clients[c])
+            s = summarize_point(by_clients[c])
             items.append(
                 ScalingPoint(
                     series=series,
@@ -149,10 +148,6 @@ class CacheRegime:
         )
 
 
-_MEMORY_UNITS = {"B": 1, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
-_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-
-
 def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     """A setting of a run as (value, unit of a bare number): what the server reported in the
     fingerprint, else what the spec asked for; None when neither says (the default, or a
@@ -168,25 +163,11 @@ def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _amount(value: str, unit: str | None, units: Mapping[str, float], bare: str) -> float | None:
-    """'1GB' / '16384' with unit '8kB' / '5min' in the base unit of ``units``."""
-    m = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
-    if m is None:
-        return None
-    number, suffix = float(m.group(1)), m.group(2)
-    if not suffix:  # a bare number counts in the setting's unit ('8kB', 's', ...)
-        um = re.fullmatch(r"([0-9]*)([A-Za-z]+)", unit or bare)
-        if um is None or um.group(2) not in units:
-            return None
-        return number * int(um.group(1) or 1) * units[um.group(2)]
-    return number * units[suffix] if suffix in units else None
-
-
 def shared_buffers_bytes(run: RunRow) -> int:
     found = setting_of(run, "shared_buffers")
     if found is None:
         return DEFAULT_SHARED_BUFFERS
-    value = _amount(found[0], found[1], _MEMORY_UNITS, "8kB")
+    value = guc_bytes(found[0], found[1] or "8kB")  # a bare number counts in 8kB blocks
     return int(value) if value is not None else DEFAULT_SHARED_BUFFERS
 
 
@@ -194,8 +175,11 @@ def checkpoint_timeout_s(run: RunRow) -> float:
     found = setting_of(run, "checkpoint_timeout")
     if found is None:
         return DEFAULT_CHECKPOINT_TIMEOUT_S
-    value = _amount(found[0], found[1], _TIME_UNITS, "s")
-    return value if value else DEFAULT_CHECKPOINT_TIMEOUT_S
+    unit = found[1] or "s"  # a bare number counts in seconds
+    value, table = guc_number(found[0], unit), unit_table(unit)
+    if value is None or table is None or table[0] is not TIME_UNITS:
+        return DEFAULT_CHECKPOINT_TIMEOUT_S
+    return value * table[1] / TIME_UNITS["s"] or DEFAULT_CHECKPOINT_TIMEOUT_S
 
 
 def data_bytes(run: RunRow) -> tuple[int, bool] | None:
@@ -315,7 +299,7 @@ def _phase_name(ph: PhaseRow) -> str:
     return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
 
-def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
+def _phase_drift(progress: dict[str, Any] | None) -> steady.Drift | None:
     """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
     if not progress or "tps" not in progress.get("columns", []):
         return None
@@ -323,7 +307,7 @@ def _phase_drift(progress: dict[str, Any] | None) -> metrics.Drift | None:
     tps = [float(r[i]) for r in progress["rows"] if r[i] is not None]
     if len(tps) < 20:  # as the executor: MSER needs a few 5 s batches
         return None
-    trend = metrics.drift(tps[metrics.steady_start(tps) :])
+    trend = steady.drift(tps[steady.steady_start(tps) :])
     if trend is None or not trend.significant or abs(trend.change_pct) < RUN_DRIFT_PCT:
         return None
     return trend
@@ -402,7 +386,7 @@ def notices_of(
         if pt.unstable and pt.cv_pct is not None:
             out.append(Notice("unstable", pt.point, None, (
                 f"TPS varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
-                f"repeats, above {analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than "
+                f"repeats, above {UNSTABLE_CV_PCT:.0f}%): differences smaller than "
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip
     out += _repeat_drift(runs)
@@ -433,7 +417,7 @@ def _grouped(notices: list[Notice], n_points: int, cv: dict[str, float | None]) 
         values = [v for name in names if (v := cv.get(name)) is not None]
         if kind == "unstable" and values:
             text = (f"{head}, CV {min(values):.1f}–{max(values):.1f}% (above "
-                    f"{analysis.UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
+                    f"{UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
                     f"noise; look for drift, a client-bound pgbench or a noisy machine "
                     f"({listed})")  # fmt: skip
         else:
@@ -524,7 +508,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
     for label, values in by_point.items():
         values.sort()
         tps = [v for _, v in values]
-        trend = metrics.drift(tps)
+        trend = steady.drift(tps)
         if trend is not None and trend.significant:
             out.append(Notice("drifting", label, None, (
                 f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
@@ -535,7 +519,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
         relative += [(rid, v / med) for rid, v in values]
     relative.sort()
     if len(by_point) > 1 and len(relative) >= 6:
-        trend = metrics.drift([v for _, v in relative])
+        trend = steady.drift([v for _, v in relative])
         if trend is not None and trend.significant:
             out.append(Notice("drifting", None, None, (
                 f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% over "

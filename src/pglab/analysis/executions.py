@@ -13,12 +13,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pglab.analysis import history, stats
+from pglab.analysis import history
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
+from pglab.stats.summary import PointSummary, summarize_point
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Step:
 
     execution: Execution
     values: tuple[float, ...]
-    summary: stats.PointSummary
+    summary: PointSummary
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class PointHistory:
         return last if significant and worse > above_pct else None
 
 
-def executions_of(store: Any, name: str) -> list[Execution]:
+def executions_of(store: Store, name: str) -> list[Execution]:
     """``name``'s executions with runs, oldest first."""
     family = [c["name"] for c in store.list_campaigns()
               if c["name"] == name or c["name"].startswith(name + SEP)]  # fmt: skip
@@ -97,7 +101,7 @@ def point_histories(
             values = [v for r in e.runs if r.label == label
                       for v in [value_of(r, figure)] if v is not None]  # fmt: skip
             if values:
-                steps.append(Step(e, tuple(values), stats.summarize_point(values)))
+                steps.append(Step(e, tuple(values), summarize_point(values)))
         changes = history.change_points([s.values for s in steps], seed=seed) if steps else []
         out.append(PointHistory(label, figure, tuple(steps), tuple(changes)))
     return out

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pglab.analysis import verdicts
-from pglab.significance import ALPHA
+from pglab.stats.significance import ALPHA
 
 PERMUTATIONS = 999
 MIN_SEGMENT = 2  # executions on each side of a change point

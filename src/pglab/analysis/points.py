@@ -9,14 +9,18 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pglab.analysis import differences, verdicts
-from pglab.analysis import stats as analysis
+from pglab.analysis import verdicts
 from pglab.rows import RunRow
-from pglab.sequential import SequentialSpec, expected_runs
+from pglab.stats import differences
+from pglab.stats.sequential import SequentialSpec, expected_runs
+from pglab.stats.summary import summarize_point
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 
 def baseline_of(campaign: dict[str, Any] | None) -> str | None:
@@ -194,7 +198,7 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
             for name in derived
             if (values := [r.metrics[name] for r in ok if r.metrics.get(name) is not None])
         }
-        summary = analysis.summarize_point(tps) if tps else None
+        summary = summarize_point(tps) if tps else None
         first = mine[0]
         rows.append(PointRow(
             point=label, variant=first.variant,
@@ -383,7 +387,7 @@ def sequential_plan(plan: Any, stored_runs: Sequence[RunRow]) -> SequentialPlan 
     return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)
 
 
-def run_overhead(store: Any, campaign: str, last: int = 50) -> tuple[float, str] | None:
+def run_overhead(store: Store, campaign: str, last: int = 50) -> tuple[float, str] | None:
     """The seconds a run took beyond its phases (its wall time less every phase's pgbench or
     operation time: the server stopped and started, the dataset reset, telemetry, the
     fingerprint), median of the ``last`` ok runs of ``campaign``, else of the store; None

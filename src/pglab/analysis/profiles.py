@@ -15,13 +15,16 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pglab.analysis.stats import summarize_point
 from pglab.analysis.tidy import TidyTable
 from pglab.profile import folded
 from pglab.rows import StoredRun
-from pglab.significance import scipy_stats
+from pglab.stats.significance import scipy_stats
+from pglab.stats.summary import summarize_point
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
 
@@ -212,7 +215,7 @@ def folded_text(runs: Sequence[StoredRun]) -> str:
 SKIP = ("latency", "progress")  # what a profile does not read of a stored run
 
 
-def compare_targets(store: Any, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]) -> list:
+def compare_targets(store: Store, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]) -> list:
     """The differential of each compared pair that has profiles on both sides: ``a`` and ``b``
     are ``compare.Target``s (two runs, two points, two campaigns whose ``pairs`` matched
     points by label); a list of (title, changes)."""
@@ -233,5 +236,5 @@ def compare_targets(store: Any, a: Any, b: Any, pairs: Sequence[Mapping[str, Any
     return out
 
 
-def _load(store: Any, rows: Sequence[Any]) -> list[StoredRun]:
+def _load(store: Store, rows: Sequence[Any]) -> list[StoredRun]:
     return [run for r in rows if (run := store.get_run(r.id, skip_kinds=SKIP)) is not None]

@@ -55,9 +55,9 @@ SCRIPT_FIGURES = ("weight", "target_pct", "transactions", "share_pct", "tps", "f
 
 
 def report_of(phase: PhaseRow) -> PgbenchReport:
-    """The phase's stored report (its row's TPS and count where the stored report has none)."""
-    base = {"tps": phase.tps or 0.0, "transactions": phase.transactions or 0}
-    return PgbenchReport.from_dict({**base, **phase.report})
+    """The phase's stored report (its row's TPS and count where the stored report has none:
+    ``store/encoding.decode_phase``)."""
+    return phase.report
 
 
 def phase_scripts(phase: PhaseRow, label: str | None = None) -> list[ScriptRow]:

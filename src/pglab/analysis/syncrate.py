@@ -9,11 +9,11 @@ well below 1, by something else (CPU, the client); above 1, the storage does not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pglab.disks.output import sync_rate
 from pglab.rows import RunRow, StoredRun
+from pglab.targets.output import sync_rate
 
 DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
 READ_ONLY = {"select-only"}
@@ -67,7 +67,7 @@ def _single_client_write(phase: dict[str, Any] | None) -> bool:
 
 
 def match_storage(
-    mount: dict[str, Any],
+    mount: Mapping[str, Any],
     pgdata: str | None,
     storage: list[dict[str, Any]],
     before: float | None = None,
@@ -116,13 +116,12 @@ def storage_of_runs(
         if not run.ok:
             continue
         fp = run.fingerprint
-        for role, mount_key, path_key in (("data", "pgdata_mount", "pgdata"),
-                                          ("WAL", "pg_wal_mount", "pg_wal")):  # fmt: skip
-            mount = fp.get(mount_key)
+        for role, mount, path in (("data", fp.get("pgdata_mount"), fp.get("pgdata")),
+                                  ("WAL", fp.get("pg_wal_mount"), fp.get("pg_wal"))):  # fmt: skip
             if not mount:
                 continue
             for tool in ("pg_test_fsync", "fio"):
-                hit = match_storage(mount, fp.get(path_key), storage, run.finished_at, tool)
+                hit = match_storage(mount, path, storage, run.finished_at, tool)
                 if hit is None:
                     continue
                 row, how = hit

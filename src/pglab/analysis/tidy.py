@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
@@ -22,6 +22,9 @@ from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import pg_stats
 from pglab.telemetry.base import Table as TelemetryTable
 from pglab.telemetry.summary import phase_summary
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
@@ -444,7 +447,7 @@ def _long(
     return out
 
 
-def refresh(store: Any, campaign: str, loaded: Sequence[StoredRun] = ()) -> int:
+def refresh(store: Store, campaign: str, loaded: Sequence[StoredRun] = ()) -> int:
     """Store the tidy row of every run of ``campaign`` that has none yet (or one made by
     another pglab): what the store's ``pglab_runs`` view shows. ``loaded``: runs already read
     (not read again). The number written."""

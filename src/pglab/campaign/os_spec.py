@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.units import guc_bytes
+
 QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
 
 
@@ -62,16 +64,14 @@ class OsSpec:
         return out
 
 
-_UNITS = {"": 8192, "kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}  # "": 8 kB pages
-
-
 def huge_pages_for(shared_buffers: str | None) -> int:
     """The 2 MB (or the kernel's size of) huge pages a server with ``shared_buffers`` maps:
     its buffers and a tenth more, and 64 MB for the rest of its shared memory, rounded up."""
     text = (shared_buffers or "128MB").strip()
-    num = text.rstrip("kMGTB")
-    unit = text[len(num) :].strip()
-    size = int(float(num) * _UNITS.get(unit, 8192))
+    found = guc_bytes(text, "8kB")  # a bare number counts in 8kB blocks
+    if found is None:
+        raise ValueError(f"shared_buffers = {text!r}: not an amount of memory")
+    size = int(found)
     page = 2 * 2**20
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("Hugepagesize:"):

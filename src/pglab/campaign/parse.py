@@ -59,7 +59,7 @@ from pglab.campaign.spec import (
 )
 from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
-from pglab.sequential import SequentialSpec
+from pglab.stats.sequential import SequentialSpec
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -145,14 +145,7 @@ def parse(
     order = choice(doc, "order", ORDERS, "interleaved", p, "")
     sequential = sections.sequential(doc, order, p)
     spread = sections.fleet(table_of(doc, "fleet", p, ""), order, p)
-    if sequential is not None:
-        repeats = sequential.max
-    elif isinstance(doc.get("repeats"), str):
-        p.add("", f'repeats = {doc["repeats"]!r}: expected an integer ≥ 1, or "auto" (rounds '
-              "until each comparison is decided)")  # fmt: skip
-        repeats = 1
-    else:
-        repeats = get(doc, "repeats", int, 1, p, "", minimum=1)
+    repeats = _repeats(doc, sequential, p)
     on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
     max_duration = duration_s(doc, "max_duration", p, "")
 
@@ -170,38 +163,11 @@ def parse(
 
     base_reset = "reset" in table_of(doc, "dataset", Problems(), "")
     variants: list[Variant] = []
+    base = Variant("base", server, dataset, phases, storage, base_os)
     for vname, vdoc in table_of(doc, "variants", p, "").items():
-        where = f"[variants.{vname}]"
-        if not isinstance(vdoc, dict):
-            p.add(where, "must be a table of overrides")
-            continue
-        p.unknown_keys(where, vdoc, VARIANT_KEYS)
-        vserver = _server(table_of(vdoc, "server", p, where), server, p, where, base_dir)
-        if "settings" in vdoc:
-            vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
-        vdataset = _dataset(table_of(vdoc, "dataset", p, where), dataset, p, where)
-        vwork = table_of(vdoc, "workload", p, where)
-        p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
-        vphases = tuple(
-            apply_workload(ph, for_phase(ph, vwork), p, f"{where} workload", base_dir)
-            for ph in phases
-        )
-        _taken(vwork, vphases, p, f"{where} workload")
-        vstorage = storage
-        if "storage" in vdoc:
-            vtable = vdoc["storage"]
-            vtable = {"data": vtable} if isinstance(vtable, str) else vtable
-            if not isinstance(vtable, dict):
-                p.add(where, 'storage must be a target name or a table {data = "...", wal = "..."}')
-            else:
-                vstorage = storage_parts.storage(vtable, storage, targets, p, f"{where} storage")
-        # said for this variant, or in [dataset] of a base that is an existing server already
-        explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
-            base_reset and server.over_network
-        )
-        vdataset = _reset_for(vserver, vdataset, explicit, p, where)
-        vos = os_table.os_table(vdoc["os"], base_os, p, f"{where} os") if "os" in vdoc else base_os
-        variants.append(Variant(str(vname), vserver, vdataset, vphases, vstorage, vos))
+        variant = _variant(str(vname), vdoc, base, targets, base_reset, p, base_dir)
+        if variant is not None:
+            variants.append(variant)
     if not variants:
         dataset = _reset_for(server, dataset, base_reset, p, "[dataset]")
         variants.append(Variant("base", server, dataset, phases, storage, base_os))
@@ -218,18 +184,7 @@ def parse(
         known_hosts,
         p,
     )  # fmt: skip
-    for v in variants:  # a restore restores the dump its run made before it
-        where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
-        for i, ph in enumerate(v.phases):
-            if ph.operation == "restore" and not any(b.operation == "dump" for b in v.phases[:i]):
-                p.add(where, f'phase "{ph.name}": restore needs a phase with operation = "dump" '
-                      "before it in the run (it restores the run's own dump)")  # fmt: skip
-    for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
-        kinds = {ph.operation is None for ph in v.phases if ph.measured}
-        if len(kinds) > 1:
-            where = f"[variants.{v.name}]" if doc.get("variants") else "[[phases]]"
-            p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
-                  "(MB/s): give the others measured = false")  # fmt: skip
+    _phases_in_order(variants, bool(doc.get("variants")), p)
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
     _os_where_it_applies(variants, any(k.startswith("os.") for k, _ in matrix), p)
     kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
@@ -274,6 +229,77 @@ def parse(
 
 
 # -- sections ----------------------------------------------------------------------------
+
+
+def _repeats(doc: dict[str, Any], sequential: SequentialSpec | None, p: Problems) -> int:
+    """``repeats``: a whole number, or "auto" (its ``[sequential]`` table's most rounds)."""
+    if sequential is not None:
+        return sequential.max
+    if isinstance(doc.get("repeats"), str):
+        p.add("", f'repeats = {doc["repeats"]!r}: expected an integer ≥ 1, or "auto" (rounds '
+              "until each comparison is decided)")  # fmt: skip
+        return 1
+    return get(doc, "repeats", int, 1, p, "", minimum=1)
+
+
+def _variant(
+    vname: str,
+    vdoc: Any,
+    base: Variant,
+    targets: dict[str, TargetSpec | None],
+    base_reset: bool,
+    p: Problems,
+    base_dir: Path,
+) -> Variant | None:
+    """``[variants.NAME]``: the base's server, dataset, phases, storage and [os] with the
+    variant's overrides; None when it is no table."""
+    where = f"[variants.{vname}]"
+    if not isinstance(vdoc, dict):
+        p.add(where, "must be a table of overrides")
+        return None
+    p.unknown_keys(where, vdoc, VARIANT_KEYS)
+    vserver = _server(table_of(vdoc, "server", p, where), base.server, p, where, base_dir)
+    if "settings" in vdoc:
+        vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
+    vdataset = _dataset(table_of(vdoc, "dataset", p, where), base.dataset, p, where)
+    vwork = table_of(vdoc, "workload", p, where)
+    p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
+    vphases = tuple(
+        apply_workload(ph, for_phase(ph, vwork), p, f"{where} workload", base_dir)
+        for ph in base.phases
+    )
+    _taken(vwork, vphases, p, f"{where} workload")
+    vstorage = base.storage
+    if "storage" in vdoc:
+        vtable = vdoc["storage"]
+        vtable = {"data": vtable} if isinstance(vtable, str) else vtable
+        if not isinstance(vtable, dict):
+            p.add(where, 'storage must be a target name or a table {data = "...", wal = "..."}')
+        else:
+            vstorage = storage_parts.storage(vtable, base.storage, targets, p, f"{where} storage")
+    # said for this variant, or in [dataset] of a base that is an existing server already
+    explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
+        base_reset and base.server.over_network
+    )
+    vdataset = _reset_for(vserver, vdataset, explicit, p, where)
+    vos = os_table.os_table(vdoc["os"], base.os, p, f"{where} os") if "os" in vdoc else base.os
+    return Variant(vname, vserver, vdataset, vphases, vstorage, vos)
+
+
+def _phases_in_order(variants: list[Variant], named: bool, p: Problems) -> None:
+    """Rules between a run's phases: a restore after its dump, measured phases of one kind."""
+    for v in variants:  # a restore restores the dump its run made before it
+        where = f"[variants.{v.name}]" if named else "[[phases]]"
+        for i, ph in enumerate(v.phases):
+            if ph.operation == "restore" and not any(b.operation == "dump" for b in v.phases[:i]):
+                p.add(where, f'phase "{ph.name}": restore needs a phase with operation = "dump" '
+                      "before it in the run (it restores the run's own dump)")  # fmt: skip
+    for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
+        kinds = {ph.operation is None for ph in v.phases if ph.measured}
+        if len(kinds) > 1:
+            where = f"[variants.{v.name}]" if named else "[[phases]]"
+            p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
+                  "(MB/s): give the others measured = false")  # fmt: skip
 
 
 def _server(

@@ -40,7 +40,7 @@ from pglab.campaign.spec import (
     StorageBenchSpec,
     TelemetrySpec,
 )
-from pglab.sequential import SequentialSpec
+from pglab.stats.sequential import SequentialSpec
 
 ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
 SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
@@ -453,14 +453,7 @@ def bounds(table: Table, name: str) -> tuple[float, float]:
     return k.minimum, k.maximum
 
 
-# -- JSON Schema: campaign/json_schema.py ------------------------------------------------------
-
-
-def json_schema() -> dict[str, Any]:
-    """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
-    from pglab.campaign.json_schema import build
-
-    return build()
+# -- JSON Schema: made by campaign/json_schema.py (which imports this, never the other way) ----
 
 
 def def_name(table: Table) -> str:

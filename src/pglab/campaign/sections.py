@@ -17,7 +17,7 @@ from pglab.campaign.schema import (
     TELEMETRY_KEYS,
 )
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT, TelemetrySpec
-from pglab.sequential import SequentialSpec
+from pglab.stats.sequential import SequentialSpec
 
 
 def fleet(table: dict[str, Any], order: str, p: Problems) -> str:

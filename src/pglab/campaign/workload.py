@@ -46,6 +46,22 @@ def apply_workload(
     upd.update(_generator(ph, table, p, where))
     upd.update(_tpch(ph, {**upd, **table}, p, where))
     _not_tpch(upd.get("kit", ph.kit), table, p, where)
+    upd.update(_script_keys(table, p, where, base_dir))
+    upd.update(_load_keys(table, p, where))
+    upd.update(_pgbench_options(table, p, where))
+    upd.update(_seed_and_sampling(table, p, where))
+    if "generators" in table:
+        found = host_parts.generators(table["generators"], p, where)
+        if found is not None:
+            upd["generators"] = () if found == (LOCAL,) else found
+    new = replace(ph, **upd)
+    _check_together(new, table, p, where)
+    return new
+
+
+def _script_keys(table: dict[str, Any], p: Problems, where: str, base_dir: Path) -> dict[str, Any]:
+    """``script`` or ``scripts``: the phase's pgbench scripts, read and checked."""
+    upd: dict[str, Any] = {}
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -54,6 +70,12 @@ def apply_workload(
             p.add(where, "scripts must be a non-empty array")
         else:
             upd["scripts"] = tuple(_scripts(val, p, where, base_dir))
+    return upd
+
+
+def _load_keys(table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """How much load: clients, threads, duration or transactions, rate."""
+    upd: dict[str, Any] = {}
     for key, lo in (("clients", 1), ("threads", 1)):
         if key in table:
             val = table[key]
@@ -83,6 +105,12 @@ def apply_workload(
             p.add(where, f"rate = {val!r}: expected transactions per second > 0")
         else:
             upd["rate"] = float(val)
+    return upd
+
+
+def _pgbench_options(table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """pgbench's options: protocol, connections, logs, vacuum, progress, retries, limits."""
+    upd: dict[str, Any] = {}
     if "protocol" in table:
         if table["protocol"] not in PROTOCOLS:
             p.add(where, f'protocol = "{table["protocol"]}": use one of {", ".join(PROTOCOLS)}')
@@ -117,12 +145,12 @@ def apply_workload(
     for flag in ("failures_detailed", "report_per_command"):
         if flag in table:
             upd[flag] = get(table, flag, bool, False, p, where)
-    upd.update(_seed_and_sampling(table, p, where))
-    if "generators" in table:
-        found = host_parts.generators(table["generators"], p, where)
-        if found is not None:
-            upd["generators"] = () if found == (LOCAL,) else found
-    new = replace(ph, **upd)
+    return upd
+
+
+def _check_together(new: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> None:
+    """The rules between keys, on the phase they made: an operation's options, threads and
+    clients, log sampling and the latency log."""
     given = [k for k in OPERATION_KEYS if k in table]
     if new.operation is None and given:
         p.add(
@@ -148,7 +176,6 @@ def apply_workload(
         )
         p.add(where, f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
               f"log sampling (--sampling-rate) {said}")  # fmt: skip
-    return new
 
 
 def progress_problem(progress: bool, latency_log: str) -> str | None:
@@ -395,6 +422,13 @@ def _generator(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
 def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
     """The operation keys of ``table`` as updates of ``ph``: a new operation starts from the
     default options; a script given alone makes the phase a pgbench one again."""
+    return {**_which_operation(ph, table, p, where), **_operation_options(table, p, where)}
+
+
+def _which_operation(
+    ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str
+) -> dict[str, Any]:
+    """``operation``, or a script instead of the operation ``ph`` had, as updates of ``ph``."""
     upd: dict[str, Any] = {}
     scripted = "script" in table or "scripts" in table
     if "operation" in table:
@@ -410,6 +444,13 @@ def _operation(ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str) ->
             upd.update(_DEFAULT_OPTIONS, operation=op)
     elif scripted and ph.operation is not None:
         upd.update(_DEFAULT_OPTIONS, operation=None)
+    return upd
+
+
+def _operation_options(table: dict[str, Any], p: Problems, where: str) -> dict[str, Any]:
+    """An operation's options (dirty, parallel, freeze, columns, method, jobs, compress,
+    target), each checked."""
+    upd: dict[str, Any] = {}
     if "dirty" in table:
         val = table["dirty"]
         if not number_in(val, 0, 1):

@@ -10,13 +10,7 @@ from typing import Any
 
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
-
-
-def duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s" if m else f"{s}s"
+from pglab.fingerprints import Fingerprint
 
 
 def num(v: Any) -> str:
@@ -78,7 +72,7 @@ def phase(ph: PhaseSpec) -> str:
     )
 
 
-def existing_server(fp: dict[str, Any]) -> str:
+def existing_server(fp: Fingerprint) -> str:
     """An existing server's line in ``show``: which server, as which role, and where pgbench ran
     relative to it (``client``: "local: round trip 0.052 ms")."""
     return (
@@ -88,7 +82,7 @@ def existing_server(fp: dict[str, Any]) -> str:
     )
 
 
-def server_on_host(fp: dict[str, Any]) -> str:
+def server_on_host(fp: Fingerprint) -> str:
     """A server pglab made on another host, in ``show``: where, which version, where pgbench ran
     (``client``: "on gen1, gen2 (other hosts, over the network)")."""
     return (

@@ -26,9 +26,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from pglab.cli import fmt
 from pglab.cli.common import console
 from pglab.run.live import WINDOW_S, LiveState
+from pglab.units import duration_text
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 LABEL_W = 11  # "checkpoint " and the other row names
@@ -104,8 +104,8 @@ def campaign_text(state: LiveState, now: float, bar_w: int) -> str:
     if state.failed:
         words.append(f"{state.failed} failed")
     words += [
-        f"{fmt.duration(now - state.started)} elapsed",
-        f"ETA {fmt.duration(state.eta_s(now))}",
+        f"{duration_text(now - state.started)} elapsed",
+        f"ETA {duration_text(state.eta_s(now))}",
     ]
     return "█" * filled + "░" * (bar_w - filled) + " " + " · ".join(words)
 

@@ -20,12 +20,12 @@ from rich.progress import (
 )
 
 from pglab.campaign.spec import RunSpec
-from pglab.cli import fmt
 from pglab.cli.common import console
 from pglab.postgres.build import Build
 from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry.base import Table
+from pglab.units import duration_text
 
 
 class _Progress(Progress):
@@ -168,14 +168,14 @@ class BuildProgress:
         if name == self.step_name:
             return
         self.step_name = name
-        elapsed = fmt.duration(time.monotonic() - self.started)
+        elapsed = duration_text(time.monotonic() - self.started)
         self.progress.console.print(f"[dim]build: {escape(name)} ({elapsed} so far)[/]")
         self.progress.update(self.task, description=f"building {escape(self.what)}: {name}")
 
     def done(self, made: Build) -> None:
         info = made.info
         if made.built_now:
-            took = fmt.duration(float(info.get("build_seconds", 0)))
+            took = duration_text(float(info.get("build_seconds", 0)))
             text = f"built PostgreSQL {info.get('version')} in {took}"
         else:
             text = f"PostgreSQL {info.get('version')} found in the build cache"

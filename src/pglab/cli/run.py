@@ -32,6 +32,7 @@ from pglab.run.plan import Plan, make_plan
 from pglab.run.preflight import preflight
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.store import mask_url, peek_store
+from pglab.units import duration_text
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -163,7 +164,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         console.print(
             f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × "
             f"{_repeats_words(camp)}; {len(plan.runs)} run(s) to do at most, about "
-            f"{fmt.duration(seconds)}"
+            f"{duration_text(seconds)}"
         )
         _print_design(points.design_check(plan, stored))
         _print_auto(auto, plan)
@@ -297,7 +298,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         f"{len(plan.points)} point(s) × {_repeats_words(camp)} = {most}"
         f"{len(plan.points) * camp.repeats} run(s); {plan.done} already stored, "
         f"{len(plan.runs)} to do; order {camp.order}; "
-        f"estimated {fmt.duration(plan.estimated_seconds())}{' at most' if most else ''}"
+        f"estimated {duration_text(plan.estimated_seconds())}{' at most' if most else ''}"
     )
     for note in plan.notes:
         if note.startswith("warning: "):
@@ -340,8 +341,8 @@ def _print_auto(auto: points.SequentialPlan | None, plan: Plan) -> None:
     until = (f"its Δ% is known within ±{how.precision:g}%" if how and how.precision
              else "its comparisons are decided")  # fmt: skip
     console.print(
-        f"[dim]{escape(auto.text())}; estimated {fmt.duration(_expected_seconds(plan, auto))} "
-        f"expected, {fmt.duration(plan.estimated_seconds())} at most. Each point runs in "
+        f"[dim]{escape(auto.text())}; estimated {duration_text(_expected_seconds(plan, auto))} "
+        f"expected, {duration_text(plan.estimated_seconds())} at most. Each point runs in "
         f"rounds until {until} (anytime-valid confidence sequences: see "
         "docs/concepts/statistics.md)[/]",
         soft_wrap=True,

@@ -19,6 +19,7 @@ from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
+from pglab.fingerprints import Fingerprint
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import RunRow, StoredRun, plain
@@ -348,6 +349,55 @@ def _print_run(run: StoredRun) -> None:
     )
     if run.error:
         console.print(f"[red]{escape(run.error)}[/]")
+    _print_environment(fp)
+    console.print(_phases_table(run))
+    for ph in run.phases:
+        rate = tidy.sampling_rate(ph)
+        if rate is None:
+            continue
+        pcts = ", ".join(f"p{q:g} {fmt.short(v)} ({fmt.short(lo)}–{fmt.short(hi)})"
+                         for q, v, lo, hi in scripts.sampled_percentiles(run, ph))  # fmt: skip
+        console.print(f"latency of {ph.name} {ph.iteration}: its log kept a sample of {rate:.4g} "
+                      "of the transactions (sampling_rate); percentiles in ms from the sample, "
+                      f"with their 95% intervals: {pcts or 'none logged'}. TPS, counts and "
+                      "pgbench's averages are of every transaction", markup=False,
+                      soft_wrap=True)  # fmt: skip
+    _print_scripts(run)
+    metrics = run.metrics
+    if metrics:
+        console.print(
+            "metrics: " + ", ".join(f"{k} = {fmt.short(v)}" for k, v in sorted(metrics.items()))
+        )
+    timings = run.timings
+    if timings:
+        console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
+    for ph in run.phases:
+        stored = run.series.get(str(ph.idx), {})
+        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph.elapsed_s))
+        if text:
+            console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
+            for line in text:
+                console.print(f"  {line}", markup=False, soft_wrap=True)
+    profile_view.print_summary(run)
+    settings = fp.get("settings") or {}
+    changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
+    if changed:
+        console.print(
+            "non-default settings from the configuration: "
+            + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
+            markup=False,
+        )
+    chosen = run.spec.get("lab_settings") or {}
+    if chosen:
+        console.print(
+            "of which pglab chose (the campaign leaves them to the default, too low for the "
+            "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
+            markup=False,
+        )
+
+
+def _print_environment(fp: Fingerprint) -> None:
+    """The server, the load generator and the machine a run had, and where its data lay."""
     machine = (
         f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs"
         + (f" {fp['cpu_model']}" if fp.get("cpu_model") else "")
@@ -400,6 +450,10 @@ def _print_run(run: StoredRun) -> None:
             f"scheduler {wal.get('scheduler') or '?'}",
             markup=False,
         )
+
+
+def _phases_table(run: StoredRun) -> Table:
+    """A run's phases: iterations, TPS (MB/s of operations), counts and latencies."""
     table = Table(title="phases")
     operations = [
         str(ph.idx) for ph in run.phases if "operation" in run.series.get(str(ph.idx), {})
@@ -428,50 +482,7 @@ def _print_run(run: StoredRun) -> None:
             fmt.num(ph.latency_stddev_ms),
             fmt.num(ph.initial_connection_ms),
         )
-    console.print(table)
-    for ph in run.phases:
-        rate = tidy.sampling_rate(ph)
-        if rate is None:
-            continue
-        pcts = ", ".join(f"p{q:g} {fmt.short(v)} ({fmt.short(lo)}–{fmt.short(hi)})"
-                         for q, v, lo, hi in scripts.sampled_percentiles(run, ph))  # fmt: skip
-        console.print(f"latency of {ph.name} {ph.iteration}: its log kept a sample of {rate:.4g} "
-                      "of the transactions (sampling_rate); percentiles in ms from the sample, "
-                      f"with their 95% intervals: {pcts or 'none logged'}. TPS, counts and "
-                      "pgbench's averages are of every transaction", markup=False,
-                      soft_wrap=True)  # fmt: skip
-    _print_scripts(run)
-    metrics = run.metrics
-    if metrics:
-        console.print(
-            "metrics: " + ", ".join(f"{k} = {fmt.short(v)}" for k, v in sorted(metrics.items()))
-        )
-    timings = run.timings
-    if timings:
-        console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
-    for ph in run.phases:
-        stored = run.series.get(str(ph.idx), {})
-        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph.elapsed_s))
-        if text:
-            console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
-            for line in text:
-                console.print(f"  {line}", markup=False, soft_wrap=True)
-    profile_view.print_summary(run)
-    settings = fp.get("settings") or {}
-    changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
-    if changed:
-        console.print(
-            "non-default settings from the configuration: "
-            + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
-            markup=False,
-        )
-    chosen = run.spec.get("lab_settings") or {}
-    if chosen:
-        console.print(
-            "of which pglab chose (the campaign leaves them to the default, too low for the "
-            "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
-            markup=False,
-        )
+    return table
 
 
 def _count(v: int | None) -> str:

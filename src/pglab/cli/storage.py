@@ -14,9 +14,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from pglab.cli.common import Where, console, err_console
-from pglab.disks import results as storage_results
 from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.targets import results as storage_results
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -63,7 +63,7 @@ def run(
     list_stored: bool = False,
     as_json: bool = False,
 ) -> int:
-    from pglab.disks import fsbench
+    from pglab.targets import fsbench
 
     if list_stored:
         with where.open(read_only=True) as store:

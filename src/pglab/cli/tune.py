@@ -21,6 +21,7 @@ from pglab.run.live import LiveRecorder
 from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.store import mask_url
 from pglab.tune import spec as tune_spec
+from pglab.units import duration_text
 
 if TYPE_CHECKING:  # optuna (with SQLAlchemy) takes a second to import: only for a study
     from pglab.tune import summary
@@ -94,7 +95,7 @@ def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: in
     else:
         got = f"✗ {rec.outcome}: {rec.error or ''}"
     best_text = f"best {fmt.short(best.value)} {u} (#{best.number})" if best else "best –"
-    eta = f" · ETA {fmt.duration(eta_s)}" if eta_s is not None and done < budget else ""
+    eta = f" · ETA {duration_text(eta_s)}" if eta_s is not None and done < budget else ""
     return (f"trial {done}/{budget} #{rec.number} {rec.source}: {got} · {best_text}{eta}\n"
             f"    {settings_text(rec.settings)}")  # fmt: skip
 
@@ -141,7 +142,7 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
     n_confirm = confirm.count(spec)
     console.print(
         f"tuning [bold]{escape(camp.name)}[/]: {len(setup.knobs)} knob(s), {spec.trials} "
-        f"trial(s) of about {fmt.duration(each)}, then {confirm.count_text(spec)} "
+        f"trial(s) of about {duration_text(each)}, then {confirm.count_text(spec)} "
         "confirmation run(s); "
         f"objective {spec.objective}"
         + (f" with p99 ≤ {spec.p99_limit_ms:g} ms" if spec.p99_limit_ms else "")
@@ -157,7 +158,7 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         if spec.pgtune:
             console.print(f"PGTune's rules here: {settings_text(setup.pgtune)}", markup=False,
                           soft_wrap=True)  # fmt: skip
-        console.print(f"estimated {fmt.duration(each * (spec.trials + n_confirm))}; the file "
+        console.print(f"estimated {duration_text(each * (spec.trials + n_confirm))}; the file "
                       "and its knobs checked: no problems", markup=False)  # fmt: skip
         return 0
     with where.open() as store, trials.locked(lab, camp.name):

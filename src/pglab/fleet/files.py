@@ -15,10 +15,13 @@ import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError, LabError
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 # what one campaign may carry in all: a patch series is a few MB, a release tarball ~30 MB
 LIMIT = 256 * 2**20
@@ -40,7 +43,7 @@ def named(points: Iterable[RunSpec]) -> list[str]:
     return list(out)
 
 
-def carry(store: Any, points: Iterable[RunSpec]) -> list[dict[str, str]]:
+def carry(store: Store, points: Iterable[RunSpec]) -> list[dict[str, str]]:
     """Keep the files the points name in ``store``; what a job says of them."""
     paths = named(points)
     total = sum(Path(p).stat().st_size for p in paths)
@@ -53,7 +56,7 @@ def carry(store: Any, points: Iterable[RunSpec]) -> list[dict[str, str]]:
     return [{"path": p, "sha256": store.put_file(Path(p).read_bytes())} for p in paths]
 
 
-def place(store: Any, carried: Iterable[dict[str, str]]) -> list[str]:
+def place(store: Store, carried: Iterable[dict[str, str]]) -> list[str]:
     """Make each carried file be where the campaign named it; the paths written."""
     written = []
     for item in carried:

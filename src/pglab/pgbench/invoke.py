@@ -21,7 +21,7 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.pgbench import output as pgbench_output
 from pglab.postgres.sources import Binaries
-from pglab.records import LatencySecond, PhaseResult, ProgressSample, ScriptSecond
+from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, ScriptSecond
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"
@@ -55,6 +55,13 @@ def argv_for(
     argv += ["-M", phase.protocol]
     for name, value in phase.defines:
         argv += ["-D", f"{name}={value}"]
+    return argv + _options(phase, workdir) + conn_args
+
+
+def _options(phase: PhaseSpec, workdir: Path) -> list[str]:
+    """pgbench's options beyond its clients, length, scripts and variables: rate, connections,
+    vacuum, retries, latency limits and logs."""
+    argv: list[str] = []
     if phase.rate is not None:
         argv += ["-R", f"{phase.rate:g}"]
     if phase.connect:
@@ -77,7 +84,7 @@ def argv_for(
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
     if phase.latency_log == "aggregate":
         argv.append("--aggregate-interval=1")
-    return argv + conn_args
+    return argv
 
 
 def run_phase(
@@ -129,24 +136,10 @@ def run_phase(
     stdout_text = stdout_path.read_text()
     stderr_text = "\n".join(other_lines)
     if proc.returncode != 0:
-        reason = stderr_text.strip() or stdout_text.strip() or f"exit status {proc.returncode}"
-        if proc.returncode < 0:
-            sig = signal.Signals(-proc.returncode).name
-            reason = f"{reason}\npgbench was killed by signal {-proc.returncode} ({sig})"
-        if elapsed >= timeout:
-            reason = f"did not finish within {timeout:.0f} s; {reason}"
-        raise PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")
+        said = stderr_text.strip() or stdout_text.strip()
+        raise _failure(phase, proc.returncode, said, elapsed >= timeout, timeout)
     report = pgbench_output.parse_report(stdout_text)
-    logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
-    latency: tuple[LatencySecond, ...] = ()
-    script_latency: tuple[ScriptSecond, ...] = ()
-    if phase.latency_log == "full":
-        retries = report.max_tries not in (None, 1)  # the log's lines end with their retries
-        latency = pgbench_output.read_transaction_logs(logs, retries=retries)
-        if len(phase.scripts) > 1:
-            script_latency = pgbench_output.read_script_logs(logs)
-    elif phase.latency_log == "aggregate":
-        latency = pgbench_output.read_aggregate_logs(logs)
+    latency, script_latency = _logs(phase, report, workdir)
     return PhaseResult(
         name=phase.name,
         iteration=iteration,
@@ -162,6 +155,32 @@ def run_phase(
         script_latency=script_latency,
         output=stdout_text + ("\n" + stderr_text if stderr_text else ""),
     )
+
+
+def _failure(phase: PhaseSpec, code: int, said: str, late: bool, timeout: float) -> PgbenchError:
+    """Why pgbench failed, in words: what it said (or its exit status), the signal that killed
+    it, and whether it ran past its time."""
+    reason = said.strip() or f"exit status {code}"
+    if code < 0:
+        reason = f"{reason}\npgbench was killed by signal {-code} ({signal.Signals(-code).name})"
+    if late:
+        reason = f"did not finish within {timeout:.0f} s; {reason}"
+    return PgbenchError(f"pgbench failed in phase {phase.name!r}: {procs.tail(reason)}")
+
+
+def _logs(
+    phase: PhaseSpec, report: PgbenchReport, workdir: Path
+) -> tuple[tuple[LatencySecond, ...], tuple[ScriptSecond, ...]]:
+    """The per-second latencies of a phase's logs, and per script when it mixes scripts."""
+    logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
+    if phase.latency_log == "full":
+        retries = report.max_tries not in (None, 1)  # the log's lines end with their retries
+        latency = pgbench_output.read_transaction_logs(logs, retries=retries)
+        scripts = pgbench_output.read_script_logs(logs) if len(phase.scripts) > 1 else ()
+        return latency, scripts
+    if phase.latency_log == "aggregate":
+        return pgbench_output.read_aggregate_logs(logs), ()
+    return (), ()
 
 
 def _timeout(phase: PhaseSpec) -> float:

@@ -8,8 +8,8 @@ the log at about ``LINE_BUDGET`` lines a second: a point whose earlier run in th
 more transactions a second than that gets ``--sampling-rate`` = budget / TPS. Its first run
 (nothing known yet) logs every transaction. pgbench chooses each transaction into the sample at
 random, independently, so the sample's percentiles are unbiased estimates; ``interval`` gives the
-95% interval of each one (the distribution-free one of order statistics: the ranks
-``n·q ± 1.96·√(n·q·(1−q))``), which ``pglab show`` prints beside them. TPS, the transaction
+95% interval of each one (the distribution-free one of order statistics, ``stats/percentiles``: the
+ranks ``n·q ± 1.96·√(n·q·(1−q))``), which ``pglab show`` prints beside them. TPS, the transaction
 count and pgbench's mean latency always come from every transaction (its summary and ``-P 1``).
 """
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 
 from pglab.pgbench import latency
+from pglab.stats.percentiles import Z95, rank_interval
 
 # lines a second that the log may take; 10k costs pgbench well under 1% of a core
 LINE_BUDGET = 10_000.0
-Z95 = 1.959964
 
 
 def auto_rate(expected_tps: float | None, budget: float | None = None) -> float | None:
@@ -38,15 +38,12 @@ def auto_rate(expected_tps: float | None, budget: float | None = None) -> float 
 def interval(hist: latency.Histogram, q: float, z: float = Z95) -> tuple[float, float]:
     """The 95% interval (ms) of the ``q``-th percentile of the population a sampled
     histogram was drawn from: from the lower edge of the bucket at rank ``n·q/100 −
-    z·√(n·p·(1−p))`` to the upper edge of the one at the rank as far above (a value known only
-    by its bucket may be anywhere in it)."""
+    z·√(n·p·(1−p))`` to the upper edge of the one at the rank as far above (``stats/percentiles``;
+    a value known only by its bucket may be anywhere in it)."""
     n = sum(c for _, c in hist)
     if n == 0:
         raise ValueError("interval of an empty histogram")
-    p = q / 100
-    half = z * math.sqrt(n * p * (1 - p))
-    low_q = 100 * max(0.0, n * p - half) / n
-    high_q = 100 * min(float(n), n * p + half + 1) / n
+    low_q, high_q = rank_interval(n, q, z)
     low = latency.bucket_at(hist, low_q)
     low_edge = latency.bucket_upper_us(low - 1) if low >= 1 else 0.0
     return low_edge / 1000, latency.bucket_upper_us(latency.bucket_at(hist, high_q)) / 1000

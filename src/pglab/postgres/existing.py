@@ -32,6 +32,7 @@ from psycopg.rows import dict_row
 
 from pglab.campaign.spec import ServerSpec, mask_dsn
 from pglab.errors import ServerError
+from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.postgres import altered, fingerprint, settings
 from pglab.postgres.interface import OsView
@@ -238,7 +239,7 @@ class ExistingServer:
     def changed_under_run(self) -> str | None:
         return self.lost()  # restarted under the run: its numbers mean nothing
 
-    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+    def fingerprint(self, binaries: Binaries) -> Fingerprint:
         return fingerprint.of_existing(self, binaries)
 
     def pgbench_env(self) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from pglab import __version__
+from pglab.fingerprints import Fingerprint, LoopBacking, Mount
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # each kind of server calls its own function here (``Server.fingerprint``)
@@ -58,10 +59,10 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
-def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
+def mount_of(path: Path, depth: int = 0) -> Mount:
     """The mount holding ``path``: filesystem type, options, device, IO scheduler."""
     path = path.resolve()
-    best: dict[str, Any] = {}
+    best: Mount = {}
     for line in (_read("/proc/self/mountinfo") or "").splitlines():
         left, _, right = line.partition(" - ")
         parts, rparts = left.split(), right.split()
@@ -92,9 +93,12 @@ def mount_of(path: Path, depth: int = 0) -> dict[str, Any]:
             best["loop_backing_file"] = backing
             best["loop_direct_io"] = _read(str(block / "loop" / "dio")) == "1"
             under = mount_of(Path(backing), depth + 1)
-            best["loop_backing"] = {
-                k: under.get(k) for k in ("mountpoint", "fstype", "device", "scheduler")
-            }
+            best["loop_backing"] = LoopBacking(
+                mountpoint=under.get("mountpoint"),
+                fstype=under.get("fstype"),
+                device=under.get("device"),
+                scheduler=under.get("scheduler"),
+            )
     return best
 
 
@@ -116,7 +120,7 @@ def _scheduler(block: Path) -> str | None:
     return None
 
 
-def host() -> dict[str, Any]:
+def host() -> Fingerprint:
     uname = platform.uname()
     return {
         "pglab_version": __version__,
@@ -132,10 +136,10 @@ def host() -> dict[str, Any]:
     }
 
 
-def of_binaries(b: Binaries) -> dict[str, Any]:
+def of_binaries(b: Binaries) -> Fingerprint:
     """Where the server's programs come from and which pgbench runs; a build's definition
     (source, its hash, options, patches with their hashes, compiler) when pglab built it."""
-    out: dict[str, Any] = {
+    out: Fingerprint = {
         "pgbench_version": b.pgbench_version,
         "source": b.source_text,
         "bindir": str(b.bindir),
@@ -157,7 +161,7 @@ BUILD_FACTS = ("version", "source", "source_sha256", "options", "effective_optio
                "compiler", "system", "key", "build_seconds", "git")  # fmt: skip
 
 
-def of_run(cluster: Cluster) -> dict[str, Any]:
+def of_run(cluster: Cluster) -> Fingerprint:
     """Everything about the server of a run and the machine it ran on (a server pglab made:
     ``of_existing`` for one it did not)."""
     with cluster.connect() as conn:
@@ -170,10 +174,14 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         built = server_build(conn)
     fp = host()
     fp.update(
-        server_version=cluster.binaries.version,
-        server_version_full=version[0],
-        server_version_num=int(version[1]),
-        **of_binaries(cluster.binaries),
+        Fingerprint(
+            server_version=cluster.binaries.version,
+            server_version_full=version[0],
+            server_version_num=int(version[1]),
+        )
+    )
+    fp.update(of_binaries(cluster.binaries))  # after the version: the stored order of keys
+    fp.update(Fingerprint(
         settings={
             name: {"setting": s, "unit": u, "source": src, "shown": shown}
             for name, s, u, src, shown in rows
@@ -182,7 +190,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
         server_build=built,
         pgdata=str(cluster.datadir),
         pgdata_mount=mount_of(cluster.datadir),
-    )
+    ))  # fmt: skip
     wal = cluster.datadir / "pg_wal"
     fp["pg_wal"] = str(wal.resolve())
     fp["pg_wal_mount"] = mount_of(wal)
@@ -190,7 +198,7 @@ def of_run(cluster: Cluster) -> dict[str, Any]:
     return fp
 
 
-def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
+def of_existing(server: ExistingServer, binaries: Binaries) -> Fingerprint:
     """An existing server as pgbench's sessions see it (with the run's session settings), the
     machine pgbench runs on, where that is relative to the server (``client``) and the round
     trip between them, measured now."""
@@ -208,7 +216,7 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
     where = "on the server's machine" if local else "on another machine"
     fp = host()  # the load generator's machine: the server's is not pglab's to read
     fp.update(of_binaries(binaries))
-    fp.update(
+    fp.update(Fingerprint(
         server_kind="existing",
         server=server.key,
         server_addr=facts.server_addr,
@@ -229,18 +237,18 @@ def of_existing(server: ExistingServer, binaries: Binaries) -> dict[str, Any]:
         client_local=local,
         rtt_ms=round(rtt, 4),
         client=f"{where}, round trip {rtt:.3f} ms",
-    )
+    ))  # fmt: skip
     return fp
 
 
-def of_host(server: HostServer, binaries: Binaries) -> dict[str, Any]:
+def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
     """A server pglab made on another host: as an existing server is seen (settings, round
     trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
     ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
     fp = of_existing(server, binaries)
     here = {k: fp[k] for k in ("hostname", "kernel", "cpus", "ram_bytes", "cpu_model")}
     there = server.remote.facts(f"{server.bindir}/pgbench")
-    fp.update(
+    fp.update(Fingerprint(
         server_kind="host",
         server=server.key,
         server_host=server.host,
@@ -256,5 +264,5 @@ def of_host(server: HostServer, binaries: Binaries) -> dict[str, Any]:
         pgdata=server.datadir_remote,
         client=f"on pglab's machine ({here['hostname']}), over the network, round trip "
         f"{fp['rtt_ms']:.3f} ms",
-    )
+    ))  # fmt: skip
     return fp

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import psycopg
 
+from pglab.fingerprints import Fingerprint
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # asyncssh takes a while to import; a local server never needs it
@@ -75,6 +76,6 @@ class Server(Protocol):
         it during the run), or None."""
         ...
 
-    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+    def fingerprint(self, binaries: Binaries) -> Fingerprint:
         """The server and the machines of the run, as its fingerprint records them."""
         ...

@@ -44,6 +44,7 @@ from psycopg.rows import dict_row
 from pglab import procs
 from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
 from pglab.errors import HostError, ServerError
+from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
 from pglab.postgres.existing import ExistingServer
@@ -325,7 +326,7 @@ class HostServer(ExistingServer):
     def os_view(self) -> OsView:
         return OsView(self.datadir_remote, remote=self.remote)
 
-    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+    def fingerprint(self, binaries: Binaries) -> Fingerprint:
         fp = fingerprint.of_host(self, binaries)
         fp["storage"] = {  # as the storage targets of this machine's runs are described
             "data": self._described(self.storage.data, self.data_root),

@@ -22,13 +22,13 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import psutil
 import psycopg
 
 from pglab import procs
 from pglab.errors import LabError, ServerError
+from pglab.fingerprints import Fingerprint
 from pglab.hosts import proc as proc_files
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
@@ -343,7 +343,7 @@ class Cluster:
     def changed_under_run(self) -> str | None:
         return None  # only pglab starts and stops it; a crash fails the run by itself
 
-    def fingerprint(self, binaries: Binaries) -> dict[str, Any]:
+    def fingerprint(self, binaries: Binaries) -> Fingerprint:
         del binaries  # its own
         return fingerprint.of_run(self)
 

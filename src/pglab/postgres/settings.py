@@ -23,13 +23,13 @@ are judged by PostgreSQL's own rules (``parse_bool``, ``parse_int``, ``parse_rea
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pglab.errors import SettingsError
+from pglab.units import INT_MAX, MEMORY_UNITS, guc_number, unit_table
 
 CATALOG_SQL = (
     "SELECT name, vartype, unit, min_val, max_val, enumvals, context, boot_val, reset_val "
@@ -85,127 +85,10 @@ def catalog_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, SettingDef
     return {r["name"]: SettingDef.from_row(r) for r in rows}
 
 
-# -- units ------------------------------------------------------------------------------------
-
-# Every unit in the smallest one (bytes, microseconds), largest first as in guc.c's tables.
-_MEMORY = {"TB": 1024**4, "GB": 1024**3, "MB": 1024**2, "kB": 1024, "B": 1}
-_TIME = {
-    "d": 86_400_000_000,
-    "h": 3_600_000_000,
-    "min": 60_000_000,
-    "s": 1_000_000,
-    "ms": 1_000,
-    "us": 1,
-}
-
-
-def _unit_table(unit: str) -> tuple[dict[str, int], int] | None:
-    """The table of a setting's unit and the size of one base unit in it ('8kB' -> 8192 bytes)."""
-    if unit in _TIME:
-        return _TIME, _TIME[unit]
-    m = re.fullmatch(r"([0-9]*)(B|kB|MB)", unit)
-    if m is None:
-        return None
-    return _MEMORY, int(m.group(1) or 1) * _MEMORY[m.group(2)]
-
-
-def _to_base(value: float, unit: str, base_unit: str) -> float | None:
-    """``value`` ``unit`` in the setting's base unit, or None if ``unit`` is not one PostgreSQL
-    takes for it. A fraction is rounded to a whole number of the next smaller unit, as guc.c does.
-    """
-    found = _unit_table(base_unit)
-    if found is None or unit not in found[0]:
-        return None
-    table, base = found
-    names = list(table)
-    converted = value * (table[unit] / base)
-    i = names.index(unit)
-    if i + 1 < len(names) and math.isfinite(converted):
-        step = table[names[i + 1]] / base
-        converted = _rint(converted / step) * step
-    return converted
-
-
-def _rint(x: float) -> float:
-    """C rint(): round half to even (which is what Python's round does for floats)."""
-    return float(round(x)) if math.isfinite(x) else x
-
-
-# -- C number parsing (glibc, C locale) ---------------------------------------------------------
-
-_SPACE = " \t\n\v\f\r"
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
-_DBL_MIN = 2.2250738585072014e-308
-_STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))")
-_STRTOD = re.compile(
-    r"[ \t\n\v\f\r]*[+-]?(?:"
-    r"(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?)"
-    r"|(?P<dec>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
-    r"|(?P<inf>[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
-    r"|(?P<nan>[nN][aA][nN](?:\([0-9A-Za-z_]*\))?))"
-)
-
-
-def _strtol(s: str) -> tuple[int, int, bool]:
-    """C ``strtol(s, &end, 0)``: (value, end index, overflowed). end is 0 when nothing parsed."""
-    m = _STRTOL.match(s)
-    if m is None:
-        return 0, 0, False
-    sign, hexdigits, octal, decimal = m.groups()
-    if hexdigits is not None:
-        value = int(hexdigits, 16)
-    elif octal is not None:
-        value = int(octal, 8)
-    else:
-        value = int(decimal)
-    value = -value if sign == "-" else value
-    return value, m.end(), not -_LONG_MAX - 1 <= value <= _LONG_MAX
-
-
-def _strtod(s: str) -> tuple[float, int, bool]:
-    """C ``strtod(s, &end)``: (value, end index, ERANGE). end is 0 when nothing parsed."""
-    m = _STRTOD.match(s)
-    if m is None:
-        return 0.0, 0, False
-    text = m.group(0).strip(_SPACE)
-    if m.group("nan"):
-        return math.nan, m.end(), False
-    try:
-        value = float.fromhex(text) if m.group("hex") else float(text)
-    except OverflowError:
-        return math.inf, m.end(), True
-    if m.group("inf"):
-        return value, m.end(), False
-    if m.group("hex"):
-        digits = m.group("hex")[2:].lower().split("p")[0]
-    else:
-        digits = m.group("dec").lower().split("e")[0]
-    # glibc sets ERANGE on overflow and when a non-zero number comes out zero or subnormal
-    tiny = abs(value) < _DBL_MIN and any(c not in "0." for c in digits)
-    return value, m.end(), math.isinf(value) or tiny
-
-
 def _number(defn: SettingDef, value: str) -> float | None:
     """The value in the setting's base unit as PostgreSQL's parse_int / parse_real read it (an
     int is rounded but not yet range-checked), or None if PostgreSQL would reject its syntax."""
-    if defn.vartype == "integer":
-        ival, end, overflow = _strtol(value)
-        if overflow or value[end : end + 1] in (".", "e", "E"):
-            num, end, erange = _strtod(value)
-        else:
-            num, erange = float(ival), False
-    else:
-        num, end, erange = _strtod(value)
-    if end == 0 or erange or math.isnan(num):
-        return None
-    unit = value[end:].strip(_SPACE)  # blanks may come before and after the unit
-    if unit:
-        based = _to_base(num, unit, defn.unit) if defn.unit else None
-        if based is None:
-            return None
-        num = based
-    return _rint(num) if defn.vartype == "integer" else num
+    return guc_number(value, defn.unit, integer=defn.vartype == "integer")
 
 
 # -- booleans and enums ------------------------------------------------------------------------
@@ -266,7 +149,7 @@ def _enum_value(defn: SettingDef, value: str) -> str | None:
 def _amount(defn: SettingDef, x: float, exact: bool) -> str:
     """A base-unit amount for people: in the largest unit holding it exactly, as PostgreSQL prints
     it ('128kB' for 16 blocks of 8kB); if that is long and not ``exact``, rounded ('8TB')."""
-    found = _unit_table(defn.unit) if defn.unit else None
+    found = unit_table(defn.unit) if defn.unit else None
     if found is None or x <= 0:
         return f"{x:g}" if defn.vartype == "real" else str(int(x))
     table, base = found
@@ -297,7 +180,7 @@ def _range(defn: SettingDef) -> str:
     lo, hi = defn.min_val, defn.max_val
     if lo is None or hi is None:
         return ""
-    unbounded = hi >= 1e300 or (hi == _INT_MAX and not defn.unit)
+    unbounded = hi >= 1e300 or (hi == INT_MAX and not defn.unit)
     if unbounded:
         return f", at least {_amount(defn, lo, exact=False)}"
     return f", between {_amount(defn, lo, exact=False)} and {_amount(defn, hi, exact=False)}"
@@ -338,7 +221,7 @@ def _problem(defn: SettingDef, value: str) -> str | None:
         num = _number(defn, value)
         if num is None:
             kind = "an integer" if defn.vartype == "integer" else "a number"
-            units = _unit_table(defn.unit) if defn.unit else None
+            units = unit_table(defn.unit) if defn.unit else None
             if units is not None:
                 kind += f" with an optional unit ({', '.join(reversed(units[0]))})"
             return f"invalid value; expected {kind}{_range(defn)}"
@@ -370,9 +253,9 @@ def number(defn: SettingDef, value: str) -> float | None:
 def in_bytes(defn: SettingDef, value: str) -> float | None:
     """A memory setting's value in bytes ('1GB' and '131072' of shared_buffers are 1 GiB);
     None if it is not a memory setting or not a value the server takes."""
-    found = _unit_table(defn.unit) if defn.unit else None
+    found = unit_table(defn.unit) if defn.unit else None
     amount = number(defn, value)
-    if amount is None or found is None or found[0] is not _MEMORY:
+    if amount is None or found is None or found[0] is not MEMORY_UNITS:
         return None
     return amount * found[1]
 
@@ -503,7 +386,7 @@ def same_value(defn: SettingDef, a: str, b: str) -> bool:
 
 def _rounding_step(defn: SettingDef) -> float:
     """How far a value given with the base unit can be moved by the rounding (0.001 for ms)."""
-    found = _unit_table(defn.unit) if defn.unit else None
+    found = unit_table(defn.unit) if defn.unit else None
     if found is None:
         return 0.0
     table, base = found

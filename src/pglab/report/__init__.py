@@ -27,9 +27,9 @@ from pglab import __version__
 from pglab.analysis import points, scripts, verdicts
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
-from pglab.disks import results as storage_tables
 from pglab.report import browser, charts, flames
 from pglab.report.model import Point, Report, gather, point_of
+from pglab.targets import results as storage_tables
 from pglab.telemetry.summary import lines as telemetry_lines
 
 if TYPE_CHECKING:  # optuna, which tune.summary imports, takes a while

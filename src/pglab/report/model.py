@@ -18,6 +18,7 @@ from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
+from pglab.fingerprints import Fingerprint
 from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -280,7 +281,7 @@ def _progress_only(run: StoredRun) -> StoredRun:
     return replace(run, series=series, server_log="")
 
 
-def non_default_settings(fp: dict[str, Any]) -> dict[str, str]:
+def non_default_settings(fp: Fingerprint) -> dict[str, str]:
     """Settings whose value does not come from PostgreSQL's defaults (as the fingerprint has
     them), minus the ones every server of the lab sets for its own sake."""
     skip = {"application_name", "client_encoding", "DateStyle", "TimeZone", "lc_messages",

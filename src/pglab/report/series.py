@@ -69,8 +69,7 @@ class RunSeries:
             cols = {c: i for i, c in enumerate(tab["columns"])}
             phase = next(p for p in self.phases if p.idx == idx)
             rate = sampling_rate(phase) or 1.0
-            names = {str(sc.get("number")): str(sc.get("name") or "")
-                     for sc in phase.report.get("scripts") or ()}  # fmt: skip
+            names = {str(sc.number): sc.name or "" for sc in phase.report.scripts}
             for row in tab["rows"]:
                 number = str(row[cols["script"]])
                 name = names.get(number, "").rsplit("/", 1)[-1]

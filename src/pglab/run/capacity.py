@@ -22,7 +22,6 @@ facts (catalogs, dataset sizes, free space, RAM) and calls them.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -49,7 +48,7 @@ from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.run.plan import Plan
 from pglab.telemetry.watch import own_sessions
-from pglab.units import size_text
+from pglab.units import duration_text, size_text
 
 MIB = 2**20
 PGBENCH_SETUP_SESSIONS = 1  # pgbench checks its tables and vacuums on a session of its own; it
@@ -340,9 +339,10 @@ def memory_fit(
 def budget_problem(estimated_s: float, runs: int, budget_s: float, source: str) -> str | None:
     if estimated_s <= budget_s:
         return None
+    estimated, budget = duration_text(estimated_s, True), duration_text(budget_s, True)
     return (
-        f"the plan's {runs} run(s) are estimated at {duration_text(estimated_s)}, more than "
-        f"the time budget of {duration_text(budget_s)} ({source})"
+        f"the plan's {runs} run(s) are estimated at {estimated}, more than "
+        f"the time budget of {budget} ({source})"
     )
 
 
@@ -539,12 +539,3 @@ def _existing(path: Path) -> Path:
 
 
 # -- words -----------------------------------------------------------------------------------
-
-
-def duration_text(seconds: float) -> str:
-    seconds = int(math.ceil(seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    if h:
-        return f"{h}h{m:02d}m" + (f"{s:02d}s" if s else "")
-    return f"{m}m{s:02d}s" if m else f"{s}s"

@@ -22,7 +22,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 
@@ -34,9 +34,8 @@ from pglab.campaign.spec import (
     RunSpec,
     masked_document,
 )
-from pglab.disks import fsbench
-from pglab.disks import targets as storage_targets
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
+from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
@@ -59,6 +58,9 @@ from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.run.rounds import Rounds
+from pglab.store.base import Store
+from pglab.targets import fsbench
+from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
 
@@ -102,7 +104,7 @@ def _add(timings: dict[str, float], key: str, seconds: float) -> None:
 
 
 class Executor:
-    def __init__(self, lab: Lab, store, events: Events | None = None, reinit: bool = False):
+    def __init__(self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
         self.existing: dict[str, ExistingServer] = {}  # and servers made on hosts
@@ -267,7 +269,7 @@ class Executor:
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
         log_offset = 0
-        fp: dict = {}
+        fp: Fingerprint = {}
         srv: Server | None = None
         workdir: Path | None = None
         try:
@@ -280,45 +282,12 @@ class Executor:
                 devices = self._devices(run)
                 fp_os = self.os.apply(run.os, devices)  # None when it asks nothing
                 self.limits.set(run.os.limits)  # inherited by the server started now, pgbench
-                ds = datasets.ensure(
-                    self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
-                )
-                timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
-                timings["dataset_made_now"] = float(ds.made_now)
-                for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
-                    timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
+                ds = self._dataset(run, binaries, timings)
                 cluster = self._cluster_for(run, binaries, ds, timings)
                 srv = cluster
                 log_offset = cluster.log_size()
-                t0 = time.monotonic()
-                how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
-                timings["settings_s"] = time.monotonic() - t0
-                timings["restarted"] = 1.0 if how == "restart" else 0.0
-                t0 = time.monotonic()
-                fp = cluster.fingerprint(binaries)
-                timings["fingerprint_s"] = time.monotonic() - t0
-                fp["storage"] = {
-                    "data": self.targets.describe(run.storage.data),
-                    "wal": self.targets.describe(run.storage.wal),
-                }
-                fp["os_state"] = os_state.observed(devices)  # asked for or not
-                if fp_os is not None:
-                    fp["os"] = fp_os
-                if run.os.limits:  # what the server runs under (one started earlier keeps its)
-                    fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
-                if run.os.drop_caches:  # a cold run: after the server started, before phases
-                    fp["dropped_caches"] = os_state.drop_caches()
-            if self.worker is not None:
-                fp["fleet_worker"] = self.worker
-            if any(ph.generator == "sysbench" for ph in run.phases):
-                fp["sysbench_version"] = kit_load.sysbench_version()
-            if run.profile.enabled:  # said once per run, not an error where there are none
-                fp["hardware_counters"] = perf.hardware_counters()
-            self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
-            remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
-            if remote:
-                fp["generators"] = self.hosts.check(remote)
-                fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
+                self._set_up(run, binaries, cluster, devices, fp_os, timings, fp)
+            self._more_facts(run, binaries, fp)
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             context = PhaseContext(
@@ -327,30 +296,7 @@ class Executor:
             )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
-                    self.events.phase_started(run, phase.name, iteration)
-                    spec = (
-                        run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
-                    )
-                    runner = runner_for(phase, iteration, context)
-                    profile = run.profile if phase.measured else ProfileSpec()
-                    with contextlib.ExitStack() as stack:
-                        runner.prepare(stack)  # an operation's dirtying, before the watching
-                        # perf starts before the samplers and stops after them (ProfileWatch)
-                        prof = stack.enter_context(
-                            ProfileWatch(srv, profile, workdir, f"{phase.name}-{iteration}")
-                        )
-                        t0 = time.monotonic()
-                        watch = stack.enter_context(PhaseWatch(
-                            srv, spec, fp["server_version_num"], on_live=self.events.telemetry
-                        ))  # fmt: skip
-                        _add(timings, "telemetry_s", time.monotonic() - t0)
-                        result = runner.run(watch)
-                        t0 = time.monotonic()  # the samplers stopped, the closing snapshot
-                    _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
-                    if prof.seconds:
-                        _add(timings, "profile_s", prof.seconds)
-                    tables = {**watch.tables, **prof.tables, **result.tables}
-                    phases.append(replace(result, tables=tables))
+                    phases.append(self._phase(run, phase, iteration, context, fp, timings))
             if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
@@ -386,6 +332,98 @@ class Executor:
             server_log=log,
         )
 
+    def _dataset(
+        self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
+    ) -> datasets.Dataset:
+        """The run's dataset, made if no earlier run made it, its making timed."""
+        ds = datasets.ensure(
+            self.lab, binaries, run.server, run.dataset, self.events.status, run.storage
+        )
+        timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
+        timings["dataset_made_now"] = float(ds.made_now)
+        for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
+            timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
+        return ds
+
+    def _set_up(
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        cluster: Cluster,
+        devices: list[str],
+        fp_os: dict[str, Any] | None,
+        timings: dict[str, float],
+        fp: Fingerprint,
+    ) -> None:
+        """The run's settings applied to its cluster, and the fingerprint of what it runs on
+        into ``fp`` (as far as it got when a step fails)."""
+        t0 = time.monotonic()
+        how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
+        timings["settings_s"] = time.monotonic() - t0
+        timings["restarted"] = 1.0 if how == "restart" else 0.0
+        t0 = time.monotonic()
+        fp.update(cluster.fingerprint(binaries))
+        timings["fingerprint_s"] = time.monotonic() - t0
+        fp["storage"] = {
+            "data": self.targets.describe(run.storage.data),
+            "wal": self.targets.describe(run.storage.wal),
+        }
+        fp["os_state"] = os_state.observed(devices)  # asked for or not
+        if fp_os is not None:
+            fp["os"] = fp_os
+        if run.os.limits:  # what the server runs under (one started earlier keeps its)
+            fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
+        if run.os.drop_caches:  # a cold run: after the server started, before phases
+            fp["dropped_caches"] = os_state.drop_caches()
+
+    def _more_facts(self, run: RunSpec, binaries: Binaries, fp: Fingerprint) -> None:
+        """What the fingerprint says beside the server: the fleet's worker, sysbench, the
+        hardware counters of a profiled run, the generator hosts."""
+        if self.worker is not None:
+            fp["fleet_worker"] = self.worker
+        if any(ph.generator == "sysbench" for ph in run.phases):
+            fp["sysbench_version"] = kit_load.sysbench_version()
+        if run.profile.enabled:  # said once per run, not an error where there are none
+            fp["hardware_counters"] = perf.hardware_counters()
+        self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
+        remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
+        if remote:
+            fp["generators"] = self.hosts.check(remote)
+            fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
+
+    def _phase(
+        self,
+        run: RunSpec,
+        phase: PhaseSpec,
+        iteration: int,
+        context: PhaseContext,
+        fp: Fingerprint,
+        timings: dict[str, float],
+    ) -> PhaseResult:
+        """One iteration of a phase through its runner, watched by the telemetry (and perf)."""
+        self.events.phase_started(run, phase.name, iteration)
+        spec = run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
+        runner = runner_for(phase, iteration, context)
+        profile = run.profile if phase.measured else ProfileSpec()
+        with contextlib.ExitStack() as stack:
+            runner.prepare(stack)  # an operation's dirtying, before the watching
+            # perf starts before the samplers and stops after them (ProfileWatch)
+            prof = stack.enter_context(
+                ProfileWatch(context.server, profile, context.workdir, f"{phase.name}-{iteration}")
+            )
+            t0 = time.monotonic()
+            watch = stack.enter_context(PhaseWatch(
+                context.server, spec, fp["server_version_num"], on_live=self.events.telemetry
+            ))  # fmt: skip
+            _add(timings, "telemetry_s", time.monotonic() - t0)
+            result = runner.run(watch)
+            t0 = time.monotonic()  # the samplers stopped, the closing snapshot
+        _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
+        if prof.seconds:
+            _add(timings, "profile_s", prof.seconds)
+        tables = {**watch.tables, **prof.tables, **result.tables}
+        return replace(result, tables=tables)
+
     def _devices(self, run: RunSpec) -> list[str]:
         """The block devices under the run's PGDATA and pg_wal (none for a tmpfs)."""
         found = []
@@ -404,7 +442,7 @@ class Executor:
         log's budget and the phase does not set ``sampling_rate`` itself."""
         if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
             return phase
-        if run.campaign not in self._tps_read and self.store is not None:
+        if run.campaign not in self._tps_read:
             self._tps_read.add(run.campaign)
             for row in self.store.list_runs(run.campaign):
                 if row.status == "ok":
@@ -422,16 +460,14 @@ class Executor:
     def _prior(self, run: RunSpec, phase: str, iteration: int) -> Prior | None:
         """The progress of this operation phase in the point's latest stored run: what its ETA
         goes by (the same operation, options, version and dataset)."""
-        if self.store is None:
-            return None
         if self._priors_of != run.run_key:  # read once per run
             self._priors_of, self._priors = run.run_key, {}
             done = [
                 r for r in self.store.list_runs(run.campaign)
                 if r.point_key == run.point_key and r.status == "ok"
             ]  # fmt: skip
-            if done:
-                stored = self.store.get_run(done[-1].id)
+            stored = self.store.get_run(done[-1].id) if done else None
+            if stored is not None:  # (deleted since it was listed: no prior)
                 for ph in stored.phases:
                     tables = stored.series.get(str(ph.idx), {})
                     found = [t for k, t in tables.items() if k.startswith("progress.")]

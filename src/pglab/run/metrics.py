@@ -1,70 +1,20 @@
 """A run's figures, computed as it is stored: per-phase TPS and latency (mean over a phase's
 iterations), the run's TPS over its measured phases, the steady-state TPS and the trend of each
-long enough phase, and ``[[derived]]`` phase ratios. Pure functions on plain numbers:
-
-- ``steady_start``: the warm-up to trim from a per-second TPS series, by MSER-5 (White 1997: the
-  truncation point that minimises the standard error of the remaining mean, on batch means of 5)
-  unless the campaign declares one;
-- ``drift``: a linear trend over a series (within a run, or across repeats in run order),
-  reported as % change over the series with its p-value (``analysis`` uses it across runs).
-"""
+long enough phase (``stats/steady``: MSER-5 and the linear drift), and ``[[derived]]`` phase
+ratios. Pure functions on plain numbers."""
 
 from __future__ import annotations
 
-import math
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-import numpy as np
 
 from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import PhaseResult
-from pglab.significance import ALPHA, scipy_stats
+from pglab.stats.steady import drift, steady_start
 from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 from pglab.tpch import power, throughput
-
-
-def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
-    """Index of the first steady second: ``declared`` when given, else MSER-``batch``."""
-    n = len(tps)
-    if declared is not None:
-        return min(max(0, declared), n)
-    k = n // batch
-    if k < 4:
-        return 0  # too short to tell warm-up from noise
-    means = np.asarray(tps[: k * batch], dtype=float).reshape(k, batch).mean(axis=1)
-    best, best_d = math.inf, 0
-    for d in range(k // 2 + 1):  # never trim more than half
-        rest = means[d:]
-        score = float(((rest - rest.mean()) ** 2).sum()) / (len(rest) ** 2)
-        if score < best - 1e-12:
-            best, best_d = score, d
-    return best_d * batch
-
-
-@dataclass(frozen=True)
-class Drift:
-    change_pct: float  # fitted change from the first to the last point, % of the mean
-    p_value: float
-
-    @property
-    def significant(self) -> bool:
-        return self.p_value < ALPHA and abs(self.change_pct) >= 2.0
-
-
-def drift(values: Sequence[float]) -> Drift | None:
-    """A linear trend through ``values`` (in time order); None with fewer than 3 values."""
-    if len(values) < 3 or len(set(values)) < 2:
-        return None
-    x = np.arange(len(values), dtype=float)
-    fit = scipy_stats().linregress(x, np.asarray(values, dtype=float))
-    mean = statistics.fmean(values)
-    change = fit.slope * (len(values) - 1) / mean * 100 if mean else 0.0
-    return Drift(change_pct=float(change), p_value=float(fit.pvalue))
 
 
 def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:

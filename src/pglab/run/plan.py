@@ -51,7 +51,7 @@ class Plan:
     def storage_bench_seconds(self) -> float:
         """``[storage_bench]``: pg_test_fsync's 16 tests (and fio's 4 jobs) on each directory
         the runs write to, as the executor measures them before the first run."""
-        from pglab.disks.fsbench import FIO_JOBS, PG_TEST_FSYNC_TESTS
+        from pglab.targets.fsbench import FIO_JOBS, PG_TEST_FSYNC_TESTS
 
         spec = self.campaign.storage_bench
         if not spec.enabled or not self.runs:

@@ -21,7 +21,6 @@ from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import LOCAL, RunSpec
-from pglab.disks import targets as storage_targets
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.lab import Lab
 from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
@@ -33,6 +32,9 @@ from pglab.profile import checks as profile_checks
 from pglab.run import capacity, os_state
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
+from pglab.targets import targets as storage_targets
+
+Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
 
 
 def preflight(
@@ -86,26 +88,7 @@ def preflight(
         if key in checked:
             continue
         checked.add(key)
-        names = [n for n, _ in point.server.settings]
-        managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
-        for name in managed:
-            problems.append(f"{where}{name} is managed by pglab and cannot be set")
-        catalog = host_catalog or catalogs[b.label]
-        other_versions = {} if host_catalog else _versions_having(names, b, binaries, catalogs)
-        for name, versions in other_versions.items():
-            problems.append(
-                f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
-                f"{versions}: set it in the settings of the variants of those versions"
-            )
-        problems += settings.validate(
-            {
-                n: v
-                for n, v in point.server.settings
-                if n.lower() not in server.LAB_MANAGED and n not in other_versions
-            },
-            catalog,
-            where=where,
-        )
+        problems += _setting_problems(point, b, where, host_catalog, binaries, catalogs)
     budget: tuple[float, str] | None = None
     if budget_s is not None:
         budget = (budget_s, "--budget")
@@ -140,6 +123,40 @@ def preflight(
         )
     notes = tuple(profile_checks.notes(plan.runs))
     return replace(fit.plan, notes=fit.plan.notes + notes), binaries
+
+
+def _setting_problems(
+    point: RunSpec,
+    b: Binaries,
+    where: str,
+    host_catalog: Catalog | None,
+    binaries: Mapping[str, Binaries],
+    catalogs: Mapping[str, Catalog],
+) -> list[str]:
+    """What is wrong with a point's settings on its version: a setting pglab manages, one only
+    other versions of the campaign have, a name or value its ``pg_settings`` refuses."""
+    problems: list[str] = []
+    names = [n for n, _ in point.server.settings]
+    managed = sorted(n for n in names if n.lower() in server.LAB_MANAGED)
+    for name in managed:
+        problems.append(f"{where}{name} is managed by pglab and cannot be set")
+    catalog = host_catalog or catalogs[b.label]
+    other_versions = {} if host_catalog else _versions_having(names, b, binaries, catalogs)
+    for name, versions in other_versions.items():
+        problems.append(
+            f"{where}{name} does not exist in PostgreSQL {b.version}, only in "
+            f"{versions}: set it in the settings of the variants of those versions"
+        )
+    problems += settings.validate(
+        {
+            n: v
+            for n, v in point.server.settings
+            if n.lower() not in server.LAB_MANAGED and n not in other_versions
+        },
+        catalog,
+        where=where,
+    )
+    return problems
 
 
 def _raise(error: LabError | None) -> None:

@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from pglab.campaign.spec import ServerSpec, mask_dsn
-from pglab.disks import targets as storage_targets
+from pglab.campaign.spec import RunSpec, ServerSpec, mask_dsn
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
 from pglab.run import changes, os_state
+from pglab.store.base import Store
+from pglab.targets import targets as storage_targets
 
 
 def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
@@ -50,7 +51,7 @@ def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str
     return lines
 
 
-def find_stale(store, campaign: str, points) -> list[changes.StalePoint]:
+def find_stale(store: Store, campaign: str, points: Sequence[RunSpec]) -> list[changes.StalePoint]:
     """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
 
     def spec_of(run_id: int) -> dict | None:

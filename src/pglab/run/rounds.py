@@ -2,7 +2,7 @@
 
 The plan holds every round up to ``max``; before a round starts, the runs stored so far (this
 session's and a past one's alike: resuming after a failure judges the store as it is) decide,
-by ``pglab.sequential.undecided``, which points run in it. A compared point waits for its
+by ``pglab.stats.sequential.undecided``, which points run in it. A compared point waits for its
 baseline's runs of the same round (both sides stop together when their comparison is decided;
 the baseline goes on while any of its comparisons is not).
 """
@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec
-from pglab.sequential import Point, SequentialSpec, undecided
+from pglab.stats.sequential import Point, SequentialSpec, undecided
+from pglab.store.base import Store
 
 
 def point_of(run: RunSpec) -> Point:
@@ -23,7 +24,7 @@ def point_of(run: RunSpec) -> Point:
 class Rounds:
     """Which runs of the plan to do, judged afresh at the start of each round."""
 
-    def __init__(self, campaign: Campaign, points: Sequence[RunSpec], store,
+    def __init__(self, campaign: Campaign, points: Sequence[RunSpec], store: Store,
                  status: Callable[[str], None]):  # fmt: skip
         assert campaign.sequential is not None
         self.spec: SequentialSpec = campaign.sequential

@@ -19,12 +19,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from pglab import report, significance
+from pglab import report
 from pglab.errors import LabError
 from pglab.report import charts
 from pglab.report.model import Report
 from pglab.serve import comparing, history, rendering, views
 from pglab.serve.security import LOOPBACK_NAMES, Guard
+from pglab.stats import significance
 from pglab.store import Store, open_store
 
 KEPT_REPORTS = 16  # reports kept for their charts, parts and next visit (outlines too)

@@ -18,6 +18,7 @@ from typing import Any
 from pglab import __version__
 from pglab.campaign.spec import mask_dsn
 from pglab.errors import StoreError
+from pglab.fingerprints import Fingerprint
 from pglab.records import (
     RunResult,
     StorageResult,
@@ -300,7 +301,7 @@ class Store:
                     out[run_id] = (*out[run_id], encoding.decode_phase(row))
         return out
 
-    def run_fingerprint(self, run_id: int) -> dict[str, Any] | None:
+    def run_fingerprint(self, run_id: int) -> Fingerprint | None:
         """Only the environment fingerprint of a run (None if there is no such run)."""
         with self._guard(f"reading run {run_id}"):
             row = self._one("SELECT fingerprint_json FROM runs WHERE id = ?", (run_id,))

@@ -96,7 +96,9 @@ def decode_phase(row: dict[str, Any]) -> PhaseRow:
     row.pop("run_id", None)
     row["measured"] = bool(row["measured"])
     row["argv"] = json.loads(row.pop("argv_json"))
-    row["report"] = json.loads(row.pop("report_json"))
+    # the report as stored; the row's TPS and count where it has none (what older versions wrote)
+    base = {"tps": row["tps"] or 0.0, "transactions": row["transactions"] or 0}
+    row["report"] = PgbenchReport.from_dict({**base, **json.loads(row.pop("report_json"))})
     return PhaseRow(**row)
 
 
@@ -107,7 +109,7 @@ def run_result(run: StoredRun) -> RunResult:
         phases.append(PhaseResult(
             name=ph.name, iteration=ph.iteration, measured=ph.measured,
             started_at=ph.started_at, elapsed_s=ph.elapsed_s, argv=tuple(ph.argv),
-            report=PgbenchReport.from_dict(ph.report),
+            report=ph.report,
             output=ph.output,
             **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
             tables={k: v for k, v in series.items() if k not in SERIES_KINDS},

@@ -38,8 +38,9 @@ class BuffersSampler:
         assert summary_sql is not None, "buffercache_15.sql serves every supported version"
         self._summary_sql = summary_sql
         self.summary = Table(["t", *SUMMARY_COLUMNS])
-        # 16+: buffers per usage count (how hot the cache is), one row per (t, usage_count)
-        self._usage = server_version_num >= 160000
+        # buffers per usage count (how hot the cache is), one row per (t, usage_count); None
+        # before 16, which lacks pg_buffercache_usage_counts()
+        self._usage_sql = sql_for("pglab.telemetry", "buffercache_usage", server_version_num)
         self.usage_counts = Table(["t", "usage_count", "buffers", "dirty", "pinned"])
         self.own_xacts = 0
 
@@ -62,11 +63,9 @@ class BuffersSampler:
         assert row is not None  # aggregates without GROUP BY, or a summary function: one row
         self.own_xacts += 1
         self.summary.add(t, *(float(v) if v is not None else None for v in row))
-        if self._usage:
+        if self._usage_sql is not None:
             try:
-                rows = self._conn.execute(
-                    "SELECT usage_count, buffers, dirty, pinned FROM pg_buffercache_usage_counts()"
-                ).fetchall()
+                rows = self._conn.execute(self._usage_sql).fetchall()
             except psycopg.Error as exc:
                 raise SamplerOff(f"pg_buffercache_usage_counts: {exc}") from exc
             self.own_xacts += 1

@@ -6,7 +6,7 @@ geometric means, Welch's 95% CI on logs, Mann-Whitney as a check, Holm over the 
 answer is the best configuration significantly better than the defaults after confirmation,
 or none. Adaptive (``confirm_max`` above ``confirm_repeats``): then a round at a time of the
 candidates still undecided, judged on the anytime-valid confidence sequence of
-``pglab.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
+``pglab.stats.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from pglab import sequential
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+from pglab.stats import sequential
 from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 if TYPE_CHECKING:
     from pglab.tune.trials import Search, TrialRecord, TuneEvents
@@ -158,7 +161,7 @@ def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float
     return bool(got) and median(got) <= limit
 
 
-def stored_values(store: Any, name: str, labels: Sequence[str], objective: str,
+def stored_values(store: Store, name: str, labels: Sequence[str], objective: str,
                   ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:  # fmt: skip
     """Each candidate's confirmation runs stored so far: its figures (TPS, or p99 for the p99
     objective) and its p99s."""

@@ -23,6 +23,7 @@ from optuna.distributions import (
 from pglab.postgres import server, settings
 from pglab.postgres.settings import SettingDef
 from pglab.tune.spec import KnobSpec
+from pglab.units import guc_megabytes
 
 UNSAFE = ("fsync", "full_page_writes", "synchronous_commit", "wal_level")
 MIB = 2**20
@@ -121,19 +122,15 @@ def _range(name: str, lo: str, hi: str, log: bool = True) -> KnobSpec:
     return KnobSpec(name, lo, hi, log)
 
 
-def _size(n: float) -> str:
-    return f"{max(1, int(n // MIB))}MB"
-
-
 def default_knobs(catalog: Mapping[str, SettingDef], ram: int, unsafe: bool) -> list[KnobSpec]:
     """The knobs tuned when the file names none: those of this version, bounded by ``ram``."""
     shared_max = max(256 * MIB, int(ram * 0.4))
     found = [
         # memory
-        _range("shared_buffers", "32MB", _size(shared_max)),
+        _range("shared_buffers", "32MB", guc_megabytes(shared_max)),
         _range("work_mem", "1MB", "256MB"),
         _range("maintenance_work_mem", "16MB", "1GB"),
-        _range("effective_cache_size", _size(ram / 8), _size(ram * 0.75)),
+        _range("effective_cache_size", guc_megabytes(ram / 8), guc_megabytes(ram * 0.75)),
         # WAL and checkpoints
         _range("max_wal_size", "256MB", "16GB"),
         _range("checkpoint_timeout", "30s", "30min"),

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import json_schema
 from pglab.campaign import parse as campaigns
-from pglab.campaign import schema as campaign_schema
 from pglab.campaign.checks import Problems, choice, get, table_of
 from pglab.campaign.parse import Campaign
 from pglab.errors import CampaignError
@@ -287,7 +287,7 @@ def parse(
 def file_schema() -> dict[str, Any]:
     """The campaign file's JSON Schema (``campaign/json_schema.py``) with the ``[tune]`` table
     of a file for ``pglab tune``: what ``pglab schema`` prints."""
-    doc = campaign_schema.json_schema()
+    doc = json_schema.build()
     doc["properties"]["tune"] = table_schema()
     return doc
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.importance import PedAnovaImportanceEvaluator, get_param_importances
@@ -18,6 +18,9 @@ from pglab.tune import study as studies
 from pglab.tune.confirm import Candidate, Decision, decide, stored_values
 from pglab.tune.spec import TuneSpec, is_tune, parse_tune
 from pglab.tune.trials import TrialRecord, best_of, record_of
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 MIN_OK = 4  # measured trials before knob importance means anything
 
@@ -84,9 +87,9 @@ def to_json(s: TuneSummary) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def of(store: Any, store_url: str, name: str) -> TuneSummary:
+def of(store: Store, store_url: str, name: str) -> TuneSummary:
     camp = store.get_campaign(name)
-    if not is_tune(camp):
+    if camp is None or not is_tune(camp):
         raise LabError(f"{name!r} is not a tune study", hint="`pglab show NAME` shows it")
     spec, _ = parse_tune(camp["spec"]["tune"])
     try:
@@ -124,7 +127,7 @@ def _importance(study: optuna.Study, records: tuple[TrialRecord, ...]) -> tuple[
     return {k: float(v) for k, v in found.items()}, f"PED-ANOVA (Optuna), over {ok} measured trials"
 
 
-def _decision(store: Any, name: str, spec: TuneSpec, cands: tuple[Candidate, ...],
+def _decision(store: Store, name: str, spec: TuneSpec, cands: tuple[Candidate, ...],
               effect_pct: float) -> Decision | None:  # fmt: skip
     if not cands:
         return None

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import optuna
 import psutil
@@ -37,6 +37,9 @@ from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
 from pglab.tune.space import Knob
 from pglab.tune.spec import TuneSpec, objective_value
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 MAX_INFEASIBLE_IN_A_ROW = 200  # samples over the constraint before the search gives up
 
@@ -209,7 +212,7 @@ def best_of(records: list[TrialRecord], direction: str) -> TrialRecord | None:
 class Search:
     """Runs the trials still to do within the budget, resuming a stored study."""
 
-    def __init__(self, lab: Lab, store, store_url: str, setup: Setup, events: TuneEvents,
+    def __init__(self, lab: Lab, store: Store, store_url: str, setup: Setup, events: TuneEvents,
                  run_events: Events | None = None) -> None:  # fmt: skip
         self.lab, self.store, self.setup, self.events = lab, store, setup, events
         self.executor = Executor(lab, store, run_events)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from pglab import procs
 from pglab.campaign.spec import ServerSpec
-from pglab.disks.output import parse_fio, parse_pg_test_fsync
 from pglab.errors import LabError
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, sources
 from pglab.records import StorageResult
+from pglab.targets.output import parse_fio, parse_pg_test_fsync
 
 FIO_SIZE = "32M"  # per job file: small enough for a tmpfs, big enough to leave the page cache
 # pg_test_fsync runs 16 tests of --seconds each (5 methods x 2, 5 sizes, 2 fd tests, 1 write)

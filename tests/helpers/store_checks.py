@@ -7,6 +7,7 @@ names an empty store; each check opens it with ``open_store``.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -30,7 +31,7 @@ from pglab.rows import RunRow
 from pglab.store import Store, open_store, schema
 from pglab.store.base import Store as BaseStore
 
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parents[1]  # on the path of a started Python, as pytest's
 
 
 # -- sample data ---------------------------------------------------------------------------
@@ -123,9 +124,8 @@ def counts(store: Store) -> dict[str, int]:
 
 
 KILL_SCRIPT = """
-import os, signal, sys
-sys.path.insert(0, {tests!r})
-from store_checks import sample_run
+import os, signal
+from helpers.store_checks import sample_run
 from pglab.store import open_store
 from pglab.store.base import Store
 
@@ -138,9 +138,8 @@ with open_store({url!r}) as store:
 """
 
 WRITER_SCRIPT = """
-import sys, time
-sys.path.insert(0, {tests!r})
-from store_checks import sample_run, sample_phase
+import time
+from helpers.store_checks import sample_run, sample_phase
 from pglab.store import open_store
 while time.time() < {start}:  # every writer opens the store at the same moment
     pass
@@ -151,9 +150,14 @@ with open_store({url!r}) as store:
 
 
 def start_python(script: str, **kw: Any) -> subprocess.Popen[str]:
-    """A Python process running ``script`` (formatted with ``kw`` and ``tests``)."""
-    code = textwrap.dedent(script).format(tests=str(TESTS_DIR), **kw)
-    return subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    """A Python process running ``script`` (formatted with ``kw``), the tests' helpers on its
+    path as on pytest's (``PYTHONPATH``)."""
+    code = textwrap.dedent(script).format(**kw)
+    path = os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 # -- the contract --------------------------------------------------------------------------
@@ -196,7 +200,7 @@ class StoreContract:
         ph = got.phases[1]
         assert ph.tps == 1000.0 and ph.transactions == 3000 and ph.failed == 0
         assert ph.latency_stddev_ms == 0.123456789 and ph.initial_connection_ms == 2.5
-        assert ph.report["transaction_type"] == TPCB
+        assert ph.report.transaction_type == TPCB
         assert ph.argv[0] == "pgbench" and "ünïcode ✓" in ph.output
         assert set(got.series) == {"0", "1", "2"}
         lat = got.series["2"]["latency"]
@@ -529,7 +533,7 @@ class StoreContract:
             got = store.get_run(store.save_run(run))
         assert got.server_log == "a\ufffdb" and got.error == "bad ? byte"
         assert got.tps is None and got.phases[0].tps is None
-        assert math.isnan(got.phases[0].report["tps"])  # the JSON keeps what was measured
+        assert math.isnan(got.phases[0].report.tps)  # the JSON keeps what was measured
 
     def test_list_runs_of_10000_runs_is_one_query(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch

@@ -46,7 +46,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pglab.significance import ALPHA
+from pglab.stats.significance import ALPHA
 
 # the prior variance g of the standardized effect δ: an SD of about 3 (see t_star in the tests)
 G_GRID = (10.0,)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pglab.significance import scipy_stats
+from pglab.stats.significance import scipy_stats
 
 UNSTABLE_CV_PCT = 10.0
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pglab.disks.targets import tool, undo
 from pglab.lab import Lab
+from pglab.targets.targets import tool, undo
 
 
 def need_root_and_tools(*names: str) -> None:

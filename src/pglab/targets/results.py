@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pglab.disks.output import sync_rate
 from pglab.records import StorageResult
+from pglab.targets.output import sync_rate
 
 
 def as_row(result: StorageResult, result_id: int | None = None) -> dict[str, Any]:

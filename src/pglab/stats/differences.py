@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab.significance import ALPHA, scipy_stats
+from pglab.stats.significance import ALPHA, scipy_stats
 
 GUARD = 0.10  # a comparison noisier than the others at this level is tested on its own
 # rounds a comparison needs to be tested on its own variance: two give one degree of freedom,

@@ -1,1 +1,0 @@
-"""Storage under test: made filesystems, storage micro-benchmarks, their output."""

@@ -1,0 +1,14 @@
+"""What the tests share besides their fixtures (``tests/conftest.py``): servers and stores to test
+against, synthetic campaigns, network namespaces as hosts, the store contract. Imported as
+``helpers.NAME``: pytest's ``pythonpath = ["tests"]`` puts the package on the path, so no test
+edits ``sys.path``.
+
+- ``existing_server``: a PostgreSQL server pglab did not start, for ``dsn`` campaigns;
+- ``fleet_workers``: a fleet's workers on a PostgreSQL store, started and always stopped;
+- ``netns_hosts``: network namespaces with an SSH server each, as remote hosts;
+- ``os_helpers``: the ``[os]`` table's kernel state, read and restored;
+- ``pg_store``: a PostgreSQL results store;
+- ``storage_helpers``: filesystems for storage targets;
+- ``store_checks``: the contract every store backend passes, and sample runs;
+- ``synthetic_operations``, ``synthetic_runs``: stored campaigns with known answers.
+"""
