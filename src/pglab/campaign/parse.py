@@ -20,7 +20,14 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign import hosts as host_parts
-from pglab.campaign import os_table, profiling, schema, sections, server_source, workload
+from pglab.campaign import (
+    kit_checks,
+    os_table,
+    profiling,
+    schema,
+    sections,
+    server_source,
+)
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
 from pglab.campaign.os_spec import OsSpec
@@ -389,7 +396,7 @@ def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) 
         if f.name not in table:
             continue
         val = table[f.name]
-        val = workload.dataset_scale(val, p, where) if f.name == "scale" else val
+        val = kit_checks.dataset_scale(val, p, where) if f.name == "scale" else val
         if f.name in ("partitions", "fillfactor", "tables", "table_size", "fields", "field_length"):
             lo, hi = schema.bounds(schema.DATASET, f.name)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:

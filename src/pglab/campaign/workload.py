@@ -13,9 +13,10 @@ from typing import Any
 from pglab.campaign import hosts as host_parts
 from pglab.campaign.checks import Problems, get, number_in
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
+from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.kits.tpch_queries import unknown as unknown_queries
-from pglab.campaign.shapes import RANDOM_SEEDS, SCALE_FACTORS, SCALES
+from pglab.campaign.shapes import RANDOM_SEEDS
 from pglab.campaign.spec import (
     ACCOUNT_COLUMNS,
     BUILTIN_SCRIPTS,
@@ -534,52 +535,6 @@ def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
         op = ph.operation
     kit = table.get("kit", ph.kit) if op is None and "script" not in table else None
     return {k: v for k, v in table.items() if takes(replace(ph, operation=op, kit=kit), k)}
-
-
-def kit_problems(phases: Any, where: str, p: Problems) -> None:
-    """A run's dataset is one kit's tables, sysbench's or pgbench's: when a phase runs a kit
-    (or sysbench), every phase runs it."""
-    kits = {ph.dataset_kind for ph in phases}
-    if len(kits) > 1:
-        said = ", ".join(f"{ph.name}: {ph.dataset_kind or ph.script_label}" for ph in phases)
-        p.add(where, f"phases run different workloads ({said}): a run's dataset is one kit's "
-              "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
-              "phase runs it")  # fmt: skip
-    for ph in phases:
-        if ph.generator == "sysbench" and ph.remote:
-            p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
-                  "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
-
-
-def dataset_scale(val: Any, p: Problems, where: str) -> Any:
-    """``[dataset] scale``: a whole number, or a fraction (kit = "tpch"'s scale factor, checked
-    with the phases: ``kit_scale``); a whole fraction (1.0) is its integer. A problem added
-    when it is neither (``val`` then as given: the file is refused)."""
-    if isinstance(val, float) and SCALE_FACTORS[0] <= val <= SCALE_FACTORS[1]:
-        return int(val) if val.is_integer() else val
-    if isinstance(val, int) and not isinstance(val, bool) and SCALES[0] <= val <= SCALES[1]:
-        return val
-    low, high = SCALE_FACTORS
-    p.add(where, f"scale = {val!r}: expected a whole number from {SCALES[0]} to {SCALES[1]} "
-          f'(or kit = "tpch"\'s scale factor, {low:g} to {high:g})')  # fmt: skip
-    return val
-
-
-def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
-    """The dataset's scale counts the kit's unit (warehouses), up to the kit's limit; a
-    fraction only where the kit takes one (TPC-H's scale factor 0.01)."""
-    for kit in (KITS[k] for k in dict.fromkeys(kits)):
-        for scale in scales:
-            if isinstance(scale, int | float) and not kit.min_scale <= scale <= kit.max_scale:
-                said = "at most" if scale > kit.max_scale else "at least"
-                bound = kit.max_scale if scale > kit.max_scale else kit.min_scale
-                p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
-                      f"scale, {said} {bound:,g}")  # fmt: skip
-    if not kits:
-        for scale in scales:
-            if isinstance(scale, float):
-                p.add(where, f"scale = {scale}: a fraction is a scale factor of kit = \"tpch\"; "
-                      "pgbench's scale is a whole number ≥ 1")  # fmt: skip
 
 
 def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
