@@ -6,8 +6,8 @@ session, so that two sessions on the machine do not meet.
 
 Each host has its own view of the file system (a mount namespace, held by a process of its own
 for the session, so that its files outlive a restart of its sshd as a disk does): ``/tmp``,
-``/var/tmp``, ``/root`` and ``/home`` are its own (empty tmpfs, the login user's home made
-there), so the lab's directories, the tests' files and anything pglab writes on this machine's
+``/var/tmp``, ``/dev/shm``, ``/root`` and ``/home`` are its own (empty tmpfs, the login user's
+home made there), so the lab's directories (the tests' lab home is on /dev/shm), the tests' files and anything pglab writes on this machine's
 ``/tmp`` are not there; what a host needs must travel over SSH. The rest is shared: a host's
 pgbench is the embedded wheel's, at the same path in the virtual environment (which, where it
 lies under one of those directories, as a clone of the repository in ``/tmp`` has it, is
@@ -42,7 +42,7 @@ def _ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.Com
     return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=30)
 
 
-PRIVATE = ("/tmp", "/var/tmp", "/root", "/home")  # each host has its own (empty tmpfs)
+PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home")  # each host has its own (tmpfs)
 
 
 def _own_files(stash: Path) -> str:
@@ -54,7 +54,7 @@ def _own_files(stash: Path) -> str:
     return (
         "set -e; "
         + (f"mkdir -p {stash}; mount --bind {venv} {stash}; " if keep else "")
-        + 'for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
+        + 'for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 pglab-host "$d"; done; '
         "mount -t tmpfs -o mode=0700 pglab-host /root; "
         "mount -t tmpfs -o mode=0755 pglab-host /home; "
         + (f"mkdir -p {venv}; mount --bind {stash} {venv}; " if keep else "")
