@@ -7,12 +7,13 @@ session, so that two sessions on the machine do not meet.
 Each host has its own view of the file system (a mount namespace, held by a process of its own
 for the session, so that its files outlive a restart of its sshd as a disk does): ``/tmp``,
 ``/var/tmp``, ``/dev/shm``, ``/root`` and ``/home`` are its own (empty tmpfs, the login user's
-home made there), so the lab's directories (the tests' lab home is on /dev/shm), the tests' files and anything pglab writes on this machine's
-``/tmp`` are not there; what a host needs must travel over SSH. The rest is shared: a host's
-pgbench is the embedded wheel's, at the same path in the virtual environment (which, where it
-lies under one of those directories, as a clone of the repository in ``/tmp`` has it, is
-bind-mounted back at its own path in each host's view: the one thing kept). ``NsHost.run``
-runs a command in the host's namespaces, to look at what is there.
+home made there), so the lab's directories (the tests' lab home is on /dev/shm), the tests'
+files and anything pglab writes on this machine's ``/tmp`` are not there; what a host needs must
+travel over SSH. The rest is shared: a host's pgbench is the embedded wheel's, at the same path
+in the virtual environment (which, where it lies under one of those directories, as a clone of
+the repository in ``/tmp`` has it, is bind-mounted back at its own path in each host's view: the
+one thing kept). ``NsHost.run`` runs a command in the host's namespaces, to look at what is
+there.
 
 The tests log in as root with a key made here, or as ``LOGIN_USER`` (an unprivileged account
 made here, for a PostgreSQL server on a host: PostgreSQL refuses root); ``known_hosts`` is
