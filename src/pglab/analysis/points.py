@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +104,13 @@ def figure_of(runs: Sequence[RunRow]) -> str:
     if ok and all("geomean_s" in r.metrics for r in ok):  # power, or throughput's streams
         return "QthH" if all("throughput" in r.metrics for r in ok) else "QphH"
     return "MB/s" if ok and all("mb_s" in r.metrics for r in ok) else "tps"
+
+
+def figure_of_run(metrics: Mapping[str, float]) -> str:
+    """``figure_of`` for one run, from its metrics."""
+    if "geomean_s" in metrics:
+        return "QthH" if "throughput" in metrics else "QphH"
+    return "MB/s" if "mb_s" in metrics else "tps"
 
 
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from pglab.analysis import points
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
 from pglab.postgres.build import Build
@@ -108,7 +109,7 @@ class ProgressEvents:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
             tps = result.metrics.get("tps", 0.0)
-            unit = "MB/s" if "mb_s" in result.metrics else "tps"  # maintenance operations
+            unit = points.figure_of_run(result.metrics)  # MB/s, QphH: not always TPS
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} {unit}")
         else:
             self.progress.console.print(

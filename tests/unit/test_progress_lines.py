@@ -1,0 +1,38 @@
+"""The line `pglab run` prints as each run ends names the run's headline figure by what it is:
+TPS for pgbench, MB/s for maintenance operations, QphH (QthH) for a TPC-H-like power
+(throughput) run."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from pglab.analysis.points import figure_of_run
+from pglab.campaign.spec import DatasetSpec, RunSpec, ServerSpec
+from pglab.cli import progress
+from pglab.records import RunResult
+
+
+@pytest.mark.parametrize(
+    ("metrics", "unit"),
+    [
+        ({"tps": 1234.5}, "tps"),
+        ({"tps": 80.0, "mb_s": 80.0}, "MB/s"),
+        ({"tps": 5011.6, "geomean_s": 0.7}, "QphH"),
+        ({"tps": 900.0, "geomean_s": 0.9, "throughput": 900.0}, "QthH"),
+    ],
+)
+def test_a_finished_run_s_line_names_its_figure(metrics: dict, unit: str, monkeypatch) -> None:
+    assert figure_of_run(metrics) == unit
+    out = io.StringIO()
+    monkeypatch.setattr(progress, "console", Console(file=out, width=120, color_system=None))
+    events = progress.ProgressEvents(10.0)
+    result = RunResult(campaign="c", run_key="k/1", point_key="k", repeat=1, variant="base",
+                       label="base", spec={}, status="ok", started_at=0.0, finished_at=1.0,
+                       metrics=metrics)  # fmt: skip
+    spec = RunSpec(campaign="c", variant="base", axes=(), server=ServerSpec(),
+                   dataset=DatasetSpec(), phases=())  # fmt: skip
+    events.run_finished(spec, result)
+    assert f"✓ base #1: {metrics['tps']:,.1f} {unit}" in out.getvalue()
