@@ -194,6 +194,11 @@ def widths(columns: Sequence[Column], width: int | None) -> list[int]:
         [_width(cells, h) for h, _, cells in columns],
         [min(8, _width(cells, h)) if t else _width(cells, h)
          for (h, _, cells), t in zip(columns, text, strict=True)],
+        # last, a figure's header folds inside its words too (a point's long name over a
+        # column of seconds), down to 12 characters or its widest figure: else rich squeezes
+        # the table into the terminal itself, and the labels' column went to nothing
+        [min(8, _width(cells, h)) if t else max(_width(cells, ""), min(12, _width(cells, h)))
+         for (h, _, cells), t in zip(columns, text, strict=True)],
     ):  # fmt: skip
         while sum(out) > room:
             shrinkable = [i for i in range(len(out)) if out[i] > least[i]]
