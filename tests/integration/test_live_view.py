@@ -116,6 +116,13 @@ def test_run_and_watch_show_tps_checkpoints_and_waits_watch_leaves_on_ctrl_c(
     store = tmp_path / "r.sqlite"
     tmux.pane("run", pglab(lab, store, "run", str(tmp_path / "c.toml")))
     tmux.wait("run", lambda s: "TPS" in s, "the live panel")
+    # asked for another campaign, watch names the one running (asked early: the run lasts
+    # 40 s, and on a loaded machine the checks after its checkpoint took longer than that)
+    other = subprocess.run(pglab(lab, store, "watch", "nosuch"), capture_output=True, text=True)
+    assert other.returncode == 2
+    assert "campaign 'nosuch' is not running" in other.stderr and "running now: live-tmux" in (
+        other.stderr
+    )
     tmux.pane("watch", pglab(lab, store, "watch", "live-tmux"))
     for name in ("run", "watch"):
         screen = tmux.wait(name, shows_a_checkpoint_and_waits, "a checkpoint ▲ under TPS, waits")
@@ -128,11 +135,6 @@ def test_run_and_watch_show_tps_checkpoints_and_waits_watch_leaves_on_ctrl_c(
     once = subprocess.run(pglab(lab, store, "watch", "--once"), capture_output=True, text=True)
     assert once.returncode == 0 and "pglab · live-tmux · run 1/1" in once.stdout, once
     assert "▲" in once.stdout and "last 5 s:" in once.stdout
-    other = subprocess.run(pglab(lab, store, "watch", "nosuch"), capture_output=True, text=True)
-    assert other.returncode == 2
-    assert "campaign 'nosuch' is not running" in other.stderr and "running now: live-tmux" in (
-        other.stderr
-    )
     assert "Ctrl-C stops the watching, not the campaign" in tmux.screen("watch")
     assert "Ctrl-C stops the campaign" in tmux.screen("run")
     tmux("send-keys", "-t", "watch", "C-c")
