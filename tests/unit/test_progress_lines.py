@@ -36,3 +36,13 @@ def test_a_finished_run_s_line_names_its_figure(metrics: dict, unit: str, monkey
                    dataset=DatasetSpec(), phases=())  # fmt: skip
     events.run_finished(spec, result)
     assert f"✓ base #1: {metrics['tps']:,.1f} {unit}" in out.getvalue()
+
+
+def test_watch_names_a_stored_run_s_figure_too() -> None:
+    from pglab.cli.watch import _line
+    from pglab.rows import RunRow
+
+    row = RunRow(id=7, campaign="c", run_key="k/1", point_key="k", variant="base", label="q",
+                 repeat=2, status="ok", tps=5011.6, started_at=0.0, finished_at=1.0, error=None,
+                 metrics={"tps": 5011.6, "geomean_s": 0.7})  # fmt: skip
+    assert _line(row) == "  ✓ q #2: 5,011.6 QphH"

@@ -10,6 +10,7 @@ import time
 from rich.live import Live
 from rich.markup import escape
 
+from pglab.analysis import points
 from pglab.cli import live
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
@@ -105,7 +106,8 @@ def _print_new(store: Store, name: str, seen: set[int], view: Live) -> set[int]:
 
 def _line(r: RunRow) -> str:
     if r.ok:
-        return f"  ✓ {escape(r.label)} #{r.repeat}: {r.tps or 0.0:,.1f} tps"
+        unit = points.figure_of_run(r.metrics)  # MB/s, QphH: not always TPS
+        return f"  ✓ {escape(r.label)} #{r.repeat}: {r.tps or 0.0:,.1f} {unit}"
     return f"  [red]✗ {escape(r.label)} #{r.repeat}: {escape(reason_of(r.error))}[/]"
 
 
