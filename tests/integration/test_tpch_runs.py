@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_runs import run_alone
 
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.cli import main
@@ -92,14 +93,10 @@ def test_show_names_each_query_and_the_plan_change(made: dict[str, Any], lab: La
 
 
 def test_a_query_over_its_timeout_is_recorded_not_failed(made: dict[str, Any], lab: Lab) -> None:
-    path = made["tmp"] / "timeout.toml"
-    path.write_text('name = "tpch-timeout"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
-                    "queries = [1, 6]\nquery_timeout = 0.001\n")  # fmt: skip
-    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
-    with open_store(str(made["store"])) as s:
-        (row,) = s.list_runs("tpch-timeout")
-        run = s.get_run(row.id)
-    assert run is not None and run.ok, run and run.error
+    run = run_alone(made["tmp"] / "timeout.toml",
+                    'name = "tpch-timeout"\n[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n'
+                    "queries = [1, 6]\nquery_timeout = 0.001\n", "tpch-timeout", lab,
+                    made["store"])  # fmt: skip
     assert run.metrics["timeouts"] == 2 and run.metrics["q01_s"] == 0.001
     rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
     assert [(r[0], r[2], r[3]) for r in rows] == [(1, None, True), (6, None, True)]
@@ -237,14 +234,10 @@ def test_the_22_queries_on_postgresql_15(made: dict[str, Any], lab: Lab) -> None
     the rows recorded for that scale and seed, and its plan (with ANALYZE's times) is stored."""
     if not PG15.exists():
         pytest.skip("Debian's postgresql-15 is not installed")
-    path = made["tmp"] / "pg15.toml"
-    path.write_text(f'name = "tpch-pg15"\n[server]\nsource = "bindir"\nbindir = "{PG15}"\n'
-                    '[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n')  # fmt: skip
-    assert cli("run", str(path), lab=lab, store=made["store"]) == 0
-    with open_store(str(made["store"])) as s:
-        (row,) = s.list_runs("tpch-pg15")
-        run = s.get_run(row.id)
-    assert run is not None and run.ok, run and run.error
+    run = run_alone(made["tmp"] / "pg15.toml",
+                    f'name = "tpch-pg15"\n[server]\nsource = "bindir"\nbindir = "{PG15}"\n'
+                    '[dataset]\nscale = 0.01\n[workload]\nkit = "tpch"\n', "tpch-pg15", lab,
+                    made["store"])  # fmt: skip
     assert run.fingerprint["server_version"].startswith("15")
     tables = run.series[str(run.phases[0].idx)]
     counts = {str(r[0]): r[2] for r in tables[power.TABLE]["rows"]}
@@ -264,17 +257,12 @@ def password(monkeypatch):
 @pytest.mark.usefixtures("password")
 def test_tpch_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
     """The dataset in a database of pglab's own on a server pglab did not start; two queries."""
-    path = tmp_path / "existing.toml"
-    path.write_text(f'name = "tpch-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
-                    'database = "pglab_tpch_existing"\n[dataset]\nscale = 0.01\n[workload]\n'
-                    'kit = "tpch"\nqueries = [3, 1]\n')  # fmt: skip
-    store = tmp_path / "r.sqlite"
+    text = (f'name = "tpch-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
+            'database = "pglab_tpch_existing"\n[dataset]\nscale = 0.01\n[workload]\n'
+            'kit = "tpch"\nqueries = [3, 1]\n')  # fmt: skip
     try:
-        assert cli("run", str(path), lab=lab, store=store) == 0
-        with open_store(str(store)) as s:
-            (row,) = s.list_runs("tpch-existing")
-            run = s.get_run(row.id)
-        assert run is not None and run.ok, run and run.error
+        run = run_alone(tmp_path / "existing.toml", text, "tpch-existing", lab,
+                        tmp_path / "r.sqlite")  # fmt: skip
         rows = run.series[str(run.phases[0].idx)][power.TABLE]["rows"]
         assert [(r[0], r[2]) for r in rows] == [(3, ROWS[3]), (1, ROWS[1])]
         with outside_server.admin("pglab_tpch_existing") as conn:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_runs import run_alone
 
 from pglab.analysis import scripts
 from pglab.campaign.kits import script_stem
@@ -121,15 +122,10 @@ def test_records_of_3_fields_of_50_characters(outside_server, lab: Lab, tmp_path
     """``[dataset] fields`` and ``field_length`` (YCSB's fieldcount, fieldlength): the table has
     those columns, every value (loaded, or written by workload F's read-modify-writes) that
     length, and the scripts update only the fields there are."""
-    path = tmp_path / "shape.toml"
-    path.write_text(SHAPED.format(dsn=outside_server.dsn()))
-    store = tmp_path / "r.sqlite"
     try:
-        assert cli("run", str(path), lab=lab, store=store) == 0
-        with open_store(str(store)) as s:
-            (row,) = s.list_runs("ycsb-shape")
-            run = s.get_run(row.id)
-        assert run is not None and run.ok and run.phases[0].transactions == 400
+        run = run_alone(tmp_path / "shape.toml", SHAPED.format(dsn=outside_server.dsn()),
+                        "ycsb-shape", lab, tmp_path / "r.sqlite")  # fmt: skip
+        assert run.phases[0].transactions == 400
         rmw = next(s for s in scripts.phase_scripts(run.phases[0])
                    if s.script.endswith("/read_modify_write.sql"))  # fmt: skip
         assert rmw.transactions and "field3" not in Path(rmw.script).read_text()

@@ -100,10 +100,10 @@ def figure_of(runs: Sequence[RunRow]) -> str:
     """What the runs' headline figure (their ``tps``) is: "MB/s" when their measured phases are
     maintenance operations (a run's are all one kind or all the other), "QphH" when they are
     TPC-H-like power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
-    ok = [r for r in runs if r.ok]
-    if ok and all("geomean_s" in r.metrics for r in ok):  # power, or throughput's streams
-        return "QthH" if all("throughput" in r.metrics for r in ok) else "QphH"
-    return "MB/s" if ok and all("mb_s" in r.metrics for r in ok) else "tps"
+    kinds = {figure_of_run(r.metrics) for r in runs if r.ok}
+    if kinds and kinds <= {"QphH", "QthH"}:  # power, or throughput's streams
+        return "QthH" if kinds == {"QthH"} else "QphH"
+    return "MB/s" if kinds == {"MB/s"} else "tps"
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:
