@@ -25,10 +25,18 @@ def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
         return 1.0
     st = scipy_stats()
     crit = float(st.t.isf(alpha / 2, df))
-    ncp = math.log1p(effect_pct / 100) / se
-    p = float(st.nct.sf(crit, df, ncp) + st.nct.cdf(-crit, df, ncp))
-    if not math.isfinite(p):  # scipy's nct gives nan far in its tails: shift a central t
-        p = float(st.t.sf(crit - ncp, df) + st.t.cdf(-crit - ncp, df))
+    ncp = abs(math.log1p(effect_pct / 100)) / se  # symmetric: a fall is found as a rise is
+    far = float(st.nct.sf(crit, df, ncp))  # the side of the effect
+    near = float(st.nct.cdf(-crit, df, ncp))  # the other side: vanishing as ncp grows
+    # scipy's nct gives nan far in its tails (at 1-2 degrees of freedom from ncp ≈ 40): the
+    # other side is then 0 to double precision, and the effect's side is approximated by a
+    # shifted central t (only where nct failed: mixing the two per call made power fall as
+    # the effect grew)
+    if not math.isfinite(near):
+        near = 0.0
+    if not math.isfinite(far):
+        far = float(st.t.sf(crit - ncp, df))
+    p = far + near
     return min(1.0, p)
 
 
