@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from pglab.analysis.compare import _pick_point
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.run.plan import expand_points, make_plan
@@ -163,6 +165,24 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
 def test_examples_parse(path: Path) -> None:
     plan = make_plan(campaign.load(path))
     assert plan.runs and plan.estimated_seconds() > 0
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in EXAMPLES.glob("*.toml") if "pglab compare" in p.read_text()),
+    ids=lambda p: p.name,
+)
+def test_examples_compare_commands_name_points_of_their_plan(path: Path) -> None:
+    # the CAMPAIGN:POINT a reader copies from an example's comments finds a point it stores
+    camp = campaign.load(path)
+    labels = list(dict.fromkeys(run.label for run in make_plan(camp).runs))
+    comments = "\n".join(ln for ln in path.read_text().splitlines() if ln.startswith("#"))
+    name = re.escape(camp.name)
+    quoted = re.findall(rf"""['"]{name}:([^'"]+)['"]""", comments)
+    bare = re.findall(rf"""(?<![\w'"-]){name}:([^\s'"]+)""", comments)
+    assert quoted or bare or camp.name not in comments
+    for wanted in (*quoted, *bare):
+        assert _pick_point(camp.name, wanted, labels) in labels
 
 
 def test_telemetry_table_is_checked_and_does_not_change_point_keys() -> None:

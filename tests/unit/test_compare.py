@@ -108,6 +108,18 @@ def test_user_errors(store) -> None:
         run_compare(store, "1", "aa")
 
 
+def test_a_point_is_found_by_the_label_pglab_show_prints() -> None:
+    # `pglab show` shortens axes (settings by their own name, clients as c): a label copied
+    # from it finds the stored point
+    labels = ["tpcb settings.plan_cache_mode=auto", "tpcb settings.plan_cache_mode=force",
+              "tpcc settings.plan_cache_mode=auto", "tpcc clients=8 settings.work_mem=4MB"]  # fmt: skip
+    assert comparing._pick_point("x", "tpcc plan_cache_mode=auto", labels) == labels[2]
+    assert comparing._pick_point("x", "c=8 work_mem=4MB", labels) == labels[3]
+    assert comparing._pick_point("x", "tpcb settings.plan_cache_mode=force", labels) == labels[1]
+    with pytest.raises(LabError, match="matches no"):
+        comparing._pick_point("x", "tpcc plan_cache_mode=force", labels)
+
+
 def test_cli_compare_prints_the_table_and_json(store, capsys) -> None:
     url = store.where
     assert cli.main(["compare", "rate-r", "rate-095r", "--store", url]) == 0

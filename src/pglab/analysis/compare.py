@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pglab.analysis import points, scripts, syncrate, tpch, verdicts
-from pglab.analysis.points import PointRow
+from pglab.analysis.points import PointRow, axis_name
 from pglab.errors import LabError
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -105,11 +105,22 @@ def resolve(store: Store, text: str) -> Target:
     )
 
 
+def _label_words(label: str) -> set[str]:
+    """A stored label's words, each axis also as `pglab show` shortens it
+    (``settings.work_mem=4MB`` also ``work_mem=4MB``, ``clients=8`` also ``c=8``)."""
+    words = set(label.split())
+    for word in list(words):
+        axis, eq, value = word.partition("=")
+        if eq:
+            words.add(f"{axis_name(axis)}={value}")
+    return words
+
+
 def _pick_point(campaign: str, wanted: str, labels: list[str]) -> str:
     if wanted in labels:
         return wanted
     words = set(wanted.split())
-    found = [lb for lb in labels if words and words <= set(lb.split())]
+    found = [lb for lb in labels if words and words <= _label_words(lb)]
     if len(found) == 1:
         return found[0]
     shown = ", ".join(repr(lb) for lb in (found or labels)[:8])

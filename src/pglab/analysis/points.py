@@ -96,6 +96,17 @@ MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 _BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power", "throughput")
 
 
+# how an axis is named in a point's short label: settings by their own name, the workload's
+# pgbench letters
+AXIS_SHORT = {"clients": "c", "threads": "j", "scale": "s", "duration": "T", "rate": "R",
+              "transactions": "t", "wal_storage": "wal"}  # fmt: skip
+
+
+def axis_name(axis: str) -> str:
+    name = axis.removeprefix("settings.")
+    return AXIS_SHORT.get(name, name)
+
+
 def figure_of(runs: Sequence[RunRow]) -> str:
     """What the runs' headline figure (their ``tps``) is: "MB/s" when their measured phases are
     maintenance operations (a run's are all one kind or all the other), "QphH" when they are

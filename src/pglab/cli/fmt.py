@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
 from pglab.fingerprints import Fingerprint
@@ -90,17 +91,6 @@ def server_on_host(fp: Fingerprint) -> str:
         f"{fp.get('server_version', '?')} ({fp.get('source', '?')}), database "
         f"{fp.get('database', '?')}; pgbench ran {fp.get('client', '?')}"
     )
-
-
-# how an axis is named in a point's short label: settings by their own name, the workload's
-# pgbench letters
-AXIS_SHORT = {"clients": "c", "threads": "j", "scale": "s", "duration": "T", "rate": "R",
-              "transactions": "t", "wal_storage": "wal"}  # fmt: skip
-
-
-def axis_name(axis: str) -> str:
-    name = axis.removeprefix("settings.")
-    return AXIS_SHORT.get(name, name)
 
 
 def short_variants(variants: Sequence[str]) -> dict[str, str]:
