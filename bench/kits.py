@@ -31,6 +31,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.run.plan import make_plan
+from pglab.store import open_store
 from pglab.sysbench.invoke import argv_for
 from pglab.sysbench.output import parse_report
 
@@ -41,7 +42,7 @@ def ci_line(name: str, values: list[float], digits: int = 1) -> str:
             f"(95% CI {low:.{digits}f}–{high:.{digits}f}, {len(values)} rounds)")  # fmt: skip
 
 
-def sysbench_overhead(lab, args) -> list[float]:
+def sysbench_overhead(lab, store, args) -> list[float]:
     doc = {"name": "bench-kits-sysbench",
            "dataset": {"tables": 2, "table_size": 10000},
            "workload": {"generator": "sysbench", "test": args.test, "clients": args.clients,
@@ -49,7 +50,7 @@ def sysbench_overhead(lab, args) -> list[float]:
     (point,) = make_plan(campaign.parse(doc, default_name="bench-kits-sysbench")).points
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset, print)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=store)
     ratios: list[float] = []
 
     def pglab() -> float:
@@ -83,13 +84,13 @@ def sysbench_overhead(lab, args) -> list[float]:
     return ratios
 
 
-def tpcc_modes(lab, args) -> dict[str, list[float]]:
+def tpcc_modes(lab, store, args) -> dict[str, list[float]]:
     doc = {"name": "bench-kits-tpcc", "dataset": {"scale": args.warehouses},
            "workload": {"kit": "tpcc", "clients": args.clients, "duration": args.duration},
            "matrix": {"mode": ["procedures", "client"]}}  # fmt: skip
     points = make_plan(campaign.parse(doc, default_name="bench-kits-tpcc")).points
     binaries = resolve(points[0].server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=store)
     nopm: dict[str, list[float]] = {"procedures": [], "client": []}
     try:
         for i in range(args.rounds):
@@ -118,8 +119,9 @@ def main() -> None:
         args.rounds, args.duration = 1, 3
     lab = open_lab(args)
     Path(lab.home).mkdir(parents=True, exist_ok=True)
-    ratios = sysbench_overhead(lab, args)
-    nopm = tpcc_modes(lab, args)
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.sqlite") as store:
+        ratios = sysbench_overhead(lab, store, args)  # the executor reads the store's runs
+        nopm = tpcc_modes(lab, store, args)
     ratio = [p / c for p, c in zip(nopm["procedures"], nopm["client"], strict=True)]
     print(ci_line("tpcc_nopm_procedures", nopm["procedures"]))
     print(ci_line("tpcc_nopm_client", nopm["client"]))
