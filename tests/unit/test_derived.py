@@ -283,6 +283,17 @@ def test_a_warning_that_concerns_several_points_is_said_once() -> None:
     assert [x.point for x in verbose] == ["a c=1", "b c=1"]
 
 
+def test_the_unstable_warning_names_the_runs_figure() -> None:
+    # a TPC-H-like campaign's headline is QphH, not TPS: the warning says what varies
+    runs = [make_run(i + 1, "a c=1", v) for i, v in enumerate([1000, 1300, 700, 1000])]
+    (tps,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    assert tps.message.startswith("TPS varies by 24.5%")
+    for r in runs:
+        r.metrics.update(geomean_s=3.0, power=r.metrics["tps"])
+    (qphh,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    assert qphh.message.startswith("QphH varies by 24.5%")
+
+
 def test_every_notice_kind_made_is_ranked() -> None:
     """A notice of a kind missing from KINDS made notices_of raise (the 'clock' warning did):
     every Notice("kind", ...) written in derived.py names a ranked kind."""

@@ -88,3 +88,27 @@ def test_plan_shape_changes_are_named() -> None:
     merged = _plan("Aggregate", "Merge Join", "Seq Scan")
     assert plans.shape_change(hashed, hashed) is None
     assert plans.shape_change(hashed, merged) == "hash join → merge join"
+
+
+def test_work_mem_spills_are_named_with_or_without_a_shape_change() -> None:
+    # EXPLAIN (ANALYZE, FORMAT JSON) node keys as PostgreSQL 18 wrote them for Q6 and Q9 at SF 1
+    lossy = {"Plan": {"Node Type": "Aggregate", "Plans": [
+        {"Node Type": "Bitmap Heap Scan", "Exact Heap Blocks": 40981, "Lossy Heap Blocks": 66153,
+         "Plans": [{"Node Type": "Bitmap Index Scan"}]}]}}  # fmt: skip
+    exact = {"Plan": {"Node Type": "Aggregate", "Plans": [
+        {"Node Type": "Bitmap Heap Scan", "Exact Heap Blocks": 107134, "Lossy Heap Blocks": 0,
+         "Plans": [{"Node Type": "Bitmap Index Scan"}]}]}}  # fmt: skip
+    assert plans.spills(exact) == {} and plans.spills(lossy) == {"bitmap": 66153}
+    assert plans.change(lossy, exact) == "same nodes; bitmap lossy on 66,153 blocks → in memory"
+    assert plans.change(exact, exact) is None
+    batched = {"Node Type": "Hash", "Hash Batches": 8}
+    hashed = {"Node Type": "Hash Join", "Plans": [{"Node Type": "Seq Scan"}, batched]}
+    sorted_on_disk = {"Plan": {"Node Type": "Sort", "Sort Space Type": "Disk",
+                               "Sort Space Used": 21504, "Plans": [hashed]}}  # fmt: skip
+    in_memory = {"Plan": {"Node Type": "Sort", "Sort Space Type": "Memory", "Plans": [
+        {"Node Type": "Merge Join", "Plans": [{"Node Type": "Seq Scan"}]}]}}  # fmt: skip
+    assert plans.change(sorted_on_disk, in_memory) == (
+        "hash, hash join → merge join; sort on disk (21.0 MB), hash in 8 batches → in memory"
+    )
+    aggregated = {"Plan": {"Node Type": "Aggregate", "Disk Usage": 2048, "HashAgg Batches": 5}}
+    assert plans.spill_text(plans.spills(aggregated)) == "hash aggregate on disk (2.0 MB)"

@@ -382,10 +382,11 @@ def notices_of(
             out += found
     if rows is None:
         rows = points.point_rows(runs, baseline, effect_pct)
+    figure = points.figure_of(runs).replace("tps", "TPS")  # MB/s, QphH: what the CV is of
     for pt in rows:
         if pt.unstable and pt.cv_pct is not None:
             out.append(Notice("unstable", pt.point, None, (
-                f"TPS varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
+                f"{figure} varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
                 f"repeats, above {UNSTABLE_CV_PCT:.0f}%): differences smaller than "
                 "that are noise; look for drift, a client-bound pgbench or a noisy machine"
             )))  # fmt: skip

@@ -85,8 +85,9 @@ def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
 def plan_changes(
     store: Store, runs: Sequence[RunRow], campaign: dict[str, Any] | None
 ) -> list[PlanChange]:
-    """Where a point's plan for a query differs in shape from its reference point's (the
-    baseline variant's at the same coordinates), from each point's first ok run."""
+    """Where a point's plan for a query differs (its shape, or where its nodes outgrew
+    work_mem: ``tpch/plans.change``) from its reference point's (the baseline variant's at the
+    same coordinates), from each point's first ok run."""
     rows = points.campaign_rows(runs, campaign)
     first: dict[str, RunRow] = {}
     for r in runs:
@@ -104,7 +105,7 @@ def plan_changes(
                 cache[label] = stored_plans(store, first[label])
         mine, theirs = cache[row.point], cache[ref]
         for n in sorted(set(mine) & set(theirs)):
-            said = tpch_plans.shape_change(theirs[n], mine[n])
+            said = tpch_plans.change(theirs[n], mine[n])
             if said is not None:
                 out.append(PlanChange(n, row.point, ref, said))
     return out
@@ -115,7 +116,7 @@ def compare_queries(
 ) -> list[dict[str, Any]]:
     """Two points' queries side by side (``pglab compare``): each one's median seconds, B
     against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
-    differs in shape from A's (their first ok runs)."""
+    differs from A's (their first ok runs)."""
     numbers = [n for n in query_numbers(a) if n in query_numbers(b)]
     if not numbers:
         return []
@@ -130,7 +131,7 @@ def compare_queries(
     for i, (n, c) in enumerate(zip(numbers, comps, strict=True)):
         change = None
         if n in plans_a and n in plans_b:
-            change = tpch_plans.shape_change(plans_a[n], plans_b[n])
+            change = tpch_plans.change(plans_a[n], plans_b[n])
         out.append({
             "query": n, "a_s": 1.0 / statistics.median(rates[2 * i]),
             "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,

@@ -108,8 +108,8 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
 
 def _print_queries(rows: list[dict[str, Any]]) -> None:
     """kit = "tpch": each query's seconds on both sides, B's Δ% (of its rate: + faster) and
-    then each query whose plan differs in shape, in words (``Q9: hash join → merge join;
-    -38.0% [...] −``)."""
+    then each query whose plan differs (shape, or nodes outgrowing work_mem), in words
+    (``Q9: hash join → merge join; -38.0% [...] −``)."""
     if not rows:
         return
     columns: list[fmt.Column] = [

@@ -223,7 +223,8 @@ def print_queries(
     store: Store, runs: list[RunRow], camp: dict[str, Any], labels: dict[str, str], wide: bool
 ) -> None:
     """kit = "tpch": a row per query, each point's median seconds and its Δ% against the
-    reference point (of the query's rate: + faster), and how their plans differ in shape."""
+    reference point (of the query's rate: + faster), and how their plans differ (shape, or
+    nodes outgrowing work_mem)."""
     found = tpch.query_points(runs, camp)
     if not found:
         return

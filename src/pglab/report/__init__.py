@@ -29,6 +29,7 @@ from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.report import browser, charts, flames
 from pglab.report.model import Point, Report, gather, point_of
+from pglab.store.base import Store
 from pglab.targets import results as storage_tables
 from pglab.telemetry.summary import lines as telemetry_lines
 
@@ -60,7 +61,7 @@ class Written:
 
 
 def write(
-    store,
+    store: Store,
     ident: str | int,
     out: Path | None,
     home: Path,

@@ -24,6 +24,7 @@ from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.report.cache import RunCache
 from pglab.rows import RunRow, StoredRun
+from pglab.store.base import Store
 from pglab.telemetry.summary import phase_summary
 
 
@@ -63,7 +64,8 @@ class Report:
     storage: list[dict[str, Any]] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
-    # kit = "tpch": where a point's plan for a query differs in shape from its reference's
+    # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from
+    # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
 
     @property
@@ -82,7 +84,7 @@ class Report:
 DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
-def gather(store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
+def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
            home: Path | None = None, outline: bool = False) -> Report:  # fmt: skip
     """The report of a campaign (by name) or of one run (by id: an int, or digits that name no
     campaign: ``campaign_of``). ``on_point(number, point)`` is called as soon as a point's runs
@@ -147,7 +149,7 @@ def gather(store, ident: str | int, on_point: Callable[[int, Point], None] | Non
     return rep
 
 
-def campaign_of(store: Any, ident: str | int) -> tuple[dict[str, Any], int | None]:
+def campaign_of(store: Store, ident: str | int) -> tuple[dict[str, Any], int | None]:
     """The campaign of ``ident`` and the run asked for: a name is a campaign's, even all
     digits; an int, or digits no campaign is named, a run's id (None: the whole campaign)."""
     if isinstance(ident, str):
@@ -164,7 +166,7 @@ def campaign_of(store: Any, ident: str | int) -> tuple[dict[str, Any], int | Non
     return found, run.id
 
 
-def point_of(store: Any, outline: Report, n: int, home: Path | None = None) -> Report:
+def point_of(store: Store, outline: Report, n: int, home: Path | None = None) -> Report:
     """The ``outline`` with its point ``n`` read whole, as the whole report has it, and the
     point a flame graph's differential is against when ``n`` was profiled (the baseline's,
     else the first): what a served page's point needs, without reading every other run."""
@@ -182,7 +184,7 @@ def point_of(store: Any, outline: Report, n: int, home: Path | None = None) -> R
     return replace(outline, points=pts)
 
 
-def _fill_campaign(store: Any, rep: Report, loaded: dict[int, StoredRun],
+def _fill_campaign(store: Store, rep: Report, loaded: dict[int, StoredRun],
                    rows: list[PointRow]) -> None:  # fmt: skip
     """What the whole report adds to the outline: commits against the storage's syncs,
     warnings, the storage results, the plans that changed (a TPC-H-like kit)."""
@@ -201,7 +203,7 @@ def _fill_campaign(store: Any, rep: Report, loaded: dict[int, StoredRun],
         rep.plan_changes = tpch.plan_changes(store, rep.runs, rep.campaign)
 
 
-def _outline_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
+def _outline_point(store: Store, pt: Point, loaded: dict[int, StoredRun]) -> None:
     """The point's representative run without its series, and its mean latency (from the
     runs' metrics): what the outline shows."""
     ok = [r for r in pt.runs if r.ok and r.tps is not None]
@@ -217,7 +219,7 @@ def _outline_point(store: Any, pt: Point, loaded: dict[int, StoredRun]) -> None:
     pt.latency_avg_ms = statistics.median(averages) if averages else None
 
 
-def _fill_point(store: Any, pt: Point, loaded: dict[int, StoredRun], cache: RunCache) -> None:
+def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: RunCache) -> None:
     ok = [r for r in pt.runs if r.ok and r.tps is not None]
     if not ok:
         return
