@@ -53,9 +53,11 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "workload-kits": (
         (
             "tpcc-scaling.toml",
+            "tpcc-vs-tpcb.toml",
             "ycsb-zipf.toml",
             "sysbench-vs-pgbench.toml",
             "tpch-work-mem.toml",
+            "tpch-work-mem-plans.toml",
             "tpch-versions.toml",
         ),
         (),
