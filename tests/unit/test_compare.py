@@ -111,8 +111,12 @@ def test_user_errors(store) -> None:
 def test_a_point_is_found_by_the_label_pglab_show_prints() -> None:
     # `pglab show` shortens axes (settings by their own name, clients as c): a label copied
     # from it finds the stored point
-    labels = ["tpcb settings.plan_cache_mode=auto", "tpcb settings.plan_cache_mode=force",
-              "tpcc settings.plan_cache_mode=auto", "tpcc clients=8 settings.work_mem=4MB"]  # fmt: skip
+    labels = [
+        "tpcb settings.plan_cache_mode=auto",
+        "tpcb settings.plan_cache_mode=force",
+        "tpcc settings.plan_cache_mode=auto",
+        "tpcc clients=8 settings.work_mem=4MB",
+    ]
     assert comparing._pick_point("x", "tpcc plan_cache_mode=auto", labels) == labels[2]
     assert comparing._pick_point("x", "c=8 work_mem=4MB", labels) == labels[3]
     assert comparing._pick_point("x", "tpcb settings.plan_cache_mode=force", labels) == labels[1]
