@@ -16,12 +16,33 @@ by phase index and kind): ``telemetry.summary`` and the report read them as tabl
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
 from pglab.records import PgbenchReport
 
 Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
+
+
+class CampaignRow(TypedDict):
+    """A stored campaign as ``Store.list_campaigns`` lists it; ``Store.get_campaign`` adds its
+    ``spec``: the campaign document as parsed (JSON, read with ``.get``)."""
+
+    id: int
+    name: str
+    created_at: float
+    updated_at: float
+    source_file: str | None
+    pglab_version: str
+    runs_ok: int
+    runs_failed: int
+    last_run_at: float | None  # the latest finished_at, None without runs
+    spec: NotRequired[dict[str, Any]]
+
+
+def spec_of(campaign: CampaignRow | None) -> dict[str, Any]:
+    """A stored campaign's document ({} without a campaign, or from ``list_campaigns``)."""
+    return (campaign.get("spec") if campaign is not None else None) or {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pglab.analysis import verdicts
-from pglab.rows import RunRow
+from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
@@ -23,36 +23,36 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
     from pglab.store.base import Store
 
 
-def baseline_of(campaign: dict[str, Any] | None) -> str | None:
+def baseline_of(campaign: CampaignRow | None) -> str | None:
     """The first variant of a campaign with several variants (the baseline), else None."""
-    variants = list(((campaign or {}).get("spec") or {}).get("variants") or {})
+    variants = list(spec_of(campaign).get("variants") or {})
     return variants[0] if len(variants) > 1 else None
 
 
-def effect_of(campaign: dict[str, Any] | None) -> float:
+def effect_of(campaign: CampaignRow | None) -> float:
     """The campaign's effect of interest in % (``[analysis] effect``), else the default: what a
     "~" verdict must have been able to find."""
-    analysis_table = ((campaign or {}).get("spec") or {}).get("analysis") or {}
+    analysis_table = spec_of(campaign).get("analysis") or {}
     return float(analysis_table.get("effect", verdicts.DEFAULT_EFFECT_PCT))
 
 
-def equivalence_of(campaign: dict[str, Any] | None) -> float | None:
+def equivalence_of(campaign: CampaignRow | None) -> float | None:
     """``[analysis] equivalence``: the margin in % of an "=" verdict (None: the effect's)."""
-    analysis_table = ((campaign or {}).get("spec") or {}).get("analysis") or {}
+    analysis_table = spec_of(campaign).get("analysis") or {}
     val = analysis_table.get("equivalence")
     return None if val is None else float(val)
 
 
-def blocked_of(campaign: dict[str, Any] | None) -> bool:
+def blocked_of(campaign: CampaignRow | None) -> bool:
     """Whether a stored campaign's repeats are rounds (interleaved order, a fixed number of
     repeats): its comparisons then get the blocked analysis (``differences``)."""
-    doc = (campaign or {}).get("spec") or {}
+    doc = spec_of(campaign)
     return doc.get("order", "interleaved") == "interleaved" and doc.get("repeats") != "auto"
 
 
-def sequential_of(campaign: dict[str, Any] | None) -> SequentialSpec | None:
+def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     """``repeats = "auto"``'s settings for a stored campaign (None: a fixed number of repeats)."""
-    doc = (campaign or {}).get("spec") or {}
+    doc = spec_of(campaign)
     if doc.get("repeats") != "auto":
         return None
     table = doc.get("sequential") or {}
@@ -64,9 +64,9 @@ def sequential_of(campaign: dict[str, Any] | None) -> SequentialSpec | None:
 COMPARED_AXES = ("parallel", "jobs")
 
 
-def axis_baseline_of(campaign: dict[str, Any] | None) -> dict[str, Any]:
+def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, Any]:
     """The first value of each compared axis of a campaign of one variant ({} otherwise)."""
-    doc = (campaign or {}).get("spec") or {}
+    doc = spec_of(campaign)
     if baseline_of(campaign) is not None:
         return {}
     matrix = doc.get("matrix") or {}
@@ -74,14 +74,14 @@ def axis_baseline_of(campaign: dict[str, Any] | None) -> dict[str, Any]:
             if k in COMPARED_AXES and isinstance(v, list) and len(v) > 1}  # fmt: skip
 
 
-def reference_of(campaign: dict[str, Any] | None) -> str | None:
+def reference_of(campaign: CampaignRow | None) -> str | None:
     """What a campaign's points are compared with, in words: the baseline variant's name, the
     compared axes at their first values ("parallel=0 jobs=1"), or None."""
     axes = axis_baseline_of(campaign)
     return baseline_of(campaign) or (" ".join(f"{k}={v}" for k, v in axes.items()) or None)
 
 
-def campaign_rows(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[PointRow]:
+def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
     """``point_rows`` with the stored campaign's baseline, analysis and repeats."""
     return point_rows(
         runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign),
@@ -183,7 +183,7 @@ def point_rows(
 
 
 def families_rows(
-    families: Sequence[Sequence[RunRow]], campaign: dict[str, Any] | None
+    families: Sequence[Sequence[RunRow]], campaign: CampaignRow | None
 ) -> list[list[PointRow]]:
     """``campaign_rows`` of each family of runs (kit = "tpch": one per query, each run's
     ``tps`` that query's rate), their comparisons Holm-corrected together over every family,
@@ -322,7 +322,7 @@ def tps_by_round(runs: Sequence[RunRow]) -> dict[int, float]:
 
 
 def family_rounds(
-    runs: Sequence[RunRow], campaign: dict[str, Any] | None
+    runs: Sequence[RunRow], campaign: CampaignRow | None
 ) -> list[tuple[dict[int, float], dict[int, float], str]]:
     """A campaign's comparisons with the baseline, each side's TPS by round, and where the
     baseline is (``pglab compare`` pools two points' noise with them)."""

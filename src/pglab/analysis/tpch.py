@@ -15,7 +15,7 @@ from typing import Any
 
 from pglab.analysis import points, tidy, verdicts
 from pglab.analysis.tidy import TidyTable
-from pglab.rows import RunRow, StoredRun
+from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
 from pglab.tpch import power, throughput
@@ -49,7 +49,7 @@ class QueryPoints:
     seconds: dict[str, float]  # each point's median seconds, by label
 
 
-def query_points(runs: Sequence[RunRow], campaign: dict[str, Any] | None) -> list[QueryPoints]:
+def query_points(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[QueryPoints]:
     """Each query's points over their repeats, compared with the reference point: every
     query's comparisons Holm-corrected together (22 queries × the campaign's comparisons are
     one family, as ``compare_queries`` has them)."""
@@ -83,7 +83,7 @@ def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
 
 
 def plan_changes(
-    store: Store, runs: Sequence[RunRow], campaign: dict[str, Any] | None
+    store: Store, runs: Sequence[RunRow], campaign: CampaignRow | None
 ) -> list[PlanChange]:
     """Where a point's plan for a query differs (its shape, or where its nodes outgrew
     work_mem: ``tpch/plans.change``) from its reference point's (the baseline variant's at the

@@ -29,14 +29,14 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
         as_json: bool = False) -> int:  # fmt: skip
     with where.open(read_only=True) as store:
         if campaigns:
-            rows = store.list_campaigns()
+            listed = store.list_campaigns()
             if as_json:
-                print(json.dumps(rows, indent=2, default=str))
+                print(json.dumps(listed, indent=2, default=str))
                 return 0
             table = Table(title="campaigns")
             for col in ("name", "runs ok", "failed", "last run"):
                 table.add_column(col)
-            for c in rows:
+            for c in listed:
                 table.add_row(
                     escape(c["name"]),
                     str(c["runs_ok"]),

@@ -22,7 +22,7 @@ from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
 from pglab.postgres import build
 from pglab.records import reason_of
-from pglab.rows import RunRow, StoredRun, plain
+from pglab.rows import CampaignRow, RunRow, StoredRun, plain, spec_of
 from pglab.store import Store
 from pglab.telemetry import summary as telemetry_summary
 from pglab.tune.spec import is_tune
@@ -139,7 +139,7 @@ def show_profile(where: Where, ident: str, top: int, as_run: bool = False) -> in
 
 
 def _points_json(
-    store: Store, camp: dict[str, Any], runs: list[RunRow], verbose: bool = False
+    store: Store, camp: CampaignRow, runs: list[RunRow], verbose: bool = False
 ) -> dict[str, Any]:
     rows = points.campaign_rows(runs, camp)
     notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
@@ -167,7 +167,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     (what they share is said once above), numbers are never cut (the spread columns move to a
     table of their own when the width is short); ``wide``: one table, whatever the width."""
     runs = store.list_runs(name)
-    camp = store.get_campaign(name) or {}
+    camp = store.get_campaign(name)
     baseline = points.baseline_of(camp)
     rows = points.campaign_rows(runs, camp)
     reference = (  # what the points are compared with: a variant, or axes' first values
@@ -220,7 +220,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
 
 
 def print_queries(
-    store: Store, runs: list[RunRow], camp: dict[str, Any], labels: dict[str, str], wide: bool
+    store: Store, runs: list[RunRow], camp: CampaignRow | None, labels: dict[str, str], wide: bool
 ) -> None:
     """kit = "tpch": a row per query, each point's median seconds and its Δ% against the
     reference point (of the query's rate: + faster), and how their plans differ (shape, or
@@ -265,7 +265,7 @@ def print_queries(
         console.print(_query_legend(compared, len(found), camp), markup=False, soft_wrap=True)
 
 
-def _query_legend(rows: list[PointRow], queries: int, camp: dict[str, Any]) -> str:
+def _query_legend(rows: list[PointRow], queries: int, camp: CampaignRow | None) -> str:
     """What the per-query Δ% columns' verdicts mean: the legend of the points' table, and that
     Holm's correction is over every query's comparisons together, as ``compare``'s."""
     m = max(r.comparison.comparisons for r in rows if r.comparison is not None)
@@ -280,7 +280,7 @@ def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}" if value < 10 else f"{value:,.1f}"
 
 
-def _legend(rows: list[PointRow], camp: dict[str, Any]) -> str:
+def _legend(rows: list[PointRow], camp: CampaignRow | None) -> str:
     """What the Δ% column's verdicts mean and which tests made them."""
     effect = points.effect_of(camp)
     margin = points.equivalence_of(camp) or effect
@@ -327,10 +327,10 @@ def _pivot(rows: list[PointRow]) -> Table | None:
     return fmt.table("median TPS by clients", columns, console.width)
 
 
-def _point_versions(store: Store, camp: dict[str, Any], runs: list[RunRow]) -> dict[str, str]:
+def _point_versions(store: Store, camp: CampaignRow | None, runs: list[RunRow]) -> dict[str, str]:
     """point label -> the PostgreSQL version its runs used, when variants choose their server
     and the versions differ; else {} (no column)."""
-    variants = (camp.get("spec") or {}).get("variants") or {}
+    variants = spec_of(camp).get("variants") or {}
     if not any(isinstance(v, dict) and v.get("server") for v in variants.values()):
         return {}
     versions: dict[str, str] = {}

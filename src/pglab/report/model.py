@@ -23,7 +23,7 @@ from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.report.cache import RunCache
-from pglab.rows import RunRow, StoredRun
+from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store.base import Store
 from pglab.telemetry.summary import phase_summary
 
@@ -53,7 +53,7 @@ class Point:
 @dataclass
 class Report:
     title: str  # the campaign name
-    campaign: dict[str, Any]  # get_campaign row (with its spec)
+    campaign: CampaignRow  # get_campaign row (with its spec)
     baseline: str | None
     points: list[Point]
     runs: list[RunRow]  # every run, in the order stored
@@ -149,7 +149,7 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
     return rep
 
 
-def campaign_of(store: Store, ident: str | int) -> tuple[dict[str, Any], int | None]:
+def campaign_of(store: Store, ident: str | int) -> tuple[CampaignRow, int | None]:
     """The campaign of ``ident`` and the run asked for: a name is a campaign's, even all
     digits; an int, or digits no campaign is named, a run's id (None: the whole campaign)."""
     if isinstance(ident, str):

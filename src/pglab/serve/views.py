@@ -11,8 +11,16 @@ from typing import Any
 
 from pglab.errors import LabError
 from pglab.fleet import queue
+from pglab.rows import CampaignRow
 from pglab.run import live
 from pglab.store import Store
+
+
+class ListedCampaign(CampaignRow):
+    """A campaign of the list page: the store's row with its servers' versions and hosts."""
+
+    versions: list[str]
+    hosts: list[str]
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,7 @@ class Filters:
             day("until"),
         )
 
-    def keeps(self, camp: dict[str, Any]) -> bool:
+    def keeps(self, camp: ListedCampaign) -> bool:
         words = self.q.lower().split()
         if any(w not in camp["name"].lower() for w in words):
             return False
@@ -68,10 +76,10 @@ def campaigns(store: Store, filters: Filters) -> dict[str, Any]:
     """The campaigns the filters keep, newest run first, with their versions and hosts; and
     every version and host there is (the filters' choices)."""
     facts = store.campaign_facts()
-    rows = []
+    rows: list[ListedCampaign] = []
     for camp in store.list_campaigns():
         found = facts.get(camp["name"], {"versions": [], "hosts": []})
-        rows.append({**camp, **found})
+        rows.append(ListedCampaign(**camp, versions=found["versions"], hosts=found["hosts"]))
     kept = [c for c in rows if filters.keeps(c)]
     kept.sort(key=lambda c: c["last_run_at"] or c["created_at"] or 0, reverse=True)
     return {

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, cast
 
 from pglab import __version__
 from pglab.campaign.spec import mask_dsn
@@ -23,7 +23,7 @@ from pglab.records import (
     RunResult,
     StorageResult,
 )
-from pglab.rows import PhaseRow, RunRow, Series, StoredRun
+from pglab.rows import CampaignRow, PhaseRow, RunRow, Series, StoredRun
 from pglab.store import encoding, schema
 from pglab.store.schema import Dialect
 
@@ -89,11 +89,11 @@ class Store:
         assert row is not None
         return int(row["id"])
 
-    def list_campaigns(self) -> list[dict[str, Any]]:
+    def list_campaigns(self) -> list[CampaignRow]:
         """Every campaign with id, name, created_at, updated_at, source_file, pglab_version,
         runs_ok, runs_failed and last_run_at (the latest finished_at, None without runs)."""
         with self._guard("listing campaigns"):
-            return self._rows(_CAMPAIGN_SUMMARY.format(where=""))
+            return cast(list[CampaignRow], self._rows(_CAMPAIGN_SUMMARY.format(where="")))
 
     def campaign_facts(self) -> dict[str, dict[str, list[str]]]:
         """Each campaign's server versions and hosts (``versions``, ``hosts``, sorted), from the
@@ -112,7 +112,7 @@ class Store:
                 facts["hosts"].add(str(r["host"]))
         return {name: {k: sorted(v) for k, v in f.items()} for name, f in found.items()}
 
-    def get_campaign(self, name_or_id: str | int) -> dict[str, Any] | None:
+    def get_campaign(self, name_or_id: str | int) -> CampaignRow | None:
         """A campaign by name (or by id, given digits): the summary of list_campaigns plus
         its ``spec``; None if there is no such campaign."""
         key = str(name_or_id)
@@ -122,7 +122,7 @@ class Store:
                 found = self._rows(_CAMPAIGN_SUMMARY.format(where="WHERE c.id = ?"), (int(key),))
             if not found:
                 return None
-            camp = found[0]
+            camp = cast(CampaignRow, found[0])
             spec = self._one("SELECT spec_json FROM campaigns WHERE id = ?", (camp["id"],))
         assert spec is not None
         camp["spec"] = json.loads(spec["spec_json"])

@@ -21,6 +21,7 @@ wal_compression = ["off", "lz4"]
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -342,6 +343,6 @@ def table_schema() -> dict[str, Any]:
             "properties": props, "additionalProperties": False}  # fmt: skip
 
 
-def is_tune(camp: dict[str, Any] | None) -> bool:
+def is_tune(camp: Mapping[str, Any] | None) -> bool:
     """Whether a stored campaign document is a tune study's."""
     return bool(camp) and isinstance((camp or {}).get("spec", {}).get("tune"), dict)
