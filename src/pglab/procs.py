@@ -22,7 +22,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +79,7 @@ def spawn(
     stdout: int | IO[Any] | None = subprocess.DEVNULL,
     stderr: int | IO[Any] | None = subprocess.DEVNULL,
     text: bool = True,
-) -> subprocess.Popen:
+) -> subprocess.Popen[Any]:
     """Start a child in its own session; the caller owns it (see ``owned``/``terminate``)."""
     try:
         return subprocess.Popen(
@@ -119,7 +119,7 @@ async def start_async(
 
 
 def terminate(
-    proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
+    proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
 ) -> None:
     """Signal the child's process group with ``sig``, then SIGKILL after ``grace``; always reap."""
     if proc.poll() is not None:
@@ -139,8 +139,8 @@ def _killpg(pgid: int, sig: int) -> None:
 
 @contextmanager
 def owned(
-    proc: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
-) -> Iterator[subprocess.Popen]:
+    proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, grace: float = DEFAULT_GRACE
+) -> Iterator[subprocess.Popen[Any]]:
     """Yield the child; on leaving (normally, by exception or Ctrl-C) stop and reap it."""
     try:
         yield proc
@@ -157,7 +157,7 @@ def run(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     what: str | None = None,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """Run a command to completion with a timeout; stdout and stderr are captured as text.
 
     On timeout or Ctrl-C the whole process group is stopped. With ``check`` a non-zero exit
@@ -184,7 +184,7 @@ def tail(text: str, lines: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def wait_until(predicate, timeout: float, interval: float = 0.05) -> bool:
+def wait_until(predicate: Callable[[], object], timeout: float, interval: float = 0.05) -> bool:
     """Poll ``predicate`` until it is true or ``timeout`` passes; return its last value."""
     deadline = time.monotonic() + timeout
     while True:

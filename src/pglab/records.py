@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from pglab.fingerprints import Fingerprint
+from pglab.fingerprints import Fingerprint, Mount
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +244,10 @@ class StorageResult:
     tool_version: str
     measured_at: float
     elapsed_s: float
-    mount: dict[str, Any]
+    mount: Mount
     results: dict[str, Any]
     output: str = ""
-    host: dict[str, Any] = field(default_factory=dict)
+    host: Fingerprint = field(default_factory=lambda: Fingerprint())
 
 
 # the per-second series a phase keeps as records (every other series is a telemetry table)

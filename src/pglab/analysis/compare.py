@@ -456,7 +456,7 @@ def storage_sides(
     return sides if any(sides.values()) else None
 
 
-def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[dict]:
+def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[dict[str, Any]]:
     """What differs between the environments and server settings the two sides' runs reported
     (dicts with a ``fingerprint``): rows of name, a, b; a side whose runs disagree says
     "varies", a setting a side did not report is "default"."""

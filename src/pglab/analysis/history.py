@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -87,7 +88,10 @@ def _excludes_zero(c: verdicts.Comparison) -> bool:
     return c.ci_low is not None and c.ci_high is not None and (c.ci_low > 0 or c.ci_high < 0)
 
 
-def _split(logs, lo: int, hi: int, alpha: float, permutations: int, rng, found: list) -> None:
+def _split(
+    logs: list[np.ndarray], lo: int, hi: int, alpha: float, permutations: int,
+    rng: np.random.Generator, found: list[tuple[int, float]],
+) -> None:  # fmt: skip
     n = hi - lo
     if n < 2 * MIN_SEGMENT:
         return
@@ -127,7 +131,7 @@ def _valid_pairs(n: int) -> np.ndarray:
     i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
     ok = (j - i >= MIN_SEGMENT) & ((i == 0) | (i >= MIN_SEGMENT))
     ok &= (j == n) | (n - j >= MIN_SEGMENT)
-    return ok & ~((i == 0) & (j == n))
+    return cast(np.ndarray, ok & ~((i == 0) & (j == n)))
 
 
 def _pair_stats(means: np.ndarray) -> np.ndarray:

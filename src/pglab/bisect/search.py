@@ -82,7 +82,9 @@ def step_name(campaign: str, commit: str) -> str:
     return f"{campaign}{SEP}bisect-{commit[:12]}"
 
 
-def step_document(doc: dict[str, Any], name: str, commits: dict[str, str], repeats: int) -> dict:
+def step_document(
+    doc: dict[str, Any], name: str, commits: dict[str, str], repeats: int
+) -> dict[str, Any]:
     """The step's campaign: the file's document without its variants and matrix, its server's
     build (git, options, patches) at each commit of ``commits`` (good, middle, bad) as a
     variant of its own, interleaved rounds."""

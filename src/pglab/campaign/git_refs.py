@@ -21,7 +21,7 @@ def git() -> str:
 
 def _git(clone: str, *args: str) -> str:
     argv = [git(), "-c", f"safe.directory={clone}", "-C", clone, *args]
-    return procs.run(argv, timeout=60, what="git").stdout.strip()
+    return str(procs.run(argv, timeout=60, what="git").stdout).strip()
 
 
 def commit_of(clone: str, ref: str) -> str:

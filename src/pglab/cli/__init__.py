@@ -16,6 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from rich.markup import escape
 
@@ -170,7 +171,7 @@ def _stop_on_sigterm() -> Callable[[], object]:
     """Turn SIGTERM into Terminated for the command's duration (only possible on the main
     thread); returns what puts the previous handler back."""
 
-    def raise_terminated(signum, frame):
+    def raise_terminated(signum: int, frame: object) -> NoReturn:
         raise Terminated()
 
     if threading.current_thread() is not threading.main_thread():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from pglab.analysis.verdicts import Comparison
 from pglab.bisect import search
 from pglab.campaign import git_refs
 from pglab.campaign import parse as campaigns
@@ -38,7 +39,9 @@ examples:
 """
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "bisect",
         parents=[common],
@@ -116,7 +119,7 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
     return 0
 
 
-def _step(where: Where, camp, ends: tuple[str, str], middle: str, repeats: int,
+def _step(where: Where, camp: campaigns.Campaign, ends: tuple[str, str], middle: str, repeats: int,
           figure: str, queue: str | None = None) -> search.Judged | None:  # fmt: skip
     """One step: the middle commit beside the ends, run (or resumed; on the fleet's ``queue``)
     and judged; None when it does not build or gave no value."""
@@ -142,7 +145,7 @@ def _step(where: Where, camp, ends: tuple[str, str], middle: str, repeats: int,
     return judged
 
 
-def _on_the_fleet(where: Where, step, queue: str) -> None:
+def _on_the_fleet(where: Where, step: campaigns.Campaign, queue: str) -> None:
     """The step's builds made here (a BuildError when one fails), its runs still to do queued
     for the workers, followed to the end."""
     running.build_first(step, Lab.open(where.home))
@@ -155,6 +158,6 @@ def _on_the_fleet(where: Where, step, queue: str) -> None:
         fleet_cli.follow(where, step.name)
 
 
-def _said(c) -> str:
+def _said(c: Comparison) -> str:
     ci = f" [{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c.ci_low is not None else ""
     return f"{c.delta_pct:+.1f}%{ci} {c.verdict}"

@@ -19,11 +19,14 @@ from pglab.cli import common
 from pglab.cli.common import Where, err_console
 from pglab.cli.profiles import NOT_PROFILED
 from pglab.errors import LabError, StoreError
-from pglab.rows import plain
+from pglab.rows import StoredRun, plain
 from pglab.store import Store
 
 
-def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common_options: argparse.ArgumentParser,
+) -> None:
     p = sub.add_parser(
         "export",
         parents=[common_options],
@@ -147,7 +150,7 @@ def _emit(data: bytes, what: str, output: Path | None) -> int:
     return 0
 
 
-def _profile(runs: list, profile: str, output_format: str) -> tuple[bytes, str]:
+def _profile(runs: list[StoredRun], profile: str, output_format: str) -> tuple[bytes, str]:
     if not profiles.profiled(runs):
         raise LabError(NOT_PROFILED)
     if profile == "folded":

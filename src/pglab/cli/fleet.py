@@ -29,7 +29,9 @@ from pglab.store import mask_url
 ENDED = ("succeeded", "failed", "cancelled", "aborted")
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     w = sub.add_parser(
         "worker",
         parents=[common],
@@ -190,7 +192,7 @@ def _counted(counts: dict[str, int]) -> str:
 
 
 def _status(row: Any) -> str:
-    said = WORDS.get(row.status, row.status)
+    said = str(WORDS.get(row.status, row.status))
     return said + (f" (attempt {row.attempts + 1})" if row.attempts and row.status != "succeeded"
                    else "")  # fmt: skip
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
 from pglab.fingerprints import Fingerprint
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def num(v: Any) -> str:
@@ -204,7 +207,7 @@ def _numeric(cell: str) -> bool:
     return all(ch in "0123456789,.%+-–[] " for ch in cell)
 
 
-def table(title: str, columns: Sequence[Column], width: int | None = None) -> Any:
+def table(title: str, columns: Sequence[Column], width: int | None = None) -> Table:
     """A rich table whose cells are never cut with "…": a cell wraps only at its spaces, so a
     number keeps its whole width; ``width``: the width to fit (``widths``)."""
     from rich.markup import escape

@@ -12,10 +12,12 @@ from pglab.analysis import points
 from pglab.cli import fmt
 from pglab.cli.common import Where, console
 from pglab.records import reason_of
-from pglab.rows import plain
+from pglab.rows import RunRow, plain
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser("ls", parents=[common], help="list stored runs")
     p.add_argument("--campaign", metavar="NAME", help="only this campaign's runs")
     p.add_argument("--campaigns", action="store_true", help="list campaigns instead of runs")
@@ -73,7 +75,7 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
     return 0
 
 
-def _figure_column(runs: list) -> fmt.Column:
+def _figure_column(runs: list[RunRow]) -> fmt.Column:
     """The runs' headline figure: "tps", or "MB/s" for maintenance operations; runs of both
     kinds (every campaign's) have a "figure" column, each value with its unit."""
     kinds = {points.figure_of([r]) for r in runs if r.ok}

@@ -13,7 +13,9 @@ from pglab.cli.common import Where
 from pglab.errors import LabError
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "quick",
         parents=[common],

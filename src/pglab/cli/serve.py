@@ -35,7 +35,9 @@ without one, and then answers 401 to any request that does not carry it (open th
 (plotly.js is served from pglab's own copy); no stored password is shown."""
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "serve",
         parents=[common],

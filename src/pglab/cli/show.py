@@ -28,7 +28,10 @@ from pglab.telemetry import summary as telemetry_summary
 from pglab.tune.spec import is_tune
 
 
-def add_parser(sub, common_options: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common_options: argparse.ArgumentParser,
+) -> None:
     p = sub.add_parser(
         "show", parents=[common_options], help="show a campaign (by name) or a run (by id)"
     )

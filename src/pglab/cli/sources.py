@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from pglab.cli.common import Where, console
 from pglab.lab import Lab
@@ -20,7 +21,9 @@ lz4, zstd, icu and openssl it was built with (what settings such as wal_compress
 accept), where it is, and for a build its source, options, patches and compiler."""
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "sources",
         parents=[common],
@@ -68,7 +71,7 @@ def _details(a: Available) -> list[str]:
     return lines
 
 
-def _as_dict(a: Available) -> dict:
+def _as_dict(a: Available) -> dict[str, Any]:
     return {"source": a.label, "version": a.version, "bindir": str(a.bindir),
             "features": list(a.features), "configure": list(a.options),
             "build": dict(a.build) if a.build else None}  # fmt: skip

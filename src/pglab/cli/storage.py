@@ -19,7 +19,9 @@ from pglab.lab import Lab
 from pglab.targets import results as storage_results
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "storage",
         parents=[common],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from rich.console import RenderableType
 from rich.live import Live
 from rich.markup import escape
 
@@ -22,7 +23,9 @@ from pglab.store import Store
 POLL_S = 1.0
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "watch",
         parents=[common],
@@ -56,7 +59,7 @@ def run(where: Where, campaign: str | None = None, once: bool = False) -> int:
     state: states.LiveState = found  # what the view draws, read again every second
     subtitle = f"watching pglab {state.pid}: Ctrl-C stops the watching, not the campaign"
 
-    def draw():
+    def draw() -> RenderableType:
         return live.panel(state, time.time(), console.width, subtitle)
 
     if once or not console.is_terminal:

@@ -39,6 +39,8 @@ RESCUE_S = 3.0
 # the child's exit codes (``job.py``)
 OK, SOME_FAILED, CANNOT, INTERRUPTED = 0, 1, 2, 3
 
+Say = Callable[[str], None]  # where the worker says what it does (its log line)
+
 
 class Interrupted(Exception):
     """The job's child was interrupted (the worker is stopping): the job is queued again."""
@@ -60,7 +62,9 @@ def serve(
     asyncio.run(_serve(url, lab_home, name, queue, say))
 
 
-async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
+async def _serve(
+    url: str, lab_home: Path, name: str, queue: str, say: Callable[[str], None]
+) -> None:
     app = app_for(url)
     state: dict[str, Any] = {"child": None, "stopping": False}
 
@@ -131,7 +135,9 @@ async def _serve(url: str, lab_home: Path, name: str, queue: str, say) -> None:
                     await task
 
 
-async def _run_child(payload: dict[str, Any], state: dict[str, Any], say) -> int:
+async def _run_child(
+    payload: dict[str, Any], state: dict[str, Any], say: Callable[[str], None]
+) -> int:
     # its own session (Ctrl-C in the worker's terminal is the worker's to pass on), its PG*
     # variables the worker's (an existing server's PGPASSWORD), INT when the worker dies
     child = await procs.start_async(
@@ -158,7 +164,9 @@ async def _run_child(payload: dict[str, Any], state: dict[str, Any], say) -> int
             await child.wait()
 
 
-async def _register_at_start(url: str, worker: Worker, name: str, queue: str, say) -> None:
+async def _register_at_start(
+    url: str, worker: Worker, name: str, queue: str, say: Callable[[str], None]
+) -> None:
     """Register this host as soon as procrastinate has registered the worker (an idle worker
     shows in ``pglab status --workers`` and on ``pglab serve``'s fleet page, not only once it
     took a job), then say it waits."""
@@ -184,7 +192,7 @@ async def _register(url: str, worker: Worker, name: str, queue: str) -> None:
         )
 
 
-async def _rescue_stalled(app: procrastinate.App, say) -> None:
+async def _rescue_stalled(app: procrastinate.App, say: Say) -> None:
     """Give back to the queue the jobs of workers whose heartbeat stopped."""
     while True:
         await asyncio.sleep(RESCUE_S)

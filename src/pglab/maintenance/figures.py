@@ -259,7 +259,7 @@ def _end_of(stretch: list[list[Any]], after: float | None) -> float | None:
     if len(stretch) > 1 and last[3] and last[2] > stretch[-2][2] and last[0] > stretch[-2][0]:
         rate = (last[2] - stretch[-2][2]) / (last[0] - stretch[-2][0])
         return float(min(last[0] + max(last[3] - last[2], 0) / rate, after))
-    return (last[0] + after) / 2
+    return float((last[0] + after) / 2)
 
 
 def _time_at(stretch: list[list[Any]], share: float) -> float:
@@ -269,8 +269,9 @@ def _time_at(stretch: list[list[Any]], share: float) -> float:
         if _share(r) >= share:
             if _share(r) <= _share(before):
                 return float(r[0])
-            return before[0] + (r[0] - before[0]) * (share - _share(before)) / (
-                _share(r) - _share(before)
+            return float(
+                before[0]
+                + (r[0] - before[0]) * (share - _share(before)) / (_share(r) - _share(before))
             )
         before = r
     return float(stretch[-1][0])

@@ -370,7 +370,7 @@ class Operation:
                     f"database alone is {self.nbytes / 1e6:,.0f} MB here, plus WAL)",
                 ) from exc
             raise
-        return (done.stdout + done.stderr).strip()
+        return str(done.stdout + done.stderr).strip()
 
 
 def _pids(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[int]:
@@ -394,7 +394,8 @@ def _int_setting(conn: psycopg.Connection, name: str) -> int:
 def _plain_table(conn: psycopg.Connection) -> bool:
     """Whether pgbench_accounts is a plain table (not partitioned: no reloptions there)."""
     row = conn.execute("SELECT relkind FROM pg_class WHERE oid = %s::regclass", (TABLE,))
-    return row.fetchone()[0] == "r"  # type: ignore[index]
+    found = row.fetchone()
+    return found is not None and found[0] == "r"
 
 
 def _check_parallel(conn: psycopg.Connection, phase: PhaseSpec) -> None:

@@ -40,6 +40,7 @@ from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_th
 from pglab.postgres.sources import Binaries
 from pglab.procs import tail
 from pglab.records import (
+    LatencySecond,
     PgbenchReport,
     PhaseResult,
     ProgressSample,
@@ -144,7 +145,7 @@ def run_phase(
         reports = {g.name: _named_as_given(pgbench_output.parse_report(finished[g.name].stdout),
                                            placed[g.name])
                    for g in generators}  # fmt: skip
-        latency: tuple = ()
+        latency: tuple[LatencySecond, ...] = ()
         if phase.latency_log != "off":
             retries = any(r.max_tries not in (None, 1) for r in reports.values())
             latency = _latency(generators, dirs, workdir, phase.latency_log, retries,
@@ -487,7 +488,7 @@ def _seed(seed: int | str | None, i: int) -> int | str | None:
 def _latency(
     generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str,
     retries: bool = False, merger: _Merger | None = None,
-) -> tuple:  # fmt: skip
+) -> tuple[LatencySecond, ...]:  # fmt: skip
     """The hosts' logs fetched and merged by second on pglab's clock; with ``merger`` (a phase
     without -P), each host's seconds read from its aggregate log are given to it as that host's
     progress, so that the merged series keeps only the whole seconds of every host."""

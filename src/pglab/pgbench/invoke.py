@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pglab import procs
 from pglab.campaign.spec import PhaseSpec
@@ -94,7 +95,7 @@ def run_phase(
     conn_args: list[str],
     workdir: Path,
     on_progress: ProgressCallback | None = None,
-    on_spawn: Callable[[subprocess.Popen], None] | None = None,
+    on_spawn: Callable[[subprocess.Popen[Any]], None] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> PhaseResult:
     """Run one iteration of a phase and return everything pgbench said about it. ``env``: what

@@ -32,7 +32,7 @@ def auto_rate(expected_tps: float | None, budget: float | None = None) -> float 
         return None
     rate = budget / expected_tps
     digits = 2 - math.floor(math.log10(rate))
-    return math.floor(rate * 10**digits) / 10**digits
+    return float(math.floor(rate * 10**digits) / 10**digits)
 
 
 def interval(hist: latency.Histogram, q: float, z: float = Z95) -> tuple[float, float]:

@@ -48,7 +48,7 @@ def alive(owner: dict[str, Any]) -> bool:
     """Whether the process that wrote ``owner`` (``me()``) still runs."""
     try:
         proc = psutil.Process(int(owner["pid"]))
-        return abs(proc.create_time() - float(owner["create_time"])) < 0.01
+        return bool(abs(proc.create_time() - float(owner["create_time"])) < 0.01)
     except (KeyError, TypeError, ValueError, psutil.NoSuchProcess):
         return False
 

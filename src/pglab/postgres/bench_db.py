@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -33,7 +34,7 @@ def ensure(
     server: ExistingServer,
     binaries: Binaries,
     spec: DatasetSpec,
-    on_status=lambda msg: None,
+    on_status: Callable[[str], None] = lambda msg: None,
     reinit: bool = False,
     again: bool = False,
 ) -> Dataset:

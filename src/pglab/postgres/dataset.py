@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pglab import procs
 from pglab.campaign.kits import KITS
@@ -27,6 +28,9 @@ from pglab.lab import Lab, locked
 from pglab.postgres import init_output, kit_load, settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
+
+if TYPE_CHECKING:
+    from psycopg.rows import RowFactory
 
 INIT_TIMEOUT = 6 * 3600
 MIB = 2**20
@@ -150,7 +154,11 @@ def init_argv(binaries: Binaries, spec: DatasetSpec) -> list[str]:
 SAID_AFTER_S = 5.0  # an init's progress is told once it has run this long (short ones: not)
 
 
-def run_init(argv: list[str], on_status=lambda msg: None, timeout: float = INIT_TIMEOUT) -> str:
+def run_init(
+    argv: list[str],
+    on_status: Callable[[str], None] = lambda msg: None,
+    timeout: float = INIT_TIMEOUT,
+) -> str:
     """Run ``pgbench -i`` to its end, reading what it says as it goes: once it has run for
     ``SAID_AFTER_S``, each step it starts and every tenth of the rows it generates (with
     pgbench's own ETA) go to ``on_status``. Its output, or a CommandError with its last
@@ -197,7 +205,7 @@ def ensure(
     binaries: Binaries,
     server: ServerSpec,
     spec: DatasetSpec,
-    on_status=lambda msg: None,
+    on_status: Callable[[str], None] = lambda msg: None,
     storage: StorageSpec | None = None,
 ) -> Dataset:
     """The dataset's template, initializing it first if no earlier run made it. A dataset for
@@ -367,7 +375,7 @@ def load_catalog(lab: Lab, binaries: Binaries) -> Mapping[str, settings.SettingD
     return {r["name"]: settings.SettingDef.from_row(r) for r in rows}
 
 
-def _dict_row():
+def _dict_row() -> RowFactory[dict[str, Any]]:
     from psycopg.rows import dict_row
 
     return dict_row

@@ -21,7 +21,7 @@ import os
 import re
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,7 +248,9 @@ class ExistingServer:
             env["PGPASSWORD"] = self.params["password"]
         return env
 
-    def wait_ready(self, timeout: float = 60, on_status=lambda msg: None) -> None:
+    def wait_ready(
+        self, timeout: float = 60, on_status: Callable[[str], None] = lambda msg: None
+    ) -> None:
         """Wait while the server refuses connections because it is starting, stopping or not
         listening (someone restarts it): a campaign goes on once it is back; then raise."""
         deadline = time.monotonic() + timeout

@@ -32,7 +32,7 @@ import socket
 import tarfile
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -221,7 +221,9 @@ class HostServer(ExistingServer):
         if host == self.host and self.server is not None:
             self._stop()
 
-    def wait_ready(self, timeout: float = 60, on_status=lambda msg: None) -> None:
+    def wait_ready(
+        self, timeout: float = 60, on_status: Callable[[str], None] = lambda msg: None
+    ) -> None:
         if self.server is None:  # paused
             self._start()
         super().wait_ready(timeout, on_status)
@@ -471,7 +473,7 @@ def forget(lab: Lab, host: str, path: str) -> None:
     (_records(lab) / f"{name}.json").unlink(missing_ok=True)
 
 
-def leftovers(lab: Lab) -> list[dict]:
+def leftovers(lab: Lab) -> list[dict[str, Any]]:
     """Directories made on hosts by a pglab that is no longer running."""
     found = []
     for path in sorted(_records(lab).glob("*.json")) if _records(lab).is_dir() else []:

@@ -22,6 +22,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
@@ -65,7 +66,7 @@ def free_port() -> int:
     """A TCP port number nobody listens on now (the socket file name embeds it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 # only local socket connections, and only with trust on the private (0700) socket directory;
@@ -117,7 +118,7 @@ class Cluster:
         self.socket_dir = lab.home / "sock" / hashlib.sha256(name.encode()).hexdigest()[:12]
         self.log_path = lab.home / "clusters" / f"{name}.log"
         self.port = 0
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[Any] | None = None
         self.applied: dict[str, str] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -449,7 +450,7 @@ def owner_alive(datadir: Path) -> bool:
     try:
         info = json.loads((datadir.parent / f"{datadir.name}.{OWNER_FILE}").read_text())
         proc = psutil.Process(info["pid"])
-        return abs(proc.create_time() - info["create_time"]) < 0.01
+        return bool(abs(proc.create_time() - info["create_time"]) < 0.01)
     except (FileNotFoundError, ValueError, KeyError, psutil.NoSuchProcess):
         return False
 

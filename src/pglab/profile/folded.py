@@ -21,6 +21,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 TABLE = "profile"
 NOTES = "profile.notes"
@@ -141,7 +142,7 @@ def unpack(data: str) -> Counter[str]:
     return parse_text(zlib.decompress(base64.b64decode(data)).decode())
 
 
-def table(folded: Folded) -> dict:
+def table(folded: Folded) -> dict[str, list[Any]]:
     """The phase table ``profile``: a row per process kind, the most sampled first."""
     rows = [
         [kind, sum(c.values()), pack(c)]
@@ -150,7 +151,7 @@ def table(folded: Folded) -> dict:
     return {"columns": COLUMNS, "rows": rows}
 
 
-def stacks_of(tables: Mapping[str, Mapping]) -> dict[str, Counter[str]]:
+def stacks_of(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, Counter[str]]:
     """A stored phase's stacks by process kind (empty when it was not profiled)."""
     data = tables.get(TABLE)
     if not data:

@@ -226,7 +226,7 @@ def render(
     return template.render(**ctx, lazy=lazy, lazy_js=lazy_js)
 
 
-def parts(rep: Report, served: Served, env: jinja2.Environment) -> dict[str, str | dict]:
+def parts(rep: Report, served: Served, env: jinja2.Environment) -> dict[str, str | dict[str, str]]:
     """What the outline's page fetches of the whole report ``rep``: the summary's cells
     (``cells``, by "KEY-N", as the page writes them) and the warnings, storage and plans
     that changed (``sections``, HTML)."""
@@ -377,7 +377,7 @@ def _plotly_js() -> str:
     work from disk, with no network. It holds no ``</script``, which would end its element."""
     from plotly.offline import get_plotlyjs
 
-    js = get_plotlyjs()
+    js = str(get_plotlyjs())
     if "</script" in js.lower():
         raise RuntimeError("this plotly.js cannot be inlined: it holds '</script'")
     return js

@@ -107,7 +107,7 @@ def script_names(pt: Point) -> list[str]:
 
 
 def _client_writes(cols: dict[str, int], r: list[Any]) -> bool:
-    return r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation"
+    return bool(r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation")
 
 
 def _waits(s: RunSeries) -> dict[str, Any] | None:

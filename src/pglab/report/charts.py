@@ -24,6 +24,7 @@ from pglab.report.model import Point, Report
 from pglab.report.series import RunSeries
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from pglab.tune.summary import TuneSummary
@@ -193,10 +194,10 @@ class _Canvas:
             twin.set_visible(False)
 
 
-_TWINS: dict[int, Any] = {}  # id(panel axes) -> its twin axes, made with the canvas
+_TWINS: dict[int, Axes] = {}  # id(panel axes) -> its twin axes, made with the canvas
 
 
-def _twin(ax):
+def _twin(ax: Axes) -> Axes:
     """The panel's twin axes (a second y scale on the right), shown."""
     twin = _TWINS[id(ax)]
     twin.set_visible(True)
@@ -365,7 +366,7 @@ def _latency_chart(rep: Report) -> Chart | None:
 # -- a run, second by second ------------------------------------------------------------------
 
 
-def _mark_phases(s: RunSeries, ax, names: bool = False) -> None:
+def _mark_phases(s: RunSeries, ax: Axes, names: bool = False) -> None:
     """Dotted lines where measured phases start (and their names, on one panel)."""
     several = len({p.name for p in s.phases}) > 1
     for n, p in enumerate(s.phases):
@@ -377,14 +378,14 @@ def _mark_phases(s: RunSeries, ax, names: bool = False) -> None:
                     fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
 
 
-def _missing(ax, s: RunSeries, title: str, why: str) -> None:
+def _missing(ax: Axes, s: RunSeries, title: str, why: str) -> None:
     s.missing.append(f"{title}: {why}")
     ax.set_title(title, fontsize="medium")
     ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="#a00")
     ax.set_yticks([])
 
 
-def _panel_tps(ax, s: RunSeries, others: list[RunSeries]) -> None:
+def _panel_tps(ax: Axes, s: RunSeries, others: list[RunSeries]) -> None:
     tps = s.column("progress", "tps")
     if tps is None:
         return _missing(ax, s, "TPS", "no per-second progress recorded")
@@ -410,7 +411,7 @@ def _panel_tps(ax, s: RunSeries, others: list[RunSeries]) -> None:
                  fontsize="medium")  # fmt: skip
 
 
-def _panel_latency(ax, s: RunSeries) -> None:
+def _panel_latency(ax: Axes, s: RunSeries) -> None:
     from matplotlib import ticker
 
     cols, rows = s.rows("latency")
@@ -427,7 +428,7 @@ def _panel_latency(ax, s: RunSeries) -> None:
     ax.set_title("Latency percentiles per second", fontsize="medium")
 
 
-def _panel_waits(ax, s: RunSeries) -> None:
+def _panel_waits(ax: Axes, s: RunSeries) -> None:
     found = s.waits_stacked(TOP_WAITS)
     if found is None:
         return _missing(ax, s, "Wait events", "no wait event samples")
@@ -439,10 +440,10 @@ def _panel_waits(ax, s: RunSeries) -> None:
 
 
 def _io_client_writes(cols: dict[str, int], r: list[Any]) -> bool:
-    return r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation"
+    return bool(r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation")
 
 
-def _panel_buffers(ax, s: RunSeries) -> None:
+def _panel_buffers(ax: Axes, s: RunSeries) -> None:
     lines = {
         "checkpointer": s.column("pg.checkpointer", "buffers_written"),
         "bgwriter": s.column("pg.bgwriter", "buffers_clean"),
@@ -466,7 +467,7 @@ def _panel_buffers(ax, s: RunSeries) -> None:
     ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
 
 
-def _panel_cpu(ax, s: RunSeries, pgbench: bool = True) -> None:
+def _panel_cpu(ax: Axes, s: RunSeries, pgbench: bool = True) -> None:
     cols, rows = s.rows("os.cpu")
     if not rows:
         return _missing(ax, s, "CPU", "no OS CPU samples")
@@ -487,7 +488,7 @@ def _panel_cpu(ax, s: RunSeries, pgbench: bool = True) -> None:
     ax.set_title(f"CPU (stacked){own}", fontsize="medium")
 
 
-def _panel_disk(ax, s: RunSeries) -> None:
+def _panel_disk(ax: Axes, s: RunSeries) -> None:
     read = s.summed("os.disk", "read_mb_s")
     write = s.summed("os.disk", "write_mb_s")
     dirty = s.column("os.mem", "dirty_mb")

@@ -7,11 +7,15 @@ page (``series``). The telemetry panels beneath are the usual ones."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tidy import measured_phases, table
 from pglab.maintenance.figures import OPERATION_KIND
-from pglab.rows import StoredRun
+from pglab.rows import PhaseRow, StoredRun
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 BLOCK = 8192  # bytes of a block counted by the progress views (PostgreSQL's default)
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
@@ -42,7 +46,9 @@ def _stretches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return out
 
 
-def _each_stretch(run: StoredRun):
+def _each_stretch(
+    run: StoredRun,
+) -> Iterator[tuple[PhaseRow, str, list[dict[str, Any]], str]]:
     """(phase row of the run, its operation, a stretch, its color) over the measured phases."""
     phases = {p.idx: p for p in run.phases}
     n = 0
@@ -53,7 +59,7 @@ def _each_stretch(run: StoredRun):
             n += 1
 
 
-def panel_progress(ax, run: StoredRun, t0: float) -> int:
+def panel_progress(ax: Axes, run: StoredRun, t0: float) -> int:
     """Each measured operation's share done over time, a line per progress phase (its name at
     its start), the operations' starts dotted; the rows drawn."""
     drawn = 0
@@ -76,7 +82,7 @@ def panel_progress(ax, run: StoredRun, t0: float) -> int:
     return drawn
 
 
-def panel_rate(ax, run: StoredRun, t0: float) -> int:
+def panel_rate(ax: Axes, run: StoredRun, t0: float) -> int:
     """The rate of each progress phase that counts blocks or bytes, in MB/s, in the colour of
     its line in ``panel_progress``; the rows drawn."""
     drawn = 0

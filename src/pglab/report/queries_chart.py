@@ -7,11 +7,14 @@ telemetry panels beneath are the usual ones."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tidy import measured_phases, table
 from pglab.rows import StoredRun
 from pglab.tpch import power, throughput
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]
 TITLE = "Each query: its seconds, drawn where it ran (timeouts hatched)"
@@ -53,7 +56,7 @@ def series(run: StoredRun, t0: float) -> list[dict[str, Any]]:
     return out
 
 
-def panel_queries(ax, run: StoredRun, t0: float) -> int:
+def panel_queries(ax: Axes, run: StoredRun, t0: float) -> int:
     """The queries as bars where they ran (see the module); the bars drawn."""
     drawn = 0
     for i, st in enumerate(series(run, t0)):

@@ -5,6 +5,7 @@ as the report's charts draw them: matplotlib's PNGs (``charts``) and the page's 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from pglab.analysis.tidy import measured_phases, sampling_rate, table
@@ -78,7 +79,10 @@ class RunSeries:
                 ys.append(row[cols["count"]] / rate)
         return out
 
-    def summed(self, kind: str, name: str, where=None) -> tuple[list[float], list[float]] | None:
+    def summed(
+        self, kind: str, name: str,
+        where: Callable[[dict[str, int], list[Any]], bool] | None = None,
+    ) -> tuple[list[float], list[float]] | None:  # fmt: skip
         """A column summed over the rows of each instant (devices, backend types)."""
         cols, rows = self.rows(kind)
         if name not in cols or not rows:

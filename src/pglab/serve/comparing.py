@@ -52,7 +52,7 @@ def page(store: Store, a: str, b: str) -> dict[str, Any]:
 def _legend(result: dict[str, Any]) -> str:
     """What the verdicts mean and how they were reached, as ``pglab compare`` says it."""
     if result["kind"] == "runs":
-        return result.get("note", "")
+        return str(result.get("note", ""))
     judged = [p["comparison"] for p in result["pairs"] if p["comparison"]]
     effect = judged[0].effect_pct if judged else verdicts.DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for c in judged if c.equivalence_pct), effect)

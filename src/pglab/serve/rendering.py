@@ -50,7 +50,7 @@ def plotly_js() -> bytes:
     """plotly.js, as the report inlines it: served once, cached by the browser."""
     from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs().encode()
+    return str(get_plotlyjs()).encode()
 
 
 def _when(ts: float | None) -> str:

@@ -5,6 +5,7 @@ and ``ls`` included, and which ``pglab report`` pays while its charts draw)."""
 from __future__ import annotations
 
 from types import ModuleType
+from typing import cast
 
 ALPHA = 0.05  # two-sided: a drift, a difference between points
 
@@ -12,4 +13,4 @@ ALPHA = 0.05  # two-sided: a drift, a difference between points
 def scipy_stats() -> ModuleType:
     from scipy import stats
 
-    return stats
+    return cast(ModuleType, stats)

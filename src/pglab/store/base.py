@@ -373,7 +373,9 @@ class Store:
         rows = self._storage_rows("WHERE id = ? ", (result_id,), ", output")
         return rows[0] if rows else None
 
-    def _storage_rows(self, where: str, params: tuple[Any, ...], extra: str) -> list[dict]:
+    def _storage_rows(
+        self, where: str, params: tuple[Any, ...], extra: str
+    ) -> list[dict[str, Any]]:
         with self._guard("reading storage results"):
             rows = self._rows(
                 "SELECT id, measured_at, elapsed_s, target_path, mountpoint, fstype, "

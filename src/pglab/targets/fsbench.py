@@ -22,6 +22,7 @@ from pathlib import Path
 from pglab import procs
 from pglab.campaign.spec import ServerSpec
 from pglab.errors import LabError
+from pglab.fingerprints import Fingerprint, Mount
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, sources
 from pglab.records import StorageResult
@@ -123,7 +124,10 @@ def supports_direct_io(directory: Path) -> bool:
     return hasattr(os, "O_DIRECT")
 
 
-def _pg_test_fsync(lab, exe, version, work, seconds, mount, host) -> StorageResult:
+def _pg_test_fsync(
+    lab: Lab, exe: Path, version: str, work: Path, seconds: int,
+    mount: Mount, host: Fingerprint,
+) -> StorageResult:  # fmt: skip
     started, t0 = time.time(), time.monotonic()
     argv = [str(exe), "-s", str(seconds), "-f", str(work / "pg_test_fsync.out")]
     out = procs.run(
@@ -160,7 +164,10 @@ def fio_argv(exe: str, work: Path, seconds: int, direct: bool) -> list[str]:
     ]  # fmt: skip
 
 
-def _fio(lab, exe, work, seconds, direct, mount, host) -> StorageResult:
+def _fio(
+    lab: Lab, exe: str, work: Path, seconds: int, direct: bool,
+    mount: Mount, host: Fingerprint,
+) -> StorageResult:  # fmt: skip
     started, t0 = time.time(), time.monotonic()
     proc = procs.run(
         fio_argv(exe, work, seconds, direct),

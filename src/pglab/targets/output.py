@@ -92,7 +92,7 @@ def sync_rate(parsed: dict[str, Any], method: str, section: str = "1x8kB") -> fl
         if s["key"] == section:
             for row in s["rows"]:
                 if row["method"] == method:
-                    return row["ops_per_s"]
+                    return None if row["ops_per_s"] is None else float(row["ops_per_s"])
     return None
 
 

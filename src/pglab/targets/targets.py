@@ -428,7 +428,7 @@ def _end_processes_under(root: Path) -> None:
 def _owner_alive(owner: dict[str, Any]) -> bool:
     try:
         proc = psutil.Process(owner["pid"])
-        return abs(proc.create_time() - owner["create_time"]) < 0.01
+        return bool(abs(proc.create_time() - owner["create_time"]) < 0.01)
     except (psutil.Error, KeyError, TypeError):
         return False
 

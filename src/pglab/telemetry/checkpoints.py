@@ -10,6 +10,7 @@ A checkpoint still running when the log was read has no end (None), never invent
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 
 from pglab.telemetry.base import Table
@@ -61,7 +62,7 @@ def parse(log: str) -> Table:
 
 
 def _row(start: re.Match[str] | None, end: re.Match[str] | None) -> list[object]:
-    def num(name: str, cast=float) -> object:
+    def num(name: str, cast: Callable[[str], object] = float) -> object:
         if end is None or end.group(name) is None:
             return None
         return cast(end.group(name))

@@ -45,6 +45,10 @@ def sql(name: str) -> str:
     return resources.files("pglab.telemetry").joinpath(f"sql/{name}.sql").read_text()
 
 
+# a view's rows as psycopg's dict_row reads them, and one sample of every view by kind
+ViewRows = list[dict[str, Any]]
+Sample = dict[str, ViewRows]
+
 KINDS = {"pg.database": "database", "pg.bgwriter": "bgwriter", "pg.checkpointer": "checkpointer",
          "pg.wal": "wal", "pg.io": "io"}  # fmt: skip
 
@@ -96,9 +100,9 @@ class PgStatsSampler:
         self.own_xacts = 0
         self.tables: dict[str, Table] = {}
         self.snapshots = Table(["t", "which", "view", "data_json"])
-        self._last: dict[str, list[dict[str, Any]]] = {}
+        self._last: Sample = {}
 
-    def _read(self) -> dict[str, list[dict[str, Any]]]:
+    def _read(self) -> Sample:
         assert self._conn is not None
         try:
             row = self._conn.execute(self._statement).fetchone()
@@ -108,7 +112,7 @@ class PgStatsSampler:
         self.own_xacts += 1
         return {kind: list(value) for kind, value in zip(self.parts, row, strict=True)}
 
-    def _snapshot(self, t: float, which: str) -> dict[str, list[dict[str, Any]]]:
+    def _snapshot(self, t: float, which: str) -> Sample:
         data = self._read()
         for kind, rows in data.items():
             self.snapshots.add(t, which, kind, json.dumps(rows))
@@ -126,7 +130,7 @@ class PgStatsSampler:
         self._add_deltas(t, self._last, now)
         self._last = now
 
-    def _add_deltas(self, t: float, before: dict, after: dict) -> None:
+    def _add_deltas(self, t: float, before: Sample, after: Sample) -> None:
         for kind, rows in after.items():
             if kind == "pg.io":
                 self._add_io(t, before.get(kind, []), rows)
@@ -137,7 +141,7 @@ class PgStatsSampler:
             table = self.tables.setdefault(kind, Table(["t", *keys]))
             table.add(t, *delta_row(before[kind][0], rows[0], keys))
 
-    def _add_io(self, t: float, before: list[dict], after: list[dict]) -> None:
+    def _add_io(self, t: float, before: ViewRows, after: ViewRows) -> None:
         if not after:
             return
         prev = {tuple(r[k] for k in IO_KEYS): r for r in before}

@@ -73,7 +73,7 @@ class PhaseWatch:
         self._runner: TelemetryRunner | None = None
         self._log_offset = 0
 
-    def set_pgbench(self, proc: subprocess.Popen) -> None:
+    def set_pgbench(self, proc: subprocess.Popen[Any]) -> None:
         self._pgbench = proc.pid
 
     def _pgbench_pids(self) -> list[int]:
@@ -132,7 +132,7 @@ class PhaseWatch:
                     tables["waits"] = waits.recent(time.time() - LIVE_WAITS_S)
                 self.on_live(tables)
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if self._runner is None:
             return
         if self._live is not None:

@@ -114,7 +114,9 @@ def of(store: Store, store_url: str, name: str) -> TuneSummary:
     )  # fmt: skip
 
 
-def _importance(study: optuna.Study, records: tuple[TrialRecord, ...]) -> tuple[dict, str]:
+def _importance(
+    study: optuna.Study, records: tuple[TrialRecord, ...]
+) -> tuple[dict[str, float], str]:
     ok = sum(1 for r in records if r.outcome == "ok")
     if ok < MIN_OK:
         return {}, f"{ok} measured trial(s): too few for knob importance ({MIN_OK} needed)"
