@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import math
 import random
 import re
+import shutil
 import statistics
+import tempfile
 from pathlib import Path
 
 from pglab import procs
 from pglab.lab import Lab
 from pglab.pgbench.invoke import auto_threads
+from pglab.store import Store, open_store
 
 
 def parser(doc: str | None, point: bool = True, **defaults: object) -> argparse.ArgumentParser:
@@ -32,6 +36,15 @@ def parser(doc: str | None, point: bool = True, **defaults: object) -> argparse.
 
 def open_lab(args: argparse.Namespace) -> Lab:
     return Lab.open(args.lab_dir) if args.lab_dir else Lab.open()
+
+
+def scratch_store() -> Store:
+    """A SQLite store in a temporary directory, removed when the bench exits: the executor
+    reads a campaign's stored runs before a phase with a full latency log (its sampling rate),
+    so it needs one even where the bench keeps nothing."""
+    tmp = tempfile.mkdtemp(prefix="pglab-bench-")
+    atexit.register(shutil.rmtree, tmp, True)
+    return open_store(Path(tmp) / "bench.sqlite")
 
 
 def point_doc(name: str, args: argparse.Namespace, **workload: object) -> dict:

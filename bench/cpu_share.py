@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 import psutil
-from _common import bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bootstrap_median_ci, open_lab, parser, point_doc, scratch_store
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
@@ -74,7 +74,9 @@ class Counter:
                 name = "pglab main thread"
             out[name] += t.user_time + t.system_time
         pgbench = set(self.pw._pgbench_pids())
-        for pid in self.pw._postgres_pids() + list(pgbench):
+        view = self.pw.cluster.os_view()
+        postgres = view.postgres_pids() if view is not None and view.postgres_pids else []
+        for pid in postgres + list(pgbench):
             try:
                 c = psutil.Process(pid).cpu_times()
             except psutil.Error:
@@ -135,9 +137,10 @@ def main() -> None:
     doc["workload"]["latency_log"] = args.latency_log
     point = make_plan(campaign.parse(doc, default_name="bench-cpu-share")).points[0]
     global _window_s
-    _window_s = point.phases[0].duration - SETTLE_S - CLOSE_S - 1.0  # 1 s: the connection above
+    # the phase less both margins and 1 s (the connection above)
+    _window_s = (point.phases[0].duration or 0) - SETTLE_S - CLOSE_S - 1.0
     binaries = resolve(point.server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
     shares: dict[str, list[float]] = defaultdict(list)
     try:
         for i in range(args.runs):

@@ -22,12 +22,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from _common import open_lab, parser
 
 from pglab.campaign import parse as campaign
 from pglab.run.executor import Executor
-from pglab.store import open_store
+from pglab.store import Store, open_store
 
 
 class TimedStore:
@@ -71,13 +72,14 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="pglab-duty-") as tmp,
         open_store(str(Path(tmp) / "results.sqlite")) as inner,
     ):
-        store = TimedStore(inner)
+        timed = TimedStore(inner)
+        store = cast(Store, timed)  # a Store to the executor, timing its saves
         t0 = time.monotonic()
         outcome = Executor(lab, store).run_campaign(camp)
         wall = time.monotonic() - t0
-        runs = [inner.get_run(r.id, skip_kinds=("latency", "pg.io", "waits"))
-                for r in inner.list_runs(doc["name"])]  # fmt: skip
-    runs = [r for r in runs if r is not None]
+        got = [inner.get_run(r.id, skip_kinds=("latency", "pg.io", "waits"))
+               for r in inner.list_runs(doc["name"])]  # fmt: skip
+    runs = [r for r in got if r is not None]
     assert outcome.failed == 0 and len(runs) == outcome.ok, "a run failed: see pglab show"
     measured = pgbench_extra = 0.0
     for r in runs:
@@ -101,7 +103,7 @@ def main() -> None:
         "fingerprint": total("fingerprint_s"),
         "telemetry: samplers started, closing snapshot": total("telemetry_s"),
         "pgbench beyond -T: vacuum, connections, its log read": pgbench_extra,
-        "storing the runs": store.saving,
+        "storing the runs": timed.saving,
     }
     parts["the rest: the executor, the last server's stop"] = wall - sum(parts.values())
     print(f"{len(runs)} runs of {args.duration} s at scale {args.scale}, "

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import bootstrap_median_ci, open_lab, parser, run_pairs
+from _common import bootstrap_median_ci, open_lab, parser, run_pairs, scratch_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -81,7 +81,7 @@ def main() -> None:
         camp = campaign.parse(doc, default_name="bench-generators")
         points = {p.variant: p for p in make_plan(camp).points}
         binaries = resolve(points["same"].server, lab)
-        executor = Executor(lab, store=None)
+        executor = Executor(lab, store=scratch_store())
         executor.hosts = GeneratorHosts(camp.hosts)
         tps = run_pairs(executor, binaries, {"same": points["same"], "apart": points["apart"]},
                         args.pairs)  # fmt: skip

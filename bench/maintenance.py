@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 
-from _common import bootstrap_median_ci, open_lab, parser
+from _common import bootstrap_median_ci, open_lab, parser, scratch_store
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
@@ -45,7 +45,7 @@ def main() -> None:
     }
     points = {pt.variant: pt for pt in make_plan(campaign.parse(doc, default_name="b")).points}
     binaries = resolve(points["serial"].server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
     mb_s: dict[str, dict[str, list[float]]] = {v: {ph: [] for ph in PHASES} for v in points}
     try:
         for i in range(args.rounds):

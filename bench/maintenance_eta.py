@@ -121,7 +121,8 @@ def main() -> None:
             spec = campaign.parse(doc, default_name=doc["name"])
             out = executor.run_campaign(spec)
             assert out.ok == args.runs, f"{op}: {out.ok} of {args.runs} runs ok"
-            runs = [store.get_run(r.id) for r in store.list_runs(spec.name)][-args.runs :]
+            found = [store.get_run(r.id) for r in store.list_runs(spec.name)][-args.runs :]
+            runs = [run for run in found if run is not None]
             progress = [progress_of(run) for run in runs]
             for i, (run, (rows, ended)) in enumerate(zip(runs, progress, strict=True), 1):
                 measure(op, i, run.phases[0].elapsed_s, rows, ended, errors)

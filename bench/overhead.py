@@ -40,9 +40,11 @@ import statistics
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc
+from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc, scratch_store
 
 from pglab.campaign import parse as campaign
 from pglab.postgres import dataset
@@ -108,7 +110,7 @@ def main() -> None:
     points = {pt.axes[0][1]: pt for pt in make_plan(camp).points}
     binaries = resolve(points["full"].server, lab)
     ds = dataset.ensure(lab, binaries, points["full"].server, points["full"].dataset)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
     quiet = replace(points["off"].telemetry, enabled=False)
 
     def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None,
@@ -117,7 +119,7 @@ def main() -> None:
         _only = only
         point = points[log] if telemetry else replace(points[log], telemetry=quiet)
         # sampling_rate = 1: no sample, whatever the TPS; progress = false: no -P 1
-        changes = {"sampling_rate": 1.0} if every else {}
+        changes: dict[str, Any] = {"sampling_rate": 1.0} if every else {}
         changes |= {} if progress else {"progress": False}
         if changes:
             point = replace(point, phases=tuple(replace(p, **changes) for p in point.phases))
@@ -146,7 +148,7 @@ def main() -> None:
             "bare -l agg": lambda: bare("-l", "--aggregate-interval", "1"),
             "bare as pglab": lambda: bare("-P", "1", "-l", "--aggregate-interval", "1"),
             "pglab": lambda: with_pglab("off", telemetry=False),
-            **{f"+{k}": (lambda k=k: with_pglab("off", only={SAMPLERS[k]})) for k in SAMPLERS},
+            **{f"+{k}": partial(with_pglab, "off", only={SAMPLERS[k]}) for k in SAMPLERS},
             "+log agg": lambda: with_pglab("aggregate", telemetry=False),
             "+log every": lambda: with_pglab("full", telemetry=False, every=True),
             "+log full": lambda: with_pglab("full", telemetry=False),

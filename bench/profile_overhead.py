@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs
+from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs, scratch_store
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
@@ -37,7 +37,7 @@ def main() -> None:
     (off,) = make_plan(campaign.parse(doc, default_name="bench-profile")).points
     on = replace(off, profile=replace(off.profile, enabled=True, frequency=args.frequency))
     binaries = resolve(on.server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
     folding: list[float] = []
 
     def has_profile(name: str, result) -> None:

@@ -79,7 +79,9 @@ def main() -> None:
     with Cluster(binaries, lab, datadir, "w-bench-telemetry-cost") as cluster:
         cluster.start()
         with cluster.connect() as conn:
-            version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+            row = conn.execute("SHOW server_version_num").fetchone()
+            assert row is not None
+            version = int(row[0])
         load = None
         if args.load:
             argv = [binaries.exe("pgbench"), "-c", str(args.clients), "-j",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs
+from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs, scratch_store
 
 from pglab.campaign import parse as campaign
 from pglab.postgres.sources import resolve
@@ -35,7 +35,7 @@ def main() -> None:
     (on,) = make_plan(campaign.parse(doc, default_name="bench-telemetry")).points
     off = replace(on, telemetry=replace(on.telemetry, enabled=False))
     binaries = resolve(on.server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
 
     def has_telemetry(name: str, result) -> None:
         if name == "on":

@@ -36,7 +36,7 @@ from itertools import product
 
 import optuna
 from _common import parser, wilson
-from optuna.distributions import CategoricalDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from tune_truth import DEFAULT_STORE, GRID, grid
 
 from pglab.tune import confirm
@@ -75,20 +75,22 @@ def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, t
         study = optuna.create_study(direction="maximize", sampler=studies.make_sampler(spec))
         for source, config in (("default", DEFAULTS), ("pgtune", PGTUNE)):
             study.enqueue_trial(dict(zip(names, config, strict=True)), user_attrs={"s": source})
-        dists = {k: CategoricalDistribution(levels) for k, levels in GRID.items()}
+        dists: dict[str, BaseDistribution] = {
+            k: CategoricalDistribution(levels) for k, levels in GRID.items()
+        }
         records = []
         for n in range(trials):
             trial = study.ask(dists)
-            config = tuple(str(trial.params[k]) for k in names)
-            value = rng.choice(truth[config])
+            drawn: tuple[str, ...] = tuple(str(trial.params[k]) for k in names)
+            value = rng.choice(truth[drawn])
             study.tell(trial, value)
             source = trial.user_attrs.get("s", "sampler")
-            records.append(TrialRecord(n, source, "ok", dict(zip(names, config, strict=True)),
+            records.append(TrialRecord(n, source, "ok", dict(zip(names, drawn, strict=True)),
                                        value, value))  # fmt: skip
     searched = tuple(max(records, key=lambda r: r.value or 0.0).settings[k] for k in names)
     pgtune = dict(zip(names, PGTUNE, strict=True))
     cands = confirm.candidates(records, spec, pgtune)
-    config_of = {c.label: tuple(dict(c.settings).get(k) for k in names) for c in cands}
+    config_of = {c.label: tuple(str(dict(c.settings).get(k)) for k in names) for c in cands}
     config_of["default"] = DEFAULTS
     # each candidate's runs: its configuration's recorded ones in a shuffled order (no run drawn
     # twice until all have been), as many rounds as the confirmation asks for

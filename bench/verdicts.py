@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from _common import open_lab, parser, wilson
+from _common import open_lab, parser, scratch_store, wilson
 
 from pglab.analysis import verdicts
 from pglab.campaign import parse as campaign
@@ -307,7 +307,7 @@ def live(args) -> None:
     }
     plan = make_plan(campaign.parse(doc, default_name="bench-verdicts"))
     binaries = resolve(plan.runs[0].server, lab)
-    executor = Executor(lab, store=None)
+    executor = Executor(lab, store=scratch_store())
     tps: dict[str, dict[int, float]] = {"A": {}, "A-again": {}, "B": {}}
     try:
         for i, run in enumerate(plan.runs, 1):  # interleaved: every round visits each variant

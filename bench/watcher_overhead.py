@@ -80,7 +80,9 @@ def main() -> None:
     with Cluster(binaries, lab, datadir, NAME) as cluster, tempfile.TemporaryDirectory() as tmp:
         cluster.start()
         with cluster.connect() as conn:
-            version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+            row = conn.execute("SHOW server_version_num").fetchone()
+            assert row is not None
+            version = int(row[0])
         work = Path(tmp)
         argv = [binaries.exe("pgbench"), "-n", "-c", str(args.clients),
                 "-j", str(auto_threads(args.clients)), "-T", str(args.duration),

@@ -43,7 +43,8 @@ def fill(
     }  # fmt: skip
     store.ensure_campaign(name, doc, None)
     points = [(v, s, c) for v in variants for s in scripts for c in clients]
-    ids, now = [], T0
+    ids: list[int] = []
+    now = T0
     total = len(points) * repeats
     for rep in range(1, repeats + 1):
         for v, s, c in points:
@@ -89,7 +90,7 @@ def _run(camp, variant, script, clients, repeat, tps, t0, seconds, status, rng) 
                          "too many clients already")  # fmt: skip
     phase = _phase(t0 + 2, seconds, tps, clients, rng)
     metrics = {"tps": phase.report.tps, "phase.main.tps": phase.report.tps,
-               "latency_avg_ms": phase.report.latency_avg_ms, "failed": 0.0,
+               "latency_avg_ms": phase.report.latency_avg_ms or 0.0, "failed": 0.0,
                "tps_steady": phase.report.tps}  # fmt: skip
     return RunResult(**common, status="ok", finished_at=t0 + seconds + 3, phases=(phase,),
                      metrics=metrics, timings={"reset_s": 0.5})  # fmt: skip
