@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
 
@@ -228,6 +228,32 @@ class RunResult:
     metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
+
+
+class StorageFacts(TypedDict):
+    mount: Mount
+    host: Fingerprint
+
+
+class StorageRow(TypedDict):
+    """A storage result as the store gives it back (``Store.list_storage_results``; made from a
+    fresh ``StorageResult`` by ``targets.results.as_row``): where it was measured, by which
+    tool, the tool's parsed output (``results``, JSON) and, from ``get_storage_result``, the
+    tool's own ``output``."""
+
+    id: int | None
+    measured_at: float
+    elapsed_s: float
+    target_path: str
+    mountpoint: str | None
+    fstype: str | None
+    mount_options: str | None
+    device: str | None
+    tool: str
+    tool_version: str
+    results: dict[str, Any]
+    facts: StorageFacts
+    output: NotRequired[str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from pglab.analysis import points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.points import PointRow, axis_name
 from pglab.errors import LabError
 from pglab.postgres import build
-from pglab.records import reason_of
+from pglab.records import StorageRow, reason_of
 from pglab.rows import PhaseRow, RunRow, StoredRun
 from pglab.stats import differences
 from pglab.targets import results as storage_tables
@@ -436,7 +436,7 @@ def compare_scripts(
 
 
 def storage_sides(
-    runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], measured: list[dict[str, Any]]
+    runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], measured: list[StorageRow]
 ) -> dict[str, list[dict[str, Any]]] | None:
     """The storage results (``pglab storage``) measured on the storage each side's runs used,
     by their headline figure; None when neither side has one."""

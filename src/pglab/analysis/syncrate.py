@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pglab.records import StorageRow
 from pglab.rows import RunRow, StoredRun
 from pglab.targets.output import sync_rate
 
@@ -19,7 +20,16 @@ DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
 READ_ONLY = {"select-only"}
 
 
-def commit_vs_fsync(run: RunRow, storage: list[dict[str, Any]]) -> dict[str, Any] | None:
+class RunStorage(StorageRow):
+    """A stored storage result on the storage runs used: as which (``roles``: data, WAL), by
+    which points' runs, and how it was matched (``device`` or ``path``)."""
+
+    roles: set[str]
+    points: set[str]
+    matched_by: str
+
+
+def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> dict[str, Any] | None:
     """``{"commits_per_s", "method", "fsync_per_s", "ratio", "storage_id", "matched_by",
     "storage_path"}`` for a stored run (``Store.get_run``) with single-client write phases
     and synchronous commit, given stored pg_test_fsync results (``list_storage_results``);
@@ -69,10 +79,10 @@ def _single_client_write(phase: dict[str, Any] | None) -> bool:
 def match_storage(
     mount: Mapping[str, Any],
     pgdata: str | None,
-    storage: list[dict[str, Any]],
+    storage: list[StorageRow],
     before: float | None = None,
     tool: str = "pg_test_fsync",
-) -> tuple[dict[str, Any], str] | None:
+) -> tuple[StorageRow, str] | None:
     """The ``tool`` result on the same device, filesystem and mount options as ``mount``;
     else one whose directory holds ``pgdata`` (or is held by it). Of several, the latest
     measured ``before`` (the run's end: a loop device is reused by later filesystems), else
@@ -95,7 +105,7 @@ def match_storage(
     return None
 
 
-def _latest(rows: list[dict[str, Any]], before: float | None) -> dict[str, Any]:
+def _latest(rows: list[StorageRow], before: float | None) -> StorageRow:
     earlier = [r for r in rows if before is None or r["measured_at"] <= before]
     return max(earlier or rows, key=lambda r: r["measured_at"])
 
@@ -105,13 +115,11 @@ def _related(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def storage_of_runs(
-    runs: Sequence[StoredRun], storage: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def storage_of_runs(runs: Sequence[StoredRun], storage: list[StorageRow]) -> list[RunStorage]:
     """The stored storage results (pg_test_fsync, fio) measured on the storage that stored
     runs (``Store.get_run``) kept their data or WAL on, oldest first: each result row with
     ``roles`` ({"data", "WAL"}), ``points`` (the labels of the runs on it) and ``matched_by``."""
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, RunStorage] = {}
     for run in runs:
         if not run.ok:
             continue
@@ -125,8 +133,9 @@ def storage_of_runs(
                 if hit is None:
                     continue
                 row, how = hit
+                assert row["id"] is not None  # a stored result
                 use = found.setdefault(
-                    row["id"], {**row, "roles": set(), "points": set(), "matched_by": how}
+                    row["id"], RunStorage(**row, roles=set(), points=set(), matched_by=how)
                 )
                 use["roles"].add(role)
                 use["points"].add(run.label)

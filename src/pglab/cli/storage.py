@@ -16,6 +16,7 @@ from rich.table import Table
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.records import StorageRow
 from pglab.targets import results as storage_results
 
 
@@ -97,7 +98,7 @@ def run(
     return 0
 
 
-def result_table(row: dict[str, Any]) -> Table:
+def result_table(row: StorageRow) -> Table:
     """One result: pg_test_fsync's ops/s per method and section, or fio's jobs."""
     ident = f" #{row['id']}" if row.get("id") is not None else ""
     title = f"{row['tool']} {row['tool_version']}{ident} on {row['target_path']}"
@@ -140,7 +141,7 @@ def _fio_table(results: dict[str, Any], title: str) -> Table:
     return table
 
 
-def list_table(rows: list[dict[str, Any]]) -> Table:
+def list_table(rows: list[StorageRow]) -> Table:
     table = Table(title="storage results")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("id", "right"), ("measured", "left"), ("tool", "left"), ("path", "left"),

@@ -25,6 +25,7 @@ import markupsafe
 
 from pglab import __version__
 from pglab.analysis import points, scripts, verdicts
+from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.report import browser, charts, flames
@@ -329,7 +330,7 @@ def _point_view(rep: Report, n: int, d: dict[str, Any],
             "flame_diff": d.get("flame_diff")}  # fmt: skip
 
 
-def _storage_view(row: dict[str, Any]) -> dict[str, Any]:
+def _storage_view(row: RunStorage) -> dict[str, Any]:
     """A stored storage result as the page shows it: pg_test_fsync's ops/s per method and
     test, or fio's jobs."""
     if row["tool"] == "fio":

@@ -16,6 +16,7 @@ from typing import Any
 from pglab.analysis import derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
+from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
@@ -61,7 +62,7 @@ class Report:
     versions: list[str]  # server versions seen
     settings: dict[str, str]  # non-default settings of the first ok run
     notices: list[Any] = field(default_factory=list)  # warnings (derived.Notice)
-    storage: list[dict[str, Any]] = field(default_factory=list)  # syncrate.storage_of_runs
+    storage: list[RunStorage] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
     # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from

@@ -22,6 +22,7 @@ from pglab.fingerprints import Fingerprint
 from pglab.records import (
     RunResult,
     StorageResult,
+    StorageRow,
 )
 from pglab.rows import CampaignRow, PhaseRow, RunRow, Series, StoredRun
 from pglab.store import encoding, schema
@@ -361,21 +362,19 @@ class Store:
         assert inserted is not None
         return int(inserted["id"])
 
-    def list_storage_results(self, tool: str | None = None) -> list[dict[str, Any]]:
+    def list_storage_results(self, tool: str | None = None) -> list[StorageRow]:
         """Storage results (of one tool, or all), oldest first: id, measured_at, elapsed_s,
         target_path, mountpoint, fstype, mount_options, device, tool, tool_version,
         ``results`` (the parsed output) and ``facts`` ({"mount": ..., "host": ...})."""
         where, params = ("WHERE tool = ? ", (tool,)) if tool else ("", ())
         return self._storage_rows(where, params, "")
 
-    def get_storage_result(self, result_id: int) -> dict[str, Any] | None:
+    def get_storage_result(self, result_id: int) -> StorageRow | None:
         """One storage result as list_storage_results gives it, plus the tool's ``output``."""
         rows = self._storage_rows("WHERE id = ? ", (result_id,), ", output")
         return rows[0] if rows else None
 
-    def _storage_rows(
-        self, where: str, params: tuple[Any, ...], extra: str
-    ) -> list[dict[str, Any]]:
+    def _storage_rows(self, where: str, params: tuple[Any, ...], extra: str) -> list[StorageRow]:
         with self._guard("reading storage results"):
             rows = self._rows(
                 "SELECT id, measured_at, elapsed_s, target_path, mountpoint, fstype, "
@@ -386,7 +385,7 @@ class Store:
         for r in rows:
             r["results"] = json.loads(r.pop("results_json"))
             r["facts"] = json.loads(r.pop("facts_json"))
-        return rows
+        return cast(list[StorageRow], rows)
 
     # -- schema ------------------------------------------------------------------------------
 

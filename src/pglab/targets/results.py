@@ -5,13 +5,11 @@ CLI draws them as tables (``cli.storage``), the report as HTML, ``compare`` by h
 
 from __future__ import annotations
 
-from typing import Any
-
-from pglab.records import StorageResult
+from pglab.records import StorageResult, StorageRow
 from pglab.targets.output import sync_rate
 
 
-def as_row(result: StorageResult, result_id: int | None = None) -> dict[str, Any]:
+def as_row(result: StorageResult, result_id: int | None = None) -> StorageRow:
     m = result.mount
     return {
         "id": result_id,
@@ -29,7 +27,7 @@ def as_row(result: StorageResult, result_id: int | None = None) -> dict[str, Any
     }
 
 
-def where(row: dict[str, Any]) -> str:
+def where(row: StorageRow) -> str:
     """'/var/tmp on ext4 /dev/vda (rw,relatime), scheduler none'"""
     sched = (row.get("facts") or {}).get("mount", {}).get("scheduler")
     return (
@@ -47,7 +45,7 @@ SECTION_NAMES = {
 }
 
 
-def headline(row: dict[str, Any]) -> str:
+def headline(row: StorageRow) -> str:
     """The one figure of a result: fdatasync ops/s, or fio's 4k random write IOPS."""
     if row["tool"] == "pg_test_fsync":
         rate = sync_rate(row["results"], "fdatasync")
