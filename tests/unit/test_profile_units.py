@@ -86,13 +86,20 @@ def test_a_debian_binary_without_symbols_names_its_dbgsym_package() -> None:
     assert "install postgresql-15-dbgsym" in said, said
 
 
-def _run(run_id: int, stacks: dict[str, Counter[str]]) -> StoredRun:
-    phase = PhaseRow(0, "main", 1, True, 0.0, 1.0, [], None, None, None, None, None, None,
-                     PgbenchReport(tps=0.0, transactions=0), "")  # fmt: skip
-    series = {"0": {folded.TABLE: folded.table(folded.Folded(stacks=stacks))}}
+def _phase(idx: int, name: str, measured: bool = True) -> PhaseRow:
+    return PhaseRow(idx, name, 1, measured, 0.0, 1.0, [], None, None, None, None, None, None,
+                    PgbenchReport(tps=0.0, transactions=0), "")  # fmt: skip
+
+
+def _run(run_id: int, *stacks: dict[str, Counter[str]], names=("main",)) -> StoredRun:
+    """A run whose measured phases ``names`` have ``stacks``, an unmeasured one between each."""
+    phases, series = [], {}
+    for i, (name, s) in enumerate(zip(names, stacks, strict=True)):
+        phases += [_phase(2 * i, f"unmeasured {i}", False), _phase(2 * i + 1, name)]
+        series[str(2 * i + 1)] = {folded.TABLE: folded.table(folded.Folded(stacks=s))}
     return StoredRun(id=run_id, campaign="c", run_key=f"k/{run_id}", point_key="k",
                      repeat=run_id, variant="v", label="v", status="ok", started_at=0.0,
-                     finished_at=1.0, tps=1.0, error=None, metrics={}, phases=(phase,),
+                     finished_at=1.0, tps=1.0, error=None, metrics={}, phases=tuple(phases),
                      series=series)  # fmt: skip
 
 
@@ -169,3 +176,32 @@ def test_servers_not_profiled_are_said_in_the_plan() -> None:
     off = _parse('name = "p"\n[workload]\nduration = 1\n')
     assert checks.notes(make_plan(off).runs) == []
     assert checks.problem(make_plan(off).runs) is None  # not profiled: perf not even asked
+
+
+def test_each_measured_phase_has_its_own_profile() -> None:
+    """A scan before and after VACUUM: merged by default, apart by name; the functions table
+    has a phase column and the folded stacks the phase as a frame after the process kind."""
+    before = {"backend": Counter({"m;scan;HeapTupleSatisfiesMVCC": 30, "m;scan": 70})}
+    after = {"backend": Counter({"m;scan": 50}), "checkpointer": Counter({"c;write": 5})}
+    run = _run(7, before, after, names=("scan; before", "scan after"))
+    assert profiles.profiled_phases([run]) == ["scan; before", "scan after"]
+    assert profiles.run_stacks(run)["backend"]["m;scan"] == 120  # merged
+    assert profiles.run_stacks(run, "scan after") == after
+    hot = profiles.hot_functions([run], phase="scan; before")
+    assert [(r.function, r.self_pct) for r in hot[:2]] == [
+        ("scan", 70.0),
+        ("HeapTupleSatisfiesMVCC", 30.0),
+    ]
+    table = profiles.functions_table([run])
+    phase, own = table.columns.index("phase"), table.columns.index("self_samples")
+    assert table.columns[table.columns.index("repeat") + 1] == "phase"
+    by_phase = Counter[str]()
+    for row in table.rows:
+        by_phase[row[phase]] += row[own]
+    assert by_phase == {"scan; before": 100, "scan after": 55}  # each sample once, as self
+    lines = profiles.folded_lines(run)
+    assert "backend;phase scan: before;m;scan;HeapTupleSatisfiesMVCC 30" in lines
+    assert "checkpointer;phase scan after;c;write 5" in lines
+    back = folded.parse_text(profiles.folded_text([run]))
+    assert sum(back.values()) == 155 and all(s.startswith("run 7;") for s in back)
+    assert profiles.profiled_phases([_run(8, {})]) == []  # a phase without samples
