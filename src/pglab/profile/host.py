@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from pglab import procs
 from pglab.campaign.spec import RunSpec
 from pglab.errors import HostError, ProfileError
-from pglab.profile import folded, perf
+from pglab.profile import checks, folded, perf
 from pglab.units import size_text
 
 if TYPE_CHECKING:  # asyncssh takes a while to import: only with a host
@@ -110,10 +110,8 @@ def _refused(remote: Remote, said: str) -> ProfileError:
 
 
 def _room(remote: Remote, runs: list[RunSpec]) -> ProfileError | None:
-    from pglab.profile.checks import recording_bytes  # checks imports this module
-
     cpus = remote.facts("true").get("cpus") or 1
-    need = max(recording_bytes(ph.estimated_seconds(), r.profile.frequency, cpus)
+    need = max(checks.recording_bytes(ph.estimated_seconds(), r.profile.frequency, cpus)
                for r in runs for ph in r.phases if ph.measured)  # fmt: skip
     said = remote.run(["df", "-B1", "--output=avail", "/tmp"], check=False).stdout.split()
     free = int(said[-1]) if said and said[-1].isdigit() else None
