@@ -45,7 +45,8 @@ def _print_functions(title: str, rows: Sequence[profiles.Function]) -> None:
     """A heading, then a table per process kind of ``rows`` (intervals from 2 runs on)."""
     n = rows[0].runs if rows else 0
     console.print(f"[bold]{escape(title)}[/]: hot functions by CPU samples"
-                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""))  # fmt: skip
+                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""),
+                  soft_wrap=True)  # fmt: skip
     for kind, group in groupby(rows, key=lambda r: r.process):
         t = Table(title=kind, title_justify="left", box=None, pad_edge=False)
         t.add_column("function")
