@@ -81,6 +81,7 @@ def test_a_server_on_a_host_is_profiled_there(ns_hosts, lab: Lab, tmp_path: Path
     names = {f for s in stacks["backend"] for f in s.split(";")}
     assert {"PostgresMain", "exec_simple_query", "standard_ExecutorRun"} <= names, sorted(names)
     assert "pgbench" not in stacks  # it ran here, not on the server's host
+    assert "hardware_counters" not in run.fingerprint  # this machine's CPU, not gen3's
     notes = [r[-1] for r in run.series["0"].get(folded.NOTES, {}).get("rows", [])]
     assert any("user space only on gen3" in n for n in notes), notes
     assert not db.processes("perf") and not _perf_files(db)
