@@ -34,6 +34,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 READ_WRITE = f"""name = "prof-rw"
 [server.settings]
 autovacuum = "off"
+max_parallel_workers_per_gather = 0
 [dataset]
 scale = 1
 [workload]

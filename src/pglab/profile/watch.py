@@ -92,10 +92,14 @@ class ProfileWatch:
         return self
 
     def _poll(self) -> None:
-        for pid in self._pids():
+        pids = self._pids()
+        for pid in pids:
             if pid not in self.kinds:
                 with contextlib.suppress(psutil.Error):
-                    self.kinds[pid] = folded.kind_of(" ".join(psutil.Process(pid).cmdline()))
+                    title = " ".join(psutil.Process(pid).cmdline())
+                    # a child just forked still has the postmaster's title: read at the next poll
+                    if pid == pids[0] or title.startswith("postgres:"):
+                        self.kinds[pid] = folded.kind_of(title)
         for child in psutil.Process().children():  # pgbench here: the client's own CPU
             with contextlib.suppress(psutil.Error):
                 if child.pid not in self.kinds and child.name() == "pgbench":
