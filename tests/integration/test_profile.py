@@ -19,6 +19,7 @@ import pytest
 from pglab import report
 from pglab.analysis import profiles
 from pglab.campaign import parse as campaign
+from pglab.cli import main
 from pglab.lab import Lab
 from pglab.profile import folded
 from pglab.run.executor import Executor
@@ -39,7 +40,7 @@ max_parallel_workers_per_gather = 0
 scale = 1
 [workload]
 clients = 2
-duration = 4
+duration = 3
 latency_log = "off"
 [[phases]]
 name = "read"
@@ -58,7 +59,7 @@ measured = false
 name = "scan before vacuum"
 script = "{EXAMPLES / "seed004-seqscan.sql"}"
 clients = 1
-duration = 3
+duration = 2
 vacuum = false
 [[phases]]
 name = "vacuum"
@@ -71,7 +72,7 @@ measured = false
 name = "scan after vacuum"
 script = "{EXAMPLES / "seed004-seqscan.sql"}"
 clients = 1
-duration = 3
+duration = 2
 vacuum = false
 [profile]
 frequency = 199
@@ -152,9 +153,8 @@ def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path:
     own = table.columns.index("self_samples")
     assert sum(r[own] for r in table.rows) == sum(back.values())  # each sample once, as self
     csv_out = tmp_path / "functions.csv"
-    done = subprocess.run([*base, "export", str(run.id), "--profile", "-o", str(csv_out)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    argv = ["--store", str(store_path), "--lab-dir", str(lab.home)]
+    assert main([*argv, "export", str(run.id), "--profile", "-o", str(csv_out)]) == 0
     with csv_out.open() as f:
         rows = list(csv.DictReader(f))
     assert {r["phase"] for r in rows} == {"read", "write", "scan before vacuum",
