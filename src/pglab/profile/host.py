@@ -142,10 +142,10 @@ class HostRecording:
 
     def start(self) -> str | None:
         """perf recording, sampling from when this returns; or why not."""
-        said = self.remote.run(["sh", "-c", PIDS, self.datadir], check=False).stdout.split()
-        if len(said) < 2 or not said[1].isdigit():
+        found = self.remote.run(["sh", "-c", PIDS, self.datadir], check=False).stdout.split()
+        if len(found) < 2 or not found[1].isdigit():
             return "no process of the server was found" + self.where
-        self.paranoid, pids = said[0], said[1:]
+        self.paranoid, pids = found[0], found[1:]
         self.dir = d = self.remote.make_dir()
         self.remote.run(["mkfifo", "-m", "600", f"{d}/ctl", f"{d}/ack"])
         self._titles = self.remote.spawn(["sh", "-c", TITLES, pids[0]])
