@@ -5,6 +5,7 @@ and ``[profile]`` checked in the campaign file."""
 from __future__ import annotations
 
 import shutil
+import time
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -286,3 +287,41 @@ def test_a_host_s_process_titles_tell_the_kinds() -> None:
     paranoid.paranoid = "2"
     (note,) = paranoid.notes(folded.Folded())
     assert note.startswith("user space only on db1: kernel.perf_event_paranoid is 2 there")
+
+
+def test_a_child_without_its_title_yet_is_read_again(tmp_path: Path) -> None:
+    """The poll here: a child of the postmaster whose title is still the postmaster's (just
+    forked) gets no kind until it has its own (real processes, titled by bash's exec -a)."""
+    import subprocess
+
+    from pglab.campaign.spec import ProfileSpec
+    from pglab.profile.watch import ProfileWatch
+
+    def titled(title: str) -> subprocess.Popen:
+        return subprocess.Popen(["bash", "-c", f'exec -a "{title}" sleep 10'])
+
+    started = [titled("/opt/pg/bin/postgres -D /lab/d"), titled("/opt/pg/bin/postgres -D /lab/d")]
+    try:
+        pm, child = started
+        watch = ProfileWatch(None, ProfileSpec(), tmp_path, "x")  # type: ignore[arg-type]
+        pids = [pm.pid, child.pid]
+        watch._pids = lambda: pids
+        for _ in range(50):  # until bash has exec'd both
+            watch.kinds.clear()
+            watch._poll()
+            if watch.kinds.get(pm.pid) == "postmaster":
+                break
+            time.sleep(0.05)
+        assert watch.kinds == {pm.pid: "postmaster"}  # the child: not yet
+        started.append(titled("postgres: checkpointer "))
+        pids[1] = started[-1].pid
+        for _ in range(50):
+            watch._poll()
+            if pids[1] in watch.kinds:
+                break
+            time.sleep(0.05)
+        assert watch.kinds[pids[1]] == "checkpointer"
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
