@@ -5,6 +5,7 @@ exported whole, and that a CPU cause is found by the differential (pglz WAL comp
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import pytest
 from pglab import report
 from pglab.analysis import profiles
 from pglab.campaign import parse as campaign
+from pglab.cli import main
 from pglab.lab import Lab
 from pglab.profile import folded
 from pglab.run.executor import Executor
@@ -27,12 +29,18 @@ pytestmark = pytest.mark.integration
 
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="no perf (linux-perf)")
 
-READ_WRITE = """name = "prof-rw"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# a select-only phase, a tpcb-like one, then seed 004's scans before and after VACUUM with the
+# scripts of examples/seed004-seqscan-vacuum.toml (a fifth of the accounts updated first)
+READ_WRITE = f"""name = "prof-rw"
+[server.settings]
+autovacuum = "off"
+max_parallel_workers_per_gather = 0
 [dataset]
 scale = 1
 [workload]
 clients = 2
-duration = 4
+duration = 3
 latency_log = "off"
 [[phases]]
 name = "read"
@@ -40,6 +48,32 @@ script = "select-only"
 [[phases]]
 name = "write"
 script = "tpcb-like"
+[[phases]]
+name = "dirty"
+script = "{EXAMPLES / "seed004-dirty.sql"}"
+transactions = 1
+clients = 1
+vacuum = false
+measured = false
+[[phases]]
+name = "scan before vacuum"
+script = "{EXAMPLES / "seed004-seqscan.sql"}"
+clients = 1
+duration = 2
+vacuum = false
+[[phases]]
+name = "vacuum"
+script = "{EXAMPLES / "seed004-vacuum.sql"}"
+transactions = 1
+clients = 1
+vacuum = false
+measured = false
+[[phases]]
+name = "scan after vacuum"
+script = "{EXAMPLES / "seed004-seqscan.sql"}"
+clients = 1
+duration = 2
+vacuum = false
 [profile]
 frequency = 199
 """
@@ -98,20 +132,56 @@ def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path:
     assert shown.returncode == 0, shown.stderr
     assert "hot functions by CPU samples" in shown.stdout
     assert "backend" in shown.stdout and "self %" in shown.stdout, shown.stdout
+    titles = re.findall(r"phase '([^']+)': hot functions", shown.stdout)
+    assert titles == ["read", "write", "scan before vacuum", "scan after vacuum"], shown.stdout
     out = tmp_path / "stacks.folded"
     done = subprocess.run([*base, "export", str(run.id), "--profile", "folded", "-o", str(out)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     back: Counter[str] = Counter()
+    phases: Counter[str] = Counter()
     for stack, n in folded.parse_text(out.read_text()).items():
-        root, kind, _ = stack.split(";", 2)
+        root, kind, phase, _ = stack.split(";", 3)
         assert root == f"run {run.id}"
         back[kind] += n
+        phases[phase] += n
     stored = profiles.run_stacks(run)
     assert back == Counter({k: c.total() for k, c in stored.items()})  # the same totals
+    scan = profiles.run_stacks(run, "scan after vacuum")
+    assert phases["phase scan after vacuum"] == sum(c.total() for c in scan.values())
     table = profiles.functions_table([run])
     own = table.columns.index("self_samples")
     assert sum(r[own] for r in table.rows) == sum(back.values())  # each sample once, as self
+    csv_out = tmp_path / "functions.csv"
+    argv = ["--store", str(store_path), "--lab-dir", str(lab.home)]
+    assert main([*argv, "export", str(run.id), "--profile", "-o", str(csv_out)]) == 0
+    with csv_out.open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["phase"] for r in rows} == {"read", "write", "scan before vacuum",
+                                          "scan after vacuum"}  # fmt: skip
+
+
+VISIBILITY = {"HeapTupleSatisfiesMVCC", "HeapTupleSatisfiesVisibility"}
+
+
+@needs_perf
+def test_a_scan_checks_visibility_before_vacuum_and_not_after(read_write) -> None:
+    """Seed 004: a sequential scan over pages a fifth of whose rows were updated checks each
+    row version's visibility; after VACUUM the pages are all-visible and the checks go."""
+    _, run = read_write
+    assert profiles.profiled_phases([run]) == ["read", "write", "scan before vacuum",
+                                               "scan after vacuum"]  # fmt: skip
+    before, after = (
+        profiles.hot_functions([run], phase=f"scan {w} vacuum") for w in ("before", "after")
+    )
+    backend = [r for r in before if r.process == "backend"]
+    assert sum(r.samples for r in backend) > 100, backend[:5]
+    seen = {r.function for r in backend[:15]}
+    assert seen & {"heapgettup_pagemode", "heap_getnextslot", "SeqNext"}, backend[:15]
+    share = {w: max((r.incl_pct for r in rows if r.process == "backend" and r.function in
+                     VISIBILITY), default=0.0) for w, rows in (("before", before),
+                                                              ("after", after))}  # fmt: skip
+    assert share["before"] > 5 and share["after"] < share["before"] / 3, (share, backend[:15])
 
 
 INDEX = """name = "prof-index"

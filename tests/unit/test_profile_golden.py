@@ -91,3 +91,68 @@ def test_a_campaign_without_profiles_says_how_to_get_one(store_path: Path) -> No
     with pytest.raises(LabError) as err:
         show.run(Where(store=str(store_path)), "plain", profile=10)
     assert "run with --profile" in err.value.message
+
+
+SCANS = "scans"
+
+
+def _scan(vacuumed: bool, rng: random.Random) -> dict[str, Counter[str]]:
+    """A sequential scan's backend: before VACUUM it checks each dead tuple's visibility."""
+    scan = "PostgresMain;exec_simple_query;PortalRun;ExecAgg;SeqNext;heap_getnextslot"
+    c = Counter({f"{scan};heapgettup_pagemode": 300, f"{scan[:-17]};advance_aggregates": 200,
+                 f"{scan};heapgettup_pagemode;heap_prepare_pagescan": 100})  # fmt: skip
+    if not vacuumed:
+        c[f"{scan};heapgettup_pagemode;heap_prepare_pagescan;HeapTupleSatisfiesMVCC"] = 250
+    return {"backend": Counter({s: max(1, int(n * rng.gauss(1, 0.05))) for s, n in c.items()})}
+
+
+def _scan_phases(run, rng: random.Random) -> tuple:
+    """dirty (unmeasured), the scan before VACUUM, vacuum (unmeasured), the scan after."""
+    (ph,) = run.phases
+    out = []
+    for name, measured in (("dirty", False), ("scan before vacuum", True), ("vacuum", False),
+                           ("scan after vacuum", True)):  # fmt: skip
+        tables = dict(ph.tables)
+        if measured:
+            found = folded.Folded(_scan(name.endswith("after vacuum"), rng))
+            tables[folded.TABLE] = folded.table(found)
+        out.append(replace(ph, name=name, measured=measured, tables=tables))
+    return tuple(out)
+
+
+@pytest.fixture(scope="module")
+def scans_path(tmp_path_factory) -> Path:
+    """Two runs of one point, each profiling two measured phases (seed 004's scans)."""
+    path = tmp_path_factory.mktemp("golden-scans") / "r.sqlite"
+    rng = random.Random(11)
+    with open_store(str(path)) as store:
+        store.ensure_campaign(SCANS, {"name": SCANS}, None)
+        for rep in (1, 2):
+            run = _run(SCANS, "base", "seqscan", 1, rep, 50.0, T0 + 10 * rep, 5, "ok", rng)
+            store.save_run(replace(run, phases=_scan_phases(run, rng)))
+    return path
+
+
+def test_each_profiled_phase_is_shown_on_its_own(scans_path: Path, monkeypatch) -> None:
+    """Two profiled phases: `pglab show RUN --profile` and `pglab show CAMPAIGN --profile`
+    print each phase's hot functions under its name; the run's line says how many."""
+    console = Console(width=100, file=io.StringIO(), record=True, highlight=False,
+                      color_system=None)  # fmt: skip
+    for module in (show, profiles):
+        monkeypatch.setattr(module, "console", console)
+    where = Where(store=str(scans_path))
+    assert show.run(where, "1", profile=3) == 0
+    assert show.run(where, SCANS, profile=4) == 0
+    with open_store(str(scans_path)) as store:
+        profiles.print_summary(store.get_run(1))
+    text = console.export_text()
+    before, after = (text.split(f"phase 'scan {w} vacuum': hot functions")[1] for w in
+                     ("before", "after"))  # fmt: skip
+    assert "HeapTupleSatisfiesMVCC" in before.split("phase 'scan after")[0]
+    assert "HeapTupleSatisfiesMVCC" not in after.split("base script=")[0]
+    assert "dirty" not in text and "'vacuum'" not in text  # unmeasured: not profiled
+    assert "in 2 measured phases; `pglab show 1 --profile` for each one's" in text
+    golden = GOLDEN / "profile_phases_100.txt"
+    if os.environ.get("PGLAB_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text(), f"differs from {golden}: PGLAB_UPDATE_GOLDEN=1 rewrites it"

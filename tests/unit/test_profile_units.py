@@ -5,6 +5,7 @@ and ``[profile]`` checked in the campaign file."""
 from __future__ import annotations
 
 import shutil
+import time
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -86,13 +87,20 @@ def test_a_debian_binary_without_symbols_names_its_dbgsym_package() -> None:
     assert "install postgresql-15-dbgsym" in said, said
 
 
-def _run(run_id: int, stacks: dict[str, Counter[str]]) -> StoredRun:
-    phase = PhaseRow(0, "main", 1, True, 0.0, 1.0, [], None, None, None, None, None, None,
-                     PgbenchReport(tps=0.0, transactions=0), "")  # fmt: skip
-    series = {"0": {folded.TABLE: folded.table(folded.Folded(stacks=stacks))}}
+def _phase(idx: int, name: str, measured: bool = True) -> PhaseRow:
+    return PhaseRow(idx, name, 1, measured, 0.0, 1.0, [], None, None, None, None, None, None,
+                    PgbenchReport(tps=0.0, transactions=0), "")  # fmt: skip
+
+
+def _run(run_id: int, *stacks: dict[str, Counter[str]], names=("main",)) -> StoredRun:
+    """A run whose measured phases ``names`` have ``stacks``, an unmeasured one between each."""
+    phases, series = [], {}
+    for i, (name, s) in enumerate(zip(names, stacks, strict=True)):
+        phases += [_phase(2 * i, f"unmeasured {i}", False), _phase(2 * i + 1, name)]
+        series[str(2 * i + 1)] = {folded.TABLE: folded.table(folded.Folded(stacks=s))}
     return StoredRun(id=run_id, campaign="c", run_key=f"k/{run_id}", point_key="k",
                      repeat=run_id, variant="v", label="v", status="ok", started_at=0.0,
-                     finished_at=1.0, tps=1.0, error=None, metrics={}, phases=(phase,),
+                     finished_at=1.0, tps=1.0, error=None, metrics={}, phases=tuple(phases),
                      series=series)  # fmt: skip
 
 
@@ -162,10 +170,158 @@ def test_servers_not_profiled_are_said_in_the_plan() -> None:
         'name = "p"\n[workload]\nduration = 1\n[profile]\n'
         "[variants.here]\n"
         '[variants.there]\nserver = { dsn = "postgresql://bench@db.example:5432/postgres" }\n'
+        '[variants.db1]\nserver = { host = "db1" }\n[hosts.db1]\nssh = "bench@10.0.0.10"\n'
     )
     notes = checks.notes(make_plan(_parse(doc)).runs)
     assert notes[0].startswith("profile: the server's processes sampled by perf at 99 Hz")
     assert any("existing server dsn:" in n and "not profiled" in n for n in notes), notes
+    assert "profile: the server on host db1 sampled there by its perf at 99 Hz" in notes[-1]
     off = _parse('name = "p"\n[workload]\nduration = 1\n')
     assert checks.notes(make_plan(off).runs) == []
     assert checks.problem(make_plan(off).runs) is None  # not profiled: perf not even asked
+
+
+def test_each_measured_phase_has_its_own_profile() -> None:
+    """A scan before and after VACUUM: merged by default, apart by name; the functions table
+    has a phase column and the folded stacks the phase as a frame after the process kind."""
+    before = {"backend": Counter({"m;scan;HeapTupleSatisfiesMVCC": 30, "m;scan": 70})}
+    after = {"backend": Counter({"m;scan": 50}), "checkpointer": Counter({"c;write": 5})}
+    run = _run(7, before, after, names=("scan; before", "scan after"))
+    assert profiles.profiled_phases([run]) == ["scan; before", "scan after"]
+    assert profiles.run_stacks(run)["backend"]["m;scan"] == 120  # merged
+    assert profiles.run_stacks(run, "scan after") == after
+    hot = profiles.hot_functions([run], phase="scan; before")
+    assert [(r.function, r.self_pct) for r in hot[:2]] == [
+        ("scan", 70.0),
+        ("HeapTupleSatisfiesMVCC", 30.0),
+    ]
+    table = profiles.functions_table([run])
+    phase, own = table.columns.index("phase"), table.columns.index("self_samples")
+    assert table.columns[table.columns.index("repeat") + 1] == "phase"
+    by_phase = Counter[str]()
+    for row in table.rows:
+        by_phase[row[phase]] += row[own]
+    assert by_phase == {"scan; before": 100, "scan after": 55}  # each sample once, as self
+    lines = profiles.folded_lines(run)
+    assert "backend;phase scan: before;m;scan;HeapTupleSatisfiesMVCC 30" in lines
+    assert "checkpointer;phase scan after;c;write 5" in lines
+    back = folded.parse_text(profiles.folded_text([run]))
+    assert sum(back.values()) == 155 and all(s.startswith("run 7;") for s in back)
+    assert profiles.profiled_phases([_run(8, {})]) == []  # a phase without samples
+
+
+def test_the_watcher_removes_what_its_command_leaves_however_it_ends(tmp_path: Path) -> None:
+    """The SSH watcher (real sh): its stdin closed, as when pglab dies and sshd closes the
+    channel, the command gets its stop signal and then the ``then`` step runs (perf's files
+    removed on the host); with ``keep`` there, the step leaves them for perf script."""
+    import subprocess
+    import sys
+    import time
+
+    from pglab.hosts.ssh import watcher
+
+    for keep in (False, True):
+        d = tmp_path / f"keep-{keep}"
+        d.mkdir()
+        (d / "perf.data").write_text("x")
+        if keep:
+            (d / "keep").touch()
+        then = f"[ -e {d}/keep ] || rm -rf -- {d}"
+        # perf's own SIGINT handler, as a Python (a background job of sh ignores SIGINT until
+        # its handler is set: it says when, and only then does the link go)
+        perf = ("import pathlib, signal, sys, time; "
+                "signal.signal(signal.SIGINT, lambda *_: sys.exit(130)); "
+                f"pathlib.Path('{d}/ready').touch(); time.sleep(30)")  # fmt: skip
+        proc = subprocess.Popen(["sh", "-c", watcher("INT", then), "w", sys.executable, "-c",
+                                 perf], stdin=subprocess.PIPE)  # fmt: skip
+        assert proc.stdin is not None
+        proc.stdin.write(b".")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 10
+        while not (d / "ready").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.stdin.close()  # the link gone: no heartbeat, the end of stdin
+        assert proc.wait(10) == 130  # ended by SIGINT, its status the watcher's
+        assert (d / "perf.data").exists() is keep
+
+
+class _Said:
+    def __init__(self, answers: dict[str, str]):
+        self.answers = answers
+        self.spec = type("Spec", (), {"name": "db1", "label": 'host "db1" (10.0.0.10)'})()
+
+    def run(self, argv, **_):
+        from pglab.hosts.ssh import Finished
+
+        return Finished(0, self.answers.get(argv[0], ""), "")
+
+
+def test_perf_refused_on_a_host_names_it_the_level_and_what_to_do() -> None:
+    """perf 6.1's refusal as an unprivileged user at perf_event_paranoid 3 (recorded)."""
+    from pglab.profile import host
+
+    said = ("Error:\nAccess to performance monitoring and observability operations is limited.\n"
+            "Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open\n"
+            "access to performance monitoring and observability operations for processes\n"
+            "without CAP_PERFMON, CAP_SYS_PTRACE or CAP_SYS_ADMIN Linux capability.")  # fmt: skip
+    err = host._refused(_Said({"cat": "3\n", "id": "bench\n"}), said)  # type: ignore[arg-type]
+    assert err.message.startswith(
+        'perf on host "db1" (10.0.0.10) is not allowed to sample the '
+        "server's processes as bench: kernel.perf_event_paranoid is 3"
+    )
+    assert "on db1, as root: sysctl kernel.perf_event_paranoid=2" in (err.hint or "")
+    assert "leave profiling off" in (err.hint or "")
+
+
+def test_a_host_s_process_titles_tell_the_kinds() -> None:
+    """What the titles loop prints there: the postmaster first, then each child once."""
+    from pglab.hosts.ssh import Finished
+    from pglab.profile.host import HostRecording
+
+    rec = HostRecording(_Said({}), "/tmp/pglab-x/pgdata", 99)  # type: ignore[arg-type]
+    rec._read_titles(Finished(143, "41 postmaster\n42 postgres: checkpointer \n"
+                              "43 postgres: postgres postgres 10.0.0.1(5) idle\n"
+                              "42 postgres: walwriter\n", ""))  # fmt: skip
+    assert rec.kinds == {41: "postmaster", 42: "checkpointer", 43: "backend"}
+    paranoid = HostRecording(_Said({}), "d", 99)  # type: ignore[arg-type]
+    paranoid.paranoid = "2"
+    (note,) = paranoid.notes(folded.Folded())
+    assert note.startswith("user space only on db1: kernel.perf_event_paranoid is 2 there")
+
+
+def test_a_child_without_its_title_yet_is_read_again(tmp_path: Path) -> None:
+    """The poll here: a child of the postmaster whose title is still the postmaster's (just
+    forked) gets no kind until it has its own (real processes, titled by bash's exec -a)."""
+    import subprocess
+
+    from pglab.campaign.spec import ProfileSpec
+    from pglab.profile.watch import ProfileWatch
+
+    def titled(title: str) -> subprocess.Popen:
+        return subprocess.Popen(["bash", "-c", f'exec -a "{title}" sleep 10'])
+
+    started = [titled("/opt/pg/bin/postgres -D /lab/d"), titled("/opt/pg/bin/postgres -D /lab/d")]
+    try:
+        pm, child = started
+        watch = ProfileWatch(None, ProfileSpec(), tmp_path, "x")  # type: ignore[arg-type]
+        pids = [pm.pid, child.pid]
+        watch._pids = lambda: pids
+        for _ in range(50):  # until bash has exec'd both
+            watch.kinds.clear()
+            watch._poll()
+            if watch.kinds.get(pm.pid) == "postmaster":
+                break
+            time.sleep(0.05)
+        assert watch.kinds == {pm.pid: "postmaster"}  # the child: not yet
+        started.append(titled("postgres: checkpointer "))
+        pids[1] = started[-1].pid
+        for _ in range(50):
+            watch._poll()
+            if pids[1] in watch.kinds:
+                break
+            time.sleep(0.05)
+        assert watch.kinds[pids[1]] == "checkpointer"
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()

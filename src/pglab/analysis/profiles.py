@@ -1,5 +1,6 @@
 """What the stored CPU profiles say (``pglab.profile``): per run, the folded stacks of its
-measured phases by process kind; per point, each function's share of the samples of its kind
+measured phases by process kind (merged, or of one phase: a run may profile a scan before and
+after a VACUUM); per point, each function's share of the samples of its kind
 (self: the function itself running; inclusive: it or what it called) as a mean over the
 repeats with a 95% interval (Student t); per comparison, the differential: the functions
 whose share changed, by how much, with a 95% interval of the difference (Welch).
@@ -29,15 +30,30 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
 Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
 
 
-def run_stacks(run: StoredRun) -> Stacks:
-    """The folded stacks of a run's measured phases, merged, by process kind."""
+def run_stacks(run: StoredRun, phase: str | None = None) -> Stacks:
+    """The folded stacks of a run's measured phases, merged, by process kind; ``phase``: of
+    the measured phase of that name only (its iterations merged, ``times = N``)."""
     return folded.merged(
-        folded.stacks_of(run.series.get(str(ph.idx), {})) for ph in run.phases if ph.measured
+        folded.stacks_of(run.series.get(str(ph.idx), {}))
+        for ph in run.phases
+        if ph.measured and (phase is None or ph.name == phase)
     )
 
 
 def profiled(runs: Iterable[StoredRun]) -> list[StoredRun]:
     return [r for r in runs if run_stacks(r)]
+
+
+def profiled_phases(runs: Iterable[StoredRun]) -> list[str]:
+    """The names of the measured phases with a stored profile in any of ``runs``, in the
+    order they ran."""
+    names: dict[str, None] = {}
+    for run in runs:
+        for ph in run.phases:
+            data = run.series.get(str(ph.idx), {}).get(folded.TABLE)
+            if ph.measured and data and data.get("rows"):
+                names[ph.name] = None
+    return list(names)
 
 
 def shares(stacks: Mapping[str, int]) -> dict[str, tuple[float, float]]:
@@ -66,10 +82,13 @@ class Function:
     runs: int
 
 
-def hot_functions(runs: Sequence[StoredRun], top: int | None = None) -> list[Function]:
+def hot_functions(
+    runs: Sequence[StoredRun], top: int | None = None, phase: str | None = None
+) -> list[Function]:
     """The functions of a point's profiled runs by process kind (the most sampled kind
-    first), each kind's by self share, highest first; ``top``: that many per kind."""
-    per_run = [run_stacks(r) for r in runs]
+    first), each kind's by self share, highest first; ``top``: that many per kind;
+    ``phase``: of that measured phase only (default: all of them, merged)."""
+    per_run = [run_stacks(r, phase) for r in runs]
     per_run = [s for s in per_run if s]
     kinds = Counter[str]()
     for stacks in per_run:
@@ -154,12 +173,21 @@ def _interval(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, flo
 
 
 def folded_lines(run: StoredRun) -> list[str]:
-    """A run's folded stacks as flamegraph.pl reads them, the process kind as the root frame
-    (``backend;PostgresMain;... 12``)."""
+    """A run's folded stacks as flamegraph.pl reads them, the process kind and then the
+    measured phase as the root frames (``backend;phase read;PostgresMain;... 12``)."""
     lines = []
-    for kind, stacks in sorted(run_stacks(run).items()):
-        lines += [f"{kind};{s} {n}" for s, n in sorted(stacks.items(), key=lambda kv: -kv[1])]
+    for phase in profiled_phases([run]):
+        frame = phase_frame(phase)
+        for kind, stacks in sorted(run_stacks(run, phase).items()):
+            lines += [f"{kind};{frame};{s} {n}"
+                      for s, n in sorted(stacks.items(), key=lambda kv: -kv[1])]  # fmt: skip
     return lines
+
+
+def phase_frame(phase: str) -> str:
+    """A phase as a frame of a folded stack: ``phase NAME``, a ';' in the name made a ':'
+    (it would split the frame)."""
+    return "phase " + phase.replace(";", ":")
 
 
 def notes(run: StoredRun) -> list[str]:
@@ -174,23 +202,25 @@ def notes(run: StoredRun) -> list[str]:
 
 
 FUNCTION_COLUMNS = [
-    "run_id", "campaign", "point", "repeat", "process", "function",
+    "run_id", "campaign", "point", "repeat", "phase", "process", "function",
     "self_samples", "incl_samples", "process_samples", "self_pct", "incl_pct",
 ]  # fmt: skip
 
 
 def functions_table(runs: Sequence[StoredRun]) -> TidyTable:
-    """A row per (run, process kind, function) of the profiled runs: its own and inclusive
-    samples and shares of the kind's samples (``pglab export --profile``)."""
+    """A row per (run, measured phase, process kind, function) of the profiled runs: its own
+    and inclusive samples and shares of the kind's samples in that phase (``pglab export
+    --profile``)."""
     rows: list[list[Any]] = []
     for run in runs:
-        for kind, stacks in sorted(run_stacks(run).items()):
-            total = sum(stacks.values())
-            own, incl = _counts(stacks)
-            for f in sorted(incl, key=lambda f: (-own[f], -incl[f], f)):
-                shares_of = [100 * own[f] / total, 100 * incl[f] / total]
-                rows.append([run.id, run.campaign, run.label, run.repeat, kind, f, own[f],
-                             incl[f], total, *shares_of])  # fmt: skip
+        for phase in profiled_phases([run]):
+            for kind, stacks in sorted(run_stacks(run, phase).items()):
+                total = sum(stacks.values())
+                own, incl = _counts(stacks)
+                for f in sorted(incl, key=lambda f: (-own[f], -incl[f], f)):
+                    shares_of = [100 * own[f] / total, 100 * incl[f] / total]
+                    rows.append([run.id, run.campaign, run.label, run.repeat, phase, kind, f,
+                                 own[f], incl[f], total, *shares_of])  # fmt: skip
     return TidyTable(FUNCTION_COLUMNS, rows)
 
 
@@ -206,8 +236,8 @@ def _counts(stacks: Mapping[str, int]) -> tuple[Counter[str], Counter[str]]:
 
 
 def folded_text(runs: Sequence[StoredRun]) -> str:
-    """The runs' folded stacks, each line's root frames the run (``run 12``) and the process
-    kind: one file flamegraph.pl, speedscope and inferno read."""
+    """The runs' folded stacks, each line's root frames the run (``run 12``), the process kind
+    and the phase (``phase read``): one file flamegraph.pl, speedscope and inferno read."""
     lines = [f"run {run.id};{line}" for run in runs for line in folded_lines(run)]
     return "".join(f"{line}\n" for line in lines)
 

@@ -24,14 +24,29 @@ def _ci(low: float | None, high: float | None) -> str:
 
 
 def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> bool:
-    """The top functions of ``runs`` (one run, or a point's repeats) per process kind; False
-    when none of them was profiled."""
-    rows = profiles.hot_functions(runs, top)
-    if not rows:
+    """The top functions of ``runs`` (one run, or a point's repeats) per process kind, and
+    per measured phase when more than one was profiled; False when none was profiled."""
+    phases = profiles.profiled_phases(runs)
+    if not phases:
         return False
-    n = rows[0].runs
+    if len(phases) == 1:
+        _print_functions(title, profiles.hot_functions(runs, top))
+    else:
+        for phase in phases:
+            rows = profiles.hot_functions(runs, top, phase)
+            _print_functions(f"{title}, phase {phase!r}", rows)
+    for run in runs[:1]:
+        for note in profiles.notes(run):
+            console.print(f"note: {note}", markup=False, soft_wrap=True)
+    return True
+
+
+def _print_functions(title: str, rows: Sequence[profiles.Function]) -> None:
+    """A heading, then a table per process kind of ``rows`` (intervals from 2 runs on)."""
+    n = rows[0].runs if rows else 0
     console.print(f"[bold]{escape(title)}[/]: hot functions by CPU samples"
-                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""))  # fmt: skip
+                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""),
+                  soft_wrap=True)  # fmt: skip
     for kind, group in groupby(rows, key=lambda r: r.process):
         t = Table(title=kind, title_justify="left", box=None, pad_edge=False)
         t.add_column("function")
@@ -46,10 +61,6 @@ def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> 
                      else [f"{r.self_pct:.1f}", f"{r.incl_pct:.1f}"])  # fmt: skip
             t.add_row(escape(r.function), *cells, f"{r.samples:,}")
         console.print(t)
-    for run in runs[:1]:
-        for note in profiles.notes(run):
-            console.print(f"note: {note}", markup=False, soft_wrap=True)
-    return True
 
 
 def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEFAULT_TOP) -> None:
@@ -81,9 +92,12 @@ def print_summary(run: StoredRun) -> None:
     if not stacks:
         return
     by_kind = sorted(((sum(c.values()), k) for k, c in stacks.items()), reverse=True)
+    phases = profiles.profiled_phases([run])
+    each = (f" in {len(phases)} measured phases; `pglab show {run.id} --profile` for each "
+            "one's hot functions") if len(phases) > 1 else (
+            f"; `pglab show {run.id} --profile` for its hot functions")  # fmt: skip
     console.print(
-        "CPU profile: samples by process: " + ", ".join(f"{k} {n:,}" for n, k in by_kind)
-        + f"; `pglab show {run.id} --profile` for its hot functions",
+        "CPU profile: samples by process: " + ", ".join(f"{k} {n:,}" for n, k in by_kind) + each,
         markup=False, soft_wrap=True,
     )  # fmt: skip
     for note in profiles.notes(run):

@@ -44,14 +44,18 @@ HEARTBEAT_S = 1.0
 HEARTBEAT_TIMEOUT = 5
 
 
-def watcher(stop_signal: str = "TERM") -> str:
+def watcher(stop_signal: str = "TERM", then: str = "") -> str:
     """The watcher's sh script; ``stop_signal`` is what the command gets (INT for a postmaster:
-    its fast shutdown)."""
+    its fast shutdown); ``then``: sh run once the command has ended, however it ended (pglab
+    stopped it, or died: what it leaves removed there and then), before the watcher exits
+    with the command's status."""
     return (
         'exec 3<&0; "$@" </dev/null 3<&- & c=$!; '
         f'( while [ -n "$(timeout {HEARTBEAT_TIMEOUT} head -c 1 <&3)" ]; do :; done; '
         f"kill -{stop_signal} $c 2>/dev/null ) & "
-        "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
+        "w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; "
+        + (f"{then}; " if then else "")
+        + "exit $s"
     )
 
 
@@ -258,11 +262,15 @@ class Remote:
     # -- commands -----------------------------------------------------------------------------
     @staticmethod
     def command(
-        argv: Sequence[str], env: Mapping[str, str] | None = None, stop_signal: str = "TERM"
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        stop_signal: str = "TERM",
+        then: str = "",
     ) -> str:
         """The remote command line: ``env K=V ... argv`` under the watcher (sh -c)."""
         words = [*(["env", *(f"{k}={v}" for k, v in env.items())] if env else []), *argv]
-        return f"sh -c {shlex.quote(watcher(stop_signal))} pglab-watch {shlex.join(words)}"
+        script = watcher(stop_signal, then)
+        return f"sh -c {shlex.quote(script)} pglab-watch {shlex.join(words)}"
 
     def run(
         self,
@@ -290,18 +298,22 @@ class Remote:
         return done
 
     async def start(
-        self, argv: Sequence[str], env: Mapping[str, str] | None = None, stop_signal: str = "TERM"
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        stop_signal: str = "TERM",
+        then: str = "",
     ) -> RemoteProcess:
         """Start a command (on the SSH loop: ``await`` it there)."""
         conn = await self._connect()
-        proc = await conn.create_process(self.command(argv, env, stop_signal))
+        proc = await conn.create_process(self.command(argv, env, stop_signal, then))
         return RemoteProcess(self, proc, argv)
 
-    def spawn(self, argv: Sequence[str], stop_signal: str = "TERM") -> Background:
-        """Start a long-running command (a server) from this thread: it runs until ``stop``,
-        the end of the link or pglab's."""
+    def spawn(self, argv: Sequence[str], stop_signal: str = "TERM", then: str = "") -> Background:
+        """Start a long-running command (a server, perf) from this thread: it runs until
+        ``stop``, the end of the link or pglab's; ``then``: sh run there after it ends."""
         started = self._call(
-            self.start(argv, stop_signal=stop_signal), CONNECT_TIMEOUT + 5,
+            self.start(argv, stop_signal=stop_signal, then=then), CONNECT_TIMEOUT + 5,
             f"{argv[0]} did not start within {CONNECT_TIMEOUT + 5} s on {self.spec.label}",
         )  # fmt: skip
         return Background(started, asyncio.run_coroutine_threadsafe(started.wait(), loop()))

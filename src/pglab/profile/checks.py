@@ -1,7 +1,7 @@
 """What a profiled campaign needs, checked before anything runs: perf that can sample here
-(``perf.problem``: missing, forbidden, not matching the kernel), and which servers cannot be
-profiled (said in the plan: an existing server's processes are not pglab's to sample, and perf
-runs on this machine only)."""
+(``perf.problem``: missing, forbidden, not matching the kernel; a server on a host is checked
+there, ``host.problem``), and which servers are profiled where (said in the plan: an existing
+server's processes are not pglab's to sample)."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def notes(runs: Iterable[RunSpec]) -> list[str]:
         label = r.server.server_label
         if r.server.host is not None:
             said[label] = (
-                f"profile: the server on host {r.server.host} is not profiled (perf runs on "
-                "this machine only)"
+                f"profile: the server on host {r.server.host} sampled there by its perf at "
+                f"{r.profile.frequency} Hz in every measured phase, as the host's user"
             )
         else:
             said[label] = (

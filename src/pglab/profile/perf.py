@@ -5,10 +5,13 @@ anything), ``perf record`` on a set of processes for as long as a phase runs, an
 ``perf record -e cpu-clock`` is the software clock: it works on virtual machines, which have no
 hardware counters. Stacks are unwound from a copy of each sample's user stack (``--call-graph
 dwarf``): PostgreSQL is built without frame pointers (``-O2``), and with ``-g`` (frame pointers)
-its stacks break after the first frame. ``-p`` attaches to the postmaster and its children;
-backends forked later inherit the sampling. perf is started through ``procs`` like every child:
-its own session and the parent-death signal, so it dies with pglab even when pglab is
-SIGKILLed; it is stopped with SIGINT, which makes it write its file out.
+its stacks break after the first frame. Here ``-a`` samples every CPU (the server's samples are
+picked out by pid afterwards); on a host (``host.py``) ``-p`` attaches to the postmaster and its
+children as the host's user, and backends forked later inherit the sampling. perf is started
+through ``procs`` like every child: its own session and the parent-death signal, so it dies
+with pglab even when pglab is SIGKILLed; it is stopped with SIGINT, which makes it write its
+file out. It keeps no copy of the binaries it sampled (``--no-buildid-cache``: perf would copy
+each into ``~/.debug``, which grows without end); ``perf script`` reads them where they are.
 
 ``PGLAB_PERF`` names another perf executable (a perf of the running kernel built elsewhere).
 """
@@ -41,11 +44,20 @@ def executable() -> str:
     return os.environ.get("PGLAB_PERF", "perf")
 
 
-def record_argv(out: Path, hz: int) -> list[str]:
+def record_argv(out: Path | str, hz: int, exe: str | None = None) -> list[str]:
+    """``perf record``'s words for a phase (``exe``: the perf of a host; this machine's by
+    default)."""
     return [
-        executable(), "record", "--quiet", "-e", "cpu-clock", "-F", str(hz),
-        "--call-graph", f"dwarf,{STACK_BYTES}", "-o", str(out),
+        exe or executable(), "record", "--quiet", "-e", "cpu-clock", "-F", str(hz),
+        "--call-graph", f"dwarf,{STACK_BYTES}", "--no-buildid-cache", "-o", str(out),
     ]  # fmt: skip
+
+
+def script_argv(data: Path | str, exe: str | None = None) -> list[str]:
+    """``perf script``'s words: per sample a ``comm pid`` line, then its frames ``address
+    symbol (binary)``, innermost first, and a blank line."""
+    return [exe or executable(), "script", "-i", str(data), "-F", "comm,pid,ip,sym,dso",
+            "--no-inline"]  # fmt: skip
 
 
 def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
@@ -130,14 +142,8 @@ def stop(proc: subprocess.Popen, out: Path) -> str | None:
 
 
 def script(data: Path) -> str:
-    """``perf script``'s text of a recording: per sample a ``comm pid`` line, then its frames
-    ``address symbol (binary)``, innermost first, and a blank line."""
-    done = procs.run(
-        [executable(), "script", "-i", str(data), "-F", "comm,pid,ip,sym,dso", "--no-inline"],
-        timeout=SCRIPT_TIMEOUT_S,
-        what="perf script",
-    )
-    return done.stdout
+    """``perf script``'s text of a recording (``script_argv``)."""
+    return procs.run(script_argv(data), timeout=SCRIPT_TIMEOUT_S, what="perf script").stdout
 
 
 def _paranoid() -> str:
@@ -151,16 +157,15 @@ def _read(path: Path) -> str:
         return ""
 
 
-def no_symbols(binary: str) -> str:
+def no_symbols(binary: str, owner: str | None = None, where: str = "") -> str:
     """What to say of a binary most of whose sampled frames had no symbol, naming the Debian
-    package with its debug symbols when a package owns it."""
-    said = f"{binary} has no symbols (stripped): its functions show as [unknown]"
-    if shutil.which("dpkg") is None:
+    package with its debug symbols when a package owns it (``owner``: what ``dpkg -S BINARY``
+    said, on the host ``where`` names; asked here when None)."""
+    said = f"{binary}{where} has no symbols (stripped): its functions show as [unknown]"
+    if owner is None:
+        owner = _dpkg_owner(binary)
+    if owner is None:
         return f"{said}; profile a build that keeps them"
-    try:
-        owner = procs.run(["dpkg", "-S", binary], timeout=30, check=False).stdout
-    except CommandError:
-        owner = ""
     package = owner.split(":", 1)[0].strip() if ":" in owner else ""
     if not package or "," in package:
         return f"{said}; profile a build that keeps them (pglab's [server.build] does)"
@@ -168,6 +173,16 @@ def no_symbols(binary: str) -> str:
         f"{said}; install {package}-dbgsym (Debian's debug symbols, from the debian-debug "
         "archive) to name them"
     )
+
+
+def _dpkg_owner(binary: str) -> str | None:
+    """What ``dpkg -S`` says of a binary here; None without dpkg."""
+    if shutil.which("dpkg") is None:
+        return None
+    try:
+        return procs.run(["dpkg", "-S", binary], timeout=30, check=False).stdout
+    except CommandError:
+        return ""
 
 
 @functools.lru_cache(maxsize=1)

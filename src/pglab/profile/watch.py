@@ -10,8 +10,9 @@ titles of the server's processes twice a second (the kind of each pid: a backend
 checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
 (the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
 binary without symbols, with the Debian package that has them); perf's files in the run's work
-directory are removed on every exit. A server whose processes are not this machine's (an
-existing server, a server on a host) is not profiled, and its notes say so.
+directory are removed on every exit. A server pglab made on a host is recorded there by that
+host's perf over SSH (``host.HostRecording``), folded here the same way. An existing server is
+not profiled (its processes are not pglab's to sample), and its notes say so.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from typing import Any
 import psutil
 
 from pglab.campaign.spec import ProfileSpec
-from pglab.errors import CommandError
+from pglab.errors import CommandError, HostError
 from pglab.lab import Lab
-from pglab.postgres.interface import Server
+from pglab.postgres.interface import OsView, Server
 from pglab.profile import folded, perf
+from pglab.profile.host import HostRecording
 
 POLL_S = 0.5
-NOT_HERE = "not profiled: the server's processes are not on this machine (perf runs here only)"
+NOT_HERE = "not profiled: the server's processes are not pglab's to sample (an existing server)"
 
 
 class ProfileWatch:
@@ -46,6 +48,7 @@ class ProfileWatch:
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         self._pids: Any = None
+        self._host: HostRecording | None = None
         self.seconds = 0.0  # stopping perf and folding its recording, after the phase
 
     @property
@@ -56,6 +59,8 @@ class ProfileWatch:
         if not self.spec.enabled:
             return self
         view = self.server.os_view()
+        if view is not None and view.remote is not None and self.server.owned:
+            return self._start_on_host(view)
         if view is None or view.remote is not None or view.postgres_pids is None:
             self.notes.append(NOT_HERE)
             return self
@@ -70,11 +75,31 @@ class ProfileWatch:
         self._poller.start()
         return self
 
+    def _start_on_host(self, view: OsView) -> ProfileWatch:
+        assert view.remote is not None
+        self._host = HostRecording(view.remote, str(view.datadir), self.spec.frequency)
+        try:
+            why = self._host.start()
+        except HostError as exc:
+            why = exc.message
+        except BaseException:
+            self._host.close()
+            raise
+        if why is not None:
+            self.notes.append(f"not profiled: {why}")
+            self._host.close()
+            self._host = None
+        return self
+
     def _poll(self) -> None:
-        for pid in self._pids():
+        pids = self._pids()
+        for pid in pids:
             if pid not in self.kinds:
                 with contextlib.suppress(psutil.Error):
-                    self.kinds[pid] = folded.kind_of(" ".join(psutil.Process(pid).cmdline()))
+                    title = " ".join(psutil.Process(pid).cmdline())
+                    # a child just forked still has the postmaster's title: read at the next poll
+                    if pid == pids[0] or title.startswith("postgres:"):
+                        self.kinds[pid] = folded.kind_of(title)
         for child in psutil.Process().children():  # pgbench here: the client's own CPU
             with contextlib.suppress(psutil.Error):
                 if child.pid not in self.kinds and child.name() == "pgbench":
@@ -88,11 +113,17 @@ class ProfileWatch:
     def __exit__(self, exc_type, exc, tb) -> None:
         t0 = time.monotonic()
         try:
-            self._finish(failed=exc_type is not None)
+            if self._host is not None:
+                self._finish_on_host(self._host, failed=exc_type is not None)
+            else:
+                self._finish(failed=exc_type is not None)
         finally:
+            if self._host is not None:
+                self._host.close()
             for suffix in ("", ".err", ".old", ".ctl", ".ack"):
                 self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
-            self.seconds = time.monotonic() - t0 if self._proc is not None else 0.0
+            recorded = self._proc is not None or self._host is not None
+            self.seconds = time.monotonic() - t0 if recorded else 0.0
         if self.notes and exc_type is None:
             self.tables[folded.NOTES] = {
                 "columns": folded.NOTE_COLUMNS,
@@ -119,6 +150,21 @@ class ProfileWatch:
         self.tables[folded.TABLE] = folded.table(found)
         for binary in found.stripped():
             self.notes.append(perf.no_symbols(binary))
+
+    def _finish_on_host(self, host: HostRecording, failed: bool) -> None:
+        found: folded.Folded | None = None
+        try:
+            why = host.stop(keep=not failed)
+            if failed:
+                return  # the phase failed: nothing of it is kept
+            found = folded.fold(host.script(), host.kinds) if why is None else None
+        except HostError as exc:
+            why = exc.message
+        if found is None:
+            self.notes.append(f"not profiled: {why}")
+            return
+        self.tables[folded.TABLE] = folded.table(found)
+        self.notes += host.notes(found)
 
 
 def sweep_leftovers(lab: Lab) -> list[str]:

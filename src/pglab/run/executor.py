@@ -383,8 +383,8 @@ class Executor:
             fp["fleet_worker"] = self.worker
         if any(ph.generator == "sysbench" for ph in run.phases):
             fp["sysbench_version"] = kit_load.sysbench_version()
-        if run.profile.enabled:  # said once per run, not an error where there are none
-            fp["hardware_counters"] = perf.hardware_counters()
+        if run.profile.enabled and run.server.host is None:  # this machine's CPU: said once
+            fp["hardware_counters"] = perf.hardware_counters()  # per run, not an error if none
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
         remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
         if remote:

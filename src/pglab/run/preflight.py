@@ -29,6 +29,7 @@ from pglab.postgres.build import Progress
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
+from pglab.profile import host as profile_host
 from pglab.run import capacity, os_state
 from pglab.run.plan import Plan, make_plan
 from pglab.run.remote import Hosts
@@ -308,8 +309,9 @@ def _check_generators(
 ) -> OnHosts:
     """Remote load generators: a server they can reach (an existing one, by its dsn, or one
     pglab makes on a host), and every host reachable over SSH, its key the known one, pgbench
-    there; a server's host reachable, as a user that is not root. What each host a server is
-    made on reports (``OnHosts``)."""
+    there; a server's host reachable, as a user that is not root, its perf able to sample the
+    server when its runs are profiled. What each host a server is made on reports
+    (``OnHosts``)."""
     names: set[str] = set()
     local_server: list[str] = []
     for point in plan.points:
@@ -345,6 +347,9 @@ def _check_generators(
                 )
             if said := hosts.ssh(name).facts("true").get("ram_bytes"):
                 facts.ram[name] = said
+            profiled = [r for r in plan.runs if r.server.host == name and not r.server.existing]
+            if (perf_there := profile_host.problem(hosts.ssh(name), profiled)) is not None:
+                found.append(perf_there)
             for where in _host_dirs(plan, name):
                 if (free := _free(hosts.ssh(name), where)) is not None:
                     facts.disk[(name, where)] = free
