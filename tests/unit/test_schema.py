@@ -28,12 +28,11 @@ from pglab.campaign.spec import (
 from pglab.campaign.workload import TPCH_KEYS
 from pglab.cli import main
 from pglab.errors import CampaignError
-from pglab.tune.spec import file_schema
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql
 SCRIPT_FILE = "insert-only.sql"
-VALIDATOR = Draft202012Validator(file_schema())
+VALIDATOR = Draft202012Validator(json_schema.build())
 
 
 def parses(doc: dict[str, Any]) -> bool:
@@ -302,7 +301,7 @@ def accepted_by_parse(table: Table, kind: str | None = None) -> set[str]:
 def schema_keys(table: Table, kind: str | None = None) -> set[str]:
     defs = json_schema.build()["$defs"]
     if not table.name:
-        return set(file_schema()["properties"])
+        return set(json_schema.build()["properties"])
     node = defs[schema.def_name(table)]
     if kind is not None:
         (branch,) = [b for b in node["oneOf"] if b["properties"]["kind"]["const"] == kind]
@@ -783,13 +782,13 @@ def test_the_layout_is_a_campaign_file_the_schema_accepts() -> None:
 
 def test_pglab_schema_prints_the_json_schema(capsys) -> None:
     assert main(["schema"]) == 0
-    assert json.loads(capsys.readouterr().out) == file_schema()
+    assert json.loads(capsys.readouterr().out) == json_schema.build()
 
 
 def test_pglab_schema_writes_it_to_a_file(tmp_path: Path, capsys) -> None:
     out = tmp_path / "campaign.schema.json"
     assert main(["schema", "-o", str(out)]) == 0
-    assert json.loads(out.read_text()) == file_schema()
+    assert json.loads(out.read_text()) == json_schema.build()
     assert capsys.readouterr().out == ""
 
 

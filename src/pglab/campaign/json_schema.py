@@ -1,5 +1,6 @@
 """The campaign file as a JSON Schema (draft 2020-12), for editors and validators: derived
-from the declarations of ``schema`` (``pglab schema`` prints it)."""
+from the declarations of ``schema``, with the ``[tune]`` table of a file for ``pglab tune``
+(``pglab schema`` prints it)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pglab.campaign.schema import (
     TARGET_REQUIRED,
     TARGETS,
     TOP,
+    TUNE,
     WORKLOAD,
     Key,
     Table,
@@ -27,7 +29,8 @@ SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 
 
 def build() -> dict[str, Any]:
-    """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
+    """The campaign file (and a tune file's [tune]) as a JSON Schema (draft 2020-12), for
+    editors and validators."""
     defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
     assert not defs.keys() & SHAPES.keys()
     defs.update((name, shape.schema) for name, shape in SHAPES.items())
@@ -41,6 +44,9 @@ def build() -> dict[str, Any]:
         elif table.form == "named":
             ref = {"type": "object", "additionalProperties": ref}
         top["properties"][table.name] = {**ref, "description": table.doc}
+    # [tune]: a file for `pglab tune` (a campaign file of one point with it)
+    defs["tune"] = _table_schema(TUNE)
+    top["properties"]["tune"] = {"$ref": "#/$defs/tune", "description": TUNE.doc}
     # [sequential] is the settings of repeats = "auto", and of nothing else
     top["dependentSchemas"] = {
         "sequential": {

@@ -90,6 +90,16 @@ def _host_names(val: Any) -> tuple[str, ...] | None:
     return tuple(names) if _strings(names, unique=True) else None
 
 
+def _enqueue(val: Any) -> Any:
+    """Settings tried first: tables of NAME = a plain value."""
+    ok = isinstance(val, list) and all(isinstance(run, dict) for run in val)
+    return val if ok and all(_scalar(v) for run in val for v in run.values()) else None
+
+
+def _scalar(val: Any) -> bool:
+    return isinstance(val, str | int | float | bool)
+
+
 def _target_names(val: Any) -> tuple[str, ...] | None:
     ok = isinstance(val, list) and bool(val) and all(isinstance(v, str) for v in val)
     return tuple(val) if ok else None
@@ -177,4 +187,18 @@ SHAPES: dict[str, Shape] = {
         "additionalProperties": {"type": "array", "minItems": 1}}),
     "storage_choice": Shape("target name or {data, wal}",
                             {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
+    # [tune]'s (tune/spec.py reads the knobs)
+    "enqueue": Shape("array of tables NAME = value", {"type": "array", "items": {
+        "type": "object", "additionalProperties": _SCALAR}}, _enqueue,
+        'an array of tables of settings: [{shared_buffers = "1GB"}]'),
+    "knobs": Shape("table NAME = {min, max, log} or [choices]", {
+        "type": "object", "minProperties": 1, "additionalProperties": {"oneOf": [
+            {"type": "array", "minItems": 1, "items": _SCALAR, "description": "choices"},
+            {"type": "object", "description": "a range",
+             "properties": {"min": {"type": ["string", "number"], "description": "lowest value"},
+                            "max": {"type": ["string", "number"], "description": "highest value"},
+                            "log": {"type": "boolean", "description": "sampled on a log scale"}},
+             "required": ["min", "max"], "additionalProperties": False}]}},
+        lambda v: v if isinstance(v, dict) else None,
+        "a table of NAME = {min, max, log} or [choices]"),
 }  # fmt: skip

@@ -13,6 +13,7 @@ the JSON Schema accept and refuse the same documents.
 
 from pglab.campaign.schema.layout import (
     COMMENT_AT,
+    TUNE_INTRO,
     WIDTH,
     default_text,
     docs_table,
@@ -22,9 +23,23 @@ from pglab.campaign.schema.layout import (
 from pglab.campaign.schema.model import Key, Table, def_name, key
 from pglab.campaign.schema.tables import *  # noqa: F403 (the tables and their key sets)
 from pglab.campaign.schema.tables import BY_NAME, TABLES, TARGET_KINDS
+from pglab.campaign.schema.tune import (
+    DEFAULT_CONFIRM_REPEATS,
+    DEFAULT_MEMORY_SHARE,
+    DEFAULT_TRIALS,
+    DISKS,
+    KNOB_KEYS,
+    OBJECTIVES,
+    SAMPLERS,
+    TUNE,
+    TUNE_KEYS,
+    TUNE_TABLES,
+)
 from pglab.campaign.shapes import SHAPES
 
 __all__ = [
-    "BY_NAME", "COMMENT_AT", "SHAPES", "TABLES", "TARGET_KINDS", "WIDTH", "Key", "Table",
-    "def_name", "default_text", "docs_table", "help_layout", "key", "type_text",
+    "BY_NAME", "COMMENT_AT", "DEFAULT_CONFIRM_REPEATS", "DEFAULT_MEMORY_SHARE", "DEFAULT_TRIALS",
+    "DISKS", "KNOB_KEYS", "OBJECTIVES", "SAMPLERS", "SHAPES", "TABLES", "TARGET_KINDS", "TUNE",
+    "TUNE_INTRO", "TUNE_KEYS", "TUNE_TABLES", "WIDTH", "Key", "Table", "def_name",
+    "default_text", "docs_table", "help_layout", "key", "type_text",
 ]  # fmt: skip

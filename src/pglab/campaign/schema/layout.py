@@ -8,7 +8,7 @@ import textwrap
 import tomllib
 from typing import Any
 
-from pglab.campaign.schema.model import Key
+from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.schema.tables import BY_NAME, TABLES, TARGET_KINDS
 from pglab.campaign.shapes import SHAPES
 
@@ -27,6 +27,8 @@ def type_text(k: Key) -> str:
         return f"{text} {_num(k.minimum)}–{_num(k.maximum)}"
     if k.minimum is not None:
         return f"{text} ≥ {_num(k.minimum)}"
+    if k.above is not None and k.maximum is not None:
+        return f"{text} > {_num(k.above)}, ≤ {_num(k.maximum)}"
     if k.above is not None:
         return f"{text} > {_num(k.above)}"
     return text
@@ -58,12 +60,18 @@ A campaign file is TOML, and every key is optional. Each table with all its keys
 value is the default unless the comment gives one; a commented key is an alternative to
 the one above it; `pglab schema` prints all this as a JSON Schema for editors):
 """
+TUNE_INTRO = """\
+A tune file is a campaign file of one point ([server], [dataset], [workload] or [[phases]];
+no [variants], [matrix] or repeats) with a [tune] table; every key is optional (a value is
+the default unless the comment gives one):
+"""
 
 
-def help_layout() -> str:
-    """The file layout as an annotated example, for `pglab run --help` (at most 88 columns)."""
-    out = [_INTRO]
-    for table in TABLES:
+def help_layout(tables: tuple[Table, ...] = TABLES, intro: str = _INTRO) -> str:
+    """The file layout as an annotated example, for `pglab run --help` (``TUNE_TABLES``:
+    `pglab tune --help`), at most 88 columns."""
+    out = [intro]
+    for table in tables:
         lines: list[str] = []
         if table.name:
             header = f"[{table.name}.{table.example_name}]" if table.form == "named" else None
@@ -114,7 +122,7 @@ def _annotated(code: str, comment: str) -> list[str]:
 # -- the documentation's table -----------------------------------------------------------------
 
 
-def docs_table() -> str:
+def docs_table(tables: tuple[Table, ...] = TABLES) -> str:
     """Every key as a Markdown table: table, key, type, default, meaning."""
     rows = ["| table | key | type | default | meaning |", "|---|---|---|---|---|"]
 
@@ -123,7 +131,7 @@ def docs_table() -> str:
 
     forms = {"table": "table", "array": "array of tables", "named": "tables by name",
              "sub": "table"}  # fmt: skip
-    for table in TABLES:
+    for table in tables:
         if table.name:
             row(f"`{table.header}`", "", forms[table.form], "", table.doc)
         for i, k in enumerate(table.keys):
