@@ -47,13 +47,13 @@ def build() -> dict[str, Any]:
     # [tune]: a file for `pglab tune` (a campaign file of one point with it)
     defs["tune"] = _table_schema(TUNE)
     top["properties"]["tune"] = {"$ref": "#/$defs/tune", "description": TUNE.doc}
-    # [sequential] is the settings of repeats = "auto", and of nothing else
-    top["dependentSchemas"] = {
-        "sequential": {
-            "properties": {"repeats": {"const": "auto", "description": "[sequential] needs it"}},
-            "required": ["repeats"],
-        }
+    top["properties"]["server"] = {
+        "allOf": [top["properties"]["server"], _BASE_SERVER],
+        "description": top["properties"]["server"]["description"],
     }
+    defs["tune"]["not"] = _P99_LIMIT_OF_P99
+    top["dependentSchemas"] = _DEPENDENT
+    top["allOf"] = _ORDER_RULES
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -61,6 +61,55 @@ def build() -> dict[str, Any]:
         **top,
         "$defs": defs,
     }
+
+
+def _when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    return {"if": condition, "then": then}
+
+
+def _said(key: str, value: Any) -> dict[str, Any]:
+    """The condition "``key`` is given as ``value``"."""
+    return {"properties": {key: {"const": value, "description": f"{key} = {value!r}"}},
+            "required": [key]}  # fmt: skip
+
+
+# The rules between keys that one document shows (the others are the parser's alone:
+# tests/unit/test_refusals.py names them). [sequential] is the settings of repeats = "auto",
+# and of nothing else; a tune file tunes one point.
+_DEPENDENT = {
+    "sequential": {
+        "properties": {"repeats": {"const": "auto", "description": "[sequential] needs it"}},
+        "required": ["repeats"],
+    },
+    "tune": {
+        "description": "a tune file tunes one point: no [variants], [matrix], repeats or "
+        "[storage_bench]",
+        "not": {"anyOf": [{"required": [k]} for k in ("variants", "matrix", "repeats",
+                                                      "storage_bench")]},
+    },
+}  # fmt: skip
+# repeats = "auto" and [fleet] spread = "rounds" judge within interleaved rounds
+_INTERLEAVED = {
+    "properties": {
+        "order": {"const": "interleaved", "description": "judged within interleaved rounds"}
+    }
+}
+_ORDER_RULES = [
+    _when(_said("repeats", "auto"), _INTERLEAVED),
+    _when({"properties": {"fleet": {**_said("spread", "rounds"), "description": "[fleet]"}},
+           "required": ["fleet"]}, _INTERLEAVED),
+]  # fmt: skip
+# the base's [server] (a variant's server inherits from it): a source names its key; manage is
+# an existing server's (dsn), database one's on the network (dsn or host)
+_BASE_SERVER = {
+    "allOf": [_when(_said("source", kind), {"required": [kind]})
+              for kind in ("bindir", "build", "version")],
+    "dependentRequired": {"manage": ["dsn"]},
+    "dependentSchemas": {"database": {"anyOf": [{"required": ["dsn"]},
+                                                {"required": ["host"]}]}},
+}  # fmt: skip
+# p99_limit_ms is the limit of objective = "tps" (the best TPS under that p99)
+_P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
 
 
 def _value(k: Key) -> dict[str, Any]:
