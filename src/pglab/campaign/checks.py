@@ -1,5 +1,6 @@
 """How a campaign file's problems are collected: every problem in the file is gathered and
-reported in one message, each naming where it is, with the closest valid key for a typo."""
+reported in one message, each naming where it is, with the closest valid key for a typo. What
+each key's value must be is checked from its declaration by ``declared``."""
 
 from __future__ import annotations
 
@@ -29,43 +30,4 @@ def table_of(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str
     if not isinstance(val, dict):
         p.add(where, f"{key} must be a table")
         return {}
-    return val
-
-
-def get(
-    doc: dict[str, Any],
-    key: str,
-    typ: type,
-    default: Any,
-    p: Problems,
-    where: str,
-    minimum: int | None = None,
-) -> Any:
-    if key not in doc:
-        return default
-    val = doc[key]
-    if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
-        p.add(where, f"{key} = {val!r}: expected {typ.__name__}")
-        return default
-    if minimum is not None and isinstance(val, int | float) and val < minimum:
-        p.add(where, f"{key} = {val!r}: must be ≥ {minimum}")
-        return default
-    return val
-
-
-def number_in(val: Any, low: float, high: float = float("inf"), *, low_open: bool = False) -> bool:
-    """Whether ``val`` is a TOML number (not a boolean) from ``low`` (excluded when
-    ``low_open``) to ``high``."""
-    if isinstance(val, bool) or not isinstance(val, int | float):
-        return False
-    return (low < val if low_open else low <= val) and val <= high
-
-
-def choice(
-    doc: dict[str, Any], key: str, choices: tuple[str, ...], default: str, p: Problems, where: str
-) -> str:
-    val = doc.get(key, default)
-    if val not in choices:
-        p.add(where, f'{key} = "{val}": use one of {", ".join(choices)}')
-        return default
     return val
