@@ -13,7 +13,10 @@ class Problems:
         self.items: list[str] = []
 
     def add(self, where: str, text: str) -> None:
-        self.items.append(f"{where}: {text}" if where else text)
+        """A problem, said once (a value several phases take is checked in each)."""
+        item = f"{where}: {text}" if where else text
+        if item not in self.items:
+            self.items.append(item)
 
     def unknown_keys(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
         for key in table:

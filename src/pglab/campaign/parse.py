@@ -244,13 +244,14 @@ def _variant(
     if not isinstance(vdoc, dict):
         p.add(where, "must be a table of overrides")
         return None
-    p.unknown_keys(where, vdoc, VARIANT_KEYS)
-    vserver = _server(table_of(vdoc, "server", p, where), base.server, p, where, base_dir)
+    own = declared.check(schema.VARIANTS, vdoc, p, where, allowed=VARIANT_KEYS)
+    vserver = _server(own.get("server", {}), base.server, p, where, base_dir)
     if "settings" in vdoc:
         vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
-    vdataset = _dataset(table_of(vdoc, "dataset", p, where), base.dataset, p, where)
-    vwork = table_of(vdoc, "workload", p, where)
-    p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
+    vdataset = _dataset(own.get("dataset", {}), base.dataset, p, where)
+    vwork = own.get("workload", {})
+    # every value checked, also those of keys no phase of the base takes (said by _taken)
+    declared.check(schema.WORKLOAD, vwork, p, f"{where} workload", allowed=WORKLOAD_KEYS)
     vphases = tuple(
         apply_workload(ph, for_phase(ph, vwork), p, f"{where} workload", base_dir)
         for ph in base.phases
@@ -265,11 +266,11 @@ def _variant(
         else:
             vstorage = storage_parts.storage(vtable, base.storage, targets, p, f"{where} storage")
     # said for this variant, or in [dataset] of a base that is an existing server already
-    explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
+    explicit = "reset" in own.get("dataset", {}) or (
         base_reset and base.server.over_network
     )
     vdataset = _reset_for(vserver, vdataset, explicit, p, where)
-    vos = os_table.os_table(vdoc["os"], base.os, p, f"{where} os") if "os" in vdoc else base.os
+    vos = os_table.os_table(own["os"], base.os, p, f"{where} os") if "os" in own else base.os
     return Variant(vname, vserver, vdataset, vphases, vstorage, vos)
 
 
