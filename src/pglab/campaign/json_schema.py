@@ -9,7 +9,9 @@ from typing import Any
 from pglab.campaign.schema import (
     BY_NAME,
     DATASET,
+    HOSTS,
     MATRIX,
+    OS,
     PHASES,
     SHAPES,
     TABLES,
@@ -43,7 +45,10 @@ def build() -> dict[str, Any]:
             ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
         elif table.form == "named":
             ref = {"type": "object", "additionalProperties": ref}
+            if table is HOSTS:  # "local" is pglab's own machine
+                ref["propertyNames"] = {"not": {"const": "local"}}
         top["properties"][table.name] = {**ref, "description": table.doc}
+    defs["os_axes"] = _os_axes()
     # [tune]: a file for `pglab tune` (a campaign file of one point with it)
     defs["tune"] = _table_schema(TUNE)
     top["properties"]["tune"] = {"$ref": "#/$defs/tune", "description": TUNE.doc}
@@ -110,6 +115,26 @@ _BASE_SERVER = {
 }  # fmt: skip
 # p99_limit_ms is the limit of objective = "tps" (the best TPS under that p99)
 _P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
+
+
+def _os_axes() -> dict[str, Any]:
+    """[matrix.os]: each [os] key an axis of its values (sysctl = { NAME = [values] })."""
+    props = {
+        k.name: {
+            "type": "array",
+            "minItems": 1,
+            "items": _value(k),
+            "description": f"axis: {k.doc}",
+        }
+        for k in OS.keys
+        if k.name != "sysctl"
+    }
+    props["sysctl"] = {"type": "object", "description": "kernel settings as axes: NAME = "
+                       "[values]", "additionalProperties": {
+                           "type": "array", "minItems": 1, "items": SHAPES["sysctl"].schema[
+                               "additionalProperties"]}}  # fmt: skip
+    return {"type": "object", "description": SHAPES["os_axes"].text, "properties": props,
+            "additionalProperties": False}  # fmt: skip
 
 
 def _value(k: Key) -> dict[str, Any]:

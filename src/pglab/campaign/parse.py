@@ -266,9 +266,7 @@ def _variant(
         else:
             vstorage = storage_parts.storage(vtable, base.storage, targets, p, f"{where} storage")
     # said for this variant, or in [dataset] of a base that is an existing server already
-    explicit = "reset" in own.get("dataset", {}) or (
-        base_reset and base.server.over_network
-    )
+    explicit = "reset" in own.get("dataset", {}) or (base_reset and base.server.over_network)
     vdataset = _reset_for(vserver, vdataset, explicit, p, where)
     vos = os_table.os_table(own["os"], base.os, p, f"{where} os") if "os" in own else base.os
     return Variant(vname, vserver, vdataset, vphases, vstorage, vos)
@@ -415,6 +413,10 @@ def _matrix(
             for name, vals in values.items():
                 if not isinstance(vals, list) or not vals:
                     p.add("[matrix.settings]", f"{name} must be a non-empty array of values")
+                    continue
+                if any(isinstance(v, dict | list) for v in vals):
+                    p.add("[matrix.settings]", f"{name}: each value a single one, not a table "
+                          "or an array")  # fmt: skip
                     continue
                 axes.append((f"settings.{name}", tuple(_setting_str(v) for v in vals)))
             continue

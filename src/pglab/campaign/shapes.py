@@ -181,10 +181,9 @@ SHAPES: dict[str, Shape] = {
     "limits": Shape("table nofile/nproc = N", {"type": "object", "additionalProperties": False,
         "properties": {k: {"type": "integer", "minimum": 1, "description": d} for k, d in (
             ("nofile", "open files (RLIMIT_NOFILE)"), ("nproc", "processes (RLIMIT_NPROC)"))}}),
-    "os_axes": Shape("table KEY = [values]", {"type": "object", "properties": {
-        "sysctl": {"type": "object", "description": "kernel settings as axes: NAME = [values]",
-                   "additionalProperties": {"type": "array", "minItems": 1}}},
-        "additionalProperties": {"type": "array", "minItems": 1}}),
+    # each [os] key's values as an axis: its JSON Schema made from [os]'s declarations
+    # (json_schema._os_axes), its values read as [os] reads them (os_table.matrix_axes)
+    "os_axes": Shape("table KEY = [values]", {"type": "object"}),
     "storage_choice": Shape("target name or {data, wal}",
                             {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
     # [tune]'s (tune/spec.py reads the knobs)
