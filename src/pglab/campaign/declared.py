@@ -101,7 +101,7 @@ def problem(k: Key, val: Any) -> str:
 
 def expected(k: Key) -> str:
     """A value of ``k`` in words: "a whole number from 1 to 100", "true or false", …"""
-    if k.type in SHAPES:
+    if k.type in SHAPES and not k.what:
         return SHAPES[k.type].expect or SHAPES[k.type].text
     noun = k.what or _NOUNS.get(k.type, k.type)
     if k.type not in ("integer", "number"):

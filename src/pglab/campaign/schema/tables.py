@@ -203,7 +203,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
         "0.1", _phase.dirty, minimum=0, maximum=1, commented=True,
-        what="the share of pgbench_accounts updated"),
+        what="the fraction of pgbench_accounts to update before the vacuum"),
     Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
         "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
         what="parallel workers"),
@@ -216,7 +216,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         maximum=MAX_JOBS, commented=True, what="pg_dump/pg_restore -j"),
     Key("compress", "boolean", "dump: false: -Z 0", "false", _phase.compress, commented=True),
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
-        '"/mnt/backup"', default_doc="the run's work directory", commented=True),
+        '"/mnt/backup"', default_doc="the run's work directory", commented=True,
+        what="the absolute path of a directory pg_basebackup makes its copy in"),
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
               ("scripts", "operation"), ("kit", "script"), ("kit", "scripts"),
               ("kit", "operation")))  # fmt: skip
