@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_fuzz import DOCUMENTS
+from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
 from pglab.campaign import json_schema
@@ -130,3 +132,23 @@ def test_an_example_is_accepted_by_both(path: Path) -> None:
     assert schema_errors(doc) == []
     entry = {"kind": "tune" if "tune" in doc else "campaign", "doc": doc}
     assert parser_problems(entry, path.parent) == []
+
+
+@settings(max_examples=300, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(doc=DOCUMENTS)
+def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc: dict) -> None:
+    """The fault suite's made-up documents (tests/faults/test_input_fuzz.py): one the parser
+    refuses for a problem within the schema the JSON Schema refuses, and one the parser takes
+    the JSON Schema takes. A NaN is left out: JSON has none, and no JSON Schema judges one."""
+    try:
+        json.dumps(doc, allow_nan=False)
+    except ValueError:
+        return
+    said = parser_problems({"kind": "campaign", "doc": doc}, REPO / "examples")
+    within = [s for s in said if beyond(s) is None]
+    errors = schema_errors(doc)
+    if within:
+        assert errors, f"the JSON Schema accepts {doc}; the parser says {within}"
+    if not said:
+        assert not errors, f"the parser accepts {doc}; the JSON Schema says {errors[0].message}"

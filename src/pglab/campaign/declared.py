@@ -131,11 +131,12 @@ def _typed(kind: str, val: Any) -> bool:
 
 
 def _in_range(k: Key, val: float) -> bool:
-    if k.minimum is not None and val < k.minimum:
-        return False
-    if k.maximum is not None and val > k.maximum:
-        return False
-    return k.above is None or val > k.above
+    """Within the declared range (NaN never is: every comparison with it is false)."""
+    return (
+        (k.minimum is None or val >= k.minimum)
+        and (k.maximum is None or val <= k.maximum)
+        and (k.above is None or val > k.above)
+    )
 
 
 def _num(x: float) -> str:
