@@ -5,8 +5,9 @@ tests run, into the corpus ``tests/unit/test_refusals.py`` checks the JSON Schem
     .venv/bin/pytest -p helpers.collect_refusals -q tests/unit/test_schema.py ... \\
         --refusals-out tests/data/refused_documents.json
 
-Documents made up by Hypothesis are left out (random, and thousands of them); documents that
-JSON cannot hold (a TOML date, a NaN) too. Each is kept once, with the test that refused it
+Documents made up by Hypothesis are left out (random, and thousands of them), and so are
+documents no TOML file can be (a None: the key probes of test_schema) and those JSON cannot hold
+(a TOML date, a NaN). Each is kept once, with the test that refused it
 first and the problems the parser said then.
 """
 
@@ -44,8 +45,22 @@ def _recording(kind: str, parse: Any) -> Any:
     return wrapper
 
 
+def _recording_tune(parse_tune: Any) -> Any:
+    """``parse_tune`` says its problems rather than raising them: a ``[tune]`` table with some
+    is recorded as a tune file of that table alone."""
+
+    def wrapper(table: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        before = copy.deepcopy(table)
+        spec, problems = parse_tune(table, *args, **kwargs)
+        if problems and isinstance(before, dict):
+            _record("tune", {"tune": before}, "\n  ".join(["", *problems]))
+        return spec, problems
+
+    return wrapper
+
+
 def _record(kind: str, doc: dict[str, Any], message: str) -> None:
-    if currently_in_test_context():
+    if currently_in_test_context() or _has_none(doc):
         return
     try:
         text = json.dumps(doc, sort_keys=True, allow_nan=False)
@@ -56,9 +71,18 @@ def _record(kind: str, doc: dict[str, Any], message: str) -> None:
                                          "said": said})  # fmt: skip
 
 
+def _has_none(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_none(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_none(v) for v in value)
+    return value is None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     campaigns.parse = _recording("campaign", campaigns.parse)  # type: ignore[assignment]
     tune_spec.parse = _recording("tune", tune_spec.parse)  # type: ignore[assignment]
+    tune_spec.parse_tune = _recording_tune(tune_spec.parse_tune)  # type: ignore[assignment]
 
 
 @pytest.hookimpl(wrapper=True)

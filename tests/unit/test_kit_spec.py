@@ -227,7 +227,7 @@ def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
     ("extra", "said"),
     [
         ('[workload]\ngenerator = "jmeter"\n',
-         "generator = 'jmeter': use one of pgbench, sysbench"),
+         'generator = "jmeter": use one of pgbench, sysbench'),
         ('[workload]\ngenerator = "sysbench"\ntest = "oltp_read_wirte"\n',
          'test = "oltp_read_wirte": use one of'),
         ('[workload]\ntest = "oltp_read_only"\n', "but this phase runs pgbench"),
@@ -319,7 +319,7 @@ def test_ycsb_records_of_another_shape_have_their_own_scripts_dataset_and_key() 
     [
         ('[workload]\nkit = "ycsb"\nmode = "g"\n', "kit 'ycsb' runs in a or b or c or d or e or f"),
         ('[workload]\nkit = "ycsb"\ndistribution = "pareto"\n',
-         "distribution = 'pareto': use one of zipfian, uniform, latest"),
+         'distribution = "pareto": use one of zipfian, uniform, latest'),
         ('[workload]\nkit = "tpcc"\ndistribution = "uniform"\n', "phase runs no YCSB"),
         ('[dataset]\nscale = 3000000\n[workload]\nkit = "ycsb"\n', "from 1 to 1000000"),
         ('[dataset]\nfields = 3\n[workload]\nkit = "tpcc"\n', "but no phase runs YCSB"),

@@ -44,8 +44,10 @@ DECLARED = re.compile(
 BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
     "names": ("names another part of the file",
               r"is not a phase name|storage target .* is not defined|is not a \[hosts\.NAME\] "
-              r"of the file|phase name .* is used twice"),
+              r"of the file|phase name .* is used twice|pglab mounts nothing"),
     "files": ("reads a file or a git clone", r"script file |git|clone"),
+    "formats": ("parses a value as another program does (libpq's connection strings)",
+                r"not a valid connection string"),
     "machine": ("asks this machine (root, the kernel, its limits, its devices)",
                 r"as root|the kernel|hard limit|block device"),
     "values": ("compares two values", r"is more than clients|generators for \d+ client|"
@@ -98,7 +100,9 @@ def named_keys(error: Any) -> set[str]:
 )
 def test_a_refused_document_is_refused_by_both(entry: dict[str, Any], tmp_path: Path) -> None:
     said = parser_problems(entry, tmp_path)
-    assert said, f"the parser now accepts {entry['doc']} (refused by {entry['test']})"
+    if not said:  # refused where the test made this machine say no (not root, …)
+        assert {beyond(s) for s in entry["said"]} == {"machine"}, entry
+        return
     assert len(said) == len(set(said)), f"a problem said twice: {said}"
     errors = schema_errors(entry["doc"])
     within = [s for s in said if beyond(s) is None]
@@ -140,10 +144,13 @@ def test_an_example_is_accepted_by_both(path: Path) -> None:
 def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc: dict) -> None:
     """The fault suite's made-up documents (tests/faults/test_input_fuzz.py): one the parser
     refuses for a problem within the schema the JSON Schema refuses, and one the parser takes
-    the JSON Schema takes. A NaN is left out: JSON has none, and no JSON Schema judges one."""
+    the JSON Schema takes. A NaN is left out (JSON has none, and no JSON Schema judges one), and
+    a None (TOML has none)."""
     try:
         json.dumps(doc, allow_nan=False)
     except ValueError:
+        return
+    if "None" in repr(doc):  # TOML has no null: no file is such a document
         return
     said = parser_problems({"kind": "campaign", "doc": doc}, REPO / "examples")
     within = [s for s in said if beyond(s) is None]

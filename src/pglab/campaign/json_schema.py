@@ -26,6 +26,7 @@ from pglab.campaign.schema import (
     Table,
     def_name,
 )
+from pglab.campaign.spec import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 
@@ -117,6 +118,16 @@ _BASE_SERVER = {
 _P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
 
 
+def _operation_options() -> list[dict[str, Any]]:
+    """In one table, the options of operations other than its own are refused."""
+    return [
+        _when(_said("operation", op), {"properties": {
+            k: {"not": {}, "description": f"not an option of operation = {op!r}"}
+            for k in OPERATION_KEYS if k not in OPERATION_OPTIONS[op]}})
+        for op in OPERATIONS
+    ]  # fmt: skip
+
+
 def _os_axes() -> dict[str, Any]:
     """[matrix.os]: each [os] key an axis of its values (sysctl = { NAME = [values] })."""
     props = {
@@ -172,6 +183,8 @@ def _table_schema(table: Table) -> dict[str, Any]:
         out["required"] = required
     if table.exclusive:
         out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
+    if table in (WORKLOAD, PHASES):  # an operation takes its own options only
+        out["allOf"] = out.get("allOf", []) + _operation_options()
     if table.one_of:
         out["anyOf"] = [{"required": [k]} for k in table.one_of]
     if table is TARGETS:

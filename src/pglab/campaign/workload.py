@@ -31,7 +31,10 @@ def apply_workload(
 ) -> PhaseSpec:
     """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``. Each
     value is checked by its declaration (``declared``); the rules between keys are here."""
-    vals = declared.check(schema.WORKLOAD, table, p, where)  # its names: the caller's check
+    # its names: the caller's check; a kit's mode: the kit's (its modes, not every kit's)
+    kit = table.get("kit", ph.kit)
+    own = {k: v for k, v in table.items() if k != "mode" or kit not in KITS}
+    vals = declared.check(schema.WORKLOAD, own, p, where)
     upd: dict[str, Any] = {}
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
@@ -190,16 +193,17 @@ def _kit(
             mode = KITS[kit].modes[0]
     elif ("script" in table or "scripts" in table or "operation" in table) and kit:
         return {"kit": None, "mode": None}
-    if "mode" in vals:
+    if "mode" in table:
         if kit is None:
-            p.add(where, f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
-                  "phase runs no kit (kit = ...)")  # fmt: skip
+            if "mode" in vals:  # else its value is said
+                p.add(where, f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
+                      "phase runs no kit (kit = ...)")  # fmt: skip
             return {}
-        if vals["mode"] not in KITS[kit].modes:
-            p.add(where, f"mode = {vals['mode']!r}: kit {kit!r} runs in "
+        if table["mode"] not in KITS[kit].modes:  # checked here, not by its declaration
+            p.add(where, f"mode = {table['mode']!r}: kit {kit!r} runs in "
                   f"{' or '.join(KITS[kit].modes)} mode")  # fmt: skip
             return {}
-        mode = vals["mode"]
+        mode = table["mode"]
     if "distribution" in vals:
         if kit != "ycsb":
             p.add(where, f"distribution = {vals['distribution']!r}: how kit = \"ycsb\" picks "

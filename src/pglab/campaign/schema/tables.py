@@ -85,7 +85,8 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         what="a plain name (letters, digits, _)"),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
         'max_wal_size = "2GB"', subtable=True),
-), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version")))  # fmt: skip
+), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version"),
+              ("host", "dsn")))  # fmt: skip
 BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {...} }, also in "
               "variants): configure/make (15 and older) or meson/ninja (16+), with "
               "pg_buffercache and pg_stat_statements; kept in the lab's builds/ by content", (
