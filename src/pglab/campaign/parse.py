@@ -296,7 +296,7 @@ def _server(
     dsn = vals.get("dsn", None if "dsn" in table else base.dsn)
     if "dsn" in vals:
         try:
-            conninfo_to_dict(dsn)
+            conninfo_to_dict(vals["dsn"])
         except psycopg.ProgrammingError as exc:
             p.add(where, f"dsn is not a valid connection string: {mask_dsn(str(exc))}")
     manage = vals.get("manage", base.manage)
