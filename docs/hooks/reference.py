@@ -149,6 +149,18 @@ def campaign_layout() -> str:
     return f"```toml\n{schema.help_layout()}\n```"
 
 
+def tune_keys() -> str:
+    from pglab.campaign import schema
+
+    return schema.docs_table(schema.TUNE_TABLES)
+
+
+def tune_layout() -> str:
+    from pglab.campaign import schema
+
+    return f"```toml\n{schema.help_layout(schema.TUNE_TABLES, schema.TUNE_INTRO)}\n```"
+
+
 def export_columns() -> str:
     from pglab.analysis import tidy
 
@@ -280,6 +292,8 @@ def command_helps() -> list[tuple[str, str]]:
 GENERATORS: dict[str, Callable[[], str]] = {
     "campaign-keys": campaign_keys,
     "campaign-layout": campaign_layout,
+    "tune-keys": tune_keys,
+    "tune-layout": tune_layout,
     "export-columns": export_columns,
     "json-schema": json_schema,
     "warnings": warnings,

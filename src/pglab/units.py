@@ -3,7 +3,9 @@
 - sizes in binary units (the ones PostgreSQL's own settings use: ``128 MiB`` for
   shared_buffers = 128MB): ``size_text``; a size in a campaign file (``"300MB"``, ``"1GiB"``):
   ``parse_size``; an amount of megabytes as a setting's value: ``guc_megabytes``;
-- durations: ``duration_text`` (``1m05s``; an ``estimate`` rounds up and keeps its seconds);
+- durations: ``duration_text`` (``1m05s``; an ``estimate`` rounds up and keeps its seconds); a
+  duration in a campaign file or on the command line (``5400``, ``"90min"``, ``"1h30min"``):
+  ``parse_duration``;
 - GUC amounts, as PostgreSQL reads them (``parse_int``, ``parse_real`` and
   ``convert_to_base_unit`` of guc.c, with C's ``strtol``/``strtod``): ``guc_number`` in the
   setting's base unit, ``guc_bytes``; ``postgres/settings`` checks them against a version's
@@ -40,6 +42,31 @@ def parse_size(text: str) -> int | None:
     except ValueError:
         pass
     return None
+
+
+_DURATION_UNITS = {"s": 1, "sec": 1, "min": 60, "h": 3600, "d": 86400}
+DURATION_FORMS = 'seconds (5400) or a duration such as "90s", "30min", "2h" or "1h30min"'
+
+
+def parse_duration(val: object) -> float | None:
+    """A length of time in seconds from a positive number of seconds or a string such as "90s",
+    "30min", "2h" or "1h30min" (units s, min, h, d; a bare number is seconds); None if it is
+    neither."""
+    if isinstance(val, bool):
+        return None
+    if isinstance(val, int | float):
+        return float(val) if 0 < val < math.inf else None
+    if not isinstance(val, str):
+        return None
+    text = re.sub(r"\s+", "", val.lower())
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
+        return float(text) or None
+    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)([a-z]+)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    if any(u not in _DURATION_UNITS for _, u in parts):
+        return None
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts) or None
 
 
 def guc_megabytes(n: float) -> str:

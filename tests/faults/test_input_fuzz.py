@@ -8,6 +8,7 @@ import string
 from pathlib import Path
 
 import pytest
+from helpers.campaign_fuzz import DOCUMENTS
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -28,33 +29,9 @@ HOSTILE = [
     "größe ✓ 数据",
 ]
 
-KEYS = st.sampled_from(
-    [
-        "name", "repeats", "order", "on_error", "server", "dataset", "workload", "phases",
-        "variants", "matrix", "derived", "telemetry", "settings", "scale", "clients", "script",
-        "scripts", "duration", "transactions", "rate", "reset", "source", "bindir", "times",
-        "measured", "kind", "a", "b", "weight", "file", "builtin", "latency_log", "bogus",
-    ]
-)  # fmt: skip
-LEAVES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True),
-    st.text(max_size=12),
-    st.sampled_from(["select-only", "tpcb-like", "1GB", "on", "interleaved", "run", "x.sql"]),
-)
-DOCS = st.recursive(
-    LEAVES,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(KEYS | st.text(max_size=6), inner, max_size=5)
-    ),
-    max_leaves=25,
-)
-
 
 @hsettings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(doc=st.dictionaries(KEYS, DOCS, max_size=8))
+@given(doc=DOCUMENTS)
 def test_any_campaign_document_parses_or_says_what_is_wrong(doc: dict) -> None:
     try:
         camp = campaign.parse(doc, default_name="fuzz")

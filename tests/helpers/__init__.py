@@ -3,6 +3,7 @@ against, synthetic campaigns, network namespaces as hosts, the store contract. I
 ``helpers.NAME``: pytest's ``pythonpath = ["tests"]`` puts the package on the path, so no test
 edits ``sys.path``.
 
+- ``collect_refusals``: a pytest plugin that records the documents the tests see refused;
 - ``existing_server``: a PostgreSQL server pglab did not start, for ``dsn`` campaigns;
 - ``fleet_workers``: a fleet's workers on a PostgreSQL store, started and always stopped;
 - ``netns_hosts``: network namespaces with an SSH server each, as remote hosts;

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from pglab.campaign.checks import seconds_of
 from pglab.campaign.parse import parse as parse_doc
 from pglab.campaign.spec import DatasetSpec, TargetSpec
 from pglab.errors import CampaignError
@@ -25,6 +24,7 @@ from pglab.run import capacity
 from pglab.run.capacity import Copy, Limits, Place
 from pglab.run.plan import make_plan
 from pglab.telemetry.watch import SESSION_SAMPLERS, PhaseWatch
+from pglab.units import parse_duration as seconds_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MIB = 2**20

@@ -65,7 +65,7 @@ def test_manage_and_database_need_a_dsn_and_a_bad_dsn_is_named() -> None:
     assert str(err.value).count("needs dsn") == 2
     with pytest.raises(CampaignError, match="dsn is not a valid connection string"):
         parse.parse({"server": {"dsn": "host='unterminated"}}, "t")
-    with pytest.raises(CampaignError, match='database = "a-b"'):
+    with pytest.raises(CampaignError, match="database = 'a-b'"):
         parse.parse({"server": {"dsn": "host=h", "database": "a-b"}}, "t")
 
 

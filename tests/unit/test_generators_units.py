@@ -94,7 +94,7 @@ def test_hosts_and_generators_in_a_campaign_file() -> None:
         ({"hosts": {"g": {"ssh": "h", "port": 70000}}}, "port = 70000"),
         ({"hosts": {"g": {"ssh": "h", "identity": "key"}}}, "expected an absolute path"),
         ({"hosts": {"local": {"ssh": "h"}}}, "give the host another name"),
-        ({"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["g", "g"]}}, "named twice"),
+        ({"hosts": {"g": {"ssh": "h"}}, "workload": {"generators": ["g", "g"]}}, "each once"),
         (
             {
                 "hosts": {"a": {"ssh": "h"}, "b": {"ssh": "i"}},

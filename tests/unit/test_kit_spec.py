@@ -91,7 +91,7 @@ def test_a_dataset_without_a_kit_keeps_its_key() -> None:
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        ('[workload]\nkit = "tpc-c"\n', 'unknown kit \'tpc-c\' — did you mean "tpcc"?'),
+        ('[workload]\nkit = "tpc-c"\n', 'kit = "tpc-c": use one of tpcc, ycsb, tpch — did you'),
         ('[workload]\nkit = "tpcc"\nmode = "stored"\n', "kit 'tpcc' runs in procedures or client"),
         ('[workload]\nscript = "tpcb-like"\nmode = "client"\n', "this phase runs no kit"),
         ('[workload]\nkit = "tpcc"\nscript = "tpcb-like"\n', "give kit, script(s) or operation"),
@@ -227,9 +227,9 @@ def test_a_pgbench_dataset_has_no_sysbench_keys() -> None:
     ("extra", "said"),
     [
         ('[workload]\ngenerator = "jmeter"\n',
-         "generator = 'jmeter': use one of pgbench, sysbench"),
+         'generator = "jmeter": use one of pgbench, sysbench'),
         ('[workload]\ngenerator = "sysbench"\ntest = "oltp_read_wirte"\n',
-         "unknown sysbench test 'oltp_read_wirte' — did you mean \"oltp_read_write\"?"),
+         'test = "oltp_read_wirte": use one of'),
         ('[workload]\ntest = "oltp_read_only"\n', "but this phase runs pgbench"),
         ('[workload]\ngenerator = "sysbench"\nkit = "tpcc"\n', 'kit with generator = "sysbench"'),
         ('[workload]\ngenerator = "sysbench"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
@@ -319,7 +319,7 @@ def test_ycsb_records_of_another_shape_have_their_own_scripts_dataset_and_key() 
     [
         ('[workload]\nkit = "ycsb"\nmode = "g"\n', "kit 'ycsb' runs in a or b or c or d or e or f"),
         ('[workload]\nkit = "ycsb"\ndistribution = "pareto"\n',
-         "distribution = 'pareto': use one of zipfian, uniform, latest"),
+         'distribution = "pareto": use one of zipfian, uniform, latest'),
         ('[workload]\nkit = "tpcc"\ndistribution = "uniform"\n', "phase runs no YCSB"),
         ('[dataset]\nscale = 3000000\n[workload]\nkit = "ycsb"\n', "from 1 to 1000000"),
         ('[dataset]\nfields = 3\n[workload]\nkit = "tpcc"\n', "but no phase runs YCSB"),

@@ -54,7 +54,7 @@ def test_a_pgbench_phase_keeps_the_point_key_it_had_before_operations() -> None:
 
 
 @pytest.mark.parametrize(("doc", "said"), [
-    ({"workload": {"operation": "vacum"}}, 'unknown operation \'vacum\' — did you mean "vacuum"'),
+    ({"workload": {"operation": "vacum"}}, 'did you mean "vacuum"'),
     ({"phases": [{"operation": "vacuum", "script": "tpcb-like"}]},
      "give script(s) or operation, not both"),
     ({"workload": {"parallel": 2}}, "parallel: an option of a maintenance operation"),

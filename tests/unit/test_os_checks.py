@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.os_checks import (
+    THP_MODES,
     check_scheduler,
     check_sysctls,
-    check_thp,
     schedulers,
     sysctl_names,
     sysctl_value,
@@ -60,13 +60,11 @@ def test_bad_value_and_not_a_table(tmp_path: Path) -> None:
     assert "sysctl must be a table" in p.items[1]
 
 
-def test_thp_modes() -> None:
-    p = Problems()
-    assert check_thp("madvise", p, "[os]") == "madvise"
-    assert check_thp("sometimes", p, "[os]") is None
-    assert p.items == [
-        "[os]: transparent_hugepages = 'sometimes': expected one of always, madvise, never"
-    ]
+def test_thp_modes_are_declared() -> None:
+    """transparent_hugepages is checked by its declaration (campaign/declared.py)."""
+    from pglab.campaign import schema
+
+    assert schema.key(schema.OS, "transparent_hugepages").choices == THP_MODES
 
 
 def test_scheduler_line_parsed() -> None:

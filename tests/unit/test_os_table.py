@@ -66,7 +66,7 @@ def test_every_problem_in_one_message() -> None:
         'sysctl "vm.swapiness" does not exist in /proc/sys — did you mean "vm.swappiness"?' in text
     )
     assert "vm.dirty_bytes = 'lots': not a value the kernel takes" in text
-    assert "transparent_hugepages = 'sometimes': expected one of always, madvise, never" in text
+    assert 'transparent_hugepages = "sometimes": use one of always, madvise, never' in text
     assert "read_ahead_kb = -1: expected a whole number from 0" in text
     assert 'unknown key "io_schedular" — did you mean "io_scheduler"?' in text
     assert "[matrix.os] nr_requests: nr_requests = 0: expected a whole number from 1" in text

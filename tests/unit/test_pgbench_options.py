@@ -115,12 +115,12 @@ def test_each_generator_gets_its_own_seed_from_the_one_given() -> None:
 @pytest.mark.parametrize(
     ("workload", "said"),
     [
-        ({"random_seed": -1}, 'unrecognized random seed option "-1": expecting an unsigned'),
-        ({"random_seed": "abc"}, 'unrecognized random seed option "abc"'),
-        ({"random_seed": 1.5}, 'unrecognized random seed option "1.5"'),
-        ({"random_seed": True}, "unrecognized random seed option"),
-        ({"sampling_rate": 0}, 'invalid sampling rate: "0"'),
-        ({"sampling_rate": 1.5}, 'invalid sampling rate: "1.5"'),
+        ({"random_seed": -1}, 'random_seed = -1: expected an unsigned integer, "time" or "rand"'),
+        ({"random_seed": "abc"}, "random_seed = 'abc': expected an unsigned integer"),
+        ({"random_seed": 1.5}, "random_seed = 1.5: expected an unsigned integer"),
+        ({"random_seed": True}, "random_seed = True: expected an unsigned integer"),
+        ({"sampling_rate": 0}, "sampling_rate = 0: expected the share of transactions"),
+        ({"sampling_rate": 1.5}, "sampling_rate = 1.5: expected the share of transactions logged"),
         (
             {"sampling_rate": 0.1, "latency_log": "off"},
             r"allowed only when logging transactions \(-l\)",

@@ -56,7 +56,7 @@ def test_without_the_aggregate_log_it_is_refused_naming_the_fix(log: str) -> Non
 
 
 def test_a_progress_that_is_not_a_boolean_is_refused() -> None:
-    with pytest.raises(CampaignError, match=r"progress = 'no': expected bool"):
+    with pytest.raises(CampaignError, match=r"progress = 'no': expected true or false"):
         parse({"workload": {"latency_log": "aggregate", "progress": "no"}})
 
 

@@ -48,7 +48,7 @@ def test_a_variant_may_put_its_server_on_this_machine_or_a_host() -> None:
     [
         ({"server": {"host": "db2"}}, 'host = "db2" is not a [hosts.NAME] of the file (hosts: '),
         ({"server": {"host": "db1", "dsn": "host=x"}}, "host and dsn together"),
-        ({"server": {"host": 5}}, "host must be the name of a [hosts.NAME] table"),
+        ({"server": {"host": 5}}, "host = 5: expected the name of a [hosts.NAME] table"),
         (
             {"server": {"dsn": "host=db1"}, "dataset": {"reset": "run"}},
             'for an existing server (dsn) use "reinit"',

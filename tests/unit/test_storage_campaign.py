@@ -116,11 +116,11 @@ def test_every_problem_is_reported_at_once_naming_the_key() -> None:
             "matrix": {"storage": ["a", "zz"]},
         }
     )
-    assert "kind = 'zfs'" in text
+    assert 'kind = "zfs"' in text
     assert 'key "fstype" does not apply to kind = "tmpfs"' in text
     assert 'unknown key "mkfs_opts" — did you mean "mkfs_options"?' in text
     assert "too small for xfs: at least 300 MB" in text
-    assert "fstype = 'ntfs'" in text
+    assert 'fstype = "ntfs"' in text
     assert "size = 'lots'" in text
     assert "path = 'relative/dir'" in text
     assert 'unknown key "wall" — did you mean "wal"?' in text

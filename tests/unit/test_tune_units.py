@@ -42,7 +42,7 @@ def test_the_tune_table_collects_every_problem() -> None:
     })  # fmt: skip
     text = "\n".join(problems)
     assert 'objective = "speed": use one of tps, p99' in text
-    assert "trials = 0: must be ≥ 1" in text
+    assert "trials = 0: expected a whole number ≥ 1" in text
     assert "memory_share = 1.5" in text and "p99_limit_ms = -1" in text
     assert "shared_buffers: a range needs max" in text
     assert 'unknown key "lg" — did you mean "log"?' in text

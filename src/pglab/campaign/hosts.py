@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pglab.campaign.checks import Problems, get
+from pglab.campaign import declared, schema
+from pglab.campaign.checks import Problems
 from pglab.campaign.schema import HOST_KEYS
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
 
+# schema.SSH_PATTERN (what the declaration checks), with its parts named
 _SSH = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<address>[^@\s:]+|\[[0-9a-fA-F:.]+\])$")
+_SSH_KEY = schema.key(schema.HOSTS, "ssh")
 
 
 def hosts(table: dict[str, Any], p: Problems) -> dict[str, HostSpec]:
@@ -23,46 +26,23 @@ def hosts(table: dict[str, Any], p: Problems) -> dict[str, HostSpec]:
         if str(name) == LOCAL:
             p.add(where, f'"{LOCAL}" is pglab\'s own machine: give the host another name')
             continue
-        p.unknown_keys(where, t, HOST_KEYS)
-        ssh = t.get("ssh")
-        m = _SSH.match(ssh) if isinstance(ssh, str) else None
+        vals = declared.check(schema.HOSTS, t, p, where, allowed=HOST_KEYS)
+        if "ssh" not in t:
+            p.add(where, f"ssh = None: a host needs ssh, {declared.expected(_SSH_KEY)}")
+        m = _SSH.match(vals["ssh"]) if "ssh" in vals else None
         if m is None:
-            p.add(where, f'ssh = {ssh!r}: expected "user@host" or "host" (the port: port = N)')
             continue
-        port = get(t, "port", int, 22, p, where, minimum=1)
-        if port > 65535:
-            p.add(where, f"port = {port}: expected 1 to 65535")
-        paths = {}
-        for key in ("identity", "known_hosts", "bindir"):
-            val = t.get(key)
-            if val is not None and (not isinstance(val, str) or not val.startswith("/")):
-                p.add(where, f"{key} = {val!r}: expected an absolute path")
-                val = None
-            paths[key] = val
         out[str(name)] = HostSpec(
             name=str(name),
             address=m["address"].strip("[]"),
             user=m["user"],
-            port=port,
-            identity=paths["identity"],
-            known_hosts=paths["known_hosts"],
-            accept_new=get(t, "accept_new", bool, False, p, where),
-            bindir=paths["bindir"],
+            port=vals.get("port", 22),
+            identity=vals.get("identity"),
+            known_hosts=vals.get("known_hosts"),
+            accept_new=vals.get("accept_new", False),
+            bindir=vals.get("bindir"),
         )
     return out
-
-
-def generators(value: Any, p: Problems, where: str) -> tuple[str, ...] | None:
-    """A phase's ``generators``: host names (or "local"), each once; None when wrong."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        p.add(where, 'generators must be an array of [hosts] names (or "local")')
-        return None
-    if len(set(value)) != len(value):
-        p.add(where, f"generators = {value}: a host is named twice")
-        return None
-    return tuple(value)
 
 
 def check_references(
@@ -82,14 +62,15 @@ def check_references(
 
 
 def server_host(
-    table: dict[str, Any], base: ServerSpec, dsn: str | None, p: Problems, where: str
-) -> str | None:
-    """``[server] host``: a name (checked against [hosts] later), not with a dsn; "local" and
-    none are this machine. A variant's own dsn drops the base's host."""
-    host = table.get("host", base.host if "dsn" not in table else None)
-    if host is not None and not (isinstance(host, str) and host):
-        p.add(where, 'host must be the name of a [hosts.NAME] table, e.g. host = "db1"')
-        return None
+    table: dict[str, Any], vals: dict[str, Any], base: ServerSpec, dsn: str | None, p: Problems,
+    where: str,
+) -> str | None:  # fmt: skip
+    """``[server] host`` (its value checked by its declaration: ``vals``): a name (checked
+    against [hosts] later), not with a dsn; "local" and none are this machine. A variant's own
+    dsn drops the base's host."""
+    if "host" in table and "host" not in vals:
+        return None  # said
+    host = vals.get("host", base.host if "dsn" not in table else None)
     if host == LOCAL:
         return None
     if host is not None and dsn is not None:

@@ -1,5 +1,6 @@
 """The campaign file as a JSON Schema (draft 2020-12), for editors and validators: derived
-from the declarations of ``schema`` (``pglab schema`` prints it)."""
+from the declarations of ``schema``, with the ``[tune]`` table of a file for ``pglab tune``
+(``pglab schema`` prints it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 from pglab.campaign.schema import (
     BY_NAME,
     DATASET,
+    HOSTS,
     MATRIX,
+    OS,
     PHASES,
     SHAPES,
     TABLES,
@@ -17,17 +20,20 @@ from pglab.campaign.schema import (
     TARGET_REQUIRED,
     TARGETS,
     TOP,
+    TUNE,
     WORKLOAD,
     Key,
     Table,
     def_name,
 )
+from pglab.campaign.spec import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 
 
 def build() -> dict[str, Any]:
-    """The campaign file as a JSON Schema (draft 2020-12), for editors and validators."""
+    """The campaign file (and a tune file's [tune]) as a JSON Schema (draft 2020-12), for
+    editors and validators."""
     defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
     assert not defs.keys() & SHAPES.keys()
     defs.update((name, shape.schema) for name, shape in SHAPES.items())
@@ -40,14 +46,20 @@ def build() -> dict[str, Any]:
             ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
         elif table.form == "named":
             ref = {"type": "object", "additionalProperties": ref}
+            if table is HOSTS:  # "local" is pglab's own machine
+                ref["propertyNames"] = {"not": {"const": "local"}}
         top["properties"][table.name] = {**ref, "description": table.doc}
-    # [sequential] is the settings of repeats = "auto", and of nothing else
-    top["dependentSchemas"] = {
-        "sequential": {
-            "properties": {"repeats": {"const": "auto", "description": "[sequential] needs it"}},
-            "required": ["repeats"],
-        }
+    defs["os_axes"] = _os_axes()
+    # [tune]: a file for `pglab tune` (a campaign file of one point with it)
+    defs["tune"] = _table_schema(TUNE)
+    top["properties"]["tune"] = {"$ref": "#/$defs/tune", "description": TUNE.doc}
+    top["properties"]["server"] = {
+        "allOf": [top["properties"]["server"], _BASE_SERVER],
+        "description": top["properties"]["server"]["description"],
     }
+    defs["tune"]["not"] = _P99_LIMIT_OF_P99
+    top["dependentSchemas"] = _DEPENDENT
+    top["allOf"] = _ORDER_RULES
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -55,6 +67,85 @@ def build() -> dict[str, Any]:
         **top,
         "$defs": defs,
     }
+
+
+def _when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    return {"if": condition, "then": then}
+
+
+def _said(key: str, value: Any) -> dict[str, Any]:
+    """The condition "``key`` is given as ``value``"."""
+    return {"properties": {key: {"const": value, "description": f"{key} = {value!r}"}},
+            "required": [key]}  # fmt: skip
+
+
+# The rules between keys that one document shows (the others are the parser's alone:
+# tests/unit/test_refusals.py names them). [sequential] is the settings of repeats = "auto",
+# and of nothing else; a tune file tunes one point.
+_DEPENDENT = {
+    "sequential": {
+        "properties": {"repeats": {"const": "auto", "description": "[sequential] needs it"}},
+        "required": ["repeats"],
+    },
+    "tune": {
+        "description": "a tune file tunes one point: no [variants], [matrix], repeats or "
+        "[storage_bench]",
+        "not": {"anyOf": [{"required": [k]} for k in ("variants", "matrix", "repeats",
+                                                      "storage_bench")]},
+    },
+}  # fmt: skip
+# repeats = "auto" and [fleet] spread = "rounds" judge within interleaved rounds
+_INTERLEAVED = {
+    "properties": {
+        "order": {"const": "interleaved", "description": "judged within interleaved rounds"}
+    }
+}
+_ORDER_RULES = [
+    _when(_said("repeats", "auto"), _INTERLEAVED),
+    _when({"properties": {"fleet": {**_said("spread", "rounds"), "description": "[fleet]"}},
+           "required": ["fleet"]}, _INTERLEAVED),
+]  # fmt: skip
+# the base's [server] (a variant's server inherits from it): a source names its key; manage is
+# an existing server's (dsn), database one's on the network (dsn or host)
+_BASE_SERVER = {
+    "allOf": [_when(_said("source", kind), {"required": [kind]})
+              for kind in ("bindir", "build", "version")],
+    "dependentRequired": {"manage": ["dsn"]},
+    "dependentSchemas": {"database": {"anyOf": [{"required": ["dsn"]},
+                                                {"required": ["host"]}]}},
+}  # fmt: skip
+# p99_limit_ms is the limit of objective = "tps" (the best TPS under that p99)
+_P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
+
+
+def _operation_options() -> list[dict[str, Any]]:
+    """In one table, the options of operations other than its own are refused."""
+    return [
+        _when(_said("operation", op), {"properties": {
+            k: {"not": {}, "description": f"not an option of operation = {op!r}"}
+            for k in OPERATION_KEYS if k not in OPERATION_OPTIONS[op]}})
+        for op in OPERATIONS
+    ]  # fmt: skip
+
+
+def _os_axes() -> dict[str, Any]:
+    """[matrix.os]: each [os] key an axis of its values (sysctl = { NAME = [values] })."""
+    props = {
+        k.name: {
+            "type": "array",
+            "minItems": 1,
+            "items": _value(k),
+            "description": f"axis: {k.doc}",
+        }
+        for k in OS.keys
+        if k.name != "sysctl"
+    }
+    props["sysctl"] = {"type": "object", "description": "kernel settings as axes: NAME = "
+                       "[values]", "additionalProperties": {
+                           "type": "array", "minItems": 1, "items": SHAPES["sysctl"].schema[
+                               "additionalProperties"]}}  # fmt: skip
+    return {"type": "object", "description": SHAPES["os_axes"].text, "properties": props,
+            "additionalProperties": False}  # fmt: skip
 
 
 def _value(k: Key) -> dict[str, Any]:
@@ -92,6 +183,8 @@ def _table_schema(table: Table) -> dict[str, Any]:
         out["required"] = required
     if table.exclusive:
         out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
+    if table in (WORKLOAD, PHASES):  # an operation takes its own options only
+        out["allOf"] = out.get("allOf", []) + _operation_options()
     if table.one_of:
         out["anyOf"] = [{"required": [k]} for k in table.one_of]
     if table is TARGETS:

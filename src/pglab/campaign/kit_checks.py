@@ -8,7 +8,6 @@ from typing import Any
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.kits import KITS
-from pglab.campaign.shapes import SCALE_FACTORS, SCALES
 
 
 def kit_problems(phases: Any, where: str, p: Problems) -> None:
@@ -24,20 +23,6 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
         if ph.generator == "sysbench" and ph.remote:
             p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
                   "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
-
-
-def dataset_scale(val: Any, p: Problems, where: str) -> Any:
-    """``[dataset] scale``: a whole number, or a fraction (kit = "tpch"'s scale factor, checked
-    with the phases: ``kit_scale``); a whole fraction (1.0) is its integer. A problem added
-    when it is neither (``val`` then as given: the file is refused)."""
-    if isinstance(val, float) and SCALE_FACTORS[0] <= val <= SCALE_FACTORS[1]:
-        return int(val) if val.is_integer() else val
-    if isinstance(val, int) and not isinstance(val, bool) and SCALES[0] <= val <= SCALES[1]:
-        return val
-    low, high = SCALE_FACTORS
-    p.add(where, f"scale = {val!r}: expected a whole number from {SCALES[0]} to {SCALES[1]} "
-          f'(or kit = "tpch"\'s scale factor, {low:g} to {high:g})')  # fmt: skip
-    return val
 
 
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:

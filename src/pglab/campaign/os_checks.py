@@ -81,14 +81,6 @@ def check_root(p: Problems, where: str) -> None:
         p.add(where, "writing kernel settings needs root: run pglab as root, or leave [os] out")
 
 
-def check_thp(value: Any, p: Problems, where: str) -> str | None:
-    """A transparent_hugepages mode, or None with the problem said."""
-    if value in THP_MODES:
-        return str(value)
-    p.add(where, f"transparent_hugepages = {value!r}: expected one of {', '.join(THP_MODES)}")
-    return None
-
-
 def schedulers(text: str) -> tuple[list[str], str | None]:
     """A /sys/block/*/queue/scheduler line ("none [mq-deadline] kyber bfq") as the schedulers
     the device offers and the one in use (the bracketed one)."""

@@ -12,8 +12,8 @@ import resource
 from dataclasses import replace
 from typing import Any
 
-from pglab.campaign import os_checks, schema
-from pglab.campaign.checks import Problems, get, number_in
+from pglab.campaign import declared, os_checks, schema
+from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
 
 
@@ -22,31 +22,13 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
     if not isinstance(table, dict):
         p.add(where, 'os must be a table, e.g. os = { io_scheduler = "none" }')
         return base
-    p.unknown_keys(where, table, schema.OS_KEYS)
-    upd: dict[str, Any] = {}
+    vals = declared.check(schema.OS, table, p, where, allowed=schema.OS_KEYS)
+    upd: dict[str, Any] = {k: v for k, v in vals.items() if k not in ("sysctl", "limits")}
     if "sysctl" in table:
         said = os_checks.check_sysctls(table["sysctl"], p, where)
         upd["sysctl"] = tuple(sorted({**dict(base.sysctl), **said}.items()))
-    if "io_scheduler" in table:
-        val = table["io_scheduler"]
-        if isinstance(val, str) and val.strip():
-            upd["io_scheduler"] = val.strip()
-        else:
-            p.add(where, f'io_scheduler = {val!r}: expected a scheduler\'s name, e.g. "none" or '
-                  '"mq-deadline" (cat /sys/block/DEVICE/queue/scheduler lists them)')  # fmt: skip
-    for key in ("read_ahead_kb", "nr_requests"):
-        if key in table:
-            low, high = schema.bounds(schema.OS, key)
-            if isinstance(table[key], int) and number_in(table[key], low, high):
-                upd[key] = table[key]
-            else:
-                p.add(where, f"{key} = {table[key]!r}: expected a whole number from {low:g} to "
-                      f"{high:g}")  # fmt: skip
-    if "transparent_hugepages" in table:
-        upd["transparent_hugepages"] = os_checks.check_thp(table["transparent_hugepages"], p, where)
-    for key in ("drop_caches", "huge_pages"):
-        if key in table:
-            upd[key] = get(table, key, bool, False, p, where)
+    if "io_scheduler" in upd:
+        upd["io_scheduler"] = upd["io_scheduler"].strip()
     if "limits" in table:
         upd["limits"] = _limits(table["limits"], base, p, where)
     spec = replace(base, **upd)

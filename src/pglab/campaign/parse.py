@@ -10,33 +10,30 @@ key sets checked here, the JSON Schema of ``pglab schema`` and the layout of ``p
 
 from __future__ import annotations
 
-import re
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from pglab.campaign import hosts as host_parts
 from pglab.campaign import (
-    kit_checks,
+    declared,
     os_table,
     profiling,
     schema,
     sections,
     server_source,
 )
+from pglab.campaign import hosts as host_parts
 from pglab.campaign import storage as storage_parts
-from pglab.campaign.checks import Problems, choice, duration_s, get, table_of
+from pglab.campaign.checks import Problems, table_of
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.schema import (
     DATASET_KEYS,
     DERIVED_KEYS,
     MATRIX_KEYS,
-    ON_ERROR,
-    ORDERS,
     PHASE_KEYS,
     SERVER_KEYS,
     STORAGE_AXES,
@@ -47,10 +44,8 @@ from pglab.campaign.schema import (
 from pglab.campaign.spec import (
     COPY_RESETS,
     DEFAULT_EFFECT_PCT,
-    MANAGE_MODES,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
-    RESET_POLICIES,
     DatasetSpec,
     DerivedSpec,
     HostSpec,
@@ -67,8 +62,6 @@ from pglab.campaign.spec import (
 from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
 from pglab.stats.sequential import SequentialSpec
-
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
 @dataclass(frozen=True)
@@ -147,14 +140,12 @@ def parse(
     if "tune" in doc:  # a tune file (pglab/tune/spec.py takes its [tune] table off first)
         p.add("[tune]", "this is a tune file: run it with `pglab tune FILE`")
         doc = {k: v for k, v in doc.items() if k != "tune"}
-    p.unknown_keys("", doc, TOP_KEYS)
-    name = get(doc, "name", str, default_name, p, "")
-    order = choice(doc, "order", ORDERS, "interleaved", p, "")
+    top = declared.check(schema.TOP, doc, p, "", allowed=TOP_KEYS)
+    order = top.get("order", "interleaved")
     sequential = sections.sequential(doc, order, p)
     spread = sections.fleet(table_of(doc, "fleet", p, ""), order, p)
-    repeats = _repeats(doc, sequential, p)
-    on_error = choice(doc, "on_error", ON_ERROR, "continue", p, "")
-    max_duration = duration_s(doc, "max_duration", p, "")
+    # repeats = "auto": rounds until decided, its [sequential] max at most
+    repeats = sequential.max if sequential is not None else top.get("repeats", 1)
 
     known_hosts = host_parts.hosts(table_of(doc, "hosts", p, ""), p)
     server = _server(table_of(doc, "server", p, ""), ServerSpec(), p, "[server]", base_dir)
@@ -211,11 +202,11 @@ def parse(
             hint="run `pglab run --help` for the file layout, or start from a file in examples/",
         )
     return Campaign(
-        name,
-        str(doc.get("description", "")),
+        top.get("name", default_name),
+        top.get("description", ""),
         repeats,
         order,
-        on_error,
+        top.get("on_error", "continue"),
         tuple(variants),
         matrix,
         derived,
@@ -226,7 +217,7 @@ def parse(
         tuple((k, t) for k, t in targets.items() if t is not None),
         storage_bench,
         effect,
-        max_duration,
+        top.get("max_duration"),
         tuple(known_hosts.values()),
         sequential,
         equivalence,
@@ -236,17 +227,6 @@ def parse(
 
 
 # -- sections ----------------------------------------------------------------------------
-
-
-def _repeats(doc: dict[str, Any], sequential: SequentialSpec | None, p: Problems) -> int:
-    """``repeats``: a whole number, or "auto" (its ``[sequential]`` table's most rounds)."""
-    if sequential is not None:
-        return sequential.max
-    if isinstance(doc.get("repeats"), str):
-        p.add("", f'repeats = {doc["repeats"]!r}: expected an integer ≥ 1, or "auto" (rounds '
-              "until each comparison is decided)")  # fmt: skip
-        return 1
-    return get(doc, "repeats", int, 1, p, "", minimum=1)
 
 
 def _variant(
@@ -264,13 +244,14 @@ def _variant(
     if not isinstance(vdoc, dict):
         p.add(where, "must be a table of overrides")
         return None
-    p.unknown_keys(where, vdoc, VARIANT_KEYS)
-    vserver = _server(table_of(vdoc, "server", p, where), base.server, p, where, base_dir)
+    own = declared.check(schema.VARIANTS, vdoc, p, where, allowed=VARIANT_KEYS)
+    vserver = _server(own.get("server", {}), base.server, p, where, base_dir)
     if "settings" in vdoc:
         vserver = vserver.with_settings(_settings(vdoc["settings"], p, where))
-    vdataset = _dataset(table_of(vdoc, "dataset", p, where), base.dataset, p, where)
-    vwork = table_of(vdoc, "workload", p, where)
-    p.unknown_keys(f"{where} workload", vwork, WORKLOAD_KEYS)
+    vdataset = _dataset(own.get("dataset", {}), base.dataset, p, where)
+    vwork = own.get("workload", {})
+    # every value checked, also those of keys no phase of the base takes (said by _taken)
+    declared.check(schema.WORKLOAD, vwork, p, f"{where} workload", allowed=WORKLOAD_KEYS)
     vphases = tuple(
         apply_workload(ph, for_phase(ph, vwork), p, f"{where} workload", base_dir)
         for ph in base.phases
@@ -285,11 +266,9 @@ def _variant(
         else:
             vstorage = storage_parts.storage(vtable, base.storage, targets, p, f"{where} storage")
     # said for this variant, or in [dataset] of a base that is an existing server already
-    explicit = "reset" in table_of(vdoc, "dataset", Problems(), where) or (
-        base_reset and base.server.over_network
-    )
+    explicit = "reset" in own.get("dataset", {}) or (base_reset and base.server.over_network)
     vdataset = _reset_for(vserver, vdataset, explicit, p, where)
-    vos = os_table.os_table(vdoc["os"], base.os, p, f"{where} os") if "os" in vdoc else base.os
+    vos = os_table.os_table(own["os"], base.os, p, f"{where} os") if "os" in own else base.os
     return Variant(vname, vserver, vdataset, vphases, vstorage, vos)
 
 
@@ -312,26 +291,21 @@ def _phases_in_order(variants: list[Variant], named: bool, p: Problems) -> None:
 def _server(
     table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
 ) -> ServerSpec:
-    p.unknown_keys(where, table, SERVER_KEYS)
-    src = server_source.parse(table, base, p, where, base_dir)
-    dsn = table.get("dsn", base.dsn)
-    if dsn is not None and not isinstance(dsn, str):
-        p.add(where, 'dsn must be a connection string, e.g. "postgresql://user@host:5432/db"')
-        dsn = None
-    elif isinstance(dsn, str):
+    vals = declared.check(schema.SERVER, table, p, where, allowed=SERVER_KEYS)
+    src = server_source.parse(table, vals, base, p, where, base_dir)
+    dsn = vals.get("dsn", None if "dsn" in table else base.dsn)
+    if "dsn" in vals:
         try:
-            conninfo_to_dict(dsn)
+            conninfo_to_dict(vals["dsn"])
         except psycopg.ProgrammingError as exc:
             p.add(where, f"dsn is not a valid connection string: {mask_dsn(str(exc))}")
-    manage = choice(table, "manage", MANAGE_MODES, base.manage, p, where)
-    database = get(table, "database", str, base.database, p, where)
-    host = host_parts.server_host(table, base, dsn, p, where)
-    if dsn is None:
+    manage = vals.get("manage", base.manage)
+    database = vals.get("database", base.database)
+    host = host_parts.server_host(table, vals, base, dsn, p, where)
+    if dsn is None and "dsn" not in table:
         for name in ("manage", "database") if host is None else ("manage",):
             if name in table:
                 p.add(where, f'{name} is for an existing server: it needs dsn = "..."')
-    elif not database or not _IDENTIFIER.match(database):
-        p.add(where, f'database = "{database}": use a plain name (letters, digits, _)')
     spec = ServerSpec(
         source=src.source,
         bindir=src.bindir,
@@ -390,32 +364,7 @@ def _setting_str(val: Any) -> str:
 
 
 def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
-    p.unknown_keys(where, table, DATASET_KEYS)
-    updates: dict[str, Any] = {}
-    for f in fields(DatasetSpec):
-        if f.name not in table:
-            continue
-        val = table[f.name]
-        val = kit_checks.dataset_scale(val, p, where) if f.name == "scale" else val
-        if f.name in ("partitions", "fillfactor", "tables", "table_size", "fields", "field_length"):
-            lo, hi = schema.bounds(schema.DATASET, f.name)
-            if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
-                p.add(where, f"{f.name} = {val!r}: expected a whole number from {lo} to {hi}")
-                continue
-        elif f.name == "reset" and val not in RESET_POLICIES:
-            p.add(where, f'reset = "{val}": use one of {", ".join(RESET_POLICIES)}')
-            continue
-        elif f.name == "partition_method" and val not in ("range", "hash"):
-            p.add(where, f'partition_method = "{val}": use "range" or "hash"')
-            continue
-        elif f.name == "unlogged_tables" and not isinstance(val, bool):
-            p.add(where, "unlogged_tables must be true or false")
-            continue
-        elif f.name == "init_steps" and (not isinstance(val, str) or set(val) - set("dtgGvpf")):
-            p.add(where, f"init_steps = {val!r}: letters from dtgGvpf (see pgbench -I)")
-            continue
-        updates[f.name] = val
-    return replace(base, **updates)
+    return replace(base, **declared.check(schema.DATASET, table, p, where, allowed=DATASET_KEYS))
 
 
 def _phases(
@@ -435,18 +384,17 @@ def _phases(
         if not isinstance(table, dict):
             p.add(where, "must be a table")
             continue
-        p.unknown_keys(where, table, PHASE_KEYS)
-        ph = replace(default, name=str(table.get("name", f"phase {i}")))
-        ph = replace(
-            ph,
-            times=get(table, "times", int, 1, p, where, minimum=1),
-            measured=get(table, "measured", bool, True, p, where),
-        )
+        own = declared.check(schema.PHASES, table, p, where, allowed=PHASE_KEYS)
+        ph = replace(default, name=own.get("name", f"phase {i}"), times=own.get("times", 1),
+                     measured=own.get("measured", True))  # fmt: skip
         phases.append(apply_workload(ph, table, p, where, base_dir))
     names = [ph.name for ph in phases]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         p.add("[[phases]]", f'phase name "{dup}" is used twice')
     return tuple(phases)
+
+
+_AXES = {k.name: k for k in schema.WORKLOAD.keys + schema.DATASET.keys if k.axis}
 
 
 def _matrix(
@@ -466,6 +414,10 @@ def _matrix(
                 if not isinstance(vals, list) or not vals:
                     p.add("[matrix.settings]", f"{name} must be a non-empty array of values")
                     continue
+                if any(isinstance(v, dict | list) for v in vals):
+                    p.add("[matrix.settings]", f"{name}: each value a single one, not a table "
+                          "or an array")  # fmt: skip
+                    continue
                 axes.append((f"settings.{name}", tuple(_setting_str(v) for v in vals)))
             continue
         if key not in MATRIX_KEYS:
@@ -473,21 +425,14 @@ def _matrix(
         if not isinstance(values, list) or not values:
             p.add("[matrix]", f"{key} must be a non-empty array of values")
             continue
-        # check each value by applying it to a throwaway phase or dataset
-        for v in values:
+        where = f"[matrix] {key}"
+        for v in values:  # kept as written (the points' labels), each checked
             if key in STORAGE_AXES:
-                storage_parts.target_ref(v, targets, p, f"[matrix] {key}")
-            elif key in WORKLOAD_KEYS:
-                op = next((o for o, keys in OPERATION_OPTIONS.items() if key in keys), None)
-                apply_workload(
-                    PhaseSpec("check", (Script(builtin="tpcb-like"),), clients=10**6, operation=op),
-                    {key: v},
-                    p,
-                    f"[matrix] {key}",
-                    base_dir,
-                )
-            else:
-                _dataset({key: v}, DatasetSpec(), p, f"[matrix] {key}")
+                storage_parts.target_ref(v, targets, p, where)
+            elif key == "script":  # a built-in's name or a file: read as [workload] reads it
+                apply_workload(PhaseSpec("axis", ()), {key: v}, p, where, base_dir)
+            elif declared.read(_AXES[key], v) is declared.BAD:
+                p.add(where, declared.problem(_AXES[key], v))
         axes.append((key, tuple(values)))
     return tuple(axes)
 
@@ -543,12 +488,11 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
         if not isinstance(table, dict):
             p.add(where, "must be a table")
             continue
-        p.unknown_keys(where, table, DERIVED_KEYS)
-        kind = table.get("kind", "decrease")
-        if kind not in ("decrease", "ratio"):
-            p.add(where, f'kind = "{kind}": use "decrease" ((a-b)/a) or "ratio" (b/a)')
+        own = declared.check(schema.DERIVED, table, p, where, allowed=DERIVED_KEYS)
         for ab in ("a", "b"):
-            if not isinstance(table.get(ab), str) or table[ab] not in phase_names:
+            if ab in table and ab not in own:
+                continue  # not a string: said
+            if table.get(ab) not in phase_names:
                 p.add(
                     where,
                     f'{ab} = "{table.get(ab)}" is not a phase name '
@@ -556,8 +500,8 @@ def _derived(raw: Any, phase_names: set[str], p: Problems) -> tuple[DerivedSpec,
                 )
         out.append(
             DerivedSpec(
-                str(table.get("name", f"derived_{i}")),
-                str(kind),
+                own.get("name", f"derived_{i}"),
+                own.get("kind", "decrease"),
                 str(table.get("a")),
                 str(table.get("b")),
             )

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import declared, schema
 from pglab.campaign import git_refs as git_sources
 from pglab.campaign.checks import Problems
-from pglab.campaign.schema import BUILD_KEYS, SOURCES
+from pglab.campaign.schema import BUILD_KEYS
 from pglab.campaign.spec import PGBENCH_CHOICES, BuildSpec, ServerSpec
 from pglab.errors import LabError
 
@@ -30,40 +31,30 @@ class Source:
 
 
 def parse(
-    table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
-) -> Source:
+    table: dict[str, Any], vals: dict[str, Any], base: ServerSpec, p: Problems, where: str,
+    base_dir: Path,
+) -> Source:  # fmt: skip
+    """The source of ``table`` (its values checked by their declarations: ``vals``)."""
     given = [k for k in KINDS if k in table]
     if len(given) > 1:
         p.add(where, f"give one of {', '.join(given)}: each names where PostgreSQL comes from")
-    if "source" in table:
-        source = table["source"]
-    elif given:
-        source = given[0]
-    else:
-        source = base.source
-    if source not in SOURCES:
-        p.add(where, f'source = "{source}": use one of {", ".join(SOURCES)}')
+    source = vals.get("source", given[0] if given else base.source)
     inherit = source == base.source and not given
-    bindir = table.get("bindir", base.bindir if inherit else None)
+    bindir = vals.get("bindir", base.bindir if inherit else None)
     if isinstance(bindir, str) and bindir and not Path(bindir).is_absolute():
         bindir = _from(base_dir, bindir)  # like scripts: from the file's directory
     if source == "bindir" and not bindir:
         p.add(where, 'source = "bindir" needs bindir = "/path/to/postgresql/bin"')
     build = base.build if inherit else None
-    if "build" in table:
-        build = _build(table["build"], p, f"{where} build", base_dir)
+    if "build" in vals:
+        build = _build(vals["build"], p, f"{where} build", base_dir)
     if source == "build" and build is None and "build" not in table:
         p.add(where, 'source = "build" needs build = { source = "postgresql-X.Y.tar.bz2" }')
-    version = base.version if inherit else None
-    if "version" in table:
-        version = _version(table["version"], p, where)
+    version = vals.get("version", base.version if inherit else None)
     if source == "version" and version is None and "version" not in table:
         p.add(where, 'source = "version" needs version = "N" (a major version, e.g. "16")')
-    pgbench = table.get("pgbench", base.pgbench)
-    if not isinstance(pgbench, str) or not pgbench:
-        p.add(where, f"pgbench = {pgbench!r}: use newest, server or a bindir path")
-        pgbench = base.pgbench
-    elif pgbench not in PGBENCH_CHOICES and "pgbench" in table:
+    pgbench = vals.get("pgbench", base.pgbench)
+    if pgbench not in PGBENCH_CHOICES and "pgbench" in vals:
         pgbench = _from(base_dir, pgbench)
     return Source(
         str(source),
@@ -78,64 +69,49 @@ def _from(base_dir: Path, path: str) -> str:
     return os.path.normpath(base_dir.absolute() / path)
 
 
-def _version(value: Any, p: Problems, where: str) -> str | None:
-    text = str(value) if isinstance(value, int | str) and not isinstance(value, bool) else ""
-    if not text.isdigit():
-        p.add(where, f'version = {value!r}: expected a major version, e.g. "16"')
-        return None
-    return text
-
-
-def _build(value: Any, p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
-    if not isinstance(value, dict):
-        p.add(where, 'expected a table: build = { source = "postgresql-X.Y.tar.bz2" }')
-        return None
-    p.unknown_keys(where, value, BUILD_KEYS)
+def _build(value: dict[str, Any], p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
+    vals = declared.check(schema.BUILD, value, p, where, allowed=BUILD_KEYS)
     if "git" in value:
-        return _from_git(value, p, where, base_dir)
-    source = value.get("source")
-    if not isinstance(source, str) or not source:
+        return _from_git(value, vals, p, where, base_dir)
+    if "source" not in value:
         p.add(where, "source: a PostgreSQL source tree or release tarball (a path) is needed, "
               "or git: a local clone")  # fmt: skip
+    if "ref" in value:
+        p.add(where, "ref is the commit of git = CLONE to build: give git, or leave ref out")
+    if "source" not in vals:
         return None
-    lists = _lists(value, p, where)
+    lists = _lists(vals)
     return BuildSpec(
-        source=_from(base_dir, source),
+        source=_from(base_dir, vals["source"]),
         options=lists["options"],
         patches=tuple(_from(base_dir, patch) for patch in lists["patches"]),
     )
 
 
-def _lists(value: dict[str, Any], p: Problems, where: str) -> dict[str, tuple[str, ...]]:
-    lists = {}
-    for key in ("options", "patches"):
-        items = value.get(key, [])
-        if isinstance(items, str):
-            items = [items]
-        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
-            p.add(where, f"{key} must be an array of strings")
-            items = []
-        lists[key] = tuple(items)
-    return lists
+def _lists(vals: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """options and patches: an array of strings, or one string."""
+    return {key: (vals[key],) if isinstance(vals.get(key), str) else tuple(vals.get(key, ()))
+            for key in ("options", "patches")}  # fmt: skip
 
 
-def _from_git(value: dict[str, Any], p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
+def _from_git(
+    value: dict[str, Any], vals: dict[str, Any], p: Problems, where: str, base_dir: Path
+) -> BuildSpec | None:
     """``build = {git = CLONE, ref = REF}``: the ref resolved to its commit now (pglab never
     fetches: the clone is as the user left it)."""
     if "source" in value:
         p.add(where, "give source or git, not both")
         return None
-    repo, ref = value.get("git"), value.get("ref", "HEAD")
-    if not isinstance(repo, str) or not repo or not isinstance(ref, str) or not ref:
-        p.add(where, "git: a local clone's path, ref: a branch, tag or commit (strings)")
-        return None
-    clone = _from(base_dir, repo)
+    if "git" not in vals or ("ref" in value and "ref" not in vals):
+        return None  # said
+    ref = vals.get("ref", "HEAD")
+    clone = _from(base_dir, vals["git"])
     try:
         commit = git_sources.commit_of(clone, ref)
     except LabError as exc:
         p.add(where, exc.message + (f" ({exc.hint})" if exc.hint else ""))
         return None
-    lists = _lists(value, p, where)
+    lists = _lists(vals)
     return BuildSpec(
         source=clone,
         options=lists["options"],

@@ -8,16 +8,15 @@ import difflib
 from dataclasses import replace
 from typing import Any
 
-from pglab.campaign.checks import Problems, get
+from pglab.campaign import declared, schema
+from pglab.campaign.checks import Problems
 from pglab.campaign.schema import STORAGE_BENCH_KEYS, STORAGE_KEYS, TARGET_KEYS
 from pglab.campaign.spec import (
-    FILESYSTEMS,
     TARGET_KINDS,
     StorageBenchSpec,
     StorageSpec,
     TargetSpec,
 )
-from pglab.units import parse_size
 
 MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
 
@@ -33,18 +32,24 @@ def _target(name: str, t: Any, p: Problems) -> TargetSpec | None:
     if not isinstance(t, dict):
         p.add(where, "must be a table (kind = ..., ...)")
         return None
-    kind = t.get("kind", "path" if "path" in t else "loop" if "fstype" in t else None)
-    if kind not in TARGET_KINDS:
-        p.add(where, f"kind = {kind!r}: use one of {', '.join(TARGET_KINDS)}")
+    vals = declared.check(schema.TARGETS, t, p, where)
+    if "kind" in t and "kind" not in vals:
+        return None  # said
+    # without kind: a path is a path, a filesystem type a loop device
+    kind = vals.get("kind", "path" if "path" in t else "loop" if "fstype" in t else None)
+    if kind is None:
+        p.add(where, f"kind = None: give kind = one of {', '.join(TARGET_KINDS)}")
         return None
     _keys_of_kind(where, kind, t, p)
+    missing = [k for k in schema.TARGET_REQUIRED[kind] if k not in t]
+    for key in missing:
+        p.add(where, f"{key} = None: a {kind} target needs {key}, "
+              f"{declared.expected(schema.key(schema.TARGETS, key))}")  # fmt: skip
+    if missing or any(k in t and k not in vals for k in TARGET_KEYS[kind]):
+        return None  # said
     if kind == "path":
-        path = t.get("path")
-        if not isinstance(path, str) or not path.startswith("/"):
-            p.add(where, f"path = {path!r}: expected an absolute directory path")
-            return None
-        return TargetSpec(name=name, kind=kind, path=path)
-    upd = _filesystem(where, kind, t, p)
+        return TargetSpec(name=name, kind=kind, path=vals["path"])
+    upd = _filesystem(where, kind, vals, p)
     return None if upd is None else TargetSpec(name=name, kind=kind, **upd)
 
 
@@ -64,56 +69,20 @@ def _keys_of_kind(where: str, kind: str, t: dict[str, Any], p: Problems) -> None
                 p.unknown_keys(where, {key: None}, allowed)
 
 
-def _filesystem(where: str, kind: str, t: dict[str, Any], p: Problems) -> dict[str, Any] | None:
-    """A loop device's or tmpfs's keys as ``TargetSpec`` fields; None when one is wrong."""
-    upd: dict[str, Any] = {}
-    fstype = "tmpfs" if kind == "tmpfs" else t.get("fstype")
-    if kind == "loop" and fstype not in FILESYSTEMS:
-        p.add(where, f"fstype = {fstype!r}: use one of {', '.join(FILESYSTEMS)}")
-        return None
-    upd["fstype"] = fstype
-    size = _size(t.get("size"), where, p)
-    if size is None:
-        return None
+def _filesystem(where: str, kind: str, vals: dict[str, Any], p: Problems) -> dict[str, Any] | None:
+    """A loop device's or tmpfs's keys (their values checked) as ``TargetSpec`` fields; None
+    when the size is too small for the filesystem."""
+    fstype = "tmpfs" if kind == "tmpfs" else vals["fstype"]
     low = max(MIN_SIZE[kind], MIN_SIZE.get(str(fstype), 0))
-    if size < low:
-        p.add(where, f"size = {t['size']!r} is too small for {fstype}: at least "
+    if vals["size"] < low:
+        p.add(where, f"size = {vals['size']} bytes is too small for {fstype}: at least "
               f"{low // 2**20} MB")  # fmt: skip
         return None
-    upd["size"] = size
-    for key in ("mkfs_options", "mount_options"):
-        if key in t:
-            opts = _options(t[key], where, key, p)
-            if opts is not None:
-                upd[key] = opts
-    if "dir" in t:
-        if not isinstance(t["dir"], str) or not t["dir"].startswith("/"):
-            p.add(where, f"dir = {t['dir']!r}: expected an absolute directory path")
-        else:
-            upd["dir"] = t["dir"]
-    if "direct_io" in t:
-        upd["direct_io"] = get(t, "direct_io", bool, False, p, where)
-    return upd
-
-
-def _size(val: Any, where: str, p: Problems) -> int | None:
-    """Bytes from a whole number or "300MB", "1GB", "512M", "1GiB" (units of 1024)."""
-    if isinstance(val, int) and not isinstance(val, bool) and val > 0:
-        return val
-    if isinstance(val, str) and (size := parse_size(val)) is not None:
-        return size
-    p.add(where, f'size = {val!r}: expected a size such as "300MB" or "2GB" (units of 1024)')
-    return None
-
-
-def _options(val: Any, where: str, key: str, p: Problems) -> tuple[str, ...] | None:
-    """A list of strings, or one string: mount options split at commas, mkfs options at spaces."""
-    if isinstance(val, str):
-        return tuple(x for x in val.split("," if key == "mount_options" else None) if x)
-    if isinstance(val, list) and all(isinstance(x, str) and x for x in val):
-        return tuple(val)
-    p.add(where, f"{key} = {val!r}: expected a list of strings")
-    return None
+    upd = {k: v for k, v in vals.items() if k not in ("kind", "fstype")}
+    for key, sep in (("mkfs_options", None), ("mount_options", ",")):
+        if isinstance(upd.get(key), str):  # one string: split at spaces (mount: commas)
+            upd[key] = tuple(x for x in upd[key].split(sep) if x)
+    return {**upd, "fstype": fstype}
 
 
 def target_ref(
@@ -135,7 +104,7 @@ def storage(
     p: Problems,
     where: str,
 ) -> StorageSpec:
-    p.unknown_keys(where, table, STORAGE_KEYS)
+    declared.check(schema.STORAGE, table, p, where, allowed=STORAGE_KEYS)
     upd = {}
     for key in ("data", "wal"):
         if key in table:
@@ -144,10 +113,7 @@ def storage(
 
 
 def storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
-    where = "[storage_bench]"
-    p.unknown_keys(where, table, STORAGE_BENCH_KEYS)
-    return StorageBenchSpec(
-        enabled=get(table, "enabled", bool, present, p, where),
-        seconds=get(table, "seconds", int, 1, p, where, minimum=1),
-        fio=get(table, "fio", bool, False, p, where),
+    found = declared.check(
+        schema.STORAGE_BENCH, table, p, "[storage_bench]", allowed=STORAGE_BENCH_KEYS
     )
+    return StorageBenchSpec(**{"enabled": present, **found})

@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from pglab.analysis import points, tidy, verdicts
-from pglab.campaign import checks, schema
 from pglab.campaign import parse as campaigns
+from pglab.campaign import schema
 from pglab.campaign.execution import as_execution
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
@@ -32,7 +32,7 @@ from pglab.run.plan import Plan, make_plan
 from pglab.run.preflight import preflight
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.store import mask_url, peek_store
-from pglab.units import duration_text
+from pglab.units import DURATION_FORMS, duration_text, parse_duration
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:
@@ -123,9 +123,9 @@ def add_reinit(p: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str) -> float:
-    found = checks.seconds_of(text)
+    found = parse_duration(text)
     if found is None:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected {checks.DURATION_FORMS}")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {DURATION_FORMS}")
     return found
 
 

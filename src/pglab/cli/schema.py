@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from pglab.campaign import json_schema
 from pglab.cli.common import Where, err_console
-from pglab.tune import spec as tune_spec
 
 DESCRIPTION = """\
 Print the JSON Schema (draft 2020-12) of campaign files, or write it to FILE. It says what
@@ -47,7 +47,7 @@ def add_parser(sub, common: argparse.ArgumentParser) -> None:
 def run(where: Where, output: Path | None = None) -> int:
     """The schema as JSON (indent 2) on standard output, or in ``output``; ``where`` is not
     needed (no lab, no store) but taken like every command's."""
-    text = json.dumps(tune_spec.file_schema(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(json_schema.build(), indent=2, ensure_ascii=False) + "\n"
     if output:
         output.write_text(text)
         err_console.print(f"wrote the campaign schema to {output}", markup=False)

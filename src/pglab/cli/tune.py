@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from pglab.analysis import tidy
+from pglab.campaign import schema
 from pglab.campaign.spec import RunSpec
 from pglab.cli import fmt, live
 from pglab.cli.common import Where, console
@@ -27,33 +28,8 @@ if TYPE_CHECKING:  # optuna (with SQLAlchemy) takes a second to import: only for
     from pglab.tune import summary
     from pglab.tune.trials import TrialRecord
 
-LAYOUT = """\
-a tune file is a campaign file of one point ([server], [dataset], [workload] or [[phases]];
-no [variants], [matrix] or repeats) with a [tune] table:
-
-  [tune]
-  objective = "tps"          # or "p99" (latency, lower is better), "nopm" (kit = "tpcc"),
-                             # "geomean" (kit = "tpch": the queries' geometric mean, lower)
-  p99_limit_ms = 20          # with "tps": the best TPS whose p99 stays under 20 ms
-  trials = 30                # runs in the search (failed ones count; skipped ones do not)
-  sampler = "tpe"            # tpe (multivariate), cmaes, random; gp needs PyTorch
-  seed = 0
-  memory_share = 0.75        # shared_buffers + wal_buffers + maintenance_work_mem
-                             #   + work_mem × clients below this share of RAM
-  confirm_repeats = 5        # confirmation: runs of each of the top, default, PGTune
-  confirm_max = 15           # adaptive: more rounds of the undecided ones, up to 15
-  confirm_top = 3
-  pgtune = true              # PGTune's rules (OLTP) tried first and confirmed against
-  disk = "ssd"               # or "hdd": PGTune's random_page_cost, effective_io_concurrency
-  unsafe = false             # true: fsync, full_page_writes, synchronous_commit, wal_level too
-  enqueue = [{shared_buffers = "1GB"}]   # configurations tried first
-
-  [tune.knobs]               # none: the default knob set of the version (memory, WAL and
-                             # checkpoints, background writer, I/O)
-  shared_buffers = {min = "128MB", max = "4GB", log = true}
-  checkpoint_completion_target = {min = 0.5, max = 0.95}
-  wal_compression = ["off", "lz4"]
-"""
+# the [tune] table's layout, made from its declarations (campaign/schema/tune.py)
+LAYOUT = schema.help_layout(schema.TUNE_TABLES, schema.TUNE_INTRO)
 
 
 def add_parser(sub, common: argparse.ArgumentParser) -> None:

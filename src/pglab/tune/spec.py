@@ -1,6 +1,8 @@
 """The ``[tune]`` table of a campaign file: what to optimise, the trial budget, the knobs and the
-constraints. Checked here as far as it can be without a server (types, keys, choices); the knobs'
-names and values are checked against the version's own catalog in ``space``.
+constraints. Its keys are declared in ``campaign/schema/tune.py`` and their values checked by
+those declarations (``campaign/declared.py``); the rules between keys and a knob's form are
+checked here, without a server; the knobs' names and values are checked against the version's
+own catalog in ``space``.
 
 ```toml
 [tune]
@@ -26,13 +28,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign import json_schema
+from pglab.campaign import declared, schema
 from pglab.campaign import parse as campaigns
-from pglab.campaign.checks import Problems, choice, get, table_of
+from pglab.campaign.checks import Problems
 from pglab.campaign.parse import Campaign
+from pglab.campaign.schema import (
+    DEFAULT_CONFIRM_REPEATS,
+    DEFAULT_MEMORY_SHARE,
+    DEFAULT_TRIALS,
+    KNOB_KEYS,
+    TUNE_KEYS,
+)
 from pglab.errors import CampaignError
 
-OBJECTIVES = ("tps", "p99", "nopm", "geomean")  # nopm: kit = "tpcc"'s; geomean: "tpch"'s
 LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
 # the run metric each objective is (tps: the run's own)
 OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomean_s"}
@@ -41,18 +49,6 @@ OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomea
 def objective_value(objective: str, tps: float | None, metrics: dict[str, float]) -> float | None:
     """A run's figure for ``objective``: its TPS, or the metric the objective is."""
     return metrics.get(OBJECTIVE_METRICS[objective]) if objective in OBJECTIVE_METRICS else tps
-
-
-SAMPLERS = ("tpe", "gp", "cmaes", "random")
-TUNE_KEYS = {
-    "objective", "p99_limit_ms", "trials", "sampler", "seed", "unsafe", "knobs",
-    "memory_share", "confirm_repeats", "confirm_max", "confirm_top", "enqueue", "pgtune", "disk",
-}  # fmt: skip
-KNOB_KEYS = {"min", "max", "log"}
-DISKS = ("ssd", "hdd")
-DEFAULT_TRIALS = 30
-DEFAULT_CONFIRM_REPEATS = 5
-DEFAULT_MEMORY_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -119,68 +115,40 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def _confirm_max(table: dict[str, Any], p: Problems, where: str) -> int | None:
-    if "confirm_max" not in table:
+def _confirm_max(found: dict[str, Any], p: Problems, where: str) -> int | None:
+    """confirm_max: more rounds than confirm_repeats, of a confirmation there is."""
+    if "confirm_max" not in found:
         return None
-    top = get(table, "confirm_max", int, 0, p, where, minimum=1)
-    least = table.get("confirm_repeats", DEFAULT_CONFIRM_REPEATS)
-    if isinstance(least, int) and not isinstance(least, bool) and 0 < top < least:
+    top, least = found["confirm_max"], found.get("confirm_repeats", DEFAULT_CONFIRM_REPEATS)
+    if top < least:
         p.add(where, f"confirm_max = {top} is below confirm_repeats = {least}: confirmation "
                      "runs confirm_repeats rounds, then more up to confirm_max while "
                      "undecided")  # fmt: skip
     if least == 0:
         p.add(where, "confirm_max needs a confirmation: confirm_repeats is 0")
-    return top
+    return int(top)
 
 
 def parse_tune(table: dict[str, Any], where: str = "[tune]") -> tuple[TuneSpec, list[str]]:
     """The ``[tune]`` table checked: the spec and every problem found (one string each)."""
     p = Problems()
-    p.unknown_keys(where, table, TUNE_KEYS)
-    objective = choice(table, "objective", OBJECTIVES, "tps", p, where)
-    limit = table.get("p99_limit_ms")
-    if limit is not None and (
-        isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0
-    ):
-        p.add(where, f"p99_limit_ms = {limit!r}: expected a number of milliseconds > 0")
-        limit = None
-    if limit is not None and objective == "p99":
+    found = declared.check(schema.TUNE, table, p, where, allowed=TUNE_KEYS)
+    if "p99_limit_ms" in found and found.get("objective") == "p99":
         p.add(where, 'p99_limit_ms goes with objective = "tps" (the best TPS under that p99)')
-    share = table.get("memory_share", DEFAULT_MEMORY_SHARE)
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
-        p.add(where, f"memory_share = {share!r}: expected a share of RAM, 0 < share ≤ 1")
-        share = DEFAULT_MEMORY_SHARE
     knobs = []
-    for name, val in table_of(table, "knobs", p, where).items():
+    for name, val in found.get("knobs", {}).items():
         knob = _knob(str(name), val, p, f"{where} knobs")
         if knob is not None:
             knobs.append(knob)
-    if "knobs" in table and not knobs and not p.items:
+    if "knobs" in found and not found["knobs"]:
         p.add(f"{where} knobs", "is empty: leave it out for the default knob set, or name some")
-    enqueue = []
-    runs = table.get("enqueue", [])
-    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-        p.add(where, 'enqueue must be a list of tables of settings: [{shared_buffers = "1GB"}]')
-        runs = []
-    for run in runs:
-        enqueue.append(tuple(sorted((str(k), setting_text(v)) for k, v in run.items())))
+    enqueue = [tuple(sorted((str(k), setting_text(v)) for k, v in run.items()))
+               for run in found.get("enqueue", [])]  # fmt: skip
     spec = TuneSpec(
-        objective=objective,
-        p99_limit_ms=float(limit) if limit is not None else None,
-        trials=get(table, "trials", int, DEFAULT_TRIALS, p, where, minimum=1),
-        sampler=choice(table, "sampler", SAMPLERS, "tpe", p, where),
-        seed=get(table, "seed", int, 0, p, where, minimum=0),
-        unsafe=get(table, "unsafe", bool, False, p, where),
+        **{k: v for k, v in found.items() if k not in ("knobs", "enqueue", "confirm_max")},
         knobs=tuple(knobs),
-        memory_share=float(share),
-        confirm_repeats=get(
-            table, "confirm_repeats", int, DEFAULT_CONFIRM_REPEATS, p, where, minimum=0
-        ),
-        confirm_max=_confirm_max(table, p, where),
-        confirm_top=get(table, "confirm_top", int, 3, p, where, minimum=1),
+        confirm_max=_confirm_max(found, p, where),
         enqueue=tuple(enqueue),
-        pgtune=get(table, "pgtune", bool, True, p, where),
-        disk=choice(table, "disk", DISKS, "ssd", p, where),
     )
     return spec, p.items
 
@@ -283,64 +251,6 @@ def parse(
             hint='leave latency_log out (its default is "full") or set it to "full"',
         )
     return camp, spec
-
-
-def file_schema() -> dict[str, Any]:
-    """The campaign file's JSON Schema (``campaign/json_schema.py``) with the ``[tune]`` table
-    of a file for ``pglab tune``: what ``pglab schema`` prints."""
-    doc = json_schema.build()
-    doc["properties"]["tune"] = table_schema()
-    return doc
-
-
-def table_schema() -> dict[str, Any]:
-    """``[tune]`` as a JSON Schema (draft 2020-12): what ``parse_tune`` takes, without the
-    checks that need the server's catalog."""
-    plain = {"type": ["string", "number", "boolean"]}
-    knob = {
-        "oneOf": [
-            {"type": "array", "minItems": 1, "items": plain, "description": "choices"},
-            {"type": "object", "description": "a range",
-             "properties": {"min": {"type": ["string", "number"], "description": "lowest value"},
-                            "max": {"type": ["string", "number"], "description": "highest value"},
-                            "log": {"type": "boolean", "description": "sampled on a log scale"}},
-             "required": ["min", "max"], "additionalProperties": False},
-        ]
-    }  # fmt: skip
-
-    def key(kind: str, doc: str, **more: Any) -> dict[str, Any]:
-        return {"type": kind, "description": doc, **more}
-
-    props = {
-        "objective": key("string", "what is optimised: TPS (higher), p99 latency (lower) or a "
-                         "kit's NOPM (higher)",
-                         enum=list(OBJECTIVES), default="tps"),
-        "p99_limit_ms": key("number", 'with objective = "tps": the best TPS whose p99 latency '
-                            "stays under this many ms", exclusiveMinimum=0),
-        "trials": key("integer", "the trial budget", minimum=1, default=DEFAULT_TRIALS),
-        "sampler": key("string", "Optuna's sampler", enum=list(SAMPLERS), default="tpe"),
-        "seed": key("integer", "the sampler's seed", minimum=0, default=0),
-        "unsafe": key("boolean", "allow fsync, full_page_writes, synchronous_commit, wal_level",
-                      default=False),
-        "memory_share": key("number", "the memory settings' sum below this share of RAM",
-                            exclusiveMinimum=0, maximum=1, default=DEFAULT_MEMORY_SHARE),
-        "confirm_repeats": key("integer", "runs of each candidate in the confirmation",
-                               minimum=0, default=DEFAULT_CONFIRM_REPEATS),
-        "confirm_max": key("integer", "adaptive confirmation: after confirm_repeats rounds, "
-                           "more rounds of the undecided candidates up to this many "
-                           "(anytime-valid comparisons)", minimum=1),
-        "confirm_top": key("integer", "the best trials confirmed", minimum=1, default=3),
-        "enqueue": key("array", "configurations tried first",
-                       items={"type": "object", "additionalProperties": plain}),
-        "pgtune": key("boolean", "PGTune's rules tried first and confirmed against",
-                      default=True),
-        "disk": key("string", "for PGTune's I/O rules", enum=list(DISKS), default="ssd"),
-        "knobs": key("object", "the settings searched (left out: the version's default set)",
-                     additionalProperties=knob, minProperties=1),
-    }  # fmt: skip
-    assert set(props) == TUNE_KEYS
-    return {"type": "object", "description": "pglab tune FILE: the search, its budget and knobs",
-            "properties": props, "additionalProperties": False}  # fmt: skip
 
 
 def is_tune(camp: Mapping[str, Any] | None) -> bool:

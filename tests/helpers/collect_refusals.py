@@ -1,0 +1,97 @@
+"""A pytest plugin that records every campaign or tune document the parser refuses while the
+tests run, into the corpus ``tests/unit/test_refusals.py`` checks the JSON Schema against
+(``tests/data/refused_documents.json``). Run it over the test files that refuse documents:
+
+    .venv/bin/pytest -p helpers.collect_refusals -q tests/unit/test_schema.py ... \\
+        --refusals-out tests/data/refused_documents.json
+
+Documents made up by Hypothesis are left out (random, and thousands of them), and so are
+documents no TOML file can be (a None: the key probes of test_schema) and those JSON cannot hold
+(a TOML date, a NaN). Each is kept once, with the test that refused it
+first and the problems the parser said then.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import currently_in_test_context
+
+from pglab.campaign import parse as campaigns
+from pglab.errors import CampaignError
+from pglab.tune import spec as tune_spec
+
+_found: dict[str, dict[str, Any]] = {}
+_current: list[str] = [""]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--refusals-out", default="tests/data/refused_documents.json")
+
+
+def _recording(kind: str, parse: Any) -> Any:
+    def wrapper(doc: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        before = copy.deepcopy(doc)
+        try:
+            return parse(doc, *args, **kwargs)
+        except CampaignError as exc:
+            _record(kind, before, exc.message)
+            raise
+
+    return wrapper
+
+
+def _recording_tune(parse_tune: Any) -> Any:
+    """``parse_tune`` says its problems rather than raising them: a ``[tune]`` table with some
+    is recorded as a tune file of that table alone."""
+
+    def wrapper(table: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        before = copy.deepcopy(table)
+        spec, problems = parse_tune(table, *args, **kwargs)
+        if problems and isinstance(before, dict):
+            _record("tune", {"tune": before}, "\n  ".join(["", *problems]))
+        return spec, problems
+
+    return wrapper
+
+
+def _record(kind: str, doc: dict[str, Any], message: str) -> None:
+    if currently_in_test_context() or _has_none(doc):
+        return
+    try:
+        text = json.dumps(doc, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return
+    said = message.split("\n  ")[1:] or [message]
+    _found.setdefault(f"{kind} {text}", {"kind": kind, "doc": doc, "test": _current[0],
+                                         "said": said})  # fmt: skip
+
+
+def _has_none(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_none(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_none(v) for v in value)
+    return value is None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    campaigns.parse = _recording("campaign", campaigns.parse)  # type: ignore[assignment]
+    tune_spec.parse = _recording("tune", tune_spec.parse)  # type: ignore[assignment]
+    tune_spec.parse_tune = _recording_tune(tune_spec.parse_tune)  # type: ignore[assignment]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    _current[0] = item.nodeid.split("[")[0]
+    return (yield)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    out = Path(config.getoption("--refusals-out"))
+    kept = sorted(_found.values(), key=lambda e: (e["test"], json.dumps(e["doc"], sort_keys=True)))
+    out.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")

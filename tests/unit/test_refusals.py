@@ -1,0 +1,161 @@
+"""Every document the test suite shows refused, refused by both checks made from the declarations
+of ``campaign/schema/``: the parser (``pglab run`` and ``pglab tune``) and the JSON Schema
+(``pglab schema``, for editors); and the examples accepted by both.
+
+The bad documents are collected from the tests that refuse them (``tests/helpers/
+collect_refusals.py`` writes ``tests/data/refused_documents.json``; run it again when tests of
+refusals are added: docs/developers/testing.md). A JSON Schema judges one document by its own
+shape: what needs more than that (another table's value, a file, this machine, two values
+compared) is the parser's alone, and ``BEYOND_THE_SCHEMA`` lists those rules by kind. A document
+whose problems are all of those kinds may pass the JSON Schema; any other must be refused by it,
+and the key the JSON Schema names must be the one the parser's message names."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.campaign_fuzz import DOCUMENTS
+from hypothesis import HealthCheck, given, settings
+from jsonschema import Draft202012Validator
+
+from pglab.campaign import json_schema
+from pglab.campaign import parse as campaign
+from pglab.errors import CampaignError
+from pglab.tune import spec as tune_spec
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = json.loads((REPO / "tests" / "data" / "refused_documents.json").read_text())
+VALIDATOR = Draft202012Validator(json_schema.build())
+
+# What the declarations check (campaign/declared.py): a key unknown, a value of the wrong type,
+# not one of the choices, out of range; the JSON Schema says it too.
+DECLARED = re.compile(
+    r"unknown key |: expected |: use one of |must be a table|must be a "
+    r"non-empty array|= None: "
+)
+
+# The rules a JSON Schema of one document cannot state, by kind: why, and a regular expression
+# matching the parser's problem.
+BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
+    "names": ("names another part of the file",
+              r"is not a phase name|storage target .* is not defined|is not a \[hosts\.NAME\] "
+              r"of the file|phase name .* is used twice|pglab mounts nothing"),
+    "files": ("reads a file or a git clone", r"script file |git|clone"),
+    "formats": ("parses a value as another program does (libpq's connection strings)",
+                r"not a valid connection string"),
+    "machine": ("asks this machine (root, the kernel, its limits, its devices)",
+                r"as root|the kernel|hard limit|block device"),
+    "values": ("compares two values", r"is more than clients|generators for \d+ client|"
+               r"is below confirm_repeats|is above max|is too small for"),
+    "tables": ("a key valid only with another table's key or value (what a phase inherits "
+               "from [workload], a variant from the base, a [matrix] axis from the phases)",
+               r"but this phase runs|with kit = |with generator = |no phase runs|phases run "
+               r"different|measured phases|restore needs|is for an existing server|over the "
+               r"network|copies the files of a cluster|\[os\] sets|needs order = |needs "
+               r"(bindir|build|version) =|this is a tune file|tunes one point|not run by pglab "
+               r"tune|confirmation repeats are|objective = |p99 objective|confirm_max needs|"
+               r"kit .* runs in|progress = false|sampling_rate with|has .* as its scale|a "
+               r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB"),
+}  # fmt: skip
+
+
+def parser_problems(entry: dict[str, Any], base_dir: Path) -> list[str]:
+    """The parser's problems with the document (none: it is accepted)."""
+    doc = entry["doc"]
+    try:
+        if entry["kind"] == "tune":
+            tune_spec.parse(doc, "t", base_dir)
+        else:
+            campaign.parse(doc, "t", base_dir)
+    except CampaignError as exc:
+        return exc.message.split("\n  ")[1:] or [exc.message]
+    return []
+
+
+def schema_errors(doc: dict[str, Any]) -> list[Any]:
+    return list(VALIDATOR.iter_errors(doc))
+
+
+def beyond(problem: str) -> str | None:
+    """The kind of rule beyond the JSON Schema that ``problem`` is (None: within it)."""
+    if DECLARED.search(problem):
+        return None
+    return next((k for k, (_, rx) in BEYOND_THE_SCHEMA.items() if re.search(rx, problem)), None)
+
+
+def named_keys(error: Any) -> set[str]:
+    """The keys a JSON Schema error is about: the last names of its path, or the keys its
+    message quotes (an unknown key, one of two given together)."""
+    keys = {p for p in error.absolute_path if isinstance(p, str)}
+    return keys | set(re.findall(r"'([A-Za-z_]\w*)'", error.message))
+
+
+@pytest.mark.parametrize(
+    "entry", CORPUS, ids=[f"{i}:{e['test'].rsplit('::', 1)[-1]}" for i, e in enumerate(CORPUS)]
+)
+def test_a_refused_document_is_refused_by_both(entry: dict[str, Any], tmp_path: Path) -> None:
+    said = parser_problems(entry, tmp_path)
+    if not said:  # refused where the test made this machine say no (not root, …)
+        assert {beyond(s) for s in entry["said"]} == {"machine"}, entry
+        return
+    assert len(said) == len(set(said)), f"a problem said twice: {said}"
+    errors = schema_errors(entry["doc"])
+    within = [s for s in said if beyond(s) is None]
+    if within:
+        assert errors, f"the JSON Schema accepts {entry['doc']}; the parser says {within}"
+    for error in errors:  # the key the JSON Schema names, the parser names too
+        keys = named_keys(error)
+        assert not keys or any(k in " ".join(said) for k in keys), (error.message, said)
+
+
+def test_the_corpus_covers_every_table_and_both_files() -> None:
+    """The corpus is collected from the suite: refusals in every table, of tune files too."""
+    from pglab.campaign.schema import TABLES
+
+    kinds = {e["kind"] for e in CORPUS}
+    assert kinds == {"campaign", "tune"}
+    tops = {k for e in CORPUS for k in e["doc"]}
+    assert {t.name for t in TABLES[1:] if t.form != "sub"} - tops == set()
+    assert len(CORPUS) >= 150
+
+
+def test_every_kind_beyond_the_schema_is_one_the_suite_shows() -> None:
+    """No rule is excused from the JSON Schema that no refused document needs."""
+    used = {beyond(s) for e in CORPUS for s in e["said"]} - {None}
+    assert used == set(BEYOND_THE_SCHEMA)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_an_example_is_accepted_by_both(path: Path) -> None:
+    doc = tomllib.loads(path.read_text())
+    assert schema_errors(doc) == []
+    entry = {"kind": "tune" if "tune" in doc else "campaign", "doc": doc}
+    assert parser_problems(entry, path.parent) == []
+
+
+@settings(max_examples=300, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(doc=DOCUMENTS)
+def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc: dict) -> None:
+    """The fault suite's made-up documents (tests/faults/test_input_fuzz.py): one the parser
+    refuses for a problem within the schema the JSON Schema refuses, and one the parser takes
+    the JSON Schema takes. A NaN is left out (JSON has none, and no JSON Schema judges one), and
+    a None (TOML has none)."""
+    try:
+        json.dumps(doc, allow_nan=False)
+    except ValueError:
+        return
+    if "None" in repr(doc):  # TOML has no null: no file is such a document
+        return
+    said = parser_problems({"kind": "campaign", "doc": doc}, REPO / "examples")
+    within = [s for s in said if beyond(s) is None]
+    errors = schema_errors(doc)
+    if within:
+        assert errors, f"the JSON Schema accepts {doc}; the parser says {within}"
+    if not said:
+        assert not errors, f"the parser accepts {doc}; the JSON Schema says {errors[0].message}"
