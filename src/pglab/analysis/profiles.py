@@ -108,7 +108,9 @@ def hot_functions(
     return out
 
 
-def _function(kind: str, name: str, tables: list[dict], samples: int) -> Function:
+def _function(
+    kind: str, name: str, tables: list[dict[str, tuple[float, float]]], samples: int
+) -> Function:
     own = summarize_point([t.get(name, (0.0, 0.0))[0] for t in tables])
     incl = summarize_point([t.get(name, (0.0, 0.0))[1] for t in tables])
     return Function(kind, name, own.mean, own.ci_low, own.ci_high, incl.mean, incl.ci_low,
@@ -245,7 +247,9 @@ def folded_text(runs: Sequence[StoredRun]) -> str:
 SKIP = ("latency", "progress")  # what a profile does not read of a stored run
 
 
-def compare_targets(store: Store, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]) -> list:
+def compare_targets(
+    store: Store, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, list[Change]]]:
     """The differential of each compared pair that has profiles on both sides: ``a`` and ``b``
     are ``compare.Target``s (two runs, two points, two campaigns whose ``pairs`` matched
     points by label); a list of (title, changes)."""

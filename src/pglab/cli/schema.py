@@ -32,7 +32,9 @@ rest: settings against the server, script files, phase and storage target names.
 """
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "schema",
         parents=[common],

@@ -121,7 +121,7 @@ class Finished:
 class RemoteProcess:
     """A command running on a host under the watcher; ``stop`` ends it by closing stdin."""
 
-    def __init__(self, host: Remote, process: asyncssh.SSHClientProcess, argv: Sequence[str]):
+    def __init__(self, host: Remote, process: asyncssh.SSHClientProcess[Any], argv: Sequence[str]):
         self.host = host
         self._process = process
         self.argv = list(argv)

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from pglab import procs
 from pglab.errors import CommandError, ProfileError
@@ -88,7 +89,7 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
     return ProfileError(f"perf record failed (exit {done.returncode}):\n{said}", INSTALL_HINT)
 
 
-def start(out: Path, hz: int) -> subprocess.Popen:
+def start(out: Path, hz: int) -> subprocess.Popen[Any]:
     """``perf record`` of every CPU (``-a``) into ``out``, sampling from when this returns: perf
     starts with its events off (``-D -1``) and reads every process's memory maps first, then
     is told to enable them over a FIFO and says when it has (``--control``), so that its
@@ -110,7 +111,7 @@ def start(out: Path, hz: int) -> subprocess.Popen:
     return proc
 
 
-def _enable(proc: subprocess.Popen, ctl: Path, ack: Path) -> None:
+def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path) -> None:
     """Tell perf to start sampling, and wait until it says it has (or has died)."""
     # opened read-write, the FIFOs never block on perf; perf keeps its ends open
     wfd = os.open(ctl, os.O_RDWR)
@@ -132,7 +133,7 @@ def _enable(proc: subprocess.Popen, ctl: Path, ack: Path) -> None:
         os.close(rfd)
 
 
-def stop(proc: subprocess.Popen, out: Path) -> str | None:
+def stop(proc: subprocess.Popen[Any], out: Path) -> str | None:
     """Stop perf record (SIGINT: it writes its file); why it failed, or None."""
     procs.terminate(proc, signal.SIGINT, STOP_GRACE_S)
     said = _read(out.with_suffix(".err"))

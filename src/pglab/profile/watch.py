@@ -44,7 +44,7 @@ class ProfileWatch:
         self.tables: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.kinds: dict[int, str] = {}
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[Any] | None = None
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         self._pids: Any = None
@@ -110,7 +110,7 @@ class ProfileWatch:
             with contextlib.suppress(Exception):  # a process gone mid-read: the next poll
                 self._poll()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         t0 = time.monotonic()
         try:
             if self._host is not None:
