@@ -10,8 +10,8 @@ from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
 from pglab.lab import Lab
+from pglab.planning.preflight import preflight
 from pglab.run.executor import Executor
-from pglab.run.preflight import preflight
 from pglab.store import open_store
 from pglab.telemetry.base import Table
 

@@ -23,7 +23,10 @@ STAGES: list[set[str]] = [
     # the instruments (never each other); profile: perf on the server's processes
     {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
-    {"run"},  # plan, preflight, executor, run metrics
+    # the plan, the checks before the first run, what the runs need, the rounds of repeats =
+    # "auto": all said before anything runs, so never the executor's (run comes after)
+    {"planning"},
+    {"run"},  # the executor, the phase runners, run metrics, the live state
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
     {"analysis"},  # points, verdicts, warnings, comparisons
     # automatic tuning: Optuna over a point's settings, trials as runs, confirmation; bisect:
@@ -81,6 +84,14 @@ def test_no_import_runs_back_up_the_pipeline(path: Path) -> None:
             if STAGE_OF[other] > STAGE_OF[mine]
             else f"{path.relative_to(SRC)} ({mine}) imports {other}, an instrument beside it"
         )
+
+
+def test_planning_never_imports_the_executor() -> None:
+    """A plan is made and checked (``pglab run --dry-run``, a fleet's submission) without
+    anything that runs: no module of ``planning/`` imports ``run/``."""
+    assert STAGE_OF["planning"] < STAGE_OF["run"]
+    for path in sorted((SRC / "planning").glob("*.py")):
+        assert "run" not in imported_packages(path), path.name
 
 
 def test_the_check_catches_a_backward_import(tmp_path: Path) -> None:

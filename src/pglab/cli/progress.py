@@ -22,9 +22,9 @@ from rich.progress import (
 from pglab.analysis import points
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.postgres.build import Build
 from pglab.records import ProgressSample, RunResult, reason_of
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry.base import Table
 from pglab.units import duration_text
 

@@ -22,14 +22,14 @@ from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import LabError, StoreError
 from pglab.lab import Lab
+from pglab.planning.plan import Plan, make_plan
+from pglab.planning.preflight import preflight
 from pglab.postgres import build as builds
 from pglab.postgres.dataset import described
 from pglab.postgres.sources import Binaries
 from pglab.rows import RunRow
 from pglab.run.executor import Executor
 from pglab.run.live import LiveRecorder
-from pglab.run.plan import Plan, make_plan
-from pglab.run.preflight import preflight
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.store import mask_url, peek_store
 from pglab.units import DURATION_FORMS, duration_text, parse_duration

@@ -17,9 +17,9 @@ from pglab.cli import fmt, live
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents
 from pglab.lab import Lab
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import RunResult
 from pglab.run.live import LiveRecorder
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.store import mask_url
 from pglab.tune import spec as tune_spec
 from pglab.units import duration_text

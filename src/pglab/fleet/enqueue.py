@@ -1,6 +1,6 @@
 """A campaign checked and queued as the fleet's jobs: what ``pglab run FILE --fleet`` and a
 schedule's execution (``fleet.schedules``) both do. Checked as a run would be (settings,
-scripts, connections, capacity: ``run.preflight``), refused when stored points are no longer
+scripts, connections, capacity: ``planning.preflight``), refused when stored points are no longer
 in the file, the campaign stored, the files it names kept in the store for the workers."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pglab.campaign.spec import masked_document
 from pglab.fleet import files
 from pglab.fleet import queue as fleet
 from pglab.lab import Lab
-from pglab.run.plan import Plan
-from pglab.run.preflight import preflight
+from pglab.planning.plan import Plan
+from pglab.planning.preflight import preflight
 from pglab.run.resume import find_stale, stale_error
 from pglab.store import open_store
 

@@ -40,6 +40,10 @@ from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
+from pglab.planning import devices
+from pglab.planning.plan import Plan
+from pglab.planning.preflight import preflight, targets_of
+from pglab.planning.rounds import Rounds
 from pglab.postgres import bench_db, kit_load, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
@@ -53,11 +57,8 @@ from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run import os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
-from pglab.run.plan import Plan
-from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
-from pglab.run.rounds import Rounds
 from pglab.store.base import Store
 from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
@@ -432,7 +433,7 @@ class Executor:
             if made is not None and made.device:
                 found.append(Path(made.device).name)
             elif made is None or made.target.kind == "path":
-                dev = os_state.device_of(made.root if made else self.lab.clusters)
+                dev = devices.device_of(made.root if made else self.lab.clusters)
                 found += [dev] if dev else []
         return list(dict.fromkeys(found))
 

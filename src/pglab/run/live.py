@@ -25,9 +25,9 @@ from typing import Any
 import psutil
 
 from pglab.campaign.spec import RunSpec
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.executor import Events, QuietEvents
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry import waits as waits_table
 from pglab.telemetry.base import Table
 

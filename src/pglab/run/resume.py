@@ -10,9 +10,10 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pglab.campaign.spec import RunSpec, ServerSpec, mask_dsn
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
+from pglab.planning import changes
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
-from pglab.run import changes, os_state
+from pglab.run import os_state
 from pglab.store.base import Store
 from pglab.targets import targets as storage_targets
 

@@ -24,13 +24,13 @@ from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench import latency as latency_hist
+from pglab.planning.preflight import preflight, targets_of
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings as pg_settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.records import RunResult, reason_of
 from pglab.run.executor import Events, Executor
-from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers
 from pglab.tune import constraints, pgtune, space

@@ -22,7 +22,10 @@ from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import LOCAL, RunSpec
 from pglab.errors import CampaignError, HostError, LabError
+from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
+from pglab.planning import capacity, devices
+from pglab.planning.plan import Plan, make_plan
 from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
@@ -30,9 +33,6 @@ from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
-from pglab.run import capacity, os_state
-from pglab.run.plan import Plan, make_plan
-from pglab.run.remote import Hosts
 from pglab.targets import targets as storage_targets
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
@@ -105,7 +105,7 @@ def preflight(
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
         lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
-        lambda: _raise(os_state.problem(plan.points, lab)),  # [os] on the storage's devices
+        lambda: _raise(devices.problem(plan.points, lab)),  # [os] on the storage's devices
     ):
         try:
             check()
@@ -334,7 +334,7 @@ def _check_generators(
     facts = OnHosts()
     if not names and not servers:
         return facts
-    hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
+    hosts = HostPool(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
         _check_generator_scripts(plan, hosts)
@@ -466,7 +466,7 @@ def _invalid(path: str, which: str, said: str) -> CampaignError:
     )
 
 
-def _check_generator_scripts(plan: Plan, hosts: Hosts) -> None:
+def _check_generator_scripts(plan: Plan, hosts: HostPool) -> None:
     """Each custom script copied to the generator hosts that run it (as the phase will) and
     parsed there by the host's own pgbench."""
     seen: set[tuple[str, str]] = set()
