@@ -29,6 +29,15 @@ from pglab.telemetry.base import Table
 from pglab.units import duration_text
 
 
+def say(message: str) -> None:
+    """What the executor says, as a line above the progress (a warning in yellow, else dim)."""
+    if message.startswith("warning: "):
+        text = escape(message.removeprefix("warning: "))
+        console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+    else:
+        console.print(f"[dim]{escape(message)}[/]")
+
+
 class _Progress(Progress):
     """A Progress that draws ``panel()``, when given, instead of its bar (lines printed go above
     either)."""
@@ -74,11 +83,7 @@ class ProgressEvents:
         self.progress.stop()
 
     def status(self, message: str) -> None:
-        if message.startswith("warning: "):
-            text = escape(message.removeprefix("warning: "))
-            self.progress.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
-        else:
-            self.progress.console.print(f"[dim]{escape(message)}[/]")
+        say(message)
 
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S
