@@ -1,14 +1,14 @@
 """The executor: the only module that owns processes while a campaign runs.
 
 Per campaign: the runs of a plan already made and checked (``run/campaign_run.py``, the use
-case every command goes through, plans it, checks it and cleans what a dead pglab left first),
-its storage targets made and undone at the end. Per run: the dataset (initialized once, reset by copy as its policy says;
-on an existing server, in pglab's own database), the server started or brought to the run's
-settings (reload when that suffices, restart when a setting needs it; on an existing server, per
-session or by ALTER SYSTEM + reload, never a restart), the phases (pgbench here, or on the
-generator hosts at once), and the run stored in one transaction, as "ok" or as "failed" with its
-reason and the server log. Ctrl-C stops everything, puts back what it changed and stores nothing
-half.
+case every command goes through, plans it, checks it and cleans what a dead pglab left
+first), its storage targets made and undone at the end. Per run: the dataset (initialized
+once, reset by copy as its policy says; on an existing server, in pglab's own database), the
+server started or brought to the run's settings (reload when that suffices, restart when a
+setting needs it; on an existing server, per session or by ALTER SYSTEM + reload, never a
+restart), the phases (pgbench here, or on the generator hosts at once), and the run stored in
+one transaction, as "ok" or as "failed" with its reason and the server log. Ctrl-C stops
+everything, puts back what it changed and stores nothing half.
 """
 
 from __future__ import annotations
