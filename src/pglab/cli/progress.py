@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rich.console import RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
     TaskID,
     TextColumn,
@@ -42,7 +44,12 @@ class _Progress(Progress):
     """A Progress that draws ``panel()``, when given, instead of its bar (lines printed go above
     either)."""
 
-    def __init__(self, *columns, panel: Callable[[], RenderableType] | None = None, **kwargs):
+    def __init__(
+        self,
+        *columns: str | ProgressColumn,
+        panel: Callable[[], RenderableType] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.panel = panel  # first: Progress draws itself once while it is made
         super().__init__(*columns, **kwargs)
 

@@ -35,7 +35,9 @@ from pglab.store import mask_url, peek_store
 from pglab.units import DURATION_FORMS, duration_text, parse_duration
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "run",
         parents=[common],

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.markup import escape
 
 from pglab.campaign import schema
@@ -35,7 +36,9 @@ if TYPE_CHECKING:  # optuna (with SQLAlchemy) takes a second to import: only for
 LAYOUT = schema.help_layout(schema.TUNE_TABLES, schema.TUNE_INTRO)
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "tune",
         parents=[common],
@@ -252,6 +255,6 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
     return lines
 
 
-def print_summary(out, s: summary.TuneSummary) -> None:
+def print_summary(out: Console, s: summary.TuneSummary) -> None:
     for line in summary_lines(s):
         out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import LOCAL, RunSpec
+from pglab.campaign.spec import LOCAL, RunSpec, TargetSpec
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
@@ -73,7 +73,8 @@ def preflight(
     on_hosts = _check_generators(
         campaign, plan, lab, binaries[plan.points[0].server.binaries_key], found
     )
-    checked: set[tuple] = set()
+    Settings = tuple[tuple[str, str], ...]
+    checked: set[tuple[str, str | None, Settings]] = set()  # (source, host, settings)
     for point in plan.points:
         if point.server.existing:
             continue
@@ -227,7 +228,8 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
     problems: list[str] = []
     database: list[str] = []
     servers: dict[str, ExistingServer | None] = {}
-    checked: dict[tuple, list[str]] = {}  # (server, settings) -> its problems, said once
+    # (server, settings) -> its problems, said once
+    checked: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
     said: dict[tuple[str, str], list[str]] = {}  # (server, problem) -> the points it concerns
     counted: dict[str, int] = {}  # server -> its points
     tight: list[str] = []
@@ -398,7 +400,7 @@ def _versions_having(
     names: list[str],
     mine: Binaries,
     binaries: Mapping[str, Binaries],
-    catalogs: Mapping[str, Mapping],
+    catalogs: Mapping[str, Catalog],
 ) -> dict[str, str]:
     """Settings unknown to ``mine`` that another server version of the campaign has:
     name -> "PostgreSQL 18.6 (embedded)"."""
@@ -416,7 +418,7 @@ def _versions_having(
     return found
 
 
-def targets_of(runs) -> list:
+def targets_of(runs: Iterable[RunSpec]) -> list[TargetSpec]:
     """The storage targets the runs on this machine use (PGDATA's and pg_wal's), each once (a
     server on a host has its targets' paths there)."""
     found = {}

@@ -165,7 +165,9 @@ class Executor:
             self.close()
         return outcome
 
-    def _bench_storage(self, campaign: Campaign, runs, binaries: Mapping[str, Binaries]) -> None:
+    def _bench_storage(
+        self, campaign: Campaign, runs: tuple[RunSpec, ...], binaries: Mapping[str, Binaries]
+    ) -> None:
         """[storage_bench]: pg_test_fsync (and fio) on every directory the runs write to."""
         dirs: dict[Path, None] = {}
         for run in runs:

@@ -136,7 +136,9 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
     return setup
 
 
-def _checkpoint_warning(base: RunSpec, knobs: list[Knob], catalog) -> list[str]:
+def _checkpoint_warning(
+    base: RunSpec, knobs: list[Knob], catalog: Mapping[str, SettingDef]
+) -> list[str]:
     """A write workload measured over fewer than two checkpoint cycles favours settings that
     put the checkpoint off until after the measurement."""
     # judged from what the phases run (a custom script by its statements); unknown: writes
