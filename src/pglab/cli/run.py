@@ -152,8 +152,11 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
     build_first(camp, lab)
     if dry_run:
         return _dry_run(where, camp, lab, budget_s, reinit)
+    screen = _Screen(camp)
+    # first, before the store is opened: a run that then stops (a store it cannot open, stale
+    # points) still undoes what a dead pglab left; the use case's own clean-up finds nothing
+    campaign_run.clean_up(lab, camp, screen.status)
     with where.open() as store:
-        screen = _Screen(camp)
         outcome = campaign_run.run_campaign(
             Executor(lab, store, screen, reinit=reinit),
             camp,
