@@ -41,7 +41,9 @@ examples:
 """
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "schedule",
         parents=[common],

@@ -247,6 +247,7 @@ def read(home: Path, campaign: str | None = None) -> LiveState | None:
 
 def _alive(pid: int, started: float) -> bool:
     try:
-        return abs(psutil.Process(pid).create_time() - started) < 1.0
+        created: float = psutil.Process(pid).create_time()
+        return abs(created - started) < 1.0
     except psutil.Error:
         return False

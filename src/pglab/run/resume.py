@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -55,7 +56,7 @@ def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str
 def find_stale(store: Store, campaign: str, points: Sequence[RunSpec]) -> list[changes.StalePoint]:
     """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
 
-    def spec_of(run_id: int) -> dict | None:
+    def spec_of(run_id: int) -> dict[str, Any] | None:
         run = store.get_run(run_id)
         return run.spec if run else None
 
