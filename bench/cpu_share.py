@@ -32,9 +32,9 @@ import psutil
 from _common import bootstrap_median_ci, open_lab, parser, point_doc, scratch_store
 
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 from pglab.telemetry import watch
 
 SETTLE_S = 1.0  # the window opens this long after pgbench starts (its clients connected)

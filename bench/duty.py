@@ -27,6 +27,7 @@ from typing import cast
 from _common import open_lab, parser
 
 from pglab.campaign import parse as campaign
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import Store, open_store
 
@@ -75,7 +76,7 @@ def main() -> None:
         timed = TimedStore(inner)
         store = cast(Store, timed)  # a Store to the executor, timing its saves
         t0 = time.monotonic()
-        outcome = Executor(lab, store).run_campaign(camp)
+        outcome = campaign_run.run_campaign(Executor(lab, store), camp)
         wall = time.monotonic() - t0
         got = [inner.get_run(r.id, skip_kinds=("latency", "pg.io", "waits"))
                for r in inner.list_runs(doc["name"])]  # fmt: skip

@@ -29,9 +29,9 @@ from helpers.existing_server import BENCH_PASSWORD, OutsideServer  # noqa: E402
 from helpers.netns_hosts import Hosts  # noqa: E402
 
 from pglab.campaign import parse as campaign  # noqa: E402
+from pglab.planning.plan import make_plan  # noqa: E402
 from pglab.postgres.sources import resolve  # noqa: E402
 from pglab.run.executor import Executor  # noqa: E402
-from pglab.run.plan import make_plan  # noqa: E402
 from pglab.run.remote import Hosts as GeneratorHosts  # noqa: E402
 
 

@@ -25,12 +25,12 @@ from _common import bootstrap_median_ci, open_lab, parser
 
 from pglab import procs
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 from pglab.store import open_store
 from pglab.sysbench.invoke import argv_for
 from pglab.sysbench.output import parse_report

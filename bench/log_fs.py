@@ -21,10 +21,10 @@ from collections.abc import Callable
 from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc
 
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
-from pglab.run.plan import make_plan
 
 
 def main() -> None:

@@ -18,9 +18,9 @@ import statistics
 from _common import bootstrap_median_ci, open_lab, parser, scratch_store
 
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 
 PHASES = {"index": "maintenance_speedup_index", "dump": "maintenance_speedup_dump"}
 

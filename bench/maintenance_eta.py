@@ -44,6 +44,7 @@ from pglab.campaign import parse as campaign
 from pglab.maintenance import operations
 from pglab.maintenance.eta import eta_errors, phase_end, replay
 from pglab.maintenance.figures import Prior
+from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -119,7 +120,7 @@ def main() -> None:
         executor = Executor(lab, store, QuietEvents())
         for op, doc in documents(args).items():
             spec = campaign.parse(doc, default_name=doc["name"])
-            out = executor.run_campaign(spec)
+            out = campaign_run.run_campaign(executor, spec)
             assert out.ok == args.runs, f"{op}: {out.ok} of {args.runs} runs ok"
             found = [store.get_run(r.id) for r in store.list_runs(spec.name)][-args.runs :]
             runs = [run for run in found if run is not None]

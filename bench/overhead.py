@@ -47,11 +47,11 @@ from typing import Any
 from _common import bare_tps, bootstrap_median_ci, open_lab, parser, point_doc, scratch_store
 
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 from pglab.telemetry import watch
 
 # the samplers one arm keeps (None: all of them), by class name

@@ -38,6 +38,7 @@ from _common import open_lab, parser
 
 from pglab.analysis import points, verdicts
 from pglab.campaign import parse as campaign
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.stats.sequential import Point, SequentialSpec, undecided
 from pglab.store import open_store
@@ -185,7 +186,7 @@ def live(args) -> str:
     camp = campaign.parse(doc, "sequential-bench", base_dir=EXAMPLE.parent)
     lab = open_lab(args)
     with open_store(args.store or str(lab.home / "results.sqlite")) as store:
-        Executor(lab, store).run_campaign(camp)
+        campaign_run.run_campaign(Executor(lab, store), camp)
     return "sequential-bench"
 
 

@@ -25,10 +25,10 @@ from _common import open_lab, parser
 from pglab.campaign import parse as campaign
 from pglab.campaign.spec import TelemetrySpec
 from pglab.pgbench.invoke import auto_threads
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
-from pglab.run.plan import make_plan
 from pglab.telemetry.watch import PhaseWatch
 
 TICK_S = 1 / psutil.os.sysconf("SC_CLK_TCK")  # /proc's CPU times count clock ticks

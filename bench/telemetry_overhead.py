@@ -20,9 +20,9 @@ from dataclasses import replace
 from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs, scratch_store
 
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 
 
 def main() -> None:

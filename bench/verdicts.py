@@ -38,9 +38,9 @@ from _common import open_lab, parser, scratch_store, wilson
 
 from pglab.analysis import verdicts
 from pglab.campaign import parse as campaign
+from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.run.plan import make_plan
 from pglab.stats import differences
 from pglab.stats.significance import scipy_stats
 

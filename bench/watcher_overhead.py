@@ -37,11 +37,11 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.spec import ProfileSpec, TelemetrySpec
 from pglab.pgbench.invoke import auto_threads
 from pglab.pgbench.output import parse_report
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.profile.watch import ProfileWatch
-from pglab.run.plan import make_plan
 from pglab.telemetry.watch import PhaseWatch
 
 NAME = "w-bench-watcher-overhead"

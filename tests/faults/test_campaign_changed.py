@@ -9,7 +9,7 @@ import pytest
 
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.run.changes import spec_changes
+from pglab.planning.changes import spec_changes
 from pglab.store import open_store
 
 BEFORE = """

@@ -18,8 +18,8 @@ from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import LabError
 from pglab.lab import Lab
-from pglab.run.plan import make_plan
-from pglab.run.preflight import preflight
+from pglab.planning.plan import make_plan
+from pglab.planning.preflight import preflight
 from pglab.store import open_store
 
 HOSTILE = [

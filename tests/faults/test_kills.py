@@ -20,6 +20,7 @@ from conftest import assert_stopped_cleanly, lab_processes, pglab_in_background,
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -79,7 +80,7 @@ def test_postmaster_killed_mid_phase(tmp_path: Path, lab: Lab, no_leftovers, res
     with open_store(str(tmp_path / "r.sqlite")) as store:
         ex = Executor(lab, store, events)
         events.executor = ex
-        out = ex.run_campaign(_campaign(tmp_path, f"pm-{reset}", reset=reset))
+        out = campaign_run.run_campaign(ex, _campaign(tmp_path, f"pm-{reset}", reset=reset))
         runs = [store.get_run(i) for i in out.run_ids]
     assert events.killed is not None
     assert [r.status for r in runs] == ["failed", "ok", "ok"], [r.error for r in runs]
@@ -96,7 +97,7 @@ def test_pgbench_killed_mid_phase(tmp_path: Path, lab: Lab, no_leftovers) -> Non
     with open_store(str(tmp_path / "r.sqlite")) as store:
         ex = Executor(lab, store, events)
         events.executor = ex
-        out = ex.run_campaign(_campaign(tmp_path, "pgbench-killed"))
+        out = campaign_run.run_campaign(ex, _campaign(tmp_path, "pgbench-killed"))
         runs = [store.get_run(i) for i in out.run_ids]
     assert [r.status for r in runs] == ["failed", "ok", "ok"], [r.error for r in runs]
     assert "pgbench" in runs[0].error and "signal 9" in runs[0].error, runs[0].error
@@ -109,7 +110,7 @@ def test_on_error_stop_ends_the_campaign_at_the_first_failure(
     with open_store(str(tmp_path / "r.sqlite")) as store:
         ex = Executor(lab, store, events)
         events.executor = ex
-        out = ex.run_campaign(_campaign(tmp_path, "stop-early", on_error="stop"))
+        out = campaign_run.run_campaign(ex, _campaign(tmp_path, "stop-early", on_error="stop"))
         runs = store.list_runs("stop-early")
     assert out.stopped_early and out.failed == 1 and out.ok == 0
     assert [r.status for r in runs] == ["failed"]

@@ -15,6 +15,7 @@ from conftest import lab_processes
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 
@@ -39,7 +40,7 @@ def test_a_setting_combination_the_server_rejects(tmp_path: Path, lab: Lab, no_l
     path = tmp_path / "c.toml"
     path.write_text(REJECTED)
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {r.variant: store.get_run(r.id) for r in store.list_runs("rejected")}
     assert out.failed == 1 and out.ok == 1
     bad = runs["impossible"]
@@ -103,7 +104,7 @@ def test_a_disk_that_fills_up_during_a_write_phase(tmp_path: Path, small_tmpfs: 
     path.write_text(FILL)
     lab = Lab.open(small_tmpfs / "lab")
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {r.variant: store.get_run(r.id) for r in store.list_runs("disk-full")}
     assert out.failed == 1 and out.ok == 1, {v: r.error for v, r in runs.items()}
     fill = runs["fill"]

@@ -29,6 +29,7 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 from pglab.campaign import parse as campaign
 from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -138,7 +139,7 @@ def test_a_missing_mkfs_tool_stops_before_anything_is_made(
     )
     with open_store(str(tmp_path / "r.sqlite")) as store:
         with pytest.raises(LabError) as info:
-            Executor(lab, store).run_campaign(campaign.load(path))
+            campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         assert store.list_runs("no-xfs") == []
     text = str(info.value)
     assert 'storage target "xfs" (loop): mkfs.xfs is not installed' in text, text
@@ -163,7 +164,7 @@ def test_a_mount_option_the_kernel_rejects_undoes_what_was_made(
     )
     with open_store(str(tmp_path / "r.sqlite")) as store:
         with pytest.raises(LabError) as info:
-            Executor(lab, store).run_campaign(campaign.load(path))
+            campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         assert store.list_runs("bad-option") == []
     assert "mount of storage target wal failed" in str(info.value), str(info.value)
     assert "torn down" in (info.value.hint or "")
@@ -204,7 +205,7 @@ def test_never_touches_what_it_did_not_make(tmp_path: Path, lab: Lab, no_leftove
         path.write_text(CAMPAIGN.format(name="not-mine", duration=1))
         events = Statuses()
         with open_store(str(tmp_path / "r.sqlite")) as store:
-            out = Executor(lab, store, events).run_campaign(campaign.load(path))
+            out = campaign_run.run_campaign(Executor(lab, store, events), campaign.load(path))
         assert out.ok == 2 and out.failed == 0
         assert any("could not tear down" in line and "ghost" in line and "did not make" in line
                    for line in events.lines), events.lines  # fmt: skip

@@ -23,11 +23,11 @@ from pglab.campaign.spec import BuildSpec, ServerSpec
 from pglab.cli import main
 from pglab.errors import BuildError, LabError, SettingsError
 from pglab.lab import Lab
+from pglab.planning.preflight import preflight
 from pglab.postgres import build, dataset, sources
 from pglab.procs import wait_until as procs_wait
 from pglab.report import _env_facts as report_env_facts
 from pglab.report import model
-from pglab.run.preflight import preflight
 from pglab.store import open_store
 from pglab.telemetry.base import Table
 

@@ -20,6 +20,7 @@ from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 
@@ -113,7 +114,7 @@ wal_sync_method = "opensync"
 """
     )
     with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
-        Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        campaign_run.run_campaign(Executor(lab, store), campaign.load(write(tmp_path, doc)))
     msg = str(err.value)
     assert 'unknown setting "shared_buffer"' in msg and "shared_buffers" in msg
     assert "checkpoint_timeout" in msg and "30s" in msg
@@ -171,7 +172,7 @@ a = "initial read"
 b = "final read"
 """
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(write(tmp_path, doc)))
         assert out.ok == 1
         run = store.get_run(out.run_ids[0])
     names = [(p.name, p.iteration, p.measured) for p in run.phases]
@@ -270,7 +271,7 @@ def test_reset_policy_decides_what_a_run_starts_from(
     )
     path = write(tmp_path, RESET_CHECK.format(policy=policy))
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
     assert [r.repeat for r in runs] == [1, 2]
     assert runs[0].status == "ok" and "reset_s" in runs[0].timings
@@ -317,10 +318,12 @@ duration = 1
     # io_method exists from PostgreSQL 18 on: version 16's own catalog must reject it
     bad = doc + '[server.settings]\nio_method = "worker"\n'
     with open_store(str(tmp_path / "r.sqlite")) as store, pytest.raises(SettingsError) as err:
-        Executor(lab, store).run_campaign(campaign.load(write(tmp_path, bad, "bad.toml")))
+        campaign_run.run_campaign(
+            Executor(lab, store), campaign.load(write(tmp_path, bad, "bad.toml"))
+        )
     assert 'unknown setting "io_method"' in str(err.value)
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(write(tmp_path, doc)))
         run = store.get_run(out.run_ids[0])
     assert run.status == "ok", run.error
     assert run.fingerprint["server_version"].startswith("16.")
@@ -339,7 +342,7 @@ duration = 2
 latency_log = ["full", "aggregate", "off"]
 """
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(write(tmp_path, doc)))
         runs = {r.spec["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
     assert all(r.status == "ok" for r in runs.values())
     full = runs["full"].series["0"]["latency"]
@@ -368,7 +371,7 @@ latency_log = "aggregate"
 progress = [true, false]
 """
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(write(tmp_path, doc)))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(write(tmp_path, doc)))
         runs = {r.spec["axes"][0][1]: r for r in map(store.get_run, out.run_ids)}
     assert all(r.status == "ok" for r in runs.values())
     assert "-P" in runs[True].phases[0].argv and "-P" not in runs[False].phases[0].argv

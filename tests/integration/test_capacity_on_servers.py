@@ -16,7 +16,7 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.run.plan import make_plan
+from pglab.planning.plan import make_plan
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration

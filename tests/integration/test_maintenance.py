@@ -20,6 +20,7 @@ from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.postgres import dataset
+from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 from pglab.telemetry.pg_stats import io_phase_delta
@@ -260,7 +261,7 @@ def test_an_operation_tells_its_progress_as_it_runs(tmp_path: Path, lab: Lab) ->
     )
     events = Recorded()
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store, events).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store, events), campaign.load(path))
     assert out.ok == 1
     assert events.said and all(t.startswith("vacuum: ") for t in events.said)
     assert any(re.fullmatch(r"vacuum: scanning heap \d+%", t) for t in events.said), events.said
@@ -393,7 +394,7 @@ def test_a_dataset_init_tells_its_progress_and_keeps_its_steps_times(
                     '[workload]\noperation = "analyze"\n')  # fmt: skip
     events = Recorded()
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store, events).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store, events), campaign.load(path))
         assert out.ok == 1
         (run,) = [store.get_run(r.id) for r in store.list_runs("init")]
     told = [m.removeprefix("initializing dataset: ") for m in events.statuses

@@ -28,6 +28,7 @@ from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.maintenance import operations
 from pglab.maintenance.eta import eta_errors
+from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -78,7 +79,7 @@ def _measured(lab: Lab, store_path: Path, path: Path) -> dict[tuple[str, str], l
     """Each operation's ETA errors in the first run (told by its rate) and the second (from
     the first: "history"), with how each was told."""
     with open_store(str(store_path)) as store:
-        out = Executor(lab, store, QuietEvents()).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store, QuietEvents()), campaign.load(path))
         assert out.ok == 2
         first, second = (store.get_run(r.id) for r in store.list_runs("eta"))
     said = {}

@@ -17,6 +17,7 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 
@@ -68,7 +69,7 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     path.write_text(CAMPAIGN)
     before = kernel_state()
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
     assert kernel_state() == before  # every file byte for byte, loop devices' queues too
     assert not list((lab.home / "os").glob("*.json"))  # the journal is gone
@@ -118,7 +119,7 @@ def test_a_scheduler_the_device_lacks_stops_before_anything(
     before = kernel_state()
     with open_store(str(tmp_path / "r.sqlite")) as store:
         with pytest.raises(CampaignError) as err:
-            Executor(lab, store).run_campaign(campaign.load(path))
+            campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         assert store.list_runs("os-axis") == []
     assert "io_scheduler = 'cfq': loop" in err.value.message, err.value.message
     assert "offers none, mq-deadline" in err.value.message

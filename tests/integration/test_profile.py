@@ -22,6 +22,7 @@ from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.profile import folded
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 
@@ -84,7 +85,7 @@ def _run(tmp_path: Path, lab: Lab, doc: str, name: str = "c.toml"):
     path.write_text(doc)
     store_path = tmp_path / "r.sqlite"
     with open_store(str(store_path)) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
     return store_path, runs
 

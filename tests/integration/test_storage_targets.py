@@ -13,6 +13,7 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 
@@ -66,7 +67,7 @@ def test_a_campaign_on_two_made_filesystems(tmp_path: Path, lab: Lab, no_leftove
     path.write_text(TWO_EXT4)
     before = made_under(lab.home)
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
     assert [r.status for r in runs] == ["ok", "ok"], [r.error for r in runs]
     for run, mode in zip(runs, ("ordered", "writeback"), strict=True):
@@ -127,7 +128,7 @@ latency_log = "off"
 """
     )
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         (run,) = [store.get_run(i) for i in out.run_ids]
     assert run.status == "ok", run.error
     fp = run.fingerprint
@@ -170,7 +171,7 @@ def test_xfs_and_btrfs(tmp_path: Path, lab: Lab, no_leftovers) -> None:
     path = tmp_path / "c.toml"
     path.write_text(XFS_BTRFS)
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {store.get_run(i).label: store.get_run(i) for i in out.run_ids}
     for fs, option in (("xfs", "logbufs=8"), ("btrfs", "nodatacow")):
         run = runs[f"storage={fs}"]

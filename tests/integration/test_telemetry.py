@@ -10,6 +10,7 @@ from pglab import report
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.report import charts
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
 from pglab.telemetry import pg_stats, summary, waits
@@ -39,7 +40,7 @@ def run_campaign(tmp_path: Path, lab: Lab, doc: str, files: dict[str, str] | Non
     path = tmp_path / "c.toml"
     path.write_text(doc)
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         return [store.get_run(i) for i in out.run_ids]
 
 

@@ -10,8 +10,9 @@ from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.errors import SettingsError
 from pglab.lab import Lab
+from pglab.planning.preflight import preflight
+from pglab.run import campaign_run
 from pglab.run.executor import Executor
-from pglab.run.preflight import preflight
 from pglab.store import open_store
 from pglab.telemetry.base import Table
 
@@ -64,7 +65,7 @@ def test_both_versions_run_with_their_telemetry(
     path = write(tmp_path, pg16_bindir)
     store_path = tmp_path / "r.sqlite"
     with open_store(str(store_path)) as store:
-        out = Executor(lab, store).run_campaign(campaign.load(path))
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
     assert set(runs) == {"pg18", "pg16"}
     for variant, major in (("pg18", 18), ("pg16", 16)):

@@ -23,9 +23,16 @@ STAGES: list[set[str]] = [
     # the instruments (never each other); profile: perf on the server's processes
     {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
-    {"run"},  # plan, preflight, executor, run metrics
+    # the plan, the checks before the first run, what the runs need, the rounds of repeats =
+    # "auto": all said before anything runs, so never the executor's (run comes after)
+    {"planning"},
+    # points, verdicts, warnings, comparisons, tidy rows: what the stored runs say (before run,
+    # whose use case measures the run overhead on them and refreshes the tidy rows it stored)
+    {"analysis"},
+    # the use case "run a campaign" (campaign_run), the executor, the phase runners, run
+    # metrics, the live state
+    {"run"},
     {"fleet"},  # a campaign's runs as jobs for workers on lab hosts (procrastinate, in the store)
-    {"analysis"},  # points, verdicts, warnings, comparisons
     # automatic tuning: Optuna over a point's settings, trials as runs, confirmation; bisect:
     # the first bad commit between two, each step a campaign judged by the verdicts
     {"tune", "bisect"},
@@ -81,6 +88,47 @@ def test_no_import_runs_back_up_the_pipeline(path: Path) -> None:
             if STAGE_OF[other] > STAGE_OF[mine]
             else f"{path.relative_to(SRC)} ({mine}) imports {other}, an instrument beside it"
         )
+
+
+def test_planning_never_imports_the_executor() -> None:
+    """A plan is made and checked (``pglab run --dry-run``, a fleet's submission) without
+    anything that runs: no module of ``planning/`` imports ``run/``."""
+    assert STAGE_OF["planning"] < STAGE_OF["run"]
+    for path in sorted((SRC / "planning").glob("*.py")):
+        assert "run" not in imported_packages(path), path.name
+
+
+def calls(text: str) -> set[str]:
+    """The names a module's text calls (``f(...)``, ``x.f(...)``: ``f``)."""
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            found.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+    return found
+
+
+# the steps of running a campaign that only its use case (run/campaign_run.py) takes
+USE_CASE_STEPS = {"clean_leftovers", "find_stale", "ensure_campaign", "run_overhead",
+                  "sequential_plan"}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_a_campaign_is_run_through_one_use_case(path: Path) -> None:
+    """``run/campaign_run.py`` is the one sequence of running a campaign (leftovers, stale
+    check, overhead, rounds, live state, executor, tidy rows): ``pglab run``, ``quick``,
+    ``--fleet``, the fleet's job and ``tune`` call it; no other module takes its steps."""
+    if path == SRC / "run" / "campaign_run.py":
+        assert calls(path.read_text()) >= USE_CASE_STEPS
+        return
+    assert not calls(path.read_text()) & USE_CASE_STEPS
+
+
+def test_a_step_of_the_use_case_is_caught() -> None:
+    assert calls("stale = find_stale(store, c, pts)\nstore.ensure_campaign(n, d, f)") == {
+        "find_stale",
+        "ensure_campaign",
+    }
 
 
 def test_the_check_catches_a_backward_import(tmp_path: Path) -> None:

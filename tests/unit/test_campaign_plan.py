@@ -10,7 +10,7 @@ import pytest
 from pglab.analysis.compare import _pick_point
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
-from pglab.run.plan import expand_points, make_plan
+from pglab.planning.plan import expand_points, make_plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

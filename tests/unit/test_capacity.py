@@ -1,6 +1,6 @@
-"""What a campaign needs of the machine (``run/capacity.py``), on plans with known numbers and the
-real pg_settings catalogs of PostgreSQL 15 and 18: connections (the boundary, the raise of a
-default max_connections, the refusal of one the campaign sets), disk, memory and time."""
+"""What a campaign needs of the machine (``planning/capacity.py``), on plans with known numbers
+and the real pg_settings catalogs of PostgreSQL 15 and 18: connections (the boundary, the raise
+of a default max_connections, the refusal of one the campaign sets), disk, memory and time."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from pglab.campaign.parse import parse as parse_doc
 from pglab.campaign.spec import DatasetSpec, TargetSpec
 from pglab.errors import CampaignError
 from pglab.lab import Lab
+from pglab.planning import capacity
+from pglab.planning.capacity import Copy, Limits, Place
+from pglab.planning.plan import make_plan
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
-from pglab.run import capacity
-from pglab.run.capacity import Copy, Limits, Place
-from pglab.run.plan import make_plan
 from pglab.telemetry.watch import SESSION_SAMPLERS, PhaseWatch
 from pglab.units import parse_duration as seconds_of
 

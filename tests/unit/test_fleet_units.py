@@ -11,8 +11,8 @@ from pglab.analysis.derived import notices_of
 from pglab.campaign import parse
 from pglab.errors import LabError
 from pglab.fleet.queue import groups, require_postgres
+from pglab.planning.plan import make_plan
 from pglab.rows import StoredRun
-from pglab.run.plan import make_plan
 
 DOC = {
     "repeats": 2,

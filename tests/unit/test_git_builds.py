@@ -11,7 +11,7 @@ import pytest
 
 from pglab.campaign import parse
 from pglab.errors import CampaignError
-from pglab.run.plan import make_plan
+from pglab.planning.plan import make_plan
 
 
 def git(repo: Path, *args: str) -> str:

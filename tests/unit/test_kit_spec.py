@@ -15,11 +15,11 @@ from pglab.campaign.kits import KITS, TPCC, YCSB, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
+from pglab.planning.plan import expand_points
 from pglab.postgres import kit_load
 from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
-from pglab.run.plan import expand_points
 from pglab.sysbench.invoke import argv_for as sysbench_argv
 from pglab.tune import spec as tune_spec
 

@@ -13,9 +13,9 @@ from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import fmt
 from pglab.errors import CampaignError
 from pglab.maintenance import clients, figures
+from pglab.planning.plan import expand_points
+from pglab.planning.preflight import _parallel_problems
 from pglab.postgres.settings import SettingDef
-from pglab.run.plan import expand_points
-from pglab.run.preflight import _parallel_problems
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -346,7 +346,7 @@ def test_the_plan_shows_a_client_programs_options() -> None:
 
 
 def test_an_index_build_a_version_cannot_make_as_asked_is_refused() -> None:
-    from pglab.run.preflight import index_problems
+    from pglab.planning.preflight import index_problems
 
     def point(**phase: Any):
         (pt,) = expand_points(parse({"workload": {"operation": "create_index", **phase}}))

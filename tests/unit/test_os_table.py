@@ -11,8 +11,9 @@ import pytest
 from pglab.campaign.os_spec import OsSpec, huge_pages_for
 from pglab.campaign.parse import parse
 from pglab.errors import CampaignError
+from pglab.planning import devices
+from pglab.planning.plan import make_plan
 from pglab.run import os_state
-from pglab.run.plan import make_plan
 
 ROOT = os.geteuid() == 0
 
@@ -93,7 +94,7 @@ def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_device_of_a_tmpfs_is_none(tmp_path: Path) -> None:
-    assert os_state.device_of(Path("/dev/shm")) is None
+    assert devices.device_of(Path("/dev/shm")) is None
 
 
 def test_readings_of_bracketed_lines(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ import pytest
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
+from pglab.planning import preflight
+from pglab.planning.plan import expand_points, make_plan
 from pglab.postgres.sources import Binaries
-from pglab.run import preflight
-from pglab.run.plan import expand_points, make_plan
 
 EMBEDDED = Binaries(bindir=Path("/x"), version="18.6", pgbench_version="18.6", label="embedded")
 

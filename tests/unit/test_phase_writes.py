@@ -14,8 +14,8 @@ import pytest
 
 from pglab.campaign import parse as campaign
 from pglab.campaign.writes import phase_writes, sql_writes
+from pglab.planning.plan import expand_points
 from pglab.postgres import settings
-from pglab.run.plan import expand_points
 from pglab.tune.trials import _checkpoint_warning
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -148,8 +148,8 @@ def test_profile_table_is_checked() -> None:
 
 
 def test_room_for_perf_recordings_is_checked(tmp_path: Path) -> None:
+    from pglab.planning.plan import make_plan
     from pglab.profile import checks
-    from pglab.run.plan import make_plan
 
     def runs(duration: int):
         doc = f'name = "p"\n[workload]\nduration = {duration}\n[profile]\n'
@@ -163,8 +163,8 @@ def test_room_for_perf_recordings_is_checked(tmp_path: Path) -> None:
 
 
 def test_servers_not_profiled_are_said_in_the_plan() -> None:
+    from pglab.planning.plan import make_plan
     from pglab.profile import checks
-    from pglab.run.plan import make_plan
 
     doc = (
         'name = "p"\n[workload]\nduration = 1\n[profile]\n'

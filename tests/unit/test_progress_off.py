@@ -17,9 +17,9 @@ from pglab.cli import live
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
 from pglab.pgbench.output import parse_progress, progress_from_aggregate, read_aggregate_logs
+from pglab.planning.plan import expand_points
 from pglab.postgres.sources import Binaries
 from pglab.run.live import LiveState
-from pglab.run.plan import expand_points
 
 EMBEDDED = Binaries(bindir=Path("/x"), version="18.6", pgbench_version="18.6", label="embedded")
 DATA = Path(__file__).resolve().parents[1] / "data" / "pgbench"

@@ -12,8 +12,8 @@ import pytest
 from pglab.analysis import points, verdicts
 from pglab.campaign.parse import parse
 from pglab.errors import CampaignError
+from pglab.planning.plan import make_plan
 from pglab.rows import RunRow
-from pglab.run.plan import make_plan
 from pglab.stats import sequential as seq
 from pglab.stats.sequential import Point, SequentialSpec, look, undecided
 

@@ -12,7 +12,7 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.spec import StorageSpec, dataset_key
 from pglab.errors import CampaignError
 from pglab.lab import Lab
-from pglab.run.plan import expand_points
+from pglab.planning.plan import expand_points
 from pglab.targets import targets as storage_targets
 
 TARGETS = {
@@ -227,7 +227,7 @@ def test_target_names_make_distinct_safe_file_names() -> None:
 
 
 def test_the_estimate_counts_the_storage_benchmarks() -> None:
-    from pglab.run.plan import STORAGE_BENCH_OVERHEAD_S, make_plan
+    from pglab.planning.plan import STORAGE_BENCH_OVERHEAD_S, make_plan
 
     doc = {"targets": TARGETS, "storage": {"wal": "ram"},
            "matrix": {"storage": ["ordered", "writeback"], "clients": [1, 10]}}  # fmt: skip

@@ -17,13 +17,13 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
+from pglab.planning import preflight
+from pglab.planning.plan import expand_points, make_plan
 from pglab.postgres import tpch_load
 from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult
 from pglab.rows import RunRow
-from pglab.run import preflight
 from pglab.run.metrics import run_metrics
-from pglab.run.plan import expand_points, make_plan
 from pglab.tpch import power, throughput
 from pglab.tune import confirm
 from pglab.tune import spec as tune_spec

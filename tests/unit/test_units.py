@@ -1,5 +1,5 @@
 """The one units module: each amount reads and parses as it did where it used to be written
-(``cli/fmt.duration``, ``run/capacity.duration_text``, ``campaign/storage._size``,
+(``cli/fmt.duration``, ``planning/capacity.duration_text``, ``campaign/storage._size``,
 ``tune/space._size``, ``analysis/derived``'s and ``campaign/os_spec``'s unit tables)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ settings (``sysctl``), the block device's queue under the storage (``io_schedule
 run; at the top level, per variant (``[variants.NAME] os = {...}``) and as ``[matrix.os]`` axes
 (``os.io_scheduler``, ``os.sysctl.vm.dirty_bytes``). Checked here as far as the file and the
 kernel's own tree tell; the devices under the storage are checked before the first run
-(``run/os_state.problems``), applied and put back by ``run/os_state``."""
+(``planning/devices.problem``), applied and put back by ``run/os_state``."""
 
 from __future__ import annotations
 

@@ -40,9 +40,9 @@ OPERATIONS = tuple(OPERATION_OPTIONS)
 OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method", "jobs", "compress", "target")
 MAX_JOBS = 64  # pg_dump/pg_restore -j: each job is a connection
 ACCOUNT_COLUMNS = ("aid", "bid", "abalance", "filler")  # of pgbench_accounts
-INDEX_METHODS = ("btree", "brin", "hash")  # hash: one column; parallel: run/preflight
+INDEX_METHODS = ("btree", "brin", "hash")  # hash: one column; parallel: planning/preflight
 # the most parallel workers a phase may ask for: PostgreSQL's own limit of
-# max_parallel_maintenance_workers (the run's settings may allow fewer: run/preflight)
+# max_parallel_maintenance_workers (the run's settings may allow fewer: planning/preflight)
 MAX_PARALLEL = 1024
 RESET_POLICIES = ("never", "point", "run", "reinit")
 COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
@@ -193,7 +193,7 @@ class DatasetSpec:
     reset: str = "run"
     # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
     # warehouses), or "sysbench" (its sbtest tables: ``tables`` of ``table_size`` rows): set
-    # from the phases when the point is made (run/plan.py)
+    # from the phases when the point is made (planning/plan.py)
     kit: str | None = None
     tables: int = 1
     table_size: int = 10000
@@ -499,7 +499,7 @@ class RunSpec:
     telemetry: TelemetrySpec = TelemetrySpec()
     storage: StorageSpec = StorageSpec()
     # settings pglab adds to the campaign's where it leaves them to a default too low for the
-    # run (max_connections: run/capacity.py): applied and stored with every run, but not part
+    # run (max_connections: planning/capacity.py): applied and stored with every run, but not part
     # of the point's identity (they follow from it, and from what pglab itself needs, which may
     # change with pglab while the campaign does not)
     lab_settings: tuple[tuple[str, str], ...] = ()

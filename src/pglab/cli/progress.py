@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rich.console import RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
     TaskID,
     TextColumn,
@@ -22,18 +24,32 @@ from rich.progress import (
 from pglab.analysis import points
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.postgres.build import Build
 from pglab.records import ProgressSample, RunResult, reason_of
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry.base import Table
 from pglab.units import duration_text
+
+
+def say(message: str) -> None:
+    """What the executor says, as a line above the progress (a warning in yellow, else dim)."""
+    if message.startswith("warning: "):
+        text = escape(message.removeprefix("warning: "))
+        console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+    else:
+        console.print(f"[dim]{escape(message)}[/]")
 
 
 class _Progress(Progress):
     """A Progress that draws ``panel()``, when given, instead of its bar (lines printed go above
     either)."""
 
-    def __init__(self, *columns, panel: Callable[[], RenderableType] | None = None, **kwargs):
+    def __init__(
+        self,
+        *columns: str | ProgressColumn,
+        panel: Callable[[], RenderableType] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.panel = panel  # first: Progress draws itself once while it is made
         super().__init__(*columns, **kwargs)
 
@@ -74,11 +90,7 @@ class ProgressEvents:
         self.progress.stop()
 
     def status(self, message: str) -> None:
-        if message.startswith("warning: "):
-            text = escape(message.removeprefix("warning: "))
-            self.progress.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
-        else:
-            self.progress.console.print(f"[dim]{escape(message)}[/]")
+        say(message)
 
     def run_started(self, run: RunSpec, index: int, total: int) -> None:
         self.run_budget = run.estimated_seconds() + RUN_OVERHEAD_S

@@ -4,14 +4,15 @@ an ETA; ``--dry-run`` prints the plan and what the repeats can resolve, and writ
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import points, tidy, verdicts
+from pglab.analysis import verdicts
 from pglab.campaign import parse as campaigns
 from pglab.campaign import schema
 from pglab.campaign.execution import as_execution
@@ -22,20 +23,21 @@ from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import LabError, StoreError
 from pglab.lab import Lab
+from pglab.planning.plan import Plan
 from pglab.postgres import build as builds
 from pglab.postgres.dataset import described
 from pglab.postgres.sources import Binaries
-from pglab.rows import RunRow
-from pglab.run.executor import Executor
+from pglab.run import campaign_run
+from pglab.run.executor import Events, Executor, QuietEvents
 from pglab.run.live import LiveRecorder
-from pglab.run.plan import Plan, make_plan
-from pglab.run.preflight import preflight
-from pglab.run.resume import clean_leftovers, find_stale, stale_error
+from pglab.run.resume import stale_error
 from pglab.store import mask_url, peek_store
 from pglab.units import DURATION_FORMS, duration_text, parse_duration
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "run",
         parents=[common],
@@ -143,42 +145,24 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
             report_after: bool = False, budget_s: float | None = None,
             reinit: bool = False) -> int:  # fmt: skip
     """Plan ``camp`` and run it (``dry_run``: print the plan only); the CLI's ``run`` and
-    ``quick`` both end here. ``budget_s``: ``--budget``, in seconds; ``reinit``: pgbench tables
-    pglab did not make on an existing server may be re-initialised."""
+    ``quick`` both end here, the campaign run by ``run/campaign_run.py``. ``budget_s``:
+    ``--budget``, in seconds; ``reinit``: pgbench tables pglab did not make on an existing
+    server may be re-initialised."""
     lab = Lab.open(where.home)
     build_first(camp, lab)
     if dry_run:
         return _dry_run(where, camp, lab, budget_s, reinit)
-    servers = [v.server for v in camp.variants]
-    for line in clean_leftovers(lab, servers):  # first: whatever this run then refuses to do
-        console.print(escape(line), soft_wrap=True)
+    screen = _Screen(camp)
+    # first, before the store is opened: a run that then stops (a store it cannot open, stale
+    # points) still undoes what a dead pglab left; the use case's own clean-up finds nothing
+    campaign_run.clean_up(lab, camp, screen.status)
     with where.open() as store:
-        plan = make_plan(camp, store.done_run_keys(camp.name))
-        stale = find_stale(store, camp.name, plan.points)
-        if stale and not replace:
-            raise stale_error(camp.name, stale)  # before any progress is drawn
-        plan = _with_overhead(plan, points.run_overhead(store, camp.name))
-        stored = store.list_runs()
-        auto = points.sequential_plan(plan, stored)
-        seconds = _expected_seconds(plan, auto)
-        console.print(
-            f"campaign [bold]{escape(camp.name)}[/]: {len(plan.points)} point(s) × "
-            f"{_repeats_words(camp)}; {len(plan.runs)} run(s) to do at most, about "
-            f"{duration_text(seconds)}"
+        outcome = campaign_run.run_campaign(
+            Executor(lab, store, screen, reinit=reinit),
+            camp,
+            campaign_run.How(replace=replace, budget_s=budget_s),
+            screen,
         )
-        _print_design(points.design_check(plan, stored))
-        _print_auto(auto, plan)
-        # the live view on a terminal (plain lines otherwise); its state also goes to a file in
-        # the lab, for `pglab watch` in another terminal
-        recorder = LiveRecorder(lab.home, camp.name, seconds)
-        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the campaign")
-        view = ProgressEvents(seconds, panel=panel if console.is_terminal else None)
-        recorder.inner = ExecutorEvents(view)
-        with view, recorder:
-            outcome = Executor(lab, store, recorder, reinit=reinit).run_campaign(
-                camp, replace=replace, budget_s=budget_s
-            )
-        tidy.refresh(store, camp.name)  # the rows of the store's pglab_runs view
         show.print_points(store, camp.name)
         console.print(
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
@@ -195,6 +179,35 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         return 1 if outcome.failed else 0
 
 
+class _Screen(QuietEvents):
+    """What ``pglab run`` shows: before anything is drawn, the lines of what a dead pglab left
+    (the executor's first events) and the outline; then the live view on a terminal (plain
+    lines otherwise), its state also in the lab for `pglab watch` in another terminal."""
+
+    def __init__(self, camp: Campaign) -> None:
+        self.camp = camp
+
+    def status(self, message: str) -> None:
+        console.print(escape(message), soft_wrap=True)
+
+    def outlined(self, outline: campaign_run.Outline) -> None:
+        plan = outline.plan
+        console.print(
+            f"campaign [bold]{escape(self.camp.name)}[/]: {len(plan.points)} point(s) × "
+            f"{_repeats_words(self.camp)}; {len(plan.runs)} run(s) to do at most, about "
+            f"{duration_text(outline.seconds)}"
+        )
+        _print_design(outline.design())
+        _print_auto(outline)
+
+    @contextlib.contextmanager
+    def drawing(self, recorder: LiveRecorder) -> Iterator[Events]:
+        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the campaign")
+        view = ProgressEvents(recorder.state.total_s, panel=panel if console.is_terminal else None)
+        with view:
+            yield ExecutorEvents(view)
+
+
 def build_first(camp: Campaign, lab: Lab) -> None:
     """The campaign's builds (``server = { build = ... }``) that are not in the cache yet,
     made before anything else with their progress shown (a dry run too: its settings are
@@ -208,10 +221,7 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
              reinit: bool = False) -> int:  # fmt: skip
     """The plan, checked as a run would check it, against the store as it is: nothing is
     written, not even a store that does not exist yet."""
-    stale: list[Any] = []
-    stored: list[RunRow] = []
-    overhead: tuple[float, str] | None = None
-    done: frozenset[str] | set[str] = frozenset()
+    stored = campaign_run.Stored()
     try:
         store = peek_store(where.store_url)
     except StoreError as exc:
@@ -223,18 +233,14 @@ def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = No
         )
     if store is not None:
         with store:
-            done = store.done_run_keys(camp.name)
-            stale = find_stale(store, camp.name, make_plan(camp).points)
-            stored = store.list_runs()
-            overhead = points.run_overhead(store, camp.name)
-    plan, binaries = preflight(camp, lab, done, budget_s, reinit)
-    plan = _with_overhead(plan, overhead)
-    _print_plan(plan, binaries)
-    _print_design(points.design_check(plan, stored))
-    _print_auto(points.sequential_plan(plan, stored), plan)
-    if stale:
+            stored = campaign_run.Stored.read(store, camp)
+    outline, binaries = campaign_run.checked(lab, camp, stored, budget_s, reinit)
+    _print_plan(outline.plan, binaries)
+    _print_design(outline.design())
+    _print_auto(outline)
+    if stored.stale:
         console.print(
-            f"[yellow]{escape(str(stale_error(camp.name, stale)))}[/]\n"
+            f"[yellow]{escape(str(stale_error(camp.name, stored.stale)))}[/]\n"
             "hint: give the file another `name = ...` to keep both, or run with --replace",
             soft_wrap=True,
         )
@@ -309,39 +315,22 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     console.print("settings, scripts, connections, disk, memory and time checked: no problems")
 
 
-def _with_overhead(plan: Plan, found: tuple[float, str] | None) -> Plan:
-    """The plan with the run overhead measured on stored runs, and a note saying so."""
-    if found is None:
-        return plan
-    seconds, where = found
-    note = f"estimates count {seconds:.1f} s per run beyond its phases ({where})"
-    return dataclasses.replace(plan, run_overhead_s=seconds, notes=(*plan.notes, note))
-
-
 def _repeats_words(camp: Campaign) -> str:
     if camp.sequential is None:
         return f"{camp.repeats} repeat(s)"
     return f"{camp.sequential.min}–{camp.sequential.max} repeats (auto)"
 
 
-def _expected_seconds(plan: Plan, auto: points.SequentialPlan | None) -> float:
-    """The plan's estimate; with repeats auto, its share of the runs expected (the time budget
-    is still checked against the most)."""
-    whole = plan.estimated_seconds()
-    if auto is None or not auto.most:
-        return whole
-    return whole * min(1.0, auto.expected / auto.most)
-
-
-def _print_auto(auto: points.SequentialPlan | None, plan: Plan) -> None:
+def _print_auto(outline: campaign_run.Outline) -> None:
     """What repeats = "auto" is expected to take, and how it stops."""
+    auto, plan = outline.auto, outline.plan
     if auto is None:
         return
     how = plan.campaign.sequential
     until = (f"its Δ% is known within ±{how.precision:g}%" if how and how.precision
              else "its comparisons are decided")  # fmt: skip
     console.print(
-        f"[dim]{escape(auto.text())}; estimated {duration_text(_expected_seconds(plan, auto))} "
+        f"[dim]{escape(auto.text())}; estimated {duration_text(outline.seconds)} "
         f"expected, {duration_text(plan.estimated_seconds())} at most. Each point runs in "
         f"rounds until {until} (anytime-valid confidence sequences: see "
         "docs/concepts/statistics.md)[/]",

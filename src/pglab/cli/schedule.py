@@ -16,7 +16,7 @@ from pglab.errors import LabError
 from pglab.fleet import queue as fleet
 from pglab.fleet import schedules
 from pglab.lab import Lab
-from pglab.run.preflight import preflight
+from pglab.planning.preflight import preflight
 
 HELP = f"""\
 Measure a campaign again at the times a cron expression names, for a series that
@@ -41,7 +41,9 @@ examples:
 """
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "schedule",
         parents=[common],

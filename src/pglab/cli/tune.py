@@ -5,21 +5,25 @@ with interleaved repeats. Running it again resumes the study."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.markup import escape
 
-from pglab.analysis import tidy
 from pglab.campaign import schema
 from pglab.campaign.spec import RunSpec
 from pglab.cli import fmt, live
 from pglab.cli.common import Where, console
-from pglab.cli.progress import ExecutorEvents, ProgressEvents
+from pglab.cli.progress import ExecutorEvents, ProgressEvents, say
 from pglab.lab import Lab
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import RunResult
+from pglab.run import campaign_run
+from pglab.run.executor import Events
 from pglab.run.live import LiveRecorder
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.store import mask_url
 from pglab.tune import spec as tune_spec
 from pglab.units import duration_text
@@ -32,7 +36,9 @@ if TYPE_CHECKING:  # optuna (with SQLAlchemy) takes a second to import: only for
 LAYOUT = schema.help_layout(schema.TUNE_TABLES, schema.TUNE_INTRO)
 
 
-def add_parser(sub, common: argparse.ArgumentParser) -> None:
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     p = sub.add_parser(
         "tune",
         parents=[common],
@@ -87,23 +93,43 @@ class _RunEvents(ExecutorEvents):
             super().run_finished(run, result)
 
 
+class _Screen:
+    """The live view of a tuning (``run/campaign_run.live`` draws it), as ``pglab run``'s."""
+
+    def __init__(self, total: float) -> None:
+        self.total = total
+        self.view: ProgressEvents | None = None
+
+    @contextlib.contextmanager
+    def drawing(self, recorder: LiveRecorder) -> Iterator[Events]:
+        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the tuning; run it again to resume")
+        self.view = ProgressEvents(self.total, panel=panel if console.is_terminal else None)
+        with self.view:
+            yield _RunEvents(self.view)
+
+
 class _Events:
     """A line per finished trial, above the progress bar (or the live view)."""
 
-    def __init__(self, view: ProgressEvents) -> None:
-        self.view = view
+    def __init__(self, screen: _Screen) -> None:
+        self.screen = screen
+
+    def _view(self) -> ProgressEvents:
+        assert self.screen.view is not None, "a trial outside the live view"
+        return self.screen.view
 
     def status(self, message: str) -> None:
-        self.view.status(message)
+        say(message)
 
     def trial_started(self, number: int, source: str, settings: dict[str, str],
                       done: int, budget: int) -> None:  # fmt: skip
-        self.view.progress.update(self.view.task, run=f"trial {done + 1}/{budget}")
+        view = self._view()
+        view.progress.update(view.task, run=f"trial {done + 1}/{budget}")
 
     def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
                        budget: int, eta_s: float | None, objective: str) -> None:  # fmt: skip
         line = trial_line(record, best, done, budget, eta_s, objective)
-        self.view.progress.console.print(escape(line), soft_wrap=True)
+        self._view().progress.console.print(escape(line), soft_wrap=True)
 
 
 def run(where: Where, file: Path, dry_run: bool = False) -> int:
@@ -139,18 +165,15 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         return 0
     with where.open() as store, trials.locked(lab, camp.name):
         total = each * (spec.trials + n_confirm)
-        # the live view on a terminal, its state in the lab for `pglab watch` (cli/run.py's)
-        recorder = LiveRecorder(lab.home, camp.name, total)
-        panel = live.panel_of(recorder.snapshot, "Ctrl-C stops the tuning; run it again to resume")
-        view = ProgressEvents(total, panel=panel if console.is_terminal else None)
-        recorder.inner = _RunEvents(view)
-        events = _Events(view)
-        search = trials.Search(lab, store, where.store_url, setup, events, recorder)
+        # the live view on a terminal, its state in the lab for `pglab watch` (as pglab run's)
+        screen = _Screen(total)
+        events = _Events(screen)
+        search = trials.Search(lab, store, where.store_url, setup, events)
         search.start()  # refuses a study whose point changed, before the progress shows
-        with view, recorder:
+        with campaign_run.live(search.executor, camp.name, total, screen.drawing):
             search.run()
             confirm.run(search, events, camp.effect_pct)
-        tidy.refresh(store, camp.name)
+        campaign_run.refresh(store, camp.name)
         console.print()
         print_summary(console, summary.of(store, where.store_url, camp.name))
         console.print(f"\nstored in {mask_url(where.store_url)}; "
@@ -232,6 +255,6 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
     return lines
 
 
-def print_summary(out, s: summary.TuneSummary) -> None:
+def print_summary(out: Console, s: summary.TuneSummary) -> None:
     for line in summary_lines(s):
         out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -1,7 +1,8 @@
 """A campaign checked and queued as the fleet's jobs: what ``pglab run FILE --fleet`` and a
 schedule's execution (``fleet.schedules``) both do. Checked as a run would be (settings,
-scripts, connections, capacity: ``run.preflight``), refused when stored points are no longer
-in the file, the campaign stored, the files it names kept in the store for the workers."""
+scripts, connections, capacity: ``run/campaign_run.checked``), refused when stored points are
+no longer in the file, the campaign stored, the files it names kept in the store for the
+workers."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import masked_document
 from pglab.fleet import files
 from pglab.fleet import queue as fleet
 from pglab.lab import Lab
-from pglab.run.plan import Plan
-from pglab.run.preflight import preflight
-from pglab.run.resume import find_stale, stale_error
+from pglab.planning.plan import Plan
+from pglab.run import campaign_run
 from pglab.store import open_store
 
 
@@ -35,10 +34,10 @@ def enqueue(url: str, lab_home: Path, camp: Campaign, queue: str) -> Enqueued:
     fleet.require_postgres(url)
     lab = Lab.open(lab_home)
     with open_store(url) as store:
-        plan, _ = preflight(camp, lab, store.done_run_keys(camp.name))  # what workers would
-        stale = find_stale(store, camp.name, plan.points)
-        if stale:
-            raise stale_error(camp.name, stale)
-        store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
+        stored = campaign_run.Stored.read(store, camp)
+        outline, _ = campaign_run.checked(lab, camp, stored)  # what workers would check
+        campaign_run.refuse_stale(camp, stored)
+        campaign_run.record(store, camp)
+        plan = outline.plan
         carried = files.carry(store, plan.points)
     return Enqueued(fleet.submit(url, camp, plan, queue, carried), plan, carried)

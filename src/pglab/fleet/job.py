@@ -2,8 +2,8 @@
 (JSON on stdin: the campaign's document, its directory, the files it names (by content, in the
 store: ``fleet/files.py``), the points of the group and, with ``[fleet] spread = "rounds"``, its
 round, the store, the lab home, the worker's name), writes the files this machine lacks, runs
-those points as ``pglab run`` would (leftovers of a dead
-pglab cleaned first, every run stored whole, the worker's name in each run's fingerprint) and
+those points as ``pglab run`` does (``run/campaign_run.py``: leftovers of a dead pglab cleaned
+first, every run stored whole, the worker's name in each run's fingerprint) and
 says what happens a line at a time on stdout.
 
 Exit: 0 every run ok, 1 some run failed (stored as failed: not the queue's to retry),
@@ -23,6 +23,7 @@ from pglab.errors import LabError
 from pglab.fleet import files
 from pglab.lab import Lab
 from pglab.records import RunResult, reason_of
+from pglab.run.campaign_run import How, run_campaign
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
@@ -54,9 +55,10 @@ def main() -> int:
             lab = Lab.open(Path(job["lab_home"]))
             executor = Executor(lab, store, LineEvents())
             executor.worker = job["worker"]
-            outcome = executor.run_campaign(
-                campaign, points=set(job["points"]), only_rounds=job.get("rounds")
-            )
+            # the group's runs as `pglab run` runs a campaign; the tidy rows are left to export
+            # (the campaign's other jobs store runs at the same time)
+            how = How(points=set(job["points"]), rounds=job.get("rounds"), tidy=False)
+            outcome = run_campaign(executor, campaign, how)
     except KeyboardInterrupt:
         print("interrupted: the run in progress was abandoned, nothing of it stored", flush=True)
         return 3

@@ -23,7 +23,7 @@ from procrastinate import exceptions as pq_errors
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec, masked_document
 from pglab.errors import LabError
-from pglab.run.plan import Plan
+from pglab.planning.plan import Plan
 
 TASK = "pglab.fleet.run_group"
 DEFAULT_QUEUE = "pglab"

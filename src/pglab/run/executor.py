@@ -1,25 +1,24 @@
 """The executor: the only module that owns processes while a campaign runs.
 
-Per campaign: stop leftovers of a dead pglab (and put back settings it changed on existing
-servers), resolve the server sources, check every setting and custom script before the first
-run, then run the plan. Per run: the dataset (initialized once, reset by copy as its policy says;
-on an existing server, in pglab's own database), the server started or brought to the run's
-settings (reload when that suffices, restart when a setting needs it; on an existing server, per
-session or by ALTER SYSTEM + reload, never a restart), the phases (pgbench here, or on the
-generator hosts at once), and the run stored in one transaction, as "ok" or as "failed" with its
-reason and the server log. Ctrl-C stops everything, puts back what it changed and stores nothing
-half.
+Per campaign: the runs of a plan already made and checked (``run/campaign_run.py``, the use
+case every command goes through, plans it, checks it and cleans what a dead pglab left
+first), its storage targets made and undone at the end. Per run: the dataset (initialized
+once, reset by copy as its policy says; on an existing server, in pglab's own database), the
+server started or brought to the run's settings (reload when that suffices, restart when a
+setting needs it; on an existing server, per session or by ALTER SYSTEM + reload, never a
+restart), the phases (pgbench here, or on the generator hosts at once), and the run stored in
+one transaction, as "ok" or as "failed" with its reason and the server log. Ctrl-C stops
+everything, puts back what it changed and stores nothing half.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,7 +31,6 @@ from pglab.campaign.spec import (
     PhaseSpec,
     ProfileSpec,
     RunSpec,
-    masked_document,
 )
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint
@@ -40,6 +38,10 @@ from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
+from pglab.planning import devices
+from pglab.planning.plan import Plan
+from pglab.planning.preflight import targets_of
+from pglab.planning.rounds import Rounds
 from pglab.postgres import bench_db, kit_load, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
@@ -53,11 +55,7 @@ from pglab.records import PhaseResult, ProgressSample, RunResult
 from pglab.run import os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
-from pglab.run.plan import Plan
-from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
-from pglab.run.resume import clean_leftovers, find_stale, stale_error
-from pglab.run.rounds import Rounds
 from pglab.store.base import Store
 from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
@@ -127,53 +125,14 @@ class Executor:
         self._tps_read: set[str] = set()  # campaigns whose stored runs _tps_seen holds
 
     # -- campaign ---------------------------------------------------------------------------
-    def run_campaign(
-        self,
-        campaign: Campaign,
-        replace: bool = False,
-        budget_s: float | None = None,
-        points: Collection[str] | None = None,
-        only_rounds: Collection[int] | None = None,
-    ) -> Outcome:
-        """Run what is not stored yet. Stored runs of points the campaign file no longer has
-        (it was edited) stop it with an error, or are deleted first when ``replace``.
-        ``budget_s``: the time budget the plan must fit in, instead of ``max_duration``.
-        ``points``: only the runs of these point keys (a fleet job's group); ``only_rounds``: only
-        these repeats of them (a fleet job's round)."""
-        self.hosts = Hosts(campaign.hosts)
-        for line in clean_leftovers(self.lab, [v.server for v in campaign.variants]):
-            self.events.status(line)
-        if any(v.server.host for v in campaign.variants):
-            for line in self.hosts.clean_leftovers(self.lab):
-                self.events.status(line)
-        done = self.store.done_run_keys(campaign.name)
-        plan, binaries = preflight(campaign, self.lab, done, budget_s, self.reinit)
-        if points is not None:
-            runs = tuple(r for r in plan.runs if r.point_key in points
-                         and (not only_rounds or r.repeat in only_rounds))  # fmt: skip
-            # the group's runs, done or not
-            whole = len(set(points)) * (len(set(only_rounds)) if only_rounds
-                                        else campaign.repeats)  # fmt: skip
-            plan = dataclasses.replace(plan, runs=runs, done=max(0, whole - len(runs)))
-        for note in plan.notes:
-            self.events.status(note)
-        stale = find_stale(self.store, campaign.name, plan.points)
-        if stale and not replace:
-            raise stale_error(campaign.name, stale)
-        if stale:
-            n = self.store.delete_points(campaign.name, [s.point_key for s in stale])
-            self.events.status(
-                f"--replace: deleted {n} stored run(s) of {len(stale)} changed point(s)"
-            )
-        self.store.ensure_campaign(
-            campaign.name, masked_document(campaign.document), campaign.source_file
-        )
+    def execute(self, plan: Plan, binaries: Mapping[str, Binaries]) -> Outcome:
+        """Run a checked plan's runs (``run/campaign_run.py`` plans and checks it first): the
+        storage targets made (and measured, with ``[storage_bench]``), the rounds of ``repeats
+        = "auto"`` judged as they end, every run stored whole; what this executor made is
+        undone at the end, on errors and Ctrl-C too (``close``)."""
+        campaign = plan.campaign
         outcome = Outcome(plan)
         self.plan_runs = plan.runs
-        if plan.done:
-            self.events.status(
-                f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do"
-            )
         try:
             self.targets.make(targets_of(plan.runs), self.events.status)
             if campaign.storage_bench.enabled and plan.runs:
@@ -206,7 +165,9 @@ class Executor:
             self.close()
         return outcome
 
-    def _bench_storage(self, campaign: Campaign, runs, binaries: Mapping[str, Binaries]) -> None:
+    def _bench_storage(
+        self, campaign: Campaign, runs: tuple[RunSpec, ...], binaries: Mapping[str, Binaries]
+    ) -> None:
         """[storage_bench]: pg_test_fsync (and fio) on every directory the runs write to."""
         dirs: dict[Path, None] = {}
         for run in runs:
@@ -432,7 +393,7 @@ class Executor:
             if made is not None and made.device:
                 found.append(Path(made.device).name)
             elif made is None or made.target.kind == "path":
-                dev = os_state.device_of(made.root if made else self.lab.clusters)
+                dev = devices.device_of(made.root if made else self.lab.clusters)
                 found += [dev] if dev else []
         return list(dict.fromkeys(found))
 

@@ -25,9 +25,9 @@ from typing import Any
 import psutil
 
 from pglab.campaign.spec import RunSpec
+from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import ProgressSample, RunResult, reason_of
 from pglab.run.executor import Events, QuietEvents
-from pglab.run.plan import RUN_OVERHEAD_S
 from pglab.telemetry import waits as waits_table
 from pglab.telemetry.base import Table
 
@@ -247,6 +247,7 @@ def read(home: Path, campaign: str | None = None) -> LiveState | None:
 
 def _alive(pid: int, started: float) -> bool:
     try:
-        return abs(psutil.Process(pid).create_time() - started) < 1.0
+        created: float = psutil.Process(pid).create_time()
+        return abs(created - started) < 1.0
     except psutil.Error:
         return False

@@ -25,14 +25,13 @@ from typing import Any
 
 from pglab.campaign import os_checks, os_table
 from pglab.campaign.os_spec import OsSpec
-from pglab.campaign.spec import RunSpec, TargetSpec
-from pglab.errors import CampaignError, LabError
+from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.planning.devices import SYS_BLOCK
 from pglab.postgres import altered
 from pglab.postgres.interface import OsView
 
 PROC_SYS = Path("/proc/sys")
-SYS_BLOCK = Path("/sys/block")
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 DROP_CACHES = PROC_SYS / "vm" / "drop_caches"
 # what writing one of these changes in the other
@@ -73,22 +72,6 @@ def write(path: Path, value: str) -> None:
             f"could not write {value!r} to {path}: {exc.strerror}",
             hint="the kernel refused the value; what pglab had changed is put back",
         ) from exc
-
-
-def device_of(path: Path) -> str | None:
-    """The block device (a whole disk, as under /sys/block) a directory lives on, or None
-    (tmpfs, overlay: no device)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    sysdev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
-    if not sysdev.exists():
-        return None
-    real = sysdev.resolve()
-    if (real / "partition").exists():
-        real = real.parent
-    return real.name if (SYS_BLOCK / real.name / "queue").is_dir() else None
 
 
 def wanted(spec: OsSpec, devices: Iterable[str]) -> dict[Path, str]:
@@ -206,42 +189,6 @@ def observed(devices: list[str]) -> dict[str, str]:
     if gov.exists():
         out["cpu_governor"] = reading(gov)
     return out
-
-
-def problem(points: Iterable[RunSpec], lab: Lab) -> CampaignError | None:
-    """Device problems of the points' [os] (a queue key over tmpfs, a scheduler the device
-    lacks), all in one error, before anything runs."""
-    said: list[str] = []
-    for pt in points:
-        if not pt.os.queue():
-            continue
-        for target in [pt.storage.data] + ([pt.storage.wal] if pt.storage.wal else []):
-            said += _device_problems(pt, target, lab)
-    if not said:
-        return None
-    return CampaignError(
-        "[os] cannot be applied:\n  " + "\n  ".join(dict.fromkeys(said)),
-        hint="io_scheduler, read_ahead_kb and nr_requests are for a block device: a loop "
-        "target, or a path on a disk; nothing was changed",
-    )
-
-
-def _device_problems(pt: RunSpec, target: TargetSpec | None, lab: Lab) -> list[str]:
-    where = f'point "{pt.label}"'
-    if target is not None and target.kind == "tmpfs":
-        return [f"{where}: storage target {target.name} is a tmpfs, which has no block device"]
-    if target is not None and target.kind == "loop":
-        loops = sorted(d.name for d in SYS_BLOCK.glob("loop*"))
-        dev = loops[0] if loops else None  # every loop device offers the same
-    else:
-        path = Path(target.path) if target is not None and target.path else lab.clusters
-        dev = device_of(path) if path.exists() else None
-        if dev is None:
-            return [f"{where}: {path} is on no block device (tmpfs or overlay)"]
-    p = os_checks.Problems()
-    if dev is not None and pt.os.io_scheduler is not None:
-        os_checks.check_scheduler(dev, pt.os.io_scheduler, p, where)
-    return p.items
 
 
 def put_back_leftovers(lab: Lab) -> list[str]:

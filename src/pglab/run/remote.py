@@ -1,18 +1,17 @@
-"""The campaign's hosts, for the executor: connected on first use and kept for the campaign;
-load generators' facts read once, their clocks measured before every phase they run; what a
-killed pglab left on them removed at the start; all closed when the campaign ends (also on
-errors and Ctrl-C)."""
+"""The campaign's hosts, for the executor: the pool of ``hosts/pool.py`` (connected on first
+use and kept for the campaign; load generators' facts read once), their clocks measured before
+every phase they run; what a killed pglab left on them removed at the start; all closed when
+the campaign ends (also on errors and Ctrl-C)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec
+from pglab.campaign.spec import PhaseSpec
 from pglab.errors import HostError
-from pglab.hosts.local import LocalHost
-from pglab.hosts.ssh import Remote
+from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
 from pglab.pgbench import generators as remote_pgbench
 from pglab.pgbench.invoke import ProgressCallback
@@ -20,44 +19,8 @@ from pglab.postgres import on_host
 from pglab.records import PhaseResult
 
 
-class Hosts:
-    def __init__(self, specs: Sequence[HostSpec], local_pgbench: str = "pgbench"):
-        self.specs = {h.name: h for h in specs}
-        self.remotes: dict[str, Remote | LocalHost] = {}
-        self.facts: dict[str, dict[str, Any]] = {}
-        self.local_pgbench = local_pgbench  # "local" among generators: the run's own pgbench
-
-    def remote(self, name: str) -> Remote | LocalHost:
-        if name not in self.remotes:
-            self.remotes[name] = LocalHost() if name == LOCAL else Remote(self.specs[name]).open()
-        return self.remotes[name]
-
-    def ssh(self, name: str) -> Remote:
-        """A host over SSH (not "local")."""
-        found = self.remote(name)
-        assert isinstance(found, Remote), name
-        return found
-
-    def pgbench_of(self, name: str) -> str:
-        if name == LOCAL:
-            return self.local_pgbench
-        spec = self.specs[name]
-        return f"{spec.bindir.rstrip('/')}/pgbench" if spec.bindir else "pgbench"
-
-    def check(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Connect to each host, and read its facts (pgbench must answer --version there)."""
-        for name in names:
-            if name in self.facts:
-                continue
-            facts = self.remote(name).facts(self.pgbench_of(name))
-            if not (facts.get("pgbench") or "").startswith("pgbench"):
-                raise HostError(
-                    f"no pgbench at {self.pgbench_of(name)} on {self.remote(name).spec.label}",
-                    hint="install PostgreSQL's client programs there, or give bindir = "
-                    '"/path/to/bin" in [hosts.NAME]',
-                )
-            self.facts[name] = facts
-        return {n: self.facts[n] for n in names}
+class Hosts(HostPool):
+    """The pool, and what the executor does on its hosts."""
 
     def run_phase(
         self,
@@ -101,11 +64,6 @@ class Hosts:
             on_host.forget(lab, host, path)
             lines.append(f"removed what an earlier pglab left on {host}: {path}")
         return lines
-
-    def close(self) -> None:
-        for remote in self.remotes.values():
-            remote.close()
-        self.remotes.clear()
 
 
 # a postmaster still running on a cluster in the directory (its pid file names it, its command

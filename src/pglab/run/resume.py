@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from pglab.campaign.spec import RunSpec, ServerSpec, mask_dsn
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
+from pglab.planning import changes
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
-from pglab.run import changes, os_state
+from pglab.run import os_state
 from pglab.store.base import Store
 from pglab.targets import targets as storage_targets
 
@@ -54,7 +56,7 @@ def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str
 def find_stale(store: Store, campaign: str, points: Sequence[RunSpec]) -> list[changes.StalePoint]:
     """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
 
-    def spec_of(run_id: int) -> dict | None:
+    def spec_of(run_id: int) -> dict[str, Any] | None:
         run = store.get_run(run_id)
         return run.spec if run else None
 

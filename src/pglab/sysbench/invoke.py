@@ -31,7 +31,7 @@ PERCENTILE = 95
 
 def argv_for(exe: str, phase: PhaseSpec, target: Target) -> list[str]:
     """sysbench's arguments; the dataset's tables and their size are the phase's defines
-    (``run/plan.py`` sets them from ``[dataset]``)."""
+    (``planning/plan.py`` sets them from ``[dataset]``)."""
     told = dict(phase.defines)
     argv = [exe, str(phase.test), *target.sysbench_args(), f"--tables={told['tables']}",
             f"--table-size={told['table_size']}", f"--threads={phase.clients}",

@@ -19,20 +19,20 @@ import psutil
 from optuna.trial import TrialState
 
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import RunSpec, masked_document
+from pglab.campaign.spec import RunSpec
 from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench import latency as latency_hist
+from pglab.planning.preflight import preflight, targets_of
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings as pg_settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.records import RunResult, reason_of
+from pglab.run import campaign_run
 from pglab.run.executor import Events, Executor
-from pglab.run.preflight import preflight, targets_of
 from pglab.run.remote import Hosts
-from pglab.run.resume import clean_leftovers
 from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
 from pglab.tune.space import Knob
@@ -136,7 +136,9 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
     return setup
 
 
-def _checkpoint_warning(base: RunSpec, knobs: list[Knob], catalog) -> list[str]:
+def _checkpoint_warning(
+    base: RunSpec, knobs: list[Knob], catalog: Mapping[str, SettingDef]
+) -> list[str]:
     """A write workload measured over fewer than two checkpoint cycles favours settings that
     put the checkpoint off until after the measurement."""
     # judged from what the phases run (a custom script by its statements); unknown: writes
@@ -241,9 +243,8 @@ class Search:
         if before is not None and self.study.user_attrs.get("knobs") != knobs:
             self.events.status("warning: the knobs changed since the study began; the trials "
                                "before keep the ranges they were drawn from")  # fmt: skip
-        for line in clean_leftovers(self.lab, [camp.variants[0].server]):
-            self.events.status(line)
-        self.store.ensure_campaign(camp.name, masked_document(camp.document), camp.source_file)
+        campaign_run.clean_up(self.lab, camp, self.events.status)  # as `pglab run` does
+        campaign_run.record(self.store, camp)
         dead = studies.recover(self.study)
         if dead:
             numbers = ", ".join(map(str, dead))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,12 @@ from typing import Any
 from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import LOCAL, RunSpec
+from pglab.campaign.spec import LOCAL, RunSpec, TargetSpec
 from pglab.errors import CampaignError, HostError, LabError
+from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
+from pglab.planning import capacity, devices
+from pglab.planning.plan import Plan, make_plan
 from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
 from pglab.postgres import dataset as datasets
 from pglab.postgres.build import Progress
@@ -30,9 +33,6 @@ from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
-from pglab.run import capacity, os_state
-from pglab.run.plan import Plan, make_plan
-from pglab.run.remote import Hosts
 from pglab.targets import targets as storage_targets
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
@@ -73,7 +73,8 @@ def preflight(
     on_hosts = _check_generators(
         campaign, plan, lab, binaries[plan.points[0].server.binaries_key], found
     )
-    checked: set[tuple] = set()
+    Settings = tuple[tuple[str, str], ...]
+    checked: set[tuple[str, str | None, Settings]] = set()  # (source, host, settings)
     for point in plan.points:
         if point.server.existing:
             continue
@@ -105,7 +106,7 @@ def preflight(
         lambda: storage_targets.require(targets_of(plan.points), lab),
         lambda: _check_fio(campaign),
         lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
-        lambda: _raise(os_state.problem(plan.points, lab)),  # [os] on the storage's devices
+        lambda: _raise(devices.problem(plan.points, lab)),  # [os] on the storage's devices
     ):
         try:
             check()
@@ -227,7 +228,8 @@ def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = 
     problems: list[str] = []
     database: list[str] = []
     servers: dict[str, ExistingServer | None] = {}
-    checked: dict[tuple, list[str]] = {}  # (server, settings) -> its problems, said once
+    # (server, settings) -> its problems, said once
+    checked: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
     said: dict[tuple[str, str], list[str]] = {}  # (server, problem) -> the points it concerns
     counted: dict[str, int] = {}  # server -> its points
     tight: list[str] = []
@@ -334,7 +336,7 @@ def _check_generators(
     facts = OnHosts()
     if not names and not servers:
         return facts
-    hosts = Hosts(campaign.hosts, binaries.exe("pgbench"))
+    hosts = HostPool(campaign.hosts, binaries.exe("pgbench"))
     try:
         hosts.check(sorted(names))
         _check_generator_scripts(plan, hosts)
@@ -398,7 +400,7 @@ def _versions_having(
     names: list[str],
     mine: Binaries,
     binaries: Mapping[str, Binaries],
-    catalogs: Mapping[str, Mapping],
+    catalogs: Mapping[str, Catalog],
 ) -> dict[str, str]:
     """Settings unknown to ``mine`` that another server version of the campaign has:
     name -> "PostgreSQL 18.6 (embedded)"."""
@@ -416,7 +418,7 @@ def _versions_having(
     return found
 
 
-def targets_of(runs) -> list:
+def targets_of(runs: Iterable[RunSpec]) -> list[TargetSpec]:
     """The storage targets the runs on this machine use (PGDATA's and pg_wal's), each once (a
     server on a host has its targets' paths there)."""
     found = {}
@@ -466,7 +468,7 @@ def _invalid(path: str, which: str, said: str) -> CampaignError:
     )
 
 
-def _check_generator_scripts(plan: Plan, hosts: Hosts) -> None:
+def _check_generator_scripts(plan: Plan, hosts: HostPool) -> None:
     """Each custom script copied to the generator hosts that run it (as the phase will) and
     parsed there by the host's own pgbench."""
     seen: set[tuple[str, str]] = set()

@@ -42,11 +42,11 @@ from pglab.campaign.spec import (
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench.invoke import auto_threads
+from pglab.planning.plan import Plan
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
-from pglab.run.plan import Plan
 from pglab.telemetry.watch import own_sessions
 from pglab.units import duration_text, size_text
 
