@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Any
 
 from pglab import procs
 from pglab.campaign.spec import PhaseSpec
@@ -53,7 +54,7 @@ def run_phase(
     target: Target,
     workdir: Path,
     on_progress: Callable[[ProgressSample], None] | None = None,
-    on_spawn: Callable[[subprocess.Popen], None] | None = None,
+    on_spawn: Callable[[subprocess.Popen[Any]], None] | None = None,
 ) -> PhaseResult:
     """Run one iteration and return what sysbench said of it."""
     workdir.mkdir(parents=True, exist_ok=True)
