@@ -21,7 +21,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from _common import bootstrap_median_ci, open_lab, parser
+from _common import bootstrap_median_ci, open_lab, parser, scratch_store
 
 from pglab import procs
 from pglab.campaign import parse as campaign
@@ -31,7 +31,6 @@ from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
-from pglab.store import open_store
 from pglab.sysbench.invoke import argv_for
 from pglab.sysbench.output import parse_report
 
@@ -119,9 +118,9 @@ def main() -> None:
         args.rounds, args.duration = 1, 3
     lab = open_lab(args)
     Path(lab.home).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.sqlite") as store:
-        ratios = sysbench_overhead(lab, store, args)  # the executor reads the store's runs
-        nopm = tpcc_modes(lab, store, args)
+    store = scratch_store()  # the executor reads the store's runs
+    ratios = sysbench_overhead(lab, store, args)
+    nopm = tpcc_modes(lab, store, args)
     ratio = [p / c for p, c in zip(nopm["procedures"], nopm["client"], strict=True)]
     print(ci_line("tpcc_nopm_procedures", nopm["procedures"]))
     print(ci_line("tpcc_nopm_client", nopm["client"]))
