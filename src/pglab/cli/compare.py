@@ -39,6 +39,9 @@ When both sides ran a phase of several scripts (pgbench -f/-b, weights), each sc
 (by phase and script name) has its TPS and latency average as pgbench reported them side by
 side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs or
 more (as above, Holm-corrected over the scripts compared).
+Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate
+(Welch, Holm over the queries) and how its plan changed: its shape, and where a node
+outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
 Where both sides have CPU profiles (pglab run --profile), the functions whose share of the
 samples changed most, rising then falling, with a 95% interval of the change (2 runs a side).
 Every comparison ends with the storage results (pglab storage) measured under each side's data
