@@ -1,0 +1,20 @@
+"""The two names for untyped data at pglab's edges, and only there.
+
+Everything that crosses stages inside pglab has a type (dataclasses in ``records``/``rows``,
+TypedDicts for JSON-shaped stored data). Data is untyped only where it enters or leaves as text:
+
+- :data:`JsonObject`: a JSON object read from or written to JSON text (``json.loads`` /
+  ``json.dumps``, a tool's JSON output, ``EXPLAIN (FORMAT JSON)``, a JSON Schema), in the
+  function that parses it into a type or writes it out;
+- :data:`TomlTable`: a table of a TOML document as ``tomllib`` parses it, before the campaign
+  parser validates it into a ``CampaignSpec``.
+
+Naming them says where the edge is; ``grep -rn "JsonObject\\|TomlTable" src`` lists every edge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+JsonObject = dict[str, Any]
+TomlTable = dict[str, Any]
