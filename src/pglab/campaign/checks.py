@@ -5,7 +5,8 @@ each key's value must be is checked from its declaration by ``declared``."""
 from __future__ import annotations
 
 import difflib
-from typing import Any
+
+from pglab.jsonish import TomlTable
 
 
 class Problems:
@@ -18,7 +19,7 @@ class Problems:
         if item not in self.items:
             self.items.append(item)
 
-    def unknown_keys(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+    def unknown_keys(self, where: str, table: TomlTable, allowed: set[str]) -> None:
         for key in table:
             if key not in allowed:
                 close = difflib.get_close_matches(key, sorted(allowed), n=1)
@@ -28,7 +29,7 @@ class Problems:
                 )
 
 
-def table_of(doc: dict[str, Any], key: str, p: Problems, where: str) -> dict[str, Any]:
+def table_of(doc: TomlTable, key: str, p: Problems, where: str) -> TomlTable:
     val = doc.get(key, {})
     if not isinstance(val, dict):
         p.add(where, f"{key} must be a table")

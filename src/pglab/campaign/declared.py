@@ -18,6 +18,7 @@ from typing import Any
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.schema import BY_NAME, SHAPES, Key, Table
+from pglab.jsonish import TomlTable
 
 _NOUNS = {"integer": "a whole number", "number": "a number", "boolean": "true or false",
           "string": "a string"}  # fmt: skip
@@ -35,20 +36,20 @@ BAD: Any = _Bad()
 
 def check(
     table: Table,
-    doc: dict[str, Any],
+    doc: TomlTable,
     p: Problems,
     where: str,
     *,
     keys: Iterable[Key] = (),
     allowed: set[str] | None = None,
-) -> dict[str, Any]:
+) -> TomlTable:
     """The keys of ``doc`` that ``table`` (and ``keys``, another table's that it takes too)
     declares, each value as pglab takes it; a problem added for each unknown key (not in
     ``allowed`` when given: ``None`` checks no names) and each value its declaration refuses."""
     declared = {k.name: k for k in (*table.keys, *keys)}
     if allowed is not None:
         p.unknown_keys(where, doc, allowed)
-    out: dict[str, Any] = {}
+    out: TomlTable = {}
     for name, val in doc.items():
         k = declared.get(name)
         if k is None:

@@ -4,19 +4,19 @@ the ``generators`` a phase names (checked to be hosts of the file, or "local")."
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.schema import HOST_KEYS
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
+from pglab.jsonish import TomlTable
 
 # schema.SSH_PATTERN (what the declaration checks), with its parts named
 _SSH = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<address>[^@\s:]+|\[[0-9a-fA-F:.]+\])$")
 _SSH_KEY = schema.key(schema.HOSTS, "ssh")
 
 
-def hosts(table: dict[str, Any], p: Problems) -> dict[str, HostSpec]:
+def hosts(table: TomlTable, p: Problems) -> dict[str, HostSpec]:
     out: dict[str, HostSpec] = {}
     for name, t in table.items():
         where = f"[hosts.{name}]"
@@ -62,7 +62,7 @@ def check_references(
 
 
 def server_host(
-    table: dict[str, Any], vals: dict[str, Any], base: ServerSpec, dsn: str | None, p: Problems,
+    table: TomlTable, vals: TomlTable, base: ServerSpec, dsn: str | None, p: Problems,
     where: str,
 ) -> str | None:  # fmt: skip
     """``[server] host`` (its value checked by its declaration: ``vals``): a name (checked

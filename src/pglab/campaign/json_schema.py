@@ -27,21 +27,22 @@ from pglab.campaign.schema import (
     def_name,
 )
 from pglab.campaign.spec import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
+from pglab.jsonish import JsonObject
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 
 
-def build() -> dict[str, Any]:
+def build() -> JsonObject:
     """The campaign file (and a tune file's [tune]) as a JSON Schema (draft 2020-12), for
     editors and validators."""
-    defs: dict[str, Any] = {def_name(t): _table_schema(t) for t in TABLES[1:]}
+    defs: JsonObject = {def_name(t): _table_schema(t) for t in TABLES[1:]}
     assert not defs.keys() & SHAPES.keys()
     defs.update((name, shape.schema) for name, shape in SHAPES.items())
     top = _table_schema(TOP)
     for table in TABLES[1:]:
         if table.form == "sub":  # [server.build]: reached through its key's $ref
             continue
-        ref: dict[str, Any] = {"$ref": f"#/$defs/{def_name(table)}"}
+        ref: JsonObject = {"$ref": f"#/$defs/{def_name(table)}"}
         if table.form == "array":
             ref = {"type": "array", "items": ref, **({"minItems": 1} if table is PHASES else {})}
         elif table.form == "named":
@@ -69,11 +70,11 @@ def build() -> dict[str, Any]:
     }
 
 
-def _when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+def _when(condition: JsonObject, then: JsonObject) -> JsonObject:
     return {"if": condition, "then": then}
 
 
-def _said(key: str, value: Any) -> dict[str, Any]:
+def _said(key: str, value: Any) -> JsonObject:
     """The condition "``key`` is given as ``value``"."""
     return {"properties": {key: {"const": value, "description": f"{key} = {value!r}"}},
             "required": [key]}  # fmt: skip
@@ -118,7 +119,7 @@ _BASE_SERVER = {
 _P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
 
 
-def _operation_options() -> list[dict[str, Any]]:
+def _operation_options() -> list[JsonObject]:
     """In one table, the options of operations other than its own are refused."""
     return [
         _when(_said("operation", op), {"properties": {
@@ -128,7 +129,7 @@ def _operation_options() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _os_axes() -> dict[str, Any]:
+def _os_axes() -> JsonObject:
     """[matrix.os]: each [os] key an axis of its values (sysctl = { NAME = [values] })."""
     props = {
         k.name: {
@@ -148,10 +149,10 @@ def _os_axes() -> dict[str, Any]:
             "additionalProperties": False}  # fmt: skip
 
 
-def _value(k: Key) -> dict[str, Any]:
+def _value(k: Key) -> JsonObject:
     """The JSON Schema of one value of ``k``."""
     if k.type in SHAPES:
-        out: dict[str, Any] = {"$ref": f"#/$defs/{k.type}"}
+        out: JsonObject = {"$ref": f"#/$defs/{k.type}"}
     elif k.type in BY_NAME:
         out = {"$ref": f"#/$defs/{def_name(BY_NAME[k.type])}"}
     else:
@@ -165,7 +166,7 @@ def _value(k: Key) -> dict[str, Any]:
     return out
 
 
-def _table_schema(table: Table) -> dict[str, Any]:
+def _table_schema(table: Table) -> JsonObject:
     keys = table.keys + (WORKLOAD.keys if table is PHASES else ())
     props = {k.name: {**_value(k), "description": k.doc} for k in keys}
     for k in keys:
@@ -176,7 +177,7 @@ def _table_schema(table: Table) -> dict[str, Any]:
             if k.axis:
                 props[k.name] = {"type": "array", "minItems": 1, "items": _value(k),
                                  "description": f"axis: {k.doc}"}  # fmt: skip
-    out: dict[str, Any] = {"type": "object", "description": table.doc, "properties": props,
+    out: JsonObject = {"type": "object", "description": table.doc, "properties": props,
                            "additionalProperties": False}  # fmt: skip
     required = [k.name for k in keys if k.required]
     if required:

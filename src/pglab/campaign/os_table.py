@@ -15,6 +15,7 @@ from typing import Any
 from pglab.campaign import declared, os_checks, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
+from pglab.jsonish import TomlTable
 
 
 def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
@@ -23,7 +24,7 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
         p.add(where, 'os must be a table, e.g. os = { io_scheduler = "none" }')
         return base
     vals = declared.check(schema.OS, table, p, where, allowed=schema.OS_KEYS)
-    upd: dict[str, Any] = {k: v for k, v in vals.items() if k not in ("sysctl", "limits")}
+    upd: TomlTable = {k: v for k, v in vals.items() if k not in ("sysctl", "limits")}
     if "sysctl" in table:
         said = os_checks.check_sysctls(table["sysctl"], p, where)
         upd["sysctl"] = tuple(sorted({**dict(base.sysctl), **said}.items()))
@@ -65,7 +66,7 @@ def with_axis(spec: OsSpec, name: str, value: Any, p: Problems | None = None) ->
     """``spec`` with the [matrix.os] axis ``name`` (os.KEY, os.sysctl.NAME) set to ``value``."""
     key = name.removeprefix("os.")
     if key.startswith("sysctl."):
-        table: dict[str, Any] = {"sysctl": {key.removeprefix("sysctl."): value}}
+        table: TomlTable = {"sysctl": {key.removeprefix("sysctl."): value}}
     else:
         table = {key: value}
     return os_table(table, spec, p or Problems(), f"[matrix.os] {key}")

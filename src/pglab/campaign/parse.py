@@ -61,6 +61,7 @@ from pglab.campaign.spec import (
 )
 from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
 from pglab.errors import CampaignError
+from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
 
 
@@ -85,7 +86,7 @@ class Campaign:
     matrix: tuple[tuple[str, tuple[Any, ...]], ...]
     derived: tuple[DerivedSpec, ...]
     source_file: str | None
-    document: dict[str, Any]
+    document: TomlTable
     base_dir: Path
     telemetry: TelemetrySpec = TelemetrySpec()
     targets: tuple[tuple[str, TargetSpec], ...] = ()
@@ -129,7 +130,7 @@ def load(path: str | Path) -> Campaign:
 
 
 def parse(
-    doc: dict[str, Any],
+    doc: TomlTable,
     default_name: str,
     base_dir: Path | None = None,
     source_file: str | None = None,
@@ -289,7 +290,7 @@ def _phases_in_order(variants: list[Variant], named: bool, p: Problems) -> None:
 
 
 def _server(
-    table: dict[str, Any], base: ServerSpec, p: Problems, where: str, base_dir: Path
+    table: TomlTable, base: ServerSpec, p: Problems, where: str, base_dir: Path
 ) -> ServerSpec:
     vals = declared.check(schema.SERVER, table, p, where, allowed=SERVER_KEYS)
     src = server_source.parse(table, vals, base, p, where, base_dir)
@@ -363,12 +364,12 @@ def _setting_str(val: Any) -> str:
     return str(val)
 
 
-def _dataset(table: dict[str, Any], base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
+def _dataset(table: TomlTable, base: DatasetSpec, p: Problems, where: str) -> DatasetSpec:
     return replace(base, **declared.check(schema.DATASET, table, p, where, allowed=DATASET_KEYS))
 
 
 def _phases(
-    doc: dict[str, Any], workload: dict[str, Any], p: Problems, base_dir: Path
+    doc: TomlTable, workload: TomlTable, p: Problems, base_dir: Path
 ) -> tuple[PhaseSpec, ...]:
     raw = doc.get("phases")
     default = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
@@ -398,7 +399,7 @@ _AXES = {k.name: k for k in schema.WORKLOAD.keys + schema.DATASET.keys if k.axis
 
 
 def _matrix(
-    table: dict[str, Any], p: Problems, base_dir: Path, targets: dict[str, TargetSpec | None]
+    table: TomlTable, p: Problems, base_dir: Path, targets: dict[str, TargetSpec | None]
 ) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     p.unknown_keys("[matrix]", table, MATRIX_KEYS)
     axes: list[tuple[str, tuple[Any, ...]]] = []
@@ -456,7 +457,7 @@ def _os_where_it_applies(variants: list[Variant], axes: bool, p: Problems) -> No
                   "leave [os] out for it")  # fmt: skip
 
 
-def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:
+def _taken(table: TomlTable, phases: Any, p: Problems, where: str) -> None:
     """An operation's option applied to every phase must be taken by one of them."""
     for key in (k for k in table if k in OPERATION_KEYS):
         if not any(takes(ph, key) for ph in phases):
@@ -464,7 +465,7 @@ def _taken(table: dict[str, Any], phases: Any, p: Problems, where: str) -> None:
             p.add(where, f"{key}: no phase runs an operation that takes it ({', '.join(ops)})")
 
 
-def _progress_logs(axes: dict[str, Any], phases: Any, p: Problems) -> None:
+def _progress_logs(axes: TomlTable, phases: Any, p: Problems) -> None:
     """progress = false needs the aggregate log in every phase and every combination of the
     [matrix] axes it makes."""
     said = {

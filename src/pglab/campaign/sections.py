@@ -6,7 +6,6 @@ between keys are here."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems, table_of
@@ -17,10 +16,11 @@ from pglab.campaign.schema import (
     TELEMETRY_KEYS,
 )
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT, TelemetrySpec
+from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
 
 
-def fleet(table: dict[str, Any], order: str, p: Problems) -> str:
+def fleet(table: TomlTable, order: str, p: Problems) -> str:
     """``[fleet] spread``: "coordinates" (a job per matrix coordinate) or "rounds" (a job per
     coordinate and round: needs interleaved rounds)."""
     spread = declared.check(schema.FLEET, table, p, "[fleet]", allowed=FLEET_KEYS).get(
@@ -32,7 +32,7 @@ def fleet(table: dict[str, Any], order: str, p: Problems) -> str:
     return str(spread)
 
 
-def sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec | None:
+def sequential(doc: TomlTable, order: str, p: Problems) -> SequentialSpec | None:
     """``repeats = "auto"`` and its ``[sequential]`` table (min, max, precision)."""
     table = table_of(doc, "sequential", p, "")
     where = "[sequential]"
@@ -56,7 +56,7 @@ def sequential(doc: dict[str, Any], order: str, p: Problems) -> SequentialSpec |
     return replace(spec, **found)
 
 
-def analysis(table: dict[str, Any], p: Problems) -> tuple[float, float | None]:
+def analysis(table: TomlTable, p: Problems) -> tuple[float, float | None]:
     """``[analysis]``: ``effect``, the smallest TPS difference (in %) worth finding (a comparison
     that could not have found it is "?", not "~"; the plan says how many repeats would), and
     ``equivalence``, the margin (in %) of an "=" verdict (None: the effect)."""
@@ -64,6 +64,6 @@ def analysis(table: dict[str, Any], p: Problems) -> tuple[float, float | None]:
     return found.get("effect", DEFAULT_EFFECT_PCT), found.get("equivalence")
 
 
-def telemetry(table: dict[str, Any], p: Problems) -> TelemetrySpec:
+def telemetry(table: TomlTable, p: Problems) -> TelemetrySpec:
     found = declared.check(schema.TELEMETRY, table, p, "[telemetry]", allowed=TELEMETRY_KEYS)
     return replace(TelemetrySpec(), **found)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign import git_refs as git_sources
@@ -17,6 +16,7 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.schema import BUILD_KEYS
 from pglab.campaign.spec import PGBENCH_CHOICES, BuildSpec, ServerSpec
 from pglab.errors import LabError
+from pglab.jsonish import TomlTable
 
 KINDS = ("bindir", "build", "version")  # keys that name a source, and that source's name
 
@@ -31,7 +31,7 @@ class Source:
 
 
 def parse(
-    table: dict[str, Any], vals: dict[str, Any], base: ServerSpec, p: Problems, where: str,
+    table: TomlTable, vals: TomlTable, base: ServerSpec, p: Problems, where: str,
     base_dir: Path,
 ) -> Source:  # fmt: skip
     """The source of ``table`` (its values checked by their declarations: ``vals``)."""
@@ -69,7 +69,7 @@ def _from(base_dir: Path, path: str) -> str:
     return os.path.normpath(base_dir.absolute() / path)
 
 
-def _build(value: dict[str, Any], p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
+def _build(value: TomlTable, p: Problems, where: str, base_dir: Path) -> BuildSpec | None:
     vals = declared.check(schema.BUILD, value, p, where, allowed=BUILD_KEYS)
     if "git" in value:
         return _from_git(value, vals, p, where, base_dir)
@@ -88,14 +88,14 @@ def _build(value: dict[str, Any], p: Problems, where: str, base_dir: Path) -> Bu
     )
 
 
-def _lists(vals: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+def _lists(vals: TomlTable) -> dict[str, tuple[str, ...]]:
     """options and patches: an array of strings, or one string."""
     return {key: (vals[key],) if isinstance(vals.get(key), str) else tuple(vals.get(key, ()))
             for key in ("options", "patches")}  # fmt: skip
 
 
 def _from_git(
-    value: dict[str, Any], vals: dict[str, Any], p: Problems, where: str, base_dir: Path
+    value: TomlTable, vals: TomlTable, p: Problems, where: str, base_dir: Path
 ) -> BuildSpec | None:
     """``build = {git = CLONE, ref = REF}``: the ref resolved to its commit now (pglab never
     fetches: the clone is as the user left it)."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.campaign.spec import ACCOUNT_COLUMNS, BUILTIN_SCRIPTS
+from pglab.jsonish import JsonObject
 from pglab.units import DURATION_FORMS, parse_duration, parse_size
 
 
@@ -22,7 +23,7 @@ class Shape:
     reads it (a script file, settings: more than their form)."""
 
     text: str
-    schema: dict[str, Any]
+    schema: JsonObject
     read: Callable[[Any], Any] | None = None
     expect: str = ""
 

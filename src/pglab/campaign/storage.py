@@ -17,11 +17,12 @@ from pglab.campaign.spec import (
     StorageSpec,
     TargetSpec,
 )
+from pglab.jsonish import TomlTable
 
 MIN_SIZE = {"tmpfs": 16 * 2**20, "loop": 64 * 2**20, "xfs": 300 * 2**20, "btrfs": 128 * 2**20}
 
 
-def targets(table: dict[str, Any], p: Problems) -> dict[str, TargetSpec | None]:
+def targets(table: TomlTable, p: Problems) -> dict[str, TargetSpec | None]:
     """``[targets.NAME]`` tables, each checked against the keys its kind takes (a target with
     problems maps to None: references to it are not reported again)."""
     return {str(name): _target(str(name), t, p) for name, t in table.items()}
@@ -53,7 +54,7 @@ def _target(name: str, t: Any, p: Problems) -> TargetSpec | None:
     return None if upd is None else TargetSpec(name=name, kind=kind, **upd)
 
 
-def _keys_of_kind(where: str, kind: str, t: dict[str, Any], p: Problems) -> None:
+def _keys_of_kind(where: str, kind: str, t: TomlTable, p: Problems) -> None:
     """Each key of the table that its kind does not take: another kind's, or unknown."""
     allowed = TARGET_KEYS[kind] | {"kind"}
     for key in t:
@@ -69,7 +70,7 @@ def _keys_of_kind(where: str, kind: str, t: dict[str, Any], p: Problems) -> None
                 p.unknown_keys(where, {key: None}, allowed)
 
 
-def _filesystem(where: str, kind: str, vals: dict[str, Any], p: Problems) -> dict[str, Any] | None:
+def _filesystem(where: str, kind: str, vals: TomlTable, p: Problems) -> TomlTable | None:
     """A loop device's or tmpfs's keys (their values checked) as ``TargetSpec`` fields; None
     when the size is too small for the filesystem."""
     fstype = "tmpfs" if kind == "tmpfs" else vals["fstype"]
@@ -98,7 +99,7 @@ def target_ref(
 
 
 def storage(
-    table: dict[str, Any],
+    table: TomlTable,
     base: StorageSpec,
     targets: dict[str, TargetSpec | None],
     p: Problems,
@@ -112,7 +113,7 @@ def storage(
     return replace(base, **upd)
 
 
-def storage_bench(table: dict[str, Any], present: bool, p: Problems) -> StorageBenchSpec:
+def storage_bench(table: TomlTable, present: bool, p: Problems) -> StorageBenchSpec:
     found = declared.check(
         schema.STORAGE_BENCH, table, p, "[storage_bench]", allowed=STORAGE_BENCH_KEYS
     )

@@ -24,10 +24,11 @@ from pglab.campaign.spec import (
     PhaseSpec,
     Script,
 )
+from pglab.jsonish import TomlTable
 
 
 def apply_workload(
-    ph: PhaseSpec, table: dict[str, Any], p: Problems, where: str, base_dir: Path
+    ph: PhaseSpec, table: TomlTable, p: Problems, where: str, base_dir: Path
 ) -> PhaseSpec:
     """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``. Each
     value is checked by its declaration (``declared``); the rules between keys are here."""
@@ -35,7 +36,7 @@ def apply_workload(
     kit = table.get("kit", ph.kit)
     own = {k: v for k, v in table.items() if k != "mode" or kit not in KITS}
     vals = declared.check(schema.WORKLOAD, own, p, where)
-    upd: dict[str, Any] = {}
+    upd: TomlTable = {}
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
     upd.update(_which_operation(ph, table, vals, p, where))
@@ -62,9 +63,9 @@ PLAIN = (
 )  # fmt: skip
 
 
-def _script_keys(table: dict[str, Any], p: Problems, where: str, base_dir: Path) -> dict[str, Any]:
+def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> TomlTable:
     """``script`` or ``scripts``: the phase's pgbench scripts, read and checked."""
-    upd: dict[str, Any] = {}
+    upd: TomlTable = {}
     if "script" in table:
         upd["scripts"] = tuple(_scripts([table["script"]], p, where, base_dir))
     if "scripts" in table:
@@ -76,11 +77,9 @@ def _script_keys(table: dict[str, Any], p: Problems, where: str, base_dir: Path)
     return upd
 
 
-def _load_keys(
-    table: dict[str, Any], vals: dict[str, Any], p: Problems, where: str
-) -> dict[str, Any]:
+def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
     """How long and how many threads: duration or transactions, threads ("auto": None)."""
-    upd: dict[str, Any] = {}
+    upd: TomlTable = {}
     if "threads" in vals:
         upd["threads"] = None if vals["threads"] == "auto" else vals["threads"]
     if "duration" in table and "transactions" in table:
@@ -92,7 +91,7 @@ def _load_keys(
     return upd
 
 
-def _check_together(new: PhaseSpec, table: dict[str, Any], p: Problems, where: str) -> None:
+def _check_together(new: PhaseSpec, table: TomlTable, p: Problems, where: str) -> None:
     """The rules between keys, on the phase they made: an operation's options, threads and
     clients, log sampling and the latency log."""
     given = [k for k in OPERATION_KEYS if k in table]
@@ -173,13 +172,11 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
     return out
 
 
-def _kit(
-    ph: PhaseSpec, table: dict[str, Any], vals: dict[str, Any], p: Problems, where: str
-) -> dict[str, Any]:
+def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
     """``kit``, ``mode`` and ``distribution`` as updates of ``ph``: a kit's scripts at their
     weights (without pgbench's vacuum of its own tables); a script or an operation given alone
     ends the kit."""
-    upd: dict[str, Any] = {}
+    upd: TomlTable = {}
     kit, mode = ph.kit, ph.mode
     if "kit" in table:
         if "script" in table or "scripts" in table or "operation" in table:
@@ -233,7 +230,7 @@ NOT_TPCH = (
 )  # fmt: skip
 
 
-def _not_tpch(kit: str | None, table: dict[str, Any], p: Problems, where: str) -> None:
+def _not_tpch(kit: str | None, table: TomlTable, p: Problems, where: str) -> None:
     """The keys of pgbench's runs that a TPC-H-like phase has no use for (``NOT_TPCH``),
     named before anything runs rather than ignored."""
     meaningless = [k for k in NOT_TPCH if k in table]
@@ -244,7 +241,7 @@ def _not_tpch(kit: str | None, table: dict[str, Any], p: Problems, where: str) -
               "query_timeout and random_seed — leave them out")  # fmt: skip
 
 
-def _power_clients(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
     """``clients`` of a TPC-H-like power run: one session runs its queries, so more than one
     client means nothing unless a ``[matrix] mode`` makes some points throughput runs."""
     if "mode" in axes:
@@ -262,9 +259,7 @@ def _power_clients(variants: Any, axes: dict[str, Any], named: bool, p: Problems
                 return
 
 
-def _tpch(
-    kit: str | None, table: dict[str, Any], vals: dict[str, Any], p: Problems, where: str
-) -> dict[str, Any]:
+def _tpch(kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
     """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
     given = [k for k in TPCH_KEYS if k in table]
     if given and kit != "tpch":
@@ -275,8 +270,8 @@ def _tpch(
 
 
 def _generator(
-    ph: PhaseSpec, table: dict[str, Any], vals: dict[str, Any], p: Problems, where: str
-) -> dict[str, Any]:
+    ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
+) -> TomlTable:
     """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
     said) instead of pgbench's scripts."""
     if "generator" in table and "generator" not in vals:
@@ -315,11 +310,11 @@ def _generator(
 
 
 def _which_operation(
-    ph: PhaseSpec, table: dict[str, Any], vals: dict[str, Any], p: Problems, where: str
-) -> dict[str, Any]:
+    ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
+) -> TomlTable:
     """``operation``, or a script instead of the operation ``ph`` had, as updates of ``ph``: a
     new operation starts from the default options."""
-    upd: dict[str, Any] = {}
+    upd: TomlTable = {}
     scripted = "script" in table or "scripts" in table
     if "operation" in table:
         if scripted:
@@ -351,7 +346,7 @@ def takes(ph: PhaseSpec, key: str) -> bool:
     return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
 
 
-def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
+def for_phase(ph: PhaseSpec, table: TomlTable) -> TomlTable:
     """``table`` (applied to every phase) without the options the phase, with the table's
     operation or script, does not take."""
     if "operation" in table and table["operation"] in OPERATIONS:
@@ -364,7 +359,7 @@ def for_phase(ph: PhaseSpec, table: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if takes(replace(ph, operation=op, kit=kit), k)}
 
 
-def kits_checked(variants: Any, axes: dict[str, Any], named: bool, p: Problems) -> None:
+def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
     """What the kits of a campaign's variants need of it: one kind of dataset per run, a scale
     the kit takes (in [matrix] too), and a kit for a [matrix] mode."""
     for v in variants:

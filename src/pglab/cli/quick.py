@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
-from typing import Any
 
 from pglab.campaign import parse as campaigns
 from pglab.cli import run as running
 from pglab.cli.common import Where
 from pglab.errors import LabError
+from pglab.jsonish import TomlTable
 
 
 def add_parser(
@@ -65,9 +65,9 @@ def add_parser(
 
 def quick_document(
     duration: int, repeats: int, dsn: str | None = None, allow_writes: bool = False
-) -> dict[str, Any]:
+) -> TomlTable:
     scripts = ["select-only", "tpcb-like"] if dsn is None or allow_writes else ["select-only"]
-    doc: dict[str, Any] = {
+    doc: TomlTable = {
         "name": "quick-" + datetime.now().strftime("%Y%m%d-%H%M%S"),
         "description": f"pglab quick: {' and '.join(scripts)} over client counts, "
         + ("embedded PostgreSQL" if dsn is None else "an existing server"),

@@ -40,6 +40,7 @@ from pglab.campaign.schema import (
     TUNE_KEYS,
 )
 from pglab.errors import CampaignError
+from pglab.jsonish import TomlTable
 
 LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
 # the run metric each objective is (tps: the run's own)
@@ -115,7 +116,7 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def _confirm_max(found: dict[str, Any], p: Problems, where: str) -> int | None:
+def _confirm_max(found: TomlTable, p: Problems, where: str) -> int | None:
     """confirm_max: more rounds than confirm_repeats, of a confirmation there is."""
     if "confirm_max" not in found:
         return None
@@ -129,7 +130,7 @@ def _confirm_max(found: dict[str, Any], p: Problems, where: str) -> int | None:
     return int(top)
 
 
-def parse_tune(table: dict[str, Any], where: str = "[tune]") -> tuple[TuneSpec, list[str]]:
+def parse_tune(table: TomlTable, where: str = "[tune]") -> tuple[TuneSpec, list[str]]:
     """The ``[tune]`` table checked: the spec and every problem found (one string each)."""
     p = Problems()
     found = declared.check(schema.TUNE, table, p, where, allowed=TUNE_KEYS)
@@ -199,7 +200,7 @@ def load(path: str | Path) -> tuple[Campaign, TuneSpec]:
 
 
 def parse(
-    doc: dict[str, Any], default_name: str, base_dir: Path | None = None,
+    doc: TomlTable, default_name: str, base_dir: Path | None = None,
     source_file: str | None = None,
 ) -> tuple[Campaign, TuneSpec]:  # fmt: skip
     rest = {k: v for k, v in doc.items() if k != "tune"}
