@@ -31,42 +31,48 @@ def size_text(n: float | None) -> str:
     return f"{n:.0f} B"
 
 
+# a positive size as a campaign file or a flag gives it: the parser's gate and the JSON Schema's
+# pattern (ECMA-262 and Python read it alike: no flags, no Unicode classes)
+SIZE_PATTERN = (
+    r"^(?=[^1-9]*[1-9])\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kKmMgGtT](?:[iI]?[bB])?|[bB])?\s*$"
+)
+
+
 def parse_size(text: str) -> int | None:
-    """Bytes of "300MB", "1GB", "512M", "1GiB", "2048" (units of 1024, any case); None when the
-    text is no positive size."""
-    text = text.strip().lower().removesuffix("ib").removesuffix("b")
-    num, unit = text.rstrip("kmgt"), text[len(text.rstrip("kmgt")) :]
-    try:
-        if len(unit) <= 1 and float(num) > 0:
-            return int(float(num) * _SIZE_UNITS[unit])
-    except ValueError:
-        pass
-    return None
+    """Bytes of "300MB", "1GB", "512M", "1GiB", "2048" (units of 1024, any case; a fraction of a
+    byte counts as one); None when the text is no positive size (``SIZE_PATTERN``)."""
+    m = re.fullmatch(SIZE_PATTERN, text)
+    if m is None:
+        return None
+    unit = (m[2] or "b").lower()[0]
+    return math.ceil(float(m[1]) * _SIZE_UNITS["" if unit == "b" else unit])
 
 
 _DURATION_UNITS = {"s": 1, "sec": 1, "min": 60, "h": 3600, "d": 86400}
 DURATION_FORMS = 'seconds (5400) or a duration such as "90s", "30min", "2h" or "1h30min"'
 
 
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+# a positive duration as text: a bare number of seconds, or numbers each with its unit; the
+# parser's gate and the JSON Schema's pattern (ECMA-262 and Python read it alike)
+DURATION_PATTERN = (
+    rf"^(?=[^1-9]*[1-9])\s*(?:{_NUMBER}|(?:{_NUMBER}\s*"
+    r"(?:[sS][eE][cC]|[sS]|[mM][iI][nN]|[hH]|[dD])\s*)+)\s*$"
+)
+
+
 def parse_duration(val: object) -> float | None:
     """A length of time in seconds from a positive number of seconds or a string such as "90s",
-    "30min", "2h" or "1h30min" (units s, min, h, d; a bare number is seconds); None if it is
-    neither."""
+    "30min", "2h" or "1h30min" (units s, sec, min, h, d in any case; a bare number is seconds;
+    ``DURATION_PATTERN``); None if it is neither."""
     if isinstance(val, bool):
         return None
     if isinstance(val, int | float):
         return float(val) if 0 < val < math.inf else None
-    if not isinstance(val, str):
+    if not isinstance(val, str) or re.fullmatch(DURATION_PATTERN, val) is None:
         return None
-    text = re.sub(r"\s+", "", val.lower())
-    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text):
-        return float(text) or None
-    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)([a-z]+)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    if any(u not in _DURATION_UNITS for _, u in parts):
-        return None
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts) or None
+    parts = re.findall(rf"({_NUMBER})\s*([a-zA-Z]*)", val)
+    return sum(float(n) * _DURATION_UNITS[u.lower() or "s"] for n, u in parts)
 
 
 def guc_megabytes(n: float) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from helpers.campaign_fuzz import DOCUMENTS
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from pglab.campaign import json_schema
@@ -159,3 +160,49 @@ def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc:
         assert errors, f"the JSON Schema accepts {doc}; the parser says {within}"
     if not said:
         assert not errors, f"the parser accepts {doc}; the JSON Schema says {errors[0].message}"
+
+
+# -- the values of one key: its declaration's JSON Schema and its reader agree ----------------
+
+SHAPED = ("size", "duration", "scale", "threads", "seed", "major", "repeats", "queries")
+ODD_VALUES: list[Any] = [
+    0, 1, 4.0, 4.5, -1, 2000.0, 1_000_001, 0.01, 0.001, True, "auto", "0", "00", "1", "1i",
+    "1ib", "1kib", "1 kb", "1 k b", "0.5", "1e3", "inf", ".5k", "300MB", "2GB", "1h30", "1h30min",
+    "90MIN", "1 h 30 min", "0s", "0.5s", "1 0min", "90sec", "16", "16.0", "time", [1, 2.0],
+    [3, 3.0], [23], "5400",
+]
+
+
+@pytest.mark.parametrize("shape", SHAPED)
+@pytest.mark.parametrize("value", ODD_VALUES, ids=repr)
+def test_a_value_is_taken_by_its_reader_iff_by_the_json_schema(shape: str, value: Any) -> None:
+    """Duration "0", size "1i" and scale = 2000.0 once passed the JSON Schema's pattern or type
+    while the parser refused them; each shape's schema and reader now agree value by value."""
+    from pglab.campaign.shapes import SHAPES
+
+    s = SHAPES[shape]
+    assert s.read is not None
+    by_schema = Draft202012Validator(s.schema).is_valid(value)
+    assert by_schema == (s.read(value) is not None), (shape, value)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(alphabet="0123456789.kKmMgGtTiIbBsSeEcCnNhHdD xy", max_size=9))
+def test_sizes_and_durations_agree_on_any_text(text: str) -> None:
+    from pglab.campaign.shapes import SHAPES
+
+    for shape in ("size", "duration"):
+        s = SHAPES[shape]
+        assert s.read is not None
+        by_schema = Draft202012Validator(s.schema).is_valid(text)
+        assert by_schema == (s.read(text) is not None), (shape, text)
+
+
+def test_a_whole_float_is_the_whole_number() -> None:
+    """TOML's ``clients = 4.0`` is an integer to the JSON Schema; the parser takes it as 4."""
+    doc = tomllib.loads("[workload]\nclients = 4.0\nduration = 5.0\n[dataset]\nscale = 2000.0\n")
+    assert VALIDATOR.is_valid(doc)
+    camp = campaign.parse(doc, default_name="x")
+    ph = camp.variants[0].phases[0]
+    assert (ph.clients, ph.duration, camp.variants[0].dataset.scale) == (4, 5, 2000)
+    assert all(type(v) is int for v in (ph.clients, ph.duration, camp.variants[0].dataset.scale))

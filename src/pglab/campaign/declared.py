@@ -18,6 +18,7 @@ from typing import Any
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.schema import BY_NAME, SHAPES, Key, Table
+from pglab.campaign.shapes import whole
 from pglab.jsonish import TomlTable
 
 _NOUNS = {"integer": "a whole number", "number": "a number", "boolean": "true or false",
@@ -85,6 +86,8 @@ def read(k: Key, val: Any) -> Any:
         return BAD
     if k.type in ("integer", "number") and not _in_range(k, val):
         return BAD
+    if k.type == "integer":
+        return whole(val)
     return float(val) if k.type == "number" else val
 
 
@@ -125,7 +128,7 @@ def _typed(kind: str, val: Any) -> bool:
     if isinstance(val, bool):
         return False
     if kind == "integer":
-        return isinstance(val, int)
+        return whole(val) is not None
     if kind == "number":
         return isinstance(val, int | float)
     return isinstance(val, str)

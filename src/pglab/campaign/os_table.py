@@ -15,6 +15,7 @@ from typing import Any
 from pglab.campaign import declared, os_checks, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
+from pglab.campaign.shapes import whole
 from pglab.jsonish import TomlTable
 
 
@@ -85,11 +86,12 @@ def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str,
     for key, which in LIMITS.items():
         if key not in val:
             continue
-        n, hard = val[key], resource.getrlimit(which)[1]
+        n, hard = whole(val[key]), resource.getrlimit(which)[1]
         top = hard if hard != resource.RLIM_INFINITY else 2**31 - 1
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
-            p.add(where, f"limits {key} = {n!r}: expected a whole number from 1 to {top} (the "
-                  f"hard limit pglab runs under: raise it with ulimit -H first)")  # fmt: skip
+        if n is None or not 1 <= n <= top:
+            p.add(where, f"limits {key} = {val[key]!r}: expected a whole number from 1 to "
+                  f"{top} (the hard limit pglab runs under: raise it with ulimit -H "
+                  "first)")  # fmt: skip
         else:
             out[key] = n
     return tuple(sorted(out.items()))

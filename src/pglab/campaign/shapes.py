@@ -12,7 +12,13 @@ from typing import Any
 
 from pglab.campaign.spec import ACCOUNT_COLUMNS, BUILTIN_SCRIPTS
 from pglab.jsonish import JsonObject
-from pglab.units import DURATION_FORMS, parse_duration, parse_size
+from pglab.units import (
+    DURATION_FORMS,
+    DURATION_PATTERN,
+    SIZE_PATTERN,
+    parse_duration,
+    parse_size,
+)
 
 
 @dataclass(frozen=True)
@@ -28,8 +34,19 @@ class Shape:
     expect: str = ""
 
 
+def whole(val: Any) -> int | None:
+    """``val`` as a whole number: an integer, or a float with no fraction (``4.0``, which JSON
+    Schema's "integer" also takes); None for anything else (booleans included)."""
+    if isinstance(val, bool):
+        return None
+    if isinstance(val, int):
+        return val
+    return int(val) if isinstance(val, float) and val.is_integer() else None
+
+
 def _whole(val: Any, low: int, high: float = float("inf")) -> bool:
-    return isinstance(val, int) and not isinstance(val, bool) and low <= val <= high
+    n = whole(val)
+    return n is not None and low <= n <= high
 
 
 def _strings(val: Any, unique: bool = False) -> bool:
@@ -39,11 +56,13 @@ def _strings(val: Any, unique: bool = False) -> bool:
 
 
 def _threads(val: Any) -> Any:
-    return val if val == "auto" or _whole(val, 1) else None
+    return val if val == "auto" else whole(val) if _whole(val, 1) else None
 
 
 def _seed(val: Any) -> Any:
-    return val if val in RANDOM_SEEDS or _whole(val, 0, 2**64 - 1) else None
+    if val in RANDOM_SEEDS:
+        return val
+    return whole(val) if _whole(val, 0, 2**64 - 1) else None
 
 
 def _size(val: Any) -> int | None:
@@ -66,20 +85,23 @@ def _columns(val: Any) -> tuple[str, ...] | None:
 
 
 def _major(val: Any) -> str | None:
-    if _whole(val, 1) or (isinstance(val, str) and val.isdigit() and val.isascii()):
-        return str(val)
+    if _whole(val, 1):
+        return str(whole(val))
+    if isinstance(val, str) and val.isdigit() and val.isascii():
+        return val
     return None
 
 
 def _scale(val: Any) -> Any:
     if isinstance(val, float) and SCALE_FACTORS[0] <= val <= SCALE_FACTORS[1]:
         return int(val) if val.is_integer() else val
-    return val if _whole(val, *SCALES) else None
+    return whole(val) if _whole(val, *SCALES) else None
 
 
 def _queries(val: Any) -> tuple[int, ...] | None:
     ok = isinstance(val, list) and val and all(_whole(q, 1, 22) for q in val)
-    return tuple(val) if ok and len(set(val)) == len(val) else None
+    found = tuple(int(q) for q in val) if ok else ()
+    return found if ok and len(set(found)) == len(found) else None
 
 
 def _path(val: Any) -> str | None:
@@ -106,7 +128,6 @@ def _target_names(val: Any) -> tuple[str, ...] | None:
     return tuple(val) if ok else None
 
 
-_SIZE = r"^(?=[^1-9]*[1-9])\s*([0-9]+\.?[0-9]*|\.[0-9]+)\s*([kKmMgGtT]?[iI]?[bB]?)\s*$"
 _SCALAR = {"type": ["string", "number", "boolean"]}
 SCALES = (1, 1_000_000)  # [dataset] scale: a whole number (pgbench's, a kit's unit)
 SCALE_FACTORS = (0.01, 1000.0)  # or a fraction: kit = "tpch"'s scale factor
@@ -135,8 +156,8 @@ SHAPES: dict[str, Shape] = {
     "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
     "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
         "type": "array", "minItems": 1, "items": _SCALAR}}),
-    "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                        {"type": "string", "pattern": _SIZE}]},
+    "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [
+        {"type": "integer", "minimum": 1}, {"type": "string", "pattern": SIZE_PATTERN}]},
                   _size, 'a size such as "300MB" or "2GB" (units of 1024)'),
     "options": Shape("array of strings, or one string", {"anyOf": [
         {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
@@ -151,7 +172,7 @@ SHAPES: dict[str, Shape] = {
         _major, 'a major version, e.g. "16"'),
     "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
                                                          {"const": "auto"}]},
-                     lambda v: v if v == "auto" or _whole(v, 1) else None,
+                     lambda v: v if v == "auto" else whole(v) if _whole(v, 1) else None,
                      'an integer ≥ 1, or "auto" (rounds until each comparison is decided)'),
     "scale": Shape("integer ≥ 1, or a TPC-H scale factor such as 0.01", {"anyOf": [
         {"type": "integer", "minimum": SCALES[0], "maximum": SCALES[1]},
@@ -166,7 +187,7 @@ SHAPES: dict[str, Shape] = {
                   "an absolute path"),
     "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
         {"type": "number", "exclusiveMinimum": 0},
-        {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(s|sec|min|h|d)?\s*)+$"}]},
+        {"type": "string", "pattern": DURATION_PATTERN}]},
         parse_duration, DURATION_FORMS),
     "target_name": Shape("target name", {"type": "string"}),  # read by storage: a reference
     "host_names": Shape('array of [hosts] names, or "local"',

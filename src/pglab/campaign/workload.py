@@ -14,6 +14,7 @@ from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import KITS
+from pglab.campaign.shapes import whole
 from pglab.campaign.spec import (
     BUILTIN_SCRIPTS,
     LOCAL,
@@ -143,9 +144,10 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
                 where, f"script {item!r}: a built-in name, a file path, or {{file=..., weight=...}}"
             )
             continue
-        weight = item.get("weight", 1)
-        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
-            p.add(where, f"script weight {weight!r}: expected a whole number ≥ 0")
+        given = item.get("weight", 1)
+        weight = whole(given)
+        if weight is None or weight < 0:
+            p.add(where, f"script weight {given!r}: expected a whole number ≥ 0")
             weight = 1
         if "builtin" in item:
             name = item["builtin"]
