@@ -23,6 +23,9 @@ from pglab.lab import Lab
 
 REPO = Path(__file__).resolve().parents[1]
 
+# every campaign or tune document a test shows refused is judged by the JSON Schema too
+pytest_plugins = ("helpers.collect_refusals",)
+
 # The Ctrl-C tests send SIGINT to pglab processes started from here. A shell that starts the suite
 # in the background (`nohup .ci/run &`) leaves SIGINT ignored, and children inherit an ignored
 # signal: Python would then never raise KeyboardInterrupt in them. With a handler here (reset to

@@ -1,8 +1,14 @@
-"""A pytest plugin that records every campaign or tune document the parser refuses while the
-tests run, into the corpus ``tests/unit/test_refusals.py`` checks the JSON Schema against
-(``tests/data/refused_documents.json``). Run it over the test files that refuse documents:
+"""A pytest plugin (loaded by ``tests/conftest.py`` in every run) that records every campaign or
+tune document the parser refuses while the tests run, and at the end judges each by the JSON
+Schema (``helpers.refusal_judge``): a document the parser refuses for a problem within the
+schema that the JSON Schema accepts fails the run, naming the test. So a new test of a refusal
+is checked as it is written, not only once it is in the corpus.
 
-    .venv/bin/pytest -p helpers.collect_refusals -q tests/unit/test_schema.py ... \\
+With ``--refusals-out FILE`` it also writes what it recorded: the corpus
+``tests/unit/test_refusals.py`` checks (``tests/data/refused_documents.json``). Collect it over
+the test files that refuse documents (the command is in docs/developers/testing.md):
+
+    .venv/bin/pytest -q tests/unit/test_schema.py ... \\
         --refusals-out tests/data/refused_documents.json
 
 Documents made up by Hypothesis are left out (random, and thousands of them), and so are
@@ -21,6 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import currently_in_test_context
 
+from helpers.refusal_judge import disagreement
 from pglab.campaign import parse as campaigns
 from pglab.errors import CampaignError
 from pglab.tune import spec as tune_spec
@@ -30,7 +37,8 @@ _current: list[str] = [""]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--refusals-out", default="tests/data/refused_documents.json")
+    parser.addoption("--refusals-out", default=None,
+                     help="write the refused documents recorded to this JSON file")  # fmt: skip
 
 
 def _recording(kind: str, parse: Any) -> Any:
@@ -91,7 +99,23 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     return (yield)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Every document refused in this run judged by the JSON Schema: a disagreement fails it."""
+    wrong = [(e["test"], why) for e in _found.values()
+             if (why := disagreement(e["doc"], e["said"])) is not None]  # fmt: skip
+    if not wrong:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.section("refused by the parser, not by the JSON Schema", sep="=", red=True)
+        for test, why in wrong:
+            reporter.line(f"{test}: {why}")
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    out = Path(config.getoption("--refusals-out"))
+    given = config.getoption("--refusals-out")
+    if given is None:
+        return
     kept = sorted(_found.values(), key=lambda e: (e["test"], json.dumps(e["doc"], sort_keys=True)))
-    out.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")
+    Path(given).write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")

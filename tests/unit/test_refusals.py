@@ -3,66 +3,35 @@ of ``campaign/schema/``: the parser (``pglab run`` and ``pglab tune``) and the J
 (``pglab schema``, for editors); and the examples accepted by both.
 
 The bad documents are collected from the tests that refuse them (``tests/helpers/
-collect_refusals.py`` writes ``tests/data/refused_documents.json``; run it again when tests of
-refusals are added: docs/developers/testing.md). A JSON Schema judges one document by its own
-shape: what needs more than that (another table's value, a file, this machine, two values
-compared) is the parser's alone, and ``BEYOND_THE_SCHEMA`` lists those rules by kind. A document
-whose problems are all of those kinds may pass the JSON Schema; any other must be refused by it,
-and the key the JSON Schema names must be the one the parser's message names."""
+collect_refusals.py`` writes ``tests/data/refused_documents.json``); the same plugin judges every
+document a running suite refuses, so a test of a new refusal is checked before it is collected
+(docs/developers/testing.md). A JSON Schema judges one document by its own shape: what needs
+more than that (another table's value, a file, this machine, two values compared) is the
+parser's alone, and ``helpers.refusal_judge.BEYOND_THE_SCHEMA`` lists those rules by kind. A
+document whose problems are all of those kinds may pass the JSON Schema; any other must be
+refused by it, and the key the JSON Schema names must be the one the parser's message names."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.campaign_fuzz import DOCUMENTS
+from helpers.refusal_judge import BEYOND_THE_SCHEMA, VALIDATOR, beyond, disagreement, schema_errors
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pglab.campaign import json_schema
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.tune import spec as tune_spec
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = json.loads((REPO / "tests" / "data" / "refused_documents.json").read_text())
-VALIDATOR = Draft202012Validator(json_schema.build())
-
-# What the declarations check (campaign/declared.py): a key unknown, a value of the wrong type,
-# not one of the choices, out of range; the JSON Schema says it too.
-DECLARED = re.compile(
-    r"unknown key |: expected |: use one of |must be a table|must be a "
-    r"non-empty array|= None: "
-)
-
-# The rules a JSON Schema of one document cannot state, by kind: why, and a regular expression
-# matching the parser's problem.
-BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
-    "names": ("names another part of the file",
-              r"is not a phase name|storage target .* is not defined|is not a \[hosts\.NAME\] "
-              r"of the file|phase name .* is used twice|pglab mounts nothing"),
-    "files": ("reads a file or a git clone", r"script file |git|clone"),
-    "formats": ("parses a value as another program does (libpq's connection strings)",
-                r"not a valid connection string"),
-    "machine": ("asks this machine (root, the kernel, its limits, its devices)",
-                r"as root|the kernel|hard limit|block device"),
-    "values": ("compares two values", r"is more than clients|generators for \d+ client|"
-               r"is below confirm_repeats|is above max|is too small for"),
-    "tables": ("a key valid only with another table's key or value (what a phase inherits "
-               "from [workload], a variant from the base, a [matrix] axis from the phases)",
-               r"but this phase runs|with kit = |with generator = |no phase runs|phases run "
-               r"different|measured phases|restore needs|is for an existing server|over the "
-               r"network|copies the files of a cluster|\[os\] sets|needs order = |needs "
-               r"(bindir|build|version) =|this is a tune file|tunes one point|not run by pglab "
-               r"tune|confirmation repeats are|objective = |p99 objective|confirm_max needs|"
-               r"kit .* runs in|progress = false|sampling_rate with|has .* as its scale|a "
-               r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB"),
-}  # fmt: skip
 
 
 def parser_problems(entry: dict[str, Any], base_dir: Path) -> list[str]:
@@ -78,24 +47,6 @@ def parser_problems(entry: dict[str, Any], base_dir: Path) -> list[str]:
     return []
 
 
-def schema_errors(doc: dict[str, Any]) -> list[Any]:
-    return list(VALIDATOR.iter_errors(doc))
-
-
-def beyond(problem: str) -> str | None:
-    """The kind of rule beyond the JSON Schema that ``problem`` is (None: within it)."""
-    if DECLARED.search(problem):
-        return None
-    return next((k for k, (_, rx) in BEYOND_THE_SCHEMA.items() if re.search(rx, problem)), None)
-
-
-def named_keys(error: Any) -> set[str]:
-    """The keys a JSON Schema error is about: the last names of its path, or the keys its
-    message quotes (an unknown key, one of two given together)."""
-    keys = {p for p in error.absolute_path if isinstance(p, str)}
-    return keys | set(re.findall(r"'([A-Za-z_]\w*)'", error.message))
-
-
 @pytest.mark.parametrize(
     "entry", CORPUS, ids=[f"{i}:{e['test'].rsplit('::', 1)[-1]}" for i, e in enumerate(CORPUS)]
 )
@@ -105,13 +56,7 @@ def test_a_refused_document_is_refused_by_both(entry: dict[str, Any], tmp_path: 
         assert {beyond(s) for s in entry["said"]} == {"machine"}, entry
         return
     assert len(said) == len(set(said)), f"a problem said twice: {said}"
-    errors = schema_errors(entry["doc"])
-    within = [s for s in said if beyond(s) is None]
-    if within:
-        assert errors, f"the JSON Schema accepts {entry['doc']}; the parser says {within}"
-    for error in errors:  # the key the JSON Schema names, the parser names too
-        keys = named_keys(error)
-        assert not keys or any(k in " ".join(said) for k in keys), (error.message, said)
+    assert disagreement(entry["doc"], said) is None
 
 
 def test_the_corpus_covers_every_table_and_both_files() -> None:
@@ -166,10 +111,46 @@ def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc:
 
 SHAPED = ("size", "duration", "scale", "threads", "seed", "major", "repeats", "queries")
 ODD_VALUES: list[Any] = [
-    0, 1, 4.0, 4.5, -1, 2000.0, 1_000_001, 0.01, 0.001, True, "auto", "0", "00", "1", "1i",
-    "1ib", "1kib", "1 kb", "1 k b", "0.5", "1e3", "inf", ".5k", "300MB", "2GB", "1h30", "1h30min",
-    "90MIN", "1 h 30 min", "0s", "0.5s", "1 0min", "90sec", "16", "16.0", "time", [1, 2.0],
-    [3, 3.0], [23], "5400",
+    0,
+    1,
+    4.0,
+    4.5,
+    -1,
+    2000.0,
+    1_000_001,
+    0.01,
+    0.001,
+    True,
+    "auto",
+    "0",
+    "00",
+    "1",
+    "1i",
+    "1ib",
+    "1kib",
+    "1 kb",
+    "1 k b",
+    "0.5",
+    "1e3",
+    "inf",
+    ".5k",
+    "300MB",
+    "2GB",
+    "1h30",
+    "1h30min",
+    "90MIN",
+    "1 h 30 min",
+    "0s",
+    "0.5s",
+    "1 0min",
+    "90sec",
+    "16",
+    "16.0",
+    "time",
+    [1, 2.0],
+    [3, 3.0],
+    [23],
+    "5400",
 ]
 
 
@@ -206,3 +187,27 @@ def test_a_whole_float_is_the_whole_number() -> None:
     ph = camp.variants[0].phases[0]
     assert (ph.clients, ph.duration, camp.variants[0].dataset.scale) == (4, 5, 2000)
     assert all(type(v) is int for v in (ph.clients, ph.duration, camp.variants[0].dataset.scale))
+
+
+def test_a_run_whose_refusal_the_json_schema_does_not_share_fails(tmp_path: Path) -> None:
+    """The plugin judges what a running suite refuses: a test whose document the parser refuses
+    for a value the JSON Schema takes (here said by hand) fails the run, and names the test."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_new_refusal.py").write_text(
+        "from helpers import collect_refusals\n\n"
+        "def test_clients_refused():\n"
+        "    collect_refusals._record('campaign', {'workload': {'clients': 4}},\n"
+        "        'problems:\\n  [workload]: clients = 4: expected a whole number ≥ 8')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "helpers.collect_refusals", "-p",
+         "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refused by the parser, not by the JSON Schema" in done.stdout
+    assert "test_new_refusal.py::test_clients_refused: the JSON Schema accepts" in done.stdout
+    assert "1 passed" in done.stdout
