@@ -32,7 +32,8 @@ needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="no perf (l
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # a select-only phase, a tpcb-like one, then seed 004's scans before and after VACUUM with the
-# scripts of examples/seed004-seqscan-vacuum.toml (a fifth of the accounts updated first)
+# scripts of examples/seed004-seqscan-vacuum.toml (a fifth of the accounts updated first), then
+# a connection per transaction (connect = true: backends that live less than the watcher's poll)
 READ_WRITE = f"""name = "prof-rw"
 [server.settings]
 autovacuum = "off"
@@ -73,6 +74,12 @@ measured = false
 name = "scan after vacuum"
 script = "{EXAMPLES / "seed004-seqscan.sql"}"
 clients = 1
+duration = 2
+vacuum = false
+[[phases]]
+name = "connect"
+script = "select-only"
+connect = true
 duration = 2
 vacuum = false
 [profile]
@@ -134,7 +141,7 @@ def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path:
     assert "hot functions by CPU samples" in shown.stdout
     assert "backend" in shown.stdout and "self %" in shown.stdout, shown.stdout
     titles = re.findall(r"phase '([^']+)': hot functions", shown.stdout)
-    assert titles == ["read", "write", "scan before vacuum", "scan after vacuum"], shown.stdout
+    assert titles == ["read", "write", "scan before vacuum", "scan after vacuum", "connect"]
     out = tmp_path / "stacks.folded"
     done = subprocess.run([*base, "export", str(run.id), "--profile", "folded", "-o", str(out)],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -159,7 +166,24 @@ def test_the_profile_is_shown_and_exported_whole(read_write, lab: Lab, tmp_path:
     with csv_out.open() as f:
         rows = list(csv.DictReader(f))
     assert {r["phase"] for r in rows} == {"read", "write", "scan before vacuum",
-                                          "scan after vacuum"}  # fmt: skip
+                                          "scan after vacuum", "connect"}  # fmt: skip
+
+
+@needs_perf
+def test_backends_of_a_connection_per_transaction_are_profiled(read_write) -> None:
+    """pgbench -C: each backend lives a transaction, less than the watcher's half-second poll,
+    so its title is never read; the recording's fork events keep its samples, as short-lived
+    (they went to "others" before), and they show the cost of starting a backend."""
+    _, run = read_write
+    stacks = _phase_stacks(run, "connect")
+    short = stacks.get(folded.SHORT_LIVED, Counter())
+    assert short.total() > 20, {k: c.total() for k, c in stacks.items()}
+    assert {"InitPostgres", "PostgresMain"} & _functions(short), short.most_common(5)
+    # the postmaster forks them: its own share is larger than in the read phase
+    read = _phase_stacks(run, "read")
+    share = {name: st.get("postmaster", Counter()).total() / sum(c.total() for c in st.values())
+             for name, st in (("connect", stacks), ("read", read))}  # fmt: skip
+    assert share["connect"] > share["read"], share
 
 
 VISIBILITY = {"HeapTupleSatisfiesMVCC", "HeapTupleSatisfiesVisibility"}
@@ -171,7 +195,7 @@ def test_a_scan_checks_visibility_before_vacuum_and_not_after(read_write) -> Non
     row version's visibility; after VACUUM the pages are all-visible and the checks go."""
     _, run = read_write
     assert profiles.profiled_phases([run]) == ["read", "write", "scan before vacuum",
-                                               "scan after vacuum"]  # fmt: skip
+                                               "scan after vacuum", "connect"]  # fmt: skip
     before, after = (
         profiles.hot_functions([run], phase=f"scan {w} vacuum") for w in ("before", "after")
     )

@@ -37,6 +37,36 @@ def test_perf_script_folds_by_process_kind() -> None:
     assert other.samples("backend") == 22 and other.others == 18
 
 
+SHORT = """\
+        postgres 100 PERF_RECORD_FORK(200:200):(100:100)
+        postgres 200 PERF_RECORD_COMM exec: postgres:200/200
+postgres 200 
+\t          46d9bb InitPostgres (/opt/pg18/bin/postgres)
+\t          46fa5d PostgresMain (/opt/pg18/bin/postgres)
+
+        postgres 200 PERF_RECORD_EXIT(200:200):(100:100)
+            bash 900 PERF_RECORD_FORK(300:300):(900:900)
+postgres 300 
+\t          46fa5d PostgresMain (/opt/pg18/bin/postgres)
+
+         pgbench 400 PERF_RECORD_FORK(400:401):(400:400)
+postgres 100 
+\t          3d6d15 postmaster_child_launch (/opt/pg18/bin/postgres)
+\t          3da19d ServerLoop.isra.0 (/opt/pg18/bin/postgres)
+
+"""
+
+
+def test_a_backend_gone_before_the_poll_is_kept_as_short_lived() -> None:
+    """A backend of connect = "new" lives less than the watcher's half-second poll: the
+    recording's fork event says the postmaster forked it, so its samples stay (a postgres
+    forked by another program does not; an event line before a sample does not hide it)."""
+    found = folded.fold(SHORT, {100: "postmaster", 400: folded.CLIENT})
+    assert found.stacks[folded.SHORT_LIVED] == Counter({"PostgresMain;InitPostgres": 1})
+    assert found.samples("postmaster") == 1 and found.others == 1
+    assert "--show-task-events" in perf.script_argv("x")
+
+
 @pytest.mark.parametrize(
     ("title", "kind"),
     [

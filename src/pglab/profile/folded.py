@@ -4,9 +4,11 @@ A folded stack is one line ``outermost;...;innermost COUNT``: the format flamegr
 speedscope and inferno read. Samples are grouped by the kind of PostgreSQL process that took
 them, told by its process title (``postgres: checkpointer``, ``postgres: bench postgres [local]
 SELECT``, ...), which the watcher reads while the phase runs (``kind_of``); pgbench run here
-is ``pgbench`` (the load generator's own CPU). perf samples every CPU: the samples of processes
-the watcher did not see as the server's (other programs, a process that lived less than a
-poll) are left out.
+is ``pgbench`` (the load generator's own CPU). perf samples every CPU: the samples of other
+programs are left out. A process of the server that lived less than the watcher's poll (half a
+second: every backend of ``connect = true``, pgbench -C; a parallel worker of a short query)
+never had its title read; the recording's fork events (``perf script --show-task-events``) say
+the server forked it, and its samples are kept as ``short-lived``.
 
 A phase keeps them as the table ``profile``: a row per kind, its sample count and its stacks,
 zlib-compressed and base64-encoded (``pack``/``unpack``), so that the store keeps them as any
@@ -19,7 +21,7 @@ import base64
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,8 @@ COLUMNS = ["process", "samples", "stacks"]
 NOTE_COLUMNS = ["sampler", "note"]
 UNKNOWN = "[unknown]"
 CLIENT = "pgbench"
+SHORT_LIVED = "short-lived"  # forked by the server, gone before its title was read
+_FORK = re.compile(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)")
 # the auxiliary processes by the start of their title (after "postgres: " and a cluster name)
 AUX = (
     ("checkpointer", "checkpointer"),
@@ -84,15 +88,18 @@ class Folded:
 
 
 def fold(text: str, kinds: Mapping[int, str]) -> Folded:
-    """Parse ``perf script -F comm,pid,ip,sym,dso`` output; ``kinds``: pid -> process kind."""
+    """Parse ``perf script -F comm,pid,ip,sym,dso --show-task-events`` output; ``kinds``: pid ->
+    process kind, as the watcher read them (a ``postgres`` the server forked and the watcher
+    never saw: ``SHORT_LIVED``)."""
     out = Folded()
+    kind_of_pid = _with_short_lived(text, kinds)
     for block in text.split("\n\n"):
-        lines = [line for line in block.splitlines() if line.strip()]
+        lines = [ln for ln in block.splitlines() if ln.strip() and "PERF_RECORD_" not in ln]
         if not lines:
             continue
         head = lines[0].split()
         try:
-            kind = kinds.get(int(head[-1]))
+            kind = kind_of_pid(" ".join(head[:-1]), int(head[-1]))
         except (ValueError, IndexError):
             continue
         if kind is None:
@@ -112,6 +119,20 @@ def fold(text: str, kinds: Mapping[int, str]) -> Folded:
             stack = ";".join(reversed(frames))
             out.stacks.setdefault(kind, Counter())[stack] += 1
     return out
+
+
+def _with_short_lived(text: str, kinds: Mapping[int, str]) -> Callable[[str, int], str | None]:
+    """The kind of a sample's process by its comm and pid: the watcher's, else ``SHORT_LIVED``
+    for a ``postgres`` whose parent (by the recording's fork events) is one of the server's."""
+    server = {pid for pid, kind in kinds.items() if kind != CLIENT}
+    parents = {int(c): int(p) for c, p in _FORK.findall(text) if c != p}  # c == p: a thread
+
+    def kind_of_pid(comm: str, pid: int) -> str | None:
+        if pid in kinds:
+            return kinds[pid]
+        return SHORT_LIVED if comm == "postgres" and parents.get(pid) in server else None
+
+    return kind_of_pid
 
 
 def _clean(sym: str) -> str:

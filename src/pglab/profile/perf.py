@@ -56,9 +56,10 @@ def record_argv(out: Path | str, hz: int, exe: str | None = None) -> list[str]:
 
 def script_argv(data: Path | str, exe: str | None = None) -> list[str]:
     """``perf script``'s words: per sample a ``comm pid`` line, then its frames ``address
-    symbol (binary)``, innermost first, and a blank line."""
+    symbol (binary)``, innermost first, and a blank line; between them a line per fork, exec and
+    exit (``--show-task-events``: who forked a process the watcher never saw)."""
     return [exe or executable(), "script", "-i", str(data), "-F", "comm,pid,ip,sym,dso",
-            "--no-inline"]  # fmt: skip
+            "--no-inline", "--show-task-events"]  # fmt: skip
 
 
 def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
