@@ -18,7 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import jinja2
 import markupsafe
@@ -28,6 +28,7 @@ from pglab.analysis import points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
+from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
 from pglab.report.browser import PointData
 from pglab.report.model import Point, Report, gather, point_of
@@ -412,7 +413,7 @@ def _campaign_charts(made: list[charts.Chart], served: Served | None,
             for n, title in enumerate(titles)]  # fmt: skip
 
 
-def _num(v: Any, digits: int = 0) -> str:
+def _num(v: float | None, digits: int = 0) -> str:
     if v is None:
         return "–"
     return f"{v:,.{digits}f}"
@@ -549,7 +550,7 @@ def _script_rows(pt: Point) -> list[scripts.ScriptRow]:
     return rows if any(r.number > 1 for r in rows) else []
 
 
-def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[Any]]]:
+def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[StatementReport]]]:
     """Each script of the representative run with its statements (pgbench -r), slowest first."""
     run = pt.representative
     if run is None:
