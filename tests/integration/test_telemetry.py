@@ -138,7 +138,7 @@ duration = 34
     chart = charts.point_chart(pt, 1)
     assert chart is not None and chart.missing == ()
     assert pt.latency_ms[99.0] >= pt.latency_ms[50.0] > 0
-    assert pt.telemetry["figures"]["checkpoints"] >= 1
+    assert pt.telemetry is not None and pt.telemetry.figures["checkpoints"] >= 1
 
 
 def test_commit_counts_agree_with_pgbench(tmp_path: Path, lab: Lab, no_leftovers, server) -> None:

@@ -86,8 +86,10 @@ def _plan(*types: str) -> dict:
 def test_plan_shape_changes_are_named() -> None:
     hashed = _plan("Aggregate", "Hash Join", "Seq Scan")
     merged = _plan("Aggregate", "Merge Join", "Seq Scan")
-    assert plans.shape_change(hashed, hashed) is None
-    assert plans.shape_change(hashed, merged) == "hash join → merge join"
+    hashed_plan, merged_plan = plans.parse(hashed), plans.parse(merged)
+    assert plans.shape(merged_plan) == ("Aggregate", "Merge Join", "Seq Scan")
+    assert plans.shape_change(hashed_plan, hashed_plan) is None
+    assert plans.shape_change(hashed_plan, merged_plan) == "hash join → merge join"
 
 
 def test_work_mem_spills_are_named_with_or_without_a_shape_change() -> None:
@@ -98,7 +100,8 @@ def test_work_mem_spills_are_named_with_or_without_a_shape_change() -> None:
     exact = {"Plan": {"Node Type": "Aggregate", "Plans": [
         {"Node Type": "Bitmap Heap Scan", "Exact Heap Blocks": 107134, "Lossy Heap Blocks": 0,
          "Plans": [{"Node Type": "Bitmap Index Scan"}]}]}}  # fmt: skip
-    assert plans.spills(exact) == {} and plans.spills(lossy) == {"bitmap": 66153}
+    assert plans.spills(plans.parse(exact)) == {}
+    assert plans.spills(plans.parse(lossy)) == {"bitmap": 66153}
     assert plans.change(lossy, exact) == "same nodes; bitmap lossy on 66,153 blocks → in memory"
     assert plans.change(exact, exact) is None
     batched = {"Node Type": "Hash", "Hash Batches": 8}
@@ -111,4 +114,6 @@ def test_work_mem_spills_are_named_with_or_without_a_shape_change() -> None:
         "hash, hash join → merge join; sort on disk (21.0 MB), hash in 8 batches → in memory"
     )
     aggregated = {"Plan": {"Node Type": "Aggregate", "Disk Usage": 2048, "HashAgg Batches": 5}}
-    assert plans.spill_text(plans.spills(aggregated)) == "hash aggregate on disk (2.0 MB)"
+    assert (
+        plans.spill_text(plans.spills(plans.parse(aggregated))) == "hash aggregate on disk (2.0 MB)"
+    )

@@ -16,7 +16,7 @@ import contextlib
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -348,7 +348,7 @@ class Operation:
         assert self.into is not None
         total = clients.dump_data_bytes(self.into) if op == "restore" else 0
         copies = clients.CopyProgress("COPY TO" if op == "dump" else "COPY FROM", total)
-        params: dict[str, Any] = {"db": db, "command": copies.phase_name, "app": f"pg_{op}"}
+        params: dict[str, str] = {"db": db, "command": copies.phase_name, "app": f"pg_{op}"}
         return (
             lambda c: copies.row(c.execute(clients.COPY_SQL, params).fetchall()),
             lambda c: _pids(c, clients.SESSIONS_SQL, params),
@@ -373,7 +373,9 @@ class Operation:
         return str(done.stdout + done.stderr).strip()
 
 
-def _pids(conn: psycopg.Connection, sql: str, params: dict[str, Any]) -> list[int]:
+def _pids(conn: psycopg.Connection, sql: str, params: Mapping[str, str | int]) -> list[int]:
+    """The pids the query finds (its named ``params``: the session's pid, a client program's
+    database, command and application name)."""
     return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
 
 

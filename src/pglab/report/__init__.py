@@ -18,7 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import jinja2
 import markupsafe
@@ -28,11 +28,13 @@ from pglab.analysis import points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
+from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
+from pglab.report.browser import PointData
 from pglab.report.model import Point, Report, gather, point_of
+from pglab.report.views import EmbeddedChart, PageContext, PointView, StorageView
 from pglab.store.base import Store
 from pglab.targets import results as storage_tables
-from pglab.telemetry.summary import lines as telemetry_lines
 
 if TYPE_CHECKING:  # optuna, which tune.summary imports, takes a while
     from pglab.tune.summary import TuneSummary
@@ -210,7 +212,7 @@ def render(
     made: list[charts.Chart],
     per_point: dict[int, charts.Chart],
     tune: TuneSummary | None = None,
-    data: dict[int, dict[str, Any]] | None = None,
+    data: dict[int, PointData] | None = None,
     served: Served | None = None,
     env: jinja2.Environment | None = None,
 ) -> str:
@@ -265,9 +267,9 @@ def _context(
     made: list[charts.Chart],
     per_point: dict[int, charts.Chart],
     tune: TuneSummary | None,
-    data: dict[int, dict[str, Any]] | None,
+    data: dict[int, PointData] | None,
     served: Served | None,
-) -> dict[str, Any]:
+) -> PageContext:
     """What the page's templates are rendered with."""
     derived = sorted({k for pt in rep.points for k in pt.row.derived})
     if data is None:
@@ -276,7 +278,7 @@ def _context(
     point_data = {n: _point_view(rep, n, d, per_point) for n, d in data.items()}
     spec = rep.campaign.get("spec") or {}
     shown_charts = _campaign_charts(made[1 if tune is not None else 0 :], served, rep)
-    return dict(
+    return PageContext(
         r=rep,
         tune=tune,
         tune_settings={c.label: c.settings for c in tune.candidates} if tune else {},
@@ -307,7 +309,7 @@ def _context(
         num=_num,
         spread=_spread_text,
         summary_cells=summary_cells,
-        telemetry_lines=lambda pt: telemetry_lines(pt.telemetry) if pt.telemetry else [],
+        telemetry_lines=lambda pt: pt.telemetry.lines if pt.telemetry else [],
         when=_when,
         script_rows=_script_rows,
         statement_rows=_statement_rows,
@@ -318,19 +320,19 @@ def _context(
     )
 
 
-def _point_view(rep: Report, n: int, d: dict[str, Any],
-                per_point: dict[int, charts.Chart]) -> dict[str, Any]:  # fmt: skip
+def _point_view(rep: Report, n: int, d: PointData,
+                per_point: dict[int, charts.Chart]) -> PointView:  # fmt: skip
     """Point ``n``'s numbers as the page puts them: JSON safe inside a <script>, and what its
     caption says."""
     text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
     png = f"{per_point[n].name}.png" if n in per_point else None
-    return {"json": markupsafe.Markup(text), "run": d["run"], "png": png, "runs": d["runs"],
-            "others": bool(d["others"]), "missing": d["missing"],
-            "scripts": browser.script_names(rep.points[n - 1]), "flame": d.get("flame"),
-            "flame_diff": d.get("flame_diff")}  # fmt: skip
+    return PointView(json=markupsafe.Markup(text), run=d["run"], png=png, runs=d["runs"],
+                     others=bool(d["others"]), missing=d["missing"],
+                     scripts=browser.script_names(rep.points[n - 1]), flame=d.get("flame"),
+                     flame_diff=d.get("flame_diff"))  # fmt: skip
 
 
-def _storage_view(row: RunStorage) -> dict[str, Any]:
+def _storage_view(row: RunStorage) -> StorageView:
     """A stored storage result as the page shows it: pg_test_fsync's ops/s per method and
     test, or fio's jobs."""
     if row["tool"] == "fio":
@@ -350,19 +352,19 @@ def _storage_view(row: RunStorage) -> dict[str, Any]:
             for i, r in enumerate(sec["rows"])
         ]  # fmt: skip
         text_columns = 2
-    return {
-        "title": f"{row['tool']} {row['tool_version']} (storage result #{row['id']})",
-        "where": storage_tables.where(row),
-        "when": _when(row["measured_at"]),
-        "roles": " and ".join(sorted(row["roles"], key=["data", "WAL"].index)),
-        "points": len(row["points"]),
-        "matched_by": "device, file system and mount options"
+    return StorageView(
+        title=f"{row['tool']} {row['tool_version']} (storage result #{row['id']})",
+        where=storage_tables.where(row),
+        when=_when(row["measured_at"]),
+        roles=" and ".join(sorted(row["roles"], key=["data", "WAL"].index)),
+        points=len(row["points"]),
+        matched_by="device, file system and mount options"
         if row["matched_by"] == "device"
         else "directory",
-        "columns": columns,
-        "numeric": [i >= text_columns for i in range(len(columns))],
-        "rows": rows,
-    }
+        columns=columns,
+        numeric=[i >= text_columns for i in range(len(columns))],
+        rows=rows,
+    )
 
 
 def _page_js(name: str = "points.js") -> str:
@@ -394,24 +396,24 @@ def _run_suffix(rep: Report) -> str:
     return f"-run{rep.only_run}" if rep.only_run else ""
 
 
-def _embedded(ch: charts.Chart) -> dict[str, Any]:
-    return {"name": ch.name, "title": ch.title, "missing": ch.missing, "url": None,
-            "b64": base64.b64encode(ch.png).decode()}  # fmt: skip
+def _embedded(ch: charts.Chart) -> EmbeddedChart:
+    return EmbeddedChart(name=ch.name, title=ch.title, missing=ch.missing, url=None,
+                         b64=base64.b64encode(ch.png).decode())  # fmt: skip
 
 
 def _campaign_charts(made: list[charts.Chart], served: Served | None,
-                     rep: Report) -> list[dict[str, Any]]:  # fmt: skip
+                     rep: Report) -> list[EmbeddedChart]:  # fmt: skip
     """The campaign charts the page shows: drawn (embedded), or served, each at its URL (the
     time per query only for a TPC-H-like campaign)."""
     if served is None:
         return [_embedded(c) for c in made]
     titles = chart_titles(rep)
-    return [{"name": f"campaign-{n}", "title": title, "missing": (), "b64": "",
-             "url": served.chart_url.replace("{n}", str(n))}
+    return [EmbeddedChart(name=f"campaign-{n}", title=title, missing=(), b64="",
+                          url=served.chart_url.replace("{n}", str(n)))
             for n, title in enumerate(titles)]  # fmt: skip
 
 
-def _num(v: Any, digits: int = 0) -> str:
+def _num(v: float | None, digits: int = 0) -> str:
     if v is None:
         return "–"
     return f"{v:,.{digits}f}"
@@ -429,7 +431,7 @@ def _spread_text(pt: Point) -> str:
 
 
 def _top_wait(pt: Point) -> str:
-    waits = (pt.telemetry or {}).get("top_waits") or []
+    waits = pt.telemetry.top_waits if pt.telemetry else []
     for name, pct, _ in waits:
         if name != "CPU:running":
             return f"{name} {pct:.0f}%"
@@ -437,7 +439,7 @@ def _top_wait(pt: Point) -> str:
 
 
 def _figure(pt: Point, name: str, scale: float, digits: int) -> str:
-    v = ((pt.telemetry or {}).get("figures") or {}).get(name)
+    v = pt.telemetry.figures.get(name) if pt.telemetry else None
     return "–" if v is None else f"{v * scale:,.{digits}f}"
 
 
@@ -548,7 +550,7 @@ def _script_rows(pt: Point) -> list[scripts.ScriptRow]:
     return rows if any(r.number > 1 for r in rows) else []
 
 
-def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[Any]]]:
+def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[StatementReport]]]:
     """Each script of the representative run with its statements (pgbench -r), slowest first."""
     run = pt.representative
     if run is None:

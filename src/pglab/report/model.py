@@ -3,15 +3,18 @@
 TPS is the median of its repeats (the *representative* run, whose per-second series are drawn).
 
 Pure data, no drawing: ``charts`` turns this into figures and ``html`` into the page.
+
+A point's telemetry is a ``PointTelemetry`` (the figures, top waits and lines of text of
+``telemetry.summary``); the campaign's environment is the first ok run's ``Fingerprint``
+without its settings (``Report.settings`` has the non-default ones).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pglab.analysis import derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
@@ -26,7 +29,17 @@ from pglab.records import reason_of
 from pglab.report.cache import RunCache
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store.base import Store
-from pglab.telemetry.summary import phase_summary
+from pglab.telemetry.summary import lines, phase_summary
+
+
+@dataclass(frozen=True, slots=True)
+class PointTelemetry:
+    """The telemetry of a point's representative run, over its measured phases: the summary
+    ``pglab show`` prints (``telemetry.summary.phase_summary``) and its lines of text."""
+
+    figures: dict[str, float]  # read_hit_ratio, wal_mb_s, cpu_user_pct, ...
+    top_waits: list[tuple[str, float, float]]  # (type:event, % of waits, sessions)
+    lines: list[str]  # ``telemetry.summary.lines``: what the point's section lists
 
 
 @dataclass
@@ -39,9 +52,11 @@ class Point:
     # and per-second progress only (drawn beside the representative's TPS)
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
-    telemetry: dict[str, Any] | None = None  # phase_summary of the representative's measured phases
+    telemetry: PointTelemetry | None = None  # of the representative's measured phases
     scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
-    vs_fsync: dict[str, Any] | None = None  # single-client commits vs the WAL storage's syncs
+    # single-client commits vs the WAL storage's syncs (``syncrate.commit_vs_fsync``), which
+    # only the page reads (by its keys)
+    vs_fsync: Mapping[str, object] | None = None
 
     @property
     def row(self) -> PointRow:
@@ -58,10 +73,10 @@ class Report:
     baseline: str | None
     points: list[Point]
     runs: list[RunRow]  # every run, in the order stored
-    environment: dict[str, Any]  # fingerprint facts shared by the runs (first ok run's)
+    environment: Fingerprint  # the facts shared by the runs (first ok run's), no settings
     versions: list[str]  # server versions seen
     settings: dict[str, str]  # non-default settings of the first ok run
-    notices: list[Any] = field(default_factory=list)  # warnings (derived.Notice)
+    notices: list[derived.Notice] = field(default_factory=list)  # warnings
     storage: list[RunStorage] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
@@ -127,7 +142,9 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         if key is not None and len(series.get(key[0], ())) > 1:
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
     first = next((loaded[r.id] for r in runs if r.id in loaded), None)
-    fp = first.fingerprint if first is not None else {}
+    fp: Fingerprint = first.fingerprint if first is not None else {}
+    environment = fp.copy()
+    environment.pop("settings", None)
     builds = {
         str(v.fingerprint["build"].get("key")): build.facts(v.fingerprint)
         for v in loaded.values()
@@ -139,7 +156,7 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         baseline=baseline or (points.reference_of(camp) if axis_base else None),
         points=pts,
         runs=runs,
-        environment={k: v for k, v in fp.items() if k != "settings"},
+        environment=environment,
         versions=sorted({v.fingerprint.get("server_version", "?") for v in loaded.values()}),
         settings=non_default_settings(fp),
         only_run=only_run,
@@ -252,7 +269,8 @@ def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: Ru
     idxs = measured_phases(rep)
     if idxs:
         seconds = sum(p.elapsed_s or 0 for p in rep.phases if p.idx in idxs)
-        pt.telemetry = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
+        summary = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
+        pt.telemetry = PointTelemetry(summary["figures"], summary["top_waits"], lines(summary))
 
 
 def _histogram(run: StoredRun) -> latency_hist.Histogram:

@@ -3,11 +3,14 @@ throughput run's streams): no per-second TPS and no latency log can exist for it
 place each query of the run is a bar where it ran on the time axis (from its start to its end,
 as long as its seconds), as tall as its seconds (a stream per colour), and the latency panel is
 hidden. Drawn as PNG (``pglab report --png``) or as numbers for the page (``series``); the
-telemetry panels beneath are the usual ones."""
+telemetry panels beneath are the usual ones.
+
+The page's numbers are a ``QueryStream`` per stream (JSON in the page,
+``browser.PointData["queries"]``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.tidy import measured_phases, table
 from pglab.rows import StoredRun
@@ -20,6 +23,17 @@ COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 TITLE = "Each query: its seconds, drawn where it ran (timeouts hatched)"
 
 
+class QueryStream(TypedDict):
+    """A stream's queries in the order they ran: each one's start (seconds since the run's
+    start), seconds, number and whether it timed out."""
+
+    name: str  # the phase's name, and "stream N" when it had several
+    start: list[float]
+    seconds: list[float]
+    query: list[int]
+    timed_out: list[bool]
+
+
 def is_queries_run(run: StoredRun) -> bool:
     """Whether the run's measured phases are kit = "tpch"'s power or throughput runs."""
     idxs = measured_phases(run)
@@ -29,7 +43,7 @@ def is_queries_run(run: StoredRun) -> bool:
     )  # fmt: skip
 
 
-def series(run: StoredRun, t0: float) -> list[dict[str, Any]]:
+def series(run: StoredRun, t0: float) -> list[QueryStream]:
     """A stream per measured phase and stream (a power run is one): each query's start (s
     since ``t0``), seconds, number and whether it timed out, in the order it ran (a stream's
     queries run one after another from the phase's start)."""
@@ -37,22 +51,24 @@ def series(run: StoredRun, t0: float) -> list[dict[str, Any]]:
     out = []
     for idx in measured_phases(run):
         start = (phases[idx].started_at or t0) - t0
-        by_stream: dict[int, list[list[Any]]] = {}
+        by_stream: dict[int, list[tuple[int, float, bool]]] = {}  # (query, seconds, timed out)
         if power.TABLE in run.series.get(str(idx), {}):
-            by_stream[0] = [[r[0], r[1], r[3]] for r in table(run, idx, power.TABLE)["rows"]]
+            by_stream[0] = [
+                (int(r[0]), float(r[1]), bool(r[3])) for r in table(run, idx, power.TABLE)["rows"]
+            ]
         else:
             for r in table(run, idx, throughput.TABLE)["rows"]:
-                by_stream.setdefault(int(r[0]), []).append([r[1], r[2], r[4]])
+                by_stream.setdefault(int(r[0]), []).append((int(r[1]), float(r[2]), bool(r[4])))
         for stream, rows in sorted(by_stream.items()):
             at, starts = start, []
             for _, secs, _ in rows:
                 starts.append(round(at, 3))
-                at += float(secs)
+                at += secs
             name = phases[idx].name + (f" stream {stream}" if len(by_stream) > 1 else "")
-            out.append({"name": name, "start": starts,
-                        "seconds": [round(float(r[1]), 4) for r in rows],
-                        "query": [int(r[0]) for r in rows],
-                        "timed_out": [bool(r[2]) for r in rows]})  # fmt: skip
+            out.append(QueryStream(name=name, start=starts,
+                                   seconds=[round(secs, 4) for _, secs, _ in rows],
+                                   query=[n for n, _, _ in rows],
+                                   timed_out=[late for _, _, late in rows]))  # fmt: skip
     return out
 
 

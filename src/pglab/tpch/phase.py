@@ -15,7 +15,6 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
 
 import psycopg
 
@@ -46,7 +45,9 @@ def queries_of(phase: PhaseSpec) -> tuple[int, ...]:
     return phase.queries or QUERIES
 
 
-def explain(session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int) -> Any:
+def explain(
+    session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int
+) -> dict[str, object]:
     """Each query's plan (``plans.TABLE``), on a session of its own."""
     with session() as conn:
         conn.autocommit = True
