@@ -21,8 +21,8 @@ from pglab.fingerprints import Fingerprint, LoopBacking, Mount
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # each kind of server calls its own function here (``Server.fingerprint``)
-    from pglab.postgres.existing import ExistingServer
     from pglab.postgres.on_host import HostServer
+    from pglab.postgres.reach import Reach
     from pglab.postgres.server import Cluster
 
 NON_DEFAULT_SQL = """
@@ -198,7 +198,7 @@ def of_run(cluster: Cluster) -> Fingerprint:
     return fp
 
 
-def of_existing(server: ExistingServer, binaries: Binaries) -> Fingerprint:
+def of_existing(server: Reach, binaries: Binaries) -> Fingerprint:
     """An existing server as pgbench's sessions see it (with the run's session settings), the
     machine pgbench runs on, where that is relative to the server (``client``) and the round
     trip between them, measured now."""
@@ -245,7 +245,7 @@ def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
     """A server pglab made on another host: as an existing server is seen (settings, round
     trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
     ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
-    fp = of_existing(server, binaries)
+    fp = of_existing(server.reach, binaries)
     here = {k: fp[k] for k in ("hostname", "kernel", "cpus", "ram_bytes", "cpu_model")}
     there = server.remote.facts(f"{server.bindir}/pgbench")
     fp.update(Fingerprint(

@@ -15,9 +15,10 @@ Made when a campaign first needs it, and gone when the campaign ends:
   removed by the next start (``run/resume.py``, from the record in ``$PGLAB_HOME/hosts/``).
 
 Settings go into ``pglab.conf`` there, by reload or restart as on this machine (every setting
-but the ones pglab manages can vary). Over the network it is what an existing server is
-(``ExistingServer``: facts, catalog, the dataset in ``database``, the round trip), reached with
-its password, which only libpq and pgbench's environment see.
+but the ones pglab manages can vary). Over the network it is reached as an existing server is,
+by a ``reach.Reach`` it holds (facts, catalog, the dataset in ``database``, the round trip): it
+is not an ``ExistingServer`` (pglab never starts those), it has the same way in. Its password,
+generated here, is seen only by libpq and pgbench's environment.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psutil
+import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 
@@ -47,8 +49,8 @@ from pglab.errors import HostError, ServerError
 from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
-from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import OsView
+from pglab.postgres.reach import Facts, Reach
 from pglab.postgres.server import CONF_FILE, LOG_LINE_PREFIX, SUPERUSER, wait_applied
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
@@ -62,11 +64,12 @@ PORTS = (20000, 60999)  # where a port is drawn (again if taken)
 CACHE = ".cache/pglab/pg"
 
 
-class HostServer(ExistingServer):
+class HostServer:
     """The server pglab made on a host; ``owned``: pglab starts, stops and restarts it."""
 
     owned = True
-    unwatched = ()  # its host's OS is read over SSH (telemetry/host_os.py), its log by SFTP
+    local_processes = False  # its processes are the host's
+    unwatched: tuple[tuple[str, str], ...] = ()  # its OS read over SSH (telemetry/host_os.py)
 
     def __init__(
         self,
@@ -78,6 +81,7 @@ class HostServer(ExistingServer):
         storage: StorageSpec | None = None,
     ):
         self.remote = remote
+        self.lab = lab
         self.host = remote.spec.name
         self.local_binaries = binaries
         self.server: Background | None = None
@@ -113,9 +117,41 @@ class HostServer(ExistingServer):
             host=self.listen, port=str(self.port), user=SUPERUSER, dbname="postgres",
             password=password,
         )  # fmt: skip
-        super().__init__(replace(spec, dsn=dsn), lab)
         self.key = f"host:{self.host}"
         self.where = f"the server on {self.host} ({self.listen}:{self.port})"
+        self.reach = Reach(replace(spec, dsn=dsn), self.key, self.where)
+
+    # -- reached as an existing server is (``Reach``) ------------------------------------------
+    @property
+    def spec(self) -> ServerSpec:
+        return self.reach.spec
+
+    def connect(
+        self, dbname: str | None = None, with_options: bool = False, admin: bool = False
+    ) -> psycopg.Connection:
+        """A session in pglab's database (``admin``: in the ``postgres`` database)."""
+        return self.reach.connect(dbname, with_options, admin)
+
+    def pgbench_conn_args(self, dbname: str | None = None) -> list[str]:
+        return [self.reach.conninfo(dbname, with_options=True)]
+
+    def bench_session(self) -> psycopg.Connection:
+        return self.reach.connect(with_options=True)
+
+    def client_conninfo(self, dbname: str | None = None) -> str:
+        return self.reach.conninfo(dbname, with_options=True)
+
+    def facts(self) -> Facts:
+        return self.reach.facts()
+
+    def catalog(self) -> dict[str, SettingDef]:
+        return self.reach.catalog()
+
+    def mark_start(self) -> None:
+        self.reach.mark_start()
+
+    def changed_under_run(self) -> str | None:
+        return self.lost()  # stopped or restarted under the run: its numbers mean nothing
 
     # -- making it ----------------------------------------------------------------------------
     def _binaries(self) -> str:
@@ -226,7 +262,7 @@ class HostServer(ExistingServer):
     ) -> None:
         if self.server is None:  # paused
             self._start()
-        super().wait_ready(timeout, on_status)
+        self.reach.wait_ready(timeout, on_status)
 
     # -- where its files are ------------------------------------------------------------------
     @property
@@ -316,9 +352,10 @@ class HostServer(ExistingServer):
             self._start()
             self.applied = new
             return "restart"
-        with self.connect(admin=True) as conn:
+        with self.reach.connect(admin=True) as conn:
             conn.execute("SELECT pg_reload_conf()")
-        wait_applied(lambda: self.connect(admin=True), self.applied, new, catalog, self.log_tail)
+        admin = lambda: self.reach.connect(admin=True)  # noqa: E731
+        wait_applied(admin, self.applied, new, catalog, self.log_tail)
         self.applied = new
         return "reload"
 
@@ -344,7 +381,7 @@ class HostServer(ExistingServer):
         return {"name": target.name, "kind": target.kind, "root": root, "host": self.host}
 
     def pgbench_env(self) -> dict[str, str]:
-        return {"PGPASSWORD": str(self.params["password"])}
+        return {"PGPASSWORD": str(self.reach.password)}
 
     # -- during and after a run ---------------------------------------------------------------
     def lost(self, grace: float = 0.0) -> str | None:
@@ -355,7 +392,7 @@ class HostServer(ExistingServer):
             )
         if self.server is None or self.server.done:
             return f"the server on {self.host} was not running at the end of the run"
-        return super().lost(grace)
+        return self.reach.lost()
 
     def log_size(self) -> int:
         try:
