@@ -18,6 +18,7 @@ import psutil
 
 from pglab import __version__
 from pglab.fingerprints import Fingerprint, LoopBacking, Mount
+from pglab.postgres import build
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # each kind of server calls its own function here (``Server.fingerprint``)
@@ -148,17 +149,10 @@ def of_binaries(b: Binaries) -> Fingerprint:
     if b.pgbench_from is not None:
         out["pgbench_from"] = b.pgbench_from
     if b.build is not None:
-        out["build"] = {k: b.build.get(k) for k in BUILD_FACTS}
-        if out["build"]["git"] is None:  # a build from a tree or tarball
-            del out["build"]["git"]
-        else:  # what `pglab history` shows of each execution
-            out["build_commit"] = b.build["git"]["commit"]
+        out["build"] = dict(build.facts_of(b.build))  # git only for a build of a commit
+        if (git := b.build.get("git")) is not None:  # what `pglab history` shows of each run
+            out["build_commit"] = git["commit"]
     return out
-
-
-# what the fingerprint keeps of a build's build.json (postgres/build.py)
-BUILD_FACTS = ("version", "source", "source_sha256", "options", "effective_options", "patches",
-               "compiler", "system", "key", "build_seconds", "git")  # fmt: skip
 
 
 def of_run(cluster: Cluster) -> Fingerprint:
