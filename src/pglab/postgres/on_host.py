@@ -19,6 +19,10 @@ but the ones pglab manages can vary). Over the network it is reached as an exist
 by a ``reach.Reach`` it holds (facts, catalog, the dataset in ``database``, the round trip): it
 is not an ``ExistingServer`` (pglab never starts those), it has the same way in. Its password,
 generated here, is seen only by libpq and pgbench's environment.
+
+Typed: a storage target as the fingerprint describes it on the host is a :class:`HostTarget`;
+a directory made on a host, written down in ``$PGLAB_HOME/hosts/`` for the next pglab, a
+:class:`MadeDir` (the record's JSON).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import psutil
 import psycopg
@@ -57,6 +61,26 @@ from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # asyncssh takes a while to import: only with a host
     from pglab.hosts.ssh import Background, Remote
+
+
+class HostTarget(TypedDict):
+    """A storage target of a server on a host, as its run's fingerprint describes it
+    (``Fingerprint.storage``'s ``data``/``wal``)."""
+
+    name: str
+    kind: str
+    root: str  # the server's own directory under the target's path, on the host
+    host: str
+
+
+class MadeDir(TypedDict):
+    """A directory pglab made on a host, and the pglab that made it (``record``)."""
+
+    host: str
+    dir: str
+    pid: int
+    created: float  # that process's create_time
+
 
 START_TIMEOUT = 120
 COPY_TIMEOUT = 3600
@@ -375,10 +399,10 @@ class HostServer:
         fp["pg_wal"] = wal.stdout.strip() or None  # where it really is, on the host
         return fp
 
-    def _described(self, target: TargetSpec | None, root: str | None) -> dict[str, Any] | None:
+    def _described(self, target: TargetSpec | None, root: str | None) -> HostTarget | None:
         if target is None or root is None:
             return None
-        return {"name": target.name, "kind": target.kind, "root": root, "host": self.host}
+        return HostTarget(name=target.name, kind=target.kind, root=root, host=self.host)
 
     def pgbench_env(self) -> dict[str, str]:
         return {"PGPASSWORD": str(self.reach.password)}
@@ -500,9 +524,8 @@ def record(lab: Lab, host: str, path: str) -> None:
     d.mkdir(parents=True, exist_ok=True)
     me = psutil.Process()
     name = hashlib.sha256(f"{host}:{path}".encode()).hexdigest()[:16]
-    (d / f"{name}.json").write_text(
-        json.dumps({"host": host, "dir": path, "pid": me.pid, "created": me.create_time()})
-    )
+    made = MadeDir(host=host, dir=path, pid=me.pid, created=me.create_time())
+    (d / f"{name}.json").write_text(json.dumps(made))
 
 
 def forget(lab: Lab, host: str, path: str) -> None:
@@ -510,12 +533,12 @@ def forget(lab: Lab, host: str, path: str) -> None:
     (_records(lab) / f"{name}.json").unlink(missing_ok=True)
 
 
-def leftovers(lab: Lab) -> list[dict[str, Any]]:
+def leftovers(lab: Lab) -> list[MadeDir]:
     """Directories made on hosts by a pglab that is no longer running."""
     found = []
     for path in sorted(_records(lab).glob("*.json")) if _records(lab).is_dir() else []:
         with contextlib.suppress(ValueError, OSError):
-            info = json.loads(path.read_text())
+            info: MadeDir = json.loads(path.read_text())  # as ``record`` wrote it
             try:
                 alive = abs(psutil.Process(info["pid"]).create_time() - info["created"]) < 0.01
             except psutil.Error:

@@ -349,7 +349,7 @@ class Executor:
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
         remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
         if remote:
-            fp["generators"] = self.hosts.check(remote)
+            fp["generators"] = {n: dict(f) for n, f in self.hosts.check(remote).items()}
             fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
 
     def _phase(
