@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
@@ -33,6 +33,15 @@ PREFIX = "confirm "
 NONE_BETTER = "no configuration is significantly better than the defaults"
 
 
+class CandidateJson(TypedDict):
+    """A candidate as the study keeps it (Optuna's user attribute ``candidates``, JSON)."""
+
+    label: str
+    settings: dict[str, str]
+    trial: int | None
+    search_value: float | None
+
+
 @dataclass(frozen=True)
 class Candidate:
     label: str  # "default", "pgtune", "trial 12"
@@ -40,12 +49,12 @@ class Candidate:
     trial: int | None = None
     search_value: float | None = None  # the trial's own measurement in the search
 
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "settings": dict(self.settings), "trial": self.trial,
-                "search_value": self.search_value}  # fmt: skip
+    def to_json(self) -> CandidateJson:
+        return CandidateJson(label=self.label, settings=dict(self.settings), trial=self.trial,
+                             search_value=self.search_value)  # fmt: skip
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Candidate:
+    def from_json(cls, d: CandidateJson) -> Candidate:
         return cls(d["label"], tuple(sorted(d["settings"].items())), d.get("trial"),
                    d.get("search_value"))  # fmt: skip
 
