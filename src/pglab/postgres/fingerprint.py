@@ -12,9 +12,10 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psutil
+import psycopg
 
 from pglab import __version__
 from pglab.fingerprints import Fingerprint, LoopBacking, Mount
@@ -39,7 +40,7 @@ SELECT current_setting('data_checksums'), current_setting('block_size'),
 """
 
 
-def server_build(conn: Any) -> dict[str, str]:
+def server_build(conn: psycopg.Connection) -> dict[str, str]:
     row = conn.execute(BUILD_SQL).fetchone()
     keys = ("data_checksums", "block_size", "wal_segment_size", "assertions")
     return dict(zip(keys, (str(v) for v in row), strict=True)) if row else {}

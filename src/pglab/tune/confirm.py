@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
     from pglab.store.base import Store
 
 if TYPE_CHECKING:
-    from pglab.tune.trials import Search, TrialRecord, TuneEvents
+    from pglab.campaign.spec import RunSpec
+    from pglab.tune.trials import Search, Setup, TrialRecord, TuneEvents
 
 PREFIX = "confirm "
 NONE_BETTER = "no configuration is significantly better than the defaults"
@@ -258,7 +259,7 @@ def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
         yield r, rnd
 
 
-def _run_of(setup: Any, cand: Candidate, repeat: int) -> Any:
+def _run_of(setup: Setup, cand: Candidate, repeat: int) -> RunSpec:
     return dataclasses.replace(
         setup.base, variant=PREFIX + cand.label, repeat=repeat,
         server=setup.base.server.with_settings(dict(cand.settings)),
