@@ -213,8 +213,9 @@ def test_only_pglab_and_the_generators_may_connect_with_the_password(ns_hosts, l
         gen2 = Remote(specs["gen2"]).open()
         try:
             said = gen2.run(
-                [f"{embedded_bindir()}/psql", "-At", "-c", "SELECT 1", srv.conninfo("postgres")],
-                env={"PGPASSWORD": str(srv.params["password"])}, check=False,
+                [f"{embedded_bindir()}/psql", "-At", "-c", "SELECT 1",
+                 srv.reach.conninfo("postgres")],
+                env={"PGPASSWORD": str(srv.reach.password)}, check=False,
             )  # fmt: skip
         finally:
             gen2.close()

@@ -191,6 +191,36 @@ def test_the_kind_check_is_caught() -> None:
     assert kind_checks("isinstance(x, Table)") == []
 
 
+def server_bases(text: str) -> list[tuple[str, str]]:
+    """(class, base) for each class of a module that inherits from a server class."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef):
+            names = {n.id for b in node.bases for n in ast.walk(b) if isinstance(n, ast.Name)}
+            names |= {n.attr for b in node.bases for n in ast.walk(b)
+                      if isinstance(n, ast.Attribute)}  # fmt: skip
+            found += [(node.name, base) for base in sorted(names & set(SERVER_CLASSES))]
+    return found
+
+
+def test_no_kind_of_server_inherits_from_another() -> None:
+    """Each kind implements ``interface.Server`` by itself, sharing by composition (a server
+    on a host and an existing one each hold a ``reach.Reach``): a server pglab starts is not a
+    kind of the servers pglab never starts."""
+    found = [hit for path in MODULES for hit in server_bases(path.read_text())]
+    assert found == []
+
+
+def test_the_inheritance_is_caught() -> None:
+    assert server_bases("class HostServer(ExistingServer): pass") == [
+        ("HostServer", "ExistingServer")
+    ]
+    assert server_bases("class X(existing.ExistingServer, Protocol): pass") == [
+        ("X", "ExistingServer")
+    ]
+    assert server_bases("class DsnServer(Server, Protocol): pass") == []
+
+
 def test_the_executor_runs_every_phase_through_one_runner() -> None:
     """The executor does not tell kinds of phase apart (``run/phases.runner_for`` does): no
     branch on a phase's generators, no call of a load generator or an operation of its own."""

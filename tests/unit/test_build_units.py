@@ -126,3 +126,24 @@ def test_a_build_cache_that_cannot_be_made_is_an_error(tmp_path: Path, monkeypat
         build.ensure(BuildSpec(str(tarball)), Lab(home=tmp_path, run_as=None))
     assert f"cannot make the build cache {tmp_path / 'file' / 'builds'}" in err.value.message
     assert err.value.hint and "PGLAB_BUILDS" in err.value.hint
+
+
+def test_a_fingerprint_keeps_a_build_s_facts_in_the_stored_order() -> None:
+    """``facts_of`` writes the keys stored fingerprints have always had, in their order; git
+    only for a build of a commit; a key build.json lacks is None (as ``dict.get`` gave)."""
+    patch = build.Patch(name="p.patch", path="/x/p.patch", sha256="ab" * 32)
+    info = build.BuildInfo(
+        key="k1", recipe=1, source="/src/pg.tar.bz2", source_sha256="cd" * 32, options=["-x"],
+        patches=[patch], libraries=["zstd"], compiler="gcc 12", system="configure",
+        effective_options=["CFLAGS=-O2", "-x"], ccache=False, version="15.8", built_at=1.0,
+        build_seconds=80.5,
+    )  # fmt: skip
+    facts = build.facts_of(info)
+    assert list(facts) == ["version", "source", "source_sha256", "options", "effective_options",
+                           "patches", "compiler", "system", "key", "build_seconds"]  # fmt: skip
+    assert facts["patches"] == [patch] and facts["build_seconds"] == 80.5
+    git = build.GitSource(clone="/src/pg", ref="master", commit="f" * 40, subject="a commit")
+    with_git = build.facts_of(build.BuildInfo(**info, git=git))
+    assert list(with_git)[-1] == "git" and with_git["git"] == git
+    older = build.facts_of(build.BuildInfo(key="k0", source="/src/old"))
+    assert older["version"] is None and older["key"] == "k0" and "git" not in older

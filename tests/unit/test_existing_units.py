@@ -12,7 +12,7 @@ from pglab.campaign import parse
 from pglab.campaign.spec import mask_dsn, masked_document
 from pglab.errors import CampaignError, ServerError
 from pglab.postgres import altered
-from pglab.postgres.existing import Facts, _options, explain, require_version
+from pglab.postgres.reach import Facts, _options, explain, require_version
 from pglab.store import mask_url
 
 

@@ -94,3 +94,20 @@ def test_the_files_a_campaign_names_travel_by_content_through_the_store(tmp_path
         (tmp_path / "a.patch").write_text("another\n")
         with pytest.raises(LabError, match=r"a\.patch on this worker is not the file"):
             files.place(store, carried)
+
+
+def test_a_job_s_arguments_are_the_json_the_worker_s_child_reads() -> None:
+    """What ``submit`` defers is ``JobArgs`` as JSON, read back by the queue's views; the
+    child gets it with the worker's keys (``JobPayload``)."""
+    import json
+
+    from pglab.fleet.queue import JobArgs, JobPayload, _args, as_json
+
+    args = JobArgs(campaign="c", document={"name": "c", "variants": {"a": {}}}, base_dir="/d",
+                   source_file=None, files=[{"path": "/d/s.sql", "sha256": "00" * 32}],
+                   points=["p1", "p2"], group="clients=4", rounds=[2])  # fmt: skip
+    text = json.dumps(as_json(args))
+    assert _args(text) == args == _args(json.loads(text))  # jsonb as text, or decoded
+    assert _args(json.dumps({"campaign": "old"})).get("group", "?") == "?"  # an older job's
+    payload = JobPayload(**args, store="postgresql:///s", lab_home="/lab", worker="w1")
+    assert set(payload) == set(JobPayload.__annotations__)

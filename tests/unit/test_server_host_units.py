@@ -94,3 +94,17 @@ def test_a_server_s_watcher_stops_it_with_the_signal_asked_for() -> None:
     words = shlex.split(Remote.command(["postgres", "-D", "d"], stop_signal="INT"))
     assert words[2] == watcher("INT") and "kill -INT $c" in words[2]
     assert "kill -TERM $c" in watcher()
+
+
+def test_this_machine_s_facts_have_every_key_a_host_s_facts_have() -> None:
+    """``LocalHost.facts`` and ``Remote.facts`` give one shape (``HostFacts``), what a run's
+    fingerprint keeps of its generator hosts."""
+    import sys
+
+    from pglab.hosts.facts import HostFacts
+    from pglab.hosts.local import LocalHost
+
+    facts = LocalHost().facts(sys.executable)  # "Python 3.x": not pgbench
+    assert list(facts) == list(HostFacts.__annotations__)
+    assert facts["host"] == "local" and facts["cpus"] and facts["ram_bytes"]
+    assert facts["pgbench"] is not None and facts["pgbench"].startswith("Python")

@@ -19,11 +19,11 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pglab.analysis import verdicts
 from pglab.analysis.executions import value_of
 from pglab.campaign.execution import SEP
+from pglab.jsonish import TomlTable
 from pglab.rows import RunRow
 
 ENDS = ("good", "middle", "bad")
@@ -82,9 +82,7 @@ def step_name(campaign: str, commit: str) -> str:
     return f"{campaign}{SEP}bisect-{commit[:12]}"
 
 
-def step_document(
-    doc: dict[str, Any], name: str, commits: dict[str, str], repeats: int
-) -> dict[str, Any]:
+def step_document(doc: TomlTable, name: str, commits: dict[str, str], repeats: int) -> TomlTable:
     """The step's campaign: the file's document without its variants and matrix, its server's
     build (git, options, patches) at each commit of ``commits`` (good, middle, bad) as a
     variant of its own, interleaved rounds."""

@@ -22,7 +22,7 @@ from pglab.store import open_store
 class Enqueued:
     submitted: fleet.Submitted
     plan: Plan
-    carried: list[dict[str, str]]  # the files the jobs carry
+    carried: list[files.Carried]  # the files the jobs carry
 
     @property
     def runs(self) -> int:

@@ -15,13 +15,22 @@ import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError, LabError
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
+
+
+class Carried(TypedDict):
+    """A file a job carries (in its JSON arguments): where the campaign names it, and the
+    content's sha256, by which the store keeps it."""
+
+    path: str
+    sha256: str
+
 
 # what one campaign may carry in all: a patch series is a few MB, a release tarball ~30 MB
 LIMIT = 256 * 2**20
@@ -43,7 +52,7 @@ def named(points: Iterable[RunSpec]) -> list[str]:
     return list(out)
 
 
-def carry(store: Store, points: Iterable[RunSpec]) -> list[dict[str, str]]:
+def carry(store: Store, points: Iterable[RunSpec]) -> list[Carried]:
     """Keep the files the points name in ``store``; what a job says of them."""
     paths = named(points)
     total = sum(Path(p).stat().st_size for p in paths)
@@ -53,10 +62,10 @@ def carry(store: Store, points: Iterable[RunSpec]) -> list[dict[str, str]]:
             f"job carries ({LIMIT // 2**20} MB)",
             hint="put a large source on every worker as a directory (a tree is not carried)",
         )
-    return [{"path": p, "sha256": store.put_file(Path(p).read_bytes())} for p in paths]
+    return [Carried(path=p, sha256=store.put_file(Path(p).read_bytes())) for p in paths]
 
 
-def place(store: Store, carried: Iterable[dict[str, str]]) -> list[str]:
+def place(store: Store, carried: Iterable[Carried]) -> list[str]:
     """Make each carried file be where the campaign named it; the paths written."""
     written = []
     for item in carried:

@@ -21,6 +21,7 @@ from pglab.campaign.parse import parse
 from pglab.campaign.spec import RunSpec
 from pglab.errors import LabError
 from pglab.fleet import files
+from pglab.fleet.queue import JobPayload
 from pglab.lab import Lab
 from pglab.records import RunResult, reason_of
 from pglab.run.campaign_run import How, run_campaign
@@ -41,7 +42,7 @@ class LineEvents(QuietEvents):
 
 
 def main() -> int:
-    job = json.load(sys.stdin)
+    job: JobPayload = json.load(sys.stdin)  # as the worker wrote it
     try:
         with open_store(job["store"]) as store:
             for path in files.place(store, job.get("files", [])):

@@ -6,6 +6,10 @@ directory its relative paths start from) and the point keys of its group. Jobs o
 share a procrastinate ``lock`` (never two at once) and ``queueing_lock`` (never two waiting):
 submitting again after anything adds only groups that have runs to do and no job waiting or
 running.
+
+Typed: a job's arguments are a :class:`JobArgs` (procrastinate keeps them as JSON; the worker
+passes them on to its child with the worker's own keys, a :class:`JobPayload`), a job of the
+queue a :class:`JobRow`, a worker a :class:`WorkerRow`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import procrastinate
 import psycopg
@@ -23,12 +27,36 @@ from procrastinate import exceptions as pq_errors
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec, masked_document
 from pglab.errors import LabError
+from pglab.fleet.files import Carried
+from pglab.jsonish import JsonObject, TomlTable
 from pglab.planning.plan import Plan
 
 TASK = "pglab.fleet.run_group"
 DEFAULT_QUEUE = "pglab"
 WORKERS_TABLE = "pglab_fleet_workers"
 ACTIVE = ("todo", "doing")
+
+
+class JobArgs(TypedDict):
+    """A job's arguments, as submitted (keys a job queued by an older pglab may lack: not
+    required)."""
+
+    campaign: str
+    document: TomlTable  # the campaign's file as parsed, passwords masked
+    base_dir: str  # where its relative paths start
+    source_file: NotRequired[str | None]
+    files: NotRequired[list[Carried]]
+    points: list[str]  # the group's point keys
+    group: str  # its label
+    rounds: NotRequired[list[int]]  # [fleet] spread = "rounds": the group's round
+
+
+class JobPayload(JobArgs):
+    """What the worker gives its child (``fleet/job.py``, JSON on its stdin)."""
+
+    store: str
+    lab_home: str
+    worker: str
 
 
 def is_postgres_url(url: str) -> bool:
@@ -119,19 +147,13 @@ def submit(
     campaign: Campaign,
     plan: Plan,
     queue: str = DEFAULT_QUEUE,
-    files: list[dict[str, str]] | None = None,
+    files: list[Carried] | None = None,
 ) -> Submitted:
     """Queue a job per group of the plan's runs; ``files``: what ``fleet.files.carry`` kept of
     the files the campaign names (each job says them, the worker writes what it lacks)."""
     ensure_schema(url)
-    args_base: dict[str, Any] = {
-        "campaign": campaign.name,
-        # the campaign's name, which an execution (NAME@LABEL) changes, over the file's
-        "document": {**masked_document(campaign.document), "name": campaign.name},
-        "base_dir": str(campaign.base_dir),
-        "source_file": campaign.source_file,
-        "files": files or [],
-    }
+    # the campaign's name, which an execution (NAME@LABEL) changes, over the file's
+    document: TomlTable = {**masked_document(campaign.document), "name": campaign.name}
     done = Submitted([], [])
     app = app_for(url)
     with app.open():
@@ -148,10 +170,18 @@ def submit(
                 app.configure_task(
                     TASK, queue=queue, lock=group.key, queueing_lock=group.key
                 ).defer(
-                    **args_base,
-                    points=list(group.points),
-                    group=group.label,
-                    rounds=list(group.rounds),
+                    **as_json(
+                        JobArgs(
+                            campaign=campaign.name,
+                            document=document,
+                            base_dir=str(campaign.base_dir),
+                            source_file=campaign.source_file,
+                            files=files or [],
+                            points=list(group.points),
+                            group=group.label,
+                            rounds=list(group.rounds),
+                        )
+                    )
                 )
             except pq_errors.AlreadyEnqueued:
                 done.already.append(group)
@@ -169,7 +199,7 @@ class JobRow:
     group: str
     status: str  # todo, doing, succeeded, failed, cancelled, aborted
     worker: str | None
-    since: Any  # when it was queued, or started
+    since: float | None  # when it was queued, or started (a timestamp)
     attempts: int
 
 
@@ -196,11 +226,30 @@ def jobs_of(url: str, campaign: str | None = None) -> list[JobRow]:
     ]  # fmt: skip
 
 
-def _args(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else json.loads(value)
+def as_json(args: JobArgs) -> JsonObject:
+    """A job's arguments as procrastinate writes them (JSON)."""
+    return dict(args)
 
 
-def workers_of(url: str) -> list[dict[str, Any]]:
+def _args(value: Any) -> JobArgs:
+    """A job's arguments as the database gives them (jsonb as psycopg decodes it, or text)."""
+    args: JobArgs = json.loads(value) if isinstance(value, str) else value
+    return args
+
+
+class WorkerRow(TypedDict):
+    """A worker the queue knows (``workers_of``)."""
+
+    name: str
+    queue: str
+    started_at: float  # timestamps
+    heartbeat: float
+    host: str | None  # the host it runs on (its hostname), None when not written down
+    job: int | None  # the job it runs, and that job's comparison group
+    group: str | None
+
+
+def workers_of(url: str) -> list[WorkerRow]:
     """The workers procrastinate still knows (it forgets those long silent): name, queue, the
     host they run on, when they started, their last heartbeat, and the job they run (its id
     and comparison group) or None."""
@@ -219,8 +268,9 @@ def workers_of(url: str) -> list[dict[str, Any]]:
             (TASK,),  # not the schedules' ticks
         ).fetchall()
     return [
-        dict(name=r[0], queue=r[1], started_at=r[2].timestamp(), heartbeat=r[3].timestamp(),
-             host=r[4], job=r[5], group=_args(r[6]).get("group") if r[6] is not None else None)
+        WorkerRow(name=r[0], queue=r[1], started_at=r[2].timestamp(),
+                  heartbeat=r[3].timestamp(), host=r[4], job=r[5],
+                  group=_args(r[6]).get("group") if r[6] is not None else None)
         for r in rows
     ]  # fmt: skip
 

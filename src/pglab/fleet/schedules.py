@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from croniter import croniter
@@ -34,6 +33,7 @@ from pglab.campaign.spec import masked_document
 from pglab.errors import LabError
 from pglab.fleet import queue as fleet
 from pglab.fleet.enqueue import enqueue
+from pglab.jsonish import TomlTable
 
 TABLE = "pglab_schedules"
 TICK_TASK = "pglab.fleet.schedules_tick"
@@ -51,7 +51,7 @@ class Schedule:
     name: str  # the campaign's
     queue: str
     cron: str
-    document: dict[str, Any]
+    document: TomlTable  # the campaign file as parsed (passwords masked), parsed again when due
     base_dir: str
     source_file: str | None
     created: datetime

@@ -21,9 +21,10 @@ import platform
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 import procrastinate
 import psycopg
@@ -31,7 +32,7 @@ from procrastinate.worker import Worker
 
 from pglab import procs
 from pglab.fleet import schedules
-from pglab.fleet.queue import TASK, WORKERS_TABLE, app_for
+from pglab.fleet.queue import TASK, WORKERS_TABLE, JobArgs, JobPayload, app_for
 
 HEARTBEAT_S = 2.0
 STALLED_S = 10.0  # no heartbeat for this long: the worker is dead, its job goes to another
@@ -40,6 +41,14 @@ RESCUE_S = 3.0
 OK, SOME_FAILED, CANNOT, INTERRUPTED = 0, 1, 2, 3
 
 Say = Callable[[str], None]  # where the worker says what it does (its log line)
+
+
+@dataclass
+class _State:
+    """The worker's: the child running a job (None between jobs), and whether it stops."""
+
+    child: asyncio.subprocess.Process | None = None
+    stopping: bool = False
 
 
 class Interrupted(Exception):
@@ -66,24 +75,25 @@ async def _serve(
     url: str, lab_home: Path, name: str, queue: str, say: Callable[[str], None]
 ) -> None:
     app = app_for(url)
-    state: dict[str, Any] = {"child": None, "stopping": False}
+    state = _State()
 
     @app.task(
         name=TASK,
         pass_context=True,
         retry=procrastinate.RetryStrategy(max_attempts=1000, retry_exceptions={Interrupted}),
     )
-    async def run_group(context: procrastinate.JobContext, /, **args: Any) -> dict[str, int]:
-        if state["stopping"]:
+    async def run_group(
+        context: procrastinate.JobContext, /, **args: Unpack[JobArgs]
+    ) -> dict[str, int]:
+        if state.stopping:
             raise Interrupted
         await _register(url, worker, name, queue)
         say(f"job {context.job.id}: {args['campaign']} [{args['group']}], "
             f"{len(args['points'])} point(s)")  # fmt: skip
-        code = await _run_child(
-            {**args, "store": url, "lab_home": str(lab_home), "worker": name}, state, say
-        )
+        payload = JobPayload(**args, store=url, lab_home=str(lab_home), worker=name)
+        code = await _run_child(payload, state, say)
         say(f"job {context.job.id}: exit {code}")
-        if code == INTERRUPTED or state["stopping"]:
+        if code == INTERRUPTED or state.stopping:
             raise Interrupted
         if code not in (OK, SOME_FAILED):
             raise JobFailed(f"the campaign could not run on {name} (exit {code})")
@@ -110,12 +120,12 @@ async def _serve(
     )
 
     def stop() -> None:
-        if not state["stopping"]:
-            busy = state["child"] is not None
+        if not state.stopping:
+            busy = state.child is not None
             say("stopping: " + ("the current run is abandoned, its job queued again"
                                 if busy else "no job was running"))  # fmt: skip
-        state["stopping"] = True
-        child = state["child"]
+        state.stopping = True
+        child = state.child
         if child is not None and child.returncode is None:
             child.send_signal(signal.SIGINT)
         worker.stop()
@@ -135,16 +145,14 @@ async def _serve(
                     await task
 
 
-async def _run_child(
-    payload: dict[str, Any], state: dict[str, Any], say: Callable[[str], None]
-) -> int:
+async def _run_child(payload: JobPayload, state: _State, say: Callable[[str], None]) -> int:
     # its own session (Ctrl-C in the worker's terminal is the worker's to pass on), its PG*
     # variables the worker's (an existing server's PGPASSWORD), INT when the worker dies
     child = await procs.start_async(
         [sys.executable, "-m", "pglab.fleet.job"], inherit_env=True, pdeathsig="INT",
         stdin=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    state["child"] = child
+    state.child = child
     try:
         assert child.stdin is not None and child.stdout is not None and child.stderr is not None
         child.stdin.write(json.dumps(payload).encode())
@@ -158,7 +166,7 @@ async def _run_child(
         await asyncio.gather(lines(child.stdout), lines(child.stderr))
         return await child.wait()
     finally:
-        state["child"] = None
+        state.child = None
         if child.returncode is None:  # cancelled: never leave it running
             child.send_signal(signal.SIGINT)
             await child.wait()

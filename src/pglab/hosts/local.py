@@ -18,12 +18,12 @@ import signal
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import psutil
 
 from pglab import procs
 from pglab.campaign.spec import LOCAL, HostSpec
+from pglab.hosts.facts import HostFacts
 from pglab.hosts.ssh import Finished
 
 SPEC = HostSpec(name=LOCAL, address="localhost")
@@ -112,18 +112,18 @@ class LocalHost:
                 got.append(Path(shutil.copy(path, local_dir / path.name)))
         return got
 
-    def facts(self, pgbench: str) -> dict[str, Any]:
+    def facts(self, pgbench: str) -> HostFacts:
         said = procs.run([pgbench, "--version"], timeout=30, check=False)
         uname = platform.uname()
-        return {
-            "host": LOCAL,
-            "address": "localhost",
-            "hostname": uname.node,
-            "kernel": f"{uname.system} {uname.release}",
-            "cpus": os.cpu_count(),
-            "ram_bytes": psutil.virtual_memory().total,
-            "pgbench": said.stdout.strip() or None,
-        }
+        return HostFacts(
+            host=LOCAL,
+            address="localhost",
+            hostname=uname.node,
+            kernel=f"{uname.system} {uname.release}",
+            cpus=os.cpu_count(),
+            ram_bytes=psutil.virtual_memory().total,
+            pgbench=said.stdout.strip() or None,
+        )
 
     def clock_offset(self, samples: int = 7) -> tuple[float, float]:
         del samples

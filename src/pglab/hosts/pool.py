@@ -6,10 +6,10 @@ executor's ``run/remote.Hosts`` adds the phases run there and the leftovers remo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pglab.campaign.spec import LOCAL, HostSpec
 from pglab.errors import HostError
+from pglab.hosts.facts import HostFacts
 from pglab.hosts.local import LocalHost
 from pglab.hosts.ssh import Remote
 
@@ -18,7 +18,7 @@ class HostPool:
     def __init__(self, specs: Sequence[HostSpec], local_pgbench: str = "pgbench"):
         self.specs = {h.name: h for h in specs}
         self.remotes: dict[str, Remote | LocalHost] = {}
-        self.facts: dict[str, dict[str, Any]] = {}
+        self.facts: dict[str, HostFacts] = {}
         self.local_pgbench = local_pgbench  # "local" among generators: the run's own pgbench
 
     def remote(self, name: str) -> Remote | LocalHost:
@@ -38,7 +38,7 @@ class HostPool:
         spec = self.specs[name]
         return f"{spec.bindir.rstrip('/')}/pgbench" if spec.bindir else "pgbench"
 
-    def check(self, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def check(self, names: Sequence[str]) -> dict[str, HostFacts]:
         """Connect to each host, and read its facts (pgbench must answer --version there)."""
         for name in names:
             if name in self.facts:

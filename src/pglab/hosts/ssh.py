@@ -30,6 +30,7 @@ import asyncssh
 
 from pglab.campaign.spec import HostSpec
 from pglab.errors import HostError
+from pglab.hosts.facts import HostFacts
 from pglab.hosts.loop import call, loop
 
 T = TypeVar("T")
@@ -205,22 +206,20 @@ class Remote:
         if self._conn is not None:
             return self._conn
         policy = _KeyPolicy(self.spec)
-        options: dict[str, Any] = {
-            "port": self.spec.port,
-            # none trusted up front: every key goes to _KeyPolicy, which can tell why not (None
-            # would switch the check off, and () would read ~/.ssh/known_hosts itself)
-            "known_hosts": asyncssh.import_known_hosts(""),
-            "client_factory": lambda: policy,
-            "connect_timeout": CONNECT_TIMEOUT,
-            "keepalive_interval": 2,
-            "keepalive_count_max": 3,
-        }
-        if self.spec.user:
-            options["username"] = self.spec.user
-        if self.spec.identity:
-            options["client_keys"] = [self.spec.identity]
         try:
-            self._conn = await asyncssh.connect(self.spec.address, **options)
+            self._conn = await asyncssh.connect(
+                self.spec.address,
+                port=self.spec.port,
+                # none trusted up front: every key goes to _KeyPolicy, which can tell why not
+                # (None would switch the check off, and () would read ~/.ssh/known_hosts itself)
+                known_hosts=asyncssh.import_known_hosts(""),
+                client_factory=lambda: policy,
+                connect_timeout=CONNECT_TIMEOUT,
+                keepalive_interval=2,
+                keepalive_count_max=3,
+                username=self.spec.user or (),  # (): asyncssh's own default, as left out
+                client_keys=[self.spec.identity] if self.spec.identity else (),
+            )
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostError(
                 policy.problem or f"the host key of {self.spec.label} was not accepted: {exc}",
@@ -433,7 +432,7 @@ class Remote:
         return self._files(_fetch(), 600)
 
     # -- facts ----------------------------------------------------------------------------------
-    def facts(self, pgbench: str) -> dict[str, Any]:
+    def facts(self, pgbench: str) -> HostFacts:
         """The host as a run's fingerprint records it."""
         out = self.run(
             ["sh", "-c", 'uname -n; uname -sr; nproc; grep MemTotal /proc/meminfo; "$0" --version',
@@ -442,15 +441,15 @@ class Remote:
         )  # fmt: skip
         lines = out.stdout.splitlines() + [""] * 5
         mem = lines[3].split()
-        return {
-            "host": self.spec.name,
-            "address": self.spec.address,
-            "hostname": lines[0],
-            "kernel": lines[1],
-            "cpus": int(lines[2]) if lines[2].isdigit() else None,
-            "ram_bytes": int(mem[1]) * 1024 if len(mem) > 1 and mem[1].isdigit() else None,
-            "pgbench": lines[4].strip() or None,
-        }
+        return HostFacts(
+            host=self.spec.name,
+            address=self.spec.address,
+            hostname=lines[0],
+            kernel=lines[1],
+            cpus=int(lines[2]) if lines[2].isdigit() else None,
+            ram_bytes=int(mem[1]) * 1024 if len(mem) > 1 and mem[1].isdigit() else None,
+            pgbench=lines[4].strip() or None,
+        )
 
     def clock_offset(self, samples: int = 7) -> tuple[float, float]:
         """(offset, uncertainty) in seconds of the host's clock against this one's: from the

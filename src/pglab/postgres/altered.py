@@ -10,6 +10,8 @@ owner is dead) and puts the settings back then (``run/resume.py``).
 The journal holds the dsn without its password: the next pglab reaches the server with the
 campaign's dsn when it names the same server, else with the masked one (``~/.pgpass``, PG*
 variables) — and, failing that, prints the SQL that puts the settings back by hand.
+
+Typed: the journal's file is a :class:`JournalFile`, its writer an :class:`Owner`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import psutil
 from psycopg import sql
@@ -28,6 +30,22 @@ from pglab.lab import Lab
 
 # name -> the value ALTER SYSTEM had set before pglab (a string), or None: ALTER SYSTEM RESET
 Originals = dict[str, str | None]
+
+
+class Owner(TypedDict):
+    """The pglab process that wrote a journal (``me()``): told from a later one of the same
+    pid by its start time."""
+
+    pid: int
+    create_time: float
+
+
+class JournalFile(TypedDict):
+    """A journal as written to ``altered/<server>.json``."""
+
+    server: str  # the masked dsn
+    owner: Owner
+    originals: Originals
 
 
 def directory(lab: Lab) -> Path:
@@ -39,12 +57,12 @@ def path_for(lab: Lab, server_key: str) -> Path:
     return directory(lab) / f"{digest}.json"
 
 
-def me() -> dict[str, Any]:
+def me() -> Owner:
     proc = psutil.Process()
-    return {"pid": proc.pid, "create_time": proc.create_time()}
+    return Owner(pid=proc.pid, create_time=proc.create_time())
 
 
-def alive(owner: dict[str, Any]) -> bool:
+def alive(owner: Owner) -> bool:
     """Whether the process that wrote ``owner`` (``me()``) still runs."""
     try:
         proc = psutil.Process(int(owner["pid"]))
@@ -72,7 +90,7 @@ class Journal:
             self.originals.setdefault(name, value)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_suffix(".partial")
-        data = {"server": self.server_key, "owner": me(), "originals": self.originals}
+        data = JournalFile(server=self.server_key, owner=me(), originals=self.originals)
         with open(partial, "w") as f:
             json.dump(data, f, indent=2)
             f.flush()
@@ -98,7 +116,7 @@ def left_behind(lab: Lab) -> list[Journal]:
     found = []
     for path in sorted(directory(lab).glob("*.json")):
         try:
-            data = json.loads(path.read_text())
+            data: JournalFile = json.loads(path.read_text())
             owner, originals = data["owner"], dict(data["originals"])
             server_key = str(data["server"])
         except (OSError, ValueError, KeyError, TypeError):

@@ -23,7 +23,7 @@ from pglab.campaign.spec import DatasetSpec
 from pglab.errors import LabError, ServerError
 from pglab.postgres import kit_load
 from pglab.postgres.dataset import INIT_TIMEOUT, Dataset, described, init_argv
-from pglab.postgres.existing import ExistingServer
+from pglab.postgres.interface import DsnServer
 from pglab.postgres.sources import Binaries
 
 MARKER = "pglab_dataset"
@@ -31,7 +31,7 @@ BEING_MADE = "(being made)"  # the marker's dataset while pgbench -i runs
 
 
 def ensure(
-    server: ExistingServer,
+    server: DsnServer,
     binaries: Binaries,
     spec: DatasetSpec,
     on_status: Callable[[str], None] = lambda msg: None,
@@ -107,7 +107,7 @@ def ensure(
     return Dataset(f"{server.key}/{db}", _no_template(), seconds, size, made_now=True)
 
 
-def problems(server: ExistingServer, reinit: bool = False) -> list[str]:
+def problems(server: DsnServer, reinit: bool = False) -> list[str]:
     """Why pglab could not make or use its database on the server, checked without changing
     anything (before the first run, and by a dry run): the role may not create the database,
     may not create tables in it, or it holds pgbench tables pglab did not make."""
@@ -145,7 +145,7 @@ def _no_template() -> Path:
     return Path("/nonexistent")  # no files: the dataset lives in the server's database
 
 
-def _ensure_database(server: ExistingServer) -> None:
+def _ensure_database(server: DsnServer) -> None:
     db = server.spec.database
     with server.connect(admin=True) as conn:
         row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone()

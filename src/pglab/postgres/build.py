@@ -19,6 +19,10 @@ Where ccache is installed, compiling goes through it (its cache in ``builds/ccac
 finds it by itself): a patched build of a source built before recompiles only what the patch
 changed, in a fraction of the time. Builds run as pglab's own user; the tree is left
 world-readable so that the unprivileged server account can run it.
+
+Typed: ``build.json`` is a :class:`BuildInfo` (its patches :class:`Patch`, a commit's
+:class:`GitSource`), read back as written; :class:`BuildFacts` is what a run's fingerprint
+keeps of it (``facts_of``).
 """
 
 from __future__ import annotations
@@ -30,15 +34,16 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from pglab import procs
 from pglab.campaign import git_refs
 from pglab.campaign.spec import BuildSpec
 from pglab.errors import BuildError, CommandError
+from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab, locked
 
 RECIPE = 1  # raise when the steps change: builds made by older steps are then not reused
@@ -50,12 +55,90 @@ TARBALL = re.compile(r"\.(tar|tar\.gz|tgz|tar\.bz2|tbz2|tar\.xz|txz|tar\.zst)$")
 Progress = Callable[[str], None]  # told each step as it begins ("configuring", …)
 
 
+class Patch(TypedDict):
+    """A patch applied to a build, in order: its file and content's hash."""
+
+    name: str
+    path: str
+    sha256: str
+
+
+class GitSource(TypedDict):
+    """A build of a commit of a git clone (``BuildSpec.git_ref``/``commit``)."""
+
+    clone: str
+    ref: str | None
+    commit: str
+    subject: str | None
+
+
+class BuildInfo(TypedDict, total=False):
+    """``build.json``: what a build was made from and with. Written whole by ``_build``
+    (``git`` only for a commit); the campaign's own paths (``source``, ``patches``, ``git``)
+    laid over it when a campaign finds the build in the cache."""
+
+    key: str
+    recipe: int
+    source: str
+    source_sha256: str
+    options: list[str]
+    patches: list[Patch]
+    libraries: list[str]
+    git: GitSource
+    compiler: str
+    system: str  # "meson" or "configure"
+    effective_options: list[str]
+    ccache: bool
+    version_text: str
+    version: str
+    built_at: float
+    build_seconds: float
+    step_seconds: dict[str, float]
+
+
+class BuildFacts(TypedDict, total=False):
+    """What a run's fingerprint keeps of a build (``Fingerprint.build``): ``git`` only for a
+    build of a commit; the others None where a build.json lacks them."""
+
+    version: str | None
+    source: str | None
+    source_sha256: str | None
+    options: list[str] | None
+    effective_options: list[str] | None
+    patches: list[Patch] | None
+    compiler: str | None
+    system: str | None
+    key: str | None
+    build_seconds: float | None
+    git: GitSource
+
+
+def facts_of(info: BuildInfo) -> BuildFacts:
+    """What the fingerprint keeps of ``info`` (in this order: the stored order of keys)."""
+    out = BuildFacts(
+        version=info.get("version"), source=info.get("source"),
+        source_sha256=info.get("source_sha256"), options=info.get("options"),
+        effective_options=info.get("effective_options"), patches=info.get("patches"),
+        compiler=info.get("compiler"), system=info.get("system"), key=info.get("key"),
+        build_seconds=info.get("build_seconds"),
+    )  # fmt: skip
+    if "git" in info and info["git"] is not None:
+        out["git"] = info["git"]
+    return out
+
+
+def read_info(text: str) -> BuildInfo:
+    """A ``build.json`` as ``_build`` wrote it (JSON text: the one place it is typed)."""
+    info: BuildInfo = json.loads(text)
+    return info
+
+
 @dataclass(frozen=True)
 class Build:
     """A build in the cache; ``built_now`` when this call made it."""
 
     root: Path
-    info: dict[str, Any]
+    info: BuildInfo
     built_now: bool = False
 
     @property
@@ -84,7 +167,7 @@ def cached(lab: Lab) -> list[Build]:
     found = []
     for info_path in root.glob("*/build.json") if root.is_dir() else ():
         try:
-            found.append(Build(info_path.parent, json.loads(info_path.read_text())))
+            found.append(Build(info_path.parent, read_info(info_path.read_text())))
         except (OSError, ValueError):
             continue  # a build.json being written, or damaged: not a usable build
     return sorted(found, key=lambda b: b.info.get("built_at", 0), reverse=True)
@@ -122,20 +205,18 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     else:
         say("hashing the source")
         source_sha = source_hash(source)
-    patches = [
-        {"name": Path(p).name, "path": p, "sha256": file_hash(Path(p))} for p in spec.patches
-    ]
+    patches = [Patch(name=Path(p).name, path=p, sha256=file_hash(Path(p))) for p in spec.patches]
     libraries = found_libraries()
     key = build_key(source_sha, spec.options, patches, libraries)
     root = builds_dir(lab) / key
     done = root / "build.json"
     # a build of the same content made from other paths: named by this campaign's own files
-    given: dict[str, Any] = {"source": str(source), "patches": patches}
+    given = BuildInfo(source=str(source), patches=patches)
     if spec.commit is not None:  # a build of the same tree may have been made for another commit
-        given["git"] = {"clone": str(source), "ref": spec.git_ref, "commit": spec.commit,
-                        "subject": git_refs.subject_of(str(source), spec.commit)}  # fmt: skip
+        given["git"] = GitSource(clone=str(source), ref=spec.git_ref, commit=spec.commit,
+                                 subject=git_refs.subject_of(str(source), spec.commit))  # fmt: skip
     if done.exists():
-        return Build(root, json.loads(done.read_text()) | given)
+        return Build(root, _over(read_info(done.read_text()), given))
     try:
         root.parent.mkdir(parents=True, exist_ok=True)
         if root.parent.stat().st_uid == os.geteuid():
@@ -148,23 +229,30 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     waiting = "waiting for another pglab that builds the same definition"
     with locked(root.parent / f"{key}.lock", on_wait=lambda: say(waiting)):
         if done.exists():  # the other pglab finished it
-            return Build(root, json.loads(done.read_text()) | given)
-        info = {
-            "key": key,
-            "recipe": RECIPE,
-            "source": str(source),
-            "source_sha256": source_sha,
-            "options": list(spec.options),
-            "patches": patches,
-            "libraries": libraries,
-        }
+            return Build(root, _over(read_info(done.read_text()), given))
+        info = BuildInfo(
+            key=key,
+            recipe=RECIPE,
+            source=str(source),
+            source_sha256=source_sha,
+            options=list(spec.options),
+            patches=patches,
+            libraries=libraries,
+        )
         info.update(given)
         _build(root, info, source, say)
-    return Build(root, json.loads(done.read_text()) | given, built_now=True)
+    return Build(root, _over(read_info(done.read_text()), given), built_now=True)
+
+
+def _over(info: BuildInfo, given: BuildInfo) -> BuildInfo:
+    """``info`` with ``given``'s keys laid over it (``info | given``, typed)."""
+    out = info.copy()
+    out.update(given)
+    return out
 
 
 def build_key(
-    source_sha: str, options: tuple[str, ...], patches: list[dict[str, str]], libraries: list[str]
+    source_sha: str, options: tuple[str, ...], patches: list[Patch], libraries: list[str]
 ) -> str:
     ident = {
         "recipe": RECIPE,
@@ -263,7 +351,7 @@ def compiler() -> str:
     return out.splitlines()[0].strip() if out else cc
 
 
-def facts(fp: Mapping[str, Any]) -> dict[str, str]:
+def facts(fp: Fingerprint) -> dict[str, str]:
     """A built server's definition in words, from a run's fingerprint (none for a server
     pglab did not build): what ``show``, ``compare`` and the report name."""
     b = fp.get("build")
@@ -332,7 +420,7 @@ class _StepFailed(Exception):
         self.output = output
 
 
-def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> None:
+def _build(root: Path, info: BuildInfo, source: Path, say: Progress) -> None:
     """Build into a scratch directory beside ``root`` and move it in place when it passed."""
     scratch = root.with_name(f"{root.name}.tmp-{os.getpid()}")
     failed_log = root.with_name(f"{root.name}.failed.log")
@@ -343,13 +431,15 @@ def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> Non
     t0 = time.monotonic()
     try:
         info["compiler"] = compiler()
-        tree = _unpack(steps, source, info.get("git", {}).get("commit"))
+        git = info.get("git")
+        tree = _unpack(steps, source, git["commit"] if git else None)
         for patch in info["patches"]:
             _apply(steps, tree, patch)
         meson = (tree / "meson.build").exists()
         options = default_options(meson, info["libraries"]) + info["options"]
-        info.update(system="meson" if meson else "configure", effective_options=options,
-                    ccache=steps.ccache is not None)  # fmt: skip
+        system = "meson" if meson else "configure"
+        ccache = steps.ccache is not None
+        info.update(BuildInfo(system=system, effective_options=options, ccache=ccache))
         stage = scratch / "stage"
         if meson:
             _meson(steps, tree, root / "install", options, stage)
@@ -363,11 +453,13 @@ def _build(root: Path, info: dict[str, Any], source: Path, say: Progress) -> Non
             [str(scratch / "install" / "bin" / "postgres"), "--version"], timeout=30
         ).stdout.strip()
         info.update(
-            version_text=version,
-            version=version.rsplit(" ", 1)[-1],
-            built_at=time.time(),
-            build_seconds=round(time.monotonic() - t0, 1),
-            step_seconds={k: round(v, 1) for k, v in steps.times.items()},
+            BuildInfo(
+                version_text=version,
+                version=version.rsplit(" ", 1)[-1],
+                built_at=time.time(),
+                build_seconds=round(time.monotonic() - t0, 1),
+                step_seconds={k: round(v, 1) for k, v in steps.times.items()},
+            )
         )
         (scratch / "build.json").write_text(json.dumps(info, indent=2))
         for path in (scratch, *scratch.rglob("*")):
@@ -427,7 +519,7 @@ def _unpack(steps: _Steps, source: Path, commit: str | None = None) -> Path:
     return tree
 
 
-def _apply(steps: _Steps, tree: Path, patch: dict[str, str]) -> None:
+def _apply(steps: _Steps, tree: Path, patch: Patch) -> None:
     argv = ["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-i", patch["path"]]
     try:
         steps.run(f"patching ({patch['name']})", argv, cwd=tree)

@@ -18,12 +18,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
 from pglab.errors import CommandError
+from pglab.jsonish import JsonObject
 from pglab.lab import Lab, locked
 from pglab.postgres import init_output, kit_load, settings
 from pglab.postgres.server import Cluster, initdb
@@ -375,7 +376,7 @@ def load_catalog(lab: Lab, binaries: Binaries) -> Mapping[str, settings.SettingD
     return {r["name"]: settings.SettingDef.from_row(r) for r in rows}
 
 
-def _dict_row() -> RowFactory[dict[str, Any]]:
+def _dict_row() -> RowFactory[JsonObject]:  # pg_settings rows, kept as JSON text
     from psycopg.rows import dict_row
 
     return dict_row

@@ -12,17 +12,19 @@ import os
 import platform
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psutil
+import psycopg
 
 from pglab import __version__
 from pglab.fingerprints import Fingerprint, LoopBacking, Mount
+from pglab.postgres import build
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # each kind of server calls its own function here (``Server.fingerprint``)
-    from pglab.postgres.existing import ExistingServer
     from pglab.postgres.on_host import HostServer
+    from pglab.postgres.reach import Reach
     from pglab.postgres.server import Cluster
 
 NON_DEFAULT_SQL = """
@@ -38,7 +40,7 @@ SELECT current_setting('data_checksums'), current_setting('block_size'),
 """
 
 
-def server_build(conn: Any) -> dict[str, str]:
+def server_build(conn: psycopg.Connection) -> dict[str, str]:
     row = conn.execute(BUILD_SQL).fetchone()
     keys = ("data_checksums", "block_size", "wal_segment_size", "assertions")
     return dict(zip(keys, (str(v) for v in row), strict=True)) if row else {}
@@ -148,17 +150,10 @@ def of_binaries(b: Binaries) -> Fingerprint:
     if b.pgbench_from is not None:
         out["pgbench_from"] = b.pgbench_from
     if b.build is not None:
-        out["build"] = {k: b.build.get(k) for k in BUILD_FACTS}
-        if out["build"]["git"] is None:  # a build from a tree or tarball
-            del out["build"]["git"]
-        else:  # what `pglab history` shows of each execution
-            out["build_commit"] = b.build["git"]["commit"]
+        out["build"] = dict(build.facts_of(b.build))  # git only for a build of a commit
+        if (git := b.build.get("git")) is not None:  # what `pglab history` shows of each run
+            out["build_commit"] = git["commit"]
     return out
-
-
-# what the fingerprint keeps of a build's build.json (postgres/build.py)
-BUILD_FACTS = ("version", "source", "source_sha256", "options", "effective_options", "patches",
-               "compiler", "system", "key", "build_seconds", "git")  # fmt: skip
 
 
 def of_run(cluster: Cluster) -> Fingerprint:
@@ -198,7 +193,7 @@ def of_run(cluster: Cluster) -> Fingerprint:
     return fp
 
 
-def of_existing(server: ExistingServer, binaries: Binaries) -> Fingerprint:
+def of_existing(server: Reach, binaries: Binaries) -> Fingerprint:
     """An existing server as pgbench's sessions see it (with the run's session settings), the
     machine pgbench runs on, where that is relative to the server (``client``) and the round
     trip between them, measured now."""
@@ -245,7 +240,7 @@ def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
     """A server pglab made on another host: as an existing server is seen (settings, round
     trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
     ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
-    fp = of_existing(server, binaries)
+    fp = of_existing(server.reach, binaries)
     here = {k: fp[k] for k in ("hostname", "kernel", "cpus", "ram_bytes", "cpu_model")}
     there = server.remote.facts(f"{server.bindir}/pgbench")
     fp.update(Fingerprint(

@@ -15,9 +15,14 @@ Made when a campaign first needs it, and gone when the campaign ends:
   removed by the next start (``run/resume.py``, from the record in ``$PGLAB_HOME/hosts/``).
 
 Settings go into ``pglab.conf`` there, by reload or restart as on this machine (every setting
-but the ones pglab manages can vary). Over the network it is what an existing server is
-(``ExistingServer``: facts, catalog, the dataset in ``database``, the round trip), reached with
-its password, which only libpq and pgbench's environment see.
+but the ones pglab manages can vary). Over the network it is reached as an existing server is,
+by a ``reach.Reach`` it holds (facts, catalog, the dataset in ``database``, the round trip): it
+is not an ``ExistingServer`` (pglab never starts those), it has the same way in. Its password,
+generated here, is seen only by libpq and pgbench's environment.
+
+Typed: a storage target as the fingerprint describes it on the host is a :class:`HostTarget`;
+a directory made on a host, written down in ``$PGLAB_HOME/hosts/`` for the next pglab, a
+:class:`MadeDir` (the record's JSON).
 """
 
 from __future__ import annotations
@@ -35,9 +40,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import psutil
+import psycopg
 from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 
@@ -47,8 +53,8 @@ from pglab.errors import HostError, ServerError
 from pglab.fingerprints import Fingerprint
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
-from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import OsView
+from pglab.postgres.reach import Facts, Reach
 from pglab.postgres.server import CONF_FILE, LOG_LINE_PREFIX, SUPERUSER, wait_applied
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
@@ -56,17 +62,38 @@ from pglab.postgres.sources import Binaries
 if TYPE_CHECKING:  # asyncssh takes a while to import: only with a host
     from pglab.hosts.ssh import Background, Remote
 
+
+class HostTarget(TypedDict):
+    """A storage target of a server on a host, as its run's fingerprint describes it
+    (``Fingerprint.storage``'s ``data``/``wal``)."""
+
+    name: str
+    kind: str
+    root: str  # the server's own directory under the target's path, on the host
+    host: str
+
+
+class MadeDir(TypedDict):
+    """A directory pglab made on a host, and the pglab that made it (``record``)."""
+
+    host: str
+    dir: str
+    pid: int
+    created: float  # that process's create_time
+
+
 START_TIMEOUT = 120
 COPY_TIMEOUT = 3600
 PORTS = (20000, 60999)  # where a port is drawn (again if taken)
 CACHE = ".cache/pglab/pg"
 
 
-class HostServer(ExistingServer):
+class HostServer:
     """The server pglab made on a host; ``owned``: pglab starts, stops and restarts it."""
 
     owned = True
-    unwatched = ()  # its host's OS is read over SSH (telemetry/host_os.py), its log by SFTP
+    local_processes = False  # its processes are the host's
+    unwatched: tuple[tuple[str, str], ...] = ()  # its OS read over SSH (telemetry/host_os.py)
 
     def __init__(
         self,
@@ -78,6 +105,7 @@ class HostServer(ExistingServer):
         storage: StorageSpec | None = None,
     ):
         self.remote = remote
+        self.lab = lab
         self.host = remote.spec.name
         self.local_binaries = binaries
         self.server: Background | None = None
@@ -113,9 +141,41 @@ class HostServer(ExistingServer):
             host=self.listen, port=str(self.port), user=SUPERUSER, dbname="postgres",
             password=password,
         )  # fmt: skip
-        super().__init__(replace(spec, dsn=dsn), lab)
         self.key = f"host:{self.host}"
         self.where = f"the server on {self.host} ({self.listen}:{self.port})"
+        self.reach = Reach(replace(spec, dsn=dsn), self.key, self.where)
+
+    # -- reached as an existing server is (``Reach``) ------------------------------------------
+    @property
+    def spec(self) -> ServerSpec:
+        return self.reach.spec
+
+    def connect(
+        self, dbname: str | None = None, with_options: bool = False, admin: bool = False
+    ) -> psycopg.Connection:
+        """A session in pglab's database (``admin``: in the ``postgres`` database)."""
+        return self.reach.connect(dbname, with_options, admin)
+
+    def pgbench_conn_args(self, dbname: str | None = None) -> list[str]:
+        return [self.reach.conninfo(dbname, with_options=True)]
+
+    def bench_session(self) -> psycopg.Connection:
+        return self.reach.connect(with_options=True)
+
+    def client_conninfo(self, dbname: str | None = None) -> str:
+        return self.reach.conninfo(dbname, with_options=True)
+
+    def facts(self) -> Facts:
+        return self.reach.facts()
+
+    def catalog(self) -> dict[str, SettingDef]:
+        return self.reach.catalog()
+
+    def mark_start(self) -> None:
+        self.reach.mark_start()
+
+    def changed_under_run(self) -> str | None:
+        return self.lost()  # stopped or restarted under the run: its numbers mean nothing
 
     # -- making it ----------------------------------------------------------------------------
     def _binaries(self) -> str:
@@ -226,7 +286,7 @@ class HostServer(ExistingServer):
     ) -> None:
         if self.server is None:  # paused
             self._start()
-        super().wait_ready(timeout, on_status)
+        self.reach.wait_ready(timeout, on_status)
 
     # -- where its files are ------------------------------------------------------------------
     @property
@@ -316,9 +376,10 @@ class HostServer(ExistingServer):
             self._start()
             self.applied = new
             return "restart"
-        with self.connect(admin=True) as conn:
+        with self.reach.connect(admin=True) as conn:
             conn.execute("SELECT pg_reload_conf()")
-        wait_applied(lambda: self.connect(admin=True), self.applied, new, catalog, self.log_tail)
+        admin = lambda: self.reach.connect(admin=True)  # noqa: E731
+        wait_applied(admin, self.applied, new, catalog, self.log_tail)
         self.applied = new
         return "reload"
 
@@ -338,13 +399,13 @@ class HostServer(ExistingServer):
         fp["pg_wal"] = wal.stdout.strip() or None  # where it really is, on the host
         return fp
 
-    def _described(self, target: TargetSpec | None, root: str | None) -> dict[str, Any] | None:
+    def _described(self, target: TargetSpec | None, root: str | None) -> HostTarget | None:
         if target is None or root is None:
             return None
-        return {"name": target.name, "kind": target.kind, "root": root, "host": self.host}
+        return HostTarget(name=target.name, kind=target.kind, root=root, host=self.host)
 
     def pgbench_env(self) -> dict[str, str]:
-        return {"PGPASSWORD": str(self.params["password"])}
+        return {"PGPASSWORD": str(self.reach.password)}
 
     # -- during and after a run ---------------------------------------------------------------
     def lost(self, grace: float = 0.0) -> str | None:
@@ -355,7 +416,7 @@ class HostServer(ExistingServer):
             )
         if self.server is None or self.server.done:
             return f"the server on {self.host} was not running at the end of the run"
-        return super().lost(grace)
+        return self.reach.lost()
 
     def log_size(self) -> int:
         try:
@@ -463,9 +524,8 @@ def record(lab: Lab, host: str, path: str) -> None:
     d.mkdir(parents=True, exist_ok=True)
     me = psutil.Process()
     name = hashlib.sha256(f"{host}:{path}".encode()).hexdigest()[:16]
-    (d / f"{name}.json").write_text(
-        json.dumps({"host": host, "dir": path, "pid": me.pid, "created": me.create_time()})
-    )
+    made = MadeDir(host=host, dir=path, pid=me.pid, created=me.create_time())
+    (d / f"{name}.json").write_text(json.dumps(made))
 
 
 def forget(lab: Lab, host: str, path: str) -> None:
@@ -473,12 +533,12 @@ def forget(lab: Lab, host: str, path: str) -> None:
     (_records(lab) / f"{name}.json").unlink(missing_ok=True)
 
 
-def leftovers(lab: Lab) -> list[dict[str, Any]]:
+def leftovers(lab: Lab) -> list[MadeDir]:
     """Directories made on hosts by a pglab that is no longer running."""
     found = []
     for path in sorted(_records(lab).glob("*.json")) if _records(lab).is_dir() else []:
         with contextlib.suppress(ValueError, OSError):
-            info = json.loads(path.read_text())
+            info: MadeDir = json.loads(path.read_text())  # as ``record`` wrote it
             try:
                 alive = abs(psutil.Process(info["pid"]).create_time() - info["created"]) < 0.01
             except psutil.Error:

@@ -17,7 +17,6 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pglab import procs
 from pglab.campaign.spec import ServerSpec
@@ -37,7 +36,7 @@ class Binaries:
     pgbench_version: str
     label: str  # "embedded", "bindir:/usr/lib/postgresql/15/bin", "build:…", "version:16"
     # a build's build.json (build.py): what it was built from and with
-    build: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    build: builds.BuildInfo | None = field(default=None, compare=False, hash=False)
     resolved: str | None = None  # what "version:N" resolved to: another source's label
     pgbench: Path | None = None  # the pgbench that runs, when not this bindir's
     pgbench_from: str | None = None  # the label of the source it comes from, then
@@ -89,7 +88,7 @@ def resolve(server: ServerSpec, lab: Lab, progress: builds.Progress | None = Non
     """Find and check the binaries of a server source (building it first when it is a
     ``build`` not in the cache yet, telling ``progress`` each step); stage them where the
     account can run them."""
-    build: Mapping[str, Any] | None = None
+    build: builds.BuildInfo | None = None
     if server.source == "version" and server.version is not None:
         found = by_version(server.version, lab)
         if found.build is not None:  # a cached build: its definition's files may be gone
@@ -113,9 +112,7 @@ def resolve(server: ServerSpec, lab: Lab, progress: builds.Progress | None = Non
     return _checked(bindir, lab, server.source_label, build)
 
 
-def _checked(
-    bindir: Path, lab: Lab, label: str, build: Mapping[str, Any] | None = None
-) -> Binaries:
+def _checked(bindir: Path, lab: Lab, label: str, build: builds.BuildInfo | None = None) -> Binaries:
     missing = [name for name in REQUIRED if not (bindir / name).is_file()]
     if missing:
         raise LabError(
@@ -196,7 +193,7 @@ class Available:
     bindir: Path
     spec: ServerSpec  # what resolves it
     options: tuple[str, ...]  # what it was configured with (pg_config --configure)
-    build: Mapping[str, Any] | None = None
+    build: builds.BuildInfo | None = None
 
     @property
     def major(self) -> int:
@@ -241,7 +238,7 @@ def available(lab: Lab) -> list[Available]:
 
 
 def _available(
-    label: str, bindir: Path, spec: ServerSpec, build: Mapping[str, Any] | None = None
+    label: str, bindir: Path, spec: ServerSpec, build: builds.BuildInfo | None = None
 ) -> Available:
     version = build["version"] if build else _version(bindir / "postgres", None)
     options = tuple(build.get("effective_options", ())) if build else _configure_options(bindir)

@@ -45,7 +45,7 @@ from pglab.planning.rounds import Rounds
 from pglab.postgres import bench_db, kit_load, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
-from pglab.postgres.interface import Server
+from pglab.postgres.interface import DsnServer, Server
 from pglab.postgres.on_host import HostServer
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
@@ -105,7 +105,7 @@ class Executor:
     def __init__(self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False):
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
-        self.existing: dict[str, ExistingServer] = {}  # and servers made on hosts
+        self.existing: dict[str, DsnServer] = {}  # and servers made on hosts
         self.hosts = Hosts(())  # the campaign's generator hosts (run/remote.py)
         self.store = store
         self.events: Events = events or QuietEvents()
@@ -349,7 +349,7 @@ class Executor:
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
         remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
         if remote:
-            fp["generators"] = self.hosts.check(remote)
+            fp["generators"] = {n: dict(f) for n, f in self.hosts.check(remote).items()}
             fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
 
     def _phase(
@@ -439,7 +439,7 @@ class Executor:
 
     def _existing_for(
         self, run: RunSpec, binaries: Binaries, timings: dict[str, float]
-    ) -> ExistingServer:
+    ) -> DsnServer:
         """The existing server of the run (or the one made on its host, made now the first
         time), its dataset made or re-made (``reset = "reinit"``) in pglab's database, and the
         run's settings applied (per session, or by reload; restart on a host)."""

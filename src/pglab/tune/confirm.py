@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
@@ -27,10 +27,20 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
     from pglab.store.base import Store
 
 if TYPE_CHECKING:
-    from pglab.tune.trials import Search, TrialRecord, TuneEvents
+    from pglab.campaign.spec import RunSpec
+    from pglab.tune.trials import Search, Setup, TrialRecord, TuneEvents
 
 PREFIX = "confirm "
 NONE_BETTER = "no configuration is significantly better than the defaults"
+
+
+class CandidateJson(TypedDict):
+    """A candidate as the study keeps it (Optuna's user attribute ``candidates``, JSON)."""
+
+    label: str
+    settings: dict[str, str]
+    trial: int | None
+    search_value: float | None
 
 
 @dataclass(frozen=True)
@@ -40,12 +50,12 @@ class Candidate:
     trial: int | None = None
     search_value: float | None = None  # the trial's own measurement in the search
 
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "settings": dict(self.settings), "trial": self.trial,
-                "search_value": self.search_value}  # fmt: skip
+    def to_json(self) -> CandidateJson:
+        return CandidateJson(label=self.label, settings=dict(self.settings), trial=self.trial,
+                             search_value=self.search_value)  # fmt: skip
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Candidate:
+    def from_json(cls, d: CandidateJson) -> Candidate:
         return cls(d["label"], tuple(sorted(d["settings"].items())), d.get("trial"),
                    d.get("search_value"))  # fmt: skip
 
@@ -249,7 +259,7 @@ def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
         yield r, rnd
 
 
-def _run_of(setup: Any, cand: Candidate, repeat: int) -> Any:
+def _run_of(setup: Setup, cand: Candidate, repeat: int) -> RunSpec:
     return dataclasses.replace(
         setup.base, variant=PREFIX + cand.label, repeat=repeat,
         server=setup.base.server.with_settings(dict(cand.settings)),

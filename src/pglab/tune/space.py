@@ -5,13 +5,15 @@ distribution of it, and a sampled value written back as postgresql.conf takes it
 With no ``[tune.knobs]``, the default knob set of the version at hand: memory, WAL and
 checkpoints, the background writer and I/O, bounded by this machine's RAM; never ``fsync``,
 ``full_page_writes``, ``synchronous_commit`` or ``wal_level`` unless ``unsafe = true``.
+
+A knob's value as Optuna samples and stores it (a trial's ``params``) is a :data:`Param`: a
+choice's text, an integer or a float in the setting's base unit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from optuna.distributions import (
     BaseDistribution,
@@ -43,6 +45,8 @@ _TIME_US: tuple[tuple[str, int], ...] = (
 _UNIT_BYTES = {"B": 1, "kB": 1024, "MB": MIB, "8kB": 8192, "16MB": 16 * MIB}
 _UNIT_US = {"us": 1, "ms": 1_000, "s": 1_000_000, "min": 60_000_000}
 
+Param = str | int | float  # a knob's value in a trial: a choice, or an amount in its base unit
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -67,13 +71,13 @@ class Knob:
             return IntDistribution(int(self.low), int(self.high), log=self.log)
         return FloatDistribution(self.low, self.high, log=self.log)
 
-    def setting(self, param: Any) -> str:
+    def setting(self, param: Param) -> str:
         """A sampled value as postgresql.conf takes it."""
         if self.choices:
             return str(param)
         return text_of(self.defn, float(param))
 
-    def param(self, text: str) -> Any | None:
+    def param(self, text: str) -> Param | None:
         """A setting's value as this knob's param, None when it is outside the knob's range
         or choices (or not a value the server takes)."""
         if self.choices:
@@ -233,7 +237,7 @@ def _choices_hint(defn: SettingDef) -> str:
     return ""
 
 
-def settings_of(knobs: Sequence[Knob], params: Mapping[str, Any]) -> dict[str, str]:
+def settings_of(knobs: Sequence[Knob], params: Mapping[str, Param]) -> dict[str, str]:
     """A trial's params as settings; ``wal_level = minimal`` brings ``max_wal_senders = 0``,
     without which the server refuses it."""
     out = {k.name: k.setting(params[k.name]) for k in knobs if k.name in params}
@@ -242,10 +246,10 @@ def settings_of(knobs: Sequence[Knob], params: Mapping[str, Any]) -> dict[str, s
     return out
 
 
-def params_of(knobs: Sequence[Knob], values: Mapping[str, str]) -> dict[str, Any]:
+def params_of(knobs: Sequence[Knob], values: Mapping[str, str]) -> dict[str, Param]:
     """Settings as the params of the knobs they belong to (values outside a range moved to
     its nearest end, values outside the choices left out)."""
-    out: dict[str, Any] = {}
+    out: dict[str, Param] = {}
     for knob in knobs:
         text = values.get(knob.name)
         if text is None:

@@ -19,9 +19,8 @@ import contextlib
 import importlib.util
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import optuna
 from optuna.exceptions import ExperimentalWarning
@@ -32,6 +31,7 @@ from sqlalchemy.pool import NullPool
 
 from pglab.errors import CampaignError, StoreError
 from pglab.store import mask_url
+from pglab.tune.space import Param
 from pglab.tune.spec import TuneSpec
 
 OUTCOME = "outcome"  # user attr: ok, failed, infeasible, interrupted
@@ -55,13 +55,14 @@ def storage(store_url: str) -> optuna.storages.RDBStorage:
     url = storage_url(store_url)
     # no pool: each of Optuna's sessions closes its connection (nothing is left open when a
     # command ends, and a PostgreSQL store's database can be dropped)
-    kwargs: dict[str, Any] = {"poolclass": NullPool}
-    if url.startswith("sqlite:"):
-        kwargs["connect_args"] = {"timeout": 30}  # as long as pglab's own store waits
+    # SQLite: wait as long as pglab's own store waits ({}: SQLAlchemy's own default)
+    connect_args = {"timeout": 30} if url.startswith("sqlite:") else {}
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
-        return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+        return optuna.storages.RDBStorage(
+            url, engine_kwargs={"poolclass": NullPool, "connect_args": connect_args}
+        )
     except Exception as exc:  # SQLAlchemy's errors: the store cannot hold Optuna's tables
         raise StoreError(
             f"cannot keep the tuning study in the results store {mask_url(store_url)}: "
@@ -144,19 +145,19 @@ def recover(study: optuna.Study) -> list[int]:
 
 def enqueue(
     study: optuna.Study,
-    params: dict[str, Any],
+    params: Mapping[str, Param],
     source: str,
     retry_of: int | None = None,
     settings: dict[str, str] | None = None,
 ) -> None:
-    attrs: dict[str, Any] = {SOURCE: source}
+    attrs: dict[str, str | int | dict[str, str]] = {SOURCE: source}
     if retry_of is not None:
         attrs["retry_of"] = retry_of
     if settings is not None:
         attrs["asked"] = settings  # what was asked, before clamping to the knobs' ranges
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a value at a range's end is said out of range
-        study.enqueue_trial(params, user_attrs=attrs, skip_if_exists=False)
+        study.enqueue_trial(dict(params), user_attrs=attrs, skip_if_exists=False)
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import optuna
 from optuna.importance import PedAnovaImportanceEvaluator, get_param_importances
@@ -14,6 +14,7 @@ from optuna.trial import TrialState
 
 from pglab.analysis.points import effect_of
 from pglab.errors import LabError
+from pglab.jsonish import JsonObject
 from pglab.tune import study as studies
 from pglab.tune.confirm import Candidate, Decision, decide, stored_values
 from pglab.tune.spec import TuneSpec, is_tune, parse_tune
@@ -64,7 +65,35 @@ class TuneSummary:
         return "\n".join(lines) + "\n"
 
 
-def to_json(s: TuneSummary) -> dict[str, Any]:
+class ConfirmedJson(TypedDict):
+    """A configuration confirmed against the defaults, in ``TuneJson.confirmation``."""
+
+    label: str
+    values: list[float]
+    median: float | None
+    within_limit: bool
+    comparison: JsonObject | None  # analysis.verdicts.Comparison's fields
+    settings: dict[str, str]
+
+
+class TuneJson(TypedDict):
+    """A study as ``pglab show NAME --json`` prints it (under ``tune``)."""
+
+    objective: str
+    direction: str
+    p99_limit_ms: float | None
+    sampler: str
+    budget: int
+    knobs: dict[str, str]
+    trials: list[JsonObject]  # a TrialRecord's fields and best_so_far
+    importance: dict[str, float]
+    confirmation: list[ConfirmedJson] | None
+    answer: str | None
+    winner: str | None
+    snippet: str | None
+
+
+def to_json(s: TuneSummary) -> TuneJson:
     """The study as plain data (``pglab show NAME --json``)."""
     d = s.decision
     return {
