@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pglab.analysis import points, tidy, verdicts
+from pglab.analysis.comparisons import QueryComparison
 from pglab.analysis.tidy import TidyTable
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
@@ -113,7 +114,7 @@ def plan_changes(
 
 def compare_queries(
     store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float
-) -> list[dict[str, Any]]:
+) -> list[QueryComparison]:
     """Two points' queries side by side (``pglab compare``): each one's median seconds, B
     against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
     differs from A's (their first ok runs)."""
@@ -132,10 +133,10 @@ def compare_queries(
         change = None
         if n in plans_a and n in plans_b:
             change = tpch_plans.change(plans_a[n], plans_b[n])
-        out.append({
-            "query": n, "a_s": 1.0 / statistics.median(rates[2 * i]),
-            "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,
-        })  # fmt: skip
+        out.append(QueryComparison(
+            query=n, a_s=1.0 / statistics.median(rates[2 * i]),
+            b_s=1.0 / statistics.median(rates[2 * i + 1]), comparison=c, plan=change,
+        ))  # fmt: skip
     return out
 
 
