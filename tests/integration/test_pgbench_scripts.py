@@ -98,13 +98,13 @@ def test_scripts_statements_failures_and_retries_are_stored(
     found = scripts.failures(hot)
     assert found is not None
     out = hot.output
-    assert found["serialization"] == printed(out, r"^number of serialization failures: (\d+)")
-    assert found["failed"] == printed(out, r"^number of failed transactions: (\d+)")
-    assert found["retried"] == printed(out, r"^number of transactions retried: (\d+)")
-    assert found["retries"] == printed(out, r"^total number of retries: (\d+)")
-    assert found["deadlock"] == printed(out, r"^number of deadlock failures: (\d+)") == 0
-    assert found["retries"] >= found["retried"] > 0 and found["max_tries"] == 5
-    assert (serial.failed, serial.retries) == (found["failed"], found["retries"])
+    assert found.serialization == printed(out, r"^number of serialization failures: (\d+)")
+    assert found.failed == printed(out, r"^number of failed transactions: (\d+)")
+    assert found.retried == printed(out, r"^number of transactions retried: (\d+)")
+    assert found.retries == printed(out, r"^total number of retries: (\d+)")
+    assert found.deadlock == printed(out, r"^number of deadlock failures: (\d+)") == 0
+    assert found.retries >= found.retried > 0 and found.max_tries == 5
+    assert (serial.failed, serial.retries) == (found.failed, found.retries)
     seconds = run.series["1"]["latency"]  # the per-transaction log, by second and kind
     for col in ("serialization", "deadlock", "retried", "retries"):
         at = seconds["columns"].index(col)

@@ -250,7 +250,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                                   f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
     for ph in phases:
         found = scripts.failures(ph)
-        if found and (found["failed_pct"] or 0) > scripts.FAILURES_WARN_PCT:
+        if found and (found.failed_pct or 0) > scripts.FAILURES_WARN_PCT:
             out.append(Notice("failures", label, rid, (
                 f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
                 "only the transactions that succeeded; raise max_tries, or lower the contention"
