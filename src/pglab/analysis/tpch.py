@@ -144,17 +144,17 @@ QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "i
                  "stream", "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
 
 
-def _query_rows(tables: dict[str, Any]) -> list[list[Any]]:
+def _query_rows(run: StoredRun, idx: int) -> list[list[Any]]:
     """A phase's queries as (stream, query, seconds, rows, timed_out, seed): a throughput run's
     a row per stream and query (in each stream's order), a power run's a row per query (its
     stream empty: one session runs them)."""
-    streams = tables.get(throughput.TABLE)
-    if streams:
-        return [list(row[:6]) for row in streams["rows"]]
-    table = tables.get(power.TABLE)
-    if not table:
+    kept = run.series.get(str(idx), {})
+    if kept.get(throughput.TABLE):
+        return [list(row[:6]) for row in tidy.phase_table(run, idx, throughput.TABLE).rows]
+    if not kept.get(power.TABLE):
         return []
-    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table["rows"]]
+    table = tidy.phase_table(run, idx, power.TABLE)
+    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table.rows]
 
 
 def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
@@ -168,7 +168,7 @@ def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
         for ph in run.phases:
             if not ph.measured:
                 continue
-            for row in _query_rows(run.series.get(str(ph.idx), {})):
+            for row in _query_rows(run, ph.idx):
                 rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
                              ph.name, ph.iteration, *row,
                              *(factors.get(n) for n in names)])  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TypedDict
 
 from pglab.cli.common import Where, console
 from pglab.lab import Lab
@@ -71,7 +71,18 @@ def _details(a: Available) -> list[str]:
     return lines
 
 
-def _as_dict(a: Available) -> dict[str, Any]:
+class SourceJson(TypedDict):
+    """A source as ``--json`` prints it."""
+
+    source: str  # its label: embedded, bindir:PATH, build:NAME#KEY
+    version: str
+    bindir: str
+    features: list[str]  # which of FEATURES it was built with
+    configure: list[str]  # its configure options
+    build: dict[str, object] | None  # a build's record (source, options, patches, compiler)
+
+
+def _as_dict(a: Available) -> SourceJson:
     return {"source": a.label, "version": a.version, "bindir": str(a.bindir),
             "features": list(a.features), "configure": list(a.options),
             "build": dict(a.build) if a.build else None}  # fmt: skip
