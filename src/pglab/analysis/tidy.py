@@ -15,7 +15,7 @@ point, ``pglab show --json`` gives it per point); a phase's stored series is rea
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -143,15 +143,16 @@ def measured_phases(run: StoredRun) -> list[int]:
     return [p.idx for p in run.phases if p.measured]
 
 
-def table(run: StoredRun, idx: int, kind: str) -> dict[str, Any]:
-    """A stored series table of a phase as stored (``rows.Series``), ``{"columns": [], "rows":
-    []}`` when absent."""
+def table(run: StoredRun, idx: int, kind: str) -> Mapping[str, list[Any]]:
+    """A stored series table of a phase as stored (``rows.Series``: its ``columns`` and
+    ``rows``), ``{"columns": [], "rows": []}`` when absent."""
     return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
 
 
 def phase_table(run: StoredRun, idx: int, kind: str) -> TelemetryTable:
     """A stored series table of a phase as a ``Table`` (no columns nor rows when absent)."""
-    return TelemetryTable.from_json(table(run, idx, kind))
+    found = run.series.get(str(idx), {}).get(kind)
+    return TelemetryTable.from_json(found) if found else TelemetryTable([])
 
 
 def row_histogram(tab: TelemetryTable, row: list[Any]) -> latency_hist.Histogram:
