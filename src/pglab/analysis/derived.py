@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
 from pglab.campaign.writes import phase_writes
@@ -88,7 +88,7 @@ class ScalingPoint:
     efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
 
 
-def scaling_key(axes: Mapping[str, Any], variant: str, label: str) -> tuple[str, int] | None:
+def scaling_key(axes: Mapping[str, object], variant: str, label: str) -> tuple[str, int] | None:
     """(series, clients) of a run or point with a ``clients`` matrix coordinate, else None: the
     series is its label without the clients (the variant when nothing else is left)."""
     clients = axes.get("clients")

@@ -11,7 +11,7 @@ well below 1, by something else (CPU, the client); above 1, the storage does not
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pglab.records import StorageRow
 from pglab.rows import RunRow, StoredRun
@@ -85,7 +85,7 @@ def _single_client_write(clients: object, builtins: set[str | None]) -> bool:
 
 
 def match_storage(
-    mount: Mapping[str, Any],
+    mount: Mapping[str, object],
     pgdata: str | None,
     storage: list[StorageRow],
     before: float | None = None,
