@@ -16,6 +16,7 @@ from typing import Any
 from pglab.analysis import points, tidy, verdicts
 from pglab.analysis.comparisons import QueryComparison
 from pglab.analysis.tidy import TidyTable
+from pglab.jsonish import JsonObject
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
@@ -71,8 +72,9 @@ class PlanChange:
     change: str  # "hash join → merge join"
 
 
-def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
-    """A run's plan per query (its first phase that has them), {} if it stored none."""
+def stored_plans(store: Store, run: RunRow) -> dict[int, JsonObject]:
+    """A run's plan per query (its first phase that has them) as EXPLAIN (FORMAT JSON) gave it
+    (``tpch.plans.change`` parses it), {} if it stored none."""
     stored = store.get_run(run.id)
     if stored is None:
         return {}
@@ -96,7 +98,7 @@ def plan_changes(
             first.setdefault(r.label, r)
     base = {row.coords: row.point for row in rows if row.is_base}
     out = []
-    cache: dict[str, dict[int, Any]] = {}
+    cache: dict[str, dict[int, JsonObject]] = {}
     for row in rows:
         ref = base.get(row.coords)
         if row.is_base or ref is None or row.point not in first or ref not in first:

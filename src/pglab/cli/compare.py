@@ -1,4 +1,5 @@
-"""``pglab compare A B``: two runs, two points or two campaigns side by side, B against A."""
+"""``pglab compare A B``: two runs, two points or two campaigns side by side, B against A
+(``analysis.comparisons``' TypedDicts, printed as tables, or as they are with ``--json``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``pglab sources``: the PostgreSQL servers this machine has for campaigns (the wheels,
 Debian's bindirs, the lab's cached builds), each with its version and what it was built with,
-in the order ``version = "N"`` tries them."""
+in the order ``version = "N"`` tries them (``--json``: a ``SourceJson`` each)."""
 
 from __future__ import annotations
 
