@@ -127,8 +127,10 @@ KIT_FIGURES = tuple(c.name for c in KIT_COLUMNS)
 
 @dataclass(frozen=True)
 class TidyTable:
+    """A tidy table: its columns, and a row of cells per run (phase, script, …)."""
+
     columns: list[str]
-    rows: list[list[Any]]
+    rows: list[list[Cell]]
 
 
 def iso(epoch: float | None) -> str | None:
