@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from pglab.analysis import points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
-    Comparison,
+    CompareResult,
     MetricRow,
     PointPair,
     PointsComparison,
@@ -151,7 +151,7 @@ def _pick_point(campaign: str, wanted: str, labels: list[str]) -> str:
     )
 
 
-def compare_targets(store: Store, a: Target, b: Target) -> Comparison:
+def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
     """The comparison of two resolved targets of the same kind (``comparisons``: the CLI
     prints it; ``--json`` dumps it with comparisons as objects)."""
     if a.kind != b.kind:
@@ -159,7 +159,7 @@ def compare_targets(store: Store, a: Target, b: Target) -> Comparison:
             f"cannot compare a {a.kind} ({a.text!r}) with a {b.kind} ({b.text!r})",
             hint="compare two runs, two points (CAMPAIGN:POINT) or two campaigns",
         )
-    out: Comparison
+    out: CompareResult
     if a.kind == "run":
         assert a.run is not None and b.run is not None  # resolve() gives a run its StoredRun
         full_a, full_b = [a.run], [b.run]

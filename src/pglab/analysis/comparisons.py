@@ -4,7 +4,7 @@ These are ``TypedDict``s because the comparison is printed as it is by ``pglab c
 (its ``verdicts.Comparison``s as objects) and drawn by ``pglab serve``'s compare page: the keys,
 their order and the JSON stay what they were, and mypy checks every reader's keys.
 
-- :data:`Comparison`: one of :class:`RunsComparison` (``kind`` "runs"),
+- :data:`CompareResult`: one of :class:`RunsComparison` (``kind`` "runs"),
   :class:`PointsComparison` ("points") or :class:`CampaignsComparison` ("campaigns"); a reader
   tells them apart by ``kind``;
 - :class:`PointPair`: two points side by side (:class:`PointSide` each) with their verdict;
@@ -171,4 +171,4 @@ class CampaignsComparison(TypedDict):
     figure: NotRequired[str]
 
 
-Comparison = RunsComparison | PointsComparison | CampaignsComparison
+CompareResult = RunsComparison | PointsComparison | CampaignsComparison

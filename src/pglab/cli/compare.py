@@ -13,7 +13,7 @@ from pglab.analysis import compare as comparing
 from pglab.analysis import profiles, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
-    Comparison,
+    CompareResult,
     PointsComparison,
     PointSide,
     QueryComparison,
@@ -117,7 +117,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     return 0
 
 
-def _print_storage(result: Comparison) -> None:
+def _print_storage(result: CompareResult) -> None:
     """The storage results measured under each side's data and WAL."""
     storage = result.get("storage")
     for label, used in (("A", storage["a"]), ("B", storage["b"])) if storage else ():
@@ -248,7 +248,7 @@ def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
     )
 
 
-def _print_scripts(result: Comparison, rows: list[tuple[str, ScriptComparison]]) -> None:
+def _print_scripts(result: CompareResult, rows: list[tuple[str, ScriptComparison]]) -> None:
     """The scripts both sides ran in a phase of several, each with its TPS and latency side by
     side (medians of the repeats), Δ% and, where both sides have repeats, a verdict; ``rows``:
     (the point B's label, or "" when there is one pair, and the script's row)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from pglab.analysis import compare, profiles, verdicts
-from pglab.analysis.comparisons import Comparison
+from pglab.analysis.comparisons import CompareResult
 from pglab.analysis.profiles import Change
 from pglab.errors import LabError
 from pglab.store import Store
@@ -20,7 +20,7 @@ class ComparePage(TypedDict):
     """The compare page's data, as its template reads it."""
 
     choices: list[str]  # what the picker offers
-    result: Comparison | None  # analysis.compare.compare_targets's, once A and B are given
+    result: CompareResult | None  # analysis.compare.compare_targets's, once A and B are given
     profile: list[tuple[str, list[Change]]]  # CPU profile changes where both sides have them
     error: LabError | None  # what is wrong with A or B
     legend: str  # what the verdicts mean
@@ -63,7 +63,7 @@ def page(store: Store, a: str, b: str) -> ComparePage:
     return out
 
 
-def _legend(result: Comparison) -> str:
+def _legend(result: CompareResult) -> str:
     """What the verdicts mean and how they were reached, as ``pglab compare`` says it."""
     if result["kind"] == "runs":
         return result["note"]
