@@ -10,6 +10,7 @@ from typing import TypedDict
 
 from pglab.cli.common import Where, console
 from pglab.lab import Lab
+from pglab.postgres.build import BuildInfo
 from pglab.postgres.sources import FEATURES, Available, available
 
 DESCRIPTION = """\
@@ -79,10 +80,10 @@ class SourceJson(TypedDict):
     bindir: str
     features: list[str]  # which of FEATURES it was built with
     configure: list[str]  # its configure options
-    build: dict[str, object] | None  # a build's record (source, options, patches, compiler)
+    build: BuildInfo | None  # a build's build.json (source, options, patches, compiler)
 
 
 def _as_dict(a: Available) -> SourceJson:
     return {"source": a.label, "version": a.version, "bindir": str(a.bindir),
             "features": list(a.features), "configure": list(a.options),
-            "build": dict(a.build) if a.build else None}  # fmt: skip
+            "build": a.build or None}  # fmt: skip

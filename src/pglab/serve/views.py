@@ -5,7 +5,6 @@ a ``RunningCampaign`` each, which ``/live.json`` also gives)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -38,7 +37,7 @@ class FleetPage(TypedDict):
     """The fleet page: its queue's jobs and its workers (none with a SQLite store: ``note``)."""
 
     jobs: list[queue.JobRow]
-    workers: Sequence[Mapping[str, object]]  # queue.workers_of's rows, as the template reads them
+    workers: list[queue.WorkerRow]
     counts: dict[str, int]  # jobs by status
     now: float
     note: str
