@@ -98,17 +98,17 @@ def test_scripts_statements_failures_and_retries_are_stored(
     found = scripts.failures(hot)
     assert found is not None
     out = hot.output
-    assert found["serialization"] == printed(out, r"^number of serialization failures: (\d+)")
-    assert found["failed"] == printed(out, r"^number of failed transactions: (\d+)")
-    assert found["retried"] == printed(out, r"^number of transactions retried: (\d+)")
-    assert found["retries"] == printed(out, r"^total number of retries: (\d+)")
-    assert found["deadlock"] == printed(out, r"^number of deadlock failures: (\d+)") == 0
-    assert found["retries"] >= found["retried"] > 0 and found["max_tries"] == 5
-    assert (serial.failed, serial.retries) == (found["failed"], found["retries"])
+    assert found.serialization == printed(out, r"^number of serialization failures: (\d+)")
+    assert found.failed == printed(out, r"^number of failed transactions: (\d+)")
+    assert found.retried == printed(out, r"^number of transactions retried: (\d+)")
+    assert found.retries == printed(out, r"^total number of retries: (\d+)")
+    assert found.deadlock == printed(out, r"^number of deadlock failures: (\d+)") == 0
+    assert found.retries >= found.retried > 0 and found.max_tries == 5
+    assert (serial.failed, serial.retries) == (found.failed, found.retries)
     seconds = run.series["1"]["latency"]  # the per-transaction log, by second and kind
     for col in ("serialization", "deadlock", "retried", "retries"):
         at = seconds["columns"].index(col)
-        assert sum(r[at] for r in seconds["rows"]) == found[col], col
+        assert sum(r[at] for r in seconds["rows"]) == getattr(found, col), col
     progress = run.series["1"]["progress"]
     retried = progress["columns"].index("retried")
     assert all(r[retried] is not None for r in progress["rows"])
@@ -118,7 +118,7 @@ def test_scripts_statements_failures_and_retries_are_stored(
     assert main(["show", str(run.id), *common]) == 0
     shown = capsys.readouterr().out
     assert "scripts of mix 1" in shown and "statements of mix 1 of script 1 insert.sql" in shown
-    assert f"failures of hot 1: {found['failed']:,} failed" in shown
+    assert f"failures of hot 1: {found.failed:,} failed" in shown
     assert main(["compare", str(run.id), str(run.id), *common]) == 0  # its scripts side by side
     line = next(ln for ln in capsys.readouterr().out.splitlines() if "insert.sql" in ln)
     assert f"{insert.tps:,.1f}" in line and "+0.0%" in line
@@ -126,7 +126,7 @@ def test_scripts_statements_failures_and_retries_are_stored(
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["phase"], r["script_no"]) for r in rows] == [("mix", "1"), ("mix", "2"),
                                                             ("hot", "1")]  # fmt: skip
-    assert float(rows[0]["tps"]) == insert.tps and int(rows[2]["retries"]) == found["retries"]
+    assert float(rows[0]["tps"]) == insert.tps and int(rows[2]["retries"]) == found.retries
     assert main(["export", "mix", "--series", "script_latency", *common]) == 0
     long = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     counts = [r for r in long if r["metric"] == "count"]

@@ -15,6 +15,7 @@ minus variant) or by variant, whichever matches most, with Holm's correction ove
 Scripts of phases that mix several are compared the same way, by phase and script name
 (``script_rows``, ``compare_scripts``: their own Holm family).
 Every comparison carries the difference of the environment and settings the runs reported.
+What they give back is typed in ``comparisons`` (TypedDicts: ``--json`` prints them as they are).
 """
 
 from __future__ import annotations
@@ -22,9 +23,25 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pglab.analysis import points, scripts, syncrate, tpch, verdicts
+from pglab.analysis.comparisons import (
+    CampaignsComparison,
+    CompareResult,
+    MetricRow,
+    PointPair,
+    PointsComparison,
+    PointSide,
+    RunsComparison,
+    RunSide,
+    ScriptComparison,
+    ScriptSide,
+    SettingDiff,
+    StorageSides,
+    StorageUsed,
+    WaitsRow,
+)
 from pglab.analysis.points import PointRow, axis_name
 from pglab.errors import LabError
 from pglab.postgres import build
@@ -134,14 +151,15 @@ def _pick_point(campaign: str, wanted: str, labels: list[str]) -> str:
     )
 
 
-def compare_targets(store: Store, a: Target, b: Target) -> dict[str, Any]:
-    """The comparison of two resolved targets of the same kind, as plain data (the CLI prints
-    it; ``--json`` dumps it with comparisons as dicts)."""
+def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
+    """The comparison of two resolved targets of the same kind (``comparisons``: the CLI
+    prints it; ``--json`` dumps it with comparisons as objects)."""
     if a.kind != b.kind:
         raise LabError(
             f"cannot compare a {a.kind} ({a.text!r}) with a {b.kind} ({b.text!r})",
             hint="compare two runs, two points (CAMPAIGN:POINT) or two campaigns",
         )
+    out: CompareResult
     if a.kind == "run":
         assert a.run is not None and b.run is not None  # resolve() gives a run its StoredRun
         full_a, full_b = [a.run], [b.run]
@@ -154,12 +172,11 @@ def compare_targets(store: Store, a: Target, b: Target) -> dict[str, Any]:
             paired = a.campaign == b.campaign and points.blocked_of(camp_a)
             family = points.family_rounds(store.list_runs(a.campaign), camp_a) if paired else None
             out = compare_points(a, b, effect, points.equivalence_of(camp_a), family)
+            _judge_scripts(store, a, b, out["pairs"], effect)
+            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect)  # kit = "tpch"
         else:
             out = compare_campaigns(a, b, effect)
-        phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
-        compare_scripts(out["pairs"], a.runs, b.runs, phases, effect)
-        if a.kind == "point":  # kit = "tpch": each query and its plan
-            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect)
+            _judge_scripts(store, a, b, out["pairs"], effect)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit
@@ -168,6 +185,13 @@ def compare_targets(store: Store, a: Target, b: Target) -> dict[str, Any]:
         else points.figure_of([*full_a, *full_b])
     )  # fmt: skip
     return out
+
+
+def _judge_scripts(
+    store: Store, a: Target, b: Target, pairs: list[PointPair], effect: float
+) -> None:
+    phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
+    compare_scripts(pairs, a.runs, b.runs, phases, effect)
 
 
 def _fingerprinted(store: Store, runs: list[RunRow]) -> list[StoredRun]:
@@ -180,7 +204,7 @@ def _fingerprinted(store: Store, runs: list[RunRow]) -> list[StoredRun]:
 # -- runs ------------------------------------------------------------------------------------
 
 
-def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
+def compare_runs(a: StoredRun, b: StoredRun) -> RunsComparison:
     for run in (a, b):
         if not run.ok:
             raise LabError(
@@ -194,7 +218,7 @@ def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
         names, per_phase = ["mb_s"], _OPERATION_FIGURES
     names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
     rows = [
-        {"metric": m, "a": ma.get(m), "b": mb.get(m), "delta_pct": _delta(ma.get(m), mb.get(m))}
+        MetricRow(metric=m, a=ma.get(m), b=mb.get(m), delta_pct=_delta(ma.get(m), mb.get(m)))
         for m in names
     ]
     return {
@@ -209,7 +233,7 @@ def compare_runs(a: StoredRun, b: StoredRun) -> dict[str, Any]:
     }
 
 
-def _run_id(run: RunRow) -> dict[str, Any]:
+def _run_id(run: RunRow) -> RunSide:
     return {"run": run.id, "campaign": run.campaign, "point": run.label, "repeat": run.repeat}
 
 
@@ -233,7 +257,7 @@ def top_waits(run: StoredRun, n: int = 5) -> dict[str, list[tuple[str, float]]]:
     return out
 
 
-def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[dict[str, Any]]:
+def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[WaitsRow]:
     wa, wb = top_waits(a), top_waits(b)
     return [{"phase": ph, "a": wa.get(ph, []), "b": wb.get(ph, [])}
             for ph in dict.fromkeys([*wa, *wb])]  # fmt: skip
@@ -255,7 +279,7 @@ def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
-def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> dict[str, Any]:
+def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> PointSide:
     tps = _ok_tps(runs, figure)
     return {"campaign": campaign, "point": label, "n": len(tps),
             "median": statistics.median(tps) if tps else None,
@@ -266,7 +290,7 @@ def compare_points(
     a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
     equivalence_pct: float | None = None,
     family: Sequence[tuple[dict[int, float], dict[int, float], str]] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> PointsComparison:  # fmt: skip
     """``family``: both points are of one interleaved campaign, whose comparisons with the
     baseline these are (``points.family_rounds``): B is measured against A on their within-round
     log ratios, their noise pooled with the family's (``differences``), and judged alone (the
@@ -329,7 +353,7 @@ def _unique(rows: list[PointRow], key: Callable[[PointRow], str]) -> dict[str, P
 
 def compare_campaigns(
     a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT
-) -> dict[str, Any]:
+) -> CampaignsComparison:
     runs_a, runs_b = a.runs, b.runs
     rows_a, rows_b = points.point_rows(runs_a), points.point_rows(runs_b)
     how, pairs = match_points(rows_a, rows_b)
@@ -339,7 +363,7 @@ def compare_campaigns(
             "coordinates or variant",
             hint=f"compare single points: pglab compare '{a.campaign}:POINT' '{b.campaign}:POINT'",
         )
-    out_pairs: list[dict[str, Any]] = []
+    out_pairs: list[PointPair] = []
     samples = []
     figure = headline([*runs_a, *runs_b])
     for pa, pb in pairs:
@@ -371,7 +395,7 @@ def compare_campaigns(
 
 def script_rows(
     phases_a: Mapping[int, Sequence[PhaseRow]], phases_b: Mapping[int, Sequence[PhaseRow]]
-) -> list[dict[str, Any]]:
+) -> list[ScriptComparison]:
     """Each script that both sides ran in a measured phase of several scripts (matched by phase
     and script name, ``scripts.script_figures``), side by side: per side its runs' TPS and
     latency averages (``tps``, ``latency_avg_ms``: lists, a value per run that has one) and
@@ -390,20 +414,20 @@ def script_rows(
     fa, fb = sides
     rows = []
     for key in (k for k in fa if k in fb):
-        row: dict[str, Any] = {"phase": key[0], "script": key[1]}
-        for name, side in (("a", fa[key]), ("b", fb[key])):
-            row[name] = {
-                **side,
-                "n": len(side["tps"]),
-                "median_tps": _median(side["tps"]),
-                "median_latency_ms": _median(side["latency_avg_ms"]),
-            }
-        row["tps_delta_pct"] = _delta(row["a"]["median_tps"], row["b"]["median_tps"])
-        row["latency_delta_pct"] = _delta(row["a"]["median_latency_ms"],
-                                          row["b"]["median_latency_ms"])  # fmt: skip
-        row["comparison"] = None
-        rows.append(row)
+        sa, sb = _script_side(fa[key]), _script_side(fb[key])
+        rows.append(ScriptComparison(
+            phase=key[0], script=key[1], a=sa, b=sb,
+            tps_delta_pct=_delta(sa["median_tps"], sb["median_tps"]),
+            latency_delta_pct=_delta(sa["median_latency_ms"], sb["median_latency_ms"]),
+            comparison=None,
+        ))  # fmt: skip
     return rows
+
+
+def _script_side(found: dict[str, list[float]]) -> ScriptSide:
+    tps, latency = found["tps"], found["latency_avg_ms"]
+    return {"tps": tps, "latency_avg_ms": latency, "n": len(tps), "median_tps": _median(tps),
+            "median_latency_ms": _median(latency)}  # fmt: skip
 
 
 def _median(values: list[float]) -> float | None:
@@ -411,7 +435,7 @@ def _median(values: list[float]) -> float | None:
 
 
 def compare_scripts(
-    pairs: list[dict[str, Any]],
+    pairs: list[PointPair],
     runs_a: Sequence[RunRow],
     runs_b: Sequence[RunRow],
     phases: dict[int, tuple[PhaseRow, ...]],
@@ -420,12 +444,14 @@ def compare_scripts(
     """Add to each pair of points its ``scripts`` (``script_rows`` of its ok runs' phases) and
     judge each script whose TPS has 2 runs or more a side, as the points' TPS are (Welch's t on
     log TPS; Δ% the ratio of geometric means), Holm-corrected over every script compared."""
-    judged = []
+    judged: list[ScriptComparison] = []
     for pair in pairs:
-        ids = [[r.id for r in runs if r.ok and r.label == pair[s]["point"] and r.campaign ==
-                pair[s]["campaign"]] for s, runs in (("a", runs_a), ("b", runs_b))]  # fmt: skip
-        pair["scripts"] = script_rows(*({i: phases.get(i, ()) for i in side} for side in ids))
-        judged += [r for r in pair["scripts"] if r["a"]["n"] >= 2 and r["b"]["n"] >= 2]
+        ids = [[r.id for r in runs if r.ok and r.label == side["point"]
+                and r.campaign == side["campaign"]]
+               for side, runs in ((pair["a"], runs_a), (pair["b"], runs_b))]  # fmt: skip
+        rows = script_rows(*({i: phases.get(i, ()) for i in side} for side in ids))
+        pair["scripts"] = rows
+        judged += [r for r in rows if r["a"]["n"] >= 2 and r["b"]["n"] >= 2]
     found = verdicts.compare_family([(r["a"]["tps"], r["b"]["tps"]) for r in judged], effect_pct)
     for row, c in zip(judged, found, strict=True):
         row["comparison"] = c
@@ -437,26 +463,18 @@ def compare_scripts(
 
 def storage_sides(
     runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], measured: list[StorageRow]
-) -> dict[str, list[dict[str, Any]]] | None:
+) -> StorageSides | None:
     """The storage results (``pglab storage``) measured on the storage each side's runs used,
     by their headline figure; None when neither side has one."""
-    sides = {
-        side: [
-            {
-                "id": r["id"],
-                "tool": r["tool"],
-                "where": storage_tables.where(r),
-                "roles": sorted(r["roles"]),
-                "headline": storage_tables.headline(r),
-            }
-            for r in syncrate.storage_of_runs(runs, measured)
-        ]  # fmt: skip
-        for side, runs in (("a", runs_a), ("b", runs_b))
-    }
-    return sides if any(sides.values()) else None
+    sa, sb = ([
+        StorageUsed(id=r["id"], tool=r["tool"], where=storage_tables.where(r),
+                    roles=sorted(r["roles"]), headline=storage_tables.headline(r))
+        for r in syncrate.storage_of_runs(runs, measured)
+    ] for runs in (runs_a, runs_b))  # fmt: skip
+    return StorageSides(a=sa, b=sb) if sa or sb else None
 
 
-def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[dict[str, Any]]:
+def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[SettingDiff]:
     """What differs between the environments and server settings the two sides' runs reported
     (dicts with a ``fingerprint``): rows of name, a, b; a side whose runs disagree says
     "varies", a setting a side did not report is "default"."""
@@ -465,7 +483,7 @@ def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> l
     for name in dict.fromkeys([*ea, *eb]):
         va, vb = ea.get(name, "default"), eb.get(name, "default")
         if va != vb:
-            out.append({"name": name, "a": va, "b": vb})
+            out.append(SettingDiff(name=name, a=va, b=vb))
     return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
 from pglab.campaign.writes import phase_writes
@@ -29,8 +29,12 @@ from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady
 from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
 from pglab.telemetry import os_stats, pg_stats
+from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
 from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
+
+if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.store.base import Store
 
 # Warning kinds, most serious first (the order campaign_notices returns them in).
 KINDS = (
@@ -84,7 +88,7 @@ class ScalingPoint:
     efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
 
 
-def scaling_key(axes: Mapping[str, Any], variant: str, label: str) -> tuple[str, int] | None:
+def scaling_key(axes: Mapping[str, object], variant: str, label: str) -> tuple[str, int] | None:
     """(series, clients) of a run or point with a ``clients`` matrix coordinate, else None: the
     series is its label without the clients (the variant when nothing else is left)."""
     clients = axes.get("clients")
@@ -235,7 +239,8 @@ def run_notices(run: RunRow) -> list[Notice]:
     phases = [ph for ph in run.phases if ph.measured] if isinstance(run, StoredRun) else []
     series = run.series if isinstance(run, StoredRun) else {}
     for ph in phases:
-        trend = _phase_drift(series.get(str(ph.idx), {}).get("progress"))
+        progress = series.get(str(ph.idx), {}).get("progress")
+        trend = _phase_drift(Table.from_json(progress) if progress else None)
         if trend is not None:
             out.append(Notice("drifting", label, rid, (
                 f"TPS drifted {trend.change_pct:+.1f}% over phase {_phase_name(ph)} "
@@ -250,7 +255,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                                   f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
     for ph in phases:
         found = scripts.failures(ph)
-        if found and (found["failed_pct"] or 0) > scripts.FAILURES_WARN_PCT:
+        if found and (found.failed_pct or 0) > scripts.FAILURES_WARN_PCT:
             out.append(Notice("failures", label, rid, (
                 f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
                 "only the transactions that succeeded; raise max_tries, or lower the contention"
@@ -299,12 +304,12 @@ def _phase_name(ph: PhaseRow) -> str:
     return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
 
-def _phase_drift(progress: dict[str, Any] | None) -> steady.Drift | None:
+def _phase_drift(progress: Table | None) -> steady.Drift | None:
     """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
-    if not progress or "tps" not in progress.get("columns", []):
+    if progress is None or "tps" not in progress.columns:
         return None
-    i = progress["columns"].index("tps")
-    tps = [float(r[i]) for r in progress["rows"] if r[i] is not None]
+    i = progress.columns.index("tps")
+    tps = [float(r[i]) for r in progress.rows if r[i] is not None]
     if len(tps) < 20:  # as the executor: MSER needs a few 5 s batches
         return None
     trend = steady.drift(tps[steady.steady_start(tps) :])
@@ -313,17 +318,20 @@ def _phase_drift(progress: dict[str, Any] | None) -> steady.Drift | None:
     return trend
 
 
-def _writes(run: StoredRun, name: str, stored: dict[str, Any], seconds: float) -> bool:
+def _writes(run: StoredRun, ph: PhaseRow, series: Series, seconds: float) -> bool:
     """Whether a phase writes, judged from what it runs (``campaign.writes``); when its text
     cannot say, or says it reads but its WAL says otherwise (a SELECT of a function that
     writes), from the WAL it made."""
-    spec: dict[str, Any] = next(
-        (s for s in run.spec.get("phases") or [] if s.get("name") == name), {}
-    )
+    spec = next((s for s in run.spec.get("phases") or [] if s.get("name") == ph.name), None)
     said = phase_writes(spec) if spec else None
-    custom = any(s.get("path") for s in spec.get("scripts") or []) and not spec.get("kit")
+    custom = (
+        spec is not None
+        and not spec.get("kit")
+        and any(s.get("path") for s in spec.get("scripts") or [])
+    )
     if said is not None and (said or not custom):
         return said
+    stored = series.get(str(ph.idx))
     figures = pg_stats.summarize(tables_of(stored), max(seconds, 1e-3)) if stored else {}
     return figures.get("wal_mb_s", 0.0) > WAL_WRITES_MB_S
 
@@ -335,7 +343,7 @@ def _short(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notic
         stored = series.get(str(ph.idx), {})
         if OPERATION_KIND in stored:  # a maintenance operation: no TPS a checkpoint sways
             continue
-        if seconds < 2 * timeout and _writes(run, ph.name, stored, seconds):
+        if seconds < 2 * timeout and _writes(run, ph, series, seconds):
             return [Notice("short", run.label, run.id, (
                 f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "
                 f"checkpoint cycles (checkpoint_timeout {timeout:.0f} s): its TPS depends on "
@@ -532,7 +540,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
 
 
 def campaign_notices(
-    store: Any,
+    store: Store,
     campaign_name: str,
     runs: Sequence[StoredRun | None] | None = None,
     verbose: bool = False,

@@ -13,6 +13,7 @@ from typing import Any
 
 from pglab.analysis.tidy import TidyTable
 from pglab.errors import LabError
+from pglab.jsonish import JsonObject
 
 FORMATS = ("csv", "json", "parquet")
 
@@ -27,7 +28,8 @@ def encode(table: TidyTable, fmt: str) -> bytes:
     raise ValueError(fmt)
 
 
-def records(table: TidyTable) -> list[dict[str, Any]]:
+def records(table: TidyTable) -> list[JsonObject]:
+    """The rows as JSON objects, column -> value (what ``--format json`` writes)."""
     return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
 
 

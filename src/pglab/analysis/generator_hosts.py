@@ -1,17 +1,32 @@
 """What a phase's load generator hosts say about the run (its ``generators`` table): a clock
 known too loosely, or that moved during the phase, to put the hosts' seconds in step with the
 server's; a host whose pgbench used the CPUs it could use (client-bound: the load generator,
-not the server, was measured). Runs stored before a column existed simply lack that warning.
+not the server, was measured). Runs stored before a column existed simply lack that warning
+(a ``Host`` read from the table has None where its column is missing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.rows import PhaseRow, Series
+from pglab.telemetry.base import Table
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A row of the ``generators`` table: what one host said of a phase."""
+
+    host: str
+    clock_uncertainty_ms: float | None  # half the shortest round trip
+    clock_drift_ms: float | None  # how far its clock moved against pglab's over the phase
+    client_bound: bool  # its pgbench used most of the CPUs it could use
+    pgbench_cpu_pct: float | None  # % of a core
+    cpus_available: float | None
+    cpu_throttled_pct: float | None  # periods its CPU quota held it back, %
 
 
 def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]]:
@@ -22,16 +37,16 @@ def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]
     limit = OFFSET_UNCERTAINTY_WARN_S * 1000
     for ph in phases:
         tab = series.get(str(ph.idx), {}).get(GENERATORS)
-        for row in _rows(tab):
-            host, ms = row["host"], row.get("clock_uncertainty_ms")
+        for row in hosts(Table.from_json(tab)) if tab else ():
+            host, ms = row.host, row.clock_uncertainty_ms
             if ms is not None and ms > limit:
                 loose[host] = max(ms, loose.get(host, 0.0))
-            moved = row.get("clock_drift_ms")
+            moved = row.clock_drift_ms
             if moved is not None and abs(moved) > limit + (ms or 0.0):
                 drift[host] = max(abs(moved), drift.get(host, 0.0))
-            if row.get("client_bound") and host not in bound:
-                bound[host] = (row["pgbench_cpu_pct"], row["cpus_available"],
-                               row.get("cpu_throttled_pct"))  # fmt: skip
+            pct, cpus = row.pgbench_cpu_pct, row.cpus_available
+            if row.client_bound and host not in bound and pct is not None and cpus is not None:
+                bound[host] = (pct, cpus, row.cpu_throttled_pct)
     out = [
         ("clock", f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the "
                   "shortest round trip): its per-second figures may sit a second off the server's")
@@ -55,7 +70,14 @@ def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]
     return out
 
 
-def _rows(tab: dict[str, Any] | None) -> list[dict[str, Any]]:
-    if not tab:
-        return []
-    return [dict(zip(tab["columns"], row, strict=True)) for row in tab["rows"]]
+def hosts(tab: Table) -> list[Host]:
+    """The rows of a phase's ``generators`` table."""
+    out = []
+    for row in tab.rows:
+        got = dict(zip(tab.columns, row, strict=True))
+        out.append(Host(
+            got["host"], got.get("clock_uncertainty_ms"), got.get("clock_drift_ms"),
+            bool(got.get("client_bound")), got.get("pgbench_cpu_pct"), got.get("cpus_available"),
+            got.get("cpu_throttled_pct"),
+        ))  # fmt: skip
+    return out

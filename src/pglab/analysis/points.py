@@ -1,7 +1,11 @@
 """Points of a campaign from its stored runs: each point's TPS summary over its repeats and, when
 the campaign has several variants, its comparison with the baseline variant's point at the same
 matrix coordinates. Pure functions over `Store.list_runs` rows; the CLI, `compare` and the
-report all read points from here."""
+report all read points from here.
+
+A point's matrix coordinates are ``dict[str, AxisValue]`` (axis name -> its value as the
+campaign file wrote it), in axis order: ``PointRow.axes``, and the compared axes' first values
+of a campaign of one variant (``axis_baseline_of``)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,10 @@ from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.planning.plan import Plan
     from pglab.store.base import Store
+
+AxisValue = str | int | float | bool  # a matrix axis's value (a TOML scalar)
 
 
 def baseline_of(campaign: CampaignRow | None) -> str | None:
@@ -64,7 +71,7 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
 COMPARED_AXES = ("parallel", "jobs")
 
 
-def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, Any]:
+def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, AxisValue]:
     """The first value of each compared axis of a campaign of one variant ({} otherwise)."""
     doc = spec_of(campaign)
     if baseline_of(campaign) is not None:
@@ -144,7 +151,7 @@ class PointRow:
     point: str  # its label
     variant: str
     coords: str  # its matrix coordinates as text ("clients=8 script=x"): how points pair up
-    axes: dict[str, Any]
+    axes: dict[str, AxisValue]
     runs: int
     failed: int
     tps_median: float | None
@@ -167,7 +174,7 @@ def point_rows(
     baseline: str | None = None,
     effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
     sequential: SequentialSpec | None = None,
-    axis_base: dict[str, Any] | None = None,
+    axis_base: dict[str, AxisValue] | None = None,
     blocked: bool = False,
     equivalence_pct: float | None = None,
 ) -> list[PointRow]:
@@ -246,7 +253,7 @@ class _Judge:
 
 def _compare_to_baseline(
     rows: list[PointRow], tps_of: dict[str, list[float]], rounds_of: dict[str, dict[int, float]],
-    baseline: str | None, judge: _Judge, axis_base: dict[str, Any] | None = None,
+    baseline: str | None, judge: _Judge, axis_base: dict[str, AxisValue] | None = None,
 ) -> list[PointRow]:  # fmt: skip
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates (or, with ``axis_base``, each point against the one at the same coordinates
@@ -256,7 +263,7 @@ def _compare_to_baseline(
 
 def _judged_together(
     summaries: Sequence[_Summaries], baseline: str | None, judge: _Judge,
-    axis_base: dict[str, Any],
+    axis_base: dict[str, AxisValue],
 ) -> list[list[PointRow]]:  # fmt: skip
     """Each family's rows with their comparisons, Holm-corrected over all families."""
     if baseline is None and not axis_base:
@@ -290,7 +297,7 @@ def _judged_together(
 
 
 def _family(
-    rows: list[PointRow], baseline: str | None, axis_base: dict[str, Any]
+    rows: list[PointRow], baseline: str | None, axis_base: dict[str, AxisValue]
 ) -> tuple[list[PointRow], list[tuple[str, str, str]]]:
     """``rows`` with their ``is_base`` set, and the campaign's comparisons: (the baseline
     point's label, the other point's label, where the baseline is: the comparisons that share
@@ -359,7 +366,7 @@ def noise_before(runs: Sequence[RunRow], campaign: str, point_keys: set[str]) ->
     return verdicts.DEFAULT_CV_PCT, "assumed: no runs stored to measure it on"
 
 
-def design_check(plan: Any, stored_runs: Sequence[RunRow]) -> verdicts.Design | None:
+def design_check(plan: Plan, stored_runs: Sequence[RunRow]) -> verdicts.Design | None:
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
     the first variant's at the same matrix coordinates) on the campaign's effect of interest;
     None for a campaign with one variant (nothing is compared)."""
@@ -391,7 +398,7 @@ class SequentialPlan:
         )
 
 
-def sequential_plan(plan: Any, stored_runs: Sequence[RunRow]) -> SequentialPlan | None:
+def sequential_plan(plan: Plan, stored_runs: Sequence[RunRow]) -> SequentialPlan | None:
     """The runs a campaign of ``repeats = "auto"`` takes (None: a fixed number of repeats)."""
     camp = plan.campaign
     spec = camp.sequential

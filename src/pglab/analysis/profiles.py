@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tidy import TidyTable
 from pglab.profile import folded
-from pglab.rows import StoredRun
+from pglab.rows import RunRow, StoredRun
 from pglab.stats.significance import scipy_stats
 from pglab.stats.summary import summarize_point
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
+    from pglab.analysis.compare import Target
+    from pglab.analysis.comparisons import PointPair
     from pglab.store.base import Store
 
 Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
@@ -248,27 +250,28 @@ SKIP = ("latency", "progress")  # what a profile does not read of a stored run
 
 
 def compare_targets(
-    store: Store, a: Any, b: Any, pairs: Sequence[Mapping[str, Any]]
+    store: Store, a: Target, b: Target, pairs: Sequence[PointPair]
 ) -> list[tuple[str, list[Change]]]:
     """The differential of each compared pair that has profiles on both sides: ``a`` and ``b``
     are ``compare.Target``s (two runs, two points, two campaigns whose ``pairs`` matched
     points by label); a list of (title, changes)."""
+    sides: list[tuple[str, list[StoredRun], list[StoredRun]]] = []
     if a.kind == "run":
-        sides = [(f"run {a.run.id} → run {b.run.id}", [a.run], [b.run])]
+        assert a.run is not None and b.run is not None  # resolve() gives a run its StoredRun
+        sides.append((f"run {a.run.id} → run {b.run.id}", [a.run], [b.run]))
     else:
-        sides = []
         for pair in pairs:
             la, lb = pair["a"]["point"], pair["b"]["point"]
             ra = [r for r in a.runs if r.ok and r.label == la]
             rb = [r for r in b.runs if r.ok and r.label == lb]
             sides.append((f"{la} → {lb}", _load(store, ra), _load(store, rb)))
     out = []
-    for title, ra, rb in sides:
-        changes = differential(ra, rb)
+    for title, runs_a, runs_b in sides:
+        changes = differential(runs_a, runs_b)
         if changes:
             out.append((title, changes))
     return out
 
 
-def _load(store: Store, rows: Sequence[Any]) -> list[StoredRun]:
+def _load(store: Store, rows: Sequence[RunRow]) -> list[StoredRun]:
     return [run for r in rows if (run := store.get_run(r.id, skip_kinds=SKIP)) is not None]

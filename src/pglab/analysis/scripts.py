@@ -4,7 +4,8 @@ export --by script`` / ``--by statement`` and the report.
 
 A phase with several scripts has pgbench's own ``SQL script N`` sections; a phase with one has a
 single row made from the phase's figures (its statements from the top-level ``-r`` report), so
-that every phase has its rows. Figures are pgbench's as printed. With several threads pgbench
+that every phase has its rows (``ScriptRow``); a phase's failures and retries are a ``Failures``.
+Figures are pgbench's as printed. With several threads pgbench
 adds the per-script counts up without a lock, so they can miss a few transactions of the total.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pglab.analysis import tidy
-from pglab.analysis.tidy import PERCENTILES, TidyTable
+from pglab.analysis.tidy import PERCENTILES, Cell, TidyTable
 from pglab.pgbench import latency, sampling
 from pglab.records import PgbenchReport, StatementReport
 from pglab.rows import PhaseRow, StoredRun
@@ -64,14 +65,10 @@ def phase_scripts(phase: PhaseRow, label: str | None = None) -> list[ScriptRow]:
     """The scripts of a stored phase; ``label``: the name of a single script (pgbench's
     ``transaction type`` when not given)."""
     rep = report_of(phase)
-    common: dict[str, Any] = {
-        "phase": phase.name,
-        "iteration": phase.iteration,
-        "measured": phase.measured,
-    }
+    name, iteration, measured = phase.name, phase.iteration, phase.measured
     if rep.scripts:
         return [
-            ScriptRow(**common, number=s.number, script=s.name, weight=s.weight,
+            ScriptRow(name, iteration, measured, number=s.number, script=s.name, weight=s.weight,
                       target_pct=s.target_pct, transactions=s.transactions,
                       share_pct=s.share_pct, tps=s.tps, failed=s.failed,
                       serialization_failures=s.serialization_failures,
@@ -81,8 +78,9 @@ def phase_scripts(phase: PhaseRow, label: str | None = None) -> list[ScriptRow]:
             for s in rep.scripts
         ]  # fmt: skip
     return [
-        ScriptRow(**common, number=1, script=label or rep.transaction_type or "?", weight=1,
-                  target_pct=100.0, transactions=rep.transactions, share_pct=100.0, tps=rep.tps,
+        ScriptRow(name, iteration, measured, number=1,
+                  script=label or rep.transaction_type or "?", weight=1, target_pct=100.0,
+                  transactions=rep.transactions, share_pct=100.0, tps=rep.tps,
                   failed=rep.failed, serialization_failures=rep.serialization_failures,
                   deadlock_failures=rep.deadlock_failures, retried=rep.retried,
                   retries=rep.retries, skipped=rep.skipped, latency_avg_ms=rep.latency_avg_ms,
@@ -102,7 +100,9 @@ def script_name(name: str) -> str:
     return name if name.startswith("<") else name.rsplit("/", 1)[-1]
 
 
-def script_figures(phases: Iterable[PhaseRow]) -> dict[tuple[str, str], tuple[Any, Any]]:
+def script_figures(
+    phases: Iterable[PhaseRow],
+) -> dict[tuple[str, str], tuple[float | None, float | None]]:
     """(phase, script) -> (TPS, latency average in ms) of each script of the measured phases
     that ran several, as pgbench reported them, the mean over the phase's iterations (None
     where pgbench printed none). A script is named as ``script_name`` says (its number before
@@ -145,12 +145,12 @@ def script_percentiles(run: StoredRun, phase: PhaseRow) -> dict[int, dict[float,
     script's per-second histograms merged, so these are the percentiles of its transactions
     (a TPC-C New-Order's p95 apart from a Payment's). Empty where the log was not kept, and
     for runs stored before pglab kept a histogram per script and second."""
-    tab = tidy.table(run, phase.idx, "script_latency")
-    cols = tab["columns"]
+    tab = tidy.phase_table(run, phase.idx, "script_latency")
+    cols = tab.columns
     if "histogram" not in cols:
         return {}
     by_script: dict[int, list[latency.Histogram]] = {}
-    for row in tab["rows"]:
+    for row in tab.rows:
         by_script.setdefault(int(row[cols.index("script")]), []).append(
             row[cols.index("histogram")] or ()
         )
@@ -167,45 +167,59 @@ def slowest_first(statements: tuple[StatementReport, ...]) -> list[StatementRepo
     return sorted(statements, key=lambda s: (-s.latency_ms, s.number))
 
 
-def failures(phase: PhaseRow) -> dict[str, Any] | None:
-    """A phase's failures and retries as pgbench reported them, or None when it reported
-    neither failures nor retries nor a latency limit (every figure there is pgbench's, None
-    where it printed none): failed, serialization, deadlock, retried, retries, latency_limit_ms,
-    over_latency_limit, and failed_pct: failed of processed + failed."""
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """A phase's failures and retries as pgbench reported them (None where it printed none)."""
+
+    failed: int | None
+    failed_pct: float | None  # failed of processed + failed
+    serialization: int | None
+    deadlock: int | None
+    retried: int | None
+    retries: int | None
+    max_tries: int | None
+    latency_limit_ms: float | None
+    over_latency_limit: int | None
+
+
+def failures(phase: PhaseRow) -> Failures | None:
+    """A phase's failures and retries, or None when pgbench reported neither failures nor
+    retries nor a latency limit."""
     rep = report_of(phase)
     if not (rep.failed or rep.retried or rep.latency_limit_ms is not None):
         return None
     tried = rep.transactions + (rep.failed or 0)
-    return {
-        "failed": rep.failed,
-        "failed_pct": 100.0 * (rep.failed or 0) / tried if tried else None,
-        "serialization": rep.serialization_failures,
-        "deadlock": rep.deadlock_failures,
-        "retried": rep.retried,
-        "retries": rep.retries,
-        "max_tries": rep.max_tries,
-        "latency_limit_ms": rep.latency_limit_ms,
-        "over_latency_limit": rep.over_latency_limit,
-    }
+    return Failures(
+        failed=rep.failed,
+        failed_pct=100.0 * (rep.failed or 0) / tried if tried else None,
+        serialization=rep.serialization_failures,
+        deadlock=rep.deadlock_failures,
+        retried=rep.retried,
+        retries=rep.retries,
+        max_tries=rep.max_tries,
+        latency_limit_ms=rep.latency_limit_ms,
+        over_latency_limit=rep.over_latency_limit,
+    )
 
 
-def describe_failures(found: dict[str, Any]) -> str:
+def describe_failures(found: Failures) -> str:
     """``failures`` in one line: "12 failed (1.2%: 10 serialization, 2 deadlock); 40 retried
     (55 retries, max_tries 5); 3 over the 2 ms latency limit"."""
     parts = []
-    if found["failed"]:
-        kinds = [f"{found[k]:,} {k}" for k in ("serialization", "deadlock") if found[k]]
-        pct = f"{found['failed_pct']:.1f}%" if found["failed_pct"] is not None else ""
+    if found.failed:
+        kinds = [f"{n:,} {k}" for k, n in (("serialization", found.serialization),
+                                            ("deadlock", found.deadlock)) if n]  # fmt: skip
+        pct = f"{found.failed_pct:.1f}%" if found.failed_pct is not None else ""
         inside = ": ".join(x for x in (pct, ", ".join(kinds)) if x)
-        parts.append(f"{found['failed']:,} failed" + (f" ({inside})" if inside else ""))
-    if found["retried"]:
-        tries = f", max_tries {found['max_tries']}" if found["max_tries"] else ""
-        retries = f"{found['retries']:,} retries" if found["retries"] is not None else ""
+        parts.append(f"{found.failed:,} failed" + (f" ({inside})" if inside else ""))
+    if found.retried:
+        tries = f", max_tries {found.max_tries}" if found.max_tries else ""
+        retries = f"{found.retries:,} retries" if found.retries is not None else ""
         inside = ", ".join(x for x in (retries, tries.lstrip(", ")) if x)
-        parts.append(f"{found['retried']:,} retried" + (f" ({inside})" if inside else ""))
-    if found["latency_limit_ms"] is not None:
-        parts.append(f"{found['over_latency_limit'] or 0:,} over the "
-                     f"{found['latency_limit_ms']:g} ms latency limit")  # fmt: skip
+        parts.append(f"{found.retried:,} retried" + (f" ({inside})" if inside else ""))
+    if found.latency_limit_ms is not None:
+        parts.append(f"{found.over_latency_limit or 0:,} over the "
+                     f"{found.latency_limit_ms:g} ms latency limit")  # fmt: skip
     return "; ".join(parts) or "no failures"
 
 
@@ -223,7 +237,7 @@ def _run_values(run: StoredRun) -> list[Any]:
     return [run.id, run.campaign, run.variant, run.label, run.point_key, run.repeat, run.status]
 
 
-def _factor_columns(runs: Sequence[StoredRun]) -> tuple[list[str], list[dict[str, Any]]]:
+def _factor_columns(runs: Sequence[StoredRun]) -> tuple[list[str], list[dict[str, Cell]]]:
     """The export's factor columns of the runs (the script mix as ``mix``) and each run's."""
     found = []
     for run in runs:

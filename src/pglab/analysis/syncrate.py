@@ -4,13 +4,14 @@ With one client and synchronous commit, every commit waits for its WAL flush: th
 cannot beat the rate at which the WAL's storage completes the ``wal_sync_method`` in effect
 (``pg_test_fsync``'s one-8kB-write figure). A ratio near 1 says the run was bound by the sync;
 well below 1, by something else (CPU, the client); above 1, the storage does not really sync
-(or the run's storage is not the one measured).
+(or the run's storage is not the one measured). ``commit_vs_fsync`` gives a ``VsFsync``
+(printed as it is by ``pglab show RUN --json``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from pglab.records import StorageRow
 from pglab.rows import RunRow, StoredRun
@@ -29,9 +30,20 @@ class RunStorage(StorageRow):
     matched_by: str
 
 
-def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> dict[str, Any] | None:
-    """``{"commits_per_s", "method", "fsync_per_s", "ratio", "storage_id", "matched_by",
-    "storage_path"}`` for a stored run (``Store.get_run``) with single-client write phases
+class VsFsync(TypedDict):
+    """A run's single-client commits against its WAL storage's syncs."""
+
+    commits_per_s: float  # the mean TPS of its single-client write phases
+    method: str  # the wal_sync_method in effect
+    fsync_per_s: float  # pg_test_fsync's rate of that method
+    ratio: float  # commits_per_s / fsync_per_s
+    storage_id: int | None  # the pg_test_fsync result's id (pglab storage)
+    matched_by: str  # "device" (device, fs and mount options) or "path"
+    storage_path: str  # where it measured
+
+
+def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> VsFsync | None:
+    """The ``VsFsync`` of a stored run (``Store.get_run``) with single-client write phases
     and synchronous commit, given stored pg_test_fsync results (``list_storage_results``);
     None when the run is not such a run or no result matches the WAL's storage."""
     if not isinstance(run, StoredRun) or not run.ok:
@@ -40,12 +52,10 @@ def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> dict[str, Any] | 
     settings = {k: v.get("setting") for k, v in (fp.get("settings") or {}).items()}
     if settings.get("synchronous_commit") == "off" or settings.get("fsync") == "off":
         return None
-    phases = {p["name"]: p for p in run.spec.get("phases", [])}
-    rates = [
-        ph.tps
-        for ph in run.phases
-        if ph.measured and ph.tps and _single_client_write(phases.get(ph.name))
-    ]
+    alone = {p["name"] for p in run.spec.get("phases", []) if _single_client_write(
+        p.get("clients"), {s.get("builtin") for s in p.get("scripts", [])}
+    )}  # fmt: skip
+    rates = [ph.tps for ph in run.phases if ph.measured and ph.tps and ph.name in alone]
     if not rates:
         return None
     mount = fp.get("pg_wal_mount") or fp.get("pgdata_mount") or {}
@@ -58,26 +68,24 @@ def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> dict[str, Any] | 
     if not fsync_per_s:
         return None
     commits = sum(rates) / len(rates)
-    return {
-        "commits_per_s": commits,
-        "method": method,
-        "fsync_per_s": fsync_per_s,
-        "ratio": commits / fsync_per_s,
-        "storage_id": row["id"],
-        "matched_by": matched_by,
-        "storage_path": row["target_path"],
-    }
+    return VsFsync(
+        commits_per_s=commits,
+        method=method,
+        fsync_per_s=fsync_per_s,
+        ratio=commits / fsync_per_s,
+        storage_id=row["id"],
+        matched_by=matched_by,
+        storage_path=row["target_path"],
+    )
 
 
-def _single_client_write(phase: dict[str, Any] | None) -> bool:
-    if not phase or phase.get("clients") != 1:
-        return False
-    builtins = {s.get("builtin") for s in phase.get("scripts", [])}
-    return not builtins <= READ_ONLY  # a custom script counts as writing
+def _single_client_write(clients: object, builtins: set[str | None]) -> bool:
+    """A phase of one client whose scripts write (a custom script counts as writing)."""
+    return clients == 1 and not builtins <= READ_ONLY
 
 
 def match_storage(
-    mount: Mapping[str, Any],
+    mount: Mapping[str, object],
     pgdata: str | None,
     storage: list[StorageRow],
     before: float | None = None,

@@ -6,12 +6,16 @@ The fixed columns are declared in ``COLUMNS`` (name, meaning), which the documen
 is made from; the factor columns that depend on the campaign follow them: ``setting.NAME`` for
 every setting whose value varies between the runs (all non-default ones with ``all_settings``), and
 ``axis.NAME`` for every other matrix axis. Timestamps are ISO 8601 with the zone (UTC).
+
+A row's values by column name are a ``dict[str, Cell]`` (``factors``: what defines a run's
+point, ``pglab show --json`` gives it per point); a phase's stored series is read as a
+``telemetry.base.Table`` (``phase_table``).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -27,6 +31,8 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
     from pglab.store.base import Store
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+
+Cell = str | int | float | bool | None  # a value of a tidy table (a number, text or empty)
 
 
 @dataclass(frozen=True)
@@ -121,8 +127,10 @@ KIT_FIGURES = tuple(c.name for c in KIT_COLUMNS)
 
 @dataclass(frozen=True)
 class TidyTable:
+    """A tidy table: its columns, and a row of cells per run (phase, script, …)."""
+
     columns: list[str]
-    rows: list[list[Any]]
+    rows: list[list[Cell]]
 
 
 def iso(epoch: float | None) -> str | None:
@@ -137,17 +145,23 @@ def measured_phases(run: StoredRun) -> list[int]:
     return [p.idx for p in run.phases if p.measured]
 
 
-def table(run: StoredRun, idx: int, kind: str) -> dict[str, Any]:
-    """A stored series table of a phase, ``{"columns": [], "rows": []}`` when absent."""
+def table(run: StoredRun, idx: int, kind: str) -> Mapping[str, list[Any]]:
+    """A stored series table of a phase as stored (``rows.Series``: its ``columns`` and
+    ``rows``), ``{"columns": [], "rows": []}`` when absent."""
     return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
 
 
-def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram:
+def phase_table(run: StoredRun, idx: int, kind: str) -> TelemetryTable:
+    """A stored series table of a phase as a ``Table`` (no columns nor rows when absent)."""
+    found = run.series.get(str(idx), {}).get(kind)
+    return TelemetryTable.from_json(found) if found else TelemetryTable([])
+
+
+def row_histogram(tab: TelemetryTable, row: list[Any]) -> latency_hist.Histogram:
     """The histogram of one per-second latency row (empty for aggregate-only logs)."""
-    cols = tab["columns"]
-    if "histogram" not in cols:
+    if "histogram" not in tab.columns:
         return ()
-    return row[cols.index("histogram")] or ()  # [bucket, count] lists: merge takes them as is
+    return row[tab.columns.index("histogram")] or ()  # [bucket, count] lists: merge takes them
 
 
 def sampling_rate(phase: PhaseRow) -> float | None:
@@ -163,8 +177,8 @@ def sampling_rate(phase: PhaseRow) -> float | None:
 def logged_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
     """A phase's logged latencies as one histogram, its per-second ones merged: a sample's
     own counts where the log kept a sample (what its percentiles' intervals need)."""
-    tab = table(run, idx, "latency")
-    return latency_hist.merge(row_histogram(tab, row) for row in tab["rows"])
+    tab = phase_table(run, idx, "latency")
+    return latency_hist.merge(row_histogram(tab, row) for row in tab.rows)
 
 
 def phase_histogram(run: StoredRun, idx: int) -> latency_hist.Histogram:
@@ -220,7 +234,7 @@ FACTORS = ("clients", "threads", "script", "scale", "rate", "protocol", "server_
            "data_mount_options", "wal_storage", "wal_fstype", "host")  # fmt: skip
 
 
-def factors(run: StoredRun) -> dict[str, Any]:
+def factors(run: StoredRun) -> dict[str, Cell]:
     """What defines a run's point, as the export's factor columns: ``FACTORS``, then
     ``setting.NAME`` for each setting the campaign sets and ``axis.NAME`` for the other axes
     (``pglab show --json`` gives it per point)."""
@@ -261,7 +275,7 @@ def _setting_names(runs: Sequence[StoredRun], all_settings: bool) -> list[str]:
     return sorted(names)
 
 
-def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Any]:
+def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Cell]:
     spec, fp = run.spec, run.fingerprint
     phases = {p.idx: p for p in run.phases}
     spec_phases = spec.get("phases") or []
@@ -308,9 +322,9 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Any]:
     }
 
 
-def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Any]:
+def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Cell]:
     phases = [p for p in run.phases if p.idx in idxs]
-    out: dict[str, Any] = {
+    out: dict[str, Cell] = {
         "run_id": run.id,
         "campaign": run.campaign,
         "variant": run.variant,
@@ -351,7 +365,7 @@ _MEANS = ("wal_mb_s", "read_hit_ratio", "cpu_user_pct", "cpu_system_pct", "cpu_i
           "pgbench_cpu_pct", "disk_read_mb_s", "disk_write_mb_s")  # fmt: skip
 
 
-def _telemetry(run: StoredRun, phases: list[Any]) -> dict[str, Any]:
+def _telemetry(run: StoredRun, phases: list[PhaseRow]) -> dict[str, float | str]:
     """Telemetry figures over the phases: counters summed, rates and ratios averaged; the top
     wait over every sample; the FPI share from the WAL counters."""
     summaries = []
@@ -370,7 +384,7 @@ def _telemetry(run: StoredRun, phases: list[Any]) -> dict[str, Any]:
         if wal.get("wal_records"):
             fpi += float(wal.get("wal_fpi") or 0)
             records += float(wal["wal_records"])
-    out: dict[str, Any] = {}
+    out: dict[str, float | str] = {}
     for key in _SUMMED:
         found = [f[key] for f in summaries if key in f]
         if found:
@@ -399,13 +413,14 @@ def series_kinds(runs: Sequence[StoredRun]) -> list[str]:
     for run in runs:
         for stored in run.series.values():
             kinds |= {
-                k for k, v in stored.items() if _time_column(v) is not None and k not in NOT_SERIES
+                k
+                for k, v in stored.items()
+                if _time_column(v.get("columns") or []) is not None and k not in NOT_SERIES
             }
     return sorted(kinds)
 
 
-def _time_column(tab: dict[str, Any]) -> int | None:
-    cols = tab.get("columns") or []
+def _time_column(cols: list[str]) -> int | None:
     return next((cols.index(c) for c in ("t", "epoch") if c in cols), None)
 
 
@@ -427,18 +442,18 @@ def series_table(runs: Sequence[StoredRun], kind: str | None = None) -> TidyTabl
             for k, tab in sorted(stored.items()):
                 if (kind is not None and k != kind) or k not in known:
                     continue
-                rows += _long(run.id, phase, iteration, k, tab)
+                rows += _long(run.id, phase, iteration, k, TelemetryTable.from_json(tab))
     return TidyTable(SERIES_COLUMNS, rows)
 
 
 def _long(
-    run_id: int, phase: str | None, iteration: int | None, kind: str, tab: dict[str, Any]
+    run_id: int, phase: str | None, iteration: int | None, kind: str, tab: TelemetryTable
 ) -> list[list[Any]]:
-    cols = tab["columns"]
-    t_at = _time_column(tab)
+    cols = tab.columns
+    t_at = _time_column(cols)
     assert t_at is not None  # series_kinds keeps only these
     out = []
-    for row in tab["rows"]:
+    for row in tab.rows:
         label = ".".join(v for v in row if isinstance(v, str)) or None
         for i, value in enumerate(row):
             if i == t_at or isinstance(value, bool) or not isinstance(value, int | float):

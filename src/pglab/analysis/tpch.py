@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pglab.analysis import points, tidy, verdicts
+from pglab.analysis.comparisons import QueryComparison
 from pglab.analysis.tidy import TidyTable
+from pglab.jsonish import JsonObject
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
 from pglab.tpch import plans as tpch_plans
@@ -70,8 +72,9 @@ class PlanChange:
     change: str  # "hash join → merge join"
 
 
-def stored_plans(store: Store, run: RunRow) -> dict[int, Any]:
-    """A run's plan per query (its first phase that has them), {} if it stored none."""
+def stored_plans(store: Store, run: RunRow) -> dict[int, JsonObject]:
+    """A run's plan per query (its first phase that has them) as EXPLAIN (FORMAT JSON) gave it
+    (``tpch.plans.change`` parses it), {} if it stored none."""
     stored = store.get_run(run.id)
     if stored is None:
         return {}
@@ -95,7 +98,7 @@ def plan_changes(
             first.setdefault(r.label, r)
     base = {row.coords: row.point for row in rows if row.is_base}
     out = []
-    cache: dict[str, dict[int, Any]] = {}
+    cache: dict[str, dict[int, JsonObject]] = {}
     for row in rows:
         ref = base.get(row.coords)
         if row.is_base or ref is None or row.point not in first or ref not in first:
@@ -113,7 +116,7 @@ def plan_changes(
 
 def compare_queries(
     store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float
-) -> list[dict[str, Any]]:
+) -> list[QueryComparison]:
     """Two points' queries side by side (``pglab compare``): each one's median seconds, B
     against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
     differs from A's (their first ok runs)."""
@@ -132,10 +135,10 @@ def compare_queries(
         change = None
         if n in plans_a and n in plans_b:
             change = tpch_plans.change(plans_a[n], plans_b[n])
-        out.append({
-            "query": n, "a_s": 1.0 / statistics.median(rates[2 * i]),
-            "b_s": 1.0 / statistics.median(rates[2 * i + 1]), "comparison": c, "plan": change,
-        })  # fmt: skip
+        out.append(QueryComparison(
+            query=n, a_s=1.0 / statistics.median(rates[2 * i]),
+            b_s=1.0 / statistics.median(rates[2 * i + 1]), comparison=c, plan=change,
+        ))  # fmt: skip
     return out
 
 
@@ -143,17 +146,17 @@ QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "i
                  "stream", "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
 
 
-def _query_rows(tables: dict[str, Any]) -> list[list[Any]]:
+def _query_rows(run: StoredRun, idx: int) -> list[list[Any]]:
     """A phase's queries as (stream, query, seconds, rows, timed_out, seed): a throughput run's
     a row per stream and query (in each stream's order), a power run's a row per query (its
     stream empty: one session runs them)."""
-    streams = tables.get(throughput.TABLE)
-    if streams:
-        return [list(row[:6]) for row in streams["rows"]]
-    table = tables.get(power.TABLE)
-    if not table:
+    kept = run.series.get(str(idx), {})
+    if kept.get(throughput.TABLE):
+        return [list(row[:6]) for row in tidy.phase_table(run, idx, throughput.TABLE).rows]
+    if not kept.get(power.TABLE):
         return []
-    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table["rows"]]
+    table = tidy.phase_table(run, idx, power.TABLE)
+    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table.rows]
 
 
 def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
@@ -167,7 +170,7 @@ def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
         for ph in run.phases:
             if not ph.measured:
                 continue
-            for row in _query_rows(run.series.get(str(ph.idx), {})):
+            for row in _query_rows(run, ph.idx):
                 rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
                              ph.name, ph.iteration, *row,
                              *(factors.get(n) for n in names)])  # fmt: skip

@@ -1,16 +1,25 @@
-"""``pglab compare A B``: two runs, two points or two campaigns side by side, B against A."""
+"""``pglab compare A B``: two runs, two points or two campaigns side by side, B against A
+(``analysis.comparisons``' TypedDicts, printed as tables, or as they are with ``--json``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from dataclasses import asdict
-from typing import Any
 
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
 from pglab.analysis import profiles, verdicts
+from pglab.analysis.comparisons import (
+    CampaignsComparison,
+    CompareResult,
+    PointsComparison,
+    PointSide,
+    QueryComparison,
+    RunsComparison,
+    ScriptComparison,
+)
 from pglab.cli import fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
@@ -74,10 +83,11 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     with where.open(read_only=True) as store:
         a, b = comparing.resolve(store, a_text), comparing.resolve(store, b_text)
         result = comparing.compare_targets(store, a, b)
-        diffs = profiles.compare_targets(store, a, b, result.get("pairs", []))
-    if as_json:
-        result["profile"] = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
-        print(json.dumps(result, indent=2, default=_jsonable))
+        pairs = [] if result["kind"] == "runs" else result["pairs"]
+        diffs = profiles.compare_targets(store, a, b, pairs)
+    if as_json:  # the comparison as it is, then the profiles' changes
+        profile = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
+        print(json.dumps({**result, "profile": profile}, indent=2, default=_jsonable))
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
@@ -87,16 +97,12 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         labels = fmt.short_labels([p["b"]["point"] for p in result["pairs"]])
         several = len(result["pairs"]) > 1
         _print_scripts(result, [(labels[p["b"]["point"]] if several else "", row)
-                                for p in result["pairs"] for row in p["scripts"]])  # fmt: skip
-        _print_queries(result.get("queries") or [])
-    for side, label in (("a", "A"), ("b", "B")):
-        for st in (result.get("storage") or {}).get(side, []):
-            console.print(
-                f"{label}'s {' and '.join(st['roles'])} storage: {escape(st['where'])}: "
-                f"{st['tool']} #{st['id']} {escape(st['headline'])}",
-                soft_wrap=True,
-            )
-    diff = result["settings_diff"]
+                                for p in result["pairs"]
+                                for row in p.get("scripts", [])])  # fmt: skip
+        if result["kind"] == "points":
+            _print_queries(result.get("queries", []))
+    _print_storage(result)
+    diff = result.get("settings_diff", [])
     if diff:
         columns: list[fmt.Column] = [
             ("name", "left", [d["name"] for d in diff]),
@@ -111,7 +117,19 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     return 0
 
 
-def _print_queries(rows: list[dict[str, Any]]) -> None:
+def _print_storage(result: CompareResult) -> None:
+    """The storage results measured under each side's data and WAL."""
+    storage = result.get("storage")
+    for label, used in (("A", storage["a"]), ("B", storage["b"])) if storage else ():
+        for st in used:
+            console.print(
+                f"{label}'s {' and '.join(st['roles'])} storage: {escape(st['where'])}: "
+                f"{st['tool']} #{st['id']} {escape(st['headline'])}",
+                soft_wrap=True,
+            )
+
+
+def _print_queries(rows: list[QueryComparison]) -> None:
     """kit = "tpch": each query's seconds on both sides, B's Δ% (of its rate: + faster) and
     then each query whose plan differs (shape, or nodes outgrowing work_mem), in words
     (``Q9: hash join → merge join; -38.0% [...] −``)."""
@@ -130,13 +148,13 @@ def _print_queries(rows: list[dict[str, Any]]) -> None:
                           markup=False, soft_wrap=True)  # fmt: skip
 
 
-def _jsonable(obj: Any) -> Any:
+def _jsonable(obj: object) -> object:
     if isinstance(obj, verdicts.Comparison):
         return asdict(obj)
     return str(obj)
 
 
-def _print_run_comparison(result: dict[str, Any]) -> None:
+def _print_run_comparison(result: RunsComparison) -> None:
     a, b = result["a"], result["b"]
     for side, run in (("A", a), ("B", b)):  # the sides in full, above: never cut in a header
         console.print(f"{side}: run {run['run']}, campaign {run['campaign']}, point {run['point']}",
@@ -153,13 +171,13 @@ def _print_run_comparison(result: dict[str, Any]) -> None:
     console.print(fmt.table(title, columns, console.width))
     for w in result["waits"]:
         console.print(f"[bold]top waits of {escape(w['phase'])}[/]")
-        for side in ("a", "b"):
-            text = ", ".join(f"{name} {pct:.0f}%" for name, pct in w[side]) or "–"
-            console.print(f"  {side.upper()}: {escape(text)}", soft_wrap=True)
+        for side, found in (("A", w["a"]), ("B", w["b"])):
+            text = ", ".join(f"{name} {pct:.0f}%" for name, pct in found) or "–"
+            console.print(f"  {side}: {escape(text)}", soft_wrap=True)
     console.print(f"[yellow]note:[/] {result['note']}", soft_wrap=True)
 
 
-def _print_pairs(result: dict[str, Any]) -> None:
+def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
     if result["kind"] == "campaigns":
         title = f"campaign {result['b']} compared with {result['a']}"
     else:  # the title names both sides, the campaign once when they share it
@@ -168,7 +186,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
             title = f"{sb['point']} compared with {sa['point']} (campaign {sa['campaign']})"
         else:
             title = f"{sb['campaign']}:{sb['point']} compared with {sa['campaign']}:{sa['point']}"
-    same = result.get("matched_by") == "label"  # one column for the point
+    same = result["kind"] == "campaigns" and result["matched_by"] == "label"  # one point column
     whole = result["kind"] == "campaigns"  # the campaigns are in the title
     pairs = result["pairs"]
     figure = result.get("figure", "tps")  # or MB/s of maintenance operations
@@ -176,11 +194,11 @@ def _print_pairs(result: dict[str, Any]) -> None:
     one_campaign = whole or all(p["a"]["campaign"] == p["b"]["campaign"] for p in pairs)
     short = fmt.short_labels([p[s]["point"] for p in pairs for s in ("a", "b")])
 
-    def label(side: dict[str, Any]) -> str:  # the campaign is in the title when it is one
+    def label(side: PointSide) -> str:  # the campaign is in the title when it is one
         point = short[side["point"]]
         return point if one_campaign else f"{side['campaign']}:{point}"
 
-    def ci(c: Any) -> str:
+    def ci(c: verdicts.Comparison | None) -> str:
         return f"[{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c and c.ci_low is not None else "–"
 
     cs = [p["comparison"] for p in pairs]
@@ -198,7 +216,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
         (f"median {figure} B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
         ("Δ%", "right", ["–" if c is None else f"{c.delta_pct:+.1f}%" for c in cs]),
         ("95% CI of Δ%", "right", [ci(c) for c in cs]),
-        ("p (Holm)" if result.get("corrected") else "p", "right",
+        ("p (Holm)" if result["kind"] == "campaigns" and result["corrected"] else "p", "right",
          [f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–" for c in cs]),
         ("", "center", ["–" if c is None else c.verdict for c in cs]),
     ]  # fmt: skip
@@ -230,7 +248,7 @@ def _print_pairs(result: dict[str, Any]) -> None:
     )
 
 
-def _print_scripts(result: dict[str, Any], rows: list[tuple[str, dict[str, Any]]]) -> None:
+def _print_scripts(result: CompareResult, rows: list[tuple[str, ScriptComparison]]) -> None:
     """The scripts both sides ran in a phase of several, each with its TPS and latency side by
     side (medians of the repeats), Δ% and, where both sides have repeats, a verdict; ``rows``:
     (the point B's label, or "" when there is one pair, and the script's row)."""

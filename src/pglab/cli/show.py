@@ -7,7 +7,6 @@ import argparse
 import io
 import json
 from dataclasses import asdict
-from typing import Any
 
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
@@ -20,6 +19,7 @@ from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
+from pglab.jsonish import JsonObject
 from pglab.postgres import build
 from pglab.records import reason_of
 from pglab.rows import CampaignRow, RunRow, StoredRun, plain, spec_of
@@ -143,7 +143,8 @@ def show_profile(where: Where, ident: str, top: int, as_run: bool = False) -> in
 
 def _points_json(
     store: Store, camp: CampaignRow, runs: list[RunRow], verbose: bool = False
-) -> dict[str, Any]:
+) -> JsonObject:
+    """``--json``'s points (each with its factors) and notices, as written out."""
     rows = points.campaign_rows(runs, camp)
     notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
     first: dict[str, int] = {}

@@ -1,15 +1,16 @@
 """``pglab sources``: the PostgreSQL servers this machine has for campaigns (the wheels,
 Debian's bindirs, the lab's cached builds), each with its version and what it was built with,
-in the order ``version = "N"`` tries them."""
+in the order ``version = "N"`` tries them (``--json``: a ``SourceJson`` each)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TypedDict
 
 from pglab.cli.common import Where, console
 from pglab.lab import Lab
+from pglab.postgres.build import BuildInfo
 from pglab.postgres.sources import FEATURES, Available, available
 
 DESCRIPTION = """\
@@ -71,7 +72,18 @@ def _details(a: Available) -> list[str]:
     return lines
 
 
-def _as_dict(a: Available) -> dict[str, Any]:
+class SourceJson(TypedDict):
+    """A source as ``--json`` prints it."""
+
+    source: str  # its label: embedded, bindir:PATH, build:NAME#KEY
+    version: str
+    bindir: str
+    features: list[str]  # which of FEATURES it was built with
+    configure: list[str]  # its configure options
+    build: BuildInfo | None  # a build's build.json (source, options, patches, compiler)
+
+
+def _as_dict(a: Available) -> SourceJson:
     return {"source": a.label, "version": a.version, "bindir": str(a.bindir),
             "features": list(a.features), "configure": list(a.options),
-            "build": dict(a.build) if a.build else None}  # fmt: skip
+            "build": a.build or None}  # fmt: skip

@@ -1,16 +1,29 @@
 """The compare page: two runs, points or campaigns picked in the page (the choices offered as
 the user types), compared as ``pglab compare`` compares them (``analysis.compare``: the same
-figures), at a URL that can be shared (``/compare?a=…&b=…``)."""
+figures), at a URL that can be shared (``/compare?a=…&b=…``). What the template draws is a
+``ComparePage``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from pglab.analysis import compare, profiles, verdicts
+from pglab.analysis.comparisons import CompareResult
+from pglab.analysis.profiles import Change
 from pglab.errors import LabError
 from pglab.store import Store
 
 MAX_CHOICES = 2000  # points offered in the picker (any other can still be typed)
+
+
+class ComparePage(TypedDict):
+    """The compare page's data, as its template reads it."""
+
+    choices: list[str]  # what the picker offers
+    result: CompareResult | None  # analysis.compare.compare_targets's, once A and B are given
+    profile: list[tuple[str, list[Change]]]  # CPU profile changes where both sides have them
+    error: LabError | None  # what is wrong with A or B
+    legend: str  # what the verdicts mean
 
 
 def choices(store: Store) -> list[str]:
@@ -20,11 +33,11 @@ def choices(store: Store) -> list[str]:
     return names + list(found)[:MAX_CHOICES]
 
 
-def page(store: Store, a: str, b: str) -> dict[str, Any]:
+def page(store: Store, a: str, b: str) -> ComparePage:
     """The picker's choices, and the comparison of ``a`` and ``b`` when both are given:
     ``result`` as ``analysis.compare.compare_targets`` makes it, ``profile`` the CPU profile
     changes where both sides have them, or ``error`` (a LabError) naming what is wrong."""
-    out: dict[str, Any] = {
+    out: ComparePage = {
         "choices": choices(store),
         "result": None,
         "profile": [],
@@ -40,7 +53,8 @@ def page(store: Store, a: str, b: str) -> dict[str, Any]:
     try:
         ta, tb = compare.resolve(store, a), compare.resolve(store, b)
         result = compare.compare_targets(store, ta, tb)
-        out["profile"] = profiles.compare_targets(store, ta, tb, result.get("pairs", []))
+        pairs = [] if result["kind"] == "runs" else result["pairs"]
+        out["profile"] = profiles.compare_targets(store, ta, tb, pairs)
     except LabError as exc:
         out["error"] = exc
         return out
@@ -49,16 +63,17 @@ def page(store: Store, a: str, b: str) -> dict[str, Any]:
     return out
 
 
-def _legend(result: dict[str, Any]) -> str:
+def _legend(result: CompareResult) -> str:
     """What the verdicts mean and how they were reached, as ``pglab compare`` says it."""
     if result["kind"] == "runs":
-        return str(result.get("note", ""))
+        return result["note"]
     judged = [p["comparison"] for p in result["pairs"] if p["comparison"]]
     effect = judged[0].effect_pct if judged else verdicts.DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for c in judged if c.equivalence_pct), effect)
+    holm = result["kind"] == "campaigns" and result["corrected"]
     return (
         f"verdict: + / − significant ({verdicts.methods_text(judged)}; p < 0.05"
-        f"{' after Holm' if result.get('corrected') else ''}); = shown within ±{margin:g}%; "
+        f"{' after Holm' if holm else ''}); = shown within ±{margin:g}%; "
         f"~ not significant, and the runs could have found ±{effect:g}%; ? they could not tell "
         "(hover it for the reason)"
     )

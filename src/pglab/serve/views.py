@@ -1,5 +1,6 @@
 """What the list pages of ``pglab serve`` show, gathered from the store, the fleet's queue and
-the lab's live state: plain data, drawn by the templates."""
+the lab's live state: plain data, drawn by the templates (``CampaignsPage``, ``FleetPage``,
+a ``RunningCampaign`` each, which ``/live.json`` also gives)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pglab.errors import LabError
 from pglab.fleet import queue
@@ -21,6 +22,49 @@ class ListedCampaign(CampaignRow):
 
     versions: list[str]
     hosts: list[str]
+
+
+class CampaignsPage(TypedDict):
+    """The campaigns page: the campaigns kept, and the filters' choices."""
+
+    rows: list[ListedCampaign]  # newest run first
+    total: int  # campaigns in the store
+    versions: list[str]  # every server version of a run
+    hosts: list[str]  # every host a run ran on
+
+
+class FleetPage(TypedDict):
+    """The fleet page: its queue's jobs and its workers (none with a SQLite store: ``note``)."""
+
+    jobs: list[queue.JobRow]
+    workers: list[queue.WorkerRow]
+    counts: dict[str, int]  # jobs by status
+    now: float
+    note: str
+
+
+class RunningCampaign(TypedDict):
+    """A campaign running now, as ``pglab watch`` reads its live state."""
+
+    campaign: str
+    pid: int
+    started: float
+    run_index: int
+    run_total: int
+    ok: int
+    failed: int
+    label: str
+    repeat: int
+    phase: str
+    status: str
+    tps: float | None  # of the last second
+    latency_ms: float | None
+    tps_window: list[Any]  # the last seconds' TPS, as the live state keeps them
+    done_pct: float
+    eta_s: float
+    updated: float
+    waits: list[list[Any]]  # [wait, sessions] of the top five
+    finished: list[list[Any]]  # [label, repeat, ok, tps or reason] of the runs done
 
 
 @dataclass(frozen=True)
@@ -72,7 +116,7 @@ class Filters:
         return not (self.until and (on is None or on > self.until))
 
 
-def campaigns(store: Store, filters: Filters) -> dict[str, Any]:
+def campaigns(store: Store, filters: Filters) -> CampaignsPage:
     """The campaigns the filters keep, newest run first, with their versions and hosts; and
     every version and host there is (the filters' choices)."""
     facts = store.campaign_facts()
@@ -90,7 +134,7 @@ def campaigns(store: Store, filters: Filters) -> dict[str, Any]:
     }
 
 
-def fleet(store_url: str) -> dict[str, Any]:
+def fleet(store_url: str) -> FleetPage:
     """The fleet's jobs (queued, running where, finished) and workers with their heartbeats;
     ``note`` says why there is none (a SQLite store holds no queue)."""
     if not queue.is_postgres_url(store_url):
@@ -112,11 +156,11 @@ def fleet(store_url: str) -> dict[str, Any]:
     }
 
 
-def running(home: Path) -> list[dict[str, Any]]:
+def running(home: Path) -> list[RunningCampaign]:
     """The campaigns running now in the lab, as ``pglab watch`` reads them: counters, the
     current run, its last seconds, ETA."""
     now = time.time()
-    out = []
+    out: list[RunningCampaign] = []
     for s in live.running(home):
         last = s.samples[-1] if s.samples else None
         out.append(
