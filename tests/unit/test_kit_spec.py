@@ -182,6 +182,27 @@ def test_points_of_a_kit_are_judged_on_nopm() -> None:
     assert headline([kit, plain]) == "tps"  # type: ignore[list-item]
 
 
+def test_points_of_a_kit_in_an_interleaved_campaign_pair_by_round() -> None:
+    """NOPM of two points of one interleaved campaign: judged on their within-round ratios
+    (a drift shared by a round cancels), not by Welch's test on the runs apart."""
+    from pglab.analysis.compare import Target, compare_points
+    from pglab.rows import RunRow
+
+    drift = [1.0, 0.6, 1.3, 0.8, 1.1]  # what each round shares: large, so Welch cannot tell
+
+    def runs(point: str, factor: float) -> list[RunRow]:
+        return [RunRow(i, "c", f"{point}{i}", point, point, point, r, "ok", 100.0, 0.0, 1.0,
+                       None, metrics={"tps": 100.0, "nopm": 1000.0 * d * factor * (1 + r / 500)})
+                for i, (r, d) in enumerate(zip(range(1, 6), drift, strict=True))]  # fmt: skip
+
+    a, b = (Target("point", p, "c", p, runs=runs(p, f)) for p, f in (("a", 1.0), ("b", 0.9)))
+    blocked = compare_points(a, b, family=[])["pairs"][0]["comparison"]
+    apart = compare_points(a, b)["pairs"][0]["comparison"]
+    assert blocked.method == "paired" and blocked.verdict == "-", blocked
+    assert apart.method == "welch" and apart.verdict != "-", apart
+    assert blocked.delta_pct == pytest.approx(-10.0, abs=0.5)
+
+
 SYSBENCH = """
 name = "s"
 [dataset]

@@ -295,8 +295,9 @@ def compare_points(
     baseline these are (``points.family_rounds``): B is measured against A on their within-round
     log ratios, their noise pooled with the family's (``differences``), and judged alone (the
     same as ``pglab show`` when A and B are one of its comparisons, but for Holm's correction);
-    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``), by
-    Welch's test."""
+    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``): in an
+    interleaved campaign on their within-round log ratios of NOPM, with their own variance (the
+    family's is of TPS; fewer than three rounds: Welch's test)."""
     figure = headline([*a.runs, *b.runs])
     ta, tb = _ok_tps(a.runs, figure), _ok_tps(b.runs, figure)
     for t, tps in ((a, ta), (b, tb)):
@@ -312,6 +313,8 @@ def compare_points(
             [ours, *((x, y) for x, y, _ in rest)], [".", *(g for _, _, g in rest)]
         )[0]
         (c,) = verdicts.judged([(ta, tb)], [diff], effect_pct, equivalence_pct)
+    elif family is not None and (diff := _kit_paired(a.runs, b.runs, figure)) is not None:
+        (c,) = verdicts.judged([(ta, tb)], [diff], effect_pct, equivalence_pct)
     else:
         (c,) = verdicts.compare_family([(ta, tb)], effect_pct, equivalence_pct)
     return {
@@ -319,6 +322,16 @@ def compare_points(
         "pairs": [{"a": _side(a.point or "", a.campaign, a.runs, figure),
                    "b": _side(b.point or "", b.campaign, b.runs, figure), "comparison": c}],
     }  # fmt: skip
+
+
+def _kit_paired(
+    a: Sequence[RunRow], b: Sequence[RunRow], figure: str
+) -> differences.Difference | None:
+    """A kit's figure of two points of one interleaved campaign, paired by round (their repeat
+    number) and tested on its own variance; None with fewer than three rounds in common."""
+    by_round = [{r.repeat: float(r.metrics[figure]) for r in runs if r.ok and figure in r.metrics}
+                for runs in (a, b)]  # fmt: skip
+    return differences.measure([(by_round[0], by_round[1])])[0]
 
 
 # -- campaigns -------------------------------------------------------------------------------
