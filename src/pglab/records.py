@@ -188,6 +188,16 @@ class ScriptSecond:
     histogram: tuple[tuple[int, int], ...] = ()
 
 
+class TableJson(TypedDict):
+    """A columnar table as a phase keeps and the store writes it (one ``series`` row):
+    ``{"columns": [...], "rows": [[...], ...]}``; the telemetry's tables (``telemetry.base.Table``
+    in memory) and every other per-phase table (a kit's, a profile's, an operation's). A cell is
+    whatever JSON value its column holds (a number, text, null, a list), hence ``Any``."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+
 @dataclass(frozen=True, slots=True)
 class PhaseResult:
     """One pgbench invocation: the phase's name, which of its ``times`` iterations, its output."""
@@ -204,7 +214,7 @@ class PhaseResult:
     output: str = ""
     # telemetry of the phase: kind (e.g. "pg.database", "waits", "os.cpu", "checkpoints") ->
     # {"columns": [...], "rows": [[...], ...]}, as the samplers of pglab.telemetry made it
-    tables: dict[str, dict[str, Any]] = field(default_factory=dict, compare=True, hash=False)
+    tables: dict[str, TableJson] = field(default_factory=dict, compare=True, hash=False)
     script_latency: tuple[ScriptSecond, ...] = ()  # per script, when the phase has several
 
 

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
-from pglab.records import PgbenchReport
+from pglab.records import PgbenchReport, TableJson
 
-Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
+Series = dict[str, dict[str, TableJson]]  # phase index (as text) -> kind -> columnar JSON
 
 
 class CampaignRow(TypedDict):

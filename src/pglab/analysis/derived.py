@@ -24,7 +24,7 @@ from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
 from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
-from pglab.records import reason_of
+from pglab.records import TableJson, reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady
 from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
@@ -299,7 +299,7 @@ def _phase_name(ph: PhaseRow) -> str:
     return f"{ph.name!r}" + (f" #{ph.iteration}" if ph.iteration > 1 else "")
 
 
-def _phase_drift(progress: dict[str, Any] | None) -> steady.Drift | None:
+def _phase_drift(progress: TableJson | None) -> steady.Drift | None:
     """A significant trend of at least RUN_DRIFT_PCT over the steady part of a phase."""
     if not progress or "tps" not in progress.get("columns", []):
         return None

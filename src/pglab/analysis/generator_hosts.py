@@ -11,6 +11,7 @@ from typing import Any
 
 from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
 from pglab.pgbench.generators import TABLE as GENERATORS
+from pglab.records import TableJson
 from pglab.rows import PhaseRow, Series
 
 
@@ -55,7 +56,7 @@ def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]
     return out
 
 
-def _rows(tab: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _rows(tab: TableJson | None) -> list[dict[str, Any]]:
     if not tab:
         return []
     return [dict(zip(tab["columns"], row, strict=True)) for row in tab["rows"]]

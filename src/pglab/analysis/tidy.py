@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
+from pglab.records import TableJson
 from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import pg_stats
 from pglab.telemetry.base import Table as TelemetryTable
@@ -137,12 +138,12 @@ def measured_phases(run: StoredRun) -> list[int]:
     return [p.idx for p in run.phases if p.measured]
 
 
-def table(run: StoredRun, idx: int, kind: str) -> dict[str, Any]:
+def table(run: StoredRun, idx: int, kind: str) -> TableJson:
     """A stored series table of a phase, ``{"columns": [], "rows": []}`` when absent."""
     return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
 
 
-def row_histogram(tab: dict[str, Any], row: list[Any]) -> latency_hist.Histogram:
+def row_histogram(tab: TableJson, row: list[Any]) -> latency_hist.Histogram:
     """The histogram of one per-second latency row (empty for aggregate-only logs)."""
     cols = tab["columns"]
     if "histogram" not in cols:
@@ -404,7 +405,7 @@ def series_kinds(runs: Sequence[StoredRun]) -> list[str]:
     return sorted(kinds)
 
 
-def _time_column(tab: dict[str, Any]) -> int | None:
+def _time_column(tab: TableJson) -> int | None:
     cols = tab.get("columns") or []
     return next((cols.index(c) for c in ("t", "epoch") if c in cols), None)
 
@@ -432,7 +433,7 @@ def series_table(runs: Sequence[StoredRun], kind: str | None = None) -> TidyTabl
 
 
 def _long(
-    run_id: int, phase: str | None, iteration: int | None, kind: str, tab: dict[str, Any]
+    run_id: int, phase: str | None, iteration: int | None, kind: str, tab: TableJson
 ) -> list[list[Any]]:
     cols = tab["columns"]
     t_at = _time_column(tab)

@@ -18,6 +18,7 @@ from pglab.records import (
     PgbenchReport,
     PhaseResult,
     RunResult,
+    TableJson,
 )
 from pglab.rows import PhaseRow, StoredRun
 
@@ -71,7 +72,7 @@ def encode_run(
     return run_row, phase_rows, series_rows
 
 
-def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
+def encode_series(samples: Sequence[Any]) -> TableJson:
     """Records of one dataclass type as ``{"columns": [field, ...], "rows": [[value, ...]]}``;
     a latency histogram becomes a list of [bucket, count]."""
     columns = [f.name for f in fields(type(samples[0]))]
@@ -79,7 +80,7 @@ def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows}
 
 
-def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
+def decode_series(kind: str, data: TableJson) -> tuple[Any, ...]:
     """The records of a series; columns this pglab does not know are ignored."""
     cls = SERIES_KINDS[kind]
     known = {f.name for f in fields(cls)}
