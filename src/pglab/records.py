@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
+from pglab.stored_spec import RunSpecJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +229,7 @@ class RunResult:
     repeat: int
     variant: str
     label: str
-    spec: dict[str, Any]
+    spec: RunSpecJson  # RunSpec.to_dict(): what is stored of the spec
     status: str  # "ok" or "failed"
     started_at: float
     finished_at: float

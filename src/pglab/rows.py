@@ -4,8 +4,8 @@ what a run produces, so that every stage may read them).
 - :class:`RunRow`: one stored run as a listing has it (``Store.list_runs``): ids, point, status,
   the run's TPS, its metrics and its matrix coordinates; no spec, phases or series.
 - :class:`StoredRun`: everything stored about one run (``Store.get_run``): a RunRow with its
-  spec, fingerprint, timings, server log, phases and per-second series. A StoredRun is a RunRow,
-  so every function that reads runs takes either.
+  spec (``stored_spec.RunSpecJson``), fingerprint, timings, server log, phases and per-second
+  series. A StoredRun is a RunRow, so every function that reads runs takes either.
 - :class:`PhaseRow`: one pgbench invocation of a run, with pgbench's final report.
 
 Series stay in the columnar form they are stored in (``{"columns": [...], "rows": [[...]]}``,
@@ -20,13 +20,14 @@ from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
 from pglab.records import PgbenchReport, TableJson
+from pglab.stored_spec import CampaignDocument, RunSpecJson
 
 Series = dict[str, dict[str, TableJson]]  # phase index (as text) -> kind -> columnar JSON
 
 
 class CampaignRow(TypedDict):
     """A stored campaign as ``Store.list_campaigns`` lists it; ``Store.get_campaign`` adds its
-    ``spec``: the campaign document as parsed (JSON, read with ``.get``)."""
+    ``spec``: the campaign document as parsed (``stored_spec.CampaignDocument``)."""
 
     id: int
     name: str
@@ -37,10 +38,10 @@ class CampaignRow(TypedDict):
     runs_ok: int
     runs_failed: int
     last_run_at: float | None  # the latest finished_at, None without runs
-    spec: NotRequired[dict[str, Any]]
+    spec: NotRequired[CampaignDocument]
 
 
-def spec_of(campaign: CampaignRow | None) -> dict[str, Any]:
+def spec_of(campaign: CampaignRow | None) -> CampaignDocument:
     """A stored campaign's document ({} without a campaign, or from ``list_campaigns``)."""
     return (campaign.get("spec") if campaign is not None else None) or {}
 
@@ -88,7 +89,7 @@ class PhaseRow:
 
 @dataclass(frozen=True, slots=True)
 class StoredRun(RunRow):
-    spec: dict[str, Any] = field(default_factory=dict)
+    spec: RunSpecJson = field(default_factory=lambda: RunSpecJson())
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""

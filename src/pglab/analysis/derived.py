@@ -28,6 +28,7 @@ from pglab.records import TableJson, reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady
 from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
+from pglab.stored_spec import PhaseJson
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.summary import tables_of
 from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
@@ -157,7 +158,7 @@ def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     fp = (run.fingerprint.get("settings") or {}).get(name)
     if fp and fp.get("setting") is not None:
         return str(fp["setting"]), fp.get("unit")
-    spec = dict((run.spec.get("server") or {}).get("settings") or [])
+    spec = {k: v for k, v in (run.spec.get("server") or {}).get("settings") or []}
     if name in spec:
         return str(spec[name]), None
     return None
@@ -317,8 +318,8 @@ def _writes(run: StoredRun, name: str, stored: dict[str, Any], seconds: float) -
     """Whether a phase writes, judged from what it runs (``campaign.writes``); when its text
     cannot say, or says it reads but its WAL says otherwise (a SELECT of a function that
     writes), from the WAL it made."""
-    spec: dict[str, Any] = next(
-        (s for s in run.spec.get("phases") or [] if s.get("name") == name), {}
+    spec: PhaseJson = next(
+        (s for s in run.spec.get("phases") or [] if s.get("name") == name), PhaseJson()
     )
     said = phase_writes(spec) if spec else None
     custom = any(s.get("path") for s in spec.get("scripts") or []) and not spec.get("kit")

@@ -14,6 +14,7 @@ from typing import Any
 
 from pglab.records import StorageRow
 from pglab.rows import RunRow, StoredRun
+from pglab.stored_spec import PhaseJson
 from pglab.targets.output import sync_rate
 
 DEFAULT_SYNC_METHOD = "fdatasync"  # PostgreSQL's default on Linux
@@ -69,7 +70,7 @@ def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> dict[str, Any] | 
     }
 
 
-def _single_client_write(phase: dict[str, Any] | None) -> bool:
+def _single_client_write(phase: PhaseJson | None) -> bool:
     if not phase or phase.get("clients") != 1:
         return False
     builtins = {s.get("builtin") for s in phase.get("scripts", [])}

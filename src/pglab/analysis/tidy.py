@@ -287,7 +287,7 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Any]:
         for s in scripts
     )
     if measured.get("operation"):  # a maintenance operation: no pgbench script nor clients
-        script, measured = measured["operation"], {}
+        script, measured = str(measured["operation"]), {}
     return {
         "clients": measured.get("clients"),
         "threads": threads,

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, cast
 
-from pglab import __version__
+from pglab import __version__, stored_spec
 from pglab.campaign.spec import mask_dsn
 from pglab.errors import StoreError
 from pglab.fingerprints import Fingerprint
@@ -27,6 +27,7 @@ from pglab.records import (
 from pglab.rows import CampaignRow, PhaseRow, RunRow, Series, StoredRun
 from pglab.store import encoding, schema
 from pglab.store.schema import Dialect
+from pglab.stored_spec import CampaignDocument
 
 # Per-phase series: the PhaseResult attribute (and series.kind) -> the record type of one row.
 
@@ -72,7 +73,7 @@ class Store:
 
     # -- campaigns ---------------------------------------------------------------------------
 
-    def ensure_campaign(self, name: str, spec: dict[str, Any], source_file: str | None) -> int:
+    def ensure_campaign(self, name: str, spec: CampaignDocument, source_file: str | None) -> int:
         """The id of campaign ``name``, created if new; its spec (and source file, if given)
         are replaced by these."""
         now = time.time()
@@ -126,7 +127,7 @@ class Store:
             camp = cast(CampaignRow, found[0])
             spec = self._one("SELECT spec_json FROM campaigns WHERE id = ?", (camp["id"],))
         assert spec is not None
-        camp["spec"] = json.loads(spec["spec_json"])
+        camp["spec"] = stored_spec.read_document(json.loads(spec["spec_json"]))
         return camp
 
     def delete_campaign(self, name: str) -> bool:
@@ -274,12 +275,13 @@ class Store:
                 decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
                     s["data_json"]
                 )
-        for name in ("spec", "fingerprint", "metrics", "timings"):
+        for name in ("fingerprint", "metrics", "timings"):
             run[name] = encoding.loads(run.pop(f"{name}_json"))
+        run["spec"] = spec = stored_spec.read(encoding.loads(run.pop("spec_json")) or {})
         run.pop("campaign_id", None)
         return StoredRun(
             **run,
-            axes=dict((run["spec"] or {}).get("axes") or []),  # as list_runs gives them
+            axes={str(k): v for k, v in spec.get("axes") or []},  # as list_runs gives them
             phases=tuple(encoding.decode_phase(p) for p in phases),
             series=decoded,
         )
