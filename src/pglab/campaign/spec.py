@@ -18,6 +18,8 @@ from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
 from pglab.campaign.identity import phase_identity
 from pglab.campaign.os_spec import OsSpec
+from pglab.campaign.target_spec import StorageSpec as StorageSpec
+from pglab.campaign.target_spec import TargetSpec as TargetSpec
 from pglab.stored_spec import (
     SPEC_VERSION,
     BuildJson,
@@ -27,8 +29,6 @@ from pglab.stored_spec import (
     PointJson,
     RunSpecJson,
     ServerJson,
-    StorageJson,
-    TargetJson,
     TelemetryJson,
 )
 
@@ -255,78 +255,6 @@ class DatasetSpec:
     def ycsb_shape(self) -> tuple[int, int]:
         """YCSB's record: its fields and characters per field."""
         return self.fields, self.field_length
-
-
-@dataclass(frozen=True, slots=True)
-class TargetSpec:
-    """A storage target (``[targets.NAME]``): where a cluster's files (PGDATA or pg_wal) live.
-
-    ``kind`` is ``"path"`` (an existing directory), ``"tmpfs"`` (mounted by the lab, ``size``
-    bytes) or ``"loop"`` (a file of ``size`` bytes under ``dir`` or the lab home, attached to a
-    loop device, ``mkfs.<fstype> mkfs_options``, mounted with ``mount_options``). The lab makes
-    tmpfs and loop targets itself (as root) and tears them down after the campaign.
-    """
-
-    name: str
-    kind: str
-    path: str | None = None
-    size: int | None = None
-    fstype: str | None = None
-    mkfs_options: tuple[str, ...] = ()
-    mount_options: tuple[str, ...] = ()
-    dir: str | None = None
-    direct_io: bool = False
-
-    def stored(self) -> TargetJson:
-        """The target as part of a point (``RunSpec.point_dict``): with its name."""
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "path": self.path,
-            "size": self.size,
-            "fstype": self.fstype,
-            "mkfs_options": self.mkfs_options,
-            "mount_options": self.mount_options,
-            "dir": self.dir,
-            "direct_io": self.direct_io,
-        }
-
-    def identity(self) -> TargetJson:
-        """What makes the storage what it is (its name is only a label)."""
-        d = self.stored()
-        d.pop("name")
-        return d
-
-
-@dataclass(frozen=True, slots=True)
-class StorageSpec:
-    """Where PGDATA (``data``) and pg_wal (``wal``) live; ``None`` is the lab home (data) and
-    inside PGDATA (wal)."""
-
-    data: TargetSpec | None = None
-    wal: TargetSpec | None = None
-
-    @property
-    def is_default(self) -> bool:
-        return self.data is None and self.wal is None
-
-    def identity(self) -> StorageJson:
-        return {
-            "data": self.data.identity() if self.data else None,
-            "wal": self.wal.identity() if self.wal else None,
-        }
-
-    def stored(self) -> StorageJson:
-        """As part of a point: the targets with their names."""
-        return {
-            "data": self.data.stored() if self.data else None,
-            "wal": self.wal.stored() if self.wal else None,
-        }
-
-    @property
-    def label(self) -> str:
-        data = self.data.name if self.data else "lab home"
-        return data if self.wal is None else f"{data}, wal on {self.wal.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -641,9 +569,10 @@ def _digest(obj: object) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-def dataset_key(
-    server: ServerSpec, dataset: DatasetSpec, storage: StorageSpec = StorageSpec()
-) -> str:
+_LAB_HOME = StorageSpec()  # the default: PGDATA under the lab home, pg_wal inside it
+
+
+def dataset_key(server: ServerSpec, dataset: DatasetSpec, storage: StorageSpec = _LAB_HOME) -> str:
     """Identity of an initialized dataset: the binaries that made it, what was initialized and,
     when not the default, the storage it is for (a dataset is never shared between targets)."""
     ident: DatasetKeyJson = {"source": server.server_label, "dataset": dataset.identity()}

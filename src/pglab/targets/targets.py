@@ -35,6 +35,7 @@ import psutil
 from pglab import procs
 from pglab.campaign.spec import TargetSpec
 from pglab.errors import LabError
+from pglab.fingerprints import TargetFacts
 from pglab.lab import Lab
 
 # the Debian package that brings each tool
@@ -187,7 +188,7 @@ class Made:
         partial.write_text(json.dumps(self.record(), indent=2))
         partial.replace(self.state)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetFacts:
         """For the run's fingerprint: the target as defined and as made."""
         return {
             "name": self.target.name,
@@ -240,7 +241,7 @@ class Targets:
     def root_of(self, target: TargetSpec | None) -> Path | None:
         return None if target is None else self.made[target.name].root
 
-    def describe(self, target: TargetSpec | None) -> dict[str, Any] | None:
+    def describe(self, target: TargetSpec | None) -> TargetFacts | None:
         return None if target is None else self.made[target.name].describe()
 
     def teardown(self) -> None:

@@ -45,9 +45,7 @@ def queries_of(phase: PhaseSpec) -> tuple[int, ...]:
     return phase.queries or QUERIES
 
 
-def explain(
-    session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int
-) -> TableJson:
+def explain(session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int) -> TableJson:
     """Each query's plan (``plans.TABLE``), on a session of its own."""
     with session() as conn:
         conn.autocommit = True
