@@ -60,7 +60,7 @@ class RunRow:
     started_at: float
     finished_at: float
     error: str | None
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)  # units: metric_units
     axes: dict[str, Any] = field(default_factory=dict)  # matrix coordinates, in axis order
 
     @property
@@ -91,7 +91,7 @@ class PhaseRow:
 class StoredRun(RunRow):
     spec: RunSpecJson = field(default_factory=lambda: RunSpecJson())
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds, and metric_units' flags
     server_log: str = ""
     stored_at: float | None = None
     pglab_version: str = ""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pglab import metric_units
 from pglab.analysis import verdicts
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats import differences
@@ -118,10 +119,8 @@ def figure_of(runs: Sequence[RunRow]) -> str:
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:
-    """``figure_of`` for one run, from its metrics."""
-    if "geomean_s" in metrics:
-        return "QthH" if "throughput" in metrics else "QphH"
-    return "MB/s" if "mb_s" in metrics else "tps"
+    """``figure_of`` for one run, from its metrics (``metric_units.FIGURES``)."""
+    return metric_units.figure_of(metrics)
 
 
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table
