@@ -243,6 +243,48 @@ class RunResult:
     server_log: str = ""
 
 
+class FsyncRow(TypedDict):
+    """One method of a pg_test_fsync section (``ops_per_s`` None: not tested, ``note`` why)."""
+
+    method: str
+    ops_per_s: float | None
+    usecs_per_op: float | None
+    note: str
+
+
+class FsyncSection(TypedDict):
+    key: str  # stable (SECTIONS), whatever the version printed
+    title: str  # as printed
+    rows: list[FsyncRow]
+
+
+class FioJob(TypedDict):
+    """One fio job: the direction it did gives its IOPS, MB/s (10^6 bytes) and mean completion
+    latency (µs); ``sync_lat_mean_us`` the mean fsync time of a job that synced."""
+
+    name: str
+    rw: str
+    bs: str | None
+    direct: bool
+    fsync: int
+    iops: float
+    mb_per_s: float
+    lat_mean_us: float | None
+    sync_lat_mean_us: float | None
+    error: int
+
+
+class StorageResults(TypedDict, total=False):
+    """A storage tool's parsed output (``StorageResult.results``, stored as JSON): pg_test_fsync's
+    (``seconds_per_test``, ``direct_io``, ``sections``) or fio's (``version``, ``jobs``)."""
+
+    seconds_per_test: int | None
+    direct_io: bool
+    sections: list[FsyncSection]
+    version: str | None
+    jobs: list[FioJob]
+
+
 class StorageFacts(TypedDict):
     mount: Mount
     host: Fingerprint
@@ -264,7 +306,7 @@ class StorageRow(TypedDict):
     device: str | None
     tool: str
     tool_version: str
-    results: dict[str, Any]
+    results: StorageResults
     facts: StorageFacts
     output: NotRequired[str]
 
@@ -284,7 +326,7 @@ class StorageResult:
     measured_at: float
     elapsed_s: float
     mount: Mount
-    results: dict[str, Any]
+    results: StorageResults
     output: str = ""
     host: Fingerprint = field(default_factory=lambda: Fingerprint())
 
