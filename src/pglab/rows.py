@@ -61,7 +61,7 @@ class RunRow:
     finished_at: float
     error: str | None
     metrics: dict[str, float] = field(default_factory=dict)  # units: metric_units
-    axes: dict[str, Any] = field(default_factory=dict)  # matrix coordinates, in axis order
+    axes: dict[str, object] = field(default_factory=dict)  # matrix coordinates, in axis order
 
     @property
     def ok(self) -> bool:
