@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
+from pglab.jsonish import JsonObject
 from pglab.stored_spec import RunSpecJson
 
 
@@ -95,7 +96,7 @@ class PgbenchReport:
     statements: tuple[StatementReport, ...] = ()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PgbenchReport:
+    def from_dict(cls, data: JsonObject) -> PgbenchReport:
         """A report from its stored form (``dataclasses.asdict``); keys it does not know (a
         newer pglab's) are ignored, those it lacks (an older one's) take their defaults."""
         known = {f.name for f in fields(cls)}

@@ -8,8 +8,9 @@ what a run produces, so that every stage may read them).
   series. A StoredRun is a RunRow, so every function that reads runs takes either.
 - :class:`PhaseRow`: one pgbench invocation of a run, with pgbench's final report.
 
-Series stay in the columnar form they are stored in (``{"columns": [...], "rows": [[...]]}``,
-by phase index and kind): ``telemetry.summary`` and the report read them as tables.
+Series stay in the columnar form they are stored in (``records.TableJson``: ``{"columns": [...],
+"rows": [[...]]}``, by phase index and kind): ``telemetry.summary`` and the report read them
+as tables.
 ``plain`` turns any of them into plain data for ``--json`` and exports.
 """
 
