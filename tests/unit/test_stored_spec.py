@@ -46,7 +46,10 @@ def test_run_and_dataset_keys_are_those_of_the_version_before(name: str) -> None
     keys = sorted(r.run_key for r in runs)
     datasets = sorted({dataset_key(r.server, r.dataset, r.storage) for r in runs})
     digest = hashlib.sha256(json.dumps([keys, datasets]).encode()).hexdigest()[:16]
-    assert digest == KEYS_BEFORE[name]
+    assert digest == KEYS_BEFORE[name], (
+        f"the run or dataset keys of examples/{name} changed: stored runs would no longer be "
+        "found (if the example itself was edited on purpose, its new digest is this one)"
+    )
 
 
 def _declared(td: Any) -> set[str]:
