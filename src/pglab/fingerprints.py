@@ -8,6 +8,12 @@ reader asks for. Every key may be missing (``total=False``): a fingerprint of an
 version lacks the keys added since, one of an existing server lacks what pglab cannot read of
 its machine, and a failed run's stops where it failed. Keys that older versions wrote and this
 one no longer does are declared too, each saying so, for the readers that still meet them.
+
+Its parts have their own types, here (a top-level module: every stage that writes a part
+imports them): ``Mount`` and ``Setting``; ``MachineFacts`` (pglab's machine beside a server on
+a host); ``HostFacts`` (a generator host, ``hosts``); ``BuildFacts`` with ``Patch`` and
+``GitSource`` (a build, ``postgres.build.facts_of``); ``StorageTargets`` of ``TargetFacts``
+(``targets``) or ``HostTarget`` (``postgres.on_host``); ``OsFacts`` (``[os]``, ``run.os_state``).
 """
 
 from __future__ import annotations
