@@ -49,6 +49,7 @@ def test_every_row_has_the_columns_of_its_shape(
         assert run is not None and run.axes == dict(run.spec.get("axes") or [])
         store.runs_phases([run_id]), store.run_fingerprint(run_id), store.done_run_keys("camp")
         store.runs_without_tidy("camp"), store.save_tidy({run_id: {"tps": 1.0}})
+        store.campaign_facts()
         assert store.get_file(store.put_file(b"x")) == b"x"
         stored = store.save_storage_result(result)
         assert list(store.list_storage_results()[0]) == [
@@ -61,4 +62,5 @@ def test_every_row_has_the_columns_of_its_shape(
         assert store.delete_campaign("camp")
     assert set(seen) >= {"IdRow", "CampaignRow", "SpecJsonRow", "RunStatusRow", "RunListRow",
                          "RunFullRow", "PhaseColumns", "SeriesRow", "FingerprintJsonRow",
-                         "RunKeyRow", "FileRow", "StorageColumns", "CountRow"}  # fmt: skip
+                         "RunKeyRow", "FileRow", "StorageColumns", "CountRow",
+                         "CampaignFactsRow", "VersionRow"}  # fmt: skip
