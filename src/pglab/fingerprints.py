@@ -8,11 +8,19 @@ reader asks for. Every key may be missing (``total=False``): a fingerprint of an
 version lacks the keys added since, one of an existing server lacks what pglab cannot read of
 its machine, and a failed run's stops where it failed. Keys that older versions wrote and this
 one no longer does are declared too, each saying so, for the readers that still meet them.
+
+Its parts have their own types, here (a top-level module: every stage that writes a part
+imports them): ``Mount`` and ``Setting``; ``MachineFacts`` (pglab's machine beside a server on
+a host); ``HostFacts`` (a generator host, ``hosts``); ``BuildFacts`` with ``Patch`` and
+``GitSource`` (a build, ``postgres.build.facts_of``); ``StorageTargets`` of ``TargetFacts``
+(``targets``) or ``HostTarget`` (``postgres.on_host``); ``OsFacts`` (``[os]``, ``run.os_state``).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
+
+from pglab.stored_spec import OsJson
 
 
 class Setting(TypedDict, total=False):
@@ -50,6 +58,106 @@ class Mount(TypedDict, total=False):
     loop_backing: LoopBacking
 
 
+class MachineFacts(TypedDict, total=False):
+    """pglab's own machine, when the server runs on a host (``pglab_machine``)."""
+
+    hostname: str | None
+    kernel: str | None
+    cpus: int | None
+    ram_bytes: int | None
+    cpu_model: str | None
+
+
+class HostFacts(TypedDict):
+    """A host as a run's fingerprint records it (``generators``, by name; what pglab reads of a
+    host: ``hosts.ssh.Remote.facts``, ``hosts.local.LocalHost.facts``; ``hosts.facts``)."""
+
+    host: str  # its name in the campaign ("local": this machine)
+    address: str
+    hostname: str  # uname -n
+    kernel: str  # uname -sr
+    cpus: int | None
+    ram_bytes: int | None
+    pgbench: str | None  # what its pgbench --version said (None: none answered)
+
+
+class Patch(TypedDict):
+    """A patch applied to a build, in order: its file and content's hash."""
+
+    name: str
+    path: str
+    sha256: str
+
+
+class GitSource(TypedDict):
+    """A build of a commit of a git clone (``BuildSpec.git_ref``/``commit``)."""
+
+    clone: str
+    ref: str | None
+    commit: str
+    subject: str | None
+
+
+class BuildFacts(TypedDict, total=False):
+    """What a run's fingerprint keeps of a build (``postgres.build.facts_of`` its build.json):
+    ``git`` only for a build of a commit; the others None where a build.json lacks them."""
+
+    version: str | None
+    source: str | None
+    source_sha256: str | None
+    options: list[str] | None
+    effective_options: list[str] | None
+    patches: list[Patch] | None
+    compiler: str | None
+    system: str | None
+    key: str | None
+    build_seconds: float | None
+    git: GitSource
+
+
+class HostTarget(TypedDict):
+    """A storage target of a server on a host (``postgres.on_host``), as its run's fingerprint
+    describes it."""
+
+    name: str
+    kind: str
+    root: str  # the server's own directory under the target's path, on the host
+    host: str
+
+
+class TargetFacts(TypedDict):
+    """A storage target of the run, as made here (``targets.Made.describe``)."""
+
+    name: str
+    kind: str
+    fstype: str | None
+    size: int | None
+    mkfs: list[str]  # the mkfs command run
+    mount_options: list[str]
+    direct_io: bool
+    root: str
+    root_owner_uid: int
+    device: str | None
+    backing_file: str | None
+
+
+class StorageTargets(TypedDict):
+    """The storage targets of data and wal (None: the lab home, inside PGDATA); a server on a
+    host's as its roots there."""
+
+    data: TargetFacts | HostTarget | None
+    wal: TargetFacts | HostTarget | None
+
+
+class OsFacts(TypedDict):
+    """``[os]`` of a run: what it asked, of which block devices, and what the kernel's files
+    read back then (path -> text)."""
+
+    asked: OsJson
+    devices: list[str]
+    read: dict[str, str]
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -65,14 +173,14 @@ class Fingerprint(TypedDict, total=False):
     governor: str | None
     thp: str | None
     python: str
-    pglab_machine: dict[str, Any]  # a server on a host: pglab's own machine's facts
+    pglab_machine: MachineFacts  # a server on a host: pglab's own machine's facts
     # the programs
     pgbench_version: str
     pgbench_from: str
     source: str
     bindir: str
     pgbench: str
-    build: dict[str, Any]  # a build pglab made: build.json's facts (BUILD_FACTS)
+    build: BuildFacts  # a build pglab made: build.json's facts
     build_commit: str
     sysbench_version: str
     # the server
@@ -83,7 +191,7 @@ class Fingerprint(TypedDict, total=False):
     server_port: int | None
     database: str
     role: str
-    privileges: dict[str, Any]
+    privileges: dict[str, bool]  # of an existing server's role: superuser, createdb, ...
     server_version: str
     server_version_full: str
     server_version_num: int
@@ -95,15 +203,15 @@ class Fingerprint(TypedDict, total=False):
     pgdata_mount: Mount
     pg_wal: str | None
     pg_wal_mount: Mount
-    storage: dict[str, Any]  # the storage targets of data and wal, as described
+    storage: StorageTargets  # the storage targets of data and wal, as described
     # pgbench's place relative to the server
     client: str
     client_local: bool
     rtt_ms: float
-    generators: dict[str, dict[str, Any]]  # the generator hosts' facts
+    generators: dict[str, HostFacts]  # the generator hosts' facts
     # the operating system as the run found and set it
     os_state: dict[str, str]
-    os: dict[str, Any]  # [os]: asked for, and read back
+    os: OsFacts  # [os]: asked for, and read back
     server_limits: dict[str, str]
     dropped_caches: float  # seconds it took
     hardware_counters: str  # a profiled run: what perf can count here

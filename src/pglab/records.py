@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
+from pglab.jsonish import JsonObject
+from pglab.stored_spec import RunSpecJson
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ class PgbenchReport:
     statements: tuple[StatementReport, ...] = ()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PgbenchReport:
+    def from_dict(cls, data: JsonObject) -> PgbenchReport:
         """A report from its stored form (``dataclasses.asdict``); keys it does not know (a
         newer pglab's) are ignored, those it lacks (an older one's) take their defaults."""
         known = {f.name for f in fields(cls)}
@@ -188,6 +190,16 @@ class ScriptSecond:
     histogram: tuple[tuple[int, int], ...] = ()
 
 
+class TableJson(TypedDict):
+    """A columnar table as a phase keeps and the store writes it (one ``series`` row):
+    ``{"columns": [...], "rows": [[...], ...]}``; the telemetry's tables (``telemetry.base.Table``
+    in memory) and every other per-phase table (a kit's, a profile's, an operation's). A cell is
+    whatever JSON value its column holds (a number, text, null, a list), hence ``Any``."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+
 @dataclass(frozen=True, slots=True)
 class PhaseResult:
     """One pgbench invocation: the phase's name, which of its ``times`` iterations, its output."""
@@ -204,7 +216,7 @@ class PhaseResult:
     output: str = ""
     # telemetry of the phase: kind (e.g. "pg.database", "waits", "os.cpu", "checkpoints") ->
     # {"columns": [...], "rows": [[...], ...]}, as the samplers of pglab.telemetry made it
-    tables: dict[str, dict[str, Any]] = field(default_factory=dict, compare=True, hash=False)
+    tables: dict[str, TableJson] = field(default_factory=dict, compare=True, hash=False)
     script_latency: tuple[ScriptSecond, ...] = ()  # per script, when the phase has several
 
 
@@ -218,16 +230,60 @@ class RunResult:
     repeat: int
     variant: str
     label: str
-    spec: dict[str, Any]
+    spec: RunSpecJson  # RunSpec.to_dict(): what is stored of the spec
     status: str  # "ok" or "failed"
     started_at: float
     finished_at: float
     error: str | None = None
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
+    # name -> number, units by name (metric_units: METRIC_UNITS, FIGURES; timings in seconds
+    # but for its yes/no flags, TIMING_FLAGS)
     metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
+
+
+class FsyncRow(TypedDict):
+    """One method of a pg_test_fsync section (``ops_per_s`` None: not tested, ``note`` why)."""
+
+    method: str
+    ops_per_s: float | None
+    usecs_per_op: float | None
+    note: str
+
+
+class FsyncSection(TypedDict):
+    key: str  # stable (SECTIONS), whatever the version printed
+    title: str  # as printed
+    rows: list[FsyncRow]
+
+
+class FioJob(TypedDict):
+    """One fio job: the direction it did gives its IOPS, MB/s (10^6 bytes) and mean completion
+    latency (µs); ``sync_lat_mean_us`` the mean fsync time of a job that synced."""
+
+    name: str
+    rw: str
+    bs: str | None
+    direct: bool
+    fsync: int
+    iops: float
+    mb_per_s: float
+    lat_mean_us: float | None
+    sync_lat_mean_us: float | None
+    error: int
+
+
+class StorageResults(TypedDict, total=False):
+    """A storage tool's parsed output (``StorageResult.results``, stored as JSON): pg_test_fsync's
+    (``seconds_per_test``, ``direct_io``, ``sections``) or fio's (``version``, ``jobs``)."""
+
+    seconds_per_test: int | None
+    direct_io: bool
+    sections: list[FsyncSection]
+    version: str | None
+    jobs: list[FioJob]
 
 
 class StorageFacts(TypedDict):
@@ -251,7 +307,7 @@ class StorageRow(TypedDict):
     device: str | None
     tool: str
     tool_version: str
-    results: dict[str, Any]
+    results: StorageResults
     facts: StorageFacts
     output: NotRequired[str]
 
@@ -271,7 +327,7 @@ class StorageResult:
     measured_at: float
     elapsed_s: float
     mount: Mount
-    results: dict[str, Any]
+    results: StorageResults
     output: str = ""
     host: Fingerprint = field(default_factory=lambda: Fingerprint())
 

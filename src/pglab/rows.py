@@ -4,12 +4,13 @@ what a run produces, so that every stage may read them).
 - :class:`RunRow`: one stored run as a listing has it (``Store.list_runs``): ids, point, status,
   the run's TPS, its metrics and its matrix coordinates; no spec, phases or series.
 - :class:`StoredRun`: everything stored about one run (``Store.get_run``): a RunRow with its
-  spec, fingerprint, timings, server log, phases and per-second series. A StoredRun is a RunRow,
-  so every function that reads runs takes either.
+  spec (``stored_spec.RunSpecJson``), fingerprint, timings, server log, phases and per-second
+  series. A StoredRun is a RunRow, so every function that reads runs takes either.
 - :class:`PhaseRow`: one pgbench invocation of a run, with pgbench's final report.
 
-Series stay in the columnar form they are stored in (``{"columns": [...], "rows": [[...]]}``,
-by phase index and kind): ``telemetry.summary`` and the report read them as tables.
+Series stay in the columnar form they are stored in (``records.TableJson``: ``{"columns": [...],
+"rows": [[...]]}``, by phase index and kind): ``telemetry.summary`` and the report read them
+as tables.
 ``plain`` turns any of them into plain data for ``--json`` and exports.
 """
 
@@ -19,14 +20,15 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
-from pglab.records import PgbenchReport
+from pglab.records import PgbenchReport, TableJson
+from pglab.stored_spec import AxisValue, CampaignDocument, RunSpecJson
 
-Series = dict[str, dict[str, dict[str, Any]]]  # phase index (as text) -> kind -> columnar JSON
+Series = dict[str, dict[str, TableJson]]  # phase index (as text) -> kind -> columnar JSON
 
 
 class CampaignRow(TypedDict):
     """A stored campaign as ``Store.list_campaigns`` lists it; ``Store.get_campaign`` adds its
-    ``spec``: the campaign document as parsed (JSON, read with ``.get``)."""
+    ``spec``: the campaign document as parsed (``stored_spec.CampaignDocument``)."""
 
     id: int
     name: str
@@ -37,10 +39,10 @@ class CampaignRow(TypedDict):
     runs_ok: int
     runs_failed: int
     last_run_at: float | None  # the latest finished_at, None without runs
-    spec: NotRequired[dict[str, Any]]
+    spec: NotRequired[CampaignDocument]
 
 
-def spec_of(campaign: CampaignRow | None) -> dict[str, Any]:
+def spec_of(campaign: CampaignRow | None) -> CampaignDocument:
     """A stored campaign's document ({} without a campaign, or from ``list_campaigns``)."""
     return (campaign.get("spec") if campaign is not None else None) or {}
 
@@ -59,8 +61,8 @@ class RunRow:
     started_at: float
     finished_at: float
     error: str | None
-    metrics: dict[str, float] = field(default_factory=dict)
-    axes: dict[str, Any] = field(default_factory=dict)  # matrix coordinates, in axis order
+    metrics: dict[str, float] = field(default_factory=dict)  # units: metric_units
+    axes: dict[str, AxisValue] = field(default_factory=dict)  # matrix coordinates, in axis order
 
     @property
     def ok(self) -> bool:
@@ -88,9 +90,9 @@ class PhaseRow:
 
 @dataclass(frozen=True, slots=True)
 class StoredRun(RunRow):
-    spec: dict[str, Any] = field(default_factory=dict)
+    spec: RunSpecJson = field(default_factory=lambda: RunSpecJson())
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds, and metric_units' flags
     server_log: str = ""
     stored_at: float | None = None
     pglab_version: str = ""

@@ -114,7 +114,7 @@ def sample_run(
 
 
 def count(store: Store, table: str) -> int:
-    row = store._one(f"SELECT COUNT(*) AS n FROM {table}")
+    row = store._one(f"SELECT COUNT(*) AS n FROM {table}", shape=dict)
     assert row is not None
     return int(row["n"])
 
@@ -312,7 +312,9 @@ class StoreContract:
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         def boom(self: BaseStore, run_id: int, rows: list[tuple[Any, ...]]) -> None:
-            written = self._one("SELECT COUNT(*) AS n FROM phases WHERE run_id = ?", (run_id,))
+            written = self._one(
+                "SELECT COUNT(*) AS n FROM phases WHERE run_id = ?", (run_id,), shape=dict
+            )
             assert written is not None and written["n"] == 3  # the run and phases are written
             raise RuntimeError("boom")
 
@@ -413,8 +415,12 @@ class StoreContract:
         for _ in range(2):
             with open_store(store_url) as store:
                 assert store.schema_version == last + 1
-                assert [r["note"] for r in store._rows("SELECT note FROM extra")] == ["migrated"]
-                versions = store._rows("SELECT version FROM schema_version ORDER BY version")
+                assert [r["note"] for r in store._rows("SELECT note FROM extra", shape=dict)] == [
+                    "migrated"
+                ]
+                versions = store._rows(
+                    "SELECT version FROM schema_version ORDER BY version", shape=dict
+                )
                 assert [r["version"] for r in versions] == list(range(1, last + 2))
                 assert store.load_run(run_id) == sample_run()  # the data survived
         monkeypatch.undo()  # this pglab knows versions up to `last`: the store is from the future
@@ -455,7 +461,7 @@ class StoreContract:
         monkeypatch.undo()
         with open_store(store_url) as store:
             assert store.schema_version == last
-            assert store._one(store.dialect.table_exists, ("half",)) is None
+            assert store._one(store.dialect.table_exists, ("half",), shape=dict) is None
 
     def test_storage_result_round_trip(self, store_url: str) -> None:
         mount = {

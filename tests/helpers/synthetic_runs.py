@@ -6,10 +6,16 @@ work as on a real campaign of that size."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from pglab.pgbench import latency as latency_hist
-from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, RunResult
+from pglab.records import (
+    LatencySecond,
+    PgbenchReport,
+    PhaseResult,
+    ProgressSample,
+    RunResult,
+    TableJson,
+)
 
 T0 = 1_790_000_000.0
 WAITS = [("CPU", "running"), ("LWLock", "WALWrite"), ("IO", "WalSync"), ("Lock", "transactionid"),
@@ -121,11 +127,11 @@ def _phase(t0: float, seconds: int, tps: float, clients: int, rng) -> PhaseResul
                        tuple(latency), "tps = ...", tables)  # fmt: skip
 
 
-def _tables(t0: float, per_sec: list[float], rng) -> dict[str, dict[str, Any]]:
+def _tables(t0: float, per_sec: list[float], rng) -> dict[str, TableJson]:
     n = len(per_sec)
     ts = [t0 + i + 1 for i in range(n)]
 
-    def table(columns, rows):
+    def table(columns, rows) -> TableJson:
         return {"columns": columns, "rows": rows}
 
     waits = []

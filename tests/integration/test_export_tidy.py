@@ -154,8 +154,8 @@ def _same(a: object, b: object) -> bool:
 def _views(store_url: str) -> tuple[list[dict], list[tuple]]:
     """The store's pglab_runs (as dicts) and pglab_series rows, read in place with SQL."""
     with open_store(store_url) as store:
-        runs = store._rows("SELECT * FROM pglab_runs ORDER BY run_id")
-        series = store._rows("SELECT * FROM pglab_series")
+        runs = store._rows("SELECT * FROM pglab_runs ORDER BY run_id", shape=dict)
+        series = store._rows("SELECT * FROM pglab_series", shape=dict)
     cols = tidy.SERIES_COLUMNS
     return runs, sorted((tuple(r[c] for c in cols) for r in series), key=repr)
 

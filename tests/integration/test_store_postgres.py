@@ -32,7 +32,8 @@ def test_postgres_types_and_scheme_alias(store_url: str) -> None:
             (r["table_name"], r["column_name"]): r["data_type"]
             for r in store._rows(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema = current_schema()"
+                "WHERE table_schema = current_schema()",
+                shape=dict,
             )
         }
     assert types[("runs", "id")] == "bigint" and types[("runs", "campaign_id")] == "bigint"

@@ -161,7 +161,7 @@ def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
     fp = (run.fingerprint.get("settings") or {}).get(name)
     if fp and fp.get("setting") is not None:
         return str(fp["setting"]), fp.get("unit")
-    spec = dict((run.spec.get("server") or {}).get("settings") or [])
+    spec = {k: v for k, v in (run.spec.get("server") or {}).get("settings") or []}
     if name in spec:
         return str(spec[name]), None
     return None

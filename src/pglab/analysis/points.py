@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pglab import metric_units
 from pglab.analysis import verdicts
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
+from pglab.stored_spec import AxisValue
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.planning.plan import Plan
     from pglab.store.base import Store
-
-AxisValue = str | int | float | bool  # a matrix axis's value (a TOML scalar)
 
 
 def baseline_of(campaign: CampaignRow | None) -> str | None:
@@ -125,10 +125,8 @@ def figure_of(runs: Sequence[RunRow]) -> str:
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:
-    """``figure_of`` for one run, from its metrics."""
-    if "geomean_s" in metrics:
-        return "QthH" if "throughput" in metrics else "QphH"
-    return "MB/s" if "mb_s" in metrics else "tps"
+    """``figure_of`` for one run, from its metrics (``metric_units.FIGURES``)."""
+    return metric_units.figure_of(metrics)
 
 
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table

@@ -200,7 +200,7 @@ def notes(run: StoredRun) -> list[str]:
     said: dict[str, None] = {}
     for ph in run.phases:
         data = run.series.get(str(ph.idx), {}).get(folded.NOTES)
-        for row in (data or {}).get("rows", []):
+        for row in data["rows"] if data else []:
             said[row[-1]] = None
     return list(said)
 

@@ -15,13 +15,14 @@ point, ``pglab show --json`` gives it per point); a phase's stored series is rea
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pglab.errors import LabError
 from pglab.pgbench import latency as latency_hist
+from pglab.records import TableJson
 from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import pg_stats
 from pglab.telemetry.base import Table as TelemetryTable
@@ -145,7 +146,7 @@ def measured_phases(run: StoredRun) -> list[int]:
     return [p.idx for p in run.phases if p.measured]
 
 
-def table(run: StoredRun, idx: int, kind: str) -> Mapping[str, list[Any]]:
+def table(run: StoredRun, idx: int, kind: str) -> TableJson:
     """A stored series table of a phase as stored (``rows.Series``: its ``columns`` and
     ``rows``), ``{"columns": [], "rows": []}`` when absent."""
     return run.series.get(str(idx), {}).get(kind) or {"columns": [], "rows": []}
@@ -300,7 +301,7 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Cell]:
         for s in scripts
     )
     if measured.get("operation"):  # a maintenance operation: no pgbench script nor clients
-        script, measured = measured["operation"], {}
+        script, measured = str(measured["operation"]), {}
     return {
         "clients": measured.get("clients"),
         "threads": threads,

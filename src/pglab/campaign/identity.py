@@ -5,14 +5,18 @@ keys) and without where pglab's own kit scripts are installed."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
+
+from pglab.stored_spec import PhaseJson
 
 if TYPE_CHECKING:
     from pglab.campaign.spec import PhaseSpec
 
 
-def phase_identity(phase: PhaseSpec) -> dict[str, Any]:
-    d = asdict(phase)
+def phase_identity(phase: PhaseSpec) -> PhaseJson:
+    """The phase as stored in its point (``stored_spec.PhaseJson``: the phase's own fields, by
+    ``dataclasses.asdict``; tests/unit/test_stored_spec.py holds them to the type's keys)."""
+    d: dict[str, object] = asdict(phase)
     if not phase.remote:
         d.pop("generators")
     if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
@@ -21,11 +25,11 @@ def phase_identity(phase: PhaseSpec) -> dict[str, Any]:
     for key, default in UNSET.items():
         if d[key] == default:
             d.pop(key)
-    return d
+    return cast(PhaseJson, d)
 
 
 # keys left out of a phase's identity at these values (they came after points were stored)
-UNSET: dict[str, Any] = {
+UNSET: dict[str, object] = {
     "max_tries": 1,
     "latency_limit": None,
     "failures_detailed": False,

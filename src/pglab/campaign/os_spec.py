@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from pglab.stored_spec import OsJson
 from pglab.units import guc_bytes
 
 QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
@@ -55,10 +55,23 @@ class OsSpec:
         flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
         return ", ".join(words + flags)
 
-    def identity(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: v for k, v in self.__dict__.items() if v not in (None, (), False)}
+    def identity(self) -> OsJson:
+        """What the run asks, as stored: only what it asks (no None, empty, False or 0)."""
+        out: OsJson = {}
         if self.sysctl:
             out["sysctl"] = dict(self.sysctl)
+        if self.io_scheduler is not None:
+            out["io_scheduler"] = self.io_scheduler
+        if self.read_ahead_kb:
+            out["read_ahead_kb"] = self.read_ahead_kb
+        if self.nr_requests:
+            out["nr_requests"] = self.nr_requests
+        if self.transparent_hugepages is not None:
+            out["transparent_hugepages"] = self.transparent_hugepages
+        if self.drop_caches:
+            out["drop_caches"] = True
+        if self.huge_pages:
+            out["huge_pages"] = True
         if self.limits:
             out["limits"] = dict(self.limits)
         return out

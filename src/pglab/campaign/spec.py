@@ -2,14 +2,15 @@
 
 A campaign file (``campaign.py``) is parsed into these types and expanded by ``plan.py`` into
 ``RunSpec`` values, one per point and repeat. Everything downstream (executor, store, report) works
-from these, and ``RunSpec.to_dict()`` is what the store keeps as the run's "fully resolved spec".
+from these, and ``RunSpec.to_dict()`` is what the store keeps as the run's "fully resolved spec"
+(typed by ``pglab.stored_spec``: ``RunSpecJson``, and each part's ``identity()``/``stored()``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -17,6 +18,19 @@ from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
 from pglab.campaign.identity import phase_identity
 from pglab.campaign.os_spec import OsSpec
+from pglab.campaign.target_spec import StorageSpec as StorageSpec
+from pglab.campaign.target_spec import TargetSpec as TargetSpec
+from pglab.stored_spec import (
+    SPEC_VERSION,
+    BuildJson,
+    DatasetJson,
+    DatasetKeyJson,
+    DerivedJson,
+    PointJson,
+    RunSpecJson,
+    ServerJson,
+    TelemetryJson,
+)
 
 BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
 PROTOCOLS = ("simple", "extended", "prepared")
@@ -80,10 +94,13 @@ class BuildSpec:
         digest = _digest(self.identity())[:8]
         return f"build:{name}{extra if self.patches else ''}@{digest}"
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> BuildJson:
         """The definition (a tree's or tarball's keeps the keys it had before git builds)."""
-        git = ("git_ref", "commit") if self.commit is None else ()
-        return {k: v for k, v in asdict(self).items() if k not in git}
+        out: BuildJson = {"source": self.source, "options": self.options, "patches": self.patches}
+        if self.commit is not None:
+            out["git_ref"] = self.git_ref
+            out["commit"] = self.commit
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,23 +173,26 @@ class ServerSpec:
         merged.update(extra)
         return replace(self, settings=tuple(sorted(merged.items())))
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> ServerJson:
         """The spec as stored: the dsn without its password; the existing-server fields only
         for an existing server (so provisioned points keep the keys they always had)."""
-        d = asdict(self)
+        d: ServerJson = {"source": self.source, "bindir": self.bindir}
+        # keys of sources added later, only when set: old points keep their keys
         if self.build is not None:
             d["build"] = self.build.identity()
-        for name, default in (("build", None), ("version", None), ("pgbench", "newest")):
-            if d[name] == default:  # keys of sources added later: old points keep their keys
-                d.pop(name)
-        if self.host is None:
-            d.pop("host")
-        if self.dsn is None:
-            for name in ("dsn", "manage", "database"):
-                if name != "database" or self.host is None:
-                    d.pop(name)
-        else:
+        if self.version is not None:
+            d["version"] = self.version
+        if self.pgbench != "newest":
+            d["pgbench"] = self.pgbench
+        d["settings"] = self.settings
+        if self.dsn is not None:
             d["dsn"] = mask_dsn(self.dsn)
+            d["manage"] = self.manage
+            d["database"] = self.database
+        elif self.host is not None:  # pgbench's tables in a database, as on an existing server
+            d["database"] = self.database
+        if self.host is not None:
+            d["host"] = self.host
         return d
 
 
@@ -201,81 +221,40 @@ class DatasetSpec:
     fields: int = 10
     field_length: int = 100
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> DatasetJson:
         """The fields that decide the data on disk (the reset policy does not)."""
         d = self.point_identity()
         d.pop("reset")
         return d
 
-    def point_identity(self) -> dict[str, Any]:
+    def point_identity(self) -> DatasetJson:
         """The dataset as part of a point: the kit only when there is one (so points stored
         before kits existed keep their keys)."""
-        d = asdict(self)
-        if self.kit is None:
-            d.pop("kit")
-        if self.kit != "sysbench":
-            d.pop("tables")
-            d.pop("table_size")
-        for name, default in (("fields", 10), ("field_length", 100)):  # YCSB's own defaults
-            if self.kit != "ycsb" or d[name] == default:  # (points stored before keep keys)
-                d.pop(name)
+        d: DatasetJson = {
+            "scale": self.scale,
+            "init_steps": self.init_steps,
+            "partitions": self.partitions,
+            "partition_method": self.partition_method,
+            "fillfactor": self.fillfactor,
+            "unlogged_tables": self.unlogged_tables,
+            "reset": self.reset,
+        }
+        if self.kit is not None:
+            d["kit"] = self.kit
+        if self.kit == "sysbench":
+            d["tables"] = self.tables
+            d["table_size"] = self.table_size
+        if self.kit == "ycsb":  # YCSB's own defaults left out (points stored before keep keys)
+            if self.fields != 10:
+                d["fields"] = self.fields
+            if self.field_length != 100:
+                d["field_length"] = self.field_length
         return d
 
     @property
     def ycsb_shape(self) -> tuple[int, int]:
         """YCSB's record: its fields and characters per field."""
         return self.fields, self.field_length
-
-
-@dataclass(frozen=True, slots=True)
-class TargetSpec:
-    """A storage target (``[targets.NAME]``): where a cluster's files (PGDATA or pg_wal) live.
-
-    ``kind`` is ``"path"`` (an existing directory), ``"tmpfs"`` (mounted by the lab, ``size``
-    bytes) or ``"loop"`` (a file of ``size`` bytes under ``dir`` or the lab home, attached to a
-    loop device, ``mkfs.<fstype> mkfs_options``, mounted with ``mount_options``). The lab makes
-    tmpfs and loop targets itself (as root) and tears them down after the campaign.
-    """
-
-    name: str
-    kind: str
-    path: str | None = None
-    size: int | None = None
-    fstype: str | None = None
-    mkfs_options: tuple[str, ...] = ()
-    mount_options: tuple[str, ...] = ()
-    dir: str | None = None
-    direct_io: bool = False
-
-    def identity(self) -> dict[str, Any]:
-        """What makes the storage what it is (its name is only a label)."""
-        d = asdict(self)
-        d.pop("name")
-        return d
-
-
-@dataclass(frozen=True, slots=True)
-class StorageSpec:
-    """Where PGDATA (``data``) and pg_wal (``wal``) live; ``None`` is the lab home (data) and
-    inside PGDATA (wal)."""
-
-    data: TargetSpec | None = None
-    wal: TargetSpec | None = None
-
-    @property
-    def is_default(self) -> bool:
-        return self.data is None and self.wal is None
-
-    def identity(self) -> dict[str, Any]:
-        return {
-            "data": self.data.identity() if self.data else None,
-            "wal": self.wal.identity() if self.wal else None,
-        }
-
-    @property
-    def label(self) -> str:
-        data = self.data.name if self.data else "lab home"
-        return data if self.wal is None else f"{data}, wal on {self.wal.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,6 +427,9 @@ class DerivedSpec:
     a: str
     b: str
 
+    def stored(self) -> DerivedJson:
+        return {"name": self.name, "kind": self.kind, "a": self.a, "b": self.b}
+
 
 @dataclass(frozen=True, slots=True)
 class TelemetrySpec:
@@ -459,6 +441,14 @@ class TelemetrySpec:
     stats_interval: float = 1.0  # PostgreSQL statistics views and the OS, seconds
     waits_hz: float = 10.0  # pg_stat_activity samples per second
     buffers_interval: float = 5.0  # pg_buffercache summary, seconds
+
+    def stored(self) -> TelemetryJson:
+        return {
+            "enabled": self.enabled,
+            "stats_interval": self.stats_interval,
+            "waits_hz": self.waits_hz,
+            "buffers_interval": self.buffers_interval,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,25 +495,28 @@ class RunSpec:
     lab_settings: tuple[tuple[str, str], ...] = ()
     profile: ProfileSpec = ProfileSpec()
     os: OsSpec = OsSpec()  # [os]: what the run asks of the kernel (there only when asked)
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # what the plan says of the point beside it: only_variant (the campaign has one variant)
+    extra: dict[str, bool] = field(default_factory=dict, compare=False, hash=False)
 
-    def point_dict(self) -> dict[str, Any]:
+    def point_dict(self) -> PointJson:
         """Everything that defines the point (not the repeat): hashed into ``point_key``.
         Storage is there only when it is not the default, so points stored before storage
         targets existed keep their keys."""
-        d = {
-            "variant": self.variant,
-            "axes": [[k, v] for k, v in self.axes],
-            "server": self.server.identity(),
-            "dataset": self.dataset.point_identity(),
-            "phases": [phase_identity(p) for p in self.phases],
-            "derived": [asdict(d) for d in self.derived],
-        }
+        d: PointJson = {}
+        self._point_into(d)
+        return d
+
+    def _point_into(self, d: PointJson) -> None:
+        d["variant"] = self.variant
+        d["axes"] = [[k, v] for k, v in self.axes]
+        d["server"] = self.server.identity()
+        d["dataset"] = self.dataset.point_identity()
+        d["phases"] = [phase_identity(p) for p in self.phases]
+        d["derived"] = [d.stored() for d in self.derived]
         if not self.storage.is_default:
-            d["storage"] = asdict(self.storage)
+            d["storage"] = self.storage.stored()
         if not self.os.is_default:
             d["os"] = self.os.identity()
-        return d
 
     @property
     def point_key(self) -> str:
@@ -547,18 +540,20 @@ class RunSpec:
         """Every setting the run's server gets: the campaign's, and those pglab adds."""
         return {**dict(self.server.settings), **dict(self.lab_settings)}
 
-    def to_dict(self) -> dict[str, Any]:
-        d = self.point_dict()
-        d.update(
-            campaign=self.campaign,
-            repeat=self.repeat,
-            point_key=self.point_key,
-            telemetry=asdict(self.telemetry),
-        )
+    def to_dict(self) -> RunSpecJson:
+        """The run's spec as stored (``stored_spec.RunSpecJson``): its point, the run's own
+        keys, and the version of the shape (outside the point, so no key changes)."""
+        d: RunSpecJson = {}
+        self._point_into(d)
+        d["campaign"] = self.campaign
+        d["repeat"] = self.repeat
+        d["point_key"] = self.point_key
+        d["telemetry"] = self.telemetry.stored()
         if self.lab_settings:
             d["lab_settings"] = dict(self.lab_settings)
         if self.profile.enabled:
-            d["profile"] = asdict(self.profile)
+            d["profile"] = {"enabled": True, "frequency": self.profile.frequency}
+        d["spec_version"] = SPEC_VERSION
         return d
 
     def estimated_seconds(self) -> float:
@@ -569,17 +564,18 @@ class RunSpec:
         return all(p.live for p in self.phases if p.name == phase)
 
 
-def _digest(obj: Any) -> str:
+def _digest(obj: object) -> str:
     data = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
-def dataset_key(
-    server: ServerSpec, dataset: DatasetSpec, storage: StorageSpec = StorageSpec()
-) -> str:
+_LAB_HOME = StorageSpec()  # the default: PGDATA under the lab home, pg_wal inside it
+
+
+def dataset_key(server: ServerSpec, dataset: DatasetSpec, storage: StorageSpec = _LAB_HOME) -> str:
     """Identity of an initialized dataset: the binaries that made it, what was initialized and,
     when not the default, the storage it is for (a dataset is never shared between targets)."""
-    ident: dict[str, Any] = {"source": server.server_label, "dataset": dataset.identity()}
+    ident: DatasetKeyJson = {"source": server.server_label, "dataset": dataset.identity()}
     if not storage.is_default:
         ident["storage"] = storage.identity()
     return _digest(ident)

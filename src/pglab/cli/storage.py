@@ -7,7 +7,6 @@ import argparse
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import JustifyMethod
 from rich.markup import escape
@@ -16,7 +15,7 @@ from rich.table import Table
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
-from pglab.records import StorageRow
+from pglab.records import StorageResults, StorageRow
 from pglab.targets import results as storage_results
 
 
@@ -124,7 +123,7 @@ def result_table(row: StorageRow) -> Table:
     return table
 
 
-def _fio_table(results: dict[str, Any], title: str) -> Table:
+def _fio_table(results: StorageResults, title: str) -> Table:
     table = Table(title=escape(title), title_justify="left")
     for col in ("job", "IOPS", "MB/s", "mean lat µs", "fsync µs", "O_DIRECT", "error"):
         table.add_column(col, justify="left" if col == "job" else "right")

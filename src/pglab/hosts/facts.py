@@ -8,16 +8,4 @@ server on the host may use) and what a run's fingerprint keeps of its generator 
 
 from __future__ import annotations
 
-from typing import TypedDict
-
-
-class HostFacts(TypedDict):
-    """A host as a run's fingerprint records it."""
-
-    host: str  # its name in the campaign ("local": this machine)
-    address: str
-    hostname: str  # uname -n
-    kernel: str  # uname -sr
-    cpus: int | None
-    ram_bytes: int | None
-    pgbench: str | None  # what its pgbench --version said (None: none answered)
+from pglab.fingerprints import HostFacts as HostFacts  # core: a fingerprint keeps them

@@ -17,6 +17,7 @@ from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.postgres.versioned_sql import sql_for
+from pglab.records import TableJson
 
 TABLE = "pgbench_accounts"
 PRIMARY_KEY = "pgbench_accounts_pkey"  # what cluster orders by and reindex rebuilds
@@ -110,12 +111,12 @@ class OperationFigures:
     # reads: what shared_buffers did not hold), for a statement's operation on 16+; else None
     io_read_bytes: int | None = None
 
-    def to_table(self) -> dict[str, Any]:
+    def to_table(self) -> TableJson:
         d = asdict(self)
         return {"columns": list(d), "rows": [list(d.values())]}
 
     @classmethod
-    def from_table(cls, data: dict[str, Any]) -> OperationFigures:
+    def from_table(cls, data: TableJson) -> OperationFigures:
         known = {f.name for f in fields(cls)}
         row = dict(zip(data["columns"], data["rows"][0], strict=True))
         return cls(**{k: v for k, v in row.items() if k in known})

@@ -46,6 +46,7 @@ from pglab.records import (
     ProgressSample,
     ScriptReport,
     StatementReport,
+    TableJson,
 )
 
 TABLE = "generators"  # the phase's table of per-host figures
@@ -102,7 +103,7 @@ def run_phase(
     env: Mapping[str, str],
     workdir: Path,
     on_progress: ProgressCallback | None = None,
-) -> tuple[PhaseResult, dict[str, Any]]:
+) -> tuple[PhaseResult, TableJson]:
     """Run one iteration of ``phase`` on every generator at once; the merged result and the
     per-host table. ``env``: libpq's variables for pgbench (a ``PGPASSWORD`` goes to a file of
     mode 0600 in the host's run directory, never on its command line)."""
@@ -173,7 +174,7 @@ def run_phase(
     load = {g.name: cpu_load(watched, g.name, reports[g.name].threads, limits[g.name].cpus,
                              throttled[g.name])
             for g in generators}  # fmt: skip
-    table = {
+    table: TableJson = {
         "columns": ["host", "clients", "threads", "tps", "transactions", "failed",
                     "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms",
                     "clock_offset_after_ms", "clock_drift_ms", "cpus_available",

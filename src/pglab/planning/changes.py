@@ -18,6 +18,7 @@ from typing import Any
 
 from pglab.campaign.spec import RunSpec
 from pglab.rows import RunRow
+from pglab.stored_spec import PointJson, RunSpecJson
 
 # the keys of RunSpec.point_dict(): what a point is (not its repeat, campaign or telemetry)
 _POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived", "storage")
@@ -38,30 +39,29 @@ class StalePoint:
 def stale_points(
     stored_runs: Iterable[RunRow],
     points: Sequence[RunSpec],
-    spec_of: Callable[[int], dict[str, Any] | None],
+    spec_of: Callable[[int], RunSpecJson | None],
 ) -> list[StalePoint]:
     """Stored points (``Store.list_runs`` rows) that are not among ``points``; ``spec_of(run_id)``
     gives a stored run's spec, read only for a point whose label is still in the campaign."""
     current = {p.point_key for p in points}
     by_label = {p.label: p for p in points}
-    stale: dict[str, dict[str, Any]] = {}
+    stale: dict[str, list[RunRow]] = {}  # point key -> its stored runs
     for r in stored_runs:
-        if r.point_key in current:
-            continue
-        entry = stale.setdefault(r.point_key, {"label": r.label, "runs": 0, "id": r.id})
-        entry["runs"] += 1
+        if r.point_key not in current:
+            stale.setdefault(r.point_key, []).append(r)
     found = []
-    for key, entry in stale.items():
+    for key, runs in stale.items():
         changes: tuple[str, ...] = ()
-        now = by_label.get(entry["label"])
-        old = spec_of(entry["id"]) if now is not None else None
+        first = runs[0]
+        now = by_label.get(first.label)
+        old = spec_of(first.id) if now is not None else None
         if now is not None and old is not None:
             changes = tuple(spec_changes(old, now.point_dict())) or ("its definition changed",)
-        found.append(StalePoint(entry["label"], key, entry["runs"], changes))
+        found.append(StalePoint(first.label, key, len(runs), changes))
     return sorted(found, key=lambda s: s.label)
 
 
-def spec_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def spec_changes(old: PointJson, new: PointJson) -> list[str]:
     """What differs between two point specs, one line per leaf: ``path: old → new``."""
     before = dict(_leaves(_plain({k: old.get(k) for k in _POINT_KEYS})))
     after = dict(_leaves(_plain({k: new.get(k) for k in _POINT_KEYS})))

@@ -43,7 +43,7 @@ from pglab import procs
 from pglab.campaign import git_refs
 from pglab.campaign.spec import BuildSpec
 from pglab.errors import BuildError, CommandError
-from pglab.fingerprints import Fingerprint
+from pglab.fingerprints import BuildFacts, Fingerprint, GitSource, Patch
 from pglab.lab import Lab, locked
 
 RECIPE = 1  # raise when the steps change: builds made by older steps are then not reused
@@ -53,23 +53,6 @@ TAIL_LINES = 30
 TARBALL = re.compile(r"\.(tar|tar\.gz|tgz|tar\.bz2|tbz2|tar\.xz|txz|tar\.zst)$")
 
 Progress = Callable[[str], None]  # told each step as it begins ("configuring", …)
-
-
-class Patch(TypedDict):
-    """A patch applied to a build, in order: its file and content's hash."""
-
-    name: str
-    path: str
-    sha256: str
-
-
-class GitSource(TypedDict):
-    """A build of a commit of a git clone (``BuildSpec.git_ref``/``commit``)."""
-
-    clone: str
-    ref: str | None
-    commit: str
-    subject: str | None
 
 
 class BuildInfo(TypedDict, total=False):
@@ -94,23 +77,6 @@ class BuildInfo(TypedDict, total=False):
     built_at: float
     build_seconds: float
     step_seconds: dict[str, float]
-
-
-class BuildFacts(TypedDict, total=False):
-    """What a run's fingerprint keeps of a build (``Fingerprint.build``): ``git`` only for a
-    build of a commit; the others None where a build.json lacks them."""
-
-    version: str | None
-    source: str | None
-    source_sha256: str | None
-    options: list[str] | None
-    effective_options: list[str] | None
-    patches: list[Patch] | None
-    compiler: str | None
-    system: str | None
-    key: str | None
-    build_seconds: float | None
-    git: GitSource
 
 
 def facts_of(info: BuildInfo) -> BuildFacts:

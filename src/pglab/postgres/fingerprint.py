@@ -18,7 +18,7 @@ import psutil
 import psycopg
 
 from pglab import __version__
-from pglab.fingerprints import Fingerprint, LoopBacking, Mount
+from pglab.fingerprints import Fingerprint, LoopBacking, MachineFacts, Mount
 from pglab.postgres import build
 from pglab.postgres.sources import Binaries
 
@@ -150,7 +150,7 @@ def of_binaries(b: Binaries) -> Fingerprint:
     if b.pgbench_from is not None:
         out["pgbench_from"] = b.pgbench_from
     if b.build is not None:
-        out["build"] = dict(build.facts_of(b.build))  # git only for a build of a commit
+        out["build"] = build.facts_of(b.build)  # git only for a build of a commit
         if (git := b.build.get("git")) is not None:  # what `pglab history` shows of each run
             out["build_commit"] = git["commit"]
     return out
@@ -241,7 +241,8 @@ def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
     trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
     ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
     fp = of_existing(server.reach, binaries)
-    here = {k: fp[k] for k in ("hostname", "kernel", "cpus", "ram_bytes", "cpu_model")}
+    here = MachineFacts(hostname=fp["hostname"], kernel=fp["kernel"], cpus=fp["cpus"],
+                        ram_bytes=fp["ram_bytes"], cpu_model=fp["cpu_model"])  # fmt: skip
     there = server.remote.facts(f"{server.bindir}/pgbench")
     fp.update(Fingerprint(
         server_kind="host",

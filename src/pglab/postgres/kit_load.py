@@ -17,7 +17,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,6 +27,7 @@ from pglab import procs
 from pglab.campaign.kits import KITS, Kit
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError, LabError
+from pglab.records import TableJson
 
 INIT_TIMEOUT = 6 * 3600
 
@@ -193,7 +194,7 @@ def _load_units(
             future.result()
 
 
-def check(conn: psycopg.Connection, kit: str) -> dict[str, object]:
+def check(conn: psycopg.Connection, kit: str) -> TableJson:
     """The kit's consistency conditions on its data now, as a table: each condition, what it
     says, and how many warehouses or districts break it."""
     rows = conn.execute(KITS[kit].sql("consistency").encode()).fetchall()
@@ -203,7 +204,7 @@ def check(conn: psycopg.Connection, kit: str) -> dict[str, object]:
     }
 
 
-def broken(table: dict[str, object]) -> list[str]:
+def broken(table: Mapping[str, object]) -> list[str]:
     """The conditions of a stored consistency table that do not hold, as said in warnings."""
     rows = table.get("rows") or []
     assert isinstance(rows, list)

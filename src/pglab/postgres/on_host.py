@@ -50,7 +50,7 @@ from psycopg.rows import dict_row
 from pglab import procs
 from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
 from pglab.errors import HostError, ServerError
-from pglab.fingerprints import Fingerprint
+from pglab.fingerprints import Fingerprint, HostTarget
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
 from pglab.postgres.interface import OsView
@@ -61,16 +61,6 @@ from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:  # asyncssh takes a while to import: only with a host
     from pglab.hosts.ssh import Background, Remote
-
-
-class HostTarget(TypedDict):
-    """A storage target of a server on a host, as its run's fingerprint describes it
-    (``Fingerprint.storage``'s ``data``/``wal``)."""
-
-    name: str
-    kind: str
-    root: str  # the server's own directory under the target's path, on the host
-    host: str
 
 
 class MadeDir(TypedDict):

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pglab.records import TableJson
+
 TABLE = "profile"
 NOTES = "profile.notes"
 COLUMNS = ["process", "samples", "stacks"]
@@ -163,7 +165,7 @@ def unpack(data: str) -> Counter[str]:
     return parse_text(zlib.decompress(base64.b64decode(data)).decode())
 
 
-def table(folded: Folded) -> dict[str, list[Any]]:
+def table(folded: Folded) -> TableJson:
     """The phase table ``profile``: a row per process kind, the most sampled first."""
     rows = [
         [kind, sum(c.values()), pack(c)]

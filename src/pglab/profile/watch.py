@@ -32,6 +32,7 @@ from pglab.lab import Lab
 from pglab.postgres.interface import OsView, Server
 from pglab.profile import folded, perf
 from pglab.profile.host import HostRecording
+from pglab.records import TableJson
 
 POLL_S = 0.5
 NOT_HERE = "not profiled: the server's processes are not pglab's to sample (an existing server)"
@@ -41,7 +42,7 @@ class ProfileWatch:
     def __init__(self, server: Server, spec: ProfileSpec, workdir: Path, label: str):
         self.server, self.spec, self.workdir = server, spec, workdir
         self.label = "".join(c if c.isalnum() else "_" for c in label)
-        self.tables: dict[str, dict[str, Any]] = {}
+        self.tables: dict[str, TableJson] = {}
         self.notes: list[str] = []
         self.kinds: dict[int, str] = {}
         self._proc: subprocess.Popen[Any] | None = None

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import psycopg
 
@@ -33,7 +33,7 @@ from pglab.campaign.spec import (
     RunSpec,
 )
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
-from pglab.fingerprints import Fingerprint
+from pglab.fingerprints import Fingerprint, OsFacts
 from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
@@ -312,7 +312,7 @@ class Executor:
         binaries: Binaries,
         cluster: Cluster,
         devices: list[str],
-        fp_os: dict[str, Any] | None,
+        fp_os: OsFacts | None,
         timings: dict[str, float],
         fp: Fingerprint,
     ) -> None:
@@ -349,7 +349,7 @@ class Executor:
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
         remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
         if remote:
-            fp["generators"] = {n: dict(f) for n, f in self.hosts.check(remote).items()}
+            fp["generators"] = dict(self.hosts.check(remote))
             fp["client"] = f"on {', '.join(remote)} (other hosts, over the network)"
 
     def _phase(

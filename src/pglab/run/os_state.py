@@ -21,11 +21,11 @@ import resource
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from pglab.campaign import os_checks, os_table
 from pglab.campaign.os_spec import OsSpec
 from pglab.errors import LabError
+from pglab.fingerprints import OsFacts
 from pglab.lab import Lab
 from pglab.planning.devices import SYS_BLOCK
 from pglab.postgres import altered
@@ -148,7 +148,7 @@ class OsState:
     def __init__(self, lab: Lab):
         self.journal = OsJournal.open(lab)
 
-    def apply(self, spec: OsSpec, devices: list[str]) -> dict[str, Any] | None:
+    def apply(self, spec: OsSpec, devices: list[str]) -> OsFacts | None:
         """Set what the run asks (putting back what an earlier run set and it does not); what
         was asked and what the kernel reads back."""
         files = wanted(spec, devices)

@@ -35,7 +35,7 @@ from pglab.pgbench.invoke import ProgressCallback
 from pglab.postgres import kit_load
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
-from pglab.records import PhaseResult
+from pglab.records import PhaseResult, TableJson
 from pglab.run.remote import Hosts
 from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
@@ -228,7 +228,7 @@ class TpchPower:
     iteration: int
     context: PhaseContext
     _seed: int = 0
-    _plans: dict[str, object] | None = None
+    _plans: TableJson | None = None
 
     def prepare(self, stack: contextlib.ExitStack) -> None:
         del stack

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import HostError
@@ -16,7 +15,7 @@ from pglab.lab import Lab
 from pglab.pgbench import generators as remote_pgbench
 from pglab.pgbench.invoke import ProgressCallback
 from pglab.postgres import on_host
-from pglab.records import PhaseResult
+from pglab.records import PhaseResult, TableJson
 
 
 class Hosts(HostPool):
@@ -30,7 +29,7 @@ class Hosts(HostPool):
         env: Mapping[str, str],
         workdir: Path,
         on_progress: ProgressCallback | None = None,
-    ) -> tuple[PhaseResult, dict[str, Any]]:
+    ) -> tuple[PhaseResult, TableJson]:
         facts = self.check(phase.generators)
         gens = []
         for name in phase.generators:

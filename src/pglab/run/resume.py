@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -16,6 +15,7 @@ from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
 from pglab.run import os_state
 from pglab.store.base import Store
+from pglab.stored_spec import RunSpecJson
 from pglab.targets import targets as storage_targets
 
 
@@ -56,7 +56,7 @@ def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str
 def find_stale(store: Store, campaign: str, points: Sequence[RunSpec]) -> list[changes.StalePoint]:
     """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
 
-    def spec_of(run_id: int) -> dict[str, Any] | None:
+    def spec_of(run_id: int) -> RunSpecJson | None:
         run = store.get_run(run_id)
         return run.spec if run else None
 

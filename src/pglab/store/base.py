@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from pglab import __version__
+from pglab import __version__, stored_spec
 from pglab.campaign.spec import mask_dsn
 from pglab.errors import StoreError
 from pglab.fingerprints import Fingerprint
@@ -26,7 +26,27 @@ from pglab.records import (
 )
 from pglab.rows import CampaignRow, PhaseRow, RunRow, Series, StoredRun
 from pglab.store import encoding, schema
+from pglab.store.columns import (
+    CampaignFactsRow,
+    CountRow,
+    FileRow,
+    FingerprintJsonRow,
+    IdRow,
+    PhaseColumns,
+    RunColumns,
+    RunFullRow,
+    RunKeyRow,
+    RunListRow,
+    RunStatusRow,
+    SeriesRow,
+    SpecJsonRow,
+    StorageColumns,
+    VersionRow,
+)
 from pglab.store.schema import Dialect
+from pglab.stored_spec import CampaignDocument
+
+_Row = TypeVar("_Row")  # a query's row: one of store.columns' TypedDicts
 
 # Per-phase series: the PhaseResult attribute (and series.kind) -> the record type of one row.
 
@@ -72,7 +92,7 @@ class Store:
 
     # -- campaigns ---------------------------------------------------------------------------
 
-    def ensure_campaign(self, name: str, spec: dict[str, Any], source_file: str | None) -> int:
+    def ensure_campaign(self, name: str, spec: CampaignDocument, source_file: str | None) -> int:
         """The id of campaign ``name``, created if new; its spec (and source file, if given)
         are replaced by these."""
         now = time.time()
@@ -86,6 +106,7 @@ class Store:
                 "updated_at = excluded.updated_at "
                 "RETURNING id",
                 (name, now, now, source_file, encoding.dumps(spec), __version__),
+                shape=IdRow,
             )
         assert row is not None
         return int(row["id"])
@@ -94,7 +115,7 @@ class Store:
         """Every campaign with id, name, created_at, updated_at, source_file, pglab_version,
         runs_ok, runs_failed and last_run_at (the latest finished_at, None without runs)."""
         with self._guard("listing campaigns"):
-            return cast(list[CampaignRow], self._rows(_CAMPAIGN_SUMMARY.format(where="")))
+            return self._rows(_CAMPAIGN_SUMMARY.format(where=""), shape=CampaignRow)
 
     def campaign_facts(self) -> dict[str, dict[str, list[str]]]:
         """Each campaign's server versions and hosts (``versions``, ``hosts``, sorted), from the
@@ -102,7 +123,8 @@ class Store:
         with self._guard("reading the campaigns' versions and hosts"):
             rows = self._rows(
                 "SELECT DISTINCT campaign, server_version, host FROM pglab_runs "
-                "WHERE campaign IS NOT NULL"
+                "WHERE campaign IS NOT NULL",
+                shape=CampaignFactsRow,
             )
         found: dict[str, dict[str, set[str]]] = {}
         for r in rows:
@@ -118,22 +140,28 @@ class Store:
         its ``spec``; None if there is no such campaign."""
         key = str(name_or_id)
         with self._guard(f"reading campaign {key!r}"), self._transaction(write=False):
-            found = self._rows(_CAMPAIGN_SUMMARY.format(where="WHERE c.name = ?"), (key,))
+            summary = _CAMPAIGN_SUMMARY.format(where="WHERE c.name = ?")
+            found = self._rows(summary, (key,), shape=CampaignRow)
             if not found and key.isdigit():
-                found = self._rows(_CAMPAIGN_SUMMARY.format(where="WHERE c.id = ?"), (int(key),))
+                summary = _CAMPAIGN_SUMMARY.format(where="WHERE c.id = ?")
+                found = self._rows(summary, (int(key),), shape=CampaignRow)
             if not found:
                 return None
-            camp = cast(CampaignRow, found[0])
-            spec = self._one("SELECT spec_json FROM campaigns WHERE id = ?", (camp["id"],))
+            camp = found[0]
+            spec = self._one(
+                "SELECT spec_json FROM campaigns WHERE id = ?", (camp["id"],), shape=SpecJsonRow
+            )
         assert spec is not None
-        camp["spec"] = json.loads(spec["spec_json"])
+        camp["spec"] = stored_spec.read_document(json.loads(spec["spec_json"]))
         return camp
 
     def delete_campaign(self, name: str) -> bool:
         """Delete a campaign with all its runs; False if there was no such campaign."""
         with self._guard(f"deleting campaign {name!r}"), self._transaction():
             row = self._one(
-                f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}", (name,)
+                f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}",
+                (name,),
+                shape=IdRow,
             )
             if row is None:
                 return False
@@ -152,7 +180,9 @@ class Store:
             f"campaign_id = (SELECT id FROM campaigns WHERE name = ?) AND point_key IN ({marks})"
         )
         with self._guard(f"deleting stale runs of campaign {campaign!r}"), self._transaction():
-            row = self._one(f"SELECT COUNT(*) AS n FROM runs WHERE {where}", (campaign, *keys))
+            row = self._one(
+                f"SELECT COUNT(*) AS n FROM runs WHERE {where}", (campaign, *keys), shape=CountRow
+            )
             self._delete_runs(where, (campaign, *keys))
         return int(row["n"]) if row else 0
 
@@ -165,6 +195,7 @@ class Store:
                 "SELECT r.run_key FROM runs r JOIN campaigns c ON c.id = r.campaign_id "
                 "WHERE c.name = ? AND r.status = 'ok'",
                 (campaign,),
+                shape=RunKeyRow,
             )
         return {r["run_key"] for r in rows}
 
@@ -182,6 +213,7 @@ class Store:
             old = self._one(
                 "SELECT id, status FROM runs WHERE campaign_id = ? AND run_key = ?",
                 (campaign_id, run.run_key),
+                shape=RunStatusRow,
             )
             if old is not None and old["status"] == "ok":
                 return int(old["id"])
@@ -201,10 +233,11 @@ class Store:
                 "LEFT JOIN run_tidy t ON t.run_id = r.id "
                 "WHERE c.name = ? AND (t.run_id IS NULL OR t.pglab_version <> ?) ORDER BY r.id",
                 (campaign, __version__),
+                shape=IdRow,
             )
         return [int(r["id"]) for r in rows]
 
-    def save_tidy(self, rows: dict[int, dict[str, Any]]) -> None:
+    def save_tidy(self, rows: Mapping[int, Mapping[str, object]]) -> None:
         """Store runs' tidy rows (run id -> column -> value), replacing older ones; a run
         deleted meanwhile is skipped."""
         if not rows:
@@ -212,7 +245,7 @@ class Store:
         with self._guard("saving tidy rows"), self._transaction():
             for run_id, row in rows.items():
                 self._run("DELETE FROM run_tidy WHERE run_id = ?", (run_id,))
-                if self._one("SELECT id FROM runs WHERE id = ?", (run_id,)) is None:
+                if self._one("SELECT id FROM runs WHERE id = ?", (run_id,), shape=IdRow) is None:
                     continue
                 self._run(
                     "INSERT INTO run_tidy (run_id, row_json, pglab_version) VALUES (?, ?, ?)",
@@ -233,11 +266,9 @@ class Store:
                 "r.metrics_json AS metrics, r.axes_json AS axes "
                 f"FROM runs r JOIN campaigns c ON c.id = r.campaign_id {where}ORDER BY r.id",
                 params,
+                shape=RunListRow,
             )
-        for r in runs:
-            r["metrics"] = encoding.loads(r["metrics"]) if r["metrics"] else {}
-            r["axes"] = dict(encoding.loads(r["axes"])) if r["axes"] else {}
-        return [RunRow(**r) for r in runs]
+        return [encoding.run_row(r) for r in runs]
 
     def get_run(
         self, run_id: int, skip_kinds: Collection[str] = (), series: bool = True
@@ -255,15 +286,19 @@ class Store:
                 "r.timings_json, r.server_log "
                 "FROM runs r JOIN campaigns c ON c.id = r.campaign_id WHERE r.id = ?",
                 (run_id,),
+                shape=RunFullRow,
             )
             if run is None:
                 return None
-            phases = self._rows("SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,))
+            phases = self._rows(
+                "SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,), shape=PhaseColumns
+            )
             stored = (
                 self._rows(
                     "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
                     "ORDER BY phase_idx, kind",
                     (run_id,),
+                    shape=SeriesRow,
                 )
                 if series
                 else []
@@ -274,15 +309,7 @@ class Store:
                 decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
                     s["data_json"]
                 )
-        for name in ("spec", "fingerprint", "metrics", "timings"):
-            run[name] = encoding.loads(run.pop(f"{name}_json"))
-        run.pop("campaign_id", None)
-        return StoredRun(
-            **run,
-            axes=dict((run["spec"] or {}).get("axes") or []),  # as list_runs gives them
-            phases=tuple(encoding.decode_phase(p) for p in phases),
-            series=decoded,
-        )
+        return encoding.stored_run(run, tuple(encoding.decode_phase(p) for p in phases), decoded)
 
     def runs_phases(self, run_ids: Sequence[int]) -> dict[int, tuple[PhaseRow, ...]]:
         """Only the phases of the runs (pgbench's reports, no series), by run id, in a query
@@ -296,6 +323,7 @@ class Store:
                     f"SELECT * FROM phases WHERE run_id IN ({', '.join('?' * len(chunk))}) "
                     "ORDER BY run_id, idx",
                     chunk,
+                    shape=PhaseColumns,
                 )
                 for row in rows:
                     run_id = row["run_id"]
@@ -305,7 +333,11 @@ class Store:
     def run_fingerprint(self, run_id: int) -> Fingerprint | None:
         """Only the environment fingerprint of a run (None if there is no such run)."""
         with self._guard(f"reading run {run_id}"):
-            row = self._one("SELECT fingerprint_json FROM runs WHERE id = ?", (run_id,))
+            row = self._one(
+                "SELECT fingerprint_json FROM runs WHERE id = ?",
+                (run_id,),
+                shape=FingerprintJsonRow,
+            )
         return None if row is None else json.loads(row["fingerprint_json"])
 
     def load_run(self, run_id: int) -> RunResult | None:
@@ -329,7 +361,7 @@ class Store:
     def get_file(self, digest: str) -> bytes | None:
         """The content ``put_file`` kept under ``digest`` (None if none)."""
         with self._guard("reading a file"), self._transaction(write=False):
-            row = self._one("SELECT data FROM files WHERE sha256 = ?", (digest,))
+            row = self._one("SELECT data FROM files WHERE sha256 = ?", (digest,), shape=FileRow)
         return None if row is None else bytes(row["data"])
 
     # -- storage micro-benchmarks ------------------------------------------------------------
@@ -358,6 +390,7 @@ class Store:
                 f"INSERT INTO storage_results ({', '.join(row)}) "
                 f"VALUES ({', '.join('?' * len(row))}) RETURNING id",
                 tuple(row.values()),
+                shape=IdRow,
             )
         assert inserted is not None
         return int(inserted["id"])
@@ -381,11 +414,9 @@ class Store:
                 f"mount_options, device, tool, tool_version, results_json, facts_json{extra} "
                 f"FROM storage_results {where}ORDER BY id",
                 params,
+                shape=StorageColumns,
             )
-        for r in rows:
-            r["results"] = json.loads(r.pop("results_json"))
-            r["facts"] = json.loads(r.pop("facts_json"))
-        return cast(list[StorageRow], rows)
+        return [encoding.storage_row(r) for r in rows]
 
     # -- schema ------------------------------------------------------------------------------
 
@@ -425,9 +456,9 @@ class Store:
         self.schema_version = current
 
     def _current_version(self) -> int:
-        if self._one(self.dialect.table_exists, ("schema_version",)) is None:
+        if self._run(self.dialect.table_exists, ("schema_version",)).fetchone() is None:
             return 0
-        row = self._one("SELECT MAX(version) AS v FROM schema_version")
+        row = self._one("SELECT MAX(version) AS v FROM schema_version", shape=VersionRow)
         return int(row["v"]) if row and row["v"] is not None else 0
 
     # -- writing helpers (called inside a transaction) ---------------------------------------
@@ -442,17 +473,20 @@ class Store:
             (name, now, now, __version__),
         )
         row = self._one(
-            f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}", (name,)
+            f"SELECT id FROM campaigns WHERE name = ?{self.dialect.for_update}",
+            (name,),
+            shape=IdRow,
         )
         assert row is not None
         return int(row["id"])
 
-    def _insert_run(self, campaign_id: int, row: dict[str, Any]) -> int:
+    def _insert_run(self, campaign_id: int, row: RunColumns) -> int:
         cols = ["campaign_id", *row]
         inserted = self._one(
             f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
             "RETURNING id",
             (campaign_id, *row.values()),
+            shape=IdRow,
         )
         assert inserted is not None
         return int(inserted["id"])
@@ -527,13 +561,15 @@ class Store:
         finally:
             cur.close()
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def _rows(self, sql: str, params: Sequence[Any] = (), *, shape: type[_Row]) -> list[_Row]:
+        """The query's rows as ``shape`` (``store.columns``: the TypedDict of the columns it
+        selects): the driver's tuples named by the cursor's columns, typed here, the edge."""
         cur = self._run(sql, params)
         names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        return [cast(_Row, dict(zip(names, row, strict=True))) for row in cur.fetchall()]
 
-    def _one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
-        rows = self._rows(sql, params)
+    def _one(self, sql: str, params: Sequence[Any] = (), *, shape: type[_Row]) -> _Row | None:
+        rows = self._rows(sql, params, shape=shape)
         return rows[0] if rows else None
 
 

@@ -12,24 +12,27 @@ from typing import Any
 
 import orjson
 
-from pglab import __version__
+from pglab import __version__, stored_spec
 from pglab.records import (
     SERIES_KINDS,
     PgbenchReport,
     PhaseResult,
     RunResult,
+    StorageRow,
+    TableJson,
 )
-from pglab.rows import PhaseRow, StoredRun
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
+from pglab.store.columns import PhaseColumns, RunColumns, RunFullRow, RunListRow, StorageColumns
 
 
 def encode_run(
     run: RunResult,
-) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+) -> tuple[RunColumns, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The rows of a run (column -> value), of its phases and of its series, without ids."""
     if run.status not in ("ok", "failed"):
         raise ValueError(f"run status must be 'ok' or 'failed', not {run.status!r}")
     measured = [p.report.tps for p in run.phases if p.measured]
-    run_row = {
+    run_row: RunColumns = {
         "run_key": run.run_key,
         "point_key": run.point_key,
         "repeat": run.repeat,
@@ -71,7 +74,7 @@ def encode_run(
     return run_row, phase_rows, series_rows
 
 
-def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
+def encode_series(samples: Sequence[Any]) -> TableJson:
     """Records of one dataclass type as ``{"columns": [field, ...], "rows": [[value, ...]]}``;
     a latency histogram becomes a list of [bucket, count]."""
     columns = [f.name for f in fields(type(samples[0]))]
@@ -79,7 +82,7 @@ def encode_series(samples: Sequence[Any]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows}
 
 
-def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
+def decode_series(kind: str, data: TableJson) -> tuple[Any, ...]:
     """The records of a series; columns this pglab does not know are ignored."""
     cls = SERIES_KINDS[kind]
     known = {f.name for f in fields(cls)}
@@ -92,14 +95,67 @@ def decode_series(kind: str, data: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def decode_phase(row: dict[str, Any]) -> PhaseRow:
-    row.pop("run_id", None)
-    row["measured"] = bool(row["measured"])
-    row["argv"] = json.loads(row.pop("argv_json"))
+def decode_phase(row: PhaseColumns) -> PhaseRow:
     # the report as stored; the row's TPS and count where it has none (what older versions wrote)
     base = {"tps": row["tps"] or 0.0, "transactions": row["transactions"] or 0}
-    row["report"] = PgbenchReport.from_dict({**base, **json.loads(row.pop("report_json"))})
-    return PhaseRow(**row)
+    return PhaseRow(
+        idx=row["idx"], name=row["name"], iteration=row["iteration"],
+        measured=bool(row["measured"]), started_at=row["started_at"],
+        elapsed_s=row["elapsed_s"], argv=json.loads(row["argv_json"]), tps=row["tps"],
+        transactions=row["transactions"], failed=row["failed"],
+        latency_avg_ms=row["latency_avg_ms"], latency_stddev_ms=row["latency_stddev_ms"],
+        initial_connection_ms=row["initial_connection_ms"],
+        report=PgbenchReport.from_dict({**base, **json.loads(row["report_json"])}),
+        output=row["output"],
+    )  # fmt: skip
+
+
+def run_row(r: RunListRow) -> RunRow:
+    """A listing's row: its metrics, and its axes (axis -> value, in axis order)."""
+    return RunRow(
+        id=r["id"], campaign=r["campaign"], run_key=r["run_key"], point_key=r["point_key"],
+        variant=r["variant"], label=r["label"], repeat=r["repeat"], status=r["status"],
+        tps=r["tps"], started_at=r["started_at"], finished_at=r["finished_at"],
+        error=r["error"], metrics=loads(r["metrics"]) if r["metrics"] else {},
+        axes=dict(loads(r["axes"])) if r["axes"] else {},
+    )  # fmt: skip
+
+
+def stored_run(run: RunFullRow, phases: tuple[PhaseRow, ...], series: Series) -> StoredRun:
+    """Everything stored of a run: its row's JSON parsed (the spec by ``stored_spec.read``),
+    its axes from its spec as ``list_runs`` gives them."""
+    spec = stored_spec.read(loads(run["spec_json"]) or {})
+    return StoredRun(
+        id=run["id"], campaign=run["campaign"], run_key=run["run_key"],
+        point_key=run["point_key"], variant=run["variant"], label=run["label"],
+        repeat=run["repeat"], status=run["status"], tps=run["tps"],
+        started_at=run["started_at"], finished_at=run["finished_at"], error=run["error"],
+        metrics=loads(run["metrics_json"]), axes={str(k): v for k, v in spec.get("axes") or []},
+        spec=spec, fingerprint=loads(run["fingerprint_json"]),
+        timings=loads(run["timings_json"]), server_log=run["server_log"],
+        stored_at=run["stored_at"], pglab_version=run["pglab_version"], phases=phases,
+        series=series,
+    )  # fmt: skip
+
+
+def storage_row(r: StorageColumns) -> StorageRow:
+    """A storage result as stored, its results and facts parsed (the keys in the order
+    ``pglab storage --json`` has always printed them: the tool's output, where asked for,
+    after tool_version)."""
+    results, facts = json.loads(r["results_json"]), json.loads(r["facts_json"])
+    if "output" in r:
+        return StorageRow(
+            id=r["id"], measured_at=r["measured_at"], elapsed_s=r["elapsed_s"],
+            target_path=r["target_path"], mountpoint=r["mountpoint"], fstype=r["fstype"],
+            mount_options=r["mount_options"], device=r["device"], tool=r["tool"],
+            tool_version=r["tool_version"], output=r["output"], results=results, facts=facts,
+        )  # fmt: skip
+    return StorageRow(
+        id=r["id"], measured_at=r["measured_at"], elapsed_s=r["elapsed_s"],
+        target_path=r["target_path"], mountpoint=r["mountpoint"], fstype=r["fstype"],
+        mount_options=r["mount_options"], device=r["device"], tool=r["tool"],
+        tool_version=r["tool_version"], results=results, facts=facts,
+    )  # fmt: skip
 
 
 def run_result(run: StoredRun) -> RunResult:

@@ -22,7 +22,7 @@ from pglab import procs
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.postgres.kit_load import Target, sysbench_exe
-from pglab.records import PgbenchReport, PhaseResult, ProgressSample
+from pglab.records import PgbenchReport, PhaseResult, ProgressSample, TableJson
 from pglab.sysbench import output
 
 SECONDS_TABLE = "sysbench.seconds"  # each --report-interval line, t as epoch seconds
@@ -110,7 +110,7 @@ def as_pgbench(r: output.SysbenchReport, phase: PhaseSpec) -> PgbenchReport:
 
 def tables_of(
     r: output.SysbenchReport, seconds: list[output.SysbenchSecond], started: float
-) -> dict[str, dict[str, object]]:
+) -> dict[str, TableJson]:
     """The final statistics (one row, as printed) and each second (t as epoch seconds)."""
     names = [f.name for f in fields(output.SysbenchSecond)]
     return {

@@ -1,7 +1,8 @@
 """Parsing what storage micro-benchmarks print: ``pg_test_fsync`` text and ``fio`` JSON.
 
 Both parsers are pure functions on text, tested on recorded output (``tests/data/storage/``).
-Their results are plain dicts, stored as JSON with the storage result (see ``fsbench``).
+Their results are ``records.StorageResults`` (pg_test_fsync's keys or fio's), stored as JSON
+with the storage result (see ``fsbench``).
 
 pg_test_fsync (PostgreSQL 15 to 18 print the same layout) prints sections, each a title line
 ending with ``:`` and indented result lines::
@@ -17,7 +18,9 @@ ending with ``:`` and indented result lines::
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from pglab.jsonish import JsonObject
+from pglab.records import FioJob, FsyncSection, StorageResults
 
 # Section titles (as printed by PostgreSQL 15..18) -> stable keys
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -44,15 +47,15 @@ def _section_key(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", low).strip("_")
 
 
-def parse_pg_test_fsync(text: str) -> dict[str, Any]:
+def parse_pg_test_fsync(text: str) -> StorageResults:
     """pg_test_fsync's output as ``{"seconds_per_test", "direct_io", "sections": [{"key",
     "title", "rows": [{"method", "ops_per_s", "usecs_per_op", "note"}]}]}``.
 
     ``ops_per_s`` is None for a method that was not tested (``note`` says why). Raises
     ValueError when the text holds no result at all (not pg_test_fsync output).
     """
-    sections: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
+    sections: list[FsyncSection] = []
+    current: FsyncSection | None = None
     for line in text.splitlines():
         if m := _TITLE.match(line):
             current = {"key": _section_key(m["title"]), "title": m["title"], "rows": []}
@@ -86,7 +89,7 @@ def parse_pg_test_fsync(text: str) -> dict[str, Any]:
     }
 
 
-def sync_rate(parsed: dict[str, Any], method: str, section: str = "1x8kB") -> float | None:
+def sync_rate(parsed: StorageResults, method: str, section: str = "1x8kB") -> float | None:
     """ops/s of one wal_sync_method in one section (default: one 8kB write), or None."""
     for s in parsed.get("sections", []):
         if s["key"] == section:
@@ -99,12 +102,12 @@ def sync_rate(parsed: dict[str, Any], method: str, section: str = "1x8kB") -> fl
 # -- fio ------------------------------------------------------------------------------------
 
 
-def parse_fio(data: dict[str, Any]) -> dict[str, Any]:
+def parse_fio(data: JsonObject) -> StorageResults:
     """fio's ``--output-format=json`` as ``{"version", "jobs": [{"name", "rw", "bs",
     "direct", "fsync", "iops", "mb_per_s", "lat_mean_us", "sync_lat_mean_us", "error"}]}``:
     the direction the job did (read or write) gives its IOPS, MB/s (10^6 bytes) and mean
     completion latency; ``sync_lat_mean_us`` is the mean fsync time of a job that synced."""
-    jobs = []
+    jobs: list[FioJob] = []
     for job in data.get("jobs", []):
         opts = {**data.get("global options", {}), **job.get("job options", {})}
         rw = opts.get("rw", "")

@@ -28,13 +28,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import psutil
 
 from pglab import procs
 from pglab.campaign.spec import TargetSpec
 from pglab.errors import LabError
+from pglab.fingerprints import TargetFacts
 from pglab.lab import Lab
 
 # the Debian package that brings each tool
@@ -158,6 +159,26 @@ def _safe(name: str) -> str:
     return safe
 
 
+class Owner(TypedDict, total=False):
+    """The pglab process that made a target (a leftover's owner may be gone, or not said)."""
+
+    pid: int
+    create_time: float
+
+
+class TargetRecord(TypedDict):
+    """What is written under the lab home before a target is made (``storage/TAG.json``), so
+    that a dead pglab's targets are undone at the next start (``cleanup_leftovers``)."""
+
+    owner: Owner
+    name: str
+    kind: str
+    root: str
+    backing: str | None
+    device: str | None
+    tag: str
+
+
 @dataclass
 class Made:
     """One target made by this pglab: ``root`` is where its clusters go."""
@@ -170,7 +191,7 @@ class Made:
     tag: str = ""
     mkfs_argv: list[str] = field(default_factory=list)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> TargetRecord:
         me = psutil.Process()
         return {
             "owner": {"pid": me.pid, "create_time": me.create_time()},
@@ -187,7 +208,7 @@ class Made:
         partial.write_text(json.dumps(self.record(), indent=2))
         partial.replace(self.state)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetFacts:
         """For the run's fingerprint: the target as defined and as made."""
         return {
             "name": self.target.name,
@@ -240,7 +261,7 @@ class Targets:
     def root_of(self, target: TargetSpec | None) -> Path | None:
         return None if target is None else self.made[target.name].root
 
-    def describe(self, target: TargetSpec | None) -> dict[str, Any] | None:
+    def describe(self, target: TargetSpec | None) -> TargetFacts | None:
         return None if target is None else self.made[target.name].describe()
 
     def teardown(self) -> None:
@@ -361,10 +382,10 @@ def loop_devices_of(backing: Path) -> list[str]:
     return found
 
 
-def undo(rec: dict[str, Any], home: Path) -> None:
+def undo(rec: TargetRecord, home: Path) -> None:
     """Undo one record: stop what works there, unmount, detach, remove; idempotent."""
     root = Path(rec["root"])
-    backing = Path(rec["backing"]) if rec.get("backing") else None
+    backing = Path(found) if (found := rec.get("backing")) else None
     state = home / "storage" / f"{rec['tag'].removeprefix('pglab-')}.json"
     problems = []
     _end_processes_under(root)
@@ -425,7 +446,7 @@ def _end_processes_under(root: Path) -> None:
     psutil.wait_procs(victims, timeout=10)
 
 
-def _owner_alive(owner: dict[str, Any]) -> bool:
+def _owner_alive(owner: Owner) -> bool:
     try:
         proc = psutil.Process(owner["pid"])
         return bool(abs(proc.create_time() - owner["create_time"]) < 0.01)
@@ -444,7 +465,7 @@ def cleanup_leftovers(lab: Lab) -> list[str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for path in sorted(states.glob("*.json")):
             try:
-                rec = json.loads(path.read_text())
+                rec: TargetRecord = json.loads(path.read_text())  # as record() wrote it
             except (OSError, ValueError):
                 continue
             if _owner_alive(rec.get("owner") or {}):

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pglab.records import TableJson
+
 
 class SamplerOff(Exception):
     """The sampler cannot work here; the message says why (shown to the user)."""
@@ -26,7 +28,8 @@ class SamplerOff(Exception):
 
 @dataclass(slots=True)
 class Table:
-    """Columnar rows, as stored: ``{"columns": [...], "rows": [[...], ...]}`` in JSON.
+    """Columnar rows, as stored: ``{"columns": [...], "rows": [[...], ...]}`` in JSON
+    (``records.TableJson``: ``to_json``/``from_json``).
 
     Time series have ``t`` (epoch seconds, float) as their first column; each row is the change
     over the interval that ends at ``t`` (counters as deltas) or the value at ``t`` (gauges).
@@ -40,11 +43,11 @@ class Table:
             raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
         self.rows.append(list(values))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TableJson:
         return {"columns": list(self.columns), "rows": self.rows}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Table:
+    def from_json(cls, data: TableJson) -> Table:
         return cls(list(data["columns"]), [list(r) for r in data["rows"]])
 
 

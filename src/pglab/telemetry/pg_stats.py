@@ -28,6 +28,7 @@ from typing import Any
 
 import psycopg
 
+from pglab.jsonish import JsonObject
 from pglab.postgres.versioned_sql import sql_for
 from pglab.telemetry.base import SamplerOff, Table
 
@@ -45,9 +46,11 @@ def sql(name: str) -> str:
     return resources.files("pglab.telemetry").joinpath(f"sql/{name}.sql").read_text()
 
 
-# a view's rows as psycopg's dict_row reads them, and one sample of every view by kind
-ViewRows = list[dict[str, Any]]
+# a view's rows as json_agg hands them over (raw JSON: numbers, pg_stat_io's text keys, null),
+# one sample of every view by kind, and pg_stat_io's rows after minus before (text keys, counts)
+ViewRows = list[JsonObject]
 Sample = dict[str, ViewRows]
+IoDelta = dict[str, float | str | None]
 
 KINDS = {"pg.database": "database", "pg.bgwriter": "bgwriter", "pg.checkpointer": "checkpointer",
          "pg.wal": "wal", "pg.io": "io"}  # fmt: skip
@@ -73,7 +76,7 @@ def _strip(text: str) -> str:
     return "\n".join(lines).strip().rstrip(";")
 
 
-def delta_row(before: dict[str, Any], after: dict[str, Any], keys: list[str]) -> list[Any]:
+def delta_row(before: JsonObject, after: JsonObject, keys: list[str]) -> list[Any]:
     return [_sub(after.get(k), before.get(k)) for k in keys]
 
 
@@ -192,9 +195,7 @@ class PgStatsSampler:
         return out
 
 
-def _phase_snapshots(
-    tables: dict[str, Table], view: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+def _phase_snapshots(tables: dict[str, Table], view: str) -> tuple[ViewRows, ViewRows] | None:
     """A view's rows before and after the phase, from ``pg.snapshots``; None without both."""
     snaps = tables.get("pg.snapshots")
     if snaps is None:
@@ -206,8 +207,9 @@ def _phase_snapshots(
     return before, after
 
 
-def phase_delta(tables: dict[str, Table], view: str) -> dict[str, Any]:
-    """After minus before for a one-row view, from ``pg.snapshots`` ({} without both);
+def phase_delta(tables: dict[str, Table], view: str) -> dict[str, float]:
+    """After minus before for a one-row view (its columns are counters and times, never null),
+    from ``pg.snapshots`` ({} without both);
     ``pg.io`` has a row per backend type, object and context: :func:`io_phase_delta`."""
     if view == "pg.io":
         raise ValueError("pg.io has many rows: io_phase_delta")
@@ -218,7 +220,7 @@ def phase_delta(tables: dict[str, Table], view: str) -> dict[str, Any]:
     return {k: _sub(after[0][k], before[0][k]) for k in after[0]}
 
 
-def io_phase_delta(tables: dict[str, Table]) -> list[dict[str, Any]]:
+def io_phase_delta(tables: dict[str, Table]) -> list[IoDelta]:
     """After minus before for ``pg.io``, a row per (backend_type, object, context) present in
     both snapshots ([] without both)."""
     snaps = _phase_snapshots(tables, "pg.io")
@@ -226,7 +228,7 @@ def io_phase_delta(tables: dict[str, Table]) -> list[dict[str, Any]]:
         return []
     before, after = snaps
     prev = {tuple(r[k] for k in IO_KEYS): r for r in before}
-    out = []
+    out: list[IoDelta] = []
     for r in after:
         p = prev.get(tuple(r[k] for k in IO_KEYS))
         if p:
@@ -262,7 +264,7 @@ def summarize(tables: dict[str, Table], seconds: float) -> dict[str, float]:
     if io:  # 16+: writes of relation blocks by client backends
         out["buffers_backends"] = float(
             sum(
-                r["writes"] or 0
+                float(r["writes"] or 0)
                 for r in io
                 if r["backend_type"] == "client backend" and r["object"] == "relation"
             )

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
-from pglab.records import SERIES_KINDS
+from pglab.records import SERIES_KINDS, TableJson
 from pglab.telemetry import checkpoints, os_stats, pg_stats, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.runner import NOTES
 
 
-def tables_of(stored: dict[str, dict[str, Any]]) -> dict[str, Table]:
+class PhaseSummary(TypedDict):
+    """A phase's telemetry in figures: ``figures`` (name -> number: ratios, MB/s, %, counts as
+    their names say), ``top_waits`` (wait, % of samples, sessions), ``notes`` (sampler: note)."""
+
+    figures: dict[str, float]
+    top_waits: list[tuple[str, float, float]]
+    notes: list[str]
+
+
+def tables_of(stored: Mapping[str, TableJson]) -> dict[str, Table]:
     """The telemetry tables of a stored phase (``get_run(...).series[idx]``)."""
     return {k: Table.from_json(v) for k, v in stored.items() if k not in SERIES_KINDS}
 
 
-def phase_summary(stored: dict[str, dict[str, Any]], seconds: float) -> dict[str, Any]:
+def phase_summary(stored: Mapping[str, TableJson], seconds: float) -> PhaseSummary:
     """``figures`` (name -> number), ``top_waits`` [(wait, %, sessions)], ``notes`` [str]."""
     tables = tables_of(stored)
     figures: dict[str, float] = {}
@@ -28,7 +38,7 @@ def phase_summary(stored: dict[str, dict[str, Any]], seconds: float) -> dict[str
     return {"figures": figures, "top_waits": waits.top(tables.get("waits")), "notes": notes}
 
 
-def lines(summary: dict[str, Any]) -> list[str]:
+def lines(summary: PhaseSummary) -> list[str]:
     """The summary as a few lines of text for a terminal."""
     f = summary["figures"]
     out = []

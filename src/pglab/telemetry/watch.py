@@ -32,6 +32,7 @@ import psycopg
 
 from pglab.campaign.spec import TelemetrySpec
 from pglab.postgres.interface import Server
+from pglab.records import TableJson
 from pglab.telemetry import checkpoints
 from pglab.telemetry.base import Sampler, Table
 from pglab.telemetry.buffers import BuffersSampler
@@ -68,7 +69,7 @@ class PhaseWatch:
         self._live: threading.Thread | None = None
         self.spec = spec
         self.version = server_version_num
-        self.tables: dict[str, dict[str, Any]] = {}
+        self.tables: dict[str, TableJson] = {}
         self._pgbench: int | None = None
         self._runner: TelemetryRunner | None = None
         self._log_offset = 0

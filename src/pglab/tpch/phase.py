@@ -20,7 +20,7 @@ import psycopg
 
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.campaign.spec import PhaseSpec
-from pglab.records import PgbenchReport, PhaseResult
+from pglab.records import PgbenchReport, PhaseResult, TableJson
 from pglab.tpch import plans, power, throughput
 
 DEFAULT_SEED = 1  # random_seed left out: the same parameters every run (repeatable)
@@ -45,9 +45,7 @@ def queries_of(phase: PhaseSpec) -> tuple[int, ...]:
     return phase.queries or QUERIES
 
 
-def explain(
-    session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int
-) -> dict[str, object]:
+def explain(session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int) -> TableJson:
     """Each query's plan (``plans.TABLE``), on a session of its own."""
     with session() as conn:
         conn.autocommit = True
@@ -75,8 +73,8 @@ def run_phase(
         )
     elapsed = time.perf_counter() - t0
     table = power.as_table(times)
-    table["columns"] = [*table["columns"], "seed"]  # type: ignore[misc]
-    table["rows"] = [[*row, seed] for row in table["rows"]]  # type: ignore[attr-defined]
+    table["columns"] = [*table["columns"], "seed"]
+    table["rows"] = [[*row, seed] for row in table["rows"]]
     report = PgbenchReport(
         tps=power.power_figure(times, scale_of(phase)),  # the run's headline, as MB/s is one's
         transactions=len(times),

@@ -20,6 +20,7 @@ import psycopg
 
 from pglab.campaign.kits.tpch_queries import query
 from pglab.jsonish import JsonObject
+from pglab.records import TableJson
 from pglab.tpch.power import cancelled
 
 TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
@@ -53,7 +54,7 @@ def plans(
     return out
 
 
-def as_table(found: dict[int, JsonObject]) -> dict[str, object]:
+def as_table(found: dict[int, JsonObject]) -> TableJson:
     """A row per query, its plan as EXPLAIN's JSON: a phase's table."""
     return {"columns": ["query", "plan"], "rows": [[n, plan] for n, plan in found.items()]}
 

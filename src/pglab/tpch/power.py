@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import psycopg
 
 from pglab.campaign.kits.tpch_queries import query
+from pglab.records import TableJson
 
 TABLE = "tpch.queries"  # a phase's table: a row per query
 
@@ -91,7 +92,7 @@ def figures(times: Sequence[QueryTime], scale: float) -> dict[str, float]:
     return out
 
 
-def as_table(times: Sequence[QueryTime]) -> dict[str, object]:
+def as_table(times: Sequence[QueryTime]) -> TableJson:
     """A row per query, as a phase's table."""
     return {
         "columns": ["query", "seconds", "rows", "timed_out"],

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from pglab.records import TableJson
 from pglab.tpch import power
 
 TABLE = "tpch.streams"  # a phase's table: a row per stream and query
@@ -82,7 +83,7 @@ def throughput_figure(streams: int, queries: int, seconds: float, scale: float) 
     return streams * queries * 3600 / seconds * scale if seconds > 0 else 0.0
 
 
-def as_table(found: Sequence[Sequence[power.QueryTime]], seed: int) -> dict[str, object]:
+def as_table(found: Sequence[Sequence[power.QueryTime]], seed: int) -> TableJson:
     """A row per stream and query, in each stream's order."""
     return {
         "columns": ["stream", "query", "seconds", "rows", "timed_out", "seed"],

@@ -1,0 +1,74 @@
+"""What a run's numbers are in: the key tables of its ``metrics`` and ``timings``.
+
+Both are stored as JSON objects of name -> number (``RunResult.metrics``/``timings``,
+``RunRow.metrics``), written by ``run/metrics.py`` and ``run/executor.py``; a number does not
+say its unit, these tables do, by name:
+
+- a metric is the run's (``tps``, ``mb_s``, ``geomean_s``, ...) or a phase's
+  (``phase.NAME.KEY``): its unit is its key's, in :data:`METRIC_UNITS`; ``[[derived]]``
+  metrics are ratios (their names are the campaign's);
+- the run's figure (what its ``tps`` column holds: pgbench's TPS, a maintenance operation's
+  MB/s, a TPC-H-like power or throughput figure) is named by :data:`FIGURES`: the first of
+  its headline metrics that the run has (:func:`figure_of`);
+- timings are seconds (:data:`TIMING_FLAGS`: yes/no as 1.0/0.0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+# a metric's key (a run's name, or the part after ``phase.NAME.``) -> its unit
+METRIC_UNITS: dict[str, str] = {
+    "tps": "transactions/s",  # the run's figure: see FIGURES for what it holds
+    "tps_steady": "transactions/s",  # after the warm-up (MSER-5)
+    "drift_pct": "%",  # the linear trend over a phase
+    "latency_avg_ms": "ms",
+    "failed": "transactions",
+    "mb_s": "MB/s",  # a maintenance operation's
+    "elapsed_s": "s",
+    "bytes": "bytes",
+    "workers_launched": "workers",
+    "wal_bytes": "bytes",
+    "tuples_s": "tuples/s",
+    "io_read_mb_s": "MB/s",
+    "leader_cpu_pct": "% of a core",
+    "workers_cpu_pct": "% of a core",
+    "tpm": "transactions/min",  # a workload kit's
+    "nopm": "transactions/min",
+    "rollback_pct": "%",
+    "inconsistent": "conditions",
+    "qps": "queries/s",  # sysbench's
+    "errors_s": "errors/s",
+    "reconnects_s": "reconnects/s",
+    "geomean_s": "s",  # a TPC-H-like run's
+    "power": "QphH",
+    "throughput": "QthH",
+    "timeouts": "queries",
+}
+_QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
+# (headline metric, the run's figure) in order: a run with the metric has its figure in ``tps``
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("throughput", "QthH"),  # a TPC-H-like throughput run
+    ("geomean_s", "QphH"),  # a TPC-H-like power run
+    ("mb_s", "MB/s"),  # maintenance operations
+)
+# timings that are yes (1.0) or no (0.0); every other timing is in seconds
+TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
+
+
+def metric_unit(name: str) -> str | None:
+    """The unit of a run's metric ``name`` (``tps``, ``phase.main.latency_avg_ms``); None for
+    a name this table does not know (a ``[[derived]]`` metric: a ratio)."""
+    key = name.rsplit(".", 1)[-1] if name.startswith("phase.") else name
+    return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)
+
+
+def figure_of(metrics: Mapping[str, float]) -> str:
+    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s or tps, by its headline metrics."""
+    return next((figure for key, figure in FIGURES if key in metrics), "tps")
+
+
+def timing_unit(name: str) -> str:
+    """A timing's unit: seconds, or "yes/no" for a flag."""
+    return "yes/no" if name in TIMING_FLAGS else "s"

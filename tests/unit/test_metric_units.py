@@ -1,0 +1,72 @@
+"""The key tables of a run's metrics and timings (``pglab.metric_units``): every metric the run
+computes has a unit, and the run's figure is named from its headline metrics, never guessed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab import metric_units
+from pglab.campaign.parse import load
+from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
+from pglab.planning.plan import make_plan
+from pglab.records import PgbenchReport, PhaseResult, ProgressSample
+from pglab.run.metrics import run_metrics
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pgbench(name: str, tps: float) -> PhaseResult:
+    progress = tuple(ProgressSample(t=float(t), tps=tps + t % 3) for t in range(30))
+    report = PgbenchReport(tps=tps, transactions=int(tps * 30), failed=0, latency_avg_ms=2.0)
+    return PhaseResult(name, 1, True, 0.0, 30.0, (), report, progress=progress)
+
+
+def _operation(name: str) -> PhaseResult:
+    figs = OperationFigures("vacuum", 2.0, 10**7, 5.0, 2, 2, 2, 65536, wal_bytes=10**6,
+                            tuples=10**5, tuples_s=5e4, leader_cpu_s=1.0, workers_cpu_s=0.5,
+                            io_read_bytes=10**6)  # fmt: skip
+    report = PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=figs.elapsed_s)
+    return PhaseResult(
+        name, 1, True, 0.0, 2.0, (), report, tables={OPERATION_KIND: figs.to_table()}
+    )
+
+
+def test_every_metric_of_pgbench_phases_and_of_operations_has_a_unit() -> None:
+    run = make_plan(load(ROOT / "examples" / "first-campaign.toml")).runs[0]
+    metrics = {**run_metrics(run, [_pgbench("main", 100.0)]),
+               **run_metrics(run, [_operation("vacuum")])}  # fmt: skip
+    assert {
+        "tps",
+        "tps_steady",
+        "phase.main.drift_pct",
+        "mb_s",
+        "phase.vacuum.io_read_mb_s",
+    } <= set(metrics)
+    assert {name: metric_units.metric_unit(name) for name in metrics if
+            metric_units.metric_unit(name) is None} == {}  # fmt: skip
+    assert metric_units.metric_unit("phase.main.latency_avg_ms") == "ms"
+    assert metric_units.metric_unit("q07_s") == "s"
+    assert metric_units.metric_unit("a_derived_ratio") is None
+
+
+@pytest.mark.parametrize(
+    ("metrics", "figure"),
+    [
+        ({"tps": 100.0}, "tps"),
+        ({"tps": 5.0, "mb_s": 5.0, "phase.vacuum.mb_s": 5.0}, "MB/s"),
+        ({"tps": 900.0, "geomean_s": 1.5, "power": 900.0, "q01_s": 1.0}, "QphH"),
+        ({"tps": 700.0, "geomean_s": 1.5, "throughput": 700.0}, "QthH"),
+        ({}, "tps"),
+    ],
+)
+def test_the_figure_of_a_run_is_named_by_its_headline_metric(
+    metrics: dict[str, float], figure: str
+) -> None:
+    assert metric_units.figure_of(metrics) == figure
+
+
+def test_timings_are_seconds_but_for_their_flags() -> None:
+    assert metric_units.timing_unit("settings_s") == "s"
+    assert metric_units.timing_unit("dataset_made_now") == "yes/no"
