@@ -87,3 +87,6 @@ def test_spec_changes_names_each_changed_leaf() -> None:
         "server.settings.jit: (absent) → 'off'",
     ]
     assert spec_changes(old, dict(old)) == []
+    # [os] is part of a point too (it was left out: "its definition changed", no more)
+    tuned = {**old, "os": {"io_scheduler": "none"}}
+    assert spec_changes(old, tuned) == ["os.io_scheduler: (absent) → 'none'"]

@@ -44,6 +44,7 @@ from pglab.analysis.comparisons import (
 )
 from pglab.analysis.points import PointRow, axis_name
 from pglab.errors import LabError
+from pglab.metric_units import figure_of
 from pglab.postgres import build
 from pglab.records import StorageRow, reason_of
 from pglab.rows import PhaseRow, RunRow, StoredRun
@@ -214,7 +215,7 @@ def compare_runs(a: StoredRun, b: StoredRun) -> RunsComparison:
     ma, mb = a.metrics, b.metrics
     names = [m for m in _RUN_METRICS if m in ma or m in mb]
     per_phase: tuple[str, ...] = (".tps", ".tps_steady", ".latency_avg_ms")
-    if "mb_s" in ma and "mb_s" in mb:  # maintenance operations: their own figures
+    if figure_of(ma) == figure_of(mb) == "MB/s":  # maintenance operations: their own figures
         names, per_phase = ["mb_s"], _OPERATION_FIGURES
     names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
     rows = [

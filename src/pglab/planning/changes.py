@@ -21,7 +21,7 @@ from pglab.rows import RunRow
 from pglab.stored_spec import PointJson, RunSpecJson
 
 # the keys of RunSpec.point_dict(): what a point is (not its repeat, campaign or telemetry)
-_POINT_KEYS = ("variant", "axes", "server", "dataset", "phases", "derived", "storage")
+_POINT_KEYS = tuple(PointJson.__annotations__)
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,8 @@ def stale_points(
 
 def spec_changes(old: PointJson, new: PointJson) -> list[str]:
     """What differs between two point specs, one line per leaf: ``path: old → new``."""
-    before = dict(_leaves(_plain({k: old.get(k) for k in _POINT_KEYS})))
-    after = dict(_leaves(_plain({k: new.get(k) for k in _POINT_KEYS})))
+    before = dict(_leaves(_plain({k: v for k, v in old.items() if k in _POINT_KEYS})))
+    after = dict(_leaves(_plain({k: v for k, v in new.items() if k in _POINT_KEYS})))
     lines = []
     for path in sorted(before.keys() | after.keys()):
         a, b = before.get(path, _ABSENT), after.get(path, _ABSENT)
