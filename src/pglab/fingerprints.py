@@ -18,6 +18,7 @@ a host); ``HostFacts`` (a generator host, ``hosts``); ``BuildFacts`` with ``Patc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypedDict
 
 from pglab.stored_spec import OsJson
@@ -56,6 +57,14 @@ class Mount(TypedDict, total=False):
     loop_backing_file: str
     loop_direct_io: bool
     loop_backing: LoopBacking
+
+
+def mount_options(m: Mapping[str, object]) -> str | None:
+    """A mount's options (a ``Mount``) as pglab shows and matches them: both kinds
+    (``options``), or the per-mount ones alone in a fingerprint stored before pglab read the
+    superblock's."""
+    found = m.get("options") or m.get("mount_options")
+    return str(found) if found else None
 
 
 class MachineFacts(TypedDict, total=False):

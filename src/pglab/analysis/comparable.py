@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pglab.analysis.points import PointRow
+from pglab.fingerprints import mount_options
 from pglab.rows import RunRow, StoredRun
 
 
@@ -29,7 +30,7 @@ def _mount(key: str) -> Callable[[Mapping[str, Any]], Any]:
         m = fp.get(key) or {}
         if not m.get("fstype"):
             return None
-        options = m.get("mount_options") or m.get("options") or ""
+        options = mount_options(m) or ""
         return f"{m['fstype']} ({options})" if options else m["fstype"]
 
     return read

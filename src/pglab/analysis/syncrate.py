@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
+from pglab.fingerprints import mount_options
 from pglab.records import StorageRow
 from pglab.rows import RunRow, StoredRun
 from pglab.targets.output import sync_rate
@@ -100,7 +101,7 @@ def match_storage(
     key = (
         mount.get("device"),
         mount.get("fstype"),
-        mount.get("options") or mount.get("mount_options"),
+        mount_options(mount),
     )
     if all(key):
         same = [r for r in fsync_rows if (r["device"], r["fstype"], r["mount_options"]) == key]

@@ -18,7 +18,7 @@ from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
-from pglab.fingerprints import Fingerprint
+from pglab.fingerprints import Fingerprint, mount_options
 from pglab.jsonish import JsonObject
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -444,14 +444,14 @@ def _print_environment(fp: Fingerprint) -> None:
     if mount:
         console.print(
             f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-            f"({mount.get('options') or mount.get('mount_options')}), "
+            f"({mount_options(mount)}), "
             f"scheduler {mount.get('scheduler') or '?'}",
             markup=False,
         )
     wal = fp.get("pg_wal_mount") or {}
     if wal and wal.get("mountpoint") != mount.get("mountpoint"):
         console.print(
-            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({wal.get('options')}), "
+            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({mount_options(wal)}), "
             f"scheduler {wal.get('scheduler') or '?'}",
             markup=False,
         )
