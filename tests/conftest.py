@@ -280,7 +280,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With PGLAB_NO_SKIPS=1 (``.ci/run`` sets it after installing what the tests need), a
-    skipped test fails the session: the machine could have run it."""
+    skipped test fails the session: the machine could have run it. The shared memory of
+    servers the tests killed is removed (``helpers.ipc_sweep``)."""
+    from helpers.ipc_sweep import sweep
+
+    from pglab.lab import DEFAULT_RUN_USER
+
+    files, segments = sweep(os.environ.get("PGLAB_RUN_USER", DEFAULT_RUN_USER))
+    if files or segments:
+        print(f"\nremoved the shared memory of killed servers: {files} DSM file(s), "
+              f"{segments} System V segment(s)")  # fmt: skip
     if _SKIPPED:
         print(f"\nPGLAB_NO_SKIPS: {len(_SKIPPED)} test(s) skipped that this machine should run:")
         for line in _SKIPPED:
