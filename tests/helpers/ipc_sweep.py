@@ -8,6 +8,9 @@ purpose) whose data directory the test then deletes leaves them for good: ~75 kB
 122 MB over a few hundred CI runs on one machine. When no process of the servers' account
 runs, none of that account's segments can be in use: they are removed. Segments listed before
 the processes are looked at, so a server that starts meanwhile keeps its own.
+
+libfaketime (a generator host whose clock is ahead) leaves a ``/dev/shm/faketime_shm_PID`` of
+each process it ran in: those of processes gone are removed too.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def sweep(account: str, is_busy: Callable[[int], bool] = busy) -> tuple[int, int
         return 0, 0
     if os.geteuid() != 0:
         return 0, 0
+    _faketime_leftovers()
     files = [p for p in SHM.glob("PostgreSQL.*") if _owner(p) == uid]
     segments = _sysv_segments(uid)
     if is_busy(uid):
@@ -50,6 +54,13 @@ def sweep(account: str, is_busy: Callable[[int], bool] = busy) -> tuple[int, int
         done = subprocess.run(["ipcrm", "-m", str(shmid)], capture_output=True)
         removed += done.returncode == 0
     return len(files), removed
+
+
+def _faketime_leftovers() -> None:
+    for path in SHM.glob("faketime_shm_*"):
+        pid = path.name.removeprefix("faketime_shm_")
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            path.unlink(missing_ok=True)
 
 
 def _owner(path: Path) -> int | None:

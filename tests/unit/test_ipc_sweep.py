@@ -27,6 +27,9 @@ def test_a_running_process_of_the_account_keeps_its_segments(tmp_path: Path, mon
     os.chown(left, uid, -1)
     mine = tmp_path / "PostgreSQL.777"  # another account's: never touched
     mine.write_bytes(b"x")
+    gone, here = tmp_path / "faketime_shm_999999999", tmp_path / f"faketime_shm_{os.getpid()}"
+    gone.write_bytes(b"x")
+    here.write_bytes(b"x")
     alive = subprocess.Popen(["setpriv", f"--reuid={uid}", "--clear-groups", "sleep", "30"])
     try:
         assert ipc_sweep.busy(uid)  # whatever else of the account runs beside this test
@@ -37,6 +40,7 @@ def test_a_running_process_of_the_account_keeps_its_segments(tmp_path: Path, mon
     # the servers of other tests may run now: the account is taken as idle here
     assert ipc_sweep.sweep(DEFAULT_RUN_USER, is_busy=lambda _: False) == (1, 0)
     assert not left.exists() and mine.exists()
+    assert not gone.exists() and here.exists()  # libfaketime's of a process gone, not ours
 
 
 def _exists(name: str) -> bool:
