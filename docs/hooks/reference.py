@@ -37,11 +37,19 @@ WARNINGS = {
     "succeeded. `pglab show RUN_ID` prints each phase's failures by kind (`failures_detailed`), "
     "retried transactions and retries, and transactions over `latency_limit`",
     "inconsistent": "after a phase of a workload kit, the kit's consistency conditions do not "
-    'hold on its data (`kit = "tpcc"`: TPC-C clause 3.3.2.1-4, warehouse and district '
-    "year-to-date totals, order ids against the district's next id and the new orders, order "
-    "lines against the orders' line counts): the kit corrupted its own data, so its figures are "
-    "suspect. pglab checks them after every phase and stores each condition's count of "
-    "warehouses or districts that break it (`pglab show RUN_ID`)",
+    'hold on its data (`kit = "tpcc"`: TPC-C clause 3.3.2.1-12 — year-to-date totals of '
+    "warehouses and districts against each other and the history, order ids against the "
+    "district's next id and the new orders, order lines against the orders, carriers and "
+    "delivery dates, customers' balances against their deliveries and payments — and pglab's "
+    "three on the stock: each stock row's year-to-date quantity, order count and remote count "
+    "against the order lines written since the load): the kit corrupted its own data, so its "
+    "figures are suspect. pglab checks them after every phase, once the phase's telemetry has "
+    "stopped, and stores each condition's count of what breaks it (`pglab show RUN_ID`)",
+    "skipped": 'a `kit = "tpcc"` phase\'s Delivery transactions skipped more than 1% of the '
+    "districts they visited: a district is skipped only when it has no undelivered order that "
+    "another Delivery is not delivering (clause 2.7.4.2, which asks that skips over 1% be "
+    "reported); so many skips mean the run ran out of new orders, and its Deliveries did less "
+    "work than the specification's",
     "assertions": "the server was built with assertions (`--enable-cassert`: "
     "`debug_assertions = on`); its checks cost much CPU, so its figures say little of a "
     "production build. Flagged in every run it appears in",

@@ -36,7 +36,9 @@ METRIC_UNITS: dict[str, str] = {
     "workers_cpu_pct": "% of a core",
     "tpm": "transactions/min",  # a workload kit's
     "nopm": "transactions/min",
+    "nopm_pgbench": "transactions/min",
     "rollback_pct": "%",
+    "delivery_skipped_pct": "%",
     "inconsistent": "conditions",
     "qps": "queries/s",  # sysbench's
     "errors_s": "errors/s",

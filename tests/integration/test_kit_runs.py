@@ -16,7 +16,7 @@ from pglab.analysis import scripts
 from pglab.campaign.kits import TPCC, script_stem
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.postgres.kit_load import CONSISTENCY_TABLE
+from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
@@ -61,13 +61,17 @@ def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
 
 
 def check_kit_run(run: Any) -> None:
-    """NOPM, the mix, the rollbacks and the consistency of one run of the kit."""
+    """NOPM, the mix, the rollbacks, Delivery's skips and the consistency of one run of the
+    kit."""
     assert run is not None and run.ok, run and run.error
     assert run.metrics["nopm"] > 0 and run.metrics["tpm"] > run.metrics["nopm"]
     assert run.metrics["inconsistent"] == 0
     (phase,) = run.phases
-    rows = run.series[str(phase.idx)][CONSISTENCY_TABLE]["rows"]
-    assert [r[0] for r in rows] == [1, 2, 3, 4] and all(r[2] == 0 for r in rows)
+    tables = run.series[str(phase.idx)]
+    rows = tables[CONSISTENCY_TABLE]["rows"]  # clause 3.3.2's twelve, and the stock's three
+    assert [r[0] for r in rows] == list(range(1, 16)) and all(r[2] == 0 for r in rows), rows
+    # hundreds of undelivered orders in every district: Delivery never skips one
+    assert run.metrics["delivery_skipped_pct"] == 0
     counts = {script_stem(s.script): s.transactions or 0 for s in scripts.phase_scripts(phase)}
     assert sum(counts.values()) == phase.transactions == 6000 and not phase.failed
     counts["new_order"] += counts.pop("new_order_rollback")  # a New-Order either way
@@ -75,9 +79,21 @@ def check_kit_run(run: Any) -> None:
         assert abs(100 * counts[name] / 6000 - pct) <= 1.0, (name, counts)
     # 1 in 100 New-Orders rolls back: ~27 of ~2,700 here
     assert 0.3 <= run.metrics["rollback_pct"] <= 2.0
+    # NOPM from the orders written (the sum of D_NEXT_O_ID), over pgbench's measured time: one
+    # thread, so pgbench's count of committed New-Orders is exact, and the two agree
+    written = {r[0]: r[2] - r[1] for r in tables[COUNTERS_TABLE]["rows"]}
+    assert written["orders"] == counts["new_order"] - counts_rolled_back(phase) > 0
+    minutes = phase.transactions / phase.tps / 60
+    assert run.metrics["nopm"] == pytest.approx(written["orders"] / minutes)
     nopm = 60 * next(s.tps for s in scripts.phase_scripts(phase) if s.script.endswith(
         "/new_order.sql"))  # fmt: skip
-    assert run.metrics["nopm"] == pytest.approx(nopm)
+    assert run.metrics["nopm_pgbench"] == pytest.approx(nopm)
+    assert run.metrics["nopm"] == pytest.approx(nopm, rel=1e-4)
+
+
+def counts_rolled_back(phase: Any) -> int:
+    return next(s.transactions or 0 for s in scripts.phase_scripts(phase)
+                if script_stem(s.script) == "new_order_rollback")  # fmt: skip
 
 
 def test_tpcc_runs_in_both_modes_on_18_and_15(made: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from pgbench's per-script counts, and how its consistency is said."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,23 @@ def test_nopm_tpm_and_rollbacks_come_from_the_per_script_counts() -> None:
     assert metrics["inconsistent"] == 0 and metrics["phase.main.nopm"] == metrics["nopm"]
     broken = run_metrics(run, [_kit_phase([[1, "a", 0], [3, "b", 2], [4, "c", 1]])])
     assert broken["inconsistent"] == 2
+
+
+def test_nopm_comes_from_the_orders_written_when_the_kit_counted_them() -> None:
+    """With the kit's counters (the sum of D_NEXT_O_ID before and after pgbench), NOPM is the
+    orders written over pgbench's measured time (1,000 transactions at 100 TPS: 10 s), and
+    pgbench's per-script figure is kept beside it; Delivery's skips are a share of its
+    districts (40 Deliveries: 400 districts)."""
+    (point,) = expand_points(parsed(BASE))
+    phase = _kit_phase([[1, "W_YTD = sum(D_YTD)", 0]])
+    counters = {"columns": ["counter", "before", "after"],
+                "rows": [["orders", 60030, 60478], ["delivery_skips", 3, 5]]}  # fmt: skip
+    phase = replace(phase, tables={**phase.tables, kit_load.COUNTERS_TABLE: counters})
+    metrics = run_metrics(point, [phase])
+    assert metrics["nopm"] == pytest.approx(448 / (10 / 60))  # 2,688: 448 orders in 10 s
+    assert metrics["nopm_pgbench"] == pytest.approx(44.5 * 60)  # 2,670: what pgbench counted
+    assert metrics["delivery_skipped_pct"] == pytest.approx(100 * 2 / 400)
+    assert metrics["phase.main.nopm"] == metrics["nopm"]
 
 
 def test_a_broken_condition_is_said_with_its_count() -> None:

@@ -67,10 +67,12 @@ _RUN_METRICS = (
     "latency_avg_ms",
     "failed",
     "nopm",
+    "nopm_pgbench",
     "tpm",
     "rollback_pct",
+    "delivery_skipped_pct",
     "inconsistent",
-)  # the last four: a workload kit's (run/metrics.py)
+)  # the last six: a workload kit's (run/metrics.py)
 _OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
 _ENV_KEYS = (
     "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",

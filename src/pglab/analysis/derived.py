@@ -41,6 +41,7 @@ KINDS = (
     "failed",  # the run failed: the most specific line of its error (records.reason_of)
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
     "inconsistent",  # a workload kit's consistency conditions broken after a phase (its data)
+    "skipped",  # TPC-C's Delivery skipped more than 1% of its districts (clause 2.7.4.2)
     "assertions",  # the server was built with assertions: not a production build's speed
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
@@ -58,6 +59,7 @@ DEFAULT_SHARED_BUFFERS = 128 * 2**20  # PostgreSQL's default
 DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
+SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,8 @@ def run_notices(run: RunRow) -> list[Notice]:
 
 def _inconsistent(run: RunRow, phases: list[PhaseRow], series: Series) -> list[Notice]:
     """A kit whose consistency conditions do not hold after a phase: its data is wrong, and so
-    may be its figures (a listing's row: the stored count of conditions broken)."""
+    may be its figures (a listing's row: the stored count of conditions broken); and a TPC-C
+    Delivery that skipped more than 1% of its districts (clause 2.7.4.2)."""
     said = [
         f"phase {_phase_name(ph)}: condition {', '.join(broken)}"
         for ph in phases
@@ -293,11 +296,21 @@ def _inconsistent(run: RunRow, phases: list[PhaseRow], series: Series) -> list[N
     ]
     if not said and not isinstance(run, StoredRun) and run.metrics.get("inconsistent"):
         said = [f"{run.metrics['inconsistent']:.0f} condition(s) broken"]
-    return [Notice("inconsistent", run.label, run.id, (
-        f"the kit's consistency conditions (TPC-C clause 3.3.2) do not hold after the run: "
+    out = [Notice("inconsistent", run.label, run.id, (
+        f"the kit's consistency conditions (TPC-C clause 3.3.2, and the stock against the order "
+        f"lines) do not hold after the run: "
         f"{'; '.join(said)}: the kit corrupted its own data, so its figures are suspect; "
         "`pglab show RUN_ID` prints the conditions"
     ))] if said else []  # fmt: skip
+    skipped = run.metrics.get("delivery_skipped_pct")
+    if skipped is not None and skipped > SKIPPED_PCT:
+        out.append(Notice("skipped", run.label, run.id, (
+            f"Delivery skipped {skipped:.1f}% of the districts it visited (more than "
+            f"{SKIPPED_PCT:g}%: clause 2.7.4.2): they had no undelivered order left, so its "
+            "Deliveries did less work than the specification's; run shorter or with more "
+            "warehouses"
+        )))  # fmt: skip
+    return out
 
 
 def _phase_name(ph: PhaseRow) -> str:

@@ -107,8 +107,10 @@ NAMES = tuple(c.name for c in COLUMNS)
 # when a run of the table has them (the store's pglab_runs view keeps COLUMNS only)
 KIT_COLUMNS = (
     Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),
+    Column("nopm_pgbench", "TPC-C: NOPM from pgbench's per-script count (nopm: orders written)"),
     Column("tpm", "a workload kit's transactions per minute, all types (TPS × 60)"),
     Column("rollback_pct", "a kit's headline transactions rolled back by design, % (TPC-C: 1)"),
+    Column("delivery_skipped_pct", "TPC-C: Delivery's districts skipped (no order to deliver), %"),
     Column("inconsistent", "a kit's consistency conditions broken after the run (0: all hold)"),
     Column("qps", "sysbench: queries per second"),
     Column("errors_s", "sysbench: errors it ignored (and retried) per second"),

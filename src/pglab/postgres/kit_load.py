@@ -33,6 +33,7 @@ INIT_TIMEOUT = 6 * 3600
 
 Connect = Callable[[], psycopg.Connection]
 CONSISTENCY_TABLE = "kit.consistency"
+COUNTERS_TABLE = "kit.counters"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +195,33 @@ def _load_units(
             future.result()
 
 
+def refresh(conn: psycopg.Connection, kit: str) -> None:
+    """The kit's ``refresh`` SQL run on the run's database (before its phases are watched), so
+    that a dataset made by an older pglab runs this one's transactions."""
+    for name in KITS[kit].refresh:
+        conn.execute(KITS[kit].sql(name).encode())
+
+
+def counters(conn: psycopg.Connection, kit: str) -> dict[str, int]:
+    """The kit's counters now (``counters.sql``: TPC-C's orders written and skipped
+    deliveries), read just before and after a measured run; none for a kit without them."""
+    if not KITS[kit].has("counters"):
+        return {}
+    return {str(r[0]): int(r[1]) for r in conn.execute(KITS[kit].sql("counters").encode())}
+
+
+def counters_table(before: Mapping[str, int], after: Mapping[str, int]) -> TableJson:
+    """The counters before and after the phase's pgbench run, as stored with the phase."""
+    return {
+        "columns": ["counter", "before", "after"],
+        "rows": [[name, before[name], after.get(name, before[name])] for name in before],
+    }
+
+
 def check(conn: psycopg.Connection, kit: str) -> TableJson:
     """The kit's consistency conditions on its data now, as a table: each condition, what it
-    says, and how many warehouses or districts break it."""
+    says, and how many of what it is about (warehouses, districts, customers, orders, stock
+    rows) break it."""
     rows = conn.execute(KITS[kit].sql("consistency").encode()).fetchall()
     return {
         "columns": ["condition", "says", "violations"],

@@ -382,6 +382,7 @@ class Executor:
         _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
         if prof.seconds:
             _add(timings, "profile_s", prof.seconds)
+        result = runner.finish(result)  # a kit's consistency check: after the watching
         tables = {**watch.tables, **prof.tables, **result.tables}
         return replace(result, tables=tables)
 

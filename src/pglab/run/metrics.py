@@ -10,7 +10,7 @@ import statistics
 from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
-from pglab.postgres.kit_load import CONSISTENCY_TABLE
+from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.records import PhaseResult
 from pglab.stats.steady import drift, steady_start
 from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
@@ -102,10 +102,14 @@ def operation_metrics(phases: list[PhaseResult]) -> dict[str, float]:
 
 def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     """A workload kit's figures per phase (mean over its iterations) and over the measured
-    phases, from pgbench's per-script counts: the headline script's committed transactions
-    per minute (TPC-C's NOPM), all transactions per minute (TPM), the share of the headline's
-    transactions that rolled back by design (%), and the consistency conditions broken after
-    the phase (``kit_load.CONSISTENCY_TABLE``)."""
+    phases: the headline's committed transactions per minute (TPC-C's NOPM: the orders written
+    during the pgbench run, from the kit's counters, over pgbench's measured time; from
+    pgbench's per-script count where a phase has no counters, as before they existed), the same
+    from pgbench's per-script count (``nopm_pgbench``: it may lose a few to pgbench's counter
+    race between threads), all transactions per minute (TPM), the share of the headline's
+    transactions that rolled back by design (%), the share of Delivery's districts skipped
+    (``delivery_skipped_pct``), and the consistency conditions broken after the phase
+    (``kit_load.CONSISTENCY_TABLE``)."""
     kit_of = {ph.name: ph.kit for ph in run.phases if ph.kit}
     by_name: dict[str, list[dict[str, float]]] = {}
     measured: list[dict[str, float]] = []
@@ -133,14 +137,29 @@ def _kit_figures(headline: str | None, ph: PhaseResult) -> dict[str, float]:
     rolled = by_stem.get(f"{headline}_rollback")
     figs = {"tpm": ph.report.tps * 60} if headline else {}
     if head is not None:
-        figs["nopm"] = (head.tps or 0.0) * 60
+        figs["nopm"] = figs["nopm_pgbench"] = (head.tps or 0.0) * 60
         tried = head.transactions + (rolled.transactions if rolled else 0)
         if tried:
             figs["rollback_pct"] = 100 * (rolled.transactions if rolled else 0) / tried
+    counted = _counted(ph)
+    minutes = ph.report.transactions / ph.report.tps / 60 if ph.report.tps > 0 else 0.0
+    if "orders" in counted and minutes > 0:  # NOPM from the orders written
+        figs["nopm"] = counted["orders"] / minutes
+    delivery = by_stem.get("delivery")
+    if "delivery_skips" in counted and delivery is not None and delivery.transactions:
+        districts = 10 * delivery.transactions  # each Delivery delivers or skips ten
+        figs["delivery_skipped_pct"] = 100 * counted["delivery_skips"] / districts
     check = ph.tables.get(CONSISTENCY_TABLE)
     if check is not None:
         figs["inconsistent"] = float(sum(1 for row in check["rows"] if row[2]))
     return figs
+
+
+def _counted(ph: PhaseResult) -> dict[str, int]:
+    """What a kit counted during the phase's pgbench run (``kit_load.COUNTERS_TABLE``): each
+    counter's increase."""
+    table = ph.tables.get(COUNTERS_TABLE)
+    return {str(r[0]): int(r[2]) - int(r[1]) for r in table["rows"]} if table else {}
 
 
 def sysbench_metrics(phases: list[PhaseResult]) -> dict[str, float]:

@@ -7,13 +7,14 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
         runner.prepare(stack)           # before the watching: an operation's dirtying
         watch = stack.enter_context(PhaseWatch(...))
         result = runner.run(watch)      # the phase's result, with the runner's own tables
+    result = runner.finish(result)      # after the watching: a kit's consistency check
 
 Five runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
 (``GeneratorPgbench``, its per-host table with the result), a maintenance operation
 (``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
 scripts by either pgbench, its consistency checked after (``KitPgbench``), sysbench's
 OLTP tests (``Sysbench``), and the TPC-H-like kit's power run (``TpchPower``). A new load
-generator or workload kit is a class with ``prepare`` and ``run``, and one line in
+generator or workload kit is a class with ``prepare``, ``run`` and ``finish``, and one line in
 ``runner_for``; the executor does not change.
 """
 
@@ -66,6 +67,18 @@ class PhaseRunner(Protocol):
         """The phase itself, while ``watch`` samples the server; its result."""
         ...
 
+    def finish(self, result: PhaseResult) -> PhaseResult:
+        """What is done after the watching has stopped (so not in the phase's telemetry):
+        the result with what that adds."""
+        ...
+
+
+class _NothingAfter:
+    """A runner with nothing to do once the phase's watching has stopped."""
+
+    def finish(self, result: PhaseResult) -> PhaseResult:
+        return result
+
 
 def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> PhaseRunner:
     """The runner of one iteration of ``phase``: the one place that tells kinds of phase apart."""
@@ -83,7 +96,7 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
 
 
 @dataclass
-class LocalPgbench:
+class LocalPgbench(_NothingAfter):
     """pgbench on this machine; the watch is told its pid (its CPU is the client's)."""
 
     phase: PhaseSpec
@@ -108,7 +121,7 @@ class LocalPgbench:
 
 
 @dataclass
-class GeneratorPgbench:
+class GeneratorPgbench(_NothingAfter):
     """pgbench on the phase's generator hosts at once, merged; each host's figures in the
     result's ``generators`` table."""
 
@@ -134,7 +147,7 @@ class GeneratorPgbench:
 
 
 @dataclass
-class MaintenanceOperation:
+class MaintenanceOperation(_NothingAfter):
     """A maintenance operation on pgbench's tables, timed on its own session and watched from
     another; prepared (a VACUUM's dirtying) before the phase is watched."""
 
@@ -168,16 +181,26 @@ class MaintenanceOperation:
 
 @dataclass
 class KitPgbench:
-    """A workload kit's scripts, run by pgbench here or on the generator hosts; then the kit's
-    consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE`` in the result:
-    a few seconds while the watch still samples, after pgbench has ended)."""
+    """A workload kit's scripts, run by pgbench here or on the generator hosts. Before the
+    watching, the kit's refreshed SQL (``Kit.refresh``); around pgbench, its counters
+    (``kit_load.COUNTERS_TABLE``: TPC-C's orders written, from which NOPM); after the watching,
+    its consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE``: it reads
+    every order line, so it is neither measured nor sampled)."""
 
     phase: PhaseSpec
     iteration: int
     context: PhaseContext
 
+    @property
+    def kit(self) -> str:
+        assert self.phase.kit is not None
+        return self.phase.kit
+
     def prepare(self, stack: contextlib.ExitStack) -> None:
         del stack
+        if KITS[self.kit].refresh:
+            with self.context.server.connect() as conn:
+                kit_load.refresh(conn, self.kit)
 
     def run(self, watch: PhaseWatch) -> PhaseResult:
         c = self.context
@@ -186,17 +209,26 @@ class KitPgbench:
             if self.phase.remote
             else LocalPgbench(self.phase, self.iteration, c)
         )
+        with c.server.connect() as conn:
+            before = kit_load.counters(conn, self.kit)
         result = runner.run(watch)
-        assert self.phase.kit is not None
-        if not KITS[self.phase.kit].has("consistency"):
+        if not before:
             return result
         with c.server.connect() as conn:
-            table = kit_load.check(conn, self.phase.kit)
+            after = kit_load.counters(conn, self.kit)
+        table = kit_load.counters_table(before, after)
+        return replace(result, tables={**result.tables, kit_load.COUNTERS_TABLE: table})
+
+    def finish(self, result: PhaseResult) -> PhaseResult:
+        if not KITS[self.kit].has("consistency"):
+            return result
+        with self.context.server.connect() as conn:
+            table = kit_load.check(conn, self.kit)
         return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})
 
 
 @dataclass
-class Sysbench:
+class Sysbench(_NothingAfter):
     """sysbench's OLTP test on this machine, connected where pglab's own session is; the
     watch is told its pid (its CPU is the client's)."""
 
@@ -220,7 +252,7 @@ class Sysbench:
 
 
 @dataclass
-class TpchPower:
+class TpchPower(_NothingAfter):
     """kit = "tpch": each query's plan from one extra execution (before the watching, so not
     timed), then the power run on a session as pgbench's are (the run's session settings)."""
 

@@ -72,6 +72,9 @@ class Kit:
     unit_size: int = 1  # units of the scale per loading unit (YCSB: 100,000 records)
     unit_what: str = ""
     min_scale: float = 1  # below 1: a fractional scale (TPC-H's scale factors 0.01, 0.1)
+    # the SQL files run again on the run's database before its phases: what a dataset made by an
+    # older pglab must get of this one's (TPC-C's transactions as functions, Delivery's table)
+    refresh: tuple[str, ...] = ()
 
     def directory(self) -> Path:
         return HERE / self.name
@@ -143,6 +146,7 @@ TPCC = Kit(
     needs="pgbench's \\if, \\gset and CASE expressions",
     headline="new_order",
     setup=("schema", "load", "procedures"),
+    refresh=("procedures",),
     shared="SELECT tpcc_load_items()",
     unit="SELECT tpcc_load_warehouse(%s)",
     unit_what="warehouses",

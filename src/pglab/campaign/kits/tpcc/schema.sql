@@ -2,7 +2,7 @@
 -- load, keys.sql), and the helpers the loader and both modes use. Written by pglab from the
 -- specification; the kit's own objects are dropped first, nothing else.
 DROP TABLE IF EXISTS warehouse, district, customer, history, new_order, orders, order_line,
-    item, stock CASCADE;
+    item, stock, delivery_skip CASCADE;
 
 CREATE TABLE warehouse (
     w_id int NOT NULL, w_name varchar(10), w_street_1 varchar(20), w_street_2 varchar(20),

@@ -3,10 +3,19 @@
 -- run's constants C: 259 (customer ids), 7911 (item ids), 223 (last names; 157 at load)
 \set w_id random(1, :warehouses)
 \set carrier random(1, 10)
--- the oldest new order of each district, delivered; pgbench has no loops, so the ten
--- districts are one statement (a district whose order another Delivery took is skipped)
+-- the oldest undelivered order of each district that no other Delivery is delivering (SKIP
+-- LOCKED: the next one then), delivered; pgbench has no loops, so the ten districts are one
+-- statement. A district is skipped only when it has no such order (clause 2.7.4.2), and the
+-- skip is recorded (delivery_skip)
 WITH oldest AS (
-    SELECT no_d_id AS d, min(no_o_id) AS o FROM new_order WHERE no_w_id = :w_id GROUP BY no_d_id
+    SELECT d, n.o
+    FROM generate_series(1, 10) AS d
+    LEFT JOIN LATERAL (
+        SELECT no_o_id AS o FROM new_order WHERE no_w_id = :w_id AND no_d_id = d
+        ORDER BY no_o_id LIMIT 1 FOR UPDATE SKIP LOCKED
+    ) AS n ON true
+), skipped AS (
+    INSERT INTO delivery_skip SELECT :w_id, d, now() FROM oldest WHERE o IS NULL
 ), no AS (
     DELETE FROM new_order USING oldest
     WHERE no_w_id = :w_id AND no_d_id = oldest.d AND no_o_id = oldest.o

@@ -20,13 +20,20 @@ WITH l AS (
                 (ARRAY[:s1, :s2, :s3, :s4, :s5, :s6, :s7, :s8, :s9, :s10, :s11, :s12, :s13, :s14, :s15]::int[])[1 : :ol_cnt],
                 (ARRAY[:q1, :q2, :q3, :q4, :q5, :q6, :q7, :q8, :q9, :q10, :q11, :q12, :q13, :q14, :q15]::int[])[1 : :ol_cnt])
          WITH ORDINALITY AS l(i, s, q, n)
+), g AS (
+    -- an item may be on several lines: UPDATE ... FROM changes a row once, so its lines are
+    -- added up first and the stock row is updated once for all of them (clause 2.4.2.2 updates
+    -- it per line)
+    SELECT s, i, sum(q)::int AS q, count(*)::int AS lines FROM l GROUP BY s, i
 ), st AS (
     UPDATE stock SET
-        s_quantity = CASE WHEN s_quantity - l.q >= 10 THEN s_quantity - l.q
-                          ELSE s_quantity - l.q + 91 END,
-        s_ytd = s_ytd + l.q, s_order_cnt = s_order_cnt + 1,
-        s_remote_cnt = s_remote_cnt + (l.s <> :w_id)::int
-    FROM l WHERE s_w_id = l.s AND s_i_id = l.i
+        -- per line: S_QUANTITY - q if that leaves 10 or more, else S_QUANTITY - q + 91. Over
+        -- the lines of one item that is 10 + (S_QUANTITY - 10 - their sum) mod 91, since
+        -- S_QUANTITY stays within 10..100 (one line: the same as the clause's rule)
+        s_quantity = 10 + ((s_quantity - 10 - g.q) % 91 + 91) % 91,
+        s_ytd = s_ytd + g.q, s_order_cnt = s_order_cnt + g.lines,
+        s_remote_cnt = s_remote_cnt + CASE WHEN g.s <> :w_id THEN g.lines ELSE 0 END
+    FROM g WHERE s_w_id = g.s AND s_i_id = g.i
     RETURNING s_w_id, s_i_id, (ARRAY[s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05,
         s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10])[:d_id] AS info
 )
