@@ -119,6 +119,8 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     out = capsys.readouterr().out
     assert f"nopm = {run.metrics['nopm']:,.1f}" in out and "new_order_rollback.sql" in out
     assert "p95 ms" in out  # each transaction type's own percentiles, from the log
+    assert "consistency: 15 of 15 conditions hold" in out
+    assert "orders written (the sum of D_NEXT_O_ID: NOPM's count)" in out
     rows = list(csv.DictReader(io.StringIO(_export(lab, store, "--by", "script", capsys=capsys))))
     new_order = [r for r in rows if r["script"].endswith("/new_order.sql")]
     assert new_order and all(float(r["latency_p95_ms"]) >= float(r["latency_p50_ms"]) > 0

@@ -383,3 +383,45 @@ def test_shared_arguments_are_written_into_each_script_pgbench_runs(
     Path(str(new_order.path)).write_text("broken")
     again = TPCC.scripts("client")[0]
     assert again == new_order and Path(str(again.path)).read_text() == texts[0]
+
+
+def test_show_says_what_the_kit_counted_and_which_conditions_hold() -> None:
+    from pglab.analysis.kit_tables import lines
+
+    counters = {"columns": ["counter", "before", "after"],
+                "rows": [["orders", 60030, 61571], ["delivery_skips", 0, 0]]}  # fmt: skip
+    rows = [[n, f"condition {n}", 0] for n in range(1, 16)]
+    check = {"columns": ["condition", "says", "violations"], "rows": rows}
+    tables = {kit_load.COUNTERS_TABLE: counters, kit_load.CONSISTENCY_TABLE: check}
+    assert lines(tables) == [
+        "counted during the run: 1,541 orders written (the sum of D_NEXT_O_ID: NOPM's count), "
+        "0 of Delivery's districts skipped (no undelivered order)",
+        "consistency: 15 of 15 conditions hold",
+    ]
+    rows[12][2], rows[13][2] = 81, 81  # the client mode's stock defect, as it was
+    assert lines({kit_load.CONSISTENCY_TABLE: check}) == [
+        "consistency: 13 of 15 conditions hold; broken: 13 (condition 13: 81 broken); "
+        "14 (condition 14: 81 broken)"
+    ]
+    assert lines({"progress": {"columns": [], "rows": []}}) == []
+
+
+def test_deliveries_that_skip_over_one_percent_are_a_warning() -> None:
+    from pglab.analysis import derived
+
+    (point,) = expand_points(parsed(BASE))
+    phase = _kit_phase([[1, "W_YTD = sum(D_YTD)", 0]])
+    counters = {"columns": ["counter", "before", "after"],
+                "rows": [["orders", 0, 448], ["delivery_skips", 0, 6]]}  # fmt: skip
+    metrics = run_metrics(point, [replace(phase, tables={kit_load.COUNTERS_TABLE: counters})])
+    assert metrics["delivery_skipped_pct"] == pytest.approx(1.5)  # 6 of 400 districts
+    said = derived._inconsistent(_row(metrics), [], {})
+    assert [n.kind for n in said] == ["skipped"]
+    assert "Delivery skipped 1.5% of the districts it visited (more than 1%" in said[0].message
+    assert derived._inconsistent(_row({**metrics, "delivery_skipped_pct": 1.0}), [], {}) == []
+
+
+def _row(metrics: dict[str, float]) -> Any:
+    from pglab.rows import RunRow
+
+    return RunRow(7, "c", "k/1", "k", "base", "base", 1, "ok", 100.0, 0.0, 1.0, None, metrics)

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
+from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
@@ -379,6 +380,7 @@ def _print_run(run: StoredRun) -> None:
     for ph in run.phases:
         stored = run.series.get(str(ph.idx), {})
         text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph.elapsed_s))
+        text += kit_lines(stored)
         if text:
             console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
             for line in text:
