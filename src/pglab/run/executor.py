@@ -110,6 +110,9 @@ class Executor:
         self.store = store
         self.events: Events = events or QuietEvents()
         self.cluster: Cluster | None = None
+        # its data directory is thrown away after its run (dataset reset = "run"): no shutdown
+        # checkpoint is worth waiting for, so it is stopped at once ("immediate")
+        self.throwaway = False
         self.targets = storage_targets.Targets(lab)
         self.os = os_state.OsState(lab)  # [os]: the kernel state runs set, put back in close
         self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
@@ -197,7 +200,7 @@ class Executor:
             self._put_back()
             self.hosts.close()
             if self.cluster is not None:
-                self.cluster.stop()
+                self.cluster.stop(self._stop_mode())
         finally:
             self.cluster = None
             for path in self.workdirs:
@@ -503,7 +506,7 @@ class Executor:
         waldir = wal_root / f"{name}-wal" if wal_root else None
         if self.cluster is not None and (self.cluster.datadir != datadir or policy == "run"):
             t0 = time.monotonic()
-            self.cluster.stop()  # the last run's server
+            self.cluster.stop(self._stop_mode())  # the last run's server
             timings["stop_s"] = time.monotonic() - t0
             self.cluster = None
         if policy == "run" or datadir not in self.prepared:
@@ -517,4 +520,11 @@ class Executor:
             self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
+        self.throwaway = policy == "run"
         return self.cluster
+
+    def _stop_mode(self) -> str:
+        """How the last run's server stops: at once when its data directory is thrown away
+        (a fresh copy for every run: its shutdown checkpoint would write what nobody reads),
+        else cleanly, since the next run of its point starts from what it leaves."""
+        return "immediate" if self.throwaway else "fast"
