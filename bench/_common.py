@@ -10,11 +10,18 @@ import re
 import shutil
 import statistics
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from pglab import procs
+from pglab.campaign.spec import RunSpec
+from pglab.jsonish import JsonObject
 from pglab.lab import Lab
 from pglab.pgbench.invoke import auto_threads
+from pglab.postgres.server import Cluster
+from pglab.postgres.sources import Binaries
+from pglab.records import RunResult
+from pglab.run.executor import Executor
 from pglab.store import Store, open_store
 
 
@@ -47,7 +54,7 @@ def scratch_store() -> Store:
     return open_store(Path(tmp) / "bench.sqlite")
 
 
-def point_doc(name: str, args: argparse.Namespace, **workload: object) -> dict:
+def point_doc(name: str, args: argparse.Namespace, **workload: object) -> JsonObject:
     """A one-point campaign document from the point options."""
     return {
         "name": name,
@@ -70,14 +77,22 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-def bootstrap_median_ci(values: list[float], rounds: int = 10_000, seed: int = 1) -> tuple:
+def bootstrap_median_ci(
+    values: list[float], rounds: int = 10_000, seed: int = 1
+) -> tuple[float, float]:
     """A 95% bootstrap interval of the median of ``values``."""
     rng = random.Random(seed)
     medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
     return medians[int(0.025 * rounds)], medians[int(0.975 * rounds) - 1]
 
 
-def run_pairs(executor, binaries, points: dict, pairs: int, check=None) -> dict[str, list[float]]:
+def run_pairs(
+    executor: Executor,
+    binaries: Binaries,
+    points: dict[str, RunSpec],
+    pairs: int,
+    check: Callable[[str, RunResult], None] | None = None,
+) -> dict[str, list[float]]:
     """``pairs`` rounds of each of the two ``points`` (name -> RunSpec) once through the
     executor, the order alternating between rounds so that the drift of a shared machine falls
     on both; each run's TPS by name. ``check(name, result)`` looks at a run as it ends."""
@@ -94,7 +109,13 @@ def run_pairs(executor, binaries, points: dict, pairs: int, check=None) -> dict[
     return tps
 
 
-def bare_tps(binaries, cluster, args: argparse.Namespace, extra: tuple[str, ...], cwd) -> float:
+def bare_tps(
+    binaries: Binaries,
+    cluster: Cluster,
+    args: argparse.Namespace,
+    extra: tuple[str, ...],
+    cwd: str | Path,
+) -> float:
     """Bare pgbench at the point of ``args`` (``--clients --duration --script``) against a
     running ``cluster``, with ``extra`` options, in ``cwd``: its ``tps =`` line."""
     out = procs.run(

@@ -23,10 +23,12 @@ roughly the TPS it costs when pgbench and the server saturate every core.
 from __future__ import annotations
 
 import statistics
+import subprocess
 import threading
 import time
 from collections import defaultdict
 from dataclasses import replace
+from typing import Any
 
 import psutil
 from _common import bootstrap_median_ci, open_lab, parser, point_doc, scratch_store
@@ -43,9 +45,9 @@ CLOSE_S = 1.0
 _window_s = 0.0  # the phase's duration less both margins
 
 
-def busy(t) -> float:  # psutil.cpu_times(): everything but idle and iowait
-    return sum(v for k, v in t._asdict().items() if k not in ("idle", "iowait", "guest",
-                                                               "guest_nice"))  # fmt: skip
+def busy(t: Any) -> float:  # psutil.cpu_times(): everything but idle and iowait
+    return float(sum(v for k, v in t._asdict().items() if k not in ("idle", "iowait", "guest",
+                                                                     "guest_nice")))  # fmt: skip
 
 
 class Counter:
@@ -108,19 +110,19 @@ _counters: list[Counter] = []
 _exit, _set_pgbench = watch.PhaseWatch.__exit__, watch.PhaseWatch.set_pgbench
 
 
-def _counting_set_pgbench(self, proc):
+def _counting_set_pgbench(self: watch.PhaseWatch, proc: subprocess.Popen[Any]) -> None:
     _set_pgbench(self, proc)
     c = Counter(self)
     _counters.append(c)
     c.start()
 
 
-def _counting_exit(self, *exc):
+def _counting_exit(self: watch.PhaseWatch, *exc: object) -> None:
     for c in _counters:
         if c.pw is self and not c.done.is_set():
             c.done.set()
             c._thread.join()
-    return _exit(self, *exc)
+    _exit(self, *exc)
 
 
 watch.PhaseWatch.set_pgbench = _counting_set_pgbench  # type: ignore[method-assign]

@@ -22,11 +22,12 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from _common import open_lab, parser
 
 from pglab.campaign import parse as campaign
+from pglab.records import RunResult
 from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import Store, open_store
@@ -35,18 +36,18 @@ from pglab.store import Store, open_store
 class TimedStore:
     """The store, with the seconds spent saving runs counted."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.saving = 0.0
 
-    def save_run(self, result) -> int:
+    def save_run(self, result: RunResult) -> int:
         t = time.monotonic()
         try:
-            return self.store.save_run(result)
+            return int(self.store.save_run(result))
         finally:
             self.saving += time.monotonic() - t
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
 
 

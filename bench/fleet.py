@@ -83,7 +83,7 @@ def job_seconds(url: str) -> float:
             "SELECT job_id, min(at) FILTER (WHERE type = 'started'), max(at) "
             "FROM procrastinate_events GROUP BY job_id"
         ).fetchall()
-    return sum((end - start).total_seconds() for _, start, end in rows if start and end)
+    return float(sum((end - start).total_seconds() for _, start, end in rows if start and end))
 
 
 def one_round(server: str, workers: int, campaign: Path, root: Path) -> tuple[float, float, int]:

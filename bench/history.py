@@ -24,10 +24,12 @@ import math
 import numpy as np
 from _common import parser, wilson
 
-from pglab.analysis.history import change_points
+from pglab.analysis.history import ChangePoint, change_points
 
 
-def series(rng, n: int, runs: int, noise: float, between: float, step_pct: float) -> list:
+def series(
+    rng: np.random.Generator, n: int, runs: int, noise: float, between: float, step_pct: float
+) -> list[list[float]]:
     out = []
     for i in range(n):
         level = math.log1p(step_pct / 100) if i >= n // 2 else 0.0
@@ -47,7 +49,7 @@ def main() -> None:
     rng = np.random.default_rng(7)
     n, half = a.executions, a.executions // 2
 
-    def judged(step: float) -> list:
+    def judged(step: float) -> list[list[ChangePoint]]:
         return [change_points(series(rng, n, a.runs, a.noise, a.between, step), seed=s)
                 for s in range(a.series)]  # fmt: skip
 
@@ -67,6 +69,7 @@ def main() -> None:
             line("history_extra_alarms_20pct", sum(len(f) > 1 for f in found))
         if step == -10.0:
             covered = sum(c is not None and c.comparison.ci_low is not None
+                          and c.comparison.ci_high is not None
                           and c.comparison.ci_low <= -10.0 <= c.comparison.ci_high
                           for c in near)  # fmt: skip
             hits = max(1, sum(c is not None for c in near))

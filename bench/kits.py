@@ -17,6 +17,7 @@ NOPM in its two modes.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import tempfile
 from pathlib import Path
@@ -25,12 +26,14 @@ from _common import bootstrap_median_ci, open_lab, parser, scratch_store
 
 from pglab import procs
 from pglab.campaign import parse as campaign
+from pglab.lab import Lab
 from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
+from pglab.store import Store
 from pglab.sysbench.invoke import argv_for
 from pglab.sysbench.output import parse_report
 
@@ -41,7 +44,7 @@ def ci_line(name: str, values: list[float], digits: int = 1) -> str:
             f"(95% CI {low:.{digits}f}–{high:.{digits}f}, {len(values)} rounds)")  # fmt: skip
 
 
-def sysbench_overhead(lab, store, args) -> list[float]:
+def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[float]:
     doc = {"name": "bench-kits-sysbench",
            "dataset": {"tables": 2, "table_size": 10000},
            "workload": {"generator": "sysbench", "test": args.test, "clients": args.clients,
@@ -83,7 +86,7 @@ def sysbench_overhead(lab, store, args) -> list[float]:
     return ratios
 
 
-def tpcc_modes(lab, store, args) -> dict[str, list[float]]:
+def tpcc_modes(lab: Lab, store: Store, args: argparse.Namespace) -> dict[str, list[float]]:
     doc = {"name": "bench-kits-tpcc", "dataset": {"scale": args.warehouses},
            "workload": {"kit": "tpcc", "clients": args.clients, "duration": args.duration},
            "matrix": {"mode": ["procedures", "client"]}}  # fmt: skip

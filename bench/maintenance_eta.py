@@ -30,6 +30,7 @@ runs, shares and both estimators as the runs showed them (the issue's target: at
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import statistics
@@ -41,9 +42,11 @@ from typing import Any
 from _common import open_lab, parser
 
 from pglab.campaign import parse as campaign
+from pglab.jsonish import JsonObject
 from pglab.maintenance import operations
 from pglab.maintenance.eta import eta_errors, phase_end, replay
 from pglab.maintenance.figures import Prior
+from pglab.rows import StoredRun
 from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
@@ -54,7 +57,7 @@ ESTIMATORS = ("rate", "history")
 Errors = dict[tuple[str, str], list[list[float]]]  # (operation, estimator): each run's errors
 
 
-def documents(args) -> dict[str, dict]:
+def documents(args: argparse.Namespace) -> dict[str, JsonObject]:
     """The two campaigns, by operation."""
     return {
         "vacuum": {
@@ -78,7 +81,9 @@ def documents(args) -> dict[str, dict]:
     }
 
 
-def runs_median_ci(per_run: list[list[float]], rounds: int = 10_000, seed: int = 1) -> tuple:
+def runs_median_ci(
+    per_run: list[list[float]], rounds: int = 10_000, seed: int = 1
+) -> tuple[float, float]:
     """A 95% bootstrap interval of the median of all errors, the runs resampled (each run's
     errors together)."""
     rng = random.Random(seed)
@@ -159,7 +164,7 @@ def summary(errors: Errors, how_read: str | None) -> None:
         )
 
 
-def progress_of(run) -> tuple[list[list[Any]], float]:
+def progress_of(run: StoredRun) -> tuple[list[list[Any]], float]:
     """A stored run's progress rows of its one phase and the epoch that phase ended."""
     ph = run.phases[0]
     table = next(t for k, t in run.series[str(ph.idx)].items() if k.startswith("progress."))

@@ -53,6 +53,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.telemetry import watch
+from pglab.telemetry.base import Sampler
 
 # the samplers one arm keeps (None: all of them), by class name
 SAMPLERS = {"stats": "PgStatsSampler", "waits": "WaitsSampler", "buffers": "BuffersSampler",
@@ -61,7 +62,7 @@ _only: set[str] | None = None
 _samplers = watch.PhaseWatch.samplers
 
 
-def _some_samplers(self):  # PhaseWatch.samplers, keeping only the arm's
+def _some_samplers(self: watch.PhaseWatch) -> list[Sampler]:  # keeping only the arm's
     found = _samplers(self)
     return found if _only is None else [s for s in found if type(s).__name__ in _only]
 

@@ -23,6 +23,7 @@ from pglab.campaign import parse as campaign
 from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.profile import folded
+from pglab.records import RunResult
 from pglab.run.executor import Executor
 
 
@@ -40,7 +41,7 @@ def main() -> None:
     executor = Executor(lab, store=scratch_store())
     folding: list[float] = []
 
-    def has_profile(name: str, result) -> None:
+    def has_profile(name: str, result: RunResult) -> None:
         if name == "on":
             assert folded.TABLE in result.phases[-1].tables, set(result.phases[-1].tables)
             folding.append(result.timings.get("profile_s", 0.0))

@@ -13,7 +13,7 @@ import statistics
 
 from _common import open_lab, parser
 
-from pglab.campaign.spec import DatasetSpec, ServerSpec
+from pglab.campaign.spec import DatasetSpec, ServerSpec, dataset_key
 from pglab.postgres import dataset
 from pglab.postgres.sources import resolve
 
@@ -28,7 +28,7 @@ def main() -> None:
     spec = DatasetSpec(scale=args.scale)
     binaries = resolve(server, lab)
     # a fresh init every time, so the init time is measured, not read from an earlier run
-    shutil.rmtree(lab.datasets / dataset.dataset_key(server, spec), ignore_errors=True)
+    shutil.rmtree(lab.datasets / dataset_key(server, spec), ignore_errors=True)
     ds = dataset.ensure(lab, binaries, server, spec)
     target = lab.clusters / "w-bench-reset"
     times = [dataset.reset(lab, ds, target) for _ in range(args.resets)]

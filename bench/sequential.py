@@ -27,6 +27,7 @@ fixed repeats (about 4 minutes) and replays that.
 
 from __future__ import annotations
 
+import argparse
 import math
 import tomllib
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from pglab.campaign import parse as campaign
 from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.stats.sequential import Point, SequentialSpec, undecided
-from pglab.store import open_store
+from pglab.store import Store, open_store
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "auto-repeats.toml"
 
@@ -150,7 +151,7 @@ def simulate(campaigns: int, seed: int) -> Tally:
     return total
 
 
-def recorded(store, name: str, min_rounds: int, effect: float | None) -> Tally:
+def recorded(store: Store, name: str, min_rounds: int, effect: float | None) -> Tally:
     """A stored campaign of fixed repeats replayed: each coordinate's baseline and variants in
     the order their runs ran (null: unknown, so no false-positive figure)."""
     camp = store.get_campaign(name)
@@ -178,7 +179,7 @@ def recorded(store, name: str, min_rounds: int, effect: float | None) -> Tally:
     return total
 
 
-def live(args) -> str:
+def live(args: argparse.Namespace) -> str:
     """examples/auto-repeats.toml with 10 fixed repeats, run now; its name in the store."""
     doc = tomllib.loads(EXAMPLE.read_text())
     doc.pop("sequential")

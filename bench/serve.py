@@ -109,7 +109,7 @@ def measure(db: Path, home: Path, rounds: int, campaigns: int) -> dict[str, list
         server.wait(timeout=30)
 
 
-def wait_up(base: str, server: subprocess.Popen) -> None:
+def wait_up(base: str, server: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert server.poll() is None, "pglab serve ended"

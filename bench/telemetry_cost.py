@@ -43,7 +43,7 @@ def server_cpu(sampler: Any) -> Callable[[], float]:
 
     def seconds() -> float:
         t = proc.cpu_times()
-        return t.user + t.system
+        return float(t.user + t.system)
 
     return seconds
 

@@ -22,6 +22,7 @@ from _common import bootstrap_median_ci, open_lab, parser, point_doc, run_pairs,
 from pglab.campaign import parse as campaign
 from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
+from pglab.records import RunResult
 from pglab.run.executor import Executor
 
 
@@ -37,7 +38,7 @@ def main() -> None:
     binaries = resolve(on.server, lab)
     executor = Executor(lab, store=scratch_store())
 
-    def has_telemetry(name: str, result) -> None:
+    def has_telemetry(name: str, result: RunResult) -> None:
         if name == "on":
             kinds = set(result.phases[-1].tables)
             assert {"pg.database", "waits", "os.cpu"} <= kinds, kinds

@@ -24,11 +24,12 @@ from _common import bootstrap_median_ci, open_lab, parser
 
 from pglab.campaign.spec import ServerSpec
 from pglab.postgres import tpch_load
+from pglab.postgres.kit_load import Connect
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import resolve
 
 
-def by_hand(connect, scale: float, scratch: Path) -> float:
+def by_hand(connect: Connect, scale: float, scratch: Path) -> float:
     t0 = time.monotonic()
     out = scratch / "csv"
     shutil.rmtree(out, ignore_errors=True)

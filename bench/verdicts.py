@@ -29,9 +29,11 @@ rounds). The last lines are ``aa_false_positive_rate: X`` (the worst scenario),
 
 from __future__ import annotations
 
+import argparse
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from _common import open_lab, parser, scratch_store, wilson
@@ -42,7 +44,7 @@ from pglab.planning.plan import make_plan
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.stats import differences
-from pglab.stats.significance import scipy_stats
+from pglab.stats.significance import ALPHA, scipy_stats
 
 VARIANTS, REPEATS = 6, 4  # settings-sweep: a baseline and 5 others, 4 repeats
 
@@ -140,7 +142,7 @@ class Blocked:
         df = np.where(noisier, k, df_pool)
         self.p = 2 * st.t.sf(np.abs(mean) / se, df)
         self.delta = mean
-        half = st.t.isf(verdicts.ALPHA / m, df) * se  # the 1 - 2·ALPHA/m interval
+        half = st.t.isf(ALPHA / m, df) * se  # the 1 - 2·ALPHA/m interval
         low, high = np.log1p(-margin_pct / 100), np.log1p(margin_pct / 100)
         self.equal = (mean - half > low) & (mean + half < high)
 
@@ -149,7 +151,7 @@ class Blocked:
         m = self.p.shape[1]
         order = np.argsort(self.p, axis=1)
         ranked = np.take_along_axis(self.p, order, 1)
-        passed = np.cumprod(ranked < verdicts.ALPHA / (m - np.arange(m)), axis=1).astype(bool)
+        passed = np.cumprod(ranked < ALPHA / (m - np.arange(m)), axis=1).astype(bool)
         out = np.zeros_like(passed)
         np.put_along_axis(out, order, passed, 1)
         return out
@@ -178,17 +180,18 @@ def _noisier_baseline(y: np.ndarray) -> np.ndarray:
     return out
 
 
-def _base_f_all(y: np.ndarray, st) -> np.ndarray:
+def _base_f_all(y: np.ndarray, st: Any) -> np.ndarray:
     resid = y - y.mean(2, keepdims=True) - y.mean(1, keepdims=True) + y.mean((1, 2), keepdims=True)
     ss = (resid**2).sum(2)
     points, rounds = y.shape[1], y.shape[2]
     total = (points - 1) * (rounds - 1)
     own = total / points
     ratio = (ss[:, 0] / own) / ((ss.sum(1) - ss[:, 0]) / (total - own))
-    return st.f.sf(ratio, own, total - own) < differences.GUARD
+    guarded: np.ndarray = st.f.sf(ratio, own, total - own) < differences.GUARD
+    return guarded
 
 
-def _base_f(table: np.ndarray, st) -> bool:
+def _base_f(table: np.ndarray, st: Any) -> bool:
     return table.shape[1] >= 2 and bool(_base_f_all(table[None], st)[0])
 
 
@@ -289,7 +292,7 @@ def agreement(rng: np.random.Generator, n: int) -> None:
 # -- live -------------------------------------------------------------------------------------
 
 
-def live(args) -> None:
+def live(args: argparse.Namespace) -> None:
     lab = open_lab(args)
     doc = {
         "name": "bench-verdicts",

@@ -5,7 +5,6 @@ strictness of pyproject.toml [tool.mypy]."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,14 +29,9 @@ def test_ruff(argv: list[str]) -> None:
 
 
 def test_mypy() -> None:
+    # src and bench, strictly (pyproject.toml [tool.mypy]: files, strict). A bench is run by
+    # hand, rarely: type-checking it against pglab (which ships py.typed) is what catches an API
+    # it still calls the old way (Executor(store=None) died in bench/kits.py)
     done = subprocess.run([str(MYPY)], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_mypy_over_the_benches() -> None:
-    # a bench is run by hand, rarely: type-checking it against pglab (which ships py.typed) is
-    # what catches an API it still calls the old way (Executor(store=None) died in bench/kits.py)
-    env = {**os.environ, "MYPYPATH": str(REPO / "tests")}  # the benches import tests' helpers
-    done = subprocess.run([str(MYPY), "bench"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, env=env)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert "243 source files" in done.stdout or "source files" in done.stdout, done.stdout

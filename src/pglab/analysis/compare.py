@@ -43,6 +43,7 @@ from pglab.analysis.comparisons import (
     WaitsRow,
 )
 from pglab.analysis.points import PointRow, axis_name
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
 from pglab.metric_units import figure_of
 from pglab.postgres import build
@@ -290,7 +291,7 @@ def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> Poi
 
 
 def compare_points(
-    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    a: Target, b: Target, effect_pct: float = DEFAULT_EFFECT_PCT,
     equivalence_pct: float | None = None,
     family: Sequence[tuple[dict[int, float], dict[int, float], str]] | None = None,
 ) -> PointsComparison:  # fmt: skip
@@ -368,7 +369,7 @@ def _unique(rows: list[PointRow], key: Callable[[PointRow], str]) -> dict[str, P
 
 
 def compare_campaigns(
-    a: Target, b: Target, effect_pct: float = verdicts.DEFAULT_EFFECT_PCT
+    a: Target, b: Target, effect_pct: float = DEFAULT_EFFECT_PCT
 ) -> CampaignsComparison:
     runs_a, runs_b = a.runs, b.runs
     rows_a, rows_b = points.point_rows(runs_a), points.point_rows(runs_b)
@@ -455,7 +456,7 @@ def compare_scripts(
     runs_a: Sequence[RunRow],
     runs_b: Sequence[RunRow],
     phases: dict[int, tuple[PhaseRow, ...]],
-    effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
 ) -> None:
     """Add to each pair of points its ``scripts`` (``script_rows`` of its ok runs' phases) and
     judge each script whose TPS has 2 runs or more a side, as the points' TPS are (Welch's t on

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pglab.analysis import comparable, generator_hosts, points, scripts, verdicts
+from pglab.analysis import comparable, generator_hosts, points, scripts
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.maintenance.figures import OPERATION_KIND
@@ -368,7 +369,7 @@ def _short(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notic
 def notices_of(
     runs: Sequence[RunRow],
     baseline: str | None = None,
-    effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
     verbose: bool = False,
     rows: list[points.PointRow] | None = None,
 ) -> list[Notice]:

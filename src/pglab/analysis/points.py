@@ -19,6 +19,7 @@ import numpy as np
 
 from pglab import metric_units
 from pglab.analysis import verdicts
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
@@ -40,7 +41,7 @@ def effect_of(campaign: CampaignRow | None) -> float:
     """The campaign's effect of interest in % (``[analysis] effect``), else the default: what a
     "~" verdict must have been able to find."""
     analysis_table = spec_of(campaign).get("analysis") or {}
-    return float(analysis_table.get("effect", verdicts.DEFAULT_EFFECT_PCT))
+    return float(analysis_table.get("effect", DEFAULT_EFFECT_PCT))
 
 
 def equivalence_of(campaign: CampaignRow | None) -> float | None:
@@ -170,7 +171,7 @@ class PointRow:
 def point_rows(
     runs: Sequence[RunRow],
     baseline: str | None = None,
-    effect_pct: float = verdicts.DEFAULT_EFFECT_PCT,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
     sequential: SequentialSpec | None = None,
     axis_base: dict[str, AxisValue] | None = None,
     blocked: bool = False,

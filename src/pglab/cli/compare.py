@@ -20,6 +20,7 @@ from pglab.analysis.comparisons import (
     RunsComparison,
     ScriptComparison,
 )
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.cli import fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
@@ -236,7 +237,7 @@ def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
         if c.verdict in "=~?" and c.reason:
             name = p["b"]["point"]  # B is the one compared (A is the baseline)
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
-    effect = reasons[0][1].effect_pct if reasons else verdicts.DEFAULT_EFFECT_PCT
+    effect = reasons[0][1].effect_pct if reasons else DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for _, c in reasons if c.equivalence_pct), effect)
     log_of = {"tps": "TPS", "nopm": "NOPM"}.get(figure, figure)
     tests = verdicts.methods_text([c for _, c in reasons])

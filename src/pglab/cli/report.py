@@ -74,6 +74,7 @@ def write_report(
     section in the report)."""
     from pglab import report  # matplotlib: imported only when a report is drawn
     from pglab.tune import summary as tune_summary
+    from pglab.tune.spec import is_tune
 
     camp = store.get_campaign(ident) if isinstance(ident, str) else None
     if camp is not None and camp["name"] != ident:
@@ -85,7 +86,7 @@ def write_report(
             markup=False,
         )
     tune = None
-    if store_url is not None and camp is not None and tune_summary.is_tune(camp):
+    if store_url is not None and camp is not None and is_tune(camp):
         tune = tune_summary.of(store, store_url, camp["name"])
     with console.status("drawing the report…"):
         written = report.write(store, ident, output, home, tune, png)

@@ -128,7 +128,7 @@ async def _serve(
         child = state.child
         if child is not None and child.returncode is None:
             child.send_signal(signal.SIGINT)
-        worker.stop()
+        worker.stop()  # type: ignore[no-untyped-call]  # procrastinate leaves it untyped
 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -137,7 +137,7 @@ async def _serve(
         rescue = asyncio.create_task(_rescue_stalled(app, say))
         started = asyncio.create_task(_register_at_start(url, worker, name, queue, say))
         try:
-            await worker.run()
+            await worker.run()  # type: ignore[no-untyped-call]  # procrastinate leaves it untyped
         finally:
             for task in (rescue, started):
                 task.cancel()

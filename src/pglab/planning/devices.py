@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pglab.campaign import os_checks
+from pglab.campaign.checks import Problems
 from pglab.campaign.spec import RunSpec, TargetSpec
 from pglab.errors import CampaignError
 from pglab.lab import Lab
@@ -63,7 +64,7 @@ def _device_problems(pt: RunSpec, target: TargetSpec | None, lab: Lab) -> list[s
         dev = device_of(path) if path.exists() else None
         if dev is None:
             return [f"{where}: {path} is on no block device (tmpfs or overlay)"]
-    p = os_checks.Problems()
+    p = Problems()
     if dev is not None and pt.os.io_scheduler is not None:
         os_checks.check_scheduler(dev, pt.os.io_scheduler, p, where)
     return p.items

@@ -16,9 +16,10 @@ from typing import Any
 from pglab.campaign import kits, os_table
 from pglab.campaign import os_spec as os_spec_module
 from pglab.campaign.checks import Problems
-from pglab.campaign.parse import STORAGE_AXES, Campaign, Variant, apply_workload
+from pglab.campaign.parse import Campaign, Variant
+from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
-from pglab.campaign.workload import takes
+from pglab.campaign.workload import apply_workload, takes
 from pglab.postgres.dataset import ycsb_record_ratio
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset

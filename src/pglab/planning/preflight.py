@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,7 @@ def preflight(
     fit = capacity.check(
         plan, lab, binaries, catalogs, budget, host_ram=on_hosts.ram, host_disk=on_hosts.disk
     )
-    for check in (
+    checks: tuple[Callable[[], None], ...] = (
         lambda: settings.raise_if_problems(list(dict.fromkeys(problems))),
         lambda: _check_scripts(plan, binaries),
         lambda: _check_pgbench_options(plan, binaries),
@@ -107,7 +107,8 @@ def preflight(
         lambda: _check_fio(campaign),
         lambda: _raise(profile_checks.problem(plan.runs, lab.home / "work")),  # perf
         lambda: _raise(devices.problem(plan.points, lab)),  # [os] on the storage's devices
-    ):
+    )
+    for check in checks:
         try:
             check()
         except LabError as exc:

@@ -10,6 +10,7 @@ from typing import TypedDict
 from pglab.analysis import compare, profiles, verdicts
 from pglab.analysis.comparisons import CompareResult
 from pglab.analysis.profiles import Change
+from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
 from pglab.store import Store
 
@@ -68,7 +69,7 @@ def _legend(result: CompareResult) -> str:
     if result["kind"] == "runs":
         return result["note"]
     judged = [p["comparison"] for p in result["pairs"] if p["comparison"]]
-    effect = judged[0].effect_pct if judged else verdicts.DEFAULT_EFFECT_PCT
+    effect = judged[0].effect_pct if judged else DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for c in judged if c.equivalence_pct), effect)
     holm = result["kind"] == "campaigns" and result["corrected"]
     return (

@@ -13,7 +13,7 @@ where it is read back (``change``: two stored plans); ``parse`` makes it a tree 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import psycopg
@@ -116,7 +116,7 @@ def shape_change(a: PlanNode, b: PlanNode) -> str | None:
 
 
 # where a node outgrew work_mem, in words: its kind's text with the amount (kB shown as MB)
-SPILL_TEXT = {
+SPILL_TEXT: dict[str, Callable[[int], str]] = {
     "sort": lambda kb: f"sort on disk ({kb / 1024:,.1f} MB)",
     "hash": lambda n: f"hash in {n:,} batches",
     "hashagg": lambda kb: f"hash aggregate on disk ({kb / 1024:,.1f} MB)",

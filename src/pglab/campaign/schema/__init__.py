@@ -22,7 +22,7 @@ from pglab.campaign.schema.layout import (
 )
 from pglab.campaign.schema.model import Key, Table, def_name, key
 from pglab.campaign.schema.tables import *  # noqa: F403 (the tables and their key sets)
-from pglab.campaign.schema.tables import BY_NAME, TABLES, TARGET_KINDS
+from pglab.campaign.schema.tables import BY_NAME, TABLES
 from pglab.campaign.schema.tune import (
     DEFAULT_CONFIRM_REPEATS,
     DEFAULT_MEMORY_SHARE,
@@ -36,6 +36,7 @@ from pglab.campaign.schema.tune import (
     TUNE_TABLES,
 )
 from pglab.campaign.shapes import SHAPES
+from pglab.campaign.spec import TARGET_KINDS
 
 __all__ = [
     "BY_NAME", "COMMENT_AT", "DEFAULT_CONFIRM_REPEATS", "DEFAULT_MEMORY_SHARE", "DEFAULT_TRIALS",

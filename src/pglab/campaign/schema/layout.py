@@ -9,8 +9,9 @@ import tomllib
 from typing import Any
 
 from pglab.campaign.schema.model import Key, Table
-from pglab.campaign.schema.tables import BY_NAME, TABLES, TARGET_KINDS
+from pglab.campaign.schema.tables import BY_NAME, TABLES
 from pglab.campaign.shapes import SHAPES
+from pglab.campaign.spec import TARGET_KINDS
 
 # -- words: the type, the default ------------------------------------------------------------
 
