@@ -17,6 +17,7 @@ as tables.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import PurePath
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
@@ -86,6 +87,12 @@ class PhaseRow:
     initial_connection_ms: float | None
     report: PgbenchReport  # pgbench's final report as parsed and stored
     output: str  # what pgbench printed
+
+    @property
+    def client(self) -> str:
+        """The load generator's program as its command names it (``pgbench``, ``sysbench``):
+        the name telemetry gives the client's CPU."""
+        return PurePath(self.argv[0]).name if self.argv else "pgbench"
 
 
 @dataclass(frozen=True, slots=True)

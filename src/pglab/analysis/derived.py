@@ -61,6 +61,7 @@ DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
+THREADS_OPTION = {"pgbench": " (-j)", "sysbench": " (--threads)"}  # a client's option
 
 
 @dataclass(frozen=True)
@@ -268,9 +269,10 @@ def run_notices(run: RunRow) -> list[Notice]:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):
             out.append(Notice("client-bound", label, rid, (
-                f"pgbench used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
+                f"{ph.client} used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
                 f"{_phase_name(ph)}: the load generator, not the server, may be the limit; "
-                "give pgbench more threads (-j) or fewer clients per thread"
+                f"give {ph.client} more threads{THREADS_OPTION.get(ph.client, '')} or fewer "
+                "clients per thread"
             )))  # fmt: skip
             break
     if isinstance(run, StoredRun):

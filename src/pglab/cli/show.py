@@ -379,7 +379,8 @@ def _print_run(run: StoredRun) -> None:
         console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
     for ph in run.phases:
         stored = run.series.get(str(ph.idx), {})
-        text = telemetry_summary.lines(telemetry_summary.phase_summary(stored, ph.elapsed_s))
+        summary = telemetry_summary.phase_summary(stored, ph.elapsed_s)
+        text = telemetry_summary.lines(summary, ph.client)
         text += kit_lines(stored)
         if text:
             console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")

@@ -270,7 +270,9 @@ def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: Ru
     if idxs:
         seconds = sum(p.elapsed_s or 0 for p in rep.phases if p.idx in idxs)
         summary = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
-        pt.telemetry = PointTelemetry(summary["figures"], summary["top_waits"], lines(summary))
+        client = next(p.client for p in rep.phases if p.idx == idxs[-1])
+        pt.telemetry = PointTelemetry(summary["figures"], summary["top_waits"],
+                                      lines(summary, client))  # fmt: skip
 
 
 def _histogram(run: StoredRun) -> latency_hist.Histogram:

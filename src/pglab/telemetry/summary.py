@@ -38,8 +38,9 @@ def phase_summary(stored: Mapping[str, TableJson], seconds: float) -> PhaseSumma
     return {"figures": figures, "top_waits": waits.top(tables.get("waits")), "notes": notes}
 
 
-def lines(summary: PhaseSummary) -> list[str]:
-    """The summary as a few lines of text for a terminal."""
+def lines(summary: PhaseSummary, client: str = "pgbench") -> list[str]:
+    """The summary as a few lines of text for a terminal; ``client``: the load generator's
+    program, named as it is (``PhaseRow.client``: pgbench, sysbench)."""
     f = summary["figures"]
     out = []
     if summary["top_waits"]:
@@ -64,10 +65,10 @@ def lines(summary: PhaseSummary) -> list[str]:
         cpu = (f"CPU user {f['cpu_user_pct']:.0f}% system {f['cpu_system_pct']:.0f}% "
                f"iowait {f['cpu_iowait_pct']:.0f}% steal {f['cpu_steal_pct']:.0f}%")  # fmt: skip
         if "pgbench_cpu_pct" in f:
-            cpu += (f"; pgbench {f['pgbench_cpu_pct']:.0f}% of a core, postgres "
+            cpu += (f"; {client} {f['pgbench_cpu_pct']:.0f}% of a core, postgres "
                     f"{f['postgres_cpu_pct']:.0f}%")  # fmt: skip
         if f.get("client_bound"):
-            cpu += " — CLIENT-BOUND: pgbench used most of a core"
+            cpu += f" — CLIENT-BOUND: {client} used most of a core"
         out.append(cpu)
     if "disk_write_mb_s" in f:
         out.append(f"disk read {f['disk_read_mb_s']:.1f} MB/s, write {f['disk_write_mb_s']:.1f} "
