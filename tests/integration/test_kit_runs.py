@@ -136,6 +136,8 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     assert cli("report", "tpcc", "-o", str(page), lab=lab, store=store) == 0
     html = page.read_text()  # the points table: a column per kit figure
     assert all(f"<th>{k}</th>" in html for k in ("nopm", "tpm", "rollback_pct", "inconsistent"))
+    # each point's scripts by their names, not by the paths pglab wrote them to
+    assert "<td>1 new_order.sql</td>" in html and "kit-scripts/" not in html.split("<table")[-1]
 
 
 def _export(lab: Lab, store: Path, *args: str, capsys: Any) -> str:
