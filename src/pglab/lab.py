@@ -45,6 +45,18 @@ def default_home() -> Path:
     return Path(base) / "pglab"
 
 
+def said_home(home: Path) -> str:
+    """Where the lab is, as a run's last lines say it: as root, the default lab is the
+    machine's, shared by every user who runs pglab as root (datasets, builds, results)."""
+    said = f"the lab: {home}"
+    if os.geteuid() == 0 and home == Path("/var/lib/pglab"):
+        said += (
+            " (as root, the machine's lab, shared by everyone who runs pglab as root: its "
+            "datasets, builds and results; PGLAB_HOME or --lab-dir for one of your own)"
+        )
+    return said
+
+
 def default_store_url(home: Path | None = None) -> str:
     if env := os.environ.get("PGLAB_STORE"):
         return env

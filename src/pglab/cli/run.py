@@ -22,7 +22,7 @@ from pglab.cli import fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import LabError, StoreError
-from pglab.lab import Lab
+from pglab.lab import Lab, said_home
 from pglab.planning.plan import Plan
 from pglab.postgres import build as builds
 from pglab.postgres.dataset import described
@@ -168,6 +168,7 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
             f"\n{outcome.ok} run(s) ok, {outcome.failed} failed this time; stored in "
             f"{mask_url(where.store_url)}"
         )
+        console.print(said_home(lab.home), markup=False, soft_wrap=True)
         if report_after:
             report.write_report(store, camp.name, None, lab.home)
         hints = [where.command("show", camp.name), where.command("report", camp.name),
