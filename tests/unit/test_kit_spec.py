@@ -4,6 +4,7 @@ from pgbench's per-script counts, and how its consistency is said."""
 
 from __future__ import annotations
 
+import statistics
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -425,3 +426,35 @@ def _row(metrics: dict[str, float]) -> Any:
     from pglab.rows import RunRow
 
     return RunRow(7, "c", "k/1", "k", "base", "base", 1, "ok", 100.0, 0.0, 1.0, None, metrics)
+
+
+def test_show_and_compare_judge_a_kit_s_points_alike() -> None:
+    """One question, one answer (issue 52): the points of a campaign of the TPC-C-like kit are
+    judged on NOPM by ``pglab show`` (``points.campaign_rows``) as by ``pglab compare``, with
+    the same pairing by round: the same Δ%, CI and verdict. TPS moves the other way here, so
+    a view judging TPS would say the opposite."""
+    from pglab.analysis import points
+    from pglab.analysis.compare import Target, compare_points
+    from pglab.rows import CampaignRow, RunRow
+
+    drift = [1.0, 0.7, 1.2, 0.9]
+    runs = [RunRow(len(drift) * (p == "b") + r, "c", f"{p}/{r}", p, p, p, r, "ok",
+                   100.0 * (1.1 if p == "b" else 1.0), 0.0, 1.0, None,
+                   metrics={"nopm": 1000.0 * d * (0.8 if p == "b" else 1.0) * (1 + r / 300)})
+            for r, d in enumerate(drift, 1) for p in ("a", "b")]  # fmt: skip
+    camp: CampaignRow = {"id": 1, "name": "c", "created_at": 0.0, "updated_at": 0.0,
+                         "source_file": None, "pglab_version": "0", "runs_ok": 8,
+                         "runs_failed": 0, "last_run_at": None,
+                         "spec": {"name": "c", "repeats": 4, "variants": {"a": {}, "b": {}}}}  # type: ignore[typeddict-item]  # fmt: skip
+    shown = {pt.point: pt for pt in points.campaign_rows(runs, camp)}
+    assert points.figure_of(runs) == "NOPM" and shown["a"].tps_median == pytest.approx(
+        statistics.median(r.metrics["nopm"] for r in runs if r.point_key == "a")
+    )
+    said = shown["b"].comparison
+    a, b = (Target("point", p, "c", p, runs=[r for r in runs if r.point_key == p]) for p in "ab")
+    family = points.family_rounds(runs, camp)
+    compared = compare_points(a, b, family=family, family_figure="nopm")
+    c = compared["pairs"][0]["comparison"]
+    assert said is not None and said.verdict == c.verdict == "-"
+    assert (said.delta_pct, said.ci_low, said.ci_high) == (c.delta_pct, c.ci_low, c.ci_high)
+    assert said.delta_pct == pytest.approx(-20.0, abs=1.0) and said.method == c.method

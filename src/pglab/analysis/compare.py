@@ -174,8 +174,10 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
         effect = points.effect_of(camp_a)  # A is the baseline
         if a.kind == "point":  # two points of one interleaved campaign pair by round
             paired = a.campaign == b.campaign and points.blocked_of(camp_a)
-            family = points.family_rounds(store.list_runs(a.campaign), camp_a) if paired else None
-            out = compare_points(a, b, effect, points.equivalence_of(camp_a), family)
+            runs = store.list_runs(a.campaign) if paired else []
+            family = points.family_rounds(runs, camp_a) if paired else None
+            on = headline(runs)  # the figure show judges the campaign's points on
+            out = compare_points(a, b, effect, points.equivalence_of(camp_a), family, on)
             _judge_scripts(store, a, b, out["pairs"], effect)
             out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect)  # kit = "tpch"
         else:
@@ -271,10 +273,10 @@ def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[WaitsRow]:
 
 
 def headline(runs: Sequence[RunRow]) -> str:
-    """What points are judged on: a workload kit's NOPM when every ok run of both sides has
-    one (``kit = "tpcc"``), else TPS (MB/s for maintenance operations)."""
-    ok = [r for r in runs if r.ok]
-    return "nopm" if ok and all("nopm" in r.metrics for r in ok) else "tps"
+    """What points are judged on (``points.figure_of``, as every view judges them): a
+    workload kit's NOPM when every ok run of both sides has one (``kit = "tpcc"``), else TPS
+    (MB/s for maintenance operations)."""
+    return "nopm" if points.figure_of(runs) == "NOPM" else "tps"
 
 
 def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
@@ -294,14 +296,17 @@ def compare_points(
     a: Target, b: Target, effect_pct: float = DEFAULT_EFFECT_PCT,
     equivalence_pct: float | None = None,
     family: Sequence[tuple[dict[int, float], dict[int, float], str]] | None = None,
+    family_figure: str = "tps",
 ) -> PointsComparison:  # fmt: skip
     """``family``: both points are of one interleaved campaign, whose comparisons with the
     baseline these are (``points.family_rounds``): B is measured against A on their within-round
     log ratios, their noise pooled with the family's (``differences``), and judged alone (the
     same as ``pglab show`` when A and B are one of its comparisons, but for Holm's correction);
-    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``): in an
-    interleaved campaign on their within-round log ratios of NOPM, with their own variance (the
-    family's is of TPS; fewer than three rounds: Welch's test)."""
+    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``), with the
+    family's pooled noise when the family is of NOPM too (``family_figure``: a campaign of the
+    kit alone, as ``pglab show`` judges it); in a campaign that mixes it with other loads (the
+    family of TPS), on their within-round log ratios of NOPM with their own variance (fewer
+    than three rounds: Welch's test)."""
     figure = headline([*a.runs, *b.runs])
     ta, tb = _ok_tps(a.runs, figure), _ok_tps(b.runs, figure)
     for t, tps in ((a, ta), (b, tb)):
@@ -310,8 +315,9 @@ def compare_points(
                 f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
-    if family is not None and figure == "tps":
-        ours = (points.tps_by_round(a.runs), points.tps_by_round(b.runs))
+    if family is not None and figure == family_figure:
+        on = "NOPM" if figure == "nopm" else "tps"
+        ours = (points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on))
         rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
         diff = differences.measure(
             [ours, *((x, y) for x, y, _ in rest)], [".", *(g for _, _, g in rest)]

@@ -116,13 +116,28 @@ def axis_name(axis: str) -> str:
 
 
 def figure_of(runs: Sequence[RunRow]) -> str:
-    """What the runs' headline figure (their ``tps``) is: "MB/s" when their measured phases are
-    maintenance operations (a run's are all one kind or all the other), "QphH" when they are
-    TPC-H-like power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
-    kinds = {figure_of_run(r.metrics) for r in runs if r.ok}
+    """What the runs' headline figure is, the one their points are judged on in every view:
+    "NOPM" when every ok run has a workload kit's New-Orders per minute (``kit = "tpcc"``: its
+    ``nopm`` metric), else their ``tps``: "MB/s" when their measured phases are maintenance
+    operations (a run's are all one kind or all the other), "QphH" when they are TPC-H-like
+    power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
+    ok = [r for r in runs if r.ok]
+    if ok and all("nopm" in r.metrics for r in ok):
+        return "NOPM"
+    kinds = {figure_of_run(r.metrics) for r in ok}
     if kinds and kinds <= {"QphH", "QthH"}:  # power, or throughput's streams
         return "QthH" if kinds == {"QthH"} else "QphH"
     return "MB/s" if kinds == {"MB/s"} else "tps"
+
+
+def figure_value(run: RunRow, figure: str) -> float | None:
+    """A run's value of ``figure`` (``figure_of``): its NOPM, or its ``tps`` (which holds the
+    other figures); None for a failed run or one without it."""
+    if not run.ok:
+        return None
+    if figure == "NOPM":
+        return run.metrics.get("nopm")
+    return None if run.tps is None else float(run.tps)
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:
@@ -210,13 +225,14 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
     derived = derived_names(runs)
+    figure = figure_of(runs)  # what the points are judged on: TPS, NOPM, MB/s, QphH
     tps_of: dict[str, list[float]] = {}
     rounds_of: dict[str, dict[int, float]] = {}
     rows = []
     for label, mine in by_label.items():
-        ok = [r for r in mine if r.ok and r.tps is not None]
-        tps = tps_of[label] = [float(r.tps) for r in ok if r.tps is not None]
-        rounds_of[label] = tps_by_round(ok)
+        ok = [r for r in mine if figure_value(r, figure) is not None]
+        tps = tps_of[label] = [v for r in ok if (v := figure_value(r, figure)) is not None]
+        rounds_of[label] = tps_by_round(ok, figure)
         medians = {
             name: statistics.median(values)
             for name in derived
@@ -322,21 +338,24 @@ def _family(
                   if not pt.is_base and base_key(pt) in base]  # fmt: skip
 
 
-def tps_by_round(runs: Sequence[RunRow]) -> dict[int, float]:
-    """The ok runs' TPS by round (their repeat number): one side of a blocked comparison."""
-    return {r.repeat: float(r.tps) for r in runs if r.ok and r.tps is not None}
+def tps_by_round(runs: Sequence[RunRow], figure: str = "tps") -> dict[int, float]:
+    """The ok runs' ``figure`` (``figure_of``: TPS, NOPM...) by round (their repeat number):
+    one side of a blocked comparison."""
+    return {r.repeat: v for r in runs if (v := figure_value(r, figure)) is not None}
 
 
 def family_rounds(
     runs: Sequence[RunRow], campaign: CampaignRow | None
 ) -> list[tuple[dict[int, float], dict[int, float], str]]:
-    """A campaign's comparisons with the baseline, each side's TPS by round, and where the
-    baseline is (``pglab compare`` pools two points' noise with them)."""
+    """A campaign's comparisons with the baseline, each side's figure (``figure_of``: TPS,
+    NOPM...) by round, and where the baseline is (``pglab compare`` pools two points' noise
+    with them, when it judges them on that figure)."""
     rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
     by_label: dict[str, list[RunRow]] = {}
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
-    rounds_of = {label: tps_by_round(mine) for label, mine in by_label.items()}
+    figure = figure_of(runs)
+    rounds_of = {label: tps_by_round(mine, figure) for label, mine in by_label.items()}
     _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
     return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
 
