@@ -85,7 +85,7 @@ def test_profiles_as_a_person_sees_them(store_path: Path, monkeypatch) -> None:
     first = next(line for line in diff.splitlines() if "backend" in line)
     assert "pglz_compress" in first and "clear" in first, diff  # the top rise, its CI off 0
     assert "WaitEventSetWait" not in text  # below the floor: named, not compared
-    assert "(their shares would be noise): background writer (3)" in diff
+    assert "(their shares would be noise): background writer (A 3, B 3)" in diff
     golden = GOLDEN / "profile_100.txt"
     if os.environ.get("PGLAB_UPDATE_GOLDEN"):
         golden.write_text(text)

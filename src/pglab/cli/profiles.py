@@ -80,12 +80,12 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
     if not changes:
         return
     rows: list[profiles.Change] = []
-    thin: list[tuple[str, int]] = []
+    thin: list[str] = []
     for kind, group in groupby(changes, key=lambda c: c.process):
         mine = list(group)
         kept = [c for c in mine if not c.below_floor]
-        if (least := min(mine[0].kind_a, mine[0].kind_b)) < profiles.MIN_KIND_SAMPLES:
-            thin.append((kind, least))
+        if min(mine[0].kind_a, mine[0].kind_b) < profiles.MIN_KIND_SAMPLES:
+            thin.append(f"{kind} (A {mine[0].kind_a:,}, B {mine[0].kind_b:,})")
             continue
         n = top if not rows else min(top, OTHERS_TOP)
         rows += [c for c in kept if c.delta > 0][:n]
@@ -106,10 +106,10 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
                   "clear" if c.clear else "")  # fmt: skip
     console.print(t)
     if thin:
-        said = ", ".join(f"{k} ({n:,})" for k, n in thin)
-        floor = profiles.MIN_KIND_SAMPLES
-        console.print(f"not compared, fewer than {floor} samples on a side (their shares "
-                      f"would be noise): {said}", markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"not compared, fewer than {profiles.MIN_KIND_SAMPLES} samples on a side (their "
+            f"shares would be noise): {', '.join(thin)}", markup=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 def print_summary(run: StoredRun) -> None:
