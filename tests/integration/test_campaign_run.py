@@ -449,7 +449,7 @@ def test_dry_run_noise_is_of_comparable_runs_only(tmp_path: Path, lab: Lab, caps
     assert cli("run", str(first), "--dry-run", lab=lab, store=store) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "reduce the noise first" not in out, out
-    said = ("(noise 5.0%, assumed: none of the 2 stored point(s) with 3 runs is like this "
+    said = ("(noise 5.0%, assumed: none of the 2 stored point(s) of 3 runs or more is like this "
             "plan's (pgbench tps, 10 s, embedded: the same kind and figure")  # fmt: skip
     assert said in out, out
 

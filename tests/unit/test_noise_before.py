@@ -58,7 +58,7 @@ def test_kit_runs_are_not_the_noise_of_a_pgbench_campaign(tmp_path: Path) -> Non
     assert design.noise_pct == pytest.approx(5.0)  # assumed: nothing comparable
     text = design.text()
     assert "more than 100 repeats" not in text, text
-    assert ("noise 5.0%, assumed: none of the 2 stored point(s) with 3 runs is like this "
+    assert ("noise 5.0%, assumed: none of the 2 stored point(s) of 3 runs or more is like this "
             "plan's (pgbench tps, 10 s, embedded: the same kind and figure, 2x the duration "
             "at most, the same server source)") in text, text  # fmt: skip
 

@@ -127,7 +127,7 @@ def noise_before(
     if not noise:
         return DEFAULT_CV_PCT, "assumed: no runs stored to measure it on"
     return DEFAULT_CV_PCT, (
-        f"assumed: none of the {len(noise)} stored point(s) with 3 runs is like this plan's "
+        f"assumed: none of the {len(noise)} stored point(s) of 3 runs or more is like this plan's "
         f"({what}: the same kind and figure, {SIMILAR:g}x the duration at most, the same "
         "server source)"
     )
