@@ -205,6 +205,23 @@ def test_the_backend_leads_even_when_the_client_took_more_samples() -> None:
     assert kinds == ["backend"] * 2 + ["pgbench"] * 2  # main and f; main and doCustom
 
 
+def test_a_profile_with_every_kind_below_the_floor_is_shown_as_rough(monkeypatch) -> None:
+    """A short phase whose backend took 40 samples: shown, not hidden, and said to be rough."""
+    import io
+
+    from rich.console import Console
+
+    from pglab.cli import profiles as view
+
+    console = Console(width=120, file=io.StringIO(), record=True, color_system=None)
+    monkeypatch.setattr(view, "console", console)
+    run = _run(1, {"backend": Counter({"m;f": 30, "m;g": 10}), "walwriter": Counter({"w": 2})})
+    assert view.print_hot("run 1", [run])
+    text = console.export_text()
+    assert "f " in text and "walwriter" in text and "not shown" not in text, text
+    assert "every process kind has fewer than 100 samples: these shares are rough" in text
+
+
 def _parse(text: str):
     return parse.parse(tomllib.loads(text), default_name="p", base_dir=Path("."))
 

@@ -32,11 +32,20 @@ def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> 
         return False
     for phase in phases if len(phases) > 1 else [None]:
         rows = profiles.hot_functions(runs, phase=phase)
+        thin = profiles.thin_kinds(runs, phase)
+        rough = len(thin) == len({r.process for r in rows})  # every kind below the floor
         shown = [r for kind, group in groupby(rows, key=lambda r: r.process)
-                 for r in [r for r in group if not r.below_floor][:top]]  # fmt: skip
+                 for r in [r for r in group if rough or not r.below_floor][:top]]  # fmt: skip
         _print_functions(title if phase is None else f"{title}, phase {phase!r}", shown,
                          rows[0].runs if rows else 0)  # fmt: skip
-        _print_thin(profiles.thin_kinds(runs, phase))
+        if rough:
+            console.print(
+                f"every process kind has fewer than {profiles.MIN_KIND_SAMPLES} samples: these "
+                "shares are rough (a longer phase or a higher [profile] frequency gives more)",
+                markup=False, soft_wrap=True,
+            )  # fmt: skip
+        else:
+            _print_thin(thin)
     for run in runs[:1]:
         for note in profiles.notes(run):
             console.print(f"note: {note}", markup=False, soft_wrap=True)
