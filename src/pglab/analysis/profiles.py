@@ -11,8 +11,9 @@ Their intervals are kept within what a share can be (0â€“100%, a change within Â
 
 Sample floors: a process kind with fewer than ``MIN_KIND_SAMPLES`` samples (a side's runs
 together) has shares that one sample moves by whole percents (a background writer's 2 samples:
-50% each), and a function with fewer than ``MIN_FUNCTION_SAMPLES`` of its own is as thin; both
-are marked ``below_floor`` (the views hide them and say which kinds). The backend, whose CPU is
+50% each), and a function on fewer than ``MIN_FUNCTION_SAMPLES`` (a point's: the stacks it is
+in; a differential's: its own, on either side) is as thin; both are marked ``below_floor`` (the
+views hide them and say which kinds). The backend, whose CPU is
 the queries', leads; the other kinds follow by samples.
 """
 
@@ -175,9 +176,9 @@ class Change:
     low: float | None
     high: float | None
     samples_a: int = 0  # the function's own samples, the baseline's runs together
-    samples_b: int = 0
+    samples_b: int = 0  # and the other point's
     kind_a: int = 0  # its process kind's samples, the baseline's runs together
-    kind_b: int = 0
+    kind_b: int = 0  # and the other point's
     below_floor: bool = False  # a kind or function with too few samples to compare
 
     @property
