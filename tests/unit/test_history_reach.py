@@ -64,3 +64,11 @@ def test_a_threshold_far_above_the_noise_passes_with_enough_executions(tmp_path,
     where = _store(tmp_path / "r.sqlite", 12)
     assert history.run(where, "nightly", fail_above=50) == 0
     assert f"  {POINT}: no change point: one level throughout" in said.export_text()
+
+
+def test_the_help_says_the_floor_and_the_exit_status() -> None:
+    from pglab.analysis.history import MIN_EXECUTIONS
+
+    text = " ".join(history.HELP.split())
+    assert f"(fewer than {MIN_EXECUTIONS} at any noise)" in text
+    assert "3 with --fail-above PCT when no point regressed" in text

@@ -30,7 +30,7 @@ points are found by circular binary segmentation with a permutation test over wh
 (at most 5% false alarms per series without a change: bench/history.py measures it).
 
 A point without a change point is one level only if a change could have been found: with too
-few executions for its noise (fewer than 7 at any noise), it says "too few executions to find a
+few executions for its noise (fewer than 9 at any noise), it says "too few executions to find a
 change of X% at this noise (N needed)", X the --fail-above PCT or the campaign's [analysis]
 effect (10% by default).
 
