@@ -12,7 +12,11 @@ as ``pglab history`` judges it. Prints, with 95% Wilson intervals:
 - ``history_delta_coverage_10pct``: how often the 95% CI of the change found covers the true
   −10 % (the comparison's own promise: ≈ 0.95);
 - ``history_extra_alarms_20pct``: the share of series with one −20 % step in which more change
-  points than that one are found (false ones beside a true one), promised ≤ 0.05.
+  points than that one are found (false ones beside a true one), promised ≤ 0.05;
+- ``history_power_predicted_<S>pct``: what ``analysis.history.step_power`` (the estimate behind
+  "too few executions to find a change of S% at this noise (N needed)") predicts of the power
+  above, at the executions' noise (√(between² + noise²/runs)): close to it when the estimate
+  holds.
 
     .venv/bin/python bench/history.py [--series 400] [--executions 12] [--runs 3]
 """
@@ -24,7 +28,7 @@ import math
 import numpy as np
 from _common import parser, wilson
 
-from pglab.analysis.history import ChangePoint, change_points
+from pglab.analysis.history import ChangePoint, change_points, step_power
 
 
 def series(
@@ -65,6 +69,9 @@ def main() -> None:
         found = judged(step)
         near = [next((c for c in f if abs(c.index - half) <= 1), None) for f in found]
         line(f"history_power_{int(-step)}pct", sum(c is not None for c in near))
+        sigma = math.sqrt(a.between**2 + a.noise**2 / a.runs)
+        predicted = step_power(n, sigma, -step)
+        print(f"history_power_predicted_{int(-step)}pct: {predicted:.4f}")
         if step == -20.0:
             line("history_extra_alarms_20pct", sum(len(f) > 1 for f in found))
         if step == -10.0:

@@ -189,7 +189,9 @@ class StoreContract:
             campaigns = store.list_campaigns()
             camp = store.get_campaign("camp")
             assert store.get_campaign(str(cid)) == camp
+            specs = store.point_specs()  # each point's spec, of its first run
         assert got is not None and camp is not None
+        assert specs == {("camp", run.point_key): run.spec}
         mean_measured = (1000.0 + 1100.0) / 2
         assert got.id == run_id and got.campaign == "camp" and got.status == "ok"
         assert got.spec == run.spec and got.fingerprint == run.fingerprint

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -14,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import lab_processes
+from helpers.synthetic_runs import T0, _run
 
 from pglab.analysis import tidy
 from pglab.campaign import parse as campaign
@@ -425,6 +428,30 @@ settings = { work_mem = "8MB" }
     assert verdict, second
     if verdict.group(1) == "?":  # why, and what would resolve it, is said under the table
         assert re.search(r"unresolved: second: no verdict \(\?\): 2 runs a side", out), out
+
+
+def test_dry_run_noise_is_of_comparable_runs_only(tmp_path: Path, lab: Lab, capsys) -> None:
+    """Issue 52: after a few 0.3 s TPC-H-like and 5 s TPC-C-like runs (noisy: about 21%),
+    the first campaign's dry run said "noise 22.2% … more than 100 repeats would be needed:
+    reduce the noise first". Its 10 s pgbench runs are like none of them: 5% is assumed, and
+    it says why."""
+    store = tmp_path / "r.sqlite"
+    rng = random.Random(1)
+    with open_store(str(store)) as s:
+        for name, phase in (("tpch-quick", {"kit": "tpch", "mode": "power", "duration": None}),
+                            ("tpcc-short", {"kit": "tpcc", "duration": 5})):  # fmt: skip
+            s.ensure_campaign(name, {"name": name}, None)
+            for rep, tps in enumerate((100.0, 130.0, 80.0, 120.0), start=1):
+                run = _run(name, "base", "tpcb-like", 1, rep, tps, T0 + 10 * rep, 5, "ok", rng)
+                spec = {**run.spec, "phases": [{**run.spec["phases"][0], **phase}]}
+                s.save_run(dataclasses.replace(run, spec=spec))
+    first = Path(__file__).parents[2] / "examples" / "first-campaign.toml"
+    assert cli("run", str(first), "--dry-run", lab=lab, store=store) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reduce the noise first" not in out, out
+    said = ("(noise 5.0%, assumed: none of the 2 stored point(s) of 3 runs or more is like this "
+            "plan's (pgbench tps, 10 s, embedded: the same kind and figure")  # fmt: skip
+    assert said in out, out
 
 
 def test_dry_run_says_when_the_repeats_cannot_reach_a_verdict(

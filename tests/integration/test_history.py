@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,25 @@ def test_no_change_point_where_the_level_held(series: Path) -> None:
     assert [e.label for e in found] == [f"e{i}" for i in range(1, 11)]
     (aa,) = executions.point_histories(found[:5])
     assert aa.changes == () and len(aa.steps) == 5
+
+
+def test_three_executions_are_too_few_to_say_one_level(series: Path, lab: Lab, tmp_path,
+                                                       capsys) -> None:  # fmt: skip
+    """Issue 52: over 3 executions history said "no change point: one level throughout", where
+    the permutation test could not have found any change, and --fail-above passed (exit 0).
+    The first three of the real executions: it says how many a change of 5% needs, exit 3."""
+    store = tmp_path / "three.sqlite"
+    with sqlite3.connect(series) as src, sqlite3.connect(store) as dst:
+        src.backup(dst)  # a copy of the real runs (with what its WAL holds)
+    with open_store(str(store)) as s:
+        for i in range(4, 11):
+            assert s.delete_campaign(f"nightly@e{i}")
+    capsys.readouterr()
+    assert cli("history", "nightly", "--fail-above", "5", lab=lab, store=store) == 3
+    out = capsys.readouterr().out
+    assert "nightly: 3 execution(s)" in out and "one level throughout" not in out, out
+    assert "too few executions to find a change of 5% at this noise (" in out, out
+    assert "undecided: 1 point(s)" in out
 
 
 def test_resuming_an_execution_and_bad_input(series: Path, lab: Lab, tmp_path, capsys) -> None:

@@ -275,6 +275,32 @@ def test_the_differential_finds_pglz_compression(pglz) -> None:
     assert top.delta > 0 and top.base_pct < 0.5
 
 
+@needs_perf
+def test_compare_leads_with_the_backend_and_names_the_thin_kinds(pglz, lab: Lab) -> None:
+    """Issue 52: `pglab compare` of two profiled points ranked first process kinds sampled a
+    few times (a background writer's 2 samples: +50 points). The backend's rows come first,
+    and a kind below the sample floor on a side is named under the table, not compared."""
+    store_path, runs = pglz
+    base = [sys.executable, "-m", "pglab", "--store", str(store_path), "--lab-dir", str(lab.home)]
+    done = subprocess.run([*base, "compare", "prof-pglz:off", "prof-pglz:pglz"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    diff = done.stdout.split("CPU profile differential")[1]
+    lines = [ln for ln in diff.splitlines()[2:] if ln.strip()]
+    rows = [ln for ln in lines if not ln.startswith("not compared")]
+    assert rows[0].split()[:2] == ["backend", "pglz_compress"], diff
+    by = {r.variant: r for r in runs}
+    changes = profiles.differential([by["off"]], [by["pglz"]])
+    floor = profiles.MIN_KIND_SAMPLES
+    thin = {c.process for c in changes if min(c.kind_a, c.kind_b) < floor}
+    assert not [ln for ln in rows if any(ln.startswith(f"{k} ") for k in thin)], (thin, diff)
+    for kind in thin:  # named, with its samples on each side
+        assert f"fewer than {floor} samples on a side" in diff and f"{kind} (A " in diff, diff
+    kinds = list(dict.fromkeys(ln.split()[0] for ln in rows))
+    assert kinds[0] == "backend", kinds
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pglab.analysis import history
 from pglab.analysis.history import change_points, higher_is_better, regression_pct
 
 
@@ -68,3 +69,65 @@ def test_a_short_piece_that_a_permutation_test_passes_by_chance_is_not_a_change(
            248.166895817246, 271.20125974559556]  # fmt: skip
     (cp,) = change_points([[v] for v in tps])
     assert cp.index == 5 and cp.comparison.verdict == "-"
+
+
+# -- what a series without a change point could have found (issue 52) -----------------------
+
+
+def test_nine_executions_are_the_fewest_in_which_a_clean_step_is_found() -> None:
+    """MIN_EXECUTIONS is the permutation test's own floor: a 2x step against 1% noise, half
+    the executions before it, is found 4 times in 5 from 9 executions on, rarely below."""
+    rng = np.random.default_rng(5)
+
+    def found(n: int) -> float:
+        hits = 0
+        for t in range(20):
+            values = [[(1.0 if i < n // 2 else 2.0) * (1 + 0.01 * rng.standard_normal())]
+                      for i in range(n)]  # fmt: skip
+            hits += bool(change_points(values, seed=t))
+        return hits / 20
+
+    assert history.MIN_EXECUTIONS == 9
+    assert found(7) <= 0.2 and found(8) < 0.8 <= found(9)
+
+
+def test_the_critical_values_are_those_of_random_series() -> None:
+    for n in (9, 16):
+        assert history.critical(n) == pytest.approx(history.CRITICAL[n], abs=0.01)
+
+
+def test_three_executions_are_too_few_to_say_one_level() -> None:
+    """Issue 52: `pglab history` over 3 executions said "one level throughout" where the
+    permutation test could not have found any change."""
+    r = history.reach(series(3, {}, cv=0.03), 10.0)
+    assert r.executions == 3 and r.noise_source == "between executions"
+    assert r.needed is not None and r.needed >= history.MIN_EXECUTIONS and not r.enough
+    text = r.text()
+    assert "too few executions to find a change of 10% at this noise" in text, text
+    assert f"({r.needed} needed; 3 here" in text and "one level" not in text
+
+
+def test_enough_quiet_executions_say_one_level() -> None:
+    r = history.reach(series(20, {}, cv=0.01, runs=3), 10.0)
+    assert r.enough and r.text() == "no change point: one level throughout"
+    # the same series asked about a 1% change: too noisy for that
+    small = history.reach(series(20, {}, cv=0.01, runs=3), 1.0)
+    assert not small.enough and (small.needed is None or small.needed > 20)
+
+
+def test_the_executions_needed_follow_the_noise() -> None:
+    """At 5% noise a 10% step in the middle needs about 24 executions (bench-style simulation
+    of the detector: 73% found at 24, 57% at 20); noisier needs more, quieter fewer."""
+    at5 = history.executions_needed(5.0, 10.0)
+    assert at5 is not None and 18 <= at5 <= 30, at5
+    quiet = history.executions_needed(1.0, 10.0)
+    assert quiet == history.MIN_EXECUTIONS
+    assert history.executions_needed(20.0, 10.0) is None  # more than MAX_EXECUTIONS
+    assert history.step_power(6, 0.0, 50.0) == 0.0  # below the floor whatever the step
+
+
+def test_one_execution_measures_its_noise_within_or_assumes_it() -> None:
+    within = history.reach([[100.0, 110.0, 90.0]], 10.0)
+    assert within.noise_source == "within executions" and within.noise_pct > 0
+    assumed = history.reach([[100.0]], 10.0)
+    assert assumed.noise_source == "assumed" and not assumed.enough

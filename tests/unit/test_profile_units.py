@@ -161,6 +161,67 @@ def test_the_differential_puts_the_largest_rise_first() -> None:
     assert changes[-1].function == "x" and changes[-1].delta < 0
 
 
+def test_the_differential_leads_with_the_backend_and_floors_thin_kinds() -> None:
+    """Issue 52: a background writer with 1 sample a run (0 -> 50% of its 2 samples) ranked
+    first, [-585.3, 685.3], above the backend's real rise. The backend leads now, the thin
+    kind is below the floor, and no interval leaves what a change of share can be."""
+    main = "PostgresMain;exec_simple_query"
+
+    def side(ids, alloc: int, writer: str):
+        return [_run(i, {"backend": Counter({f"{main};ExecScan": 900 - alloc + i,
+                                             f"{main};palloc;AllocSetAlloc": alloc - i}),
+                         "background writer": Counter({writer: 1})})
+                for i in ids]  # fmt: skip
+
+    a = side((1, 2), 100, "BackgroundWriterMain;pg_usleep")
+    b = side((3, 4), 200, "BackgroundWriterMain;WaitEventSetWait")
+    b[1] = _run(
+        4,
+        {
+            **profiles.run_stacks(b[1]),
+            "background writer": Counter({"BackgroundWriterMain;pg_usleep": 1}),
+        },
+    )
+    changes = profiles.differential(a, b)
+    assert changes[0].process == "backend" and changes[0].function == "AllocSetAlloc"
+    assert not changes[0].below_floor and changes[0].clear
+    assert changes[0].samples_a == 197 and changes[0].kind_a == 1800
+    writer = [c for c in changes if c.process == "background writer"]
+    assert writer and all(c.below_floor for c in writer)
+    wait = next(c for c in writer if c.function == "WaitEventSetWait")
+    assert wait.delta == pytest.approx(50.0) and wait.low is not None and wait.high is not None
+    assert wait.low >= -100 and wait.high <= 100  # the Welch interval was [-585.3, 685.3]
+    hot = profiles.hot_functions(b)
+    assert hot[0].process == "backend"
+    assert all(r.below_floor for r in hot if r.process == "background writer")
+    assert all(r.self_low is None or 0 <= r.self_low <= r.self_high <= 100 for r in hot)
+    assert profiles.thin_kinds(b) == [("background writer", 2)]
+
+
+def test_the_backend_leads_even_when_the_client_took_more_samples() -> None:
+    runs = [_run(1, {"pgbench": Counter({"main;doCustom": 5000}),
+                     "backend": Counter({"m;f": 300})})]  # fmt: skip
+    kinds = [r.process for r in profiles.hot_functions(runs)]
+    assert kinds == ["backend"] * 2 + ["pgbench"] * 2  # main and f; main and doCustom
+
+
+def test_a_profile_with_every_kind_below_the_floor_is_shown_as_rough(monkeypatch) -> None:
+    """A short phase whose backend took 40 samples: shown, not hidden, and said to be rough."""
+    import io
+
+    from rich.console import Console
+
+    from pglab.cli import profiles as view
+
+    console = Console(width=120, file=io.StringIO(), record=True, color_system=None)
+    monkeypatch.setattr(view, "console", console)
+    run = _run(1, {"backend": Counter({"m;f": 30, "m;g": 10}), "walwriter": Counter({"w": 2})})
+    assert view.print_hot("run 1", [run])
+    text = console.export_text()
+    assert "f " in text and "walwriter" in text and "not shown" not in text, text
+    assert "every process kind has fewer than 100 samples: these shares are rough" in text
+
+
 def _parse(text: str):
     return parse.parse(tomllib.loads(text), default_name="p", base_dir=Path("."))
 

@@ -197,6 +197,9 @@ def test_the_history_page_shows_each_point_s_series_and_its_change(
     base = page[page.index("<h2>base script=select-only clients=1</h2>") :].split("</table>")[0]
     assert base.count("<tr><td><a href=") == 8
     assert re.search(r'<b class="warn">changed</b> \+\d\d\.\d%', base), base
+    other = page[page.index("<h2>other script=select-only clients=1</h2>") :]
+    assert "<p>no change point found, but too few executions to find a change of 10% at this " \
+        "noise (" in other and "; 4 here, noise " in other, other[-800:]  # fmt: skip
     assert '<script src="/static/plotly.js"></script>' in page
     code, _, page = call(app, "/history/nightly%20%3Ci%3E?figure=tsp")
     assert code == 400 and "figure &#39;tsp&#39;: not one of" in page and "did you mean" in page

@@ -50,6 +50,7 @@ def test_every_row_has_the_columns_of_its_shape(
         store.runs_phases([run_id]), store.run_fingerprint(run_id), store.done_run_keys("camp")
         store.runs_without_tidy("camp"), store.save_tidy({run_id: {"tps": 1.0}})
         store.campaign_facts()
+        assert store.point_specs()[("camp", run.point_key)] == run.spec
         assert store.get_file(store.put_file(b"x")) == b"x"
         stored = store.save_storage_result(result)
         assert list(store.list_storage_results()[0]) == [
@@ -63,4 +64,4 @@ def test_every_row_has_the_columns_of_its_shape(
     assert set(seen) >= {"IdRow", "CampaignRow", "SpecJsonRow", "RunStatusRow", "RunListRow",
                          "RunFullRow", "PhaseColumns", "SeriesRow", "FingerprintJsonRow",
                          "RunKeyRow", "FileRow", "StorageColumns", "CountRow",
-                         "CampaignFactsRow", "VersionRow"}  # fmt: skip
+                         "CampaignFactsRow", "VersionRow", "PointSpecRow"}  # fmt: skip

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pglab.analysis import history
+from pglab.analysis.points import effect_of as campaign_effect
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
@@ -61,6 +62,18 @@ class PointHistory:
         significant = c.ci_low is not None and c.ci_high is not None and c.ci_low * c.ci_high > 0
         return last if significant and worse > above_pct else None
 
+    def reach(self, effect_pct: float) -> history.Reach | None:
+        """Without a change point, whether one of ``effect_pct`` could have been found (None:
+        it has change points)."""
+        if self.changes:
+            return None
+        return history.reach([s.values for s in self.steps], effect_pct)
+
+    def said(self, effect_pct: float) -> str:
+        """Its change points in words: how many, or one level, or too few executions to tell."""
+        found = self.reach(effect_pct)
+        return f"{len(self.changes)} change point(s)" if found is None else found.text()
+
 
 def executions_of(store: Store, name: str) -> list[Execution]:
     """``name``'s executions with runs, oldest first."""
@@ -76,6 +89,13 @@ def executions_of(store: Store, name: str) -> list[Execution]:
         started = min(r.started_at for r in runs)
         out.append(Execution(campaign, label, started, fp.get("build_commit"), runs))
     return sorted(out, key=lambda e: e.started_at)
+
+
+def effect_of(store: Store, executions: Sequence[Execution]) -> float:
+    """The effect of interest of the latest execution's campaign (``[analysis] effect``, 10%
+    by default): the change a series without a change point should have been able to find."""
+    latest = store.get_campaign(executions[-1].campaign) if executions else None
+    return campaign_effect(latest)
 
 
 def value_of(run: RunRow, figure: str) -> float | None:

@@ -23,10 +23,20 @@ the executions after it against those before it, back to the previous change poi
 the next, each execution one observation, with its 95% CI), and kept only when that CI excludes
 0: the two tests must agree (the least significant one that does not is dropped, and the others
 measured again).
+
+A series without a change point is one level only if a change could have been found: with few
+executions, or noisy ones, the permutation test finds nothing whatever happened (``reach``).
+Nine executions are the fewest in which even a clean step (four before, five after, a 2x step
+against 1% noise) passes it four times in five (eight: one in three); beyond that, the
+executions a change of a given size needs at the series' noise are estimated from the test's
+statistic at the true cut (a noncentral t) against its critical value under no change
+(``CRITICAL``, the 95th percentile of the largest statistic over the cuts of random normal
+series).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -34,7 +44,8 @@ from typing import cast
 import numpy as np
 
 from pglab.analysis import verdicts
-from pglab.stats.significance import ALPHA
+from pglab.stats.power import POWER
+from pglab.stats.significance import ALPHA, scipy_stats
 
 PERMUTATIONS = 999
 MIN_SEGMENT = 2  # executions on each side of a change point
@@ -165,3 +176,97 @@ def regression_pct(change: ChangePoint, figure: str) -> float:
     """How much worse the figure got at the change point, in % (negative: it got better)."""
     delta = change.comparison.delta_pct
     return -delta if higher_is_better(figure) else delta
+
+
+# -- reach: what a series without a change point could have found ----------------------------
+
+MIN_EXECUTIONS = 9  # the fewest in which a clean step passes the permutation test with POWER
+MAX_EXECUTIONS = 60  # beyond which "N executions needed" is no useful answer
+# CRITICAL[n]: the 95th percentile of the largest _pair_stats over the valid cuts of n random
+# normal values (``critical(n)`` with 4000 series; past 40 it stays about 4.0)
+CRITICAL = {9: 4.37, 10: 4.22, 11: 4.29, 12: 4.39, 13: 4.3, 14: 4.2,
+            15: 4.17, 16: 4.17, 17: 4.16, 18: 4.16, 19: 4.11, 20: 4.02, 21: 4.15, 22: 4.08,
+            23: 4.06, 24: 4.08, 25: 4.08, 26: 4.01, 27: 4.07, 28: 4.08, 29: 4.08, 30: 4.07,
+            31: 4.03, 32: 4.05, 33: 4.08, 34: 4.05, 35: 3.98, 36: 4.03, 37: 4.06, 38: 4.03,
+            39: 3.99, 40: 4.0}  # fmt: skip
+
+
+def critical(n: int, alpha: float = ALPHA, series: int = 4000, seed: int = 0) -> float:
+    """The critical value of the segmentation's statistic for ``n`` executions at ``alpha``:
+    its (1 − alpha) quantile over random normal series (how ``CRITICAL`` was made)."""
+    x = np.random.default_rng(seed + n).standard_normal((series, n))
+    best = np.where(_valid_pairs(n), _pair_stats(x), -np.inf).reshape(series, -1).max(axis=1)
+    return float(np.quantile(best, 1 - alpha))
+
+
+def step_power(n: int, noise_pct: float, effect_pct: float) -> float:
+    """The probability that ``n`` executions, half before a step of ``effect_pct`` and half
+    after, each execution's mean log figure as noisy as ``noise_pct`` (SD, %), show a
+    statistic beyond the critical value: 0 below ``MIN_EXECUTIONS``."""
+    if n < MIN_EXECUTIONS:
+        return 0.0
+    if noise_pct <= 0:
+        return 1.0
+    k = n // 2
+    se = noise_pct / 100 * math.sqrt(1 / k + 1 / (n - k))
+    ncp = abs(math.log1p(effect_pct / 100)) / se
+    crit, st = CRITICAL.get(n, 4.0), scipy_stats()
+    far = float(st.nct.sf(crit, n - 2, ncp))
+    if not math.isfinite(far):  # scipy's nct far in its tail: a shifted central t
+        far = float(st.t.sf(crit - ncp, n - 2))
+    return min(1.0, far)
+
+
+def executions_needed(noise_pct: float, effect_pct: float) -> int | None:
+    """The fewest executions (half before the change, half after) that find a change of
+    ``effect_pct`` with probability POWER at ``noise_pct``; None: more than MAX_EXECUTIONS."""
+    for n in range(MIN_EXECUTIONS, MAX_EXECUTIONS + 1):
+        if step_power(n, noise_pct, effect_pct) >= POWER:
+            return n
+    return None
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Whether a series without a change point could have found a change of ``effect_pct``:
+    its executions, their noise (SD of each execution's mean log figure, %, and where it was
+    measured) and the executions that would find it (None: more than MAX_EXECUTIONS)."""
+
+    executions: int
+    noise_pct: float
+    noise_source: str
+    effect_pct: float
+    needed: int | None
+
+    @property
+    def enough(self) -> bool:
+        return self.needed is not None and self.executions >= self.needed
+
+    def text(self) -> str:
+        """What a series without a change point says."""
+        if self.enough:
+            return "no change point: one level throughout"
+        needed = (f"{self.needed} needed" if self.needed is not None
+                  else f"more than {MAX_EXECUTIONS} needed: reduce the noise first")  # fmt: skip
+        return (f"no change point found, but too few executions to find a change of "
+                f"{self.effect_pct:g}% at this noise ({needed}; {self.executions} here, noise "
+                f"{self.noise_pct:.1f}% {self.noise_source})")  # fmt: skip
+
+
+def reach(executions: Sequence[Sequence[float]], effect_pct: float) -> Reach:
+    """What a series (each execution's run values, in order) could have found: its noise
+    between executions from 3 of them on, else within them (an execution's mean as noisy as
+    its runs' SD over √runs), else ``verdicts.DEFAULT_CV_PCT``, assumed."""
+    logs = [np.log(np.asarray([v for v in ex if v > 0], dtype=float)) for ex in executions]
+    logs = [x for x in logs if len(x)]
+    within = [x for x in logs if len(x) >= 2]
+    if len(logs) >= 3:
+        noise = float(np.std([x.mean() for x in logs], ddof=1)) * 100
+        source = "between executions"
+    elif within:
+        sd = math.sqrt(float(np.mean([np.var(x, ddof=1) for x in within])))
+        noise = sd / math.sqrt(float(np.mean([len(x) for x in within]))) * 100
+        source = "within executions"
+    else:
+        noise, source = verdicts.DEFAULT_CV_PCT, "assumed"
+    return Reach(len(logs), noise, source, effect_pct, executions_needed(noise, effect_pct))

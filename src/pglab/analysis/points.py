@@ -15,16 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pglab import metric_units
 from pglab.analysis import verdicts
+from pglab.analysis.noise import noise_before
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
-from pglab.stored_spec import AxisValue
+from pglab.stored_spec import AxisValue, RunSpecJson
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.planning.plan import Plan
@@ -363,28 +362,10 @@ def family_rounds(
 # -- design: can the planned repeats reach a verdict? ----------------------------------------
 
 
-def noise_before(runs: Sequence[RunRow], campaign: str, point_keys: set[str]) -> tuple[float, str]:
-    """The run-to-run noise to expect (SD of log TPS over a point's repeats, in %, ≈ CV) and
-    where it comes from: the points of this campaign already stored, else the same points
-    stored by other campaigns, else every point in the store, else ``verdicts.DEFAULT_CV_PCT``.
-    Only points with 3 or more ok runs count; the median over them is taken."""
-    by_point: dict[tuple[str, str], list[float]] = {}
-    for r in runs:
-        if r.ok and r.tps:
-            by_point.setdefault((r.campaign, r.point_key), []).append(float(r.tps))
-    noise = {k: float(np.std(np.log(v), ddof=1) * 100) for k, v in by_point.items() if len(v) >= 3}
-    for where, keep in (
-        ("this campaign's", lambda k: k[0] == campaign),
-        ("the same points' in other campaigns", lambda k: k[1] in point_keys),
-        ("the stored campaigns'", lambda k: True),
-    ):
-        found = [v for k, v in noise.items() if keep(k)]
-        if found:
-            return statistics.median(found), f"median of {len(found)} point(s) of {where} runs"
-    return verdicts.DEFAULT_CV_PCT, "assumed: no runs stored to measure it on"
-
-
-def design_check(plan: Plan, stored_runs: Sequence[RunRow]) -> verdicts.Design | None:
+def design_check(
+    plan: Plan, stored_runs: Sequence[RunRow],
+    stored_specs: Mapping[tuple[str, str], RunSpecJson],
+) -> verdicts.Design | None:  # fmt: skip
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
     the first variant's at the same matrix coordinates) on the campaign's effect of interest;
     None for a campaign with one variant (nothing is compared)."""
@@ -393,7 +374,8 @@ def design_check(plan: Plan, stored_runs: Sequence[RunRow]) -> verdicts.Design |
         return None
     baseline = camp.variants[0].name
     comparisons = sum(1 for pt in plan.points if pt.variant != baseline)
-    noise, source = noise_before(stored_runs, camp.name, {pt.point_key for pt in plan.points})
+    noise, source = noise_before(stored_runs, stored_specs, camp.name,
+                                 [pt.to_dict() for pt in plan.points])  # fmt: skip
     return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct,
                            blocked=camp.order == "interleaved")  # fmt: skip
 
@@ -416,13 +398,17 @@ class SequentialPlan:
         )
 
 
-def sequential_plan(plan: Plan, stored_runs: Sequence[RunRow]) -> SequentialPlan | None:
+def sequential_plan(
+    plan: Plan, stored_runs: Sequence[RunRow],
+    stored_specs: Mapping[tuple[str, str], RunSpecJson],
+) -> SequentialPlan | None:  # fmt: skip
     """The runs a campaign of ``repeats = "auto"`` takes (None: a fixed number of repeats)."""
     camp = plan.campaign
     spec = camp.sequential
     if spec is None:
         return None
-    noise, source = noise_before(stored_runs, camp.name, {pt.point_key for pt in plan.points})
+    noise, source = noise_before(stored_runs, stored_specs, camp.name,
+                                 [pt.to_dict() for pt in plan.points])  # fmt: skip
     variants = len(camp.variants)
     groups = max(1, len(plan.points) // variants)
     expected = expected_runs(spec, groups, variants, noise, camp.effect_pct)

@@ -7,6 +7,14 @@ whose share changed, by how much, with a 95% interval of the difference (Welch).
 
 Shares are in percent of a kind's samples of the run, so that runs of different lengths and
 frequencies weigh the same; a function a run's profile does not name has a share of 0 there.
+Their intervals are kept within what a share can be (0–100%, a change within ±100 points).
+
+Sample floors: a process kind with fewer than ``MIN_KIND_SAMPLES`` samples (a side's runs
+together) has shares that one sample moves by whole percents (a background writer's 2 samples:
+50% each), and a function on fewer than ``MIN_FUNCTION_SAMPLES`` (a point's: the stacks it is
+in; a differential's: its own, on either side) is as thin; both are marked ``below_floor`` (the
+views hide them and say which kinds). The backend, whose CPU is
+the queries', leads; the other kinds follow by samples.
 """
 
 from __future__ import annotations
@@ -30,6 +38,10 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
     from pglab.store.base import Store
 
 Stacks = dict[str, Counter[str]]  # process kind -> folded stack -> samples
+
+MIN_KIND_SAMPLES = 100  # a process kind's samples (a point's runs together) to compare shares
+MIN_FUNCTION_SAMPLES = 10  # a function's samples (a differential: its own, on a side) to show it
+LEAD = "backend"  # the kind whose functions come first: the queries' own CPU
 
 
 def run_stacks(run: StoredRun, phase: str | None = None) -> Stacks:
@@ -82,41 +94,74 @@ class Function:
     incl_high: float | None
     samples: int  # its own samples, summed over the repeats
     runs: int
+    kind_samples: int = 0  # its process kind's samples, summed over the repeats
+    incl_samples: int = 0  # the samples of the stacks it is in, summed over the repeats
+
+    @property
+    def below_floor(self) -> bool:
+        """Too few samples for its shares to mean anything (see the module's sample floors)."""
+        return self.kind_samples < MIN_KIND_SAMPLES or self.incl_samples < MIN_FUNCTION_SAMPLES
 
 
 def hot_functions(
     runs: Sequence[StoredRun], top: int | None = None, phase: str | None = None
 ) -> list[Function]:
-    """The functions of a point's profiled runs by process kind (the most sampled kind
-    first), each kind's by self share, highest first; ``top``: that many per kind;
+    """The functions of a point's profiled runs by process kind (the backend first, then the
+    most sampled kinds), each kind's by self share, highest first; ``top``: that many per kind;
     ``phase``: of that measured phase only (default: all of them, merged)."""
     per_run = [run_stacks(r, phase) for r in runs]
     per_run = [s for s in per_run if s]
-    kinds = Counter[str]()
-    for stacks in per_run:
-        for kind, c in stacks.items():
-            kinds[kind] += sum(c.values())
+    kinds = kind_samples(per_run)
     out: list[Function] = []
-    for kind, _ in kinds.most_common():
+    for kind in ranked(kinds):
         tables = [shares(s.get(kind, Counter())) for s in per_run]
-        own = Counter[str]()
-        for s in per_run:
-            for stack, n in s.get(kind, Counter()).items():
-                own[stack.rsplit(";", 1)[-1]] += n
+        own, incl = _counts(sum((s.get(kind, Counter()) for s in per_run), Counter[str]()))
         names = {f for t in tables for f in t}
-        rows = [_function(kind, f, tables, own[f]) for f in names]
+        rows = [_function(kind, f, tables, own[f], incl[f], kinds[kind]) for f in names]
         rows.sort(key=lambda r: (-r.self_pct, -r.incl_pct, r.function))
         out += rows[:top] if top else rows
     return out
 
 
+def kind_samples(per_run: Iterable[Stacks]) -> Counter[str]:
+    """Each process kind's samples over ``per_run`` (runs' stacks) together."""
+    kinds = Counter[str]()
+    for stacks in per_run:
+        for kind, c in stacks.items():
+            kinds[kind] += sum(c.values())
+    return kinds
+
+
+def ranked(kinds: Mapping[str, int]) -> list[str]:
+    """The kinds in the order they are shown: ``LEAD`` (the backend) first, then by samples,
+    most first."""
+    return sorted(kinds, key=lambda k: (k != LEAD, -kinds[k], k))
+
+
+def thin_kinds(runs: Sequence[StoredRun], phase: str | None = None) -> list[tuple[str, int]]:
+    """The process kinds of ``runs`` below the sample floor, with their samples, fewest last."""
+    kinds = kind_samples(s for r in runs if (s := run_stacks(r, phase)))
+    return [(k, n) for k, n in kinds.most_common() if n < MIN_KIND_SAMPLES]
+
+
+def _bounded(low: float | None, high: float | None, lo: float, hi: float
+             ) -> tuple[float | None, float | None]:  # fmt: skip
+    """An interval cut to what the quantity can be (a share 0–100, a change ±100 points)."""
+    if low is None or high is None:
+        return low, high
+    return min(max(low, lo), hi), max(min(high, hi), lo)
+
+
 def _function(
-    kind: str, name: str, tables: list[dict[str, tuple[float, float]]], samples: int
-) -> Function:
+    kind: str, name: str, tables: list[dict[str, tuple[float, float]]], samples: int,
+    incl_samples: int, kind_total: int,
+) -> Function:  # fmt: skip
     own = summarize_point([t.get(name, (0.0, 0.0))[0] for t in tables])
     incl = summarize_point([t.get(name, (0.0, 0.0))[1] for t in tables])
-    return Function(kind, name, own.mean, own.ci_low, own.ci_high, incl.mean, incl.ci_low,
-                    incl.ci_high, samples, len(tables))  # fmt: skip
+    own_low, own_high = _bounded(own.ci_low, own.ci_high, 0.0, 100.0)
+    incl_low, incl_high = _bounded(incl.ci_low, incl.ci_high, 0.0, 100.0)
+    return Function(kind, name, own.mean, own_low, own_high, incl.mean, incl_low, incl_high,
+                    samples, len(tables), kind_total, incl_samples)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,6 +175,11 @@ class Change:
     delta: float
     low: float | None
     high: float | None
+    samples_a: int = 0  # the function's own samples, the baseline's runs together
+    samples_b: int = 0  # and the other point's
+    kind_a: int = 0  # its process kind's samples, the baseline's runs together
+    kind_b: int = 0  # and the other point's
+    below_floor: bool = False  # a kind or function with too few samples to compare
 
     @property
     def clear(self) -> bool:
@@ -140,26 +190,43 @@ class Change:
 def differential(
     baseline: Sequence[StoredRun], other: Sequence[StoredRun], share: str = "self"
 ) -> list[Change]:
-    """The functions whose ``share`` ("self" or "incl") changed between two points, the
-    largest rise first and the largest fall last."""
+    """The functions whose ``share`` ("self" or "incl") changed between two points, kind by
+    kind (the backend first, then by samples: ``ranked``), each kind's largest rise first and
+    largest fall last; those of a kind or with samples below the floors ``below_floor``."""
     which = 0 if share == "self" else 1
     a = [run_stacks(r) for r in baseline]
     b = [run_stacks(r) for r in other]
     a, b = [s for s in a if s], [s for s in b if s]
     if not a or not b:
         return []
+    kinds_a, kinds_b = kind_samples(a), kind_samples(b)
+    both = kinds_a + kinds_b
     out = []
-    for kind in sorted({k for s in a + b for k in s}):
+    for kind in ranked(both):
         ta = [shares(s.get(kind, Counter())) for s in a]
         tb = [shares(s.get(kind, Counter())) for s in b]
+        own_a, own_b = _own(a, kind), _own(b, kind)
+        thin = min(kinds_a[kind], kinds_b[kind]) < MIN_KIND_SAMPLES
+        rows = []
         for f in {f for t in ta + tb for f in t}:
             xa = [t.get(f, (0.0, 0.0))[which] for t in ta]
             xb = [t.get(f, (0.0, 0.0))[which] for t in tb]
-            low, high = _interval(xa, xb)
+            low, high = _bounded(*_interval(xa, xb), -100.0, 100.0)
             ma, mb = statistics.fmean(xa), statistics.fmean(xb)
-            out.append(Change(kind, f, ma, mb, mb - ma, low, high))
-    out.sort(key=lambda c: (-c.delta, c.process, c.function))
+            few = max(own_a[f], own_b[f]) < MIN_FUNCTION_SAMPLES
+            rows.append(Change(kind, f, ma, mb, mb - ma, low, high, own_a[f], own_b[f],
+                               kinds_a[kind], kinds_b[kind], thin or few))  # fmt: skip
+        out += sorted(rows, key=lambda c: (-c.delta, c.function))
     return out
+
+
+def _own(side: Sequence[Stacks], kind: str) -> Counter[str]:
+    """Each function's own samples in ``kind`` over a side's runs."""
+    own = Counter[str]()
+    for s in side:
+        for stack, n in s.get(kind, Counter()).items():
+            own[stack.rsplit(";", 1)[-1]] += n
+    return own
 
 
 def _interval(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, float | None]:

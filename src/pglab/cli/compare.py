@@ -52,8 +52,10 @@ more (as above, Holm-corrected over the scripts compared).
 Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate
 (Welch, Holm over the queries) and how its plan changed: its shape, and where a node
 outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
-Where both sides have CPU profiles (pglab run --profile), the functions whose share of the
-samples changed most, rising then falling, with a 95% interval of the change (2 runs a side).
+Where both sides have CPU profiles (pglab run --profile), the functions whose share of their
+process kind's samples changed most, the backend's first (10), then each other kind's (3),
+rising then falling, with a 95% interval of the change (2 runs a side); a kind with fewer than
+100 samples on a side, or a function with fewer than 10, is left out (named, not compared).
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 

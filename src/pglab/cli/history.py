@@ -29,8 +29,15 @@ rather than resuming. History reads NAME and every NAME@…, in the order they s
 points are found by circular binary segmentation with a permutation test over whole executions
 (at most 5% false alarms per series without a change: bench/history.py measures it).
 
+A point without a change point is one level only if a change could have been found: with too
+few executions for its noise (fewer than 9 at any noise), it says "too few executions to find a
+change of X% at this noise (N needed)", X the --fail-above PCT or the campaign's [analysis]
+effect (10% by default).
+
 exit status: 0; 1 with --fail-above PCT when a point's last change point made its figure worse
-by more than PCT % (significantly: its CI excludes 0) — for a nightly job or CI.
+by more than PCT % (significantly: its CI excludes 0) — for a nightly job or CI; 3 with
+--fail-above PCT when no point regressed but one without a change point has too few executions
+to find a change of PCT % at its noise (undecided, not a pass).
 
 examples:
   pglab run nightly.toml --execution        one execution (cron, or pglab's fleet)
@@ -56,7 +63,8 @@ def add_parser(
     p.add_argument("--figure", default="tps",
                    help="tps (default), or a run metric: latency_avg_ms, nopm, …")  # fmt: skip
     p.add_argument("--fail-above", type=float, metavar="PCT",
-                   help="exit 1 when a last change point is a regression above PCT %%")  # fmt: skip
+                   help="exit 1 when a last change point is a regression above PCT %%; exit 3 "
+                   "when none is but a point has too few executions to find PCT %%")  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="also write the series as a page: a chart per point with its CI band "
@@ -73,21 +81,31 @@ def run(where: Where, name: str, point: str | None = None, figure: str = "tps",
         if found and html is not None:
             written = history_page.write(store, name, html, figure, point)
             err_console.print(f"history page written: {written}", soft_wrap=True, markup=False)
+        effect = fail_above if fail_above is not None else ex.effect_of(store, found)
     if not found:
         raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
                        hint="pglab ls --campaigns lists them")  # fmt: skip
     _, points = ex.checked_histories(found, name, figure, point)
     failing = [(p, c) for p in points if fail_above is not None
                for c in [p.regression(fail_above)] if c is not None]  # fmt: skip
+    blind = [p for p in points if fail_above is not None
+             for r in [p.reach(fail_above)] if r is not None and not r.enough]  # fmt: skip
     if as_json:
-        print(json.dumps(_as_json(name, found, points), indent=2))
+        print(json.dumps(_as_json(name, found, points, effect), indent=2))
     else:
-        _print(name, found, points)
+        _print(name, found, points, effect)
         for p, c in failing:
             console.print(f"[bold red]regression:[/] {escape(p.point)} at "
                           f"{escape(_label(p.steps[c.index].execution))}: {_change(c)}, more "
                           f"than {fail_above:g}% worse", soft_wrap=True)  # fmt: skip
-    return 1 if failing else 0
+        if blind and not failing:
+            console.print(f"[bold yellow]undecided:[/] {len(blind)} point(s) without enough "
+                          f"executions to find a change of {fail_above:g}% (exit "
+                          f"{UNDECIDED})", soft_wrap=True)  # fmt: skip
+    return 1 if failing else UNDECIDED if blind else 0
+
+
+UNDECIDED = 3  # --fail-above: no regression, but too few executions to have found one
 
 
 def _label(e: ex.Execution) -> str:
@@ -100,7 +118,9 @@ def _change(c: history.ChangePoint) -> str:
     return f"{k.delta_pct:+.1f}%{ci} (p {c.p_value:.3f})"
 
 
-def _print(name: str, found: list[ex.Execution], points: list[ex.PointHistory]) -> None:
+def _print(
+    name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float
+) -> None:
     first, last = fmt.when(found[0].started_at), fmt.when(found[-1].started_at)
     console.print(f"[bold]{escape(name)}[/]: {len(found)} execution(s), {first} … {last}",
                   soft_wrap=True)  # fmt: skip
@@ -121,9 +141,7 @@ def _print(name: str, found: list[ex.Execution], points: list[ex.PointHistory]) 
         columns = [(h, "left" if h in ("execution", "started", "commit", "change") else "right", c)
                    for h, c in cells.items() if h != "commit" or commits]  # fmt: skip
         console.print(fmt.table(p.point, columns, console.width))
-        said = (f"{len(p.changes)} change point(s)" if p.changes
-                else "no change point: one level throughout")  # fmt: skip
-        console.print(f"  {escape(p.point)}: {said}", soft_wrap=True)
+        console.print(f"  {escape(p.point)}: {escape(p.said(effect))}", soft_wrap=True)
 
 
 def _spread(step: ex.Step) -> str:
@@ -136,7 +154,9 @@ def _spread(step: ex.Step) -> str:
     return "–"
 
 
-def _as_json(name: str, found: list[ex.Execution], points: list[ex.PointHistory]) -> Any:
+def _as_json(
+    name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float
+) -> Any:
     def iso(t: float) -> str:
         return datetime.fromtimestamp(t, UTC).isoformat()
 
@@ -175,7 +195,16 @@ def _as_json(name: str, found: list[ex.Execution], points: list[ex.PointHistory]
                     }
                     for c in p.changes
                 ],  # fmt: skip
+                "reach": _reach(p.reach(effect)),
             }
             for p in points
         ],
     }
+
+
+def _reach(r: history.Reach | None) -> Any:
+    """Without a change point, what could have been found (None: change points were)."""
+    if r is None:
+        return None
+    return {"executions": r.executions, "noise_pct": r.noise_pct, "noise_source": r.noise_source,
+            "effect_pct": r.effect_pct, "needed": r.needed, "enough": r.enough}  # fmt: skip

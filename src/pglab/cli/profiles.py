@@ -14,6 +14,7 @@ from pglab.cli.common import console
 from pglab.rows import StoredRun
 
 DEFAULT_TOP = 10
+OTHERS_TOP = 3  # rising and falling functions of each kind after the first in a differential
 NOT_PROFILED = (
     "no CPU profile stored: run with --profile (or [profile] in the campaign file) to record one"
 )
@@ -29,21 +30,39 @@ def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> 
     phases = profiles.profiled_phases(runs)
     if not phases:
         return False
-    if len(phases) == 1:
-        _print_functions(title, profiles.hot_functions(runs, top))
-    else:
-        for phase in phases:
-            rows = profiles.hot_functions(runs, top, phase)
-            _print_functions(f"{title}, phase {phase!r}", rows)
+    for phase in phases if len(phases) > 1 else [None]:
+        rows = profiles.hot_functions(runs, phase=phase)
+        thin = profiles.thin_kinds(runs, phase)
+        rough = len(thin) == len({r.process for r in rows})  # every kind below the floor
+        shown = [r for kind, group in groupby(rows, key=lambda r: r.process)
+                 for r in [r for r in group if rough or not r.below_floor][:top]]  # fmt: skip
+        _print_functions(title if phase is None else f"{title}, phase {phase!r}", shown,
+                         rows[0].runs if rows else 0)  # fmt: skip
+        if rough:
+            console.print(
+                f"every process kind has fewer than {profiles.MIN_KIND_SAMPLES} samples: these "
+                "shares are rough (a longer phase or a higher [profile] frequency gives more)",
+                markup=False, soft_wrap=True,
+            )  # fmt: skip
+        else:
+            _print_thin(thin)
     for run in runs[:1]:
         for note in profiles.notes(run):
             console.print(f"note: {note}", markup=False, soft_wrap=True)
     return True
 
 
-def _print_functions(title: str, rows: Sequence[profiles.Function]) -> None:
-    """A heading, then a table per process kind of ``rows`` (intervals from 2 runs on)."""
-    n = rows[0].runs if rows else 0
+def _print_thin(kinds: Sequence[tuple[str, int]]) -> None:
+    """The process kinds left out for their few samples, with how many they had."""
+    if kinds:
+        said = ", ".join(f"{k} ({n:,})" for k, n in kinds)
+        console.print(f"not shown, fewer than {profiles.MIN_KIND_SAMPLES} samples (their shares "
+                      f"would be noise): {said}", markup=False, soft_wrap=True)  # fmt: skip
+
+
+def _print_functions(title: str, rows: Sequence[profiles.Function], n: int) -> None:
+    """A heading, then a table per process kind of ``rows`` (intervals from ``n`` = 2 runs
+    on)."""
     console.print(f"[bold]{escape(title)}[/]: hot functions by CPU samples"
                   + (f", mean of {n} runs with 95% intervals" if n > 1 else ""),
                   soft_wrap=True)  # fmt: skip
@@ -64,11 +83,22 @@ def _print_functions(title: str, rows: Sequence[profiles.Function]) -> None:
 
 
 def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEFAULT_TOP) -> None:
-    """The functions whose self share rose most, then those that fell most (B against A)."""
+    """Kind by kind (the backend first), the functions whose self share rose most, then those
+    that fell most (B against A): ``top`` of the first kind's, ``OTHERS_TOP`` of the others';
+    none below the sample floors, the kinds left out named."""
     if not changes:
         return
-    rising = [c for c in changes if c.delta > 0][:top]
-    falling = [c for c in reversed(changes) if c.delta < 0][:top]
+    rows: list[profiles.Change] = []
+    thin: list[str] = []
+    for kind, group in groupby(changes, key=lambda c: c.process):
+        mine = list(group)
+        kept = [c for c in mine if not c.below_floor]
+        if min(mine[0].kind_a, mine[0].kind_b) < profiles.MIN_KIND_SAMPLES:
+            thin.append(f"{kind} (A {mine[0].kind_a:,}, B {mine[0].kind_b:,})")
+            continue
+        n = top if not rows else min(top, OTHERS_TOP)
+        rows += [c for c in kept if c.delta > 0][:n]
+        rows += [c for c in reversed(kept) if c.delta < 0][:n]
     console.print(
         f"[bold]CPU profile differential[/], {escape(title)}: the functions whose share "
         "of their kind's samples changed most (self %, B − A)",
@@ -79,11 +109,16 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
                           ("B %", "right"), ("Δ points", "right"), ("95% CI", "right"),
                           ("", "left")):  # fmt: skip
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for c in [*rising, *falling]:
+    for c in rows:
         t.add_row(escape(c.process), escape(c.function), f"{c.base_pct:.1f}",
                   f"{c.other_pct:.1f}", f"{c.delta:+.1f}", _ci(c.low, c.high),
                   "clear" if c.clear else "")  # fmt: skip
     console.print(t)
+    if thin:
+        console.print(
+            f"not compared, fewer than {profiles.MIN_KIND_SAMPLES} samples on a side (their "
+            f"shares would be noise): {', '.join(thin)}", markup=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 def print_summary(run: StoredRun) -> None:

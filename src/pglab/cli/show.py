@@ -60,8 +60,10 @@ def add_parser(
         type=int,
         metavar="TOP",
         help="the CPU profile instead: the TOP (default 10) hot functions per process kind, "
-        "self and inclusive share of the samples (a campaign: per point, with 95%% intervals "
-        "over its repeats); run with --profile to record one",
+        "the backend first, self and inclusive share of the samples (a campaign: per point, "
+        "with 95%% intervals over its repeats); kinds with fewer than 100 samples and functions "
+        "with fewer than 10 are left out, the kinds named (all shown, said rough, when every kind "
+        "is below); run with --profile to record one",
     )
     p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json,
                                       verbose=a.verbose, wide=a.wide,

@@ -50,6 +50,7 @@ class PointHistoryView(TypedDict):
     rows: list[HistoryRow]
     changes: int  # how many change points
     chart: HistoryChart
+    said: str  # its change points in words (``PointHistory.said``)
 
 
 class HistoryPage(TypedDict):
@@ -69,11 +70,12 @@ def page(store: Store, name: str, figure: str, point: str | None) -> HistoryPage
     if not found:
         return None
     figures, points = ex.checked_histories(found, name, figure, point)
+    effect = ex.effect_of(store, found)
     return HistoryPage(name=name, figure=figure, figures=figures, executions=found,
-                       points=[_point(p) for p in points])  # fmt: skip
+                       points=[_point(p, effect) for p in points])  # fmt: skip
 
 
-def _point(p: ex.PointHistory) -> PointHistoryView:
+def _point(p: ex.PointHistory, effect: float) -> PointHistoryView:
     changes = {c.index: c for c in p.changes}
     rows: list[HistoryRow] = []
     for i, step in enumerate(p.steps):
@@ -88,7 +90,8 @@ def _point(p: ex.PointHistory) -> PointHistoryView:
     chart = HistoryChart(x=names, y=[r["median"] for r in rows], low=[r["low"] for r in rows],
                          high=[r["high"] for r in rows],
                          changes=[names[i] for i in sorted(changes)])  # fmt: skip
-    return PointHistoryView(point=p.point, rows=rows, changes=len(p.changes), chart=chart)
+    return PointHistoryView(point=p.point, rows=rows, changes=len(p.changes), chart=chart,
+                            said=p.said(effect))  # fmt: skip
 
 
 def write(store: Store, name: str, path: Path, figure: str = "tps",

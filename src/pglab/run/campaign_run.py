@@ -40,6 +40,7 @@ from pglab.run.live import LiveRecorder
 from pglab.run.remote import Hosts
 from pglab.run.resume import clean_leftovers, find_stale, stale_error
 from pglab.store.base import Store
+from pglab.stored_spec import RunSpecJson
 
 Say = Callable[[str], None]
 # what draws the live state while the runs go: a context giving the events the state passes on
@@ -63,13 +64,15 @@ class How:
 @dataclass(frozen=True)
 class Stored:
     """What the store holds of a campaign, read before it is planned: the runs done, the stored
-    points the file no longer has, every stored run (the noise measured before), and the seconds
-    a run took beyond its phases (``analysis.points.run_overhead``; None: no run yet)."""
+    points the file no longer has, every stored run and each stored point's spec (the noise
+    measured before, on points like the plan's: ``analysis.noise``), and the seconds a run took
+    beyond its phases (``analysis.points.run_overhead``; None: no run yet)."""
 
     done: frozenset[str] | set[str] = frozenset()
     stale: list[StalePoint] = field(default_factory=list)
     runs: list[RunRow] = field(default_factory=list)
     overhead: tuple[float, str] | None = None
+    specs: dict[tuple[str, str], RunSpecJson] = field(default_factory=dict)  # by point
 
     @classmethod
     def read(cls, store: Store, campaign: Campaign) -> Stored:
@@ -78,6 +81,7 @@ class Stored:
             stale=find_stale(store, campaign.name, make_plan(campaign).points),
             runs=store.list_runs(),
             overhead=points.run_overhead(store, campaign.name),
+            specs=store.point_specs(),
         )
 
 
@@ -102,13 +106,13 @@ class Outline:
 
     def design(self) -> Design | None:
         """Whether the repeats can resolve the campaign's comparisons."""
-        return points.design_check(self.plan, self.stored.runs)
+        return points.design_check(self.plan, self.stored.runs, self.stored.specs)
 
 
 def outline(campaign: Campaign, stored: Stored, plan: Plan | None = None) -> Outline:
     """The outline of ``campaign`` against what is stored (``plan``: one already checked)."""
     plan = with_overhead(plan or make_plan(campaign, stored.done), stored.overhead)
-    return Outline(plan, stored, points.sequential_plan(plan, stored.runs))
+    return Outline(plan, stored, points.sequential_plan(plan, stored.runs, stored.specs))
 
 
 def with_overhead(plan: Plan, found: tuple[float, str] | None) -> Plan:

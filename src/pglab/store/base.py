@@ -33,6 +33,7 @@ from pglab.store.columns import (
     FingerprintJsonRow,
     IdRow,
     PhaseColumns,
+    PointSpecRow,
     RunColumns,
     RunFullRow,
     RunKeyRow,
@@ -269,6 +270,18 @@ class Store:
                 shape=RunListRow,
             )
         return [encoding.run_row(r) for r in runs]
+
+    def point_specs(self) -> dict[tuple[str, str], stored_spec.RunSpecJson]:
+        """Each stored point's spec (of its first run), by (campaign, point_key): what the
+        planner asks of stored runs to tell comparable ones (``analysis.noise``). One query."""
+        with self._guard("reading the points' specs"):
+            rows = self._rows(
+                "SELECT c.name AS campaign, r.point_key, r.spec_json FROM runs r JOIN campaigns "
+                "c ON c.id = r.campaign_id WHERE r.id IN (SELECT MIN(id) FROM runs GROUP BY "
+                "campaign_id, point_key)", shape=PointSpecRow,
+            )  # fmt: skip
+        return {(r["campaign"], r["point_key"]): stored_spec.read(json.loads(r["spec_json"]))
+                for r in rows}  # fmt: skip
 
     def get_run(
         self, run_id: int, skip_kinds: Collection[str] = (), series: bool = True

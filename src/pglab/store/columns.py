@@ -36,6 +36,14 @@ class SpecJsonRow(TypedDict):
     spec_json: str
 
 
+class PointSpecRow(TypedDict):
+    """A stored point's campaign, key and the spec of its first run."""
+
+    campaign: str
+    point_key: str
+    spec_json: str
+
+
 class FingerprintJsonRow(TypedDict):
     fingerprint_json: str
 
