@@ -458,3 +458,19 @@ def test_show_and_compare_judge_a_kit_s_points_alike() -> None:
     assert said is not None and said.verdict == c.verdict == "-"
     assert (said.delta_pct, said.ci_low, said.ci_high) == (c.delta_pct, c.ci_low, c.ci_high)
     assert said.delta_pct == pytest.approx(-20.0, abs=1.0) and said.method == c.method
+
+
+def test_a_kit_s_history_follows_nopm_unless_told() -> None:
+    """``pglab history`` and serve's history page follow the figure the points are judged on:
+    NOPM for the TPC-C-like kit's executions, TPS for pgbench's."""
+    from pglab.analysis.executions import Execution, default_figure
+    from pglab.rows import RunRow
+
+    def execution(metrics: dict[str, float]) -> Execution:
+        run = RunRow(1, "n@e1", "p/1", "p", "base", "base", 1, "ok", 100.0, 0.0, 1.0, None,
+                     metrics)  # fmt: skip
+        return Execution("n@e1", "e1", 0.0, None, (run,))
+
+    assert default_figure([execution({"tps": 100.0, "nopm": 2500.0})] * 2) == "nopm"
+    assert default_figure([execution({"tps": 100.0})]) == "tps"
+    assert default_figure([execution({"nopm": 1.0}), execution({"tps": 1.0})]) == "tps"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pglab.analysis import history
 from pglab.analysis.points import effect_of as campaign_effect
+from pglab.analysis.points import figure_of
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
@@ -73,6 +74,14 @@ class PointHistory:
         """Its change points in words: how many, or one level, or too few executions to tell."""
         found = self.reach(effect_pct)
         return f"{len(self.changes)} change point(s)" if found is None else found.text()
+
+
+def default_figure(executions: Sequence[Execution]) -> str:
+    """The figure a history follows unless told: the one the points are judged on in every
+    view (``points.figure_of``): ``nopm`` for the TPC-C-like kit's runs, else ``tps`` (which
+    holds MB/s, QphH... for the other kinds)."""
+    runs = [r for e in executions for r in e.runs]
+    return "nopm" if figure_of(runs) == "NOPM" else "tps"
 
 
 def executions_of(store: Store, name: str) -> list[Execution]:

@@ -60,8 +60,10 @@ def add_parser(
     )
     p.add_argument("name", help="the campaign's name (its executions are NAME@LABEL)")
     p.add_argument("--point", help="only the points whose label holds these words")
-    p.add_argument("--figure", default="tps",
-                   help="tps (default), or a run metric: latency_avg_ms, nopm, …")  # fmt: skip
+    p.add_argument("--figure",
+                   help="the figure followed: by default the one the points are judged on "
+                   "everywhere (tps; nopm for the TPC-C-like kit), or a run metric: "
+                   "latency_avg_ms, nopm, …")  # fmt: skip
     p.add_argument("--fail-above", type=float, metavar="PCT",
                    help="exit 1 when a last change point is a regression above PCT %%; exit 3 "
                    "when none is but a point has too few executions to find PCT %%")  # fmt: skip
@@ -73,11 +75,13 @@ def add_parser(
                                       a.fail_above, a.json, a.html))  # fmt: skip
 
 
-def run(where: Where, name: str, point: str | None = None, figure: str = "tps",
+def run(where: Where, name: str, point: str | None = None, figure: str | None = None,
         fail_above: float | None = None, as_json: bool = False,
         html: Path | None = None) -> int:  # fmt: skip
     with where.open(read_only=True) as store:
         found = ex.executions_of(store, name)
+        if figure is None:  # the figure show and compare judge these points on
+            figure = ex.default_figure(found)
         if found and html is not None:
             written = history_page.write(store, name, html, figure, point)
             err_console.print(f"history page written: {written}", soft_wrap=True, markup=False)

@@ -63,12 +63,14 @@ class HistoryPage(TypedDict):
     points: list[PointHistoryView]
 
 
-def page(store: Store, name: str, figure: str, point: str | None) -> HistoryPage | None:
-    """What the page shows of ``name``'s history of ``figure``; None when it has no runs (a
-    404); a LabError for a figure it has not or a point that matches none."""
+def page(store: Store, name: str, figure: str | None, point: str | None) -> HistoryPage | None:
+    """What the page shows of ``name``'s history of ``figure`` (None: the one its points are
+    judged on, ``executions.default_figure``); None when it has no runs (a 404); a LabError
+    for a figure it has not or a point that matches none."""
     found = ex.executions_of(store, name)
     if not found:
         return None
+    figure = figure or ex.default_figure(found)
     figures, points = ex.checked_histories(found, name, figure, point)
     effect = ex.effect_of(store, found)
     return HistoryPage(name=name, figure=figure, figures=figures, executions=found,

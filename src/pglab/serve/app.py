@@ -198,7 +198,7 @@ def make_app(
         name, q = request.path_params["name"], request.query_params
         try:
             with lab.store() as store:
-                found = history.page(store, name, q.get("figure", "tps"), q.get("point") or None)
+                found = history.page(store, name, q.get("figure"), q.get("point") or None)
         except LabError as exc:
             return html(request, "error.html.j2", 400, title="history", error=exc)
         if found is None:
