@@ -96,7 +96,8 @@ UNIT_BY_SUFFIX = (
 UNIT_BY_NAME = {
     "tps": "transactions per second; for maintenance operations MB/s, 10⁶ bytes per second",
     "tps_steady": "transactions per second",
-    "nopm": "transactions per minute (committed New-Orders)",
+    "nopm": "transactions per minute (committed New-Orders: the orders written)",
+    "nopm_pgbench": "transactions per minute (committed New-Orders as pgbench counted them)",
     "tpm": "transactions per minute",
     "inconsistent": "count (conditions)",
     "qps": "queries per second",
