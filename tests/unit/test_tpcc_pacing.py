@@ -18,6 +18,7 @@ from pglab.campaign.shapes import SHAPES
 from pglab.errors import CampaignError
 from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.responses import Responses, percentile
+from pglab.planning import client_files
 from pglab.planning.plan import expand_points
 
 BASE = """
@@ -167,3 +168,15 @@ def test_a_type_over_its_limit_is_a_warning_naming_it() -> None:
     assert kind == "response-time" and "New-Order 6,200 ms (at most 5,000)" in text
     assert "Payment" not in text
     assert paced_notes.warnings({"rt90_payment_ms": 4999.0}) == []
+
+
+def test_clients_pgbench_could_not_open_are_said_before_anything_runs() -> None:
+    points = expand_points(parsed(BASE + 'pacing = "spec"\n[matrix]\nscale = [1, 100]\n'))
+    assert client_files.problems(points, 1002) == [
+        "scale=100: 1000 clients: pgbench needs 1003 open files, and may have 1002"
+    ]
+    assert client_files.problems(points, 1003) == []
+    raised = parsed(BASE + 'pacing = "spec"\n[os]\nlimits = { nofile = 4096 }\n'
+                    "[matrix]\nscale = [1000]\n")  # fmt: skip
+    (said,) = client_files.problems(expand_points(raised), 1024)
+    assert "10000 clients: pgbench needs 10003 open files, and may have 4096" in said
