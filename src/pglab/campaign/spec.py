@@ -391,6 +391,9 @@ class PhaseSpec:
     def script_label(self) -> str:
         if self.operation is not None:
             return self.operation
+        if self.pacing is not None:  # terminals that think: 10 per warehouse, at what times
+            think = "" if self.think_time is None else f", think {self.think_time * 1000:g}ms"
+            return f"{self.kit} ({self.mode}, paced terminals{think})"
         if self.kit is not None:
             return f"{self.kit} ({self.mode})"
         if self.generator == "sysbench":
