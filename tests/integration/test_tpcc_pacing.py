@@ -98,6 +98,10 @@ def test_show_prints_the_paced_table(made: dict[str, Any], lab: Lab, capsys) -> 
     for name in ("New-Order", "Payment", "Order-Status", "Delivery", "Stock-Level", "p90"):
         assert name in out, name
     assert f"{made['run'].metrics['nopm_bound']:,.1f}" in out
+    assert cli("show", str(made["run"].id), lab=lab, store=made["store"]) == 0
+    out = capsys.readouterr().out
+    assert "response times of main 1" in out and "p90 limit ms" in out
+    assert f"{made['run'].metrics['rt90_new_order_ms']:,.3f}" in out
 
 
 @pytest.fixture(scope="module")

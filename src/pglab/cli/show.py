@@ -17,7 +17,7 @@ from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
-from pglab.cli.pacing_view import print_paced
+from pglab.cli.pacing_view import print_paced, print_run_responses
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint, mount_options
 from pglab.jsonish import JsonObject
@@ -370,6 +370,7 @@ def _print_run(run: StoredRun) -> None:
                       "pgbench's averages are of every transaction", markup=False,
                       soft_wrap=True)  # fmt: skip
     _print_scripts(run)
+    print_run_responses(run)  # paced terminals: each phase's response times by type
     metrics = run.metrics
     if metrics:
         console.print(
