@@ -12,8 +12,7 @@ specification defines (the transaction alone) is measured apart: the server's
 ``clock_timestamp()`` is read (``\\gset``) before the transaction's first statement and
 after its last, and their difference in µs (with the script's code, ``CODES``) is told by
 pgbench's ``debug()`` on stderr (``pgbench/responses.py`` reads those lines). The two reads
-are two more round trips per transaction (on loopback, ~0.1 ms each), outside the time
-measured.
+are two more round trips per transaction, outside the time measured.
 
 The scripts of a paced phase are the kit's, wrapped (and their home warehouse set from
 ``:client_id``): new files with their own digests, so a phase without pacing runs the very
