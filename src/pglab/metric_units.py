@@ -40,6 +40,8 @@ METRIC_UNITS: dict[str, str] = {
     "rollback_pct": "%",
     "delivery_skipped_pct": "%",
     "inconsistent": "conditions",
+    "nopm_bound": "transactions/min",  # terminals that think: the most they can commit
+    "rt_over_limit": "transaction types",  # their 90th percentiles over clause 5.2.5.3's limit
     "qps": "queries/s",  # sysbench's
     "errors_s": "errors/s",
     "reconnects_s": "reconnects/s",
@@ -49,6 +51,7 @@ METRIC_UNITS: dict[str, str] = {
     "timeouts": "queries",
 }
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
+_RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
 # (headline metric, the run's figure) in order: a run with the metric has its figure in ``tps``
 FIGURES: tuple[tuple[str, str], ...] = (
     ("throughput", "QthH"),  # a TPC-H-like throughput run
@@ -63,6 +66,8 @@ def metric_unit(name: str) -> str | None:
     """The unit of a run's metric ``name`` (``tps``, ``phase.main.latency_avg_ms``); None for
     a name this table does not know (a ``[[derived]]`` metric: a ratio)."""
     key = name.rsplit(".", 1)[-1] if name.startswith("phase.") else name
+    if _RESPONSE.fullmatch(key):
+        return "ms"
     return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)
 
 

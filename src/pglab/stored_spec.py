@@ -131,6 +131,8 @@ class PhaseJson(TypedDict, total=False):
     test: str | None
     queries: Sequence[int]
     query_timeout: float | None
+    pacing: str | None
+    think_time: float | None
 
 
 class DerivedJson(TypedDict):

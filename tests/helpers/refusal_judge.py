@@ -45,7 +45,8 @@ BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
                r"(bindir|build|version) =|this is a tune file|tunes one point|not run by pglab "
                r"tune|confirmation repeats are|objective = |p99 objective|confirm_max needs|"
                r"kit .* runs in|progress = false|sampling_rate with|has .* as its scale|a "
-               r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB"),
+               r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB|"
+               r"with pacing = |has no pacing|no phase has pacing"),
 }  # fmt: skip
 
 

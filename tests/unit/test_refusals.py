@@ -109,7 +109,8 @@ def test_a_document_the_fault_suite_makes_up_gets_the_same_answer_from_both(doc:
 
 # -- the values of one key: its declaration's JSON Schema and its reader agree ----------------
 
-SHAPED = ("size", "duration", "scale", "threads", "seed", "major", "repeats", "queries")
+SHAPED = ("size", "duration", "scale", "threads", "seed", "major", "repeats", "queries",
+          "think_time")  # fmt: skip
 ODD_VALUES: list[Any] = [
     0,
     1,
@@ -151,6 +152,11 @@ ODD_VALUES: list[Any] = [
     [3, 3.0],
     [23],
     "5400",
+    "100ms",
+    "0ms",
+    "12 s",
+    "1.5ms",
+    "ms",
 ]
 
 
@@ -172,7 +178,7 @@ def test_a_value_is_taken_by_its_reader_iff_by_the_json_schema(shape: str, value
 def test_sizes_and_durations_agree_on_any_text(text: str) -> None:
     from pglab.campaign.shapes import SHAPES
 
-    for shape in ("size", "duration"):
+    for shape in ("size", "duration", "think_time"):
         s = SHAPES[shape]
         assert s.read is not None
         by_schema = Draft202012Validator(s.schema).is_valid(text)

@@ -407,6 +407,7 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "target_name": st.sampled_from(TARGET_NAMES),
     "target_names": st.lists(st.sampled_from(TARGET_NAMES), min_size=1, max_size=3),
     "duration": st.sampled_from([5400, 0.5, "90s", "30min", "2h", "1h30min", " 2 h "]),
+    "think_time": st.sampled_from([0, 2.5, "0ms", "100ms", "12s", " 1.5 s "]),
     # one generator: a phase always has a client for it (several: tests of hosts.py)
     "host_names": st.sampled_from(["local", ["local"], "gen1", ["gen2"]]),
     "major": st.sampled_from(["16", 15, "18"]),
@@ -632,13 +633,14 @@ def _fit_operations(doc: dict[str, Any]) -> None:
 
 def _fit_kits(doc: dict[str, Any]) -> None:
     """What the schema cannot say: a mode needs a kit, a test sysbench, a record shape YCSB,
-    and a kit (or sysbench) every phase of the run (its tables are the dataset). They are left
-    out here;
-    tests/unit/test_kit_spec.py parses them."""
+    pacing and think_time TPC-C, and a kit (or sysbench) every phase of the run (its tables
+    are the dataset). They are left out here; tests/unit/test_kit_spec.py and
+    test_tpcc_pacing.py parse them."""
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
-        for key in ("kit", "mode", "distribution", "generator", "test", *TPCH_KEYS):
+        for key in ("kit", "mode", "distribution", "generator", "test", "pacing", "think_time",
+                    *TPCH_KEYS):  # fmt: skip
             table.pop(key, None)
     datasets = [doc.get("dataset", {}), doc.get("matrix", {})]
     datasets += [v.get("dataset", {}) for v in doc.get("variants", {}).values()]

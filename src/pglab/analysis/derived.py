@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pglab.analysis import comparable, generator_hosts, points, scripts
+from pglab.analysis import comparable, generator_hosts, pacing, points, scripts
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
@@ -43,6 +43,7 @@ KINDS = (
     "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
     "inconsistent",  # a workload kit's consistency conditions broken after a phase (its data)
     "skipped",  # TPC-C's Delivery skipped more than 1% of its districts (clause 2.7.4.2)
+    "response-time",  # paced TPC-C-like terminals: a type's 90th percentile over its limit
     "assertions",  # the server was built with assertions: not a production build's speed
     "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
     "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
@@ -265,6 +266,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                 "only the transactions that succeeded; raise max_tries, or lower the contention"
             )))  # fmt: skip
     out += _inconsistent(run, phases, series)
+    out += [Notice(k, label, rid, text) for k, text in pacing.warnings(run.metrics)]
     for ph in phases:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):

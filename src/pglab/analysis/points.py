@@ -145,12 +145,15 @@ def figure_of_run(metrics: Mapping[str, float]) -> str:
 
 
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table
+# paced TPC-C-like terminals' response times and bound: their own table (analysis/pacing.py)
+PACED_METRIC = re.compile(r"^(?:rt90_[a-z_]+_ms|rt_over_limit|nopm_bound)$")
 
 
 def derived_names(runs: Sequence[RunRow]) -> list[str]:
     names = {
         k for r in runs for k in r.metrics
         if k not in _BASE_METRICS and not k.startswith("phase.") and not QUERY_METRIC.match(k)
+        and not PACED_METRIC.match(k)
     }  # fmt: skip
     return sorted(names)
 

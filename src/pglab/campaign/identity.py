@@ -54,4 +54,6 @@ UNSET: dict[str, object] = {
     "test": None,
     "queries": (),
     "query_timeout": None,
+    "pacing": None,
+    "think_time": None,
 }

@@ -6,6 +6,7 @@ bytes, seconds)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,24 @@ def _strings(val: Any, unique: bool = False) -> bool:
     """A non-empty array of non-empty strings (each once when ``unique``)."""
     ok = isinstance(val, list) and bool(val) and all(isinstance(v, str) and v for v in val)
     return ok and (not unique or len(set(val)) == len(val))
+
+
+# a think time: 0 or more, in ms or s (a bare number: seconds), as the parser and the JSON
+# Schema read it (ECMA-262 and Python alike)
+THINK_TIME_PATTERN = r"^\s*[0-9]+(?:\.[0-9]+)?\s*(?:ms|s)\s*$"
+
+
+def _think_time(val: Any) -> float | None:
+    """``think_time`` in seconds: ``"100ms"``, ``"12s"``, or a number of seconds ≥ 0."""
+    if isinstance(val, bool):
+        return None
+    if isinstance(val, int | float):
+        return float(val) if 0 <= val < float("inf") else None
+    if not isinstance(val, str) or re.fullmatch(THINK_TIME_PATTERN, val) is None:
+        return None
+    text = val.strip()
+    unit = "ms" if text.endswith("ms") else "s"
+    return float(text.removesuffix(unit).strip()) / (1000.0 if unit == "ms" else 1.0)
 
 
 def _threads(val: Any) -> Any:
@@ -189,6 +208,10 @@ SHAPES: dict[str, Shape] = {
         {"type": "number", "exclusiveMinimum": 0},
         {"type": "string", "pattern": DURATION_PATTERN}]},
         parse_duration, DURATION_FORMS),
+    "think_time": Shape('"100ms", "12s" or seconds ≥ 0', {"anyOf": [
+        {"type": "number", "minimum": 0},
+        {"type": "string", "pattern": THINK_TIME_PATTERN}]},
+        _think_time, 'a time of 0 or more such as "100ms" or "12s" (a bare number: seconds)'),
     "target_name": Shape("target name", {"type": "string"}),  # read by storage: a reference
     "host_names": Shape('array of [hosts] names, or "local"',
                         {"anyOf": [{"type": "string", "minLength": 1},

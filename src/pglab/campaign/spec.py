@@ -371,6 +371,12 @@ class PhaseSpec:
     # kit = "tpch": its queries in order (): all 22), each one's statement_timeout in seconds
     queries: tuple[int, ...] = ()
     query_timeout: float | None = None
+    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
+    # clients follow from the warehouses), their New-Order mean think time in seconds (None:
+    # the specification's 12 s; every keying and think time scaled with it). Part of the point
+    # only when set
+    pacing: str | None = None
+    think_time: float | None = None
 
     @property
     def dataset_kind(self) -> str | None:
@@ -385,6 +391,9 @@ class PhaseSpec:
     def script_label(self) -> str:
         if self.operation is not None:
             return self.operation
+        if self.pacing is not None:  # terminals that think: 10 per warehouse, at what times
+            think = "" if self.think_time is None else f", think {self.think_time * 1000:g}ms"
+            return f"{self.kit} ({self.mode}, paced terminals{think})"
         if self.kit is not None:
             return f"{self.kit} ({self.mode})"
         if self.generator == "sysbench":

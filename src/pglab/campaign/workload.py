@@ -42,6 +42,7 @@ def apply_workload(
         p.add(where, "give script or scripts, not both")
     upd.update(_which_operation(ph, table, vals, p, where))
     upd.update(_kit(ph, table, vals, p, where))
+    upd.update(_pacing(ph, upd.get("kit", ph.kit), table, vals, p, where))
     upd.update(_generator(ph, table, vals, p, where))
     upd.update(_tpch(vals.get("kit", upd.get("kit", ph.kit)), table, vals, p, where))
     _not_tpch(upd.get("kit", ph.kit), table, p, where)
@@ -215,6 +216,30 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
             "vacuum": False}  # fmt: skip
 
 
+def _pacing(
+    ph: PhaseSpec, kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where: str
+) -> TomlTable:
+    """kit = "tpcc"'s ``pacing`` and ``think_time`` (``kits/pacing.py``): its terminals are 10
+    per warehouse, so clients and a rate are theirs, not the file's; another kit ends them."""
+    given = [k for k in ("pacing", "think_time") if k in table]
+    if kit != "tpcc":
+        if given:
+            p.add(where, f"{', '.join(given)}: terminals that think are kit = \"tpcc\"'s "
+                  "(TPC-C clause 5.2.5), but this phase runs no TPC-C")  # fmt: skip
+        return {"pacing": None, "think_time": None} if ph.pacing else {}
+    upd: TomlTable = {k: vals[k] for k in given if k in vals}
+    pacing = upd.get("pacing", ph.pacing)
+    if "think_time" in upd and pacing is None:
+        p.add(where, 'think_time: scales pacing = "spec"\'s keying and think times, but this '
+              'phase has no pacing (add pacing = "spec")')  # fmt: skip
+    theirs = [k for k in ("clients", "rate") if k in table]
+    if pacing is not None and theirs:
+        p.add(where, f"{', '.join(theirs)} with pacing = \"spec\": its terminals are 10 per "
+              "warehouse ([dataset] scale), each as fast as its keying and think times let it "
+              "— leave them out")  # fmt: skip
+    return upd
+
+
 # workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
     "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
@@ -339,6 +364,10 @@ def takes(ph: PhaseSpec, key: str) -> bool:
         return ph.kit is not None
     if key == "distribution":
         return ph.kit == "ycsb"
+    if key == "pacing":
+        return ph.kit == "tpcc"
+    if key == "think_time":
+        return ph.pacing is not None
     if key in TPCH_KEYS:
         return ph.kit == "tpch"
     if key == "test":
@@ -358,7 +387,9 @@ def for_phase(ph: PhaseSpec, table: TomlTable) -> TomlTable:
     else:
         op = ph.operation
     kit = table.get("kit", ph.kit) if op is None and "script" not in table else None
-    return {k: v for k, v in table.items() if takes(replace(ph, operation=op, kit=kit), k)}
+    pacing = table.get("pacing", ph.pacing)
+    told = replace(ph, operation=op, kit=kit, pacing=pacing)
+    return {k: v for k, v in table.items() if takes(told, k)}
 
 
 def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
@@ -377,5 +408,11 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
     if any(ph.kit == "tpch" for v in variants for ph in v.phases):
         _not_tpch("tpch", axes, p, "[matrix]")
         _power_clients(variants, axes, named, p)
+    paced = any(ph.pacing for v in variants for ph in v.phases)
+    if "think_time" in axes and not paced:
+        p.add("[matrix]", 'think_time: no phase has pacing = "spec" (terminals that think)')
+    if paced and (theirs := [k for k in ("clients", "rate") if k in axes]):
+        p.add("[matrix]", f"{', '.join(theirs)} with pacing = \"spec\": its terminals are 10 "
+              "per warehouse (scale is the axis that adds terminals)")  # fmt: skip
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")

@@ -18,6 +18,7 @@ from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
+from pglab.cli.pacing_view import print_paced, print_run_responses
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint, mount_options
 from pglab.jsonish import JsonObject
@@ -223,6 +224,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         console.print(_legend(rows, camp), markup=False, soft_wrap=True)
     if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
+    print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
 
 
@@ -371,6 +373,7 @@ def _print_run(run: StoredRun) -> None:
                       "pgbench's averages are of every transaction", markup=False,
                       soft_wrap=True)  # fmt: skip
     _print_scripts(run)
+    print_run_responses(run)  # paced terminals: each phase's response times by type
     metrics = run.metrics
     if metrics:
         console.print(

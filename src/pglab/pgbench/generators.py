@@ -29,6 +29,7 @@ from typing import Any
 
 import asyncssh
 
+from pglab.campaign.kits.pacing import from_terminal
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.errors import HostError, PgbenchError
 from pglab.hosts import proc
@@ -37,6 +38,8 @@ from pglab.hosts.loop import call
 from pglab.hosts.ssh import Finished, Remote, RemoteProcess
 from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_threads
+from pglab.pgbench.responses import PREFIXES, Responses
+from pglab.pgbench.responses import TABLE as RESPONSES
 from pglab.postgres.sources import Binaries
 from pglab.procs import tail
 from pglab.records import (
@@ -116,6 +119,8 @@ def run_phase(
             own = replace(phase, clients=n, threads=min(phase.threads or n, n) if phase.threads
                           else auto_threads(n, g.cpus),
                           random_seed=_seed(phase.random_seed, i), scripts=scripts)  # fmt: skip
+            if phase.pacing:  # its terminals' home warehouses follow the hosts' before it
+                own = replace(own, defines=from_terminal(phase.defines, sum(clients[:i])))
             remote_dir = Path(dirs[g.name])
             argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
             stamps = ["--progress-timestamp"] if phase.progress else []
@@ -155,6 +160,9 @@ def run_phase(
         for g in generators:
             g.remote.remove_dir(dirs[g.name])
     report = merge_reports([reports[g.name] for g in generators])
+    told = Responses()  # a paced kit's response times, out of the output
+    stderr = {g.name: told.strip_all(finished[g.name].stderr) if phase.pacing
+            else finished[g.name].stderr for g in generators}  # fmt: skip
     result = PhaseResult(
         name=phase.name,
         iteration=iteration,
@@ -167,7 +175,7 @@ def run_phase(
         latency=latency,
         output="".join(
             f"== {g.remote.spec.label}: {n} client(s) ==\n{finished[g.name].stdout}"
-            f"{finished[g.name].stderr}\n"
+            f"{stderr[g.name]}\n"
             for g, n in zip(generators, clients, strict=True)
         ),
     )
@@ -188,6 +196,8 @@ def run_phase(
                   round(limits[g.name].cpus, 3), throttled[g.name], *load[g.name]]
                  for g, n in zip(generators, clients, strict=True)],
     }  # fmt: skip
+    if phase.pacing:
+        result = replace(result, tables={**result.tables, RESPONSES: told.table()})
     if watched:
         result = replace(
             result, tables={**result.tables, CPU_TABLE: {"columns": CPU_COLUMNS, "rows": watched}}
@@ -333,7 +343,7 @@ class _Merger:
         self.offsets[g.name] = g.offset_s
 
         def feed(line: str) -> None:
-            sample = pgbench_output.parse_progress_line(line)
+            sample = pgbench_output.parse_progress_line(PREFIXES.sub("", line))
             if sample is None:
                 return
             second = round(sample.t - g.offset_s)  # on pglab's clock

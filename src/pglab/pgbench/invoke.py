@@ -21,6 +21,7 @@ from pglab import procs
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.pgbench import output as pgbench_output
+from pglab.pgbench.responses import TABLE, Responses
 from pglab.postgres.sources import Binaries
 from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, ScriptSecond
 
@@ -109,6 +110,7 @@ def run_phase(
     t0 = time.monotonic()
     samples: list[ProgressSample] = []
     other_lines: list[str] = []
+    told = Responses()  # a paced kit's response times (pgbench/responses.py)
     with open(stdout_path, "w") as stdout:
         proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env)
     if on_spawn is not None:
@@ -120,10 +122,12 @@ def run_phase(
         timer.start()
         try:
             assert proc.stderr is not None
-            for line in proc.stderr:
+            for said in proc.stderr:
+                line = told.strip(said) if phase.pacing else said
                 sample = pgbench_output.parse_progress_line(line)
                 if sample is None:
-                    other_lines.append(line.rstrip("\n"))
+                    if line:
+                        other_lines.append(line.rstrip("\n"))
                     continue
                 samples.append(sample)
                 if on_progress is not None:
@@ -155,6 +159,7 @@ def run_phase(
         latency=latency,
         script_latency=script_latency,
         output=stdout_text + ("\n" + stderr_text if stderr_text else ""),
+        tables={TABLE: told.table()} if phase.pacing else {},
     )
 
 

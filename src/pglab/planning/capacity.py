@@ -14,6 +14,8 @@ connections, disk, memory and time.
   to max_wal_size, against the free space (or the size) of where each part lands.
 - **memory**: shared_buffers and each session's work_mem against RAM: a warning, an error only
   when shared_buffers alone is more than RAM.
+- **clients**: pgbench here opens a socket per client, and wants clients + 3 open files
+  (``client_files``: the limit pglab has, or ``[os] limits``' nofile).
 - **time**: the plan's estimate against ``max_duration`` (or ``--budget``).
 
 The functions over numbers are pure (tested on plans with known figures); ``check`` gathers the
@@ -42,6 +44,7 @@ from pglab.campaign.spec import (
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench.invoke import auto_threads
+from pglab.planning import client_files
 from pglab.planning.plan import Plan
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings
@@ -383,7 +386,8 @@ def check(
     fits = [fit_connections(pt, by_point[pt.point_key]) for pt in points]
     raised = {pt.point_key: f.raise_to for pt, f in zip(points, fits, strict=True) if f.raise_to}
     notes = raise_notes(fits)
-    errors: list[CampaignError] = []
+    # pgbench runs here for every point, an existing server's too
+    errors = client_files.errors([pt for pt in plan.points if pt.point_key in todo])
     if problems := [f.problem for f in fits if f.problem]:
         errors.append(CampaignError(
             "the servers would refuse connections:\n  " + "\n  ".join(problems),

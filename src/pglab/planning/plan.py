@@ -16,6 +16,7 @@ from typing import Any
 from pglab.campaign import kits, os_table
 from pglab.campaign import os_spec as os_spec_module
 from pglab.campaign.checks import Problems
+from pglab.campaign.kits import pacing
 from pglab.campaign.parse import Campaign, Variant
 from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
@@ -105,6 +106,9 @@ def _point(
             replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
             for ph in phases
         )
+        if any(ph.pacing for ph in phases):  # terminals: 10 per warehouse, paced scripts
+            phases = tuple(pacing.paced(ph, int(dataset.scale)) if ph.pacing else ph
+                           for ph in phases)  # fmt: skip
         if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
             phases = tuple(replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
                            for ph in phases)  # fmt: skip

@@ -24,7 +24,7 @@ import jinja2
 import markupsafe
 
 from pglab import __version__
-from pglab.analysis import points, scripts, verdicts
+from pglab.analysis import pacing, points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
@@ -302,6 +302,7 @@ def _context(
         methods=verdicts.methods_text([pt.summary.comparison for pt in rep.points if pt.summary]),
         plan_facts=_plan_facts(rep),
         storage=[_storage_view(row) for row in rep.storage],
+        paced=pacing.paced_points(rep.runs),
         env_facts=_env_facts(rep),
         campaign_json=json.dumps(masked_document(spec), indent=2, ensure_ascii=False, default=str),
         verdict_text=VERDICT_TEXT,

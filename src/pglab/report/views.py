@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from markupsafe import Markup
 
+from pglab.analysis.pacing import PacedPoint
 from pglab.analysis.scripts import ScriptRow
 from pglab.records import StatementReport
 from pglab.report.flames import Flame, FlameDiff
@@ -89,6 +90,7 @@ class PageContext(TypedDict):
     methods: str
     plan_facts: list[tuple[str, str]]
     storage: list[StorageView]
+    paced: list[PacedPoint]  # kit = "tpcc" with pacing: NOPM against its bound, p90 by type
     env_facts: list[tuple[str, str]]
     campaign_json: str
     verdict_text: dict[str, str]

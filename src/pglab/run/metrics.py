@@ -12,6 +12,7 @@ from pglab.campaign.spec import RunSpec
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.records import PhaseResult
+from pglab.run.pacing_metrics import pacing_metrics
 from pglab.stats.steady import drift, steady_start
 from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 from pglab.tpch import power, throughput
@@ -52,6 +53,7 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
             metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
     metrics.update(operation_metrics(phases))
     metrics.update(kit_metrics(run, phases))
+    metrics.update(pacing_metrics(run, phases))  # terminals that think (run/pacing_metrics)
     metrics.update(sysbench_metrics(phases))
     metrics.update(tpch_metrics(phases, run))
     for d in run.derived:

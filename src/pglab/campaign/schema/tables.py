@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
+from pglab.campaign.kits.pacing import PACINGS
 from pglab.campaign.os_checks import THP_MODES
 from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.spec import (
@@ -195,6 +196,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("query_timeout", "number", "tpch: each query's statement_timeout in seconds (one "
         "stopped by it is recorded as a timeout; the run goes on)", "600", default_doc="none",
         above=0, commented=True, what="seconds"),
+    Key("pacing", "string", "tpcc: spec: terminals that key and think (clause 5.2.5), 10 "
+        "per warehouse (clients = 10 × scale), response times measured apart", '"spec"',
+        default_doc="none: as fast as possible", choices=PACINGS, commented=True),
+    Key("think_time", "think_time", "tpcc with pacing: New-Order's mean think time; every "
+        "keying and think time scaled with it (0: none)", '"100ms"', default_doc='"12s" (the '
+        "specification's)", commented=True),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),
