@@ -15,6 +15,7 @@ from rich.table import Table
 from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
 from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
+from pglab.campaign.os_checks import cpu_list
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
@@ -442,6 +443,12 @@ def _print_environment(fp: Fingerprint) -> None:
                 markup=False,
                 soft_wrap=True,
             )
+    if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
+        console.print(
+            f"CPUs: server on {cpu_list(aff['server'])}, pgbench on {cpu_list(aff['client'])}"
+            + (" (shared)" if aff["shared"] else ""),
+            markup=False,
+        )
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(

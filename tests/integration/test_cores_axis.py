@@ -1,0 +1,129 @@
+"""[os] cpus for real: a campaign of ``[matrix.os] cpus = [1, 2]`` on this machine's servers.
+While each run's phase goes, the test reads (psutil) the affinity of the postmaster, of every
+backend and of pgbench (each of its threads): with cpus = 1 the server is on CPU 0 alone and
+pgbench on the other CPU; with cpus = 2 both have every CPU. Each run's fingerprint records
+them; afterwards pglab's own affinity is every CPU, after a failed run too; the report shows
+TPS per core count with the waits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+from pglab import report
+from pglab.campaign import parse as campaign
+from pglab.lab import Lab
+from pglab.pgbench.output import ProgressSample
+from pglab.run import campaign_run
+from pglab.run.executor import Executor, QuietEvents
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+CAMPAIGN = """
+name = "cores"
+order = "sequential"
+[dataset]
+scale = 1
+[workload]
+script = "tpcb-like"
+duration = 2
+latency_log = "off"
+[matrix]
+clients = [1, 2]
+[matrix.os]
+cpus = [1, 2]
+"""
+
+ALL = set(range(psutil.cpu_count()))
+
+
+class Sampling(QuietEvents):
+    """Reads, each second of a phase, the CPUs of the server's processes and of pgbench."""
+
+    def __init__(self) -> None:
+        self.executor: Executor | None = None
+        self.label = ""
+        self.seen: dict[str, dict[str, set[frozenset[int]]]] = {}
+
+    def run_started(self, run, index: int, total: int) -> None:  # type: ignore[no-untyped-def]
+        self.label = run.label
+
+    def progress(self, sample: ProgressSample) -> None:
+        assert self.executor is not None and self.executor.cluster is not None
+        proc = self.executor.cluster.proc
+        assert proc is not None
+        seen = self.seen.setdefault(self.label, {"server": set(), "pgbench": set()})
+        postmaster = psutil.Process(proc.pid)
+        backends = postmaster.children(recursive=True)
+        assert len(backends) >= 3, backends  # checkpointer, walwriter, a client's backend, ...
+        for p in [postmaster, *backends]:
+            seen["server"].add(frozenset(os.sched_getaffinity(p.pid)))
+        mine = psutil.Process().children(recursive=True)
+        pgbench = [p for p in mine if p.name() == "pgbench"]
+        assert pgbench, mine
+        for p in pgbench:
+            for thread in p.threads():  # -j: each thread's own affinity
+                seen["pgbench"].add(frozenset(os.sched_getaffinity(thread.id)))
+
+
+@pytest.mark.skipif(len(ALL) < 2, reason="needs two CPUs")
+def test_cores_confine_server_and_pgbench_and_leave_nothing(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    before = os.sched_getaffinity(0)
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN)
+    events = Sampling()
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        executor = Executor(lab, store, events)
+        events.executor = executor
+        out = campaign_run.run_campaign(executor, campaign.load(path))
+        runs = [store.get_run(i) for i in out.run_ids]
+        assert out.ok == 4, [r.error for r in runs]
+        html = report.write(store, "cores", tmp_path / "report").read_text()
+    assert os.sched_getaffinity(0) == before == ALL  # pglab's own: every CPU
+    one, two = {0}, ALL
+    for label, seen in events.seen.items():
+        server, client = (one, ALL - one) if "os.cpus=1" in label else (two, two)
+        assert seen["server"] == {frozenset(server)}, (label, seen)
+        assert seen["pgbench"] == {frozenset(client)}, (label, seen)
+    assert len(events.seen) == 4
+    for r in runs:
+        aff = r.fingerprint["cpu_affinity"]
+        if "os.cpus=1" in r.label:
+            assert aff == {"server": [0], "client": sorted(ALL - one), "shared": False}, aff
+        else:
+            assert aff == {"server": sorted(ALL), "client": sorted(ALL), "shared": True}, aff
+    assert "TPS against cores" in html
+    section = html[html.index('id="cores"') :]
+    assert "os.cpus" not in section.split("</table>")[0].split("<thead>")[0]
+    assert "waits" in section.split("</table>")[0]
+
+
+FAILING = """
+name = "cores-fail"
+[dataset]
+scale = 1
+[os]
+cpus = 1
+[workload]
+script = "/nonexistent/script.sql"
+duration = 1
+"""
+
+
+def test_a_failed_run_leaves_pglab_on_every_cpu(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    before = os.sched_getaffinity(0)
+    path = tmp_path / "c.toml"
+    path.write_text(FAILING.replace("/nonexistent/script.sql", str(tmp_path / "bad.sql")))
+    (tmp_path / "bad.sql").write_text("select no_such_function();\n")
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
+        (run,) = [store.get_run(i) for i in out.run_ids]
+    assert run.status == "failed", run.error
+    assert run.fingerprint["cpu_affinity"]["server"] == [0]
+    assert os.sched_getaffinity(0) == before
