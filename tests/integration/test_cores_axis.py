@@ -8,6 +8,7 @@ TPS per core count with the waits."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import psutil
@@ -84,7 +85,7 @@ def test_cores_confine_server_and_pgbench_and_leave_nothing(
         out = campaign_run.run_campaign(executor, campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
         assert out.ok == 4, [r.error for r in runs]
-        html = report.write(store, "cores", tmp_path / "report").read_text()
+        written = report.write(store, "cores", tmp_path / "report.html", lab.home)
     assert os.sched_getaffinity(0) == before == ALL  # pglab's own: every CPU
     one, two = {0}, ALL
     for label, seen in events.seen.items():
@@ -98,10 +99,23 @@ def test_cores_confine_server_and_pgbench_and_leave_nothing(
             assert aff == {"server": [0], "client": sorted(ALL - one), "shared": False}, aff
         else:
             assert aff == {"server": sorted(ALL), "client": sorted(ALL), "shared": True}, aff
-    assert "TPS against cores" in html
-    section = html[html.index('id="cores"') :]
-    assert "os.cpus" not in section.split("</table>")[0].split("<thead>")[0]
-    assert "waits" in section.split("</table>")[0]
+    html = written.html.read_text()
+    assert "tps-vs-cores.png" in {p.name for p in written.pngs}
+    table = html[html.index('<table id="cores-table">') :]
+    table = table[: table.index("</table>")]
+    rows = [r for r in table.split("<tr>")[2:]]
+    assert len(rows) == 4, table  # clients=1 and clients=2, each at 1 and 2 cores
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    assert [(c[0], c[1]) for c in cells] == [
+        ("clients=1", "1"),
+        ("clients=1", "2"),
+        ("clients=2", "1"),
+        ("clients=2", "2"),
+    ], cells
+    for c in cells:
+        assert float(c[2].replace(",", "")) > 0  # TPS
+        assert "%" in c[6] or c[6] == "none sampled", c  # the top waits
+    assert any("%" in c[6] for c in cells), cells  # two clients on one core wait on something
 
 
 FAILING = """

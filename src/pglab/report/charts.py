@@ -69,15 +69,15 @@ def campaign_charts(rep: Report) -> list[Chart]:
     return [c for c in charts if c is not None]
 
 
-CAMPAIGN_CHARTS = 4
+CAMPAIGN_CHARTS = 5
 LATENCY_CHART = 2  # the one chart of the runs' series (their latency percentiles)
 
 
 def campaign_chart(rep: Report, i: int) -> Chart | None:
     """The i-th campaign chart: TPS (against clients, or per point), every run in order,
-    latency percentiles per point, kit = "tpch"'s time per query per point; None when the
-    runs give it nothing to draw."""
-    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart)[i](rep)
+    latency percentiles per point, kit = "tpch"'s time per query per point, TPS against cores
+    (an os.cpus axis); None when the runs give it nothing to draw."""
+    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart, _cores_chart)[i](rep)
 
 
 def _query_chart(rep: Report) -> Chart | None:
@@ -226,7 +226,16 @@ def _tps_chart(rep: Report) -> Chart | None:
     return _tps_vs_clients(by_line)
 
 
-def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
+def _cores_chart(rep: Report) -> Chart | None:
+    """TPS against the cores the server had ([matrix.os] cpus), a line per series."""
+    by_line: dict[str, list[tuple[float, Point]]] = defaultdict(list)
+    for pt in rep.points:
+        if pt.on_cores is not None:
+            by_line[_short(pt.on_cores.series)].append((float(pt.on_cores.cpus), pt))
+    return _tps_vs_clients(by_line, "cores") if by_line else None
+
+
+def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "clients") -> Chart:
     from matplotlib import ticker
 
     fig = _figure(figsize=(10, 5.5), layout="constrained")
@@ -243,13 +252,13 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({c for items in by_line.values() for c, _ in items}))
     ax.get_xaxis().set_major_formatter(ticker.ScalarFormatter())
-    ax.set_xlabel("clients")
+    ax.set_xlabel(x)
     ax.set_ylabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    ax.set_title("TPS against clients")
-    return Chart("tps-vs-clients", "TPS against clients", _png(fig))
+    ax.set_title(f"TPS against {x}")
+    return Chart(f"tps-vs-{x}", f"TPS against {x}", _png(fig))
 
 
 def _headline(rep: Report) -> str:
