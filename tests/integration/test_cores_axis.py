@@ -7,6 +7,7 @@ TPS per core count with the waits."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from pglab import report
 from pglab.campaign import parse as campaign
+from pglab.cli import show
 from pglab.lab import Lab
 from pglab.pgbench.output import ProgressSample
 from pglab.run import campaign_run
@@ -62,7 +64,8 @@ class Sampling(QuietEvents):
         backends = postmaster.children(recursive=True)
         assert len(backends) >= 3, backends  # checkpointer, walwriter, a client's backend, ...
         for p in [postmaster, *backends]:
-            seen["server"].add(frozenset(os.sched_getaffinity(p.pid)))
+            with contextlib.suppress(ProcessLookupError):  # a backend that ended since
+                seen["server"].add(frozenset(os.sched_getaffinity(p.pid)))
         mine = psutil.Process().children(recursive=True)
         pgbench = [p for p in mine if p.name() == "pgbench"]
         assert pgbench, mine
@@ -73,7 +76,7 @@ class Sampling(QuietEvents):
 
 @pytest.mark.skipif(len(ALL) < 2, reason="needs two CPUs")
 def test_cores_confine_server_and_pgbench_and_leave_nothing(
-    tmp_path: Path, lab: Lab, no_leftovers
+    tmp_path: Path, lab: Lab, no_leftovers, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = os.sched_getaffinity(0)
     path = tmp_path / "c.toml"
@@ -85,6 +88,7 @@ def test_cores_confine_server_and_pgbench_and_leave_nothing(
         out = campaign_run.run_campaign(executor, campaign.load(path))
         runs = [store.get_run(i) for i in out.run_ids]
         assert out.ok == 4, [r.error for r in runs]
+        show.print_points(store, "cores", wide=True)
         written = report.write(store, "cores", tmp_path / "report.html", lab.home)
     assert os.sched_getaffinity(0) == before == ALL  # pglab's own: every CPU
     one, two = {0}, ALL
@@ -99,6 +103,10 @@ def test_cores_confine_server_and_pgbench_and_leave_nothing(
             assert aff == {"server": [0], "client": sorted(ALL - one), "shared": False}, aff
         else:
             assert aff == {"server": sorted(ALL), "client": sorted(ALL), "shared": True}, aff
+    shown = capsys.readouterr().out
+    assert "TPS against cores (the server's CPUs)" in shown, shown
+    lines = [ln for ln in shown.splitlines() if re.search(r"clients=\d+ +. +[12] ", ln)]
+    assert len(lines) == 4, shown  # a line per series and core count
     html = written.html.read_text()
     assert "tps-vs-cores.png" in {p.name for p in written.pngs}
     table = html[html.index('<table id="cores-table">') :]

@@ -10,9 +10,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from pglab.analysis.tidy import measured_phases
 from pglab.rows import RunRow
 from pglab.stats.summary import summarize_point
+from pglab.telemetry.summary import phase_summary
+
+if TYPE_CHECKING:  # the store's type only
+    from pglab.store.base import Store
 
 AXIS = "os.cpus"
 
@@ -63,4 +69,23 @@ def over_cores(rows: Sequence[RunRow]) -> dict[str, list[CoresPoint]]:
             eff = s.median / (k * base) if base else float("nan")
             out[series].append(CoresPoint(series, k, s.n, s.median, s.ci_low, s.ci_high,
                                           s.median / k, eff))  # fmt: skip
+    return out
+
+
+def top_waits(store: Store, rows: Sequence[RunRow]) -> dict[str, list[tuple[str, float, float]]]:
+    """Point label -> the top waits (wait, % of samples, sessions) of its median-TPS run's last
+    measured phase, for the points on a curve over cores (as the report's points show them)."""
+    by_point: dict[str, list[RunRow]] = {}
+    for r in rows:
+        if r.ok and r.tps is not None and cores_key(r.axes, r.variant, r.label) is not None:
+            by_point.setdefault(r.label, []).append(r)
+    out = {}
+    for label, runs in by_point.items():
+        median = statistics.median_low([float(r.tps or 0) for r in runs])
+        run = store.get_run(next(r.id for r in runs if r.tps == median))
+        idxs = measured_phases(run) if run is not None else []
+        if run is not None and idxs:
+            last = next(p for p in run.phases if p.idx == idxs[-1])
+            stored = run.series.get(str(last.idx), {})
+            out[label] = phase_summary(stored, last.elapsed_s or 1.0)["top_waits"]
     return out

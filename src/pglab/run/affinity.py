@@ -56,13 +56,14 @@ def plan_words(spec: OsSpec) -> str:
     server, client = server_cpus(spec), client_cpus(spec)
     if server is None and client is None:
         return ""
-    words = [f"server on CPUs {cpu_list(server)}" if server is not None else "server on every CPU"]
-    if client is not None:
-        words.append(f"pgbench on {cpu_list(client)}")
-    if shares(spec):
-        words.append("sharing the server's CPUs (no other CPU left)" if client is None
-                     else "sharing CPUs with the server")  # fmt: skip
-    return ", ".join(words)
+    words = "server on every CPU" if server is None else f"server on {_cpus(server)}"
+    if client is None:
+        return f"{words}, pgbench shares them (no CPU left over)"
+    return f"{words}, pgbench on {_cpus(client)}" + (" (shared)" if shares(spec) else "")
+
+
+def _cpus(cpus: frozenset[int]) -> str:
+    return f"CPU{'s' if len(cpus) > 1 else ''} {cpu_list(cpus)}"
 
 
 def confine(pid: int, cpus: frozenset[int]) -> None:
