@@ -132,7 +132,7 @@ def test_huge_pages_reserve_for_shared_buffers_and_turn_them_on() -> None:
 def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> None:
     usable = len(os.sched_getaffinity(0))
     text = _problems({"os": {"cpus": 0, "client_cpus": usable + 1}})
-    assert "[os]: cpus = 0: expected a whole number from 1 to 65536" in text, text
+    assert "[os]: cpus = 0: expected a whole number ≥ 1" in text, text
     many = "CPUs" if usable > 1 else "CPU"
     cpus = cpu_list(os.sched_getaffinity(0))
     assert (

@@ -333,9 +333,9 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
         "limits.conf), up to pglab's hard limits", "{ nofile = 4096, nproc = 4096 }"),
     Key("cpus", "integer", "the server's processes confined to the first N CPUs pglab may "
         "use (CPU affinity; up to the CPUs the kernel lets pglab use)", "1", minimum=1,
-        maximum=65536, default_doc="every CPU"),
+        default_doc="every CPU"),
     Key("client_cpus", "integer", "pgbench and sysbench confined to the last N CPUs",
-        "1", minimum=1, maximum=65536, default_doc="the CPUs the server does not have, else "
+        "1", minimum=1, default_doc="the CPUs the server does not have, else "
         "shared with it"),
 ))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
