@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from pathlib import Path
 
 import psutil
 import pytest
+from conftest import lab_processes, pgbench_measuring, pglab_run_in_background, wait_for
 
 from pglab import report
 from pglab.campaign import parse as campaign
@@ -149,3 +151,61 @@ def test_a_failed_run_leaves_pglab_on_every_cpu(tmp_path: Path, lab: Lab, no_lef
     assert run.status == "failed", run.error
     assert run.fingerprint["cpu_affinity"]["server"] == [0]
     assert os.sched_getaffinity(0) == before
+
+
+LONG = """
+name = "cores-killed"
+[dataset]
+scale = 1
+[os]
+cpus = 1
+[workload]
+script = "select-only"
+clients = 2
+duration = 60
+latency_log = "off"
+"""
+
+
+@pytest.mark.skipif(len(ALL) < 2, reason="needs two CPUs")
+def test_a_killed_pglab_leaves_nothing_confined(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    """SIGKILL while pgbench measures: the server and pgbench end with it, and no process is
+    left on fewer CPUs than it had (this one, and every other on the machine as before)."""
+    path = tmp_path / "c.toml"
+    path.write_text(LONG)
+    err = tmp_path / "err"
+    before = {p.pid: frozenset(os.sched_getaffinity(p.pid)) for p in psutil.process_iter()
+              if _readable(p.pid)}  # fmt: skip
+    with pglab_run_in_background(path, lab.home, tmp_path / "r.sqlite", err) as proc:
+        wait_for(lambda: pgbench_measuring(lab.home), proc, err, "pgbench")
+        mine = lab_processes(lab.home)
+        server = [p for p in mine if p.name() == "postgres"]
+        pgbench = [p for p in mine if p.name() == "pgbench"]
+        assert server and pgbench, mine
+        assert {frozenset(os.sched_getaffinity(p.pid)) for p in server} == {frozenset({0})}
+        assert {frozenset(os.sched_getaffinity(p.pid)) for p in pgbench} == {frozenset(ALL - {0})}
+        assert os.sched_getaffinity(proc.pid) == ALL  # pglab itself: every CPU
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and [p for p in lab_processes(lab.home) if _alive(p)]:
+        time.sleep(0.2)
+    assert not [p for p in lab_processes(lab.home) if _alive(p)]
+    after = {pid: frozenset(os.sched_getaffinity(pid)) for pid in before if _readable(pid)}
+    assert after == {pid: cpus for pid, cpus in before.items() if pid in after}
+    assert os.sched_getaffinity(0) == ALL
+
+
+def _readable(pid: int) -> bool:
+    try:
+        os.sched_getaffinity(pid)
+    except OSError:
+        return False
+    return True
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
