@@ -81,3 +81,21 @@ def test_a_child_confined_and_given_back() -> None:
         child.kill()
         child.wait()
     assert os.sched_getaffinity(0) == usable
+
+
+def test_a_child_started_on_cpus_runs_under_taskset() -> None:
+    """pgbench's and sysbench's way: the CPUs set before the program starts (a real child)."""
+    from pglab import procs
+
+    usable = sorted(os.sched_getaffinity(0))
+    argv = procs._wrap(["true"], None, cpus=[usable[-1]])
+    at = next(i for i, a in enumerate(argv) if a.endswith("taskset"))  # after setpriv
+    assert argv[at + 1 :] == ["--cpu-list", str(usable[-1]), "true"], argv
+    done = procs.run(["grep", "Cpus_allowed_list", "/proc/self/status"], timeout=30)
+    assert done.stdout.split()[-1] == cpu_list(usable)  # without cpus: every CPU
+    child = procs.spawn(["sleep", "30"], cpus=[usable[-1]])
+    try:
+        assert procs.wait_until(lambda: "sleep" in open(f"/proc/{child.pid}/comm").read(), 10)
+        assert os.sched_getaffinity(child.pid) == {usable[-1]}
+    finally:
+        procs.terminate(child)
