@@ -4,6 +4,7 @@ plan says of them), and TPS against cores from synthetic stored rows with known 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -95,7 +96,8 @@ def test_a_child_started_on_cpus_runs_under_taskset() -> None:
     assert done.stdout.split()[-1] == cpu_list(usable)  # without cpus: every CPU
     child = procs.spawn(["sleep", "30"], cpus=[usable[-1]])
     try:
-        assert procs.wait_until(lambda: "sleep" in open(f"/proc/{child.pid}/comm").read(), 10)
+        comm = Path(f"/proc/{child.pid}/comm")
+        assert procs.wait_until(lambda: comm.read_text().strip() == "sleep", 10)
         assert os.sched_getaffinity(child.pid) == {usable[-1]}
     finally:
         procs.terminate(child)
