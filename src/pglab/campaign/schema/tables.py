@@ -313,8 +313,8 @@ STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as a
     Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),
     Key("wal", "target_name", "pg_wal's target", '"ram"', default_doc="in PGDATA"),
 ))  # fmt: skip
-OS = Table("os", "the OS under the server, set before each run and put back after (root; "
-           "also per variant, and as [matrix.os] axes)", (
+OS = Table("os", "the OS under the server, set before each run and put back after (root, "
+           "but for the CPUs; also per variant, and as [matrix.os] axes)", (
     Key("sysctl", "sysctl", "kernel settings (/proc/sys), bytes may take a unit",
         '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
     Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
