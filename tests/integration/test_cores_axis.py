@@ -49,7 +49,8 @@ ALL = set(range(psutil.cpu_count()))
 class Sampling(QuietEvents):
     """Reads, each second of a phase, the CPUs of the server's processes and of pgbench."""
 
-    def __init__(self) -> None:
+    def __init__(self, client: str = "pgbench") -> None:
+        self.client = client  # the load generator's process name
         self.executor: Executor | None = None
         self.label = ""
         self.seen: dict[str, dict[str, set[frozenset[int]]]] = {}
@@ -69,7 +70,7 @@ class Sampling(QuietEvents):
             with contextlib.suppress(ProcessLookupError):  # a backend that ended since
                 seen["server"].add(frozenset(os.sched_getaffinity(p.pid)))
         mine = psutil.Process().children(recursive=True)
-        pgbench = [p for p in mine if p.name() == "pgbench"]
+        pgbench = [p for p in mine if p.name() == self.client]
         assert pgbench, mine
         for p in pgbench:
             for thread in p.threads():  # -j: each thread's own affinity
@@ -126,6 +127,37 @@ def test_cores_confine_server_and_pgbench_and_leave_nothing(
         assert float(c[2].replace(",", "")) > 0  # TPS
         assert "%" in c[6] or c[6] == "none sampled", c  # the top waits
     assert any("%" in c[6] for c in cells), cells  # two clients on one core wait on something
+
+
+SYSBENCH = """
+name = "cores-sysbench"
+[dataset]
+tables = 2
+table_size = 5000
+[os]
+cpus = 1
+[workload]
+generator = "sysbench"
+test = "oltp_read_write"
+clients = 2
+duration = 2
+"""
+
+
+@pytest.mark.skipif(len(ALL) < 2, reason="needs two CPUs")
+def test_sysbench_on_the_cpus_the_server_lacks(tmp_path: Path, lab: Lab, no_leftovers) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(SYSBENCH)
+    events = Sampling("sysbench")
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        executor = Executor(lab, store, events)
+        events.executor = executor
+        out = campaign_run.run_campaign(executor, campaign.load(path))
+        (run,) = [store.get_run(i) for i in out.run_ids]
+    assert run.status == "ok", run.error
+    ((label, seen),) = events.seen.items()
+    assert seen == {"server": {frozenset({0})}, "pgbench": {frozenset(ALL - {0})}}, seen
+    assert run.fingerprint["cpu_affinity"]["client"] == sorted(ALL - {0})
 
 
 FAILING = """
