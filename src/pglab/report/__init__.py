@@ -31,7 +31,7 @@ from pglab.campaign.dsn import masked_document
 from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
 from pglab.report.browser import PointData
-from pglab.report.model import Point, Report, gather, point_of
+from pglab.report.model import Point, Report, gather, on_cores, point_of
 from pglab.report.views import EmbeddedChart, PageContext, PointView, StorageView
 from pglab.store.base import Store
 from pglab.targets import results as storage_tables
@@ -288,7 +288,7 @@ def _context(
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
-        cores=_on_cores(rep),
+        cores=on_cores(rep),
         queries_kit=rep.figure in ("QphH", "QthH"),
         campaign_charts=shown_charts,
         point_data=point_data,
@@ -319,13 +319,6 @@ def _context(
             pt.representative.fingerprint.get("server_version", "?") if pt.representative else "?"
         ),
     )
-
-
-def _on_cores(rep: Report) -> list[Point]:
-    """The points on a curve over cores, each series' together, by cores."""
-    with_cores = [(pt, pt.on_cores) for pt in rep.points if pt.on_cores is not None]
-    first = {c.series: i for i, (_, c) in reversed(list(enumerate(with_cores)))}
-    return [pt for pt, c in sorted(with_cores, key=lambda x: (first[x[1].series], x[1].cpus))]
 
 
 def _point_view(rep: Report, n: int, d: PointData,

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tpch import query_points
-from pglab.report import progress_chart, queries_chart
-from pglab.report.model import Point, Report
+from pglab.report import cores_chart, progress_chart, queries_chart
+from pglab.report.model import Point, Report, on_cores
 from pglab.report.series import RunSeries
 
 if TYPE_CHECKING:
@@ -232,14 +232,18 @@ def _cores_chart(rep: Report) -> Chart | None:
     for pt in rep.points:
         if pt.on_cores is not None:
             by_line[_short(pt.on_cores.series)].append((float(pt.on_cores.cpus), pt))
-    return _tps_vs_clients(by_line, "cores") if by_line else None
+    if not by_line:
+        return None
+    return _tps_vs_clients(by_line, "cores", waits=on_cores(rep))
 
 
-def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "clients") -> Chart:
+def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "clients",
+                    waits: list[Point] | None = None) -> Chart:  # fmt: skip
+    """A line per series against ``x``; ``waits``: their points' top waits beside (cores)."""
     from matplotlib import ticker
 
-    fig = _figure(figsize=(10, 5.5), layout="constrained")
-    ax = fig.add_subplot()
+    fig = _figure(figsize=(16 if waits else 10, 5.5), layout="constrained")
+    ax = fig.add_subplot(1, 2 if waits else 1, 1)
     for i, (name, items) in enumerate(sorted(by_line.items())):
         items.sort(key=lambda x: x[0])
         xs = [c for c, _ in items]
@@ -258,7 +262,10 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "cli
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title(f"TPS against {x}")
-    return Chart(f"tps-vs-{x}", f"TPS against {x}", _png(fig))
+    if waits:
+        cores_chart.panel_waits(fig.add_subplot(1, 2, 2), waits, PALETTE)
+    return Chart(f"tps-vs-{x}", f"TPS against {x}" + (" and the top waits" if waits else ""),
+                 _png(fig))  # fmt: skip
 
 
 def _headline(rep: Report) -> str:

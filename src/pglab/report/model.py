@@ -97,6 +97,13 @@ class Report:
         return [(r, reason_of(r.error)) for r in self.runs if not r.ok]
 
 
+def on_cores(rep: Report) -> list[Point]:
+    """The points on a curve over cores (an os.cpus axis), each series' together, by cores."""
+    with_cores = [(pt, pt.on_cores) for pt in rep.points if pt.on_cores is not None]
+    first = {c.series: i for i, (_, c) in reversed(list(enumerate(with_cores)))}
+    return [pt for pt, c in sorted(with_cores, key=lambda x: (first[x[1].series], x[1].cpus))]
+
+
 # series no report figure reads from the runs that are not drawn (the largest ones)
 DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
