@@ -141,12 +141,16 @@ def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> 
     ) in text, text
     text = _problems({"matrix": {"os": {"cpus": [1, usable + 1]}}})
     assert f"[matrix.os] cpus: cpus = {usable + 1}: the kernel lets pglab use" in text, text
+    said = (
+        "[os] sets the CPUs of the processes pglab starts on this machine, and this server "
+        "runs elsewhere: leave cpus and client_cpus out for it (confine it there yourself: "
+        "taskset, a cgroup)"
+    )
     text = _problems({"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"cpus": 1}})
-    assert text.endswith(
-        "[os]: [os] sets this machine's kernel as root, and this server runs elsewhere: an "
-        "existing server's (dsn) machine is not pglab's; set them there yourself (the runs "
-        "record the host's kernel) and leave [os] out for it"
-    ), text
+    assert text.endswith(f"[os]: {said}"), text
+    hosts = {"db1": {"ssh": "lab@db1.example"}}
+    doc = {"hosts": hosts, "server": {"host": "db1"}, "matrix": {"os": {"cpus": [1, 2]}}}
+    assert _problems(doc).endswith(f"[os]: {said}")
 
 
 def test_cpus_need_no_root_and_label_the_points(monkeypatch: pytest.MonkeyPatch) -> None:
