@@ -167,6 +167,15 @@ class OsFacts(TypedDict):
     read: dict[str, str]
 
 
+class CpuFacts(TypedDict):
+    """``[os] cpus``/``client_cpus`` of a run: the CPUs its postmaster's affinity reads once
+    confined, those pgbench and sysbench were started on, and whether they overlap."""
+
+    server: list[int]
+    client: list[int]
+    shared: bool
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -222,6 +231,7 @@ class Fingerprint(TypedDict, total=False):
     os_state: dict[str, str]
     os: OsFacts  # [os]: asked for, and read back
     server_limits: dict[str, str]
+    cpu_affinity: CpuFacts  # [os] cpus / client_cpus: the CPUs of the server and pgbench
     dropped_caches: float  # seconds it took
     hardware_counters: str  # a profiled run: what perf can count here
     fleet_worker: str  # the fleet's worker that ran it

@@ -22,7 +22,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +55,14 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL") -> list[str]:
+def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL",
+          cpus: Collection[int] | None = None) -> list[str]:  # fmt: skip
+    if cpus is not None:  # the command confined to those CPUs before it starts (util-linux)
+        taskset = shutil.which("taskset")
+        if taskset is None:
+            raise CommandError("cannot confine a command to CPUs: taskset is not installed",
+                               hint="install Debian's util-linux package")  # fmt: skip
+        argv = [taskset, "--cpu-list", ",".join(str(c) for c in sorted(cpus)), *argv]
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         if run_as is not None:
@@ -79,11 +86,13 @@ def spawn(
     stdout: int | IO[Any] | None = subprocess.DEVNULL,
     stderr: int | IO[Any] | None = subprocess.DEVNULL,
     text: bool = True,
+    cpus: Collection[int] | None = None,
 ) -> subprocess.Popen[Any]:
-    """Start a child in its own session; the caller owns it (see ``owned``/``terminate``)."""
+    """Start a child in its own session; the caller owns it (see ``owned``/``terminate``).
+    ``cpus``: the only CPUs it (and what it starts) may run on (``taskset``)."""
     try:
         return subprocess.Popen(
-            _wrap(argv, run_as),
+            _wrap(argv, run_as, cpus=cpus),
             cwd=cwd,
             env=clean_env(env),
             stdin=subprocess.DEVNULL,

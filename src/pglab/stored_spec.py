@@ -176,6 +176,8 @@ class OsJson(TypedDict, total=False):
     drop_caches: bool
     huge_pages: bool
     limits: dict[str, int]
+    cpus: int
+    client_cpus: int
 
 
 class TelemetryJson(TypedDict):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pglab.campaign.os_checks import cpu_list
 from pglab.campaign.os_spec import OsSpec, huge_pages_for
 from pglab.campaign.parse import parse
 from pglab.errors import CampaignError
@@ -126,3 +127,38 @@ def test_huge_pages_reserve_for_shared_buffers_and_turn_them_on() -> None:
     pages = int(dict(pt.os.sysctl)["vm.nr_hugepages"])
     assert pages * 2 * 2**20 >= 256 * 2**20 * 1.1 + 64 * 2**20
     assert huge_pages_for("16384") == huge_pages_for("128MB")  # 8 kB pages
+
+
+def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> None:
+    usable = len(os.sched_getaffinity(0))
+    text = _problems({"os": {"cpus": 0, "client_cpus": usable + 1}})
+    assert "[os]: cpus = 0: expected a whole number ≥ 1" in text, text
+    many = "CPUs" if usable > 1 else "CPU"
+    cpus = cpu_list(os.sched_getaffinity(0))
+    assert (
+        f"[os]: client_cpus = {usable + 1}: the kernel lets pglab use {usable} {many} here "
+        f"({cpus}): ask for 1 to {usable}"
+    ) in text, text
+    text = _problems({"matrix": {"os": {"cpus": [1, usable + 1]}}})
+    assert f"[matrix.os] cpus: cpus = {usable + 1}: the kernel lets pglab use" in text, text
+    said = (
+        "[os] sets the CPUs of the processes pglab starts on this machine, and this server "
+        "runs elsewhere: leave cpus and client_cpus out for it (confine it there yourself: "
+        "taskset, a cgroup)"
+    )
+    text = _problems({"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"cpus": 1}})
+    assert text.endswith(f"[os]: {said}"), text
+    hosts = {"db1": {"ssh": "lab@db1.example"}}
+    doc = {"hosts": hosts, "server": {"host": "db1"}, "matrix": {"os": {"cpus": [1, 2]}}}
+    assert _problems(doc).endswith(f"[os]: {said}")
+
+
+def test_cpus_need_no_root_and_label_the_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pglab.campaign.os_checks.os.geteuid", lambda: 1000)
+    doc = {"os": {"client_cpus": 1}, "matrix": {"os": {"cpus": [1]}, "clients": [1, 2]}}
+    points = make_plan(parse(doc, "c")).points
+    assert [p.label for p in points] == ["os.cpus=1 clients=1", "os.cpus=1 clients=2"]
+    assert points[0].os == OsSpec(cpus=1, client_cpus=1)
+    assert points[0].point_dict()["os"] == {"cpus": 1, "client_cpus": 1}
+    assert points[0].os.label(["os.cpus"]) == "client_cpus=1"
+    assert not points[0].os.changes_kernel

@@ -13,6 +13,7 @@ import difflib
 import functools
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,32 @@ def check_sysctls(table: Any, p: Problems, where: str, root: Path = PROC_SYS) ->
             continue
         out[name] = text
     return out
+
+
+def usable_cpus() -> list[int]:
+    """The CPUs the kernel lets this process (and so the servers it starts) run on."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def check_cpus(key: str, value: Any, p: Problems, where: str) -> None:
+    """cpus / client_cpus: at most the CPUs the kernel lets pglab use (the range of the
+    number itself is the declarations')."""
+    usable = usable_cpus()
+    if isinstance(value, int) and value > len(usable):
+        p.add(where, f"{key} = {value}: the kernel lets pglab use {len(usable)} CPU"
+              f"{'s' if len(usable) != 1 else ''} here ({cpu_list(usable)}): ask for 1 to "
+              f"{len(usable)}")  # fmt: skip
+
+
+def cpu_list(cpus: Iterable[int]) -> str:
+    """CPU numbers as the kernel writes a list of them: 0-3,6."""
+    runs: list[list[int]] = []
+    for c in sorted(cpus):
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def check_root(p: Problems, where: str) -> None:

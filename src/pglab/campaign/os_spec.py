@@ -24,6 +24,8 @@ class OsSpec:
     drop_caches: bool = False
     huge_pages: bool = False  # vm.nr_hugepages sized from shared_buffers, huge_pages = on
     limits: tuple[tuple[str, int], ...] = ()  # nofile, nproc: soft limits of server and pgbench
+    cpus: int | None = None  # the server confined to the first N CPUs pglab may use
+    client_cpus: int | None = None  # pgbench/sysbench to the last N (default: the others)
 
     @property
     def is_default(self) -> bool:
@@ -31,8 +33,9 @@ class OsSpec:
 
     @property
     def changes_kernel(self) -> bool:
-        """Whether the run writes kernel state (drop_caches alone puts nothing back)."""
-        return not replace(self, drop_caches=False).is_default
+        """Whether the run writes kernel state (drop_caches alone puts nothing back; the CPUs
+        are the affinity of the server's and pgbench's processes, which end with them)."""
+        return not replace(self, drop_caches=False, cpus=None, client_cpus=None).is_default
 
     def queue(self) -> dict[str, str]:
         """The block device's queue files to write, in order (the scheduler first: a new
@@ -52,6 +55,8 @@ class OsSpec:
         words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
                   if getattr(self, k) is not None and k not in skip]  # fmt: skip
         words += [f"{k}={v}" for k, v in self.limits]
+        words += [f"{k}={getattr(self, k)}" for k in ("cpus", "client_cpus")
+                  if getattr(self, k) is not None and k not in skip]  # fmt: skip
         flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
         return ", ".join(words + flags)
 
@@ -74,6 +79,10 @@ class OsSpec:
             out["huge_pages"] = True
         if self.limits:
             out["limits"] = dict(self.limits)
+        if self.cpus is not None:
+            out["cpus"] = self.cpus
+        if self.client_cpus is not None:
+            out["client_cpus"] = self.client_cpus
         return out
 
 

@@ -185,7 +185,7 @@ def parse(
     )  # fmt: skip
     _phases_in_order(variants, bool(doc.get("variants")), p)
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
-    _os_where_it_applies(variants, any(k.startswith("os.") for k, _ in matrix), p)
+    _os_where_it_applies(variants, [k for k, _ in matrix if k.startswith("os.")], p)
     kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
@@ -438,20 +438,28 @@ def _matrix(
     return tuple(axes)
 
 
-def _os_where_it_applies(variants: list[Variant], axes: bool, p: Problems) -> None:
+def _os_where_it_applies(variants: list[Variant], axes: list[str], p: Problems) -> None:
     """[os] is the OS of this machine: an existing server (dsn) runs on a machine pglab does
     not reach, and a server on a host is reached as an SSH user that is not root (pglab
     refuses root there: PostgreSQL will not run as root), who cannot write the kernel's
-    settings."""
+    settings; its CPUs (cpus, client_cpus) are those of processes pglab starts here."""
     for v in variants:
         if v.server.over_network and (axes or not v.os.is_default):
+            where = f"[variants.{v.name}]" if v.name != "base" else "[os]"
+            cpus = replace(v.os, cpus=None, client_cpus=None).is_default and set(axes) <= {
+                "os.cpus", "os.client_cpus"}  # fmt: skip
+            if cpus:
+                p.add(where, "[os] sets the CPUs of the processes pglab starts on this "
+                      "machine, and this server runs elsewhere: leave cpus and client_cpus "
+                      "out for it (confine it there yourself: taskset, a cgroup)")  # fmt: skip
+                continue
             why = (
                 f'on host "{v.server.host}" its SSH user is not root (a server there must '
                 "not run as root), so the kernel's settings cannot be written there"
                 if v.server.host
                 else "an existing server's (dsn) machine is not pglab's"
             )
-            p.add(f"[variants.{v.name}]" if v.name != "base" else "[os]",
+            p.add(where,
                   f"[os] sets this machine's kernel as root, and this server runs elsewhere: "
                   f"{why}; set them there yourself (the runs record the host's kernel) and "
                   "leave [os] out for it")  # fmt: skip

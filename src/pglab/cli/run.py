@@ -27,7 +27,7 @@ from pglab.planning.plan import Plan
 from pglab.postgres import build as builds
 from pglab.postgres.dataset import described
 from pglab.postgres.sources import Binaries
-from pglab.run import campaign_run
+from pglab.run import affinity, campaign_run
 from pglab.run.executor import Events, Executor, QuietEvents
 from pglab.run.live import LiveRecorder
 from pglab.run.resume import stale_error
@@ -273,6 +273,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
                 "dataset": f"{described(pt.dataset)}, reset {_reset_words(pt.dataset.reset)}",
                 "storage": "" if pt.storage.is_default else pt.storage.label,
                 "os": pt.os.label(name for name, _ in pt.axes),
+                "cpus": affinity.plan_words(pt.os),
                 "phases": "; ".join(fmt.phase(ph) for ph in pt.phases),
             }
         )
@@ -283,7 +284,7 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
         own = {k: v for k, v in s.items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
     columns = ("variant", "axes", "server", "pgbench", "settings", "dataset", "storage", "os",
-               "phases")  # fmt: skip
+               "cpus", "phases")  # fmt: skip
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:

@@ -12,9 +12,10 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
+from pglab.analysis import cores, derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
 from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
+from pglab.campaign.os_checks import cpu_list
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
@@ -190,6 +191,8 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     pivot = _pivot(rows)
     if pivot is not None:
         _print_fitted(pivot, wide)
+    if over := cores.over_cores(runs):
+        _print_fitted(_cores_table(over, cores.top_waits(store, runs), rows), wide)
     if shared:
         console.print(f"every point: {shared}", markup=False, soft_wrap=True)
     main: list[tuple[str, JustifyMethod, list[str]]] = [
@@ -336,6 +339,26 @@ def _pivot(rows: list[PointRow]) -> Table | None:
     return fmt.table("median TPS by clients", columns, console.width)
 
 
+def _cores_table(
+    over: dict[str, list[cores.CoresPoint]],
+    waits: dict[str, list[tuple[str, float, float]]],
+    rows: list[PointRow],
+) -> Table:
+    """TPS against cores (the os.cpus axis), a row per series and core count, with the top
+    waits of the point's median run."""
+    label = {cores.cores_key(r.axes, r.variant, r.point): r.point for r in rows}
+    at = [(k, waits.get(label.get((k.series, k.cpus), ""), [])) for c in over.values() for k in c]
+    return fmt.table("TPS against cores (the server's CPUs)", [
+        ("series", "left", [k.series for k, _ in at]),
+        ("cores", "right", [str(k.cpus) for k, _ in at]),
+        ("median TPS", "right", [fmt.tps(k.tps) for k, _ in at]),
+        ("TPS / core", "right", [fmt.tps(k.tps_per_core) for k, _ in at]),
+        ("efficiency", "right", [f"{k.efficiency:.2f}" for k, _ in at]),
+        ("top waits", "left", [", ".join(f"{n} {p:.0f}%" for n, p, _ in w[:3]) or "–"
+                               for _, w in at]),
+    ], console.width)  # fmt: skip
+
+
 def _point_versions(store: Store, camp: CampaignRow | None, runs: list[RunRow]) -> dict[str, str]:
     """point label -> the PostgreSQL version its runs used, when variants choose their server
     and the versions differ; else {} (no column)."""
@@ -448,6 +471,12 @@ def _print_environment(fp: Fingerprint) -> None:
                 markup=False,
                 soft_wrap=True,
             )
+    if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
+        console.print(
+            f"CPUs: server on {cpu_list(aff['server'])}, pgbench on {cpu_list(aff['client'])}"
+            + (" (shared)" if aff["shared"] else ""),
+            markup=False,
+        )
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(

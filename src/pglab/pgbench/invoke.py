@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +98,11 @@ def run_phase(
     on_progress: ProgressCallback | None = None,
     on_spawn: Callable[[subprocess.Popen[Any]], None] | None = None,
     env: Mapping[str, str] | None = None,
+    cpus: Collection[int] | None = None,
 ) -> PhaseResult:
     """Run one iteration of a phase and return everything pgbench said about it. ``env``: what
-    pgbench's libpq needs beside its arguments (an existing server's PG* and password)."""
+    pgbench's libpq needs beside its arguments (an existing server's PG* and password);
+    ``cpus``: the CPUs it is confined to ([os] client_cpus)."""
     workdir.mkdir(parents=True, exist_ok=True)
     for old in workdir.glob(f"{LOG_PREFIX}.*"):
         old.unlink()
@@ -112,7 +114,8 @@ def run_phase(
     other_lines: list[str] = []
     told = Responses()  # a paced kit's response times (pgbench/responses.py)
     with open(stdout_path, "w") as stdout:
-        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env)
+        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env,
+                           cpus=cpus)  # fmt: skip
     if on_spawn is not None:
         on_spawn(proc)
     timeout = _timeout(phase)

@@ -31,7 +31,7 @@ from pglab.campaign.dsn import masked_document
 from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
 from pglab.report.browser import PointData
-from pglab.report.model import Point, Report, gather, point_of
+from pglab.report.model import Point, Report, gather, on_cores, point_of
 from pglab.report.views import EmbeddedChart, PageContext, PointView, StorageView
 from pglab.store.base import Store
 from pglab.targets import results as storage_tables
@@ -288,6 +288,7 @@ def _context(
         description=spec.get("description"),
         derived=derived,
         scaling=any(pt.scaling for pt in rep.points),
+        cores=on_cores(rep),
         queries_kit=rep.figure in ("QphH", "QthH"),
         campaign_charts=shown_charts,
         point_data=point_data,

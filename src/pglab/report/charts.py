@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.tpch import query_points
-from pglab.report import progress_chart, queries_chart
-from pglab.report.model import Point, Report
+from pglab.report import cores_chart, progress_chart, queries_chart
+from pglab.report.model import Point, Report, on_cores
 from pglab.report.series import RunSeries
 
 if TYPE_CHECKING:
@@ -69,15 +69,15 @@ def campaign_charts(rep: Report) -> list[Chart]:
     return [c for c in charts if c is not None]
 
 
-CAMPAIGN_CHARTS = 4
+CAMPAIGN_CHARTS = 5
 LATENCY_CHART = 2  # the one chart of the runs' series (their latency percentiles)
 
 
 def campaign_chart(rep: Report, i: int) -> Chart | None:
     """The i-th campaign chart: TPS (against clients, or per point), every run in order,
-    latency percentiles per point, kit = "tpch"'s time per query per point; None when the
-    runs give it nothing to draw."""
-    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart)[i](rep)
+    latency percentiles per point, kit = "tpch"'s time per query per point, TPS against cores
+    (an os.cpus axis); None when the runs give it nothing to draw."""
+    return (_tps_chart, _runs_in_order, _latency_chart, _query_chart, _cores_chart)[i](rep)
 
 
 def _query_chart(rep: Report) -> Chart | None:
@@ -226,11 +226,24 @@ def _tps_chart(rep: Report) -> Chart | None:
     return _tps_vs_clients(by_line)
 
 
-def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
+def _cores_chart(rep: Report) -> Chart | None:
+    """TPS against the cores the server had ([matrix.os] cpus), a line per series."""
+    by_line: dict[str, list[tuple[float, Point]]] = defaultdict(list)
+    for pt in rep.points:
+        if pt.on_cores is not None:
+            by_line[_short(pt.on_cores.series)].append((float(pt.on_cores.cpus), pt))
+    if not by_line:
+        return None
+    return _tps_vs_clients(by_line, "cores", waits=on_cores(rep))
+
+
+def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "clients",
+                    waits: list[Point] | None = None) -> Chart:  # fmt: skip
+    """A line per series against ``x``; ``waits``: their points' top waits beside (cores)."""
     from matplotlib import ticker
 
-    fig = _figure(figsize=(10, 5.5), layout="constrained")
-    ax = fig.add_subplot()
+    fig = _figure(figsize=(16 if waits else 10, 5.5), layout="constrained")
+    ax = fig.add_subplot(1, 2 if waits else 1, 1)
     for i, (name, items) in enumerate(sorted(by_line.items())):
         items.sort(key=lambda x: x[0])
         xs = [c for c, _ in items]
@@ -243,13 +256,16 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]]) -> Chart:
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({c for items in by_line.values() for c, _ in items}))
     ax.get_xaxis().set_major_formatter(ticker.ScalarFormatter())
-    ax.set_xlabel("clients")
+    ax.set_xlabel(x)
     ax.set_ylabel("TPS (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    ax.set_title("TPS against clients")
-    return Chart("tps-vs-clients", "TPS against clients", _png(fig))
+    ax.set_title(f"TPS against {x}")
+    if waits:
+        cores_chart.panel_waits(fig.add_subplot(1, 2, 2), waits, PALETTE)
+    return Chart(f"tps-vs-{x}", f"TPS against {x}" + (" and the top waits" if waits else ""),
+                 _png(fig))  # fmt: skip
 
 
 def _headline(rep: Report) -> str:

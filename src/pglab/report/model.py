@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pglab.analysis import derived, points, syncrate, tpch
+from pglab.analysis import cores, derived, points, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.syncrate import RunStorage
@@ -54,6 +54,7 @@ class Point:
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: PointTelemetry | None = None  # of the representative's measured phases
     scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
+    on_cores: cores.CoresPoint | None = None  # TPS per core and efficiency on an os.cpus axis
     # single-client commits vs the WAL storage's syncs (``syncrate.commit_vs_fsync``), which
     # only the page reads (by its keys)
     vs_fsync: Mapping[str, object] | None = None
@@ -94,6 +95,13 @@ class Report:
     def failed_runs(self) -> list[tuple[RunRow, str]]:
         """The failed runs, each with its reason (``records.reason_of``)."""
         return [(r, reason_of(r.error)) for r in self.runs if not r.ok]
+
+
+def on_cores(rep: Report) -> list[Point]:
+    """The points on a curve over cores (an os.cpus axis), each series' together, by cores."""
+    with_cores = [(pt, pt.on_cores) for pt in rep.points if pt.on_cores is not None]
+    first = {c.series: i for i, (_, c) in reversed(list(enumerate(with_cores)))}
+    return [pt for pt, c in sorted(with_cores, key=lambda x: (first[x[1].series], x[1].cpus))]
 
 
 # series no report figure reads from the runs that are not drawn (the largest ones)
@@ -141,6 +149,11 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         key = derived.scaling_key(pt.row.axes, pt.row.variant, pt.row.point)
         if key is not None and len(series.get(key[0], ())) > 1:
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
+    curves = cores.over_cores(runs)
+    for pt in pts:
+        at = cores.cores_key(pt.row.axes, pt.row.variant, pt.row.point)
+        if at is not None and at[0] in curves:
+            pt.on_cores = next(c for c in curves[at[0]] if c.cpus == at[1])
     first = next((loaded[r.id] for r in runs if r.id in loaded), None)
     fp: Fingerprint = first.fingerprint if first is not None else {}
     environment = fp.copy()

@@ -76,6 +76,7 @@ class PageContext(TypedDict):
     description: str | None  # the campaign's
     derived: list[str]  # the derived figures any point has
     scaling: bool
+    cores: list[Point]  # the points of TPS-against-cores curves, by series then cores
     queries_kit: bool
     campaign_charts: list[EmbeddedChart]
     point_data: dict[int, PointView]

@@ -52,7 +52,7 @@ from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
-from pglab.run import os_state
+from pglab.run import affinity, os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
 from pglab.run.remote import Hosts
@@ -116,6 +116,7 @@ class Executor:
         self.targets = storage_targets.Targets(lab)
         self.os = os_state.OsState(lab)  # [os]: the kernel state runs set, put back in close
         self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
+        self.cpus = affinity.ServerCpus()  # [os] cpus: the local server's processes'
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -257,6 +258,7 @@ class Executor:
             context = PhaseContext(
                 srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
                 prior=lambda name, iteration: self._prior(run, name, iteration),
+                client_cpus=affinity.client_cpus(run.os),
             )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
@@ -335,6 +337,9 @@ class Executor:
         fp["os_state"] = os_state.observed(devices)  # asked for or not
         if fp_os is not None:
             fp["os"] = fp_os
+        pid = cluster.proc.pid if cluster.proc is not None else None
+        if cpus := self.cpus.set(pid, run.os):  # after a restart: the postmaster is new
+            fp["cpu_affinity"] = cpus
         if run.os.limits:  # what the server runs under (one started earlier keeps its)
             fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
         if run.os.drop_caches:  # a cold run: after the server started, before phases

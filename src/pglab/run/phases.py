@@ -55,6 +55,7 @@ class PhaseContext:
     on_progress: ProgressCallback  # each second's TPS as it comes
     on_operation: Callable[[str], None]  # an operation's progress in words, once a second
     prior: Callable[[str, int], Prior | None]  # an operation's last stored progress (its ETA)
+    client_cpus: frozenset[int] | None = None  # [os]: pgbench/sysbench here confined to these
 
 
 class PhaseRunner(Protocol):
@@ -117,6 +118,7 @@ class LocalPgbench(_NothingAfter):
             on_progress=c.on_progress,
             on_spawn=watch.set_pgbench,
             env=c.server.pgbench_env(),
+            cpus=c.client_cpus,
         )
 
 
@@ -247,7 +249,7 @@ class Sysbench(_NothingAfter):
         c = self.context
         return sysbench.run_phase(
             self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
-            on_progress=c.on_progress, on_spawn=watch.set_pgbench,
+            on_progress=c.on_progress, on_spawn=watch.set_pgbench, cpus=c.client_cpus,
         )  # fmt: skip
 
 

@@ -320,8 +320,8 @@ STORAGE = Table("storage", "where PGDATA and pg_wal live (also per variant, as a
     Key("data", "target_name", "PGDATA's target", '"wb"', default_doc="the lab home"),
     Key("wal", "target_name", "pg_wal's target", '"ram"', default_doc="in PGDATA"),
 ))  # fmt: skip
-OS = Table("os", "the OS under the server, set before each run and put back after (root; "
-           "also per variant, and as [matrix.os] axes)", (
+OS = Table("os", "the OS under the server, set before each run and put back after (root, "
+           "but for the CPUs; also per variant, and as [matrix.os] axes)", (
     Key("sysctl", "sysctl", "kernel settings (/proc/sys), bytes may take a unit",
         '{ "vm.dirty_background_bytes" = "64MB", "vm.swappiness" = 10 }'),
     Key("io_scheduler", "string", "the scheduler of the block device under PGDATA and pg_wal "
@@ -338,6 +338,12 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
         "server's huge_pages = on (a missing reservation fails loudly)", "false", False),
     Key("limits", "limits", "soft limits of the server and pgbench here (seed 002's "
         "limits.conf), up to pglab's hard limits", "{ nofile = 4096, nproc = 4096 }"),
+    Key("cpus", "integer", "the server's processes confined to the first N CPUs pglab may "
+        "use (CPU affinity; up to the CPUs the kernel lets pglab use)", "1", minimum=1,
+        default_doc="every CPU"),
+    Key("client_cpus", "integer", "pgbench and sysbench confined to the last N CPUs",
+        "1", minimum=1, default_doc="the CPUs the server does not have, else "
+        "shared with it"),
 ))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
                       "to, before the first run; stored as by `pglab storage`", (
