@@ -34,7 +34,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _lab_parent() -> str:
+def lab_parent() -> str:
     """Where the tests' lab home goes: ``PGLAB_TEST_LAB_IN`` if set, else /dev/shm when it has
     8 GiB free, else /tmp. On tmpfs a server's files are made and copied in memory: on this
     project's CI machine creating a file on disk costs ~0.5 ms and an fsync ~7 ms, so initdb,
@@ -51,7 +51,7 @@ def _lab_parent() -> str:
 @pytest.fixture(scope="session")
 def lab_home() -> Iterator[Path]:
     """One lab home for the whole session (catalogs and datasets are reused between tests)."""
-    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir=_lab_parent()))
+    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir=lab_parent()))
     os.chmod(home, 0o755)
     yield home
     leftovers = lab_processes(home)
