@@ -23,8 +23,9 @@ from pglab.lab import Lab
 
 REPO = Path(__file__).resolve().parents[1]
 
-# every campaign or tune document a test shows refused is judged by the JSON Schema too
-pytest_plugins = ("helpers.collect_refusals",)
+# every campaign or tune document a test shows refused is judged by the JSON Schema too; the
+# slowest test files, and how busy the CPUs were meanwhile, are printed at the end of a run
+pytest_plugins = ("helpers.collect_refusals", "helpers.file_times")
 
 # The Ctrl-C tests send SIGINT to pglab processes started from here. A shell that starts the suite
 # in the background (`nohup .ci/run &`) leaves SIGINT ignored, and children inherit an ignored
@@ -254,28 +255,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _SKIPPED: list[str] = []
 
 
-_FILE_SECONDS: dict[str, float] = {}
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    path = report.nodeid.split("::")[0]
-    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
     if report.skipped and os.environ.get("PGLAB_NO_SKIPS"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         _SKIPPED.append(f"{report.nodeid}: {reason}")
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Where CI's minutes go, by test file (setup, call and teardown together): with the 30
-    slowest tests pytest prints, what to look at when the suite nears its time budget."""
-    slowest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:25]
-    if len(_FILE_SECONDS) < 5 or not slowest:
-        return
-    terminalreporter.section("slowest 25 test files")
-    total = sum(_FILE_SECONDS.values())
-    for path, seconds in slowest:
-        terminalreporter.write_line(f"{seconds:8.1f}s {100 * seconds / total:5.1f}%  {path}")
-    terminalreporter.write_line(f"{total:8.1f}s in {len(_FILE_SECONDS)} files")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
