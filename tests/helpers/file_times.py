@@ -1,8 +1,9 @@
 """A pytest plugin (loaded by ``tests/conftest.py``): where the suite's minutes go, by test file,
 and whether the machine's CPUs were busy meanwhile. At the end of a run of 5 files or more it
 prints the 25 slowest files (setup, call and teardown together) with, for each, how busy all of
-the machine's CPUs were while its tests ran (``/proc/stat``: 100% is every core busy), and the
-same for the whole session.
+the machine's CPUs were while its tests ran (``/proc/stat``: 100% is every core busy), the same
+over all the tests, and over the whole session from its start (collection included: the
+session's wall time, which is what CI's budget counts).
 
 On CI's machine, which runs nothing else, that share says what running test files side by side
 (pytest-xdist) could gain: a file whose tests kept the CPUs 30% busy waited (pgbench ``-T``,
@@ -13,6 +14,7 @@ the other sessions' work too."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ import pytest
 _SECONDS: dict[str, float] = {}
 _BUSY: dict[str, list[int]] = {}
 _CORES = os.cpu_count() or 1
+# the machine's ticks and the time when the session started (collection included)
+_START: list[tuple[tuple[int, int] | None, float]] = []
 
 
 def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
@@ -39,6 +43,10 @@ def cpu_ticks(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
     # guest time is counted in user time already
     total = sum(ticks[:8])
     return total - idle, total
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _START[:] = [(cpu_ticks(), time.monotonic())]
 
 
 def _file(nodeid: str) -> str:
@@ -84,5 +92,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     ticks = [sum(v[i] for v in _BUSY.values()) for i in (0, 1)]
     terminalreporter.write_line(
         f"{total:8.1f}s in {len(_SECONDS)} files; the machine's {_CORES} CPU(s) were "
-        f"{busy_pct(*ticks).strip()} busy while the tests ran"
+        f"{busy_pct(*ticks).strip()} busy while their tests ran"
     )
+    if _START and _START[0][0] is not None and (now := cpu_ticks()) is not None:
+        (busy, all_), started = _START[0]
+        wall = time.monotonic() - started
+        terminalreporter.write_line(
+            f"{wall:8.1f}s the session (collection included): the CPUs "
+            f"{busy_pct(now[0] - busy, now[1] - all_).strip()} busy"
+        )
