@@ -34,6 +34,20 @@ pytest_plugins = ("helpers.collect_refusals", "helpers.file_times")
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# pytest-xdist's workers (``-n 2``) start with GNU readline loaded, which exports COLUMNS=80 and
+# LINES=24: pglab's console would then print 80 columns where the tests read 120 (a captured
+# console's width, cli/common.py). A worker gets the environment pytest was started with back.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _name in ("COLUMNS", "LINES"):
+        _given = os.environ.get(f"PGLAB_TEST_GIVEN_{_name}")
+        if _given is not None and _given != "-":
+            os.environ[_name] = _given
+        elif _given == "-":
+            os.environ.pop(_name, None)
+else:
+    for _name in ("COLUMNS", "LINES"):
+        os.environ[f"PGLAB_TEST_GIVEN_{_name}"] = os.environ.get(_name, "-")
+
 
 def lab_parent() -> str:
     """Where the tests' lab home goes: ``PGLAB_TEST_LAB_IN`` if set, else /dev/shm when it has
@@ -264,7 +278,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With PGLAB_NO_SKIPS=1 (``.ci/run`` sets it after installing what the tests need), a
     skipped test fails the session: the machine could have run it. The shared memory of
-    servers the tests killed is removed (``helpers.ipc_sweep``)."""
+    servers the tests killed is removed (``helpers.ipc_sweep``): by pytest-xdist's controller
+    alone, once every worker is done (a worker that ends first could catch another's server
+    starting)."""
+    if hasattr(session.config, "workerinput"):
+        return
     from helpers.ipc_sweep import sweep
 
     from pglab.lab import DEFAULT_RUN_USER

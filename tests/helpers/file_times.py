@@ -90,9 +90,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{seconds:8.1f}s {100 * seconds / total:5.1f}% {busy:>9}  {path}"
         )
     ticks = [sum(v[i] for v in _BUSY.values()) for i in (0, 1)]
-    terminalreporter.write_line(
-        f"{total:8.1f}s in {len(_SECONDS)} files; the machine's {_CORES} CPU(s) were "
+    # under pytest-xdist the ticks are counted in the workers: the controller has none
+    busy = (
         f"{busy_pct(*ticks).strip()} busy while their tests ran"
+        if ticks[1]
+        else ("busy: not counted per file (pytest-xdist's workers ran the tests)")
+    )
+    terminalreporter.write_line(
+        f"{total:8.1f}s in {len(_SECONDS)} files; the machine's {_CORES} CPU(s) were {busy}"
     )
     if _START and _START[0][0] is not None and (now := cpu_ticks()) is not None:
         (busy, all_), started = _START[0]
