@@ -91,18 +91,16 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
     ticks = [sum(v[i] for v in _BUSY.values()) for i in (0, 1)]
     # under pytest-xdist the ticks are counted in the workers: the controller has none
-    busy = (
-        f"{busy_pct(*ticks).strip()} busy while their tests ran"
-        if ticks[1]
-        else ("busy: not counted per file (pytest-xdist's workers ran the tests)")
-    )
+    said = f"{busy_pct(*ticks).strip()} busy while their tests ran"
+    if not ticks[1]:
+        said = "busy: not counted per file (pytest-xdist's workers ran the tests)"
     terminalreporter.write_line(
-        f"{total:8.1f}s in {len(_SECONDS)} files; the machine's {_CORES} CPU(s) were {busy}"
+        f"{total:8.1f}s in {len(_SECONDS)} files; the machine's {_CORES} CPU(s) were {said}"
     )
     if _START and _START[0][0] is not None and (now := cpu_ticks()) is not None:
-        (busy, all_), started = _START[0]
+        (busy_then, total_then), started = _START[0]
         wall = time.monotonic() - started
         terminalreporter.write_line(
             f"{wall:8.1f}s the session (collection included): the CPUs "
-            f"{busy_pct(now[0] - busy, now[1] - all_).strip()} busy"
+            f"{busy_pct(now[0] - busy_then, now[1] - total_then).strip()} busy"
         )
