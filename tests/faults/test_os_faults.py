@@ -21,10 +21,7 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 
 from pglab.lab import Lab
 
-# loop devices, mounts and the [os] table's sysctls are the machine's: with pytest-xdist's
-# --dist loadgroup, the files that make or compare them run in one worker (one at a time)
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage"),
-              pytest.mark.xdist_group("kernel")]  # fmt: skip
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
 
 CAMPAIGN = """
 name = "os-killed"

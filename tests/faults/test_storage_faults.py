@@ -33,10 +33,7 @@ from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
-# loop devices, mounts and the [os] table's sysctls are the machine's: with pytest-xdist's
-# --dist loadgroup, the files that make or compare them run in one worker (one at a time)
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage"),
-              pytest.mark.xdist_group("kernel")]  # fmt: skip
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
 
 CAMPAIGN = """
 name = "{name}"

@@ -13,5 +13,6 @@ edits ``sys.path``.
 - ``pg_store``: a PostgreSQL results store;
 - ``storage_helpers``: filesystems for storage targets;
 - ``store_checks``: the contract every store backend passes, and sample runs;
-- ``synthetic_operations``, ``synthetic_runs``: stored campaigns with known answers.
+- ``synthetic_operations``, ``synthetic_runs``: stored campaigns with known answers;
+- ``xdist_files``: a pytest plugin that gives pytest-xdist's workers whole files (``-n 2``).
 """

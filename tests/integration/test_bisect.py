@@ -25,9 +25,7 @@ from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
 
-# the build cache is the machine's: with pytest-xdist's --dist loadgroup, the files that build
-# into it, or look at what it holds and which compilers run, run in one worker
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("build-cache")]
+pytestmark = pytest.mark.integration
 
 ANCHOR = '\tShowTransactionState("CommitTransaction");\n'
 FILE = """

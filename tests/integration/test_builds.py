@@ -31,9 +31,7 @@ from pglab.report import model
 from pglab.store import open_store
 from pglab.telemetry.base import Table
 
-# the build cache is the machine's: with pytest-xdist's --dist loadgroup, the files that build
-# into it, or look at what it holds and which compilers run, run in one worker
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("build-cache")]
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 PATCH = REPO / "examples" / "checkpoint-completion-0.5.patch"

@@ -22,9 +22,7 @@ from pglab.postgres.sources import embedded_bindir
 from pglab.store import open_store
 from pglab.telemetry.summary import phase_summary
 
-# loop devices, mounts and the [os] table's sysctls are the machine's: with pytest-xdist's
-# --dist loadgroup, the files that make or compare them run in one worker (one at a time)
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kernel")]
+pytestmark = pytest.mark.integration
 
 
 def campaign(tmp_path: Path, ns_hosts, name: str, duration: int = 3, generators=("gen1", "gen2"),
