@@ -189,7 +189,7 @@ def test_a_whole_float_is_the_whole_number() -> None:
     assert all(type(v) is int for v in (ph.clients, ph.duration, camp.variants[0].dataset.scale))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["one process", "xdist"])
 def test_a_run_whose_refusal_the_json_schema_does_not_share_fails(
     tmp_path: Path, workers: list[str]
 ) -> None:
