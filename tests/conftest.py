@@ -23,8 +23,10 @@ from pglab.lab import Lab
 
 REPO = Path(__file__).resolve().parents[1]
 
-# every campaign or tune document a test shows refused is judged by the JSON Schema too
-pytest_plugins = ("helpers.collect_refusals",)
+# every campaign or tune document a test shows refused is judged by the JSON Schema too; the
+# slowest test files, and how busy the CPUs were meanwhile, are printed at the end of a run;
+# with pytest-xdist's -n, a file's tests go to one worker, and files sharing the machine's too
+pytest_plugins = ("helpers.collect_refusals", "helpers.file_times", "helpers.xdist_files")
 
 # The Ctrl-C tests send SIGINT to pglab processes started from here. A shell that starts the suite
 # in the background (`nohup .ci/run &`) leaves SIGINT ignored, and children inherit an ignored
@@ -33,8 +35,22 @@ pytest_plugins = ("helpers.collect_refusals",)
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# pytest-xdist's workers (``-n 2``) start with GNU readline loaded, which exports COLUMNS=80 and
+# LINES=24: pglab's console would then print 80 columns where the tests read 120 (a captured
+# console's width, cli/common.py). A worker gets the environment pytest was started with back.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _name in ("COLUMNS", "LINES"):
+        _given = os.environ.get(f"PGLAB_TEST_GIVEN_{_name}")
+        if _given is not None and _given != "-":
+            os.environ[_name] = _given
+        elif _given == "-":
+            os.environ.pop(_name, None)
+else:
+    for _name in ("COLUMNS", "LINES"):
+        os.environ[f"PGLAB_TEST_GIVEN_{_name}"] = os.environ.get(_name, "-")
 
-def _lab_parent() -> str:
+
+def lab_parent() -> str:
     """Where the tests' lab home goes: ``PGLAB_TEST_LAB_IN`` if set, else /dev/shm when it has
     8 GiB free, else /tmp. On tmpfs a server's files are made and copied in memory: on this
     project's CI machine creating a file on disk costs ~0.5 ms and an fsync ~7 ms, so initdb,
@@ -51,7 +67,7 @@ def _lab_parent() -> str:
 @pytest.fixture(scope="session")
 def lab_home() -> Iterator[Path]:
     """One lab home for the whole session (catalogs and datasets are reused between tests)."""
-    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir=_lab_parent()))
+    home = Path(tempfile.mkdtemp(prefix="pglab-test-", dir=lab_parent()))
     os.chmod(home, 0o755)
     yield home
     leftovers = lab_processes(home)
@@ -254,34 +270,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 _SKIPPED: list[str] = []
 
 
-_FILE_SECONDS: dict[str, float] = {}
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    path = report.nodeid.split("::")[0]
-    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
     if report.skipped and os.environ.get("PGLAB_NO_SKIPS"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         _SKIPPED.append(f"{report.nodeid}: {reason}")
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Where CI's minutes go, by test file (setup, call and teardown together): with the 30
-    slowest tests pytest prints, what to look at when the suite nears its time budget."""
-    slowest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:25]
-    if len(_FILE_SECONDS) < 5 or not slowest:
-        return
-    terminalreporter.section("slowest 25 test files")
-    total = sum(_FILE_SECONDS.values())
-    for path, seconds in slowest:
-        terminalreporter.write_line(f"{seconds:8.1f}s {100 * seconds / total:5.1f}%  {path}")
-    terminalreporter.write_line(f"{total:8.1f}s in {len(_FILE_SECONDS)} files")
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With PGLAB_NO_SKIPS=1 (``.ci/run`` sets it after installing what the tests need), a
     skipped test fails the session: the machine could have run it. The shared memory of
-    servers the tests killed is removed (``helpers.ipc_sweep``)."""
+    servers the tests killed is removed (``helpers.ipc_sweep``): by pytest-xdist's controller
+    alone, once every worker is done (a worker that ends first could catch another's server
+    starting)."""
+    if hasattr(session.config, "workerinput"):
+        return
     from helpers.ipc_sweep import sweep
 
     from pglab.lab import DEFAULT_RUN_USER

@@ -14,7 +14,8 @@ the test files that refuse documents (the command is in docs/developers/testing.
 Documents made up by Hypothesis are left out (random, and thousands of them), and so are
 documents no TOML file can be (a None: the key probes of test_schema) and those JSON cannot hold
 (a TOML date, a NaN). Each is kept once, with the test that refused it
-first and the problems the parser said then.
+first and the problems the parser said then (collect the corpus without pytest-xdist's
+``-n``: which test refused a document first depends on how the workers shared the tests).
 """
 
 from __future__ import annotations
@@ -100,7 +101,11 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Every document refused in this run judged by the JSON Schema: a disagreement fails it."""
+    """Every document refused in this run judged by the JSON Schema: a disagreement fails it.
+    In a pytest-xdist worker, what it recorded goes to the controller, which judges them all."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["pglab_refusals"] = json.dumps(list(_found.items()))
+        return
     wrong = [(e["test"], why) for e in _found.values()
              if (why := disagreement(e["doc"], e["said"])) is not None]  # fmt: skip
     if not wrong:
@@ -113,9 +118,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """(pytest-xdist's controller) a worker's recorded refusals, kept with the others."""
+    for key, entry in json.loads(node.workeroutput.get("pglab_refusals", "[]")):
+        _found.setdefault(key, entry)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     given = config.getoption("--refusals-out")
-    if given is None:
+    if given is None or hasattr(config, "workerinput"):  # an xdist worker: the controller writes
         return
     kept = sorted(_found.values(), key=lambda e: (e["test"], json.dumps(e["doc"], sort_keys=True)))
     Path(given).write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import lab_processes
+from conftest import lab_parent, lab_processes
 
 
 class Workers:
@@ -67,9 +67,11 @@ class Workers:
 
 @contextlib.contextmanager
 def running_workers(store_url: str) -> Iterator[Workers]:
-    """``Workers`` on ``store_url``, each in a lab home under a fresh directory; every worker
+    """``Workers`` on ``store_url``, each in a lab home under a fresh directory where the
+    session's lab home is (``conftest.lab_parent``: /dev/shm when it has room, so that each
+    worker's initdb, dataset and copies are made in memory, not at disk speed); every worker
     stopped afterwards (SIGTERM), and nothing of their labs left running."""
-    root = Path(tempfile.mkdtemp(prefix="pglab-fleet-", dir="/tmp"))
+    root = Path(tempfile.mkdtemp(prefix="pglab-fleet-", dir=lab_parent()))
     root.chmod(0o755)
     w = Workers(store_url, root)
     try:

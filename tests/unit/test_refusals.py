@@ -195,9 +195,13 @@ def test_a_whole_float_is_the_whole_number() -> None:
     assert all(type(v) is int for v in (ph.clients, ph.duration, camp.variants[0].dataset.scale))
 
 
-def test_a_run_whose_refusal_the_json_schema_does_not_share_fails(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["one process", "xdist"])
+def test_a_run_whose_refusal_the_json_schema_does_not_share_fails(
+    tmp_path: Path, workers: list[str]
+) -> None:
     """The plugin judges what a running suite refuses: a test whose document the parser refuses
-    for a value the JSON Schema takes (here said by hand) fails the run, and names the test."""
+    for a value the JSON Schema takes (here said by hand) fails the run, and names the test;
+    with pytest-xdist's workers too (the controller judges what each recorded)."""
     import subprocess
     import sys
 
@@ -210,7 +214,7 @@ def test_a_run_whose_refusal_the_json_schema_does_not_share_fails(tmp_path: Path
     env = {**os.environ, "PYTHONPATH": str(REPO / "tests")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "helpers.collect_refusals", "-p",
-         "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path)],
+         "no:cacheprovider", "--rootdir", str(tmp_path), *workers, str(tmp_path)],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
