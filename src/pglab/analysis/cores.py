@@ -8,7 +8,7 @@ store's rows."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -47,16 +47,26 @@ def cores_key(axes: Mapping[str, object], variant: str, label: str) -> tuple[str
     return " ".join(named + others) or variant, cpus
 
 
+def tps_by_count(
+    rows: Sequence[RunRow],
+    key_of: Callable[[Mapping[str, object], str, str], tuple[str, int] | None],
+) -> dict[str, dict[int, list[float]]]:
+    """The ok runs' TPS by series and count (clients, cores: ``key_of`` of a run's axes,
+    variant and label gives its series and count, or None for a run without the axis)."""
+    tps: dict[str, dict[int, list[float]]] = {}
+    for r in rows:
+        key = key_of(r.axes, r.variant, r.label)
+        if key is None or not r.ok or r.tps is None:
+            continue
+        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r.tps))
+    return tps
+
+
 def over_cores(rows: Sequence[RunRow]) -> dict[str, list[CoresPoint]]:
     """Series (in the order first seen) of CoresPoints sorted by cores, from ``list_runs``
     rows; runs without an ``os.cpus`` coordinate, and failed ones, are left out; a series
     with one core count is no curve and is left out too."""
-    tps: dict[str, dict[int, list[float]]] = {}
-    for r in rows:
-        key = cores_key(r.axes, r.variant, r.label)
-        if key is None or not r.ok or r.tps is None:
-            continue
-        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r.tps))
+    tps = tps_by_count(rows, cores_key)
     out: dict[str, list[CoresPoint]] = {}
     for series, by_cpus in tps.items():
         if len(by_cpus) < 2:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pglab.analysis import comparable, generator_hosts, pacing, points, scripts
+from pglab.analysis.cores import tps_by_count
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
@@ -108,12 +109,7 @@ def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
     """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
     ``list_runs`` rows; runs without a ``clients`` matrix coordinate are left out,
     and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
-    tps: dict[str, dict[int, list[float]]] = {}
-    for r in rows:
-        key = scaling_key(r.axes, r.variant, r.label)
-        if key is None or not r.ok or r.tps is None:
-            continue
-        tps.setdefault(key[0], {}).setdefault(key[1], []).append(float(r.tps))
+    tps = tps_by_count(rows, scaling_key)
     out: dict[str, list[ScalingPoint]] = {}
     for series, by_clients in tps.items():
         c_min = min(by_clients)
