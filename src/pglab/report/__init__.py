@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gc
 import json
 import multiprocessing
 import os
@@ -28,6 +29,7 @@ from pglab.analysis import points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
+from pglab.gc_pause import gc_paused
 from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
 from pglab.report.browser import PointData
@@ -76,7 +78,7 @@ def write(
     beside it; ``tune``: the campaign is a tune study, whose section (history, importance,
     confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
     as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
-    with _Drawing(png) as drawing:
+    with gc_paused(), _Drawing(png) as drawing:  # the runs read: no cycles to look for
         rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
         drawing.campaign(rep)  # in the workers, while the points' numbers are made here
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
@@ -86,7 +88,8 @@ def write(
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    html = render(rep, made, per_point, tune, data)
+    with gc_paused():
+        html = render(rep, made, per_point, tune, data)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
     chart_dir.mkdir(exist_ok=True)
@@ -134,8 +137,8 @@ class _Drawing:
     def _fork(self) -> ProcessPoolExecutor | None:
         if self.pool is None and self.workers > 1:
             charts.load()  # before the fork: each worker inherits matplotlib, imported once
-            ctx = multiprocessing.get_context("fork")
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
+            ctx = multiprocessing.get_context("fork")  # forked in a pause: collect there
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=gc.enable)
         return self.pool
 
     def point(self, number: int, pt: Point) -> None:

@@ -11,6 +11,7 @@ without its settings (``Report.settings`` has the non-default ones).
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
+from pglab.gc_pause import gc_paused
 from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -84,9 +86,10 @@ class Report:
     # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def figure(self) -> str:
-        """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations."""
+        """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations (read
+        once: the page asks for it at every point, and each answer looks at every run)."""
         found = points.figure_of(self.runs)
         return "TPS" if found == "tps" else found
 
@@ -110,6 +113,12 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
     view: the points and their verdicts, each representative run without its series; no
     latency percentiles, telemetry, warnings or storage, which ``pglab serve`` fetches later
     from the whole report)."""
+    with gc_paused():  # thousands of runs' series decoded: nothing cyclic to collect
+        return _gather(store, ident, on_point, home, outline)
+
+
+def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None,
+            home: Path | None, outline: bool) -> Report:  # fmt: skip
     cache = RunCache(home)
     camp, only_run = campaign_of(store, ident)
     runs = store.list_runs(camp["name"])

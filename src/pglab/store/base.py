@@ -293,11 +293,13 @@ class Store:
             phases = self._rows(
                 "SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,), shape=PhaseColumns
             )
+            skipped = sorted(set(skip_kinds))  # left out by the query: never read from disk
+            unless = f"AND kind NOT IN ({', '.join('?' * len(skipped))}) " if skipped else ""
             stored = (
                 self._rows(
-                    "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
+                    f"SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? {unless}"
                     "ORDER BY phase_idx, kind",
-                    (run_id,),
+                    (run_id, *skipped),
                     shape=SeriesRow,
                 )
                 if series
@@ -305,10 +307,7 @@ class Store:
             )
         decoded: Series = {}
         for s in stored:
-            if s["kind"] not in skip_kinds:
-                decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
-                    s["data_json"]
-                )
+            decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(s["data_json"])
         return encoding.stored_run(run, tuple(encoding.decode_phase(p) for p in phases), decoded)
 
     def runs_phases(self, run_ids: Sequence[int]) -> dict[int, tuple[PhaseRow, ...]]:
