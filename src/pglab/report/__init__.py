@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import re
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,8 +79,10 @@ def write(
     confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
     as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
     with gc_paused(), _Drawing(png) as drawing:  # the runs read: no cycles to look for
-        rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
-        drawing.campaign(rep)  # in the workers, while the points' numbers are made here
+        # the campaign's charts are drawn by the workers while the statistics, the warnings
+        # and the points' numbers are made here
+        rep = gather(store, ident, on_point=drawing.point if png else None, home=home,
+                     on_read=drawing.latency, on_report=drawing.campaign)  # fmt: skip
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
         made, per_point = drawing.finish()
     if tune is not None:
@@ -104,59 +106,69 @@ def write(
     return Written(out, pngs, rep)
 
 
-_DRAWN: Report | None = None  # the report whose campaign charts forked workers draw
+def _drawer() -> None:
+    """A drawing worker's start: forked in a pause of the collector (``gc_paused``), it
+    collects again; matplotlib imported here, while the parent reads the store."""
+    gc.enable()
+    charts.load()
 
 
-def _campaign_chart(i: int) -> charts.Chart | None:
-    assert _DRAWN is not None
-    return charts.campaign_chart(_DRAWN, i)
+def _slim(pt: Point) -> Point:
+    """A point as the campaign's charts read it (its rows, percentiles, label), without its
+    runs' series: what is sent to a worker."""
+    return replace(pt, representative=None, others=[], telemetry=None, vs_fsync=None)
 
 
 class _Drawing:
     """Charts drawn by as many worker processes as there are CPUs (matplotlib draws with one
-    core; the charts are independent): with ``png``, each point's as soon as its runs are read,
-    overlapping the reading of the store; then the campaign's, in workers forked once the
-    report is gathered (they inherit it: nothing is pickled but the PNGs coming back), while
-    the page's numbers are made here."""
+    core; the charts are independent), forked once, before the statistics: with ``png``,
+    each point's as soon as its runs are read, overlapping the reading of the store; the
+    campaign's latency percentiles once every point is read (``latency``), its other charts
+    once the points' rows are made (``campaign``), while the warnings and the page's numbers
+    are made here. What a worker draws is sent to it without the runs' series."""
 
     def __init__(self, png: bool = True) -> None:
         self.workers = os.cpu_count() or 1
         self.pool: ProcessPoolExecutor | None = None
         self.drawn: dict[int, Future[charts.Chart | None] | charts.Chart | None] = {}
         self.made: list[Future[charts.Chart | None] | charts.Chart | None] = []
+        self.latency_drawn: Future[charts.Chart | None] | None = None
 
     def __enter__(self) -> _Drawing:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global _DRAWN
-        _DRAWN = None
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
 
     def _fork(self) -> ProcessPoolExecutor | None:
         if self.pool is None and self.workers > 1:
-            charts.load()  # before the fork: each worker inherits matplotlib, imported once
-            ctx = multiprocessing.get_context("fork")  # forked in a pause: collect there
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=gc.enable)
+            ctx = multiprocessing.get_context("fork")
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_drawer)
         return self.pool
 
     def point(self, number: int, pt: Point) -> None:
-        pool = self._fork()  # forked on the first point: matplotlib is imported, scipy not yet
+        pool = self._fork()  # forked on the first point
         if pool is None:
             self.drawn[number] = charts.point_chart(pt, number)
         else:
             self.drawn[number] = pool.submit(charts.point_chart, pt, number)
 
-    def campaign(self, rep: Report) -> None:
-        global _DRAWN
-        _DRAWN = rep
-        if self.pool is not None:  # forked before the report existed: it does not have it
-            self.made = [charts.campaign_chart(rep, i) for i in range(charts.CAMPAIGN_CHARTS)]
-            return
+    def latency(self, pts: list[Point]) -> None:
         pool = self._fork()
-        self.made = [pool.submit(_campaign_chart, i) if pool else charts.campaign_chart(rep, i)
-                     for i in range(charts.CAMPAIGN_CHARTS)]  # fmt: skip
+        if pool is not None:
+            self.latency_drawn = pool.submit(charts.latency_chart, [_slim(pt) for pt in pts])
+
+    def campaign(self, rep: Report) -> None:
+        pool = self._fork()
+        slim = replace(rep, points=[_slim(pt) for pt in rep.points])
+        for i in range(charts.CAMPAIGN_CHARTS):
+            if i == charts.LATENCY_CHART and self.latency_drawn is not None:
+                self.made.append(self.latency_drawn)
+            elif pool is not None:
+                self.made.append(pool.submit(charts.campaign_chart, slim, i))
+            else:
+                self.made.append(charts.campaign_chart(rep, i))
 
     def finish(self) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
         made = [c for c in (f.result() if isinstance(f, Future) else f for f in self.made) if c]

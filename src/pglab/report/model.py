@@ -104,7 +104,9 @@ DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
 def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
-           home: Path | None = None, outline: bool = False) -> Report:  # fmt: skip
+           home: Path | None = None, outline: bool = False, *,
+           on_read: Callable[[list[Point]], None] | None = None,
+           on_report: Callable[[Report], None] | None = None) -> Report:  # fmt: skip
     """The report of a campaign (by name) or of one run (by id: an int, or digits that name no
     campaign: ``campaign_of``). ``on_point(number, point)`` is called as soon as a point's runs
     are read (before the statistics), so that its chart can be drawn while the rest is read.
@@ -112,13 +114,17 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
     (``cache``). ``outline``: only what needs no per-second series (a served page's first
     view: the points and their verdicts, each representative run without its series; no
     latency percentiles, telemetry, warnings or storage, which ``pglab serve`` fetches later
-    from the whole report)."""
+    from the whole report). ``on_read(points)``: every point's runs are read (their latency
+    percentiles known), before the statistics; ``on_report(report)``: the points' rows are
+    made, before the warnings and storage are read (so that the campaign's charts are drawn
+    meanwhile)."""
     with gc_paused():  # thousands of runs' series decoded: nothing cyclic to collect
-        return _gather(store, ident, on_point, home, outline)
+        return _gather(store, ident, on_point, home, outline, on_read, on_report)
 
 
 def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None,
-            home: Path | None, outline: bool) -> Report:  # fmt: skip
+            home: Path | None, outline: bool, on_read: Callable[[list[Point]], None] | None,
+            on_report: Callable[[Report], None] | None) -> Report:  # fmt: skip
     cache = RunCache(home)
     camp, only_run = campaign_of(store, ident)
     runs = store.list_runs(camp["name"])
@@ -138,6 +144,8 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
         _fill_point(store, pt, loaded, cache)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
+    if on_read is not None:
+        on_read(pts)
     rows = points.point_rows(
         runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base,
         points.blocked_of(camp), points.equivalence_of(camp),
@@ -171,6 +179,8 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
         only_run=only_run,
         builds=list(builds.values()),
     )
+    if on_report is not None:
+        on_report(rep)
     if not outline:
         _fill_campaign(store, rep, loaded, rows)
     return rep
@@ -254,7 +264,7 @@ def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: Ru
     drawn = next(r.id for r in ok if r.tps == median)
     full, hists = [], []
     for r in ok:
-        kept = None if r.id == drawn else cache.histogram(r)
+        kept = cache.histogram(r)  # the drawn run's too: its series are read, not merged again
         skip = () if r.id == drawn else DRAWN_ONLY + (("latency",) if kept is not None else ())
         run = store.get_run(r.id, skip_kinds=skip)
         if run is None:  # deleted while the report was read
