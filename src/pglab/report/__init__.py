@@ -79,6 +79,7 @@ def write(
     confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
     as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
     with gc_paused(), _Drawing(png) as drawing:  # the runs read: no cycles to look for
+        drawing.start()  # the workers import matplotlib while the store is read here
         # the campaign's charts are drawn by the workers while the statistics, the warnings
         # and the points' numbers are made here
         rep = gather(store, ident, on_point=drawing.point if png else None, home=home,
@@ -113,6 +114,10 @@ def _drawer() -> None:
     charts.load()
 
 
+def _ready() -> None:
+    """A worker's first task: nothing (its start has imported matplotlib)."""
+
+
 def _slim(pt: Point) -> Point:
     """A point as the campaign's charts read it (its rows, percentiles, label), without its
     runs' series: what is sent to a worker."""
@@ -121,7 +126,7 @@ def _slim(pt: Point) -> Point:
 
 class _Drawing:
     """Charts drawn by as many worker processes as there are CPUs (matplotlib draws with one
-    core; the charts are independent), forked once, before the statistics: with ``png``,
+    core; the charts are independent), forked once, before the store is read: with ``png``,
     each point's as soon as its runs are read, overlapping the reading of the store; the
     campaign's latency percentiles once every point is read (``latency``), its other charts
     once the points' rows are made (``campaign``), while the warnings and the page's numbers
@@ -147,8 +152,13 @@ class _Drawing:
             self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_drawer)
         return self.pool
 
+    def start(self) -> None:
+        """Fork the workers (a process pool forks them when given its first task)."""
+        if (pool := self._fork()) is not None:
+            pool.submit(_ready)
+
     def point(self, number: int, pt: Point) -> None:
-        pool = self._fork()  # forked on the first point
+        pool = self._fork()
         if pool is None:
             self.drawn[number] = charts.point_chart(pt, number)
         else:
