@@ -15,7 +15,7 @@ run's latency histogram from what the first kept in the lab (``report/cache.py``
 
 The command runs with its bytecode cached, as an installed pglab does: a
 ``PYTHONDONTWRITEBYTECODE`` in the environment is left out of the command's (with it, every
-round compiled pglab's 200 modules again: about 1.5 s of CPU a round).
+round compiled pglab's 200 modules again: 1.5 s of a profiled round).
 
     .venv/bin/python bench/report.py [--runs 100] [--rounds 6] [--repeats 5] [--seconds 60]
 """
