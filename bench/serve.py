@@ -11,8 +11,9 @@ runs change); then what the page fetches after it shows: a point's body when it 
 (that point's runs read, before the whole report is), and the parts of the whole report (the
 summary's latency and wait cells, the warnings: every run read, no goal: the page is shown
 meanwhile). Prints each page's median seconds with a 95% bootstrap CI of the median over the
-rounds, and its ratio to the goal: lists and a campaign's page ≤ 0.5 s, a run with all its
-series ≤ 1 s.
+rounds, its 95th percentile over the rounds (nearest rank) and its ratio to the goal: every
+page's p95 ≤ 0.5 s (lists, a campaign's page and what it fetches), a run with all its series
+≤ 1 s; the goal is judged on the p95.
 
     .venv/bin/python bench/serve.py                  # 10,000 runs, 10 rounds (the real figures)
     .venv/bin/python bench/serve.py --quick          # 200 runs, 2 rounds: proves it runs
@@ -21,6 +22,7 @@ series ≤ 1 s.
 from __future__ import annotations
 
 import argparse
+import math
 import socket
 import statistics
 import subprocess
@@ -129,18 +131,29 @@ def timed(url: str) -> float:
     return time.perf_counter() - t
 
 
+def p95(seconds: list[float]) -> float:
+    """The 95th percentile of the rounds (nearest rank: the slowest of up to 19 rounds)."""
+    ranked = sorted(seconds)
+    return ranked[max(0, math.ceil(0.95 * len(ranked)) - 1)]
+
+
 def summary(page: str, seconds: list[float]) -> str:
-    """``serve_<page>_seconds: median (95% bootstrap CI of the median)``, and the median's
-    ratio to the page's goal with the same interval."""
+    """``serve_<page>_seconds: median (95% bootstrap CI of the median)``, the 95th percentile
+    of the rounds, and the median's ratio to the page's goal with the same interval; the goal
+    is said met or missed by the 95th percentile."""
     med = statistics.median(seconds)
     low, high = bootstrap_median_ci(seconds)
     goal = GOALS[page]
     key = "serve_" + page.replace(" ", "_") + "_seconds"
+    top = p95(seconds)
     if goal is None:
-        return f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds); no goal"
+        return (f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds), "
+                f"p95 {top:.3f}; no goal")  # fmt: skip
+    verdict = "met" if top <= goal else "MISSED"
     return (
-        f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds); ratio to the "
-        f"{goal} s goal {med / goal:.2f} (95% CI {low / goal:.2f}–{high / goal:.2f})"
+        f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds), p95 {top:.3f}; "
+        f"ratio to the {goal} s goal {med / goal:.2f} (95% CI {low / goal:.2f}–{high / goal:.2f}); "
+        f"goal by p95 {verdict}"
     )
 
 

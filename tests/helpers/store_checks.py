@@ -186,12 +186,14 @@ class StoreContract:
             assert store.load_run(run_id) == run
             got = store.get_run(run_id)
             listed = store.list_runs("camp")
+            labels = store.point_labels(10)
             campaigns = store.list_campaigns()
             camp = store.get_campaign("camp")
             assert store.get_campaign(str(cid)) == camp
             specs = store.point_specs()  # each point's spec, of its first run
         assert got is not None and camp is not None
         assert specs == {("camp", run.point_key): run.spec}
+        assert labels == list(dict.fromkeys((r.campaign, r.label) for r in listed))
         mean_measured = (1000.0 + 1100.0) / 2
         assert got.id == run_id and got.campaign == "camp" and got.status == "ok"
         assert got.spec == run.spec and got.fingerprint == run.fingerprint

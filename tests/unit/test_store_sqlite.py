@@ -139,3 +139,16 @@ def test_postgres_connection_failure_never_shows_the_password() -> None:
 )  # fmt: skip
 def test_mask_url(url: str, masked: str) -> None:
     assert mask_url(url) == masked
+
+
+def test_point_labels_are_the_listed_runs_points_in_their_order(tmp_path: Path) -> None:
+    # what serve's compare picker offers, read without every run's row
+    from helpers.synthetic_runs import fill
+
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        fill(store, "one", clients=(1, 2), repeats=2, seconds=3)
+        fill(store, "two", variants=("x",), scripts=("select-only",), repeats=2, seconds=3)
+        expected = list(dict.fromkeys((r.campaign, r.label) for r in store.list_runs()))
+        assert len(expected) == 8 + 5
+        assert store.point_labels(100) == expected
+        assert store.point_labels(3) == expected[:3]

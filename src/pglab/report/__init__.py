@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import base64
 import functools
+import gc
 import json
 import multiprocessing
 import os
 import re
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from pglab.analysis import pacing, points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
+from pglab.gc_pause import gc_paused
 from pglab.records import StatementReport
 from pglab.report import browser, charts, flames
 from pglab.report.browser import PointData
@@ -76,9 +78,12 @@ def write(
     beside it; ``tune``: the campaign is a tune study, whose section (history, importance,
     confirmation) comes first. The points' charts are drawn by the page itself; ``png``: also
     as PNG files by matplotlib (a process per CPU), as the campaign's charts always are."""
-    with _Drawing(png) as drawing:
-        rep = gather(store, ident, on_point=drawing.point if png else None, home=home)
-        drawing.campaign(rep)  # in the workers, while the points' numbers are made here
+    with gc_paused(), _Drawing(png) as drawing:  # the runs read: no cycles to look for
+        drawing.start()  # the workers import matplotlib while the store is read here
+        # the campaign's charts are drawn by the workers while the statistics, the warnings
+        # and the points' numbers are made here
+        rep = gather(store, ident, on_point=drawing.point if png else None, home=home,
+                     on_read=drawing.latency, on_report=drawing.campaign)  # fmt: skip
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
         made, per_point = drawing.finish()
     if tune is not None:
@@ -86,7 +91,8 @@ def write(
     if out is None:
         out = home / "reports" / f"{safe_name(rep.title)}{_run_suffix(rep)}.html"
     out = out.absolute()
-    html = render(rep, made, per_point, tune, data)
+    with gc_paused():
+        html = render(rep, made, per_point, tune, data)
     out.parent.mkdir(parents=True, exist_ok=True)
     chart_dir = out.with_name(out.stem + "-charts")
     chart_dir.mkdir(exist_ok=True)
@@ -101,59 +107,78 @@ def write(
     return Written(out, pngs, rep)
 
 
-_DRAWN: Report | None = None  # the report whose campaign charts forked workers draw
+def _drawer() -> None:
+    """A drawing worker's start: forked in a pause of the collector (``gc_paused``), it
+    collects again; matplotlib imported here, while the parent reads the store."""
+    gc.enable()
+    charts.load()
 
 
-def _campaign_chart(i: int) -> charts.Chart | None:
-    assert _DRAWN is not None
-    return charts.campaign_chart(_DRAWN, i)
+def _ready() -> None:
+    """A worker's first task: nothing (its start has imported matplotlib)."""
+
+
+def _slim(pt: Point) -> Point:
+    """A point as the campaign's charts read it (its rows, percentiles, label), without its
+    runs' series: what is sent to a worker."""
+    return replace(pt, representative=None, others=[], telemetry=None, vs_fsync=None)
 
 
 class _Drawing:
     """Charts drawn by as many worker processes as there are CPUs (matplotlib draws with one
-    core; the charts are independent): with ``png``, each point's as soon as its runs are read,
-    overlapping the reading of the store; then the campaign's, in workers forked once the
-    report is gathered (they inherit it: nothing is pickled but the PNGs coming back), while
-    the page's numbers are made here."""
+    core; the charts are independent), forked once, before the store is read: with ``png``,
+    each point's as soon as its runs are read, overlapping the reading of the store; the
+    campaign's latency percentiles once every point is read (``latency``), its other charts
+    once the points' rows are made (``campaign``), while the warnings and the page's numbers
+    are made here. What a worker draws is sent to it without the runs' series."""
 
     def __init__(self, png: bool = True) -> None:
         self.workers = os.cpu_count() or 1
         self.pool: ProcessPoolExecutor | None = None
         self.drawn: dict[int, Future[charts.Chart | None] | charts.Chart | None] = {}
         self.made: list[Future[charts.Chart | None] | charts.Chart | None] = []
+        self.latency_drawn: Future[charts.Chart | None] | None = None
 
     def __enter__(self) -> _Drawing:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global _DRAWN
-        _DRAWN = None
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
 
     def _fork(self) -> ProcessPoolExecutor | None:
         if self.pool is None and self.workers > 1:
-            charts.load()  # before the fork: each worker inherits matplotlib, imported once
             ctx = multiprocessing.get_context("fork")
-            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
+            self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_drawer)
         return self.pool
 
+    def start(self) -> None:
+        """Fork the workers (a process pool forks them when given its first task)."""
+        if (pool := self._fork()) is not None:
+            pool.submit(_ready)
+
     def point(self, number: int, pt: Point) -> None:
-        pool = self._fork()  # forked on the first point: matplotlib is imported, scipy not yet
+        pool = self._fork()
         if pool is None:
             self.drawn[number] = charts.point_chart(pt, number)
         else:
             self.drawn[number] = pool.submit(charts.point_chart, pt, number)
 
-    def campaign(self, rep: Report) -> None:
-        global _DRAWN
-        _DRAWN = rep
-        if self.pool is not None:  # forked before the report existed: it does not have it
-            self.made = [charts.campaign_chart(rep, i) for i in range(charts.CAMPAIGN_CHARTS)]
-            return
+    def latency(self, pts: list[Point]) -> None:
         pool = self._fork()
-        self.made = [pool.submit(_campaign_chart, i) if pool else charts.campaign_chart(rep, i)
-                     for i in range(charts.CAMPAIGN_CHARTS)]  # fmt: skip
+        if pool is not None:
+            self.latency_drawn = pool.submit(charts.latency_chart, [_slim(pt) for pt in pts])
+
+    def campaign(self, rep: Report) -> None:
+        pool = self._fork()
+        slim = replace(rep, points=[_slim(pt) for pt in rep.points])
+        for i in range(charts.CAMPAIGN_CHARTS):
+            if i == charts.LATENCY_CHART and self.latency_drawn is not None:
+                self.made.append(self.latency_drawn)
+            elif pool is not None:
+                self.made.append(pool.submit(charts.campaign_chart, slim, i))
+            else:
+                self.made.append(charts.campaign_chart(rep, i))
 
     def finish(self) -> tuple[list[charts.Chart], dict[int, charts.Chart]]:
         made = [c for c in (f.result() if isinstance(f, Future) else f for f in self.made) if c]

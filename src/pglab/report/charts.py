@@ -15,6 +15,7 @@ import io
 import re
 import warnings
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -352,7 +353,13 @@ def tune_history(tune: TuneSummary) -> Chart:
 
 
 def _latency_chart(rep: Report) -> Chart | None:
-    pts = [pt for pt in rep.points if pt.latency_ms]
+    return latency_chart(rep.points)
+
+
+def latency_chart(points: Sequence[Point]) -> Chart | None:
+    """The latency percentiles per point: only their percentiles and labels, known as soon as
+    every point's runs are read (``pglab report`` draws it then, before the statistics)."""
+    pts = [pt for pt in points if pt.latency_ms]
     if not pts:
         return None
     fig = _figure(figsize=(10, 1.4 + 0.35 * len(pts)), layout="constrained")

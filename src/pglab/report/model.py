@@ -11,6 +11,7 @@ without its settings (``Report.settings`` has the non-default ones).
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tidy import PERCENTILES, measured_phases, phase_histogram
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
+from pglab.gc_pause import gc_paused
 from pglab.pgbench import latency as latency_hist
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -85,9 +87,10 @@ class Report:
     # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def figure(self) -> str:
-        """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations."""
+        """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations (read
+        once: the page asks for it at every point, and each answer looks at every run)."""
         found = points.figure_of(self.runs)
         return "TPS" if found == "tps" else found
 
@@ -109,7 +112,9 @@ DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
 def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
-           home: Path | None = None, outline: bool = False) -> Report:  # fmt: skip
+           home: Path | None = None, outline: bool = False, *,
+           on_read: Callable[[list[Point]], None] | None = None,
+           on_report: Callable[[Report], None] | None = None) -> Report:  # fmt: skip
     """The report of a campaign (by name) or of one run (by id: an int, or digits that name no
     campaign: ``campaign_of``). ``on_point(number, point)`` is called as soon as a point's runs
     are read (before the statistics), so that its chart can be drawn while the rest is read.
@@ -117,7 +122,17 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
     (``cache``). ``outline``: only what needs no per-second series (a served page's first
     view: the points and their verdicts, each representative run without its series; no
     latency percentiles, telemetry, warnings or storage, which ``pglab serve`` fetches later
-    from the whole report)."""
+    from the whole report). ``on_read(points)``: every point's runs are read (their latency
+    percentiles known), before the statistics; ``on_report(report)``: the points' rows are
+    made, before the warnings and storage are read (so that the campaign's charts are drawn
+    meanwhile)."""
+    with gc_paused():  # thousands of runs' series decoded: nothing cyclic to collect
+        return _gather(store, ident, on_point, home, outline, on_read, on_report)
+
+
+def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None,
+            home: Path | None, outline: bool, on_read: Callable[[list[Point]], None] | None,
+            on_report: Callable[[Report], None] | None) -> Report:  # fmt: skip
     cache = RunCache(home)
     camp, only_run = campaign_of(store, ident)
     runs = store.list_runs(camp["name"])
@@ -137,6 +152,8 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         _fill_point(store, pt, loaded, cache)
         if on_point is not None and pt.representative is not None:
             on_point(n, pt)
+    if on_read is not None:
+        on_read(pts)
     rows = points.point_rows(
         runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base,
         points.blocked_of(camp), points.equivalence_of(camp),
@@ -175,6 +192,8 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         only_run=only_run,
         builds=list(builds.values()),
     )
+    if on_report is not None:
+        on_report(rep)
     if not outline:
         _fill_campaign(store, rep, loaded, rows)
     return rep
@@ -258,7 +277,7 @@ def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: Ru
     drawn = next(r.id for r in ok if r.tps == median)
     full, hists = [], []
     for r in ok:
-        kept = None if r.id == drawn else cache.histogram(r)
+        kept = cache.histogram(r)  # the drawn run's too: its series are read, not merged again
         skip = () if r.id == drawn else DRAWN_ONLY + (("latency",) if kept is not None else ())
         run = store.get_run(r.id, skip_kinds=skip)
         if run is None:  # deleted while the report was read

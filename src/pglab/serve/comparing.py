@@ -30,8 +30,7 @@ class ComparePage(TypedDict):
 def choices(store: Store) -> list[str]:
     """What the picker offers: every campaign, then each point as CAMPAIGN:POINT."""
     names = [c["name"] for c in store.list_campaigns()]
-    found = dict.fromkeys(f"{r.campaign}:{r.label}" for r in store.list_runs())
-    return names + list(found)[:MAX_CHOICES]
+    return names + [f"{name}:{label}" for name, label in store.point_labels(MAX_CHOICES)]
 
 
 def page(store: Store, a: str, b: str) -> ComparePage:

@@ -33,6 +33,7 @@ from pglab.store.columns import (
     FingerprintJsonRow,
     IdRow,
     PhaseColumns,
+    PointLabelRow,
     PointSpecRow,
     RunColumns,
     RunFullRow,
@@ -254,11 +255,8 @@ class Store:
                 )
 
     def list_runs(self, campaign: str | None = None) -> list[RunRow]:
-        """Runs (of one campaign, or all) in the order stored: id, campaign, run_key,
-        point_key, variant, label, repeat, status, tps (mean TPS of the measured phases; None
-        for a failed run or one without any), started_at, finished_at, error, metrics (a dict:
-        run TPS, per-phase TPS, derived metrics such as a decrease ratio), axes (the point's
-        matrix coordinates, axis -> value, in the campaign's axis order). One query."""
+        """Runs (of one campaign, or all) in the order stored, as ``rows.RunRow``s (their
+        metrics, and the point's matrix coordinates in the campaign's axis order). One query."""
         where, params = ("WHERE c.name = ? ", (campaign,)) if campaign is not None else ("", ())
         with self._guard("listing runs"):
             runs = self._rows(
@@ -283,6 +281,18 @@ class Store:
         return {(r["campaign"], r["point_key"]): stored_spec.read(json.loads(r["spec_json"]))
                 for r in rows}  # fmt: skip
 
+    def point_labels(self, limit: int) -> list[tuple[str, str]]:
+        """The first ``limit`` points (campaign, label) in the order first stored, without
+        reading every run's row (``pglab serve``'s compare picker over 10,000 runs)."""
+        with self._guard("listing points"):
+            rows = self._rows(
+                "SELECT c.name AS campaign, r.label FROM runs r JOIN campaigns c ON "
+                "c.id = r.campaign_id GROUP BY c.name, r.label ORDER BY MIN(r.id) LIMIT ?",
+                (limit,),
+                shape=PointLabelRow,
+            )
+        return [(r["campaign"], r["label"]) for r in rows]
+
     def get_run(
         self, run_id: int, skip_kinds: Collection[str] = (), series: bool = True
     ) -> StoredRun | None:
@@ -306,11 +316,13 @@ class Store:
             phases = self._rows(
                 "SELECT * FROM phases WHERE run_id = ? ORDER BY idx", (run_id,), shape=PhaseColumns
             )
+            skipped = sorted(set(skip_kinds))  # left out by the query: never read from disk
+            unless = f"AND kind NOT IN ({', '.join('?' * len(skipped))}) " if skipped else ""
             stored = (
                 self._rows(
-                    "SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? "
+                    f"SELECT phase_idx, kind, data_json FROM series WHERE run_id = ? {unless}"
                     "ORDER BY phase_idx, kind",
-                    (run_id,),
+                    (run_id, *skipped),
                     shape=SeriesRow,
                 )
                 if series
@@ -318,10 +330,7 @@ class Store:
             )
         decoded: Series = {}
         for s in stored:
-            if s["kind"] not in skip_kinds:
-                decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(
-                    s["data_json"]
-                )
+            decoded.setdefault(str(s["phase_idx"]), {})[s["kind"]] = encoding.loads(s["data_json"])
         return encoding.stored_run(run, tuple(encoding.decode_phase(p) for p in phases), decoded)
 
     def runs_phases(self, run_ids: Sequence[int]) -> dict[int, tuple[PhaseRow, ...]]:
@@ -586,9 +595,5 @@ class Store:
         return rows[0] if rows else None
 
 
-# -- URLs ----------------------------------------------------------------------------------
-
-
-def mask_url(url: str) -> str:
-    """The URL with any password (``user:pw@`` or ``?password=pw``) replaced by ``***``."""
-    return mask_dsn(url)
+# a store's URL with any password (``user:pw@`` or ``?password=pw``) replaced by ``***``
+mask_url = mask_dsn

@@ -148,6 +148,13 @@ class PhaseColumns(TypedDict):
     output: str
 
 
+class PointLabelRow(TypedDict):
+    """``Store.point_labels``' row: a point of a campaign."""
+
+    campaign: str
+    label: str
+
+
 class SeriesRow(TypedDict):
     phase_idx: int
     kind: str

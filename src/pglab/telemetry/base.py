@@ -48,7 +48,7 @@ class Table:
 
     @classmethod
     def from_json(cls, data: TableJson) -> Table:
-        return cls(list(data["columns"]), [list(r) for r in data["rows"]])
+        return cls(list(data["columns"]), list(map(list, data["rows"])))
 
 
 class Sampler(Protocol):

@@ -14,7 +14,7 @@ tested on recorded /proc contents; the sampler only reads and keeps rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,7 @@ class OsSampler:
         return out
 
 
-def summarize(tables: dict[str, Table]) -> dict[str, float]:
+def summarize(tables: Mapping[str, Table]) -> dict[str, float]:
     """Means over the phase; keys are absent when their table is (never zeros for no data)."""
     out: dict[str, float] = {}
 

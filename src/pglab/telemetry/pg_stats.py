@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
@@ -195,7 +195,7 @@ class PgStatsSampler:
         return out
 
 
-def _phase_snapshots(tables: dict[str, Table], view: str) -> tuple[ViewRows, ViewRows] | None:
+def _phase_snapshots(tables: Mapping[str, Table], view: str) -> tuple[ViewRows, ViewRows] | None:
     """A view's rows before and after the phase, from ``pg.snapshots``; None without both."""
     snaps = tables.get("pg.snapshots")
     if snaps is None:
@@ -207,7 +207,7 @@ def _phase_snapshots(tables: dict[str, Table], view: str) -> tuple[ViewRows, Vie
     return before, after
 
 
-def phase_delta(tables: dict[str, Table], view: str) -> dict[str, float]:
+def phase_delta(tables: Mapping[str, Table], view: str) -> dict[str, float]:
     """After minus before for a one-row view (its columns are counters and times, never null),
     from ``pg.snapshots`` ({} without both);
     ``pg.io`` has a row per backend type, object and context: :func:`io_phase_delta`."""
@@ -220,7 +220,7 @@ def phase_delta(tables: dict[str, Table], view: str) -> dict[str, float]:
     return {k: _sub(after[0][k], before[0][k]) for k in after[0]}
 
 
-def io_phase_delta(tables: dict[str, Table]) -> list[IoDelta]:
+def io_phase_delta(tables: Mapping[str, Table]) -> list[IoDelta]:
     """After minus before for ``pg.io``, a row per (backend_type, object, context) present in
     both snapshots ([] without both)."""
     snaps = _phase_snapshots(tables, "pg.io")
@@ -237,7 +237,7 @@ def io_phase_delta(tables: dict[str, Table]) -> list[IoDelta]:
     return out
 
 
-def summarize(tables: dict[str, Table], seconds: float) -> dict[str, float]:
+def summarize(tables: Mapping[str, Table], seconds: float) -> dict[str, float]:
     """Phase figures from the snapshots: read hit ratio, WAL MB/s, who wrote buffers, checkpoints,
     commits. Keys are absent when their data is."""
     out: dict[str, float] = {}

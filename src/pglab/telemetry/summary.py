@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TypedDict
 
 from pglab.records import SERIES_KINDS, TableJson
@@ -20,9 +20,31 @@ class PhaseSummary(TypedDict):
     notes: list[str]
 
 
-def tables_of(stored: Mapping[str, TableJson]) -> dict[str, Table]:
-    """The telemetry tables of a stored phase (``get_run(...).series[idx]``)."""
-    return {k: Table.from_json(v) for k, v in stored.items() if k not in SERIES_KINDS}
+def tables_of(stored: Mapping[str, TableJson]) -> Mapping[str, Table]:
+    """The telemetry tables of a stored phase (``get_run(...).series[idx]``), each made when
+    first looked up: the warnings of 1,000 runs look at a few of their 13 tables."""
+    return _StoredTables({k: v for k, v in stored.items() if k not in SERIES_KINDS})
+
+
+class _StoredTables(Mapping[str, Table]):
+    def __init__(self, stored: dict[str, TableJson]) -> None:
+        self._stored = stored
+        self._made: dict[str, Table] = {}
+
+    def __getitem__(self, kind: str) -> Table:
+        made = self._made.get(kind)
+        if made is None:
+            made = self._made[kind] = Table.from_json(self._stored[kind])
+        return made
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._stored
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)
 
 
 def phase_summary(stored: Mapping[str, TableJson], seconds: float) -> PhaseSummary:
