@@ -291,3 +291,11 @@ def test_a_schema_import_cycle_is_caught() -> None:
     assert modules_imported(lazy) & MADE_FROM_SCHEMA
     assert modules_imported("from pglab.campaign import json_schema") & MADE_FROM_SCHEMA
     assert not modules_imported("from pglab.campaign.shapes import SHAPES") & MADE_FROM_SCHEMA
+
+
+def test_no_two_test_files_share_a_name() -> None:
+    """pytest imports a test file by its name alone (tests/ has no packages): two files of one
+    name in unit/ and integration/ make the second an import error of the whole run, which a
+    lane run alone never shows (tests/integration/test_tpcc_pacing.py met its unit twin)."""
+    names = [p.name for p in TESTS.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
