@@ -114,7 +114,7 @@ def _owner_script(lab: Lab, datadir: Path, name: str, detach: bool) -> str:
         c = Cluster(resolve(ServerSpec(), lab), lab, Path({str(datadir)!r}), {name!r})
         if {detach!r}:
             # a postmaster that does not die with its owner (as if started without setpriv)
-            procs._wrap = lambda argv, run_as: (
+            procs._wrap = lambda argv, run_as, **_: (
                 ["setpriv", f"--reuid={{run_as.uid}}", f"--regid={{run_as.gid}}",
                  "--clear-groups", "--"]
                 if run_as else []) + [str(a) for a in argv]
