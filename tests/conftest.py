@@ -154,10 +154,11 @@ def pgbench_measuring(home: Path) -> bool:
 
 
 def wait_for(
-    started: Callable[[], bool], proc: subprocess.Popen, err_path: Path, what: str
-) -> None:
-    """Wait (two minutes at most) until ``started()``, failing with pglab's stderr if it ends."""
-    deadline = time.monotonic() + 120
+    started: Callable[[], bool], proc: subprocess.Popen, err_path: Path, what: str,
+    seconds: float = 120,
+) -> None:  # fmt: skip
+    """Wait (``seconds`` at most) until ``started()``, failing with pglab's stderr if it ends."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not started():
         assert proc.poll() is None, err_path.read_text()
         time.sleep(0.1)

@@ -110,7 +110,8 @@ def test_bisect_names_the_commit_that_slowed_every_commit(clone, lab: Lab, pg_st
     argv = [sys.executable, "-m", "pglab", *args, "--lab-dir", str(lab.home), "--store",
             store]  # fmt: skip
     with pglab_in_background(argv, err) as proc:  # killed in its last step
-        wait_for(lambda: runs_of(step[4]) >= 2, proc, err, "the step of c4")
+        # c4 built first where the build cache does not hold it yet (a new machine): minutes
+        wait_for(lambda: runs_of(step[4]) >= 2, proc, err, "the step of c4", seconds=480)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     killed_at = runs_of(step[4])

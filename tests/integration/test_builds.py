@@ -285,7 +285,8 @@ def test_ctrl_c_during_a_build_leaves_nothing_running_and_nothing_stored(
                 p.info["name"] == "cc1" for p in compilers()
             )
 
-        wait_for(compiling, proc, err, "make and the compiler")
+        # configure comes first: minutes when another test file runs beside it (pytest -n 2)
+        wait_for(compiling, proc, err, "make and the compiler", seconds=480)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
     assert proc.returncode == 130, err.read_text()
