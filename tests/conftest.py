@@ -213,6 +213,20 @@ def ns_hosts() -> Iterator[Any]:
         hosts.stop()
 
 
+@pytest.fixture(scope="module")
+def net_server(lab: Lab, ns_hosts: Any) -> Iterator[Any]:
+    """A server outside pglab listening on the bridge the generator hosts are on (and on
+    127.0.0.1), letting in their subnet with a password: one per test file that asks."""
+    from helpers.existing_server import OutsideServer
+
+    server = OutsideServer(lab, listen=("127.0.0.1", ns_hosts.gateway),
+                           allow=f"10.231.{ns_hosts.subnet}.0/24").start()  # fmt: skip
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """A throwaway PostgreSQL 18 for results stores (``pg_store.py``), shared by the session: the

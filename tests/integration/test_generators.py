@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import pglab_run_in_background, wait_for
-from helpers.existing_server import BENCH_PASSWORD, OutsideServer
+from helpers.existing_server import BENCH_PASSWORD
 
 from pglab.cli import main
 from pglab.lab import Lab
@@ -21,17 +21,6 @@ from pglab.store import open_store
 from pglab.telemetry.summary import phase_summary
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def net_server(lab: Lab, ns_hosts):
-    """A server outside pglab listening on the bridge the generator hosts are on."""
-    server = OutsideServer(lab, listen=("127.0.0.1", ns_hosts.gateway),
-                           allow=f"10.231.{ns_hosts.subnet}.0/24").start()  # fmt: skip
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

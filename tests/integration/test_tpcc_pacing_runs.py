@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.existing_server import BENCH_PASSWORD, OutsideServer
+from helpers.existing_server import BENCH_PASSWORD
 
 from pglab.campaign.kits import pacing
 from pglab.cli import main
@@ -102,17 +102,6 @@ def test_show_prints_the_paced_table(made: dict[str, Any], lab: Lab, capsys) -> 
     out = capsys.readouterr().out
     assert "response times of main 1" in out and "p90 limit ms" in out
     assert f"{made['run'].metrics['rt90_new_order_ms']:,.3f}" in out
-
-
-@pytest.fixture(scope="module")
-def net_server(lab: Lab, ns_hosts):
-    """A server outside pglab listening on the bridge the generator hosts are on."""
-    server = OutsideServer(lab, listen=("127.0.0.1", ns_hosts.gateway),
-                           allow=f"10.231.{ns_hosts.subnet}.0/24").start()  # fmt: skip
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_terminals_split_between_generator_hosts(ns_hosts, net_server, lab: Lab,

@@ -5,14 +5,13 @@ from pgbench's per-script counts, and how its consistency is said."""
 from __future__ import annotations
 
 import statistics
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_text import parsed, refused
 
-from pglab.campaign import parse as campaign
 from pglab.campaign.kits import KITS, TPCC, YCSB, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
@@ -32,16 +31,6 @@ scale = 3
 [workload]
 kit = "tpcc"
 """
-
-
-def parsed(text: str) -> campaign.Campaign:
-    return campaign.parse(tomllib.loads(text), default_name="k", base_dir=Path("/tmp"))
-
-
-def refused(text: str) -> str:
-    with pytest.raises(CampaignError) as err:
-        parsed(text)
-    return err.value.message
 
 
 def test_the_mix_is_45_43_4_4_4_with_1_in_100_new_orders_rolled_back() -> None:

@@ -5,17 +5,15 @@ threads' debug() prefixes interleaved with other lines)."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+from helpers.campaign_text import parsed, refused
 
 from pglab.analysis import pacing as paced_notes
-from pglab.campaign import parse as campaign
 from pglab.campaign.identity import phase_identity
 from pglab.campaign.kits import TPCC, pacing, script_stem
 from pglab.campaign.shapes import SHAPES
-from pglab.errors import CampaignError
 from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.responses import Responses, percentile
 from pglab.planning import client_files
@@ -28,16 +26,6 @@ scale = 2
 [workload]
 kit = "tpcc"
 """
-
-
-def parsed(text: str) -> campaign.Campaign:
-    return campaign.parse(tomllib.loads(text), default_name="k", base_dir=Path("/tmp"))
-
-
-def refused(text: str) -> str:
-    with pytest.raises(CampaignError) as err:
-        parsed(text)
-    return err.value.message
 
 
 def test_pacing_makes_ten_terminals_per_warehouse_running_the_paced_scripts() -> None:

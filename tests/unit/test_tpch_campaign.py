@@ -5,15 +5,14 @@ tpchgen-cli missing said by preflight before anything is made."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import cast
 
 import pytest
+from helpers.campaign_text import parsed, refused
 
 from pglab.analysis import points
 from pglab.analysis import tpch as analysis
-from pglab.campaign import parse as campaign
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
@@ -35,16 +34,6 @@ scale = 0.01
 [workload]
 kit = "tpch"
 """
-
-
-def parsed(text: str) -> campaign.Campaign:
-    return campaign.parse(tomllib.loads(text), default_name="h", base_dir=Path("/tmp"))
-
-
-def refused(text: str) -> str:
-    with pytest.raises(CampaignError) as err:
-        parsed(text)
-    return err.value.message
 
 
 def test_a_fractional_scale_factor_is_the_datasets_scale() -> None:
