@@ -79,14 +79,15 @@ def _figure_column(runs: list[RunRow]) -> fmt.Column:
     """The runs' headline figure (``points.figure_of``): "tps", "NOPM" of a TPC-C-like kit, or
     "MB/s" for maintenance operations; runs of several kinds (every campaign's) have a
     "figure" column, each value with its unit."""
-    kinds = {points.figure_of([r]) for r in runs if r.ok}
+    figure = {r.id: points.figure_of([r]) for r in runs if r.ok}  # each run's, once
+    kinds = set(figure.values())
 
     def value(r: RunRow) -> float | None:
-        return points.figure_value(r, points.figure_of([r])) if r.ok else r.tps
+        return points.figure_value(r, figure[r.id]) if r.ok else r.tps
 
     if len(kinds) <= 1:
         return (kinds.pop() if kinds else "tps", "right", [fmt.tps(value(r)) for r in runs])
     return ("figure", "right", [
-        f"{fmt.tps(value(r))} {points.figure_of([r])}" if r.ok and r.tps is not None else
+        f"{fmt.tps(value(r))} {figure[r.id]}" if r.ok and r.tps is not None else
         fmt.tps(r.tps) for r in runs
     ])  # fmt: skip
