@@ -61,6 +61,7 @@ def _reads(run) -> float:
     return sum(row[col] or 0 for row in disk["rows"])
 
 
+@pytest.mark.alone  # the huge pages it reserves: a server the other worker starts would take them
 def test_os_values_read_back_during_runs_and_put_back_after(
     tmp_path: Path, lab: Lab, no_leftovers
 ) -> None:

@@ -170,8 +170,7 @@ class Cluster:
                 raise ServerError(
                     f"PostgreSQL {self.binaries.version} did not start "
                     f"(exit {self.proc.returncode})",
-                    hint="read the server log below; a setting combination the server rejects "
-                    "is the usual cause",
+                    hint=start_hint(tail, _meminfo()),
                     log_tail=tail,
                 )
             raise ServerError(
@@ -525,3 +524,32 @@ def require_not_managed(names: list[str]) -> None:
         raise LabError(
             f"settings managed by pglab cannot be set in a campaign: {', '.join(managed)}"
         )
+
+
+def _meminfo() -> str:
+    try:
+        return Path("/proc/meminfo").read_text()
+    except OSError:
+        return ""
+
+
+def start_hint(log_tail: str, meminfo: str) -> str:
+    """What to do when a server did not start, from its log and the kernel's ``/proc/meminfo``:
+    with ``huge_pages = on``, how many huge pages were free and who takes them."""
+    if "could not map anonymous shared memory" not in log_tail:
+        return "read the server log below; a setting combination it rejects is the usual cause"
+    fields = (line.partition(":") for line in meminfo.splitlines())
+    info = {key.strip(): value.split()[0] for key, _, value in fields if value.strip()}
+    total, free = info.get("HugePages_Total", "0"), info.get("HugePages_Free", "0")
+    asked = re.search(r"currently (\d+) bytes", log_tail)
+    size = f"{int(asked.group(1)) / 2**20:.0f} MB" if asked else "its shared memory"
+    if total == "0":
+        return (
+            f"huge_pages = on and the kernel has no huge pages (vm.nr_hugepages = 0) for {size}: "
+            "reserve them with [os] huge_pages = true, or set huge_pages = try"
+        )
+    return (
+        f"{free} of the {total} huge pages reserved (vm.nr_hugepages) were free when it asked "
+        f"for {size}: another process maps them (a PostgreSQL started meanwhile with the "
+        "default huge_pages = try takes them), or the reservation is too small"
+    )
