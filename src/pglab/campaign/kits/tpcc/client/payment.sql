@@ -17,7 +17,7 @@ UPDATE customer SET
     c_balance = c_balance - :cents / 100.0, c_ytd_payment = c_ytd_payment + :cents / 100.0,
     c_payment_cnt = c_payment_cnt + 1,
     c_data = CASE WHEN c_credit = 'BC'
-                  THEN left(concat_ws(' ', c_id, c_d_id, c_w_id, :d_id, :w_id, :cents / 100.0)
+                  THEN left(concat_ws(' ', c_id, c_d_id, c_w_id, :d_id::int, :w_id::int, :cents / 100.0)
                             || '|' || c_data, 500)
                   ELSE c_data END
 WHERE c_w_id = :c_w_id AND c_d_id = :c_d_id AND c_id = :c_id
