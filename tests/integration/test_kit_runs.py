@@ -1,7 +1,8 @@
 """``kit = "tpcc"``: pglab's TPC-C-like kit loaded (2 warehouses) and run in both modes on
-PostgreSQL 18 (embedded) and Debian's 15 (on pgbench's prepared protocol), and on an existing server: NOPM, the 45/43/4/4/4 mix
-measured from pgbench's per-script counts, 1% of New-Orders rolled back, the consistency
-conditions holding after every phase, and what show and export say of it."""
+PostgreSQL 18 (embedded) and Debian's 15 (on pgbench's prepared protocol), and on an existing
+server: NOPM, the 45/43/4/4/4 mix measured from pgbench's per-script counts, 1% of New-Orders
+rolled back, the consistency conditions holding after every phase, and what show and export say
+of it."""
 
 from __future__ import annotations
 
@@ -133,6 +134,8 @@ def test_show_and_export_say_nopm(made: dict[str, Any], lab: Lab, capsys) -> Non
     assert cli("export", "tpcc", "--format", "csv", lab=lab, store=store) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 4 and all(float(r["nopm"]) > 0 for r in rows)
+    # the kit and its mode, as the plan and show say it (not "@4455+@45+…")
+    assert {r["script"] for r in rows} == {"tpcc (procedures)", "tpcc (client)"}
     assert {round(float(r["nopm"]), 3) for r in rows} == {
         round(r.metrics["nopm"], 3) for r in made["runs"]
     }

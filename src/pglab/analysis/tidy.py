@@ -298,10 +298,12 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Cell]:
         threads = int(argv[argv.index("-j") + 1]) if "-j" in argv else None
     scripts = measured.get("scripts") or []
     script = "+".join(
-        (s.get("builtin") or str(s.get("path", "")).rsplit("/", 1)[-1])
+        (s.get("builtin") or s.get("label") or str(s.get("path", "")).rsplit("/", 1)[-1])
         + (f"@{s.get('weight')}" if len(scripts) > 1 else "")
         for s in scripts
     )
+    if measured.get("kit"):  # a kit's scripts by the kit's name, as the spec's script_label
+        script = f"{measured['kit']} ({measured.get('mode')})"
     if measured.get("operation"):  # a maintenance operation: no pgbench script nor clients
         script, measured = str(measured["operation"]), {}
     return {
