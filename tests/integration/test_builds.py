@@ -107,7 +107,8 @@ def test_built_servers_run_a_campaign_with_telemetry_and_are_named_everywhere(
     # show names the build: its source, options, patches and compiler
     assert main(["show", str(runs["patched"].id), "--store", str(store_path)]) == 0
     shown = capsys.readouterr().out
-    assert f"built by pglab from {pg15_tarball.name} (sha256 {sha256(pg15_tarball)[:12]})" in shown
+    tarball = f"{pg15_tarball.name} (sha256 {sha256(pg15_tarball)[:12]})"
+    assert f"built by pglab: source: {tarball}" in shown
     assert "--with-zstd" in shown and f"patches: {PATCH.name} (sha256 " in shown
     assert runs["patched"].fingerprint["build"]["compiler"] in shown
     # compare lists the patch among what differs (and the one pgbench both points ran)

@@ -111,7 +111,7 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     for h in ns_hosts.hosts:
         assert not h.processes("pgbench")
     assert cli("show", str(run.id), lab=lab, store=store) == 0
-    assert "pgbench ran on gen1, gen2" in capsys.readouterr().out
+    assert "load generator ran: on gen1, gen2" in capsys.readouterr().out
 
 
 # a custom script beside the campaign file: each transaction an update and a select, and the

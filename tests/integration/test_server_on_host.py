@@ -139,7 +139,7 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
     assert nothing_left(ns_hosts.hosts[2]) and pglab_dirs(db) == before
     assert cli("show", str(rows[0].id), lab=lab, store=store) == 0
     shown = capsys.readouterr().out
-    assert "server on gen3" in shown and "pgbench ran on gen1, gen2" in shown
+    assert "server: made by pglab on gen3" in shown and "load generator ran: on gen1, gen2" in shown
     assert cli("report", "on-host", "-o", str(tmp_path / "r.html"), lab=lab, store=store) == 0
     page = (tmp_path / "r.html").read_text()
     assert "made by pglab on gen3" in page and "the server&#39;s machine" in page

@@ -3,7 +3,8 @@ module, the typed fingerprint) opens, and ``show`` and ``export`` print what tha
 printed of it. ``tests/data/stores/before-shape.sqlite`` and the golden files beside
 ``tests/data/golden/before_shape_*`` were made by the version before (main at 27e21a7) with
 ``tests/data/stores/README.md``'s commands; its fingerprints are the older kind (a mount with
-``mount_options`` only), its last run failed."""
+``mount_options`` only), its last run failed. The run goldens' environment block is today's
+(``analysis.environment``, shared with the report since issue 52): the rest is that version's."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
-from pglab.fingerprints import Fingerprint
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -73,26 +72,6 @@ def phase(ph: PhaseSpec) -> str:
     return (
         f"{ph.name}: {ph.script_label} c={ph.clients} {amount}{times}"
         f"{'' if ph.measured else ' (unmeasured)'}"
-    )
-
-
-def existing_server(fp: Fingerprint) -> str:
-    """An existing server's line in ``show``: which server, as which role, and where pgbench ran
-    relative to it (``client``: "local: round trip 0.052 ms")."""
-    return (
-        f"existing server {fp.get('server', '?')}: PostgreSQL {fp.get('server_version', '?')}, "
-        f"role {fp.get('role', '?')}, database {fp.get('database', '?')}; pgbench ran "
-        f"{fp.get('client', '?')}"
-    )
-
-
-def server_on_host(fp: Fingerprint) -> str:
-    """A server pglab made on another host, in ``show``: where, which version, where pgbench ran
-    (``client``: "on gen1, gen2 (other hosts, over the network)")."""
-    return (
-        f"server on {fp.get('server_host', '?')} (made by pglab): PostgreSQL "
-        f"{fp.get('server_version', '?')} ({fp.get('source', '?')}), database "
-        f"{fp.get('database', '?')}; pgbench ran {fp.get('client', '?')}"
     )
 
 

@@ -12,16 +12,26 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
-from pglab.analysis import cores, derived, points, profiles, scripts, syncrate, tidy, tpch, verdicts
+from pglab.analysis import (
+    cores,
+    derived,
+    environment,
+    points,
+    profiles,
+    scripts,
+    syncrate,
+    tidy,
+    tpch,
+    verdicts,
+)
 from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
-from pglab.campaign.os_checks import cpu_list
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.pacing_view import print_paced, print_run_responses
 from pglab.errors import LabError
-from pglab.fingerprints import Fingerprint, mount_options
+from pglab.fingerprints import Fingerprint
 from pglab.jsonish import JsonObject
 from pglab.postgres import build
 from pglab.records import reason_of
@@ -433,65 +443,12 @@ def _print_run(run: StoredRun) -> None:
 
 
 def _print_environment(fp: Fingerprint) -> None:
-    """The server, the load generator and the machine a run had, and where its data lay."""
-    machine = (
-        f"{fp.get('kernel', '?')}, {fp.get('cpus', '?')} CPUs"
-        + (f" {fp['cpu_model']}" if fp.get("cpu_model") else "")
-        + ", "
-        f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"
-    )
-    kind = fp.get("server_kind")
-    if kind in ("existing", "host"):  # the server's line, then the machine the fingerprint read
-        head, whose = (
-            (fmt.existing_server(fp),
-             f"pgbench {fp.get('pgbench_version', '?')} on {fp.get('hostname', '?')}")
-            if kind == "existing"
-            else (fmt.server_on_host(fp),
-                  f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})")
-        )  # fmt: skip
-        console.print(head, markup=False, soft_wrap=True)
-        console.print(f"{whose}: {machine}", markup=False, soft_wrap=True)
-    else:
-        pgbench = f"pgbench {fp.get('pgbench_version', '?')}" + (
-            f" (from {fp['pgbench_from']})" if fp.get("pgbench_from") else ""
-        )
-        if fp.get("sysbench_version"):  # the load generator of its phases
-            pgbench = f"sysbench {fp['sysbench_version']}"
-        console.print(
-            f"PostgreSQL {fp.get('server_version', '?')} ({fp.get('source', '?')}), "
-            f"{pgbench}, {machine}",
-            markup=False,
-            soft_wrap=True,
-        )
-        made = build.facts(fp)
-        if made:
-            console.print(
-                f"built by pglab from {made['build source']}: {made['build options']}; "
-                f"patches: {made['build patches']}; {made['compiler']}",
-                markup=False,
-                soft_wrap=True,
-            )
-    if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
-        console.print(
-            f"CPUs: server on {cpu_list(aff['server'])}, pgbench on {cpu_list(aff['client'])}"
-            + (" (shared)" if aff["shared"] else ""),
-            markup=False,
-        )
-    mount = fp.get("pgdata_mount") or {}
-    if mount:
-        console.print(
-            f"PGDATA on {mount.get('fstype')} {mount.get('device')} "
-            f"({mount_options(mount)}), "
-            f"scheduler {mount.get('scheduler') or '?'}",
-            markup=False,
-        )
-    wal = fp.get("pg_wal_mount") or {}
-    if wal and wal.get("mountpoint") != mount.get("mountpoint"):
-        console.print(
-            f"pg_wal on {wal.get('fstype')} {wal.get('device')} ({mount_options(wal)}), "
-            f"scheduler {wal.get('scheduler') or '?'}",
-            markup=False,
-        )
+    """The server, the load generator and the machine a run had, and where its data lay: the
+    facts the report's environment table shows (``analysis.environment``), a line each."""
+    made = build.facts(fp)
+    console.print("[bold]environment[/]")
+    for name, text in environment.facts(fp, builds=[made] if made else []):
+        console.print(f"  {name}: {text}", markup=False, soft_wrap=True)
 
 
 def _phases_table(run: StoredRun) -> Table:

@@ -25,6 +25,7 @@ import jinja2
 import markupsafe
 
 from pglab import __version__
+from pglab.analysis import environment as where_it_ran
 from pglab.analysis import pacing, points, scripts, verdicts
 from pglab.analysis.syncrate import RunStorage
 from pglab.analysis.tpch import query_points
@@ -513,59 +514,7 @@ def _plan_facts(rep: Report) -> list[tuple[str, str]]:
 
 
 def _env_facts(rep: Report) -> list[tuple[str, str]]:
-    e = rep.environment
-    mount = e.get("pgdata_mount") or {}
-    facts = [
-        ("PostgreSQL", ", ".join(rep.versions)),
-        ("pgbench", str(e.get("pgbench_version", "?"))
-         + (f" (from {e['pgbench_from']})" if e.get("pgbench_from") else "")),
-        ("server source", f"{e.get('source', '?')} ({e.get('bindir', '?')})"),
-        ({"existing": "pgbench's machine", "host": "the server's machine"}.get(
-            str(e.get("server_kind")), "machine"),
-         f"{str(e['cpu_model']) + ', ' if e.get('cpu_model') else ''}{e.get('cpus', '?')} "
-         f"CPU(s), {(e.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"),
-        ("kernel", str(e.get("kernel", "?"))),
-    ]  # fmt: skip
-    if e.get("server_kind") != "host":  # pglab's machine's, not a server host's: not read there
-        facts += [
-            ("CPU governor", str(e.get("governor") or "none")),
-            ("transparent huge pages", str(e.get("thp") or "?")),
-        ]
-    if e.get("server_kind") == "existing":
-        server = (
-            f"existing: {e.get('server')}, role {e.get('role')}, database "
-            f"{e.get('database')}; pglab did not start it"
-        )
-        facts.insert(1, ("server", server))
-        facts.insert(2, ("pgbench ran", str(e.get("client"))))
-    elif e.get("server_kind") == "host":
-        facts.insert(
-            1,
-            (
-                "server",
-                f"made by pglab on {e.get('server_host')} "
-                f"({e.get('hostname')}), database {e.get('database')}",
-            ),
-        )
-        facts.insert(2, ("pgbench ran", str(e.get("client"))))
-    for made in rep.builds:  # each server pglab built: source, options, patches, compiler
-        facts.append(("built by pglab", "; ".join(f"{k.removeprefix('build ')}: {v}"
-                                                  for k, v in made.items())))  # fmt: skip
-    if mount:
-        facts.append((
-            "PGDATA file system",
-            f"{mount.get('fstype')} on {mount.get('device')} ({mount.get('mount_options')}), "
-            f"scheduler {mount.get('scheduler') or '?'}",
-        ))  # fmt: skip
-    wal = e.get("pg_wal_mount")
-    if wal and wal != mount:
-        facts.append((
-            "pg_wal file system",
-            f"{wal.get('fstype')} on {wal.get('device')} ({wal.get('mount_options')}), "
-            f"scheduler {wal.get('scheduler') or '?'}",
-        ))  # fmt: skip
-    facts.append(("host", str(e.get("hostname", "?"))))
-    return facts
+    return where_it_ran.facts(rep.environment, rep.versions, rep.builds)
 
 
 def _script_rows(pt: Point) -> list[scripts.ScriptRow]:

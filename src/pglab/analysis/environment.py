@@ -1,0 +1,76 @@
+"""One description of where a run ran, as (name, text) facts: the server, the load generator,
+the machine, its CPUs and where the data lay. ``pglab show RUN`` prints them as lines, the
+report and ``pglab serve`` as the environment table; neither words a fact of its own, so the
+two cannot drift apart again (they had: show knew sysbench and compared the WAL's mount by its
+mount point, the report did neither)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pglab.campaign.os_checks import cpu_list
+from pglab.fingerprints import Fingerprint, mount_options
+
+Fact = tuple[str, str]
+
+
+def facts(
+    fp: Fingerprint, versions: Sequence[str] = (), builds: Sequence[Mapping[str, str]] = ()
+) -> list[Fact]:
+    """What ``fp`` says of a run's environment. ``versions``: every server version of a
+    campaign (the report's); ``builds``: each server pglab built, in words (``build.facts``)."""
+    kind = fp.get("server_kind")
+    version = ", ".join(versions) or str(fp.get("server_version", "?"))
+    out: list[Fact] = [("PostgreSQL", f"{version} ({fp.get('source', '?')})")]
+    database = fp.get("database", "?")
+    if kind == "existing":
+        server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
+        out.append(("server", f"{server}, database {database}; pglab did not start it"))
+    elif kind == "host":
+        where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
+        out.append(("server", f"made by pglab on {where}, database {database}"))
+    out.append(("load generator", generator(fp)))
+    if kind in ("existing", "host"):
+        out.append(("load generator ran", str(fp.get("client", "?"))))
+    machine = {"existing": "pgbench's machine", "host": "the server's machine"}.get(
+        str(kind), "machine"
+    )
+    model = f"{fp['cpu_model']}, " if fp.get("cpu_model") else ""
+    out.append((machine, f"{model}{fp.get('cpus', '?')} CPU(s), "
+                         f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"))  # fmt: skip
+    out.append(("kernel", str(fp.get("kernel", "?"))))
+    if kind != "host":  # pglab's machine's, not a server host's: not read there
+        out.append(("CPU governor", str(fp.get("governor") or "none")))
+        out.append(("transparent huge pages", str(fp.get("thp") or "?")))
+    for made in builds:
+        out.append(("built by pglab", "; ".join(f"{k.removeprefix('build ')}: {v}"
+                                                for k, v in made.items())))  # fmt: skip
+    if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
+        shared = " (shared)" if aff["shared"] else ""
+        cpus = f"server on {cpu_list(aff['server'])}, load generator on {cpu_list(aff['client'])}"
+        out.append(("CPUs", cpus + shared))
+    data = fp.get("pgdata_mount") or {}
+    if data:
+        out.append(("PGDATA", _mount(data)))
+    wal = fp.get("pg_wal_mount") or {}
+    if wal and wal.get("mountpoint") != data.get("mountpoint"):
+        out.append(("pg_wal", _mount(wal)))
+    out.append(("host", str(fp.get("hostname", "?"))))
+    return out
+
+
+def generator(fp: Fingerprint) -> str:
+    """The load generator as it is: sysbench's version when its phases ran sysbench, else
+    pgbench's and the source it came from."""
+    if fp.get("sysbench_version"):
+        return f"sysbench {fp['sysbench_version']}"
+    return f"pgbench {fp.get('pgbench_version', '?')}" + (
+        f" (from {fp['pgbench_from']})" if fp.get("pgbench_from") else ""
+    )
+
+
+def _mount(m: Mapping[str, object]) -> str:
+    return (
+        f"{m.get('fstype')} on {m.get('device')} ({mount_options(m)}), "
+        f"scheduler {m.get('scheduler') or '?'}"
+    )
