@@ -176,6 +176,21 @@ class CpuFacts(TypedDict):
     shared: bool
 
 
+class MemoryFacts(TypedDict, total=False):
+    """``[os] memory`` of a run: the limit asked and as the kernel reads it back, the cgroup
+    (its path and version), how many of the server's processes were in it once moved, how
+    many files of its data directory were dropped from the page cache; after the run, what
+    the group used at most."""
+
+    bytes: int
+    read: int
+    cgroup: str
+    cgroup_version: int
+    server_processes: int
+    evicted_files: int
+    peak_bytes: int
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -232,6 +247,7 @@ class Fingerprint(TypedDict, total=False):
     os: OsFacts  # [os]: asked for, and read back
     server_limits: dict[str, str]
     cpu_affinity: CpuFacts  # [os] cpus / client_cpus: the CPUs of the server and pgbench
+    memory_limit: MemoryFacts  # [os] memory: the server's cgroup
     dropped_caches: float  # seconds it took
     hardware_counters: str  # a profiled run: what perf can count here
     fleet_worker: str  # the fleet's worker that ran it

@@ -17,7 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import cgroups
 from pglab.campaign.checks import Problems
+from pglab.units import size_text
 
 PROC_SYS = Path("/proc/sys")
 THP_MODES = ("always", "madvise", "never")
@@ -89,6 +91,20 @@ def check_cpus(key: str, value: Any, p: Problems, where: str) -> None:
         p.add(where, f"{key} = {value}: the kernel lets pglab use {len(usable)} CPU"
               f"{'s' if len(usable) != 1 else ''} here ({cpu_list(usable)}): ask for 1 to "
               f"{len(usable)}")  # fmt: skip
+
+
+MEMORY_FLOOR = 32 * 2**20  # below this no server starts (shared memory, a few backends)
+
+
+def check_memory(value: Any, p: Problems, where: str) -> None:
+    """memory: a cgroup can be made here (``cgroups.place``), and the limit is one a server
+    can start under."""
+    if isinstance(value, int) and value < MEMORY_FLOOR:
+        p.add(where, f"memory = {size_text(value)} is too small for a server: give it 32MB "
+              "at least")  # fmt: skip
+    found = cgroups.place()
+    if isinstance(found, str):
+        p.add(where, f"memory: the kernel offers no memory cgroup for the server here: {found}")
 
 
 def cpu_list(cpus: Iterable[int]) -> str:

@@ -3,7 +3,8 @@ settings (``sysctl``), the block device's queue under the storage (``io_schedule
 ``read_ahead_kb``, ``nr_requests``), ``transparent_hugepages`` and ``drop_caches`` before each
 run; at the top level, per variant (``[variants.NAME] os = {...}``) and as ``[matrix.os]`` axes
 (``os.io_scheduler``, ``os.sysctl.vm.dirty_bytes``); the CPUs the server and pgbench may use
-(``cpus``, ``client_cpus``: their processes' affinity, ``run/affinity``). Checked here as far
+(``cpus``, ``client_cpus``: their processes' affinity, ``run/affinity``); the server's memory
+limit, page cache included (``memory``: a cgroup, ``run/memory_limit``). Checked here as far
 as the file and the kernel's own tree tell; the devices under the storage are checked before
 the first run (``planning/devices.problem``), applied and put back by ``run/os_state``."""
 
@@ -38,6 +39,8 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
     for key in ("cpus", "client_cpus"):
         if key in upd:
             os_checks.check_cpus(key, upd[key], p, where)
+    if "memory" in upd:
+        os_checks.check_memory(upd["memory"], p, where)
     if spec.changes_kernel or spec.drop_caches:
         os_checks.check_root(p, where)
     return spec

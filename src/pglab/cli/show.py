@@ -29,6 +29,7 @@ from pglab.rows import CampaignRow, RunRow, StoredRun, plain, spec_of
 from pglab.store import Store
 from pglab.telemetry import summary as telemetry_summary
 from pglab.tune.spec import is_tune
+from pglab.units import size_text
 
 
 def add_parser(
@@ -477,6 +478,10 @@ def _print_environment(fp: Fingerprint) -> None:
             + (" (shared)" if aff["shared"] else ""),
             markup=False,
         )
+    if mem := fp.get("memory_limit"):  # [os] memory: the server's cgroup
+        used = f", used at most {size_text(mem['peak_bytes'])}" if "peak_bytes" in mem else ""
+        console.print(f"memory: server limited to {size_text(mem.get('read'))} (cgroup v"
+                      f"{mem.get('cgroup_version')}){used}", markup=False)  # fmt: skip
     mount = fp.get("pgdata_mount") or {}
     if mount:
         console.print(
