@@ -176,6 +176,16 @@ class CpuFacts(TypedDict):
     shared: bool
 
 
+class HugePagesFacts(TypedDict):
+    """``[os] huge_pages`` of a run: the huge pages reserved for its server, what the kernel
+    could reserve, and where the number came from ("shared_memory_size_in_huge_pages": the
+    server's own, PostgreSQL 15 on; "estimate": shared_buffers, a tenth more and 64 MB)."""
+
+    pages: int
+    reserved: int
+    source: str
+
+
 class MemoryFacts(TypedDict, total=False):
     """``[os] memory`` of a run: the limit asked and as the kernel reads it back, the cgroup
     (its path and version), how many of the server's processes were in it once moved, how
@@ -248,6 +258,7 @@ class Fingerprint(TypedDict, total=False):
     server_limits: dict[str, str]
     cpu_affinity: CpuFacts  # [os] cpus / client_cpus: the CPUs of the server and pgbench
     memory_limit: MemoryFacts  # [os] memory: the server's cgroup
+    huge_pages: HugePagesFacts  # [os] huge_pages: the reservation and its source
     dropped_caches: float  # seconds it took
     hardware_counters: str  # a profiled run: what perf can count here
     fleet_worker: str  # the fleet's worker that ran it

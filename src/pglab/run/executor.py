@@ -118,6 +118,7 @@ class Executor:
         self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
         self.cpus = affinity.ServerCpus()  # [os] cpus: the local server's processes'
         self.memory = memory_limit.ServerMemory(lab)  # [os] memory: its cgroup, for a run
+        self.huge = os_state.HugePages(self.os)  # [os] huge_pages: sized by the server
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -337,6 +338,7 @@ class Executor:
         """The run's settings applied to its cluster, and the fingerprint of what it runs on
         into ``fp`` (as far as it got when a step fails)."""
         t0 = time.monotonic()
+        cluster.before_start = self.huge.before_start(cluster) if run.os.huge_pages else None
         how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
         timings["settings_s"] = time.monotonic() - t0
         timings["restarted"] = 1.0 if how == "restart" else 0.0
@@ -350,6 +352,8 @@ class Executor:
         fp["os_state"] = os_state.observed(devices)  # asked for or not
         if fp_os is not None:
             fp["os"] = fp_os
+        if run.os.huge_pages:
+            fp["huge_pages"] = self.huge.facts(run.os, restarted=how == "restart")
         pid = cluster.proc.pid if cluster.proc is not None else None
         if cpus := self.cpus.set(pid, run.os):  # after a restart: the postmaster is new
             fp["cpu_affinity"] = cpus
