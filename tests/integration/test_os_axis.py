@@ -70,6 +70,8 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     path = tmp_path / "c.toml"
     path.write_text(CAMPAIGN)
     before = kernel_state()
+    limits_before = (resource.getrlimit(resource.RLIMIT_NOFILE),
+                     resource.getrlimit(resource.RLIMIT_NPROC))  # fmt: skip
     with open_store(str(tmp_path / "r.sqlite")) as store:
         out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
         runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
@@ -104,11 +106,11 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     sized = huge.fingerprint["huge_pages"]  # postgres -C shared_memory_size_in_huge_pages
     assert sized["source"] == "shared_memory_size_in_huge_pages", sized
     assert 64 <= sized["pages"] < estimate and sized["reserved"] == sized["pages"], sized
-    hard = [resource.getrlimit(r)[1] for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC)]
-    assert runs["warm"].fingerprint["server_limits"] == {
-        "nofile": f"4321 {hard[0]}", "nproc": f"5432 {hard[1]}"}  # fmt: skip
+    assert runs["warm"].fingerprint["server_limits"] == {  # root: hard limits, the server's too
+        "nofile": "4321 4321", "nproc": "5432 5432"}  # fmt: skip
     assert "server_limits" not in runs["cold"].fingerprint
-    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] != 4321  # pglab's own put back
+    assert (resource.getrlimit(resource.RLIMIT_NOFILE),  # pglab's own put back, hard ones too
+            resource.getrlimit(resource.RLIMIT_NPROC)) == limits_before  # fmt: skip
     assert "dropped_caches" in runs["cold"].fingerprint
     assert "dropped_caches" not in runs["warm"].fingerprint
     assert _reads(runs["cold"]) > 0 and _reads(runs["cold"]) > _reads(runs["warm"]), (

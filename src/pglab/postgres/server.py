@@ -123,6 +123,7 @@ class Cluster:
         # called with the settings once they are written, before a postmaster starts ([os]
         # huge_pages: the reservation sized by the server itself)
         self.before_start: Callable[[Mapping[str, str]], None] | None = None
+        self.hard_limits: dict[str, int] = {}  # [os] limits: soft and hard, set as it starts
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, user_settings: Mapping[str, str] | None = None, timeout: float = 120) -> None:
@@ -164,7 +165,8 @@ class Cluster:
             "logging_collector=off",
         ]
         try:
-            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log)
+            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log,
+                                    limits=self.hard_limits)  # fmt: skip
         finally:
             log.close()
         self.applied = dict(user_settings or {})

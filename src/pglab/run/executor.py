@@ -339,6 +339,7 @@ class Executor:
         into ``fp`` (as far as it got when a step fails)."""
         t0 = time.monotonic()
         cluster.before_start = self.huge.before_start(cluster) if run.os.huge_pages else None
+        cluster.hard_limits = dict(run.os.limits)  # soft and hard, for a server started now
         how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
         timings["settings_s"] = time.monotonic() - t0
         timings["restarted"] = 1.0 if how == "restart" else 0.0

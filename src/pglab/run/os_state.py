@@ -257,8 +257,10 @@ _LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
 
 
 class Limits:
-    """[os] limits: this process's soft limits while a run goes, so that the server it starts
-    and its pgbench inherit them; put back by ``restore`` (or ``set`` of the next run)."""
+    """[os] limits: this process's soft limits while a run goes, so that its pgbench inherits
+    them (with CAP_SYS_RESOURCE its hard ones raised to them where they are lower); put back
+    by ``restore`` (or ``set`` of the next run). The server gets them soft and hard
+    (``Cluster.hard_limits``: ``prlimit`` before it starts), so it cannot raise them."""
 
     def __init__(self) -> None:
         self.saved: dict[str, tuple[int, int]] = {}
@@ -267,8 +269,9 @@ class Limits:
         self.restore()
         for name, n in limits:
             which = os_table.LIMITS[name]
-            self.saved[name] = resource.getrlimit(which)
-            resource.setrlimit(which, (n, self.saved[name][1]))
+            self.saved[name] = old = resource.getrlimit(which)
+            hard = old[1] if old[1] == resource.RLIM_INFINITY else max(n, old[1])
+            resource.setrlimit(which, (n, hard))  # a hard one raised: root's capability
 
     def restore(self) -> None:
         for name, old in self.saved.items():
