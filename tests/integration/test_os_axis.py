@@ -11,6 +11,7 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers.os_helpers import kernel_state
 from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
@@ -18,8 +19,9 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.lab import Lab
+from pglab.pgbench.output import ProgressSample
 from pglab.run import campaign_run
-from pglab.run.executor import Executor
+from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
@@ -56,6 +58,27 @@ os = { huge_pages = true }
 """
 
 
+class PgbenchLimits(QuietEvents):
+    """Reads, each second of a phase, the open-file and process limits of this test's pgbench
+    ("soft hard" as /proc/PID/limits says them), per variant."""
+
+    def __init__(self) -> None:
+        self.variant = ""
+        self.seen: dict[str, set[tuple[str, str]]] = {}
+
+    def run_started(self, run, index: int, total: int) -> None:  # type: ignore[no-untyped-def]
+        self.variant = run.variant
+
+    def progress(self, sample: ProgressSample) -> None:
+        for p in psutil.Process().children(recursive=True):
+            if p.name() != "pgbench":
+                continue
+            lines = Path(f"/proc/{p.pid}/limits").read_text().splitlines()
+            said = [" ".join(ln.split()[3:5]) for ln in lines if ln.startswith("Max open files")]
+            said += [" ".join(ln.split()[2:4]) for ln in lines if ln.startswith("Max processes")]
+            self.seen.setdefault(self.variant, set()).add((said[0], said[1]))
+
+
 def _reads(run) -> float:
     disk = run.series["0"]["os.disk"]
     col = disk["columns"].index("read_mb_s")
@@ -73,7 +96,8 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     limits_before = (resource.getrlimit(resource.RLIMIT_NOFILE),
                      resource.getrlimit(resource.RLIMIT_NPROC))  # fmt: skip
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
+        events = PgbenchLimits()
+        out = campaign_run.run_campaign(Executor(lab, store, events), campaign.load(path))
         runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
     assert kernel_state() == before  # every file byte for byte, loop devices' queues too
     assert not list((lab.home / "os").glob("*.json"))  # the journal is gone
@@ -108,6 +132,8 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     assert 64 <= sized["pages"] < estimate and sized["reserved"] == sized["pages"], sized
     assert runs["warm"].fingerprint["server_limits"] == {  # root: hard limits, the server's too
         "nofile": "4321 4321", "nproc": "5432 5432"}  # fmt: skip
+    assert events.seen["warm"] == {("4321 4321", "5432 5432")}, events.seen  # pgbench's too
+    assert ("4321 4321", "5432 5432") not in events.seen["cold"], events.seen
     assert "server_limits" not in runs["cold"].fingerprint
     assert (resource.getrlimit(resource.RLIMIT_NOFILE),  # pglab's own put back, hard ones too
             resource.getrlimit(resource.RLIMIT_NPROC)) == limits_before  # fmt: skip

@@ -270,7 +270,7 @@ class Executor:
             context = PhaseContext(
                 srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
                 prior=lambda name, iteration: self._prior(run, name, iteration),
-                client_cpus=affinity.client_cpus(run.os),
+                client_cpus=affinity.client_cpus(run.os), client_limits=dict(run.os.limits),
             )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):

@@ -257,10 +257,11 @@ _LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
 
 
 class Limits:
-    """[os] limits: this process's soft limits while a run goes, so that its pgbench inherits
-    them (with CAP_SYS_RESOURCE its hard ones raised to them where they are lower); put back
-    by ``restore`` (or ``set`` of the next run). The server gets them soft and hard
-    (``Cluster.hard_limits``: ``prlimit`` before it starts), so it cannot raise them."""
+    """[os] limits: this process's soft limits while a run goes (with CAP_SYS_RESOURCE its
+    hard ones raised to them where they are lower), so that what it starts may have them; put
+    back by ``restore`` (or ``set`` of the next run). The server and pgbench (and sysbench)
+    get them soft and hard, under ``prlimit`` (``Cluster.hard_limits``,
+    ``PhaseContext.client_limits``), so that they cannot raise them."""
 
     def __init__(self) -> None:
         self.saved: dict[str, tuple[int, int]] = {}
