@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 # every campaign or tune document a test shows refused is judged by the JSON Schema too; the
 # slowest test files, and how busy the CPUs were meanwhile, are printed at the end of a run;
 # with pytest-xdist's -n, a file's tests go to one worker, and files sharing the machine's too
-pytest_plugins = (
-    "helpers.collect_refusals", "helpers.file_times", "helpers.xdist_files", "pytester")  # fmt: skip
+pytest_plugins = ("helpers.collect_refusals", "helpers.file_times", "helpers.xdist_files",
+                  "pytester")  # fmt: skip
 
 # The Ctrl-C tests send SIGINT to pglab processes started from here. A shell that starts the suite
 # in the background (`nohup .ci/run &`) leaves SIGINT ignored, and children inherit an ignored
