@@ -88,7 +88,12 @@ def _limited(limits: Mapping[str, int] | None) -> list[str]:
     if prlimit is None:
         raise CommandError("cannot set a command's hard limits: prlimit is not installed",
                            hint="install Debian's util-linux package")  # fmt: skip
-    return [prlimit, *(f"--{name}={n}:{n}" for name, n in sorted(limits.items())), "--"]
+    return [prlimit, *prlimit_options(limits), "--"]
+
+
+def prlimit_options(limits: Mapping[str, int]) -> list[str]:
+    """prlimit's options setting ``limits`` soft and hard: ``--nofile=N:N``."""
+    return [f"--{name}={n}:{n}" for name, n in sorted(limits.items())]
 
 
 def spawn(

@@ -146,6 +146,7 @@ class GeneratorPgbench(_NothingAfter):
             c.server.pgbench_env() or {},
             c.workdir / f"{self.phase.name}-{self.iteration}",
             c.on_progress,
+            c.client_limits,
         )
         return replace(result, tables={**result.tables, GENERATORS: table})
 
