@@ -126,3 +126,50 @@ def test_a_limit_below_the_data_set_reaches_storage_and_leaves_no_group(
     assert not list((lab.home / "cgroups").glob("*.json"))
     assert Path("/proc/self/cgroup").read_text() == own
     assert made_under(lab.home) == NOTHING
+
+
+KEPT = """
+name = "memory-kept"
+order = "sequential"
+[server.settings]
+shared_buffers = "16MB"
+[dataset]
+scale = 1
+reset = "never"
+[workload]
+script = "select-only"
+clients = 1
+duration = 1
+latency_log = "off"
+[variants.a]
+os = { memory = "96MB" }
+[variants.b]
+[variants.c]
+os = { memory = "128MB" }
+"""
+
+
+def test_a_server_kept_between_points_moves_in_and_out_of_each_runs_group(
+    tmp_path: Path, lab: Lab, no_leftovers
+) -> None:
+    """One server for the three points (the same settings, reset = "never"): in a group of
+    96 MiB for a's run, in pglab's own group for b's, in a new one of 128 MiB for c's."""
+    path = tmp_path / "c.toml"
+    path.write_text(KEPT)
+    events = Groups()
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        executor = Executor(lab, store, events)
+        events.executor = executor
+        out = campaign_run.run_campaign(executor, campaign.load(path))
+        runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
+    assert out.ok == 3, [r.error for r in runs.values()]
+    assert [runs[v].timings["restarted"] for v in "abc"] == [1.0, 0.0, 0.0]  # one server
+    a, c = runs["a"].fingerprint["memory_limit"], runs["c"].fingerprint["memory_limit"]
+    assert (a["read"], c["read"]) == (96 * 2**20, 128 * 2**20)
+    assert a["cgroup"] == c["cgroup"]  # the same name, made again: the first was removed
+    name = Path(a["cgroup"]).name
+    assert {g.rsplit("/", 1)[-1] for g in events.seen["a"]} == {name}, events.seen
+    assert {g.rsplit("/", 1)[-1] for g in events.seen["c"]} == {name}, events.seen
+    assert name not in "".join(events.seen["b"]), events.seen  # given back to pglab's group
+    assert "memory_limit" not in runs["b"].fingerprint
+    assert not Path(a["cgroup"]).exists()
