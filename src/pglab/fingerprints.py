@@ -19,7 +19,7 @@ a host); ``HostFacts`` (a generator host, ``hosts``); ``BuildFacts`` with ``Patc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from pglab.stored_spec import OsJson
 
@@ -88,6 +88,9 @@ class HostFacts(TypedDict):
     cpus: int | None
     ram_bytes: int | None
     pgbench: str | None  # what its pgbench --version said (None: none answered)
+    # the OS facts every run records of it, asked for or not (hosts/facts.OS_FILES: THP, the
+    # dirty-page and swap sysctls, huge pages, the governor); absent in runs stored before
+    os_state: NotRequired[dict[str, str]]
 
 
 class Patch(TypedDict):

@@ -106,6 +106,9 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     fp = run.fingerprint
     assert set(fp["generators"]) == {"gen1", "gen2"}
     assert fp["generators"]["gen1"]["pgbench"].startswith("pgbench")
+    state = fp["generators"]["gen2"]["os_state"]  # its OS facts, read over SSH
+    assert state["vm.dirty_ratio"] == Path("/proc/sys/vm/dirty_ratio").read_text().strip()
+    assert state["transparent_hugepages"] in ("always", "madvise", "never"), state
     assert fp["client"].startswith("on gen1, gen2")
     assert BENCH_PASSWORD not in phase.output and BENCH_PASSWORD not in " ".join(phase.argv)
     for h in ns_hosts.hosts:

@@ -244,3 +244,18 @@ def test_limits_on_a_generator_host_up_to_its_users_hard_limits() -> None:
     assert limit_problems("gen1", {"nproc": 10**6}, unlimited) == []
     assert limit_problems("gen2", {"nofile": 8}, said.replace("/usr/bin/prlimit", "none")) == [
         "gen2: prlimit is not installed (util-linux)"]  # fmt: skip
+
+
+def test_a_hosts_os_facts_as_the_probe_says_them() -> None:
+    """The probe run here for real (sh, the same files a host's are read from), and its text."""
+    import subprocess
+    from pathlib import Path
+
+    from pglab.hosts import facts
+
+    argv = ["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args(), "none=/no/such/file"]
+    state = facts.os_state(subprocess.run(argv, capture_output=True, text=True).stdout)
+    assert state["vm.swappiness"] == Path("/proc/sys/vm/swappiness").read_text().strip()
+    assert "none" not in state and set(state) <= set(facts.OS_FILES)
+    said = "transparent_hugepages\talways [madvise] never\nvm.dirty_bytes\t0\nbroken line\n"
+    assert facts.os_state(said) == {"transparent_hugepages": "madvise", "vm.dirty_bytes": "0"}
