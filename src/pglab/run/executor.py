@@ -359,7 +359,8 @@ class Executor:
         if cpus := self.cpus.set(pid, run.os):  # after a restart: the postmaster is new
             fp["cpu_affinity"] = cpus
         wal = (cluster.datadir / "pg_wal").resolve()  # a symlink to its own target, maybe
-        if memory := self.memory.set(pid, run.os, [cluster.datadir, wal]):
+        dirs = [cluster.datadir] + ([] if wal.is_relative_to(cluster.datadir.resolve()) else [wal])
+        if memory := self.memory.set(pid, run.os, dirs):
             fp["memory_limit"] = memory
         if run.os.limits:  # what the server runs under (one started earlier keeps its)
             fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
