@@ -19,7 +19,7 @@ a host); ``HostFacts`` (a generator host, ``hosts``); ``BuildFacts`` with ``Patc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from pglab.stored_spec import OsJson
 
@@ -88,6 +88,9 @@ class HostFacts(TypedDict):
     cpus: int | None
     ram_bytes: int | None
     pgbench: str | None  # what its pgbench --version said (None: none answered)
+    # the OS facts every run records of it, asked for or not (hosts/facts.OS_FILES: THP, the
+    # dirty-page and swap sysctls, huge pages, the governor); absent in runs stored before
+    os_state: NotRequired[dict[str, str]]
 
 
 class Patch(TypedDict):
@@ -176,6 +179,31 @@ class CpuFacts(TypedDict):
     shared: bool
 
 
+class HugePagesFacts(TypedDict):
+    """``[os] huge_pages`` of a run: the huge pages reserved for its server, what the kernel
+    could reserve, and where the number came from ("shared_memory_size_in_huge_pages": the
+    server's own, PostgreSQL 15 on; "estimate": shared_buffers, a tenth more and 64 MB)."""
+
+    pages: int
+    reserved: int
+    source: str
+
+
+class MemoryFacts(TypedDict, total=False):
+    """``[os] memory`` of a run: the limit asked and as the kernel reads it back, the cgroup
+    (its path and version), how many of the server's processes were in it once moved, how
+    many files of its data directory were dropped from the page cache; after the run, what
+    the group used at most."""
+
+    bytes: int
+    read: int
+    cgroup: str
+    cgroup_version: int
+    server_processes: int
+    evicted_files: int
+    peak_bytes: int
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -232,6 +260,8 @@ class Fingerprint(TypedDict, total=False):
     os: OsFacts  # [os]: asked for, and read back
     server_limits: dict[str, str]
     cpu_affinity: CpuFacts  # [os] cpus / client_cpus: the CPUs of the server and pgbench
+    memory_limit: MemoryFacts  # [os] memory: the server's cgroup
+    huge_pages: HugePagesFacts  # [os] huge_pages: the reservation and its source
     dropped_caches: float  # seconds it took
     hardware_counters: str  # a profiled run: what perf can count here
     fleet_worker: str  # the fleet's worker that ran it

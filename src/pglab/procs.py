@@ -56,7 +56,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL",
-          cpus: Collection[int] | None = None) -> list[str]:  # fmt: skip
+          cpus: Collection[int] | None = None,
+          limits: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
     if cpus is not None:  # the command confined to those CPUs before it starts (util-linux)
         taskset = shutil.which("taskset")
         if taskset is None:
@@ -74,7 +75,25 @@ def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL",
     prefix = [setpriv, "--pdeathsig", pdeathsig]
     if run_as is not None:
         prefix += [f"--reuid={run_as.uid}", f"--regid={run_as.gid}", "--clear-groups"]
-    return prefix + ["--"] + [str(a) for a in argv]
+    return _limited(limits) + prefix + ["--"] + [str(a) for a in argv]
+
+
+def _limited(limits: Mapping[str, int] | None) -> list[str]:
+    """util-linux's prlimit, setting ``limits`` (nofile, nproc) soft and hard on itself before
+    it runs the rest: as root, before the command drops to its user, so that a hard limit may
+    be raised where pglab has CAP_SYS_RESOURCE (lowering one needs nothing)."""
+    if not limits:
+        return []
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise CommandError("cannot set a command's hard limits: prlimit is not installed",
+                           hint="install Debian's util-linux package")  # fmt: skip
+    return [prlimit, *prlimit_options(limits), "--"]
+
+
+def prlimit_options(limits: Mapping[str, int]) -> list[str]:
+    """prlimit's options setting ``limits`` soft and hard: ``--nofile=N:N``."""
+    return [f"--{name}={n}:{n}" for name, n in sorted(limits.items())]
 
 
 def spawn(
@@ -87,12 +106,14 @@ def spawn(
     stderr: int | IO[Any] | None = subprocess.DEVNULL,
     text: bool = True,
     cpus: Collection[int] | None = None,
+    limits: Mapping[str, int] | None = None,
 ) -> subprocess.Popen[Any]:
     """Start a child in its own session; the caller owns it (see ``owned``/``terminate``).
-    ``cpus``: the only CPUs it (and what it starts) may run on (``taskset``)."""
+    ``cpus``: the only CPUs it (and what it starts) may run on (``taskset``); ``limits``: its
+    resource limits (nofile, nproc), soft and hard (``prlimit``)."""
     try:
         return subprocess.Popen(
-            _wrap(argv, run_as, cpus=cpus),
+            _wrap(argv, run_as, cpus=cpus, limits=limits),
             cwd=cwd,
             env=clean_env(env),
             stdin=subprocess.DEVNULL,

@@ -178,6 +178,7 @@ class OsJson(TypedDict, total=False):
     limits: dict[str, int]
     cpus: int
     client_cpus: int
+    memory: int  # bytes
 
 
 class TelemetryJson(TypedDict):

@@ -106,6 +106,9 @@ def test_two_generators_merged_as_one_run(ns_hosts, net_server, lab: Lab, tmp_pa
     fp = run.fingerprint
     assert set(fp["generators"]) == {"gen1", "gen2"}
     assert fp["generators"]["gen1"]["pgbench"].startswith("pgbench")
+    state = fp["generators"]["gen2"]["os_state"]  # its OS facts, read over SSH
+    assert state["vm.dirty_ratio"] == Path("/proc/sys/vm/dirty_ratio").read_text().strip()
+    assert state["transparent_hugepages"] in ("always", "madvise", "never"), state
     assert fp["client"].startswith("on gen1, gen2")
     assert BENCH_PASSWORD not in phase.output and BENCH_PASSWORD not in " ".join(phase.argv)
     for h in ns_hosts.hosts:
@@ -237,6 +240,32 @@ def test_a_sigkilled_pglab_leaves_nothing_running_on_the_hosts(
     assert cli("run", str(path), lab=lab, store=store) == 0
     with open_store(str(store)) as s:
         assert [r.status for r in s.list_runs("killed")] == ["ok"]
+
+
+@pytest.mark.usefixtures("password")
+def test_os_limits_are_pgbench_s_on_the_hosts_soft_and_hard(
+    ns_hosts, net_server, lab: Lab, tmp_path: Path
+):
+    """[os] limits with a server elsewhere: pgbench's alone, set on each generator host by its
+    prlimit, soft and hard (read from /proc while it runs there)."""
+    store = tmp_path / "r.sqlite"
+    path = campaign(tmp_path, ns_hosts, net_server, "limited", duration=6)
+    path.write_text(path.read_text() + "[os]\nlimits = { nofile = 1234, nproc = 2345 }\n")
+    err = tmp_path / "err.txt"
+    seen: dict[str, set[tuple[str, ...]]] = {}
+    with pglab_run_in_background(path, lab.home, store, err) as proc:
+        wait_for(lambda: all(h.processes("pgbench") for h in ns_hosts.hosts[:2]), proc, err,
+                 "pgbench on both hosts")  # fmt: skip
+        for h in ns_hosts.hosts[:2]:
+            for pid in h.processes("pgbench"):
+                lines = Path(f"/proc/{pid}/limits").read_text().splitlines()
+                files = next(ln.split()[3:5] for ln in lines if ln.startswith("Max open files"))
+                procs = next(ln.split()[2:4] for ln in lines if ln.startswith("Max processes"))
+                seen.setdefault(h.name, set()).add((*files, *procs))
+        assert proc.wait(120) == 0, err.read_text()
+    assert seen == {h.name: {("1234", "1234", "2345", "2345")} for h in ns_hosts.hosts[:2]}
+    with open_store(str(store)) as s:
+        assert [r.status for r in s.list_runs("limited")] == ["ok"]
 
 
 @pytest.mark.usefixtures("password")

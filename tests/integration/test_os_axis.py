@@ -1,6 +1,7 @@
 """[os] for real (root): one short campaign on a loop ext4 target, four variants (a warm one on
 scheduler none, a cold one on mq-deadline with drop_caches, huge_pages = on without a
-reservation and [os] huge_pages) over base sysctls and a read-ahead.
+reservation and [os] huge_pages, its reservation sized by the server's own
+shared_memory_size_in_huge_pages) over base sysctls and a read-ahead.
 During each run the kernel reads back what was asked; the cold run's first seconds read from
 the device where the warm one does not; afterwards every file is byte for byte as before.
 Bad input (a scheduler the device lacks) stops before anything runs and changes nothing."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import resource
 from pathlib import Path
 
+import psutil
 import pytest
 from helpers.os_helpers import kernel_state
 from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
@@ -17,8 +19,9 @@ from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, un
 from pglab.campaign import parse as campaign
 from pglab.errors import CampaignError
 from pglab.lab import Lab
+from pglab.pgbench.output import ProgressSample
 from pglab.run import campaign_run
-from pglab.run.executor import Executor
+from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("undo_storage")]
@@ -55,6 +58,27 @@ os = { huge_pages = true }
 """
 
 
+class PgbenchLimits(QuietEvents):
+    """Reads, each second of a phase, the open-file and process limits of this test's pgbench
+    ("soft hard" as /proc/PID/limits says them), per variant."""
+
+    def __init__(self) -> None:
+        self.variant = ""
+        self.seen: dict[str, set[tuple[str, str]]] = {}
+
+    def run_started(self, run, index: int, total: int) -> None:  # type: ignore[no-untyped-def]
+        self.variant = run.variant
+
+    def progress(self, sample: ProgressSample) -> None:
+        for p in psutil.Process().children(recursive=True):
+            if p.name() != "pgbench":
+                continue
+            lines = Path(f"/proc/{p.pid}/limits").read_text().splitlines()
+            said = [" ".join(ln.split()[3:5]) for ln in lines if ln.startswith("Max open files")]
+            said += [" ".join(ln.split()[2:4]) for ln in lines if ln.startswith("Max processes")]
+            self.seen.setdefault(self.variant, set()).add((said[0], said[1]))
+
+
 def _reads(run) -> float:
     disk = run.series["0"]["os.disk"]
     col = disk["columns"].index("read_mb_s")
@@ -69,8 +93,11 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     path = tmp_path / "c.toml"
     path.write_text(CAMPAIGN)
     before = kernel_state()
+    limits_before = (resource.getrlimit(resource.RLIMIT_NOFILE),
+                     resource.getrlimit(resource.RLIMIT_NPROC))  # fmt: skip
     with open_store(str(tmp_path / "r.sqlite")) as store:
-        out = campaign_run.run_campaign(Executor(lab, store), campaign.load(path))
+        events = PgbenchLimits()
+        out = campaign_run.run_campaign(Executor(lab, store, events), campaign.load(path))
         runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
     assert kernel_state() == before  # every file byte for byte, loop devices' queues too
     assert not list((lab.home / "os").glob("*.json"))  # the journal is gone
@@ -95,16 +122,21 @@ def test_os_values_read_back_during_runs_and_put_back_after(
     assert "could not map anonymous shared memory" in runs["unreserved"].error, runs[
         "unreserved"
     ].error
-    huge = runs["huge"]  # vm.nr_hugepages sized from shared_buffers (128MB): it runs
+    huge = runs["huge"]  # vm.nr_hugepages sized by the server itself (PostgreSQL 18): it runs
     assert huge.status == "ok", huge.error
     assert huge.spec["server"]["settings"] == [["huge_pages", "on"], ["max_wal_size", "64MB"]]
-    pages = huge.fingerprint["os"]["read"]["/proc/sys/vm/nr_hugepages"]
-    assert 70 <= int(pages) <= 128, pages  # at most 256 MB reserved on a shared machine
-    hard = [resource.getrlimit(r)[1] for r in (resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC)]
-    assert runs["warm"].fingerprint["server_limits"] == {
-        "nofile": f"4321 {hard[0]}", "nproc": f"5432 {hard[1]}"}  # fmt: skip
+    estimate = int(huge.fingerprint["os"]["read"]["/proc/sys/vm/nr_hugepages"])  # the plan's
+    assert 70 <= estimate <= 128, estimate  # at most 256 MB reserved on a shared machine
+    sized = huge.fingerprint["huge_pages"]  # postgres -C shared_memory_size_in_huge_pages
+    assert sized["source"] == "shared_memory_size_in_huge_pages", sized
+    assert 64 <= sized["pages"] < estimate and sized["reserved"] == sized["pages"], sized
+    assert runs["warm"].fingerprint["server_limits"] == {  # root: hard limits, the server's too
+        "nofile": "4321 4321", "nproc": "5432 5432"}  # fmt: skip
+    assert events.seen["warm"] == {("4321 4321", "5432 5432")}, events.seen  # pgbench's too
+    assert ("4321 4321", "5432 5432") not in events.seen["cold"], events.seen
     assert "server_limits" not in runs["cold"].fingerprint
-    assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] != 4321  # pglab's own put back
+    assert (resource.getrlimit(resource.RLIMIT_NOFILE),  # pglab's own put back, hard ones too
+            resource.getrlimit(resource.RLIMIT_NPROC)) == limits_before  # fmt: skip
     assert "dropped_caches" in runs["cold"].fingerprint
     assert "dropped_caches" not in runs["warm"].fingerprint
     assert _reads(runs["cold"]) > 0 and _reads(runs["cold"]) > _reads(runs["warm"]), (

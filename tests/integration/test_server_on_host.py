@@ -132,6 +132,10 @@ def test_server_on_a_host_with_two_generators(ns_hosts, lab: Lab, tmp_path: Path
             == dict(small="1MB", reloaded="8MB", restarted="8MB")[variant]
         )
         assert set(fp["generators"]) == {"gen1", "gen2"}
+        # every host's OS facts, read over SSH (one kernel here: this machine's values)
+        swappiness = Path("/proc/sys/vm/swappiness").read_text().strip()
+        for state in (fp["os_state"], *(g["os_state"] for g in fp["generators"].values())):
+            assert state["vm.swappiness"] == swappiness and "transparent_hugepages" in state
     # the variants in the campaign's order: work_mem by reload, shared_buffers by restart
     timings = {v: r.timings for v, r in runs.items() if r is not None}
     assert timings["restarted"].get("restarted") == 1.0

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pglab.campaign import cgroups
 from pglab.campaign.parse import parse as parse_doc
 from pglab.campaign.spec import DatasetSpec, TargetSpec
 from pglab.errors import CampaignError
@@ -275,6 +276,32 @@ def test_memory_in_the_plan_warns_or_refuses(tmp_path: Path) -> None:
     fit = raise_in_plan(doc, tmp_path, ram=2 * GIB)
     (err,) = fit.errors
     assert "shared_buffers = 3 GiB is more than the machine's 2 GiB of RAM" in err.message
+
+
+def test_memory_under_an_os_memory_limit(tmp_path: Path) -> None:
+    """[os] memory counts the shared_buffers the server fills: buffers (and the server's own
+    processes) above it refused, sessions above it a warning (the test is skipped, not the
+    check, where no memory cgroup can be made: the parser refuses the key there)."""
+    sb = 16 * MIB
+    assert capacity.limit_fit(limits(shared_buffers=sb), 0, sb + 3 * capacity.BACKEND_BYTES) == (
+        None, None)  # fmt: skip
+    warning, error = capacity.limit_fit(limits(shared_buffers=sb), 0, sb + 5 * MIB)
+    assert warning is None and error == (
+        "shared_buffers = 16 MiB and the server's own processes are more than its [os] memory "
+        "limit of 21 MiB: the kernel would end the server once its buffers fill")  # fmt: skip
+    warning, error = capacity.limit_fit(limits(shared_buffers=sb), 10, 64 * MIB)
+    assert error is None and warning is not None
+    assert warning.endswith(
+        "≈ 76 MiB, more than its [os] memory limit of 64 MiB: the kernel may "
+        "end a backend (the server restarts), which would be measured"
+    )
+    if not isinstance(cgroups.place(), cgroups.Place):
+        pytest.skip("no memory cgroup can be made here: the parser refuses [os] memory")
+    fit = raise_in_plan({"os": {"memory": "64MB"}}, tmp_path)
+    (err,) = fit.errors
+    assert 'point "base": shared_buffers = 128 MiB and the server' in err.message, err.message
+    assert "(or raise [os] memory)" in (err.hint or "")
+    assert raise_in_plan({"os": {"memory": "1GB"}}, tmp_path).errors == ()
 
 
 # -- disk ------------------------------------------------------------------------------------

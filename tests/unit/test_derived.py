@@ -134,6 +134,26 @@ def test_cache_regime_prefers_what_the_server_and_the_store_say() -> None:
     assert "data set 20 MiB, shared_buffers 8 MiB" in r.describe()
 
 
+def test_cache_regime_reads_the_servers_memory_limit() -> None:
+    """[os] memory: the limit counts the page cache and shared_buffers alike, so a data set
+    larger than it is neither in shared_buffers (the in-memory warning is off) nor in the OS
+    cache, however much RAM the machine has."""
+    run = make_run(1, "a", scale=3)  # ~45 MiB, in the default 128 MiB of shared_buffers
+    assert kinds(derived.run_notices(run)) == ["in-memory"]
+    run.fingerprint["memory_limit"] = {"bytes": 32 * 2**20, "cgroup": "/sys/fs/cgroup/x"}
+    r = derived.cache_regime(run)
+    assert r is not None and r.regime == "larger than its memory limit"
+    assert r.describe().endswith(", memory limit 32 MiB: larger than its memory limit")
+    assert derived.run_notices(run) == []
+    run.fingerprint["memory_limit"]["bytes"] = 4 * 2**30  # above the data set and buffers
+    assert derived.cache_regime(run).regime == "in shared_buffers"
+    big = make_run(1, "a", scale=100)  # 1.5 GiB: in the OS cache of 8 GiB, not of 1 GiB
+    big.fingerprint["memory_limit"] = {"bytes": 2**30}
+    assert derived.cache_regime(big).regime == "larger than its memory limit"
+    big.fingerprint["memory_limit"] = {"bytes": 2 * 2**30}
+    assert derived.cache_regime(big).regime == "in OS cache"
+
+
 def test_checkpoint_timeout_units() -> None:
     assert derived.checkpoint_timeout_s(make_run(1, "a")) == 300
     assert derived.checkpoint_timeout_s(make_run(1, "a", settings={"checkpoint_timeout": "30s"}))

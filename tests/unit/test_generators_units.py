@@ -219,3 +219,43 @@ def test_merged_reports_merge_each_script_and_statement() -> None:
     # hosts whose sections differ (never with pglab's one argv): left out rather than wrong
     one = parse_report((data / "pg18_multi_insert3_select1.stdout").read_text())
     assert merge_reports([a, one]).scripts == ()
+
+
+def test_limits_on_a_generator_host_up_to_its_users_hard_limits() -> None:
+    """[os] limits there: what the probe says of the host (run here for real, then as a host
+    with lower hard limits and one without prlimit would say it)."""
+    import subprocess
+
+    from pglab.planning.preflight import LIMITS_PROBE, limit_problems
+
+    here = subprocess.run(["sh", "-c", LIMITS_PROBE], capture_output=True, text=True, check=True)
+    assert limit_problems("local", {"nofile": 64, "nproc": 64}, here.stdout) == []
+    said = ("Max processes             100                  200                  processes\n"
+            "Max open files            1024                 4096                 files\n"
+            "/usr/bin/prlimit\n")  # fmt: skip
+    assert limit_problems("gen1", {"nofile": 4096, "nproc": 200}, said) == []
+    assert limit_problems("gen1", {"nofile": 4097, "nproc": 201}, said) == [
+        "gen1: limits nproc = 201 is above the hard limit its user has there (200), which only "
+        "root can raise",
+        "gen1: limits nofile = 4097 is above the hard limit its user has there (4096), which "
+        "only root can raise",
+    ]
+    unlimited = said.replace("200 ", "unlimited ")
+    assert limit_problems("gen1", {"nproc": 10**6}, unlimited) == []
+    assert limit_problems("gen2", {"nofile": 8}, said.replace("/usr/bin/prlimit", "none")) == [
+        "gen2: prlimit is not installed (util-linux)"]  # fmt: skip
+
+
+def test_a_hosts_os_facts_as_the_probe_says_them() -> None:
+    """The probe run here for real (sh, the same files a host's are read from), and its text."""
+    import subprocess
+    from pathlib import Path
+
+    from pglab.hosts import facts
+
+    argv = ["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args(), "none=/no/such/file"]
+    state = facts.os_state(subprocess.run(argv, capture_output=True, text=True).stdout)
+    assert state["vm.swappiness"] == Path("/proc/sys/vm/swappiness").read_text().strip()
+    assert "none" not in state and set(state) <= set(facts.OS_FILES)
+    said = "transparent_hugepages\talways [madvise] never\nvm.dirty_bytes\t0\nbroken line\n"
+    assert facts.os_state(said) == {"transparent_hugepages": "madvise", "vm.dirty_bytes": "0"}

@@ -83,3 +83,34 @@ def test_scheduler_the_device_lacks_is_refused() -> None:
     assert check_scheduler("nosuchdisk", "none", p, "[os]") is None
     assert p.items[0] == f"[os]: io_scheduler = 'cfq': {dev} offers {', '.join(offered)}"
     assert "block device nosuchdisk has no" in p.items[1]
+
+
+def test_hard_limits_need_cap_sys_resource_in_the_effective_set() -> None:
+    from pglab.campaign.os_checks import can_raise_limits
+
+    assert can_raise_limits("Name:\tx\nCapEff:\t000001ffffffffff\n")  # root's full set
+    assert not can_raise_limits("CapEff:\t000001fffeffffff\n")  # root in a container: bit 24 off
+    assert not can_raise_limits("CapEff:\t0000000000000000\n")
+    assert not can_raise_limits("Name:\tx\n")
+
+
+def test_a_child_started_with_limits_has_them_soft_and_hard() -> None:
+    """The server's way ([os] limits): prlimit sets them on itself, then runs the command (a
+    real child: its /proc limits read back), lower than this process's hard limits."""
+    import resource
+    import subprocess
+
+    from pglab import procs
+
+    argv = procs._wrap(["true"], None, limits={"nproc": 900, "nofile": 321})
+    assert argv[0].endswith("prlimit") and argv[1:4] == ["--nofile=321:321", "--nproc=900:900",
+                                                         "--"], argv  # fmt: skip
+    assert procs._wrap(["true"], None, limits={}) == procs._wrap(["true"], None)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    n = min(321, hard)
+    child = procs.spawn(["cat", "/proc/self/limits"], stdout=subprocess.PIPE, limits={"nofile": n})
+    with procs.owned(child):
+        out, _ = child.communicate(timeout=30)
+    line = next(ln for ln in out.splitlines() if ln.startswith("Max open files"))
+    assert line.split()[3:5] == [str(n), str(n)], line
+    assert resource.getrlimit(resource.RLIMIT_NOFILE)[1] == hard  # pglab's own: as it was

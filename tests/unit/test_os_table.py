@@ -142,9 +142,9 @@ def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> 
     text = _problems({"matrix": {"os": {"cpus": [1, usable + 1]}}})
     assert f"[matrix.os] cpus: cpus = {usable + 1}: the kernel lets pglab use" in text, text
     said = (
-        "[os] sets the CPUs of the processes pglab starts on this machine, and this server "
-        "runs elsewhere: leave cpus and client_cpus out for it (confine it there yourself: "
-        "taskset, a cgroup)"
+        "[os] sets the CPUs and memory of the processes pglab starts on this machine, and this "
+        "server runs elsewhere: leave cpus, client_cpus and memory out for it (confine it there "
+        "yourself: taskset, a cgroup)"
     )
     text = _problems({"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"cpus": 1}})
     assert text.endswith(f"[os]: {said}"), text
@@ -162,3 +162,36 @@ def test_cpus_need_no_root_and_label_the_points(monkeypatch: pytest.MonkeyPatch)
     assert points[0].point_dict()["os"] == {"cpus": 1, "client_cpus": 1}
     assert points[0].os.label(["os.cpus"]) == "client_cpus=1"
     assert not points[0].os.changes_kernel
+
+
+@pytest.mark.skipif(not ROOT, reason="a memory cgroup is made by root; the refusal is below")
+def test_memory_labels_points_and_is_kept_in_their_identity() -> None:
+    doc = {"os": {"memory": "512MB"}, "variants": {"a": {}, "b": {"os": {"memory": 2**30}}},
+           "matrix": {"os": {"memory": ["64MB", "1GB"]}}}  # fmt: skip
+    points = make_plan(parse(doc, "c")).points
+    assert [p.label for p in points] == [
+        "a os.memory=64MB", "a os.memory=1GB", "b os.memory=64MB", "b os.memory=1GB"]  # fmt: skip
+    assert [p.os.memory for p in points] == [64 * 2**20, 2**30] * 2
+    assert points[0].os.identity() == {"memory": 64 * 2**20}
+    assert not points[0].os.changes_kernel  # its own cgroup: no kernel file written
+    assert OsSpec(memory=3 * 2**29).label() == "memory=1.5 GiB"
+    assert make_plan(parse({"os": {"memory": "512MB"}}, "c")).points[0].os.label() == (
+        "memory=512 MiB"
+    )
+
+
+def test_memory_refused_below_a_server_nowhere_to_put_it_and_on_a_server_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = _problems({"os": {"memory": "lots"}})
+    assert "[os]: memory = 'lots': expected a size such as \"300MB\"" in text, text
+    text = _problems({"os": {"memory": "16MB"}})
+    assert "[os]: memory = 16 MiB is too small for a server: give it 32MB at least" in text, text
+    text = _problems({"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"memory": "1GB"}})
+    assert "leave cpus, client_cpus and memory out for it" in text, text
+    monkeypatch.setattr("pglab.campaign.cgroups.place", lambda: "no memory cgroup here")
+    text = _problems({"matrix": {"os": {"memory": ["1GB"]}}})
+    assert (
+        "[matrix.os] memory: memory: the kernel offers no memory cgroup for the server here: "
+        "no memory cgroup here"
+    ) in text, text

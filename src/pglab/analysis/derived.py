@@ -6,7 +6,8 @@ tested on synthetic rows with known answers; ``campaign_notices`` is the one tha
 - ``scaling``: TPS per client and scaling efficiency over a ``clients`` matrix axis, per series
   (the variant and its other matrix coordinates): ``tps(c) / (c · tps(c_min) / c_min)``;
 - ``cache_regime``: the data set's size (measured as the run started, else pgbench scale × 15 MiB)
-  against shared_buffers and RAM: which cache the workload ran in;
+  against shared_buffers and RAM (or the server's ``[os] memory`` limit): which cache the
+  workload ran in;
 - ``run_notices`` / ``campaign_notices``: the warnings a person must read before trusting a
   number (``KINDS``, most serious first).
 """
@@ -138,15 +139,18 @@ def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
 
 @dataclass(frozen=True)
 class CacheRegime:
-    regime: str  # "in shared_buffers", "in OS cache" or "larger than RAM"
+    regime: str  # "in shared_buffers", "in OS cache", "larger than RAM" (or than the limit)
     data_bytes: int
     data_measured: bool  # False: estimated from the pgbench scale
     shared_buffers_bytes: int
     ram_bytes: int | None
+    limit_bytes: int | None = None  # [os] memory: the server's cgroup limit
 
     def describe(self) -> str:
         how = "" if self.data_measured else "~"
         ram = f", RAM {size_text(self.ram_bytes)}" if self.ram_bytes else ""
+        if self.limit_bytes is not None:
+            ram += f", memory limit {size_text(self.limit_bytes)}"
         return (
             f"data set {how}{size_text(self.data_bytes)}, shared_buffers "
             f"{size_text(self.shared_buffers_bytes)}{ram}: {self.regime}"
@@ -204,7 +208,8 @@ def data_bytes(run: RunRow) -> tuple[int, bool] | None:
 
 def cache_regime(run: RunRow) -> CacheRegime | None:
     """Where a run's data set lived (a StoredRun); None without a scale or a size.
-    "in OS cache" means it fits in RAM less shared_buffers."""
+    "in OS cache" means it fits in RAM (or the server's ``[os] memory`` limit, which counts
+    the page cache and shared_buffers alike) less shared_buffers."""
     size = data_bytes(run)
     if size is None:
         return None
@@ -212,13 +217,15 @@ def cache_regime(run: RunRow) -> CacheRegime | None:
     fp = run.fingerprint if isinstance(run, StoredRun) else {}
     # an existing server's RAM is not known: the fingerprint's is pgbench's machine's
     ram = fp.get("ram_bytes") if fp.get("server_kind") != "existing" else None
-    if size[0] <= sb:
+    limit = (fp.get("memory_limit") or {}).get("bytes")  # [os] memory: page cache included
+    memory = min(m for m in (ram, limit) if m) if ram or limit else None
+    if size[0] <= (min(sb, memory) if memory else sb):  # shared_buffers are in the limit too
         regime = "in shared_buffers"
-    elif ram is None or size[0] <= ram - sb:
+    elif memory is None or size[0] <= memory - sb:
         regime = "in OS cache"
     else:
-        regime = "larger than RAM"
-    return CacheRegime(regime, size[0], size[1], sb, int(ram) if ram else None)
+        regime = "larger than its memory limit" if memory == limit else "larger than RAM"
+    return CacheRegime(regime, size[0], size[1], sb, int(ram) if ram else None, limit)
 
 
 # -- notices -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from pglab.campaign.os_checks import cpu_list
 from pglab.fingerprints import Fingerprint, mount_options
+from pglab.units import size_text
 
 Fact = tuple[str, str]
 
@@ -49,6 +50,10 @@ def facts(
         shared = " (shared)" if aff["shared"] else ""
         cpus = f"server on {cpu_list(aff['server'])}, load generator on {cpu_list(aff['client'])}"
         out.append(("CPUs", cpus + shared))
+    if mem := fp.get("memory_limit"):  # [os] memory: the server's cgroup
+        used = f", used at most {size_text(mem['peak_bytes'])}" if "peak_bytes" in mem else ""
+        limit = f"{size_text(mem.get('read'))} (cgroup v{mem.get('cgroup_version')})"
+        out.append(("memory", f"server limited to {limit}{used}"))
     data = fp.get("pgdata_mount") or {}
     if data:
         out.append(("PGDATA", _mount(data)))

@@ -13,11 +13,14 @@ import difflib
 import functools
 import os
 import re
+import resource
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pglab.campaign import cgroups
 from pglab.campaign.checks import Problems
+from pglab.units import size_text
 
 PROC_SYS = Path("/proc/sys")
 THP_MODES = ("always", "madvise", "never")
@@ -89,6 +92,47 @@ def check_cpus(key: str, value: Any, p: Problems, where: str) -> None:
         p.add(where, f"{key} = {value}: the kernel lets pglab use {len(usable)} CPU"
               f"{'s' if len(usable) != 1 else ''} here ({cpu_list(usable)}): ask for 1 to "
               f"{len(usable)}")  # fmt: skip
+
+
+CAP_SYS_RESOURCE = 24  # linux/capability.h: raise hard limits, set any limit
+
+
+def can_raise_limits(status: str | None = None) -> bool:
+    """Whether pglab may set hard resource limits (CAP_SYS_RESOURCE in its effective set, as
+    root has): from /proc/self/status's CapEff (read when not given)."""
+    try:
+        text = Path("/proc/self/status").read_text() if status is None else status
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> CAP_SYS_RESOURCE & 1)
+    return False
+
+
+def limit_ceiling(name: str, hard: int) -> int:
+    """The most a limit may be set to: the kernel's (nofile: fs.nr_open) when pglab may set
+    hard limits, else its own hard limit."""
+    infinite = hard == resource.RLIM_INFINITY
+    if can_raise_limits():
+        if name == "nofile":
+            return int((PROC_SYS / "fs" / "nr_open").read_text())
+        return 2**31 - 1 if infinite else max(hard, 2**22)  # nproc: more than pid_max's 2**22
+    return 2**31 - 1 if infinite else hard
+
+
+MEMORY_FLOOR = 32 * 2**20  # below this no server starts (shared memory, a few backends)
+
+
+def check_memory(value: Any, p: Problems, where: str) -> None:
+    """memory: a cgroup can be made here (``cgroups.place``), and the limit is one a server
+    can start under."""
+    if isinstance(value, int) and value < MEMORY_FLOOR:
+        p.add(where, f"memory = {size_text(value)} is too small for a server: give it 32MB "
+              "at least")  # fmt: skip
+    found = cgroups.place()
+    if isinstance(found, str):
+        p.add(where, f"memory: the kernel offers no memory cgroup for the server here: {found}")
 
 
 def cpu_list(cpus: Iterable[int]) -> str:

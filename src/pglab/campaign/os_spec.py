@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pglab.stored_spec import OsJson
-from pglab.units import guc_bytes
+from pglab.units import guc_bytes, size_text
 
 QUEUE_KEYS = ("io_scheduler", "nr_requests", "read_ahead_kb")  # the order they are written in
 
@@ -26,6 +26,7 @@ class OsSpec:
     limits: tuple[tuple[str, int], ...] = ()  # nofile, nproc: soft limits of server and pgbench
     cpus: int | None = None  # the server confined to the first N CPUs pglab may use
     client_cpus: int | None = None  # pgbench/sysbench to the last N (default: the others)
+    memory: int | None = None  # bytes: the server's cgroup memory limit, page cache included
 
     @property
     def is_default(self) -> bool:
@@ -34,8 +35,11 @@ class OsSpec:
     @property
     def changes_kernel(self) -> bool:
         """Whether the run writes kernel state (drop_caches alone puts nothing back; the CPUs
-        are the affinity of the server's and pgbench's processes, which end with them)."""
-        return not replace(self, drop_caches=False, cpus=None, client_cpus=None).is_default
+        are the affinity of the server's and pgbench's processes, which end with them; the
+        memory limit is a cgroup of the run's own, ``run/memory_limit``)."""
+        return not replace(
+            self, drop_caches=False, cpus=None, client_cpus=None, memory=None
+        ).is_default
 
     def queue(self) -> dict[str, str]:
         """The block device's queue files to write, in order (the scheduler first: a new
@@ -57,6 +61,8 @@ class OsSpec:
         words += [f"{k}={v}" for k, v in self.limits]
         words += [f"{k}={getattr(self, k)}" for k in ("cpus", "client_cpus")
                   if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        if self.memory is not None and "memory" not in skip:
+            words.append(f"memory={size_text(self.memory)}")
         flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]
         return ", ".join(words + flags)
 
@@ -83,6 +89,8 @@ class OsSpec:
             out["cpus"] = self.cpus
         if self.client_cpus is not None:
             out["client_cpus"] = self.client_cpus
+        if self.memory is not None:
+            out["memory"] = self.memory
         return out
 
 

@@ -3,7 +3,8 @@ settings (``sysctl``), the block device's queue under the storage (``io_schedule
 ``read_ahead_kb``, ``nr_requests``), ``transparent_hugepages`` and ``drop_caches`` before each
 run; at the top level, per variant (``[variants.NAME] os = {...}``) and as ``[matrix.os]`` axes
 (``os.io_scheduler``, ``os.sysctl.vm.dirty_bytes``); the CPUs the server and pgbench may use
-(``cpus``, ``client_cpus``: their processes' affinity, ``run/affinity``). Checked here as far
+(``cpus``, ``client_cpus``: their processes' affinity, ``run/affinity``); the server's memory
+limit, page cache included (``memory``: a cgroup, ``run/memory_limit``). Checked here as far
 as the file and the kernel's own tree tell; the devices under the storage are checked before
 the first run (``planning/devices.problem``), applied and put back by ``run/os_state``."""
 
@@ -38,6 +39,8 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
     for key in ("cpus", "client_cpus"):
         if key in upd:
             os_checks.check_cpus(key, upd[key], p, where)
+    if "memory" in upd:
+        os_checks.check_memory(upd["memory"], p, where)
     if spec.changes_kernel or spec.drop_caches:
         os_checks.check_root(p, where)
     return spec
@@ -81,7 +84,8 @@ LIMITS = {"nofile": resource.RLIMIT_NOFILE, "nproc": resource.RLIMIT_NPROC}
 
 
 def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str, int], ...]:
-    """Soft limits up to this process's hard ones (raising those needs CAP_SYS_RESOURCE)."""
+    """Limits up to the kernel's where pglab may set hard ones (CAP_SYS_RESOURCE, as root),
+    else soft ones up to this process's hard ones."""
     if not isinstance(val, dict):
         p.add(where, "limits must be a table, e.g. limits = { nofile = 4096, nproc = 4096 }")
         return base.limits
@@ -91,11 +95,16 @@ def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str,
         if key not in val:
             continue
         n, hard = whole(val[key]), resource.getrlimit(which)[1]
-        top = hard if hard != resource.RLIM_INFINITY else 2**31 - 1
+        top = os_checks.limit_ceiling(key, hard)
         if n is None or not 1 <= n <= top:
+            why = (
+                "the kernel's most"
+                if os_checks.can_raise_limits()
+                else "the hard limit "
+                "pglab runs under: raise it with ulimit -H first, or run pglab as root"
+            )
             p.add(where, f"limits {key} = {val[key]!r}: expected a whole number from 1 to "
-                  f"{top} (the hard limit pglab runs under: raise it with ulimit -H "
-                  "first)")  # fmt: skip
+                  f"{top} ({why})")  # fmt: skip
         else:
             out[key] = n
     return tuple(sorted(out.items()))

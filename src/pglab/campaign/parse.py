@@ -442,16 +442,18 @@ def _os_where_it_applies(variants: list[Variant], axes: list[str], p: Problems) 
     """[os] is the OS of this machine: an existing server (dsn) runs on a machine pglab does
     not reach, and a server on a host is reached as an SSH user that is not root (pglab
     refuses root there: PostgreSQL will not run as root), who cannot write the kernel's
-    settings; its CPUs (cpus, client_cpus) are those of processes pglab starts here."""
+    settings; its CPUs (cpus, client_cpus) and memory are those of processes pglab starts here.
+    Limits alone are taken: they are pgbench's then (here and on generator hosts)."""
     for v in variants:
-        if v.server.over_network and (axes or not v.os.is_default):
+        if v.server.over_network and (axes or not replace(v.os, limits=()).is_default):
             where = f"[variants.{v.name}]" if v.name != "base" else "[os]"
-            cpus = replace(v.os, cpus=None, client_cpus=None).is_default and set(axes) <= {
-                "os.cpus", "os.client_cpus"}  # fmt: skip
+            cpus = replace(v.os, cpus=None, client_cpus=None, memory=None).is_default and set(
+                axes) <= {"os.cpus", "os.client_cpus", "os.memory"}  # fmt: skip
             if cpus:
-                p.add(where, "[os] sets the CPUs of the processes pglab starts on this "
-                      "machine, and this server runs elsewhere: leave cpus and client_cpus "
-                      "out for it (confine it there yourself: taskset, a cgroup)")  # fmt: skip
+                p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
+                      "this machine, and this server runs elsewhere: leave cpus, client_cpus "
+                      "and memory out for it (confine it there yourself: taskset, a "
+                      "cgroup)")  # fmt: skip
                 continue
             why = (
                 f'on host "{v.server.host}" its SSH user is not root (a server there must '

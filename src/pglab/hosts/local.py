@@ -23,6 +23,7 @@ import psutil
 
 from pglab import procs
 from pglab.campaign.spec import LOCAL, HostSpec
+from pglab.hosts import facts
 from pglab.hosts.facts import HostFacts
 from pglab.hosts.ssh import Finished
 
@@ -123,7 +124,9 @@ class LocalHost:
             cpus=os.cpu_count(),
             ram_bytes=psutil.virtual_memory().total,
             pgbench=said.stdout.strip() or None,
-        )
+            os_state=facts.os_state(procs.run(["sh", "-c", facts.OS_PROBE, "sh",
+                                               *facts.os_probe_args()], timeout=30).stdout),
+        )  # fmt: skip
 
     def clock_offset(self, samples: int = 7) -> tuple[float, float]:
         del samples

@@ -30,6 +30,7 @@ import asyncssh
 
 from pglab.campaign.spec import HostSpec
 from pglab.errors import HostError
+from pglab.hosts import facts
 from pglab.hosts.facts import HostFacts
 from pglab.hosts.loop import call, loop
 
@@ -441,6 +442,7 @@ class Remote:
         )  # fmt: skip
         lines = out.stdout.splitlines() + [""] * 5
         mem = lines[3].split()
+        probe = self.run(["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()], check=False)
         return HostFacts(
             host=self.spec.name,
             address=self.spec.address,
@@ -449,6 +451,7 @@ class Remote:
             cpus=int(lines[2]) if lines[2].isdigit() else None,
             ram_bytes=int(mem[1]) * 1024 if len(mem) > 1 and mem[1].isdigit() else None,
             pgbench=lines[4].strip() or None,
+            os_state=facts.os_state(probe.stdout),
         )
 
     def clock_offset(self, samples: int = 7) -> tuple[float, float]:

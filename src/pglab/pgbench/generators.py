@@ -41,7 +41,7 @@ from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_th
 from pglab.pgbench.responses import PREFIXES, Responses
 from pglab.pgbench.responses import TABLE as RESPONSES
 from pglab.postgres.sources import Binaries
-from pglab.procs import tail
+from pglab.procs import prlimit_options, tail
 from pglab.records import (
     LatencySecond,
     PgbenchReport,
@@ -106,10 +106,13 @@ def run_phase(
     env: Mapping[str, str],
     workdir: Path,
     on_progress: ProgressCallback | None = None,
+    rlimits: Mapping[str, int] | None = None,
 ) -> tuple[PhaseResult, TableJson]:
     """Run one iteration of ``phase`` on every generator at once; the merged result and the
     per-host table. ``env``: libpq's variables for pgbench (a ``PGPASSWORD`` goes to a file of
-    mode 0600 in the host's run directory, never on its command line)."""
+    mode 0600 in the host's run directory, never on its command line); ``rlimits``: pgbench's
+    resource limits there, soft and hard (``[os] limits``: under the host's ``prlimit``, up
+    to the hard limits its SSH user has, checked before the campaign runs)."""
     clients = split_clients(phase.clients, len(generators))
     dirs = {g.name: g.remote.make_dir() for g in generators}
     try:
@@ -121,10 +124,7 @@ def run_phase(
                           random_seed=_seed(phase.random_seed, i), scripts=scripts)  # fmt: skip
             if phase.pacing:  # its terminals' home warehouses follow the hosts' before it
                 own = replace(own, defines=from_terminal(phase.defines, sum(clients[:i])))
-            remote_dir = Path(dirs[g.name])
-            argv = argv_for(Binaries(Path(""), "", "", ""), own, conn_args, remote_dir)
-            stamps = ["--progress-timestamp"] if phase.progress else []
-            argvs[g.name] = [g.pgbench, *argv[1:], *stamps]
+            argvs[g.name] = _argv(g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits)
             envs[g.name] = {k: v for k, v in env.items() if k != "PGPASSWORD"}
             if env.get("PGPASSWORD"):
                 passfile = f"{dirs[g.name]}/.pgpass"
@@ -203,6 +203,15 @@ def run_phase(
             result, tables={**result.tables, CPU_TABLE: {"columns": CPU_COLUMNS, "rows": watched}}
         )
     return result, table
+
+
+def _argv(pgbench: str, phase: PhaseSpec, conn_args: list[str], remote_dir: Path,
+          rlimits: Mapping[str, int] | None) -> list[str]:  # fmt: skip
+    """pgbench's command on a host (under its ``prlimit`` with ``rlimits``, soft and hard)."""
+    argv = argv_for(Binaries(Path(""), "", "", ""), phase, conn_args, remote_dir)
+    stamps = ["--progress-timestamp"] if phase.progress else []
+    bounded = ["prlimit", *prlimit_options(rlimits), "--"] if rlimits else []
+    return [*bounded, pgbench, *argv[1:], *stamps]
 
 
 def _limits(g: Generator) -> proc.CpuLimits:

@@ -99,10 +99,12 @@ def run_phase(
     on_spawn: Callable[[subprocess.Popen[Any]], None] | None = None,
     env: Mapping[str, str] | None = None,
     cpus: Collection[int] | None = None,
+    limits: Mapping[str, int] | None = None,
 ) -> PhaseResult:
     """Run one iteration of a phase and return everything pgbench said about it. ``env``: what
     pgbench's libpq needs beside its arguments (an existing server's PG* and password);
-    ``cpus``: the CPUs it is confined to ([os] client_cpus)."""
+    ``cpus``: the CPUs it is confined to ([os] client_cpus); ``limits``: its resource limits,
+    soft and hard ([os] limits)."""
     workdir.mkdir(parents=True, exist_ok=True)
     for old in workdir.glob(f"{LOG_PREFIX}.*"):
         old.unlink()
@@ -115,7 +117,7 @@ def run_phase(
     told = Responses()  # a paced kit's response times (pgbench/responses.py)
     with open(stdout_path, "w") as stdout:
         proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env,
-                           cpus=cpus)  # fmt: skip
+                           cpus=cpus, limits=limits)  # fmt: skip
     if on_spawn is not None:
         on_spawn(proc)
     timeout = _timeout(phase)

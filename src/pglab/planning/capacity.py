@@ -12,8 +12,9 @@ connections, disk, memory and time.
 - **disk**: the working copies of the datasets the runs keep at once (one per dataset, one per
   point with ``reset = "point"``), the templates still to be made, and room for pg_wal to grow
   to max_wal_size, against the free space (or the size) of where each part lands.
-- **memory**: shared_buffers and each session's work_mem against RAM: a warning, an error only
-  when shared_buffers alone is more than RAM.
+- **memory**: shared_buffers and each session's work_mem against RAM (and a point's
+  ``[os] memory`` limit): a warning, an error only when shared_buffers alone is more than RAM
+  (or than the limit, with the server's own processes).
 - **clients**: pgbench here opens a socket per client, and wants clients + 3 open files
   (``client_files``: the limit pglab has, or ``[os] limits``' nofile).
 - **time**: the plan's estimate against ``max_duration`` (or ``--budget``).
@@ -336,6 +337,27 @@ def memory_fit(
     return None, None
 
 
+def limit_fit(limits: Limits, sessions: int, limit: int) -> tuple[str | None, str | None]:
+    """(warning, error) about a point's memory under its ``[os] memory`` limit, which counts
+    shared_buffers as the server fills them (and the page cache, which the kernel reclaims):
+    buffers it cannot hold end the server; sessions beyond it may."""
+    sb, cap = limits.shared_buffers, f"its [os] memory limit of {size_text(limit)}"
+    if sb + 3 * BACKEND_BYTES > limit:  # the postmaster and two of its processes at least
+        return None, (
+            f"shared_buffers = {size_text(sb)} and the server's own processes are more than "
+            f"{cap}: the kernel would end the server once its buffers fill"
+        )
+    total = sb + sessions * (limits.work_mem + BACKEND_BYTES)
+    if total > limit:
+        return (
+            f"shared_buffers {size_text(sb)} + {sessions} sessions × (work_mem "
+            f"{size_text(limits.work_mem)} + ~{size_text(BACKEND_BYTES)} of their own) ≈ "
+            f"{size_text(total)}, more than {cap}: the kernel may end a backend (the server "
+            "restarts), which would be measured"
+        ), None
+    return None, None
+
+
 # -- time ------------------------------------------------------------------------------------
 
 
@@ -405,6 +427,8 @@ def check(
             fit = memory_fit(by_point[pt.point_key], sessions, host_ram[host], f"{host}'s")
         else:
             fit = memory_fit(by_point[pt.point_key], sessions, ram)
+        if pt.os.memory is not None and fit == (None, None):
+            fit = limit_fit(by_point[pt.point_key], sessions, pt.os.memory)
         warning, error = fit
         for said, into in ((warning, warned), (error, refused)):
             if said:
@@ -414,7 +438,7 @@ def check(
         errors.append(CampaignError(
             "not enough memory:\n  "
             + "\n  ".join(f"{_points(labels)}: {text}" for text, labels in refused.items()),
-            hint="lower shared_buffers where the campaign sets it",
+            hint="lower shared_buffers where the campaign sets it (or raise [os] memory)",
         ))  # fmt: skip
     places: dict[str | None, Place] = {}
     sizes: dict[str, datasets.Size] = {}

@@ -341,6 +341,7 @@ def _check_generators(
     try:
         hosts.check(sorted(names))
         _check_generator_scripts(plan, hosts)
+        found += _generator_limits(plan, hosts)
         for name in servers:
             if hosts.ssh(name).run(["id", "-u"]).stdout.strip() == "0":
                 raise HostError(
@@ -366,6 +367,45 @@ def _check_generators(
     finally:
         hosts.close()
     return facts
+
+
+# the hard limits of the host's user (its shell's own ulimit lacks -u in dash), and prlimit
+LIMITS_PROBE = ("grep -E '^Max (open files|processes) ' /proc/self/limits; "
+                "command -v prlimit || echo none")  # fmt: skip
+
+
+def _generator_limits(plan: Plan, hosts: HostPool) -> list[LabError]:
+    """[os] limits of pgbench on generator hosts: set there soft and hard by the host's
+    prlimit, as its SSH user, who may lower a hard limit but not raise one."""
+    asked: dict[str, dict[str, int]] = {}
+    for point in plan.points:
+        for name in {g for ph in point.phases if ph.remote for g in ph.generators}:
+            for key, n in point.os.limits:
+                asked.setdefault(name, {})[key] = max(n, asked.get(name, {}).get(key, 0))
+    problems = []
+    for name, limits in sorted(asked.items()):
+        said = hosts.remote(name).run(["sh", "-c", LIMITS_PROBE]).stdout
+        problems += limit_problems(name, limits, said)
+    if not problems:
+        return []
+    return [CampaignError(
+        "[os] limits cannot be set on pgbench's generator hosts:\n  " + "\n  ".join(problems),
+        hint="lower them, or raise the hard limits there (limits.conf) for the SSH user",
+    )]  # fmt: skip
+
+
+def limit_problems(name: str, limits: Mapping[str, int], probe: str) -> list[str]:
+    """What stops ``limits`` on host ``name``, from what ``LIMITS_PROBE`` said there."""
+    said = probe.splitlines()
+    if not said or said[-1].strip() == "none":
+        return [f"{name}: prlimit is not installed (util-linux)"]
+    hards = {
+        "nofile" if ln.startswith("Max open") else "nproc": ln.split()[-2] for ln in said[:-1]
+    }  # "Max open files  1024  4096  files": the hard one
+    return [f"{name}: limits {key} = {limits[key]} is above the hard limit its user has there "
+            f"({hard}), which only root can raise"
+            for key, hard in hards.items()
+            if key in limits and hard != "unlimited" and limits[key] > int(hard)]  # fmt: skip
 
 
 def _host_dirs(plan: Plan, host: str) -> list[str]:

@@ -253,6 +253,7 @@ def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
         kernel=there.get("kernel"),
         cpus=there.get("cpus"),
         ram_bytes=there.get("ram_bytes"),
+        os_state=there.get("os_state") or {},  # the host's THP, dirty-page sysctls, ...
         cpu_model=None,
         pglab_machine=here,
         source=f"{binaries.label} on {server.host}",

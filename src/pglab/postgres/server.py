@@ -120,6 +120,10 @@ class Cluster:
         self.port = 0
         self.proc: subprocess.Popen[Any] | None = None
         self.applied: dict[str, str] = {}
+        # called with the settings once they are written, before a postmaster starts ([os]
+        # huge_pages: the reservation sized by the server itself)
+        self.before_start: Callable[[Mapping[str, str]], None] | None = None
+        self.hard_limits: dict[str, int] = {}  # [os] limits: soft and hard, set as it starts
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, user_settings: Mapping[str, str] | None = None, timeout: float = 120) -> None:
@@ -129,6 +133,8 @@ class Cluster:
             self.stop()  # it died since it was started: reap it and whatever it left
         self._write_conf(user_settings or {})
         (self.datadir / "pg_hba.conf").write_text(HBA)
+        if self.before_start is not None:
+            self.before_start(user_settings or {})
         if len(str(self.socket_dir)) + len("/.s.PGSQL.65535") > SOCKET_PATH_MAX:
             raise ServerError(
                 f"the socket path under {self.lab.home} would be too long for PostgreSQL "
@@ -159,7 +165,8 @@ class Cluster:
             "logging_collector=off",
         ]
         try:
-            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log)
+            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log,
+                                    limits=self.hard_limits)  # fmt: skip
         finally:
             log.close()
         self.applied = dict(user_settings or {})
@@ -176,6 +183,19 @@ class Cluster:
             raise ServerError(
                 f"PostgreSQL did not become ready within {timeout:.0f} s", log_tail=tail
             )
+
+    def huge_pages_needed(self) -> int | None:
+        """The huge pages the stopped cluster's shared memory takes with the settings written
+        for it, as the server itself computes them (``postgres -C
+        shared_memory_size_in_huge_pages``, PostgreSQL 15 on); None before 15, or where the
+        kernel has no huge pages (the server says -1)."""
+        if self.binaries.major < 15 or self.running:
+            return None
+        argv = [self.binaries.exe("postgres"), "-D", str(self.datadir), "-C",
+                "shared_memory_size_in_huge_pages"]  # fmt: skip
+        out = procs.run(argv, run_as=self.lab.run_as, timeout=60, what="postgres -C")
+        pages = int(out.stdout.strip())
+        return pages if pages > 0 else None
 
     def _ready(self) -> bool:
         if self.proc is None or self.proc.poll() is not None:

@@ -33,7 +33,7 @@ from pglab.campaign.spec import (
     RunSpec,
 )
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
-from pglab.fingerprints import Fingerprint, OsFacts
+from pglab.fingerprints import Fingerprint, MemoryFacts, OsFacts
 from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
@@ -52,7 +52,7 @@ from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
-from pglab.run import affinity, os_state
+from pglab.run import affinity, memory_limit, os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
 from pglab.run.remote import Hosts
@@ -117,6 +117,8 @@ class Executor:
         self.os = os_state.OsState(lab)  # [os]: the kernel state runs set, put back in close
         self.limits = os_state.Limits()  # [os] limits: this process's, while a run goes
         self.cpus = affinity.ServerCpus()  # [os] cpus: the local server's processes'
+        self.memory = memory_limit.ServerMemory(lab)  # [os] memory: its cgroup, for a run
+        self.huge = os_state.HugePages(self.os)  # [os] huge_pages: sized by the server
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -198,6 +200,7 @@ class Executor:
         tear down the storage targets it made."""
         try:
             self.limits.restore()
+            self._release_memory()
             self._put_back()
             self.hosts.close()
             if self.cluster is not None:
@@ -214,6 +217,15 @@ class Executor:
                 self.os.close()  # before the targets' loop devices go
             finally:
                 self.targets.teardown()
+
+    def _release_memory(self) -> MemoryFacts:
+        """The run's memory cgroup removed (its server back in pglab's group); what it used.
+        A failure to remove it fails no run: the next pglab removes it (its journal)."""
+        try:
+            return self.memory.release()
+        except LabError as exc:
+            self.events.status(f"warning: {exc.message}; the next pglab run will try again")
+            return {}
 
     def _put_back(self) -> None:
         """Put back what ALTER SYSTEM changed on existing servers; a server that cannot be
@@ -258,7 +270,7 @@ class Executor:
             context = PhaseContext(
                 srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
                 prior=lambda name, iteration: self._prior(run, name, iteration),
-                client_cpus=affinity.client_cpus(run.os),
+                client_cpus=affinity.client_cpus(run.os), client_limits=dict(run.os.limits),
             )  # fmt: skip
             for phase in [self._logged(run, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
@@ -272,6 +284,8 @@ class Executor:
             if failed_in_run and srv is not None and (why := srv.lost(grace=1.0)):
                 error += f"\n({why})"
         self.limits.restore()
+        if used := self._release_memory():  # the server's cgroup: the run's own
+            fp.setdefault("memory_limit", {}).update(used)
         if workdir is not None:  # a dump is the run's own: the next run makes its own
             shutil.rmtree(workdir / clients.DUMP_DIR, ignore_errors=True)
         log = srv.log_since(log_offset) if srv is not None else ""
@@ -324,6 +338,8 @@ class Executor:
         """The run's settings applied to its cluster, and the fingerprint of what it runs on
         into ``fp`` (as far as it got when a step fails)."""
         t0 = time.monotonic()
+        cluster.before_start = self.huge.before_start(cluster) if run.os.huge_pages else None
+        cluster.hard_limits = dict(run.os.limits)  # soft and hard, for a server started now
         how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
         timings["settings_s"] = time.monotonic() - t0
         timings["restarted"] = 1.0 if how == "restart" else 0.0
@@ -337,9 +353,15 @@ class Executor:
         fp["os_state"] = os_state.observed(devices)  # asked for or not
         if fp_os is not None:
             fp["os"] = fp_os
+        if run.os.huge_pages:
+            fp["huge_pages"] = self.huge.facts(run.os, restarted=how == "restart")
         pid = cluster.proc.pid if cluster.proc is not None else None
         if cpus := self.cpus.set(pid, run.os):  # after a restart: the postmaster is new
             fp["cpu_affinity"] = cpus
+        wal = (cluster.datadir / "pg_wal").resolve()  # a symlink to its own target, maybe
+        dirs = [cluster.datadir] + ([] if wal.is_relative_to(cluster.datadir.resolve()) else [wal])
+        if memory := self.memory.set(pid, run.os, dirs):
+            fp["memory_limit"] = memory
         if run.os.limits:  # what the server runs under (one started earlier keeps its)
             fp["server_limits"] = os_state.limits_of(cluster.os_view(), dict(run.os.limits))
         if run.os.drop_caches:  # a cold run: after the server started, before phases

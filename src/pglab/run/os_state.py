@@ -19,19 +19,21 @@ import json
 import os
 import resource
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pglab.campaign import os_checks, os_table
 from pglab.campaign.os_spec import OsSpec
 from pglab.errors import LabError
-from pglab.fingerprints import OsFacts
+from pglab.fingerprints import HugePagesFacts, OsFacts
 from pglab.lab import Lab
 from pglab.planning.devices import SYS_BLOCK
 from pglab.postgres import altered
 from pglab.postgres.interface import OsView
+from pglab.postgres.server import Cluster
 
 PROC_SYS = Path("/proc/sys")
+SERVER_SIZED = "shared_memory_size_in_huge_pages"  # where a reservation's number came from
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 DROP_CACHES = PROC_SYS / "vm" / "drop_caches"
 # what writing one of these changes in the other
@@ -165,6 +167,44 @@ class OsState:
     def close(self) -> list[str]:
         return self.journal.put_back()
 
+    def reserve_huge_pages(self, pages: int) -> int:
+        """vm.nr_hugepages set to ``pages`` (journaled, as any sysctl); what the kernel could
+        reserve (fewer when its memory is too fragmented)."""
+        path = sysctl_path("vm.nr_hugepages")
+        self.journal.record([path])
+        write(path, str(pages))
+        return int(reading(path))
+
+
+class HugePages:
+    """``[os] huge_pages``: the reservation sized by the server itself, from its
+    ``shared_memory_size_in_huge_pages`` on the stopped cluster with the run's settings, just
+    before it starts (PostgreSQL 15 on); the plan's estimate (``os_spec.huge_pages_for``, in
+    the point's sysctls, written by ``OsState.apply``) where the server cannot tell."""
+
+    def __init__(self, state: OsState) -> None:
+        self.state = state
+        self.sized: HugePagesFacts | None = None  # the running server's, when it sized them
+
+    def before_start(self, cluster: Cluster) -> Callable[[Mapping[str, str]], None]:
+        def size(_settings: Mapping[str, str]) -> None:
+            pages = cluster.huge_pages_needed()
+            self.sized = None if pages is None else {
+                "pages": pages, "reserved": self.state.reserve_huge_pages(pages),
+                "source": SERVER_SIZED}  # fmt: skip
+
+        return size
+
+    def facts(self, spec: OsSpec, restarted: bool) -> HugePagesFacts:
+        """What the run's server has reserved, and where the number came from."""
+        if self.sized is None:
+            pages = int(dict(spec.sysctl)["vm.nr_hugepages"])
+            read = int(reading(sysctl_path("vm.nr_hugepages")))
+            return {"pages": pages, "reserved": read, "source": "estimate"}
+        if not restarted:  # a server kept running: apply wrote the estimate over its number
+            self.sized["reserved"] = self.state.reserve_huge_pages(self.sized["pages"])
+        return self.sized.copy()
+
 
 def drop_caches() -> float:
     """sync, then drop the page cache, dentries and inodes (a cold run); when, as a time."""
@@ -217,8 +257,11 @@ _LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
 
 
 class Limits:
-    """[os] limits: this process's soft limits while a run goes, so that the server it starts
-    and its pgbench inherit them; put back by ``restore`` (or ``set`` of the next run)."""
+    """[os] limits: this process's soft limits while a run goes (with CAP_SYS_RESOURCE its
+    hard ones raised to them where they are lower), so that what it starts may have them; put
+    back by ``restore`` (or ``set`` of the next run). The server and pgbench (and sysbench)
+    get them soft and hard, under ``prlimit`` (``Cluster.hard_limits``,
+    ``PhaseContext.client_limits``), so that they cannot raise them."""
 
     def __init__(self) -> None:
         self.saved: dict[str, tuple[int, int]] = {}
@@ -227,8 +270,9 @@ class Limits:
         self.restore()
         for name, n in limits:
             which = os_table.LIMITS[name]
-            self.saved[name] = resource.getrlimit(which)
-            resource.setrlimit(which, (n, self.saved[name][1]))
+            self.saved[name] = old = resource.getrlimit(which)
+            hard = old[1] if old[1] == resource.RLIM_INFINITY else max(n, old[1])
+            resource.setrlimit(which, (n, hard))  # a hard one raised: root's capability
 
     def restore(self) -> None:
         for name, old in self.saved.items():

@@ -21,7 +21,7 @@ generator or workload kit is a class with ``prepare``, ``run`` and ``finish``, a
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -56,6 +56,7 @@ class PhaseContext:
     on_operation: Callable[[str], None]  # an operation's progress in words, once a second
     prior: Callable[[str, int], Prior | None]  # an operation's last stored progress (its ETA)
     client_cpus: frozenset[int] | None = None  # [os]: pgbench/sysbench here confined to these
+    client_limits: Mapping[str, int] | None = None  # [os] limits: theirs, soft and hard
 
 
 class PhaseRunner(Protocol):
@@ -119,6 +120,7 @@ class LocalPgbench(_NothingAfter):
             on_spawn=watch.set_pgbench,
             env=c.server.pgbench_env(),
             cpus=c.client_cpus,
+            limits=c.client_limits,
         )
 
 
@@ -144,6 +146,7 @@ class GeneratorPgbench(_NothingAfter):
             c.server.pgbench_env() or {},
             c.workdir / f"{self.phase.name}-{self.iteration}",
             c.on_progress,
+            c.client_limits,
         )
         return replace(result, tables={**result.tables, GENERATORS: table})
 
@@ -250,6 +253,7 @@ class Sysbench(_NothingAfter):
         return sysbench.run_phase(
             self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
             on_progress=c.on_progress, on_spawn=watch.set_pgbench, cpus=c.client_cpus,
+            limits=c.client_limits,
         )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ class Hosts(HostPool):
         env: Mapping[str, str],
         workdir: Path,
         on_progress: ProgressCallback | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> tuple[PhaseResult, TableJson]:
         facts = self.check(phase.generators)
         gens = []
@@ -44,8 +45,9 @@ class Hosts(HostPool):
                 )
             )
         return remote_pgbench.run_phase(
-            gens, phase, iteration, conn_args, env, workdir, on_progress=on_progress
-        )
+            gens, phase, iteration, conn_args, env, workdir, on_progress=on_progress,
+            rlimits=limits,
+        )  # fmt: skip
 
     def clean_leftovers(self, lab: Lab) -> list[str]:
         """Servers and directories a killed pglab left on this campaign's hosts (its postmaster

@@ -13,7 +13,7 @@ from pglab.lab import Lab
 from pglab.planning import changes
 from pglab.postgres import altered, existing, server
 from pglab.profile import watch as profile_watch
-from pglab.run import os_state
+from pglab.run import memory_limit, os_state
 from pglab.store.base import Store
 from pglab.stored_spec import RunSpecJson
 from pglab.targets import targets as storage_targets
@@ -28,6 +28,7 @@ def clean_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str]:
     ]
     lines += profile_watch.sweep_leftovers(lab)  # perf's files, when it was killed with pglab
     lines += os_state.put_back_leftovers(lab)  # [os]: before its loop devices go
+    lines += memory_limit.remove_leftovers(lab)  # [os] memory: the server's cgroup
     return lines + storage_targets.cleanup_leftovers(lab) + put_back_leftovers(lab, servers)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -56,16 +56,17 @@ def run_phase(
     on_progress: Callable[[ProgressSample], None] | None = None,
     on_spawn: Callable[[subprocess.Popen[Any]], None] | None = None,
     cpus: Collection[int] | None = None,
+    limits: Mapping[str, int] | None = None,
 ) -> PhaseResult:
     """Run one iteration and return what sysbench said of it (``cpus``: the CPUs it is
-    confined to, [os] client_cpus)."""
+    confined to, [os] client_cpus; ``limits``: its resource limits, soft and hard)."""
     workdir.mkdir(parents=True, exist_ok=True)
     argv = argv_for(sysbench_exe(), phase, target)
     started, t0 = time.time(), time.monotonic()
     seconds: list[output.SysbenchSecond] = []
     lines: list[str] = []
     proc = procs.spawn(argv, cwd=workdir, env=target.env(), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, cpus=cpus)  # fmt: skip
+                       stderr=subprocess.STDOUT, cpus=cpus, limits=limits)  # fmt: skip
     if on_spawn is not None:
         on_spawn(proc)
     limit = (phase.duration or 6 * 3600) * 2 + 120

@@ -344,6 +344,9 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
     Key("client_cpus", "integer", "pgbench and sysbench confined to the last N CPUs",
         "1", minimum=1, default_doc="the CPUs the server does not have, else "
         "shared with it"),
+    Key("memory", "size", "the server's memory limit, page cache included (a cgroup of its "
+        "own for the run: v2, or v1's memory hierarchy; root); its data directory's pages are "
+        "dropped from the page cache first", '"512MB"', default_doc="no limit"),
 ))  # fmt: skip
 STORAGE_BENCH = Table("storage_bench", "pg_test_fsync (and fio) on each storage the runs write "
                       "to, before the first run; stored as by `pglab storage`", (
