@@ -8,9 +8,15 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+import pytest
+from helpers.campaign_text import parsed
+
 from pglab.campaign.kits import TPCE, defines
-from pglab.postgres import tpce_rows
+from pglab.planning.plan import expand_points
+from pglab.postgres import kit_load, tpce_rows
 from pglab.postgres.tpce_rows import Unit
+from pglab.records import PgbenchReport, PhaseResult, ScriptReport
+from pglab.run.metrics import run_metrics
 
 
 def test_the_mix_is_the_specifications_per_10000() -> None:
@@ -69,3 +75,28 @@ def test_the_initial_trades_are_consistent() -> None:
     assert sum(r[3] for r in rows["broker"]) == len(done)  # type: ignore[misc]
     open_orders = {r[0] for r in rows["trade_request"]} | {r[0] for r in rows["tpce_submitted"]}
     assert len(open_orders) == 500 and not open_orders & {t.t_id for t in done}
+
+
+def test_tpse_is_the_trades_completed_over_pgbenchs_measured_time() -> None:
+    """With the kit's counters, tpsE-like is the brokers' count of trades completed over
+    pgbench's measured time (2,000 transactions at 200 TPS: 10 s); pgbench's Trade-Result TPS
+    is kept beside it, and the empty-queue Trade-Results are a share of Trade-Result's."""
+    (point,) = expand_points(parsed('name = "k"\n[dataset]\nscale = 1000\n[workload]\n'
+                                    'kit = "tpce"\n'))  # fmt: skip
+    scripts = tuple(
+        ScriptReport(number=i, name=f"/x/tpce/procedures/{stem}.sql", weight=w, target_pct=None,
+                     transactions=w // 5, counted=w // 5, share_pct=None, tps=w / 50)
+        for i, (stem, w) in enumerate(TPCE.mix if isinstance(TPCE.mix, tuple) else ())
+    )  # fmt: skip
+    report = PgbenchReport(tps=200.0, transactions=2000, scripts=scripts)
+    counters = {"columns": ["counter", "before", "after"],
+                "rows": [["trades", 100_000, 100_195], ["results_idle", 0, 5]]}  # fmt: skip
+    check = {"columns": ["condition", "says", "violations"], "rows": [[1, "a", 0], [2, "b", 0]]}
+    phase = PhaseResult("main", 1, True, 0.0, 10.0, (), report,
+                        tables={kit_load.COUNTERS_TABLE: counters,
+                                kit_load.CONSISTENCY_TABLE: check})  # fmt: skip
+    metrics = run_metrics(point, [phase])
+    assert metrics["tpse"] == pytest.approx(19.5) and metrics["tpse_pgbench"] == 20.0
+    assert metrics["results_idle_pct"] == pytest.approx(100 * 5 / 200)
+    assert metrics["rollback_pct"] == pytest.approx(100 * 2 / 202)
+    assert metrics["inconsistent"] == 0 and "nopm" not in metrics
