@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from helpers.campaign_text import parsed
 
 from pglab.campaign.kits import TPCE, defines
+from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
 from pglab.postgres import kit_load, tpce_rows
 from pglab.postgres.tpce_rows import Unit
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
+from pglab.tune import spec as tune_spec
 
 
 def test_the_mix_is_the_specifications_per_10000() -> None:
@@ -100,3 +103,15 @@ def test_tpse_is_the_trades_completed_over_pgbenchs_measured_time() -> None:
     assert metrics["results_idle_pct"] == pytest.approx(100 * 5 / 200)
     assert metrics["rollback_pct"] == pytest.approx(100 * 2 / 202)
     assert metrics["inconsistent"] == 0 and "nopm" not in metrics
+
+
+def test_the_tune_objective_tpse_needs_the_kit(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('name = "t"\n[workload]\nscript = "tpcb-like"\n[tune]\nobjective = "tpse"\n')
+    with pytest.raises(CampaignError, match='phases run no kit = "tpce"'):
+        tune_spec.load(path)
+    path.write_text('name = "t"\n[dataset]\nscale = 1000\n[workload]\nkit = "tpce"\n'
+                    '[tune]\nobjective = "tpse"\n')  # fmt: skip
+    spec = tune_spec.load(path)[1]
+    assert spec.objective == "tpse" and spec.direction == "maximize"
+    assert tune_spec.objective_value("tpse", 900.0, {"tpse": 91.5}) == 91.5
