@@ -105,6 +105,8 @@ UNIT_BY_NAME = {
     "nopm": "transactions per minute (committed New-Orders: the orders written)",
     "nopm_pgbench": "transactions per minute (committed New-Orders as pgbench counted them)",
     "tpm": "transactions per minute",
+    "tpse": "transactions per second (trades completed by Trade-Results: tpsE-like)",
+    "tpse_pgbench": "transactions per second (Trade-Results as pgbench counted them)",
     "inconsistent": "count (conditions)",
     "qps": "queries per second",
     "power": "queries per hour × scale factor (QphH-like, TPC-H's Power@Size without refreshes)",

@@ -37,6 +37,9 @@ METRIC_UNITS: dict[str, str] = {
     "tpm": "transactions/min",  # a workload kit's
     "nopm": "transactions/min",
     "nopm_pgbench": "transactions/min",
+    "tpse": "transactions/s",  # the TPC-E-like kit's Trade-Results per second
+    "tpse_pgbench": "transactions/s",
+    "results_idle_pct": "%",
     "rollback_pct": "%",
     "delivery_skipped_pct": "%",
     "inconsistent": "conditions",

@@ -59,6 +59,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "tpch-work-mem.toml",
             "tpch-work-mem-plans.toml",
             "tpch-versions.toml",
+            "tpce-scaling.toml",
         ),
         (),
     ),  # fmt: skip

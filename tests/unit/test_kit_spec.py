@@ -82,11 +82,15 @@ def test_a_dataset_without_a_kit_keeps_its_key() -> None:
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        ('[workload]\nkit = "tpc-c"\n', 'kit = "tpc-c": use one of tpcc, ycsb, tpch — did you'),
+        ('[workload]\nkit = "tpc-c"\n',
+         'kit = "tpc-c": use one of tpcc, ycsb, tpch, tpce — did you'),
         ('[workload]\nkit = "tpcc"\nmode = "stored"\n', "kit 'tpcc' runs in procedures or client"),
         ('[workload]\nscript = "tpcb-like"\nmode = "client"\n', "this phase runs no kit"),
         ('[workload]\nkit = "tpcc"\nscript = "tpcb-like"\n', "give kit, script(s) or operation"),
         ('[dataset]\nscale = 20000\n[workload]\nkit = "tpcc"\n', "at most 10,000"),
+        ('[dataset]\nscale = 500\n[workload]\nkit = "tpce"\n',
+         "customers as its scale, at least 1,000"),
+        ('[dataset]\nscale = 1500\n[workload]\nkit = "tpce"\n', "a multiple of 1,000"),
         ('[workload]\nkit = "tpcc"\n[[phases]]\nname = "a"\n[[phases]]\nname = "b"\n'
          'script = "tpcb-like"\n', "every phase runs it"),
         ('[workload]\nscript = "tpcb-like"\n[matrix]\nmode = ["client"]\n',

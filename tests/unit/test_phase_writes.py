@@ -22,10 +22,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 CAT18 = settings.catalog_from_rows(json.loads((DATA / "pg_settings_18.json").read_text()))
 
 
-def phase_of(tmp_path: Path, workload: str, script: str | None = None) -> dict:
+def phase_of(tmp_path: Path, workload: str, script: str | None = None, head: str = "") -> dict:
     if script is not None:
         (tmp_path / "s.sql").write_text(script)
-    doc = tomllib.loads(f'name = "w"\n[workload]\n{workload}\n')
+    doc = tomllib.loads(f'name = "w"\n{head}[workload]\n{workload}\n')
     (point,) = expand_points(campaign.parse(doc, default_name="w", base_dir=tmp_path))
     return asdict(point.phases[0])
 
@@ -56,6 +56,8 @@ def test_each_kind_of_phase_is_judged_by_what_it_runs(tmp_path: Path) -> None:
     mixed = 'scripts = [{file = "s.sql"}, {builtin = "simple-update"}]'
     assert phase_writes(phase_of(tmp_path, mixed, read)) is True
     assert phase_writes(phase_of(tmp_path, 'kit = "tpcc"')) is True
+    tpce = phase_of(tmp_path, 'kit = "tpce"', head="[dataset]\nscale = 1000\n")
+    assert phase_writes(tpce) is True  # its scripts SELECT functions that write
     assert phase_writes(phase_of(tmp_path, 'kit = "ycsb"\nmode = "c"')) is False
     assert phase_writes(phase_of(tmp_path, 'kit = "ycsb"\nmode = "a"')) is True
     sysbench = 'generator = "sysbench"\ntest = "{}"'

@@ -73,7 +73,10 @@ _RUN_METRICS = (
     "rollback_pct",
     "delivery_skipped_pct",
     "inconsistent",
-)  # the last six: a workload kit's (run/metrics.py)
+    "tpse",
+    "tpse_pgbench",
+    "results_idle_pct",
+)  # from nopm on: a workload kit's (run/metrics.py)
 _OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
 _ENV_KEYS = (
     "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",
@@ -186,10 +189,10 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit
+    kit = headline([*a.runs, *b.runs])
     out["figure"] = (
-        "nopm" if a.kind != "run" and headline([*a.runs, *b.runs]) == "nopm"
-        else points.figure_of([*full_a, *full_b])
-    )  # fmt: skip
+        kit if a.kind != "run" and kit != "tps" else points.figure_of([*full_a, *full_b])
+    )
     return out
 
 
@@ -276,12 +279,12 @@ def headline(runs: Sequence[RunRow]) -> str:
     """What points are judged on (``points.figure_of``, as every view judges them): a
     workload kit's NOPM when every ok run of both sides has one (``kit = "tpcc"``), else TPS
     (MB/s for maintenance operations)."""
-    return "nopm" if points.figure_of(runs) == "NOPM" else "tps"
+    return points.KIT_HEADLINES.get(points.figure_of(runs), "tps")
 
 
 def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
-    if figure == "nopm":
-        return [float(r.metrics["nopm"]) for r in runs if r.ok and "nopm" in r.metrics]
+    if figure != "tps":  # a kit's headline (nopm, tpse)
+        return [float(r.metrics[figure]) for r in runs if r.ok and figure in r.metrics]
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 
 
@@ -316,7 +319,7 @@ def compare_points(
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
     if family is not None and figure == family_figure:
-        on = "NOPM" if figure == "nopm" else "tps"
+        on = next((k for k, v in points.KIT_HEADLINES.items() if v == figure), "tps")
         ours = (points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on))
         rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
         diff = differences.measure(

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pglab.analysis import history
+from pglab.analysis.points import KIT_HEADLINES, figure_of
 from pglab.analysis.points import effect_of as campaign_effect
-from pglab.analysis.points import figure_of
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.rows import RunRow
@@ -81,7 +81,7 @@ def default_figure(executions: Sequence[Execution]) -> str:
     view (``points.figure_of``): ``nopm`` for the TPC-C-like kit's runs, else ``tps`` (which
     holds MB/s, QphH... for the other kinds)."""
     runs = [r for e in executions for r in e.runs]
-    return "nopm" if figure_of(runs) == "NOPM" else "tps"
+    return KIT_HEADLINES.get(figure_of(runs), "tps")
 
 
 def executions_of(store: Store, name: str) -> list[Execution]:

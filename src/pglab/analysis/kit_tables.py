@@ -1,6 +1,7 @@
 """A workload kit's own tables of a phase, in words for ``pglab show RUN``: what it counted
 during the pgbench run (``kit_load.COUNTERS_TABLE``: TPC-C's orders written and Delivery's
-skipped districts) and its consistency conditions after it (``kit_load.CONSISTENCY_TABLE``)."""
+skipped districts; TPC-E's trades completed and its queues) and its consistency conditions
+after it (``kit_load.CONSISTENCY_TABLE``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from pglab.records import TableJson
 COUNTED = {  # a counter's name -> what its increase is, said after the number
     "orders": "orders written (the sum of D_NEXT_O_ID: NOPM's count)",
     "delivery_skips": "of Delivery's districts skipped (no undelivered order)",
+    "trades": "trades completed (the sum of B_NUM_TRADES: tpsE's count)",
+    "results_idle": "Trade-Results that found the market's queue empty",
+    "trade_ids": "trade ids taken (Trade-Orders, rolled back ones too)",
+    "submitted": "more trades waiting in the market's queue",
+    "pending": "more limit orders pending",
 }
 
 

@@ -114,15 +114,22 @@ def axis_name(axis: str) -> str:
     return AXIS_SHORT.get(name, name)
 
 
+# a workload kit's headline figure -> the run metric that holds it (TPC-C's New-Orders per
+# minute, TPC-E's Trade-Results per second)
+KIT_HEADLINES = {"NOPM": "nopm", "tpsE": "tpse"}
+
+
 def figure_of(runs: Sequence[RunRow]) -> str:
     """What the runs' headline figure is, the one their points are judged on in every view:
     "NOPM" when every ok run has a workload kit's New-Orders per minute (``kit = "tpcc"``: its
-    ``nopm`` metric), else their ``tps``: "MB/s" when their measured phases are maintenance
+    ``nopm`` metric), "tpsE" when every one has the TPC-E-like kit's ``tpse``, else their
+    ``tps``: "MB/s" when their measured phases are maintenance
     operations (a run's are all one kind or all the other), "QphH" when they are TPC-H-like
     power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
     ok = [r for r in runs if r.ok]
-    if ok and all("nopm" in r.metrics for r in ok):
-        return "NOPM"
+    for figure, metric in KIT_HEADLINES.items():
+        if ok and all(metric in r.metrics for r in ok):
+            return figure
     kinds = {figure_of_run(r.metrics) for r in ok}
     if kinds and kinds <= {"QphH", "QthH"}:  # power, or throughput's streams
         return "QthH" if kinds == {"QthH"} else "QphH"
@@ -134,8 +141,8 @@ def figure_value(run: RunRow, figure: str) -> float | None:
     other figures); None for a failed run or one without it."""
     if not run.ok:
         return None
-    if figure == "NOPM":
-        return run.metrics.get("nopm")
+    if figure in KIT_HEADLINES:
+        return run.metrics.get(KIT_HEADLINES[figure])
     return None if run.tps is None else float(run.tps)
 
 

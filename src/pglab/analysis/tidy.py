@@ -108,6 +108,9 @@ NAMES = tuple(c.name for c in COLUMNS)
 KIT_COLUMNS = (
     Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),
     Column("nopm_pgbench", "TPC-C: NOPM from pgbench's per-script count (nopm: orders written)"),
+    Column("tpse", "the TPC-E-like kit's headline: tpsE-like, trades completed per second"),
+    Column("tpse_pgbench", "TPC-E: pgbench's Trade-Results per second (empty-queue ones too)"),
+    Column("results_idle_pct", "TPC-E: Trade-Results that found the market's queue empty, %"),
     Column("tpm", "a workload kit's transactions per minute, all types (TPS × 60)"),
     Column("rollback_pct", "a kit's headline transactions rolled back by design, % (TPC-C: 1)"),
     Column("delivery_skipped_pct", "TPC-C: Delivery's districts skipped (no order to deliver), %"),

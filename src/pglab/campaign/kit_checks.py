@@ -35,6 +35,9 @@ def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
                 bound = kit.max_scale if scale > kit.max_scale else kit.min_scale
                 p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
                       f"scale, {said} {bound:,g}")  # fmt: skip
+            elif isinstance(scale, int | float) and kit.scale_step > 1 and scale % kit.scale_step:
+                p.add(where, f"scale = {scale}: kit {kit.name!r} loads {kit.scale_what} in "
+                      f"{kit.unit_what}: a multiple of {kit.scale_step:,}")  # fmt: skip
     if not kits:
         for scale in scales:
             if isinstance(scale, float):

@@ -28,7 +28,7 @@ def phase_writes(phase: Mapping[str, Any]) -> bool | None:
     if phase.get("operation"):
         return None  # an operation's own figures; no TPS a checkpoint sways
     kit = phase.get("kit")
-    if kit == "tpcc":
+    if kit in ("tpcc", "tpce"):  # their transactions are functions that write
         return True
     if kit == "ycsb":
         return phase.get("mode") != "c"

@@ -241,7 +241,7 @@ def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
     effect = reasons[0][1].effect_pct if reasons else DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for _, c in reasons if c.equivalence_pct), effect)
-    log_of = {"tps": "TPS", "nopm": "NOPM"}.get(figure, figure)
+    log_of = {"tps": "TPS", "nopm": "NOPM", "tpse": "tpsE"}.get(figure, figure)
     tests = verdicts.methods_text([c for _, c in reasons])
     console.print(
         f"verdict: + / - significant (log {log_of}: {tests}"

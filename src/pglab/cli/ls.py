@@ -76,9 +76,9 @@ def run(where: Where, campaign: str | None = None, campaigns: bool = False,
 
 
 def _figure_column(runs: list[RunRow]) -> fmt.Column:
-    """The runs' headline figure (``points.figure_of``): "tps", "NOPM" of a TPC-C-like kit, or
-    "MB/s" for maintenance operations; runs of several kinds (every campaign's) have a
-    "figure" column, each value with its unit."""
+    """The runs' headline figure (``points.figure_of``): "tps", "NOPM" of a TPC-C-like kit,
+    "tpsE" of a TPC-E-like one, or "MB/s" for maintenance operations; runs of several kinds
+    (every campaign's) have a "figure" column, each value with its unit."""
     figure = {r.id: points.figure_of([r]) for r in runs if r.ok}  # each run's, once
     kinds = set(figure.values())
 

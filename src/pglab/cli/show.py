@@ -198,7 +198,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
     labels, shared = fmt.point_labels([(r.point, r.variant, r.axes) for r in rows])
-    pivot = _pivot(rows)
+    pivot = _pivot(rows, points.figure_of(runs))
     if pivot is not None:
         _print_fitted(pivot, wide)
     if over := cores.over_cores(runs):
@@ -324,8 +324,9 @@ def _print_fitted(table: Table, wide: bool) -> None:
                   soft_wrap=True)  # fmt: skip
 
 
-def _pivot(rows: list[PointRow]) -> Table | None:
-    """Seed-003 style: a row per (variant, other axes), a column per client count, median TPS;
+def _pivot(rows: list[PointRow], figure: str = "tps") -> Table | None:
+    """Seed-003 style: a row per (variant, other axes), a column per client count, the median
+    of the points' figure (TPS, a kit's NOPM or tpsE);
     rows labelled by what differs besides the clients (the variant's name where nothing does:
     one variant over the clients alone is one row)."""
     cells: dict[str, dict[int, float | None]] = {}
@@ -346,7 +347,8 @@ def _pivot(rows: list[PointRow]) -> Table | None:
         columns.append((f"{c} client{'s' if c != 1 else ''}", "right",
                         [f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–"
                          for by_c in cells.values()]))  # fmt: skip
-    return fmt.table("median TPS by clients", columns, console.width)
+    said = "TPS" if figure == "tps" else figure
+    return fmt.table(f"median {said} by clients", columns, console.width)
 
 
 def _cores_table(

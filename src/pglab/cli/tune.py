@@ -59,7 +59,9 @@ def add_parser(
 
 
 def unit(objective: str) -> str:
-    return {"p99": "ms p99", "nopm": "nopm", "geomean": "s geomean"}.get(objective, "tps")
+    return {"p99": "ms p99", "nopm": "nopm", "geomean": "s geomean", "tpse": "tpse"}.get(
+        objective, "tps"
+    )
 
 
 def settings_text(values: dict[str, str]) -> str:

@@ -26,7 +26,8 @@ from pglab.postgres.dataset import ycsb_record_ratio
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
 # per unit, 2 CPUs (tpch: per scale factor, generating, COPY, keys and ANALYZE)
-KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6, "tpch": 120.0}
+KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6, "tpch": 120.0,
+                        "tpce": 0.03}  # fmt: skip
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 

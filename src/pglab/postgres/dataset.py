@@ -49,9 +49,10 @@ INIT_WAL_MAX_BYTES = 1088 * MIB
 # sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes); ycsb:
 # per record (ten fields of 100 characters, its key)
 # tpch: per scale factor (about 1 GB of rows, their keys and indexes; COPY's WAL)
+# tpce: per customer (1,000 customers: 1.1 million rows, 261 MiB with their keys and indexes)
 KIT_BYTES = {
     "tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250),
-    "tpch": (1600 * MIB, 1200 * MIB),
+    "tpch": (1600 * MIB, 1200 * MIB), "tpce": (275_000, 300_000),
 }  # fmt: skip
 
 

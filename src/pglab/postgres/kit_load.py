@@ -93,6 +93,10 @@ def load(
         from pglab.postgres import tpch_load  # it imports this module
 
         return tpch_load.load(connect, spec.scale, on_status, jobs)
+    if spec.kit == "tpce":  # pglab's generator's rows by COPY: its own loader
+        from pglab.postgres import tpce_load  # it imports this module
+
+        return tpce_load.load(connect, spec.scale, on_status, jobs)
     if spec.kit == "sysbench":
         return _sysbench_prepare(connect, spec, on_status, jobs)
     kit = KITS[spec.kit]

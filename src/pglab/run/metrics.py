@@ -119,7 +119,7 @@ def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         kit = kit_of.get(ph.name)
         if kit is None:
             continue
-        figs = _kit_figures(KITS[kit].headline, ph)
+        figs = _tpce_figures(ph) if kit == "tpce" else _kit_figures(KITS[kit].headline, ph)
         by_name.setdefault(ph.name, []).append(figs)
         if ph.measured:
             measured.append(figs)
@@ -151,6 +151,35 @@ def _kit_figures(headline: str | None, ph: PhaseResult) -> dict[str, float]:
     if "delivery_skips" in counted and delivery is not None and delivery.transactions:
         districts = 10 * delivery.transactions  # each Delivery delivers or skips ten
         figs["delivery_skipped_pct"] = 100 * counted["delivery_skips"] / districts
+    check = ph.tables.get(CONSISTENCY_TABLE)
+    if check is not None:
+        figs["inconsistent"] = float(sum(1 for row in check["rows"] if row[2]))
+    return figs
+
+
+def _tpce_figures(ph: PhaseResult) -> dict[str, float]:
+    """The TPC-E-like kit's figures of a phase: ``tpse`` (tpsE-like: the trades completed during
+    pgbench's run, from the brokers' B_NUM_TRADES read just before and after it, over pgbench's
+    measured time; from pgbench's count of Trade-Results that found a trade where a phase has no
+    counters), ``tpse_pgbench`` (pgbench's per-script TPS of Trade-Result, those that found the
+    market's queue empty included), the share of Trade-Orders rolled back by design (%, about
+    1), the share of Trade-Results that found the queue empty (``results_idle_pct``), and the
+    consistency conditions broken after the phase."""
+    by_stem = {script_stem(s.name): s for s in ph.report.scripts}
+    figs: dict[str, float] = {}
+    result = by_stem.get("trade_result")
+    ordered, rolled = by_stem.get("trade_order"), by_stem.get("trade_order_rollback")
+    seconds = ph.report.transactions / ph.report.tps if ph.report.tps > 0 else 0.0
+    counted = _counted(ph)
+    if result is not None:
+        figs["tpse"] = figs["tpse_pgbench"] = result.tps or 0.0
+        if "results_idle" in counted and result.transactions:
+            figs["results_idle_pct"] = 100 * counted["results_idle"] / result.transactions
+    if "trades" in counted and seconds > 0:
+        figs["tpse"] = counted["trades"] / seconds
+    tried = (ordered.transactions if ordered else 0) + (rolled.transactions if rolled else 0)
+    if tried:
+        figs["rollback_pct"] = 100 * (rolled.transactions if rolled else 0) / tried
     check = ph.tables.get(CONSISTENCY_TABLE)
     if check is not None:
         figs["inconsistent"] = float(sum(1 for row in check["rows"] if row[2]))

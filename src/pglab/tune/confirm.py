@@ -157,7 +157,8 @@ def decide(objective: str, values: Mapping[str, Sequence[float]],
     assert win.comparison is not None
     won: Comparison = win.comparison
     ci = f" (95% CI {won.ci_low:+.1f}% to {won.ci_high:+.1f}%)" if won.ci_low is not None else ""
-    what = {"p99": "p99 latency", "nopm": "NOPM", "geomean": "geometric mean"}.get(objective, "TPS")
+    what = {"p99": "p99 latency", "nopm": "NOPM", "geomean": "geometric mean",
+            "tpse": "tpsE"}.get(objective, "TPS")  # fmt: skip
     p = f", Holm p = {won.p_holm:.2g}" if won.p_holm is not None else ""
     text = (f"{win.label} is significantly better than the defaults: {what} "
             f"{won.delta_pct:+.1f}%{ci}{p}")  # fmt: skip

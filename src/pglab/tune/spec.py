@@ -44,7 +44,8 @@ from pglab.jsonish import TomlTable
 
 LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
 # the run metric each objective is (tps: the run's own)
-OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomean_s"}
+OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomean_s",
+                     "tpse": "tpse"}  # fmt: skip
 
 
 def objective_value(objective: str, tps: float | None, metrics: dict[str, float]) -> float | None:
@@ -237,6 +238,12 @@ def parse(
             'objective = "geomean" is the TPC-H-like power run\'s figure (the geometric mean '
             "of its queries' seconds), but the file's phases run no kit = \"tpch\"",
             hint='add kit = "tpch" to [workload], or use objective = "tps"',
+        )
+    if spec.objective == "tpse" and not any(ph.kit == "tpce" for ph in camp.variants[0].phases):
+        raise CampaignError(
+            'objective = "tpse" is the TPC-E-like kit\'s figure (Trade-Results per second), but '
+            'the file\'s phases run no kit = "tpce"',
+            hint='add kit = "tpce" to [workload], or use objective = "tps"',
         )
     if spec.objective == "nopm" and not any(ph.kit for ph in camp.variants[0].phases):
         raise CampaignError(

@@ -72,6 +72,7 @@ class Kit:
     unit_size: int = 1  # units of the scale per loading unit (YCSB: 100,000 records)
     unit_what: str = ""
     min_scale: float = 1  # below 1: a fractional scale (TPC-H's scale factors 0.01, 0.1)
+    scale_step: int = 1  # the scale is a multiple of it (TPC-E's load unit: 1,000 customers)
     # the SQL files run again on the run's database before its phases: what a dataset made by an
     # older pglab must get of this one's (TPC-C's transactions as functions, Delivery's table)
     refresh: tuple[str, ...] = ()
@@ -188,7 +189,38 @@ TPCH = Kit(
     setup=(),
     min_scale=0.01,
 )
-KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB, TPCH)}
+# TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
+# generator (postgres/tpce_rows.py, postgres/tpce_load.py); the ten transactions of clause 3 in
+# the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design)
+TPCE = Kit(
+    name="tpce",
+    modes=("procedures",),
+    mix=(
+        ("broker_volume", 490),
+        ("customer_position", 1300),
+        ("market_feed", 100),
+        ("market_watch", 1800),
+        ("security_detail", 1400),
+        ("trade_lookup", 800),
+        ("trade_order", 1000),
+        ("trade_order_rollback", 10),
+        ("trade_result", 1000),
+        ("trade_status", 1900),
+        ("trade_update", 200),
+    ),
+    scale_what="customers",
+    max_scale=1_000_000,  # [dataset] scale's own limit
+    since=11,
+    needs="pgbench's \\if and CASE expressions",
+    headline=None,  # its figure is tpsE-like, Trade-Results per second (run/metrics)
+    setup=("schema", "procedures"),
+    refresh=("procedures",),
+    unit_size=1000,
+    unit_what="units of 1,000 customers",
+    min_scale=1000,
+    scale_step=1000,
+)
+KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB, TPCH, TPCE)}
 # how a YCSB workload picks its keys (its requestdistribution): pgbench -D distribution=N
 DISTRIBUTIONS = ("zipfian", "uniform", "latest")
 MODES = tuple(dict.fromkeys(m for k in KITS.values() for m in k.modes))
@@ -200,6 +232,17 @@ TRANSACTION_TYPES = {
     "order_status": "Order-Status",
     "delivery": "Delivery",
     "stock_level": "Stock-Level",
+    "broker_volume": "Broker-Volume",
+    "customer_position": "Customer-Position",
+    "market_feed": "Market-Feed",
+    "market_watch": "Market-Watch",
+    "security_detail": "Security-Detail",
+    "trade_lookup": "Trade-Lookup",
+    "trade_order": "Trade-Order",
+    "trade_order_rollback": "Trade-Order (rolled back)",
+    "trade_result": "Trade-Result",
+    "trade_status": "Trade-Status",
+    "trade_update": "Trade-Update",
 }
 
 

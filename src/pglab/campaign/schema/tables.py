@@ -182,12 +182,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
         commented=True, axis=False),
     Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
-        "[dataset] scale), ycsb (records = scale) or tpch (TPC-H-like power run, scale factor = "
-        "scale)", '"tpcc"',
+        "[dataset] scale), ycsb (records = scale), tpch (TPC-H-like power run, scale factor = "
+        "scale) or tpce (TPC-E-like, customers = scale, a multiple of 1,000)", '"tpcc"',
         default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
     Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
         "(its statements from pgbench); ycsb: the workload, a to f; tpch: power or throughput "
-        "(clients = its streams)", '"procedures"',
+        "(clients = its streams); tpce: procedures", '"procedures"',
         default_doc="the kit's first", choices=MODES, commented=True),
     Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
         default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),

@@ -1,0 +1,135 @@
+"""``kit = "tpce"``: pglab's TPC-E-like kit loaded (1,000 customers, its smallest scale) and run
+on PostgreSQL 18 (embedded) and Debian's 15: every transaction type executed, the mix within a
+point of the specification's, 1% of Trade-Orders rolled back, tpsE-like from the trades the
+brokers counted, the consistency conditions holding after the phase, and what ``pglab show``
+says of it (tpsE-like, each type's figures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pglab.analysis import scripts
+from pglab.campaign.kits import TPCE, script_stem
+from pglab.cli import main
+from pglab.lab import Lab
+from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
+from pglab.store import open_store
+
+pytestmark = pytest.mark.integration
+
+PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
+# one thread and a fixed seed: pgbench picks the same scripts run after run, so the mix
+# measured is the same each time (8,000 transactions put 19% within ±0.44 points, 1 SD)
+WORKLOAD = """
+[dataset]
+scale = 1000
+[workload]
+kit = "tpce"
+clients = 4
+threads = 1
+transactions = 2000
+random_seed = 11
+"""
+TRANSACTIONS = 8000
+MIX = {stem: weight / 100 for stem, weight in TPCE.mix} if isinstance(TPCE.mix, tuple) else {}
+
+
+def cli(*args: str, lab: Lab, store: Path) -> int:
+    return main([*args, "--lab-dir", str(lab.home), "--store", str(store)])
+
+
+@pytest.fixture(scope="module")
+def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
+    """One campaign: the kit on PostgreSQL 18 and 15 (a dataset loaded for each)."""
+    if not PG15.exists():
+        pytest.skip("Debian's postgresql-15 is not installed")
+    tmp = tmp_path_factory.mktemp("tpce")
+    path = tmp / "tpce.toml"
+    path.write_text(f'name = "tpce"\n[variants.pg18]\n[variants.pg15.server]\n'
+                    f'source = "bindir"\nbindir = "{PG15}"\n{WORKLOAD}')  # fmt: skip
+    store = tmp / "r.sqlite"
+    assert cli("run", str(path), lab=lab, store=store) == 0
+    with open_store(str(store)) as s:
+        runs = [s.get_run(row.id) for row in s.list_runs("tpce")]
+    return {"store": store, "runs": runs}
+
+
+def check_tpce_run(run: Any) -> None:
+    assert run is not None and run.ok, run and run.error
+    assert run.metrics["inconsistent"] == 0
+    (phase,) = run.phases
+    tables = run.series[str(phase.idx)]
+    rows = tables[CONSISTENCY_TABLE]["rows"]
+    assert [r[0] for r in rows] == list(range(1, 11)) and all(r[2] == 0 for r in rows), rows
+    counts = {script_stem(s.script): s.transactions or 0 for s in scripts.phase_scripts(phase)}
+    assert sum(counts.values()) == phase.transactions == TRANSACTIONS and not phase.failed
+    assert set(counts) == set(MIX) and all(counts.values()), counts  # every type ran
+    for name, pct in MIX.items():
+        assert abs(100 * counts[name] / TRANSACTIONS - pct) <= 1.0, (name, counts)
+    # 1 in 100 Trade-Orders rolls back: ~8 of ~800 here
+    assert 0.2 <= run.metrics["rollback_pct"] <= 3.0
+    # tpsE-like from the trades completed (the brokers' counts), over pgbench's measured time;
+    # every Trade-Result that found a trade completed one
+    counted = {r[0]: r[2] - r[1] for r in tables[COUNTERS_TABLE]["rows"]}
+    assert counted["trades"] + counted["results_idle"] == counts["trade_result"]
+    assert counted["trades"] > 0.9 * counts["trade_result"]
+    minutes = phase.transactions / phase.tps / 60
+    assert run.metrics["tpse"] == pytest.approx(counted["trades"] / minutes / 60)
+    # the trades ordered: each committed or rolled back Trade-Order took an id
+    assert counted["trade_ids"] == counts["trade_order"] + counts["trade_order_rollback"]
+    assert run.metrics["tpse_pgbench"] >= run.metrics["tpse"] * (1 - 1e-6) > 0  # pgbench rounds
+
+
+def test_tpce_runs_on_18_and_15(made: dict[str, Any]) -> None:
+    runs = made["runs"]
+    assert sorted(r.variant for r in runs) == ["pg15", "pg18"]
+    for run in runs:
+        check_tpce_run(run)
+        argv = run.phases[0].argv
+        assert "-D" in argv and argv[argv.index("-D") + 1] == "customers=1000" and "-n" in argv
+        versions = run.fingerprint["server_version"]
+        assert versions.startswith("15" if run.variant == "pg15" else "18")
+
+
+def test_show_says_tpse_and_each_types_figures(made: dict[str, Any], lab: Lab, capsys) -> None:
+    store = made["store"]
+    assert cli("show", "tpce", lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert "tpsE" in out, out  # the points' headline column: "median tpsE" (figure_of)
+    run = made["runs"][0]
+    assert cli("show", str(run.id), lab=lab, store=store) == 0
+    out = capsys.readouterr().out
+    assert f"tpse = {run.metrics['tpse']:,.1f}" in out
+    assert all(f"{stem}.sql" in out for stem in MIX) and "p95 ms" in out
+    assert "consistency: 10 of 10 conditions hold" in out
+    assert "trades completed (the sum of B_NUM_TRADES: tpsE's count)" in out
+
+
+@pytest.mark.usefixtures("password")
+def test_tpce_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
+    """The kit loaded into pglab's database on a server the tests started, as its role over
+    TCP, and run there: the same checks as on a server pglab makes."""
+    path = tmp_path / "existing.toml"
+    path.write_text(f'name = "tpce-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
+                    f'database = "pglab_tpce"\n{WORKLOAD}')  # fmt: skip
+    store = tmp_path / "r.sqlite"
+    try:
+        assert cli("run", str(path), lab=lab, store=store) == 0
+        with open_store(str(store)) as s:
+            (run,) = [s.get_run(row.id) for row in s.list_runs("tpce-existing")]
+        check_tpce_run(run)
+        with outside_server.admin("pglab_tpce") as conn:  # the kit's tables, in its database
+            (n,) = conn.execute("SELECT count(*) FROM customer").fetchone()
+        assert n == 1000
+    finally:
+        outside_server.drop_database("pglab_tpce")
+
+
+@pytest.fixture
+def password(monkeypatch):
+    from helpers.existing_server import BENCH_PASSWORD
+
+    monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
