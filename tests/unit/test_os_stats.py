@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pglab.telemetry import os_stats
@@ -50,7 +52,10 @@ def test_meminfo_in_mib() -> None:
 
 
 def test_summary_flags_a_client_bound_run_and_leaves_missing_data_out() -> None:
-    procs = Table(list(os_stats.PROCS_COLUMNS), [[1.0, 95.0, 80.0], [2.0, 97.0, 85.0]])
+    # a run stored before the others' CPU was kept: no such figure, never a zero
+    procs = Table(
+        ["t", "pgbench_cpu_pct", "postgres_cpu_pct"], [[1.0, 95.0, 80.0], [2.0, 97.0, 85.0]]
+    )
     got = os_stats.summarize({"os.procs": procs})
     assert got == {"pgbench_cpu_pct": 96.0, "postgres_cpu_pct": 82.5, "client_bound": 1.0}
     procs.rows = [[1.0, 40.0, 150.0]]
@@ -92,3 +97,23 @@ def test_a_process_tree_and_its_cpu_from_proc_files(tmp_path) -> None:
             assert abs(mine - (me.user + me.system)) < 0.05
         finally:
             child.kill()
+
+
+def test_others_cpu_leaves_out_ours_their_descendants_and_kernel_threads() -> None:
+    # pid: (parent, CPU seconds); 100 is pglab, 200 the postmaster, 2 kthreadd
+    before = {100: (1, 5.0), 101: (100, 1.0), 200: (1, 3.0), 201: (200, 0.0), 300: (1, 10.0),
+              2: (0, 0.0), 3: (2, 1.0)}  # fmt: skip
+    after = {100: (1, 5.5), 101: (100, 1.9), 200: (1, 3.1), 201: (200, 0.8), 300: (1, 10.9),
+             2: (0, 0.0), 3: (2, 1.5), 400: (300, 0.3), 202: (200, 0.2)}  # fmt: skip
+    # the neighbour 300 (0.9 s) and its child 400, new in the interval (0.3 s): 120% of a core
+    got = os_stats.others_cpu(1.0, before, after, [100, 200])
+    assert got == pytest.approx(120.0)
+    assert os_stats.others_cpu(2.0, before, after, [100, 200, 300]) == 0.0
+
+
+def test_scan_processes_reads_this_process() -> None:
+    import os
+
+    found = os_stats.scan_processes(Path("/proc"))
+    parent, cpu = found[os.getpid()]
+    assert parent == os.getppid() and cpu > 0
