@@ -67,3 +67,15 @@ def test_every_rule_has_a_name_a_floor_and_wait_events_read_in_any_case() -> Non
     assert evidence.rule_of("wait:CPU:running").name == "running on CPU"
     assert isinstance(evidence.items({}, {}, paired=True), list)
     assert Item.__doc__
+
+
+def test_a_fall_of_others_cpu_is_ranked_as_any_other_figure() -> None:
+    # the server took CPU back from the others on a machine whose CPUs are all in use
+    a = [
+        {"others_cpu_pct": 150.0 + e, "wait:IO:WALSync": 0.7 + e / 100, "wait:CPU:running": 1.0}
+        for e in (0, 4, -3, 1)
+    ]
+    b = [{"others_cpu_pct": 110.0 + e, "wait:CPU:running": 1.0} for e in (0, 5, -5, 2)]
+    found = evidence.items(*_sides(a, b), paired=True)
+    assert [i.key for i in found] == ["wait:IO:WALSync", "others_cpu_pct"]
+    assert not found[1].outside

@@ -13,14 +13,15 @@ Each figure is compared as the runs allow it, with the tests the comparison of T
 has no log): **paired** by round when both sides are points of one interleaved campaign with
 ``MIN_OWN_ROUNDS`` rounds in common (drift a round shares cancels), else **Welch**. An item is
 evidence when its 95% interval excludes zero and it moved at least its rule's ``floor`` (a
-difference too small to say anything). Items from outside the run (another process's CPU, the
-hypervisor's steal: the run cannot have caused them) come first; the others are ranked by how
-much they moved relative to their size (|Δ| over the larger of the two means, to a tenth: 1 for
-a wait that vanished or appeared), then relative to their noise (|Δ| / standard error). Ranked
-by noise alone, everything that merely follows the throughput (CPU time, WAL per second, the
-sessions freed from a wait now running) moves as surely as its cause, and which comes first is
-chance; the cause is what appeared or vanished. Counts that would follow the throughput are
-per transaction.
+difference too small to say anything). A rise from outside the run (another process's CPU, the
+hypervisor's steal: the run cannot have caused it) comes first (a fall can be the run's doing:
+on a machine whose CPUs are all in use, a server that waits less takes CPU back from others);
+the others are ranked by how much they moved relative to their size (|Δ| over the larger of the
+two means, to a tenth: 1 for a wait that vanished or appeared), then relative to their noise
+(|Δ| / standard error). Ranked by noise alone, everything that merely follows the throughput
+(CPU time, WAL per second, the sessions freed from a wait now running) moves as surely as its
+cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
+would follow the throughput are per transaction.
 
 The rules (``RULES``) are data: a figure's name, unit, floor and what its rise or fall says.
 Pure functions on stored runs; ``compare_targets`` reads the runs from the store.
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pglab.analysis import points
-from pglab.rows import RunRow, StoredRun
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
 from pglab.telemetry import checkpoints as checkpoint_log
@@ -64,7 +65,9 @@ class Rule:
     floor: float
     up: str = ""
     down: str = ""
-    outside: bool = False  # what the run cannot have caused (another process, the hypervisor)
+    # what the run cannot have caused when it rises (another process's CPU, the hypervisor's):
+    # a fall can be the run's doing, on a machine whose CPUs are all in use (zero-sum)
+    outside: bool = False
 
 
 # figures measured on every run (waits have WAIT_RULE, and a few events their words below)
@@ -128,7 +131,7 @@ class Item:
     p_value: float
     method: str  # "paired" or "welch"
     relative: float  # |Δ| / max(|a|, |b|): 1 when it appeared or vanished
-    outside: bool  # from outside the run (``Rule.outside``): ranked first
+    outside: bool  # a rise from outside the run (``Rule.outside``): ranked first
     t: float  # |Δ| / its standard error
     says: str  # what the change says ("" for nothing)
 
@@ -274,7 +277,7 @@ def items(
 
 
 def rank(found: Sequence[Item]) -> list[Item]:
-    """What came from outside the run first (the run cannot have caused it), then the most
+    """A rise from outside the run first (the run cannot have caused it), then the most
     moved relative to its size (to a tenth), then relative to its noise."""
     return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1), -i.t, i.key))
 
@@ -293,7 +296,8 @@ def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool
     return Item(
         key=key, name=rule.name, unit=rule.unit, a=ma, b=mb, delta=diff.diff, ci_low=low,
         ci_high=high, p_value=p, method=diff.method,
-        relative=min(1.0, abs(diff.diff) / size) if size else 0.0, outside=rule.outside,
+        relative=min(1.0, abs(diff.diff) / size) if size else 0.0,
+        outside=rule.outside and diff.diff > 0,
         t=abs(diff.diff) / diff.se if diff.se else math.inf,
         says=rule.up if diff.diff > 0 else rule.down,
     )  # fmt: skip
@@ -365,10 +369,16 @@ def _interleaved(store: Store, campaign: str) -> bool:
     return points.blocked_of(store.get_campaign(campaign))
 
 
-def busy_machine(run: StoredRun) -> float | None:
-    """The CPU, % of a core, that other processes than the server, the load generator and pglab
-    used while the run's measured phases ran (None when not recorded)."""
-    return run_measures(run).get("others_cpu_pct")
-
-
-BUSY_MACHINE_PCT = os_stats.BUSY_MACHINE_PCT
+def busy(phases: Sequence[PhaseRow], series: Series) -> list[str]:
+    """The "busy machine" warning of a run: the first measured phase in which processes other
+    than the server, the load generator and pglab used more than ``BUSY_MACHINE_PCT`` of a core
+    (what ``os_stats`` keeps as ``others_cpu_pct``; runs stored before it have none)."""
+    for ph in phases:
+        used = os_stats.summarize(tables_of(series.get(str(ph.idx), {}))).get("others_cpu_pct")
+        if ph.measured and used is not None and used > os_stats.BUSY_MACHINE_PCT:
+            return [
+                f"busy machine: other processes used {used:.0f}% of a core in phase "
+                f"{ph.name} (neither the server, {ph.client} nor pglab): they took CPU from the "
+                "run; measure on a machine of its own, or compare runs made side by side"
+            ]
+    return []

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
-from pglab.analysis import profiles, verdicts
+from pglab.analysis import evidence, profiles, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -88,9 +88,13 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         result = comparing.compare_targets(store, a, b)
         pairs = [] if result["kind"] == "runs" else result["pairs"]
         diffs = profiles.compare_targets(store, a, b, pairs)
-    if as_json:  # the comparison as it is, then the profiles' changes
+        why = evidence.compare_targets(store, a, b, pairs)
+    if as_json:  # the comparison as it is, then the profiles' changes and the evidence
         profile = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
-        print(json.dumps({**result, "profile": profile}, indent=2, default=_jsonable))
+        moved = [{"pair": t, "items": [{**asdict(i), "text": i.text} for i in items]}
+                 for t, items in why]  # fmt: skip
+        print(json.dumps({**result, "profile": profile, "evidence": moved}, indent=2,
+                         default=_jsonable))  # fmt: skip
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
@@ -104,6 +108,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
                                 for row in p.get("scripts", [])])  # fmt: skip
         if result["kind"] == "points":
             _print_queries(result.get("queries", []))
+        _print_evidence(why, several)
     _print_storage(result)
     diff = result.get("settings_diff", [])
     if diff:
@@ -118,6 +123,18 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     for title, changes in diffs:  # where both sides have CPU profiles
         profile_view.print_changes(title, changes)
     return 0
+
+
+def _print_evidence(why: list[tuple[str, list[evidence.Item]]], several: bool) -> None:
+    """What moved with each pair's figure, the top few items each (``analysis.evidence``)."""
+    for title, items in why:
+        console.print(f"[bold]why it changed{escape(f' ({title})' if several else '')}[/]: "
+                      "what moved beyond its noise (95% CI), first what came from outside the "
+                      "run, then the most moved relative to its size", soft_wrap=True)  # fmt: skip
+        for item in items[: evidence.TOP]:
+            console.print(f"  {item.text}", markup=False, soft_wrap=True)
+        if len(items) > evidence.TOP:
+            console.print(f"  … and {len(items) - evidence.TOP} more (--json has them all)")
 
 
 def _print_storage(result: CompareResult) -> None:
