@@ -6,9 +6,12 @@
 - A CPU-bound neighbour: a busy loop started by the test (not a child of pglab: a double fork)
   during one campaign and not the other, on the server's CPU (``[os] cpus = 1``) at a higher
   priority; the busy machine (other processes' CPU) ranks first, and ``pglab show`` warns of it
-  on the busy campaign. On its CPU because a machine that other work already keeps busy (a CI
-  runner's other jobs) gives the neighbour the others' share, not the server's: what the others
-  used in all would not change.
+  on the busy campaign. Skipped on a machine other work already keeps busy (a CI runner's other
+  jobs): the neighbour would take the others' share, not the server's, and what the others used
+  in all would not change.
+- The OS sampler tells a neighbour from the server's processes on this machine, busy or not: two
+  samplers side by side, one told the neighbour is a postgres process; their others' CPU
+  differs by what the neighbour used.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +33,8 @@ import pytest
 from pglab.campaign.os_checks import usable_cpus
 from pglab.cli import main
 from pglab.lab import Lab
+from pglab.store import open_store
+from pglab.telemetry.os_stats import OsSampler
 
 pytestmark = pytest.mark.integration
 
@@ -73,10 +79,38 @@ def test_synchronous_commit_off_ranks_the_wal_flush_waits_first(
     (pair,) = found["evidence"]
     first = pair["items"][0]
     assert first["key"].lower() in WAL_FLUSH, pair["items"]
+    with open_store(str(store)) as opened:  # every run kept the others' CPU
+        for row in opened.list_runs("sync"):
+            run = opened.get_run(row.id)
+            assert run is not None and run.ok
+            assert "others_cpu_pct" in run.series["0"]["os.procs"]["columns"]
     assert first["method"] == "paired"  # one interleaved campaign: by round
     assert first["delta"] < 0 and first["ci_high"] < 0 and first["b"] < first["a"] / 4
     assert "why it changed" in found["shown"]
     assert first["text"] in " ".join(found["shown"].split()), found["shown"]
+
+
+def test_the_os_sampler_counts_a_neighbour_among_the_others_and_ours_not(
+    tmp_path: Path, neighbour: int
+) -> None:
+    proc = psutil.Process(neighbour)
+    told = OsSampler([tmp_path], lambda: [], lambda: [neighbour])  # as if it were postgres
+    blind = OsSampler([tmp_path], lambda: [], lambda: [])
+    for sampler in (told, blind):  # each alone, its window inside the one measured around it
+        before, t0 = proc.cpu_times(), time.time()
+        sampler.start(t0)
+        time.sleep(2)
+        sampler.sample(t1 := time.time())
+        after, t2 = proc.cpu_times(), time.time()
+        used = after.user + after.system - before.user - before.system  # CPU seconds
+        outside = t2 - t0 - (t1 - t0)  # the measured window's time outside the sampler's
+        assert used > 0.2  # it ran
+        (row,) = sampler.finish(t2)["os.procs"].rows
+        least = 100 * (used - outside) / (t1 - t0) - 5  # % of a core, at the least
+        if sampler is told:
+            assert least <= row[2] <= 100 * used / (t1 - t0) + 5  # the server's, as told
+        else:
+            assert row[3] >= least  # among the others
 
 
 @pytest.fixture
@@ -105,6 +139,13 @@ def neighbour() -> Iterator[int]:
 def test_a_cpu_bound_neighbour_ranks_the_busy_machine_first(
     tmp_path: Path, lab_home: Path, capsys: pytest.CaptureFixture[str], request, no_leftovers
 ) -> None:
+    busy = psutil.cpu_percent(interval=3) * psutil.cpu_count() / 100  # cores, this one idle
+    if busy > 0.5:
+        pytest.skip(
+            f"the machine is busy with other work ({100 * busy:.0f}% of a core): a neighbour "
+            "would take the others' share of it, not the server's (what the others used in all "
+            "would not change), so no busy machine could be told from the other one"
+        )
     doc = ('name = "{name}"\nrepeats = 4\n[dataset]\nscale = 1\n'
            "[workload]\nclients = 2\nduration = 3\n[os]\ncpus = 1\nclient_cpus = 1\n")  # fmt: skip
     store = tmp_path / "r.sqlite"

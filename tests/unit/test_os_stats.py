@@ -99,21 +99,28 @@ def test_a_process_tree_and_its_cpu_from_proc_files(tmp_path) -> None:
             child.kill()
 
 
-def test_others_cpu_leaves_out_ours_their_descendants_and_kernel_threads() -> None:
-    # pid: (parent, CPU seconds); 100 is pglab, 200 the postmaster, 2 kthreadd
-    before = {100: (1, 5.0), 101: (100, 1.0), 200: (1, 3.0), 201: (200, 0.0), 300: (1, 10.0),
-              2: (0, 0.0), 3: (2, 1.0)}  # fmt: skip
-    after = {100: (1, 5.5), 101: (100, 1.9), 200: (1, 3.1), 201: (200, 0.8), 300: (1, 10.9),
-             2: (0, 0.0), 3: (2, 1.5), 400: (300, 0.3), 202: (200, 0.2)}  # fmt: skip
-    # the neighbour 300 (0.9 s) and its child 400, new in the interval (0.3 s): 120% of a core
-    got = os_stats.others_cpu(1.0, before, after, [100, 200])
-    assert got == pytest.approx(120.0)
-    assert os_stats.others_cpu(2.0, before, after, [100, 200, 300]) == 0.0
+def test_others_cpu_is_the_busy_time_less_ours_their_descendants_and_kernel_threads() -> None:
+    P = os_stats.Proc
+    # 100 is pglab, 200 the postmaster, 2 kthreadd; 300 a neighbour
+    before = {100: P(1, 5.0, 0.0), 101: P(100, 1.0, 0.0), 200: P(1, 3.0, 0.0),
+              201: P(200, 0.5, 0.0), 203: P(200, 0.2, 0.0), 300: P(1, 10.0, 0.0),
+              2: P(0, 0.0, 0.0), 3: P(2, 1.0, 0.0)}  # fmt: skip
+    # in one second: pglab 0.5 and its child 0.9; the postmaster 0.1, a backend 0.3, a new one
+    # 0.2 and one that exited after 0.1 more (reaped: its 0.3 in all in the postmaster's time);
+    # a kernel thread 0.5; the neighbour 0.9 and a child of its that came and went (0.4)
+    after = {100: P(1, 5.5, 0.0), 101: P(100, 1.9, 0.0), 200: P(1, 3.1, 0.3),
+             201: P(200, 0.8, 0.0), 202: P(200, 0.2, 0.0), 300: P(1, 10.9, 0.4),
+             2: P(0, 0.0, 0.0), 3: P(2, 1.5, 0.0)}  # fmt: skip
+    ours = 0.5 + 0.9 + 0.1 + 0.3 + 0.2 + 0.1 + 0.5
+    busy = ours + 0.9 + 0.4
+    got = os_stats.others_cpu(1.0, busy, before, after, [100, 200])
+    assert got == pytest.approx(130.0)
+    assert os_stats.others_cpu(2.0, busy, before, after, [100, 200, 300]) == pytest.approx(0.0)
 
 
 def test_scan_processes_reads_this_process() -> None:
     import os
 
     found = os_stats.scan_processes(Path("/proc"))
-    parent, cpu = found[os.getpid()]
-    assert parent == os.getppid() and cpu > 0
+    me = found[os.getpid()]
+    assert me.ppid == os.getppid() and me.cpu > 0

@@ -365,6 +365,26 @@ def compare_targets(
     return out
 
 
+def of_campaign(
+    store: Store, name: str, rows: Sequence[points.PointRow]
+) -> list[tuple[str, list[Item]]]:
+    """The evidence of each significant comparison (verdict + or −) of a campaign's ``rows``
+    (``points.campaign_rows``, as ``pglab show`` has them) with its baseline: (title, items)."""
+    significant = {r.point for r in rows if r.comparison and r.comparison.verdict in "+-"}
+    if not significant:
+        return []
+    runs = store.list_runs(name)
+    camp = store.get_campaign(name)
+    out = []
+    for base, other in points.compared_labels(runs, camp):
+        if other in significant:
+            a, b = ([r for r in runs if r.label == label] for label in (base, other))
+            found = of_runs(store, a, b, points.blocked_of(camp))
+            if found:
+                out.append((f"{base} → {other}", found))
+    return out
+
+
 def _interleaved(store: Store, campaign: str) -> bool:
     return points.blocked_of(store.get_campaign(campaign))
 
@@ -377,7 +397,7 @@ def busy(phases: Sequence[PhaseRow], series: Series) -> list[str]:
         used = os_stats.summarize(tables_of(series.get(str(ph.idx), {}))).get("others_cpu_pct")
         if ph.measured and used is not None and used > os_stats.BUSY_MACHINE_PCT:
             return [
-                f"busy machine: other processes used {used:.0f}% of a core in phase "
+                f"other processes used {used:.0f}% of a core in phase "
                 f"{ph.name} (neither the server, {ph.client} nor pglab): they took CPU from the "
                 "run; measure on a machine of its own, or compare runs made side by side"
             ]

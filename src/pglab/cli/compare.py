@@ -24,6 +24,7 @@ from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.cli import fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
+from pglab.cli.evidence_view import print_evidence
 
 COMPARE_HELP = """\
 Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
@@ -56,6 +57,13 @@ Where both sides have CPU profiles (pglab run --profile), the functions whose sh
 process kind's samples changed most, the backend's first (10), then each other kind's (3),
 rising then falling, with a 95% interval of the change (2 runs a side); a kind with fewer than
 100 samples on a side, or a function with fewer than 10, is left out (named, not compared).
+Two points or two campaigns: why it changed, what else moved between the sides' runs (each
+wait event in sessions, the busy machine: the CPU of processes that are neither the server,
+the load generator nor pglab; CPU user/system/iowait/steal, disk MB/s, WAL and full-page
+images per transaction, checkpoints, buffers read and hit, client CPU), each with its own Δ and
+95% CI (paired by round in one interleaved campaign, else Welch), those beyond their noise
+only: a rise from outside the run first, then the most moved relative to its size; the top 5
+per pair (--json: all, under "evidence"). docs/guides/explaining-a-difference.md has two cases.
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 
@@ -108,7 +116,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
                                 for row in p.get("scripts", [])])  # fmt: skip
         if result["kind"] == "points":
             _print_queries(result.get("queries", []))
-        _print_evidence(why, several)
+        print_evidence(why, several)
     _print_storage(result)
     diff = result.get("settings_diff", [])
     if diff:
@@ -123,18 +131,6 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
     for title, changes in diffs:  # where both sides have CPU profiles
         profile_view.print_changes(title, changes)
     return 0
-
-
-def _print_evidence(why: list[tuple[str, list[evidence.Item]]], several: bool) -> None:
-    """What moved with each pair's figure, the top few items each (``analysis.evidence``)."""
-    for title, items in why:
-        console.print(f"[bold]why it changed{escape(f' ({title})' if several else '')}[/]: "
-                      "what moved beyond its noise (95% CI), first what came from outside the "
-                      "run, then the most moved relative to its size", soft_wrap=True)  # fmt: skip
-        for item in items[: evidence.TOP]:
-            console.print(f"  {item.text}", markup=False, soft_wrap=True)
-        if len(items) > evidence.TOP:
-            console.print(f"  … and {len(items) - evidence.TOP} more (--json has them all)")
 
 
 def _print_storage(result: CompareResult) -> None:

@@ -35,7 +35,7 @@ SNAPSHOT = (
     'if [ -n "$pm" ]; then for p in "$pm" $(cat /proc/"$pm"/task/*/children 2>/dev/null); '
     'do cat /proc/"$p"/stat 2>/dev/null; done; fi; exit 0'  # a backend may exit as it is read
 )
-BUSY_STATES = ("user", "nice", "system", "irq", "softirq")  # CPU time a process or the kernel used
+BUSY_STATES = ("user", "nice", "system")  # the CPU time processes used (as os_stats counts it)
 # consecutive snapshots that may fail (a slow or dropped SSH exchange) before the sampler is off
 MISSES = 3
 

@@ -7,8 +7,9 @@ pgbench, by the postgres processes and by every other process of the machine (``
 /proc/PID/stat, % of one core). A run whose pgbench used most of a core (> 90 %) is
 client-bound: its TPS says more about the load generator than the server. ``others`` is what
 neither the server, the load generator nor pglab used (pglab: this process and its descendants;
-kernel threads left out): a neighbour's job that took CPU from the run, a "busy machine" when it
-passes ``BUSY_MACHINE_PCT`` of a core.
+kernel threads left out), the machine's busy CPU time less theirs (``others_cpu``): a
+neighbour's job that took CPU from the run, a "busy machine" when it passes
+``BUSY_MACHINE_PCT`` of a core.
 
 The arithmetic is in pure functions of two snapshots (``cpu_row``, ``disk_row``) so that it is
 tested on recorded /proc contents; the sampler only reads and keeps rows.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 
@@ -86,47 +87,73 @@ def disk_row(t: float, seconds: float, before: list[Any], after: list[Any]) -> l
     ]
 
 
-def scan_processes(proc: Path, tick: float = TICKS_PER_S) -> dict[int, tuple[int, float]]:
-    """pid -> (parent pid, user + system CPU seconds) of every process in ``proc`` (a process
-    gone while it is read is left out)."""
-    out: dict[int, tuple[int, float]] = {}
+class Proc(NamedTuple):
+    """A process as ``scan_processes`` read it: its parent, its own CPU seconds (user + system,
+    all its threads) and those of its children it reaped (their whole lives)."""
+
+    ppid: int
+    cpu: float
+    reaped: float
+
+
+def scan_processes(proc: Path, tick: float = TICKS_PER_S) -> dict[int, Proc]:
+    """pid -> ``Proc`` of every process in ``proc`` (one gone while it is read is left out)."""
+    out: dict[int, Proc] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"{entry.path}/stat") as f:
-                line = f.read()
+            with open(f"{entry.path}/stat") as stat:
+                line = stat.read()
         except OSError:
             continue
-        after = line.rpartition(")")[2].split()  # the command may hold spaces and ")"
-        if len(after) > 12:
-            out[int(entry.name)] = (int(after[1]), (int(after[11]) + int(after[12])) / tick)
+        f = line.rpartition(")")[2].split()  # the command may hold spaces and ")"
+        if len(f) > 14:
+            own, reaped = int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+            out[int(entry.name)] = Proc(int(f[1]), own / tick, reaped / tick)
     return out
+
+
+def _family(procs: Mapping[int, Proc], roots: Collection[int]) -> set[int]:
+    """``roots`` and every process that descends from one of them in ``procs``."""
+    children: dict[int, list[int]] = {}
+    for pid, p in procs.items():
+        children.setdefault(p.ppid, []).append(pid)
+    found = set(roots)
+    todo = list(found)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
 
 
 def others_cpu(
     seconds: float,
-    before: Mapping[int, tuple[int, float]],
-    after: Mapping[int, tuple[int, float]],
+    busy: float,
+    before: Mapping[int, Proc],
+    after: Mapping[int, Proc],
     ours: Collection[int],
 ) -> float:
-    """% of one core used between two ``scan_processes`` by the processes that are neither in
-    ``ours`` nor descend from one of them, kernel threads left out. A process seen for the first
-    time counts from zero: it started in the interval."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in after.items():
-        children.setdefault(ppid, []).append(pid)
-    skip = {KTHREADD}
-    todo = [p for p in ours if p in after] + [KTHREADD]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            if child not in skip:
-                skip.add(child)
-                todo.append(child)
-    skip.update(ours)
-    used = sum(cpu - before.get(pid, (0, 0.0))[1] for pid, (_, cpu) in after.items()
-               if pid not in skip)  # fmt: skip
-    return 100.0 * max(0.0, used) / seconds
+    """% of one core that processes other than ``ours``, their descendants and the kernel's
+    threads used between two ``scan_processes``: the CPU seconds all processes used (``busy``:
+    user, nice and system time of /proc/stat, so that a process that came and went between two
+    readings counts) less those of ours. Ours count their own time and that of the children they
+    reaped meanwhile (a backend that lived between two readings is the postmaster's), less what
+    an exited child of theirs was already counted for; one seen for the first time counts from
+    zero (it started in the interval)."""
+    roots = [*ours, KTHREADD]
+    now, then = _family(after, roots), _family(before, roots)
+    used = 0.0
+    for pid in now & after.keys():
+        p, b = after[pid], before.get(pid)
+        used += p.cpu + p.reaped - (b.cpu + b.reaped if b is not None else 0.0)
+    for pid in then - after.keys():  # exited: its parent's reaped time holds its whole life
+        b = before.get(pid)
+        if b is not None and b.ppid in now:
+            used -= b.cpu + b.reaped
+    return 100.0 * max(0.0, busy - used) / seconds
 
 
 def parse_meminfo(text: str) -> dict[str, float]:
@@ -180,7 +207,7 @@ class OsSampler:
         self._cpu: dict[str, float] = {}
         self._disk: dict[str, list[Any]] = {}
         self._proc_cpu: dict[int, float] = {}
-        self._all: dict[int, tuple[int, float]] = {}
+        self._all: dict[int, Proc] = {}
 
     def _read(self, name: str) -> str:
         return (self._proc / name).read_text()
@@ -224,7 +251,8 @@ class OsSampler:
             return 100.0 * max(0.0, total) / seconds
 
         every = scan_processes(self._proc)
-        others = others_cpu(seconds, self._all, every, [os.getpid(), *pgbench, *postgres])
+        busy = sum(cpu[k] - self._cpu.get(k, 0.0) for k in ("user", "nice", "system"))
+        others = others_cpu(seconds, busy, self._all, every, [os.getpid(), *pgbench, *postgres])
         self.tables["os.procs"].add(t, used(pgbench), used(postgres), others)
         self._cpu, self._disk, self._proc_cpu, self._last_t = cpu, disks, now, t
         self._all = every
