@@ -26,13 +26,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import psutil
 import pytest
+from helpers.asgi import call
+from markupsafe import escape
 
 from pglab.campaign.os_checks import usable_cpus
 from pglab.cli import main
 from pglab.lab import Lab
+from pglab.serve import make_app
 from pglab.store import open_store
 from pglab.telemetry.os_stats import OsSampler
 
@@ -95,6 +99,10 @@ def test_synchronous_commit_off_ranks_the_wal_flush_waits_first(
     page = tmp_path / "sync.html"  # and so does the report (serve's page draws its sections)
     assert main(["report", "sync", "--store", str(store), "-o", str(page)]) == 0
     html = page.read_text()
+    app = make_app(str(store), tmp_path / "serve-lab")  # serve's compare page: the same items
+    code, _, served = call(app, "/compare?" + urlencode({"a": "sync:on", "b": "sync:off"}))
+    assert code == 200 and "Why it changed: on → off" in served
+    assert str(escape(first["text"])) in served
     if found["pairs"][0]["comparison"]["verdict"] in "+-":
         assert "why it changed (on → off)" in shown and first["text"] in shown, shown
         assert '<h2 id="evidence">Why it changed</h2>' in html and first["text"] in html
