@@ -79,3 +79,35 @@ def test_a_fall_of_others_cpu_is_ranked_as_any_other_figure() -> None:
     found = evidence.items(*_sides(a, b), paired=True)
     assert [i.key for i in found] == ["wait:IO:WALSync", "others_cpu_pct"]
     assert not found[1].outside
+
+
+def test_a_change_point_of_history_has_the_evidence_of_its_two_levels(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from helpers.synthetic_runs import fill_executions
+
+    from pglab.analysis import executions
+    from pglab.cli import main
+    from pglab.store import open_store
+
+    path = tmp_path / "r.sqlite"
+    fill_executions(path, "nightly")  # point base 1.5x faster from execution 5 on
+    with open_store(str(path)) as store:
+        found = executions.executions_of(store, "nightly")
+        _, histories = executions.checked_histories(found, "nightly", "tps", None)
+        (changed,) = [p for p in histories if p.changes]
+        why = evidence.of_changes(store, histories)
+        # what of_changes compares: the runs of executions 1-4 against 5-8, each on its own
+        base = changed.point
+        runs = {e.label: [r for r in e.runs if r.label == base] for e in found}
+        a = {r.id: evidence.run_measures(store.get_run(r.id)) for n in "1234" for r in runs[n]}
+        b = {r.id: evidence.run_measures(store.get_run(r.id)) for n in "5678" for r in runs[n]}
+    assert [t for t, _ in why] == [f"{base} at 5"]  # the synthetic telemetry moved one item
+    assert [i.key for _, items in why for i in items] == [
+        i.key for i in evidence.items(a, b, paired=False)
+    ]
+    assert all(i.method == "welch" for _, items in why for i in items)
+    assert main(["history", "nightly", "--store", str(path)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for title, items in why:
+        assert f"why it changed ({title})" in shown and items[0].text in shown

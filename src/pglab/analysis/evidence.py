@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pglab.analysis import points
+from pglab.analysis import executions, points
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
@@ -334,13 +334,14 @@ SKIP = ("latency", "progress", "script_latency", "profile", "pg.top_relations", 
 def of_runs(
     store: Store, runs_a: Sequence[RunRow], runs_b: Sequence[RunRow], paired: bool
 ) -> list[Item]:
-    """The evidence of two sides' ok runs, read from the store."""
+    """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
+    numbers, the rounds of one interleaved campaign; else each run on its own)."""
     sides = []
     for runs in (runs_a, runs_b):
         side = {}
         for r in runs:
             if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None:
-                side[r.repeat] = run_measures(full)
+                side[r.repeat if paired else r.id] = run_measures(full)
         sides.append(side)
     return items(sides[0], sides[1], paired)
 
@@ -382,6 +383,26 @@ def of_campaign(
             found = of_runs(store, a, b, points.blocked_of(camp))
             if found:
                 out.append((f"{base} → {other}", found))
+    return out
+
+
+def of_changes(
+    store: Store, histories: Sequence[executions.PointHistory]
+) -> list[tuple[str, list[Item]]]:
+    """The evidence of each change point of a campaign's executions (``pglab history``): the
+    runs of the executions at the new level (up to the next change) against those of the level
+    before it (from the change before), unpaired (Welch): (title, items)."""
+    out = []
+    for p in histories:
+        bounds = [0, *(c.index for c in p.changes), len(p.steps)]
+        for k, c in enumerate(p.changes):
+            levels = ((bounds[k], c.index), (c.index, bounds[k + 2]))
+            before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
+                              if r.label == p.point] for lo, hi in levels)  # fmt: skip
+            found = of_runs(store, before, after, paired=False)
+            if found:
+                execution = p.steps[c.index].execution
+                out.append((f"{p.point} at {execution.label or execution.campaign}", found))
     return out
 
 
