@@ -79,6 +79,9 @@ WARNINGS = {
     "client-bound": "pgbench used > 90% of a core (on a generator host: 90% of the CPUs its "
     "threads could use there, or its cgroup's CPU quota held it back in most periods): the load "
     "generator, not the server, was measured",
+    "busy-machine": "processes other than the server, the load generator and pglab used more than "
+    "20% of a core while a measured phase ran (`os.procs` `others_cpu_pct`): another job shared "
+    "the machine, and took CPU from the run",
     "short": "a writing phase lasted less than two `checkpoint_timeout` cycles: its TPS depends "
     "on where checkpoints fell. Whether it writes is judged from what it runs: tpcb-like and "
     "simple-update, the tpcc kit, YCSB but workload C, sysbench's writing tests, a custom "

@@ -32,6 +32,7 @@ HOOK = REPO / "docs" / "hooks" / "reference.py"
 # by tests/unit/test_campaign_plan.py::test_examples_parse.
 GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "first-campaign": (("first-campaign.toml",), ()),
+    "explaining-a-difference": (("why-it-changed.toml",), ()),
     "profiles": (("seed004-hot-functions.toml", "seed004-seqscan-vacuum.toml"), ()),
     "reading-results": (("auto-repeats.toml",), ()),
     "sweeps": (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pglab.telemetry import os_stats
@@ -50,7 +52,10 @@ def test_meminfo_in_mib() -> None:
 
 
 def test_summary_flags_a_client_bound_run_and_leaves_missing_data_out() -> None:
-    procs = Table(list(os_stats.PROCS_COLUMNS), [[1.0, 95.0, 80.0], [2.0, 97.0, 85.0]])
+    # a run stored before the others' CPU was kept: no such figure, never a zero
+    procs = Table(
+        ["t", "pgbench_cpu_pct", "postgres_cpu_pct"], [[1.0, 95.0, 80.0], [2.0, 97.0, 85.0]]
+    )
     got = os_stats.summarize({"os.procs": procs})
     assert got == {"pgbench_cpu_pct": 96.0, "postgres_cpu_pct": 82.5, "client_bound": 1.0}
     procs.rows = [[1.0, 40.0, 150.0]]
@@ -92,3 +97,30 @@ def test_a_process_tree_and_its_cpu_from_proc_files(tmp_path) -> None:
             assert abs(mine - (me.user + me.system)) < 0.05
         finally:
             child.kill()
+
+
+def test_others_cpu_is_the_busy_time_less_ours_their_descendants_and_kernel_threads() -> None:
+    P = os_stats.Proc
+    # 100 is pglab, 200 the postmaster, 2 kthreadd; 300 a neighbour
+    before = {100: P(1, 5.0, 0.0), 101: P(100, 1.0, 0.0), 200: P(1, 3.0, 0.0),
+              201: P(200, 0.5, 0.0), 203: P(200, 0.2, 0.0), 300: P(1, 10.0, 0.0),
+              2: P(0, 0.0, 0.0), 3: P(2, 1.0, 0.0)}  # fmt: skip
+    # in one second: pglab 0.5 and its child 0.9; the postmaster 0.1, a backend 0.3, a new one
+    # 0.2 and one that exited after 0.1 more (reaped: its 0.3 in all in the postmaster's time);
+    # a kernel thread 0.5; the neighbour 0.9 and a child of its that came and went (0.4)
+    after = {100: P(1, 5.5, 0.0), 101: P(100, 1.9, 0.0), 200: P(1, 3.1, 0.3),
+             201: P(200, 0.8, 0.0), 202: P(200, 0.2, 0.0), 300: P(1, 10.9, 0.4),
+             2: P(0, 0.0, 0.0), 3: P(2, 1.5, 0.0)}  # fmt: skip
+    ours = 0.5 + 0.9 + 0.1 + 0.3 + 0.2 + 0.1 + 0.5
+    busy = ours + 0.9 + 0.4
+    got = os_stats.others_cpu(1.0, busy, before, after, [100, 200])
+    assert got == pytest.approx(130.0)
+    assert os_stats.others_cpu(2.0, busy, before, after, [100, 200, 300]) == pytest.approx(0.0)
+
+
+def test_scan_processes_reads_this_process() -> None:
+    import os
+
+    found = os_stats.scan_processes(Path("/proc"))
+    me = found[os.getpid()]
+    assert me.ppid == os.getppid() and me.cpu > 0

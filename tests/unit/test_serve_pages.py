@@ -4,7 +4,6 @@ says, escapes and hides. The real server in Chromium: tests/integration/test_ser
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from datetime import date
@@ -13,10 +12,12 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+from helpers.asgi import call
 from helpers.synthetic_runs import fill, fill_executions
 from markupsafe import escape
 
 from pglab import report
+from pglab.analysis import compare, evidence
 from pglab.cli import main
 from pglab.errors import LabError
 from pglab.serve import check_bind, make_app, read_token, rendering
@@ -27,39 +28,6 @@ from pglab.store import open_store
 NAME = "<script>alert(1)</script> web"
 SECRET = "pw-never-shown"
 TOKEN = "a-token-of-24-characters"
-
-
-def call(app: Any, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict, str]:
-    """One GET through the ASGI application: status, headers, body as text."""
-    target, _, query = path.partition("?")
-    headers = {"Host": "127.0.0.1:8765", **(headers or {})}  # as a browser sends it
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": unquote(target),
-        "raw_path": target.encode(),
-        "root_path": "",
-        "query_string": query.encode(),
-        "server": ("127.0.0.1", 8765),
-        "client": ("127.0.0.1", 5000),
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-    }
-    sent: list[dict] = []
-
-    async def receive() -> dict:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    heads = {k.decode(): v.decode() for k, v in start["headers"]}
-    return start["status"], heads, body.decode(errors="replace")
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +114,7 @@ def test_unknown_things_are_404_pages(app: Any) -> None:
         assert code == 404 and said in page and "Traceback" not in page, (path, page[-500:])
 
 
-def test_the_compare_page_uses_compare_s_figures(app: Any) -> None:
+def test_the_compare_page_uses_compare_s_figures(app: Any, store: Path) -> None:
     a = "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20web%3Abase%20clients%3D4"
     b = "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20web%3A%3Cb%3Eb%3C%2Fb%3E%20clients%3D4"
     code, _, page = call(app, f"/compare?a={a}&b={b}")
@@ -158,6 +126,14 @@ def test_the_compare_page_uses_compare_s_figures(app: Any) -> None:
         in page
     )
     assert re.search(r'<ul class="notices" id="reasons">(<li>[=~?] .*</li>)?</ul>', page)
+    # why it changed: what compare's evidence found, its top items in words
+    with open_store(str(store)) as opened:
+        ta, tb = (compare.resolve(opened, unquote(x)) for x in (a, b))
+        pairs = compare.compare_targets(opened, ta, tb)["pairs"]  # type: ignore[typeddict-item]
+        why = evidence.compare_targets(opened, ta, tb, pairs)
+    assert ("Why it changed: " in page) == bool(why)
+    for _, items in why:
+        assert all(str(escape(item.text)) in page for item in items[: evidence.TOP])
     code, _, page = call(app, "/compare?a=1")
     assert code == 400 and "pick both A (the baseline) and B" in page
 

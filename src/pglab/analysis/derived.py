@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pglab.analysis import comparable, generator_hosts, pacing, points, scripts
+from pglab.analysis import comparable, evidence, generator_hosts, pacing, points, scripts
 from pglab.analysis.cores import tps_by_count
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
@@ -53,6 +53,7 @@ KINDS = (
     "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
     "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
     "client-bound",  # pgbench used most of a core (here, or of a generator host's CPUs)
+    "busy-machine",  # other processes than the server, pgbench and pglab used the CPU
     "short",  # a write workload measured for less than two checkpoint cycles
     "in-memory",  # the data set fits in shared_buffers: no read IO was measured
     "unresolved",  # comparisons whose runs could not find the effect of interest (verdict ?)
@@ -64,6 +65,7 @@ DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
+GROUPED = ("in-memory", "short", "client-bound", "busy-machine")  # said once when on every point
 THREADS_OPTION = {"pgbench": " (-j)", "sysbench": " (--threads)"}  # a client's option
 
 
@@ -280,6 +282,7 @@ def run_notices(run: RunRow) -> list[Notice]:
                 "clients per thread"
             )))  # fmt: skip
             break
+    out += [Notice("busy-machine", label, rid, text) for text in evidence.busy(phases, series)]
     if isinstance(run, StoredRun):
         out += _short(run, phases, series)
         out += [Notice(kind, label, rid, text)
@@ -404,7 +407,7 @@ def notices_of(
                           f"{found[0].message} ({len(found)} of {n_runs[label]} runs)")  # fmt: skip
         merged.setdefault(kind, []).append(note)
     for kind, found in merged.items():
-        if len(found) == len(labels) > 1 and kind in ("in-memory", "short", "client-bound"):
+        if len(found) == len(labels) > 1 and kind in GROUPED:
             out.append(Notice(kind, None, None, f"every point — e.g. {found[0].point}: "
                               f"{found[0].message}"))  # fmt: skip
         else:

@@ -369,6 +369,13 @@ def family_rounds(
     return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
 
 
+def compared_labels(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[tuple[str, str]]:
+    """(the baseline's point, the compared point) of each comparison a campaign's views show."""
+    rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
+    _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
+    return [(b, o) for b, o, _ in family]
+
+
 # -- design: can the planned repeats reach a verdict? ----------------------------------------
 
 

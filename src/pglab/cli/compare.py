@@ -10,7 +10,7 @@ from dataclasses import asdict
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
-from pglab.analysis import profiles, verdicts
+from pglab.analysis import evidence, profiles, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -24,6 +24,7 @@ from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.cli import fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
+from pglab.cli.evidence_view import print_evidence
 
 COMPARE_HELP = """\
 Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
@@ -56,6 +57,13 @@ Where both sides have CPU profiles (pglab run --profile), the functions whose sh
 process kind's samples changed most, the backend's first (10), then each other kind's (3),
 rising then falling, with a 95% interval of the change (2 runs a side); a kind with fewer than
 100 samples on a side, or a function with fewer than 10, is left out (named, not compared).
+Two points or two campaigns: why it changed, what else moved between the sides' runs (each
+wait event in sessions, the busy machine: the CPU of processes that are neither the server,
+the load generator nor pglab; CPU user/system/iowait/steal, disk MB/s, WAL and full-page
+images per transaction, checkpoints, buffers read and hit, client CPU), each with its own Δ and
+95% CI (paired by round in one interleaved campaign, else Welch), those beyond their noise
+only: a rise from outside the run first, then the most moved relative to its size; the top 5
+per pair (--json: all, under "evidence"). docs/guides/explaining-a-difference.md has two cases.
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 
@@ -88,9 +96,13 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         result = comparing.compare_targets(store, a, b)
         pairs = [] if result["kind"] == "runs" else result["pairs"]
         diffs = profiles.compare_targets(store, a, b, pairs)
-    if as_json:  # the comparison as it is, then the profiles' changes
+        why = evidence.compare_targets(store, a, b, pairs)
+    if as_json:  # the comparison as it is, then the profiles' changes and the evidence
         profile = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
-        print(json.dumps({**result, "profile": profile}, indent=2, default=_jsonable))
+        moved = [{"pair": t, "items": [{**asdict(i), "text": i.text} for i in items]}
+                 for t, items in why]  # fmt: skip
+        print(json.dumps({**result, "profile": profile, "evidence": moved}, indent=2,
+                         default=_jsonable))  # fmt: skip
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
@@ -104,6 +116,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
                                 for row in p.get("scripts", [])])  # fmt: skip
         if result["kind"] == "points":
             _print_queries(result.get("queries", []))
+        print_evidence(why, several)
     _print_storage(result)
     diff = result.get("settings_diff", [])
     if diff:

@@ -10,18 +10,21 @@ from typing import Any
 
 from rich.markup import escape
 
+from pglab.analysis import evidence, history
 from pglab.analysis import executions as ex
-from pglab.analysis import history
 from pglab.analysis.points import MIN_CI_REPEATS
 from pglab.cli import fmt
 from pglab.cli.common import Where, console, err_console
+from pglab.cli.evidence_view import print_evidence
 from pglab.errors import LabError
 from pglab.report import history as history_page
 
 HELP = """\
 A campaign's executions as a series per point: each execution's median and 95% CI of a figure,
 and the change points where its level moved, each with its Δ% (the executions after it against
-those before it) and 95% CI.
+those before it) and 95% CI, and why it changed: what else moved between the runs of the two
+levels (waits, the busy machine, CPU, WAL, …: each with its Δ and 95% CI, Welch; see pglab
+compare --help).
 
 Executions are made by `pglab run FILE --execution [LABEL]`: each is stored as the campaign
 NAME@LABEL (by default the UTC time it started), so that running the file again measures again
@@ -98,6 +101,8 @@ def run(where: Where, name: str, point: str | None = None, figure: str | None = 
         print(json.dumps(_as_json(name, found, points, effect), indent=2))
     else:
         _print(name, found, points, effect)
+        with where.open(read_only=True) as store:  # what moved with each change point
+            print_evidence(evidence.of_changes(store, points), titled=True)
         for p, c in failing:
             console.print(f"[bold red]regression:[/] {escape(p.point)} at "
                           f"{escape(_label(p.steps[c.index].execution))}: {_change(c)}, more "

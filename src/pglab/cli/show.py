@@ -24,11 +24,13 @@ from pglab.analysis import (
     tpch,
     verdicts,
 )
+from pglab.analysis.evidence import of_campaign
 from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
 from pglab.cli import common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
+from pglab.cli.evidence_view import print_evidence
 from pglab.cli.pacing_view import print_paced, print_run_responses
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
@@ -238,6 +240,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
     print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type
+    print_evidence(of_campaign(store, name, rows), titled=True)  # of + and − only
     print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pglab.analysis import cores, derived, points, syncrate, tpch
+from pglab.analysis import cores, derived, evidence, points, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.syncrate import RunStorage
@@ -86,6 +86,8 @@ class Report:
     # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from
     # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
+    # why each significant comparison changed: (title, its top items in words), ``evidence``
+    evidence: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @functools.cached_property
     def figure(self) -> str:
@@ -246,6 +248,8 @@ def _fill_campaign(store: Store, rep: Report, loaded: dict[int, StoredRun],
     full = [loaded.get(r.id) or store.get_run(r.id) for r in rep.runs]
     if rep.only_run is None:
         rep.notices = derived.campaign_notices(store, rep.title, runs=full, rows=rows)
+        why = evidence.of_campaign(store, rep.title, rows)
+        rep.evidence = [(title, [i.text for i in items[: evidence.TOP]]) for title, items in why]
     else:
         rep.notices = derived.run_notices(full[0] or rep.runs[0])
     rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)

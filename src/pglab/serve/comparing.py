@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from pglab.analysis import compare, profiles, verdicts
+from pglab.analysis import compare, evidence, profiles, verdicts
 from pglab.analysis.comparisons import CompareResult
 from pglab.analysis.profiles import Change
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
@@ -23,6 +23,7 @@ class ComparePage(TypedDict):
     choices: list[str]  # what the picker offers
     result: CompareResult | None  # analysis.compare.compare_targets's, once A and B are given
     profile: list[tuple[str, list[Change]]]  # CPU profile changes where both sides have them
+    evidence: list[tuple[str, list[evidence.Item]]]  # why each pair changed (analysis.evidence)
     error: LabError | None  # what is wrong with A or B
     legend: str  # what the verdicts mean
 
@@ -36,11 +37,13 @@ def choices(store: Store) -> list[str]:
 def page(store: Store, a: str, b: str) -> ComparePage:
     """The picker's choices, and the comparison of ``a`` and ``b`` when both are given:
     ``result`` as ``analysis.compare.compare_targets`` makes it, ``profile`` the CPU profile
-    changes where both sides have them, or ``error`` (a LabError) naming what is wrong."""
+    changes where both sides have them, ``evidence`` what moved with each pair's figure, or
+    ``error`` (a LabError) naming what is wrong."""
     out: ComparePage = {
         "choices": choices(store),
         "result": None,
         "profile": [],
+        "evidence": [],
         "error": None,
         "legend": "",
     }
@@ -55,6 +58,7 @@ def page(store: Store, a: str, b: str) -> ComparePage:
         result = compare.compare_targets(store, ta, tb)
         pairs = [] if result["kind"] == "runs" else result["pairs"]
         out["profile"] = profiles.compare_targets(store, ta, tb, pairs)
+        out["evidence"] = evidence.compare_targets(store, ta, tb, pairs)
     except LabError as exc:
         out["error"] = exc
         return out

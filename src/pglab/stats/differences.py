@@ -120,6 +120,12 @@ def measure(
     return [x if x is not None and x.se > 0 else None for x in out]
 
 
+def paired(d: np.ndarray) -> Difference:
+    """The paired t of one comparison on its own variance, ``d`` its within-round differences
+    (of logs as ``measure`` takes them, or of any figure measured once per round)."""
+    return _paired(d)
+
+
 def _paired(d: np.ndarray) -> Difference:
     s = float(d.std(ddof=1))
     return Difference(float(d.mean()), s / math.sqrt(len(d)), len(d) - 1.0, "paired",

@@ -5,7 +5,9 @@ made on a host (``postgres/on_host.py``).
 Every interval one SSH command reads /proc there (``SNAPSHOT``: the ``cpu`` line of /proc/stat,
 /proc/diskstats, /proc/meminfo and the ``stat`` of the postmaster and its children) and the rows
 are made here by ``os_stats``'s own arithmetic; ``t`` is this machine's clock when the snapshot
-came back, as for every other sampler. pgbench does not run there: no pgbench column.
+came back, as for every other sampler. pgbench does not run there: no pgbench column; the
+others' CPU there is the host's busy CPU time less the postgres processes' (pglab's snapshot
+command among it, a few milliseconds a second).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ SNAPSHOT = (
     'if [ -n "$pm" ]; then for p in "$pm" $(cat /proc/"$pm"/task/*/children 2>/dev/null); '
     'do cat /proc/"$p"/stat 2>/dev/null; done; fi; exit 0'  # a backend may exit as it is read
 )
+BUSY_STATES = ("user", "nice", "system")  # the CPU time processes used (as os_stats counts it)
 # consecutive snapshots that may fail (a slow or dropped SSH exchange) before the sampler is off
 MISSES = 3
 
@@ -107,8 +110,10 @@ class HostOsSampler:
             self.tables["os.disk"].add(*disk_row(t, seconds, last_disks[dev], disks[dev]))
         self.tables["os.mem"].add(*mem_row(t, mem))
         # a process seen for the first time counts from zero: it started in this interval
-        used = sum(v - last_procs.get(pid, 0.0) for pid, v in procs.items())
-        self.tables["os.procs"].add(t, None, 100.0 * max(0.0, used) / seconds)
+        used = max(0.0, sum(v - last_procs.get(pid, 0.0) for pid, v in procs.items()))
+        busy = sum(max(0.0, cpu[k] - last_cpu.get(k, 0.0)) for k in BUSY_STATES if k in cpu)
+        others = 100.0 * max(0.0, busy - used) / seconds
+        self.tables["os.procs"].add(t, None, 100.0 * used / seconds, others)
         self._last = (t, snap)
 
     def finish(self, t: float) -> dict[str, Table]:

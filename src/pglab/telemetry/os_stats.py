@@ -3,9 +3,13 @@
 Every second: CPU time split (``psutil.cpu_times``, from /proc/stat), the block device holding
 PGDATA (and pg_wal when it is elsewhere) from /proc/diskstats (fields as in the kernel's
 iostats.rst; sectors are 512 bytes), memory gauges from /proc/meminfo, and the CPU used by
-pgbench and by the postgres processes (their /proc/PID/stat, % of one core). A run whose
-pgbench used most of a core (> 90 %) is client-bound: its TPS says more about the load generator
-than the server.
+pgbench, by the postgres processes and by every other process of the machine (``others``: each
+/proc/PID/stat, % of one core). A run whose pgbench used most of a core (> 90 %) is
+client-bound: its TPS says more about the load generator than the server. ``others`` is what
+neither the server, the load generator nor pglab used (pglab: this process and its descendants;
+kernel threads left out), the machine's busy CPU time less theirs (``others_cpu``): a
+neighbour's job that took CPU from the run, a "busy machine" when it passes
+``BUSY_MACHINE_PCT`` of a core.
 
 The arithmetic is in pure functions of two snapshots (``cpu_row``, ``disk_row``) so that it is
 tested on recorded /proc contents; the sampler only reads and keeps rows.
@@ -14,9 +18,9 @@ tested on recorded /proc contents; the sampler only reads and keeps rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 
@@ -32,8 +36,10 @@ DISK_COLUMNS = [
     "queue",
 ]  # fmt: skip
 MEM_COLUMNS = ["t", "dirty_mb", "writeback_mb", "cached_mb", "free_mb", "available_mb"]
-PROCS_COLUMNS = ["t", "pgbench_cpu_pct", "postgres_cpu_pct"]
+PROCS_COLUMNS = ["t", "pgbench_cpu_pct", "postgres_cpu_pct", "others_cpu_pct"]
 CLIENT_BOUND_PCT = 90.0
+BUSY_MACHINE_PCT = 20.0  # others' CPU (% of one core) beyond which a run's machine was busy
+KTHREADD = 2  # the parent of every kernel thread
 
 
 # -- pure arithmetic ---------------------------------------------------------------------------
@@ -79,6 +85,75 @@ def disk_row(t: float, seconds: float, before: list[Any], after: list[Any]) -> l
         min(100.0, d[9] / (seconds * 10)),  # ms busy per s -> %
         d[10] / (seconds * 1000),
     ]
+
+
+class Proc(NamedTuple):
+    """A process as ``scan_processes`` read it: its parent, its own CPU seconds (user + system,
+    all its threads) and those of its children it reaped (their whole lives)."""
+
+    ppid: int
+    cpu: float
+    reaped: float
+
+
+def scan_processes(proc: Path, tick: float = TICKS_PER_S) -> dict[int, Proc]:
+    """pid -> ``Proc`` of every process in ``proc`` (one gone while it is read is left out)."""
+    out: dict[int, Proc] = {}
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"{entry.path}/stat") as stat:
+                line = stat.read()
+        except OSError:
+            continue
+        f = line.rpartition(")")[2].split()  # the command may hold spaces and ")"
+        if len(f) > 14:
+            own, reaped = int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+            out[int(entry.name)] = Proc(int(f[1]), own / tick, reaped / tick)
+    return out
+
+
+def _family(procs: Mapping[int, Proc], roots: Collection[int]) -> set[int]:
+    """``roots`` and every process that descends from one of them in ``procs``."""
+    children: dict[int, list[int]] = {}
+    for pid, p in procs.items():
+        children.setdefault(p.ppid, []).append(pid)
+    found = set(roots)
+    todo = list(found)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def others_cpu(
+    seconds: float,
+    busy: float,
+    before: Mapping[int, Proc],
+    after: Mapping[int, Proc],
+    ours: Collection[int],
+) -> float:
+    """% of one core that processes other than ``ours``, their descendants and the kernel's
+    threads used between two ``scan_processes``: the CPU seconds all processes used (``busy``:
+    user, nice and system time of /proc/stat, so that a process that came and went between two
+    readings counts) less those of ours. Ours count their own time and that of the children they
+    reaped meanwhile (a backend that lived between two readings is the postmaster's), less what
+    an exited child of theirs was already counted for; one seen for the first time counts from
+    zero (it started in the interval)."""
+    roots = [*ours, KTHREADD]
+    now, then = _family(after, roots), _family(before, roots)
+    used = 0.0
+    for pid in now & after.keys():
+        p, b = after[pid], before.get(pid)
+        used += p.cpu + p.reaped - (b.cpu + b.reaped if b is not None else 0.0)
+    for pid in then - after.keys():  # exited: its parent's reaped time holds its whole life
+        b = before.get(pid)
+        if b is not None and b.ppid in now:
+            used -= b.cpu + b.reaped
+    return 100.0 * max(0.0, busy - used) / seconds
 
 
 def parse_meminfo(text: str) -> dict[str, float]:
@@ -132,6 +207,7 @@ class OsSampler:
         self._cpu: dict[str, float] = {}
         self._disk: dict[str, list[Any]] = {}
         self._proc_cpu: dict[int, float] = {}
+        self._all: dict[int, Proc] = {}
 
     def _read(self, name: str) -> str:
         return (self._proc / name).read_text()
@@ -152,6 +228,7 @@ class OsSampler:
         self._cpu = psutil.cpu_times()._asdict()
         self._disk = disks
         self._proc_cpu = self._cpu_by_pid(self._pgbench_pids() + self._postgres_pids())
+        self._all = scan_processes(self._proc)
 
     def _cpu_by_pid(self, pids: list[int]) -> dict[int, float]:
         return pid_cpu_seconds(pids, TICKS_PER_S, str(self._proc))
@@ -173,8 +250,12 @@ class OsSampler:
             total = sum(now[p] - self._proc_cpu.get(p, 0.0) for p in pids if p in now)
             return 100.0 * max(0.0, total) / seconds
 
-        self.tables["os.procs"].add(t, used(pgbench), used(postgres))
+        every = scan_processes(self._proc)
+        busy = sum(cpu[k] - self._cpu.get(k, 0.0) for k in ("user", "nice", "system"))
+        others = others_cpu(seconds, busy, self._all, every, [os.getpid(), *pgbench, *postgres])
+        self.tables["os.procs"].add(t, used(pgbench), used(postgres), others)
         self._cpu, self._disk, self._proc_cpu, self._last_t = cpu, disks, now, t
+        self._all = every
 
     def finish(self, t: float) -> dict[str, Table]:
         out = {kind: table for kind, table in self.tables.items() if table.rows}
@@ -189,7 +270,7 @@ def summarize(tables: Mapping[str, Table]) -> dict[str, float]:
 
     def mean(kind: str, column: str, key: str) -> None:
         table = tables.get(kind)
-        if table is None or not table.rows:
+        if table is None or not table.rows or column not in table.columns:
             return
         i = table.columns.index(column)
         values = [r[i] for r in table.rows if r[i] is not None]
@@ -202,6 +283,7 @@ def summarize(tables: Mapping[str, Table]) -> dict[str, float]:
         mean("os.disk", col, f"disk_{col}")
     mean("os.procs", "pgbench_cpu_pct", "pgbench_cpu_pct")
     mean("os.procs", "postgres_cpu_pct", "postgres_cpu_pct")
+    mean("os.procs", "others_cpu_pct", "others_cpu_pct")  # absent in runs stored before it
     if "pgbench_cpu_pct" in out:
         out["client_bound"] = 1.0 if out["pgbench_cpu_pct"] > CLIENT_BOUND_PCT else 0.0
     return out

@@ -1,0 +1,425 @@
+"""Why two sides differ: what moved with the figure, each item with its Δ and 95% CI, ranked.
+
+For two sides of runs (two points, or the matched points of two campaigns), each run's measured
+phases are read into a few figures (``run_measures``): the wait events, in sessions (the mean
+number of server processes in that wait: what ``telemetry.waits`` counts per sample); the OS's
+CPU split (user, system, iowait, steal: % of all CPUs); the disk's MB/s and await; WAL bytes
+and full-page images per transaction; checkpoints; buffers read and hit per transaction; the
+load generator's CPU and the server's (% of a core); and the **busy machine**, the CPU that
+processes other than the server, the load generator and pglab used (``os_stats``: % of a core).
+
+Each figure is compared as the runs allow it, with the tests the comparison of TPS uses
+(``stats.differences``), on the figure itself (a difference, not a ratio: a wait that vanishes
+has no log): **paired** by round when both sides are points of one interleaved campaign with
+``MIN_OWN_ROUNDS`` rounds in common (drift a round shares cancels), else **Welch**. An item is
+evidence when its 95% interval excludes zero and it moved at least its rule's ``floor`` (a
+difference too small to say anything). A rise from outside the run (another process's CPU, the
+hypervisor's steal: the run cannot have caused it) comes first (a fall can be the run's doing:
+on a machine whose CPUs are all in use, a server that waits less takes CPU back from others);
+the others are ranked by how much they moved relative to their size (|Δ| over the larger of the
+two means, to a tenth: 1 for a wait that vanished or appeared), then relative to their noise
+(|Δ| / standard error). Ranked by noise alone, everything that merely follows the throughput
+(CPU time, WAL per second, the sessions freed from a wait now running) moves as surely as its
+cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
+would follow the throughput are per transaction.
+
+The rules (``RULES``) are data: a figure's name, unit, floor and what its rise or fall says.
+Pure functions on stored runs; ``compare_targets`` reads the runs from the store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pglab.analysis import executions, points
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun
+from pglab.stats import differences
+from pglab.stats.significance import ALPHA
+from pglab.telemetry import checkpoints as checkpoint_log
+from pglab.telemetry import os_stats, pg_stats
+from pglab.telemetry.base import Table
+from pglab.telemetry.summary import tables_of
+
+if TYPE_CHECKING:  # the store's and the comparison's types only
+    from pglab.analysis.compare import Target
+    from pglab.analysis.comparisons import PointPair
+    from pglab.store.base import Store
+
+TOP = 5  # items a view prints
+WAIT = "wait:"  # a wait event's figure: "wait:TYPE:EVENT"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a figure is named and judged: ``name`` as a person reads it, ``unit`` after the
+    number, ``floor`` the smallest |Δ| worth saying, ``up``/``down`` what a rise or a fall says
+    ("" for nothing)."""
+
+    name: str
+    unit: str
+    floor: float
+    up: str = ""
+    down: str = ""
+    # what the run cannot have caused when it rises (another process's CPU, the hypervisor's):
+    # a fall can be the run's doing, on a machine whose CPUs are all in use (zero-sum)
+    outside: bool = False
+
+
+# figures measured on every run (waits have WAIT_RULE, and a few events their words below)
+RULES: dict[str, Rule] = {
+    "others_cpu_pct": Rule("busy machine: other processes' CPU", "% of a core", 5.0,
+                           "another process took CPU from the run",
+                           "another process stopped taking CPU", outside=True),
+    "cpu_user_pct": Rule("CPU user", "points", 2.0),
+    "cpu_system_pct": Rule("CPU system", "points", 2.0),
+    "cpu_iowait_pct": Rule("CPU iowait", "points", 1.0, "CPUs idle waiting for I/O"),
+    "cpu_steal_pct": Rule("CPU steal", "points", 1.0, "the hypervisor took CPU from the VM",
+                          outside=True),
+    "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0),
+    "pgbench_cpu_pct": Rule("client CPU", "% of a core", 5.0,
+                            "the load generator worked harder (client-bound?)"),
+    "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5),
+    "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5),
+    "disk_await_ms": Rule("disk await", "ms", 0.2, "each I/O waited longer"),
+    "wal_kb_xact": Rule("WAL per transaction", "kB", 0.05),
+    "wal_fpi_xact": Rule("full-page images per transaction", "", 0.01,
+                         "more pages written whole to the WAL after a checkpoint"),
+    "checkpoints": Rule("checkpoints", "", 0.5),
+    "checkpoints_requested": Rule("requested checkpoints", "", 0.5, "max_wal_size reached"),
+    "checkpoint_write_s": Rule("checkpoint write time", "s", 0.5),
+    "checkpoint_sync_s": Rule("checkpoint sync time", "s", 0.1),
+    "blks_read_xact": Rule("buffers read per transaction", "", 0.05,
+                           "more pages came from outside shared buffers"),
+    "blks_hit_xact": Rule("buffer hits per transaction", "", 0.5),
+}  # fmt: skip
+WAIT_RULE = Rule("{event} waits", "sessions", 0.02)
+# "TYPE:EVENT" (any case: 17 renamed WALSync WalSync): (what a rise says, what a fall says)
+WAIT_WORDS: dict[str, tuple[str, str]] = {
+    "IO:WALSync": ("commits wait for the WAL flush", "commits wait less for the WAL flush"),
+    "LWLock:WALWrite": ("backends wait for another's WAL write or flush",
+                        "backends wait less for another's WAL write or flush"),
+    "LWLock:WALInsert": ("backends contend to insert WAL", ""),
+    "IO:WALWrite": ("backends write WAL themselves", ""),
+    "IO:DataFileRead": ("pages are read from outside shared buffers", ""),
+    "CPU:running": ("more sessions run on CPU", "fewer sessions run on CPU"),
+    "Lock:transactionid": ("transactions wait for others' row locks", ""),
+    "Lock:tuple": ("transactions wait for others' row locks", ""),
+    "LWLock:ProcArray": ("snapshots and commits contend for the ProcArray", ""),
+    "LWLock:BufferMapping": ("backends contend for the buffer mapping", ""),
+}  # fmt: skip
+_WAIT_WORDS = {k.lower(): v for k, v in WAIT_WORDS.items()}
+
+
+@dataclass(frozen=True)
+class Item:
+    """A figure that moved: B's mean minus A's with its 95% CI, both means, the test, and what
+    it says in words (``text``)."""
+
+    key: str
+    name: str
+    unit: str
+    a: float
+    b: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    method: str  # "paired" or "welch"
+    relative: float  # |Δ| / max(|a|, |b|): 1 when it appeared or vanished
+    outside: bool  # a rise from outside the run (``Rule.outside``): ranked first
+    t: float  # |Δ| / its standard error
+    says: str  # what the change says ("" for nothing)
+
+    @property
+    def text(self) -> str:
+        """``WALSync waits −0.71 sessions [−0.78, −0.64] (0.72 → 0.01): commits wait less
+        for the WAL flush``."""
+        unit = f" {self.unit}" if self.unit else ""
+        out = (f"{self.name} {_num(self.delta, True)}{unit} [{_num(self.ci_low, True)}, "
+               f"{_num(self.ci_high, True)}] ({_num(self.a)} → {_num(self.b)})")  # fmt: skip
+        return f"{out}: {self.says}" if self.says else out
+
+
+def _num(v: float, signed: bool = False) -> str:
+    digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2 if abs(v) >= 0.1 else 3
+    text = f"{v:+,.{digits}f}" if signed else f"{v:,.{digits}f}"
+    return text.replace("-", "−")
+
+
+def rule_of(key: str) -> Rule:
+    if key.startswith(WAIT):
+        wait = key[len(WAIT) :]
+        event = wait.partition(":")[2]
+        name = "running on CPU" if wait == "CPU:running" else WAIT_RULE.name.format(event=event)
+        up, down = _WAIT_WORDS.get(wait.lower(), ("", ""))
+        return Rule(name, WAIT_RULE.unit, WAIT_RULE.floor, up, down)
+    return RULES[key]
+
+
+# -- a run's figures ---------------------------------------------------------------------------
+
+
+def run_measures(run: StoredRun) -> dict[str, float]:
+    """The run's figures over its measured phases (``RULES``' keys and ``wait:TYPE:EVENT``);
+    a figure whose data the run lacks is absent, never zero (but a wait not seen in a run whose
+    waits were sampled is zero sessions)."""
+    seconds: dict[str, list[float]] = {}  # per-second values of every measured phase
+    sums: dict[str, float] = {}  # counts over the phases (waits: per event, and "samples")
+    xacts = 0.0
+    for ph in run.phases:
+        stored = run.series.get(str(ph.idx)) if ph.measured else None
+        if stored:
+            tables = tables_of(stored)
+            xacts += float(ph.transactions or 0)
+            _waits(tables, sums)
+            _os(tables, seconds)
+            _counters(tables, sums)
+    out = {k: sum(v) / len(v) for k, v in seconds.items() if v}
+    samples = sums.pop("samples", 0.0)
+    for k, v in sums.items():
+        if k.startswith(WAIT):
+            out[k] = v / samples
+        elif k in RULES:
+            out[k] = v
+        elif xacts > 0:  # a count that follows the throughput: per transaction
+            out[f"{k}_xact"] = v / xacts
+    return out
+
+
+def _waits(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
+    w = tables.get("waits")
+    if w is None or not w.rows:
+        return
+    col = {c: i for i, c in enumerate(w.columns)}
+    _add(sums, "samples", sum({r[col["t"]]: r[col["samples"]] for r in w.rows}.values()))
+    for r in w.rows:
+        _add(sums, f"{WAIT}{r[col['wait_event_type']]}:{r[col['wait_event']]}", r[col["count"]])
+
+
+_OS_COLUMNS = (
+    ("os.cpu", "cpu_", ("user_pct", "system_pct", "iowait_pct", "steal_pct")),
+    ("os.procs", "", ("pgbench_cpu_pct", "postgres_cpu_pct", "others_cpu_pct")),
+)
+
+
+def _os(tables: Mapping[str, Table], seconds: dict[str, list[float]]) -> None:
+    for kind, prefix, columns in _OS_COLUMNS:
+        t = tables.get(kind)
+        if t is None:
+            continue
+        for c in columns:
+            if c in t.columns:
+                i = t.columns.index(c)
+                seconds.setdefault(prefix + c, []).extend(r[i] for r in t.rows if r[i] is not None)
+    disk = tables.get("os.disk")
+    if disk is None or not disk.rows:
+        return
+    col = {c: i for i, c in enumerate(disk.columns)}
+    for c in ("read_mb_s", "write_mb_s"):  # the devices' MB/s added up each second
+        per_t: dict[float, float] = {}
+        for r in disk.rows:
+            per_t[r[0]] = per_t.get(r[0], 0.0) + r[col[c]]
+        seconds.setdefault(f"disk_{c}", []).extend(per_t.values())
+    awaits = [r[col["await_ms"]] for r in disk.rows if r[col["await_ms"]] is not None]
+    seconds.setdefault("disk_await_ms", []).extend(awaits)
+
+
+def _counters(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
+    """WAL (kB, full-page images) and buffers (read, hit): per transaction once added up;
+    checkpoints: as they are."""
+    wal = pg_stats.phase_delta(tables, "pg.wal")
+    if wal:
+        _add(sums, "wal_kb", float(wal["wal_bytes"]) / 1024)
+        _add(sums, "wal_fpi", float(wal["wal_fpi"]))
+    db = pg_stats.phase_delta(tables, "pg.database")
+    if db:
+        _add(sums, "blks_read", float(db["blks_read"]))
+        _add(sums, "blks_hit", float(db["blks_hit"]))
+    ckpt = pg_stats.phase_delta(tables, "pg.checkpointer")
+    if ckpt:
+        _add(sums, "checkpoints_requested", float(ckpt["num_requested"]))
+    for k, v in checkpoint_log.summarize(tables.get("checkpoints")).items():
+        if k in RULES:
+            _add(sums, k, v)
+
+
+def _add(sums: dict[str, float], key: str, value: float) -> None:
+    sums[key] = sums.get(key, 0.0) + value
+
+
+# -- two sides ---------------------------------------------------------------------------------
+
+
+def items(
+    a: Mapping[int, Mapping[str, float]],
+    b: Mapping[int, Mapping[str, float]],
+    paired: bool,
+) -> list[Item]:
+    """The ranked evidence of B against A: ``a``/``b`` each run's ``run_measures`` by round
+    (its repeat number); ``paired`` when the rounds pair (points of one interleaved campaign)."""
+    keys = dict.fromkeys(k for side in (a, b) for m in side.values() for k in m)
+    out = []
+    for key in keys:
+        if key.startswith(WAIT):  # a wait not seen in a run that sampled waits: zero sessions
+            va, vb = ({r: m.get(key, 0.0) for r, m in side.items()
+                       if any(k.startswith(WAIT) for k in m)} for side in (a, b))  # fmt: skip
+        else:
+            va, vb = ({r: m[key] for r, m in side.items() if key in m} for side in (a, b))
+        item = _item(key, va, vb, paired)
+        if item is not None:
+            out.append(item)
+    return rank(out)
+
+
+def rank(found: Sequence[Item]) -> list[Item]:
+    """A rise from outside the run first (the run cannot have caused it), then the most
+    moved relative to its size (to a tenth), then relative to its noise."""
+    return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1), -i.t, i.key))
+
+
+def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool) -> Item | None:
+    diff = _difference(a, b, paired)
+    if diff is None:
+        return None
+    rule = rule_of(key)
+    low, high = diff.interval(1 - ALPHA)
+    p = diff.p()
+    if p >= ALPHA or abs(diff.diff) < rule.floor:
+        return None
+    ma, mb = float(np.mean(list(a.values()))), float(np.mean(list(b.values())))
+    size = max(abs(ma), abs(mb))
+    return Item(
+        key=key, name=rule.name, unit=rule.unit, a=ma, b=mb, delta=diff.diff, ci_low=low,
+        ci_high=high, p_value=p, method=diff.method,
+        relative=min(1.0, abs(diff.diff) / size) if size else 0.0,
+        outside=rule.outside and diff.diff > 0,
+        t=abs(diff.diff) / diff.se if diff.se else math.inf,
+        says=rule.up if diff.diff > 0 else rule.down,
+    )  # fmt: skip
+
+
+def _difference(
+    a: Mapping[int, float], b: Mapping[int, float], paired: bool
+) -> differences.Difference | None:
+    """B − A: paired over the rounds both ran (``MIN_OWN_ROUNDS`` or more), else Welch's (two
+    runs a side or more); None when neither can be measured or nothing varied and nothing
+    moved."""
+    common = sorted(set(a) & set(b))
+    if paired and len(common) >= differences.MIN_OWN_ROUNDS:
+        d = differences.paired(np.array([b[r] - a[r] for r in common], dtype=float))
+    elif len(a) >= 2 and len(b) >= 2:
+        d = differences.welch(np.array(list(a.values()), dtype=float),
+                              np.array(list(b.values()), dtype=float))  # fmt: skip
+    else:
+        return None
+    if d.se == 0:  # every run alike on each side: a difference without noise, or none
+        if d.diff == 0:
+            return None
+        return differences.Difference(d.diff, 0.0, d.df, d.method, 0.0, d.rounds)
+    return d
+
+
+# -- from the store ----------------------------------------------------------------------------
+
+# what the evidence does not read of a stored run (most of its bytes)
+SKIP = ("latency", "progress", "script_latency", "profile", "pg.top_relations", "pg.usage_counts",
+        "pg.buffercache", "pg.io")  # fmt: skip
+
+
+def of_runs(
+    store: Store, runs_a: Sequence[RunRow], runs_b: Sequence[RunRow], paired: bool
+) -> list[Item]:
+    """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
+    numbers, the rounds of one interleaved campaign; else each run on its own)."""
+    sides = []
+    for runs in (runs_a, runs_b):
+        side = {}
+        for r in runs:
+            if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None:
+                side[r.repeat if paired else r.id] = run_measures(full)
+        sides.append(side)
+    return items(sides[0], sides[1], paired)
+
+
+def compare_targets(
+    store: Store, a: Target, b: Target, pairs: Sequence[PointPair]
+) -> list[tuple[str, list[Item]]]:
+    """The evidence of each compared pair of points (``compare.compare_targets``' pairs): a
+    list of (title, items), a pair without evidence left out. Two points of one interleaved
+    campaign pair by round; two runs have no evidence (no noise measured from one run each)."""
+    if a.kind == "run":
+        return []
+    paired = a.kind == "point" and a.campaign == b.campaign and _interleaved(store, a.campaign)
+    out = []
+    for pair in pairs:
+        la, lb = pair["a"]["point"], pair["b"]["point"]
+        ra = [r for r in a.runs if r.label == la and r.campaign == pair["a"]["campaign"]]
+        rb = [r for r in b.runs if r.label == lb and r.campaign == pair["b"]["campaign"]]
+        found = of_runs(store, ra, rb, paired)
+        if found:
+            out.append((f"{la} → {lb}", found))
+    return out
+
+
+def of_campaign(
+    store: Store, name: str, rows: Sequence[points.PointRow]
+) -> list[tuple[str, list[Item]]]:
+    """The evidence of each significant comparison (verdict + or −) of a campaign's ``rows``
+    (``points.campaign_rows``, as ``pglab show`` has them) with its baseline: (title, items)."""
+    significant = {r.point for r in rows if r.comparison and r.comparison.verdict in "+-"}
+    if not significant:
+        return []
+    runs = store.list_runs(name)
+    camp = store.get_campaign(name)
+    out = []
+    for base, other in points.compared_labels(runs, camp):
+        if other in significant:
+            a, b = ([r for r in runs if r.label == label] for label in (base, other))
+            found = of_runs(store, a, b, points.blocked_of(camp))
+            if found:
+                out.append((f"{base} → {other}", found))
+    return out
+
+
+def of_changes(
+    store: Store, histories: Sequence[executions.PointHistory]
+) -> list[tuple[str, list[Item]]]:
+    """The evidence of each change point of a campaign's executions (``pglab history``): the
+    runs of the executions at the new level (up to the next change) against those of the level
+    before it (from the change before), unpaired (Welch): (title, items)."""
+    out = []
+    for p in histories:
+        bounds = [0, *(c.index for c in p.changes), len(p.steps)]
+        for k, c in enumerate(p.changes):
+            levels = ((bounds[k], c.index), (c.index, bounds[k + 2]))
+            before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
+                              if r.label == p.point] for lo, hi in levels)  # fmt: skip
+            found = of_runs(store, before, after, paired=False)
+            if found:
+                execution = p.steps[c.index].execution
+                out.append((f"{p.point} at {execution.label or execution.campaign}", found))
+    return out
+
+
+def _interleaved(store: Store, campaign: str) -> bool:
+    return points.blocked_of(store.get_campaign(campaign))
+
+
+def busy(phases: Sequence[PhaseRow], series: Series) -> list[str]:
+    """The "busy machine" warning of a run: the first measured phase in which processes other
+    than the server, the load generator and pglab used more than ``BUSY_MACHINE_PCT`` of a core
+    (what ``os_stats`` keeps as ``others_cpu_pct``; runs stored before it have none)."""
+    for ph in phases:
+        used = os_stats.summarize(tables_of(series.get(str(ph.idx), {}))).get("others_cpu_pct")
+        if ph.measured and used is not None and used > os_stats.BUSY_MACHINE_PCT:
+            return [
+                f"other processes used {used:.0f}% of a core in phase "
+                f"{ph.name} (neither the server, {ph.client} nor pglab): they took CPU from the "
+                "run; measure on a machine of its own, or compare runs made side by side"
+            ]
+    return []

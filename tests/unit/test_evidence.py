@@ -1,0 +1,113 @@
+"""The evidence of a comparison (analysis/evidence.py) on figures with known answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from pglab.analysis import evidence
+from pglab.analysis.evidence import Item
+
+
+def _sides(a: list[dict[str, float]], b: list[dict[str, float]]):
+    return dict(enumerate(a, 1)), dict(enumerate(b, 1))
+
+
+def test_a_wait_that_vanishes_ranks_before_what_follows_the_throughput() -> None:
+    # WALSync waits vanish (B's runs never saw one: zero sessions, not missing); CPU user
+    # rises by a third with far less noise relative to its change
+    a = [{"wait:IO:WALSync": w, "wait:CPU:running": 1.0 + e, "cpu_user_pct": 60.0 + e}
+         for w, e in ((0.70, 0.0), (0.74, 0.3), (0.69, -0.2), (0.72, 0.1))]  # fmt: skip
+    b = [{"wait:CPU:running": 1.5 + e, "cpu_user_pct": 80.0 + e} for e in (0.0, 0.2, -0.1, 0.1)]
+    found = evidence.items(*_sides(a, b), paired=True)
+    assert [i.key for i in found] == ["wait:IO:WALSync", "wait:CPU:running", "cpu_user_pct"]
+    first = found[0]
+    assert first.method == "paired" and first.b == 0.0
+    assert first.delta == pytest.approx(-0.7125)
+    assert first.ci_low < first.delta < first.ci_high < 0
+    assert first.text.startswith("WALSync waits −0.71 sessions [")
+    assert first.text.endswith("(0.71 → 0.000): commits wait less for the WAL flush")
+
+
+def test_the_busy_machine_ranks_first_whatever_moved_more() -> None:
+    a = [{"others_cpu_pct": 80.0 + e, "postgres_cpu_pct": 90.0 + e} for e in (0, 5, -5, 2)]
+    b = [{"others_cpu_pct": 150.0 + e, "postgres_cpu_pct": 20.0 + e} for e in (0, 5, -5, 1)]
+    found = evidence.items(*_sides(a, b), paired=False)
+    assert [i.key for i in found] == ["others_cpu_pct", "postgres_cpu_pct"]
+    assert found[0].method == "welch" and found[0].outside
+    assert "another process took CPU" in found[0].text
+
+
+def test_noise_and_small_moves_are_not_evidence() -> None:
+    a = [{"cpu_user_pct": v, "cpu_iowait_pct": 0.2} for v in (50.0, 60.0, 55.0)]
+    b = [{"cpu_user_pct": v, "cpu_iowait_pct": 0.3} for v in (52.0, 61.0, 54.0)]
+    # user: within its noise; iowait: every run alike, moved 0.1 point, under its 1-point floor
+    assert evidence.items(*_sides(a, b), paired=True) == []
+
+
+def test_a_figure_one_side_lacks_is_left_out_and_one_run_a_side_is_not_tested() -> None:
+    a = [{"cpu_user_pct": 50.0}, {"cpu_user_pct": 51.0}]
+    b = [{"others_cpu_pct": 5.0}, {"others_cpu_pct": 6.0}]
+    assert evidence.items(*_sides(a, b), paired=False) == []
+    one = evidence.items({1: {"cpu_user_pct": 10.0}}, {1: {"cpu_user_pct": 90.0}}, paired=True)
+    assert one == []
+
+
+def test_a_constant_difference_is_evidence_without_noise() -> None:
+    a = [{"checkpoints": 0.0}] * 3
+    b = [{"checkpoints": 2.0}] * 3
+    (item,) = evidence.items(*_sides(a, b), paired=True)
+    assert (item.delta, item.ci_low, item.ci_high, item.p_value) == (2.0, 2.0, 2.0, 0.0)
+
+
+def test_every_rule_has_a_name_a_floor_and_wait_events_read_in_any_case() -> None:
+    for key, rule in evidence.RULES.items():
+        assert rule.name and rule.floor > 0, key
+    rule = evidence.rule_of("wait:IO:WalSync")  # PostgreSQL 17's spelling
+    assert rule.name == "WalSync waits" and rule.down
+    assert evidence.rule_of("wait:CPU:running").name == "running on CPU"
+    assert isinstance(evidence.items({}, {}, paired=True), list)
+    assert Item.__doc__
+
+
+def test_a_fall_of_others_cpu_is_ranked_as_any_other_figure() -> None:
+    # the server took CPU back from the others on a machine whose CPUs are all in use
+    a = [
+        {"others_cpu_pct": 150.0 + e, "wait:IO:WALSync": 0.7 + e / 100, "wait:CPU:running": 1.0}
+        for e in (0, 4, -3, 1)
+    ]
+    b = [{"others_cpu_pct": 110.0 + e, "wait:CPU:running": 1.0} for e in (0, 5, -5, 2)]
+    found = evidence.items(*_sides(a, b), paired=True)
+    assert [i.key for i in found] == ["wait:IO:WALSync", "others_cpu_pct"]
+    assert not found[1].outside
+
+
+def test_a_change_point_of_history_has_the_evidence_of_its_two_levels(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from helpers.synthetic_runs import fill_executions
+
+    from pglab.analysis import executions
+    from pglab.cli import main
+    from pglab.store import open_store
+
+    path = tmp_path / "r.sqlite"
+    fill_executions(path, "nightly")  # point base 1.5x faster from execution 5 on
+    with open_store(str(path)) as store:
+        found = executions.executions_of(store, "nightly")
+        _, histories = executions.checked_histories(found, "nightly", "tps", None)
+        (changed,) = [p for p in histories if p.changes]
+        why = evidence.of_changes(store, histories)
+        # what of_changes compares: the runs of executions 1-4 against 5-8, each on its own
+        base = changed.point
+        runs = {e.label: [r for r in e.runs if r.label == base] for e in found}
+        a = {r.id: evidence.run_measures(store.get_run(r.id)) for n in "1234" for r in runs[n]}
+        b = {r.id: evidence.run_measures(store.get_run(r.id)) for n in "5678" for r in runs[n]}
+    assert [t for t, _ in why] == [f"{base} at 5"]  # the synthetic telemetry moved one item
+    assert [i.key for _, items in why for i in items] == [
+        i.key for i in evidence.items(a, b, paired=False)
+    ]
+    assert all(i.method == "welch" for _, items in why for i in items)
+    assert main(["history", "nightly", "--store", str(path)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for title, items in why:
+        assert f"why it changed ({title})" in shown and items[0].text in shown
