@@ -16,11 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pglab import metric_units
-from pglab.analysis import verdicts
+from pglab.analysis import engine, verdicts
 from pglab.analysis.noise import noise_before
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
-from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
 from pglab.stored_spec import AxisValue, RunSpecJson
@@ -52,9 +51,8 @@ def equivalence_of(campaign: CampaignRow | None) -> float | None:
 
 def blocked_of(campaign: CampaignRow | None) -> bool:
     """Whether a stored campaign's repeats are rounds (interleaved order, a fixed number of
-    repeats): its comparisons then get the blocked analysis (``differences``)."""
-    doc = spec_of(campaign)
-    return doc.get("order", "interleaved") == "interleaved" and doc.get("repeats") != "auto"
+    repeats): its comparisons then get the blocked analysis (``engine.pairing``)."""
+    return engine.pairing(campaign).how == engine.ROUNDS
 
 
 def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
@@ -90,10 +88,9 @@ def reference_of(campaign: CampaignRow | None) -> str | None:
 
 def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
     """``point_rows`` with the stored campaign's baseline, analysis and repeats."""
-    return point_rows(
-        runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign),
-        axis_baseline_of(campaign), blocked_of(campaign), equivalence_of(campaign),
-    )  # fmt: skip
+    rows, tps_of, rounds_of = _summaries(runs)
+    return _compare_to_baseline(rows, tps_of, rounds_of, baseline_of(campaign),
+                                _judge_of(campaign), axis_baseline_of(campaign))  # fmt: skip
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -197,11 +194,16 @@ def point_rows(
     """The points of ``runs`` (in the order their first run was stored), each compared with the
     ``baseline`` variant's point (or, without one, with the point where the axes of
     ``axis_base`` have those values), Holm-corrected over the campaign (``sequential``: a
-    campaign of ``repeats = "auto"``, judged as its rounds were:
-    ``verdicts.compare_sequential``; ``blocked``: an interleaved campaign, its repeats rounds:
-    ``verdicts.compare_rounds``)."""
+    campaign of ``repeats = "auto"``, judged as its rounds were; ``blocked``: an interleaved
+    campaign, its repeats rounds; else Welch's test: ``engine.ask``)."""
     rows, tps_of, rounds_of = _summaries(runs)
-    judge = _Judge(effect_pct, sequential, blocked, equivalence_pct)
+    how = (
+        engine.Pairing(engine.SEQUENTIAL, 'repeats = "auto"', sequential.precision)
+        if sequential is not None else
+        engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
+        if blocked else engine.Pairing(engine.APART, "the runs are not rounds")
+    )  # fmt: skip
+    judge = _Judge(effect_pct, how, equivalence_pct)
     return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
 
 
@@ -212,10 +214,9 @@ def families_rows(
     ``tps`` that query's rate), their comparisons Holm-corrected together over every family,
     as one ``pglab compare`` of the queries is: a family is measured on its own (the blocked
     analysis pools the noise of one family's points, not of others'), judged with all."""
-    judge = _Judge(effect_of(campaign), sequential_of(campaign), blocked_of(campaign),
-                   equivalence_of(campaign))  # fmt: skip
     summaries = [_summaries(runs) for runs in families]
-    return _judged_together(summaries, baseline_of(campaign), judge, axis_baseline_of(campaign))
+    return _judged_together(summaries, baseline_of(campaign), _judge_of(campaign),
+                            axis_baseline_of(campaign))  # fmt: skip
 
 
 _Summaries = tuple[list["PointRow"], dict[str, list[float]], dict[str, dict[int, float]]]
@@ -263,9 +264,12 @@ class _Judge:
     """How a campaign's comparisons are judged (its ``[analysis]``, its repeats, its order)."""
 
     effect_pct: float
-    sequential: SequentialSpec | None
-    blocked: bool
+    pairing: engine.Pairing
     equivalence_pct: float | None
+
+
+def _judge_of(campaign: CampaignRow | None) -> _Judge:
+    return _Judge(effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign))
 
 
 def _compare_to_baseline(
@@ -282,28 +286,19 @@ def _judged_together(
     summaries: Sequence[_Summaries], baseline: str | None, judge: _Judge,
     axis_base: dict[str, AxisValue],
 ) -> list[list[PointRow]]:  # fmt: skip
-    """Each family's rows with their comparisons, Holm-corrected over all families."""
+    """Each family's rows with their comparisons, asked of ``engine`` as one question (one Holm
+    family; the noise pooled within each family)."""
     if baseline is None and not axis_base:
         return [rows for rows, _, _ in summaries]
     based: list[tuple[list[PointRow], list[tuple[str, str, str]]]] = []
-    pairs: list[tuple[list[float], list[float]]] = []
-    by_round: list[tuple[list[float], list[float]]] = []
-    measured: list[differences.Difference | None] = []
-    for rows, tps_of, rounds_of in summaries:
+    pairs: list[engine.Pair] = []
+    for i, (rows, tps_of, rounds_of) in enumerate(summaries):
         rows, family = _family(rows, baseline, axis_base)
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
         based.append((rows, family))
-        pairs += [(tps_of[b], tps_of[o]) for b, o, _ in family]
-        rounds = [(rounds_of[b], rounds_of[o]) for b, o, _ in family]
-        by_round += [(list(a.values()), list(b.values())) for a, b in rounds]
-        if judge.blocked and judge.sequential is None:  # pooled within the family
-            measured += differences.measure(rounds, [g for _, _, g in family])
-    if judge.sequential is not None:
-        found = verdicts.compare_sequential(pairs, judge.effect_pct, judge.sequential.precision)
-    elif judge.blocked:
-        found = verdicts.judged(by_round, measured, judge.effect_pct, judge.equivalence_pct)
-    else:
-        found = verdicts.compare_family(pairs, judge.effect_pct, judge.equivalence_pct)
+        pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
+    found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,
+                                       judge.equivalence_pct))  # fmt: skip
     out: list[list[PointRow]] = []
     at = 0
     for rows, family in based:
@@ -346,20 +341,14 @@ def tps_by_round(runs: Sequence[RunRow], figure: str = "tps") -> dict[int, float
     return {r.repeat: v for r in runs if (v := figure_value(r, figure)) is not None}
 
 
-def family_rounds(
+def compared_labels(
     runs: Sequence[RunRow], campaign: CampaignRow | None
-) -> list[tuple[dict[int, float], dict[int, float], str]]:
-    """A campaign's comparisons with the baseline, each side's figure (``figure_of``: TPS,
-    NOPM...) by round, and where the baseline is (``pglab compare`` pools two points' noise
-    with them, when it judges them on that figure)."""
+) -> list[tuple[str, str, str]]:
+    """A campaign's comparisons with its reference points: (the reference point's label, the
+    other point's label, where the reference is: the comparisons that share it), as
+    ``campaign_rows`` asks them."""
     rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
-    by_label: dict[str, list[RunRow]] = {}
-    for r in runs:
-        by_label.setdefault(r.label, []).append(r)
-    figure = figure_of(runs)
-    rounds_of = {label: tps_by_round(mine, figure) for label, mine in by_label.items()}
-    _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
-    return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
+    return _family(rows, baseline_of(campaign), axis_baseline_of(campaign))[1]
 
 
 # -- design: can the planned repeats reach a verdict? ----------------------------------------

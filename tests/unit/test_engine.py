@@ -1,0 +1,98 @@
+"""One question, one answer (issue 52): ``analysis.engine`` judges every comparison, and the
+pairing follows the runs' design for every figure, items included: runs of one interleaved
+campaign pair by round (a TPC-H-like query, a script as much as the headline); Welch only
+across campaigns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pglab.analysis import engine, points, tpch
+from pglab.analysis.compare import Target, compare_points
+from pglab.rows import CampaignRow, RunRow
+from pglab.store import open_store
+
+# what each round shares (a machine that drifts): large, so the runs apart cannot tell
+DRIFT = [1.0, 0.55, 1.4, 0.8, 1.2]
+
+
+def campaign(name: str = "h", **spec: object) -> CampaignRow:
+    doc = {"name": name, "repeats": len(DRIFT), "variants": {"small": {}, "big": {}}, **spec}
+    return {"id": 1, "name": name, "created_at": 0.0, "updated_at": 0.0,  # type: ignore[typeddict-item]
+            "source_file": None, "pglab_version": "0", "runs_ok": 10, "runs_failed": 0,
+            "last_run_at": None, "spec": doc}  # fmt: skip
+
+
+def tpch_runs(name: str = "h") -> list[RunRow]:
+    """Two points of a TPC-H-like campaign: Q10 36% slower under "big" in every round, the
+    rounds drifting together; Q1 the same on both."""
+    out = []
+    for r, d in enumerate(DRIFT, 1):
+        for label, q10 in (("small", 0.013), ("big", 0.013 / 0.638)):
+            metrics = {"q01_s": 0.5 * d * (1 + r / 400), "q10_s": q10 * d * (1 + r / 300),
+                       "power": 100.0 / d}  # fmt: skip
+            out.append(RunRow(len(out) + 1, name, f"{label}/{r}", label, label, label, r, "ok",
+                              100.0 / d, 0.0, 1.0, None, metrics))  # fmt: skip
+    return out
+
+
+def test_the_pairing_follows_the_design() -> None:
+    one = campaign()
+    assert engine.pairing(one).how == engine.ROUNDS
+    assert engine.pairing(one, one).how == engine.ROUNDS
+    assert engine.pairing(one, campaign("other")).how == engine.APART
+    assert engine.pairing(campaign(order="sequential")).how == engine.APART
+    auto = engine.pairing(campaign(repeats="auto", sequential={"precision": 2}))
+    assert (auto.how, auto.precision) == (engine.SEQUENTIAL, 2)
+
+
+def test_every_answer_says_its_test_and_why() -> None:
+    a, b = {1: 100.0, 2: 90.0, 3: 110.0}, {1: 120.0, 2: 107.0, 3: 133.0, 4: 99.0}
+    (c,) = engine.ask(engine.Question([engine.Pair(a, b)], engine.pairing(campaign())))
+    assert c.method == "paired" and c.verdict == "+"
+    assert c.why.startswith("paired (within-round ratios") and "pair by round" in c.why
+    assert any("1 run(s) without their round's counterpart" in w for w in c.warnings)
+    (w,) = engine.ask(
+        engine.Question([engine.Pair(a, b)], engine.pairing(campaign(), campaign("x")))
+    )
+    assert w.method == "welch" and "do not pair" in w.why
+
+
+def test_compare_and_show_give_a_query_the_same_answer(tmp_path: Path) -> None:
+    """The bug of issue 52: show paired Q10 by round ("-36.2% [-39.6, -32.6] -") while compare
+    gave it Welch's test on the runs apart ("-36.2% [-81.2, +116.6] ?")."""
+    runs, camp = tpch_runs(), campaign()
+    shown = {q.number: next(r for r in q.rows if r.point == "big").comparison
+             for q in tpch.query_points(runs, camp)}  # fmt: skip
+    small = [r for r in runs if r.label == "small"]
+    big = [r for r in runs if r.label == "big"]
+    with open_store(str(tmp_path / "s.sqlite")) as store:
+        compared = tpch.compare_queries(store, small, big, 10.0, engine.pairing(camp), runs, camp)
+        apart = tpch.compare_queries(store, small, big, 10.0)  # as if of two campaigns
+    q10 = next(q["comparison"] for q in compared if q["query"] == 10)
+    s10 = shown[10]
+    assert s10 is not None and s10.verdict == "-" and s10.delta_pct == pytest.approx(-36.2, abs=0.3)
+    assert (q10.delta_pct, q10.ci_low, q10.ci_high, q10.verdict) == (
+        s10.delta_pct,
+        s10.ci_low,
+        s10.ci_high,
+        s10.verdict,
+    )
+    assert "pair by round" in q10.why
+    welch = next(q["comparison"] for q in apart if q["query"] == 10)
+    assert welch.method == "welch" and welch.verdict != "-"  # what compare said before
+
+
+def test_two_points_of_one_campaign_get_the_campaign_s_answer() -> None:
+    runs, camp = tpch_runs(), campaign()
+    a, b = (Target("point", p, "h", p, runs=[r for r in runs if r.label == p])
+            for p in ("small", "big"))  # fmt: skip
+    said = compare_points(a, b, 10.0, None, engine.pairing(camp), runs, camp)
+    c = said["pairs"][0]["comparison"]
+    shown = next(r.comparison for r in points.campaign_rows(runs, camp) if r.point == "big")
+    assert c == shown
+    # B against A the other way round is not the campaign's comparison: paired alone
+    back = compare_points(b, a, 10.0, None, engine.pairing(camp), runs, camp)
+    assert "pair by round" in back["pairs"][0]["comparison"].why
