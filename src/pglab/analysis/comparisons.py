@@ -18,9 +18,12 @@ their order and the JSON stay what they were, and mypy checks every reader's key
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, NotRequired, TypedDict
 
 from pglab.analysis.verdicts import Comparison as Verdict
+from pglab.jsonish import JsonObject
+from pglab.rows import plain
 
 
 class RunSide(TypedDict):
@@ -172,3 +175,12 @@ class CampaignsComparison(TypedDict):
 
 
 CompareResult = RunsComparison | PointsComparison | CampaignsComparison
+
+
+def as_json(result: CompareResult, profile: Sequence[tuple[str, Sequence[object]]]) -> JsonObject:
+    """What ``pglab compare --json`` prints and ``pglab serve``'s ``/compare.json`` gives: the
+    comparison as it is (its answers as objects), then the CPU profiles' changes by pair."""
+    found: JsonObject = plain(
+        {**result, "profile": [{"pair": title, "changes": list(cs)} for title, cs in profile]}
+    )
+    return found

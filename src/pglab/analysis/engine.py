@@ -124,8 +124,7 @@ def _measured(question: Question) -> list[Difference | None]:
 def _welch(a: Rounds, b: Rounds) -> Difference | None:
     if len(a) < 2 or len(b) < 2:
         return None
-    d = differences.welch(np.log(list(a.values())), np.log(list(b.values())))
-    return d if d.se > 0 else None
+    return differences.welch(np.log(list(a.values())), np.log(list(b.values())))
 
 
 def _explained(c: Comparison, p: Pair, how: Pairing) -> Comparison:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
-from pglab.analysis import profiles, verdicts
+from pglab.analysis import comparisons, profiles, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -93,8 +92,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         pairs = [] if result["kind"] == "runs" else result["pairs"]
         diffs = profiles.compare_targets(store, a, b, pairs)
     if as_json:  # the comparison as it is, then the profiles' changes
-        profile = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
-        print(json.dumps({**result, "profile": profile}, indent=2, default=_jsonable))
+        print(json.dumps(comparisons.as_json(result, diffs), indent=2, default=str))
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
@@ -156,12 +154,6 @@ def _print_queries(rows: list[QueryComparison]) -> None:
         if r["plan"]:
             console.print(f"Q{r['query']}: {r['plan']}; {fmt.delta(r['comparison'], False)}",
                           markup=False, soft_wrap=True)  # fmt: skip
-
-
-def _jsonable(obj: object) -> object:
-    if isinstance(obj, verdicts.Comparison):
-        return asdict(obj)
-    return str(obj)
 
 
 def _print_run_comparison(result: RunsComparison) -> None:

@@ -154,10 +154,8 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
             on_point(n, pt)
     if on_read is not None:
         on_read(pts)
-    rows = points.point_rows(
-        runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base,
-        points.blocked_of(camp), points.equivalence_of(camp),
-    )  # fmt: skip
+    # the answers every view renders (analysis/engine.py); one run's report compares nothing
+    rows = points.campaign_rows(runs, camp) if only_run is None else points.point_rows(runs)
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
