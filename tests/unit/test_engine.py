@@ -96,3 +96,56 @@ def test_two_points_of_one_campaign_get_the_campaign_s_answer() -> None:
     # B against A the other way round is not the campaign's comparison: paired alone
     back = compare_points(b, a, 10.0, None, engine.pairing(camp), runs, camp)
     assert "pair by round" in back["pairs"][0]["comparison"].why
+
+
+def axis_runs() -> list[RunRow]:
+    """A campaign of one variant whose question is a matrix axis, at two client counts:
+    synchronous_commit = off 30% faster in every round."""
+    out = []
+    for r, d in enumerate(DRIFT, 1):
+        for clients in (1, 8):
+            for sc, gain in (("on", 1.0), ("off", 1.3)):
+                axes = {"clients": clients, "settings.synchronous_commit": sc}
+                label = f"clients={clients} settings.synchronous_commit={sc}"
+                tps = 100.0 * clients * gain * d * (1 + r / 200)
+                out.append(RunRow(len(out) + 1, "sc", f"{label}/{r}", label, "base", label, r,
+                                  "ok", tps, 0.0, 1.0, None, {"tps": tps}, axes))  # fmt: skip
+    return out
+
+
+def test_a_matrix_axis_is_compared_with_its_first_value() -> None:
+    """``[matrix.settings] synchronous_commit = ["on", "off"]`` asks what the same question as
+    ``[variants]`` asks: each "off" point gets its Δ% and verdict against the "on" point at the
+    same client count (it got none before issue 52)."""
+    matrix = {"clients": [1, 8], "settings": {"synchronous_commit": ["on", "off"]}}
+    camp = campaign("sc", variants={"base": {}}, matrix=matrix)
+    assert points.axis_baseline_of(camp) == {"settings.synchronous_commit": "on"}
+    assert points.reference_of(camp) == "synchronous_commit=on"
+    rows = {r.point: r for r in points.campaign_rows(axis_runs(), camp)}
+    for clients in (1, 8):
+        on = rows[f"clients={clients} settings.synchronous_commit=on"]
+        off = rows[f"clients={clients} settings.synchronous_commit=off"]
+        assert on.is_base and on.comparison is None
+        assert off.comparison is not None and off.comparison.verdict == "+"
+        assert off.comparison.delta_pct == pytest.approx(30.0, abs=0.5)
+        assert "pair by round" in off.comparison.why
+    # a setting written as a boolean is labelled as the server says it ("on"/"off")
+    fsync = campaign("f", variants={"base": {}}, matrix={"settings": {"fsync": [True, False]}})
+    assert points.axis_baseline_of(fsync) == {"settings.fsync": "on"}
+    # the load's shape is no question: clients alone gives no comparison
+    assert points.axis_baseline_of(campaign("c", variants={"base": {}},
+                                            matrix={"clients": [1, 8]})) == {}  # fmt: skip
+
+
+def test_points_of_different_workloads_are_not_comparable() -> None:
+    """A TPC-C-like variant beside a pgbench one: no "Δ% vs tpcb" for the NOPM point."""
+    runs = []
+    for r, d in enumerate(DRIFT, 1):
+        for variant, metrics in (("tpcb", {"tps": 900.0 * d}),
+                                 ("tpcc", {"tps": 300.0 * d, "nopm": 5000.0 * d})):  # fmt: skip
+            runs.append(RunRow(len(runs) + 1, "k", f"{variant}/{r}", variant, variant, variant,
+                               r, "ok", metrics["tps"], 0.0, 1.0, None, metrics))  # fmt: skip
+    camp = campaign("k", variants={"tpcb": {}, "tpcc": {}})
+    rows = {r.point: r for r in points.campaign_rows(runs, camp)}
+    assert rows["tpcc"].comparison is None and rows["tpcc"].figure == "NOPM"
+    assert rows["tpcc"].incomparable == "NOPM against tps: their workloads differ"

@@ -64,26 +64,51 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
-# the [matrix] axes of a maintenance operation's options: in a campaign of one variant each
-# point is compared with the point at their first values (parallel = [0, 1]: 1 against 0)
-COMPARED_AXES = ("parallel", "jobs")
+# the [matrix] axes that are a campaign's question when it has one variant (each point is
+# compared with the point at their first values, the other axes the same): the server's
+# settings, the OS's (but the CPUs, a scan: analysis/cores), the storage, and a maintenance
+# operation's options (parallel = [0, 1]: 1 against 0); not the load's shape (clients,
+# scale, duration…), whose points are conditions, not answers
+COMPARED_AXES = ("parallel", "jobs", "storage", "wal_storage")
+_SCANS = ("os.cpus", "os.client_cpus")
+
+
+def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
+    """Each axis of a stored ``[matrix]`` with several values: its name as the points' axes
+    have it (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its first value as
+    their labels write it (a setting's true as "on")."""
+    out: dict[str, AxisValue] = {}
+    for key, values in matrix.items():
+        if key in ("settings", "os") and isinstance(values, dict):
+            table = {k: v for k, v in values.items() if k != "sysctl"}
+            table.update({f"sysctl.{k}": v for k, v in (values.get("sysctl") or {}).items()})
+            for name, vals in table.items():
+                if isinstance(vals, list) and len(vals) > 1:
+                    first = vals[0]
+                    if key == "settings" and isinstance(first, bool):
+                        first = "on" if first else "off"
+                    out[f"{key}.{name}"] = first if key == "os" else str(first)
+        elif isinstance(values, list) and len(values) > 1:
+            out[key] = values[0]
+    return out
 
 
 def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, AxisValue]:
-    """The first value of each compared axis of a campaign of one variant ({} otherwise)."""
-    doc = spec_of(campaign)
+    """The first value of each compared axis of a campaign of one variant ({} otherwise):
+    ``COMPARED_AXES``, the ``settings.*`` and the ``os.*`` ones."""
     if baseline_of(campaign) is not None:
         return {}
-    matrix = doc.get("matrix") or {}
-    return {k: v[0] for k, v in matrix.items()
-            if k in COMPARED_AXES and isinstance(v, list) and len(v) > 1}  # fmt: skip
+    found = _first_values(spec_of(campaign).get("matrix") or {})
+    asked = [k for k in found if k.startswith(("settings.", "os.")) and k not in _SCANS]
+    return {k: v for k, v in found.items() if k in COMPARED_AXES or k in asked}
 
 
 def reference_of(campaign: CampaignRow | None) -> str | None:
     """What a campaign's points are compared with, in words: the baseline variant's name, the
     compared axes at their first values ("parallel=0 jobs=1"), or None."""
     axes = axis_baseline_of(campaign)
-    return baseline_of(campaign) or (" ".join(f"{k}={v}" for k, v in axes.items()) or None)
+    said = " ".join(f"{axis_name(k)}={v}" for k, v in axes.items())
+    return baseline_of(campaign) or said or None
 
 
 def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
@@ -176,6 +201,10 @@ class PointRow:
     derived: dict[str, float] = field(default_factory=dict)  # medians of derived metrics
     comparison: verdicts.Comparison | None = None
     is_base: bool = False  # the baseline variant's point, or the compared axes' first values
+    figure: str = ""  # what its own runs' figure is (``figure_of``: "tps", "NOPM", "QphH"…)
+    # why it has no Δ% against its reference point though it has one: their workloads differ
+    # (their figures: "NOPM against tps"), a Δ% between them would mean nothing
+    incomparable: str = ""
 
     @property
     def ok_runs(self) -> int:
@@ -255,6 +284,7 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
             if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
+            figure=figure_of(mine),
         ))  # fmt: skip
     return rows, tps_of, rounds_of
 
@@ -294,7 +324,11 @@ def _judged_together(
     pairs: list[engine.Pair] = []
     for i, (rows, tps_of, rounds_of) in enumerate(summaries):
         rows, family = _family(rows, baseline, axis_base)
-        family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
+        kind = {pt.point: pt.figure for pt in rows}
+        apart = {o: f"{kind[o]} against {kind[b]}: their workloads differ"
+                 for b, o, _ in family if kind[b] != kind[o]}  # fmt: skip
+        rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
+        family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
         pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
     found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,

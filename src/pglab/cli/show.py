@@ -204,7 +204,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
                           if r.cv_pct is not None else "–" for r in rows]),
         *((f"Δ% vs {reference}", "right",
-           [fmt.delta(r.comparison, r.is_base) for r in rows]),) * compared,
+           [fmt.delta(r.comparison, r.is_base, r.incomparable) for r in rows]),) * compared,
         *((f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
           for d in derived_cols),
     ]  # fmt: skip
@@ -225,6 +225,9 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
     if compared:
         console.print(_legend(rows, camp), markup=False, soft_wrap=True)
+    if apart := [r for r in rows if r.incomparable]:  # no Δ% between different workloads
+        said = "; ".join(f"{labels[r.point]}: {r.incomparable}" for r in apart)
+        console.print(f"not comparable with {reference}: {said}", markup=False, soft_wrap=True)
     if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
     print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type
