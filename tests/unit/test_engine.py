@@ -149,3 +149,18 @@ def test_points_of_different_workloads_are_not_comparable() -> None:
     rows = {r.point: r for r in points.campaign_rows(runs, camp)}
     assert rows["tpcc"].comparison is None and rows["tpcc"].figure == "NOPM"
     assert rows["tpcc"].incomparable == "NOPM against tps: their workloads differ"
+
+
+def test_the_plan_judges_a_matrix_axis_campaign_s_design() -> None:
+    """``pglab run --dry-run`` says whether the repeats can resolve a matrix axis's comparisons
+    as it does for variants' (it said nothing of a campaign of one variant)."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+
+    doc = {"repeats": 3, "matrix": {"clients": [1, 4],
+                                    "settings": {"synchronous_commit": ["on", "off"]}}}  # fmt: skip
+    design = points.design_check(make_plan(parse(doc, "sc")), [], {})
+    assert design is not None and design.comparisons == 2, design
+    assert (
+        points.design_check(make_plan(parse({"matrix": {"clients": [1, 4]}}, "c")), [], {}) is None
+    )

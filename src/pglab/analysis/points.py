@@ -9,6 +9,7 @@ of a campaign of one variant (``axis_baseline_of``)."""
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
@@ -99,8 +100,13 @@ def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, AxisValue]:
     if baseline_of(campaign) is not None:
         return {}
     found = _first_values(spec_of(campaign).get("matrix") or {})
-    asked = [k for k in found if k.startswith(("settings.", "os.")) and k not in _SCANS]
-    return {k: v for k, v in found.items() if k in COMPARED_AXES or k in asked}
+    return {k: v for k, v in found.items() if is_question(k)}
+
+
+def is_question(axis: str) -> bool:
+    """Whether a campaign of one variant compares its points along ``axis`` (a point's axis
+    name: ``settings.NAME``, ``os.KEY``, ``parallel``…)."""
+    return axis in COMPARED_AXES or (axis.startswith(("settings.", "os.")) and axis not in _SCANS)
 
 
 def reference_of(campaign: CampaignRow | None) -> str | None:
@@ -330,7 +336,11 @@ def _judged_together(
         rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
-        pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
+        if judge.pairing.how == engine.ROUNDS:
+            pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
+        else:  # every ok run counts, whatever its repeat number
+            pairs += [engine.Pair(engine.apart(tps_of[b]), engine.apart(tps_of[o]), g, i)
+                      for b, o, g in family]  # fmt: skip
     found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,
                                        judge.equivalence_pct))  # fmt: skip
     out: list[list[PointRow]] = []
@@ -393,13 +403,18 @@ def design_check(
     stored_specs: Mapping[tuple[str, str], RunSpecJson],
 ) -> verdicts.Design | None:  # fmt: skip
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
-    the first variant's at the same matrix coordinates) on the campaign's effect of interest;
-    None for a campaign with one variant (nothing is compared)."""
+    the first variant's at the same matrix coordinates; in a campaign of one variant, every
+    point against the one at its compared axes' first values: ``is_question``) on the
+    campaign's effect of interest; None when nothing is compared."""
     camp = plan.campaign
-    if len(camp.variants) < 2 or camp.sequential is not None:
+    asked = [len(vals) for name, vals in camp.matrix if is_question(name) and len(vals) > 1]
+    if camp.sequential is not None or (len(camp.variants) < 2 and not asked):
         return None
     baseline = camp.variants[0].name
-    comparisons = sum(1 for pt in plan.points if pt.variant != baseline)
+    comparisons = (
+        sum(1 for pt in plan.points if pt.variant != baseline) if len(camp.variants) > 1
+        else len(plan.points) - len(plan.points) // math.prod(asked)
+    )  # fmt: skip
     noise, source = noise_before(stored_runs, stored_specs, camp.name,
                                  [pt.to_dict() for pt in plan.points])  # fmt: skip
     return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct,
