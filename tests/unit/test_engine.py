@@ -149,6 +149,12 @@ def test_points_of_different_workloads_are_not_comparable() -> None:
     rows = {r.point: r for r in points.campaign_rows(runs, camp)}
     assert rows["tpcc"].comparison is None and rows["tpcc"].figure == "NOPM"
     assert rows["tpcc"].incomparable == "NOPM against tps: their workloads differ"
+    a, b = (Target("point", p, "k", p, runs=[r for r in runs if r.label == p])
+            for p in ("tpcb", "tpcc"))  # fmt: skip
+    said = compare_points(a, b, 10.0, None, engine.pairing(camp), runs, camp)
+    c = said["pairs"][0]["comparison"]
+    assert c is not None and any(w.startswith("not comparable: A's figure is tps, B's NOPM")
+                                 for w in c.warnings), c.warnings  # fmt: skip
 
 
 def test_the_plan_judges_a_matrix_axis_campaign_s_design() -> None:

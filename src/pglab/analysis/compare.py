@@ -323,6 +323,10 @@ def compare_points(
                     if {x, y} != {a.point, b.point}]  # fmt: skip
             ours = replace(ours, group=".")
         (c,) = engine.ask(engine.Question([ours, *rest], how, effect_pct, equivalence_pct))
+    kinds = (points.figure_of(a.runs), points.figure_of(b.runs))
+    if kinds[0] != kinds[1]:  # a TPC-C-like point beside a pgbench one: said, not hidden
+        c = replace(c, warnings=(*c.warnings, f"not comparable: A's figure is {kinds[0]}, B's "
+                                 f"{kinds[1]}: their workloads differ"))  # fmt: skip
     return {
         "kind": "points",
         "pairs": [{"a": _side(a.point or "", a.campaign, a.runs, figure),
