@@ -170,3 +170,31 @@ def test_the_plan_judges_a_matrix_axis_campaign_s_design() -> None:
     assert (
         points.design_check(make_plan(parse({"matrix": {"clients": [1, 4]}}, "c")), [], {}) is None
     )
+
+
+def test_variants_of_different_workloads_are_compared_along_their_axis() -> None:
+    """examples/tpcc-vs-tpcb.toml: a TPC-C-like and a pgbench variant, each with
+    plan_cache_mode = [auto, force_custom_plan]: the question is the axis within each
+    variant (show said "Δ% vs tpcb" across the two workloads)."""
+    runs = []
+    for r, d in enumerate(DRIFT, 1):
+        for variant in ("tpcb", "tpcc"):
+            for mode, cost in (("auto", 1.0), ("force_custom_plan", 0.8)):
+                label = f"{variant} settings.plan_cache_mode={mode}"
+                noise = 1 + 0.01 * ((r * 3 + len(label)) % 4)  # a little, its own per run
+                tps = (900.0 if variant == "tpcb" else 300.0) * d * noise
+                metrics = {"tps": tps} if variant == "tpcb" else {"tps": tps, "nopm": tps * cost}
+                runs.append(RunRow(len(runs) + 1, "k", f"{label}/{r}", label, variant, label, r,
+                                   "ok", tps, 0.0, 1.0, None, metrics,
+                                   {"settings.plan_cache_mode": mode}))  # fmt: skip
+    matrix = {"settings": {"plan_cache_mode": ["auto", "force_custom_plan"]}}
+    camp = campaign("k", variants={"tpcb": {}, "tpcc": {}}, matrix=matrix)
+    assert points.reference_variant(camp, runs) is None
+    assert points.reference_of(camp, runs) == "plan_cache_mode=auto"
+    rows = {r.point: r for r in points.campaign_rows(runs, camp)}
+    forced = rows["tpcc settings.plan_cache_mode=force_custom_plan"].comparison
+    assert forced is not None and forced.verdict == "-"
+    assert forced.delta_pct == pytest.approx(-20.0, abs=2.0) and "pair by round" in forced.why
+    same = rows["tpcb settings.plan_cache_mode=force_custom_plan"].comparison
+    assert same is not None and abs(same.delta_pct) < 3.0
+    assert rows["tpcc settings.plan_cache_mode=auto"].is_base

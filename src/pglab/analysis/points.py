@@ -94,13 +94,30 @@ def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
     return out
 
 
-def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, AxisValue]:
-    """The first value of each compared axis of a campaign of one variant ({} otherwise):
-    ``COMPARED_AXES``, the ``settings.*`` and the ``os.*`` ones."""
-    if baseline_of(campaign) is not None:
+def axis_baseline_of(
+    campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None
+) -> dict[str, AxisValue]:
+    """The first value of each compared axis (``is_question``) of a campaign whose variants
+    are not its question ({} otherwise): one variant, or (given its ``runs``) variants of
+    different workloads (a TPC-C-like variant beside a pgbench one: each variant's points are
+    compared along the axis, not with another workload's)."""
+    if baseline_of(campaign) is not None and not (runs and _workloads_differ(runs)):
         return {}
     found = _first_values(spec_of(campaign).get("matrix") or {})
     return {k: v for k, v in found.items() if is_question(k)}
+
+
+def reference_variant(campaign: CampaignRow | None, runs: Sequence[RunRow]) -> str | None:
+    """The baseline variant the points are compared with (``baseline_of``), unless the
+    variants differ in workload and a matrix axis is the question (``axis_baseline_of``)."""
+    return None if axis_baseline_of(campaign, runs) else baseline_of(campaign)
+
+
+def _workloads_differ(runs: Sequence[RunRow]) -> bool:
+    by_variant: dict[str, list[RunRow]] = {}
+    for r in runs:
+        by_variant.setdefault(r.variant, []).append(r)
+    return len({figure_of(mine) for mine in by_variant.values()}) > 1
 
 
 def is_question(axis: str) -> bool:
@@ -109,19 +126,19 @@ def is_question(axis: str) -> bool:
     return axis in COMPARED_AXES or (axis.startswith(("settings.", "os.")) and axis not in _SCANS)
 
 
-def reference_of(campaign: CampaignRow | None) -> str | None:
+def reference_of(campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None) -> str | None:
     """What a campaign's points are compared with, in words: the baseline variant's name, the
     compared axes at their first values ("parallel=0 jobs=1"), or None."""
-    axes = axis_baseline_of(campaign)
+    axes = axis_baseline_of(campaign, runs)
     said = " ".join(f"{axis_name(k)}={v}" for k, v in axes.items())
-    return baseline_of(campaign) or said or None
+    return said or baseline_of(campaign)
 
 
 def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
-    """``point_rows`` with the stored campaign's baseline, analysis and repeats."""
+    """``point_rows`` with the stored campaign's reference points, analysis and repeats."""
     rows, tps_of, rounds_of = _summaries(runs)
-    return _compare_to_baseline(rows, tps_of, rounds_of, baseline_of(campaign),
-                                _judge_of(campaign), axis_baseline_of(campaign))  # fmt: skip
+    return _compare_to_baseline(rows, tps_of, rounds_of, reference_variant(campaign, runs),
+                                _judge_of(campaign), axis_baseline_of(campaign, runs))  # fmt: skip
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -250,8 +267,9 @@ def families_rows(
     as one ``pglab compare`` of the queries is: a family is measured on its own (the blocked
     analysis pools the noise of one family's points, not of others'), judged with all."""
     summaries = [_summaries(runs) for runs in families]
-    return _judged_together(summaries, baseline_of(campaign), _judge_of(campaign),
-                            axis_baseline_of(campaign))  # fmt: skip
+    every = [r for runs in families for r in runs]
+    return _judged_together(summaries, reference_variant(campaign, every), _judge_of(campaign),
+                            axis_baseline_of(campaign, every))  # fmt: skip
 
 
 _Summaries = tuple[list["PointRow"], dict[str, list[float]], dict[str, dict[int, float]]]
@@ -263,11 +281,11 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
     derived = derived_names(runs)
-    figure = figure_of(runs)  # what the points are judged on: TPS, NOPM, MB/s, QphH
     tps_of: dict[str, list[float]] = {}
     rounds_of: dict[str, dict[int, float]] = {}
     rows = []
     for label, mine in by_label.items():
+        figure = figure_of(mine)  # what the point is judged on: TPS, NOPM, MB/s, QphH
         ok = [r for r in mine if figure_value(r, figure) is not None]
         tps = tps_of[label] = [v for r in ok if (v := figure_value(r, figure)) is not None]
         rounds_of[label] = tps_by_round(ok, figure)
@@ -290,7 +308,7 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
             if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
-            figure=figure_of(mine),
+            figure=figure,
         ))  # fmt: skip
     return rows, tps_of, rounds_of
 
@@ -331,8 +349,11 @@ def _judged_together(
     for i, (rows, tps_of, rounds_of) in enumerate(summaries):
         rows, family = _family(rows, baseline, axis_base)
         kind = {pt.point: pt.figure for pt in rows}
-        apart = {o: f"{kind[o]} against {kind[b]}: their workloads differ"
-                 for b, o, _ in family if kind[b] != kind[o]}  # fmt: skip
+        apart = {
+            o: f"{kind[o]} against {kind[b]}: their workloads differ"
+            for b, o, _ in family
+            if tps_of[b] and tps_of[o] and kind[b] != kind[o]
+        }
         rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
@@ -392,7 +413,7 @@ def compared_labels(
     other point's label, where the reference is: the comparisons that share it), as
     ``campaign_rows`` asks them."""
     rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
-    return _family(rows, baseline_of(campaign), axis_baseline_of(campaign))[1]
+    return _family(rows, reference_variant(campaign, runs), axis_baseline_of(campaign, runs))[1]
 
 
 # -- design: can the planned repeats reach a verdict? ----------------------------------------

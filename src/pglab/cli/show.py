@@ -177,13 +177,14 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     table of their own when the width is short); ``wide``: one table, whatever the width."""
     runs = store.list_runs(name)
     camp = store.get_campaign(name)
-    baseline = points.baseline_of(camp)
+    baseline = points.reference_variant(camp, runs)
     rows = points.campaign_rows(runs, camp)
     reference = (  # what the points are compared with: a variant, or axes' first values
         fmt.short_variants([r.variant for r in rows]).get(baseline, baseline)
-        if baseline is not None else points.reference_of(camp)
+        if baseline is not None else points.reference_of(camp, runs)
     )  # fmt: skip
-    median = f"median {points.figure_of(runs)}"  # median tps, or MB/s of operations
+    # median tps, MB/s of operations…: each point's own figure, "tps/NOPM" when they differ
+    median = "median " + "/".join(dict.fromkeys(r.figure for r in rows if r.ok_runs) or ["tps"])
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
