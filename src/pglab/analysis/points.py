@@ -1,7 +1,11 @@
-"""Points of a campaign from its stored runs: each point's TPS summary over its repeats and, when
-the campaign has several variants, its comparison with the baseline variant's point at the same
-matrix coordinates. Pure functions over `Store.list_runs` rows; the CLI, `compare` and the
-report all read points from here.
+"""Points of a campaign from its stored runs: each point's summary of its own figure over its
+repeats (``figure_of``: TPS, NOPM, MB/s, QphH) and its comparison with its reference point: the
+baseline variant's at the same matrix coordinates, or, when the variants are not the question
+(one variant, or variants of different workloads), the point at the compared axes' first values
+(``axis_baseline_of``: settings, os, storage, an operation's options); a point whose workload
+is not its reference's is not compared (``PointRow.incomparable``). Every comparison is asked
+of ``engine``. Pure functions over `Store.list_runs` rows; the CLI, `compare`, the report and
+serve all read points from here.
 
 A point's matrix coordinates are ``dict[str, AxisValue]`` (axis name -> its value as the
 campaign file wrote it), in axis order: ``PointRow.axes``, and the compared axes' first values
