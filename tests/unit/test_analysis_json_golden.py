@@ -54,11 +54,16 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return dict(zip(COMMANDS, done.stdout.split(SEPARATOR + "\n"), strict=False))
 
 
+# what issue 52 added to every answer (the test and why, its warnings) and point (its own
+# figure, why it is not comparable with its reference): not in the goldens
+ADDED = ("why", "warnings", "figure", "incomparable")
+
+
 def _same_shape(value: object) -> object:
     """The JSON value with its objects as (key, value) lists (their order counts) and floats
     to 12 significant digits."""
     if isinstance(value, dict):
-        return [(k, _same_shape(v)) for k, v in value.items()]
+        return [(k, _same_shape(v)) for k, v in value.items() if k not in ADDED]
     if isinstance(value, list):
         return [_same_shape(v) for v in value]
     if isinstance(value, float):

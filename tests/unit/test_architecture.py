@@ -160,6 +160,60 @@ def test_the_cli_holds_no_sql_statistics_or_parsing() -> None:
             assert word not in text, (path.name, word)
 
 
+# One question, one answer (issue 52): the views render analysis/engine.py's answers and
+# compute none of their own: no numerical library, no test of pglab.stats (its significance
+# level and the scipy it imports on first use are allowed: serve warms it), no call that judges
+# (differences.measure is caught by its import: a storage's fsbench.measure is no statistics)
+VIEWS = ("cli", "report", "serve")
+NUMERIC = {"scipy", "numpy"}
+STATS_ALLOWED = ("pglab.stats.significance",)
+JUDGES = {"ask", "judged", "compare_family", "compare_rounds", "compare_sequential", "welch",
+          "mannwhitneyu", "ttest_ind", "ttest_rel"}  # fmt: skip
+
+
+def statistics_in(text: str) -> list[str]:
+    """What a module does of statistics: numerical libraries and pglab.stats modules it
+    imports, and the calls that judge a comparison (by their names)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            found += [a.name for a in node.names if a.name in JUDGES]
+        for name in names:
+            top = name.split(".")[0]
+            stats = name.startswith("pglab.stats.") and not name.startswith(STATS_ALLOWED)
+            if top in NUMERIC or stats:
+                found.append(name)
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in JUDGES:
+                found.append(f"{called}()")
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for view in VIEWS for p in sorted((SRC / view).rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_the_views_compute_no_statistics(path: Path) -> None:
+    assert statistics_in(path.read_text()) == []
+
+
+def test_the_statistics_check_catches_a_view_that_judges() -> None:
+    bad = (
+        "import numpy as np\nfrom scipy import stats\nfrom pglab.stats import differences\n"
+        "from pglab.stats.significance import ALPHA\nfrom pglab.analysis import engine\n"
+        "x = engine.ask(q)\ny = differences.welch(a, b)\n"
+    )
+    assert statistics_in(bad) == ["ask()", "numpy", "pglab.stats.differences", "scipy",
+                                  "scipy.stats", "welch()"]  # fmt: skip
+
+
 # the kinds of server (postgres/interface.py's Server) and where each is defined
 SERVER_CLASSES = {"Cluster": "postgres/server.py", "ExistingServer": "postgres/existing.py",
                   "HostServer": "postgres/on_host.py"}  # fmt: skip

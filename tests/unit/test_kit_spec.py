@@ -197,6 +197,7 @@ def test_points_of_a_kit_are_judged_on_nopm() -> None:
 def test_points_of_a_kit_in_an_interleaved_campaign_pair_by_round() -> None:
     """NOPM of two points of one interleaved campaign: judged on their within-round ratios
     (a drift shared by a round cancels), not by Welch's test on the runs apart."""
+    from pglab.analysis import engine
     from pglab.analysis.compare import Target, compare_points
     from pglab.rows import RunRow
 
@@ -208,7 +209,8 @@ def test_points_of_a_kit_in_an_interleaved_campaign_pair_by_round() -> None:
                 for i, (r, d) in enumerate(zip(range(1, 6), drift, strict=True))]  # fmt: skip
 
     a, b = (Target("point", p, "c", p, runs=runs(p, f)) for p, f in (("a", 1.0), ("b", 0.9)))
-    blocked = compare_points(a, b, family=[])["pairs"][0]["comparison"]
+    rounds = engine.Pairing(engine.ROUNDS, "one interleaved campaign")
+    blocked = compare_points(a, b, how=rounds)["pairs"][0]["comparison"]
     apart = compare_points(a, b)["pairs"][0]["comparison"]
     assert blocked.method == "paired" and blocked.verdict == "-", blocked
     assert apart.method == "welch" and apart.verdict != "-", apart
@@ -426,7 +428,7 @@ def test_show_and_compare_judge_a_kit_s_points_alike() -> None:
     judged on NOPM by ``pglab show`` (``points.campaign_rows``) as by ``pglab compare``, with
     the same pairing by round: the same Δ%, CI and verdict. TPS moves the other way here, so
     a view judging TPS would say the opposite."""
-    from pglab.analysis import points
+    from pglab.analysis import engine, points
     from pglab.analysis.compare import Target, compare_points
     from pglab.rows import CampaignRow, RunRow
 
@@ -445,8 +447,7 @@ def test_show_and_compare_judge_a_kit_s_points_alike() -> None:
     )
     said = shown["b"].comparison
     a, b = (Target("point", p, "c", p, runs=[r for r in runs if r.point_key == p]) for p in "ab")
-    family = points.family_rounds(runs, camp)
-    compared = compare_points(a, b, family=family, family_figure="nopm")
+    compared = compare_points(a, b, how=engine.pairing(camp), campaign_runs=runs, campaign=camp)
     c = compared["pairs"][0]["comparison"]
     assert said is not None and said.verdict == c.verdict == "-"
     assert (said.delta_pct, said.ci_low, said.ci_high) == (c.delta_pct, c.ci_low, c.ci_high)

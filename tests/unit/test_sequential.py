@@ -162,7 +162,9 @@ def test_repeats_auto_in_a_campaign_file_and_its_plan() -> None:
 
 def test_stored_auto_campaigns_are_judged_sequentially() -> None:
     def row(i: int, variant: str, tps: float) -> RunRow:
-        return RunRow(i, "c", f"k{i}", variant, variant, variant, 1, "ok", tps, 0.0, 0.0, None)
+        repeat = (i + 1) // 2  # a round each pair of runs
+        return RunRow(i, "c", f"k{i}", variant, variant, variant, repeat, "ok", tps, 0.0, 0.0,
+                      None)  # fmt: skip
 
     runs = [row(1, "a", 1000), row(2, "b", 950), row(3, "a", 1001), row(4, "b", 951),
             row(5, "a", 999), row(6, "b", 949), row(7, "a", 1000), row(8, "b", 950)]  # fmt: skip

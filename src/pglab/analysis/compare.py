@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pglab.analysis import points, scripts, syncrate, tpch, verdicts
+from pglab.analysis import engine, points, scripts, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -48,8 +48,7 @@ from pglab.errors import LabError
 from pglab.metric_units import figure_of
 from pglab.postgres import build
 from pglab.records import StorageRow, reason_of
-from pglab.rows import PhaseRow, RunRow, StoredRun
-from pglab.stats import differences
+from pglab.rows import CampaignRow, PhaseRow, RunRow, StoredRun
 from pglab.targets import results as storage_tables
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
@@ -175,17 +174,16 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
         full_a, full_b = _fingerprinted(store, a.runs), _fingerprinted(store, b.runs)
         camp_a = store.get_campaign(a.campaign)
         effect = points.effect_of(camp_a)  # A is the baseline
+        how = engine.pairing(camp_a, store.get_campaign(b.campaign))
         if a.kind == "point":  # two points of one interleaved campaign pair by round
-            paired = a.campaign == b.campaign and points.blocked_of(camp_a)
-            runs = store.list_runs(a.campaign) if paired else []
-            family = points.family_rounds(runs, camp_a) if paired else None
-            on = headline(runs)  # the figure show judges the campaign's points on
-            out = compare_points(a, b, effect, points.equivalence_of(camp_a), family, on)
-            _judge_scripts(store, a, b, out["pairs"], effect)
-            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect)  # kit = "tpch"
+            runs = store.list_runs(a.campaign) if how.how != engine.APART else []
+            out = compare_points(a, b, effect, points.equivalence_of(camp_a), how, runs, camp_a)
+            _judge_scripts(store, a, b, out["pairs"], effect, how)
+            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs,
+                                                  camp_a)  # fmt: skip
         else:
             out = compare_campaigns(a, b, effect)
-            _judge_scripts(store, a, b, out["pairs"], effect)
+            _judge_scripts(store, a, b, out["pairs"], effect, how)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
     # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit
@@ -197,10 +195,11 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
 
 
 def _judge_scripts(
-    store: Store, a: Target, b: Target, pairs: list[PointPair], effect: float
-) -> None:
+    store: Store, a: Target, b: Target, pairs: list[PointPair], effect: float,
+    how: engine.Pairing,
+) -> None:  # fmt: skip
     phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
-    compare_scripts(pairs, a.runs, b.runs, phases, effect)
+    compare_scripts(pairs, a.runs, b.runs, phases, effect, how)
 
 
 def _fingerprinted(store: Store, runs: list[RunRow]) -> list[StoredRun]:
@@ -297,19 +296,16 @@ def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> Poi
 
 def compare_points(
     a: Target, b: Target, effect_pct: float = DEFAULT_EFFECT_PCT,
-    equivalence_pct: float | None = None,
-    family: Sequence[tuple[dict[int, float], dict[int, float], str]] | None = None,
-    family_figure: str = "tps",
+    equivalence_pct: float | None = None, how: engine.Pairing | None = None,
+    campaign_runs: Sequence[RunRow] = (), campaign: CampaignRow | None = None,
 ) -> PointsComparison:  # fmt: skip
-    """``family``: both points are of one interleaved campaign, whose comparisons with the
-    baseline these are (``points.family_rounds``): B is measured against A on their within-round
-    log ratios, their noise pooled with the family's (``differences``), and judged alone (the
-    same as ``pglab show`` when A and B are one of its comparisons, but for Holm's correction);
-    else by Welch's test. Points of a workload kit are judged on NOPM (``headline``), with the
-    family's pooled noise when the family is of NOPM too (``family_figure``: a campaign of the
-    kit alone, as ``pglab show`` judges it); in a campaign that mixes it with other loads (the
-    family of TPS), on their within-round log ratios of NOPM with their own variance (fewer
-    than three rounds: Welch's test)."""
+    """B against A, on the figure their runs are judged on (``headline``), as ``engine``
+    answers it: when B against A is one of the comparisons of their campaign
+    (``campaign_runs``, ``campaign``), the campaign's answer itself, as ``pglab show`` has it
+    (its Holm family included); else, when their runs pair (``how``, by default apart), on
+    their within-round log ratios, their noise pooled with the campaign's comparisons of the
+    same figure, judged alone; else by Welch's test."""
+    how = how or engine.Pairing(engine.APART, "the points' runs do not pair")
     figure = headline([*a.runs, *b.runs])
     ta, tb = _ok_tps(a.runs, figure), _ok_tps(b.runs, figure)
     for t, tps in ((a, ta), (b, tb)):
@@ -318,18 +314,22 @@ def compare_points(
                 f"point {t.point!r} of campaign {t.campaign!r} has no successful run",
                 hint=f"`pglab show {t.campaign}` lists its points and warnings",
             )
-    if family is not None and figure == family_figure:
+    c = _campaign_answer(a, b, figure, how, campaign_runs, campaign)
+    if c is None:
         on = next((k for k, v in points.KIT_HEADLINES.items() if v == figure), "tps")
-        ours = (points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on))
-        rest = [(x, y, g) for x, y, g in family if (x, y) != ours]
-        diff = differences.measure(
-            [ours, *((x, y) for x, y, _ in rest)], [".", *(g for _, _, g in rest)]
-        )[0]
-        (c,) = verdicts.judged([(ta, tb)], [diff], effect_pct, equivalence_pct)
-    elif family is not None and (diff := _kit_paired(a.runs, b.runs, figure)) is not None:
-        (c,) = verdicts.judged([(ta, tb)], [diff], effect_pct, equivalence_pct)
-    else:
-        (c,) = verdicts.compare_family([(ta, tb)], effect_pct, equivalence_pct)
+        ours = engine.Pair(points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on))
+        rest: list[engine.Pair] = []
+        if how.how == engine.ROUNDS and campaign_runs and headline(campaign_runs) == figure:
+            by_label = _rounds_by_label(campaign_runs, on)
+            rest = [engine.Pair(by_label[x], by_label[y], g, judged=False)
+                    for x, y, g in points.compared_labels(campaign_runs, campaign)
+                    if {x, y} != {a.point, b.point}]  # fmt: skip
+            ours = replace(ours, group=".")
+        (c,) = engine.ask(engine.Question([ours, *rest], how, effect_pct, equivalence_pct))
+    kinds = (points.figure_of(a.runs), points.figure_of(b.runs))
+    if kinds[0] != kinds[1]:  # a TPC-C-like point beside a pgbench one: said, not hidden
+        c = replace(c, warnings=(*c.warnings, f"not comparable: A's figure is {kinds[0]}, B's "
+                                 f"{kinds[1]}: their workloads differ"))  # fmt: skip
     return {
         "kind": "points",
         "pairs": [{"a": _side(a.point or "", a.campaign, a.runs, figure),
@@ -337,14 +337,25 @@ def compare_points(
     }  # fmt: skip
 
 
-def _kit_paired(
-    a: Sequence[RunRow], b: Sequence[RunRow], figure: str
-) -> differences.Difference | None:
-    """A kit's figure of two points of one interleaved campaign, paired by round (their repeat
-    number) and tested on its own variance; None with fewer than three rounds in common."""
-    by_round = [{r.repeat: float(r.metrics[figure]) for r in runs if r.ok and figure in r.metrics}
-                for runs in (a, b)]  # fmt: skip
-    return differences.measure([(by_round[0], by_round[1])])[0]
+def _rounds_by_label(runs: Sequence[RunRow], figure: str) -> dict[str, dict[int, float]]:
+    by_label: dict[str, list[RunRow]] = {}
+    for r in runs:
+        by_label.setdefault(r.label, []).append(r)
+    return {label: points.tps_by_round(mine, figure) for label, mine in by_label.items()}
+
+
+def _campaign_answer(
+    a: Target, b: Target, figure: str, how: engine.Pairing, runs: Sequence[RunRow],
+    campaign: CampaignRow | None,
+) -> verdicts.Comparison | None:  # fmt: skip
+    """The campaign's own answer of B against A when it is one of its comparisons, judged on
+    the same figure (None otherwise)."""
+    if how.how == engine.APART or not runs or headline(runs) != figure:
+        return None
+    if (a.point, b.point) not in {(x, y) for x, y, _ in points.compared_labels(runs, campaign)}:
+        return None
+    rows = points.campaign_rows(runs, campaign)
+    return next((r.comparison for r in rows if r.point == b.point), None)
 
 
 # -- campaigns -------------------------------------------------------------------------------
@@ -400,7 +411,11 @@ def compare_campaigns(
                           "b": _side(pb.point, b.campaign, rb, figure),
                           "comparison": None})  # fmt: skip
     tested = [i for i, (ta, tb) in enumerate(samples) if ta and tb]
-    found = verdicts.compare_family([samples[i] for i in tested], effect_pct)
+    apart = engine.Pairing(engine.APART, f"points of campaigns {a.campaign} and "
+                           f"{b.campaign} matched by {how}: compared apart")  # fmt: skip
+    question = [engine.Pair(engine.apart(samples[i][0]), engine.apart(samples[i][1]))
+                for i in tested]  # fmt: skip
+    found = engine.ask(engine.Question(question, apart, effect_pct))
     for i, c in zip(tested, found, strict=True):
         out_pairs[i]["comparison"] = c
     unmatched_a = len(rows_a) - len(pairs)
@@ -466,22 +481,43 @@ def compare_scripts(
     runs_b: Sequence[RunRow],
     phases: dict[int, tuple[PhaseRow, ...]],
     effect_pct: float = DEFAULT_EFFECT_PCT,
+    how: engine.Pairing | None = None,
 ) -> None:
     """Add to each pair of points its ``scripts`` (``script_rows`` of its ok runs' phases) and
-    judge each script whose TPS has 2 runs or more a side, as the points' TPS are (Welch's t on
-    log TPS; Δ% the ratio of geometric means), Holm-corrected over every script compared."""
+    judge each script whose TPS has 2 runs or more a side, as the points' TPS are (``engine``:
+    paired by round when the runs pair, ``how``, else Welch's test; Δ% the ratio of geometric
+    means), Holm-corrected over every script compared."""
+    how = how or engine.Pairing(engine.APART, "the points' runs do not pair")
     judged: list[ScriptComparison] = []
+    asked: list[engine.Pair] = []
     for pair in pairs:
-        ids = [[r.id for r in runs if r.ok and r.label == side["point"]
-                and r.campaign == side["campaign"]]
-               for side, runs in ((pair["a"], runs_a), (pair["b"], runs_b))]  # fmt: skip
-        rows = script_rows(*({i: phases.get(i, ()) for i in side} for side in ids))
+        sides = [[r for r in runs if r.ok and r.label == side["point"]
+                  and r.campaign == side["campaign"]]
+                 for side, runs in ((pair["a"], runs_a), (pair["b"], runs_b))]  # fmt: skip
+        rows = script_rows(*({r.id: phases.get(r.id, ()) for r in side} for side in sides))
         pair["scripts"] = rows
-        judged += [r for r in rows if r["a"]["n"] >= 2 and r["b"]["n"] >= 2]
-    found = verdicts.compare_family([(r["a"]["tps"], r["b"]["tps"]) for r in judged], effect_pct)
+        for row in rows:
+            if row["a"]["n"] >= 2 and row["b"]["n"] >= 2:
+                judged.append(row)
+                key = (row["phase"], row["script"])
+                ra, rb = (_script_rounds(side, phases, key) for side in sides)
+                asked.append(engine.Pair(ra, rb))
+    found = engine.ask(engine.Question(asked, how, effect_pct))
     for row, c in zip(judged, found, strict=True):
         row["comparison"] = c
         row["tps_delta_pct"] = c.delta_pct
+
+
+def _script_rounds(
+    runs: Sequence[RunRow], phases: dict[int, tuple[PhaseRow, ...]], key: tuple[str, str]
+) -> dict[int, float]:
+    """A script's TPS by round (its run's repeat number) over ``runs``."""
+    out = {}
+    for r in runs:
+        tps = scripts.script_figures(phases.get(r.id, ())).get(key, (None, None))[0]
+        if tps is not None and tps > 0:
+            out[r.repeat] = tps
+    return out
 
 
 # -- environment and settings ----------------------------------------------------------------

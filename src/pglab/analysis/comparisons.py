@@ -18,9 +18,12 @@ their order and the JSON stay what they were, and mypy checks every reader's key
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Sequence
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pglab.analysis.verdicts import Comparison as Verdict
+from pglab.jsonish import JsonObject
+from pglab.rows import plain
 
 
 class RunSide(TypedDict):
@@ -172,3 +175,23 @@ class CampaignsComparison(TypedDict):
 
 
 CompareResult = RunsComparison | PointsComparison | CampaignsComparison
+
+
+def as_json(
+    result: CompareResult,
+    profile: Sequence[tuple[str, Sequence[object]]],
+    evidence: Sequence[tuple[str, Sequence[Any]]] = (),
+) -> JsonObject:
+    """What ``pglab compare --json`` prints and ``pglab serve``'s ``/compare.json`` gives: the
+    comparison as it is (its answers as objects), then the CPU profiles' changes by pair, then
+    what moved with each pair's figure (``analysis.evidence``'s items, with their words)."""
+    moved = [{"pair": title, "items": [{**plain(i), "text": i.text} for i in items]}
+             for title, items in evidence]  # fmt: skip
+    found: JsonObject = plain(
+        {
+            **result,
+            "profile": [{"pair": title, "changes": list(cs)} for title, cs in profile],
+            "evidence": moved,
+        }  # fmt: skip
+    )
+    return found

@@ -377,7 +377,7 @@ def of_campaign(
     runs = store.list_runs(name)
     camp = store.get_campaign(name)
     out = []
-    for base, other in points.compared_labels(runs, camp):
+    for base, other, _ in points.compared_labels(runs, camp):
         if other in significant:
             a, b = ([r for r in runs if r.label == label] for label in (base, other))
             found = of_runs(store, a, b, points.blocked_of(camp))

@@ -18,7 +18,7 @@ change point cuts are searched each at α divided by their number, so that a rea
 bring false ones beside it. Otava and MongoDB's package are not used: both pin numpy below the
 version pglab's scipy needs.
 
-Each change point found is then measured as any comparison is (``verdicts.compare``: Δ% of
+Each change point found is then measured as any comparison is (``engine.ask``, apart: Δ% of
 the executions after it against those before it, back to the previous change point and up to
 the next, each execution one observation, with its 95% CI), and kept only when that CI excludes
 0: the two tests must agree (the least significant one that does not is dropped, and the others
@@ -43,7 +43,7 @@ from typing import cast
 
 import numpy as np
 
-from pglab.analysis import verdicts
+from pglab.analysis import engine, verdicts
 from pglab.stats.power import POWER
 from pglab.stats.significance import ALPHA, scipy_stats
 
@@ -91,8 +91,20 @@ def _measured(means: list[float], found: list[tuple[int, float]]) -> list[Change
     out = []
     for k, (index, p) in enumerate(found):
         before, after = means[bounds[k] : index], means[index : bounds[k + 2]]
-        out.append(ChangePoint(index, p, verdicts.compare(before, after)))
+        out.append(ChangePoint(index, p, _answer(before, after)))
     return out
+
+
+# executions are campaigns of their own: their runs do not pair
+_EXECUTIONS = engine.Pairing(engine.APART, "executions are campaigns of their own, each one "
+                             "observation: compared apart")  # fmt: skip
+
+
+def _answer(before: list[float], after: list[float]) -> verdicts.Comparison:
+    """The executions after a change point against those before it, as ``engine`` answers any
+    comparison (a family of one)."""
+    pair = engine.Pair(engine.apart(before), engine.apart(after))
+    return engine.ask(engine.Question([pair], _EXECUTIONS))[0]
 
 
 def _excludes_zero(c: verdicts.Comparison) -> bool:

@@ -1,7 +1,11 @@
-"""Points of a campaign from its stored runs: each point's TPS summary over its repeats and, when
-the campaign has several variants, its comparison with the baseline variant's point at the same
-matrix coordinates. Pure functions over `Store.list_runs` rows; the CLI, `compare` and the
-report all read points from here.
+"""Points of a campaign from its stored runs: each point's summary of its own figure over its
+repeats (``figure_of``: TPS, NOPM, MB/s, QphH) and its comparison with its reference point: the
+baseline variant's at the same matrix coordinates, or, when the variants are not the question
+(one variant, or variants of different workloads), the point at the compared axes' first values
+(``axis_baseline_of``: settings, os, storage, an operation's options); a point whose workload
+is not its reference's is not compared (``PointRow.incomparable``). Every comparison is asked
+of ``engine``. Pure functions over `Store.list_runs` rows; the CLI, `compare`, the report and
+serve all read points from here.
 
 A point's matrix coordinates are ``dict[str, AxisValue]`` (axis name -> its value as the
 campaign file wrote it), in axis order: ``PointRow.axes``, and the compared axes' first values
@@ -9,6 +13,7 @@ of a campaign of one variant (``axis_baseline_of``)."""
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
@@ -16,11 +21,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pglab import metric_units
-from pglab.analysis import verdicts
+from pglab.analysis import engine, verdicts
 from pglab.analysis.noise import noise_before
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
-from pglab.stats import differences
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
 from pglab.stored_spec import AxisValue, RunSpecJson
@@ -52,9 +56,8 @@ def equivalence_of(campaign: CampaignRow | None) -> float | None:
 
 def blocked_of(campaign: CampaignRow | None) -> bool:
     """Whether a stored campaign's repeats are rounds (interleaved order, a fixed number of
-    repeats): its comparisons then get the blocked analysis (``differences``)."""
-    doc = spec_of(campaign)
-    return doc.get("order", "interleaved") == "interleaved" and doc.get("repeats") != "auto"
+    repeats): its comparisons then get the blocked analysis (``engine.pairing``)."""
+    return engine.pairing(campaign).how == engine.ROUNDS
 
 
 def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
@@ -66,34 +69,80 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
-# the [matrix] axes of a maintenance operation's options: in a campaign of one variant each
-# point is compared with the point at their first values (parallel = [0, 1]: 1 against 0)
-COMPARED_AXES = ("parallel", "jobs")
+# the [matrix] axes that are a campaign's question when it has one variant (each point is
+# compared with the point at their first values, the other axes the same): the server's
+# settings, the OS's (but the CPUs, a scan: analysis/cores), the storage, and a maintenance
+# operation's options (parallel = [0, 1]: 1 against 0); not the load's shape (clients,
+# scale, duration…), whose points are conditions, not answers
+COMPARED_AXES = ("parallel", "jobs", "storage", "wal_storage")
+_SCANS = ("os.cpus", "os.client_cpus")
 
 
-def axis_baseline_of(campaign: CampaignRow | None) -> dict[str, AxisValue]:
-    """The first value of each compared axis of a campaign of one variant ({} otherwise)."""
-    doc = spec_of(campaign)
-    if baseline_of(campaign) is not None:
+def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
+    """Each axis of a stored ``[matrix]`` with several values: its name as the points' axes
+    have it (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its first value as
+    their labels write it (a setting's true as "on")."""
+    out: dict[str, AxisValue] = {}
+    for key, values in matrix.items():
+        if key in ("settings", "os") and isinstance(values, dict):
+            table = {k: v for k, v in values.items() if k != "sysctl"}
+            table.update({f"sysctl.{k}": v for k, v in (values.get("sysctl") or {}).items()})
+            for name, vals in table.items():
+                if isinstance(vals, list) and len(vals) > 1:
+                    first = vals[0]
+                    if key == "settings" and isinstance(first, bool):
+                        first = "on" if first else "off"
+                    out[f"{key}.{name}"] = first if key == "os" else str(first)
+        elif isinstance(values, list) and len(values) > 1:
+            out[key] = values[0]
+    return out
+
+
+def axis_baseline_of(
+    campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None
+) -> dict[str, AxisValue]:
+    """The first value of each compared axis (``is_question``) of a campaign whose variants
+    are not its question ({} otherwise): one variant, or (given its ``runs``) variants of
+    different workloads (a TPC-C-like variant beside a pgbench one: each variant's points are
+    compared along the axis, not with another workload's)."""
+    if baseline_of(campaign) is not None and not (runs and _workloads_differ(runs)):
         return {}
-    matrix = doc.get("matrix") or {}
-    return {k: v[0] for k, v in matrix.items()
-            if k in COMPARED_AXES and isinstance(v, list) and len(v) > 1}  # fmt: skip
+    found = _first_values(spec_of(campaign).get("matrix") or {})
+    return {k: v for k, v in found.items() if is_question(k)}
 
 
-def reference_of(campaign: CampaignRow | None) -> str | None:
+def reference_variant(campaign: CampaignRow | None, runs: Sequence[RunRow]) -> str | None:
+    """The baseline variant the points are compared with (``baseline_of``), unless the
+    variants differ in workload and a matrix axis is the question (``axis_baseline_of``)."""
+    return None if axis_baseline_of(campaign, runs) else baseline_of(campaign)
+
+
+def _workloads_differ(runs: Sequence[RunRow]) -> bool:
+    by_variant: dict[str, list[RunRow]] = {}
+    for r in runs:
+        by_variant.setdefault(r.variant, []).append(r)
+    return len({figure_of(mine) for mine in by_variant.values()}) > 1
+
+
+def is_question(axis: str) -> bool:
+    """Whether a campaign of one variant compares its points along ``axis`` (a point's axis
+    name: ``settings.NAME``, ``os.KEY``, ``parallel``…)."""
+    return axis in COMPARED_AXES or (axis.startswith(("settings.", "os.")) and axis not in _SCANS)
+
+
+def reference_of(campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None) -> str | None:
     """What a campaign's points are compared with, in words: the baseline variant's name, the
     compared axes at their first values ("parallel=0 jobs=1"), or None."""
-    axes = axis_baseline_of(campaign)
-    return baseline_of(campaign) or (" ".join(f"{k}={v}" for k, v in axes.items()) or None)
+    axes = axis_baseline_of(campaign, runs)
+    said = " ".join(f"{axis_name(k)}={v}" for k, v in axes.items())
+    return said or baseline_of(campaign)
 
 
 def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
-    """``point_rows`` with the stored campaign's baseline, analysis and repeats."""
-    return point_rows(
-        runs, baseline_of(campaign), effect_of(campaign), sequential_of(campaign),
-        axis_baseline_of(campaign), blocked_of(campaign), equivalence_of(campaign),
-    )  # fmt: skip
+    """``point_rows`` with the stored campaign's reference points, analysis and repeats."""
+    rows, tps_of, rounds_of = _summaries(runs)
+    return _compare_to_baseline(rows, tps_of, rounds_of, reference_variant(campaign, runs),
+                                _judge_of(campaign), axis_baseline_of(campaign, runs))  # fmt: skip
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -186,6 +235,10 @@ class PointRow:
     derived: dict[str, float] = field(default_factory=dict)  # medians of derived metrics
     comparison: verdicts.Comparison | None = None
     is_base: bool = False  # the baseline variant's point, or the compared axes' first values
+    figure: str = ""  # what its own runs' figure is (``figure_of``: "tps", "NOPM", "QphH"…)
+    # why it has no Δ% against its reference point though it has one: their workloads differ
+    # (their figures: "NOPM against tps"), a Δ% between them would mean nothing
+    incomparable: str = ""
 
     @property
     def ok_runs(self) -> int:
@@ -204,11 +257,16 @@ def point_rows(
     """The points of ``runs`` (in the order their first run was stored), each compared with the
     ``baseline`` variant's point (or, without one, with the point where the axes of
     ``axis_base`` have those values), Holm-corrected over the campaign (``sequential``: a
-    campaign of ``repeats = "auto"``, judged as its rounds were:
-    ``verdicts.compare_sequential``; ``blocked``: an interleaved campaign, its repeats rounds:
-    ``verdicts.compare_rounds``)."""
+    campaign of ``repeats = "auto"``, judged as its rounds were; ``blocked``: an interleaved
+    campaign, its repeats rounds; else Welch's test: ``engine.ask``)."""
     rows, tps_of, rounds_of = _summaries(runs)
-    judge = _Judge(effect_pct, sequential, blocked, equivalence_pct)
+    how = (
+        engine.Pairing(engine.SEQUENTIAL, 'repeats = "auto"', sequential.precision)
+        if sequential is not None else
+        engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
+        if blocked else engine.Pairing(engine.APART, "the runs are not rounds")
+    )  # fmt: skip
+    judge = _Judge(effect_pct, how, equivalence_pct)
     return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
 
 
@@ -219,10 +277,10 @@ def families_rows(
     ``tps`` that query's rate), their comparisons Holm-corrected together over every family,
     as one ``pglab compare`` of the queries is: a family is measured on its own (the blocked
     analysis pools the noise of one family's points, not of others'), judged with all."""
-    judge = _Judge(effect_of(campaign), sequential_of(campaign), blocked_of(campaign),
-                   equivalence_of(campaign))  # fmt: skip
     summaries = [_summaries(runs) for runs in families]
-    return _judged_together(summaries, baseline_of(campaign), judge, axis_baseline_of(campaign))
+    every = [r for runs in families for r in runs]
+    return _judged_together(summaries, reference_variant(campaign, every), _judge_of(campaign),
+                            axis_baseline_of(campaign, every))  # fmt: skip
 
 
 _Summaries = tuple[list["PointRow"], dict[str, list[float]], dict[str, dict[int, float]]]
@@ -234,11 +292,11 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
     derived = derived_names(runs)
-    figure = figure_of(runs)  # what the points are judged on: TPS, NOPM, MB/s, QphH
     tps_of: dict[str, list[float]] = {}
     rounds_of: dict[str, dict[int, float]] = {}
     rows = []
     for label, mine in by_label.items():
+        figure = figure_of(mine)  # what the point is judged on: TPS, NOPM, MB/s, QphH
         ok = [r for r in mine if figure_value(r, figure) is not None]
         tps = tps_of[label] = [v for r in ok if (v := figure_value(r, figure)) is not None]
         rounds_of[label] = tps_by_round(ok, figure)
@@ -261,6 +319,7 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
             if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
             and summary.ci_high is not None else None,
             unstable=bool(summary and summary.unstable), derived=medians,
+            figure=figure,
         ))  # fmt: skip
     return rows, tps_of, rounds_of
 
@@ -270,9 +329,12 @@ class _Judge:
     """How a campaign's comparisons are judged (its ``[analysis]``, its repeats, its order)."""
 
     effect_pct: float
-    sequential: SequentialSpec | None
-    blocked: bool
+    pairing: engine.Pairing
     equivalence_pct: float | None
+
+
+def _judge_of(campaign: CampaignRow | None) -> _Judge:
+    return _Judge(effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign))
 
 
 def _compare_to_baseline(
@@ -289,28 +351,30 @@ def _judged_together(
     summaries: Sequence[_Summaries], baseline: str | None, judge: _Judge,
     axis_base: dict[str, AxisValue],
 ) -> list[list[PointRow]]:  # fmt: skip
-    """Each family's rows with their comparisons, Holm-corrected over all families."""
+    """Each family's rows with their comparisons, asked of ``engine`` as one question (one Holm
+    family; the noise pooled within each family)."""
     if baseline is None and not axis_base:
         return [rows for rows, _, _ in summaries]
     based: list[tuple[list[PointRow], list[tuple[str, str, str]]]] = []
-    pairs: list[tuple[list[float], list[float]]] = []
-    by_round: list[tuple[list[float], list[float]]] = []
-    measured: list[differences.Difference | None] = []
-    for rows, tps_of, rounds_of in summaries:
+    pairs: list[engine.Pair] = []
+    for i, (rows, tps_of, rounds_of) in enumerate(summaries):
         rows, family = _family(rows, baseline, axis_base)
-        family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o]]
+        kind = {pt.point: pt.figure for pt in rows}
+        apart = {
+            o: f"{kind[o]} against {kind[b]}: their workloads differ"
+            for b, o, _ in family
+            if tps_of[b] and tps_of[o] and kind[b] != kind[o]
+        }
+        rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
+        family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
-        pairs += [(tps_of[b], tps_of[o]) for b, o, _ in family]
-        rounds = [(rounds_of[b], rounds_of[o]) for b, o, _ in family]
-        by_round += [(list(a.values()), list(b.values())) for a, b in rounds]
-        if judge.blocked and judge.sequential is None:  # pooled within the family
-            measured += differences.measure(rounds, [g for _, _, g in family])
-    if judge.sequential is not None:
-        found = verdicts.compare_sequential(pairs, judge.effect_pct, judge.sequential.precision)
-    elif judge.blocked:
-        found = verdicts.judged(by_round, measured, judge.effect_pct, judge.equivalence_pct)
-    else:
-        found = verdicts.compare_family(pairs, judge.effect_pct, judge.equivalence_pct)
+        if judge.pairing.how == engine.ROUNDS:
+            pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
+        else:  # every ok run counts, whatever its repeat number
+            pairs += [engine.Pair(engine.apart(tps_of[b]), engine.apart(tps_of[o]), g, i)
+                      for b, o, g in family]  # fmt: skip
+    found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,
+                                       judge.equivalence_pct))  # fmt: skip
     out: list[list[PointRow]] = []
     at = 0
     for rows, family in based:
@@ -353,27 +417,14 @@ def tps_by_round(runs: Sequence[RunRow], figure: str = "tps") -> dict[int, float
     return {r.repeat: v for r in runs if (v := figure_value(r, figure)) is not None}
 
 
-def family_rounds(
+def compared_labels(
     runs: Sequence[RunRow], campaign: CampaignRow | None
-) -> list[tuple[dict[int, float], dict[int, float], str]]:
-    """A campaign's comparisons with the baseline, each side's figure (``figure_of``: TPS,
-    NOPM...) by round, and where the baseline is (``pglab compare`` pools two points' noise
-    with them, when it judges them on that figure)."""
+) -> list[tuple[str, str, str]]:
+    """A campaign's comparisons with its reference points: (the reference point's label, the
+    other point's label, where the reference is: the comparisons that share it), as
+    ``campaign_rows`` asks them."""
     rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
-    by_label: dict[str, list[RunRow]] = {}
-    for r in runs:
-        by_label.setdefault(r.label, []).append(r)
-    figure = figure_of(runs)
-    rounds_of = {label: tps_by_round(mine, figure) for label, mine in by_label.items()}
-    _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
-    return [(rounds_of.get(b, {}), rounds_of.get(o, {}), g) for b, o, g in family]
-
-
-def compared_labels(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[tuple[str, str]]:
-    """(the baseline's point, the compared point) of each comparison a campaign's views show."""
-    rows = [replace(pt, comparison=None) for pt in point_rows(runs)]
-    _, family = _family(rows, baseline_of(campaign), axis_baseline_of(campaign))
-    return [(b, o) for b, o, _ in family]
+    return _family(rows, reference_variant(campaign, runs), axis_baseline_of(campaign, runs))[1]
 
 
 # -- design: can the planned repeats reach a verdict? ----------------------------------------
@@ -384,13 +435,18 @@ def design_check(
     stored_specs: Mapping[tuple[str, str], RunSpecJson],
 ) -> verdicts.Design | None:  # fmt: skip
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
-    the first variant's at the same matrix coordinates) on the campaign's effect of interest;
-    None for a campaign with one variant (nothing is compared)."""
+    the first variant's at the same matrix coordinates; in a campaign of one variant, every
+    point against the one at its compared axes' first values: ``is_question``) on the
+    campaign's effect of interest; None when nothing is compared."""
     camp = plan.campaign
-    if len(camp.variants) < 2 or camp.sequential is not None:
+    asked = [len(vals) for name, vals in camp.matrix if is_question(name) and len(vals) > 1]
+    if camp.sequential is not None or (len(camp.variants) < 2 and not asked):
         return None
     baseline = camp.variants[0].name
-    comparisons = sum(1 for pt in plan.points if pt.variant != baseline)
+    comparisons = (
+        sum(1 for pt in plan.points if pt.variant != baseline) if len(camp.variants) > 1
+        else len(plan.points) - len(plan.points) // math.prod(asked)
+    )  # fmt: skip
     noise, source = noise_before(stored_runs, stored_specs, camp.name,
                                  [pt.to_dict() for pt in plan.points])  # fmt: skip
     return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pglab.analysis import points, tidy, verdicts
+from pglab.analysis import engine, points, tidy, verdicts
 from pglab.analysis.comparisons import QueryComparison
 from pglab.analysis.tidy import TidyTable
 from pglab.jsonish import JsonObject
@@ -115,30 +115,67 @@ def plan_changes(
 
 
 def compare_queries(
-    store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float
-) -> list[QueryComparison]:
+    store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float,
+    how: engine.Pairing | None = None, campaign_runs: Sequence[RunRow] = (),
+    campaign: CampaignRow | None = None,
+) -> list[QueryComparison]:  # fmt: skip
     """Two points' queries side by side (``pglab compare``): each one's median seconds, B
-    against A on the query's rate (Welch's test, Holm over the queries), and how B's plan
-    differs from A's (their first ok runs)."""
+    against A on the query's rate as ``engine`` answers it (when B against A is one of the
+    campaign's comparisons, ``campaign_runs``: the campaign's answers, as ``pglab show`` has
+    them; else paired by round when the runs pair, ``how``, or by Welch's test; Holm over the
+    queries), and how B's plan differs from A's (their first ok runs)."""
     numbers = [n for n in query_numbers(a) if n in query_numbers(b)]
     if not numbers:
         return []
-    rates = [[1.0 / r.metrics[metric(n)] for r in side if r.ok and r.metrics.get(metric(n))]
-             for n in numbers for side in (a, b)]  # fmt: skip
-    comps = verdicts.compare_family(list(zip(rates[::2], rates[1::2], strict=True)), effect_pct)
+    label_a, label_b = a[0].label, b[0].label
+    shown = _campaign_answers(campaign_runs, campaign, label_a, label_b, how)
+    if shown is None:
+        asked = [engine.Pair(_rates_by_round(a, n), _rates_by_round(b, n)) for n in numbers]
+        how = how or engine.Pairing(engine.APART, "the points' runs do not pair")
+        found = engine.ask(engine.Question(asked, how, effect_pct))
+        comps = dict(zip(numbers, found, strict=True))
+    else:
+        comps = {n: c for n, c in shown.items() if n in numbers}
     first_a = next((r for r in a if r.ok), None)
     first_b = next((r for r in b if r.ok), None)
     plans_a = stored_plans(store, first_a) if first_a else {}
     plans_b = stored_plans(store, first_b) if first_b else {}
     out = []
-    for i, (n, c) in enumerate(zip(numbers, comps, strict=True)):
+    for n in numbers:
         change = None
         if n in plans_a and n in plans_b:
             change = tpch_plans.change(plans_a[n], plans_b[n])
+        if n not in comps:
+            continue
         out.append(QueryComparison(
-            query=n, a_s=1.0 / statistics.median(rates[2 * i]),
-            b_s=1.0 / statistics.median(rates[2 * i + 1]), comparison=c, plan=change,
+            query=n, a_s=1.0 / statistics.median(_rates_by_round(a, n).values()),
+            b_s=1.0 / statistics.median(_rates_by_round(b, n).values()), comparison=comps[n],
+            plan=change,
         ))  # fmt: skip
+    return out
+
+
+def _rates_by_round(runs: Sequence[RunRow], number: int) -> dict[int, float]:
+    """A query's rate (1 / its seconds) by round (its run's repeat number)."""
+    key = metric(number)
+    return {r.repeat: 1.0 / secs for r in runs if r.ok and (secs := r.metrics.get(key))}
+
+
+def _campaign_answers(
+    runs: Sequence[RunRow], campaign: CampaignRow | None, label_a: str, label_b: str,
+    how: engine.Pairing | None,
+) -> dict[int, verdicts.Comparison] | None:  # fmt: skip
+    """Each query's answer of B against A as the campaign's table has it (``query_points``),
+    when B against A is one of the campaign's comparisons and its runs pair; else None."""
+    if how is None or how.how == engine.APART or not runs:
+        return None
+    if (label_a, label_b) not in {(x, y) for x, y, _ in points.compared_labels(runs, campaign)}:
+        return None
+    out = {}
+    for q in query_points(runs, campaign):
+        row = next((r for r in q.rows if r.point == label_b), None)
+        if row is not None and row.comparison is not None:
+            out[q.number] = row.comparison
     return out
 
 

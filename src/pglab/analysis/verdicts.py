@@ -56,6 +56,7 @@ from pglab.stats.power import (
 )
 from pglab.stats.significance import ALPHA, scipy_stats
 
+MIN_INTERVAL_RUNS = 3  # fewer runs on a side: a t interval too wide to say much (a warning)
 DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
 
 
@@ -69,13 +70,18 @@ METHOD_TEXT = {
 
 
 def methods_text(comparisons: Sequence[Comparison | None]) -> str:
-    """The tests behind ``comparisons``, each with how many used it: "11 blocked (…), 1 paired
-    (…)"."""
+    """The tests behind ``comparisons``, each with how many used it, and why the runs allowed
+    them (``Comparison.why``, after the test): "11 blocked (…), 1 paired (…) — runs of one
+    interleaved campaign (x) pair by round"."""
     used: dict[str, int] = {}
+    why: dict[str, None] = {}
     for c in comparisons:
         if c is not None and c.p_value is not None:
             used[c.method] = used.get(c.method, 0) + 1
-    return ", ".join(f"{n} {METHOD_TEXT[m]}" for m, n in used.items()) or "no test"
+        if c is not None and c.why:
+            why[c.why.split(": ", 1)[-1]] = None
+    text = ", ".join(f"{n} {METHOD_TEXT[m]}" for m, n in used.items()) or "no test"
+    return f"{text} — {'; '.join(why)}" if why else text
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ class Comparison:
     runs_needed: int | None = None  # runs per point for POWER at effect_pct (None: > MAX_RUNS)
     method: str = "welch"  # the test: "blocked", "paired", "welch" or "sequential"
     equivalence_pct: float | None = None  # the margin "=" was judged on
+    why: str = ""  # the test and why the runs allowed it (analysis.engine)
+    warnings: tuple[str, ...] = ()  # what the reader should know of this answer
 
 
 def _runs_needed_like(w: Difference, n0: float, comparisons: int, effect_pct: float) -> int | None:

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pglab.analysis import verdicts
+from pglab.analysis import engine, verdicts
 from pglab.analysis.executions import value_of
 from pglab.campaign.execution import SEP
 from pglab.jsonish import TomlTable
@@ -96,9 +96,13 @@ def step_document(doc: TomlTable, name: str, commits: dict[str, str], repeats: i
     return out
 
 
+# a step's three commits run in rounds, interleaved: its comparisons pair by round
+STEP = engine.Pairing(engine.ROUNDS, "a bisect step's commits run interleaved: they pair by round")
+
+
 def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
     """How the middle commit's runs compare with the ends' (None: an end has no value). The
-    comparisons are the blocked analysis of an interleaved campaign (``compare_rounds``:
+    comparisons are the blocked analysis of an interleaved campaign (``engine.ask``:
     within-round ratios, the three pooled, Holm over them), as ``pglab show`` makes them."""
     rounds = {
         end: {r.repeat: v for r in runs if r.variant == end
@@ -112,11 +116,10 @@ def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
         return statistics.fmean(math.log(x) for x in xs)
 
     good, middle, bad = (log_mean(list(rounds[end].values())) for end in ENDS)
-    gb, gm, bm = verdicts.compare_rounds(
-        [(rounds["good"], rounds["bad"]), (rounds["good"], rounds["middle"]),
-         (rounds["bad"], rounds["middle"])],
-        groups=["good", "good", "bad"],
-    )  # fmt: skip
+    asked = [engine.Pair(rounds["good"], rounds["bad"], "good"),
+             engine.Pair(rounds["good"], rounds["middle"], "good"),
+             engine.Pair(rounds["bad"], rounds["middle"], "bad")]  # fmt: skip
+    gb, gm, bm = engine.ask(engine.Question(asked, STEP))
     return Judged(
         bad=abs(middle - bad) < abs(middle - good),
         middle_vs_good=gm,

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 
 from rich.markup import escape
 
 from pglab.analysis import compare as comparing
-from pglab.analysis import evidence, profiles, verdicts
+from pglab.analysis import comparisons, evidence, profiles, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -41,17 +40,21 @@ one run each says nothing about significance. Two points: their repeats' TPS, Δ
 TPS with its 95% CI, a p-value and a verdict: + or - significant; = the difference is shown to
 lie within A's campaign's [analysis] equivalence (its effect by default); ~ not significant, and
 the runs could have found an effect of A's campaign's [analysis] effect (10% by default); ? the
-runs could not tell (the reason says how many would). Two points of one interleaved campaign are
-paired by round (a paired t-test on their within-round log ratios: drift cancels); others get
-Welch's t-test on log TPS. Two campaigns:
+runs could not tell (the reason says how many would). Every answer is the one `pglab show`,
+the report and `pglab serve` give (one engine, analysis/engine.py), and says which test made it
+and why: when B against A is one of their campaign's comparisons, it is the campaign's own answer
+(Holm over its comparisons); other points of one interleaved campaign are paired by round (their
+within-round log ratios: drift cancels); a campaign of repeats = "auto" is judged on its
+anytime-valid sequence; points of two campaigns get Welch's t-test on log TPS. Two campaigns:
 their points matched by label, by matrix coordinates (the label without the variant) or by
-variant, whichever matches most; each pair as two points, Holm-corrected over all pairs.
-When both sides ran a phase of several scripts (pgbench -f/-b, weights), each script both ran
-(by phase and script name) has its TPS and latency average as pgbench reported them side by
-side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs or
-more (as above, Holm-corrected over the scripts compared).
-Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate
-(Welch, Holm over the queries) and how its plan changed: its shape, and where a node
+variant, whichever matches most; each pair as two points apart (Welch), Holm-corrected over all
+pairs. When both sides ran a phase of several scripts (pgbench -f/-b, weights), each script
+both ran (by phase and script name) has its TPS and latency average as pgbench reported them side
+by side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs
+or more (paired by round as above, Holm-corrected over the scripts compared).
+Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate (as
+above: paired by round within one campaign, show's own answer when it is one of the campaign's
+comparisons, Holm over the queries) and how its plan changed: its shape, and where a node
 outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
 Where both sides have CPU profiles (pglab run --profile), the functions whose share of their
 process kind's samples changed most, the backend's first (10), then each other kind's (3),
@@ -98,11 +101,7 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         diffs = profiles.compare_targets(store, a, b, pairs)
         why = evidence.compare_targets(store, a, b, pairs)
     if as_json:  # the comparison as it is, then the profiles' changes and the evidence
-        profile = [{"pair": t, "changes": [asdict(c) for c in cs]} for t, cs in diffs]
-        moved = [{"pair": t, "items": [{**asdict(i), "text": i.text} for i in items]}
-                 for t, items in why]  # fmt: skip
-        print(json.dumps({**result, "profile": profile, "evidence": moved}, indent=2,
-                         default=_jsonable))  # fmt: skip
+        print(json.dumps(comparisons.as_json(result, diffs, why), indent=2, default=str))
         return 0
     if result["kind"] == "runs":
         _print_run_comparison(result)
@@ -157,17 +156,14 @@ def _print_queries(rows: list[QueryComparison]) -> None:
         ("B s", "right", [f"{r['b_s']:.3f}" for r in rows]),
         ("Δ% (rate)", "right", [fmt.delta(r["comparison"], False) for r in rows]),
     ]
-    console.print(fmt.table("per query (Welch, Holm over the queries)", columns, console.width))
+    m = max(r["comparison"].comparisons for r in rows)
+    console.print(fmt.table(f"per query (Holm over {m} comparisons)", columns, console.width))
+    tests = verdicts.methods_text([r["comparison"] for r in rows])
+    console.print(f"query verdicts: {tests}", markup=False, soft_wrap=True)
     for r in rows:
         if r["plan"]:
             console.print(f"Q{r['query']}: {r['plan']}; {fmt.delta(r['comparison'], False)}",
                           markup=False, soft_wrap=True)  # fmt: skip
-
-
-def _jsonable(obj: object) -> object:
-    if isinstance(obj, verdicts.Comparison):
-        return asdict(obj)
-    return str(obj)
 
 
 def _print_run_comparison(result: RunsComparison) -> None:
@@ -249,9 +245,11 @@ def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
         )
     reasons = [(p, p["comparison"]) for p in result["pairs"] if p["comparison"]]
     for p, c in reasons:
+        name = p["b"]["point"]  # B is the one compared (A is the baseline)
         if c.verdict in "=~?" and c.reason:
-            name = p["b"]["point"]  # B is the one compared (A is the baseline)
             console.print(f"  {c.verdict} {escape(name)}: {escape(c.reason)}", soft_wrap=True)
+        for warning in c.warnings:
+            console.print(f"  [yellow]![/] {escape(name)}: {escape(warning)}", soft_wrap=True)
     effect = reasons[0][1].effect_pct if reasons else DEFAULT_EFFECT_PCT
     margin = next((c.equivalence_pct for _, c in reasons if c.equivalence_pct), effect)
     log_of = {"tps": "TPS", "nopm": "NOPM", "tpse": "tpsE"}.get(figure, figure)
@@ -294,8 +292,9 @@ def _print_scripts(result: CompareResult, rows: list[tuple[str, ScriptComparison
     console.print(fmt.table(title, columns, console.width))
     if judged:
         family = f", Holm-corrected over {len(judged)}" if len(judged) > 1 else ""
+        tests = verdicts.methods_text(judged)
         console.print(
-            f"script verdicts: Welch's t on each script's log TPS{family} (--json has each "
-            "one's p-value and reason)",
+            f"script verdicts: log TPS, {tests}{family} (--json has each one's p-value and reason)",
+            markup=False,
             soft_wrap=True,
         )

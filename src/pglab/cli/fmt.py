@@ -38,11 +38,14 @@ def when(ts: Any) -> str:
         return str(ts)
 
 
-def delta(c: Comparison | None, is_baseline: bool) -> str:
+def delta(c: Comparison | None, is_baseline: bool, incomparable: str = "") -> str:
     """ "-4.8% [-6.1, -3.5] −" style: Δ%, its 95% CI and the verdict (~ not significant and
-    could have been, ? the runs could not tell)."""
+    could have been, ? the runs could not tell); "not comparable" when the point's workload
+    is not its reference's (``PointRow.incomparable``)."""
     if is_baseline:
         return "baseline"
+    if incomparable:
+        return "not comparable"
     if c is None:
         return "–"
     ci = f" [{c.ci_low:+.1f}, {c.ci_high:+.1f}]" if c.ci_low is not None else ""

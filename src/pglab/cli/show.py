@@ -189,13 +189,14 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     table of their own when the width is short); ``wide``: one table, whatever the width."""
     runs = store.list_runs(name)
     camp = store.get_campaign(name)
-    baseline = points.baseline_of(camp)
+    baseline = points.reference_variant(camp, runs)
     rows = points.campaign_rows(runs, camp)
     reference = (  # what the points are compared with: a variant, or axes' first values
         fmt.short_variants([r.variant for r in rows]).get(baseline, baseline)
-        if baseline is not None else points.reference_of(camp)
+        if baseline is not None else points.reference_of(camp, runs)
     )  # fmt: skip
-    median = f"median {points.figure_of(runs)}"  # median tps, or MB/s of operations
+    # median tps, MB/s of operations…: each point's own figure, "tps/NOPM" when they differ
+    median = "median " + "/".join(dict.fromkeys(r.figure for r in rows if r.ok_runs) or ["tps"])
     compared = any(r.comparison is not None for r in rows)
     derived_cols = points.derived_names(runs)
     versions = _point_versions(store, camp, runs)
@@ -216,7 +217,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
                           if r.cv_pct is not None else "–" for r in rows]),
         *((f"Δ% vs {reference}", "right",
-           [fmt.delta(r.comparison, r.is_base) for r in rows]),) * compared,
+           [fmt.delta(r.comparison, r.is_base, r.incomparable) for r in rows]),) * compared,
         *((f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
           for d in derived_cols),
     ]  # fmt: skip
@@ -237,6 +238,9 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         _print_fitted(fmt.table("spread of the repeats", [main[0], *spread], width), wide)
     if compared:
         console.print(_legend(rows, camp), markup=False, soft_wrap=True)
+    if apart := [r for r in rows if r.incomparable]:  # no Δ% between different workloads
+        said = "; ".join(f"{labels[r.point]}: {r.incomparable}" for r in apart)
+        console.print(f"not comparable with {reference}: {said}", markup=False, soft_wrap=True)
     if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
     print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type

@@ -93,8 +93,13 @@ class Report:
     def figure(self) -> str:
         """What the runs' headline figure is: "TPS", or "MB/s" of maintenance operations (read
         once: the page asks for it at every point, and each answer looks at every run)."""
-        found = points.figure_of(self.runs)
-        return "TPS" if found == "tps" else found
+        by_variant: dict[str, list[RunRow]] = {}
+        for r in self.runs:
+            by_variant.setdefault(r.variant, []).append(r)
+        found = dict.fromkeys(points.figure_of(runs) for runs in by_variant.values()) or {
+            "tps": None
+        }
+        return "/".join("TPS" if f == "tps" else f for f in found)  # "TPS/NOPM": each its own
 
     @property
     def failed_runs(self) -> list[tuple[RunRow, str]]:
@@ -140,8 +145,8 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
     runs = store.list_runs(camp["name"])
     if only_run is not None:
         runs = [r for r in runs if r.id == only_run]
-    baseline = points.baseline_of(camp) if only_run is None else None
-    axis_base = points.axis_baseline_of(camp) if only_run is None else {}
+    baseline = points.reference_variant(camp, runs) if only_run is None else None
+    axis_base = points.axis_baseline_of(camp, runs) if only_run is None else {}
     by_label: dict[str, list[RunRow]] = {}  # in the order of point_rows: first run first
     for r in runs:
         by_label.setdefault(r.label, []).append(r)
@@ -156,10 +161,8 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
             on_point(n, pt)
     if on_read is not None:
         on_read(pts)
-    rows = points.point_rows(
-        runs, baseline, points.effect_of(camp), points.sequential_of(camp), axis_base,
-        points.blocked_of(camp), points.equivalence_of(camp),
-    )  # fmt: skip
+    # the answers every view renders (analysis/engine.py); one run's report compares nothing
+    rows = points.campaign_rows(runs, camp) if only_run is None else points.point_rows(runs)
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
@@ -185,7 +188,7 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
     rep = Report(
         title=camp["name"],
         campaign=camp,
-        baseline=baseline or (points.reference_of(camp) if axis_base else None),
+        baseline=baseline or (points.reference_of(camp, runs) if axis_base else None),
         points=pts,
         runs=runs,
         environment=environment,

@@ -3,6 +3,7 @@ read-only per request), and the pages for what is not there (404) or not right (
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
@@ -21,6 +22,7 @@ from starlette.routing import Route
 
 from pglab import report
 from pglab.errors import LabError
+from pglab.jsonish import JsonObject
 from pglab.report import charts
 from pglab.report.model import Report
 from pglab.serve import comparing, history, rendering, views
@@ -99,6 +101,13 @@ class Lab:
             if found is not None:
                 self.reports.move_to_end(key)
             return found
+
+
+def _as_cli_json(found: JsonObject) -> Response:
+    """JSON encoded as the command line encodes it (``json.dumps``: an unbounded interval's
+    ``Infinity`` kept, which Starlette's ``JSONResponse`` refuses)."""
+    return Response(json.dumps(found, indent=2, default=str), media_type="application/json",
+                    headers={"Cache-Control": "no-store"})  # fmt: skip
 
 
 @asynccontextmanager
@@ -194,6 +203,24 @@ def make_app(
         status = 400 if found.get("error") else 200
         return html(request, "compare.html.j2", status, a=a, b=b, **found)
 
+    def compare_json(request: Request) -> Response:
+        """The comparison as ``pglab compare A B --json`` prints it."""
+        a, b = request.query_params.get("a", "").strip(), request.query_params.get("b", "").strip()
+        try:
+            with lab.store() as store:
+                found = comparing.compared_json(store, a, b)
+        except LabError as exc:
+            return JSONResponse({"error": exc.message, "hint": exc.hint}, status_code=400)
+        return _as_cli_json(found)
+
+    def points_json(request: Request) -> Response:
+        """A campaign's points and their answers, as ``pglab show NAME --json`` has them."""
+        with lab.store() as store:
+            found = comparing.points_json(store, request.path_params["name"])
+        if found is None:
+            raise HTTPException(404, f"no campaign {request.path_params['name']!r}")
+        return _as_cli_json(found)
+
     def history_page(request: Request) -> Response:
         name, q = request.path_params["name"], request.query_params
         try:
@@ -261,6 +288,8 @@ def make_app(
         Route("/parts/{name:path}", parts),
         Route("/points/{n:int}/{name:path}", point),
         Route("/compare", compare_page),
+        Route("/compare.json", compare_json),
+        Route("/points.json/{name:path}", points_json),
         Route("/history/{name:path}", history_page),
         Route("/fleet", fleet_page),
         Route("/live", live_page),

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from pglab.analysis import compare, evidence, profiles, verdicts
+from pglab.analysis import compare, comparisons, evidence, points, profiles, verdicts
 from pglab.analysis.comparisons import CompareResult
 from pglab.analysis.profiles import Change
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
+from pglab.jsonish import JsonObject
+from pglab.rows import plain
 from pglab.store import Store
 
 MAX_CHOICES = 2000  # points offered in the picker (any other can still be typed)
@@ -81,3 +83,25 @@ def _legend(result: CompareResult) -> str:
         f"~ not significant, and the runs could have found ±{effect:g}%; ? they could not tell "
         "(hover it for the reason)"
     )
+
+
+def compared_json(store: Store, a: str, b: str) -> JsonObject:
+    """``/compare.json?a=…&b=…``: what ``pglab compare A B --json`` prints (a ``LabError``
+    when A or B names nothing)."""
+    ta, tb = compare.resolve(store, a), compare.resolve(store, b)
+    result = compare.compare_targets(store, ta, tb)
+    pairs = [] if result["kind"] == "runs" else result["pairs"]
+    return comparisons.as_json(result, profiles.compare_targets(store, ta, tb, pairs),
+                               evidence.compare_targets(store, ta, tb, pairs))  # fmt: skip
+
+
+def points_json(store: Store, name: str) -> JsonObject | None:
+    """``/points.json/NAME``: the campaign's points with their answers, as ``pglab show NAME
+    --json`` and the report's table have them (``points.campaign_rows``); None: no campaign."""
+    camp = store.get_campaign(name)
+    if camp is None:
+        return None
+    runs = store.list_runs(name)
+    found: JsonObject = {"campaign": name, "figure": points.figure_of(runs),
+                         "points": plain(points.campaign_rows(runs, camp))}  # fmt: skip
+    return found
