@@ -23,6 +23,7 @@ from rich.markup import escape
 from pglab import __version__
 from pglab.cli import (
     bisect,
+    capture,
     compare,
     export,
     fleet,
@@ -60,6 +61,7 @@ COMMANDS = (
     export,
     storage,
     sources,
+    capture,
     fleet,
     schema,
 )
@@ -118,6 +120,7 @@ DOCS = {
     "export": "guides/export.md",
     "storage": "guides/storage.md",
     "sources": "guides/versions.md",
+    "capture": "guides/your-own-workload.md",
     "worker": "guides/fleet.md",
     "status": "guides/fleet.md",
     "schema": "reference/json-schema.md",
