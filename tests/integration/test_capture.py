@@ -113,3 +113,43 @@ def test_a_role_that_may_not_set_the_logging_is_refused(
     assert "may not ALTER SYSTEM log_statement" in done.stderr
     assert not (tmp_path / "w.json.gz").exists()
     assert source.settings() == before
+
+
+def test_a_dump_made_as_the_window_opens_and_one_of_another_database_refused(
+    source: Any, lab: Lab, lab_home: Path, tmp_path: Path
+) -> None:
+    out, err, dumped = tmp_path / "w.json.gz", tmp_path / "err", tmp_path / "dump"
+    argv = capture_argv(lab_home, admin_dsn(source), "--log", str(source.log), "--for", "4s",
+                        "--with-dump", str(dumped), "-o", str(out))  # fmt: skip
+    with pglab_in_background(argv, err) as proc:
+        wait_for(lambda: window_open(err), proc, err, "the capture's window", seconds=60)
+        source.pgbench("-c", "1", "-t", "20")
+        assert proc.wait(60) == 0, err.read_text()
+    workload = workload_file.read(out)
+    assert workload.data["dump"] == str(dumped)
+    assert (dumped / "toc.dat").is_file() and dumped.stat().st_mode & 0o777 == 0o700
+    # the dump of another database, given with a log whose sessions used postgres
+    from pglab.campaign.spec import ServerSpec
+    from pglab.postgres.sources import resolve
+
+    binaries = resolve(ServerSpec(), lab)
+    with source.admin() as conn:
+        conn.execute("CREATE DATABASE other")
+    other = tmp_path / "other-dump"
+    subprocess.run([binaries.exe("pg_dump"), "-Fd", "-f", str(other), "-h", str(source.sock),
+                    "-p", str(source.port), "-U", "admin", "other"], check=True)  # fmt: skip
+    refused = subprocess.run(
+        capture_argv(lab_home, "--from-log", str(SAMPLE_LOG), "--dump", str(other), "-o",
+                     str(tmp_path / "x.json.gz")),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "the dump" in refused.stderr and "is of database 'other'" in refused.stderr
+    assert not (tmp_path / "x.json.gz").exists()
+    ok = subprocess.run(
+        capture_argv(lab_home, "--from-log", str(SAMPLE_LOG), "--dump", str(dumped), "-o",
+                     str(tmp_path / "y.json.gz")),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert workload_file.read(tmp_path / "y.json.gz").data["dump"] == str(dumped)

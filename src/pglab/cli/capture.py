@@ -12,6 +12,7 @@ from pglab.campaign.spec import ServerSpec
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
+from pglab.postgres.sources import resolve
 from pglab.replay import capture
 from pglab.replay.workload_file import Workload, write
 from pglab.run.resume import put_back_leftovers
@@ -53,16 +54,21 @@ def add_parser(
     p.add_argument("--until", metavar="TIME", help="close the window at this time (HH:MM[:SS])")
     p.add_argument("--log", metavar="PATH", type=Path,
                    help="the server's stderr log here (no logging collector)")  # fmt: skip
+    p.add_argument("--with-dump", metavar="DIR", type=Path,
+                   help="pg_dump -Fd the DSN's database as the window opens, into DIR")  # fmt: skip
+    p.add_argument("--dump", metavar="DIR", type=Path,
+                   help="with --from-log: a pg_dump -Fd of the data at its start")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", type=Path,
                    help="the workload file (default workload-DATE-TIME.json.gz)")  # fmt: skip
     p.set_defaults(func=lambda a: run(
         Where.from_args(a), a.dsn, from_log=a.from_log, duration=a.duration, until=a.until,
-        log=a.log, output=a.output))  # fmt: skip
+        log=a.log, output=a.output, with_dump=a.with_dump, dump=a.dump))  # fmt: skip
 
 
 def run(where: Where, dsn: str | None, from_log: Path | None = None,
         duration: str | None = None, until: str | None = None, log: Path | None = None,
-        output: Path | None = None) -> int:  # fmt: skip
+        output: Path | None = None, with_dump: Path | None = None,
+        dump: Path | None = None) -> int:  # fmt: skip
     lab = Lab.open(where.home)
     for line in put_back_leftovers(lab):
         err_console.print(line, markup=False, soft_wrap=True)
@@ -70,21 +76,28 @@ def run(where: Where, dsn: str | None, from_log: Path | None = None,
     if (from_log is None) == (dsn is None):
         raise LabError("give a server's DSN to capture from, or --from-log FILE",
                        hint="pglab capture 'host=db1 user=postgres' --for 10m")  # fmt: skip
+    if (dump is not None and from_log is None) or (with_dump is not None and dsn is None):
+        raise LabError("--dump goes with --from-log, --with-dump with a DSN")
+    binaries = resolve(ServerSpec(), lab) if dump or with_dump else None  # pg_dump, pg_restore
     if from_log is not None:
-        workload = capture.from_log(from_log)
+        workload = capture.from_log(from_log, dump, binaries)
     else:
         assert dsn is not None
-        workload = _live(lab, dsn, capture.window_seconds(duration, until), log)
+        seconds = capture.window_seconds(duration, until)
+        workload = _live(capture.Live(ServerSpec(dsn=dsn), lab, log, on_status=_status,
+                                      dump_to=with_dump, binaries=binaries), seconds)  # fmt: skip
     written = write(workload, out)
     _said(written, out)
     return 0
 
 
-def _live(lab: Lab, dsn: str, seconds: float | None, log: Path | None) -> Workload:
-    def status(msg: str) -> None:
-        err_console.print(msg, markup=False, soft_wrap=True)
+def _status(msg: str) -> None:
+    err_console.print(msg, markup=False, soft_wrap=True)
 
-    with capture.Live(ServerSpec(dsn=dsn), lab, log, on_status=status) as live:
+
+def _live(live: capture.Live, seconds: float | None) -> Workload:
+    status = _status
+    with live:
         said = duration_text(seconds) if seconds is not None else "until Ctrl-C"
         status(f"capturing {live.server.where}: window open ({said})")
         t0 = time.monotonic()
@@ -113,6 +126,9 @@ def _said(workload: Workload, path: Path) -> None:
     )  # fmt: skip
     kinds = ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items())
     console.print(f"by kind: {kinds}", markup=False, soft_wrap=True)
+    if d["dump"]:
+        console.print(f"the data at the window's start: {d['dump']} (pg_dump -Fd, mode 0700)",
+                      markup=False, soft_wrap=True)  # fmt: skip
     if s["before_window"]:
         console.print(f"{s['before_window']} session(s) connected before the window: not "
                       "replayed", markup=False, soft_wrap=True)  # fmt: skip

@@ -15,6 +15,7 @@ window opens at the snapshot the dump is made from (``pg_export_snapshot``).
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,11 +24,13 @@ from pathlib import Path
 
 import psycopg
 
+from pglab import procs
 from pglab.campaign.spec import ServerSpec
 from pglab.errors import WorkloadError
 from pglab.lab import Lab
 from pglab.postgres.existing import ExistingServer
-from pglab.replay import logfile, workload_file
+from pglab.postgres.sources import Binaries
+from pglab.replay import dump, logfile, workload_file
 from pglab.replay.workload_file import Workload
 from pglab.units import parse_duration
 
@@ -59,13 +62,22 @@ def window_seconds(duration: str | None, until: str | None) -> float | None:
     return None
 
 
-def from_log(path: Path) -> Workload:
-    """The workload of a log the user already has (stderr format, ``logfile.PREFIX``)."""
+def from_log(
+    path: Path, dump_path: Path | None = None, binaries: Binaries | None = None
+) -> Workload:
+    """The workload of a log the user already has (stderr format, ``logfile.PREFIX``), with
+    the dump of its data when given (checked to be of a database its sessions use)."""
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:
         raise WorkloadError(f"cannot read the log {path}: {exc.strerror}") from exc
-    return workload_file.of(logfile.read(text), source=str(path))
+    workload = workload_file.of(logfile.read(text), source=str(path))
+    if dump_path is None:
+        return workload
+    assert binaries is not None, "a dump is read by pg_restore"
+    dumped = dump.database_of(binaries, dump_path)
+    dump.check_matches(dumped, workload.data["databases"], dump_path)
+    return Workload(None, {**workload.data, "dump": str(dump_path.absolute())})
 
 
 class LogSource:
@@ -146,8 +158,12 @@ class Live:
     reads the window's log and puts the settings back (``__exit__`` does in any case)."""
 
     def __init__(self, spec: ServerSpec, lab: Lab, log: Path | None,
-                 on_status: Callable[[str], None] = lambda msg: None):  # fmt: skip
+                 on_status: Callable[[str], None] = lambda msg: None,
+                 dump_to: Path | None = None, binaries: Binaries | None = None):  # fmt: skip
         self.server = ExistingServer(spec, lab)
+        self.dump_to = dump_to
+        self.binaries = binaries
+        self._dumping: dump.Dumping | None = None
         self.log_path = log
         self.on_status = on_status
         self.source: LogSource | None = None
@@ -164,6 +180,9 @@ class Live:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._dumping is not None:  # not waited for: the capture failed or was stopped
+            procs.terminate(self._dumping.proc)
+            shutil.rmtree(self._dumping.target, ignore_errors=True)
         self.release_snapshot()
         self.server.close()
 
@@ -183,6 +202,13 @@ class Live:
         s.alter_system(logfile.SETTINGS)
         self.offset = self.source.size()
         self.opened = time.monotonic()
+        if self.dump_to is not None:
+            assert self.binaries is not None, "pg_dump's binaries"
+            snapshot = self.export_snapshot()
+            dbname = str(s.reach.params.get("dbname") or "postgres")
+            self.on_status(f"dumping database {dbname} as the window opens into {self.dump_to}")
+            self._dumping = dump.Dumping.start(self.binaries, s.reach.conninfo(dbname), dbname,
+                                               s.pgbench_env(), snapshot, self.dump_to)  # fmt: skip
 
     def export_snapshot(self) -> str:
         """A snapshot of the data as the window opens, held until ``release_snapshot`` (a
@@ -200,10 +226,21 @@ class Live:
             conn, self._snapshot = self._snapshot, None
             conn.close()
 
-    def close(self, dump: str | None = None) -> Workload:
+    def close(self) -> Workload:
         """The window closed now: its log read, the settings put back, its workload."""
         assert self.source is not None, "open first"
         end = self.source.size()
+        if self._dumping is not None:  # made from the snapshot: held until it is done
+            self.on_status("waiting for pg_dump to finish")
+            dumped, self._dumping = self._dumping, None
+            try:
+                dumped_db = dumped.wait()
+            except BaseException:
+                shutil.rmtree(dumped.target, ignore_errors=True)
+                raise
+            dump_path: str | None = str(dumped.target.absolute())
+        else:
+            dumped_db, dump_path = "", None
         self.release_snapshot()
         self.server.close()  # put back before the log is parsed: the server logs as before
         if end < self.offset:
@@ -212,5 +249,12 @@ class Live:
                 hint="capture a shorter window, or between rotations (log_rotation_age)",
             )
         text = self.source.read_from(self.offset, end).decode(errors="replace")
-        parsed = logfile.read(text)
-        return workload_file.of(parsed, source=self.server.key, dump=dump)
+        try:
+            workload = workload_file.of(logfile.read(text), source=self.server.key, dump=dump_path)
+            if dump_path is not None:
+                dump.check_matches(dumped_db, workload.data["databases"], Path(dump_path))
+        except WorkloadError:
+            if dump_path is not None:  # nothing kept of a refused capture
+                shutil.rmtree(dump_path, ignore_errors=True)
+            raise
+        return workload
