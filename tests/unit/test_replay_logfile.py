@@ -118,3 +118,34 @@ def test_a_log_without_what_a_replay_needs_is_refused(
 ) -> None:
     with pytest.raises(WorkloadError, match=said):
         capture.from_log(_rewritten(tmp_path, words, drop))
+
+
+def test_the_workload_written_back_is_what_pgreplay_parses(tmp_path: Path) -> None:
+    """Real pgreplay (Debian's 1.2, parse only: ``-f``) reads the log made from a workload
+    file: every statement, the extended-protocol one with its parameters."""
+    import shutil
+    import subprocess
+
+    from pglab.replay import pgreplay
+
+    workload = capture.from_log(LOG)
+    log = tmp_path / "replay.log"
+    log.write_text(pgreplay.log_for(workload))
+    assert shutil.which("pgreplay"), "Debian's pgreplay (.ci/run installs it)"
+    done = subprocess.run(["pgreplay", "-f", "-o", str(tmp_path / "r"), str(log)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    total = workload.data["summary"]["statements"]
+    assert f"Total SQL statements processed: {total}" in said
+    assert "Named prepared SQL statements executions processed: 1" in said
+
+
+def test_pgreplay_statistics_read() -> None:
+    text = (LOG.parent / "pgreplay-1.2.0-replay.txt").read_text()
+    from pglab.replay import pgreplay
+
+    figures = pgreplay.statistics(text)
+    assert figures["run_seconds"] == 11.822 and figures["statements"] == 12990
+    assert figures["errors"] == 1 and figures["max_lag_seconds"] == 10
+    assert figures["connections"] == 5 and figures["speed"] == 1.0
