@@ -149,3 +149,5 @@ def test_pgreplay_statistics_read() -> None:
     assert figures["run_seconds"] == 11.822 and figures["statements"] == 12990
     assert figures["errors"] == 1 and figures["max_lag_seconds"] == 10
     assert figures["connections"] == 5 and figures["speed"] == 1.0
+    longer = text.replace("11.822 seconds", "1 minute 4.125 seconds")
+    assert pgreplay.statistics(longer)["run_seconds"] == 64.125

@@ -12,6 +12,7 @@ from pathlib import Path
 from pglab import procs
 from pglab.errors import WorkloadError
 from pglab.postgres.sources import Binaries
+from pglab.replay.logfile import OWN_APPLICATION
 
 DUMP_TIMEOUT = 24 * 3600
 _DBNAME = re.compile(r"^;\s+dbname: (.*)$", re.MULTILINE)
@@ -33,6 +34,8 @@ class Dumping:
                                 hint="name a directory that does not exist yet")  # fmt: skip
         argv = [binaries.exe("pg_dump"), "-Fd", "-f", str(target), f"--snapshot={snapshot}",
                 "--no-sync", "-d", conninfo]  # fmt: skip
+        # its session named as pglab's own: not captured (logfile.OWN_APPLICATION)
+        env = {**env, "PGAPPNAME": OWN_APPLICATION}
         proc = procs.spawn(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         return cls(proc, target, dbname)
 

@@ -48,8 +48,8 @@ def log_for(workload: Workload) -> str:
     return "\n".join(out) + "\n"
 
 
+_UNIT = {"hour": 3600.0, "minute": 60.0, "second": 1.0}
 _FIGURES = {
-    "run_seconds": r"Total run time: ([\d.]+) seconds",
     "max_lag_seconds": r"Maximum lag behind schedule: (\d+) seconds",
     "calls": r"Calls to the server: (\d+)",
     "connections": r"Total number of connections: (\d+)",
@@ -64,6 +64,10 @@ _FIGURES = {
 def statistics(output: str) -> dict[str, float]:
     """The figures of pgreplay's "Replay statistics" (those it printed)."""
     found = {}
+    run_time = re.search(r"Total run time: ([^\n]*)", output)
+    if run_time:  # "11.822 seconds", "1 minute 4.123 seconds", "2 hours 1 minute ..."
+        parts = re.findall(r"([\d.]+) (hour|minute|second)", run_time.group(1))
+        found["run_seconds"] = sum(float(n) * _UNIT[u] for n, u in parts)
     for key, pattern in _FIGURES.items():
         m = re.search(pattern, output)
         if m:
