@@ -8,6 +8,7 @@ counted per class, marked and said."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -137,3 +138,70 @@ def test_divergence_counted_per_class_marked_and_said(
     assert d.failed_in_replay_only[0]["count"] == inserts
     assert d.failed_in_capture_only == []
     assert d.marked and "not comparable" in d.said()
+
+
+CAMPAIGN = """\
+name = "replay-sync"
+repeats = 1
+
+[targets.disk]
+path = "{disk}"
+
+[storage]
+data = "disk"
+
+[server.settings]
+shared_preload_libraries = "pg_stat_statements"
+
+[workload]
+replay = "{workload}"
+
+[variants.sync-on]
+
+[variants.sync-off]
+settings = {{ synchronous_commit = "off" }}
+"""
+
+
+def test_a_campaign_replays_on_each_variant(
+    captured: Workload, lab_home: Path, tmp_path: Path
+) -> None:
+    """``[workload] replay``: the dump restored once as the dataset and copied per run, the
+    workload replayed on each variant, its figures stored."""
+    import json
+    import tempfile
+
+    assert captured.path is not None
+    disk = Path(tempfile.mkdtemp(prefix="pglab-replay-disk-", dir="/var/tmp"))
+    disk.chmod(0o777)
+    try:
+        campaign = tmp_path / "replay.toml"
+        campaign.write_text(CAMPAIGN.format(disk=disk, workload=captured.path))
+        store = tmp_path / "store.sqlite"
+        done = subprocess.run(
+            [sys.executable, "-m", "pglab", "run", str(campaign), "--lab-dir", str(lab_home),
+             "--store", str(store)], capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        shown = subprocess.run(
+            [sys.executable, "-m", "pglab", "show", "replay-sync", "--json", "--store",
+             str(store)], capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert shown.returncode == 0, shown.stderr
+        points = {p["variant"]: p for p in json.loads(shown.stdout)["points"]}
+        on, off = points["sync-on"]["derived"], points["sync-off"]["derived"]
+        for figures in (on, off):
+            assert figures["replay.divergence_pct"] == 0.0
+            assert figures["replay.exec_ms"] > 0 and figures["replay.lag_s"] < 30
+        # the commits' WAL flush on a disk, with synchronous_commit = on only
+        assert on["replay.active_ms"] > 2 * off["replay.active_ms"], (on, off)
+        assert points["sync-on"]["runs"] == 1 and points["sync-on"]["failed"] == 0
+        text = subprocess.run(
+            [sys.executable, "-m", "pglab", "show", "replay-sync", "--store", str(store)],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "160"},
+        ).stdout  # fmt: skip
+        assert "replay.active_ms" in text and "replay.lag_s" in text, text
+    finally:
+        import shutil
+
+        shutil.rmtree(disk, ignore_errors=True)

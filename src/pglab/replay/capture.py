@@ -164,6 +164,7 @@ class Live:
         self.dump_to = dump_to
         self.binaries = binaries
         self._dumping: dump.Dumping | None = None
+        self.roles: list[str] = []
         self.log_path = log
         self.on_status = on_status
         self.source: LogSource | None = None
@@ -198,6 +199,9 @@ class Live:
                 hint="capture as a superuser, or GRANT ALTER SYSTEM ON PARAMETER ... TO the role",
             )
         self.source = log_source(s, self.log_path)
+        with s.connect(admin=True) as conn:  # what the dump's owners and grants may name
+            self.roles = [r[0] for r in conn.execute(
+                "SELECT rolname FROM pg_roles WHERE rolname !~ '^pg_'").fetchall()]  # fmt: skip
         self.on_status(f"setting the logging a replay needs on {s.where} (put back after)")
         s.alter_system(logfile.SETTINGS)
         self.offset = self.source.size()
@@ -250,7 +254,8 @@ class Live:
             )
         text = self.source.read_from(self.offset, end).decode(errors="replace")
         try:
-            workload = workload_file.of(logfile.read(text), source=self.server.key, dump=dump_path)
+            workload = workload_file.of(logfile.read(text), source=self.server.key,
+                                        dump=dump_path, roles=self.roles)  # fmt: skip
             if dump_path is not None:
                 dump.check_matches(dumped_db, workload.data["databases"], Path(dump_path))
         except WorkloadError:

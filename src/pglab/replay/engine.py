@@ -198,12 +198,13 @@ def divergence(workload: Workload, failed_in_replay: Counter[str],
 
 def replay(workload: Workload, connect: Connect, host: str, port: int, workdir: Path,
            server_log: Callable[[], str], speed: float = 1.0,
-           threshold: float = DIVERGENCE_THRESHOLD) -> ReplayResult:  # fmt: skip
+           threshold: float = DIVERGENCE_THRESHOLD,
+           env: dict[str, str] | None = None) -> ReplayResult:  # fmt: skip
     """``prepare``, ``run``, then what the target says: its statement times and the log's
     errors (``server_log`` gives the target's log written since ``prepare``)."""
     prepare(connect, workload)
     active_before = active_ms(connect, workload)
-    output = run(workload, host, port, workdir, speed)
+    output = run(workload, host, port, workdir, speed, env=env)
     time.sleep(STATS_SETTLE_S)  # the replay's backends report their active time as they end
     active = active_ms(connect, workload) - active_before
     figures = pgreplay.statistics(output)

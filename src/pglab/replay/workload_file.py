@@ -64,6 +64,9 @@ class WorkloadJson(TypedDict):
     duration_s: float
     databases: list[str]
     users: list[str]
+    # the roles a replay's server needs: the users, and (a live capture's) every role of the
+    # source, which its dump's owners and grants may name
+    roles: list[str]
     summary: Summary
     dump: str | None  # a pg_dump -Fd directory of the data at the start, if made
     sessions: list[SessionJson]
@@ -116,7 +119,8 @@ def summary(parsed: Parsed) -> Summary:
     )
 
 
-def of(parsed: Parsed, source: str, dump: str | None = None) -> Workload:
+def of(parsed: Parsed, source: str, dump: str | None = None,
+       roles: list[str] | None = None) -> Workload:  # fmt: skip
     """The workload file's document for what ``logfile.read`` made of a log."""
     if not any(s.entries for s in parsed.sessions):
         raise WorkloadError(
@@ -139,6 +143,7 @@ def of(parsed: Parsed, source: str, dump: str | None = None) -> Workload:
         duration_s=round(parsed.duration, 6),
         databases=sorted({s.database for s in parsed.sessions}),
         users=sorted({s.user for s in parsed.sessions}),
+        roles=sorted({s.user for s in parsed.sessions} | set(roles or ())),
         summary=summary(parsed),
         dump=dump,
         sessions=sessions,
