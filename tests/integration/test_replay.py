@@ -53,9 +53,28 @@ def captured(lab: Lab, lab_home: Path, tmp_path_factory: pytest.TempPathFactory)
             with source.admin() as conn, pytest.raises(psycopg.errors.UndefinedTable):
                 conn.execute("SELECT * FROM not_there")
             assert proc.wait(60) == 0, err.read_text()
+        if os.environ.get("PGLAB_UPDATE_GOLDEN"):  # examples/replay.toml's workload and dump
+            _keep_as_example(out, tmp / "dump")
         return workload_file.read(out)
     finally:
         source.stop()
+
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "replay"
+
+
+def _keep_as_example(out: Path, dump: Path) -> None:
+    """The captured workload and its dump as examples/replay/ (the dump's path relative)."""
+    import shutil
+
+    shutil.rmtree(EXAMPLE, ignore_errors=True)
+    EXAMPLE.mkdir()
+    shutil.copytree(dump, EXAMPLE / "pgbench-dump")
+    workload = workload_file.read(out)
+    data = {**workload.data, "dump": "pgbench-dump", "source": "a server the tests started"}
+    workload_file.write(Workload(None, data), EXAMPLE / "pgbench-simple-update.json.gz")
+    for path in [EXAMPLE, *EXAMPLE.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)  # in git: mode 0644 as every file
 
 
 class Target:

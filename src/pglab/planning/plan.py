@@ -181,5 +181,6 @@ def replay_dataset(dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]) -> Datas
             "--from-log LOG --dump DIR",
         )
     roles = workload.data.get("roles") or workload.data["users"]
+    dump = str((Path(files[0]).parent / dump).resolve())  # a relative one: beside the file
     return replace(dataset, kit="replay", dump=dump, roles=tuple(roles),
                    databases=tuple(workload.data["databases"]))  # fmt: skip
