@@ -88,6 +88,9 @@ examples:
                                      runs as jobs for `pglab worker` on lab hosts;
                                      pglab status NAME --wait  follows them
 
+  pglab capture DSN --for 10m --with-dump DIR -o app.json.gz
+                                     your server's workload (and data) captured; replay
+                                     it on every variant: [workload] replay = "app.json.gz"
   pglab sources                      the PostgreSQL servers here: wheels, Debian's, builds
 
 environment:
