@@ -153,3 +153,24 @@ def test_a_dump_made_as_the_window_opens_and_one_of_another_database_refused(
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert workload_file.read(tmp_path / "y.json.gz").data["dump"] == str(dumped)
+
+
+def test_the_logging_collector_s_file_read_through_the_server(
+    source: Any, lab_home: Path, tmp_path: Path
+) -> None:
+    """Without --log: the collector's current file (pg_current_logfile), read by
+    pg_read_binary_file through the server (any host). Last in the file: it leaves the
+    module's server with its collector on."""
+    with open(source.data / "postgresql.conf", "a") as conf:
+        conf.write("logging_collector = on\n")
+    source.restart()
+    before, auto = source.settings(), source.auto_conf()
+    out, err = tmp_path / "w.json.gz", tmp_path / "err"
+    argv = capture_argv(lab_home, admin_dsn(source), "--for", "4s", "-o", str(out))
+    with pglab_in_background(argv, err) as proc:
+        wait_for(lambda: window_open(err), proc, err, "the capture's window", seconds=60)
+        source.pgbench("-c", "1", "-t", "30", "-S")
+        assert proc.wait(60) == 0, err.read_text()
+    s = workload_file.read(out).data["summary"]
+    assert s["by_kind"]["SELECT"] >= 30
+    assert source.settings() == before and source.auto_conf() == auto
