@@ -151,3 +151,36 @@ def test_pgreplay_statistics_read() -> None:
     assert figures["connections"] == 5 and figures["speed"] == 1.0
     longer = text.replace("11.822 seconds", "1 minute 4.125 seconds")
     assert pgreplay.statistics(longer)["run_seconds"] == 64.125
+
+
+def test_replay_errors_read_from_a_target_s_log_and_divergence_said() -> None:
+    """The target's log as pglab's servers write it (``%m [%p] ``): each ERROR with its
+    STATEMENT, a multi-line one too, counted per class; the divergence against the capture's
+    own failure (``select * from nosuch``) in both directions, and its mark."""
+    from pglab.replay import engine
+
+    log = (
+        '2026-11-29 10:00:00.001 UTC [41] ERROR:  relation "nosuch" does not exist at '
+        "character 15\n"
+        "2026-11-29 10:00:00.001 UTC [41] STATEMENT:  select * from nosuch\n"
+        '2026-11-29 10:00:00.002 UTC [42] ERROR:  relation "pgbench_history" does not exist\n'
+        "2026-11-29 10:00:00.002 UTC [42] STATEMENT:  INSERT INTO pgbench_history VALUES (1,\n"
+        "\t2)\n"
+        '2026-11-29 10:00:00.003 UTC [42] ERROR:  relation "pgbench_history" does not exist\n'
+        "2026-11-29 10:00:00.003 UTC [42] STATEMENT:  INSERT INTO pgbench_history VALUES (3, 4)\n"
+        "2026-11-29 10:00:00.004 UTC [43] LOG:  checkpoint starting: time\n"
+    )
+    failed = engine.replay_errors(log)
+    assert failed == {"select * from nosuch": 1, "INSERT INTO pgbench_history VALUES (?)": 2}
+    workload = capture.from_log(LOG)
+    d = engine.divergence(workload, failed)
+    assert d.failed_in_replay_only == [
+        {"statement": "INSERT INTO pgbench_history VALUES (?)", "count": 2}
+    ]
+    assert d.failed_in_capture_only == [] and d.count == 2
+    assert d.marked == (2 / workload.data["summary"]["statements"] > 0.01)
+    same = engine.divergence(workload, engine.replay_errors(log.split("[42]")[0]))
+    assert same.count == 0 and "no divergence" in same.said()
+    lost = engine.divergence(workload, engine.replay_errors(""), threshold=0.0)
+    assert lost.failed_in_capture_only[0]["statement"] == "select * from nosuch"
+    assert lost.marked and "only in the capture" in lost.said() and "not comparable" in lost.said()
