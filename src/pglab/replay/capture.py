@@ -176,7 +176,7 @@ class Live:
         try:
             self.open()
         except BaseException:
-            self.server.close()
+            self.__exit__(None, None, None)  # the settings put back, the snapshot let go
             raise
         return self
 
@@ -189,6 +189,9 @@ class Live:
 
     def open(self) -> None:
         s = self.server
+        if self.dump_to is not None and self.dump_to.exists():  # before anything changes
+            raise WorkloadError(f"{self.dump_to} exists: pg_dump -Fd writes a new directory",
+                                hint="name a directory that does not exist yet")  # fmt: skip
         s.facts()  # reachable, 15 or later
         names = list(logfile.SETTINGS)
         refused = s.may_alter_system(names)
