@@ -142,6 +142,19 @@ def test_replayed_on_two_variants_with_a_real_difference(
     assert on.exec_ms < 2 * off.exec_ms and off.exec_ms < 2 * on.exec_ms
 
 
+def test_a_replay_at_twice_the_speed_takes_half_the_time(
+    captured: Workload, targets: dict[str, Target], tmp_path: Path
+) -> None:
+    """speed = 2 (pgreplay -s 2): the captured times halved, while the load is light enough
+    for pgreplay to keep up (150 transactions/s here)."""
+    s = targets["off"].server
+    r = engine.replay(captured, targets["off"].connect, str(s.sock), s.port, tmp_path,
+                      targets["off"].log_since(), speed=2.0)  # fmt: skip
+    print(f"speed 2: {r.replay_s:.2f} s for a window of {r.captured_s:.2f} s")
+    assert r.statements == captured.data["summary"]["statements"]
+    assert 0.35 * r.captured_s < r.replay_s < 0.75 * r.captured_s, (r.replay_s, r.captured_s)
+
+
 def test_divergence_counted_per_class_marked_and_said(
     captured: Workload, targets: dict[str, Target], tmp_path: Path
 ) -> None:
