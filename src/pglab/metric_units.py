@@ -66,7 +66,7 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("throughput", "QthH"),  # a TPC-H-like throughput run
     ("geomean_s", "QphH"),  # a TPC-H-like power run
     ("mb_s", "MB/s"),  # maintenance operations
-    ("replay.exec_ms", "statements/s"),  # a captured workload's replay
+    ("replay.exec_ms", "statements/active s"),  # a replay: statements per second of active time
 )
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
 TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")

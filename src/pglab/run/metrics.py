@@ -211,9 +211,9 @@ def tpch_metrics(phases: list[PhaseResult], run: RunSpec) -> dict[str, float]:
 # a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
 REPLAY_FIGURES = ("replay_s", "lag_s", "statements_s", "errors", "exec_ms", "active_ms",
                   "divergence_pct", "marked")  # fmt: skip
-# the run's own (pglab show's columns): the headline total execution time, the active time a
-# commit's flush shows in, the lag and the divergence
-REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct")
+# the run's own (pglab show's columns): the total execution time, the active time a
+# commit's flush shows in, the lag, the divergence, the replay's own statements/s
+REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statements_s")
 
 
 def replay_metrics(phases: list[PhaseResult]) -> dict[str, float]:
