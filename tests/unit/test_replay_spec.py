@@ -32,6 +32,8 @@ def test_a_replay_is_planned_on_its_dump(tmp_path: Path) -> None:
     (phase,) = point.phases
     assert phase.replay == str(path) and phase.speed == 2.5 and phase.vacuum is False
     assert phase.script_label == "replay w.json.gz ×2.5"
+    # the window at that speed: what the plan estimates
+    assert phase.duration == max(1, -(-capture.from_log(LOG).duration // 2.5))
     d = point.dataset
     assert (d.kit, d.dump, d.roles, d.databases) == ("replay", "/var/tmp/app-dump", ("admin",),
                                                      ("postgres",))  # fmt: skip

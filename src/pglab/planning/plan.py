@@ -8,6 +8,7 @@ spreads over all points instead of favouring the ones that ran first.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -115,7 +116,9 @@ def _point(
             phases = tuple(replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
                            for ph in phases)  # fmt: skip
     elif any(ph.replay for ph in phases):  # a captured workload: its dump is the dataset
-        dataset = replay_dataset(dataset, phases)
+        dataset, window = replay_dataset(dataset, phases)
+        phases = tuple(replace(ph, duration=max(1, math.ceil(window / ph.speed)))
+                       if ph.replay else ph for ph in phases)  # fmt: skip
     elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
@@ -160,10 +163,13 @@ def make_plan(campaign: Campaign, done_keys: set[str] | frozenset[str] = frozens
     return Plan(campaign, tuple(points), todo, done=len(order) - len(todo))
 
 
-def replay_dataset(dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]) -> DatasetSpec:
+def replay_dataset(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, float]:
     """The dataset of a phase that replays a workload file: its dump, restored with the roles
     and databases its sessions used (the file read and checked: pglab's format, a version this
-    pglab reads, a dump made; every replaying phase of a point replays the same file)."""
+    pglab reads, a dump made; every replaying phase of a point replays the same file); and the
+    captured window's seconds (the phase's duration: the plan's estimate)."""
     files = sorted({ph.replay for ph in phases if ph.replay})
     if len(files) > 1:
         raise CampaignError(
@@ -182,5 +188,6 @@ def replay_dataset(dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]) -> Datas
         )
     roles = workload.data.get("roles") or workload.data["users"]
     dump = str((Path(files[0]).parent / dump).resolve())  # a relative one: beside the file
-    return replace(dataset, kit="replay", dump=dump, roles=tuple(roles),
+    made = replace(dataset, kit="replay", dump=dump, roles=tuple(roles),
                    databases=tuple(workload.data["databases"]))  # fmt: skip
+    return made, workload.duration
