@@ -239,3 +239,27 @@ def test_a_campaign_replays_on_each_variant(
         import shutil
 
         shutil.rmtree(disk, ignore_errors=True)
+
+
+def test_a_workload_file_of_a_newer_pglab_refused_and_nothing_stored(
+    lab_home: Path, tmp_path: Path
+) -> None:
+    import gzip
+    import json
+
+    example = Path(__file__).parents[2] / "examples" / "replay"
+    data = json.loads(gzip.decompress((example / "pgbench-simple-update.json.gz").read_bytes()))
+    data.update(version=workload_file.VERSION + 1, pglab="9.0", dump=str(example / "pgbench-dump"))
+    (tmp_path / "newer.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
+    campaign = tmp_path / "c.toml"
+    campaign.write_text('name = "newer"\n[workload]\nreplay = "newer.json.gz"\n')
+    store = tmp_path / "s.sqlite"
+    done = subprocess.run(
+        [sys.executable, "-m", "pglab", "run", str(campaign), "--lab-dir", str(lab_home),
+         "--store", str(store)], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "format version 2 (written by pglab 9.0)" in done.stderr
+    from pglab.store import open_store
+
+    assert not store.exists() or open_store(str(store)).list_runs("newer") == []
