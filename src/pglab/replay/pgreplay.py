@@ -3,8 +3,7 @@ log pgreplay parses (``log_for``: each session's connection, statements with the
 and disconnection at their captured times, ``logfile.PREFIX``), and the statistics pgreplay
 prints at the end of a replay read (``statistics``).
 
-Not yet a workload kind: ``[workload] replay = "FILE"`` (its runner, figures from
-``pg_stat_statements`` and divergence) is still to be built on these.
+``engine`` runs it and reads the target; ``phase`` makes it a campaign's phase.
 """
 
 from __future__ import annotations
