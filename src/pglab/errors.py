@@ -63,3 +63,8 @@ class BuildError(LabError):
 class ProfileError(LabError):
     """The CPU profiler (Linux perf) is missing, forbidden or failed; said before a profiled
     campaign starts anything."""
+
+
+class WorkloadError(LabError):
+    """A captured workload cannot be made or read: a log without the settings a replay needs,
+    in another language, a workload file of a newer pglab, a dump of another database."""

@@ -52,6 +52,15 @@ METRIC_UNITS: dict[str, str] = {
     "power": "QphH",
     "throughput": "QthH",
     "timeouts": "queries",
+    # a captured workload's replay (``replay.KEY``; a phase's ``phase.NAME.replay.KEY``)
+    "replay_s": "s",
+    "lag_s": "s",
+    "statements_s": "statements/s",
+    "errors": "statements",
+    "exec_ms": "ms",
+    "active_ms": "ms",
+    "divergence_pct": "%",
+    "marked": "yes/no",
 }
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
 _RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
@@ -60,6 +69,7 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("throughput", "QthH"),  # a TPC-H-like throughput run
     ("geomean_s", "QphH"),  # a TPC-H-like power run
     ("mb_s", "MB/s"),  # maintenance operations
+    ("replay.exec_ms", "statements/active s"),  # a replay: statements per second of active time
 )
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
 TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
@@ -68,14 +78,15 @@ TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
 def metric_unit(name: str) -> str | None:
     """The unit of a run's metric ``name`` (``tps``, ``phase.main.latency_avg_ms``); None for
     a name this table does not know (a ``[[derived]]`` metric: a ratio)."""
-    key = name.rsplit(".", 1)[-1] if name.startswith("phase.") else name
+    key = name.rsplit(".", 1)[-1] if name.startswith(("phase.", "replay.")) else name
     if _RESPONSE.fullmatch(key):
         return "ms"
     return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)
 
 
 def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s or tps, by its headline metrics."""
+    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s, statements/s or tps, by its
+    headline metrics."""
     return next((figure for key, figure in FIGURES if key in metrics), "tps")
 
 

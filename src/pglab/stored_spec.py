@@ -76,6 +76,9 @@ class DatasetJson(TypedDict, total=False):
     table_size: int
     fields: int
     field_length: int
+    dump: str | None
+    roles: Sequence[str]
+    databases: Sequence[str]
 
 
 class ScriptJson(TypedDict, total=False):
@@ -133,6 +136,8 @@ class PhaseJson(TypedDict, total=False):
     query_timeout: float | None
     pacing: str | None
     think_time: float | None
+    replay: str | None
+    speed: float
 
 
 class DerivedJson(TypedDict):

@@ -117,6 +117,12 @@ class OutsideServer:
             f"?{query}" if query else ""
         )
 
+    def pgbench(self, *args: str, user: str = "admin", timeout: float = 120) -> str:
+        """pgbench against this server's database postgres, as ``user`` over its socket."""
+        argv = [self.binaries.exe("pgbench"), "-h", str(self.sock), "-p", str(self.port),
+                "-U", user, *args, "postgres"]  # fmt: skip
+        return procs.run(argv, timeout=timeout, what="pgbench").stdout
+
     def settings(self) -> list[tuple[Any, ...]]:
         """Every column of pg_settings, as a fresh session sees them: what must be the same
         before and after pglab."""

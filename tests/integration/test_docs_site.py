@@ -51,6 +51,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "remote-hosts": ((), ("server-on-host.toml",)),
     "fleet": ((), ("settings-sweep.toml",)),
     "maintenance": (("seed004-maintenance.toml",), ()),
+    "your-own-workload": (("replay.toml",), ()),
     "workload-kits": (
         (
             "tpcc-scaling.toml",

@@ -20,8 +20,9 @@ STAGES: list[set[str]] = [
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     {"postgres"},  # servers, settings, datasets, fingerprints
-    # the instruments (never each other); profile: perf on the server's processes
-    {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch"},
+    # the instruments (never each other); profile: perf on the server's processes; replay: a
+    # captured workload and pgreplay
+    {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch", "replay"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     # the plan, the checks before the first run, what the runs need, the rounds of repeats =
     # "auto": all said before anything runs, so never the executor's (run comes after)

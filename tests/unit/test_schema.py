@@ -81,8 +81,10 @@ def test_the_json_schema_is_draft_2020_12_with_a_description_on_every_property()
 
 
 def test_the_layout_is_declared_for_every_spec_field() -> None:
-    # the dataset's kit is the phases' ([workload] kit), not a key of [dataset]
-    assert {f for f in DatasetSpec.__dataclass_fields__} - {"kit"} == schema.DATASET_KEYS
+    # the dataset's kit is the phases' ([workload] kit), not a key of [dataset]; a replay's
+    # dump, roles and databases are its workload file's ([workload] replay)
+    own = {"kit", "dump", "roles", "databases"}
+    assert {f for f in DatasetSpec.__dataclass_fields__} - own == schema.DATASET_KEYS
     assert {f for f in TelemetrySpec.__dataclass_fields__} == schema.TELEMETRY_KEYS
     names = [t.name for t in TABLES]
     tops = {t.name for t in TABLES[1:] if t.form != "sub"}
@@ -634,13 +636,13 @@ def _fit_operations(doc: dict[str, Any]) -> None:
 def _fit_kits(doc: dict[str, Any]) -> None:
     """What the schema cannot say: a mode needs a kit, a test sysbench, a record shape YCSB,
     pacing and think_time TPC-C, and a kit (or sysbench) every phase of the run (its tables
-    are the dataset). They are left out here; tests/unit/test_kit_spec.py and
-    test_tpcc_pacing.py parse them."""
+    are the dataset); a replay an existing workload file. They are left out here;
+    tests/unit/test_kit_spec.py, test_tpcc_pacing.py and test_replay_spec.py parse them."""
     tables = [doc.get("workload", {}), *doc.get("phases", []), doc.get("matrix", {})]
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
         for key in ("kit", "mode", "distribution", "generator", "test", "pacing", "think_time",
-                    *TPCH_KEYS):  # fmt: skip
+                    "replay", *TPCH_KEYS):  # fmt: skip
             table.pop(key, None)
     datasets = [doc.get("dataset", {}), doc.get("matrix", {})]
     datasets += [v.get("dataset", {}) for v in doc.get("variants", {}).values()]

@@ -56,4 +56,6 @@ UNSET: dict[str, object] = {
     "query_timeout": None,
     "pacing": None,
     "think_time": None,
+    "replay": None,
+    "speed": 1.0,
 }

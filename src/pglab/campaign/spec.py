@@ -219,7 +219,10 @@ class DatasetSpec:
     table_size: int = 10000
     # kit = "ycsb": its records' fields and their characters (YCSB's fieldcount, fieldlength)
     fields: int = 10
-    field_length: int = 100
+    field_length: int = 100  # kit = "replay": a capture's dump, roles, databases (plan.py)
+    dump: str | None = None
+    roles: tuple[str, ...] = ()
+    databases: tuple[str, ...] = ()
 
     def identity(self) -> DatasetJson:
         """The fields that decide the data on disk (the reset policy does not)."""
@@ -244,6 +247,8 @@ class DatasetSpec:
         if self.kit == "sysbench":
             d["tables"] = self.tables
             d["table_size"] = self.table_size
+        if self.kit == "replay":
+            d |= {"dump": self.dump, "roles": list(self.roles), "databases": list(self.databases)}
         if self.kit == "ycsb":  # YCSB's own defaults left out (points stored before keep keys)
             if self.fields != 10:
                 d["fields"] = self.fields
@@ -377,6 +382,9 @@ class PhaseSpec:
     # only when set
     pacing: str | None = None
     think_time: float | None = None
+    # a workload file of pglab capture (absolute) replayed by pgreplay -s speed; point's if set
+    replay: str | None = None
+    speed: float = 1.0
 
     @property
     def dataset_kind(self) -> str | None:
@@ -396,6 +404,8 @@ class PhaseSpec:
             return f"{self.kit} ({self.mode}, paced terminals{think})"
         if self.kit is not None:
             return f"{self.kit} ({self.mode})"
+        if self.replay is not None:
+            return f"replay {PurePath(self.replay).name}" + f" ×{self.speed:g}" * (self.speed != 1)
         if self.generator == "sysbench":
             return f"sysbench {self.test}"
         return "+".join(

@@ -47,6 +47,7 @@ def apply_workload(
     upd.update(_tpch(vals.get("kit", upd.get("kit", ph.kit)), table, vals, p, where))
     _not_tpch(upd.get("kit", ph.kit), table, p, where)
     upd.update(_script_keys(table, p, where, base_dir))
+    upd.update(_replay(table, vals, p, where, base_dir))
     upd.update(_load_keys(table, vals, p, where))
     upd.update((k, v) for k, v in vals.items() if k in PLAIN)
     if "generators" in vals:
@@ -77,6 +78,26 @@ def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> T
         else:
             upd["scripts"] = tuple(_scripts(val, p, where, base_dir))
     return upd
+
+
+def _replay(table: TomlTable, vals: TomlTable, p: Problems, where: str,
+            base_dir: Path) -> TomlTable:  # fmt: skip
+    """``replay``: a workload file of pglab capture, replayed by pgreplay (its format and its
+    dump are checked when the plan is made, ``planning/plan``); ``speed``: pgreplay -s."""
+    upd: TomlTable = {}
+    if "speed" in vals:
+        upd["speed"] = float(vals["speed"])
+    if "replay" not in vals:
+        return upd
+    path = (base_dir / str(vals["replay"])).resolve()
+    if not path.is_file():
+        p.add(where, f"replay = {vals['replay']!r}: no such workload file ({path})")
+        return upd
+    others = [k for k in ("script", "scripts", "kit", "operation", "generator") if k in table]
+    if others:
+        p.add(where, f"replay with {', '.join(others)}: a phase replays a captured workload or "
+              "runs a load, not both")  # fmt: skip
+    return {**upd, "replay": str(path), "vacuum": False}
 
 
 def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:

@@ -23,6 +23,7 @@ from rich.markup import escape
 from pglab import __version__
 from pglab.cli import (
     bisect,
+    capture,
     compare,
     export,
     fleet,
@@ -60,6 +61,7 @@ COMMANDS = (
     export,
     storage,
     sources,
+    capture,
     fleet,
     schema,
 )
@@ -86,6 +88,9 @@ examples:
                                      runs as jobs for `pglab worker` on lab hosts;
                                      pglab status NAME --wait  follows them
 
+  pglab capture DSN --for 10m --with-dump DIR -o app.json.gz
+                                     your server's workload (and data) captured; replay
+                                     it on every variant: [workload] replay = "app.json.gz"
   pglab sources                      the PostgreSQL servers here: wheels, Debian's, builds
 
 environment:
@@ -118,6 +123,7 @@ DOCS = {
     "export": "guides/export.md",
     "storage": "guides/storage.md",
     "sources": "guides/versions.md",
+    "capture": "guides/your-own-workload.md",
     "worker": "guides/fleet.md",
     "status": "guides/fleet.md",
     "schema": "reference/json-schema.md",

@@ -8,6 +8,7 @@ spreads over all points instead of favouring the ones that ran first.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +22,9 @@ from pglab.campaign.parse import Campaign, Variant
 from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
+from pglab.errors import CampaignError
 from pglab.postgres.dataset import ycsb_record_ratio
+from pglab.replay import workload_file
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
@@ -113,6 +116,10 @@ def _point(
         if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
             phases = tuple(replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
                            for ph in phases)  # fmt: skip
+    elif any(ph.replay for ph in phases):  # a captured workload: its dump is the dataset
+        dataset, window = replay_dataset(dataset, phases)
+        phases = tuple(replace(ph, duration=max(1, math.ceil(window / ph.speed)))
+                       if ph.replay else ph for ph in phases)  # fmt: skip
     elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
@@ -155,3 +162,33 @@ def make_plan(campaign: Campaign, done_keys: set[str] | frozenset[str] = frozens
             order += [replace(pt, repeat=r) for pt in round_points]
     todo = tuple(run for run in order if run.run_key not in done_keys)
     return Plan(campaign, tuple(points), todo, done=len(order) - len(todo))
+
+
+def replay_dataset(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, float]:
+    """The dataset of a phase that replays a workload file: its dump, restored with the roles
+    and databases its sessions used (the file read and checked: pglab's format, a version this
+    pglab reads, a dump made; every replaying phase of a point replays the same file); and the
+    captured window's seconds (the phase's duration: the plan's estimate)."""
+    files = sorted({ph.replay for ph in phases if ph.replay})
+    if len(files) > 1:
+        raise CampaignError(
+            f"one point replays {len(files)} workload files ({', '.join(files)}): a point has "
+            "one dataset, and each file's data is its own dump",
+            hint="replay each file in a variant of its own",
+        )
+    workload = workload_file.read(Path(files[0]))
+    dump = workload.data["dump"]
+    if dump is None:
+        raise CampaignError(
+            f"the workload file {files[0]} has no dump: a replay needs the data as it was when "
+            "the capture began",
+            hint="capture again with --with-dump DIR, or attach a dump with pglab capture "
+            "--from-log LOG --dump DIR",
+        )
+    roles = workload.data.get("roles") or workload.data["users"]
+    dump = str((Path(files[0]).parent / dump).resolve())  # a relative one: beside the file
+    made = replace(dataset, kit="replay", dump=dump, roles=tuple(roles),
+                   databases=tuple(workload.data["databases"]))  # fmt: skip
+    return made, workload.duration

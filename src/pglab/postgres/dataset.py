@@ -26,7 +26,7 @@ from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_ke
 from pglab.errors import CommandError
 from pglab.jsonish import JsonObject
 from pglab.lab import Lab, locked
-from pglab.postgres import init_output, kit_load, settings
+from pglab.postgres import init_output, kit_load, replay_load, settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
 
@@ -76,6 +76,8 @@ def described(spec: DatasetSpec) -> str:
     """``scale 10``, or a kit's ``tpcc, 2 warehouses``: the dataset as told while it is made."""
     if spec.kit is None:
         return f"scale {spec.scale}"
+    if spec.kit == "replay":
+        return f"a captured workload's dump ({Path(spec.dump or '').name})"
     if spec.kit == "sysbench":
         return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
     if spec.kit == "tpch":
@@ -90,6 +92,10 @@ def estimated_size(spec: DatasetSpec) -> Size:
     """A template's size before it is made: the measured figures above, the tables larger by
     100/fillfactor, WAL only for logged tables, no data without a generate step (-I); a kit's
     from its own per-unit figures (``KIT_BYTES``)."""
+    if spec.kit == "replay":  # its tables and indexes: a few times the dump's files
+        dumped = _du(Path(spec.dump)) if spec.dump and Path(spec.dump).is_dir() else 0
+        return Size(int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES),
+                    measured=False)  # fmt: skip
     if spec.kit is not None:
         per_unit, per_unit_wal = KIT_BYTES[spec.kit]
         units = (spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale) * (
@@ -231,7 +237,10 @@ def ensure(
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")
         with cluster:
             cluster.start()
-            if spec.kit is not None:
+            if spec.kit == "replay":
+                steps = replay_load.load(cluster.connect, cluster.client_conninfo, binaries,
+                                         spec, on_status)  # fmt: skip
+            elif spec.kit is not None:
                 steps = kit_load.load(cluster.connect, spec, on_status)
             else:
                 argv = [*init_argv(binaries, spec), *cluster.pgbench_conn_args()]

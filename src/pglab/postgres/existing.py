@@ -224,6 +224,26 @@ class ExistingServer:
         self.altered = dict(system)
         return "reload"
 
+    def alter_system(self, values: Mapping[str, str]) -> None:
+        """ALTER SYSTEM these settings whatever their context (pglab capture's logging) and
+        reload, the originals journaled first and the settings lock held: ``close`` puts them
+        back, and after a SIGKILL the next pglab does (``run/resume``)."""
+        self._hold_lock()
+        with self.connect(admin=True) as conn:
+            new = [n for n in values if n not in self.journal.originals]
+            if new:
+                self.journal.record(self._originals(conn, new))
+            for name, value in values.items():
+                conn.execute(altered.statements({name: value})[0])
+            conn.execute("SELECT pg_reload_conf()")
+        self._wait_applied(values, self.catalog())
+        self.altered.update(values)
+
+    def may_alter_system(self, names: list[str]) -> list[str]:
+        """Of ``names``, those this role may not ALTER SYSTEM."""
+        allowed = self._privileges(names)
+        return [n for n in names if not allowed[n]["alter_system"]]
+
     def _originals(self, conn: psycopg.Connection, names: list[str]) -> altered.Originals:
         rows = conn.execute(
             "SELECT name, current_setting(name), sourcefile FROM pg_settings WHERE name = ANY(%s)",

@@ -12,6 +12,7 @@ from pglab.campaign.spec import RunSpec
 from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.records import PhaseResult
+from pglab.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 from pglab.run.pacing_metrics import pacing_metrics
 from pglab.stats.steady import drift, steady_start
 from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
@@ -55,6 +56,7 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     metrics.update(kit_metrics(run, phases))
     metrics.update(pacing_metrics(run, phases))  # terminals that think (run/pacing_metrics)
     metrics.update(sysbench_metrics(phases))
+    metrics.update(replay_metrics(phases))
     metrics.update(tpch_metrics(phases, run))
     for d in run.derived:
         a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
@@ -232,4 +234,38 @@ def tpch_metrics(phases: list[PhaseResult], run: RunSpec) -> dict[str, float]:
     if streamed:  # the throughput run's figure (QthH-like) in place of the power figure
         out["throughput"] = statistics.fmean(ph.report.tps for ph in streamed)
         del out["power"]
+    return out
+
+
+# a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
+REPLAY_FIGURES = ("replay_s", "lag_s", "statements_s", "errors", "exec_ms", "active_ms",
+                  "divergence_pct", "marked")  # fmt: skip
+# the run's own (pglab show's columns): the total execution time, the active time a
+# commit's flush shows in, the lag, the divergence, the replay's own statements/s
+REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statements_s")
+
+
+def replay_metrics(phases: list[PhaseResult]) -> dict[str, float]:
+    """A captured workload's replay: per phase (mean over its iterations) and over the
+    measured phases, ``replay.*``: its time, its lag behind the captured window, statements
+    per second, errors, the total execution time of its statements (pg_stat_statements) and
+    the sessions' active time (pg_stat_database), the divergence (% of the statements) and
+    whether it passed the threshold (1: the replay's timing is not comparable)."""
+    by_name: dict[str, list[dict[str, float]]] = {}
+    measured: list[dict[str, float]] = []
+    for ph in phases:
+        table = ph.tables.get(REPLAY_SUMMARY)
+        if not table or not table["rows"]:
+            continue
+        row = dict(zip(table["columns"], table["rows"][0], strict=True))
+        figs = {k: float(row[k]) for k in REPLAY_FIGURES}
+        by_name.setdefault(ph.name, []).append(figs)
+        if ph.measured:
+            measured.append(figs)
+    out: dict[str, float] = {}
+    for name, items in by_name.items():
+        for key in REPLAY_FIGURES:
+            out[f"phase.{name}.replay.{key}"] = statistics.fmean(f[key] for f in items)
+    for key in REPLAY_HEADLINE if measured else ():
+        out[f"replay.{key}"] = statistics.fmean(f[key] for f in measured)
     return out

@@ -9,11 +9,12 @@ The executor runs each iteration of a phase the same way, whatever the phase is:
         result = runner.run(watch)      # the phase's result, with the runner's own tables
     result = runner.finish(result)      # after the watching: a kit's consistency check
 
-Five runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
+Six runners today: pgbench here (``LocalPgbench``), pgbench on the generator hosts at once
 (``GeneratorPgbench``, its per-host table with the result), a maintenance operation
 (``MaintenanceOperation``: VACUUM, CREATE INDEX, pg_dump... in MB/s), and a workload kit's
 scripts by either pgbench, its consistency checked after (``KitPgbench``), sysbench's
-OLTP tests (``Sysbench``), and the TPC-H-like kit's power run (``TpchPower``). A new load
+OLTP tests (``Sysbench``), the TPC-H-like kit's power run (``TpchPower``), and a captured
+workload replayed by pgreplay (``Replay``). A new load
 generator or workload kit is a class with ``prepare``, ``run`` and ``finish``, and one line in
 ``runner_for``; the executor does not change.
 """
@@ -37,6 +38,7 @@ from pglab.postgres import kit_load
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
+from pglab.replay import phase as replay
 from pglab.run.remote import Hosts
 from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
@@ -90,6 +92,8 @@ def runner_for(phase: PhaseSpec, iteration: int, context: PhaseContext) -> Phase
         return TpchPower(phase, iteration, context)
     if phase.kit is not None:
         return KitPgbench(phase, iteration, context)
+    if phase.replay is not None:
+        return Replay(phase, iteration, context)
     if phase.generator == "sysbench":
         return Sysbench(phase, iteration, context)
     if phase.remote:
@@ -282,3 +286,26 @@ class TpchPower(_NothingAfter):
             c.server.bench_session, self.phase, self.iteration, self._seed, c.on_operation
         )
         return replace(result, tables={**result.tables, PLANS: self._plans})
+
+
+@dataclass
+class Replay(_NothingAfter):
+    """A captured workload replayed by pgreplay on the variant's server (``replay/phase``):
+    its sessions connect as their users to their databases, which the dataset restored."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        del watch  # pgreplay's pid is not told: its CPU is counted with the machine's
+        c = self.context
+        offset = c.server.log_size()
+        return replay.run_phase(
+            self.phase, self.iteration, c.server.client_conninfo, c.server.pgbench_env(),
+            c.workdir / f"{self.phase.name}-{self.iteration}-replay",
+            lambda: c.server.log_since(offset),
+        )  # fmt: skip

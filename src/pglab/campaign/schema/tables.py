@@ -202,6 +202,12 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("think_time", "think_time", "tpcc with pacing: New-Order's mean think time; every "
         "keying and think time scaled with it (0: none)", '"100ms"', default_doc='"12s" (the '
         "specification's)", commented=True),
+    Key("replay", "string", "a workload file of pglab capture (relative: to the file): its "
+        "sessions replayed by pgreplay at their captured times on each variant, its dump the "
+        "dataset", '"app.json.gz"', default_doc="none", pattern=".", commented=True,
+        axis=False, what="a workload file's path"),
+    Key("speed", "number", "replay: pgreplay's speed factor (2: the captured times halved)",
+        "1.0", _phase.speed, above=0, commented=True, what="a speed factor above 0"),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),

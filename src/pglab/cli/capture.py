@@ -1,0 +1,137 @@
+"""``pglab capture``: a window of a server's workload kept as a workload file, from a running
+server (its logging set for the window and put back) or from a log the user has."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import datetime
+from pathlib import Path
+
+from pglab.campaign.spec import ServerSpec
+from pglab.cli.common import Where, console, err_console
+from pglab.errors import LabError
+from pglab.lab import Lab
+from pglab.postgres.sources import resolve
+from pglab.replay import capture
+from pglab.replay.workload_file import Workload, write
+from pglab.run.resume import put_back_leftovers
+from pglab.units import duration_text
+
+DESCRIPTION = """\
+Capture a window of a server's workload into a workload file that a campaign replays
+([workload] replay = "FILE", by Debian's pgreplay) against every variant.
+
+From a running server (DSN, as a superuser): pglab sets the logging a replay needs with
+ALTER SYSTEM and a reload (log_statement = 'all', log_connections, log_disconnections,
+log_min_error_statement = 'log', log_line_prefix = '%m|%u|%d|%c|', lc_messages = 'C'),
+written down first and put back exactly when the window closes (--for, --until or Ctrl-C;
+after a killed pglab, by the next pglab capture or run), and reads the server's log of the
+window: --log PATH (its stderr on this machine), else the logging collector's file through
+the server. Sessions already connected when the window opens are not replayed.
+
+From a log you have (--from-log FILE): a stderr log written with those settings.
+
+Logging every statement costs the server (see the guide), and the log and the workload file
+hold your data's values: the file is written readable by you only (0600)."""
+
+
+def add_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    p = sub.add_parser(
+        "capture",
+        parents=[common],
+        help="capture a server's workload into a workload file (for replay)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dsn", nargs="?", help="the server (a superuser's connection string)")
+    p.add_argument("--from-log", metavar="FILE", type=Path,
+                   help="read a log you have instead of capturing")  # fmt: skip
+    p.add_argument("--for", dest="duration", metavar="DURATION",
+                   help="the window: 90s, 10m, 1h (else --until or Ctrl-C)")  # fmt: skip
+    p.add_argument("--until", metavar="TIME", help="close the window at this time (HH:MM[:SS])")
+    p.add_argument("--log", metavar="PATH", type=Path,
+                   help="the server's stderr log here (no logging collector)")  # fmt: skip
+    p.add_argument("--with-dump", metavar="DIR", type=Path,
+                   help="pg_dump -Fd the DSN's database as the window opens, into DIR")  # fmt: skip
+    p.add_argument("--dump", metavar="DIR", type=Path,
+                   help="with --from-log: a pg_dump -Fd of the data at its start")  # fmt: skip
+    p.add_argument("-o", "--output", metavar="FILE", type=Path,
+                   help="the workload file (default workload-DATE-TIME.json.gz)")  # fmt: skip
+    p.set_defaults(func=lambda a: run(
+        Where.from_args(a), a.dsn, from_log=a.from_log, duration=a.duration, until=a.until,
+        log=a.log, output=a.output, with_dump=a.with_dump, dump=a.dump))  # fmt: skip
+
+
+def run(where: Where, dsn: str | None, from_log: Path | None = None,
+        duration: str | None = None, until: str | None = None, log: Path | None = None,
+        output: Path | None = None, with_dump: Path | None = None,
+        dump: Path | None = None) -> int:  # fmt: skip
+    lab = Lab.open(where.home)
+    for line in put_back_leftovers(lab):
+        err_console.print(line, markup=False, soft_wrap=True)
+    out = output or Path(f"workload-{datetime.now():%Y%m%d-%H%M%S}.json.gz")
+    if (from_log is None) == (dsn is None):
+        raise LabError("give a server's DSN to capture from, or --from-log FILE",
+                       hint="pglab capture 'host=db1 user=postgres' --for 10m")  # fmt: skip
+    if (dump is not None and from_log is None) or (with_dump is not None and dsn is None):
+        raise LabError("--dump goes with --from-log, --with-dump with a DSN")
+    binaries = resolve(ServerSpec(), lab) if dump or with_dump else None  # pg_dump, pg_restore
+    if from_log is not None:
+        workload = capture.from_log(from_log, dump, binaries)
+    else:
+        assert dsn is not None
+        seconds = capture.window_seconds(duration, until)
+        workload = _live(capture.Live(ServerSpec(dsn=dsn), lab, log, on_status=_status,
+                                      dump_to=with_dump, binaries=binaries), seconds)  # fmt: skip
+    written = write(workload, out)
+    _said(written, out)
+    return 0
+
+
+def _status(msg: str) -> None:
+    err_console.print(msg, markup=False, soft_wrap=True)
+
+
+def _live(live: capture.Live, seconds: float | None) -> Workload:
+    status = _status
+    with live:
+        said = duration_text(seconds) if seconds is not None else "until Ctrl-C"
+        status(f"capturing {live.server.where}: window open ({said})")
+        t0 = time.monotonic()
+        try:
+            while seconds is None or time.monotonic() - t0 < seconds:
+                time.sleep(min(1.0, seconds - (time.monotonic() - t0)) if seconds else 1.0)
+        except KeyboardInterrupt as exc:
+            if type(exc) is not KeyboardInterrupt:  # SIGTERM: abandon, settings put back
+                raise
+            status("Ctrl-C: the window closes now")
+        workload = live.close()
+        status(f"window closed after {duration_text(time.monotonic() - t0)}; settings put back")
+    return workload
+
+
+def _said(workload: Workload, path: Path) -> None:
+    d = workload.data
+    s = d["summary"]
+    console.print(f"workload written to {path} (mode 0600: it holds your data's values, as the "
+                  "server's log did)", markup=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"{duration_text(d['duration_s'])} captured: {s['sessions']:,} sessions, "
+        f"{s['statements']:,} statements, {s['errors']:,} errors; databases "
+        f"{', '.join(d['databases'])}; users {', '.join(d['users'])}",
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
+    kinds = ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items())
+    console.print(f"by kind: {kinds}", markup=False, soft_wrap=True)
+    if d["dump"]:
+        console.print(f"the data at the window's start: {d['dump']} (pg_dump -Fd, mode 0700)",
+                      markup=False, soft_wrap=True)  # fmt: skip
+    if s["before_window"]:
+        console.print(f"{s['before_window']} session(s) connected before the window: not "
+                      "replayed", markup=False, soft_wrap=True)  # fmt: skip
+    console.print("busiest statements:", markup=False)
+    for c in s["busiest"][:5]:
+        console.print(f"  {c['count']:>8,}  {c['statement'][:100]}", markup=False)

@@ -1,0 +1,33 @@
+"""Statement classes: a statement's text with its constants taken out, as
+``pg_stat_statements`` groups statements (a pure approximation on the text: string, number
+and parameter constants become ``?``, lists of them one ``?``, spaces one), and its kind (the
+first keyword: SELECT, UPDATE, BEGIN ...)."""
+
+from __future__ import annotations
+
+import re
+
+_STRING = re.compile(r"(?:[EeBbXxNn])?'(?:[^']|'')*'")
+_NUMBER = re.compile(r"(?<![\w$.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_PARAM = re.compile(r"\$\d+")
+_LIST = re.compile(r"\(\s*\?(?:\s*,\s*\?)+\s*\)")
+_SPACE = re.compile(r"\s+")
+_KIND = re.compile(r"\s*\(*\s*([A-Za-z]+)")
+MAX_CLASS_CHARS = 400
+
+
+def class_of(statement: str) -> str:
+    """``UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?``: what statements
+    that differ only in their constants share."""
+    text = _STRING.sub("?", statement)
+    text = _PARAM.sub("?", text)
+    text = _NUMBER.sub("?", text)
+    text = _LIST.sub("(?)", text)
+    text = _SPACE.sub(" ", text).strip().rstrip(";").strip()
+    return text[:MAX_CLASS_CHARS]
+
+
+def kind_of(statement: str) -> str:
+    """The statement's first keyword, upper case (``WITH`` as written; ``?`` when none)."""
+    found = _KIND.match(statement)
+    return found.group(1).upper() if found else "?"
