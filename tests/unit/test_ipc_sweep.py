@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pwd
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,11 @@ def test_a_running_process_of_the_account_keeps_its_segments(tmp_path: Path, mon
     here.write_bytes(b"x")
     alive = subprocess.Popen(["setpriv", f"--reuid={uid}", "--clear-groups", "sleep", "30"])
     try:
+        # setpriv runs as root until it has changed its uid: wait for that (it failed once
+        # when looked at at once, on a loaded machine)
+        deadline = time.monotonic() + 10
+        while not ipc_sweep.busy(uid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert ipc_sweep.busy(uid)  # whatever else of the account runs beside this test
         assert ipc_sweep.sweep(DEFAULT_RUN_USER) == (0, 0) and left.exists()
     finally:
