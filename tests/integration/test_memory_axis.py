@@ -10,6 +10,7 @@ gone and pglab's own groups are as before."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -90,14 +91,7 @@ def test_a_limit_below_the_data_set_reaches_storage_and_leaves_no_group(
     place = cgroups.place()
     assert isinstance(place, cgroups.Place), f"no memory cgroup can be made here: {place}"
     own = Path("/proc/self/cgroup").read_text()
-    path = tmp_path / "c.toml"
-    path.write_text(CAMPAIGN)
-    events = Groups()
-    with open_store(str(tmp_path / "r.sqlite")) as store:
-        executor = Executor(lab, store, events)
-        events.executor = executor
-        out = campaign_run.run_campaign(executor, campaign.load(path))
-        runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
+    out, runs, events = _run(lab, tmp_path, CAMPAIGN)
     assert out.ok == 2, [r.error for r in runs.values()]
     free, limited = runs["free"], runs["limited"]
     mem = limited.fingerprint["memory_limit"]
@@ -154,14 +148,7 @@ def test_a_server_kept_between_points_moves_in_and_out_of_each_runs_group(
 ) -> None:
     """One server for the three points (the same settings, reset = "never"): in a group of
     96 MiB for a's run, in pglab's own group for b's, in a new one of 128 MiB for c's."""
-    path = tmp_path / "c.toml"
-    path.write_text(KEPT)
-    events = Groups()
-    with open_store(str(tmp_path / "r.sqlite")) as store:
-        executor = Executor(lab, store, events)
-        events.executor = executor
-        out = campaign_run.run_campaign(executor, campaign.load(path))
-        runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
+    out, runs, events = _run(lab, tmp_path, KEPT)
     assert out.ok == 3, [r.error for r in runs.values()]
     assert [runs[v].timings["restarted"] for v in "abc"] == [1.0, 0.0, 0.0]  # one server
     a, c = runs["a"].fingerprint["memory_limit"], runs["c"].fingerprint["memory_limit"]
@@ -173,3 +160,17 @@ def test_a_server_kept_between_points_moves_in_and_out_of_each_runs_group(
     assert name not in "".join(events.seen["b"]), events.seen  # given back to pglab's group
     assert "memory_limit" not in runs["b"].fingerprint
     assert not Path(a["cgroup"]).exists()
+
+
+def _run(lab: Lab, tmp_path: Path, text: str) -> tuple[Any, dict[str, Any], Groups]:
+    """The campaign ``text`` run, its server processes' groups read by ``Groups`` as it goes:
+    (the outcome, the runs by variant, what the events saw)."""
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    events = Groups()
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        executor = Executor(lab, store, events)
+        events.executor = executor
+        out = campaign_run.run_campaign(executor, campaign.load(path))
+        runs = {r.variant: r for r in (store.get_run(i) for i in out.run_ids)}
+    return out, runs, events

@@ -329,10 +329,8 @@ def memory_fit(
     total = sb + sessions * (limits.work_mem + BACKEND_BYTES)
     if total > ram:
         return (
-            f"shared_buffers {size_text(sb)} + {sessions} sessions × (work_mem "
-            f"{size_text(limits.work_mem)} + ~{size_text(BACKEND_BYTES)} of their own) ≈ "
-            f"{size_text(total)}, more than {machine} {size_text(ram)} of RAM: the server "
-            "may swap or be ended by the OOM killer, which would be measured"
+            f"{_sessions_sum(limits, sessions, total)}, more than {machine} {size_text(ram)} of "
+            "RAM: the server may swap or be ended by the OOM killer, which would be measured"
         ), None
     return None, None
 
@@ -350,12 +348,19 @@ def limit_fit(limits: Limits, sessions: int, limit: int) -> tuple[str | None, st
     total = sb + sessions * (limits.work_mem + BACKEND_BYTES)
     if total > limit:
         return (
-            f"shared_buffers {size_text(sb)} + {sessions} sessions × (work_mem "
-            f"{size_text(limits.work_mem)} + ~{size_text(BACKEND_BYTES)} of their own) ≈ "
-            f"{size_text(total)}, more than {cap}: the kernel may end a backend (the server "
-            "restarts), which would be measured"
+            f"{_sessions_sum(limits, sessions, total)}, more than {cap}: the kernel may end a "
+            "backend (the server restarts), which would be measured"
         ), None
     return None, None
+
+
+def _sessions_sum(limits: Limits, sessions: int, total: int) -> str:
+    """What a server's sessions may take beside its buffers, as the memory warnings say it."""
+    return (
+        f"shared_buffers {size_text(limits.shared_buffers)} + {sessions} sessions × (work_mem "
+        f"{size_text(limits.work_mem)} + ~{size_text(BACKEND_BYTES)} of their own) ≈ "
+        f"{size_text(total)}"
+    )
 
 
 # -- time ------------------------------------------------------------------------------------
