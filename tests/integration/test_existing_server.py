@@ -100,7 +100,7 @@ def test_a_campaign_on_an_existing_server_leaves_its_settings_as_they_were(
 
     assert cli("show", str(runs[0].id), lab=lab, store=store) == 0
     shown = capsys.readouterr().out
-    assert "existing server" in shown and "round trip" in shown, shown
+    assert "server: existing postgresql://bench@" in shown and "round trip" in shown, shown
 
 
 def test_a_password_in_the_dsn_is_used_and_never_stored(
