@@ -30,7 +30,7 @@ BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
     "names": ("names another part of the file",
               r"is not a phase name|storage target .* is not defined|is not a \[hosts\.NAME\] "
               r"of the file|phase name .* is used twice|pglab mounts nothing"),
-    "files": ("reads a file or a git clone", r"script file |git|clone"),
+    "files": ("reads a file or a git clone", r"script file |git|clone|no such workload file"),
     "formats": ("parses a value as another program does (libpq's connection strings)",
                 r"not a valid connection string"),
     "machine": ("asks this machine (root, the kernel, its limits, its devices)",
@@ -46,7 +46,8 @@ BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
                r"tune|confirmation repeats are|objective = |p99 objective|confirm_max needs|"
                r"kit .* runs in|progress = false|sampling_rate with|has .* as its scale|a "
                r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB|"
-               r"with pacing = |has no pacing|no phase has pacing"),
+               r"with pacing = |has no pacing|no phase has pacing|loads customers in units of|"
+               r"replays a captured workload or runs a load"),
 }  # fmt: skip
 
 
