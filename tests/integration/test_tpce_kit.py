@@ -113,7 +113,10 @@ def processed(out: str) -> int:
 
 def test_every_transaction_runs_and_keeps_the_data_consistent(tpce: Any, lab: Lab) -> None:
     """The whole mix at once, 4 clients: no transaction fails, the trades Trade-Results
-    completed are the broker's count, and every condition holds after."""
+    completed are the broker's count, and every condition holds after. A fixed seed: each
+    pgbench thread draws its scripts from its own seeded generator, so the counts are the same
+    run after run (a random one left the rollback, 0.1% of the mix, out of 2,000 transactions
+    once in CI: it does so about one time in seven)."""
     scripts = [s for s in TPCE.scripts("procedures")]
     files = [Path(s.path) for s in scripts]
     weighted = [f"{f}@{s.weight}" for f, s in zip(files, scripts, strict=True)]
@@ -122,7 +125,7 @@ def test_every_transaction_runs_and_keeps_the_data_consistent(tpce: Any, lab: La
     exe = resolve(ServerSpec(), lab).exe("pgbench")
     argv = [exe, "-n", "-h", str(tpce.sock), "-p", str(tpce.port), "-U", "admin",
             *(a for w in weighted for a in ("-f", w)), "-D", "customers=1000",
-            "-c", "4", "-j", "2", "-t", "500", DB]  # fmt: skip
+            "-c", "4", "-j", "2", "-t", "500", "--random-seed", "7", DB]  # fmt: skip
     out = procs.run(argv, timeout=300, what="pgbench").stdout
     assert processed(out) == 2000 and "failed: 0" in out.replace(
         "number of failed transactions", "failed"
