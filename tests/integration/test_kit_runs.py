@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_runs import on_18_and_15
 
 from pglab.analysis import scripts
 from pglab.campaign.kits import TPCC, script_stem
@@ -22,7 +23,6 @@ from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
 
-PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
 # one thread and a fixed seed: pgbench picks the same scripts run after run, so the mix
 # measured is the same each time (and 6,000 transactions put 45% within ±0.64 points, 1 SD)
 WORKLOAD = """
@@ -48,20 +48,10 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
 @pytest.fixture(scope="module")
 def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
     """One campaign: both modes on PostgreSQL 18 and 15 (a dataset loaded for each)."""
-    if not PG15.exists():
-        pytest.skip("Debian's postgresql-15 is not installed")
-    tmp = tmp_path_factory.mktemp("kits")
-    path = tmp / "tpcc.toml"
     # 15 on pgbench's prepared protocol: the client scripts' parameters all get a type there
     # (Payment's concat_ws of :d_id failed on 15, "could not determine data type of parameter")
-    path.write_text(f'name = "tpcc"\n[variants.pg18]\n[variants.pg15.server]\n'
-                    f'source = "bindir"\nbindir = "{PG15}"\n[variants.pg15.workload]\n'
-                    f'protocol = "prepared"\n{WORKLOAD}')  # fmt: skip
-    store = tmp / "r.sqlite"
-    assert cli("run", str(path), lab=lab, store=store) == 0
-    with open_store(str(store)) as s:
-        runs = [s.get_run(row.id) for row in s.list_runs("tpcc")]
-    return {"store": store, "runs": runs}
+    pg15 = 'protocol = "prepared"\n'
+    return on_18_and_15(tmp_path_factory.mktemp("kits"), "tpcc", WORKLOAD, lab, pg15)
 
 
 def check_kit_run(run: Any) -> None:

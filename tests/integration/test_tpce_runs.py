@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.campaign_runs import on_18_and_15
 
 from pglab.analysis import scripts
 from pglab.campaign.kits import TPCE, script_stem
@@ -20,7 +21,6 @@ from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
 
-PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)
 # one thread and a fixed seed: pgbench picks the same scripts run after run, so the mix
 # measured is the same each time (8,000 transactions put 19% within ±0.44 points, 1 SD)
 WORKLOAD = """
@@ -44,17 +44,7 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
 @pytest.fixture(scope="module")
 def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
     """One campaign: the kit on PostgreSQL 18 and 15 (a dataset loaded for each)."""
-    if not PG15.exists():
-        pytest.skip("Debian's postgresql-15 is not installed")
-    tmp = tmp_path_factory.mktemp("tpce")
-    path = tmp / "tpce.toml"
-    path.write_text(f'name = "tpce"\n[variants.pg18]\n[variants.pg15.server]\n'
-                    f'source = "bindir"\nbindir = "{PG15}"\n{WORKLOAD}')  # fmt: skip
-    store = tmp / "r.sqlite"
-    assert cli("run", str(path), lab=lab, store=store) == 0
-    with open_store(str(store)) as s:
-        runs = [s.get_run(row.id) for row in s.list_runs("tpce")]
-    return {"store": store, "runs": runs}
+    return on_18_and_15(tmp_path_factory.mktemp("tpce"), "tpce", WORKLOAD, lab)
 
 
 def check_tpce_run(run: Any) -> None:
