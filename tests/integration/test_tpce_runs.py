@@ -6,10 +6,12 @@ says of it (tpsE-like, each type's figures)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.asgi import call
 from helpers.campaign_runs import on_18_and_15
 
 from pglab.analysis import scripts
@@ -17,6 +19,7 @@ from pglab.campaign.kits import TPCE, script_stem
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
+from pglab.serve import make_app
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
@@ -123,3 +126,33 @@ def password(monkeypatch):
     from helpers.existing_server import BENCH_PASSWORD
 
     monkeypatch.setenv("PGPASSWORD", BENCH_PASSWORD)
+
+
+def test_report_and_serve_say_tpse_as_show_does(
+    made: dict[str, Any], lab: Lab, tmp_path: Path, capsys
+) -> None:
+    """The kit's headline is tpsE-like in every view: show --json's points, the report's
+    points table and serve's ``/points.json`` name the figure and give the same medians."""
+    store = made["store"]
+    assert cli("show", "tpce", "--json", lab=lab, store=store) == 0
+    shown = json.loads(capsys.readouterr().out)
+    page = tmp_path / "tpce.html"
+    assert cli("report", "tpce", "-o", str(page), lab=lab, store=store) == 0
+    html = page.read_text()
+    summary = html[html.index("<h2>Summary</h2>") : html.index("<h2>Warnings</h2>")]
+    assert "<th>tpsE</th>" in summary, "the report's points table names the kit's figure"
+    assert "tpsE is the median over its repeats" in summary and "TPS" not in summary
+    app = make_app(str(store), tmp_path / "serve-lab")
+    code, _, body = call(app, "/points.json/tpce")
+    assert code == 200
+    served = json.loads(body)
+    assert served["figure"] == "tpsE"  # the same answer, key for key (show's own factors aside)
+    assert served["points"] == [
+        {k: v for k, v in p.items() if k != "factors"} for p in shown["points"]
+    ]
+    runs = {r.variant: r for r in made["runs"]}
+    for point in shown["points"]:
+        run = runs[point["variant"]]  # the median of one run: its tpsE-like
+        assert point["figure"] == "tpsE"
+        assert point["tps_median"] == pytest.approx(run.metrics["tpse"])
+        assert f"median {run.metrics['tpse']:,.0f} tpsE" in html  # the point's section
