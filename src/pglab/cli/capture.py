@@ -30,7 +30,8 @@ after a killed pglab, by the next pglab capture or run), and reads the server's 
 window: --log PATH (its stderr on this machine), else the logging collector's file through
 the server. Sessions already connected when the window opens are not replayed.
 
-From a log you have (--from-log FILE): a stderr log written with those settings.
+From a log you have (--from-log FILE): a stderr log written with those settings, or a CSV
+log (log_destination = 'csvlog'; its prefix does not matter).
 
 Logging every statement costs the server (see the guide), and the log and the workload file
 hold your data's values: the file is written readable by you only (0600)."""

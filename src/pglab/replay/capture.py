@@ -65,8 +65,9 @@ def window_seconds(duration: str | None, until: str | None) -> float | None:
 def from_log(
     path: Path, dump_path: Path | None = None, binaries: Binaries | None = None
 ) -> Workload:
-    """The workload of a log the user already has (stderr format, ``logfile.PREFIX``), with
-    the dump of its data when given (checked to be of a database its sessions use)."""
+    """The workload of a log the user already has (stderr format with ``logfile.PREFIX``, or
+    csvlog), with the dump of its data when given (checked to be of a database its sessions
+    use)."""
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:

@@ -1,6 +1,8 @@
 """A server's statement log read into sessions: the stderr log that pgreplay reads, written
 with ``log_line_prefix = '%m|%u|%d|%c|'`` (``PREFIX``), ``log_statement = 'all'``,
-connections and disconnections logged, English messages (``lc_messages = 'C'``).
+connections and disconnections logged, English messages (``lc_messages = 'C'``); or the same
+events in a CSV log (``log_destination = 'csvlog'``), whose columns say what the prefix does
+(``log_line_prefix`` then does not matter).
 
 ``read`` keeps what a replay needs: each session's connection (user, database), its
 statements (simple ``statement:`` and extended ``execute NAME:`` with their parameters) at
@@ -11,6 +13,8 @@ pglab's own sessions (``application_name = pglab``) are left out.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -85,9 +89,9 @@ class Parsed:
 
 
 def read(text: str, since: datetime | None = None) -> Parsed:
-    """The sessions of a stderr log written with ``PREFIX`` (``since``: times counted from
-    there, else from the first line)."""
-    records, foreign = _records(text)
+    """The sessions of a stderr log written with ``PREFIX``, or of a CSV log (``since``: times
+    counted from there, else from the first line)."""
+    records, foreign = _csv_records(text) if is_csv(text) else _records(text)
     if not records:
         raise _missing_prefix(text, foreign)
     _check_language(records)
@@ -150,6 +154,42 @@ def _records(text: str) -> tuple[list[Record], int]:
             foreign += 1
             continue
         records.append((when, user, db, sid, severity, message))
+    return records, foreign
+
+
+_CSV_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [^,|]*)?,")
+# csvlog's columns (the same from PostgreSQL 9.0 on; 13 and 14 added three at the end)
+_CSV_TIME, _CSV_USER, _CSV_DB, _CSV_SESSION, _CSV_SEVERITY, _CSV_MESSAGE, _CSV_DETAIL = (
+    0, 1, 2, 5, 11, 13, 14,
+)  # fmt: skip
+
+
+def is_csv(text: str) -> bool:
+    """Whether ``text`` is a CSV log: its first line starts with a time and a comma, where a
+    stderr log's prefix has a ``|``."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return _CSV_START.match(first) is not None
+
+
+def _csv_records(text: str) -> tuple[list[Record], int]:
+    """A CSV log's rows as records: a row's DETAIL (a statement's parameters) is a record of
+    its own after it, as the stderr log writes it. Rows too short or without a time are
+    counted as foreign."""
+    records: list[Record] = []
+    foreign = 0
+    for row in csv.reader(io.StringIO(text, newline="")):
+        if len(row) <= _CSV_DETAIL:
+            foreign += bool(row)
+            continue
+        try:
+            when = datetime.fromisoformat(" ".join(row[_CSV_TIME].split(" ")[:2]))  # no zone
+        except ValueError:
+            foreign += 1
+            continue
+        head = (when, row[_CSV_USER], row[_CSV_DB], row[_CSV_SESSION])
+        records.append((*head, row[_CSV_SEVERITY], row[_CSV_MESSAGE]))
+        if row[_CSV_DETAIL]:
+            records.append((*head, "DETAIL", row[_CSV_DETAIL]))
     return records, foreign
 
 
