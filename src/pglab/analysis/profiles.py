@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.tidy import TidyTable
 from pglab.profile import folded
 from pglab.rows import RunRow, StoredRun
-from pglab.stats.significance import scipy_stats
+from pglab.stats import significance as dist
 from pglab.stats.summary import summarize_point
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
@@ -239,7 +239,7 @@ def _interval(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, flo
     if se == 0:
         return diff, diff
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = float(scipy_stats().t.ppf(0.975, df)) * se
+    half = float(dist.t.ppf(0.975, df)) * se
     return diff - half, diff + half
 
 

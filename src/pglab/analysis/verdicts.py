@@ -54,7 +54,8 @@ from pglab.stats.power import (
     power,
     runs_needed,
 )
-from pglab.stats.significance import ALPHA, scipy_stats
+from pglab.stats.ranks import mann_whitney_p
+from pglab.stats.significance import ALPHA
 
 MIN_INTERVAL_RUNS = 3  # fewer runs on a side: a t interval too wide to say much (a warning)
 DEFAULT_CV_PCT = 5.0  # the noise assumed before anything similar was measured (2-core VMs: 5-9%)
@@ -143,7 +144,7 @@ def _measure(baseline: Sequence[float], other: Sequence[float], d: Difference | 
         delta = math.expm1(float(b.mean() - a.mean())) * 100
         return Comparison(delta, None, None, None, "?", n_a=len(a), n_b=len(b))
     low, high = d.interval(1 - ALPHA)
-    rank = float(scipy_stats().mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    rank = mann_whitney_p(b, a)
     return Comparison(
         math.expm1(d.diff) * 100, math.expm1(low) * 100, math.expm1(high) * 100, d.p(), "?",
         p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=d.noise * 100, method=d.method,

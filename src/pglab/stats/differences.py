@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab.stats.significance import ALPHA, scipy_stats
+from pglab.stats import significance as dist
+from pglab.stats.significance import ALPHA
 
 GUARD = 0.10  # a comparison noisier than the others at this level is tested on its own
 # rounds a comparison needs to be tested on its own variance: two give one degree of freedom,
@@ -69,11 +70,11 @@ class Difference:
         """Two-sided p-value against no difference."""
         if self.se == 0:
             return 1.0 if self.diff == 0 else 0.0
-        return float(2 * scipy_stats().t.sf(abs(self.diff / self.se), self.df))
+        return float(2 * dist.t.sf(abs(self.diff / self.se), self.df))
 
     def interval(self, level: float) -> tuple[float, float]:
         """The ``level`` (e.g. 0.95) interval of the difference of log means."""
-        half = float(scipy_stats().t.isf((1 - level) / 2, self.df)) * self.se if self.se else 0.0
+        half = float(dist.t.isf((1 - level) / 2, self.df)) * self.se if self.se else 0.0
         return self.diff - half, self.diff + half
 
 
@@ -154,7 +155,7 @@ def _pooled(
         sum(k[i] for i in g) / (1 + (len(g) - 1) * (1.0 if _noisier_baseline(pairs, g) else RHO2))
         for g in by_group.values()
     )
-    f_dist = scipy_stats().f
+    f_dist = dist.f
     out = {}
     for i in paired:
         rest_k = total_k - k[i]
@@ -190,7 +191,7 @@ def _noisier_baseline(pairs: Sequence[tuple[Rounds, Rounds]], group: Sequence[in
     total = (points - 1) * (rounds - 1)
     own = total / points
     ratio = (ss[0] / own) / ((ss.sum() - ss[0]) / (total - own))
-    return bool(scipy_stats().f.sf(ratio, own, total - own) < GUARD)
+    return bool(dist.f.sf(ratio, own, total - own) < GUARD)
 
 
 def simulated_power(
@@ -208,7 +209,7 @@ def simulated_power(
     y[:, 1, :] += math.log1p(effect_pct / 100)
     d = y[:, 1:, :] - y[:, :1, :]
     s2 = d.var(axis=2, ddof=1)
-    st = scipy_stats()
+    st = dist
     own_p = 2 * st.t.sf(np.abs(d[:, 0].mean(1)) / np.sqrt(s2[:, 0] / n), n - 1)
     if m == 1:
         return float(np.mean(own_p < ALPHA))

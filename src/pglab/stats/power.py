@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from pglab.stats import differences
+from pglab.stats import significance as dist
 from pglab.stats.significance import ALPHA, scipy_stats
 
 POWER = 0.8  # the power that makes a comparison (or a design) able to find an effect
@@ -24,7 +25,6 @@ def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
     and ``df`` degrees of freedom finds a true effect of ``effect_pct`` (noncentral t)."""
     if se == 0:
         return 1.0
-    st = scipy_stats()
     crit = _critical(alpha, df)
     ncp = abs(math.log1p(effect_pct / 100)) / se  # symmetric: a fall is found as a rise is
     far, near = _nct_tails(crit, df, ncp)  # the effect's side; the other, vanishing
@@ -35,7 +35,7 @@ def power(se: float, df: float, effect_pct: float, alpha: float) -> float:
     if not math.isfinite(near):
         near = 0.0
     if not math.isfinite(far):
-        far = float(st.t.sf(crit - ncp, df))
+        far = float(dist.t.sf(crit - ncp, df))
     p = far + near
     return min(1.0, p)
 
@@ -63,7 +63,7 @@ def _nct_tails(crit: float, df: float, ncp: float) -> tuple[float, float]:
 def _critical(alpha: float, df: float) -> float:
     """The two-sided t-test's critical value: the same for every effect a bisection of
     ``detectable_pct`` or ``fewest`` tries at one ``df`` (a third of their scipy calls)."""
-    return float(scipy_stats().t.isf(alpha / 2, df))
+    return float(dist.t.isf(alpha / 2, df))
 
 
 def detectable_pct(se: float, df: float, alpha: float, target: float = POWER) -> float:
@@ -103,7 +103,7 @@ def design_power(
     va = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
     vb = sd**2 * rng.chisquare(n - 1, draws) / (n - 1) / n
     df = (va + vb) ** 2 / ((va**2 + vb**2) / (n - 1))
-    p = 2 * scipy_stats().t.sf(np.abs(diff) / np.sqrt(va + vb), df)
+    p = 2 * dist.t.sf(np.abs(diff) / np.sqrt(va + vb), df)
     return float(np.mean(p < ALPHA / max(1, comparisons)))
 
 

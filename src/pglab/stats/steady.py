@@ -18,7 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab.stats.significance import ALPHA, scipy_stats
+from pglab.stats import significance as dist
+from pglab.stats.significance import ALPHA
+
+_TINY = 1.0e-20  # as scipy.stats.linregress: r = ±1 gives a large t, not a division by 0
 
 
 def steady_start(tps: Sequence[float], declared: int | None = None, batch: int = 5) -> int:
@@ -54,7 +57,22 @@ def drift(values: Sequence[float]) -> Drift | None:
     if len(values) < 3 or len(set(values)) < 2:
         return None
     x = np.arange(len(values), dtype=float)
-    fit = scipy_stats().linregress(x, np.asarray(values, dtype=float))
+    slope, p_value = _line(x, np.asarray(values, dtype=float))
     mean = statistics.fmean(values)
-    change = fit.slope * (len(values) - 1) / mean * 100 if mean else 0.0
-    return Drift(change_pct=float(change), p_value=float(fit.pvalue))
+    change = slope * (len(values) - 1) / mean * 100 if mean else 0.0
+    return Drift(change_pct=float(change), p_value=float(p_value))
+
+
+def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The least-squares slope of ``y`` on ``x`` and its two-sided p-value, as
+    ``scipy.stats.linregress`` computes them (without importing scipy.stats: see
+    ``significance``; ``tests/unit/test_significance.py`` holds them equal). At least 3
+    values, ``x`` not all equal."""
+    ssxm, ssxym, _, ssym = np.cov(x, y, bias=True).flat
+    if ssxm == 0.0 or ssym == 0.0:
+        r = np.float64(np.nan if ssxym == 0 else 0.0)
+    else:
+        r = min(max(ssxym / np.sqrt(ssxm * ssym), -1.0), 1.0)
+    df = len(x) - 2
+    t = r * np.sqrt(df / ((1.0 - r + _TINY) * (1.0 + r + _TINY)))
+    return float(ssxym / ssxm), float(2 * dist.t.sf(np.abs(t), df))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pglab.stats.significance import scipy_stats
+from pglab.stats import significance as dist
 
 UNSTABLE_CV_PCT = 10.0
 
@@ -36,7 +36,7 @@ class PointSummary:
 @lru_cache(maxsize=256)
 def _t975(df: int) -> float:
     """Student t's 97.5% quantile (a scipy call costs a millisecond; a campaign asks few dfs)."""
-    return float(scipy_stats().t.ppf(0.975, df))
+    return float(dist.t.ppf(0.975, df))
 
 
 def summarize_point(values: Sequence[float]) -> PointSummary:
