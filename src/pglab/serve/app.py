@@ -112,11 +112,11 @@ def _as_cli_json(found: JsonObject) -> Response:
 
 @asynccontextmanager
 async def _warming(app: Starlette) -> AsyncIterator[None]:
-    """Import and compile what a campaign's first page needs (scipy.stats for its verdicts,
-    a second; the page's template) beside the server starting, not in the first visit's."""
+    """Import and compile what a campaign's first page needs (scipy.special for its verdicts'
+    t tails; the page's template) beside the server starting, not in the first visit's."""
 
     def warm() -> None:
-        significance.scipy_stats()
+        significance.t.ppf(0.975, 2)
         rendering.environment().get_template("page.html.j2")
 
     threading.Thread(target=warm, name="pglab-serve-warm", daemon=True).start()
