@@ -10,6 +10,7 @@ is a bug and shows its traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -21,50 +22,9 @@ from typing import NoReturn
 from rich.markup import escape
 
 from pglab import __version__
-from pglab.cli import (
-    bisect,
-    capture,
-    compare,
-    export,
-    fleet,
-    history,
-    ls,
-    quick,
-    report,
-    run,
-    schedule,
-    schema,
-    serve,
-    show,
-    sources,
-    storage,
-    tune,
-    watch,
-)
+from pglab.cli.commands import COMMANDS
 from pglab.cli.common import err_console
 from pglab.errors import LabError
-
-# in --help's order
-COMMANDS = (
-    quick,
-    run,
-    tune,
-    watch,
-    ls,
-    show,
-    report,
-    compare,
-    history,
-    schedule,
-    bisect,
-    serve,
-    export,
-    storage,
-    sources,
-    capture,
-    fleet,
-    schema,
-)
 
 EPILOG = """\
 examples:
@@ -130,9 +90,14 @@ DOCS = {
 }
 
 
+ALL = "*"  # build_parser: every command's own parser (its tests, the docs' checks)
+GLOBAL_WITH_VALUE = ("--store", "--lab-dir")
+
+
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o022)
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_in(argv))
     args = parser.parse_args(argv)
     for name in ("store", "lab_dir"):
         setattr(args, name, getattr(args, name, None))
@@ -186,7 +151,21 @@ def _stop_on_sigterm() -> Callable[[], object]:
     return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: list[str]) -> str | None:
+    """The command ``argv`` runs (its first word that is not an option or an option's value),
+    or None."""
+    words = iter(argv)
+    for word in words:
+        if word in GLOBAL_WITH_VALUE:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """pglab's parser: ``command``'s own options (its module imported), every other command
+    only named with its line of help (``ALL``: every command's own options)."""
     # SUPPRESS: an option given before the command is not reset by the command's own default
     # (`pglab --store X ls` used to ignore X); main() fills in None where neither was given
     common = argparse.ArgumentParser(add_help=False)
@@ -213,8 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pglab {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(sub, common)
+    wanted = COMMANDS[command][0] if command in COMMANDS else None
+    for name, (module, help_line) in COMMANDS.items():
+        if name in sub.choices:
+            continue  # added with another command of its module
+        if command == ALL or module == wanted:  # the module adds its commands (fleet: two)
+            importlib.import_module(f"pglab.cli.{module}").add_parser(sub, common)
+        else:
+            sub.add_parser(name, help=help_line)
     for name, command_parser in sub.choices.items():
         more = f"more in pglab's documentation: docs/{DOCS[name]}"
         if command_parser.epilog:

@@ -11,6 +11,7 @@ from pglab.analysis.verdicts import Comparison
 from pglab.bisect import search
 from pglab.campaign import git_refs
 from pglab.campaign import parse as campaigns
+from pglab.cli import commands
 from pglab.cli import fleet as fleet_cli
 from pglab.cli import run as running
 from pglab.cli.common import Where, console
@@ -45,7 +46,7 @@ def add_parser(
     p = sub.add_parser(
         "bisect",
         parents=[common],
-        help="the first commit that changed a point (builds from git)",
+        help=commands.help_of("bisect"),
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pglab.campaign.spec import ServerSpec
+from pglab.cli import commands
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
@@ -43,7 +44,7 @@ def add_parser(
     p = sub.add_parser(
         "capture",
         parents=[common],
-        help="capture a server's workload into a workload file (for replay)",
+        help=commands.help_of("capture"),
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -20,7 +20,7 @@ from pglab.analysis.comparisons import (
     ScriptComparison,
 )
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
-from pglab.cli import fmt
+from pglab.cli import commands, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
@@ -83,7 +83,7 @@ def add_parser(
     p = sub.add_parser(
         "compare",
         parents=[common],
-        help="compare two runs, two points or two campaigns (Δ%%, CI, significance)",
+        help=commands.help_of("compare"),
         description=COMPARE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

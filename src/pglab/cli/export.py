@@ -15,7 +15,7 @@ from typing import Any
 from pglab.analysis import export as encoders
 from pglab.analysis import points, profiles, scripts, tidy, tpch
 from pglab.analysis.tidy import TidyTable
-from pglab.cli import common
+from pglab.cli import commands, common
 from pglab.cli.common import Where, err_console
 from pglab.cli.profiles import NOT_PROFILED
 from pglab.errors import LabError, StoreError
@@ -30,7 +30,7 @@ def add_parser(
     p = sub.add_parser(
         "export",
         parents=[common_options],
-        help="export a campaign or run as tidy CSV, JSON or Parquet",
+        help=commands.help_of("export"),
         description="A row per run (or per measured phase) with a column per factor (settings "
         "that vary, clients, script, scale, server, storage, ...) and per figure (TPS, latency "
         "percentiles, WAL, hit ratio, top wait, CPU, ...); or, with --series, every per-second "

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from pglab.campaign.parse import Campaign
-from pglab.cli import fmt
+from pglab.cli import commands, fmt
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.fleet import queue as fleet
@@ -35,7 +35,7 @@ def add_parser(
     w = sub.add_parser(
         "worker",
         parents=[common],
-        help="run a campaign's jobs on this lab host, one at a time (a fleet)",
+        help=commands.help_of("worker"),
         description="Take jobs from the fleet's queue in the PostgreSQL results store, one at a "
         "time, each in this host's lab directory; Ctrl-C or SIGTERM abandons the current run "
         "(server stopped, nothing half stored) and queues its job again.\n\n"
@@ -54,7 +54,7 @@ def add_parser(
     s = sub.add_parser(
         "status",
         parents=[common],
-        help="a fleet's jobs: queued, running (where, since when), done, failed",
+        help=commands.help_of("status"),
     )
     s.add_argument("campaign", nargs="?", help="one campaign's jobs (default: all)")
     s.add_argument(

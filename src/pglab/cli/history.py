@@ -13,7 +13,7 @@ from rich.markup import escape
 from pglab.analysis import evidence, history
 from pglab.analysis import executions as ex
 from pglab.analysis.points import MIN_CI_REPEATS
-from pglab.cli import fmt
+from pglab.cli import commands, fmt
 from pglab.cli.common import Where, console, err_console
 from pglab.cli.evidence_view import print_evidence
 from pglab.errors import LabError
@@ -57,7 +57,7 @@ def add_parser(
     p = sub.add_parser(
         "history",
         parents=[common],
-        help="a campaign's executions as series per point, with change points",
+        help=commands.help_of("history"),
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pglab.analysis import points
-from pglab.cli import fmt
+from pglab.cli import commands, fmt
 from pglab.cli.common import Where, console
 from pglab.records import reason_of
 from pglab.rows import RunRow, plain
@@ -18,7 +18,7 @@ from pglab.rows import RunRow, plain
 def add_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
-    p = sub.add_parser("ls", parents=[common], help="list stored runs")
+    p = sub.add_parser("ls", parents=[common], help=commands.help_of("ls"))
     p.add_argument("--campaign", metavar="NAME", help="only this campaign's runs")
     p.add_argument("--campaigns", action="store_true", help="list campaigns instead of runs")
     p.add_argument("--json", action="store_true", help="machine-readable output")

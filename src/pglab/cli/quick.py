@@ -7,6 +7,7 @@ import argparse
 from datetime import datetime
 
 from pglab.campaign import parse as campaigns
+from pglab.cli import commands
 from pglab.cli import run as running
 from pglab.cli.common import Where
 from pglab.errors import LabError
@@ -19,7 +20,7 @@ def add_parser(
     p = sub.add_parser(
         "quick",
         parents=[common],
-        help="zero-config benchmark on the embedded PostgreSQL (or --dsn: a server you have)",
+        help=commands.help_of("quick"),
         description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
         "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes; ends "
         "with a summary table and an HTML report.\n\n"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from pglab.cli import commands
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.store import Store
@@ -28,7 +29,7 @@ def add_parser(
     p = sub.add_parser(
         "report",
         parents=[common],
-        help="write an HTML report (and PNG charts) of a campaign or run",
+        help=commands.help_of("report"),
         description=DESCRIPTION,
     )
     p.add_argument(

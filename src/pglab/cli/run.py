@@ -18,7 +18,7 @@ from pglab.campaign import schema
 from pglab.campaign.execution import as_execution
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import mask_dsn
-from pglab.cli import fleet, fmt, live, report, show
+from pglab.cli import commands, fleet, fmt, live, report, show
 from pglab.cli.common import Where, console
 from pglab.cli.progress import BuildProgress, ExecutorEvents, ProgressEvents
 from pglab.errors import LabError, StoreError
@@ -41,7 +41,7 @@ def add_parser(
     p = sub.add_parser(
         "run",
         parents=[common],
-        help="run (or resume) a campaign file",
+        help=commands.help_of("run"),
         description="Run a campaign file; running it again resumes it: stored runs "
         "are kept, missing or failed ones are run.\nOn a terminal it draws a live view of the "
         "current run (TPS and latency over the last minute,\ncheckpoints, what the server "

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from pglab.campaign import parse as campaigns
-from pglab.cli import fmt
+from pglab.cli import commands, fmt
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.fleet import queue as fleet
@@ -47,7 +47,7 @@ def add_parser(
     p = sub.add_parser(
         "schedule",
         parents=[common],
-        help="measure a campaign again on a cron schedule, by the fleet's workers",
+        help=commands.help_of("schedule"),
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from pglab.campaign import json_schema
+from pglab.cli import commands
 from pglab.cli.common import Where, err_console
 
 DESCRIPTION = """\
@@ -38,7 +39,7 @@ def add_parser(
     p = sub.add_parser(
         "schema",
         parents=[common],
-        help="print the JSON Schema of campaign files (for editors)",
+        help=commands.help_of("schema"),
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

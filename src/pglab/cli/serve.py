@@ -8,6 +8,7 @@ import errno
 import socket
 from pathlib import Path
 
+from pglab.cli import commands
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.store import mask_url, peek_store
@@ -41,7 +42,7 @@ def add_parser(
     p = sub.add_parser(
         "serve",
         parents=[common],
-        help="the results store in a browser: campaigns, runs, compare, fleet, live (read-only)",
+        help=commands.help_of("serve"),
         description=DESCRIPTION,
         epilog="examples:\n"
         "  pglab serve                              http://127.0.0.1:8765/\n"

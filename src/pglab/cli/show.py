@@ -27,7 +27,7 @@ from pglab.analysis import (
 from pglab.analysis.evidence import of_campaign
 from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
-from pglab.cli import common, fmt
+from pglab.cli import commands, common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
@@ -47,9 +47,7 @@ def add_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
     common_options: argparse.ArgumentParser,
 ) -> None:
-    p = sub.add_parser(
-        "show", parents=[common_options], help="show a campaign (by name) or a run (by id)"
-    )
+    p = sub.add_parser("show", parents=[common_options], help=commands.help_of("show"))
     p.add_argument("id", help="campaign name or run id")
     p.add_argument("--run", action="store_true",
                    help="ID is a run's id, even when a campaign has that name (a campaign "

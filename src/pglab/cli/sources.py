@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import TypedDict
 
+from pglab.cli import commands
 from pglab.cli.common import Where, console
 from pglab.lab import Lab
 from pglab.postgres.build import BuildInfo
@@ -28,7 +29,7 @@ def add_parser(
     p = sub.add_parser(
         "sources",
         parents=[common],
-        help="the PostgreSQL servers here (wheels, Debian's, cached builds)",
+        help=commands.help_of("sources"),
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

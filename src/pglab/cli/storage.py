@@ -12,6 +12,7 @@ from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
+from pglab.cli import commands
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
@@ -25,7 +26,7 @@ def add_parser(
     p = sub.add_parser(
         "storage",
         parents=[common],
-        help="measure a directory's storage: pg_test_fsync, and fio where installed",
+        help=commands.help_of("storage"),
         description="Run pg_test_fsync (ops/s per wal_sync_method) and, where fio is installed, "
         "4k random read/write IOPS and sequential MB/s on files in DIR, as the server account; "
         "store the results (a run's single-client commit rate is then compared with them).",

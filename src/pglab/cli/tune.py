@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from pglab.campaign import schema
 from pglab.campaign.spec import RunSpec
-from pglab.cli import fmt, live
+from pglab.cli import commands, fmt, live
 from pglab.cli.common import Where, console
 from pglab.cli.progress import ExecutorEvents, ProgressEvents, say
 from pglab.lab import Lab
@@ -42,7 +42,7 @@ def add_parser(
     p = sub.add_parser(
         "tune",
         parents=[common],
-        help="search a point's settings within a trial budget (Optuna), then confirm the best",
+        help=commands.help_of("tune"),
         description="Tune the settings of a campaign file's one point: each trial a pglab run, "
         "stored; then the best configurations, the defaults and PGTune's re-run interleaved "
         "and compared (Δ%, CI, Holm). Running it again resumes the study.\n\n" + LAYOUT,

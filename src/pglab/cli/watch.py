@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from pglab.analysis import points
-from pglab.cli import live
+from pglab.cli import commands, live
 from pglab.cli.common import Where, console
 from pglab.errors import LabError
 from pglab.records import reason_of
@@ -29,7 +29,7 @@ def add_parser(
     p = sub.add_parser(
         "watch",
         parents=[common],
-        help="watch a campaign that runs in another terminal (read-only)",
+        help=commands.help_of("watch"),
         description="Show the live view of a campaign that `pglab run` is running in another "
         "terminal:\nthe current run's TPS and latency over the last minute, its checkpoints, "
         "what the server\nwaits on, the campaign's progress and ETA, and a line per run it "
