@@ -204,6 +204,48 @@ class MemoryFacts(TypedDict, total=False):
     peak_bytes: int
 
 
+class LeaseFacts(TypedDict, total=False):
+    """A run's server as its lease describes itself (``postgres/lease.py``), what the views
+    render: the environment's "server" line (absent: a server pglab made here), what the
+    machine pgbench ran on is called, whether where the load generator ran is said, whether
+    this machine's governor and THP are said, and whether ``ram_bytes`` is the server's RAM."""
+
+    server: str
+    machine: str
+    client_said: bool
+    os_here: bool
+    ram_known: bool
+
+
+# the descriptions of the runs stored before leases described themselves, by ``server_kind``
+_BEFORE_LEASES: dict[str, LeaseFacts] = {
+    "": LeaseFacts(machine="machine", client_said=False, os_here=True, ram_known=True),
+    "existing": LeaseFacts(
+        machine="pgbench's machine", client_said=True, os_here=True, ram_known=False
+    ),  # fmt: skip
+    "host": LeaseFacts(
+        machine="the server's machine", client_said=True, os_here=False, ram_known=True
+    ),  # fmt: skip
+}
+
+
+def lease_of(fp: Fingerprint) -> LeaseFacts:
+    """The run's server as its lease described it; for a run stored before leases did, the
+    same description made from what was stored then (``server_kind``): the store's edge, the
+    one place that reads the kind."""
+    if "lease" in fp:
+        return fp["lease"]
+    made = _BEFORE_LEASES.get(str(fp.get("server_kind") or ""), _BEFORE_LEASES[""]).copy()
+    database = fp.get("database", "?")
+    if fp.get("server_kind") == "existing":
+        server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
+        made["server"] = f"{server}, database {database}; pglab did not start it"
+    elif fp.get("server_kind") == "host":
+        where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
+        made["server"] = f"made by pglab on {where}, database {database}"
+    return made
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -230,7 +272,8 @@ class Fingerprint(TypedDict, total=False):
     build_commit: str
     sysbench_version: str
     # the server
-    server_kind: str  # absent: a server pglab made here; "existing"; "host"
+    server_kind: str  # absent: a server pglab made here; "existing"; "host" (lease_of reads it)
+    lease: LeaseFacts  # the server as its lease describes itself (what the views render)
     server: str
     server_host: str
     server_addr: str | None
