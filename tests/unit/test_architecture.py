@@ -343,6 +343,45 @@ def test_the_stored_kind_read_is_caught() -> None:
     assert stored_kind_reads("lease = lease_of(fp)") == []
 
 
+def executor_assignments(text: str) -> list[str]:
+    """``something.executor.NAME = ...`` or ``executor.NAME = ...``: an executor's attributes
+    set from outside, after it was built."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute):
+                owner = t.value
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if "executor" in name.lower():
+                    found.append(f"{name}.{t.attr}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if p != SRC / "run" / "executor.py"]
+    + sorted((SRC.parents[1] / "bench").glob("*.py")),
+    ids=lambda p: p.name,
+)
+def test_an_executor_is_built_once_with_what_it_needs(path: Path) -> None:
+    """Hosts, worker and events are given when it is built (``execute`` takes a campaign's
+    hosts and live events), never assigned after; and it reads no stored runs in the middle of
+    a campaign (the plan's hints carry what stored runs say)."""
+    assert executor_assignments(path.read_text()) == []
+
+
+def test_the_executor_reads_no_stored_runs() -> None:
+    text = (SRC / "run" / "executor.py").read_text()
+    assert "list_runs(" not in text and "get_run(" not in text
+
+
+def test_an_assignment_to_an_executor_is_caught() -> None:
+    bad = "executor.hosts = Hosts(c)\nself.executor.worker = w\nsearch.executor.events = e\n"
+    assert executor_assignments(bad) == ["executor.hosts", "executor.worker", "executor.events"]
+    assert executor_assignments("executor = Executor(lab, store, worker=w)") == []
+
+
 TESTS = SRC.parents[1] / "tests"
 
 

@@ -36,6 +36,7 @@ from pglab.lab import Lab
 from pglab.maintenance import clients
 from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
+from pglab.planning.hints import PointHints, phase_tps, priors_of
 from pglab.planning.plan import Plan
 from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
@@ -98,34 +99,47 @@ def _add(timings: dict[str, float], key: str, seconds: float) -> None:
 
 
 class Executor:
-    def __init__(self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False):
+    def __init__(
+        self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False, *,
+        hosts: Hosts | None = None, worker: str | None = None,
+    ):  # fmt: skip
+        """Built once with what every run needs: the lab, the store, what it tells (``events``),
+        whether pgbench tables pglab did not make may be re-initialised (``reinit``), the
+        generator hosts of runs run by ``run_one`` (``execute`` is given its campaign's), a
+        fleet worker's name (kept in every run's fingerprint)."""
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
         self.leases: dict[str, Lease] = {}  # the runs' servers, by lease_key
-        self.hosts = Hosts(())  # the campaign's generator hosts (run/remote.py)
+        self.hosts = hosts or Hosts(())  # the generator hosts (run/remote.py)
         self.store = store
         self.events: Events = events or QuietEvents()
         self.targets = storage_targets.Targets(lab)
         self.here = Here(lab, self.targets)  # [os], limits, CPUs, memory: this machine's
         self.workdirs: set[Path] = set()
         self.tag = f"{os.getpid()}"
-        self.worker: str | None = None  # a fleet worker's name, kept in every run's fingerprint
+        self.worker = worker  # a fleet worker's name, kept in every run's fingerprint
         self.plan_runs: tuple[RunSpec, ...] = ()
-        self._priors_of: str | None = None  # the run whose earlier progress _priors holds
-        self._priors: dict[tuple[str, int], Prior] = {}
-        # (campaign, point, phase) -> the most TPS a run of it made: its log's sampling rate
+        # what this executor's own runs made, beside what the plan's hints say of stored runs:
+        # (campaign, point, phase) -> the most TPS (its log's sampling rate); (campaign, point)
+        # -> the operations' progress in its latest run that went well (their ETA)
         self._tps_seen: dict[tuple[str, str, str], float] = {}
-        self._tps_read: set[str] = set()  # campaigns whose stored runs _tps_seen holds
+        self._progress: dict[tuple[str, str], dict[tuple[str, int], Prior]] = {}
 
     # -- campaign ---------------------------------------------------------------------------
-    def execute(self, plan: Plan, binaries: Mapping[str, Binaries]) -> Outcome:
-        """Run a checked plan's runs (``run/campaign_run.py`` plans and checks it first): the
-        storage targets made (and measured, with ``[storage_bench]``), the rounds of ``repeats
-        = "auto"`` judged as they end, every run stored whole; what this executor made is
-        undone at the end, on errors and Ctrl-C too (``close``)."""
+    def execute(
+        self, plan: Plan, binaries: Mapping[str, Binaries], hosts: Hosts | None = None,
+        events: Events | None = None,
+    ) -> Outcome:  # fmt: skip
+        """Run a checked plan's runs (``run/campaign_run.py`` plans and checks it first) on
+        the campaign's ``hosts``, told to ``events`` (the live state's) when given: the storage
+        targets made (and measured, with ``[storage_bench]``), the rounds of ``repeats =
+        "auto"`` judged as they end, every run stored whole, each with its point's hints; what
+        this executor made is undone at the end, on errors and Ctrl-C too (``close``)."""
         campaign = plan.campaign
         outcome = Outcome(plan)
         self.plan_runs = plan.runs
+        self.hosts = hosts or self.hosts
+        caller, self.events = self.events, events or self.events
         try:
             self.targets.make(targets_of(plan.runs), self.events.status)
             if campaign.storage_bench.enabled and plan.runs:
@@ -144,7 +158,8 @@ class Executor:
                     total = index + rounds.remaining(plan.runs[at:])
                 index += 1
                 self.events.run_started(run, index, total)
-                result = self.run_one(run, binaries[run.server.binaries_key])
+                hints = plan.hints.get(run.point_key) or PointHints()
+                result = self.run_one(run, binaries[run.server.binaries_key], hints)
                 outcome.run_ids.append(self.store.save_run(result))
                 if result.status == "ok":
                     outcome.ok += 1
@@ -155,7 +170,10 @@ class Executor:
                     outcome.stopped_early = True
                     break
         finally:
-            self.close()
+            try:
+                self.close()
+            finally:
+                self.events = caller
         return outcome
 
     def _bench_storage(
@@ -232,7 +250,11 @@ class Executor:
             return {}
 
     # -- one run ---------------------------------------------------------------------------
-    def run_one(self, run: RunSpec, binaries: Binaries) -> RunResult:
+    def run_one(
+        self, run: RunSpec, binaries: Binaries, hints: PointHints | None = None
+    ) -> RunResult:
+        """One run, whole (``hints``: what its point's stored runs say, read with the plan)."""
+        hints = hints or PointHints()
         started = time.time()
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
@@ -249,10 +271,10 @@ class Executor:
             self.workdirs.add(workdir)
             context = PhaseContext(
                 srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
-                prior=lambda name, iteration: self._prior(run, name, iteration),
+                prior=lambda name, iteration: self._prior(run, hints, name, iteration),
                 client_cpus=affinity.client_cpus(run.os), client_limits=dict(run.os.limits),
             )  # fmt: skip
-            for phase in [self._logged(run, ph) for ph in run.phases]:
+            for phase in [self._logged(run, hints, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
                     phases.append(self._phase(run, phase, iteration, context, fp, timings))
             if why := srv.changed_under_run():
@@ -271,7 +293,7 @@ class Executor:
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"
         metrics = run_metrics(run, phases) if status == "ok" else {}
-        self._saw(run.campaign, run.point_key, metrics)
+        self._saw(run, metrics, phases)
         return RunResult(
             campaign=run.campaign,
             run_key=run.run_key,
@@ -352,42 +374,30 @@ class Executor:
                 other.yield_to(run.server)
         return lease
 
-    def _logged(self, run: RunSpec, phase: PhaseSpec) -> PhaseSpec:
+    def _logged(self, run: RunSpec, hints: PointHints, phase: PhaseSpec) -> PhaseSpec:
         """The phase as pgbench runs it: its per-transaction log sampled (``--sampling-rate``,
         pgbench/sampling.py) when a run of the point made more transactions a second than the
         log's budget and the phase does not set ``sampling_rate`` itself."""
         if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
             return phase
-        if run.campaign not in self._tps_read:
-            self._tps_read.add(run.campaign)
-            for row in self.store.list_runs(run.campaign):
-                if row.status == "ok":
-                    self._saw(run.campaign, row.point_key, row.metrics)
-        rate = sampling.auto_rate(self._tps_seen.get((run.campaign, run.point_key, phase.name)))
+        seen = [v for v in (hints.tps.get(phase.name),
+                            self._tps_seen.get((run.campaign, run.point_key, phase.name)))
+                if v is not None]  # fmt: skip
+        rate = sampling.auto_rate(max(seen) if seen else None)
         return phase if rate is None else replace(phase, sampling_rate=rate)
 
-    def _saw(self, campaign: str, point_key: str, metrics: Mapping[str, float]) -> None:
-        for key, value in metrics.items():
-            name = key[len("phase.") : -len(".tps")]
-            if key.startswith("phase.") and key.endswith(".tps") and value is not None:
-                seen = self._tps_seen.get((campaign, point_key, name), 0.0)
-                self._tps_seen[(campaign, point_key, name)] = max(seen, value)
+    def _saw(self, run: RunSpec, metrics: Mapping[str, float], phases: list[PhaseResult]) -> None:
+        """What a run made, for the next runs of its point: its TPS by phase, and (when it went
+        well) its operations' progress."""
+        for name, value in phase_tps(metrics).items():
+            seen = self._tps_seen.get((run.campaign, run.point_key, name), 0.0)
+            self._tps_seen[(run.campaign, run.point_key, name)] = max(seen, value)
+        if metrics:  # a run that went well
+            self._progress[(run.campaign, run.point_key)] = priors_of(phases)
 
-    def _prior(self, run: RunSpec, phase: str, iteration: int) -> Prior | None:
-        """The progress of this operation phase in the point's latest stored run: what its ETA
-        goes by (the same operation, options, version and dataset)."""
-        if self._priors_of != run.run_key:  # read once per run
-            self._priors_of, self._priors = run.run_key, {}
-            done = [
-                r for r in self.store.list_runs(run.campaign)
-                if r.point_key == run.point_key and r.status == "ok"
-            ]  # fmt: skip
-            stored = self.store.get_run(done[-1].id) if done else None
-            if stored is not None:  # (deleted since it was listed: no prior)
-                for ph in stored.phases:
-                    tables = stored.series.get(str(ph.idx), {})
-                    found = [t for k, t in tables.items() if k.startswith("progress.")]
-                    if found and found[0]["rows"]:
-                        ended = ph.started_at + ph.elapsed_s
-                        self._priors[(ph.name, ph.iteration)] = Prior(found[0]["rows"], ended)
-        return self._priors.get((phase, iteration))
+    def _prior(self, run: RunSpec, hints: PointHints, phase: str, iteration: int) -> Prior | None:
+        """The progress of this operation phase in the point's latest run that went well (this
+        executor's, else the stored one the plan's hints hold): what its ETA goes by (the same
+        operation, options, version and dataset)."""
+        latest = self._progress.get((run.campaign, run.point_key), hints.priors)
+        return latest.get((phase, iteration))
