@@ -217,33 +217,36 @@ class LeaseFacts(TypedDict, total=False):
     ram_known: bool
 
 
-# the descriptions of the runs stored before leases described themselves, by ``server_kind``
-_BEFORE_LEASES: dict[str, LeaseFacts] = {
-    "": LeaseFacts(machine="machine", client_said=False, os_here=True, ram_known=True),
-    "existing": LeaseFacts(
-        machine="pgbench's machine", client_said=True, os_here=True, ram_known=False
-    ),  # fmt: skip
-    "host": LeaseFacts(
-        machine="the server's machine", client_said=True, os_here=False, ram_known=True
-    ),  # fmt: skip
-}
+def made_here() -> LeaseFacts:
+    """A server pglab made on this machine: no "server" line, this machine's facts."""
+    return LeaseFacts(machine="machine", client_said=False, os_here=True, ram_known=True)
+
+
+def existing(fp: Fingerprint) -> LeaseFacts:
+    """An existing server (its fingerprint's dsn, role and database): pgbench's machine's
+    facts, its RAM not the server's."""
+    server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
+    return LeaseFacts(server=f"{server}, database {fp.get('database', '?')}; pglab did not "
+                      "start it", machine="pgbench's machine", client_said=True, os_here=True,
+                      ram_known=False)  # fmt: skip
+
+
+def on_host(fp: Fingerprint) -> LeaseFacts:
+    """A server pglab made on a host: the host's facts (its governor and THP not read)."""
+    where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
+    return LeaseFacts(server=f"made by pglab on {where}, database {fp.get('database', '?')}",
+                      machine="the server's machine", client_said=True, os_here=False,
+                      ram_known=True)  # fmt: skip
 
 
 def lease_of(fp: Fingerprint) -> LeaseFacts:
     """The run's server as its lease described it; for a run stored before leases did, the
-    same description made from what was stored then (``server_kind``): the store's edge, the
-    one place that reads the kind."""
+    same description (the same functions) made from what was stored then (``server_kind``):
+    the store's edge, the one place that reads the kind."""
     if "lease" in fp:
         return fp["lease"]
-    made = _BEFORE_LEASES.get(str(fp.get("server_kind") or ""), _BEFORE_LEASES[""]).copy()
-    database = fp.get("database", "?")
-    if fp.get("server_kind") == "existing":
-        server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
-        made["server"] = f"{server}, database {database}; pglab did not start it"
-    elif fp.get("server_kind") == "host":
-        where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
-        made["server"] = f"made by pglab on {where}, database {database}"
-    return made
+    kind = fp.get("server_kind")
+    return existing(fp) if kind == "existing" else on_host(fp) if kind == "host" else made_here()
 
 
 class Fingerprint(TypedDict, total=False):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import psycopg
 
+from pglab import fingerprints
 from pglab.campaign.spec import COPY_RESETS, RunSpec, ServerSpec, StorageSpec
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint, LeaseFacts
@@ -229,7 +230,7 @@ class LocalLease:
             self.prepared.clear()
 
     def describe(self) -> LeaseFacts:
-        return LeaseFacts(machine="machine", client_said=False, os_here=True, ram_known=True)
+        return fingerprints.made_here()
 
     def check(self, reinit: bool = False) -> Check | None:
         return None  # its source and settings are checked against the version's catalog
@@ -313,17 +314,8 @@ class DsnLease:
             )
 
     def describe(self) -> LeaseFacts:
-        fp = self.fp
-        database = fp.get("database", "?")
-        if self.on_host:
-            where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
-            return LeaseFacts(server=f"made by pglab on {where}, database {database}",
-                              machine="the server's machine", client_said=True,
-                              os_here=False, ram_known=True)  # fmt: skip
-        server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
-        return LeaseFacts(server=f"{server}, database {database}; pglab did not start it",
-                          machine="pgbench's machine", client_said=True, os_here=True,
-                          ram_known=False)  # fmt: skip
+        """What its fingerprint (made by ``prepare``) says of it."""
+        return fingerprints.on_host(self.fp) if self.on_host else fingerprints.existing(self.fp)
 
     def check(self, reinit: bool = False) -> Check | None:
         """An existing server reached now (a ``LabError`` when it cannot be): its facts, and
