@@ -206,9 +206,10 @@ class Executor:
         try:
             self.here.limits.restore()
             self._release_memory()
-            for lease in self.leases.values():
-                lease.release(self.site)
-            self.leases.clear()
+            with contextlib.ExitStack() as releases:  # every lease, whichever fails
+                for lease in self.leases.values():
+                    releases.callback(lease.release, self.site)
+                self.leases = {}
             self.hosts.close()
         finally:
             for path in self.workdirs:
