@@ -81,8 +81,7 @@ def main() -> None:
         camp = campaign.parse(doc, default_name="bench-generators")
         points = {p.variant: p for p in make_plan(camp).points}
         binaries = resolve(points["same"].server, lab)
-        executor = Executor(lab, store=scratch_store())
-        executor.hosts = GeneratorHosts(camp.hosts)
+        executor = Executor(lab, store=scratch_store(), hosts=GeneratorHosts(camp.hosts))
         tps = run_pairs(executor, binaries, {"same": points["same"], "apart": points["apart"]},
                         args.pairs)  # fmt: skip
     finally:

@@ -204,6 +204,51 @@ class MemoryFacts(TypedDict, total=False):
     peak_bytes: int
 
 
+class LeaseFacts(TypedDict, total=False):
+    """A run's server as its lease describes itself (``postgres/lease.py``), what the views
+    render: the environment's "server" line (absent: a server pglab made here), what the
+    machine pgbench ran on is called, whether where the load generator ran is said, whether
+    this machine's governor and THP are said, and whether ``ram_bytes`` is the server's RAM."""
+
+    server: str
+    machine: str
+    client_said: bool
+    os_here: bool
+    ram_known: bool
+
+
+def made_here() -> LeaseFacts:
+    """A server pglab made on this machine: no "server" line, this machine's facts."""
+    return LeaseFacts(machine="machine", client_said=False, os_here=True, ram_known=True)
+
+
+def existing(fp: Fingerprint) -> LeaseFacts:
+    """An existing server (its fingerprint's dsn, role and database): pgbench's machine's
+    facts, its RAM not the server's."""
+    server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
+    return LeaseFacts(server=f"{server}, database {fp.get('database', '?')}; pglab did not "
+                      "start it", machine="pgbench's machine", client_said=True, os_here=True,
+                      ram_known=False)  # fmt: skip
+
+
+def on_host(fp: Fingerprint) -> LeaseFacts:
+    """A server pglab made on a host: the host's facts (its governor and THP not read)."""
+    where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
+    return LeaseFacts(server=f"made by pglab on {where}, database {fp.get('database', '?')}",
+                      machine="the server's machine", client_said=True, os_here=False,
+                      ram_known=True)  # fmt: skip
+
+
+def lease_of(fp: Fingerprint) -> LeaseFacts:
+    """The run's server as its lease described it; for a run stored before leases did, the
+    same description (the same functions) made from what was stored then (``server_kind``):
+    the store's edge, the one place that reads the kind."""
+    if "lease" in fp:
+        return fp["lease"]
+    kind = fp.get("server_kind")
+    return existing(fp) if kind == "existing" else on_host(fp) if kind == "host" else made_here()
+
+
 class Fingerprint(TypedDict, total=False):
     """Everything stored of a run's environment (``RunResult.fingerprint``)."""
 
@@ -230,7 +275,8 @@ class Fingerprint(TypedDict, total=False):
     build_commit: str
     sysbench_version: str
     # the server
-    server_kind: str  # absent: a server pglab made here; "existing"; "host"
+    server_kind: str  # absent: a server pglab made here; "existing"; "host" (lease_of reads it)
+    lease: LeaseFacts  # the server as its lease describes itself (what the views render)
     server: str
     server_host: str
     server_addr: str | None

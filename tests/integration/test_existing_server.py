@@ -14,6 +14,7 @@ import pytest
 from conftest import assert_stopped_cleanly, pglab_run_in_background, wait_for
 from helpers.existing_server import BENCH_PASSWORD
 
+from pglab import fingerprints
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.postgres import altered
@@ -193,6 +194,11 @@ dsn = "{outside_server.dsn()}"
     assert runs["mine"].fingerprint["client"] == "on the server's machine (a server pglab made)"
     assert runs["theirs"].fingerprint["server_kind"] == "existing"
     assert runs["theirs"].spec["dataset"]["reset"] == "never"
+    # each run stores its lease's own description, what show and the report render
+    assert runs["mine"].fingerprint["lease"] == fingerprints.made_here()
+    theirs = runs["theirs"].fingerprint["lease"]
+    assert theirs["server"].endswith("database pglab_bench; pglab did not start it"), theirs
+    assert theirs["machine"] == "pgbench's machine" and theirs["ram_known"] is False
     capsys.readouterr()
     assert cli("compare", str(runs["mine"].id), str(runs["theirs"].id), lab=lab, store=store) == 0
     out = capsys.readouterr().out

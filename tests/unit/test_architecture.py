@@ -285,6 +285,103 @@ def test_the_executor_runs_every_phase_through_one_runner() -> None:
     assert "runner_for(" in text
 
 
+# what names a kind of server: its classes, its leases', and the spec's words for it
+SERVER_KIND_WORDS = {"ExistingServer", "HostServer", "DsnServer", "LocalLease", "DsnLease",
+                     "over_network", "existing"}  # fmt: skip
+
+
+def server_kinds_named(text: str) -> list[str]:
+    """The words of ``SERVER_KIND_WORDS`` a module uses (names and attributes), and the
+    clusters it makes (``Cluster(...)``)."""
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Name) and node.id in SERVER_KIND_WORDS:
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in SERVER_KIND_WORDS:
+            found.add(node.attr)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Cluster":
+            found.add("Cluster()")
+    return sorted(found)
+
+
+def test_the_executor_has_one_path_for_every_kind_of_server() -> None:
+    """A server is a lease (``postgres/lease.py``): ``provision`` tells the kinds apart, once;
+    the executor prepares, uses and releases every lease the same way."""
+    assert server_kinds_named((SRC / "run" / "executor.py").read_text()) == []
+    assert "provision(" in (SRC / "run" / "executor.py").read_text()
+
+
+def test_the_server_kind_check_is_caught() -> None:
+    bad = (
+        "if run.server.over_network:\n    srv = HostServer(spec) if h else ExistingServer(s)\n"
+        "else:\n    srv = Cluster(b, lab, d, n)\n"
+    )
+    assert server_kinds_named(bad) == ["Cluster()", "ExistingServer", "HostServer",
+                                       "over_network"]  # fmt: skip
+    assert server_kinds_named("lease = provision(run.server, run.storage, lab)") == []
+
+
+def stored_kind_reads(text: str) -> list[str]:
+    """The string constants ``"server_kind"`` in a module: reads of the stored kind."""
+    return [n.value for n in ast.walk(ast.parse(text))
+            if isinstance(n, ast.Constant) and n.value == "server_kind"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for view in (*VIEWS, "analysis") for p in sorted((SRC / view).rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_no_view_branches_on_the_stored_server_kind(path: Path) -> None:
+    """The views render the lease's own description (``fingerprints.lease_of``, which alone
+    reads the kind stored before leases described themselves)."""
+    assert stored_kind_reads(path.read_text()) == []
+
+
+def test_the_stored_kind_read_is_caught() -> None:
+    assert stored_kind_reads('kind = fp.get("server_kind")') == ["server_kind"]
+    assert stored_kind_reads("lease = lease_of(fp)") == []
+
+
+def executor_assignments(text: str) -> list[str]:
+    """``something.executor.NAME = ...`` or ``executor.NAME = ...``: an executor's attributes
+    set from outside, after it was built."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute):
+                owner = t.value
+                name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                if "executor" in name.lower():
+                    found.append(f"{name}.{t.attr}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if p != SRC / "run" / "executor.py"]
+    + sorted((SRC.parents[1] / "bench").glob("*.py")),
+    ids=lambda p: p.name,
+)
+def test_an_executor_is_built_once_with_what_it_needs(path: Path) -> None:
+    """Hosts, worker and events are given when it is built (``execute`` takes a campaign's
+    hosts and live events), never assigned after; and it reads no stored runs in the middle of
+    a campaign (the plan's hints carry what stored runs say)."""
+    assert executor_assignments(path.read_text()) == []
+
+
+def test_the_executor_reads_no_stored_runs() -> None:
+    text = (SRC / "run" / "executor.py").read_text()
+    assert "list_runs(" not in text and "get_run(" not in text
+
+
+def test_an_assignment_to_an_executor_is_caught() -> None:
+    bad = "executor.hosts = Hosts(c)\nself.executor.worker = w\nsearch.executor.events = e\n"
+    assert executor_assignments(bad) == ["executor.hosts", "executor.worker", "executor.events"]
+    assert executor_assignments("executor = Executor(lab, store, worker=w)") == []
+
+
 TESTS = SRC.parents[1] / "tests"
 
 

@@ -24,6 +24,7 @@ from pglab.analysis.cores import tps_by_count
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
+from pglab.fingerprints import lease_of
 from pglab.maintenance.figures import OPERATION_KIND
 from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
@@ -217,8 +218,8 @@ def cache_regime(run: RunRow) -> CacheRegime | None:
         return None
     sb = shared_buffers_bytes(run)
     fp = run.fingerprint if isinstance(run, StoredRun) else {}
-    # an existing server's RAM is not known: the fingerprint's is pgbench's machine's
-    ram = fp.get("ram_bytes") if fp.get("server_kind") != "existing" else None
+    # a server whose RAM is not known (an existing one): the fingerprint's is pgbench's machine's
+    ram = fp.get("ram_bytes") if lease_of(fp).get("ram_known", True) else None
     limit = (fp.get("memory_limit") or {}).get("bytes")  # [os] memory: page cache included
     memory = min(m for m in (ram, limit) if m) if ram or limit else None
     if size[0] <= (min(sb, memory) if memory else sb):  # shared_buffers are in the limit too

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pglab.campaign.os_checks import cpu_list
-from pglab.fingerprints import Fingerprint, mount_options
+from pglab.fingerprints import Fingerprint, lease_of, mount_options
 from pglab.units import size_text
 
 Fact = tuple[str, str]
@@ -20,27 +20,20 @@ def facts(
 ) -> list[Fact]:
     """What ``fp`` says of a run's environment. ``versions``: every server version of a
     campaign (the report's); ``builds``: each server pglab built, in words (``build.facts``)."""
-    kind = fp.get("server_kind")
+    lease = lease_of(fp)  # the server as its lease described itself
     version = ", ".join(versions) or str(fp.get("server_version", "?"))
     out: list[Fact] = [("PostgreSQL", f"{version} ({fp.get('source', '?')})")]
-    database = fp.get("database", "?")
-    if kind == "existing":
-        server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
-        out.append(("server", f"{server}, database {database}; pglab did not start it"))
-    elif kind == "host":
-        where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
-        out.append(("server", f"made by pglab on {where}, database {database}"))
+    if "server" in lease:
+        out.append(("server", lease["server"]))
     out.append(("load generator", generator(fp)))
-    if kind in ("existing", "host"):
+    if lease.get("client_said"):
         out.append(("load generator ran", str(fp.get("client", "?"))))
-    machine = {"existing": "pgbench's machine", "host": "the server's machine"}.get(
-        str(kind), "machine"
-    )
+    machine = lease.get("machine", "machine")
     model = f"{fp['cpu_model']}, " if fp.get("cpu_model") else ""
     out.append((machine, f"{model}{fp.get('cpus', '?')} CPU(s), "
                          f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"))  # fmt: skip
     out.append(("kernel", str(fp.get("kernel", "?"))))
-    if kind != "host":  # pglab's machine's, not a server host's: not read there
+    if lease.get("os_here", True):  # pglab's machine's, not a server host's: not read there
         out.append(("CPU governor", str(fp.get("governor") or "none")))
         out.append(("transparent huge pages", str(fp.get("thp") or "?")))
     for made in builds:

@@ -172,9 +172,10 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         events = _Events(screen)
         search = trials.Search(lab, store, where.store_url, setup, events)
         search.start()  # refuses a study whose point changed, before the progress shows
-        with campaign_run.live(search.executor, camp.name, total, screen.drawing):
-            search.run()
-            confirm.run(search, events, camp.effect_pct)
+        with campaign_run.live(lab, camp.name, total, screen.drawing) as run_events:
+            executor = search.executor_of(run_events)
+            search.run(executor)
+            confirm.run(search, executor, events, camp.effect_pct)
         campaign_run.refresh(store, camp.name)
         console.print()
         print_summary(console, summary.of(store, where.store_url, camp.name))

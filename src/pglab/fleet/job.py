@@ -54,8 +54,7 @@ def main() -> int:
                 source_file=job.get("source_file"),
             )
             lab = Lab.open(Path(job["lab_home"]))
-            executor = Executor(lab, store, LineEvents())
-            executor.worker = job["worker"]
+            executor = Executor(lab, store, LineEvents(), worker=job["worker"])
             # the group's runs as `pglab run` runs a campaign; the tidy rows are left to export
             # (the campaign's other jobs store runs at the same time)
             how = How(points=set(job["points"]), rounds=job.get("rounds"), tidy=False)

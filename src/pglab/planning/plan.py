@@ -10,7 +10,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
 from pglab.errors import CampaignError
+from pglab.planning.hints import PointHints
 from pglab.postgres.dataset import ycsb_record_ratio
 from pglab.replay import workload_file
 
@@ -44,6 +46,9 @@ class Plan:
     # seconds a run takes beyond its phases (stop, reset, start, telemetry, storing): measured
     # on stored runs when there are some (``analysis.points.run_overhead``)
     run_overhead_s: float = RUN_OVERHEAD_S
+    # what each point's runs go by from the runs stored before (``hints.read``: the most TPS
+    # of each phase, an operation's last progress), read when the plan is checked for running
+    hints: Mapping[str, PointHints] = field(default_factory=dict)
 
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset for r in self.runs}

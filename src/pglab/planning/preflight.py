@@ -26,10 +26,10 @@ from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
 from pglab.planning import capacity, devices
 from pglab.planning.plan import Plan, make_plan
-from pglab.postgres import bench_db, kit_load, on_host, server, settings, tpch_load
 from pglab.postgres import dataset as datasets
+from pglab.postgres import kit_load, on_host, server, settings, tpch_load
 from pglab.postgres.build import Progress
-from pglab.postgres.existing import ExistingServer
+from pglab.postgres.lease import Check, lease_key, provision
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
@@ -69,7 +69,7 @@ def preflight(
         label: datasets.load_catalog(lab, b) for label, b in resolved.items() if label in owned
     }
     found: list[LabError] = []
-    problems += _check_existing(plan, lab, found, reinit)
+    problems += _check_servers(plan, lab, found, reinit)
     on_hosts = _check_generators(
         campaign, plan, lab, binaries[plan.points[0].server.binaries_key], found
     )
@@ -221,44 +221,40 @@ def index_problems(point: RunSpec, major: int, version: str, where: str) -> list
     return out
 
 
-def _check_existing(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = False) -> list[str]:
-    """Existing servers: reachable, 15 or later, pglab's database makeable and usable, every
-    setting of every point one the server lets the role vary as ``manage`` says, and room for
-    the busiest phase's connections. Connection failures and database problems go to
-    ``found``; the settings problems are returned."""
+def _check_servers(plan: Plan, lab: Lab, found: list[LabError], reinit: bool = False) -> list[str]:
+    """The servers that exist before the first run (each point's lease checks itself: an
+    existing server is reached now, the others have nothing to reach yet): reachable, 15 or
+    later, pglab's database makeable and usable, every setting of every point one the server
+    lets the role vary as ``manage`` says, and room for the busiest phase's connections.
+    Connection failures and database problems go to ``found``; the settings problems are
+    returned."""
     problems: list[str] = []
     database: list[str] = []
-    servers: dict[str, ExistingServer | None] = {}
+    servers: dict[str, Check | None] = {}  # by lease: what it said of itself
     # (server, settings) -> its problems, said once
     checked: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
     said: dict[tuple[str, str], list[str]] = {}  # (server, problem) -> the points it concerns
     counted: dict[str, int] = {}  # server -> its points
     tight: list[str] = []
     for point in plan.points:
-        if not point.server.existing:
-            continue
-        key = point.server.server_label
+        key = lease_key(point.server, point.storage)
         if key not in servers:
-            srv: ExistingServer | None = ExistingServer(point.server, lab)
-            try:
-                assert srv is not None
-                srv.facts()
-                database += bench_db.problems(srv, reinit)
+            try:  # a server that exists before the first run is reached now
+                servers[key] = provision(point.server, point.storage, lab).check(reinit)
             except LabError as exc:
                 found.append(exc)
-                srv = None
-            servers[key] = srv
+                servers[key] = None
+            if (srv := servers[key]) is not None:
+                database += srv.database
         srv = servers[key]
         if srv is None:
             continue
         if (key, point.server.settings) not in checked:
-            checked[key, point.server.settings] = srv.check_settings(
-                dict(point.server.settings), ""
-            )
+            checked[key, point.server.settings] = srv.settings(dict(point.server.settings), "")
         counted[srv.where] = counted.get(srv.where, 0) + 1
         for problem in checked[key, point.server.settings]:
             said.setdefault((srv.where, problem), []).append(point.label)
-        facts = srv.facts()
+        facts = srv.facts
         where = f'point "{point.label}" ({srv.where}, PostgreSQL {facts.short_version}): '
         for check in (index_problems, kit_problems):
             problems += check(point, facts.version_num // 10000, facts.short_version, where)

@@ -30,6 +30,7 @@ from pglab.analysis.verdicts import Design
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import masked_document
 from pglab.lab import Lab
+from pglab.planning import hints
 from pglab.planning.changes import StalePoint
 from pglab.planning.plan import Plan, make_plan
 from pglab.planning.preflight import preflight
@@ -159,19 +160,14 @@ def refresh(store: Store, campaign: str) -> None:
 
 
 @contextlib.contextmanager
-def live(executor: Executor, campaign: str, seconds: float, drawing: Drawing) -> Iterator[None]:
-    """The live state of the campaign while the runs go, between the executor and the caller's
-    events: written to the lab for ``pglab watch`` (removed at the end) and drawn by
-    ``drawing``, which gives the events the state passes on."""
-    recorder = LiveRecorder(executor.lab.home, campaign, seconds)
-    caller = executor.events
+def live(lab: Lab, campaign: str, seconds: float, drawing: Drawing) -> Iterator[Events]:
+    """The live state of the campaign while the runs go: the events to give the executor,
+    which keep the state, write it to the lab for ``pglab watch`` (removed at the end) and pass
+    it on to the events ``drawing`` gives (the caller's)."""
+    recorder = LiveRecorder(lab.home, campaign, seconds)
     with drawing(recorder) as drawn, recorder:
         recorder.inner = drawn
-        executor.events = recorder
-        try:
-            yield
-        finally:
-            executor.events = caller
+        yield recorder
 
 
 class Screen(Protocol):
@@ -194,26 +190,34 @@ def run_campaign(
         refuse_stale(campaign, stored)  # before anything is drawn
     first = outline(campaign, stored)
     if screen is None:
-        outcome = _execute(executor, campaign, stored, how)
+        outcome = _execute(executor, campaign, stored, how, executor.events)
     else:
         screen.outlined(first)
-        with live(executor, campaign.name, first.seconds, screen.drawing):
-            outcome = _execute(executor, campaign, stored, how)
+        with live(lab, campaign.name, first.seconds, screen.drawing) as events:
+            outcome = _execute(executor, campaign, stored, how, events)
     if how.tidy:
         refresh(store, campaign.name)
     return outcome
 
 
-def _execute(executor: Executor, campaign: Campaign, stored: Stored, how: How) -> Outcome:
-    """The campaign's hosts cleaned, its plan checked (and cut to a fleet job's group), the
-    stale points deleted when asked, the campaign recorded, then the executor."""
-    lab, store, say = executor.lab, executor.store, executor.events.status
-    executor.hosts = Hosts(campaign.hosts)
-    if any(v.server.host for v in campaign.variants):
-        for line in executor.hosts.clean_leftovers(lab):
-            say(line)
-    plan, binaries = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)
+def _execute(
+    executor: Executor, campaign: Campaign, stored: Stored, how: How, events: Events
+) -> Outcome:
+    """The campaign's hosts cleaned, its plan checked (and cut to a fleet job's group) with
+    what its points' stored runs say (``hints``), the stale points deleted when asked, the
+    campaign recorded, then the executor on the campaign's hosts, telling ``events``."""
+    lab, store, say = executor.lab, executor.store, events.status
+    hosts = Hosts(campaign.hosts)  # the executor's for the campaign: it closes them
+    try:
+        if any(v.server.host for v in campaign.variants):
+            for line in hosts.clean_leftovers(lab):
+                say(line)
+        plan, binaries = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)
+    except BaseException:
+        hosts.close()
+        raise
     plan = of_group(plan, how)
+    plan = dataclasses.replace(plan, hints=hints.read(store, campaign.name, plan.runs))
     for note in plan.notes:
         say(note)
     if stored.stale:  # --replace (without it, refused before)
@@ -222,7 +226,7 @@ def _execute(executor: Executor, campaign: Campaign, stored: Stored, how: How) -
     record(store, campaign)
     if plan.done:
         say(f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do")
-    return executor.execute(plan, binaries)
+    return executor.execute(plan, binaries, hosts, events)
 
 
 def of_group(plan: Plan, how: How) -> Plan:

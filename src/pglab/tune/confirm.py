@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
+from pglab.planning.hints import read as read_hints
 from pglab.stats import sequential
 from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
 
 if TYPE_CHECKING:
     from pglab.campaign.spec import RunSpec
+    from pglab.run.executor import Executor
     from pglab.tune.trials import Search, Setup, TrialRecord, TuneEvents
 
 PREFIX = "confirm "
@@ -191,7 +193,8 @@ def stored_values(store: Store, name: str, labels: Sequence[str], objective: str
     return values, p99s
 
 
-def run(search: Search, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_PCT) -> None:
+def run(search: Search, executor: Executor, events: TuneEvents,
+        effect_pct: float = DEFAULT_EFFECT_PCT) -> None:  # fmt: skip
     """The confirmation runs still to do (stored ones are kept: running the file again resumes
     them); the candidates chosen once and kept in the study. ``confirm_repeats`` rounds of every
     candidate; when adaptive, then a round at a time of those still undecided (``undecided``)
@@ -214,6 +217,7 @@ def run(search: Search, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_P
     if spec.adaptive:
         each = f"{spec.confirm_repeats}–{spec.confirm_rounds} runs (more rounds while undecided)"
         most = "at most "
+    hints = read_hints(search.store, name)  # the stored runs' TPS: their logs' sampling
     if left:
         events.status(f"confirmation: {len(cands)} configurations × {each}, interleaved; "
                       f"{most}{left} to do")  # fmt: skip
@@ -226,16 +230,18 @@ def run(search: Search, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_P
                 if run.run_key in done:
                     continue
                 if not started:
-                    search.make_targets()
+                    search.make_targets(executor)
                     started = True
                 i += 1
-                search.executor.events.run_started(run, i, left)
-                result, _ = with_p99(search.executor.run_one(run, setup.binaries))
+                executor.events.run_started(run, i, left)
+                result, _ = with_p99(
+                    executor.run_one(run, setup.binaries, hints.get(run.point_key))
+                )
                 search.store.save_run(result)
-                search.executor.events.run_finished(run, result)
+                executor.events.run_finished(run, result)
     finally:
         if started:
-            search.executor.close()
+            executor.close()
 
 
 def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,

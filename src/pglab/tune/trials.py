@@ -214,11 +214,9 @@ def best_of(records: list[TrialRecord], direction: str) -> TrialRecord | None:
 class Search:
     """Runs the trials still to do within the budget, resuming a stored study."""
 
-    def __init__(self, lab: Lab, store: Store, store_url: str, setup: Setup, events: TuneEvents,
-                 run_events: Events | None = None) -> None:  # fmt: skip
+    def __init__(self, lab: Lab, store: Store, store_url: str, setup: Setup,
+                 events: TuneEvents) -> None:  # fmt: skip
         self.lab, self.store, self.setup, self.events = lab, store, setup, events
-        self.executor = Executor(lab, store, run_events)
-        self.executor.hosts = Hosts(setup.campaign.hosts)  # remote generators, as a campaign's
         self.study, self.new = studies.open_study(store_url, setup.campaign.name, setup.spec)
 
     @property
@@ -268,23 +266,29 @@ class Search:
             params = space.params_of(self.knobs, values)
             studies.enqueue(self.study, params, source, settings=values)
 
-    def make_targets(self) -> None:
-        """The storage targets the point uses (made again after ``executor.close``)."""
-        self.executor.targets.make(targets_of([self.setup.base]), self.events.status)
+    def executor_of(self, run_events: Events | None = None) -> Executor:
+        """The executor of the trials and the confirmation, built once with what they need:
+        what their runs tell (``run_events``: the live state's, ``campaign_run.live``), the
+        remote generators, as a campaign's."""
+        return Executor(self.lab, self.store, run_events, hosts=Hosts(self.setup.campaign.hosts))
 
-    def run(self) -> list[TrialRecord]:
-        """Trials until the budget is used; every trial's record."""
+    def make_targets(self, executor: Executor) -> None:
+        """The storage targets the point uses (made again after ``executor.close``)."""
+        executor.targets.make(targets_of([self.setup.base]), self.events.status)
+
+    def run(self, executor: Executor) -> list[TrialRecord]:
+        """Trials until the budget is used, run by ``executor``; every trial's record."""
         spec = self.setup.spec
         infeasible = 0
         if studies.counted(self.study) >= spec.trials:
             return self.records()
-        self.make_targets()
+        self.make_targets(executor)
         try:
             while (done := studies.counted(self.study)) < spec.trials:
                 with studies.quiet():
                     trial = self.study.ask({k.name: k.distribution() for k in self.knobs})
                 try:
-                    rec = self._trial(trial, done)
+                    rec = self._trial(executor, trial, done)
                 except KeyboardInterrupt:
                     studies.recover(self.study)
                     raise
@@ -303,7 +307,7 @@ class Search:
                                            spec.trials, self._eta(records, done + 1),
                                            spec.objective)  # fmt: skip
         finally:
-            self.executor.close()
+            executor.close()
         return self.records()
 
     def _eta(self, records: list[TrialRecord], done: int) -> float | None:
@@ -317,7 +321,7 @@ class Search:
     def _frozen(self, trial: optuna.Trial) -> TrialRecord:
         return record_of(self.study._storage.get_trial(trial._trial_id), self.knobs)
 
-    def _trial(self, trial: optuna.Trial, done: int) -> TrialRecord:
+    def _trial(self, executor: Executor, trial: optuna.Trial, done: int) -> TrialRecord:
         setup = self.setup
         source = trial.user_attrs.get(studies.SOURCE, "sampler")
         values = space.settings_of(self.knobs, trial.params)
@@ -340,11 +344,11 @@ class Search:
             setup.base, variant=f"trial {trial.number}", repeat=1,
             server=setup.base.server.with_settings(values),
         )  # fmt: skip
-        self.executor.events.run_started(run, done + 1, setup.spec.trials)
+        executor.events.run_started(run, done + 1, setup.spec.trials)
         self.events.trial_started(trial.number, source, values, done, setup.spec.trials)
-        result, p99 = with_p99(self.executor.run_one(run, setup.binaries))
+        result, p99 = with_p99(executor.run_one(run, setup.binaries))
         run_id = self.store.save_run(result)
-        self.executor.events.run_finished(run, result)
+        executor.events.run_finished(run, result)
         trial.set_user_attr("run_id", run_id)
         if result.status != "ok":
             trial.set_user_attr(studies.OUTCOME, "failed")
