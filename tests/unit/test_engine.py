@@ -198,3 +198,51 @@ def test_variants_of_different_workloads_are_compared_along_their_axis() -> None
     same = rows["tpcb settings.plan_cache_mode=force_custom_plan"].comparison
     assert same is not None and abs(same.delta_pct) < 3.0
     assert rows["tpcc settings.plan_cache_mode=auto"].is_base
+
+
+def test_repeats_auto_is_judged_like_a_fixed_campaign() -> None:
+    """Issue 57 item 6: an auto campaign's answers are the engine's, paired by round as a fixed
+    campaign's, in the same words: "=" (no difference beyond the effect) where the sequence
+    once stopped at "~", and the drift of the rounds cancelled."""
+    auto = campaign(repeats="auto", sequential={"max": 10})
+    a = dict(zip(range(1, 6), (100.0 * d for d in DRIFT), strict=True))
+    same = {r: v * (1.002 if r % 2 else 0.998) for r, v in a.items()}
+    slower = {r: v * (0.9 if r % 2 else 0.902) for r, v in a.items()}
+    pairs = [engine.Pair(a, same), engine.Pair(a, slower)]
+    eq, down = engine.ask(engine.Question(pairs, engine.pairing(auto), 5.0))
+    fixed_eq, fixed_down = engine.ask(engine.Question(pairs, engine.pairing(campaign()), 5.0))
+    assert (eq.verdict, down.verdict) == ("=", "-") == (fixed_eq.verdict, fixed_down.verdict)
+    assert eq.method == "sequential" and "pair by round" in eq.why
+    assert "no difference beyond ±5%" in eq.reason
+    # the rounds drift by ±45%: apart, nothing could be told
+    apart = engine.ask(engine.Question(pairs, engine.Pairing(engine.APART, "apart"), 5.0))
+    assert [c.verdict for c in apart] == ["?", "?"]
+
+
+def test_repeats_auto_stops_along_a_matrix_axis() -> None:
+    """The rounds of an auto campaign whose question is a matrix axis judge each "off" point
+    against the "on" point at the same client count (they judged nothing but a variant's)."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+    from pglab.planning.rounds import points_of
+
+    matrix = {"clients": [1, 4], "settings": {"synchronous_commit": ["on", "off"]}}
+    doc = {"repeats": "auto", "matrix": matrix}
+    camp = parse(doc, "sc")
+    plan = make_plan(camp)
+    found = {p.key: p.against for p in points_of(camp, plan.points)}
+    label = {p.point_key: p.label for p in plan.points}
+    assert {label[k]: label.get(a or "") for k, a in found.items()} == {
+        "clients=1 settings.synchronous_commit=on": None,
+        "clients=1 settings.synchronous_commit=off": "clients=1 settings.synchronous_commit=on",
+        "clients=4 settings.synchronous_commit=on": None,
+        "clients=4 settings.synchronous_commit=off": "clients=4 settings.synchronous_commit=on",
+    }
+    # variants of one workload: against the first variant's point, as show compares them
+    two = parse({"repeats": "auto", "variants": {"a": {}, "b": {}}}, "v")
+    pts = make_plan(two).points
+    by_variant = {p.variant: p.point_key for p in pts}
+    assert {p.key: p.against for p in points_of(two, pts)} == {
+        by_variant["a"]: None,
+        by_variant["b"]: by_variant["a"],
+    }

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pglab import metric_units
 from pglab.analysis import engine, verdicts
 from pglab.analysis.noise import noise_before
+from pglab.campaign.questions import is_question, pairs
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats.sequential import SequentialSpec, expected_runs
@@ -69,15 +70,6 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
-# the [matrix] axes that are a campaign's question when it has one variant (each point is
-# compared with the point at their first values, the other axes the same): the server's
-# settings, the OS's (but the CPUs, a scan: analysis/cores), the storage, and a maintenance
-# operation's options (parallel = [0, 1]: 1 against 0); not the load's shape (clients,
-# scale, duration…), whose points are conditions, not answers
-COMPARED_AXES = ("parallel", "jobs", "storage", "wal_storage")
-_SCANS = ("os.cpus", "os.client_cpus")
-
-
 def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
     """Each axis of a stored ``[matrix]`` with several values: its name as the points' axes
     have it (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its first value as
@@ -122,12 +114,6 @@ def _workloads_differ(runs: Sequence[RunRow]) -> bool:
     for r in runs:
         by_variant.setdefault(r.variant, []).append(r)
     return len({figure_of(mine) for mine in by_variant.values()}) > 1
-
-
-def is_question(axis: str) -> bool:
-    """Whether a campaign of one variant compares its points along ``axis`` (a point's axis
-    name: ``settings.NAME``, ``os.KEY``, ``parallel``…)."""
-    return axis in COMPARED_AXES or (axis.startswith(("settings.", "os.")) and axis not in _SCANS)
 
 
 def reference_of(campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None) -> str | None:
@@ -368,7 +354,7 @@ def _judged_together(
         rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
-        if judge.pairing.how == engine.ROUNDS:
+        if judge.pairing.how in (engine.ROUNDS, engine.SEQUENTIAL):
             pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
         else:  # every ok run counts, whatever its repeat number
             pairs += [engine.Pair(engine.apart(tps_of[b]), engine.apart(tps_of[o]), g, i)
@@ -387,28 +373,11 @@ def _judged_together(
 def _family(
     rows: list[PointRow], baseline: str | None, axis_base: dict[str, AxisValue]
 ) -> tuple[list[PointRow], list[tuple[str, str, str]]]:
-    """``rows`` with their ``is_base`` set, and the campaign's comparisons: (the baseline
-    point's label, the other point's label, where the baseline is: the comparisons that share
-    it)."""
-    based = {k: str(v) for k, v in axis_base.items()}
-
-    def is_base(pt: PointRow) -> bool:
-        if baseline is not None:
-            return pt.variant == baseline
-        return all(str(pt.axes.get(k)) == v for k, v in based.items())
-
-    def base_key(pt: PointRow) -> str:  # where its baseline point is
-        axes = {k: (based.get(k, v) if baseline is None else v) for k, v in pt.axes.items()}
-        return (
-            (pt.variant if baseline is None else "")
-            + " "
-            + " ".join(f"{k}={v}" for k, v in axes.items())
-        )
-
-    rows = [replace(pt, is_base=is_base(pt)) for pt in rows]
-    base = {base_key(pt): pt.point for pt in rows if pt.is_base}
-    return rows, [(base[base_key(pt)], pt.point, base_key(pt)) for pt in rows
-                  if not pt.is_base and base_key(pt) in base]  # fmt: skip
+    """``rows`` with their ``is_base`` set, and the campaign's comparisons (``questions.pairs``):
+    (the baseline point's label, the other point's label, where the baseline is: the
+    comparisons that share it)."""
+    refs, found = pairs([(pt.point, pt.variant, pt.axes) for pt in rows], baseline, axis_base)
+    return [replace(pt, is_base=pt.point in refs) for pt in rows], found
 
 
 def tps_by_round(runs: Sequence[RunRow], figure: str = "tps") -> dict[int, float]:
