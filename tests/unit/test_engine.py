@@ -246,3 +246,55 @@ def test_repeats_auto_stops_along_a_matrix_axis() -> None:
         by_variant["a"]: None,
         by_variant["b"]: by_variant["a"],
     }
+
+
+def test_analysis_reference_names_what_the_others_are_compared_with() -> None:
+    """``[analysis] reference``: another variant, or another value of a compared axis, is the
+    reference of every view's comparisons (points.campaign_rows, which show, compare, the report
+    and serve render) and of the rounds of repeats = "auto"."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+    from pglab.planning.rounds import points_of
+
+    matrix = {"clients": [1, 8], "settings": {"synchronous_commit": ["on", "off"]}}
+    ref = {"reference": {"synchronous_commit": "off"}}
+    camp = campaign("sc", variants={"base": {}}, matrix=matrix, analysis=ref)
+    assert points.axis_baseline_of(camp) == {"settings.synchronous_commit": "off"}
+    assert points.reference_of(camp) == "synchronous_commit=off"
+    rows = {r.point: r for r in points.campaign_rows(axis_runs(), camp)}
+    for clients in (1, 8):
+        on = rows[f"clients={clients} settings.synchronous_commit=on"]
+        assert rows[f"clients={clients} settings.synchronous_commit=off"].is_base
+        assert on.comparison is not None and on.comparison.verdict == "-"
+        assert on.comparison.delta_pct == pytest.approx(100 / 1.3 - 100, abs=0.5)
+    parsed = parse({"repeats": "auto", "matrix": matrix, "analysis": ref}, "sc")
+    assert parsed.reference == (("settings.synchronous_commit", "off"),)
+    plan = make_plan(parsed)
+    label = {p.point_key: p.label for p in plan.points}
+    against = {label[p.key]: label.get(p.against or "") for p in points_of(parsed, plan.points)}
+    assert against["clients=8 settings.synchronous_commit=on"] == (
+        "clients=8 settings.synchronous_commit=off"
+    )
+    # a variant: the runs of "small" compared against "big"'s
+    runs, two = tpch_runs(), campaign(analysis={"reference": {"variant": "big"}})
+    assert points.baseline_of(two) == "big"
+    small = next(r for r in points.campaign_rows(runs, two) if r.point == "small").comparison
+    assert small is not None and small.delta_pct == pytest.approx(0.0, abs=1.0)
+
+
+def test_a_reference_the_file_does_not_have_is_refused() -> None:
+    from pglab.campaign.parse import parse
+    from pglab.errors import CampaignError
+
+    doc = {"variants": {"a": {}, "b": {}}, "matrix": {"clients": [1, 4], "settings": {
+        "jit": [True, False]}}, "analysis": {"reference": {"variant": "c", "clients": 4,
+                                                             "x": 1, "jit": "maybe"}}}  # fmt: skip
+    with pytest.raises(CampaignError) as err:
+        parse(doc, "r")
+    said = str(err.value)
+    assert "reference: variant = 'c' is not a variant of the file (a, b)" in said
+    assert "reference: clients is the load's shape, never compared along" in said
+    assert "reference: x is not a [matrix] axis of the file" in said
+    assert "reference: jit = 'maybe' is not one of the axis's values (on, off)" in said
+    ok = parse({**doc, "analysis": {"reference": {"variant": "b", "jit": False}}}, "r")
+    assert ok.reference == (("variant", "b"), ("settings.jit", "off"))

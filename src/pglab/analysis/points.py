@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pglab import metric_units
 from pglab.analysis import engine, verdicts
 from pglab.analysis.noise import noise_before
+from pglab.campaign import questions
 from pglab.campaign.questions import is_question, pairs
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
@@ -36,9 +37,23 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
 
 
 def baseline_of(campaign: CampaignRow | None) -> str | None:
-    """The first variant of a campaign with several variants (the baseline), else None."""
+    """The baseline variant of a campaign with several variants (``[analysis] reference``'s
+    variant, else the first), else None."""
     variants = list(spec_of(campaign).get("variants") or {})
-    return variants[0] if len(variants) > 1 else None
+    if len(variants) < 2:
+        return None
+    return _reference(campaign)[0] or variants[0]
+
+
+def _reference(campaign: CampaignRow | None) -> tuple[str | None, dict[str, str]]:
+    """A stored campaign's ``[analysis] reference``: its variant and its axes' values."""
+    doc = spec_of(campaign)
+    raw = (doc.get("analysis") or {}).get("reference") or {}
+    if not raw:
+        return None, {}
+    axes = _axis_values(doc.get("matrix") or {})
+    variant, found, _ = questions.resolve(raw, list(doc.get("variants") or {}), axes)
+    return variant, found
 
 
 def effect_of(campaign: CampaignRow | None) -> float:
@@ -70,24 +85,28 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
-def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
-    """Each axis of a stored ``[matrix]`` with several values: its name as the points' axes
-    have it (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its first value as
-    their labels write it (a setting's true as "on")."""
-    out: dict[str, AxisValue] = {}
+def _axis_values(matrix: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Each axis of a stored ``[matrix]``: its name as the points' axes have it
+    (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its values as written."""
+    out: dict[str, list[Any]] = {}
     for key, values in matrix.items():
         if key in ("settings", "os") and isinstance(values, dict):
             table = {k: v for k, v in values.items() if k != "sysctl"}
             table.update({f"sysctl.{k}": v for k, v in (values.get("sysctl") or {}).items()})
-            for name, vals in table.items():
-                if isinstance(vals, list) and len(vals) > 1:
-                    first = vals[0]
-                    if key == "settings" and isinstance(first, bool):
-                        first = "on" if first else "off"
-                    out[f"{key}.{name}"] = first if key == "os" else str(first)
-        elif isinstance(values, list) and len(values) > 1:
-            out[key] = values[0]
+            out.update({f"{key}.{name}": vals for name, vals in table.items()
+                        if isinstance(vals, list)})  # fmt: skip
+        elif isinstance(values, list):
+            out[key] = values
     return out
+
+
+def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
+    """Each axis of a stored ``[matrix]`` with several values and its first value as their
+    labels write it (a setting's true as "on")."""
+    return {
+        axis: vals[0] if not axis.startswith("settings.") else questions.setting_text(vals[0])
+        for axis, vals in _axis_values(matrix).items() if len(vals) > 1
+    }  # fmt: skip
 
 
 def axis_baseline_of(
@@ -100,6 +119,8 @@ def axis_baseline_of(
     if baseline_of(campaign) is not None and not (runs and _workloads_differ(runs)):
         return {}
     found = _first_values(spec_of(campaign).get("matrix") or {})
+    said = _reference(campaign)[1]  # [analysis] reference's values instead of the first
+    found.update({k: v for k, v in said.items() if k in found})
     return {k: v for k, v in found.items() if is_question(k)}
 
 

@@ -5,7 +5,8 @@ With several variants of one workload, each point is compared with the first var
 different workloads, asks along its compared axes (``is_question``: the server's settings, the
 OS's but the CPUs, the storage, an operation's options): each point against the point at those
 axes' first values, the other axes the same. The load's shape (clients, scale, duration…) is a
-condition, never a question.
+condition, never a question. ``[analysis] reference = { variant = "NAME" }`` or ``{ AXIS =
+value }`` names another reference (``resolve``).
 
 Plain functions on a point's key, variant and coordinates: the plan's rounds of ``repeats =
 "auto"`` (``planning.rounds``) ask them of the parsed campaign, the analysis
@@ -14,7 +15,7 @@ Plain functions on a point's key, variant and coordinates: the plan's rounds of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 # the [matrix] axes that are a campaign's question when the variants are not (each point is
@@ -71,3 +72,56 @@ def first_values(matrix: Sequence[tuple[str, Sequence[Any]]]) -> dict[str, Any]:
     """Each compared axis (``is_question``) with several values, at its first value: a parsed
     campaign's ``matrix`` (axis name, values)."""
     return {k: vals[0] for k, vals in matrix if is_question(k) and len(vals) > 1}
+
+
+def setting_text(value: Any) -> str:
+    """A setting's value as the server says it (a TOML boolean as "on"/"off")."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def value_text(axis: str, value: Any) -> str:
+    """A value of ``axis`` as its points are labelled (``text``; a setting's boolean "on")."""
+    return setting_text(value) if axis.startswith("settings.") else text(value)
+
+
+def axis_of(key: str, axes: Collection[str]) -> str | None:
+    """The axis a ``reference`` key names: its own name (``settings.work_mem``, ``storage``),
+    or a setting's or an OS key's without its prefix (``work_mem``); None: no such axis."""
+    return next((a for a in (key, f"settings.{key}", f"os.{key}") if a in axes), None)
+
+
+def resolve(
+    raw: Mapping[str, Any], variants: Sequence[str], axes: Mapping[str, Sequence[Any]]
+) -> tuple[str | None, dict[str, str], list[str]]:
+    """``[analysis] reference``: (the reference variant or None, each named axis's reference
+    value as its points write it, the problems: a variant or axis the file does not have, an
+    axis that is the load's shape, a value not among the axis's)."""
+    variant: str | None = None
+    found: dict[str, str] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        if key == "variant":
+            if value in variants:
+                variant = str(value)
+            else:
+                problems.append(f"reference: variant = {value!r} is not a variant of the file "
+                                f"({', '.join(variants) or 'it has none'})")  # fmt: skip
+            continue
+        axis = axis_of(key, axes)
+        if axis is None:
+            problems.append(f"reference: {key} is not a [matrix] axis of the file "
+                            f"({', '.join(axes) or 'it has none'})")  # fmt: skip
+        elif not is_question(axis):
+            problems.append(f"reference: {key} is the load's shape, never compared along (the "
+                            "compared axes: settings, os but the CPUs, storage, wal_storage, "
+                            "parallel, jobs)")  # fmt: skip
+        elif (said := value_text(axis, value)) not in (
+            known := [value_text(axis, v) for v in axes[axis]]
+        ):
+            problems.append(f"reference: {key} = {value!r} is not one of the axis's values "
+                            f"({', '.join(known)})")  # fmt: skip
+        else:
+            found[axis] = said
+    return variant, found, problems

@@ -29,11 +29,15 @@ def points_of(campaign: Campaign, runs: Sequence[RunSpec]) -> list[Point]:
     """Each point of ``runs`` (one per point) with the key of its reference point."""
     workloads = {(v.dataset.kit, tuple(ph.operation for ph in v.phases))
                  for v in campaign.variants}  # fmt: skip
+    said = dict(campaign.reference)  # [analysis] reference
     baseline = (
-        campaign.variants[0].name if len(campaign.variants) > 1 and len(workloads) == 1
-        else None
+        said.get("variant", campaign.variants[0].name)
+        if len(campaign.variants) > 1 and len(workloads) == 1 else None
     )  # fmt: skip
-    axes = {} if baseline is not None else questions.first_values(campaign.matrix)
+    axes: dict[str, object] = {}
+    if baseline is None:
+        axes = questions.first_values(campaign.matrix)
+        axes.update({k: v for k, v in said.items() if k in axes})
     if baseline is None and not axes:
         return [Point(r.point_key) for r in runs]
     _, found = questions.pairs([(r.point_key, r.variant, dict(r.axes)) for r in runs],

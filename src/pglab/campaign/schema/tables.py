@@ -368,6 +368,10 @@ ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
     Key("equivalence", "number", "the margin of an = verdict, in %: = says the difference is "
         "shown to lie within ±this (two one-sided tests)", "2", None, minimum=0.1, maximum=500,
         default_doc="the effect", what="a percentage"),
+    Key("reference", "reference", "what the other points are compared with: a variant "
+        "(variant = NAME), or a compared [matrix] axis's value (synchronous_commit = \"off\")",
+        '{ synchronous_commit = "off" }', None,
+        default_doc="the first variant; each compared axis's first value"),
 ))  # fmt: skip
 SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
                    "its comparisons are decided (an anytime-valid confidence sequence)", (
