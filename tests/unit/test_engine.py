@@ -298,3 +298,19 @@ def test_a_reference_the_file_does_not_have_is_refused() -> None:
     assert "reference: jit = 'maybe' is not one of the axis's values (on, off)" in said
     ok = parse({**doc, "analysis": {"reference": {"variant": "b", "jit": False}}}, "r")
     assert ok.reference == (("variant", "b"), ("settings.jit", "off"))
+
+
+def test_the_plan_of_an_auto_campaign_expects_its_axis_comparisons() -> None:
+    """The plan's expected runs of a matrix axis's auto campaign count its comparisons (it
+    expected every point done at min, as if nothing were compared)."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+
+    matrix = {"clients": [1, 4], "settings": {"synchronous_commit": ["on", "off"]}}
+    auto = {"repeats": "auto", "sequential": {"max": 10}}
+    said = points.sequential_plan(make_plan(parse({**auto, "matrix": matrix}, "sc")), [], {})
+    assert said is not None and (said.least, said.most) == (12, 40)
+    assert said.expected > 16  # 5% noise assumed: 4 rounds at least for its 2 comparisons
+    alone = points.sequential_plan(make_plan(parse({**auto, "matrix": {"clients": [1, 4]}},
+                                                   "c")), [], {})  # fmt: skip
+    assert alone is not None and alone.expected == 6  # nothing compared: min rounds each

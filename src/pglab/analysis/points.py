@@ -472,9 +472,18 @@ def sequential_plan(
         return None
     noise, source = noise_before(stored_runs, stored_specs, camp.name,
                                  [pt.to_dict() for pt in plan.points])  # fmt: skip
-    variants = len(camp.variants)
-    groups = max(1, len(plan.points) // variants)
-    expected = expected_runs(spec, groups, variants, noise, camp.effect_pct)
+    from pglab.planning.rounds import points_of  # its store's module is not needed here
+
+    # the comparisons its rounds judge (the variants', or along a compared axis): as groups of
+    # a reference and the points compared with it; a point with nothing to compare runs min
+    judged = points_of(camp, plan.points)
+    refs = {p.against for p in judged if p.against is not None}
+    alone = sum(1 for p in judged if p.against is None and p.key not in refs)
+    groups = max(1, len(refs))
+    variants = 1 + round((len(judged) - alone - len(refs)) / groups) if refs else 1
+    expected = alone * spec.min + (
+        expected_runs(spec, groups, variants, noise, camp.effect_pct) if refs else 0
+    )
     n = len(plan.points)
     return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)
 
