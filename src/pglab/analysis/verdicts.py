@@ -283,7 +283,7 @@ def compare_sequential(
             reason = (f"not significant; its anytime-valid interval ({sides}{family}) would have "
                       f"found ±{lk.detectable_pct:.1f}% or more")  # fmt: skip
         elif lk.verdict == "?" and lk.ci_low is None:
-            reason = f"{sides}: too few for an anytime-valid interval"
+            reason = f"{sides}: too few for an anytime-valid interval (sequential)"
         elif lk.verdict == "?":
             reason = (f"{sides}: the anytime-valid interval still reaches ±{effect_pct:g}% "
                       "(sequential: raise [sequential] max, or reduce the noise)")  # fmt: skip
