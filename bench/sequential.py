@@ -2,17 +2,20 @@
 
 Each campaign is replayed round by round exactly as the executor runs it (``pglab.stats.sequential
 .undecided`` before every round: a point runs on while a comparison it takes part in is not
-decided) and its verdicts read as ``pglab show`` reads them (``verdicts.compare_sequential``),
-beside the fixed design's verdicts (Welch + Holm, ``verdicts.compare_family``) on all ``max``
-rounds of the same data. Prints per scenario the share of runs saved against ``max`` fixed
-repeats, the share of comparisons whose verdict is the fixed design's, and the share of
-campaigns with any "+"/"−" where no variant differs (the family-wise false-positive rate, which
-must stay at or below 5%), each with a 95% Wilson interval; then over all scenarios
+decided) and its verdicts read as ``pglab show`` reads them (``analysis.engine.ask``: the
+anytime-valid sequence of the within-round ratios), beside the fixed design's verdicts as
+``pglab show`` gives them for an interleaved campaign of ``max`` repeats of the same data (the
+engine's blocked analysis, paired by round, Holm; "=" within the effect). Prints per scenario
+the share of runs saved against ``max`` fixed repeats, the share of comparisons whose verdict
+is the fixed design's (and which differ, as "auto's for fixed's"), and the share of campaigns
+with any "+"/"−" where no variant differs (the family-wise false-positive rate, which must stay
+at or below 5%), each with a 95% Wilson interval; then over all scenarios
 ``aa_false_positive_rate: X``, ``same_verdicts: Y`` and, last, ``runs_saved: Z``.
 
 Simulated (the default; no server, CPU only): log-normal TPS (heavy-tailed and unequal spreads
-too) in the designs of ``bench/verdicts.py`` (A, A-again and a −5% B at 0.8% noise, the
-rate-limited live case) and of ``examples/settings-sweep.toml`` (a baseline and 5 variants).
+too, rounds that drift) in the designs of ``bench/verdicts.py`` (A, A-again and a −5% B at 0.8%
+noise, the rate-limited live case) and of ``examples/settings-sweep.toml`` (a baseline and 5
+variants).
 
     .venv/bin/python bench/sequential.py [--campaigns 500] [--seed 1]
 
@@ -31,19 +34,21 @@ import argparse
 import math
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from _common import open_lab, parser
 
-from pglab.analysis import points, verdicts
+from pglab.analysis import engine, points
 from pglab.campaign import parse as campaign
 from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.stats.sequential import Point, SequentialSpec, undecided
 from pglab.store import Store, open_store
 
+# the fixed design as pglab show judges an interleaved campaign: paired by round (blocked)
+FIXED = engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "auto-repeats.toml"
 
 
@@ -63,34 +68,54 @@ class Tally:
     compared: int = 0
     aa_campaigns: int = 0
     aa_false: int = 0
+    pairs: dict[tuple[str, str], int] = field(default_factory=dict)  # (auto's, fixed's): count
+    each: list[tuple[int, int]] = field(default_factory=list)  # per campaign: runs, fixed's
+
+    def saved(self) -> tuple[float, float, float]:
+        """The share of runs saved (ratio of sums) and its 95% interval over the campaigns
+        (the ratio estimator's standard error, by the delta method)."""
+        x = np.array(self.each, dtype=float)
+        share = x[:, 0].sum() / x[:, 1].sum()
+        se = float(np.std(x[:, 0] - share * x[:, 1], ddof=1) / x[:, 1].mean() / math.sqrt(len(x)))
+        return 1 - share, 1 - share - 1.96 * se, 1 - share + 1.96 * se
 
     def add(self, other: Tally) -> None:
         for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+            if name == "each":
+                self.each += other.each
+            elif name != "pairs":
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+        for k, n in other.pairs.items():
+            self.pairs[k] = self.pairs.get(k, 0) + n
 
 
 def replay(tps: list[list[float]], spec: SequentialSpec, effect: float,
            null: list[bool]) -> Tally:  # fmt: skip
     """One campaign of one coordinate: tps[0] the baseline's runs in round order, tps[i] the
     i-th variant's; ``null[i-1]``: variant i does not truly differ."""
-    pts = [Point(str(i), str(i), "") for i in range(len(tps))]
+    pts = [Point(str(i), "0" if i else None) for i in range(len(tps))]
     rounds = min(spec.max, min(len(v) for v in tps))
     runs = {p.key: 0 for p in pts}
     active = set(runs)
     for _ in range(rounds):
         for key in active:
             runs[key] += 1
-        seen = {p.key: tps[int(p.key)][: runs[p.key]] for p in pts}
-        active = undecided(pts, "0", seen, spec, effect)
+        seen = {p.key: dict(enumerate(tps[int(p.key)][: runs[p.key]], 1)) for p in pts}
+        active = undecided(pts, seen, spec, effect)
         if not active:
             break
-    pairs = [(seen["0"], seen[p.key]) for p in pts[1:]]
-    found = [c.verdict for c in verdicts.compare_sequential(pairs, effect, spec.precision)]
-    full = [(tps[0][:rounds], tps[i][:rounds]) for i in range(1, len(tps))]
-    fixed = [c.verdict for c in verdicts.compare_family(full, effect)]
+    auto = engine.Pairing(engine.SEQUENTIAL, 'repeats = "auto"', spec.precision)
+    pairs = [engine.Pair(seen["0"], seen[p.key]) for p in pts[1:]]
+    found = [c.verdict for c in engine.ask(engine.Question(pairs, auto, effect))]
+    full = [dict(enumerate(v[:rounds], 1)) for v in tps]
+    fixed_pairs = [engine.Pair(full[0], full[i]) for i in range(1, len(tps))]
+    fixed = [c.verdict for c in engine.ask(engine.Question(fixed_pairs, FIXED, effect))]
     t = Tally(sum(runs.values()), rounds * len(tps))
+    t.each = [(t.runs, t.runs_fixed)]
     t.same = sum(a == b for a, b in zip(found, fixed, strict=True))
     t.compared = len(found)
+    for a, b in zip(found, fixed, strict=True):
+        t.pairs[(a, b)] = t.pairs.get((a, b), 0) + 1
     if all(null):
         t.aa_campaigns = 1
         t.aa_false = int(any(v in "+-" for v in found))
@@ -104,6 +129,13 @@ def lognormal(cvs: list[float], effects: list[float]) -> Draw:
     shift = np.log1p(np.array(effects))[:, None]
     sd = np.array(cvs)[:, None]
     return lambda rng, n: shift + sd * rng.standard_normal((len(cvs), n))
+
+
+def drifting(cv: float, drift: float, effects: list[float]) -> Draw:
+    """Each round's runs share a drift of SD ``drift`` (a machine that changes between rounds:
+    what pairing by round removes)."""
+    base = lognormal([cv] * len(effects), effects)
+    return lambda rng, n: base(rng, n) + drift * rng.standard_normal(n)[None, :]
 
 
 def heavy(cv: float, k: int) -> Draw:
@@ -120,6 +152,8 @@ SCENARIOS: list[tuple[str, Draw, list[bool], SequentialSpec, float]] = [
      SequentialSpec(3, 20), 10.0),
     ("A/A heavy tails (Student t, 3 df) at 2%, effect 10, max 10",
      heavy(0.02, 6), [True] * 5, SequentialSpec(3, 10), 10.0),
+    ("one variant −5% among 3 at 1% noise, each round drifting 4% (shared), effect 5, max 10",
+     drifting(0.01, 0.04, [0, 0, -0.05]), [True, False], SequentialSpec(3, 10), 5.0),
     ("A/A spreads 1–5% across variants, effect 10, max 15",
      lognormal(list(np.linspace(0.01, 0.05, 6)), [0] * 6), [True] * 5,
      SequentialSpec(3, 15), 10.0),
@@ -127,14 +161,20 @@ SCENARIOS: list[tuple[str, Draw, list[bool], SequentialSpec, float]] = [
 
 
 def report(name: str, t: Tally) -> None:
-    saved = 1 - t.runs / t.runs_fixed
+    saved, slo, shi = t.saved()
     lo, hi = wilson(t.same, t.compared)
-    line = (f"{name}\n  runs {t.runs} of {t.runs_fixed} fixed: saved {saved:.1%}; same verdict "
+    line = (f"{name}\n  runs {t.runs} of {t.runs_fixed} fixed: saved {saved:.1%} (95% CI "
+            f"{slo:.1%}–{shi:.1%}); same verdict "
             f"as fixed {t.same / t.compared:.1%} (95% CI {lo:.1%}–{hi:.1%})")  # fmt: skip
     if t.aa_campaigns:
         flo, fhi = wilson(t.aa_false, t.aa_campaigns)
         line += (f"; A/A campaigns with a +/−: {t.aa_false / t.aa_campaigns:.1%} "
                  f"(95% CI {flo:.1%}–{fhi:.1%})")  # fmt: skip
+    differ = sorted(((n, a, b) for (a, b), n in t.pairs.items() if a != b), reverse=True)
+    if differ:
+        line += "\n  differing (auto's, fixed's): " + ", ".join(
+            f"{a} for {b} {n}" for n, a, b in differ
+        )
     print(line, flush=True)
 
 
@@ -215,7 +255,8 @@ def main() -> None:
     lo, hi = wilson(total.same, total.compared)
     print(f"same_verdicts: {total.same / total.compared:.4f} (95% CI {lo:.4f}–{hi:.4f}, "
           f"{total.compared} comparisons)")  # fmt: skip
-    print(f"runs_saved: {1 - total.runs / total.runs_fixed:.4f}")
+    saved, lo, hi = total.saved()
+    print(f"runs_saved: {saved:.4f} (95% CI {lo:.4f}–{hi:.4f}, {len(total.each)} campaigns)")
 
 
 if __name__ == "__main__":

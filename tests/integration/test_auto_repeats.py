@@ -4,6 +4,7 @@ resumes from what the store holds."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -75,3 +76,49 @@ def test_auto_repeats_stop_on_a_decided_verdict_and_resume(
     assert main(["run", str(path), *common]) == 0
     with open_store(str(store)) as st:
         assert len(st.list_runs("auto")) == 6
+
+
+AXIS = """
+name = "auto-axis"
+repeats = "auto"
+[sequential]
+min = 3
+max = 6
+[analysis]
+effect = 20
+[dataset]
+scale = 1
+[workload]
+script = "select-only"
+duration = 2
+rate = 1000
+latency_log = "off"
+[telemetry]
+enabled = false
+[matrix.settings]
+synchronous_commit = ["on", "off"]
+"""
+
+
+def test_auto_repeats_along_a_matrix_axis_stop_on_no_difference(
+    tmp_path: Path, lab: Lab, no_leftovers, capsys
+) -> None:
+    """Issue 57 item 6: a campaign of one variant whose question is a matrix axis (a read-only
+    load: synchronous_commit changes nothing) is judged round by round along the axis, paired
+    by round, and stops on "=" (no difference beyond ±20%), as a fixed campaign would say it;
+    before, its rounds compared nothing and ran to max."""
+    store = tmp_path / "r.sqlite"
+    path = tmp_path / "axis.toml"
+    path.write_text(AXIS)
+    common = ["--lab-dir", str(lab.home), "--store", str(store)]
+    assert main(["run", str(path), *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "repeats auto: every point decided before round" in out, out
+    assert main(["show", "auto-axis", "--json", *common]) == 0
+    shown = {p["point"]: p for p in json.loads(capsys.readouterr().out)["points"]}
+    off = shown["settings.synchronous_commit=off"]["comparison"]
+    assert shown["settings.synchronous_commit=on"]["comparison"] is None
+    assert off["verdict"] == "=" and off["method"] == "sequential", off
+    assert "pair by round" in off["why"]
+    with open_store(str(store)) as st:
+        assert len(st.list_runs("auto-axis")) < 12  # stopped before max

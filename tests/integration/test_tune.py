@@ -77,7 +77,7 @@ wal_compression = ["off", "pglz"]
         assert r.ok, r.error
         by_variant[r.variant] = by_variant.get(r.variant, 0) + 1
     # every trial one stored run with its TPS; every candidate confirmed twice, then (adaptive)
-    # a third time: 2 runs a side give no anytime-valid interval, so nothing was decided
+    # a third time: 2 rounds give no anytime-valid interval, so nothing was decided
     assert by_variant == {"trial 0": 1, "trial 1": 1, "trial 2": 1, "confirm default": 3,
                           "confirm pgtune": 3, f"confirm {_best(trials)}": 3}  # fmt: skip
     for t in trials:
@@ -106,7 +106,8 @@ wal_compression = ["off", "pglz"]
     for part in ('id="tuning"', 'id="tune-answer"', 'id="tune-confirmation"', 'id="tune-trials"'):
         assert part in html
     assert html.index('id="tuning"') < html.index("<h2>Summary</h2>")
-    assert "(confidence sequence), Bonferroni" in html and "<th>p (Bonferroni)</th>" in html
+    assert "(confidence sequence of the within-round ratios), Bonferroni" in html
+    assert "<th>p (Bonferroni)</th>" in html
     assert (tmp_path / "e2e-charts" / "tune-history.png").stat().st_size > 1000
     _as_a_reader_sees_it(page, tmp_path, out[out.index("answer: ") + 8 :].splitlines()[0])
     capsys.readouterr()

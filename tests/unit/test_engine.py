@@ -198,3 +198,119 @@ def test_variants_of_different_workloads_are_compared_along_their_axis() -> None
     same = rows["tpcb settings.plan_cache_mode=force_custom_plan"].comparison
     assert same is not None and abs(same.delta_pct) < 3.0
     assert rows["tpcc settings.plan_cache_mode=auto"].is_base
+
+
+def test_repeats_auto_is_judged_like_a_fixed_campaign() -> None:
+    """Issue 57 item 6: an auto campaign's answers are the engine's, paired by round as a fixed
+    campaign's, in the same words: "=" (no difference beyond the effect) where the sequence
+    once stopped at "~", and the drift of the rounds cancelled."""
+    auto = campaign(repeats="auto", sequential={"max": 10})
+    a = dict(zip(range(1, 6), (100.0 * d for d in DRIFT), strict=True))
+    same = {r: v * (1.002 if r % 2 else 0.998) for r, v in a.items()}
+    slower = {r: v * (0.9 if r % 2 else 0.902) for r, v in a.items()}
+    pairs = [engine.Pair(a, same), engine.Pair(a, slower)]
+    eq, down = engine.ask(engine.Question(pairs, engine.pairing(auto), 5.0))
+    fixed_eq, fixed_down = engine.ask(engine.Question(pairs, engine.pairing(campaign()), 5.0))
+    assert (eq.verdict, down.verdict) == ("=", "-") == (fixed_eq.verdict, fixed_down.verdict)
+    assert eq.method == "sequential" and "pair by round" in eq.why
+    assert "no difference beyond ±5%" in eq.reason
+    # the rounds drift by ±45%: apart, nothing could be told
+    apart = engine.ask(engine.Question(pairs, engine.Pairing(engine.APART, "apart"), 5.0))
+    assert [c.verdict for c in apart] == ["?", "?"]
+
+
+def test_repeats_auto_stops_along_a_matrix_axis() -> None:
+    """The rounds of an auto campaign whose question is a matrix axis judge each "off" point
+    against the "on" point at the same client count (they judged nothing but a variant's)."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+    from pglab.planning.rounds import points_of
+
+    matrix = {"clients": [1, 4], "settings": {"synchronous_commit": ["on", "off"]}}
+    doc = {"repeats": "auto", "matrix": matrix}
+    camp = parse(doc, "sc")
+    plan = make_plan(camp)
+    found = {p.key: p.against for p in points_of(camp, plan.points)}
+    label = {p.point_key: p.label for p in plan.points}
+    assert {label[k]: label.get(a or "") for k, a in found.items()} == {
+        "clients=1 settings.synchronous_commit=on": None,
+        "clients=1 settings.synchronous_commit=off": "clients=1 settings.synchronous_commit=on",
+        "clients=4 settings.synchronous_commit=on": None,
+        "clients=4 settings.synchronous_commit=off": "clients=4 settings.synchronous_commit=on",
+    }
+    # variants of one workload: against the first variant's point, as show compares them
+    two = parse({"repeats": "auto", "variants": {"a": {}, "b": {}}}, "v")
+    pts = make_plan(two).points
+    by_variant = {p.variant: p.point_key for p in pts}
+    assert {p.key: p.against for p in points_of(two, pts)} == {
+        by_variant["a"]: None,
+        by_variant["b"]: by_variant["a"],
+    }
+
+
+def test_analysis_reference_names_what_the_others_are_compared_with() -> None:
+    """``[analysis] reference``: another variant, or another value of a compared axis, is the
+    reference of every view's comparisons (points.campaign_rows, which show, compare, the report
+    and serve render) and of the rounds of repeats = "auto"."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+    from pglab.planning.rounds import points_of
+
+    matrix = {"clients": [1, 8], "settings": {"synchronous_commit": ["on", "off"]}}
+    ref = {"reference": {"synchronous_commit": "off"}}
+    camp = campaign("sc", variants={"base": {}}, matrix=matrix, analysis=ref)
+    assert points.axis_baseline_of(camp) == {"settings.synchronous_commit": "off"}
+    assert points.reference_of(camp) == "synchronous_commit=off"
+    rows = {r.point: r for r in points.campaign_rows(axis_runs(), camp)}
+    for clients in (1, 8):
+        on = rows[f"clients={clients} settings.synchronous_commit=on"]
+        assert rows[f"clients={clients} settings.synchronous_commit=off"].is_base
+        assert on.comparison is not None and on.comparison.verdict == "-"
+        assert on.comparison.delta_pct == pytest.approx(100 / 1.3 - 100, abs=0.5)
+    parsed = parse({"repeats": "auto", "matrix": matrix, "analysis": ref}, "sc")
+    assert parsed.reference == (("settings.synchronous_commit", "off"),)
+    plan = make_plan(parsed)
+    label = {p.point_key: p.label for p in plan.points}
+    against = {label[p.key]: label.get(p.against or "") for p in points_of(parsed, plan.points)}
+    assert against["clients=8 settings.synchronous_commit=on"] == (
+        "clients=8 settings.synchronous_commit=off"
+    )
+    # a variant: the runs of "small" compared against "big"'s
+    runs, two = tpch_runs(), campaign(analysis={"reference": {"variant": "big"}})
+    assert points.baseline_of(two) == "big"
+    small = next(r for r in points.campaign_rows(runs, two) if r.point == "small").comparison
+    assert small is not None and small.delta_pct == pytest.approx(0.0, abs=1.0)
+
+
+def test_a_reference_the_file_does_not_have_is_refused() -> None:
+    from pglab.campaign.parse import parse
+    from pglab.errors import CampaignError
+
+    doc = {"variants": {"a": {}, "b": {}}, "matrix": {"clients": [1, 4], "settings": {
+        "jit": [True, False]}}, "analysis": {"reference": {"variant": "c", "clients": 4,
+                                                             "x": 1, "jit": "maybe"}}}  # fmt: skip
+    with pytest.raises(CampaignError) as err:
+        parse(doc, "r")
+    said = str(err.value)
+    assert "reference: variant = 'c' is not a variant of the file (a, b)" in said
+    assert "reference: clients is the load's shape, never compared along" in said
+    assert "reference: x is not a [matrix] axis of the file" in said
+    assert "reference: jit = 'maybe' is not one of the axis's values (on, off)" in said
+    ok = parse({**doc, "analysis": {"reference": {"variant": "b", "jit": False}}}, "r")
+    assert ok.reference == (("variant", "b"), ("settings.jit", "off"))
+
+
+def test_the_plan_of_an_auto_campaign_expects_its_axis_comparisons() -> None:
+    """The plan's expected runs of a matrix axis's auto campaign count its comparisons (it
+    expected every point done at min, as if nothing were compared)."""
+    from pglab.campaign.parse import parse
+    from pglab.planning.plan import make_plan
+
+    matrix = {"clients": [1, 4], "settings": {"synchronous_commit": ["on", "off"]}}
+    auto = {"repeats": "auto", "sequential": {"max": 10}}
+    said = points.sequential_plan(make_plan(parse({**auto, "matrix": matrix}, "sc")), [], {})
+    assert said is not None and (said.least, said.most) == (12, 40)
+    assert said.expected > 16  # 5% noise assumed: 4 rounds at least for its 2 comparisons
+    alone = points.sequential_plan(make_plan(parse({**auto, "matrix": {"clients": [1, 4]}},
+                                                   "c")), [], {})  # fmt: skip
+    assert alone is not None and alone.expected == 6  # nothing compared: min rounds each

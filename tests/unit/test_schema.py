@@ -399,6 +399,8 @@ SHAPE_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "axis_settings": st.dictionaries(
         _setting_names, st.lists(_scalar, min_size=1, max_size=3), max_size=2
     ),  # fmt: skip
+    # what it names is the file's (_fit_reference)
+    "reference": st.fixed_dictionaries({}, optional={"variant": _names, "x": _scalar}),
     "size": st.sampled_from(["1GB", "300MB", "512MiB", " 2g ", 2**30, "0.5TB"]),
     "options": st.one_of(st.text(max_size=10), st.lists(st.sampled_from(["noatime", "-J"]))),
     "path": st.sampled_from(["/mnt/x", "/srv", "/"]),
@@ -563,7 +565,21 @@ def documents(draw) -> dict[str, Any]:  # noqa: C901 (one draw per section, in t
     _fit_kits(doc)
     _fit_progress(doc)
     _fit_sampling(doc)
+    _fit_reference(doc)
     return doc
+
+
+def _fit_reference(doc: dict[str, Any]) -> None:
+    """What the schema cannot say: ``[analysis] reference`` names a variant and compared axes
+    of the file, at one of their values: a variant of the file's where it names one, else
+    the key left out (tests/unit/test_engine.py parses references)."""
+    ref = doc.get("analysis", {}).get("reference")
+    if ref is None:
+        return
+    variants = list(doc.get("variants", {}))
+    ref.clear()
+    if variants:
+        ref["variant"] = variants[-1]
 
 
 def _fit_progress(doc: dict[str, Any]) -> None:

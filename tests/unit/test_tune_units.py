@@ -195,30 +195,36 @@ def test_confirmation_runs_are_interleaved_rounds() -> None:
 
 
 STEADY = [1000.0, 1010.0, 995.0, 1005.0, 990.0]
+# another candidate's own noise: the runs of a round pair (confirmation's rounds are
+# interleaved), so a candidate is not given the defaults' runs times a factor
+OWN = STEADY[::-1]
 
 
 def test_the_answer_is_the_best_significantly_better_configuration() -> None:
-    d = confirm.decide("tps", {"default": STEADY, "pgtune": [v * 1.05 for v in STEADY],
-                               "trial 3": [v * 1.20 for v in STEADY],
-                               "trial 7": [v * 1.02 for v in STEADY]})  # fmt: skip
+    d = confirm.decide("tps", {"default": STEADY, "pgtune": [v * 1.05 for v in OWN],
+                               "trial 3": [v * 1.20 for v in OWN],
+                               "trial 7": [v * 1.02 for v in OWN]})  # fmt: skip
     assert d.winner == "trial 3"
     assert d.text.startswith("trial 3 is significantly better than the defaults: TPS +20.0%")
     assert [r.label for r in d.rows] == ["default", "pgtune", "trial 3", "trial 7"]
     assert d.rows[0].comparison is None and d.rows[2].comparison.verdict == "+"
+    # asked of the engine: paired by round, as show judges a campaign's points
+    assert "pair by round" in d.rows[2].comparison.why
+    assert d.rows[2].comparison.method in ("blocked", "paired")
 
 
 def test_noise_or_nothing_better_gives_no_winner() -> None:
     noisy = {"default": [900.0, 1100.0, 1000.0], "trial 1": [950.0, 1250.0, 1050.0]}
     d = confirm.decide("tps", noisy)
     assert d.winner is None and d.text == confirm.NONE_BETTER
-    worse = confirm.decide("tps", {"default": STEADY, "trial 1": [v * 0.8 for v in STEADY]})
+    worse = confirm.decide("tps", {"default": STEADY, "trial 1": [v * 0.8 for v in OWN]})
     assert worse.winner is None and worse.rows[1].comparison.verdict == "-"
 
 
 def test_p99_is_better_lower_and_a_limit_excludes_a_faster_configuration() -> None:
     lat = {"default": [5.0, 5.1, 4.9, 5.0], "trial 2": [4.0, 4.1, 3.9, 4.0]}
     assert confirm.decide("p99", lat).winner == "trial 2"
-    tps = {"default": STEADY, "trial 1": [v * 1.3 for v in STEADY]}
+    tps = {"default": STEADY, "trial 1": [v * 1.3 for v in OWN]}
     p99s = {"default": [4.0] * 5, "trial 1": [25.0] * 5}
     d = confirm.decide("tps", tps, p99s, limit_ms=20)
     assert d.winner is None and not d.rows[1].within_limit
@@ -255,17 +261,19 @@ def test_adaptive_rounds_go_on_for_the_undecided_and_the_defaults() -> None:
 
 
 def test_an_adaptive_decision_is_judged_on_the_anytime_valid_interval() -> None:
-    values = {"default": STEADY * 2, "trial 3": [v * 1.20 for v in STEADY * 2]}
+    values = {"default": STEADY * 2, "trial 3": [v * 1.20 for v in OWN * 2]}
     fixed = confirm.decide("tps", values)
     d = confirm.decide("tps", values, adaptive=True)
     assert d.winner == "trial 3" and "sequential" in d.rows[1].comparison.reason
-    seq, welch = d.rows[1].comparison, fixed.rows[1].comparison
-    assert seq.ci_high - seq.ci_low > welch.ci_high - welch.ci_low  # the price of looking often
+    seq, paired = d.rows[1].comparison, fixed.rows[1].comparison
+    assert "pair by round" in seq.why and "pair by round" in paired.why
+    assert seq.ci_high - seq.ci_low > paired.ci_high - paired.ci_low  # the price of looking often
 
 
 class _Run:
-    def __init__(self, variant: str, tps: float) -> None:
+    def __init__(self, variant: str, tps: float, repeat: int = 1) -> None:
         self.variant, self.tps, self.ok, self.metrics = variant, tps, True, {}
+        self.repeat = repeat
 
 
 class _Search:
@@ -288,7 +296,7 @@ def _confirm_rounds(runs: dict[str, list[float]], spec: TuneSpec) -> tuple[list,
     seen = []
     for r, rnd in confirm._rounds(search, cands, 5.0):  # type: ignore[arg-type]
         seen.append((r, sorted(c.label for c in rnd)))
-        search.runs += [_Run(confirm.PREFIX + c.label, runs[c.label][r - 1]) for c in rnd]
+        search.runs += [_Run(confirm.PREFIX + c.label, runs[c.label][r - 1], r) for c in rnd]
     return seen, search.said
 
 
@@ -308,7 +316,10 @@ def test_adaptive_rounds_stop_once_every_comparison_is_decided() -> None:
     seen, said = _confirm_rounds({"default": NOISE, "trial 3": [v * 1.4 for v in NOISE[::-1]],
                                   "trial 7": wobbly}, spec)  # fmt: skip
     assert [r for r, _ in seen] == list(range(1, 9)) and said == []
-    assert [labels for _, labels in seen[3:]] == [["default", "trial 7"]] * 5
+    # with two comparisons, 3 rounds are too few for their anytime-valid intervals (paired by
+    # round: 2 degrees of freedom at α/2): +40% is decided at the fourth
+    assert seen[3][1] == ["default", "trial 3", "trial 7"]
+    assert [labels for _, labels in seen[4:]] == [["default", "trial 7"]] * 4
 
 
 # -- what a person reads --------------------------------------------------------------------
@@ -334,8 +345,8 @@ def made_up_summary() -> summary.TuneSummary:
              confirm.Candidate("pgtune", (("shared_buffers", "2GB"),)),
              confirm.Candidate("trial 4", (("shared_buffers", "1GB"), ("wal_compression", "off")),
                                4, 3301.2))  # fmt: skip
-    values = {"default": STEADY, "pgtune": [v * 1.03 for v in STEADY],
-              "trial 4": [v * 1.12 for v in STEADY]}  # fmt: skip
+    values = {"default": STEADY, "pgtune": [v * 1.03 for v in OWN],
+              "trial 4": [v * 1.12 for v in OWN]}  # fmt: skip
     return summary.TuneSummary(
         "tune-tpcb", spec, records, (2810.4, 3120.9, 3120.9, 3120.9, 3301.2, 3301.2),
         {"shared_buffers": "128MB … 4GB, log", "wal_compression": "off | pglz | lz4"},

@@ -14,8 +14,9 @@ The rule of pairing, the same for every figure, items included:
 - runs of one **interleaved** campaign (a fixed number of repeats) pair by round: their
   within-round log ratios, the blocked analysis of ``stats.differences`` (the noise pooled over
   the comparisons of one pool, a comparison noisier than the rest on its own variance);
-- a campaign of ``repeats = "auto"``: the anytime-valid confidence sequence its rounds stopped
-  on (``verdicts.compare_sequential``);
+- a campaign of ``repeats = "auto"``: paired by round too, on the anytime-valid confidence
+  sequence of the within-round log ratios its rounds stopped on
+  (``verdicts.compare_sequential``), in the same words ("=" within the equivalence margin);
 - anything else (points of two campaigns, a campaign in sequential order, executions): Welch's
   test on the runs apart.
 
@@ -61,8 +62,8 @@ def pairing(a: CampaignRow | None, b: CampaignRow | None = None) -> Pairing:
     called = f" {name}" if name else ""
     if doc.get("repeats") == "auto":
         table = doc.get("sequential") or {}
-        return Pairing(SEQUENTIAL, f'the campaign{called} ran repeats = "auto"',
-                       table.get("precision"))  # fmt: skip
+        return Pairing(SEQUENTIAL, f'runs of the campaign{called} (repeats = "auto") pair by '
+                       "round", table.get("precision"))  # fmt: skip
     if doc.get("order", "interleaved") != "interleaved":
         return Pairing(APART, f"the campaign{called} ran in sequential order: its repeats are "
                        "not rounds")  # fmt: skip
@@ -96,8 +97,8 @@ def ask(question: Question) -> list[Comparison]:
     asked = [p for p in question.pairs if p.judged]
     if question.pairing.how == SEQUENTIAL:
         found = verdicts.compare_sequential(
-            [(list(p.a.values()), list(p.b.values())) for p in asked],
-            question.effect_pct, question.pairing.precision,
+            [(p.a, p.b) for p in asked], question.effect_pct, question.pairing.precision,
+            question.equivalence_pct,
         )  # fmt: skip
     else:
         diffs = _measured(question)

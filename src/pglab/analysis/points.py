@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from pglab import metric_units
 from pglab.analysis import engine, verdicts
 from pglab.analysis.noise import noise_before
+from pglab.campaign import questions
+from pglab.campaign.questions import is_question, pairs
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats.sequential import SequentialSpec, expected_runs
@@ -35,9 +37,23 @@ if TYPE_CHECKING:  # the store's type only: its module is not imported to run th
 
 
 def baseline_of(campaign: CampaignRow | None) -> str | None:
-    """The first variant of a campaign with several variants (the baseline), else None."""
+    """The baseline variant of a campaign with several variants (``[analysis] reference``'s
+    variant, else the first), else None."""
     variants = list(spec_of(campaign).get("variants") or {})
-    return variants[0] if len(variants) > 1 else None
+    if len(variants) < 2:
+        return None
+    return _reference(campaign)[0] or variants[0]
+
+
+def _reference(campaign: CampaignRow | None) -> tuple[str | None, dict[str, str]]:
+    """A stored campaign's ``[analysis] reference``: its variant and its axes' values."""
+    doc = spec_of(campaign)
+    raw = (doc.get("analysis") or {}).get("reference") or {}
+    if not raw:
+        return None, {}
+    axes = _axis_values(doc.get("matrix") or {})
+    variant, found, _ = questions.resolve(raw, list(doc.get("variants") or {}), axes)
+    return variant, found
 
 
 def effect_of(campaign: CampaignRow | None) -> float:
@@ -69,33 +85,28 @@ def sequential_of(campaign: CampaignRow | None) -> SequentialSpec | None:
     return SequentialSpec(**{k: table[k] for k in ("min", "max", "precision") if k in table})
 
 
-# the [matrix] axes that are a campaign's question when it has one variant (each point is
-# compared with the point at their first values, the other axes the same): the server's
-# settings, the OS's (but the CPUs, a scan: analysis/cores), the storage, and a maintenance
-# operation's options (parallel = [0, 1]: 1 against 0); not the load's shape (clients,
-# scale, duration…), whose points are conditions, not answers
-COMPARED_AXES = ("parallel", "jobs", "storage", "wal_storage")
-_SCANS = ("os.cpus", "os.client_cpus")
-
-
-def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
-    """Each axis of a stored ``[matrix]`` with several values: its name as the points' axes
-    have it (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its first value as
-    their labels write it (a setting's true as "on")."""
-    out: dict[str, AxisValue] = {}
+def _axis_values(matrix: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Each axis of a stored ``[matrix]``: its name as the points' axes have it
+    (``settings.NAME``, ``os.KEY``, ``os.sysctl.NAME``) and its values as written."""
+    out: dict[str, list[Any]] = {}
     for key, values in matrix.items():
         if key in ("settings", "os") and isinstance(values, dict):
             table = {k: v for k, v in values.items() if k != "sysctl"}
             table.update({f"sysctl.{k}": v for k, v in (values.get("sysctl") or {}).items()})
-            for name, vals in table.items():
-                if isinstance(vals, list) and len(vals) > 1:
-                    first = vals[0]
-                    if key == "settings" and isinstance(first, bool):
-                        first = "on" if first else "off"
-                    out[f"{key}.{name}"] = first if key == "os" else str(first)
-        elif isinstance(values, list) and len(values) > 1:
-            out[key] = values[0]
+            out.update({f"{key}.{name}": vals for name, vals in table.items()
+                        if isinstance(vals, list)})  # fmt: skip
+        elif isinstance(values, list):
+            out[key] = values
     return out
+
+
+def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
+    """Each axis of a stored ``[matrix]`` with several values and its first value as their
+    labels write it (a setting's true as "on")."""
+    return {
+        axis: vals[0] if not axis.startswith("settings.") else questions.setting_text(vals[0])
+        for axis, vals in _axis_values(matrix).items() if len(vals) > 1
+    }  # fmt: skip
 
 
 def axis_baseline_of(
@@ -108,6 +119,8 @@ def axis_baseline_of(
     if baseline_of(campaign) is not None and not (runs and _workloads_differ(runs)):
         return {}
     found = _first_values(spec_of(campaign).get("matrix") or {})
+    said = _reference(campaign)[1]  # [analysis] reference's values instead of the first
+    found.update({k: v for k, v in said.items() if k in found})
     return {k: v for k, v in found.items() if is_question(k)}
 
 
@@ -122,12 +135,6 @@ def _workloads_differ(runs: Sequence[RunRow]) -> bool:
     for r in runs:
         by_variant.setdefault(r.variant, []).append(r)
     return len({figure_of(mine) for mine in by_variant.values()}) > 1
-
-
-def is_question(axis: str) -> bool:
-    """Whether a campaign of one variant compares its points along ``axis`` (a point's axis
-    name: ``settings.NAME``, ``os.KEY``, ``parallel``…)."""
-    return axis in COMPARED_AXES or (axis.startswith(("settings.", "os.")) and axis not in _SCANS)
 
 
 def reference_of(campaign: CampaignRow | None, runs: Sequence[RunRow] | None = None) -> str | None:
@@ -368,7 +375,7 @@ def _judged_together(
         rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
-        if judge.pairing.how == engine.ROUNDS:
+        if judge.pairing.how in (engine.ROUNDS, engine.SEQUENTIAL):
             pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
         else:  # every ok run counts, whatever its repeat number
             pairs += [engine.Pair(engine.apart(tps_of[b]), engine.apart(tps_of[o]), g, i)
@@ -387,28 +394,11 @@ def _judged_together(
 def _family(
     rows: list[PointRow], baseline: str | None, axis_base: dict[str, AxisValue]
 ) -> tuple[list[PointRow], list[tuple[str, str, str]]]:
-    """``rows`` with their ``is_base`` set, and the campaign's comparisons: (the baseline
-    point's label, the other point's label, where the baseline is: the comparisons that share
-    it)."""
-    based = {k: str(v) for k, v in axis_base.items()}
-
-    def is_base(pt: PointRow) -> bool:
-        if baseline is not None:
-            return pt.variant == baseline
-        return all(str(pt.axes.get(k)) == v for k, v in based.items())
-
-    def base_key(pt: PointRow) -> str:  # where its baseline point is
-        axes = {k: (based.get(k, v) if baseline is None else v) for k, v in pt.axes.items()}
-        return (
-            (pt.variant if baseline is None else "")
-            + " "
-            + " ".join(f"{k}={v}" for k, v in axes.items())
-        )
-
-    rows = [replace(pt, is_base=is_base(pt)) for pt in rows]
-    base = {base_key(pt): pt.point for pt in rows if pt.is_base}
-    return rows, [(base[base_key(pt)], pt.point, base_key(pt)) for pt in rows
-                  if not pt.is_base and base_key(pt) in base]  # fmt: skip
+    """``rows`` with their ``is_base`` set, and the campaign's comparisons (``questions.pairs``):
+    (the baseline point's label, the other point's label, where the baseline is: the
+    comparisons that share it)."""
+    refs, found = pairs([(pt.point, pt.variant, pt.axes) for pt in rows], baseline, axis_base)
+    return [replace(pt, is_base=pt.point in refs) for pt in rows], found
 
 
 def tps_by_round(runs: Sequence[RunRow], figure: str = "tps") -> dict[int, float]:
@@ -482,9 +472,18 @@ def sequential_plan(
         return None
     noise, source = noise_before(stored_runs, stored_specs, camp.name,
                                  [pt.to_dict() for pt in plan.points])  # fmt: skip
-    variants = len(camp.variants)
-    groups = max(1, len(plan.points) // variants)
-    expected = expected_runs(spec, groups, variants, noise, camp.effect_pct)
+    from pglab.planning.rounds import points_of  # its store's module is not needed here
+
+    # the comparisons its rounds judge (the variants', or along a compared axis): as groups of
+    # a reference and the points compared with it; a point with nothing to compare runs min
+    judged = points_of(camp, plan.points)
+    refs = {p.against for p in judged if p.against is not None}
+    alone = sum(1 for p in judged if p.against is None and p.key not in refs)
+    groups = max(1, len(refs))
+    variants = 1 + round((len(judged) - alone - len(refs)) / groups) if refs else 1
+    expected = alone * spec.min + (
+        expected_runs(spec, groups, variants, noise, camp.effect_pct) if refs else 0
+    )
     n = len(plan.points)
     return SequentialPlan(n * spec.min, n * spec.max, expected, noise, source)
 

@@ -66,7 +66,7 @@ METHOD_TEXT = {
     "blocked": "blocked (within-round ratios, variance pooled over the comparisons)",
     "paired": "paired (within-round ratios, the comparison's own variance)",
     "welch": "Welch (runs that do not pair)",
-    "sequential": "anytime-valid sequence (repeats = auto)",
+    "sequential": "anytime-valid sequence of within-round ratios (repeats = auto)",
 }
 
 
@@ -257,26 +257,34 @@ def compare(
 
 
 def compare_sequential(
-    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    pairs: Sequence[tuple[Rounds, Rounds]],
     effect_pct: float = DEFAULT_EFFECT_PCT,
     precision: float | None = None,
+    equivalence_pct: float | None = None,
 ) -> list[Comparison]:
-    """The comparisons of a campaign run with ``repeats = "auto"``: judged on the anytime-valid
-    confidence sequence its rounds stopped on (``pglab.stats.sequential``), at ALPHA / m each
-    (Bonferroni), not on Welch's test, whose p-values do not hold once the number of runs
-    depends on the data. ``p_value`` is 1/E (E the e-value against no difference), valid
-    at any stopping time; ``p_holm`` is m/E."""
+    """The comparisons of a campaign run with ``repeats = "auto"``, each side's figure by
+    round: judged on the anytime-valid confidence sequence of the within-round log ratios its
+    rounds stopped on (``pglab.stats.sequential.look``: paired by round, as the fixed design),
+    at ALPHA / m each (Bonferroni), not on a fixed test, whose p-values do not hold once the
+    number of runs depends on the data; the verdicts in the fixed design's words ("=" within
+    ±``equivalence_pct``, default the effect). ``p_value`` is 1/E (E the e-value against no
+    difference), valid at any stopping time; ``p_holm`` is m/E."""
     m = max(1, sum(1 for a, b in pairs if len(a) and len(b)))
     alpha = sequential.family_alpha(m)
+    margin = effect_pct if equivalence_pct is None else equivalence_pct
+    family = f" with {m} comparisons" if m > 1 else ""
     out = []
     for a, b in pairs:
-        lk = sequential.look(a, b, alpha, effect_pct, precision)
-        sides = _sides_text(lk.n_a, lk.n_b)
-        if lk.verdict == "~":
-            reason = (f"no difference of ±{effect_pct:g}%: its anytime-valid interval lies within "
-                      f"(sequential, {sides})")  # fmt: skip
+        lk = sequential.look(a, b, alpha, effect_pct, precision, equivalence_pct)
+        sides = f"{lk.rounds} rounds paired" if lk.rounds else _sides_text(lk.n_a, lk.n_b)
+        if lk.verdict == "=":
+            reason = (f"no difference beyond ±{margin:g}%: its anytime-valid interval lies "
+                      f"within (sequential, {sides}{family})")  # fmt: skip
+        elif lk.verdict == "~":
+            reason = (f"not significant; its anytime-valid interval ({sides}{family}) would have "
+                      f"found ±{lk.detectable_pct:.1f}% or more")  # fmt: skip
         elif lk.verdict == "?" and lk.ci_low is None:
-            reason = f"{sides}: too few for an anytime-valid interval"
+            reason = f"{sides}: too few for an anytime-valid interval (sequential)"
         elif lk.verdict == "?":
             reason = (f"{sides}: the anytime-valid interval still reaches ±{effect_pct:g}% "
                       "(sequential: raise [sequential] max, or reduce the noise)")  # fmt: skip
@@ -285,7 +293,8 @@ def compare_sequential(
         out.append(Comparison(
             lk.delta_pct, lk.ci_low, lk.ci_high, min(1.0, 1 / lk.e_value), lk.verdict, reason,
             p_holm=min(1.0, m / lk.e_value), n_a=lk.n_a, n_b=lk.n_b, comparisons=m,
-            effect_pct=effect_pct, method="sequential",
+            noise_pct=lk.noise_pct, detectable_pct=lk.detectable_pct, effect_pct=effect_pct,
+            method="sequential", equivalence_pct=margin,
         ))  # fmt: skip
     return out
 

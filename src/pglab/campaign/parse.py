@@ -22,6 +22,7 @@ from pglab.campaign import (
     declared,
     os_table,
     profiling,
+    questions,
     schema,
     sections,
     server_source,
@@ -100,6 +101,8 @@ class Campaign:
     equivalence_pct: float | None = None
     profile: ProfileSpec = ProfileSpec()  # [profile]: perf in measured phases
     spread: str = "coordinates"  # [fleet] spread: a fleet job per coordinate, or per round too
+    # [analysis] reference: ("variant", NAME) and (AXIS, value as its points write it)
+    reference: tuple[tuple[str, str], ...] = ()
 
     def host(self, name: str) -> HostSpec:
         return next(h for h in self.hosts if h.name == name)
@@ -194,7 +197,13 @@ def parse(
     storage_bench = storage_parts.storage_bench(
         table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
     )
-    effect, equivalence = sections.analysis(table_of(doc, "analysis", p, ""), p)
+    effect, equivalence, raw_reference = sections.analysis(table_of(doc, "analysis", p, ""), p)
+    ref_variant, ref_axes, wrong = questions.resolve(
+        raw_reference, [v.name for v in variants] if doc.get("variants") else [], dict(matrix)
+    )
+    for w in wrong:
+        p.add("[analysis]", w)
+    reference = (("variant", ref_variant),) if ref_variant else ()
     prof = profiling.profile(table_of(doc, "profile", p, ""), "profile" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
@@ -224,6 +233,7 @@ def parse(
         equivalence,
         prof,
         spread,
+        reference + tuple(ref_axes.items()),
     )
 
 

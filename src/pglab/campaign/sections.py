@@ -6,6 +6,7 @@ between keys are here."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems, table_of
@@ -56,12 +57,15 @@ def sequential(doc: TomlTable, order: str, p: Problems) -> SequentialSpec | None
     return replace(spec, **found)
 
 
-def analysis(table: TomlTable, p: Problems) -> tuple[float, float | None]:
+def analysis(table: TomlTable, p: Problems) -> tuple[float, float | None, dict[str, Any]]:
     """``[analysis]``: ``effect``, the smallest TPS difference (in %) worth finding (a comparison
-    that could not have found it is "?", not "~"; the plan says how many repeats would), and
-    ``equivalence``, the margin (in %) of an "=" verdict (None: the effect)."""
+    that could not have found it is "?", not "~"; the plan says how many repeats would),
+    ``equivalence``, the margin (in %) of an "=" verdict (None: the effect), and ``reference``
+    as written (what it names is checked against the variants and axes:
+    ``questions.resolve``)."""
     found = declared.check(schema.ANALYSIS, table, p, "[analysis]", allowed=ANALYSIS_KEYS)
-    return found.get("effect", DEFAULT_EFFECT_PCT), found.get("equivalence")
+    return (found.get("effect", DEFAULT_EFFECT_PCT), found.get("equivalence"),
+            found.get("reference") or {})  # fmt: skip
 
 
 def telemetry(table: TomlTable, p: Problems) -> TelemetrySpec:

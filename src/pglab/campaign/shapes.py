@@ -147,6 +147,10 @@ def _target_names(val: Any) -> tuple[str, ...] | None:
     return tuple(val) if ok else None
 
 
+def _reference(val: Any) -> dict[str, Any] | None:
+    return dict(val) if isinstance(val, dict) and all(_scalar(v) for v in val.values()) else None
+
+
 _SCALAR = {"type": ["string", "number", "boolean"]}
 SCALES = (1, 1_000_000)  # [dataset] scale: a whole number (pgbench's, a kit's unit)
 SCALE_FACTORS = (0.01, 1000.0)  # or a fraction: kit = "tpch"'s scale factor
@@ -173,6 +177,11 @@ SHAPES: dict[str, Shape] = {
         {"type": "integer", "minimum": 0, "maximum": 2**64 - 1}, {"enum": list(RANDOM_SEEDS)}]},
         _seed, 'an unsigned integer, "time" or "rand" (pgbench --random-seed)'),
     "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
+    # its keys name a variant or axes of the file: checked by campaign/questions.resolve
+    "reference": Shape("table variant = NAME, AXIS = value", {
+        "type": "object", "additionalProperties": _SCALAR,
+        "properties": {"variant": {"type": "string", "description": "the reference variant"}}},
+        _reference, "a table of variant = NAME and AXIS = value"),
     "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
         "type": "array", "minItems": 1, "items": _SCALAR}}),
     "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [

@@ -216,4 +216,5 @@ def _reach(r: history.Reach | None) -> Any:
     if r is None:
         return None
     return {"executions": r.executions, "noise_pct": r.noise_pct, "noise_source": r.noise_source,
-            "effect_pct": r.effect_pct, "needed": r.needed, "enough": r.enough}  # fmt: skip
+            "effect_pct": r.effect_pct, "needed": r.needed, "enough": r.enough,
+            "text": r.text()}  # fmt: skip

@@ -236,10 +236,12 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
         lines += ["", f"confirmation: adaptive, {spec.confirm_repeats}–{spec.confirm_rounds} "
                   "rounds, interleaved, each configuration until its comparison with the "
                   "defaults was decided; Δ% (geometric means) with its anytime-valid 95% "
-                  f"interval (confidence sequence), Bonferroni over {m} comparison(s)"]  # fmt: skip
+                  "interval (confidence sequence of the within-round ratios), Bonferroni over "
+                  f"{m} comparison(s)"]  # fmt: skip
     else:
         lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
-                  f"against the defaults, Welch's 95% CI, Holm over {m} comparison(s)"]  # fmt: skip
+                  "against the defaults paired by round (within-round ratios), 95% CI, Holm "
+                  f"over {m} comparison(s)"]  # fmt: skip
     rows = [["configuration", "runs", f"median {u}", "Δ% [95% CI] verdict",
              "p (Bonferroni)" if spec.adaptive else "p (Holm)", "search " + u]]  # fmt: skip
     searched = {c.label: c.search_value for c in s.candidates}

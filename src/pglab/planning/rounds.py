@@ -2,23 +2,56 @@
 
 The plan holds every round up to ``max``; before a round starts, the runs stored so far (this
 session's and a past one's alike: resuming after a failure judges the store as it is) decide,
-by ``pglab.stats.sequential.undecided``, which points run in it. A compared point waits for its
-baseline's runs of the same round (both sides stop together when their comparison is decided;
-the baseline goes on while any of its comparisons is not).
+by ``pglab.stats.sequential.undecided``, which points run in it: each point against its
+reference (``campaign.questions``: the baseline variant's point, or along a compared matrix axis
+the point at its first value), on its figure (TPS, a kit's NOPM or tpsE) paired by round, as
+the answer ``pglab show`` will give. A compared point waits for its reference's runs of the
+same round (both sides stop together when their comparison is decided; the reference goes on
+while any of its comparisons is not).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pglab.campaign import questions
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec
+from pglab.rows import RunRow
 from pglab.stats.sequential import Point, SequentialSpec, undecided
 from pglab.store.base import Store
 
+# a workload kit's headline metric, the figure its points are judged on (analysis.points)
+HEADLINES = ("nopm", "tpse")
 
-def point_of(run: RunSpec) -> Point:
-    return Point(run.point_key, run.variant, " ".join(f"{k}={v}" for k, v in run.axes))
+
+def points_of(campaign: Campaign, runs: Sequence[RunSpec]) -> list[Point]:
+    """Each point of ``runs`` (one per point) with the key of its reference point."""
+    workloads = {(v.dataset.kit, tuple(ph.operation for ph in v.phases))
+                 for v in campaign.variants}  # fmt: skip
+    said = dict(campaign.reference)  # [analysis] reference
+    baseline = (
+        said.get("variant", campaign.variants[0].name)
+        if len(campaign.variants) > 1 and len(workloads) == 1 else None
+    )  # fmt: skip
+    axes: dict[str, object] = {}
+    if baseline is None:
+        axes = questions.first_values(campaign.matrix)
+        axes.update({k: v for k, v in said.items() if k in axes})
+    if baseline is None and not axes:
+        return [Point(r.point_key) for r in runs]
+    _, found = questions.pairs([(r.point_key, r.variant, dict(r.axes)) for r in runs],
+                               baseline, axes)  # fmt: skip
+    against = {other: ref for ref, other, _ in found}
+    return [Point(r.point_key, against.get(r.point_key)) for r in runs]
+
+
+def figure_value(run: RunRow) -> float | None:
+    """An ok run's figure: a kit's headline metric (NOPM, tpsE), else its ``tps``."""
+    if not run.ok:
+        return None
+    found = next((run.metrics[m] for m in HEADLINES if m in run.metrics), run.tps)
+    return None if found is None else float(found)
 
 
 class Rounds:
@@ -29,9 +62,8 @@ class Rounds:
         assert campaign.sequential is not None
         self.spec: SequentialSpec = campaign.sequential
         self.campaign = campaign
-        self.points = [point_of(p) for p in points]
+        self.points = points_of(campaign, points)
         self.labels = {p.point_key: p.label for p in points}
-        self.baseline = campaign.variants[0].name if len(campaign.variants) > 1 else None
         self.store = store
         self.status = status
         self.judged_round = 0
@@ -44,14 +76,13 @@ class Rounds:
         return run.point_key in self.active
 
     def _judge(self, round_no: int) -> None:
-        tps: dict[str, list[float]] = {}
+        values: dict[str, dict[int, float]] = {}
         for r in self.store.list_runs(self.campaign.name):
-            if r.ok and r.tps is not None:
-                tps.setdefault(r.point_key, []).append(float(r.tps))
+            if (v := figure_value(r)) is not None:
+                values.setdefault(r.point_key, {})[r.repeat] = v
         before = self.active
-        self.active = undecided(
-            self.points, self.baseline, tps, self.spec, self.campaign.effect_pct
-        )
+        self.active = undecided(self.points, values, self.spec, self.campaign.effect_pct,
+                                equivalence_pct=self.campaign.equivalence_pct)  # fmt: skip
         self.judged_round = round_no
         stopped = [self.labels[k] for k in self.labels if k in before and k not in self.active]
         if stopped:

@@ -1,12 +1,14 @@
 """Confirmation against noise (the winner's curse): after the search, the best configurations,
 the server's defaults and PGTune's rules are re-run, interleaved (rounds in a seeded shuffle,
 so drift spreads over all of them), ``confirm_repeats`` times each, stored as the variants
-"confirm LABEL", and each compared with the defaults by the project's verdicts (Δ% of
-geometric means, Welch's 95% CI on logs, Mann-Whitney as a check, Holm over the family). The
-answer is the best configuration significantly better than the defaults after confirmation,
-or none. Adaptive (``confirm_max`` above ``confirm_repeats``): then a round at a time of the
-candidates still undecided, judged on the anytime-valid confidence sequence of
-``pglab.stats.sequential`` (Bonferroni), which stopping on what the runs showed cannot break."""
+"confirm LABEL", and each compared with the defaults by the one comparison engine
+(``analysis.engine``), as ``pglab show`` judges a campaign's points: the runs of one round
+paired (within-round log ratios, the noise pooled over the candidates: the blocked analysis),
+Holm over the family. The answer is the best configuration significantly better than the
+defaults after confirmation, or none. Adaptive (``confirm_max`` above ``confirm_repeats``):
+then a round at a time of the candidates still undecided, judged on the anytime-valid
+confidence sequence of the within-round ratios (``pglab.stats.sequential``, Bonferroni), which
+stopping on what the runs showed cannot break, in the same words ("+", "−", "=")."""
 
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, TypedDict
 
-from pglab.analysis.verdicts import Comparison, compare_family, compare_sequential
+from pglab.analysis import engine
+from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.planning.hints import read as read_hints
 from pglab.stats import sequential
+from pglab.stats.differences import Rounds
 from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
 from pglab.tune.trials import with_p99
 
@@ -33,6 +37,9 @@ if TYPE_CHECKING:
     from pglab.tune.trials import Search, Setup, TrialRecord, TuneEvents
 
 PREFIX = "confirm "
+# a candidate's confirmation runs: by round (their repeat number), or a list (its i-th value
+# the i-th round's)
+Values = Mapping[str, Sequence[float] | Rounds]
 NONE_BETTER = "no configuration is significantly better than the defaults"
 
 
@@ -124,32 +131,48 @@ def schedule(cands: Sequence[Candidate], repeats: int, seed: int) -> list[tuple[
     return order
 
 
-def undecided(values: Mapping[str, Sequence[float]], spec: TuneSpec,
+def by_round(values: Sequence[float] | Rounds) -> Rounds:
+    """A candidate's runs by round: as stored, or a list's i-th value round i."""
+    return values if isinstance(values, Mapping) else dict(enumerate(values, 1))
+
+
+def undecided(values: Values, spec: TuneSpec,
               effect_pct: float = DEFAULT_EFFECT_PCT) -> set[str]:  # fmt: skip
     """Adaptive confirmation (``confirm_max`` above ``confirm_repeats``): the labels that need
-    another round — each candidate whose anytime-valid comparison with the defaults is not
-    decided yet, and the defaults while any is (``sequential.undecided``, every label a point
-    of its own, the defaults the baseline)."""
-    points = [sequential.Point(label, label, "") for label in values]
+    another round — each candidate whose anytime-valid comparison with the defaults (paired by
+    round) is not decided yet, and the defaults while any is (``sequential.undecided``, the
+    defaults every candidate's reference)."""
+    points = [sequential.Point(label, None if label == "default" else "default")
+              for label in values]  # fmt: skip
     rounds = sequential.SequentialSpec(min=spec.confirm_repeats, max=spec.confirm_rounds)
-    return sequential.undecided(points, "default", values, rounds, effect_pct)
+    return sequential.undecided(points, {k: by_round(v) for k, v in values.items()}, rounds,
+                                effect_pct)  # fmt: skip
 
 
-def decide(objective: str, values: Mapping[str, Sequence[float]],
+PAIRING = engine.Pairing(engine.ROUNDS, "the confirmation runs are interleaved rounds: they "
+                         "pair by round")  # fmt: skip
+ADAPTIVE = engine.Pairing(engine.SEQUENTIAL, "the adaptive confirmation's rounds pair by round")
+
+
+def decide(objective: str, values: Values,
            p99s: Mapping[str, Sequence[float]] | None = None, limit_ms: float | None = None,
            effect_pct: float = DEFAULT_EFFECT_PCT, adaptive: bool = False) -> Decision:  # fmt: skip
-    """Each candidate against "default" (Holm over the family; with ``adaptive``, the
-    anytime-valid confidence sequence that its rounds stopped on, Bonferroni over the family);
-    the winner is the best of those significantly better (higher TPS, or lower p99 for the p99
-    objective) and, with a p99 limit, whose median p99 is within it."""
-    base = list(values.get("default", ()))
-    others = [label for label in values if label != "default"]
-    compare = compare_sequential if adaptive else compare_family
-    comps = compare([(base, list(values[o])) for o in others], effect_pct) if others else []
+    """Each candidate against "default", asked of the comparison engine as one question (paired
+    by round, Holm over the family; with ``adaptive``, the anytime-valid confidence sequence
+    that its rounds stopped on, Bonferroni over the family); the winner is the best of those
+    significantly better (higher TPS, or lower p99 for the p99 objective) and, with a p99
+    limit, whose median p99 is within it."""
+    rounds = {k: by_round(v) for k, v in values.items()}
+    base = rounds.get("default", {})
+    others = [label for label in rounds if label != "default"]
+    question = engine.Question([engine.Pair(base, rounds[o]) for o in others],
+                               ADAPTIVE if adaptive else PAIRING, effect_pct)  # fmt: skip
+    comps = engine.ask(question) if others else []
     better = "-" if objective in LOWER_BETTER else "+"
-    rows = [Row("default", tuple(base), None, _within(p99s, "default", limit_ms))]
+    rows = [Row("default", tuple(base.values()), None, _within(p99s, "default", limit_ms))]
     for label, c in zip(others, comps, strict=True):
-        rows.append(Row(label, tuple(values[label]), c, _within(p99s, label, limit_ms)))
+        rows.append(Row(label, tuple(rounds[label].values()), c,
+                        _within(p99s, label, limit_ms)))  # fmt: skip
     good = [r for r in rows[1:] if r.comparison and r.comparison.verdict == better
             and r.within_limit]  # fmt: skip
     if not good:
@@ -175,10 +198,10 @@ def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float
 
 
 def stored_values(store: Store, name: str, labels: Sequence[str], objective: str,
-                  ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:  # fmt: skip
+                  ) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:  # fmt: skip
     """Each candidate's confirmation runs stored so far: its figures (TPS, or p99 for the p99
-    objective) and its p99s."""
-    values: dict[str, list[float]] = {label: [] for label in labels}
+    objective) by round, and its p99s."""
+    values: dict[str, dict[int, float]] = {label: {} for label in labels}
     p99s: dict[str, list[float]] = {label: [] for label in labels}
     for run in store.list_runs(name):
         label = run.variant.removeprefix(PREFIX)
@@ -187,7 +210,7 @@ def stored_values(store: Store, name: str, labels: Sequence[str], objective: str
         p99 = run.metrics.get("latency_p99_ms")
         figure = objective_value(objective, run.tps, run.metrics)
         if figure is not None:
-            values[label].append(float(figure))
+            values[label][run.repeat] = float(figure)
         if p99 is not None:
             p99s[label].append(float(p99))
     return values, p99s

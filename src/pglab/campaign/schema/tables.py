@@ -368,12 +368,18 @@ ANALYSIS = Table("analysis", "what comparisons with the baseline look for", (
     Key("equivalence", "number", "the margin of an = verdict, in %: = says the difference is "
         "shown to lie within ±this (two one-sided tests)", "2", None, minimum=0.1, maximum=500,
         default_doc="the effect", what="a percentage"),
+    Key("reference", "reference", "what the other points are compared with: a variant "
+        "(variant = NAME), or a compared [matrix] axis's value (synchronous_commit = \"off\")",
+        '{ synchronous_commit = "off" }', None,
+        default_doc="the first variant; each compared axis's first value"),
 ))  # fmt: skip
 SEQUENTIAL = Table("sequential", 'repeats = "auto": interleaved rounds, each point stopped when '
-                   "its comparisons are decided (an anytime-valid confidence sequence)", (
+                   "its comparisons are decided (+, − or =, on an anytime-valid confidence "
+                   "sequence of the within-round ratios)", (
     Key("min", "integer", "rounds before the first look", "3", _seq.min, minimum=2, maximum=1000,
         default_doc="3, or max if less"),
-    Key("max", "integer", "rounds at most (a point still undecided then says ?)", "20", _seq.max,
+    Key("max", "integer", "rounds at most (a point still undecided then says ~ or ?)", "20",
+        _seq.max,
         default_doc="20, or min if more", minimum=2, maximum=1000),
     Key("precision", "number", "stop when the interval of Δ% is at most ± this (points of %), "
         "rather than on a verdict", "2", default_doc="none: on a verdict", above=0, maximum=100,
