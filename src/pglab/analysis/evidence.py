@@ -1,12 +1,16 @@
 """Why two sides differ: what moved with the figure, each item with its Δ and 95% CI, ranked.
 
 For two sides of runs (two points, or the matched points of two campaigns), each run's measured
-phases are read into a few figures (``run_measures``): the wait events, in sessions (the mean
-number of server processes in that wait: what ``telemetry.waits`` counts per sample); the OS's
-CPU split (user, system, iowait, steal: % of all CPUs); the disk's MB/s and await; WAL bytes
-and full-page images per transaction; checkpoints; buffers read and hit per transaction; the
-load generator's CPU and the server's (% of a core); and the **busy machine**, the CPU that
-processes other than the server, the load generator and pglab used (``os_stats``: % of a core).
+phases are read into figures (``evidence_measures.run_measures``): the wait events, in sessions
+(the mean number of server processes in that wait: what ``telemetry.waits`` counts per
+sample); the OS's CPU split (user, system, iowait, steal: % of all CPUs); the disk's MB/s and
+await; WAL bytes, full-page images, temporary files (spills) and buffers read and hit per
+transaction; checkpoints; the load generator's CPU and the server's (% of a core, and the
+server's µs per transaction); the **busy machine**, the CPU that processes other than the
+server, the load generator and pglab used (``os_stats``: % of a core); where the runs were
+profiled, each function's inclusive share of its process kind's CPU samples (above the sample
+floors of ``analysis.profiles``); where they stored TPC-H-like plans, each query's spills and
+its nodes by type.
 
 Each figure is compared as the runs allow it, with the tests the comparison of TPS uses
 (``stats.differences``), on the figure itself (a difference, not a ratio: a wait that vanishes
@@ -23,7 +27,8 @@ two means, to a tenth: 1 for a wait that vanished or appeared), then relative to
 cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
 would follow the throughput are per transaction.
 
-The rules (``RULES``) are data: a figure's name, unit, floor and what its rise or fall says.
+The rules are data, one table (``evidence_rules``): a figure's name, unit, floor and what its
+rise or fall says.
 Pure functions on stored runs; ``compare_targets`` reads the runs from the store.
 """
 
@@ -36,13 +41,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pglab.analysis import executions, points
-from pglab.rows import PhaseRow, RunRow, Series, StoredRun
+from pglab.analysis import executions, points, profiles
+from pglab.analysis.evidence_measures import run_measures
+from pglab.analysis.evidence_rules import (
+    CPU,
+    CPU_SAMPLES,
+    RULES,
+    WAIT,
+    Rule,
+    rule_of,
+    scope_of,
+    scopes,
+)
+from pglab.rows import PhaseRow, RunRow, Series
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
-from pglab.telemetry import checkpoints as checkpoint_log
-from pglab.telemetry import os_stats, pg_stats
-from pglab.telemetry.base import Table
+from pglab.telemetry import os_stats
 from pglab.telemetry.summary import tables_of
 
 if TYPE_CHECKING:  # the store's and the comparison's types only
@@ -50,69 +64,9 @@ if TYPE_CHECKING:  # the store's and the comparison's types only
     from pglab.analysis.comparisons import PointPair
     from pglab.store.base import Store
 
+__all__ = ["RULES", "TOP", "WAIT", "Item", "Rule", "items", "rank", "rule_of", "run_measures"]
+
 TOP = 5  # items a view prints
-WAIT = "wait:"  # a wait event's figure: "wait:TYPE:EVENT"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How a figure is named and judged: ``name`` as a person reads it, ``unit`` after the
-    number, ``floor`` the smallest |Δ| worth saying, ``up``/``down`` what a rise or a fall says
-    ("" for nothing)."""
-
-    name: str
-    unit: str
-    floor: float
-    up: str = ""
-    down: str = ""
-    # what the run cannot have caused when it rises (another process's CPU, the hypervisor's):
-    # a fall can be the run's doing, on a machine whose CPUs are all in use (zero-sum)
-    outside: bool = False
-
-
-# figures measured on every run (waits have WAIT_RULE, and a few events their words below)
-RULES: dict[str, Rule] = {
-    "others_cpu_pct": Rule("busy machine: other processes' CPU", "% of a core", 5.0,
-                           "another process took CPU from the run",
-                           "another process stopped taking CPU", outside=True),
-    "cpu_user_pct": Rule("CPU user", "points", 2.0),
-    "cpu_system_pct": Rule("CPU system", "points", 2.0),
-    "cpu_iowait_pct": Rule("CPU iowait", "points", 1.0, "CPUs idle waiting for I/O"),
-    "cpu_steal_pct": Rule("CPU steal", "points", 1.0, "the hypervisor took CPU from the VM",
-                          outside=True),
-    "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0),
-    "pgbench_cpu_pct": Rule("client CPU", "% of a core", 5.0,
-                            "the load generator worked harder (client-bound?)"),
-    "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5),
-    "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5),
-    "disk_await_ms": Rule("disk await", "ms", 0.2, "each I/O waited longer"),
-    "wal_kb_xact": Rule("WAL per transaction", "kB", 0.05),
-    "wal_fpi_xact": Rule("full-page images per transaction", "", 0.01,
-                         "more pages written whole to the WAL after a checkpoint"),
-    "checkpoints": Rule("checkpoints", "", 0.5),
-    "checkpoints_requested": Rule("requested checkpoints", "", 0.5, "max_wal_size reached"),
-    "checkpoint_write_s": Rule("checkpoint write time", "s", 0.5),
-    "checkpoint_sync_s": Rule("checkpoint sync time", "s", 0.1),
-    "blks_read_xact": Rule("buffers read per transaction", "", 0.05,
-                           "more pages came from outside shared buffers"),
-    "blks_hit_xact": Rule("buffer hits per transaction", "", 0.5),
-}  # fmt: skip
-WAIT_RULE = Rule("{event} waits", "sessions", 0.02)
-# "TYPE:EVENT" (any case: 17 renamed WALSync WalSync): (what a rise says, what a fall says)
-WAIT_WORDS: dict[str, tuple[str, str]] = {
-    "IO:WALSync": ("commits wait for the WAL flush", "commits wait less for the WAL flush"),
-    "LWLock:WALWrite": ("backends wait for another's WAL write or flush",
-                        "backends wait less for another's WAL write or flush"),
-    "LWLock:WALInsert": ("backends contend to insert WAL", ""),
-    "IO:WALWrite": ("backends write WAL themselves", ""),
-    "IO:DataFileRead": ("pages are read from outside shared buffers", ""),
-    "CPU:running": ("more sessions run on CPU", "fewer sessions run on CPU"),
-    "Lock:transactionid": ("transactions wait for others' row locks", ""),
-    "Lock:tuple": ("transactions wait for others' row locks", ""),
-    "LWLock:ProcArray": ("snapshots and commits contend for the ProcArray", ""),
-    "LWLock:BufferMapping": ("backends contend for the buffer mapping", ""),
-}  # fmt: skip
-_WAIT_WORDS = {k.lower(): v for k, v in WAIT_WORDS.items()}
 
 
 @dataclass(frozen=True)
@@ -151,107 +105,6 @@ def _num(v: float, signed: bool = False) -> str:
     return text.replace("-", "−")
 
 
-def rule_of(key: str) -> Rule:
-    if key.startswith(WAIT):
-        wait = key[len(WAIT) :]
-        event = wait.partition(":")[2]
-        name = "running on CPU" if wait == "CPU:running" else WAIT_RULE.name.format(event=event)
-        up, down = _WAIT_WORDS.get(wait.lower(), ("", ""))
-        return Rule(name, WAIT_RULE.unit, WAIT_RULE.floor, up, down)
-    return RULES[key]
-
-
-# -- a run's figures ---------------------------------------------------------------------------
-
-
-def run_measures(run: StoredRun) -> dict[str, float]:
-    """The run's figures over its measured phases (``RULES``' keys and ``wait:TYPE:EVENT``);
-    a figure whose data the run lacks is absent, never zero (but a wait not seen in a run whose
-    waits were sampled is zero sessions)."""
-    seconds: dict[str, list[float]] = {}  # per-second values of every measured phase
-    sums: dict[str, float] = {}  # counts over the phases (waits: per event, and "samples")
-    xacts = 0.0
-    for ph in run.phases:
-        stored = run.series.get(str(ph.idx)) if ph.measured else None
-        if stored:
-            tables = tables_of(stored)
-            xacts += float(ph.transactions or 0)
-            _waits(tables, sums)
-            _os(tables, seconds)
-            _counters(tables, sums)
-    out = {k: sum(v) / len(v) for k, v in seconds.items() if v}
-    samples = sums.pop("samples", 0.0)
-    for k, v in sums.items():
-        if k.startswith(WAIT):
-            out[k] = v / samples
-        elif k in RULES:
-            out[k] = v
-        elif xacts > 0:  # a count that follows the throughput: per transaction
-            out[f"{k}_xact"] = v / xacts
-    return out
-
-
-def _waits(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
-    w = tables.get("waits")
-    if w is None or not w.rows:
-        return
-    col = {c: i for i, c in enumerate(w.columns)}
-    _add(sums, "samples", sum({r[col["t"]]: r[col["samples"]] for r in w.rows}.values()))
-    for r in w.rows:
-        _add(sums, f"{WAIT}{r[col['wait_event_type']]}:{r[col['wait_event']]}", r[col["count"]])
-
-
-_OS_COLUMNS = (
-    ("os.cpu", "cpu_", ("user_pct", "system_pct", "iowait_pct", "steal_pct")),
-    ("os.procs", "", ("pgbench_cpu_pct", "postgres_cpu_pct", "others_cpu_pct")),
-)
-
-
-def _os(tables: Mapping[str, Table], seconds: dict[str, list[float]]) -> None:
-    for kind, prefix, columns in _OS_COLUMNS:
-        t = tables.get(kind)
-        if t is None:
-            continue
-        for c in columns:
-            if c in t.columns:
-                i = t.columns.index(c)
-                seconds.setdefault(prefix + c, []).extend(r[i] for r in t.rows if r[i] is not None)
-    disk = tables.get("os.disk")
-    if disk is None or not disk.rows:
-        return
-    col = {c: i for i, c in enumerate(disk.columns)}
-    for c in ("read_mb_s", "write_mb_s"):  # the devices' MB/s added up each second
-        per_t: dict[float, float] = {}
-        for r in disk.rows:
-            per_t[r[0]] = per_t.get(r[0], 0.0) + r[col[c]]
-        seconds.setdefault(f"disk_{c}", []).extend(per_t.values())
-    awaits = [r[col["await_ms"]] for r in disk.rows if r[col["await_ms"]] is not None]
-    seconds.setdefault("disk_await_ms", []).extend(awaits)
-
-
-def _counters(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
-    """WAL (kB, full-page images) and buffers (read, hit): per transaction once added up;
-    checkpoints: as they are."""
-    wal = pg_stats.phase_delta(tables, "pg.wal")
-    if wal:
-        _add(sums, "wal_kb", float(wal["wal_bytes"]) / 1024)
-        _add(sums, "wal_fpi", float(wal["wal_fpi"]))
-    db = pg_stats.phase_delta(tables, "pg.database")
-    if db:
-        _add(sums, "blks_read", float(db["blks_read"]))
-        _add(sums, "blks_hit", float(db["blks_hit"]))
-    ckpt = pg_stats.phase_delta(tables, "pg.checkpointer")
-    if ckpt:
-        _add(sums, "checkpoints_requested", float(ckpt["num_requested"]))
-    for k, v in checkpoint_log.summarize(tables.get("checkpoints")).items():
-        if k in RULES:
-            _add(sums, k, v)
-
-
-def _add(sums: dict[str, float], key: str, value: float) -> None:
-    sums[key] = sums.get(key, 0.0) + value
-
-
 # -- two sides ---------------------------------------------------------------------------------
 
 
@@ -263,17 +116,38 @@ def items(
     """The ranked evidence of B against A: ``a``/``b`` each run's ``run_measures`` by round
     (its repeat number); ``paired`` when the rounds pair (points of one interleaved campaign)."""
     keys = dict.fromkeys(k for side in (a, b) for m in side.values() for k in m)
+    seen = [{r: scopes(dict(m)) for r, m in side.items()} for side in (a, b)]
     out = []
     for key in keys:
-        if key.startswith(WAIT):  # a wait not seen in a run that sampled waits: zero sessions
-            va, vb = ({r: m.get(key, 0.0) for r, m in side.items()
-                       if any(k.startswith(WAIT) for k in m)} for side in (a, b))  # fmt: skip
+        if key.startswith(CPU_SAMPLES) or not _above_floor(key, a, b):
+            continue
+        scope = scope_of(key)
+        if scope is not None:  # not seen where its scope was recorded: zero there
+            va, vb = ({r: m.get(key, 0.0) for r, m in side.items() if scope in s[r]}
+                      for side, s in zip((a, b), seen, strict=True))  # fmt: skip
         else:
             va, vb = ({r: m[key] for r, m in side.items() if key in m} for side in (a, b))
         item = _item(key, va, vb, paired)
         if item is not None:
             out.append(item)
     return rank(out)
+
+
+def _above_floor(
+    key: str, a: Mapping[int, Mapping[str, float]], b: Mapping[int, Mapping[str, float]]
+) -> bool:
+    """A profiled function's figure is compared only when its process kind has
+    ``profiles.MIN_KIND_SAMPLES`` on each side (the runs together) and the function (what it
+    and its callees took) ``profiles.MIN_FUNCTION_SAMPLES`` on either: shares of fewer
+    samples are noise. Every other figure is."""
+    if not key.startswith(CPU):
+        return True
+    kind = CPU_SAMPLES + key[len(CPU) :].partition(":")[0]
+    kinds = [sum(m.get(kind, 0.0) for m in side.values()) for side in (a, b)]
+    if min(kinds) < profiles.MIN_KIND_SAMPLES:
+        return False
+    own = [sum(m.get(key, 0.0) / 100 * m.get(kind, 0.0) for m in side.values()) for side in (a, b)]
+    return max(own) >= profiles.MIN_FUNCTION_SAMPLES
 
 
 def rank(found: Sequence[Item]) -> list[Item]:
@@ -327,7 +201,7 @@ def _difference(
 # -- from the store ----------------------------------------------------------------------------
 
 # what the evidence does not read of a stored run (most of its bytes)
-SKIP = ("latency", "progress", "script_latency", "profile", "pg.top_relations", "pg.usage_counts",
+SKIP = ("latency", "progress", "script_latency", "pg.top_relations", "pg.usage_counts",
         "pg.buffercache", "pg.io")  # fmt: skip
 
 
