@@ -53,7 +53,8 @@ from pglab.analysis.evidence_rules import (
     scope_of,
     scopes,
 )
-from pglab.rows import PhaseRow, RunRow, Series
+from pglab.jsonish import JsonObject
+from pglab.rows import PhaseRow, RunRow, Series, plain
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
 from pglab.telemetry import os_stats
@@ -263,21 +264,41 @@ def of_campaign(
 def of_changes(
     store: Store, histories: Sequence[executions.PointHistory]
 ) -> list[tuple[str, list[Item]]]:
-    """The evidence of each change point of a campaign's executions (``pglab history``): the
-    runs of the executions at the new level (up to the next change) against those of the level
-    before it (from the change before), unpaired (Welch): (title, items)."""
+    """The evidence of each change point of a campaign's executions (``pglab history``):
+    ``of_change``'s, titled by the point and the execution of the change (those without
+    evidence left out)."""
     out = []
     for p in histories:
-        bounds = [0, *(c.index for c in p.changes), len(p.steps)]
         for k, c in enumerate(p.changes):
-            levels = ((bounds[k], c.index), (c.index, bounds[k + 2]))
-            before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
-                              if r.label == p.point] for lo, hi in levels)  # fmt: skip
-            found = of_runs(store, before, after, paired=False)
+            found = of_change(store, p, k)
             if found:
                 execution = p.steps[c.index].execution
                 out.append((f"{p.point} at {execution.label or execution.campaign}", found))
     return out
+
+
+def of_change(store: Store, p: executions.PointHistory, k: int) -> list[Item]:
+    """The evidence of a point's ``k``-th change point: the runs of the executions at the new
+    level (up to the next change) against those of the level before it (from the change
+    before), unpaired (Welch)."""
+    bounds = [0, *(c.index for c in p.changes), len(p.steps)]
+    levels = ((bounds[k], bounds[k + 1]), (bounds[k + 1], bounds[k + 2]))
+    before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
+                      if r.label == p.point] for lo, hi in levels)  # fmt: skip
+    return of_runs(store, before, after, paired=False)
+
+
+def of_variants(store: Store, campaign: str, a: str, b: str) -> list[Item]:
+    """The evidence of variant ``b`` of a campaign against its variant ``a`` (a bisect step's
+    commits), by round when the campaign is interleaved."""
+    runs = store.list_runs(campaign)
+    side_a, side_b = ([r for r in runs if r.variant == v] for v in (a, b))
+    return of_runs(store, side_a, side_b, _interleaved(store, campaign))
+
+
+def json_of(found: Sequence[Item]) -> list[JsonObject]:
+    """Items as ``--json`` prints them: every field, and the ``text`` a view prints."""
+    return [{**plain(i), "text": i.text} for i in found]
 
 
 def _interleaved(store: Store, campaign: str) -> bool:
