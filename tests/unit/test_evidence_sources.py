@@ -144,3 +144,18 @@ def test_every_family_has_a_rule_and_a_scope() -> None:
     assert evidence_rules.scope_of("temp_kb_xact") is None
     assert "pglz" in evidence_rules.rule_of("cpu:backend:pglz_compress").up
     assert set(evidence_rules.SPILL_RULES) == set(tpch_plans.SPILL_TEXT)
+
+
+def test_a_chain_of_calls_with_the_same_samples_is_one_item() -> None:
+    # XLogInsert calls pglz_compress through one caller: the three have the same shares
+    a = [_profiled(i, {"backend": Counter({"m;exec": 300 + i})}) for i in (1, 2, 3)]
+    compress = "m;XLogInsert;XLogCompress;pglz_compress"
+    b = [_profiled(i, {"backend": Counter({"m;exec": 200 + i, compress: 100})}) for i in (4, 5, 6)]
+    found = evidence.items(*_sides(a, b), paired=False)
+    chain = [i for i in found if i.b > i.a]
+    assert len(chain) == 1, found
+    (item,) = chain
+    assert item.name == "CPU in XLogCompress = XLogInsert = pglz_compress (backend)"
+    assert set(item.alike) == {"cpu:backend:XLogInsert", "cpu:backend:pglz_compress"}
+    assert item.key == "cpu:backend:XLogCompress"  # the first of them by key, as ranked
+    assert item.says == "WAL records compressed (wal_compression = pglz)"  # pglz_compress's

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -89,6 +89,9 @@ class Item:
     outside: bool  # a rise from outside the run (``Rule.outside``): ranked first
     t: float  # |Δ| / its standard error
     says: str  # what the change says ("" for nothing)
+    # the keys of the items merged into this one: profiled functions of its kind with the same
+    # shares on both sides (a chain of callers whose samples are all the same ones)
+    alike: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -131,7 +134,28 @@ def items(
         item = _item(key, va, vb, paired)
         if item is not None:
             out.append(item)
-    return rank(out)
+    return _merged(rank(out))
+
+
+def _merged(found: Sequence[Item]) -> list[Item]:
+    """Profiled functions of one kind with the same shares on both sides (``pg_plan_queries``,
+    ``pg_plan_query``, ``planner``: a chain of calls whose samples are the same ones) as one
+    item, where the first of them ranks, named together."""
+    out: list[Item] = []
+    first: dict[tuple[str, float, float], int] = {}
+    for item in found:
+        if item.key.startswith(CPU):
+            kind, _, function = item.key[len(CPU) :].partition(":")
+            same = (kind, round(item.a, 9), round(item.b, 9))
+            if same in first:
+                was = out[first[same]]
+                name = was.name.replace(f" ({kind})", f" = {function} ({kind})")
+                out[first[same]] = replace(was, name=name, alike=(*was.alike, item.key),
+                                           says=was.says or item.says)  # fmt: skip
+                continue
+            first[same] = len(out)
+        out.append(item)
+    return out
 
 
 def _above_floor(
