@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from pglab.analysis import evidence, evidence_rules, profiles
+from pglab.analysis import evidence, evidence_measures, evidence_rules, profiles
 from pglab.analysis.evidence_measures import run_measures
 from pglab.profile import folded
 from pglab.records import PgbenchReport
 from pglab.rows import PhaseRow, StoredRun
+from pglab.telemetry import waits
 from pglab.tpch import plans as tpch_plans
 
 
@@ -99,10 +100,14 @@ def test_a_query_s_sort_that_no_longer_spills_and_a_plan_that_changed_shape() ->
     assert spill.b == 0.0 and spill.delta == pytest.approx(-20482 / 1024)
     assert spill.text.startswith("q18: sort on disk −20.0 MB")
     assert spill.text.endswith("a sort fits in work_mem")
-    assert by["plan:q03:node:Hash Join"].delta == -1.0
-    assert by["plan:q03:node:Merge Join"].delta == 1.0
-    assert "merge join nodes in its plan +1.00" in by["plan:q03:node:Merge Join"].text
-    assert len(found) == 3  # q18's shape did not change, nothing else moved
+    # q03's plan nodes by type, merged as one item: what left the plan and what came
+    shape = by["plan:q03:shape"]
+    assert shape.text == "q03's plan changed shape: hash join → merge join", shape
+    assert set(shape.alike) == {"plan:q03:node:Hash Join", "plan:q03:node:Merge Join"}
+    assert len(found) == 2  # q18's shape did not change, nothing else moved
+    assert evidence_rules.rule_of("plan:q03:node:Merge Join").name == (
+        "q03: merge join nodes in its plan"
+    )
 
 
 def _snapshots(temp_bytes: float) -> dict[str, Any]:
@@ -159,3 +164,39 @@ def test_a_chain_of_calls_with_the_same_samples_is_one_item() -> None:
     assert set(item.alike) == {"cpu:backend:XLogInsert", "cpu:backend:pglz_compress"}
     assert item.key == "cpu:backend:XLogCompress"  # the first of them by key, as ranked
     assert item.says == "WAL records compressed (wal_compression = pglz)"  # pglz_compress's
+
+
+def _waited(run_id: int, sync: int, statements: list[list[Any]], running: int = 10) -> StoredRun:
+    rows = [[100.0 + s, 10, "IO", "WalSync", sync] for s in range(3)]
+    rows += [[100.0 + s, 10, "CPU", "running", running + run_id % 2] for s in range(3)]
+    return _run(run_id, {
+        "waits": {"columns": ["t", "samples", "wait_event_type", "wait_event", "count"],
+                  "rows": rows},
+        waits.STATEMENTS: {"columns": waits.STATEMENT_COLUMNS, "rows": statements},
+    })  # fmt: skip
+
+
+def test_a_wait_names_the_statement_class_most_of_it_was_in() -> None:
+    # the commit's WalSync waits: END with literal-free text, in each run under one query id;
+    # the UPDATE's text differs by run (its constants), its query id does not
+    a = [_waited(i, 7 + i % 2, [["IO", "WalSync", 11, 20, "END;"],
+                               ["IO", "WalSync", 12, 2, f"UPDATE t SET v = {i};"],
+                               ["CPU", "running", 12, 30, f"UPDATE t SET v = {i};"]])
+         for i in (1, 2, 3)]  # fmt: skip
+    b = [_waited(i, 0, [["CPU", "running", 12, 30, "UPDATE t SET v = 9;"]], running=20)
+         for i in (4, 5, 6)]  # fmt: skip
+    found = evidence.of_stored(a, b, paired=False)
+    first = found[0]
+    assert first.key == "wait:IO:WalSync" and first.delta < 0  # a's waits: a's statements
+    assert first.statement == "END;" and first.statement_pct == pytest.approx(100 * 60 / 66)
+    assert first.text.endswith("commits wait less for the WAL flush (91% of it in `END;`)")
+    ids: dict[int, str] = {}
+    assert evidence_measures.wait_statements(a[0], ids)["wait:IO:WalSync"] == {11: 20, 12: 2}
+    assert ids == {11: "END;", 12: "UPDATE t SET v = 1;"}  # one text of each class
+    running = next(i for i in found if i.key == "wait:CPU:running")  # 1 → 2 sessions: b's
+    # b's class, query id 12, said by the first of its texts read (a's)
+    assert running.delta > 0 and running.statement == "UPDATE t SET v = 1;"
+    assert running.statement_pct == 100.0
+    plain = evidence.of_stored([_waited(i, 8, []) for i in (1, 2, 3)], b, paired=False)
+    assert plain[0].key == "wait:IO:WalSync" and plain[0].statement == ""  # no query ids
+    assert "% of it in" not in plain[0].text

@@ -35,6 +35,7 @@ Pure functions on stored runs; ``compare_targets`` reads the runs from the store
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -42,10 +43,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pglab.analysis import executions, points, profiles
-from pglab.analysis.evidence_measures import run_measures
+from pglab.analysis.evidence_measures import run_measures, wait_statements
 from pglab.analysis.evidence_rules import (
     CPU,
     CPU_SAMPLES,
+    NODE,
+    PLAN,
     RULES,
     WAIT,
     Rule,
@@ -54,7 +57,7 @@ from pglab.analysis.evidence_rules import (
     scopes,
 )
 from pglab.jsonish import JsonObject
-from pglab.rows import PhaseRow, RunRow, Series, plain
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun, plain
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
 from pglab.telemetry import os_stats
@@ -92,15 +95,30 @@ class Item:
     # the keys of the items merged into this one: profiled functions of its kind with the same
     # shares on both sides (a chain of callers whose samples are all the same ones)
     alike: tuple[str, ...] = ()
+    # a wait's statement: the text of the statement class (query id) most of the wait was in,
+    # on the side where the wait was larger, and its share of that wait there (%)
+    statement: str = ""
+    statement_pct: float = 0.0
 
     @property
     def text(self) -> str:
         """``WALSync waits −0.71 sessions [−0.78, −0.64] (0.72 → 0.01): commits wait less
         for the WAL flush``."""
+        if self.key.endswith(SHAPE):  # a query's plan nodes (``_shapes``)
+            return f"{self.name} changed shape: {self.says}"
         unit = f" {self.unit}" if self.unit else ""
         out = (f"{self.name} {_num(self.delta, True)}{unit} [{_num(self.ci_low, True)}, "
                f"{_num(self.ci_high, True)}] ({_num(self.a)} → {_num(self.b)})")  # fmt: skip
-        return f"{out}: {self.says}" if self.says else out
+        out = f"{out}: {self.says}" if self.says else out
+        if self.statement:
+            out += f" ({self.statement_pct:.0f}% of it in `{_short(self.statement)}`)"
+        return out
+
+
+def _short(statement: str, chars: int = 60) -> str:
+    """A statement on one line, cut to ``chars``."""
+    one = " ".join(statement.split())
+    return one if len(one) <= chars else one[: chars - 1] + "…"
 
 
 def _num(v: float, signed: bool = False) -> str:
@@ -134,7 +152,7 @@ def items(
         item = _item(key, va, vb, paired)
         if item is not None:
             out.append(item)
-    return _merged(rank(out))
+    return _shapes(_merged(rank(out)))
 
 
 def _merged(found: Sequence[Item]) -> list[Item]:
@@ -156,6 +174,40 @@ def _merged(found: Sequence[Item]) -> list[Item]:
             first[same] = len(out)
         out.append(item)
     return out
+
+
+SHAPE = ":shape"  # a query's node items, merged: "plan:q09:shape"
+
+
+def _shapes(found: Sequence[Item]) -> list[Item]:
+    """A query's plan nodes that moved (``plan:qNN:node:TYPE``) as one item where the first
+    of them ranks: its plan's shape, what left it and what came (``q09's plan changed shape:
+    hash join ×2 → merge join ×2``), its figures the first's, the others' keys in ``alike``."""
+    out: list[Item] = []
+    at: dict[str, int] = {}
+    nodes: dict[str, list[Item]] = {}
+    for item in found:
+        query, _, what = item.key[len(PLAN) :].partition(":")
+        if not (item.key.startswith(PLAN) and what.startswith(NODE)):
+            out.append(item)
+            continue
+        if query not in at:
+            at[query] = len(out)
+            out.append(item)
+        nodes.setdefault(query, []).append(item)
+    for query, moved in nodes.items():
+        first = moved[0]
+        out[at[query]] = replace(first, key=f"{PLAN}{query}{SHAPE}", name=f"{query}'s plan",
+                                 unit="", says=f"{_nodes(moved, -1)} → {_nodes(moved, 1)}",
+                                 alike=tuple(i.key for i in moved))  # fmt: skip
+    return out
+
+
+def _nodes(moved: Sequence[Item], sign: int) -> str:
+    """The node types of a plan's items that fell (``sign`` −1) or rose (1): ``hash ×2``."""
+    parts = [(i.key.rpartition(NODE)[2].lower(), round(abs(i.delta)))
+             for i in moved if i.delta * sign > 0]  # fmt: skip
+    return ", ".join(f"{n} ×{k}" if k != 1 else n for n, k in parts) or "nothing"
 
 
 def _above_floor(
@@ -235,14 +287,40 @@ def of_runs(
 ) -> list[Item]:
     """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
     numbers, the rounds of one interleaved campaign; else each run on its own)."""
+    loaded = [[full for r in runs if r.ok
+               and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None]
+              for runs in (runs_a, runs_b)]  # fmt: skip
+    return of_stored(loaded[0], loaded[1], paired)
+
+
+def of_stored(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], paired: bool) -> list[Item]:
+    """The evidence of two sides' stored runs (``of_runs``), each wait item with the statement
+    class most of it was in where the servers computed query ids."""
     sides = []
+    statements: list[dict[str, Counter[int]]] = []  # each side's waits by query id
+    texts: dict[int, str] = {}  # a statement of each query id
     for runs in (runs_a, runs_b):
-        side = {}
-        for r in runs:
-            if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None:
-                side[r.repeat if paired else r.id] = run_measures(full)
+        side, by = {}, dict[str, Counter[int]]()
+        for full in runs:
+            side[full.repeat if paired else full.id] = run_measures(full)
+            for key, counts in wait_statements(full, texts).items():
+                by.setdefault(key, Counter()).update(counts)
         sides.append(side)
-    return items(sides[0], sides[1], paired)
+        statements.append(by)
+    return [_said_of(i, statements, texts) for i in items(sides[0], sides[1], paired)]
+
+
+def _said_of(
+    item: Item, statements: Sequence[Mapping[str, Counter[int]]], texts: Mapping[int, str]
+) -> Item:
+    """A wait's item with the statement class most of it was in, on the side where it was
+    larger (``waits.statements``: servers that compute query ids); any other item as it is."""
+    counts = statements[1 if item.delta > 0 else 0].get(item.key)
+    if not counts:
+        return item
+    query_id, n = counts.most_common(1)[0]
+    pct = 100 * n / sum(counts.values())
+    return replace(item, statement=texts.get(query_id, ""), statement_pct=pct)
 
 
 def compare_targets(

@@ -18,7 +18,7 @@ from pglab.analysis import profiles
 from pglab.analysis.evidence_rules import CPU, CPU_SAMPLES, NODE, PLAN, RULES, SPILL_RULES, WAIT
 from pglab.rows import StoredRun
 from pglab.telemetry import checkpoints as checkpoint_log
-from pglab.telemetry import pg_stats
+from pglab.telemetry import pg_stats, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
 from pglab.tpch import plans as tpch_plans
@@ -52,6 +52,19 @@ def run_measures(run: StoredRun) -> dict[str, float]:
         elif xacts > 0:  # a count that follows the throughput: per transaction
             out[f"{k}_xact"] = v / xacts
     return out | profile_measures(run) | plan_measures(run)
+
+
+def wait_statements(run: StoredRun, texts: dict[int, str]) -> dict[str, Counter[int]]:
+    """Each wait's count by statement class (query id) over the run's measured phases, where
+    the server computed query ids (``telemetry.waits.STATEMENTS``; {} without); ``texts`` gets
+    a statement of each query id not in it yet."""
+    out: dict[str, Counter[int]] = {}
+    for ph in run.phases:
+        table = run.series.get(str(ph.idx), {}).get(waits.STATEMENTS) if ph.measured else None
+        for wtype, event, query_id, n, text in table["rows"] if table else []:
+            out.setdefault(f"{WAIT}{wtype}:{event}", Counter())[query_id] += n
+            texts.setdefault(query_id, text)
+    return out
 
 
 def _waits(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
