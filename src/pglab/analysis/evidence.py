@@ -27,6 +27,11 @@ two means, to a tenth: 1 for a wait that vanished or appeared), then relative to
 cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
 would follow the throughput are per transaction.
 
+Items that say one thing are one: a chain of profiled calls with the same samples
+(``pg_plan_queries = pg_plan_query = planner``), a query's plan nodes that moved (its shape:
+what left it, what came). A wait item names the statement class most of it was in, where the
+servers computed query ids (``telemetry.waits.STATEMENTS``).
+
 The rules are data, one table (``evidence_rules``): a figure's name, unit, floor and what its
 rise or fall says.
 Pure functions on stored runs; ``compare_targets`` reads the runs from the store.
