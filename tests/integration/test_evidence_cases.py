@@ -58,7 +58,9 @@ def _evidence(
     found = json.loads(capsys.readouterr().out)
     assert len(found["evidence"]) == 1, found["pairs"]
     (pair,) = found["evidence"]
-    assert all(i["method"] == "paired" for i in pair["items"])  # one interleaved campaign
+    # one interleaved campaign: by round, or Welch's test for a figure a round lacks on a side
+    # (a sampler that saw nothing in a run on a loaded machine)
+    assert {i["method"] for i in pair["items"]} <= {"paired", "welch"}
     return pair["items"]
 
 
