@@ -76,6 +76,7 @@ def test_wal_compression_ranks_the_wal_per_transaction_first(
     assert "wal_kb_xact" in keys[:3], found
     wal = found[keys.index("wal_kb_xact")]
     assert wal["ci_high"] < 0 and wal["b"] < 0.8 * wal["a"], wal  # pglz wrote a fifth less
+    assert wal["method"] == "paired"  # every round has its WAL counters
     assert wal["text"].startswith("WAL per transaction −")
 
 
@@ -101,6 +102,7 @@ def test_plan_cache_mode_ranks_the_planner_s_functions_first(
     assert planning, [i["text"] for i in found[:10]]
     first = planning[0]
     assert first["delta"] < 0 and first["ci_high"] < 0 and first["b"] < first["a"] / 4, first
+    assert first["method"] == "paired"  # every round profiled
     assert first["text"].startswith("CPU in ") and "(backend)" in first["text"]
 
 
@@ -119,4 +121,5 @@ def test_work_mem_ranks_the_temporary_files_first(
     assert keys[0] == "temp_kb_xact", found
     temp = found[0]
     assert temp["a"] > 1000 and temp["b"] == 0 and temp["ci_high"] < 0, temp  # kB a sort
+    assert temp["method"] == "paired"
     assert "fewer sorts or hashes spill to disk" in temp["text"]
