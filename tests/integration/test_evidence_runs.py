@@ -1,7 +1,8 @@
 """Why it changed, on real runs: each known case ranks the right item first in ``pglab compare``.
 
 - ``synchronous_commit`` on vs off: the waits for the WAL flush (IO:WALSync, LWLock:WALWrite)
-  vanish with off, and rank first. The lab is on disk for this one (the tests' lab is on tmpfs,
+  vanish with off, and rank first, in tpcb-like's ``END`` (``compute_query_id = on``: waits by
+  statement class). The lab is on disk for this one (the tests' lab is on tmpfs,
   where an fsync costs nothing and no commit would wait for one).
 - A CPU-bound neighbour: a busy loop started by the test (not a child of pglab: a double fork)
   during one campaign and not the other, on the server's CPU (``[os] cpus = 1``) at a higher
@@ -74,6 +75,7 @@ def test_synchronous_commit_off_ranks_the_wal_flush_waits_first(
     campaign = tmp_path / "sync.toml"
     campaign.write_text(
         'name = "sync"\nrepeats = 3\norder = "interleaved"\n[dataset]\nscale = 1\n'
+        '[server.settings]\ncompute_query_id = "on"\n'  # waits by statement class
         "[workload]\nclients = 4\nduration = 4\n[variants.on]\n"
         '[variants.off]\nsettings = { synchronous_commit = "off" }\n'
     )
@@ -90,6 +92,9 @@ def test_synchronous_commit_off_ranks_the_wal_flush_waits_first(
             assert "others_cpu_pct" in run.series["0"]["os.procs"]["columns"]
     assert first["method"] == "paired"  # one interleaved campaign: by round
     assert first["delta"] < 0 and first["ci_high"] < 0 and first["b"] < first["a"] / 4
+    # the commits wait for the flush: tpcb-like's END (query ids computed: waits.statements)
+    assert first["statement"] == "END;" and first["statement_pct"] > 50, first
+    assert first["text"].endswith("% of it in `END;`)")
     assert "why it changed" in found["shown"]
     assert first["text"] in " ".join(found["shown"].split()), found["shown"]
     # show prints the same for its comparison, when it is significant (the issue: "each

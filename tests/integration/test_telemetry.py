@@ -95,6 +95,8 @@ def test_contended_updates_show_lock_waits_and_select_only_does_not(
 ) -> None:
     doc = """name = "contention"
 order = "sequential"
+[server.settings]
+compute_query_id = "on"
 [dataset]
 scale = 1
 [workload]
@@ -110,6 +112,12 @@ script = ["one-row.sql", "select-only"]
     reading = waits.top(table(by_script["select-only"], "waits"), n=5)
     assert any(name.startswith("Lock:") for name, _, _ in contended), contended
     assert not any(name.startswith("Lock:") for name, _, _ in reading), reading
+    # with query ids computed, each wait by statement class: the lock waits are the UPDATE's
+    by_query = table(by_script["one-row.sql"], waits.STATEMENTS)
+    assert by_query.columns == waits.STATEMENT_COLUMNS
+    locks = [r for r in by_query.rows if r[0] == "Lock"]
+    assert locks and all(r[4] == hot.strip() for r in locks), by_query.rows
+    assert len({r[2] for r in locks}) == 1 and all(r[3] > 0 for r in locks)
 
 
 def test_checkpoints_during_a_phase_are_stored_as_events(

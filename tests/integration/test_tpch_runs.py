@@ -113,6 +113,25 @@ def test_compare_names_the_plan_change_next_to_the_time(made: dict[str, Any], la
     assert all(line.split(";")[1].strip()[0] in "+-–" for line in said), said
 
 
+def test_the_evidence_names_the_hash_joins_that_left_the_plans(made: dict[str, Any], lab: Lab,
+                                                             capsys) -> None:  # fmt: skip
+    """Issue 53: a plan's nodes by type are among what moved (the plans are the same in every
+    run of a variant: a difference without noise)."""
+    capsys.readouterr()
+    assert cli("compare", "tpch:default", "tpch:nohash", "--json", lab=lab,
+               store=made["store"]) == 0  # fmt: skip
+    (pair,) = json.loads(capsys.readouterr().out)["evidence"]
+    shapes = [i for i in pair["items"] if i["key"].endswith(":shape")]  # a query's nodes
+    gone = [i for i in shapes if any(k.endswith(":node:Hash Join") for k in i["alike"])]
+    assert gone, [i["key"] for i in pair["items"]]
+    for item in gone:  # every hash join of the query's plan gone with enable_hashjoin = off
+        query = item["key"].split(":")[1]
+        assert item["text"].startswith(f"{query}'s plan changed shape: "), item
+        left = item["text"].split(": ", 1)[1].split(" → ")[0]
+        assert "hash join" in left and item["relative"] == 1, item
+    assert pair["items"][0]["key"].endswith(":shape")  # a plan that changed ranks first
+
+
 def test_export_by_query_is_a_row_per_run_and_query(made: dict[str, Any], lab: Lab,
                                                      capsys) -> None:  # fmt: skip
     capsys.readouterr()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pglab.analysis import evidence
@@ -111,3 +113,27 @@ def test_a_change_point_of_history_has_the_evidence_of_its_two_levels(
     shown = " ".join(capsys.readouterr().out.split())
     for title, items in why:
         assert f"why it changed ({title})" in shown and items[0].text in shown
+    # history --json: each change point with every item of its evidence
+    assert main(["history", "nightly", "--json", "--store", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (change,) = [c for p in out["points"] if p["point"] == base for c in p["changes"]]
+    assert [i["key"] for i in change["evidence"]] == [i.key for _, items in why for i in items]
+    assert change["evidence"][0]["text"] == why[0][1][0].text
+    assert change["evidence"][0]["method"] == "welch" and "ci_low" in change["evidence"][0]
+
+
+def test_a_bisect_step_has_the_evidence_of_its_middle_against_an_end(tmp_path) -> None:
+    from helpers.synthetic_runs import fill
+
+    from pglab.store import open_store
+
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        # the middle and bad commits 1.5x faster than good, interleaved rounds
+        fill(store, "c@bisect-abc", variants=("good", "middle", "bad"), scripts=("select-only",),
+             clients=(1,), repeats=4, seconds=5, effect=1.5)  # fmt: skip
+        moved = evidence.of_variants(store, "c@bisect-abc", "good", "middle")
+        alike = evidence.of_variants(store, "c@bisect-abc", "middle", "bad")
+    # the synthetic server used 120% of a core whatever its TPS: less CPU per transaction
+    (cpu,) = [i for i in moved if i.key == "postgres_cpu_us_xact"]
+    assert cpu.method == "paired" and cpu.delta < 0 and cpu.b == pytest.approx(cpu.a / 1.5, 0.05)
+    assert "postgres_cpu_us_xact" not in {i.key for i in alike}

@@ -1,12 +1,16 @@
 """Why two sides differ: what moved with the figure, each item with its Δ and 95% CI, ranked.
 
 For two sides of runs (two points, or the matched points of two campaigns), each run's measured
-phases are read into a few figures (``run_measures``): the wait events, in sessions (the mean
-number of server processes in that wait: what ``telemetry.waits`` counts per sample); the OS's
-CPU split (user, system, iowait, steal: % of all CPUs); the disk's MB/s and await; WAL bytes
-and full-page images per transaction; checkpoints; buffers read and hit per transaction; the
-load generator's CPU and the server's (% of a core); and the **busy machine**, the CPU that
-processes other than the server, the load generator and pglab used (``os_stats``: % of a core).
+phases are read into figures (``evidence_measures.run_measures``): the wait events, in sessions
+(the mean number of server processes in that wait: what ``telemetry.waits`` counts per
+sample); the OS's CPU split (user, system, iowait, steal: % of all CPUs); the disk's MB/s and
+await; WAL bytes, full-page images, temporary files (spills) and buffers read and hit per
+transaction; checkpoints; the load generator's CPU and the server's (% of a core, and the
+server's µs per transaction); the **busy machine**, the CPU that processes other than the
+server, the load generator and pglab used (``os_stats``: % of a core); where the runs were
+profiled, each function's inclusive share of its process kind's CPU samples (above the sample
+floors of ``analysis.profiles``); where they stored TPC-H-like plans, each query's spills and
+its nodes by type.
 
 Each figure is compared as the runs allow it, with the tests the comparison of TPS uses
 (``stats.differences``), on the figure itself (a difference, not a ratio: a wait that vanishes
@@ -23,26 +27,45 @@ two means, to a tenth: 1 for a wait that vanished or appeared), then relative to
 cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
 would follow the throughput are per transaction.
 
-The rules (``RULES``) are data: a figure's name, unit, floor and what its rise or fall says.
+Items that say one thing are one: a chain of profiled calls with the same samples
+(``pg_plan_queries = pg_plan_query = planner``), a query's plan nodes that moved (its shape:
+what left it, what came). A wait item names the statement class most of it was in, where the
+servers computed query ids (``telemetry.waits.STATEMENTS``).
+
+The rules are data, one table (``evidence_rules``): a figure's name, unit, floor and what its
+rise or fall says.
 Pure functions on stored runs; ``compare_targets`` reads the runs from the store.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pglab.analysis import executions, points
-from pglab.rows import PhaseRow, RunRow, Series, StoredRun
+from pglab.analysis import executions, points, profiles
+from pglab.analysis.evidence_measures import run_measures, wait_statements
+from pglab.analysis.evidence_rules import (
+    CPU,
+    CPU_SAMPLES,
+    NODE,
+    PLAN,
+    RULES,
+    WAIT,
+    Rule,
+    rule_of,
+    scope_of,
+    scopes,
+)
+from pglab.jsonish import JsonObject
+from pglab.rows import PhaseRow, RunRow, Series, StoredRun, plain
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
-from pglab.telemetry import checkpoints as checkpoint_log
-from pglab.telemetry import os_stats, pg_stats
-from pglab.telemetry.base import Table
+from pglab.telemetry import os_stats
 from pglab.telemetry.summary import tables_of
 
 if TYPE_CHECKING:  # the store's and the comparison's types only
@@ -50,69 +73,9 @@ if TYPE_CHECKING:  # the store's and the comparison's types only
     from pglab.analysis.comparisons import PointPair
     from pglab.store.base import Store
 
+__all__ = ["RULES", "TOP", "WAIT", "Item", "Rule", "items", "rank", "rule_of", "run_measures"]
+
 TOP = 5  # items a view prints
-WAIT = "wait:"  # a wait event's figure: "wait:TYPE:EVENT"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """How a figure is named and judged: ``name`` as a person reads it, ``unit`` after the
-    number, ``floor`` the smallest |Δ| worth saying, ``up``/``down`` what a rise or a fall says
-    ("" for nothing)."""
-
-    name: str
-    unit: str
-    floor: float
-    up: str = ""
-    down: str = ""
-    # what the run cannot have caused when it rises (another process's CPU, the hypervisor's):
-    # a fall can be the run's doing, on a machine whose CPUs are all in use (zero-sum)
-    outside: bool = False
-
-
-# figures measured on every run (waits have WAIT_RULE, and a few events their words below)
-RULES: dict[str, Rule] = {
-    "others_cpu_pct": Rule("busy machine: other processes' CPU", "% of a core", 5.0,
-                           "another process took CPU from the run",
-                           "another process stopped taking CPU", outside=True),
-    "cpu_user_pct": Rule("CPU user", "points", 2.0),
-    "cpu_system_pct": Rule("CPU system", "points", 2.0),
-    "cpu_iowait_pct": Rule("CPU iowait", "points", 1.0, "CPUs idle waiting for I/O"),
-    "cpu_steal_pct": Rule("CPU steal", "points", 1.0, "the hypervisor took CPU from the VM",
-                          outside=True),
-    "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0),
-    "pgbench_cpu_pct": Rule("client CPU", "% of a core", 5.0,
-                            "the load generator worked harder (client-bound?)"),
-    "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5),
-    "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5),
-    "disk_await_ms": Rule("disk await", "ms", 0.2, "each I/O waited longer"),
-    "wal_kb_xact": Rule("WAL per transaction", "kB", 0.05),
-    "wal_fpi_xact": Rule("full-page images per transaction", "", 0.01,
-                         "more pages written whole to the WAL after a checkpoint"),
-    "checkpoints": Rule("checkpoints", "", 0.5),
-    "checkpoints_requested": Rule("requested checkpoints", "", 0.5, "max_wal_size reached"),
-    "checkpoint_write_s": Rule("checkpoint write time", "s", 0.5),
-    "checkpoint_sync_s": Rule("checkpoint sync time", "s", 0.1),
-    "blks_read_xact": Rule("buffers read per transaction", "", 0.05,
-                           "more pages came from outside shared buffers"),
-    "blks_hit_xact": Rule("buffer hits per transaction", "", 0.5),
-}  # fmt: skip
-WAIT_RULE = Rule("{event} waits", "sessions", 0.02)
-# "TYPE:EVENT" (any case: 17 renamed WALSync WalSync): (what a rise says, what a fall says)
-WAIT_WORDS: dict[str, tuple[str, str]] = {
-    "IO:WALSync": ("commits wait for the WAL flush", "commits wait less for the WAL flush"),
-    "LWLock:WALWrite": ("backends wait for another's WAL write or flush",
-                        "backends wait less for another's WAL write or flush"),
-    "LWLock:WALInsert": ("backends contend to insert WAL", ""),
-    "IO:WALWrite": ("backends write WAL themselves", ""),
-    "IO:DataFileRead": ("pages are read from outside shared buffers", ""),
-    "CPU:running": ("more sessions run on CPU", "fewer sessions run on CPU"),
-    "Lock:transactionid": ("transactions wait for others' row locks", ""),
-    "Lock:tuple": ("transactions wait for others' row locks", ""),
-    "LWLock:ProcArray": ("snapshots and commits contend for the ProcArray", ""),
-    "LWLock:BufferMapping": ("backends contend for the buffer mapping", ""),
-}  # fmt: skip
-_WAIT_WORDS = {k.lower(): v for k, v in WAIT_WORDS.items()}
 
 
 @dataclass(frozen=True)
@@ -134,122 +97,39 @@ class Item:
     outside: bool  # a rise from outside the run (``Rule.outside``): ranked first
     t: float  # |Δ| / its standard error
     says: str  # what the change says ("" for nothing)
+    # the keys of the items merged into this one: profiled functions of its kind with the same
+    # shares on both sides (a chain of callers whose samples are all the same ones)
+    alike: tuple[str, ...] = ()
+    # a wait's statement: the text of the statement class (query id) most of the wait was in,
+    # on the side where the wait was larger, and its share of that wait there (%)
+    statement: str = ""
+    statement_pct: float = 0.0
 
     @property
     def text(self) -> str:
         """``WALSync waits −0.71 sessions [−0.78, −0.64] (0.72 → 0.01): commits wait less
         for the WAL flush``."""
+        if self.key.endswith(SHAPE):  # a query's plan nodes (``_shapes``)
+            return f"{self.name} changed shape: {self.says}"
         unit = f" {self.unit}" if self.unit else ""
         out = (f"{self.name} {_num(self.delta, True)}{unit} [{_num(self.ci_low, True)}, "
                f"{_num(self.ci_high, True)}] ({_num(self.a)} → {_num(self.b)})")  # fmt: skip
-        return f"{out}: {self.says}" if self.says else out
+        out = f"{out}: {self.says}" if self.says else out
+        if self.statement:
+            out += f" ({self.statement_pct:.0f}% of it in `{_short(self.statement)}`)"
+        return out
+
+
+def _short(statement: str, chars: int = 60) -> str:
+    """A statement on one line, cut to ``chars``."""
+    one = " ".join(statement.split())
+    return one if len(one) <= chars else one[: chars - 1] + "…"
 
 
 def _num(v: float, signed: bool = False) -> str:
     digits = 0 if abs(v) >= 100 else 1 if abs(v) >= 10 else 2 if abs(v) >= 0.1 else 3
     text = f"{v:+,.{digits}f}" if signed else f"{v:,.{digits}f}"
     return text.replace("-", "−")
-
-
-def rule_of(key: str) -> Rule:
-    if key.startswith(WAIT):
-        wait = key[len(WAIT) :]
-        event = wait.partition(":")[2]
-        name = "running on CPU" if wait == "CPU:running" else WAIT_RULE.name.format(event=event)
-        up, down = _WAIT_WORDS.get(wait.lower(), ("", ""))
-        return Rule(name, WAIT_RULE.unit, WAIT_RULE.floor, up, down)
-    return RULES[key]
-
-
-# -- a run's figures ---------------------------------------------------------------------------
-
-
-def run_measures(run: StoredRun) -> dict[str, float]:
-    """The run's figures over its measured phases (``RULES``' keys and ``wait:TYPE:EVENT``);
-    a figure whose data the run lacks is absent, never zero (but a wait not seen in a run whose
-    waits were sampled is zero sessions)."""
-    seconds: dict[str, list[float]] = {}  # per-second values of every measured phase
-    sums: dict[str, float] = {}  # counts over the phases (waits: per event, and "samples")
-    xacts = 0.0
-    for ph in run.phases:
-        stored = run.series.get(str(ph.idx)) if ph.measured else None
-        if stored:
-            tables = tables_of(stored)
-            xacts += float(ph.transactions or 0)
-            _waits(tables, sums)
-            _os(tables, seconds)
-            _counters(tables, sums)
-    out = {k: sum(v) / len(v) for k, v in seconds.items() if v}
-    samples = sums.pop("samples", 0.0)
-    for k, v in sums.items():
-        if k.startswith(WAIT):
-            out[k] = v / samples
-        elif k in RULES:
-            out[k] = v
-        elif xacts > 0:  # a count that follows the throughput: per transaction
-            out[f"{k}_xact"] = v / xacts
-    return out
-
-
-def _waits(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
-    w = tables.get("waits")
-    if w is None or not w.rows:
-        return
-    col = {c: i for i, c in enumerate(w.columns)}
-    _add(sums, "samples", sum({r[col["t"]]: r[col["samples"]] for r in w.rows}.values()))
-    for r in w.rows:
-        _add(sums, f"{WAIT}{r[col['wait_event_type']]}:{r[col['wait_event']]}", r[col["count"]])
-
-
-_OS_COLUMNS = (
-    ("os.cpu", "cpu_", ("user_pct", "system_pct", "iowait_pct", "steal_pct")),
-    ("os.procs", "", ("pgbench_cpu_pct", "postgres_cpu_pct", "others_cpu_pct")),
-)
-
-
-def _os(tables: Mapping[str, Table], seconds: dict[str, list[float]]) -> None:
-    for kind, prefix, columns in _OS_COLUMNS:
-        t = tables.get(kind)
-        if t is None:
-            continue
-        for c in columns:
-            if c in t.columns:
-                i = t.columns.index(c)
-                seconds.setdefault(prefix + c, []).extend(r[i] for r in t.rows if r[i] is not None)
-    disk = tables.get("os.disk")
-    if disk is None or not disk.rows:
-        return
-    col = {c: i for i, c in enumerate(disk.columns)}
-    for c in ("read_mb_s", "write_mb_s"):  # the devices' MB/s added up each second
-        per_t: dict[float, float] = {}
-        for r in disk.rows:
-            per_t[r[0]] = per_t.get(r[0], 0.0) + r[col[c]]
-        seconds.setdefault(f"disk_{c}", []).extend(per_t.values())
-    awaits = [r[col["await_ms"]] for r in disk.rows if r[col["await_ms"]] is not None]
-    seconds.setdefault("disk_await_ms", []).extend(awaits)
-
-
-def _counters(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
-    """WAL (kB, full-page images) and buffers (read, hit): per transaction once added up;
-    checkpoints: as they are."""
-    wal = pg_stats.phase_delta(tables, "pg.wal")
-    if wal:
-        _add(sums, "wal_kb", float(wal["wal_bytes"]) / 1024)
-        _add(sums, "wal_fpi", float(wal["wal_fpi"]))
-    db = pg_stats.phase_delta(tables, "pg.database")
-    if db:
-        _add(sums, "blks_read", float(db["blks_read"]))
-        _add(sums, "blks_hit", float(db["blks_hit"]))
-    ckpt = pg_stats.phase_delta(tables, "pg.checkpointer")
-    if ckpt:
-        _add(sums, "checkpoints_requested", float(ckpt["num_requested"]))
-    for k, v in checkpoint_log.summarize(tables.get("checkpoints")).items():
-        if k in RULES:
-            _add(sums, k, v)
-
-
-def _add(sums: dict[str, float], key: str, value: float) -> None:
-    sums[key] = sums.get(key, 0.0) + value
 
 
 # -- two sides ---------------------------------------------------------------------------------
@@ -263,17 +143,93 @@ def items(
     """The ranked evidence of B against A: ``a``/``b`` each run's ``run_measures`` by round
     (its repeat number); ``paired`` when the rounds pair (points of one interleaved campaign)."""
     keys = dict.fromkeys(k for side in (a, b) for m in side.values() for k in m)
+    seen = [{r: scopes(dict(m)) for r, m in side.items()} for side in (a, b)]
     out = []
     for key in keys:
-        if key.startswith(WAIT):  # a wait not seen in a run that sampled waits: zero sessions
-            va, vb = ({r: m.get(key, 0.0) for r, m in side.items()
-                       if any(k.startswith(WAIT) for k in m)} for side in (a, b))  # fmt: skip
+        if key.startswith(CPU_SAMPLES) or not _above_floor(key, a, b):
+            continue
+        scope = scope_of(key)
+        if scope is not None:  # not seen where its scope was recorded: zero there
+            va, vb = ({r: m.get(key, 0.0) for r, m in side.items() if scope in s[r]}
+                      for side, s in zip((a, b), seen, strict=True))  # fmt: skip
         else:
             va, vb = ({r: m[key] for r, m in side.items() if key in m} for side in (a, b))
         item = _item(key, va, vb, paired)
         if item is not None:
             out.append(item)
-    return rank(out)
+    return _shapes(_merged(rank(out)))
+
+
+def _merged(found: Sequence[Item]) -> list[Item]:
+    """Profiled functions of one kind with the same shares on both sides (``pg_plan_queries``,
+    ``pg_plan_query``, ``planner``: a chain of calls whose samples are the same ones) as one
+    item, where the first of them ranks, named together."""
+    out: list[Item] = []
+    first: dict[tuple[str, float, float], int] = {}
+    for item in found:
+        if item.key.startswith(CPU):
+            kind, _, function = item.key[len(CPU) :].partition(":")
+            same = (kind, round(item.a, 9), round(item.b, 9))
+            if same in first:
+                was = out[first[same]]
+                name = was.name.replace(f" ({kind})", f" = {function} ({kind})")
+                out[first[same]] = replace(was, name=name, alike=(*was.alike, item.key),
+                                           says=was.says or item.says)  # fmt: skip
+                continue
+            first[same] = len(out)
+        out.append(item)
+    return out
+
+
+SHAPE = ":shape"  # a query's node items, merged: "plan:q09:shape"
+
+
+def _shapes(found: Sequence[Item]) -> list[Item]:
+    """A query's plan nodes that moved (``plan:qNN:node:TYPE``) as one item where the first
+    of them ranks: its plan's shape, what left it and what came (``q09's plan changed shape:
+    hash join ×2 → merge join ×2``), its figures the first's, the others' keys in ``alike``."""
+    out: list[Item] = []
+    at: dict[str, int] = {}
+    nodes: dict[str, list[Item]] = {}
+    for item in found:
+        query, _, what = item.key[len(PLAN) :].partition(":")
+        if not (item.key.startswith(PLAN) and what.startswith(NODE)):
+            out.append(item)
+            continue
+        if query not in at:
+            at[query] = len(out)
+            out.append(item)
+        nodes.setdefault(query, []).append(item)
+    for query, moved in nodes.items():
+        first = moved[0]
+        out[at[query]] = replace(first, key=f"{PLAN}{query}{SHAPE}", name=f"{query}'s plan",
+                                 unit="", says=f"{_nodes(moved, -1)} → {_nodes(moved, 1)}",
+                                 alike=tuple(i.key for i in moved))  # fmt: skip
+    return out
+
+
+def _nodes(moved: Sequence[Item], sign: int) -> str:
+    """The node types of a plan's items that fell (``sign`` −1) or rose (1): ``hash ×2``."""
+    parts = [(i.key.rpartition(NODE)[2].lower(), round(abs(i.delta)))
+             for i in moved if i.delta * sign > 0]  # fmt: skip
+    return ", ".join(f"{n} ×{k}" if k != 1 else n for n, k in parts) or "nothing"
+
+
+def _above_floor(
+    key: str, a: Mapping[int, Mapping[str, float]], b: Mapping[int, Mapping[str, float]]
+) -> bool:
+    """A profiled function's figure is compared only when its process kind has
+    ``profiles.MIN_KIND_SAMPLES`` on each side (the runs together) and the function (what it
+    and its callees took) ``profiles.MIN_FUNCTION_SAMPLES`` on either: shares of fewer
+    samples are noise. Every other figure is."""
+    if not key.startswith(CPU):
+        return True
+    kind = CPU_SAMPLES + key[len(CPU) :].partition(":")[0]
+    kinds = [sum(m.get(kind, 0.0) for m in side.values()) for side in (a, b)]
+    if min(kinds) < profiles.MIN_KIND_SAMPLES:
+        return False
+    own = [sum(m.get(key, 0.0) / 100 * m.get(kind, 0.0) for m in side.values()) for side in (a, b)]
+    return max(own) >= profiles.MIN_FUNCTION_SAMPLES
 
 
 def rank(found: Sequence[Item]) -> list[Item]:
@@ -327,7 +283,7 @@ def _difference(
 # -- from the store ----------------------------------------------------------------------------
 
 # what the evidence does not read of a stored run (most of its bytes)
-SKIP = ("latency", "progress", "script_latency", "profile", "pg.top_relations", "pg.usage_counts",
+SKIP = ("latency", "progress", "script_latency", "pg.top_relations", "pg.usage_counts",
         "pg.buffercache", "pg.io")  # fmt: skip
 
 
@@ -336,14 +292,40 @@ def of_runs(
 ) -> list[Item]:
     """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
     numbers, the rounds of one interleaved campaign; else each run on its own)."""
+    loaded = [[full for r in runs if r.ok
+               and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None]
+              for runs in (runs_a, runs_b)]  # fmt: skip
+    return of_stored(loaded[0], loaded[1], paired)
+
+
+def of_stored(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], paired: bool) -> list[Item]:
+    """The evidence of two sides' stored runs (``of_runs``), each wait item with the statement
+    class most of it was in where the servers computed query ids."""
     sides = []
+    statements: list[dict[str, Counter[int]]] = []  # each side's waits by query id
+    texts: dict[int, str] = {}  # a statement of each query id
     for runs in (runs_a, runs_b):
-        side = {}
-        for r in runs:
-            if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None:
-                side[r.repeat if paired else r.id] = run_measures(full)
+        side, by = {}, dict[str, Counter[int]]()
+        for full in runs:
+            side[full.repeat if paired else full.id] = run_measures(full)
+            for key, counts in wait_statements(full, texts).items():
+                by.setdefault(key, Counter()).update(counts)
         sides.append(side)
-    return items(sides[0], sides[1], paired)
+        statements.append(by)
+    return [_said_of(i, statements, texts) for i in items(sides[0], sides[1], paired)]
+
+
+def _said_of(
+    item: Item, statements: Sequence[Mapping[str, Counter[int]]], texts: Mapping[int, str]
+) -> Item:
+    """A wait's item with the statement class most of it was in, on the side where it was
+    larger (``waits.statements``: servers that compute query ids); any other item as it is."""
+    counts = statements[1 if item.delta > 0 else 0].get(item.key)
+    if not counts:
+        return item
+    query_id, n = counts.most_common(1)[0]
+    pct = 100 * n / sum(counts.values())
+    return replace(item, statement=texts.get(query_id, ""), statement_pct=pct)
 
 
 def compare_targets(
@@ -389,21 +371,41 @@ def of_campaign(
 def of_changes(
     store: Store, histories: Sequence[executions.PointHistory]
 ) -> list[tuple[str, list[Item]]]:
-    """The evidence of each change point of a campaign's executions (``pglab history``): the
-    runs of the executions at the new level (up to the next change) against those of the level
-    before it (from the change before), unpaired (Welch): (title, items)."""
+    """The evidence of each change point of a campaign's executions (``pglab history``):
+    ``of_change``'s, titled by the point and the execution of the change (those without
+    evidence left out)."""
     out = []
     for p in histories:
-        bounds = [0, *(c.index for c in p.changes), len(p.steps)]
         for k, c in enumerate(p.changes):
-            levels = ((bounds[k], c.index), (c.index, bounds[k + 2]))
-            before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
-                              if r.label == p.point] for lo, hi in levels)  # fmt: skip
-            found = of_runs(store, before, after, paired=False)
+            found = of_change(store, p, k)
             if found:
                 execution = p.steps[c.index].execution
                 out.append((f"{p.point} at {execution.label or execution.campaign}", found))
     return out
+
+
+def of_change(store: Store, p: executions.PointHistory, k: int) -> list[Item]:
+    """The evidence of a point's ``k``-th change point: the runs of the executions at the new
+    level (up to the next change) against those of the level before it (from the change
+    before), unpaired (Welch)."""
+    bounds = [0, *(c.index for c in p.changes), len(p.steps)]
+    levels = ((bounds[k], bounds[k + 1]), (bounds[k + 1], bounds[k + 2]))
+    before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
+                      if r.label == p.point] for lo, hi in levels)  # fmt: skip
+    return of_runs(store, before, after, paired=False)
+
+
+def of_variants(store: Store, campaign: str, a: str, b: str) -> list[Item]:
+    """The evidence of variant ``b`` of a campaign against its variant ``a`` (a bisect step's
+    commits), by round when the campaign is interleaved."""
+    runs = store.list_runs(campaign)
+    side_a, side_b = ([r for r in runs if r.variant == v] for v in (a, b))
+    return of_runs(store, side_a, side_b, _interleaved(store, campaign))
+
+
+def json_of(found: Sequence[Item]) -> list[JsonObject]:
+    """Items as ``--json`` prints them: every field, and the ``text`` a view prints."""
+    return [{**plain(i), "text": i.text} for i in found]
 
 
 def _interleaved(store: Store, campaign: str) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from pglab.analysis import evidence
 from pglab.analysis.verdicts import Comparison
 from pglab.bisect import search
 from pglab.campaign import git_refs
@@ -15,6 +16,7 @@ from pglab.cli import commands
 from pglab.cli import fleet as fleet_cli
 from pglab.cli import run as running
 from pglab.cli.common import Where, console
+from pglab.cli.evidence_view import print_evidence
 from pglab.errors import BuildError, LabError
 from pglab.fleet import queue as fleet_queue
 from pglab.fleet.enqueue import enqueue
@@ -27,7 +29,9 @@ campaign file whose [server] builds from a git clone (build = { git = "CLONE", r
 Each step builds the commit in the middle of what is left and runs it beside the good and the
 bad commits' builds, interleaved, in a campaign of its own (NAME@bisect-COMMIT, stored: run the
 same command again to resume, every build kept in the cache); the middle is bad when its figure
-is nearer the bad commit's. A commit that does not build is skipped (its neighbour is tried).
+is nearer the bad commit's, and why it changed follows: what else moved between the middle and
+the end it differs from (waits, CPU functions, WAL, …: see pglab compare --help). A commit that
+does not build is skipped (its neighbour is tried).
 The file's [server] settings, [dataset] and [workload] make the point; its variants and matrix
 are left out. Ends with the first bad commit, its subject and its effect (Δ%, 95% CI).
 
@@ -106,6 +110,7 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
             f"{_said(judged.middle_vs_good)}; against bad {_said(judged.middle_vs_bad)})",
             soft_wrap=True,
         )
+        _why(where, search.step_name(camp.name, commits[index]), judged.bad)
     suspects = found.suspects()
     if len(suspects) != 1:
         console.print(f"skipped commits hide the first bad one among {len(suspects)}: "
@@ -157,6 +162,15 @@ def _on_the_fleet(where: Where, step: campaigns.Campaign, queue: str) -> None:
                                                else ""), soft_wrap=True)  # fmt: skip
     if added or already:
         fleet_cli.follow(where, step.name)
+
+
+def _why(where: Where, step: str, bad: bool) -> None:
+    """What moved between the middle commit and the end it differs from (the good end when it
+    behaves as the bad one, else the bad end): the step's evidence."""
+    sides = ("good", "middle") if bad else ("middle", "bad")
+    with where.open(read_only=True) as store:
+        found = evidence.of_variants(store, step, *sides)
+    print_evidence([(f"{sides[0]} → {sides[1]}", found)] if found else [], titled=True)
 
 
 def _said(c: Comparison) -> str:

@@ -62,11 +62,13 @@ rising then falling, with a 95% interval of the change (2 runs a side); a kind w
 100 samples on a side, or a function with fewer than 10, is left out (named, not compared).
 Two points or two campaigns: why it changed, what else moved between the sides' runs (each
 wait event in sessions, the busy machine: the CPU of processes that are neither the server,
-the load generator nor pglab; CPU user/system/iowait/steal, disk MB/s, WAL and full-page
-images per transaction, checkpoints, buffers read and hit, client CPU), each with its own Δ and
-95% CI (paired by round in one interleaved campaign, else Welch), those beyond their noise
-only: a rise from outside the run first, then the most moved relative to its size; the top 5
-per pair (--json: all, under "evidence"). docs/guides/explaining-a-difference.md has two cases.
+the load generator nor pglab; CPU user/system/iowait/steal, disk MB/s, WAL, full-page images,
+temporary files (spills) and the server's CPU per transaction, checkpoints, buffers read and
+hit, client CPU; where profiled, each function's inclusive share of its kind's samples, above
+the same floors; a TPC-H-like query's spills and plan nodes), each with its own Δ and 95% CI
+(paired by round in one interleaved campaign, else Welch), those beyond their noise only: a
+rise from outside the run first, then the most moved relative to its size; the top 5 per pair
+(--json: all, under "evidence"). docs/guides/explaining-a-difference.md has five cases.
 Every comparison ends with the storage results (pglab storage) measured under each side's data
 and WAL, and what differs in the settings and environment the runs reported.
 

@@ -17,6 +17,7 @@ from pglab.cli import commands, fmt
 from pglab.cli.common import Where, console, err_console
 from pglab.cli.evidence_view import print_evidence
 from pglab.errors import LabError
+from pglab.jsonish import JsonObject
 from pglab.report import history as history_page
 
 HELP = """\
@@ -24,7 +25,7 @@ A campaign's executions as a series per point: each execution's median and 95% C
 and the change points where its level moved, each with its Δ% (the executions after it against
 those before it) and 95% CI, and why it changed: what else moved between the runs of the two
 levels (waits, the busy machine, CPU, WAL, …: each with its Δ and 95% CI, Welch; see pglab
-compare --help).
+compare --help); --json gives every item of each change point under its "evidence".
 
 Executions are made by `pglab run FILE --execution [LABEL]`: each is stored as the campaign
 NAME@LABEL (by default the UTC time it started), so that running the file again measures again
@@ -98,7 +99,10 @@ def run(where: Where, name: str, point: str | None = None, figure: str | None = 
     blind = [p for p in points if fail_above is not None
              for r in [p.reach(fail_above)] if r is not None and not r.enough]  # fmt: skip
     if as_json:
-        print(json.dumps(_as_json(name, found, points, effect), indent=2))
+        with where.open(read_only=True) as store:  # what moved with each change point
+            why = {(p.point, k): evidence.json_of(evidence.of_change(store, p, k))
+                   for p in points for k in range(len(p.changes))}  # fmt: skip
+        print(json.dumps(_as_json(name, found, points, effect, why), indent=2))
     else:
         _print(name, found, points, effect)
         with where.open(read_only=True) as store:  # what moved with each change point
@@ -164,8 +168,12 @@ def _spread(step: ex.Step) -> str:
 
 
 def _as_json(
-    name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float
-) -> Any:
+    name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float,
+    why: dict[tuple[str, int], list[JsonObject]],
+) -> Any:  # fmt: skip
+    """``history --json``: the executions, each point's series and its change points, each
+    with its evidence (``why``: by point and change, ``evidence.json_of``)."""
+
     def iso(t: float) -> str:
         return datetime.fromtimestamp(t, UTC).isoformat()
 
@@ -201,8 +209,9 @@ def _as_json(
                         "ci": [c.comparison.ci_low, c.comparison.ci_high],
                         "p_value": c.p_value,
                         "worse_pct": history.regression_pct(c, p.figure),
+                        "evidence": why.get((p.point, k), []),
                     }
-                    for c in p.changes
+                    for k, c in enumerate(p.changes)
                 ],  # fmt: skip
                 "reach": _reach(p.reach(effect)),
             }

@@ -8,6 +8,13 @@ and pglab's own sessions (``application_name`` starting with ``pglab``). Samples
 counts per (second, type, event) with the number of samples taken in that second, so
 ``count / samples`` is the average number of processes in that wait (average active sessions)
 and its share of all counted waits is the "% of samples" of the seed-004 lock picture.
+
+Where the server computes query ids (``compute_query_id = on``, or ``auto`` with
+pg_stat_statements loaded), each wait is also counted by the statement its process ran
+(``pg_stat_activity.query_id``), over the whole phase: the table ``waits.statements``, a row per
+(wait, query id) with its count and the text of one of its statements (``STATEMENT_CHARS`` at
+most), so that a wait can be said of a statement class, as seed 004 drew its lock waits per
+operation. Without query ids the table is absent.
 """
 
 from __future__ import annotations
@@ -21,17 +28,22 @@ import psycopg
 
 from pglab.telemetry.base import SamplerOff, Table
 
-SQL = """
-SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'running'), count(*)
+STATEMENT_CHARS = 200  # of a statement's text kept in waits.statements
+# query_id: PostgreSQL 14 on (pglab runs 15 to 18); NULL where the server computes none
+SQL = f"""
+SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'running'), query_id,
+       min(left(query, {STATEMENT_CHARS})), count(*)
 FROM pg_stat_activity
 WHERE pid <> pg_backend_pid()
   AND coalesce(application_name, '') NOT LIKE 'pglab%'
   AND coalesce(wait_event_type, '') <> 'Activity'
   AND NOT (backend_type = 'client backend' AND state IS DISTINCT FROM 'active')
-GROUP BY 1, 2
+GROUP BY 1, 2, 3
 """
 
 COLUMNS = ["t", "samples", "wait_event_type", "wait_event", "count"]
+STATEMENTS = "waits.statements"  # a row per (wait, query id) over the phase
+STATEMENT_COLUMNS = ["wait_event_type", "wait_event", "query_id", "count", "query"]
 
 
 class WaitsSampler:
@@ -47,6 +59,8 @@ class WaitsSampler:
         self._conn: psycopg.Connection | None = None
         self._counts: Counter[tuple[int, str, str]] = Counter()
         self._samples: Counter[int] = Counter()
+        self._by_query: Counter[tuple[str, str, int]] = Counter()  # over the phase
+        self._texts: dict[int, str] = {}  # a statement of each query id
         self._lock = threading.Lock()  # recent() reads the counts while sample() adds to them
         self.own_xacts = 0
 
@@ -67,8 +81,11 @@ class WaitsSampler:
         second = math.floor(t)
         with self._lock:
             self._samples[second] += 1
-            for wtype, event, n in rows:
+            for wtype, event, query_id, text, n in rows:
                 self._counts[(second, wtype, event)] += n
+                if query_id is not None:
+                    self._by_query[(wtype, event, query_id)] += n
+                    self._texts.setdefault(query_id, text or "")
 
     def recent(self, since: float) -> Table:
         """The rows of the seconds from ``since`` on, as ``finish`` gives them (for a live view,
@@ -85,7 +102,12 @@ class WaitsSampler:
             self._conn.close()
             self._conn = None
         table = self.recent(-math.inf)
-        return {"waits": table} if self._samples else {}
+        out = {"waits": table} if self._samples else {}
+        if self._by_query:
+            statements = out[STATEMENTS] = Table(list(STATEMENT_COLUMNS))
+            for (wtype, event, query_id), n in self._by_query.most_common():
+                statements.add(wtype, event, query_id, n, self._texts[query_id])
+        return out
 
 
 def top(table: Table | None, n: int = 5) -> list[tuple[str, float, float]]:
