@@ -23,6 +23,10 @@ STAGES: list[set[str]] = [
     # the instruments (never each other); profile: perf on the server's processes; replay: a
     # captured workload and pgreplay
     {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch", "replay"},
+    # the kinds of workload, one package each, and their registry (kind -> runner, metrics,
+    # dataset, figures): after the instruments they drive, before the store and the analysis
+    # that reads their figures (the executor's run/ looks a phase's runner up in it)
+    {"workloads"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     # the plan, the checks before the first run, what the runs need, the rounds of repeats =
     # "auto": all said before anything runs, so never the executor's (run comes after)
