@@ -15,7 +15,7 @@ import pytest
 from pglab.cli import fmt, main
 from pglab.lab import Lab
 from pglab.store import open_store
-from pglab.sysbench.invoke import REPORT_TABLE, SECONDS_TABLE
+from pglab.workloads.sysbench.invoke import REPORT_TABLE, SECONDS_TABLE
 
 pytestmark = pytest.mark.integration
 

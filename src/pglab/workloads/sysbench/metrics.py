@@ -6,7 +6,7 @@ import statistics
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
-from pglab.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
+from pglab.workloads.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 
 
 def sysbench_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pglab.campaign.spec import PhaseSpec
 from pglab.postgres import kit_load
 from pglab.records import PhaseResult
-from pglab.sysbench import invoke as sysbench
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
+from pglab.workloads.sysbench import invoke as sysbench
 
 
 @dataclass
