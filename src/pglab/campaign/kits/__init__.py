@@ -176,7 +176,7 @@ YCSB = Kit(
     unit_what="blocks of 100,000 records",
 )
 # TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
-# run of the 22 queries (tpch/power.py), its dataset made by postgres/tpch_load.py
+# run of the 22 queries (workloads/tpch/power.py), its dataset made by postgres/tpch_load.py
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams

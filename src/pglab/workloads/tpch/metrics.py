@@ -6,7 +6,7 @@ import statistics
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
-from pglab.tpch import power, throughput
+from pglab.workloads.tpch import power, throughput
 
 
 def tpch_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PhaseResult, TableJson
 from pglab.telemetry.watch import PhaseWatch
-from pglab.tpch import phase as tpch
-from pglab.tpch.plans import TABLE as PLANS
 from pglab.workloads.interface import NothingAfter, PhaseContext
+from pglab.workloads.tpch import phase as tpch
+from pglab.workloads.tpch.plans import TABLE as PLANS
 
 
 @dataclass
