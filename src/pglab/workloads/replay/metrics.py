@@ -6,7 +6,7 @@ import statistics
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
-from pglab.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
+from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 
 # a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
 REPLAY_FIGURES = ("replay_s", "lag_s", "statements_s", "errors", "exec_ms", "active_ms",

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PhaseResult
-from pglab.replay import phase as replay
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
+from pglab.workloads.replay import phase as replay
 
 
 @dataclass
