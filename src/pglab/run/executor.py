@@ -35,8 +35,6 @@ from pglab.campaign.spec import (
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint, MemoryFacts, OsFacts
 from pglab.lab import Lab
-from pglab.maintenance import clients
-from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
 from pglab.planning import devices
 from pglab.planning.plan import Plan
@@ -61,6 +59,8 @@ from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
+from pglab.workloads.maintenance import clients
+from pglab.workloads.maintenance.figures import Prior
 
 
 class Events(Protocol):

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
-from pglab.maintenance.figures import Prior
 from pglab.pgbench.invoke import ProgressCallback
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
 from pglab.telemetry.watch import PhaseWatch
+from pglab.workloads.maintenance.figures import Prior
 
 
 class GeneratorHosts(Protocol):

@@ -1,3 +1,6 @@
-"""Maintenance operations as a workload (``operation = "vacuum"``...): its runner
-(``runner.MaintenanceOperation``) and its figures (``metrics``: MB/s, the run's ``tps``).
-The operations themselves are ``pglab/maintenance/``'s."""
+"""Maintenance operations as workloads (``operation = "vacuum"``...): VACUUM, ANALYZE, CREATE
+INDEX, pg_dump/pg_restore, a base backup, in MB/s. The operation timed on its own session and
+watched from another (``operations``), the client programs it runs (``clients``), its figures
+and progress (``figures``; version-keyed SQL in ``sql/``), how honest a stored run's ETA was
+(``eta``); its runner (``runner.MaintenanceOperation``) and its run figures (``metrics``: MB/s,
+the run's ``tps``)."""

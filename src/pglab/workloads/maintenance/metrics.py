@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 
 from pglab.campaign.spec import RunSpec
-from pglab.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 from pglab.records import PhaseResult
+from pglab.workloads.maintenance.figures import OPERATION_KIND, OperationFigures, mb_per_s
 
 
 def operation_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:

@@ -6,10 +6,10 @@ import contextlib
 from dataclasses import dataclass
 
 from pglab.campaign.spec import PhaseSpec
-from pglab.maintenance import clients, operations
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
+from pglab.workloads.maintenance import clients, operations
 
 
 @dataclass
