@@ -12,6 +12,7 @@ functions called once per run, in this order).
 from __future__ import annotations
 
 from pglab.campaign.spec import PhaseSpec
+from pglab.workloads import sysbench
 from pglab.workloads.interface import Figure, MetricsFunction, Workload
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
@@ -52,7 +53,8 @@ REGISTRY: dict[str, Workload] = {
                     "rollback_pct", "inconsistent")),),
         ),
         Workload("sysbench", Sysbench, (sysbench_metrics.sysbench_metrics,), "sysbench",
-                 (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),)),
+                 (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
+                 fingerprint=sysbench.fingerprint),
         Workload(
             "replay", Replay, (replay_metrics.replay_metrics,), "replay",
             (Figure("statements/active s", "tps", "statements/s",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
+from pglab.fingerprints import Fingerprint
 from pglab.pgbench.invoke import ProgressCallback
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
@@ -121,6 +122,8 @@ class Workload:
     dataset: str | None
     # its figures, the headline first (a TPC-H-like run: QphH, or QthH with streams)
     figures: tuple[Figure, ...] = field(default=())
+    # what its client adds to a run's fingerprint (sysbench: its version), once per run
+    fingerprint: Callable[[Fingerprint], None] | None = None
 
     @property
     def headline(self) -> Figure:
