@@ -25,7 +25,7 @@ from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
-from pglab.replay.logfile import SETTINGS
+from pglab.workloads.replay.logfile import SETTINGS
 
 
 def main() -> None:

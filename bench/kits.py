@@ -34,8 +34,8 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.store import Store
-from pglab.sysbench.invoke import argv_for
-from pglab.sysbench.output import parse_report
+from pglab.workloads.sysbench.invoke import argv_for
+from pglab.workloads.sysbench.output import parse_report
 
 
 def ci_line(name: str, values: list[float], digits: int = 1) -> str:

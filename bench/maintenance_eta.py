@@ -14,7 +14,7 @@ repeats:
 Progress rows are read every ``--progress`` seconds (pglab's ``operations.PROGRESS_S``, 1 s by
 default: the ETA is told the same way, but a phase's end is known to half that interval). At
 the first rows past 25%, 50% and 75% of the main phase the ETA is compared with the time that
-phase really had left, |ETA - left| / left (``pglab.maintenance.eta``), for two estimators:
+phase really had left, |ETA - left| / left (``workloads.maintenance.eta``), for two estimators:
 "rate" (the remaining blocks at the phase's rate so far: what a first run shows; recomputed on
 every run from its rows) and "history" (what every later run showed, from the run before).
 Printed: each run's main phase length and errors; per operation and estimator the median error
@@ -43,13 +43,13 @@ from _common import open_lab, parser
 
 from pglab.campaign import parse as campaign
 from pglab.jsonish import JsonObject
-from pglab.maintenance import operations
-from pglab.maintenance.eta import eta_errors, phase_end, replay
-from pglab.maintenance.figures import Prior
 from pglab.rows import StoredRun
 from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
+from pglab.workloads.maintenance import operations
+from pglab.workloads.maintenance.eta import eta_errors, phase_end, replay
+from pglab.workloads.maintenance.figures import Prior
 
 MAIN_PHASE = {"vacuum": "scanning heap", "index": "building index: scanning table"}
 LABELS = {"vacuum": "maintenance_eta_error_vacuum", "index": "maintenance_eta_error_index"}

@@ -239,7 +239,7 @@ SERIES_UNITS = (
 def series() -> str:
     from pglab.pgbench import generators
     from pglab.telemetry import checkpoints, os_stats, waits
-    from pglab.tpch import plans, power, throughput
+    from pglab.workloads.tpch import plans, power, throughput
 
     tables = {
         "os.cpu": os_stats.CPU_COLUMNS,

@@ -8,8 +8,13 @@ import random
 from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
-from pglab.maintenance.figures import OPERATION_KIND, PROGRESS_COLUMNS, figures, progress_row
 from pglab.records import PgbenchReport, PhaseResult, RunResult
+from pglab.workloads.maintenance.figures import (
+    OPERATION_KIND,
+    PROGRESS_COLUMNS,
+    figures,
+    progress_row,
+)
 
 T0 = 1_790_000_000.0
 

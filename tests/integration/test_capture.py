@@ -17,7 +17,7 @@ import pytest
 from conftest import pglab_in_background, wait_for
 
 from pglab.lab import Lab
-from pglab.replay import workload_file
+from pglab.workloads.replay import workload_file
 
 pytestmark = pytest.mark.integration
 SAMPLE_LOG = Path(__file__).parents[1] / "data" / "replay" / "pg18-pgbench.log"

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from pglab.lab import Lab
-from pglab.replay import logfile, workload_file
+from pglab.workloads.replay import logfile, workload_file
 
 pytestmark = pytest.mark.integration
 

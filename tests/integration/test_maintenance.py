@@ -17,14 +17,14 @@ from helpers.storage_helpers import need_root_and_tools
 from pglab.campaign import parse as campaign
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.maintenance import clients
-from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.postgres import dataset
 from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
 from pglab.telemetry.pg_stats import io_phase_delta
 from pglab.telemetry.summary import tables_of
+from pglab.workloads.maintenance import clients
+from pglab.workloads.maintenance.figures import OPERATION_KIND, OperationFigures
 
 pytestmark = pytest.mark.integration
 PG15 = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15 (in .ci/run's packages)

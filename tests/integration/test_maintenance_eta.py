@@ -1,7 +1,7 @@
 """ETA honesty, as a mechanism test: a VACUUM (after 10% updates) and a CREATE INDEX on scale 50
 (~650 MB of accounts, bigger than shared_buffers), run twice; at 25%, 50% and 75% of each one's
 main progress phase (scanning heap; building index: scanning table) the ETA shown is compared
-with the time that phase really had left, |ETA - left| / left (``pglab.maintenance.eta``), and
+with the time that phase really had left, |ETA - left| / left (``workloads.maintenance.eta``), and
 the first run must have told it by its rate, the second from the first ("history").
 
 The issue's target, a median error of at most 20%, is for operations long enough to matter:
@@ -26,11 +26,11 @@ import pytest
 
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
-from pglab.maintenance import operations
-from pglab.maintenance.eta import eta_errors
 from pglab.run import campaign_run
 from pglab.run.executor import Executor, QuietEvents
 from pglab.store import open_store
+from pglab.workloads.maintenance import operations
+from pglab.workloads.maintenance.eta import eta_errors
 
 pytestmark = pytest.mark.integration
 

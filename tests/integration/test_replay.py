@@ -1,4 +1,4 @@
-"""A captured workload replayed by Debian's pgreplay (``replay/engine``), on real servers:
+"""A captured workload replayed by Debian's pgreplay (``workloads/replay/engine``), on real servers:
 pgbench's simple-update load captured live with its dump on a server outside pglab, the dump
 restored on two targets that differ in ``synchronous_commit`` (fsync on, on disk), the same
 workload replayed on each: the statements all replayed, the total execution time from
@@ -22,8 +22,8 @@ from conftest import pglab_in_background, wait_for
 from pglab.campaign.spec import ServerSpec
 from pglab.lab import Lab
 from pglab.postgres.sources import resolve
-from pglab.replay import engine, workload_file
-from pglab.replay.workload_file import Workload
+from pglab.workloads.replay import engine, workload_file
+from pglab.workloads.replay.workload_file import Workload
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import pytest
 from pglab.cli import fmt, main
 from pglab.lab import Lab
 from pglab.store import open_store
-from pglab.sysbench.invoke import REPORT_TABLE, SECONDS_TABLE
+from pglab.workloads.sysbench.invoke import REPORT_TABLE, SECONDS_TABLE
 
 pytestmark = pytest.mark.integration
 
@@ -49,6 +49,8 @@ def check_sysbench_run(run: Any) -> None:
     text = phase.output
     assert "sysbench 1.0" in text and "--tables=2" in phase.argv
     assert "--table-size=5000" in phase.argv and "--threads=4" in phase.argv
+    # its version in the fingerprint, by its plug-in (workloads.sysbench.fingerprint)
+    assert str(run.fingerprint.get("sysbench_version", "")).startswith("1.0")
     tab = run.series[str(phase.idx)][REPORT_TABLE]
     stored = dict(zip(tab["columns"], tab["rows"][0], strict=True))
     assert (

@@ -14,7 +14,7 @@ import pytest
 from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
 from pglab.postgres import tpch_load
-from pglab.tpch import plans, power, throughput
+from pglab.workloads.tpch import plans, power, throughput
 
 pytestmark = pytest.mark.integration
 ROWS = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())

@@ -5,6 +5,7 @@ that holds no SQL, statistics or file-format parsing."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,11 @@ STAGES: list[set[str]] = [
     {"postgres"},  # servers, settings, datasets, fingerprints
     # the instruments (never each other); profile: perf on the server's processes; replay: a
     # captured workload and pgreplay
-    {"pgbench", "sysbench", "targets", "telemetry", "maintenance", "profile", "tpch", "replay"},
+    {"pgbench", "targets", "telemetry", "profile"},
+    # the kinds of workload, one package each, and their registry (kind -> runner, metrics,
+    # dataset, figures): after the instruments they drive, before the store and the analysis
+    # that reads their figures (the executor's run/ looks a phase's runner up in it)
+    {"workloads"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     # the plan, the checks before the first run, what the runs need, the rounds of repeats =
     # "auto": all said before anything runs, so never the executor's (run comes after)
@@ -451,3 +456,100 @@ def test_no_two_test_files_share_a_name() -> None:
     lane run alone never shows (tests/integration/test_tpcc_pacing.py met its unit twin)."""
     names = [p.name for p in TESTS.rglob("test_*.py")]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+# A workload is a plug-in (issue 51): everything of a kind lives in its package under
+# workloads/, so no module outside it names a kind. Counted on the parsed code: identifiers
+# (names, attributes, imports, definitions, arguments) and string constants, docstrings left
+# out (prose may say "sysbench"); a word of an identifier counts (``sysbench_version``,
+# ``pglab.workloads.tpch``), a longer word does not (``pgreplay``, ``tpchgen``).
+KINDS = ("sysbench", "tpch", "tpcc", "tpce", "ycsb", "replay")
+KIND_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(KINDS) + r")(?![a-z0-9])")
+# The modules outside workloads/ that still name a kind. This ceiling only goes down: lower it
+# when a kind's code moves into its package, never raise it (a new module that needs a kind
+# belongs in that kind's package, or asks the registry). 57 before workloads/ existed.
+KIND_NAMING_CEILING = 40
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _words(text: str) -> list[str]:
+    """The identifiers and string constants of a module's text (docstrings left out)."""
+    tree = ast.parse(text)
+    prose = _docstrings(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.append(node.attr)
+        elif isinstance(node, ast.alias):
+            found += [node.name, node.asname or ""]
+        elif isinstance(node, ast.ImportFrom):
+            found.append(node.module or "")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(node.name)
+        elif isinstance(node, ast.arg):
+            found.append(node.arg)
+        elif isinstance(node, ast.keyword):
+            found.append(node.arg or "")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [] if id(node) in prose else [node.value]
+    return found
+
+
+def kinds_named(text: str) -> set[str]:
+    """The kinds of workload a module's code names."""
+    return {kind for word in _words(text) for kind in KIND_WORD.findall(word.lower())}
+
+
+def modules_naming_a_kind(root: Path = SRC) -> dict[str, set[str]]:
+    """The modules under ``root`` but outside its ``workloads/`` that name a kind, with
+    the kinds they name."""
+    return {
+        str(path.relative_to(root)): kinds
+        for path in sorted(root.rglob("*.py"))
+        if path.relative_to(root).parts[0] != "workloads"
+        and (kinds := kinds_named(path.read_text()))
+    }
+
+
+def check_kind_ceiling(found: dict[str, set[str]], ceiling: int) -> None:
+    listed = "\n".join(f"  {m}: {', '.join(sorted(k))}" for m, k in sorted(found.items()))
+    assert len(found) <= ceiling, (
+        f"{len(found)} modules outside workloads/ name a kind (ceiling {ceiling}):\n{listed}\n"
+        "move the kind's code into workloads/KIND/, or ask the registry (workloads.kind_of)"
+    )
+
+
+def test_modules_outside_workloads_name_no_more_kinds_than_before() -> None:
+    check_kind_ceiling(modules_naming_a_kind(), KIND_NAMING_CEILING)
+
+
+def test_the_kind_check_catches_a_kind_named(tmp_path: Path) -> None:
+    assert kinds_named('if phase.generator == "sysbench":\n    pass\n') == {"sysbench"}
+    assert kinds_named("from pglab.workloads.tpch import power\n") == {"tpch"}
+    assert kinds_named("v = kit_load.sysbench_version()\nx = ph.replay\n") == {"sysbench", "replay"}
+    assert kinds_named('KITS = {"tpcc": 1, "ycsb": 2, "tpce": 3}\n') == {"tpcc", "ycsb", "tpce"}
+    # prose and longer words are not a kind named
+    prose = '"""sysbench, as a docstring."""\nexe = "pgreplay"\nt = "tpchgen"\n'
+    assert kinds_named(prose) == set()
+    # a tree with one module naming a kind outside workloads/, and one inside it
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "executor.py").write_text('if ph.generator == "sysbench":\n    pass\n')
+    (tmp_path / "run" / "other.py").write_text('x = "pgbench"\n')
+    (tmp_path / "workloads" / "sysbench").mkdir(parents=True)
+    (tmp_path / "workloads" / "sysbench" / "runner.py").write_text('KIND = "sysbench"\n')
+    found = modules_naming_a_kind(tmp_path)
+    assert found == {"run/executor.py": {"sysbench"}}
+    check_kind_ceiling(found, 1)
+    with pytest.raises(AssertionError, match="run/executor.py: sysbench"):
+        check_kind_ceiling(found, 0)

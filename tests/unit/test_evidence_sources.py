@@ -16,7 +16,7 @@ from pglab.profile import folded
 from pglab.records import PgbenchReport
 from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import waits
-from pglab.tpch import plans as tpch_plans
+from pglab.workloads.tpch import plans as tpch_plans
 
 
 def _run(run_id: int, tables: dict[str, Any], transactions: int = 100) -> StoredRun:

@@ -21,8 +21,8 @@ from pglab.postgres import kit_load
 from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
-from pglab.sysbench.invoke import argv_for as sysbench_argv
 from pglab.tune import spec as tune_spec
+from pglab.workloads.sysbench.invoke import argv_for as sysbench_argv
 
 BASE = """
 name = "k"

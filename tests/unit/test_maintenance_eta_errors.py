@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pglab.maintenance.eta import eta_errors, phase_end, replay
-from pglab.maintenance.figures import Prior
+from pglab.workloads.maintenance.eta import eta_errors, phase_end, replay
+from pglab.workloads.maintenance.figures import Prior
 
 # t, phase, done, total, pct, unit, rate, eta_s, eta_by, eta_all_s (figures.PROGRESS_COLUMNS)
 ROWS: list[list[Any]] = [

@@ -12,10 +12,10 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import fmt
 from pglab.errors import CampaignError
-from pglab.maintenance import clients, figures
 from pglab.planning.plan import expand_points
 from pglab.planning.preflight import _parallel_problems
 from pglab.postgres.settings import SettingDef
+from pglab.workloads.maintenance import clients, figures
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

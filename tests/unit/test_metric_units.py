@@ -9,10 +9,10 @@ import pytest
 
 from pglab import metric_units
 from pglab.campaign.parse import load
-from pglab.maintenance.figures import OPERATION_KIND, OperationFigures
 from pglab.planning.plan import make_plan
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample
 from pglab.run.metrics import run_metrics
+from pglab.workloads.maintenance.figures import OPERATION_KIND, OperationFigures
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
-"""The statement log read into sessions (``replay/logfile``), its classes and the workload
-file's format (``replay/workload_file``), on a real PostgreSQL 18 log: pgbench's sessions
+"""The statement log read into sessions (``workloads/replay/logfile``), its classes and the workload
+file's format (``workloads/replay/workload_file``), on a real PostgreSQL 18 log: pgbench's sessions
 and one psql-like session with an error, a PREPARE/EXECUTE and an extended-protocol
 statement (tests/data/replay/pg18-pgbench.log, written with the settings pglab capture sets)."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pglab.errors import WorkloadError
-from pglab.replay import capture, logfile, workload_file
-from pglab.replay.classes import class_of, kind_of
+from pglab.workloads.replay import capture, logfile, workload_file
+from pglab.workloads.replay.classes import class_of, kind_of
 
 LOG = Path(__file__).parents[1] / "data" / "replay" / "pg18-pgbench.log"
 
@@ -126,7 +126,7 @@ def test_the_workload_written_back_is_what_pgreplay_parses(tmp_path: Path) -> No
     import shutil
     import subprocess
 
-    from pglab.replay import pgreplay
+    from pglab.workloads.replay import pgreplay
 
     workload = capture.from_log(LOG)
     log = tmp_path / "replay.log"
@@ -143,7 +143,7 @@ def test_the_workload_written_back_is_what_pgreplay_parses(tmp_path: Path) -> No
 
 def test_pgreplay_statistics_read() -> None:
     text = (LOG.parent / "pgreplay-1.2.0-replay.txt").read_text()
-    from pglab.replay import pgreplay
+    from pglab.workloads.replay import pgreplay
 
     figures = pgreplay.statistics(text)
     assert figures["run_seconds"] == 11.822 and figures["statements"] == 12990
@@ -157,7 +157,7 @@ def test_replay_errors_read_from_a_target_s_log_and_divergence_said() -> None:
     """The target's log as pglab's servers write it (``%m [%p] ``): each ERROR with its
     STATEMENT, a multi-line one too, counted per class; the divergence against the capture's
     own failure (``select * from nosuch``) in both directions, and its mark."""
-    from pglab.replay import engine
+    from pglab.workloads.replay import engine
 
     log = (
         '2026-11-29 10:00:00.001 UTC [41] ERROR:  relation "nosuch" does not exist at '

@@ -13,7 +13,7 @@ from helpers.campaign_text import parsed, refused
 
 from pglab.errors import CampaignError, WorkloadError
 from pglab.planning.plan import expand_points
-from pglab.replay import capture, workload_file
+from pglab.workloads.replay import capture, workload_file
 
 LOG = Path(__file__).parents[1] / "data" / "replay" / "pg18-pgbench.log"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab.sysbench.output import SysbenchSecond, parse_report, parse_second
+from pglab.workloads.sysbench.output import SysbenchSecond, parse_report, parse_second
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysbench"
 

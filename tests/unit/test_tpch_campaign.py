@@ -23,9 +23,9 @@ from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult
 from pglab.rows import RunRow
 from pglab.run.metrics import run_metrics
-from pglab.tpch import power, throughput
 from pglab.tune import confirm
 from pglab.tune import spec as tune_spec
+from pglab.workloads.tpch import power, throughput
 
 BASE = """
 name = "h"

@@ -9,7 +9,7 @@ import pytest
 
 from pglab.campaign.kits import tpch_queries as q
 from pglab.postgres import tpch_load
-from pglab.tpch import plans, power
+from pglab.workloads.tpch import plans, power
 
 
 def test_a_seed_gives_the_same_statements_and_another_seed_others() -> None:

@@ -16,7 +16,7 @@ from rich.console import Console
 from pglab.analysis import points, tpch
 from pglab.cli import show
 from pglab.rows import RunRow
-from pglab.tpch import plans
+from pglab.workloads.tpch import plans
 
 GOLDEN = Path(__file__).resolve().parent.parent / "data" / "golden" / "show_tpch_queries_100.txt"
 # seconds of each query, per variant and round (three interleaved rounds)

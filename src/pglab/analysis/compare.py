@@ -75,7 +75,7 @@ _RUN_METRICS = (
     "tpse",
     "tpse_pgbench",
     "results_idle_pct",
-)  # from nopm on: a workload kit's (run/metrics.py)
+)  # from nopm on: a workload kit's (workloads/kits/metrics.py)
 _OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
 _ENV_KEYS = (
     "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",

@@ -25,7 +25,6 @@ from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.fingerprints import lease_of
-from pglab.maintenance.figures import OPERATION_KIND
 from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
@@ -36,6 +35,7 @@ from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
 from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
+from pglab.workloads.maintenance.figures import OPERATION_KIND
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store

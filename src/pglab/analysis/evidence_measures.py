@@ -21,7 +21,7 @@ from pglab.telemetry import checkpoints as checkpoint_log
 from pglab.telemetry import pg_stats, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
-from pglab.tpch import plans as tpch_plans
+from pglab.workloads.tpch import plans as tpch_plans
 
 # a function's inclusive share (% of its kind's samples) under which a run's profile does not
 # name it (zero there: a function under it everywhere moves less than FUNCTION_RULE's floor)

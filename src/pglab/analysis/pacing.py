@@ -1,7 +1,8 @@
 """What a run of terminals that think (kit = "tpcc" with ``pacing``) says beside its figures:
 the transaction types whose 90th percentile response time passed clause 5.2.5.3's limit (a
 warning, by name), and a point's figures against the terminals' bound (``pglab show``'s
-table of paced points). Pure functions on a run's stored metrics (``run/pacing_metrics.py``)."""
+table of paced points). Pure functions on a run's stored metrics
+(``workloads/kits/pacing_metrics.py``)."""
 
 from __future__ import annotations
 

@@ -103,7 +103,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", "why a failed run failed"),
 )
 NAMES = tuple(c.name for c in COLUMNS)
-# a workload kit's and sysbench's figures (run metrics, run/metrics.py): columns after COLUMNS
+# a workload kit's and sysbench's figures (run metrics, workloads/KIND/metrics.py):
+# columns after COLUMNS
 # when a run of the table has them (the store's pglab_runs view keeps COLUMNS only)
 KIT_COLUMNS = (
     Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),

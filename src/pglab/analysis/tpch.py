@@ -19,8 +19,8 @@ from pglab.analysis.tidy import TidyTable
 from pglab.jsonish import JsonObject
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
-from pglab.tpch import plans as tpch_plans
-from pglab.tpch import power, throughput
+from pglab.workloads.tpch import plans as tpch_plans
+from pglab.workloads.tpch import power, throughput
 
 
 def metric(number: int) -> str:
@@ -89,8 +89,8 @@ def plan_changes(
     store: Store, runs: Sequence[RunRow], campaign: CampaignRow | None
 ) -> list[PlanChange]:
     """Where a point's plan for a query differs (its shape, or where its nodes outgrew
-    work_mem: ``tpch/plans.change``) from its reference point's (the baseline variant's at the
-    same coordinates), from each point's first ok run."""
+    work_mem: ``workloads/tpch/plans.change``) from its reference point's (the baseline
+    variant's at the same coordinates), from each point's first ok run."""
     rows = points.campaign_rows(runs, campaign)
     first: dict[str, RunRow] = {}
     for r in runs:

@@ -44,7 +44,7 @@ OPERATION_OPTIONS: dict[str, tuple[str, ...]] = {
     "cluster": (),
     "reindex": ("parallel",),
     # client programs of the server source: pg_dump -F d, pg_restore from the run's own dump,
-    # pg_basebackup (maintenance/clients.py)
+    # pg_basebackup (workloads/maintenance/clients.py)
     "dump": ("jobs", "compress"),
     "restore": ("jobs",),
     "basebackup": ("target",),
@@ -307,7 +307,7 @@ class Script:
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:
     """One pgbench invocation pattern inside a run (repeated ``times`` times), or with
-    ``operation`` a maintenance operation on ``pgbench_accounts`` instead (``maintenance/``):
+    ``operation`` a maintenance operation on ``pgbench_accounts`` instead (``workloads/``):
     then only ``times``, ``measured`` and the operation's options (``OPERATION_OPTIONS``) count.
 
     Exactly one of ``duration`` (seconds, ``-T``) and ``transactions`` (per client, ``-t``) is set.

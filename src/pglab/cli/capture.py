@@ -14,10 +14,10 @@ from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
 from pglab.lab import Lab
 from pglab.postgres.sources import resolve
-from pglab.replay import capture
-from pglab.replay.workload_file import Workload, write
 from pglab.run.resume import put_back_leftovers
 from pglab.units import duration_text
+from pglab.workloads.replay import capture
+from pglab.workloads.replay.workload_file import Workload, write
 
 DESCRIPTION = """\
 Capture a window of a server's workload into a workload file that a campaign replays

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pglab.campaign.spec import RunSpec
-from pglab.maintenance.figures import Prior
 from pglab.records import PhaseResult
 from pglab.rows import StoredRun
 from pglab.store.base import Store
+from pglab.workloads.maintenance.figures import Prior
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pglab.campaign.workload import apply_workload, takes
 from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
 from pglab.postgres.dataset import ycsb_record_ratio
-from pglab.replay import workload_file
+from pglab.workloads.replay import workload_file
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines

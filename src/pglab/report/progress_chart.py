@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.tidy import measured_phases, table
-from pglab.maintenance.figures import OPERATION_KIND
 from pglab.rows import PhaseRow, StoredRun
+from pglab.workloads.maintenance.figures import OPERATION_KIND
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

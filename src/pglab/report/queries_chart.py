@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.tidy import measured_phases, table
 from pglab.rows import StoredRun
-from pglab.tpch import power, throughput
+from pglab.workloads.tpch import power, throughput
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -33,14 +33,12 @@ from pglab.campaign.spec import (
 from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint, MemoryFacts
 from pglab.lab import Lab
-from pglab.maintenance import clients
-from pglab.maintenance.figures import Prior
 from pglab.pgbench import sampling
 from pglab.planning.hints import PointHints, phase_tps, priors_of
 from pglab.planning.plan import Plan
 from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
-from pglab.postgres import kit_load, server
+from pglab.postgres import server
 from pglab.postgres.interface import Server
 from pglab.postgres.lease import HERE, Lease, Site, lease_key, provision
 from pglab.postgres.server import Cluster
@@ -58,6 +56,9 @@ from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
+from pglab.workloads import workload_of
+from pglab.workloads.maintenance import clients
+from pglab.workloads.maintenance.figures import Prior
 
 
 class Events(Protocol):
@@ -315,12 +316,12 @@ class Executor:
         )
 
     def _more_facts(self, run: RunSpec, binaries: Binaries, fp: Fingerprint) -> None:
-        """What the fingerprint says beside the server: the fleet's worker, sysbench, the
+        """What the fingerprint says beside the server: the fleet's worker, a kind's client, the
         hardware counters of a profiled run, the generator hosts."""
         if self.worker is not None:
             fp["fleet_worker"] = self.worker
-        if any(ph.generator == "sysbench" for ph in run.phases):
-            fp["sysbench_version"] = kit_load.sysbench_version()
+        for told in {w.fingerprint for ph in run.phases if (w := workload_of(ph)).fingerprint}:
+            told(fp)  # what a kind's client adds (sysbench's version)
         if run.profile.enabled and run.server.host is None:  # this machine's CPU: said once
             fp["hardware_counters"] = perf.hardware_counters()  # per run, not an error if none
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators

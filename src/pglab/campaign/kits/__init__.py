@@ -176,7 +176,7 @@ YCSB = Kit(
     unit_what="blocks of 100,000 records",
 )
 # TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
-# run of the 22 queries (tpch/power.py), its dataset made by postgres/tpch_load.py
+# run of the 22 queries (workloads/tpch/power.py), its dataset made by postgres/tpch_load.py
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams
@@ -212,7 +212,7 @@ TPCE = Kit(
     max_scale=1_000_000,  # [dataset] scale's own limit
     since=11,
     needs="pgbench's \\if and CASE expressions",
-    headline=None,  # its figure is tpsE-like, Trade-Results per second (run/metrics)
+    headline=None,  # its figure is tpsE-like, Trade-Results per second (workloads/kits/metrics)
     setup=("schema", "procedures"),
     refresh=("procedures",),
     unit_size=1000,

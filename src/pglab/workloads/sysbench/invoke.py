@@ -23,7 +23,7 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
 from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample, TableJson
-from pglab.sysbench import output
+from pglab.workloads.sysbench import output
 
 SECONDS_TABLE = "sysbench.seconds"  # each --report-interval line, t as epoch seconds
 REPORT_TABLE = "sysbench.report"  # the final statistics, one row, as printed

@@ -26,8 +26,9 @@ import psycopg
 from pglab import procs
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import CampaignError, CommandError
-from pglab.maintenance import clients
-from pglab.maintenance.figures import (
+from pglab.records import PgbenchReport, PhaseResult
+from pglab.workloads.maintenance import clients
+from pglab.workloads.maintenance.figures import (
     INDEX,
     OPERATION_KIND,
     PROGRESS_COLUMNS,
@@ -49,7 +50,6 @@ from pglab.maintenance.figures import (
     statement,
     vacuum_workers,
 )
-from pglab.records import PgbenchReport, PhaseResult
 
 POLL_S = 0.05  # how often the watcher looks for parallel workers
 PROGRESS_S = 1.0  # a progress row at most this often (and the first one seen)

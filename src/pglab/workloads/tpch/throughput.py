@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 
 from pglab.records import TableJson
-from pglab.tpch import power
+from pglab.workloads.tpch import power
 
 TABLE = "tpch.streams"  # a phase's table: a row per stream and query
 

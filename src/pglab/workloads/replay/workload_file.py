@@ -21,8 +21,8 @@ from typing import TypedDict
 
 from pglab import __version__
 from pglab.errors import WorkloadError
-from pglab.replay.classes import class_of, kind_of
-from pglab.replay.logfile import Entry, Parsed, Session
+from pglab.workloads.replay.classes import class_of, kind_of
+from pglab.workloads.replay.logfile import Entry, Parsed, Session
 
 FORMAT = "pglab-workload"
 VERSION = 1

@@ -21,7 +21,7 @@ import psycopg
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
-from pglab.tpch import plans, power, throughput
+from pglab.workloads.tpch import plans, power, throughput
 
 DEFAULT_SEED = 1  # random_seed left out: the same parameters every run (repeatable)
 SCALE_DEFINE = "scale factor"  # the phase's define that tells the dataset's scale

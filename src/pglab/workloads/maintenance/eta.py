@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pglab.maintenance.figures import Prior, progress_row, stretch_last
+from pglab.workloads.maintenance.figures import Prior, progress_row, stretch_last
 
 SHARES = (25, 50, 75)  # % of the phase's units done
 

@@ -21,7 +21,7 @@ import psycopg
 from pglab.campaign.kits.tpch_queries import query
 from pglab.jsonish import JsonObject
 from pglab.records import TableJson
-from pglab.tpch.power import cancelled
+from pglab.workloads.tpch.power import cancelled
 
 TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
 

@@ -30,9 +30,9 @@ from pglab.errors import WorkloadError
 from pglab.lab import Lab
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.sources import Binaries
-from pglab.replay import dump, logfile, workload_file
-from pglab.replay.workload_file import Workload
 from pglab.units import parse_duration
+from pglab.workloads.replay import dump, logfile, workload_file
+from pglab.workloads.replay.workload_file import Workload
 
 READ_CHUNK = 8 * 2**20  # bytes of the server's log read per call through the server
 

@@ -125,7 +125,7 @@ class OperationFigures:
 def io_read_sql(server_version_num: int) -> str | None:
     """The statement summing what client backends and parallel workers read (None before 16:
     no pg_stat_io)."""
-    return sql_for("pglab.maintenance", "io_read", server_version_num)
+    return sql_for("pglab.workloads.maintenance", "io_read", server_version_num)
 
 
 def mb_per_s(nbytes: int, elapsed_s: float) -> float:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pglab import procs
 from pglab.errors import WorkloadError
 from pglab.postgres.sources import Binaries
-from pglab.replay.logfile import OWN_APPLICATION
+from pglab.workloads.replay.logfile import OWN_APPLICATION
 
 DUMP_TIMEOUT = 24 * 3600
 _DBNAME = re.compile(r"^;\s+dbname: (.*)$", re.MULTILINE)

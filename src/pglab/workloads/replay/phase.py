@@ -18,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
-from pglab.replay import engine, workload_file
+from pglab.workloads.replay import engine, workload_file
 
 SUMMARY_TABLE = "replay.summary"
 CLASSES_TABLE = "replay.classes"

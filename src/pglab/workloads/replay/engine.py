@@ -27,9 +27,9 @@ import psycopg
 
 from pglab import procs
 from pglab.errors import CommandError
-from pglab.replay import pgreplay
-from pglab.replay.classes import class_of
-from pglab.replay.workload_file import ClassCount, Workload
+from pglab.workloads.replay import pgreplay
+from pglab.workloads.replay.classes import class_of
+from pglab.workloads.replay.workload_file import ClassCount, Workload
 
 DIVERGENCE_THRESHOLD = 0.01  # a share of the statements: above it, the replay is marked
 TOP_CLASSES = 10

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from pglab.replay.workload_file import Workload
+from pglab.workloads.replay.workload_file import Workload
 
 
 def _stamp(workload: Workload, t: float) -> str:

@@ -1,1 +1,0 @@
-"""Maintenance operations as workloads: VACUUM, ANALYZE, CREATE INDEX, in MB/s."""

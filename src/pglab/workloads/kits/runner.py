@@ -1,0 +1,58 @@
+"""A workload kit's scripts, run by pgbench, as a phase's runner."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, replace
+
+from pglab.campaign.kits import KITS
+from pglab.campaign.spec import PhaseSpec
+from pglab.postgres import kit_load
+from pglab.records import PhaseResult
+from pglab.telemetry.watch import PhaseWatch
+from pglab.workloads.interface import PhaseContext
+from pglab.workloads.pgbench import runner as pgbench
+
+
+@dataclass
+class KitPgbench:
+    """A workload kit's scripts, run by pgbench here or on the generator hosts. Before the
+    watching, the kit's refreshed SQL (``Kit.refresh``); around pgbench, its counters
+    (``kit_load.COUNTERS_TABLE``: TPC-C's orders written, from which NOPM); after the watching,
+    its consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE``: it reads
+    every order line, so it is neither measured nor sampled)."""
+
+    phase: PhaseSpec
+    iteration: int
+    context: PhaseContext
+
+    @property
+    def kit(self) -> str:
+        assert self.phase.kit is not None
+        return self.phase.kit
+
+    def prepare(self, stack: contextlib.ExitStack) -> None:
+        del stack
+        if KITS[self.kit].refresh:
+            with self.context.server.connect() as conn:
+                kit_load.refresh(conn, self.kit)
+
+    def run(self, watch: PhaseWatch) -> PhaseResult:
+        c = self.context
+        runner = pgbench.runner(self.phase, self.iteration, c)
+        if not KITS[self.kit].has("counters"):
+            return runner.run(watch)
+        with c.server.connect() as conn:
+            before = kit_load.counters(conn, self.kit)
+        result = runner.run(watch)
+        with c.server.connect() as conn:
+            after = kit_load.counters(conn, self.kit)
+        table = kit_load.counters_table(before, after)
+        return replace(result, tables={**result.tables, kit_load.COUNTERS_TABLE: table})
+
+    def finish(self, result: PhaseResult) -> PhaseResult:
+        if not KITS[self.kit].has("consistency"):
+            return result
+        with self.context.server.connect() as conn:
+            table = kit_load.check(conn, self.kit)
+        return replace(result, tables={**result.tables, kit_load.CONSISTENCY_TABLE: table})

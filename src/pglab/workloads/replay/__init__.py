@@ -1,0 +1,7 @@
+"""A captured workload and its replay, as a workload (``[workload] replay``): a server's
+statement log read into sessions (``logfile``), kept as a versioned workload file
+(``workload_file``), its statements grouped in classes (``classes``), captured from a live
+server with logging set and put back (``capture``), with the data's dump (``dump``); replayed
+by pgreplay (``pgreplay``: the log it reads, its statistics) on a server with its figures and
+divergence (``engine``), as a campaign's phase (``phase``, run by ``runner.Replay``), its run
+figures in ``metrics``. The dump is restored by ``postgres/replay_load``."""

@@ -1,0 +1,43 @@
+"""A captured workload's replay: its figures of a run (computed as it is stored)."""
+
+from __future__ import annotations
+
+import statistics
+
+from pglab.campaign.spec import RunSpec
+from pglab.records import PhaseResult
+from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
+
+# a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
+REPLAY_FIGURES = ("replay_s", "lag_s", "statements_s", "errors", "exec_ms", "active_ms",
+                  "divergence_pct", "marked")  # fmt: skip
+# the run's own (pglab show's columns): the total execution time, the active time a
+# commit's flush shows in, the lag, the divergence, the replay's own statements/s
+REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statements_s")
+
+
+def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+    """A captured workload's replay: per phase (mean over its iterations) and over the
+    measured phases, ``replay.*``: its time, its lag behind the captured window, statements
+    per second, errors, the total execution time of its statements (pg_stat_statements) and
+    the sessions' active time (pg_stat_database), the divergence (% of the statements) and
+    whether it passed the threshold (1: the replay's timing is not comparable)."""
+    del run  # its figures are in its phases' tables
+    by_name: dict[str, list[dict[str, float]]] = {}
+    measured: list[dict[str, float]] = []
+    for ph in phases:
+        table = ph.tables.get(REPLAY_SUMMARY)
+        if not table or not table["rows"]:
+            continue
+        row = dict(zip(table["columns"], table["rows"][0], strict=True))
+        figs = {k: float(row[k]) for k in REPLAY_FIGURES}
+        by_name.setdefault(ph.name, []).append(figs)
+        if ph.measured:
+            measured.append(figs)
+    out: dict[str, float] = {}
+    for name, items in by_name.items():
+        for key in REPLAY_FIGURES:
+            out[f"phase.{name}.replay.{key}"] = statistics.fmean(f[key] for f in items)
+    for key in REPLAY_HEADLINE if measured else ():
+        out[f"replay.{key}"] = statistics.fmean(f[key] for f in measured)
+    return out

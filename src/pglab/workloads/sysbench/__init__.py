@@ -1,0 +1,15 @@
+"""sysbench (1.0, its pgsql driver) as a workload (``generator = "sysbench"``): its command for
+a phase, run with each second told as it comes (``invoke``), its per-second report and final
+statistics parsed (``output``), its runner (``runner.Sysbench``) and its figures beside TPS
+(``metrics``), its version in a run's fingerprint (``fingerprint``). Its tables are loaded by
+``postgres/kit_load``."""
+
+from __future__ import annotations
+
+from pglab.fingerprints import Fingerprint
+from pglab.postgres import kit_load
+
+
+def fingerprint(fp: Fingerprint) -> None:
+    """sysbench's version, in the fingerprint of a run that runs it."""
+    fp["sysbench_version"] = kit_load.sysbench_version()

@@ -1,0 +1,92 @@
+"""The workloads' registry: a phase's kind told in one place (``workloads.kind_of``), each
+kind's plug-in (runner, metrics, dataset, figures), and the figures it declares agreeing with
+what the views read (``metric_units``: units and the figures held in ``tps``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from pglab import metric_units
+from pglab.analysis.points import KIT_HEADLINES
+from pglab.campaign.kits import KITS
+from pglab.campaign.spec import PhaseSpec
+from pglab.workloads import REGISTRY, headlines_by_metric, kind_of, metrics_functions
+from pglab.workloads.kits.metrics import kit_metrics
+from pglab.workloads.kits.pacing_metrics import pacing_metrics
+from pglab.workloads.kits.runner import KitPgbench
+from pglab.workloads.maintenance.metrics import operation_metrics
+from pglab.workloads.maintenance.runner import MaintenanceOperation
+from pglab.workloads.pgbench import runner as pgbench_runner
+from pglab.workloads.replay.metrics import replay_metrics
+from pglab.workloads.replay.runner import Replay
+from pglab.workloads.sysbench.metrics import sysbench_metrics
+from pglab.workloads.sysbench.runner import Sysbench
+from pglab.workloads.tpch.metrics import tpch_metrics
+from pglab.workloads.tpch.runner import TpchPower
+
+BASE = PhaseSpec(name="main", scripts=())
+
+
+@pytest.mark.parametrize(
+    ("phase", "kind"),
+    [
+        (BASE, "pgbench"),
+        (replace(BASE, generators=("gen1", "gen2")), "pgbench"),  # on generator hosts
+        (replace(BASE, operation="vacuum"), "maintenance"),
+        (replace(BASE, operation="vacuum", kit="tpcc"), "maintenance"),  # the operation first
+        (replace(BASE, kit="tpcc"), "tpcc"),
+        (replace(BASE, kit="ycsb"), "ycsb"),
+        (replace(BASE, kit="tpce"), "tpce"),
+        (replace(BASE, kit="tpch"), "tpch"),
+        (replace(BASE, generator="sysbench", test="oltp_read_write"), "sysbench"),
+        (replace(BASE, replay="w.pglab-workload"), "replay"),
+    ],
+)
+def test_a_phase_s_kind_is_told_in_one_place(phase: PhaseSpec, kind: str) -> None:
+    assert kind_of(phase) == kind
+    assert REGISTRY[kind].kind == kind
+
+
+def test_each_kind_has_its_runner_and_its_dataset() -> None:
+    runners = {kind: w.runner for kind, w in REGISTRY.items()}
+    assert runners == {
+        "maintenance": MaintenanceOperation, "tpcc": KitPgbench, "ycsb": KitPgbench,
+        "tpce": KitPgbench, "sysbench": Sysbench, "replay": Replay, "tpch": TpchPower,
+        "pgbench": pgbench_runner.runner,
+    }  # fmt: skip
+    every_kit = {w.dataset for w in REGISTRY.values()} - {None}
+    assert every_kit == {*KITS, "sysbench", "replay"}  # every dataset kind has its workload
+
+
+def test_a_run_s_metrics_come_in_the_order_they_were_stored_in() -> None:
+    """Each function once, in the order ``run/metrics`` called them before the registry (a
+    stored run's metrics keep their order)."""
+    assert metrics_functions() == [
+        operation_metrics, kit_metrics, pacing_metrics, sysbench_metrics, replay_metrics,
+        tpch_metrics,
+    ]  # fmt: skip
+
+
+def test_the_declared_figures_are_those_the_views_read() -> None:
+    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    for w in REGISTRY.values():
+        assert w.figures, w.kind
+        assert w.headline is w.figures[0]
+        for fig in w.figures:
+            assert fig.direction == "higher", fig  # every headline today
+            if fig.metric == "tps":
+                assert fig.name in held_in_tps, fig
+            else:
+                assert metric_units.metric_unit(fig.metric) == fig.unit, fig
+            for item in fig.items:
+                assert metric_units.metric_unit(item) is not None, (w.kind, item)
+    assert KIT_HEADLINES == headlines_by_metric() == {"NOPM": "nopm", "tpsE": "tpse"}
+
+
+def test_the_check_of_the_figures_can_fail() -> None:
+    """A figure held in ``tps`` that the views do not know, and an item without a unit."""
+    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    assert "TPM" not in held_in_tps
+    assert metric_units.metric_unit("no_such_figure") is None
