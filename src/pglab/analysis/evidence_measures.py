@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
+from pglab import workloads
 from pglab.analysis import profiles
 from pglab.analysis.evidence_rules import CPU, CPU_SAMPLES, NODE, PLAN, RULES, SPILL_RULES, WAIT
 from pglab.rows import StoredRun
@@ -21,7 +23,7 @@ from pglab.telemetry import checkpoints as checkpoint_log
 from pglab.telemetry import pg_stats, waits
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
-from pglab.workloads.tpch import plans as tpch_plans
+from pglab.workloads.interface import PlanReader
 
 # a function's inclusive share (% of its kind's samples) under which a run's profile does not
 # name it (zero there: a function under it everywhere moves less than FUNCTION_RULE's floor)
@@ -163,21 +165,24 @@ def profile_measures(run: StoredRun) -> dict[str, float]:
 
 
 def plan_measures(run: StoredRun) -> dict[str, float]:
-    """Where the run stored TPC-H-like plans (``tpch.plans.TABLE``, its first phase that has
-    them): each query's spills in their rule's unit (``plan:qNN:sort``, ...) and its nodes by
-    type (``plan:qNN:node:TYPE``)."""
-    for ph in run.phases:
-        table = run.series.get(str(ph.idx), {}).get(tpch_plans.TABLE)
-        if table and table.get("rows"):
-            break
-    else:
-        return {}
+    """Where the run stored query plans (a kind's ``PlanReader``: the TPC-H-like kit's, its
+    first phase that has them): each query's spills in their rule's unit (``plan:qNN:sort``,
+    ...) and its nodes by type (``plan:qNN:node:TYPE``)."""
+    for reader in workloads.plan_readers():
+        for ph in run.phases:
+            table = run.series.get(str(ph.idx), {}).get(reader.table)
+            if table and table.get("rows"):
+                return _plan_items(reader, table["rows"])
+    return {}
+
+
+def _plan_items(reader: PlanReader, rows: list[list[Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
-    for number, plan in table["rows"]:
+    for number, plan in rows:
         query = f"{PLAN}q{int(number):02d}:"
-        tree = tpch_plans.parse(plan)
-        for kind, amount in tpch_plans.spills(tree).items():
+        tree = reader.parse(plan)
+        for kind, amount in reader.spills(tree).items():
             out[query + kind] = amount * SPILL_RULES[kind][1]
-        for node, n in Counter(tpch_plans.shape(tree)).items():
+        for node, n in Counter(reader.node_types(tree)).items():
             out[f"{query}{NODE}{node}"] = float(n)
     return out

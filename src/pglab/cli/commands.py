@@ -30,7 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export a campaign or run as tidy CSV, JSON or Parquet"),
     "storage": ("storage", "measure a directory's storage: pg_test_fsync, and fio where installed"),
     "sources": ("sources", "the PostgreSQL servers here (wheels, Debian's, cached builds)"),
-    "capture": ("capture", "capture a server's workload into a workload file (for replay)"),
+    "capture": (
+        "capture",
+        "capture a server's workload into a workload file (to play it back on the variants)",
+    ),
     "worker": ("fleet", "run a campaign's jobs on this lab host, one at a time (a fleet)"),
     "status": ("fleet", "a fleet's jobs: queued, running (where, since when), done, failed"),
     "schema": ("schema", "print the JSON Schema of campaign files (for editors)"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.workloads import sysbench
-from pglab.workloads.interface import Figure, MetricsFunction, Workload
+from pglab.workloads.interface import Figure, MetricsFunction, PlanReader, Workload
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
@@ -25,6 +25,7 @@ from pglab.workloads.replay.runner import Replay
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.sysbench.runner import Sysbench
 from pglab.workloads.tpch import metrics as tpch_metrics
+from pglab.workloads.tpch import plans as tpch_plans
 from pglab.workloads.tpch.runner import TpchPower
 
 _TPS = "transactions/s"
@@ -64,6 +65,8 @@ REGISTRY: dict[str, Workload] = {
             "tpch", TpchPower, (tpch_metrics.tpch_metrics,), "tpch",
             (Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
              Figure("QthH", "tps", "QthH", items=("throughput", "timeouts"))),
+            plans=PlanReader(tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape,
+                             tpch_plans.parse),
         ),
         Workload("pgbench", pgbench_runner.runner, (), None,
                  (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),)),
@@ -102,3 +105,8 @@ def headlines_by_metric() -> dict[str, str]:
     """The figures held in a metric of their own (not in the run's ``tps``), name -> metric:
     TPC-C-like NOPM, TPC-E-like tpsE."""
     return {f.name: f.metric for w in REGISTRY.values() for f in w.figures if f.metric != "tps"}
+
+
+def plan_readers() -> list[PlanReader]:
+    """How the kinds that store query plans read them (for a comparison's evidence)."""
+    return [w.plans for w in REGISTRY.values() if w.plans is not None]

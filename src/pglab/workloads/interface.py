@@ -20,10 +20,10 @@ them without importing the executor's package. The generator hosts are the execu
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
 from pglab.fingerprints import Fingerprint
@@ -110,6 +110,18 @@ class Figure:
     items: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class PlanReader:
+    """How a kind's stored plans are read: the phase table that holds them (a row per query:
+    its number and its plan as EXPLAIN's JSON) and, of one plan, its spills (kind -> amount in
+    the plan's units) and its nodes' types."""
+
+    table: str
+    spills: Callable[[Any], Mapping[str, float]]
+    node_types: Callable[[Any], Sequence[str]]
+    parse: Callable[[Any], Any]
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     """A kind of workload, as the registry (``pglab.workloads.REGISTRY``) holds it."""
@@ -124,6 +136,9 @@ class Workload:
     figures: tuple[Figure, ...] = field(default=())
     # what its client adds to a run's fingerprint (sysbench: its version), once per run
     fingerprint: Callable[[Fingerprint], None] | None = None
+    # the query plans its runs store, for the evidence of a comparison (TPC-H-like: each
+    # query's spills and nodes by type); None: it stores none
+    plans: PlanReader | None = None
 
     @property
     def headline(self) -> Figure:
