@@ -269,7 +269,9 @@ class HostSpec:
     keys are used as ssh uses them, ``identity`` adds a key file. Host keys are checked against
     ``known_hosts`` (default ``~/.ssh/known_hosts``); an unknown key is refused unless
     ``accept_new``, a changed one always. ``bindir``: where pgbench is there (default: on its
-    PATH). Not part of a point's identity: where a generator is, is its fingerprint."""
+    PATH). ``sudo``: pglab may run ``sudo -n`` there, to apply a run's ``[os]`` (sysctls, hard
+    limits) on the host and put it back. Not part of a point's identity: where a generator is,
+    is its fingerprint."""
 
     name: str
     address: str
@@ -279,6 +281,7 @@ class HostSpec:
     known_hosts: str | None = None
     accept_new: bool = False
     bindir: str | None = None
+    sudo: bool = False  # [os] sysctl and hard limits applied there through ``sudo -n``
 
     @property
     def label(self) -> str:

@@ -209,7 +209,7 @@ def _execute(executor: Executor, campaign: Campaign, stored: Stored, how: How) -
     stale points deleted when asked, the campaign recorded, then the executor."""
     lab, store, say = executor.lab, executor.store, executor.events.status
     executor.hosts = Hosts(campaign.hosts)
-    if any(v.server.host for v in campaign.variants):
+    if any(v.server.host for v in campaign.variants) or any(h.sudo for h in campaign.hosts):
         for line in executor.hosts.clean_leftovers(lab):
             say(line)
     plan, binaries = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)

@@ -52,7 +52,7 @@ from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
-from pglab.run import affinity, memory_limit, os_state
+from pglab.run import affinity, memory_limit, os_hosts, os_state
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
 from pglab.run.remote import Hosts
@@ -119,6 +119,8 @@ class Executor:
         self.cpus = affinity.ServerCpus()  # [os] cpus: the local server's processes'
         self.memory = memory_limit.ServerMemory(lab)  # [os] memory: its cgroup, for a run
         self.huge = os_state.HugePages(self.os)  # [os] huge_pages: sized by the server
+        self.host_os = os_hosts.HostsOs()  # [os] on hosts (sudo = true), put back in close
+        self.on_hosts: dict[str, HostServer] = {}  # the servers made on hosts, by key
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
         self.tag = f"{os.getpid()}"
@@ -202,6 +204,8 @@ class Executor:
             self.limits.restore()
             self._release_memory()
             self._put_back()
+            for line in self.host_os.close():  # once their servers are stopped
+                self.events.status(line)
             self.hosts.close()
             if self.cluster is not None:
                 self.cluster.stop(self._stop_mode())
@@ -251,9 +255,11 @@ class Executor:
         workdir: Path | None = None
         try:
             if run.server.over_network:
+                read = self.host_os.apply(run, self.hosts)  # [os] on its hosts, or nothing
                 existing = self._existing_for(run, binaries, timings)
                 srv = existing
                 fp = existing.fingerprint(binaries)
+                os_hosts.record(run, existing.os_view(), read, fp)
                 existing.mark_start()
             else:
                 devices = self._devices(run)
@@ -265,6 +271,7 @@ class Executor:
                 log_offset = cluster.log_size()
                 self._set_up(run, binaries, cluster, devices, fp_os, timings, fp)
             self._more_facts(run, binaries, fp)
+            os_hosts.refresh_generators(fp, self.hosts)  # their OS as this run finds it
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             context = PhaseContext(
@@ -488,9 +495,9 @@ class Executor:
                 for r in self.plan_runs for ph in r.phases for g in ph.generators
                 if ph.remote and g in self.hosts.specs
             ]  # fmt: skip
-            srv = HostServer(
+            srv = self.on_hosts[key] = HostServer(
                 run.server, self.lab, self.hosts.ssh(run.server.host), binaries, clients,
-                run.storage,
+                run.storage, os_hosts.limits_for(run, self.hosts),
             )  # fmt: skip
             self.existing[key] = srv
         elif srv is None:
@@ -516,6 +523,8 @@ class Executor:
         timings["dataset_made_now"] = float(ds.made_now)
         if again:
             timings["reset_s"] = ds.init_seconds
+        if key in self.on_hosts:  # [os] limits: for a server (re)started now
+            self.on_hosts[key].hard_limits = os_hosts.limits_for(run, self.hosts)
         t0 = time.monotonic()
         how = srv.apply(run.settings, srv.catalog())
         timings["settings_s"] = time.monotonic() - t0

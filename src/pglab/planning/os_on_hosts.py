@@ -1,0 +1,35 @@
+"""``[os]`` on hosts, checked before the first run (``preflight``): pglab may act as root on
+every host a run sets the kernel of or starts under raised limits (``sudo -n true`` works
+there, or its SSH user is root), and every sysctl asked exists on the hosts it is set on."""
+
+from __future__ import annotations
+
+from pglab.campaign.os_where import hosts_of, sudo_hosts
+from pglab.errors import CampaignError, LabError
+from pglab.hosts import sudo
+from pglab.hosts.pool import HostPool
+from pglab.planning.plan import Plan
+
+
+def problems(plan: Plan, pool: HostPool) -> list[LabError]:
+    """What stops the plan's [os] on its hosts, each host said once."""
+    names = sorted({h for pt in plan.points for h in sudo_hosts(pt, pool.specs)})
+    found: list[LabError] = []
+    refused = set()
+    for name in names:
+        if (why := sudo.check(pool.ssh(name))) is not None:
+            found.append(why)
+            refused.add(name)
+    missing: dict[str, set[str]] = {}
+    for pt in plan.points:
+        for name in [h for h in hosts_of(pt) if h not in refused]:
+            paths = {"/proc/sys/" + n.replace(".", "/"): n for n, _ in pt.os.sysctl}
+            there = sudo.HostKernel(pool.ssh(name)).read_all(sorted(paths))
+            missing.setdefault(name, set()).update(n for p, n in paths.items() if p not in there)
+    said = [f"{name}: {', '.join(sorted(n))}" for name, n in sorted(missing.items()) if n]
+    if said:
+        found.append(CampaignError(
+            "[os] sysctl names that the host's kernel does not have:\n  " + "\n  ".join(said),
+            hint="leave them out, or run those points on hosts whose kernel has them",
+        ))  # fmt: skip
+    return found

@@ -1,0 +1,154 @@
+"""``[os]`` on hosts: a run's sysctls written on its server's host and on its generator hosts
+through ``sudo -n`` (``[hosts.NAME] sudo = true``, checked when the file is read and before the
+first run), journaled on each host before the first write (``hosts/sudo``), put back as on this
+machine (``run/os_state``): what an earlier run set and this one does not ask for before it
+writes its own, everything at the campaign's end (also on errors, Ctrl-C and SIGTERM), and after
+a SIGKILL by the next ``pglab run`` that reaches the host (``put_back_leftovers``, from
+``Hosts.clean_leftovers``: journals of a pglab of this machine that no longer runs).
+
+Limits are not journaled: they are the processes' own (``hosts/sudo.with_limits``: the server
+started on a host with them soft and hard, pgbench on a generator host), and end with them."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable
+from pathlib import Path
+
+from pglab.campaign.os_where import hosts_of
+from pglab.campaign.spec import RunSpec
+from pglab.errors import LabError
+from pglab.fingerprints import Fingerprint, OsFacts
+from pglab.hosts import facts, sudo
+from pglab.hosts.pool import HostPool
+from pglab.hosts.ssh import Remote
+from pglab.postgres import altered
+from pglab.postgres.interface import OsView
+from pglab.run.os_state import COUNTERPART, LIMIT_LINES, OsJournal, sysctl_path
+
+
+class HostJournal(OsJournal):
+    """A host's journal, kept on that host (``hosts.sudo.HostJournalFile``)."""
+
+    def __init__(self, remote: Remote, name: str, originals: dict[str, str] | None = None,
+                 owner: sudo.Owner | None = None):  # fmt: skip
+        self.host_kernel = sudo.HostKernel(remote)
+        super().__init__(Path(name), originals, self.host_kernel)
+        self.file = sudo.HostJournalFile(remote, name)
+        self.owner = owner or sudo.me()
+        self.host = remote.spec.name
+
+    @property
+    def where(self) -> str:
+        return f"{self.file.path} on {self.host}"
+
+    def _save(self) -> None:
+        self.file.save(self.owner, self.originals)
+
+    def _remove(self) -> None:
+        self.file.remove()
+
+
+class HostsOs:
+    """The [os] sysctls runs set on hosts: ``apply`` before a run, ``close`` at the end."""
+
+    def __init__(self) -> None:
+        self.journals: dict[str, HostJournal] = {}
+        self.name = f"{socket.gethostname()}-{os.getpid()}.json"
+
+    def apply(self, run: RunSpec, pool: HostPool) -> dict[str, dict[str, str]]:
+        """Set the run's sysctls on its hosts (putting back what an earlier run set and this
+        one does not); what each host's files read back then, by host."""
+        hosts = hosts_of(run)
+        for name in [n for n in self.journals if n not in hosts]:
+            self.journals.pop(name).put_back()
+        files = {str(sysctl_path(n)): v for n, v in run.os.sysctl}
+        counter = [str(sysctl_path(COUNTERPART[n])) for n, _ in run.os.sysctl
+                   if n in COUNTERPART]  # fmt: skip
+        read = {}
+        for name in hosts:
+            if name not in self.journals:
+                self.journals[name] = HostJournal(pool.ssh(name), self.name)
+            journal = self.journals[name]
+            journal.put_back(keep=files)
+            journal.record([*files, *counter])
+            for path, value in files.items():
+                journal.kernel.write(path, value)
+            read[name] = journal.host_kernel.read_all(list(files))
+        return read
+
+    def close(self) -> list[str]:
+        """Put back everything on every host; what could not be, as warnings (the journal stays
+        there for the next pglab)."""
+        said = []
+        for name, journal in self.journals.items():
+            try:
+                journal.put_back()
+            except LabError as exc:
+                said.append(
+                    f"warning: could not put back the kernel settings pglab changed on {name}: "
+                    f"{exc.message}; the next pglab run will try again"
+                )
+        self.journals.clear()
+        return said
+
+
+def put_back_leftovers(pool: HostPool, names: Iterable[str]) -> list[str]:
+    """What a killed pglab of this machine had set in the kernels of the hosts ``names``, put
+    back now; a line each."""
+    lines = []
+    for name in names:
+        try:
+            remote = pool.ssh(name)
+            for file, (owner, originals) in sudo.journals(remote).items():
+                ran = altered.Owner(
+                    pid=owner.get("pid", 0), create_time=owner.get("create_time", 0)
+                )
+                if owner.get("machine") != socket.gethostname() or altered.alive(ran):
+                    continue
+                back = HostJournal(remote, file, originals, owner).put_back()
+                lines.append(f"put back kernel settings an earlier, killed pglab had changed on "
+                             f"{name}: {', '.join(back)}")  # fmt: skip
+        except LabError as exc:
+            lines.append(f"warning: could not put back kernel settings a killed pglab had "
+                         f"changed on {name}: {exc.message}")  # fmt: skip
+    return lines
+
+
+def server_limits(remote: Remote, datadir: str, names: Iterable[str]) -> dict[str, str]:
+    """What /proc/PID/limits of the postmaster on a host says of ``names`` ("soft hard")."""
+    said = remote.run(["sh", "-c", 'cat "/proc/$(head -n 1 "$0/postmaster.pid")/limits"',
+                       datadir], check=False).stdout.splitlines()  # fmt: skip
+    return {name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
+            for name in names for line in said if line.startswith(LIMIT_LINES[name])}  # fmt: skip
+
+
+def limits_for(run: RunSpec, pool: HostPool) -> dict[str, int]:
+    """The limits a server on a host starts with: the run's, where its host has sudo."""
+    spec = pool.specs.get(run.server.host or "")
+    return dict(run.os.limits) if spec is not None and spec.sudo else {}
+
+
+def record(
+    run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]], fp: Fingerprint
+) -> None:
+    """What [os] set on the run's hosts, into its fingerprint: the files as the server's host
+    read them back (``os.read``) and every host's (``os.hosts``); the limits its server on a
+    host runs under."""
+    if read:
+        fp["os"] = OsFacts(asked=run.os.identity(), devices=[],
+                           read=read.get(run.server.host or "", {}), hosts=read)  # fmt: skip
+    if run.os.limits and view is not None and view.remote is not None and view.remote.spec.sudo:
+        fp["server_limits"] = server_limits(view.remote, str(view.datadir), dict(run.os.limits))
+
+
+def refresh_generators(fp: Fingerprint, pool: HostPool) -> None:
+    """The generator hosts' OS facts as they are for this run (their other facts are read once
+    a campaign)."""
+    for name, found in (fp.get("generators") or {}).items():
+        remote = pool.remotes.get(name)
+        if isinstance(remote, Remote):
+            said = remote.run(["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()],
+                              check=False).stdout  # fmt: skip
+            fp["generators"][name] = {**found, "os_state": facts.os_state(said)}
