@@ -32,8 +32,13 @@ _AS_ROOT = 'if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; '
 _WRITE = _AS_ROOT + 'printf "%s\\n" "$1" | $SUDO tee "$0" >/dev/null'
 # the files' texts (sh -c SCRIPT PATH...): PATH<TAB>first line, for those that exist
 _READ = 'for f in "$@"; do [ -e "$f" ] && printf "%s\\t%s\\n" "$f" "$(head -n 1 "$f")"; done; true'
-# raise this shell's limits as root, then become the command (sh -c SCRIPT OPTIONS ARGV...)
-_RAISE = _AS_ROOT + 'o=$1; shift; $SUDO prlimit --pid $$ $o >&2 || exit 125; exec "$@"'
+# this shell's limits set (by itself up to its hard ones, else as root: raising a hard limit,
+# or another user's, takes CAP_SYS_RESOURCE), then it becomes the command
+# (sh -c SCRIPT OPTIONS ARGV...)
+_RAISE = _AS_ROOT + (
+    "o=$1; shift; prlimit --pid $$ $o 2>/dev/null || "
+    '$SUDO prlimit --pid $$ $o >&2 || exit 125; exec "$@"'
+)
 
 
 class Owner(TypedDict):

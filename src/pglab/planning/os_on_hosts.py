@@ -20,6 +20,7 @@ def problems(plan: Plan, pool: HostPool) -> list[LabError]:
         if (why := sudo.check(pool.ssh(name))) is not None:
             found.append(why)
             refused.add(name)
+    found += _limits(plan, pool, refused)
     missing: dict[str, set[str]] = {}
     for pt in plan.points:
         for name in [h for h in hosts_of(pt) if h not in refused]:
@@ -33,3 +34,30 @@ def problems(plan: Plan, pool: HostPool) -> list[LabError]:
             hint="leave them out, or run those points on hosts whose kernel has them",
         ))  # fmt: skip
     return found
+
+
+def _limits(plan: Plan, pool: HostPool, refused: set[str]) -> list[LabError]:
+    """Limits a host with sudo = true gives its server or pgbench: set there as root on a
+    shell of the SSH user's, as they will be (root needs CAP_SYS_RESOURCE to raise a hard
+    limit, nofile up to the host's fs.nr_open)."""
+    asked: dict[str, dict[str, int]] = {}
+    for pt in plan.points:
+        for name in sudo_hosts(pt, pool.specs):
+            for key, n in pt.os.limits:
+                asked.setdefault(name, {})[key] = max(n, asked.get(name, {}).get(key, 0))
+    said = []
+    for name, limits in sorted(asked.items()):
+        if name in refused or not limits:
+            continue
+        done = pool.ssh(name).run(sudo.with_limits(["true"], limits), check=False)
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip().splitlines()
+            asks = ", ".join(f"{k} = {n}" for k, n in sorted(limits.items()))
+            said.append(f"{name}: limits {asks}: {why[-1] if why else done.returncode}")
+    if not said:
+        return []
+    return [CampaignError(
+        "[os] limits cannot be set on these hosts, even as root:\n  " + "\n  ".join(said),
+        hint="lower them (root raises a hard limit only with CAP_SYS_RESOURCE, which a "
+        "container may lack; nofile up to fs.nr_open)",
+    )]  # fmt: skip
