@@ -61,8 +61,17 @@ def check(
         if not server.over_network or not keys - {"limits"}:
             continue
         where = f"[variants.{name}]" if name != "base" else "[os]"
+        if keys <= {"limits", *PLACES}:
+            p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
+                  "this machine, and this server runs elsewhere: leave cpus, client_cpus "
+                  "and memory out for it (confine it there yourself: taskset, a "
+                  "cgroup)")  # fmt: skip
+            continue
         if server.host is None:
-            _existing(keys, where, p)
+            p.add(where, "[os] sets this machine's kernel as root, and this server runs "
+                  "elsewhere: an existing server's (dsn) machine is not pglab's; set them "
+                  "there yourself (the runs record the host's kernel) and leave [os] out for "
+                  "it")  # fmt: skip
             continue
         others = sorted(keys - set(ON_HOSTS))
         if others:
@@ -79,17 +88,3 @@ def check(
                       f"which [hosts.{host}] does not allow: give sudo = true there (its SSH "
                       "user must be allowed to run sudo -n without a password; "
                       "docs/guides/os.md says which commands)")  # fmt: skip
-
-
-def _existing(keys: set[str], where: str, p: Problems) -> None:
-    """An existing server's (dsn) machine is not pglab's: its CPUs and memory neither."""
-    if keys <= {"limits", *PLACES}:
-        p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
-              "this machine, and this server runs elsewhere: leave cpus, client_cpus "
-              "and memory out for it (confine it there yourself: taskset, a "
-              "cgroup)")  # fmt: skip
-        return
-    p.add(where,
-          "[os] sets this machine's kernel as root, and this server runs elsewhere: an "
-          "existing server's (dsn) machine is not pglab's; set them there yourself (the runs "
-          "record the host's kernel) and leave [os] out for it")  # fmt: skip
