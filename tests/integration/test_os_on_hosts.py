@@ -1,9 +1,9 @@
 """``[os]`` on hosts (sshd in network namespaces, ``netns_hosts.py``): a sysctl and limits
-applied through sudo on the server's host (gen3, as the unprivileged ``LOGIN_USER``, allowed
-``sudo -n`` by a sudoers rule for that host's address alone) and as root on a generator host
-(gen1), read back there while pgbench runs, recorded in the run's fingerprint, put back after
-the run, and put back by the next ``pglab run`` after pglab was SIGKILLed; a host whose user may
-not sudo refused before anything runs.
+applied through sudo, and the server confined to one CPU, on the server's host (gen3, as the
+unprivileged ``LOGIN_USER``, allowed ``sudo -n`` by a sudoers rule for that host's address
+alone) and as root on a generator host (gen1), read back there while pgbench runs, recorded in
+the run's fingerprint, put back after the run, and put back by the next ``pglab run`` after
+pglab was SIGKILLed; a host whose user may not sudo refused before anything runs.
 
 The sysctl is ``net.core.somaxconn``: a network namespace's own, so that setting it on a host
 leaves this machine's (and the other hosts') as they are."""
@@ -73,6 +73,7 @@ generators = ["gen1"]
 [os]
 sysctl = {{ "net.core.somaxconn" = {ASKED} }}
 limits = {{ nofile = {NOFILE} }}
+cpus = 1
 {hosts}""")
     return path
 
@@ -96,6 +97,17 @@ def nofile(host, name: str) -> set[str]:
     return found
 
 
+def cpus(host, name: str) -> set[str]:
+    """The CPUs the host's processes called ``name`` may run on (their Cpus_allowed_list)."""
+    found = set()
+    for pid in host.processes(name):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("Cpus_allowed_list:"):
+                    found.add(line.split()[1])
+    return found
+
+
 def journals(host, home: str) -> list[str]:
     return host.glob(f"{home}/.local/state/pglab/os/*.json")
 
@@ -116,6 +128,7 @@ def test_os_on_a_server_host_and_a_generator_host(ns_hosts, sudo_on_gen3, lab, t
         assert Path(SYSCTL).read_text().strip() == here
         assert nofile(db, "postgres") == {f"{NOFILE} {NOFILE}"}  # set through sudo
         assert nofile(gen1, "pgbench") == {f"{NOFILE} {NOFILE}"}
+        assert cpus(db, "postgres") == {"0"}  # every server process, on the first CPU
         assert journals(db, f"/home/{LOGIN_USER}") and journals(gen1, "/root")
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
@@ -137,10 +150,11 @@ def test_os_on_a_server_host_and_a_generator_host(ns_hosts, sudo_on_gen3, lab, t
     assert run is not None and run.ok, row
     fp = run.fingerprint
     assert fp["os"]["asked"] == {"sysctl": {"net.core.somaxconn": ASKED},
-                                 "limits": {"nofile": NOFILE}}  # fmt: skip
+                                 "limits": {"nofile": NOFILE}, "cpus": 1}  # fmt: skip
     assert fp["os"]["read"] == {SYSCTL: ASKED}
     assert fp["os"]["hosts"] == {"gen3": {SYSCTL: ASKED}, "gen1": {SYSCTL: ASKED}}
     assert fp["server_limits"] == {"nofile": f"{NOFILE} {NOFILE}"}
+    assert fp["cpu_affinity"] == {"server": [0], "client": [], "shared": False}
     assert "vm.swappiness" in fp["os_state"] and "vm.swappiness" in fp["generators"]["gen1"][
         "os_state"]  # fmt: skip
 

@@ -1,5 +1,6 @@
 """The pure parts of ``[os]`` on hosts: the command that sets a process's limits before it
-becomes the command asked (run here, by sh and prlimit), which hosts a run acts on as root."""
+becomes the command asked (run here, by sh and prlimit), which hosts a run acts on as root,
+CPU lists as the kernel writes them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.os_where import hosts_of, sudo_hosts
 from pglab.campaign.spec import DatasetSpec, HostSpec, PhaseSpec, RunSpec, ServerSpec
 from pglab.hosts import sudo
+from pglab.run.os_hosts import cpu_numbers
 
 
 def test_limits_are_set_soft_and_hard_before_the_command_runs() -> None:
@@ -39,3 +41,8 @@ def test_the_hosts_a_run_acts_on_as_root() -> None:
     assert hosts_of(_run(limits)) == []
     assert sudo_hosts(_run(limits), hosts) == ["db1"]  # gen1: its user's own prlimit
     assert sudo_hosts(_run(sysctl), hosts) == ["db1", "gen1"]
+
+
+def test_cpu_lists_as_the_kernel_writes_them() -> None:
+    assert cpu_numbers("0-3,6\n") == [0, 1, 2, 3, 6]
+    assert cpu_numbers("1") == [1] and cpu_numbers("") == []

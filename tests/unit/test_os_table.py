@@ -185,7 +185,9 @@ def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> 
     assert text.endswith(f"[os]: {said}"), text
     hosts = {"db1": {"ssh": "lab@db1.example"}}
     doc = {"hosts": hosts, "server": {"host": "db1"}, "matrix": {"os": {"cpus": [1, 2]}}}
-    assert _problems(doc).endswith(f"[os]: {said}")
+    parse(doc, "c")  # a server on a host is confined there (run/os_hosts), with no sudo
+    doc["matrix"] = {"os": {"client_cpus": [1]}}
+    assert "[os] sets client_cpus only under a server on this machine" in _problems(doc)
 
 
 def test_cpus_need_no_root_and_label_the_points(monkeypatch: pytest.MonkeyPatch) -> None:

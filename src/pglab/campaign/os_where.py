@@ -1,7 +1,8 @@
 """Where a campaign's ``[os]`` applies, checked when the file is read: on this machine under a
 server pglab makes here (as root); on a server's host and the generator hosts of its phases
-through ``sudo -n`` (``[hosts.NAME] sudo = true``), for ``sysctl`` and ``limits`` so far
-(``run/os_hosts``); never under an existing server (dsn), whose machine pglab does not reach.
+through ``sudo -n`` (``[hosts.NAME] sudo = true``) for ``sysctl`` and ``limits``, and ``cpus``
+on a server's host (its processes' affinity: no sudo) (``run/os_hosts``); never under an
+existing server (dsn), whose machine pglab does not reach.
 
 ``limits`` alone need no sudo: they are pgbench's then (here, and on generator hosts up to the
 hard limits of their SSH user); with ``sudo = true`` a server's host gives them to the server
@@ -15,7 +16,7 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, RunSpec, ServerSpec
 
-ON_HOSTS = ("sysctl", "limits")  # what [os] sets on a host so far
+ON_HOSTS = ("sysctl", "limits", "cpus")  # what [os] sets on a server's host so far
 PLACES = ("cpus", "client_cpus", "memory")  # the processes pglab starts here: theirs
 
 
@@ -61,7 +62,7 @@ def check(
         if not server.over_network or not keys - {"limits"}:
             continue
         where = f"[variants.{name}]" if name != "base" else "[os]"
-        if keys <= {"limits", *PLACES}:
+        if server.host is None and keys <= {"limits", *PLACES}:
             p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
                   "this machine, and this server runs elsewhere: leave cpus, client_cpus "
                   "and memory out for it (confine it there yourself: taskset, a "
@@ -76,8 +77,9 @@ def check(
         others = sorted(keys - set(ON_HOSTS))
         if others:
             p.add(where, f"[os] sets {', '.join(others)} only under a server on this machine; "
-                  f'on host "{server.host}" pglab applies sysctl and limits (through sudo): '
-                  "leave the others out for it (the runs record the host's kernel)")  # fmt: skip
+                  f'on host "{server.host}" pglab applies sysctl and limits (through sudo) and '
+                  "cpus: leave the others out for it (the runs record the host's "
+                  "kernel)")  # fmt: skip
         if "sysctl" not in keys:
             continue
         for host in [server.host, *generator_hosts(phases)]:

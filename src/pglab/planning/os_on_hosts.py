@@ -1,6 +1,7 @@
 """``[os]`` on hosts, checked before the first run (``preflight``): pglab may act as root on
 every host a run sets the kernel of or starts under raised limits (``sudo -n true`` works
-there, or its SSH user is root), and every sysctl asked exists on the hosts it is set on."""
+there, or its SSH user is root), every sysctl asked exists on the hosts it is set on, the
+limits can be set there, and a server host has the CPUs ``cpus`` asks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def problems(plan: Plan, pool: HostPool) -> list[LabError]:
             found.append(why)
             refused.add(name)
     found += _limits(plan, pool, refused)
+    found += _cpus(plan, pool)
     missing: dict[str, set[str]] = {}
     for pt in plan.points:
         for name in [h for h in hosts_of(pt) if h not in refused]:
@@ -61,3 +63,18 @@ def _limits(plan: Plan, pool: HostPool, refused: set[str]) -> list[LabError]:
         hint="lower them (root raises a hard limit only with CAP_SYS_RESOURCE, which a "
         "container may lack; nofile up to fs.nr_open)",
     )]  # fmt: skip
+
+
+def _cpus(plan: Plan, pool: HostPool) -> list[LabError]:
+    """``cpus`` of a server on a host: no more than its SSH user may use there."""
+    asked: dict[str, int] = {}
+    for pt in plan.points:
+        if pt.server.host is not None and pt.os.cpus is not None:
+            asked[pt.server.host] = max(pt.os.cpus, asked.get(pt.server.host, 0))
+    said = []
+    for name, n in sorted(asked.items()):
+        there = pool.ssh(name).run(["nproc"], check=False).stdout.strip()
+        if there.isdigit() and n > int(there):
+            said.append(f"{name}: cpus = {n}, and its SSH user may use {there} CPU(s) there")
+    return [CampaignError("[os] cpus beyond a server host's CPUs:\n  " + "\n  ".join(said),
+                          hint="ask for fewer")] if said else []  # fmt: skip

@@ -259,7 +259,7 @@ class Executor:
                 existing = self._existing_for(run, binaries, timings)
                 srv = existing
                 fp = existing.fingerprint(binaries)
-                os_hosts.record(run, existing.os_view(), read, fp)
+                self.host_os.record(run, existing.os_view(), read, fp)  # and cpus
                 existing.mark_start()
             else:
                 devices = self._devices(run)

@@ -7,7 +7,9 @@ a SIGKILL by the next ``pglab run`` that reaches the host (``put_back_leftovers`
 ``Hosts.clean_leftovers``: journals of a pglab of this machine that no longer runs).
 
 Limits are not journaled: they are the processes' own (``hosts/sudo.with_limits``: the server
-started on a host with them soft and hard, pgbench on a generator host), and end with them."""
+started on a host with them soft and hard, pgbench on a generator host), and end with them;
+as do the CPUs a server on a host is confined to (``cpus``: its processes' affinity, set by
+the SSH user, whose processes they are)."""
 
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import socket
 from collections.abc import Iterable
 from pathlib import Path
 
+from pglab.campaign.os_checks import cpu_list
 from pglab.campaign.os_where import hosts_of
 from pglab.campaign.spec import RunSpec
-from pglab.errors import LabError
-from pglab.fingerprints import Fingerprint, OsFacts
+from pglab.errors import HostError, LabError
+from pglab.fingerprints import CpuFacts, Fingerprint, OsFacts
 from pglab.hosts import facts, sudo
 from pglab.hosts.pool import HostPool
 from pglab.hosts.ssh import Remote
@@ -55,6 +58,7 @@ class HostsOs:
 
     def __init__(self) -> None:
         self.journals: dict[str, HostJournal] = {}
+        self.confined: set[str] = set()  # hosts whose server [os] cpus confined
         self.name = f"{socket.gethostname()}-{os.getpid()}.json"
 
     def apply(self, run: RunSpec, pool: HostPool) -> dict[str, dict[str, str]]:
@@ -78,6 +82,46 @@ class HostsOs:
             read[name] = journal.host_kernel.read_all(list(files))
         return read
 
+    def record(
+        self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]], fp: Fingerprint
+    ) -> None:
+        """What [os] set on the run's hosts, into its fingerprint: the files as the server's
+        host read them back (``os.read``) and every host's (``os.hosts``); the limits its server
+        on a host runs under; the CPUs it is confined to there (``cpus``, set now)."""
+        if read:
+            fp["os"] = OsFacts(asked=run.os.identity(), devices=[],
+                               read=read.get(run.server.host or "", {}), hosts=read)  # fmt: skip
+        if view is None or view.remote is None:
+            return
+        if run.os.limits and view.remote.spec.sudo:
+            fp["server_limits"] = server_limits(view.remote, str(view.datadir),
+                                                dict(run.os.limits))  # fmt: skip
+        if cpus := self.confine(run.os.cpus, view.remote, str(view.datadir)):
+            fp["cpu_affinity"] = cpus
+
+    def confine(self, n: int | None, remote: Remote, datadir: str) -> CpuFacts | None:
+        """``[os] cpus`` of a server on a host: its postmaster and the processes it forked
+        confined to the first ``n`` CPUs its SSH user may use (its own processes: no sudo),
+        or given them all back (``n`` None) when an earlier run confined it; what it reads."""
+        host = remote.spec.name
+        if n is None and host not in self.confined:
+            return None
+        said = remote.run(
+            ["sed", "-n", "s/^Cpus_allowed_list:[[:space:]]*//p", "/proc/self/status"]
+        )
+        usable = cpu_numbers(said.stdout)
+        want = usable[:n] if n is not None else usable
+        done = remote.run(["sh", "-c", _CONFINE, datadir, cpu_list(want)], check=False)
+        if done.returncode != 0:
+            raise HostError(f"could not confine the server on {remote.spec.label} to CPUs "
+                            f"{cpu_list(want)}: {(done.stderr or done.stdout).strip()}",
+                            hint="taskset (util-linux) and ps (procps) must be there")  # fmt: skip
+        if n is None:
+            self.confined.discard(host)
+        else:
+            self.confined.add(host)
+        return CpuFacts(server=cpu_numbers(done.stdout), client=[], shared=False)
+
     def close(self) -> list[str]:
         """Put back everything on every host; what could not be, as warnings (the journal stays
         there for the next pglab)."""
@@ -92,6 +136,26 @@ class HostsOs:
                 )
         self.journals.clear()
         return said
+
+
+_ALLOWED = "s/^Cpus_allowed_list:[[:space:]]*//p"  # sed: a process's CPUs in its status
+# the postmaster ("$0": its data directory) and the processes it forked, every thread of each,
+# confined to the CPUs "$1"; what the postmaster's affinity reads then
+_CONFINE = (
+    'p=$(head -n 1 "$0/postmaster.pid"); taskset -a -p -c "$1" "$p" >/dev/null || exit 1; '
+    'for c in $(ps -o pid= --ppid "$p"); do taskset -a -p -c "$1" "$c" >/dev/null 2>&1; done; '
+    'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" "/proc/$p/status"'
+)
+
+
+def cpu_numbers(text: str) -> list[int]:
+    """The CPUs of a list as the kernel writes one ("0-3,6")."""
+    out: list[int] = []
+    for part in text.strip().split(","):
+        first, _, last = part.partition("-")
+        if first.strip().isdigit():
+            out += range(int(first), int(last or first) + 1)
+    return out
 
 
 def put_back_leftovers(pool: HostPool, names: Iterable[str]) -> list[str]:
@@ -128,19 +192,6 @@ def limits_for(run: RunSpec, pool: HostPool) -> dict[str, int]:
     """The limits a server on a host starts with: the run's, where its host has sudo."""
     spec = pool.specs.get(run.server.host or "")
     return dict(run.os.limits) if spec is not None and spec.sudo else {}
-
-
-def record(
-    run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]], fp: Fingerprint
-) -> None:
-    """What [os] set on the run's hosts, into its fingerprint: the files as the server's host
-    read them back (``os.read``) and every host's (``os.hosts``); the limits its server on a
-    host runs under."""
-    if read:
-        fp["os"] = OsFacts(asked=run.os.identity(), devices=[],
-                           read=read.get(run.server.host or "", {}), hosts=read)  # fmt: skip
-    if run.os.limits and view is not None and view.remote is not None and view.remote.spec.sudo:
-        fp["server_limits"] = server_limits(view.remote, str(view.datadir), dict(run.os.limits))
 
 
 def refresh_generators(fp: Fingerprint, pool: HostPool) -> None:
