@@ -1,9 +1,10 @@
 """``[os]`` on hosts (sshd in network namespaces, ``netns_hosts.py``): a sysctl and limits
-applied through sudo, and the server confined to one CPU, on the server's host (gen3, as the
-unprivileged ``LOGIN_USER``, allowed ``sudo -n`` by a sudoers rule for that host's address
-alone) and as root on a generator host (gen1), read back there while pgbench runs, recorded in
-the run's fingerprint, put back after the run, and put back by the next ``pglab run`` after
-pglab was SIGKILLed; a host whose user may not sudo refused before anything runs.
+applied through sudo, the server confined to one CPU and the page cache dropped before the
+run, on the server's host (gen3, as the unprivileged ``LOGIN_USER``, allowed ``sudo -n`` by a
+sudoers rule for that host's address alone) and as root on a generator host (gen1), read back
+there while pgbench runs, recorded in the run's fingerprint, put back after the run, and put
+back by the next ``pglab run`` after pglab was SIGKILLed; a host whose user may not sudo
+refused before anything runs.
 
 The sysctl is ``net.core.somaxconn``: a network namespace's own, so that setting it on a host
 leaves this machine's (and the other hosts') as they are."""
@@ -74,6 +75,7 @@ generators = ["gen1"]
 sysctl = {{ "net.core.somaxconn" = {ASKED} }}
 limits = {{ nofile = {NOFILE} }}
 cpus = 1
+drop_caches = true
 {hosts}""")
     return path
 
@@ -149,12 +151,13 @@ def test_os_on_a_server_host_and_a_generator_host(ns_hosts, sudo_on_gen3, lab, t
         run = s.get_run(row.id)
     assert run is not None and run.ok, row
     fp = run.fingerprint
-    assert fp["os"]["asked"] == {"sysctl": {"net.core.somaxconn": ASKED},
+    assert fp["os"]["asked"] == {"sysctl": {"net.core.somaxconn": ASKED}, "drop_caches": True,
                                  "limits": {"nofile": NOFILE}, "cpus": 1}  # fmt: skip
     assert fp["os"]["read"] == {SYSCTL: ASKED}
     assert fp["os"]["hosts"] == {"gen3": {SYSCTL: ASKED}, "gen1": {SYSCTL: ASKED}}
     assert fp["server_limits"] == {"nofile": f"{NOFILE} {NOFILE}"}
     assert fp["cpu_affinity"] == {"server": [0], "client": [], "shared": False}
+    assert run.started_at < fp["dropped_caches"] < run.phases[0].started_at  # a cold run
     assert "vm.swappiness" in fp["os_state"] and "vm.swappiness" in fp["generators"]["gen1"][
         "os_state"]  # fmt: skip
 

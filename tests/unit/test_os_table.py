@@ -83,9 +83,14 @@ def test_a_server_elsewhere_is_refused() -> None:
     )
     assert "runs elsewhere: an existing server's (dsn) machine is not pglab's" in text, text
     hosts = {"db1": {"ssh": "lab@db1.example", "sudo": True}}
+    thp = {"transparent_hugepages": "never", "drop_caches": True}
+    text = _problems({"hosts": hosts, "server": {"host": "db1"}, "os": thp})
+    assert ('[os] sets transparent_hugepages only under a server on this machine; on host "db1" '
+            "pglab applies sysctl, limits and drop_caches (through sudo) and cpus"
+            ) in " ".join(text.split()), text  # fmt: skip
+    hosts["db1"]["sudo"] = False  # a cold run there: as root too
     text = _problems({"hosts": hosts, "server": {"host": "db1"}, "os": {"drop_caches": True}})
-    assert ('[os] sets drop_caches only under a server on this machine; on host "db1" pglab '
-            "applies sysctl and limits (through sudo)") in " ".join(text.split()), text  # fmt: skip
+    assert "give sudo = true there" in " ".join(text.split()), text
 
 
 def _on_hosts(sudo: dict[str, bool], os_table: dict, generators: tuple[str, ...] = ()) -> dict:

@@ -1,8 +1,9 @@
 """Where a campaign's ``[os]`` applies, checked when the file is read: on this machine under a
 server pglab makes here (as root); on a server's host and the generator hosts of its phases
-through ``sudo -n`` (``[hosts.NAME] sudo = true``) for ``sysctl`` and ``limits``, and ``cpus``
-on a server's host (its processes' affinity: no sudo) (``run/os_hosts``); never under an
-existing server (dsn), whose machine pglab does not reach.
+through ``sudo -n`` (``[hosts.NAME] sudo = true``) for ``sysctl`` and ``limits`` (and
+``drop_caches`` on a server's host), and ``cpus`` on a server's host (its processes' affinity:
+no sudo) (``run/os_hosts``); never under an existing server (dsn), whose machine pglab does
+not reach.
 
 ``limits`` alone need no sudo: they are pgbench's then (here, and on generator hosts up to the
 hard limits of their SSH user); with ``sudo = true`` a server's host gives them to the server
@@ -16,7 +17,7 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, RunSpec, ServerSpec
 
-ON_HOSTS = ("sysctl", "limits", "cpus")  # what [os] sets on a server's host so far
+ON_HOSTS = ("sysctl", "limits", "cpus", "drop_caches")  # what [os] does on a server's host
 PLACES = ("cpus", "client_cpus", "memory")  # the processes pglab starts here: theirs
 
 
@@ -44,6 +45,8 @@ def sudo_hosts(run: RunSpec, hosts: Mapping[str, HostSpec]) -> list[str]:
     """The hosts a run acts on as root: those whose kernel it sets, and those with sudo =
     true that start its server or pgbench under its limits."""
     found = hosts_of(run)
+    if run.os.drop_caches and run.server.host is not None:
+        found.append(run.server.host)
     if run.os.limits and run.server.host is not None:
         found += [h for h in [run.server.host, *generator_hosts(run.phases)]
                   if h in hosts and hosts[h].sudo]  # fmt: skip
@@ -77,12 +80,12 @@ def check(
         others = sorted(keys - set(ON_HOSTS))
         if others:
             p.add(where, f"[os] sets {', '.join(others)} only under a server on this machine; "
-                  f'on host "{server.host}" pglab applies sysctl and limits (through sudo) and '
-                  "cpus: leave the others out for it (the runs record the host's "
+                  f'on host "{server.host}" pglab applies sysctl, limits and drop_caches (through '
+                  "sudo) and cpus: leave the others out for it (the runs record the host's "
                   "kernel)")  # fmt: skip
-        if "sysctl" not in keys:
-            continue
-        for host in [server.host, *generator_hosts(phases)]:
+        root = [server.host] if "drop_caches" in keys else []
+        root += [server.host, *generator_hosts(phases)] if "sysctl" in keys else []
+        for host in dict.fromkeys(root):
             found = hosts.get(host)
             if found is not None and not found.sudo:
                 role = "the server's host" if host == server.host else "a load generator"

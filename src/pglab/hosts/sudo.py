@@ -105,8 +105,11 @@ class HostKernel:
     def exists(self, path: str) -> bool:
         return path in self.read_all([path])
 
-    def write(self, path: str, value: str) -> None:
-        said = self.remote.run(["sh", "-c", _WRITE, path, value], check=False)
+    def write(self, path: str, value: str, sync: bool = False) -> None:
+        """``value`` written to ``path`` as root (``sync``: the host's dirty pages written out
+        first)."""
+        script = f"sync; {_WRITE}" if sync else _WRITE
+        said = self.remote.run(["sh", "-c", script, path, value], check=False, timeout=600)
         if said.returncode != 0:
             raise LabError(
                 f"could not write {value!r} to {path} on {self.remote.spec.label}: "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from pglab.hosts.pool import HostPool
 from pglab.hosts.ssh import Remote
 from pglab.postgres import altered
 from pglab.postgres.interface import OsView
-from pglab.run.os_state import COUNTERPART, LIMIT_LINES, OsJournal, sysctl_path
+from pglab.run.os_state import COUNTERPART, DROP_CACHES, LIMIT_LINES, OsJournal, sysctl_path
 
 
 class HostJournal(OsJournal):
@@ -98,6 +99,8 @@ class HostsOs:
                                                 dict(run.os.limits))  # fmt: skip
         if cpus := self.confine(run.os.cpus, view.remote, str(view.datadir)):
             fp["cpu_affinity"] = cpus
+        if run.os.drop_caches:  # a cold run: once its server runs, before the phases
+            fp["dropped_caches"] = drop_caches(view.remote)
 
     def confine(self, n: int | None, remote: Remote, datadir: str) -> CpuFacts | None:
         """``[os] cpus`` of a server on a host: its postmaster and the processes it forked
@@ -156,6 +159,12 @@ def cpu_numbers(text: str) -> list[int]:
         if first.strip().isdigit():
             out += range(int(first), int(last or first) + 1)
     return out
+
+
+def drop_caches(remote: Remote) -> float:
+    """sync, then the host's page cache, dentries and inodes dropped as root; when, as a time."""
+    sudo.HostKernel(remote).write(str(DROP_CACHES), "3", sync=True)
+    return time.time()
 
 
 def put_back_leftovers(pool: HostPool, names: Iterable[str]) -> list[str]:
