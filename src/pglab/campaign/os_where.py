@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from pglab.campaign import os_checks
 from pglab.campaign.checks import Problems
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, RunSpec, ServerSpec
@@ -59,10 +60,15 @@ def check(
     hosts: Mapping[str, HostSpec],
     p: Problems,
 ) -> None:
-    """Each variant's [os] where it can apply: (name, server, os, phases) each."""
+    """Each variant's [os] where it can apply: (name, server, os, phases) each; pglab is root
+    where it writes this machine's kernel (a server here), said once."""
+    here = False
     for name, server, spec, phases in variants:
         keys = asked(spec, axes)
-        if not server.over_network or not keys - {"limits"}:
+        if not server.over_network:
+            here = here or bool(keys - set(PLACES))  # the kernel's files: as root
+            continue
+        if not keys - {"limits"}:
             continue
         where = f"[variants.{name}]" if name != "base" else "[os]"
         if server.host is None and keys <= {"limits", *PLACES}:
@@ -93,3 +99,5 @@ def check(
                       f"which [hosts.{host}] does not allow: give sudo = true there (its SSH "
                       "user must be allowed to run sudo -n without a password; "
                       "docs/guides/os.md says which commands)")  # fmt: skip
+    if here:
+        os_checks.check_root(p, "[os]")
