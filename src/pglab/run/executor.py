@@ -243,6 +243,7 @@ class Executor:
                     f"{exc}; the next pglab run will try again"
                 )
         self.existing.clear()
+        self.on_hosts.clear()
 
     # -- one run ---------------------------------------------------------------------------
     def run_one(self, run: RunSpec, binaries: Binaries) -> RunResult:
@@ -503,6 +504,8 @@ class Executor:
         elif srv is None:
             srv = self.existing[key] = ExistingServer(run.server, self.lab)
         srv.for_run(run.server)  # same server and database; this run's settings
+        if key in self.on_hosts:  # [os] limits: for a server (re)started from now on
+            self.on_hosts[key].hard_limits = os_hosts.limits_for(run, self.hosts)
         srv.wait_ready(on_status=self.events.status)  # after someone else restarted it
         copied = run.dataset.reset in COPY_RESETS  # a server made on a host: its files
         dataset = json.dumps(run.dataset.identity(), sort_keys=True)
@@ -523,8 +526,6 @@ class Executor:
         timings["dataset_made_now"] = float(ds.made_now)
         if again:
             timings["reset_s"] = ds.init_seconds
-        if key in self.on_hosts:  # [os] limits: for a server (re)started now
-            self.on_hosts[key].hard_limits = os_hosts.limits_for(run, self.hosts)
         t0 = time.monotonic()
         how = srv.apply(run.settings, srv.catalog())
         timings["settings_s"] = time.monotonic() - t0

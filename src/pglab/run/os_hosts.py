@@ -138,6 +138,7 @@ class HostsOs:
                     f"{exc.message}; the next pglab run will try again"
                 )
         self.journals.clear()
+        self.confined.clear()  # (their servers are stopped)
         return said
 
 
