@@ -167,7 +167,10 @@ class OsFacts(TypedDict):
 
     asked: OsJson
     devices: list[str]
-    read: dict[str, str]
+    read: dict[str, str]  # the server's machine's (a server on a host: that host's)
+    # [os] on hosts (sudo = true): each host's files as they read back, by host (the server's
+    # host and the generator hosts); absent for a run on this machine
+    hosts: NotRequired[dict[str, dict[str, str]]]
 
 
 class CpuFacts(TypedDict):

@@ -144,6 +144,18 @@ class NsHost:
                     (root / "cgroup.procs").write_text(pid)
             group.rmdir()
 
+    @contextlib.contextmanager
+    def hard_nofile(self, n: int) -> Iterator[None]:
+        """The SSH sessions started while inside get ``n`` open files at most, soft and hard
+        (sshd restarted under prlimit, then as before)."""
+        self.stop_sshd()
+        self.start_sshd((f"--nofile={n}:{n}",))
+        try:
+            yield
+        finally:
+            self.stop_sshd()
+            self.start_sshd()
+
     def host_key(self) -> str:
         """The host's public key as a known_hosts line."""
         kind, key = (self.dir / "host_key.pub").read_text().split()[:2]
@@ -169,11 +181,13 @@ class NsHost:
 
     _starts = 0
 
-    def start_sshd(self) -> None:
+    def start_sshd(self, limits: tuple[str, ...] = ()) -> None:
+        """sshd started (``limits``: prlimit's options it runs under, with its sessions)."""
         self._starts += 1
         log = open(self.dir / "sshd.log", "ab")  # noqa: SIM115 - sshd keeps writing to it
+        bounded = ["prlimit", *limits, "--"] if limits else []
         self.sshd = subprocess.Popen(
-            [*self.enter(), SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            [*self.enter(), *bounded, SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
             stdout=log, stderr=log,
         )  # fmt: skip
         log.close()

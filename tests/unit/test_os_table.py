@@ -82,9 +82,49 @@ def test_a_server_elsewhere_is_refused() -> None:
         {"server": {"dsn": "postgresql://u@db.example/x"}, "os": {"drop_caches": True}}
     )
     assert "runs elsewhere: an existing server's (dsn) machine is not pglab's" in text, text
-    hosts = {"db1": {"ssh": "lab@db1.example"}}
+    hosts = {"db1": {"ssh": "lab@db1.example", "sudo": True}}
+    thp = {"transparent_hugepages": "never", "drop_caches": True}
+    text = _problems({"hosts": hosts, "server": {"host": "db1"}, "os": thp})
+    assert ('[os] sets transparent_hugepages only under a server on this machine; on host "db1" '
+            "pglab applies sysctl, limits and drop_caches (through sudo) and cpus"
+            ) in " ".join(text.split()), text  # fmt: skip
+    hosts["db1"]["sudo"] = False  # a cold run there: as root too
     text = _problems({"hosts": hosts, "server": {"host": "db1"}, "os": {"drop_caches": True}})
-    assert 'on host "db1" its SSH user is not root' in " ".join(text.split()), text
+    assert "give sudo = true there" in " ".join(text.split()), text
+
+
+def _on_hosts(sudo: dict[str, bool], os_table: dict, generators: tuple[str, ...] = ()) -> dict:
+    """A campaign with its server on host db1 (and pgbench on ``generators``)."""
+    hosts = {n: {"ssh": f"lab@{n}.example", "sudo": s} for n, s in sudo.items()}
+    work = {"generators": list(generators), "clients": 2} if generators else {}
+    return {"hosts": hosts, "server": {"host": "db1"}, "workload": work, "os": os_table}
+
+
+@pytest.mark.skipif(not ROOT, reason="root is what lets it past the root check")
+def test_os_on_hosts_takes_sysctl_and_limits_where_sudo_is_allowed() -> None:
+    sysctl = {"sysctl": {"net.core.somaxconn": 1024}, "limits": {"nofile": 1000}}
+    c = parse(_on_hosts({"db1": True, "gen1": True}, sysctl, ("gen1",)), "c")
+    (pt,) = make_plan(c).points
+    assert pt.os.sysctl == (("net.core.somaxconn", "1024"),)
+    assert [h.sudo for h in c.hosts] == [True, True]
+    # limits alone need no sudo (pgbench's, as before)
+    parse(_on_hosts({"db1": False, "gen1": False}, {"limits": {"nofile": 1000}}, ("gen1",)), "c")
+
+
+@pytest.mark.skipif(not ROOT, reason="root is what lets it past the root check")
+def test_os_on_a_host_without_sudo_is_refused_naming_it() -> None:
+    sysctl = {"sysctl": {"net.core.somaxconn": 1024}}
+    text = " ".join(_problems(_on_hosts({"db1": False}, sysctl)).split())
+    assert ('[os] sets the kernel of host "db1" (the server\'s host) through sudo, which '
+            "[hosts.db1] does not allow: give sudo = true there") in text, text  # fmt: skip
+    # a generator host of the same runs needs it too
+    text = " ".join(_problems(_on_hosts({"db1": True, "gen1": False}, sysctl, ("gen1",))).split())
+    assert '[os] sets the kernel of host "gen1" (a load generator) through sudo' in text, text
+    assert '"db1"' not in text
+    # as an axis too
+    doc = _on_hosts({"db1": False}, {})
+    doc["matrix"] = {"os": {"sysctl": {"net.core.somaxconn": [1024, 2048]}}}
+    assert "give sudo = true there" in " ".join(_problems(doc).split())
 
 
 def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,6 +132,9 @@ def test_not_root_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _problems({"os": {"drop_caches": True}})
     assert text.endswith("[os]: writing kernel settings needs root: run pglab as root, or leave "
                          "[os] out")  # fmt: skip
+    # a host's kernel is written there through sudo: pglab itself need not be root
+    parse(_on_hosts({"db1": True}, {"sysctl": {"net.core.somaxconn": 1024},
+                                    "drop_caches": True}), "c")  # fmt: skip
 
 
 def test_device_of_a_tmpfs_is_none(tmp_path: Path) -> None:
@@ -150,7 +193,9 @@ def test_cpus_refused_at_zero_beyond_the_machine_and_on_a_server_elsewhere() -> 
     assert text.endswith(f"[os]: {said}"), text
     hosts = {"db1": {"ssh": "lab@db1.example"}}
     doc = {"hosts": hosts, "server": {"host": "db1"}, "matrix": {"os": {"cpus": [1, 2]}}}
-    assert _problems(doc).endswith(f"[os]: {said}")
+    parse(doc, "c")  # a server on a host is confined there (run/os_hosts), with no sudo
+    doc["matrix"] = {"os": {"client_cpus": [1]}}
+    assert "[os] sets client_cpus only under a server on this machine" in _problems(doc)
 
 
 def test_cpus_need_no_root_and_label_the_points(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -41,7 +41,8 @@ def facts(
                                                 for k, v in made.items())))  # fmt: skip
     if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
         shared = " (shared)" if aff["shared"] else ""
-        cpus = f"server on {cpu_list(aff['server'])}, load generator on {cpu_list(aff['client'])}"
+        client = cpu_list(aff["client"]) if aff["client"] else "other hosts"  # [] on a host
+        cpus = f"server on {cpu_list(aff['server'])}, load generator on {client}"
         out.append(("CPUs", cpus + shared))
     if mem := fp.get("memory_limit"):  # [os] memory: the server's cgroup
         used = f", used at most {size_text(mem['peak_bytes'])}" if "peak_bytes" in mem else ""

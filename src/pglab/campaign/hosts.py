@@ -41,6 +41,7 @@ def hosts(table: TomlTable, p: Problems) -> dict[str, HostSpec]:
             known_hosts=vals.get("known_hosts"),
             accept_new=vals.get("accept_new", False),
             bindir=vals.get("bindir"),
+            sudo=vals.get("sudo", False),
         )
     return out
 

@@ -41,8 +41,6 @@ def os_table(table: Any, base: OsSpec, p: Problems, where: str) -> OsSpec:
             os_checks.check_cpus(key, upd[key], p, where)
     if "memory" in upd:
         os_checks.check_memory(upd["memory"], p, where)
-    if spec.changes_kernel or spec.drop_caches:
-        os_checks.check_root(p, where)
     return spec
 
 

@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict
 from pglab.campaign import (
     declared,
     os_table,
+    os_where,
     profiling,
     questions,
     schema,
@@ -188,7 +189,8 @@ def parse(
     )  # fmt: skip
     _phases_in_order(variants, bool(doc.get("variants")), p)
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
-    _os_where_it_applies(variants, [k for k, _ in matrix if k.startswith("os.")], p)
+    os_where.check([(v.name, v.server, v.os, v.phases) for v in variants],
+                   [k for k, _ in matrix if k.startswith("os.")], known_hosts, p)  # fmt: skip
     kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
@@ -446,35 +448,6 @@ def _matrix(
                 p.add(where, declared.problem(_AXES[key], v))
         axes.append((key, tuple(values)))
     return tuple(axes)
-
-
-def _os_where_it_applies(variants: list[Variant], axes: list[str], p: Problems) -> None:
-    """[os] is the OS of this machine: an existing server (dsn) runs on a machine pglab does
-    not reach, and a server on a host is reached as an SSH user that is not root (pglab
-    refuses root there: PostgreSQL will not run as root), who cannot write the kernel's
-    settings; its CPUs (cpus, client_cpus) and memory are those of processes pglab starts here.
-    Limits alone are taken: they are pgbench's then (here and on generator hosts)."""
-    for v in variants:
-        if v.server.over_network and (axes or not replace(v.os, limits=()).is_default):
-            where = f"[variants.{v.name}]" if v.name != "base" else "[os]"
-            cpus = replace(v.os, cpus=None, client_cpus=None, memory=None).is_default and set(
-                axes) <= {"os.cpus", "os.client_cpus", "os.memory"}  # fmt: skip
-            if cpus:
-                p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
-                      "this machine, and this server runs elsewhere: leave cpus, client_cpus "
-                      "and memory out for it (confine it there yourself: taskset, a "
-                      "cgroup)")  # fmt: skip
-                continue
-            why = (
-                f'on host "{v.server.host}" its SSH user is not root (a server there must '
-                "not run as root), so the kernel's settings cannot be written there"
-                if v.server.host
-                else "an existing server's (dsn) machine is not pglab's"
-            )
-            p.add(where,
-                  f"[os] sets this machine's kernel as root, and this server runs elsewhere: "
-                  f"{why}; set them there yourself (the runs record the host's kernel) and "
-                  "leave [os] out for it")  # fmt: skip
 
 
 def _taken(table: TomlTable, phases: Any, p: Problems, where: str) -> None:

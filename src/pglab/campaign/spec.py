@@ -264,12 +264,11 @@ class DatasetSpec:
 
 @dataclass(frozen=True, slots=True)
 class HostSpec:
-    """``[hosts.NAME]``: a machine pglab reaches over SSH, to run pgbench there (a load
-    generator). ``ssh`` is ``[user@]address``; the SSH agent, ``~/.ssh/config`` and the default
-    keys are used as ssh uses them, ``identity`` adds a key file. Host keys are checked against
-    ``known_hosts`` (default ``~/.ssh/known_hosts``); an unknown key is refused unless
-    ``accept_new``, a changed one always. ``bindir``: where pgbench is there (default: on its
-    PATH). Not part of a point's identity: where a generator is, is its fingerprint."""
+    """``[hosts.NAME]``: a machine pglab reaches over SSH (a generator's, a server's). ``ssh``
+    is ``[user@]address``; the SSH agent, ``~/.ssh/config`` and the default keys are used as ssh
+    uses them, ``identity`` adds a key file. Host keys are checked against ``known_hosts``; an
+    unknown key is refused unless ``accept_new``, a changed one always. ``bindir``: pgbench's
+    there (default: on its PATH). Not a point's identity: where it ran is the fingerprint's."""
 
     name: str
     address: str
@@ -279,6 +278,7 @@ class HostSpec:
     known_hosts: str | None = None
     accept_new: bool = False
     bindir: str | None = None
+    sudo: bool = False  # [os] sysctl and limits applied there as root (run/os_hosts)
 
     @property
     def label(self) -> str:

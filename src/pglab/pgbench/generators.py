@@ -32,7 +32,7 @@ import asyncssh
 from pglab.campaign.kits.pacing import from_terminal
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.errors import HostError, PgbenchError
-from pglab.hosts import proc
+from pglab.hosts import proc, sudo
 from pglab.hosts.local import LocalHost, LocalProcess
 from pglab.hosts.loop import call
 from pglab.hosts.ssh import Finished, Remote, RemoteProcess
@@ -124,7 +124,8 @@ def run_phase(
                           random_seed=_seed(phase.random_seed, i), scripts=scripts)  # fmt: skip
             if phase.pacing:  # its terminals' home warehouses follow the hosts' before it
                 own = replace(own, defines=from_terminal(phase.defines, sum(clients[:i])))
-            argvs[g.name] = _argv(g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits)
+            argvs[g.name] = _argv(g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits,
+                                  as_root=g.remote.spec.sudo)  # fmt: skip
             envs[g.name] = {k: v for k, v in env.items() if k != "PGPASSWORD"}
             if env.get("PGPASSWORD"):
                 passfile = f"{dirs[g.name]}/.pgpass"
@@ -206,10 +207,13 @@ def run_phase(
 
 
 def _argv(pgbench: str, phase: PhaseSpec, conn_args: list[str], remote_dir: Path,
-          rlimits: Mapping[str, int] | None) -> list[str]:  # fmt: skip
-    """pgbench's command on a host (under its ``prlimit`` with ``rlimits``, soft and hard)."""
+          rlimits: Mapping[str, int] | None, as_root: bool = False) -> list[str]:  # fmt: skip
+    """pgbench's command on a host (under its ``prlimit`` with ``rlimits``, soft and hard; on
+    a host with ``sudo = true``, its hard limits raised as root first)."""
     argv = argv_for(Binaries(Path(""), "", "", ""), phase, conn_args, remote_dir)
     stamps = ["--progress-timestamp"] if phase.progress else []
+    if as_root and rlimits:
+        return sudo.with_limits([pgbench, *argv[1:], *stamps], rlimits)
     bounded = ["prlimit", *prlimit_options(rlimits), "--"] if rlimits else []
     return [*bounded, pgbench, *argv[1:], *stamps]
 

@@ -24,7 +24,7 @@ from pglab.campaign.spec import LOCAL, RunSpec, TargetSpec
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.hosts.pool import HostPool
 from pglab.lab import Lab
-from pglab.planning import capacity, devices
+from pglab.planning import capacity, devices, os_on_hosts
 from pglab.planning.plan import Plan, make_plan
 from pglab.postgres import dataset as datasets
 from pglab.postgres import kit_load, on_host, server, settings, tpch_load
@@ -338,6 +338,7 @@ def _check_generators(
         hosts.check(sorted(names))
         _check_generator_scripts(plan, hosts)
         found += _generator_limits(plan, hosts)
+        found += os_on_hosts.problems(plan, hosts)  # sudo there, and the sysctls' names
         for name in servers:
             if hosts.ssh(name).run(["id", "-u"]).stdout.strip() == "0":
                 raise HostError(
@@ -380,6 +381,8 @@ def _generator_limits(plan: Plan, hosts: HostPool) -> list[LabError]:
                 asked.setdefault(name, {})[key] = max(n, asked.get(name, {}).get(key, 0))
     problems = []
     for name, limits in sorted(asked.items()):
+        if hosts.specs[name].sudo:  # raised there as root (os_on_hosts checks sudo)
+            continue
         said = hosts.remote(name).run(["sh", "-c", LIMITS_PROBE]).stdout
         problems += limit_problems(name, limits, said)
     if not problems:

@@ -31,7 +31,7 @@ from pglab.lab import Lab
 from pglab.postgres import bench_db, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.existing import ExistingServer
-from pglab.postgres.interface import DsnServer, Server
+from pglab.postgres.interface import DsnServer, OsView, Server
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 
@@ -65,6 +65,24 @@ class Machine(Protocol):
         ...
 
 
+class HostOs(Protocol):
+    """``[os]`` on the hosts of a server made on a host (``run/os_hosts.py``, through sudo):
+    applied before its run, recorded into its fingerprint, the limits its server starts with."""
+
+    def apply(self, run: RunSpec) -> dict[str, dict[str, str]]:
+        """The run's sysctls set on its hosts; what each host's files read back, by host."""
+        ...
+
+    def record(self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]],
+               fp: Fingerprint) -> None:  # fmt: skip
+        """What [os] set there, into the run's fingerprint (and its server's CPUs confined)."""
+        ...
+
+    def limits_for(self, run: RunSpec) -> dict[str, int]:
+        """The ``[os] limits`` the run's server on a host starts with (soft and hard)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Site:
     """What a lease is prepared with, the executor's: this machine, the campaign's hosts by
@@ -78,6 +96,7 @@ class Site:
     status: Callable[[str], None]
     reinit: bool = False
     tag: str = ""  # names this process's working clusters
+    host_os: HostOs | None = None  # [os] on a server's host (none: nothing there)
 
 
 @dataclass(frozen=True)
@@ -248,22 +267,26 @@ class DsnLease:
         self.server: DsnServer | None = None
         self.fp: Fingerprint = {}
 
-    def _made(self, binaries: Binaries, site: Site) -> DsnServer:
+    def _made(self, run: RunSpec, binaries: Binaries, site: Site) -> DsnServer:
+        limits = site.host_os.limits_for(run) if site.host_os and self.on_host else {}
         if self.server is not None:
+            if self.on_host:  # [os] limits: for a server (re)started from now on
+                self.server.hard_limits = dict(limits)  # type: ignore[attr-defined]
             return self.server
         if self.on_host and self.spec.host is not None:
             from pglab.postgres.on_host import HostServer  # asyncssh: only when a host has one
 
             site.status(f"making the PostgreSQL server on {self.spec.host}")
             self.server = HostServer(self.spec, self.lab, site.remote(self.spec.host), binaries,
-                                     site.clients(), self.storage)  # fmt: skip
+                                     site.clients(), self.storage, limits)  # fmt: skip
         else:
             self.server = ExistingServer(self.spec, self.lab)
         return self.server
 
     def prepare(self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings,
                 fp: Fingerprint) -> Prepared:  # fmt: skip
-        srv = self._made(binaries, site)
+        read = site.host_os.apply(run) if site.host_os else {}  # [os] on its hosts, or nothing
+        srv = self._made(run, binaries, site)
         srv.for_run(run.server)  # same server and database; this run's settings
         srv.wait_ready(on_status=site.status)  # after someone else restarted it
         copied = run.dataset.reset in COPY_RESETS  # a server made on a host: its files
@@ -290,6 +313,8 @@ class DsnLease:
         timings["reloaded"] = 1.0 if how == "reload" else 0.0
         timings["restarted"] = 1.0 if how == "restart" else 0.0
         fp.update(srv.fingerprint(binaries))
+        if site.host_os is not None:  # what [os] set on its hosts (and its CPUs confined)
+            site.host_os.record(run, srv.os_view(), read, fp)
         self.fp = fp
         fp["lease"] = self.describe()
         srv.mark_start()

@@ -51,6 +51,7 @@ from pglab import procs
 from pglab.campaign.spec import ServerSpec, StorageSpec, TargetSpec
 from pglab.errors import HostError, ServerError
 from pglab.fingerprints import Fingerprint, HostTarget
+from pglab.hosts import sudo
 from pglab.lab import Lab
 from pglab.postgres import fingerprint, settings
 from pglab.postgres.interface import OsView
@@ -93,8 +94,11 @@ class HostServer:
         binaries: Binaries,
         clients: Sequence[str],
         storage: StorageSpec | None = None,
+        hard_limits: Mapping[str, int] | None = None,
     ):
         self.remote = remote
+        # [os] limits on a host with sudo = true: soft and hard, raised as root as it starts
+        self.hard_limits: dict[str, int] = dict(hard_limits or {})
         self.lab = lab
         self.host = remote.spec.name
         self.local_binaries = binaries
@@ -234,7 +238,8 @@ class HostServer:
                 "-c", "log_checkpoints=on", "-c", f"log_line_prefix={LOG_LINE_PREFIX}",
                 "-c", "log_timezone=UTC", "-c", "logging_collector=off",
             ]  # fmt: skip
-            self.server = self.remote.spawn(argv, stop_signal="INT")
+            self.server = self.remote.spawn(sudo.with_limits(argv, self.hard_limits),
+                                            stop_signal="INT")  # fmt: skip
             if procs.wait_until(self._ready, START_TIMEOUT, interval=0.2) and not self.server.done:
                 return
             said = self.log_since(offset)

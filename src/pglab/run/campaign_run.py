@@ -209,7 +209,7 @@ def _execute(
     lab, store, say = executor.lab, executor.store, events.status
     hosts = Hosts(campaign.hosts)  # the executor's for the campaign: it closes them
     try:
-        if any(v.server.host for v in campaign.variants):
+        if any(v.server.host for v in campaign.variants) or any(h.sudo for h in campaign.hosts):
             for line in hosts.clean_leftovers(lab):
                 say(line)
         plan, binaries = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)

@@ -46,7 +46,7 @@ from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult
-from pglab.run import affinity
+from pglab.run import affinity, os_hosts
 from pglab.run.machine import Here
 from pglab.run.metrics import run_metrics
 from pglab.run.phases import PhaseContext, runner_for
@@ -116,6 +116,7 @@ class Executor:
         self.events: Events = events or QuietEvents()
         self.targets = storage_targets.Targets(lab)
         self.here = Here(lab, self.targets)  # [os], limits, CPUs, memory: this machine's
+        self.host_os = os_hosts.HostsOs()  # [os] on hosts (sudo = true), put back in close
         self.workdirs: set[Path] = set()
         self.tag = f"{os.getpid()}"
         self.worker = worker  # a fleet worker's name, kept in every run's fingerprint
@@ -211,6 +212,8 @@ class Executor:
                 for lease in self.leases.values():
                     releases.callback(lease.release, self.site)
                 self.leases = {}
+            for line in self.host_os.close():  # once their servers are stopped
+                self.events.status(line)
             self.hosts.close()
         finally:
             for path in self.workdirs:
@@ -225,7 +228,7 @@ class Executor:
     def site(self) -> Site:
         """What the leases are prepared with (``postgres/lease.Site``)."""
         return Site(self.here, self.hosts.ssh, self._clients, self.events.status, self.reinit,
-                    self.tag)  # fmt: skip
+                    self.tag, os_hosts.OnHosts(self.host_os, self.hosts))  # fmt: skip
 
     def _clients(self) -> list[str]:
         """The addresses of the plan's generator hosts (a server made on a host lets them in)."""
@@ -269,6 +272,7 @@ class Executor:
             prepared = lease.prepare(run, binaries, self.site, timings, fp)
             srv, log_offset = prepared.server, prepared.log_from
             self._more_facts(run, binaries, fp)
+            os_hosts.refresh_generators(fp, self.hosts)  # their OS as this run finds it
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             context = PhaseContext(

@@ -21,6 +21,7 @@ import resource
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Protocol
 
 from pglab.campaign import os_checks, os_table
 from pglab.campaign.os_spec import OsSpec
@@ -89,48 +90,79 @@ def wanted(spec: OsSpec, devices: Iterable[str]) -> dict[Path, str]:
     return out
 
 
-class OsJournal:
-    """The originals of the files pglab has written, kept on disk before the first write."""
+class Kernel(Protocol):
+    """The kernel's files of a machine: this one's (``LocalKernel``), a host's
+    (``hosts.sudo.HostKernel``)."""
 
-    def __init__(self, path: Path, originals: dict[str, str] | None = None):
+    def read(self, path: str) -> str: ...
+    def write(self, path: str, value: str) -> None: ...
+    def exists(self, path: str) -> bool: ...
+
+
+class LocalKernel:
+    def read(self, path: str) -> str:
+        return reading(Path(path))
+
+    def write(self, path: str, value: str) -> None:
+        write(Path(path), value)
+
+    def exists(self, path: str) -> bool:
+        return Path(path).exists()
+
+
+class OsJournal:
+    """The originals of the files pglab has written, kept on disk before the first write (on
+    this machine; ``run/os_hosts.HostJournal`` keeps a host's on that host)."""
+
+    def __init__(self, path: Path, originals: dict[str, str] | None = None,
+                 kernel: Kernel | None = None):  # fmt: skip
         self.path = path
         self.originals: dict[str, str] = dict(originals or {})
+        self.kernel: Kernel = kernel or LocalKernel()
 
     @classmethod
     def open(cls, lab: Lab) -> OsJournal:
         return cls(lab.home / "os" / f"{os.getpid()}.json")
 
-    def record(self, paths: Iterable[Path]) -> None:
-        new = [p for p in paths if str(p) not in self.originals]
+    def record(self, paths: Iterable[Path | str]) -> None:
+        new = [str(p) for p in paths if str(p) not in self.originals]
         if not new:
             return
         for p in new:
-            self.originals[str(p)] = reading(p)
+            self.originals[p] = self.kernel.read(p)
         self._save()
 
-    def put_back(self, keep: Iterable[Path] = ()) -> list[str]:
+    def put_back(self, keep: Iterable[Path | str] = ()) -> list[str]:
         """Write back every original but those of ``keep`` until they read as they were; the
         files put back (those whose device is gone are skipped)."""
         kept = {str(p) for p in keep}
-        back = {p: v for p, v in self.originals.items() if p not in kept and Path(p).exists()}
+        k = self.kernel
+        back = {p: v for p, v in self.originals.items() if p not in kept and k.exists(p)}
         for _ in range(3):
-            differ = {p: v for p, v in back.items() if reading(Path(p)) != v}
+            differ = {p: v for p, v in back.items() if k.read(p) != v}
             if not differ:
                 break
             for p, v in differ.items():
                 if v == "0" and _COUNTER_PATHS.get(p) in back:
                     continue  # 0 is no value of its own: writing the counterpart makes it
-                write(Path(p), v)
+                k.write(p, v)
         else:
-            left = [p for p, v in back.items() if reading(Path(p)) != v]
+            left = [p for p, v in back.items() if k.read(p) != v]
             raise LabError(f"could not put back {', '.join(left)}: they read otherwise",
-                           hint=f"the originals are in {self.path}")  # fmt: skip
+                           hint=f"the originals are in {self.where}")  # fmt: skip
         self.originals = {p: v for p, v in self.originals.items() if p in kept}
         if self.originals:
             self._save()
         else:
-            self.path.unlink(missing_ok=True)
+            self._remove()
         return sorted(back)
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def _remove(self) -> None:
+        self.path.unlink(missing_ok=True)
 
     def _save(self) -> None:
         """Write the journal durably (before any change it covers)."""
@@ -253,7 +285,7 @@ def put_back_leftovers(lab: Lab) -> list[str]:
     return lines
 
 
-_LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
+LIMIT_LINES = {"nofile": "Max open files", "nproc": "Max processes"}
 
 
 class Limits:
@@ -286,5 +318,5 @@ def limits_of(view: OsView, names: Iterable[str]) -> dict[str, str]:
     if not pids:
         return {}
     text = Path(f"/proc/{pids[0]}/limits").read_text().splitlines()
-    return {name: " ".join(line[len(_LIMIT_LINES[name]) :].split()[:2])
-            for name in names for line in text if line.startswith(_LIMIT_LINES[name])}  # fmt: skip
+    return {name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
+            for name in names for line in text if line.startswith(LIMIT_LINES[name])}  # fmt: skip

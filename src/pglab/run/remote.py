@@ -16,6 +16,7 @@ from pglab.pgbench import generators as remote_pgbench
 from pglab.pgbench.invoke import ProgressCallback
 from pglab.postgres import on_host
 from pglab.records import PhaseResult, TableJson
+from pglab.run import os_hosts
 
 
 class Hosts(HostPool):
@@ -51,7 +52,8 @@ class Hosts(HostPool):
 
     def clean_leftovers(self, lab: Lab) -> list[str]:
         """Servers and directories a killed pglab left on this campaign's hosts (its postmaster
-        ended with the SSH link already; stopped here if it did not), removed; a line each."""
+        ended with the SSH link already; stopped here if it did not), removed, and the kernel
+        settings it set on those with sudo = true put back; a line each."""
         lines = []
         for info in on_host.leftovers(lab):
             host, path = info["host"], info["dir"]
@@ -64,7 +66,9 @@ class Hosts(HostPool):
                 continue
             on_host.forget(lab, host, path)
             lines.append(f"removed what an earlier pglab left on {host}: {path}")
-        return lines
+        # [os] a killed pglab set on hosts it may act on as root: put back
+        return lines + os_hosts.put_back_leftovers(self, [n for n, s in self.specs.items()
+                                                          if s.sudo])  # fmt: skip
 
 
 # a postmaster still running on a cluster in the directory (its pid file names it, its command

