@@ -121,7 +121,9 @@ class Executor:
         self.huge = os_state.HugePages(self.os)  # [os] huge_pages: sized by the server
         self.workdirs: set[Path] = set()
         self.prepared: set[Path] = set()
-        self.tag = f"{os.getpid()}"
+        # fixed width (pid_max is at most 2^22): every data directory path, and so every
+        # server's command line, of one length whichever pglab made it
+        self.tag = f"{os.getpid():07d}"
         self.worker: str | None = None  # a fleet worker's name, kept in every run's fingerprint
         self.plan_runs: tuple[RunSpec, ...] = ()
         self._priors_of: str | None = None  # the run whose earlier progress _priors holds
