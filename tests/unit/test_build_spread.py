@@ -105,8 +105,9 @@ def test_show_holds_two_builds_to_the_spread_their_runs_carry() -> None:
 
 def test_the_comparability_guard_names_the_spread_or_that_it_was_never_measured() -> None:
     said = [n.message for n in notices_of(builds(9.0), baseline="c0") if n.kind == "differs"]
-    assert said == ["compared with c0: two builds compared: identical builds run within "
-                    "±9.0% of each other on this machine; a '+'/'-' must lie beyond it"]  # fmt: skip
+    expected = ("compared with c0: two builds compared: identical builds run within ±9.0% of "
+                "each other on this machine; a '+'/'-' must lie beyond it")  # fmt: skip
+    assert said == [expected]
     (never,) = [n.message for n in notices_of(builds(None), baseline="c0")
                 if n.kind == "differs"]  # fmt: skip
     assert "never measured (bench/build_bias.py --keep)" in never
