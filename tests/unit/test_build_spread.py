@@ -42,9 +42,8 @@ def test_a_minus_is_held_the_same_way_and_other_verdicts_only_name_it() -> None:
     assert verdicts.beyond_spread(minus, 8.0).verdict == "?"
     same = Comparison(1.0, -2.0, 4.0, 0.5, "~")
     named = verdicts.beyond_spread(same, 3.0)
-    assert named.verdict == "~" and "within the spread of identical builds: ±3.0%" in (
-        named.warnings[-1]
-    )
+    assert named.verdict == "~"
+    assert "within the spread of identical builds: ±3.0%" in named.warnings[-1]
     assert verdicts.beyond_spread(C7, None) is C7 and verdicts.beyond_spread(C7, 0.0) is C7
 
 
