@@ -148,3 +148,24 @@ def test_every_server_gets_one_fixed_environment(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", "/somewhere/else:/usr/bin")
     monkeypatch.setenv("PGDATA", "/elsewhere")
     assert procs.server_env() == first == {"PATH": procs.SERVER_PATH, "LC_ALL": "C", "LANG": "C"}
+
+
+def test_compare_holds_two_builds_points_to_the_spread_too() -> None:
+    from pglab.analysis.compare import Target, compare_points
+
+    runs = builds(9.0)
+    a, b = (Target("point", p, "c", p, runs=[r for r in runs if r.label == p])
+            for p in ("c0", "c7"))  # fmt: skip
+    # the campaign's own answer (as show has it), and the two points compared apart
+    for how, campaign_runs in ((engine.pairing(CAMPAIGN), runs),
+                               (engine.Pairing(engine.APART, "apart"), [])):  # fmt: skip
+        said = compare_points(a, b, 10.0, None, how, campaign_runs, CAMPAIGN)
+        c = said["pairs"][0]["comparison"]
+        assert c is not None and c.verdict == "?"  # Welch's apart: '?' without the spread too
+        assert "identical builds: ±9.0%" in " ".join((c.reason, *c.warnings))
+    free = compare_points(*(Target("point", p, "c", p, runs=[r for r in builds(None)
+                                                               if r.label == p])
+                            for p in ("c0", "c7")), 10.0, None, engine.pairing(CAMPAIGN),
+                          builds(None), CAMPAIGN)  # fmt: skip
+    assert free["pairs"][0]["comparison"] is not None
+    assert free["pairs"][0]["comparison"].verdict == "+"
