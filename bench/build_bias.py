@@ -17,8 +17,10 @@ comparison engine):
 - ``order``: within the ``aa`` rounds, the run that went second against the one that went first.
 
 Prints, per factor, the rate of "+"/"−" verdicts with its 95% Wilson interval, the median and
-largest |Δ%|, and the systematic spread beyond the noise: 1.96·sqrt(mean Δ² − mean Δ²(aa)), the
-half-width within which 95% of such offsets lie. The factor with the largest spread is named.
+largest |Δ%|, and the systematic spread, the half-width within which 95% of such offsets lie:
+beyond the A/A's differences (1.96·sqrt(mean Δ² − mean Δ²(aa))) and beyond each comparison's
+own noise (a random-effects estimate from the comparisons' intervals: the A/A's should be 0).
+The factor (other than the A/A) with the largest spread beyond its own noise is named.
 ``--keep`` records the ``builds`` spread as this lab's and machine's (``build_spread.json`` in
 the lab home): pglab then holds every "+"/"−" between builds to it. The last lines are
 ``false_alarm_rate_before: X`` (the builds' "+"/"−" rate as judged without the spread) and
@@ -153,16 +155,37 @@ def spread_of(deltas: list[float], noise: list[float]) -> float:
     return 1.96 * math.sqrt(max(0.0, extra))
 
 
+def own_spread(found: list[verdicts.Comparison]) -> float:
+    """The half-width within which 95% of the offsets lie beyond each comparison's own noise
+    (a random-effects estimate: mean log ratio² − mean squared standard error, the standard
+    error read off each 95% interval with Student's t at min(n) − 1 degrees of freedom), in %."""
+    from scipy import stats  # noqa: PLC0415 - the bench's one use
+
+    sq, se2 = [], []
+    for c in found:
+        if c.ci_low is None or c.ci_high is None:
+            continue
+        t = float(stats.t.ppf(0.975, max(1, min(c.n_a, c.n_b) - 1)))
+        width = math.log1p(c.ci_high / 100) - math.log1p(c.ci_low / 100)
+        se2.append((width / 2 / t) ** 2)
+        sq.append(math.log1p(c.delta_pct / 100) ** 2)
+    if not sq:
+        return 0.0
+    tau = math.sqrt(max(0.0, statistics.fmean(sq) - statistics.fmean(se2)))
+    return 100 * math.expm1(1.96 * tau)
+
+
 def report(f: Factor, noise: list[float]) -> float:
     n = len(f.said)
     k = f.flagged(f.said)
     lo, hi = wilson(k, n) if n else (0.0, 1.0)
     med = statistics.median(abs(d) for d in f.deltas) if f.deltas else float("nan")
     top = max((abs(d) for d in f.deltas), default=float("nan"))
-    spread = spread_of(f.deltas, noise) if f.name != "aa" else 0.0
+    beyond_aa = spread_of(f.deltas, noise) if f.name != "aa" else 0.0
+    spread = own_spread(f.found)
     print(f"{f.name:9s} {n:3d} comparisons  '+'/'-' {k}/{n} = {k / max(n, 1):5.1%} "
           f"[{lo:.1%}, {hi:.1%}]  |Δ| median {med:5.2f}% max {top:5.2f}%  "
-          f"spread beyond noise ±{spread:.2f}%  Δ: "
+          f"spread beyond the A/A ±{beyond_aa:.2f}%, beyond their own noise ±{spread:.2f}%  Δ: "
           + " ".join(f"{d:+.1f}" for d in f.deltas))  # fmt: skip
     return spread
 
@@ -231,6 +254,7 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
         print(f"order     {len(order.deltas):3d} rounds  second vs first in a round: "
               f"{m:+.2f}% [{m - half:+.2f}, {m + half:+.2f}]")  # fmt: skip
         spreads["order"] = abs(m) if not math.isnan(half) and abs(m) > half else 0.0
+    spreads.pop("aa", None)  # the control: its spread says how well the estimate is calibrated
     carrier = max(spreads, key=lambda k: spreads[k]) if spreads else None
     named = carrier if carrier and spreads[carrier] > 0 else "none beyond the noise"
     print(f"factor carrying the difference: {named}")
