@@ -125,6 +125,7 @@ class BuildFacts(TypedDict, total=False):
     key: str | None
     build_seconds: float | None
     git: GitSource
+    spread_pct: float  # the spread of identical builds on the machine (postgres.build_spread)
 
 
 class HostTarget(TypedDict):

@@ -55,6 +55,20 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+SERVER_PATH = "/usr/local/bin:/usr/bin:/bin"
+SERVER_KEPT = ("LD_LIBRARY_PATH",)  # kept when set: a bindir's own libraries may need it
+
+
+def server_env() -> dict[str, str]:
+    """The environment of every PostgreSQL server pglab starts: fixed and minimal, the same
+    bytes whoever started pglab and from where (a cron job, a shell, a test), since the
+    environment's size moves the stack of the postmaster and of every backend it forks, and
+    with it what is measured (Mytkowicz et al., ASPLOS 2009; docs/concepts/statistics.md)."""
+    env = {"PATH": SERVER_PATH, "LC_ALL": "C", "LANG": "C"}
+    env.update({k: os.environ[k] for k in SERVER_KEPT if os.environ.get(k)})
+    return env
+
+
 def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL",
           cpus: Collection[int] | None = None,
           limits: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
@@ -107,15 +121,17 @@ def spawn(
     text: bool = True,
     cpus: Collection[int] | None = None,
     limits: Mapping[str, int] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[Any]:
     """Start a child in its own session; the caller owns it (see ``owned``/``terminate``).
     ``cpus``: the only CPUs it (and what it starts) may run on (``taskset``); ``limits``: its
-    resource limits (nofile, nproc), soft and hard (``prlimit``)."""
+    resource limits (nofile, nproc), soft and hard (``prlimit``); ``environ``: its whole
+    environment (a server's, ``server_env``), instead of ``clean_env`` with ``env``."""
     try:
         return subprocess.Popen(
             _wrap(argv, run_as, cpus=cpus, limits=limits),
             cwd=cwd,
-            env=clean_env(env),
+            env=dict(environ) if environ is not None else clean_env(env),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pglab.analysis import spreads
 from pglab.analysis.points import PointRow
 from pglab.fingerprints import mount_options
 from pglab.rows import RunRow, StoredRun
@@ -109,6 +110,8 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
             out.append((pt.point, "compared with " + base + ", it also differs in what the "
                         "campaign did not vary: " + "; ".join(said)
                         + ": its difference includes theirs"))  # fmt: skip
+        if (builds := spreads.guard(mine, theirs)) is not None:
+            out.append((pt.point, f"compared with {base}: {builds}"))
     return out
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pglab.analysis import engine, points, scripts, syncrate, tpch, verdicts
+from pglab.analysis import engine, points, scripts, spreads, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -177,6 +177,10 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
         how = engine.pairing(camp_a, store.get_campaign(b.campaign))
         if a.kind == "point":  # two points of one interleaved campaign pair by round
             runs = store.list_runs(a.campaign) if how.how != engine.APART else []
+            # which build each side ran: two builds are held to their spread (spreads)
+            runs = spreads.fingerprinted(store, runs)
+            a = replace(a, runs=spreads.fingerprinted(store, a.runs))
+            b = replace(b, runs=spreads.fingerprinted(store, b.runs))
             out = compare_points(a, b, effect, points.equivalence_of(camp_a), how, runs, camp_a)
             _judge_scripts(store, a, b, out["pairs"], effect, how)
             out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs,
@@ -317,7 +321,8 @@ def compare_points(
     c = _campaign_answer(a, b, figure, how, campaign_runs, campaign)
     if c is None:
         on = next((k for k, v in points.KIT_HEADLINES.items() if v == figure), "tps")
-        ours = engine.Pair(points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on))
+        ours = engine.Pair(points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on),
+                           spread_pct=spreads.spread_between(a.runs, b.runs))  # fmt: skip
         rest: list[engine.Pair] = []
         if how.how == engine.ROUNDS and campaign_runs and headline(campaign_runs) == figure:
             by_label = _rounds_by_label(campaign_runs, on)

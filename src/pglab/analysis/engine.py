@@ -80,6 +80,8 @@ class Pair:
     group: Hashable = 0  # comparisons with the same group share A's point (ROUNDS)
     pool: Hashable = 0  # comparisons whose noise is pooled together (ROUNDS)
     judged: bool = True  # False: it only lends its noise to its pool, no answer of its own
+    # A and B are two builds: the spread of identical builds here (verdicts.beyond_spread)
+    spread_pct: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ def ask(question: Question) -> list[Comparison]:
         diffs = _measured(question)
         samples = [(list(p.a.values()), list(p.b.values())) for p in asked]
         found = verdicts.judged(samples, diffs, question.effect_pct, question.equivalence_pct)
-    return [_explained(c, p, question.pairing) for c, p in zip(found, asked, strict=True)]
+    return [verdicts.beyond_spread(_explained(c, p, question.pairing), p.spread_pct)
+            for c, p in zip(found, asked, strict=True)]  # fmt: skip
 
 
 def _measured(question: Question) -> list[Difference | None]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pglab import metric_units
-from pglab.analysis import engine, verdicts
+from pglab.analysis import engine, spreads, verdicts
 from pglab.analysis.noise import noise_before
 from pglab.campaign import questions
 from pglab.campaign.questions import is_question, pairs
@@ -149,8 +149,9 @@ def reference_of(campaign: CampaignRow | None, runs: Sequence[RunRow] | None = N
 def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[PointRow]:
     """``point_rows`` with the stored campaign's reference points, analysis and repeats."""
     rows, tps_of, rounds_of = _summaries(runs)
+    judge = _judge_of(campaign, runs)
     return _compare_to_baseline(rows, tps_of, rounds_of, reference_variant(campaign, runs),
-                                _judge_of(campaign), axis_baseline_of(campaign, runs))  # fmt: skip
+                                judge, axis_baseline_of(campaign, runs))  # fmt: skip
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -275,7 +276,7 @@ def point_rows(
         engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
         if blocked else engine.Pairing(engine.APART, "the runs are not rounds")
     )  # fmt: skip
-    judge = _Judge(effect_pct, how, equivalence_pct)
+    judge = _Judge(effect_pct, how, equivalence_pct, _spreads(runs))
     return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
 
 
@@ -288,7 +289,8 @@ def families_rows(
     analysis pools the noise of one family's points, not of others'), judged with all."""
     summaries = [_summaries(runs) for runs in families]
     every = [r for runs in families for r in runs]
-    return _judged_together(summaries, reference_variant(campaign, every), _judge_of(campaign),
+    return _judged_together(summaries, reference_variant(campaign, every),
+                            _judge_of(campaign, every),
                             axis_baseline_of(campaign, every))  # fmt: skip
 
 
@@ -340,10 +342,22 @@ class _Judge:
     effect_pct: float
     pairing: engine.Pairing
     equivalence_pct: float | None
+    # two points' labels -> the spread of identical builds their comparison is held to
+    spread_of: Callable[[str, str], float | None] = lambda a, b: None
 
 
-def _judge_of(campaign: CampaignRow | None) -> _Judge:
-    return _Judge(effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign))
+def _judge_of(campaign: CampaignRow | None, runs: Sequence[RunRow] = ()) -> _Judge:
+    return _Judge(effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign),
+                  _spreads(runs))  # fmt: skip
+
+
+def _spreads(runs: Sequence[RunRow]) -> Callable[[str, str], float | None]:
+    """The spread of identical builds between two points of ``runs`` (``spreads``: None
+    unless they ran on two builds and it was measured on their machine)."""
+    by_label: dict[str, list[RunRow]] = {}
+    for r in runs:
+        by_label.setdefault(r.label, []).append(r)
+    return lambda a, b: spreads.spread_between(by_label.get(a, []), by_label.get(b, []))
 
 
 def _compare_to_baseline(
@@ -377,11 +391,12 @@ def _judged_together(
         rows = [replace(pt, incomparable=apart.get(pt.point, "")) for pt in rows]
         family = [(b, o, g) for b, o, g in family if tps_of[b] and tps_of[o] and o not in apart]
         based.append((rows, family))
-        if judge.pairing.how in (engine.ROUNDS, engine.SEQUENTIAL):
-            pairs += [engine.Pair(rounds_of[b], rounds_of[o], g, i) for b, o, g in family]
-        else:  # every ok run counts, whatever its repeat number
-            pairs += [engine.Pair(engine.apart(tps_of[b]), engine.apart(tps_of[o]), g, i)
-                      for b, o, g in family]  # fmt: skip
+        for b, o, g in family:
+            if judge.pairing.how in (engine.ROUNDS, engine.SEQUENTIAL):
+                sides = (rounds_of[b], rounds_of[o])
+            else:  # every ok run counts, whatever its repeat number
+                sides = (engine.apart(tps_of[b]), engine.apart(tps_of[o]))
+            pairs.append(engine.Pair(*sides, g, i, spread_pct=judge.spread_of(b, o)))
     found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,
                                        judge.equivalence_pct))  # fmt: skip
     out: list[list[PointRow]] = []

@@ -110,6 +110,29 @@ class Comparison:
     warnings: tuple[str, ...] = ()  # what the reader should know of this answer
 
 
+def beyond_spread(c: Comparison, spread_pct: float | None) -> Comparison:
+    """``c`` held to the spread of identical builds (``postgres.build_spread``; None: A and B
+    are not two builds, or it was never measured here): a "+" stands only when its 95% CI lies
+    above +spread, a "-" when below -spread; one whose interval reaches into ±spread could be
+    the builds' own difference, not the source's, and becomes "?" with the reason. Every other
+    verdict is kept, the spread named in its warnings."""
+    if spread_pct is None or spread_pct <= 0:
+        return c
+    said = f"within the spread of identical builds: ±{spread_pct:.1f}%"
+    if c.verdict not in ("+", "-"):
+        return replace(c, warnings=(*c.warnings, f"two builds compared; {said}"))
+    beyond = (c.ci_low is not None and c.ci_low > spread_pct) if c.verdict == "+" else (
+        c.ci_high is not None and c.ci_high < -spread_pct)  # fmt: skip
+    if beyond:
+        return replace(c, warnings=(*c.warnings, f"beyond the spread of identical builds "
+                                    f"(±{spread_pct:.1f}%)"))  # fmt: skip
+    ci = ""
+    if c.ci_low is not None and c.ci_high is not None:
+        ci = f" [{c.ci_low:+.1f}, {c.ci_high:+.1f}]"
+    return replace(c, verdict="?", reason=f"{said} (Δ {c.delta_pct:+.1f}%{ci}: "
+                   f"'{c.verdict}' without it; more runs narrow the interval)")  # fmt: skip
+
+
 def _runs_needed_like(w: Difference, n0: float, comparisons: int, effect_pct: float) -> int | None:
     """``runs_needed`` for a comparison already measured: its own standard error and Welch
     degrees of freedom scaled to n runs a side (SE ∝ 1/√n, df ∝ n − 1), so that at its own number

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pglab.analysis import engine, verdicts
+from pglab.analysis import engine, spreads, verdicts
 from pglab.analysis.executions import value_of
 from pglab.campaign.execution import SEP
 from pglab.jsonish import TomlTable
@@ -116,9 +116,13 @@ def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
         return statistics.fmean(math.log(x) for x in xs)
 
     good, middle, bad = (log_mean(list(rounds[end].values())) for end in ENDS)
-    asked = [engine.Pair(rounds["good"], rounds["bad"], "good"),
-             engine.Pair(rounds["good"], rounds["middle"], "good"),
-             engine.Pair(rounds["bad"], rounds["middle"], "bad")]  # fmt: skip
+    ran = {end: [r for r in runs if r.variant == end] for end in ENDS}
+
+    def pair(a: str, b: str) -> engine.Pair:  # held to the spread of identical builds, if known
+        return engine.Pair(rounds[a], rounds[b], a,
+                           spread_pct=spreads.spread_between(ran[a], ran[b]))  # fmt: skip
+
+    asked = [pair("good", "bad"), pair("good", "middle"), pair("bad", "middle")]
     gb, gm, bm = engine.ask(engine.Question(asked, STEP))
     return Judged(
         bad=abs(middle - bad) < abs(middle - good),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from pglab.analysis import evidence
+from pglab.analysis import evidence, spreads
 from pglab.analysis.verdicts import Comparison
 from pglab.bisect import search
 from pglab.campaign import git_refs
@@ -144,7 +144,7 @@ def _step(where: Where, camp: campaigns.Campaign, ends: tuple[str, str], middle:
                       soft_wrap=True)  # fmt: skip
         return None
     with where.open(read_only=True) as store:
-        judged = search.judge(store.list_runs(name), figure)
+        judged = search.judge(spreads.fingerprinted(store, store.list_runs(name)), figure)
     if judged is None and queue is not None:
         console.print(f"  {middle[:12]}: skipped, its step gave no value on the fleet: "
                       + where.command("status", name), markup=False, soft_wrap=True)  # fmt: skip

@@ -19,6 +19,7 @@ from pglab.analysis import (
     points,
     profiles,
     scripts,
+    spreads,
     syncrate,
     tidy,
     tpch,
@@ -160,7 +161,7 @@ def _points_json(
     store: Store, camp: CampaignRow, runs: list[RunRow], verbose: bool = False
 ) -> JsonObject:
     """``--json``'s points (each with its factors) and notices, as written out."""
-    rows = points.campaign_rows(runs, camp)
+    rows = points.campaign_rows(spreads.fingerprinted(store, runs), camp)
     notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
     first: dict[str, int] = {}
     for r in runs:
@@ -185,7 +186,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     """The points table, fitted to the terminal: labels say only what differs between points
     (what they share is said once above), numbers are never cut (the spread columns move to a
     table of their own when the width is short); ``wide``: one table, whatever the width."""
-    runs = store.list_runs(name)
+    runs = spreads.fingerprinted(store, store.list_runs(name))  # which build each point ran
     camp = store.get_campaign(name)
     baseline = points.reference_variant(camp, runs)
     rows = points.campaign_rows(runs, camp)

@@ -77,6 +77,7 @@ class BuildInfo(TypedDict, total=False):
     built_at: float
     build_seconds: float
     step_seconds: dict[str, float]
+    spread_pct: float  # not in build.json: this machine's spread of identical builds
 
 
 def facts_of(info: BuildInfo) -> BuildFacts:
@@ -90,6 +91,8 @@ def facts_of(info: BuildInfo) -> BuildFacts:
     )  # fmt: skip
     if "git" in info and info["git"] is not None:
         out["git"] = info["git"]
+    if "spread_pct" in info:  # this machine's spread of identical builds (build_spread)
+        out["spread_pct"] = info["spread_pct"]
     return out
 
 

@@ -165,8 +165,11 @@ class Cluster:
             "logging_collector=off",
         ]
         try:
+            # the same environment, and a binary path of the same length, for every server:
+            # what would move its stack and code from one build to another is fixed
             self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log,
-                                    limits=self.hard_limits)  # fmt: skip
+                                    limits=self.hard_limits,
+                                    environ=procs.server_env())  # fmt: skip
         finally:
             log.close()
         self.applied = dict(user_settings or {})

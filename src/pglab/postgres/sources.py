@@ -23,6 +23,7 @@ from pglab.campaign.spec import ServerSpec
 from pglab.errors import LabError
 from pglab.lab import Lab
 from pglab.postgres import build as builds
+from pglab.postgres import build_spread
 
 REQUIRED = ("postgres", "initdb", "pgbench")
 
@@ -92,7 +93,9 @@ def resolve(server: ServerSpec, lab: Lab, progress: builds.Progress | None = Non
     if server.source == "version" and server.version is not None:
         found = by_version(server.version, lab)
         if found.build is not None:  # a cached build: its definition's files may be gone
-            got = _checked(found.bindir, lab, found.label, found.build)
+            got = _checked(
+                found.bindir, lab, found.label, build_spread.with_spread(found.build, lab)
+            )
         else:
             got = resolve(found.spec, lab, progress)
         return replace(got, label=server.source_label, resolved=found.label)
@@ -100,7 +103,7 @@ def resolve(server: ServerSpec, lab: Lab, progress: builds.Progress | None = Non
         bindir = _staged(embedded_bindir(), lab, "embedded")
     elif server.source == "build" and server.build is not None:
         made = builds.ensure(server.build, lab, progress)
-        bindir, build = made.bindir, made.info
+        bindir, build = made.bindir, build_spread.with_spread(made.info, lab)
     elif server.source == "pgserver":
         bindir = _staged(wheel_bindir("pgserver"), lab, "pgserver")
     elif server.source == "bindir":

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pglab.analysis import cores, derived, evidence, points, syncrate, tpch
+from pglab.analysis import cores, derived, evidence, points, spreads, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.syncrate import RunStorage
@@ -162,7 +162,10 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
     if on_read is not None:
         on_read(pts)
     # the answers every view renders (analysis/engine.py); one run's report compares nothing
-    rows = points.campaign_rows(runs, camp) if only_run is None else points.point_rows(runs)
+    rows = (  # which build each point ran: two builds are held to their spread (spreads)
+        points.campaign_rows(spreads.fingerprinted(store, runs), camp)
+        if only_run is None else points.point_rows(runs)
+    )  # fmt: skip
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row

@@ -118,7 +118,9 @@ class Executor:
         self.here = Here(lab, self.targets)  # [os], limits, CPUs, memory: this machine's
         self.host_os = os_hosts.HostsOs()  # [os] on hosts (sudo = true), put back in close
         self.workdirs: set[Path] = set()
-        self.tag = f"{os.getpid()}"
+        # fixed width (pid_max is at most 2^22): every data directory path, and so every
+        # server's command line, of one length whichever pglab made it
+        self.tag = f"{os.getpid():07d}"
         self.worker = worker  # a fleet worker's name, kept in every run's fingerprint
         self.plan_runs: tuple[RunSpec, ...] = ()
         # what this executor's own runs made, beside what the plan's hints say of stored runs:

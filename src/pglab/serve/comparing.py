@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from pglab.analysis import compare, comparisons, evidence, points, profiles, verdicts
+from pglab.analysis import compare, comparisons, evidence, points, profiles, spreads, verdicts
 from pglab.analysis.comparisons import CompareResult
 from pglab.analysis.profiles import Change
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
@@ -101,7 +101,7 @@ def points_json(store: Store, name: str) -> JsonObject | None:
     camp = store.get_campaign(name)
     if camp is None:
         return None
-    runs = store.list_runs(name)
+    runs = spreads.fingerprinted(store, store.list_runs(name))  # which build each point ran
     found: JsonObject = {"campaign": name, "figure": points.figure_of(runs),
                          "points": plain(points.campaign_rows(runs, camp))}  # fmt: skip
     return found
