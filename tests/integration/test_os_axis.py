@@ -71,9 +71,12 @@ class PgbenchLimits(QuietEvents):
 
     def progress(self, sample: ProgressSample) -> None:
         for p in psutil.Process().children(recursive=True):
-            if p.name() != "pgbench":
+            try:  # a child may end between being listed and being read
+                if p.name() != "pgbench":
+                    continue
+                lines = Path(f"/proc/{p.pid}/limits").read_text().splitlines()
+            except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError):
                 continue
-            lines = Path(f"/proc/{p.pid}/limits").read_text().splitlines()
             said = [" ".join(ln.split()[3:5]) for ln in lines if ln.startswith("Max open files")]
             said += [" ".join(ln.split()[2:4]) for ln in lines if ln.startswith("Max processes")]
             self.seen.setdefault(self.variant, set()).add((said[0], said[1]))
