@@ -137,3 +137,16 @@ def test_a_bisect_step_has_the_evidence_of_its_middle_against_an_end(tmp_path) -
     (cpu,) = [i for i in moved if i.key == "postgres_cpu_us_xact"]
     assert cpu.method == "paired" and cpu.delta < 0 and cpu.b == pytest.approx(cpu.a / 1.5, 0.05)
     assert "postgres_cpu_us_xact" not in {i.key for i in alike}
+
+
+def test_what_names_a_cause_ranks_before_a_machine_wide_figure_that_moved_with_it() -> None:
+    """synchronous_commit off: the WAL-flush waits and the CPU's iowait both vanish (relative
+    change 1); the wait names the cause, so it ranks first whatever their noise (CI once put
+    iowait first, by |Δ|/SE)."""
+    from pglab.analysis.evidence import Item, rank
+
+    def item(key: str, t: float) -> Item:
+        return Item(key, key, "", 1.0, 0.0, -1.0, -1.2, -0.8, 0.001, "paired", 1.0, False, t, "")
+
+    ranked = rank([item("cpu_iowait_pct", 9.0), item("wait:IO:WalSync", 3.0)])
+    assert [i.key for i in ranked] == ["wait:IO:WalSync", "cpu_iowait_pct"]

@@ -168,3 +168,15 @@ def test_clients_pgbench_could_not_open_are_said_before_anything_runs() -> None:
                     "[matrix]\nscale = [1000]\n")  # fmt: skip
     (said,) = client_files.problems(expand_points(raised), 1024)
     assert "10000 clients: pgbench needs 10003 open files, and may have 4096" in said
+
+
+def test_a_debug_prefix_in_the_middle_of_a_line_is_stripped() -> None:
+    """A thread's prefix written into another's progress line (seen once in CI: the phase's
+    output kept a ``debug(`` line)."""
+    told = Responses()
+    left = told.strip_all(
+        "progress: 2.0 s, 90.0 tps, lat 1.0 ms stddev 0.1, debug(script=1,command=4): 0 failed\n"
+        "int 2000000012000\n"
+    )
+    assert "debug(" not in left and left.startswith("progress: 2.0 s, 90.0 tps")
+    assert told.by_type == {"new_order": [12.0]}

@@ -234,8 +234,14 @@ def _above_floor(
 
 def rank(found: Sequence[Item]) -> list[Item]:
     """A rise from outside the run first (the run cannot have caused it), then the most
-    moved relative to its size (to a tenth), then relative to its noise."""
-    return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1), -i.t, i.key))
+    moved relative to its size (to a tenth), then what names a cause (a wait event, a
+    function, a plan) before a machine-wide figure that moved with it (iowait vanishing with
+    the WAL-flush waits), then relative to its noise."""
+    return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1),
+                                        not i.key.startswith(SPECIFIC), -i.t, i.key))  # fmt: skip
+
+
+SPECIFIC = (WAIT, CPU, PLAN)  # the items that name what moved, not only how much
 
 
 def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool) -> Item | None:

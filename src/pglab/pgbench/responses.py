@@ -2,8 +2,8 @@
 pacing.py``): each paced transaction tells its script's code and its response time, read from
 the server's clock, as one integer by pgbench's ``debug()`` on stderr (``int CODE×10¹²+µs``).
 pgbench writes debug()'s prefix ``debug(script=N,command=M): `` and its value apart, and its
-threads' writes interleave, so a line may start with other transactions' prefixes (even before
-a progress line): they are stripped (``Responses.strip``) and only values are read.
+threads' writes interleave, so a line may hold other transactions' prefixes (before a progress
+line, or in the middle of one): they are stripped (``Responses.strip``) and only values are read.
 
 They are gathered per type as pgbench runs (none kept in the phase's output) and kept as the
 phase's ``response_times`` table: per transaction type (a rolled-back New-Order is a
@@ -21,7 +21,7 @@ from pglab.records import TableJson
 
 TABLE = "response_times"
 COLUMNS = ["type", "transactions", "p50_ms", "p90_ms", "max_ms", "limit_ms"]
-PREFIXES = re.compile(r"^(?:debug\(script=\d+,command=\d+\): )+")
+PREFIXES = re.compile(r"debug\(script=\d+,command=\d+\): ")  # anywhere in a line
 VALUE = re.compile(r"int (\d+)\s*")
 STEMS = {code: stem for stem, code in CODES.items()}
 
