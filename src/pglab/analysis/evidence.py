@@ -234,14 +234,16 @@ def _above_floor(
 
 def rank(found: Sequence[Item]) -> list[Item]:
     """A rise from outside the run first (the run cannot have caused it), then the most
-    moved relative to its size (to a tenth), then what names a cause (a wait event, a
-    function, a plan) before a machine-wide figure that moved with it (iowait vanishing with
-    the WAL-flush waits), then relative to its noise."""
+    moved relative to its size (to a tenth), then the server's own figures (a wait event, a
+    function, WAL or temporary files per transaction) before the machine's that moved with
+    them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise."""
     return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1),
-                                        not i.key.startswith(SPECIFIC), -i.t, i.key))  # fmt: skip
+                                        i.key in MACHINE_WIDE, -i.t, i.key))  # fmt: skip
 
 
-SPECIFIC = (WAIT, CPU, PLAN)  # the items that name what moved, not only how much
+# the OS's figures of the whole machine: they move with whatever the server does
+MACHINE_WIDE = frozenset({"cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct",
+                          "disk_read_mb_s", "disk_write_mb_s", "disk_await_ms"})  # fmt: skip
 
 
 def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool) -> Item | None:
