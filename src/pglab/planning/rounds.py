@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pglab import workloads as workload_kinds
 from pglab.campaign import questions
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import RunSpec
@@ -21,8 +22,9 @@ from pglab.rows import RunRow
 from pglab.stats.sequential import Point, SequentialSpec, undecided
 from pglab.store.base import Store
 
-# a workload kit's headline metric, the figure its points are judged on (analysis.points)
-HEADLINES = ("nopm", "tpse")
+# a workload kit's headline metric, the figure its points are judged on (analysis.points):
+# the figures its plug-in declares in a metric of their own (NOPM, tpsE)
+HEADLINES = tuple(workload_kinds.headlines_by_metric().values())
 
 
 def points_of(campaign: Campaign, runs: Sequence[RunSpec]) -> list[Point]:
