@@ -64,7 +64,7 @@ def point_doc(name: str, args: argparse.Namespace, **workload: object) -> JsonOb
             "clients": args.clients,
             "duration": args.duration,
             **workload,
-        },  # fmt: skip
+        },
     }
 
 
@@ -119,10 +119,22 @@ def bare_tps(
     """Bare pgbench at the point of ``args`` (``--clients --duration --script``) against a
     running ``cluster``, with ``extra`` options, in ``cwd``: its ``tps =`` line."""
     out = procs.run(
-        [binaries.exe("pgbench"), "-c", str(args.clients), "-j", str(auto_threads(args.clients)),
-         "-T", str(args.duration), "-b", args.script, *extra, *cluster.pgbench_conn_args()],
-        timeout=args.duration * 3 + 60, cwd=cwd,
-    )  # fmt: skip
+        [
+            binaries.exe("pgbench"),
+            "-c",
+            str(args.clients),
+            "-j",
+            str(auto_threads(args.clients)),
+            "-T",
+            str(args.duration),
+            "-b",
+            args.script,
+            *extra,
+            *cluster.pgbench_conn_args(),
+        ],
+        timeout=args.duration * 3 + 60,
+        cwd=cwd,
+    )
     found = re.search(r"^tps = ([0-9.]+)", out.stdout, re.M)
     assert found, out.stdout
     return float(found.group(1))

@@ -31,8 +31,9 @@ def steps_for(n: int, first_bad: int, broken: set[int]) -> tuple[int, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--skip", type=float, default=0.1, help="share of commits that do not build")
     ap.add_argument("--max-n", type=int, default=1024)
     a = ap.parse_args()
@@ -51,8 +52,10 @@ def main() -> None:
         worst = max(counts)
         clean = max(steps_for(n, b, set())[0] for b in range(n))
         worst_ratio = max(worst_ratio, clean / ideal)
-        print(f"{n:>6} {ideal:>5} {sum(counts) / n:>10.2f} {worst:>6} {worst + 2:>7} "
-              f"{unsure / n:>7.3f}")  # fmt: skip
+        print(
+            f"{n:>6} {ideal:>5} {sum(counts) / n:>10.2f} {worst:>6} {worst + 2:>7} "
+            f"{unsure / n:>7.3f}"
+        )
         n *= 2
     print(f"bisect_steps_over_log2: {worst_ratio:.3f} (no skipped commits)")
 

@@ -66,8 +66,10 @@ def main() -> None:
     med, n = statistics.median(took), len(took)
     print(f"build_seconds: {med:.1f} (min {min(took):.1f}, max {max(took):.1f}, {n} build(s))")
     low, high = bootstrap_median_ci(hits)
-    print(f"build_cache_hit_seconds: {statistics.median(hits):.3f} (95% CI {low:.3f}–{high:.3f}, "
-          f"{len(hits)} resolves)")  # fmt: skip
+    print(
+        f"build_cache_hit_seconds: {statistics.median(hits):.3f} (95% CI {low:.3f}–{high:.3f}, "
+        f"{len(hits)} resolves)"
+    )
 
 
 if __name__ == "__main__":

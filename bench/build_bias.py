@@ -107,12 +107,13 @@ class Factor:
 
 def campaign_doc(name: str, a: JsonObject, b: JsonObject, args: argparse.Namespace) -> JsonObject:
     return {
-        "name": name, "repeats": args.rounds, "order": "interleaved",
+        "name": name,
+        "repeats": args.rounds,
+        "order": "interleaved",
         "dataset": {"scale": args.scale},
-        "workload": {"script": "select-only", "clients": args.clients,
-                     "duration": args.duration},
+        "workload": {"script": "select-only", "clients": args.clients, "duration": args.duration},
         "variants": {"a": {"server": a}, "b": {"server": b}},
-    }  # fmt: skip
+    }
 
 
 def run_one(lab: Lab, store_path: Path, doc: JsonObject) -> list[RunRow]:
@@ -183,10 +184,12 @@ def report(f: Factor, noise: list[float]) -> float:
     top = max((abs(d) for d in f.deltas), default=float("nan"))
     beyond_aa = spread_of(f.deltas, noise) if f.name != "aa" else 0.0
     spread = own_spread(f.found)
-    print(f"{f.name:9s} {n:3d} comparisons  '+'/'-' {k}/{n} = {k / max(n, 1):5.1%} "
-          f"[{lo:.1%}, {hi:.1%}]  |Δ| median {med:5.2f}% max {top:5.2f}%  "
-          f"spread beyond the A/A ±{beyond_aa:.2f}%, beyond their own noise ±{spread:.2f}%  Δ: "
-          + " ".join(f"{d:+.1f}" for d in f.deltas))  # fmt: skip
+    print(
+        f"{f.name:9s} {n:3d} comparisons  '+'/'-' {k}/{n} = {k / max(n, 1):5.1%} "
+        f"[{lo:.1%}, {hi:.1%}]  |Δ| median {med:5.2f}% max {top:5.2f}%  "
+        f"spread beyond the A/A ±{beyond_aa:.2f}%, beyond their own noise ±{spread:.2f}%  Δ: "
+        + " ".join(f"{d:+.1f}" for d in f.deltas)
+    )
     return spread
 
 
@@ -212,8 +215,10 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
     made = []
     for src in sources:
         b = build.ensure(BuildSpec(str(src)), lab, lambda step: print(f"  building: {step}"))
-        print(f"build {b.key} of {src}: {'built now' if b.built_now else 'from the cache'}",
-              flush=True)  # fmt: skip
+        print(
+            f"build {b.key} of {src}: {'built now' if b.built_now else 'from the cache'}",
+            flush=True,
+        )
         made.append(b)
     if args.only_build:
         return
@@ -242,8 +247,11 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
             results[f].found.append(c)
             if f == "aa":
                 order.deltas += order_effect(runs)
-            print(f"{name}: Δ {c.delta_pct:+.2f}% [{c.ci_low or 0:+.2f}, {c.ci_high or 0:+.2f}] "
-                  f"'{c.verdict}'", flush=True)  # fmt: skip
+            print(
+                f"{name}: Δ {c.delta_pct:+.2f}% [{c.ci_low or 0:+.2f}, {c.ci_high or 0:+.2f}] "
+                f"'{c.verdict}'",
+                flush=True,
+            )
     print("\nfactor    (a machine shared with other work gives its noise to every figure)")
     noise = results["aa"].deltas if "aa" in results else []
     spreads = {f.name: report(f, noise) for f in results.values()}
@@ -251,8 +259,10 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
         m = statistics.fmean(order.deltas)
         sd = statistics.stdev(order.deltas) if len(order.deltas) > 1 else float("nan")
         half = 1.96 * sd / math.sqrt(len(order.deltas)) if len(order.deltas) > 1 else float("nan")
-        print(f"order     {len(order.deltas):3d} rounds  second vs first in a round: "
-              f"{m:+.2f}% [{m - half:+.2f}, {m + half:+.2f}]")  # fmt: skip
+        print(
+            f"order     {len(order.deltas):3d} rounds  second vs first in a round: "
+            f"{m:+.2f}% [{m - half:+.2f}, {m + half:+.2f}]"
+        )
         spreads["order"] = abs(m) if not math.isnan(half) and abs(m) > half else 0.0
     spreads.pop("aa", None)  # the control: its spread says how well the estimate is calibrated
     carrier = max(spreads, key=lambda k: spreads[k]) if spreads else None

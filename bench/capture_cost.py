@@ -46,8 +46,10 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 return bare_tps(binaries, cluster, args, (), tmp)
 
-    arms: dict[str, Callable[[], float]] = {"plain": lambda: bare({}),
-                                            "capture": lambda: bare(dict(SETTINGS))}  # fmt: skip
+    arms: dict[str, Callable[[], float]] = {
+        "plain": lambda: bare({}),
+        "capture": lambda: bare(dict(SETTINGS)),
+    }
     tps: dict[str, list[float]] = {name: [] for name in arms}
     names = list(arms)
     for r in range(args.rounds):
@@ -56,9 +58,11 @@ def main() -> None:
             print(f"round {r + 1} {name:8s} {tps[name][-1]:10.1f} tps", flush=True)
     ratios = [c / p for c, p in zip(tps["capture"], tps["plain"], strict=True)]
     lo, hi = bootstrap_median_ci(ratios)
-    print(f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s, "
-          f"scale {args.scale}; median TPS plain {statistics.median(tps['plain']):.1f}, "
-          f"capturing {statistics.median(tps['capture']):.1f}")  # fmt: skip
+    print(
+        f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s, "
+        f"scale {args.scale}; median TPS plain {statistics.median(tps['plain']):.1f}, "
+        f"capturing {statistics.median(tps['capture']):.1f}"
+    )
     print(f"capture_cost_ratio: {statistics.median(ratios):.3f} [{lo:.3f}, {hi:.3f}]")
 
 

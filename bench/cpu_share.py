@@ -46,8 +46,9 @@ _window_s = 0.0  # the phase's duration less both margins
 
 
 def busy(t: Any) -> float:  # psutil.cpu_times(): everything but idle and iowait
-    return float(sum(v for k, v in t._asdict().items() if k not in ("idle", "iowait", "guest",
-                                                                     "guest_nice")))  # fmt: skip
+    return float(
+        sum(v for k, v in t._asdict().items() if k not in ("idle", "iowait", "guest", "guest_nice"))
+    )
 
 
 class Counter:
@@ -83,9 +84,13 @@ class Counter:
                 c = psutil.Process(pid).cpu_times()
             except psutil.Error:
                 continue
-            part = ("pgbench" if pid in pgbench
-                    else "pglab's server sessions" if pid in sessions
-                    else "server (pgbench's backends and the rest)")  # fmt: skip
+            part = (
+                "pgbench"
+                if pid in pgbench
+                else "pglab's server sessions"
+                if pid in sessions
+                else "server (pgbench's backends and the rest)"
+            )
             out[part] += c.user + c.system
         out["machine busy"] = busy(psutil.cpu_times())
         return out
@@ -94,9 +99,13 @@ class Counter:
         if self.done.wait(SETTLE_S):
             return
         with self.pw.cluster.connect() as conn:
-            sessions = {r[0] for r in conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'pglab%%' "
-                "AND pid <> pg_backend_pid()")}  # fmt: skip
+            sessions = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'pglab%%' "
+                    "AND pid <> pg_backend_pid()"
+                )
+            }
         own = time.thread_time()
         before = self._snapshot(sessions)
         self.done.wait(_window_s)
@@ -107,11 +116,11 @@ class Counter:
 
 
 _counters: list[Counter] = []
-_exit, _set_pgbench = watch.PhaseWatch.__exit__, watch.PhaseWatch.set_pgbench
+_exit, _set_client = watch.PhaseWatch.__exit__, watch.PhaseWatch.set_client
 
 
-def _counting_set_pgbench(self: watch.PhaseWatch, proc: subprocess.Popen[Any]) -> None:
-    _set_pgbench(self, proc)
+def _counting_set_client(self: watch.PhaseWatch, proc: subprocess.Popen[Any]) -> None:
+    _set_client(self, proc)
     c = Counter(self)
     _counters.append(c)
     c.start()
@@ -125,7 +134,7 @@ def _counting_exit(self: watch.PhaseWatch, *exc: object) -> None:
     _exit(self, *exc)
 
 
-watch.PhaseWatch.set_pgbench = _counting_set_pgbench  # type: ignore[method-assign]
+watch.PhaseWatch.set_client = _counting_set_client  # type: ignore[method-assign]
 watch.PhaseWatch.__exit__ = _counting_exit  # type: ignore[method-assign]
 
 
@@ -156,8 +165,11 @@ def main() -> None:
             shares["pglab_cpu_share"].append(lab_share / total)
             for k, v in parts.items():
                 shares[k].append(v / total)
-            print(f"run {i + 1}: {result.metrics['tps']:.0f} tps, {total:.1f} CPU s busy, "
-                  f"pglab {lab_share / total:.2%}", flush=True)  # fmt: skip
+            print(
+                f"run {i + 1}: {result.metrics['tps']:.0f} tps, {total:.1f} CPU s busy, "
+                f"pglab {lab_share / total:.2%}",
+                flush=True,
+            )
     finally:
         executor.close()
     print(

@@ -79,8 +79,10 @@ def main() -> None:
         t0 = time.monotonic()
         outcome = campaign_run.run_campaign(Executor(lab, store), camp)
         wall = time.monotonic() - t0
-        got = [inner.get_run(r.id, skip_kinds=("latency", "pg.io", "waits"))
-               for r in inner.list_runs(doc["name"])]  # fmt: skip
+        got = [
+            inner.get_run(r.id, skip_kinds=("latency", "pg.io", "waits"))
+            for r in inner.list_runs(doc["name"])
+        ]
     runs = [r for r in got if r is not None]
     assert outcome.failed == 0 and len(runs) == outcome.ok, "a run failed: see pglab show"
     measured = pgbench_extra = 0.0
@@ -94,8 +96,14 @@ def main() -> None:
     def total(key: str) -> float:
         return sum(float(r.timings.get(key, 0.0)) for r in runs)
 
-    init = max((float(r.timings.get("dataset_init_s", 0.0)) for r in runs
-                if r.timings.get("dataset_made_now")), default=0.0)  # fmt: skip
+    init = max(
+        (
+            float(r.timings.get("dataset_init_s", 0.0))
+            for r in runs
+            if r.timings.get("dataset_made_now")
+        ),
+        default=0.0,
+    )
     parts = {
         "measured (pgbench -T of the measured phases)": measured,
         "dataset made (pgbench -i, once)": init,
@@ -108,13 +116,17 @@ def main() -> None:
         "storing the runs": timed.saving,
     }
     parts["the rest: the executor, the last server's stop"] = wall - sum(parts.values())
-    print(f"{len(runs)} runs of {args.duration} s at scale {args.scale}, "
-          f"{args.clients} clients: {wall:.1f} s of wall time")  # fmt: skip
+    print(
+        f"{len(runs)} runs of {args.duration} s at scale {args.scale}, "
+        f"{args.clients} clients: {wall:.1f} s of wall time"
+    )
     for name, seconds in parts.items():
         print(f"  {name:55s} {seconds:8.1f} s  {seconds / wall:6.1%}")
     per_run = [float(r.finished_at - r.started_at) - args.duration for r in runs]
-    print(f"overhead per run (its wall time less -T): median {statistics.median(per_run):.1f} s "
-          f"(range {min(per_run):.1f}–{max(per_run):.1f})")  # fmt: skip
+    print(
+        f"overhead per run (its wall time less -T): median {statistics.median(per_run):.1f} s "
+        f"(range {min(per_run):.1f}–{max(per_run):.1f})"
+    )
     print(f"duty_cycle_without_dataset: {measured / (wall - init):.4f}")
     print(f"duty_cycle: {measured / wall:.4f}")
 

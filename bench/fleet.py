@@ -95,14 +95,27 @@ def one_round(server: str, workers: int, campaign: Path, root: Path) -> tuple[fl
                 home = root / f"w{i}"
                 home.mkdir(mode=0o755, parents=True, exist_ok=True)
                 log = open(root / f"w{i}.log", "ab")  # noqa: SIM115 - the worker writes to it
-                argv = [sys.executable, "-m", "pglab", "worker", "--store", url, "--lab-dir",
-                        str(home), "--name", f"w{i}"]  # fmt: skip
+                argv = [
+                    sys.executable,
+                    "-m",
+                    "pglab",
+                    "worker",
+                    "--store",
+                    url,
+                    "--lab-dir",
+                    str(home),
+                    "--name",
+                    f"w{i}",
+                ]
                 procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))
                 log.close()
             time.sleep(3)  # the workers are up and waiting
             t0 = time.monotonic()
-            said = subprocess.run([sys.executable, "-m", "pglab", "run", str(campaign), "--fleet",
-                                   "--store", url], capture_output=True, text=True)  # fmt: skip
+            said = subprocess.run(
+                [sys.executable, "-m", "pglab", "run", str(campaign), "--fleet", "--store", url],
+                capture_output=True,
+                text=True,
+            )
             if said.returncode != 0:
                 raise SystemExit(f"the submission failed:\n{said.stdout}{said.stderr}")
             while True:
@@ -129,8 +142,9 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="pglab-fleet-bench-", dir="/tmp"))
     root.chmod(0o755)
     campaign = root / "fleet-bench.toml"
-    campaign.write_text((SPREAD_CAMPAIGN if args.spread else CAMPAIGN).format(
-        duration=args.duration))  # fmt: skip
+    campaign.write_text(
+        (SPREAD_CAMPAIGN if args.spread else CAMPAIGN).format(duration=args.duration)
+    )
     ratios, overheads = [], []
     try:
         with pg_store_server() as server:
@@ -151,8 +165,10 @@ def main() -> None:
         ratios = [1 / r for r in ratios]
     low, high = bootstrap_median_ci(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
     name = "fleet_spread_time_ratio" if args.spread else "fleet_speedup"
-    print(f"{name}: {statistics.median(ratios):.3f} (95% CI {low:.3f}–{high:.3f}, "
-          f"{len(ratios)} rounds)")  # fmt: skip
+    print(
+        f"{name}: {statistics.median(ratios):.3f} (95% CI {low:.3f}–{high:.3f}, "
+        f"{len(ratios)} rounds)"
+    )
     print(f"fleet_overhead_per_job_s: {statistics.median(overheads):.2f}")
 
 

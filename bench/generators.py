@@ -56,8 +56,9 @@ def main() -> None:
     executor = None
     try:
         gen = net.hosts[0]
-        server = OutsideServer(lab, listen=("127.0.0.1", net.gateway),
-                               allow=f"10.231.{net.subnet}.0/24").start()  # fmt: skip
+        server = OutsideServer(
+            lab, listen=("127.0.0.1", net.gateway), allow=f"10.231.{net.subnet}.0/24"
+        ).start()
         pid = (server.data / "postmaster.pid").read_text().split()[0]
         subprocess.run(["taskset", "-a", "-cp", "0", pid], check=True, capture_output=True)
         pgbench = str(server.binaries.bindir / "pgbench")
@@ -65,25 +66,36 @@ def main() -> None:
         hosts = {}
         for name, cpu in (("same", 0), ("apart", 1)):
             bindir = wrapper(net.root / f"bin-{name}", cpu, pgbench)
-            hosts[name] = {"ssh": f"root@{gen.address}", "identity": str(net.key),
-                           "known_hosts": str(known), "bindir": str(bindir)}  # fmt: skip
+            hosts[name] = {
+                "ssh": f"root@{gen.address}",
+                "identity": str(net.key),
+                "known_hosts": str(known),
+                "bindir": str(bindir),
+            }
         os.environ["PGPASSWORD"] = BENCH_PASSWORD
         doc = {
             "name": "bench-generators",
             "server": {"dsn": server.dsn()},
             "dataset": {"scale": args.scale},
-            "workload": {"script": args.script, "clients": args.clients,
-                         "duration": args.duration, "latency_log": "aggregate"},
+            "workload": {
+                "script": args.script,
+                "clients": args.clients,
+                "duration": args.duration,
+                "latency_log": "aggregate",
+            },
             "hosts": hosts,
-            "variants": {"same": {"workload": {"generators": ["same"]}},
-                         "apart": {"workload": {"generators": ["apart"]}}},
-        }  # fmt: skip
+            "variants": {
+                "same": {"workload": {"generators": ["same"]}},
+                "apart": {"workload": {"generators": ["apart"]}},
+            },
+        }
         camp = campaign.parse(doc, default_name="bench-generators")
         points = {p.variant: p for p in make_plan(camp).points}
         binaries = resolve(points["same"].server, lab)
         executor = Executor(lab, store=scratch_store(), hosts=GeneratorHosts(camp.hosts))
-        tps = run_pairs(executor, binaries, {"same": points["same"], "apart": points["apart"]},
-                        args.pairs)  # fmt: skip
+        tps = run_pairs(
+            executor, binaries, {"same": points["same"], "apart": points["apart"]}, args.pairs
+        )
     finally:
         if executor is not None:
             executor.close()

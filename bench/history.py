@@ -54,15 +54,19 @@ def main() -> None:
     n, half = a.executions, a.executions // 2
 
     def judged(step: float) -> list[list[ChangePoint]]:
-        return [change_points(series(rng, n, a.runs, a.noise, a.between, step), seed=s)
-                for s in range(a.series)]  # fmt: skip
+        return [
+            change_points(series(rng, n, a.runs, a.noise, a.between, step), seed=s)
+            for s in range(a.series)
+        ]
 
     def line(name: str, k: int) -> None:
         low, high = wilson(k, a.series)
         print(f"{name}: {k / a.series:.4f} (95% CI {low:.4f}–{high:.4f}, {a.series} series)")
 
-    print(f"{n} executions × {a.runs} runs, {a.noise:g}% run noise, {a.between:g}% between "
-          f"executions, step after execution {half}")  # fmt: skip
+    print(
+        f"{n} executions × {a.runs} runs, {a.noise:g}% run noise, {a.between:g}% between "
+        f"executions, step after execution {half}"
+    )
     line("history_false_alarm_rate", sum(bool(found) for found in judged(0.0)))
     covered = 0
     for step in (-5.0, -10.0, -20.0):
@@ -75,10 +79,13 @@ def main() -> None:
         if step == -20.0:
             line("history_extra_alarms_20pct", sum(len(f) > 1 for f in found))
         if step == -10.0:
-            covered = sum(c is not None and c.comparison.ci_low is not None
-                          and c.comparison.ci_high is not None
-                          and c.comparison.ci_low <= -10.0 <= c.comparison.ci_high
-                          for c in near)  # fmt: skip
+            covered = sum(
+                c is not None
+                and c.comparison.ci_low is not None
+                and c.comparison.ci_high is not None
+                and c.comparison.ci_low <= -10.0 <= c.comparison.ci_high
+                for c in near
+            )
             hits = max(1, sum(c is not None for c in near))
             print(f"history_delta_coverage_10pct: {covered / hits:.4f} (of {hits} found)")
 

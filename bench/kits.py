@@ -40,15 +40,23 @@ from pglab.workloads.sysbench.output import parse_report
 
 def ci_line(name: str, values: list[float], digits: int = 1) -> str:
     low, high = bootstrap_median_ci(values) if len(values) > 1 else (values[0], values[0])
-    return (f"{name}: {statistics.median(values):.{digits}f} "
-            f"(95% CI {low:.{digits}f}–{high:.{digits}f}, {len(values)} rounds)")  # fmt: skip
+    return (
+        f"{name}: {statistics.median(values):.{digits}f} "
+        f"(95% CI {low:.{digits}f}–{high:.{digits}f}, {len(values)} rounds)"
+    )
 
 
 def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[float]:
-    doc = {"name": "bench-kits-sysbench",
-           "dataset": {"tables": 2, "table_size": 10000},
-           "workload": {"generator": "sysbench", "test": args.test, "clients": args.clients,
-                        "duration": args.duration}}  # fmt: skip
+    doc = {
+        "name": "bench-kits-sysbench",
+        "dataset": {"tables": 2, "table_size": 10000},
+        "workload": {
+            "generator": "sysbench",
+            "test": args.test,
+            "clients": args.clients,
+            "duration": args.duration,
+        },
+    }
     (point,) = make_plan(campaign.parse(doc, default_name="bench-kits-sysbench")).points
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset, print)
@@ -79,17 +87,23 @@ def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[
             arms = [("pglab", pglab), ("bare", bare)]
             got = dict((name, arm()) for name, arm in (arms if i % 2 == 0 else arms[::-1]))
             ratios.append(got["pglab"] / got["bare"])
-            print(f"round {i + 1}: pglab {got['pglab']:.1f} tps, bare {got['bare']:.1f} tps, "
-                  f"ratio {ratios[-1]:.4f}", flush=True)  # fmt: skip
+            print(
+                f"round {i + 1}: pglab {got['pglab']:.1f} tps, bare {got['bare']:.1f} tps, "
+                f"ratio {ratios[-1]:.4f}",
+                flush=True,
+            )
     finally:
         executor.close()
     return ratios
 
 
 def tpcc_modes(lab: Lab, store: Store, args: argparse.Namespace) -> dict[str, list[float]]:
-    doc = {"name": "bench-kits-tpcc", "dataset": {"scale": args.warehouses},
-           "workload": {"kit": "tpcc", "clients": args.clients, "duration": args.duration},
-           "matrix": {"mode": ["procedures", "client"]}}  # fmt: skip
+    doc = {
+        "name": "bench-kits-tpcc",
+        "dataset": {"scale": args.warehouses},
+        "workload": {"kit": "tpcc", "clients": args.clients, "duration": args.duration},
+        "matrix": {"mode": ["procedures", "client"]},
+    }
     points = make_plan(campaign.parse(doc, default_name="bench-kits-tpcc")).points
     binaries = resolve(points[0].server, lab)
     executor = Executor(lab, store=store)

@@ -56,8 +56,10 @@ def main() -> None:
         for name in names[r % 3 :] + names[: r % 3]:
             tps[name].append(arms[name]())
             print(f"round {r + 1} {name:6s} {tps[name][-1]:10.1f} tps", flush=True)
-    print(f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s; "
-          f"median TPS without a log {statistics.median(tps['none']):.1f}")  # fmt: skip
+    print(
+        f"{args.rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s; "
+        f"median TPS without a log {statistics.median(tps['none']):.1f}"
+    )
     for name in ("data", "tmpfs"):
         ratios = [a / b for a, b in zip(tps[name], tps["none"], strict=True)]
         low, high = bootstrap_median_ci(ratios)

@@ -67,7 +67,7 @@ def documents(args: argparse.Namespace) -> dict[str, JsonObject]:
             "dataset": {"scale": args.vacuum_scale},
             "server": {
                 "settings": {"vacuum_cost_delay": "2ms", "vacuum_cost_limit": str(args.cost_limit)}
-            },  # fmt: skip
+            },
             "phases": [{"name": "vacuum", "operation": "vacuum", "dirty": 0.1}],
         },
         "index": {

@@ -56,8 +56,12 @@ from pglab.telemetry import watch
 from pglab.telemetry.base import Sampler
 
 # the samplers one arm keeps (None: all of them), by class name
-SAMPLERS = {"stats": "PgStatsSampler", "waits": "WaitsSampler", "buffers": "BuffersSampler",
-            "os": "OsSampler"}  # fmt: skip
+SAMPLERS = {
+    "stats": "PgStatsSampler",
+    "waits": "WaitsSampler",
+    "buffers": "BuffersSampler",
+    "os": "OsSampler",
+}
 _only: set[str] | None = None
 _samplers = watch.PhaseWatch.samplers
 
@@ -86,9 +90,11 @@ BREAKDOWN = {
     "default": ("pglab as it runs by default: full log, every sampler", "pglab"),
     "default agg": ("pglab with latency_log aggregate, every sampler", "bare as pglab"),
 }
-DEFAULT = {"full": ("pglab, latency_log full (default)", "bare"),
-           "no -P": ("pglab, latency_log aggregate, progress = false (no -P 1)", "aggregate"),
-           "aggregate": ("pglab, latency_log aggregate", "bare")}  # fmt: skip
+DEFAULT = {
+    "full": ("pglab, latency_log full (default)", "bare"),
+    "no -P": ("pglab, latency_log aggregate, progress = false (no -P 1)", "aggregate"),
+    "aggregate": ("pglab, latency_log aggregate", "bare"),
+}
 
 
 def main() -> None:
@@ -96,9 +102,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--breakdown", action="store_true", help="toggle each factor on its own")
     ap.add_argument("--arms", help="only these arms (comma-separated; bare is always run)")
-    ap.add_argument("--pool", nargs="+", metavar="LOG",
-                    help="run nothing: sum up together the rounds that earlier runs of this "
-                         "script printed (their output saved in each LOG)")  # fmt: skip
+    ap.add_argument(
+        "--pool",
+        nargs="+",
+        metavar="LOG",
+        help="run nothing: sum up together the rounds that earlier runs of this "
+        "script printed (their output saved in each LOG)",
+    )
     args = ap.parse_args()
     if args.pool:
         summarise(pooled_rounds(args.pool), BREAKDOWN | DEFAULT, args)
@@ -114,8 +124,13 @@ def main() -> None:
     executor = Executor(lab, store=scratch_store())
     quiet = replace(points["off"].telemetry, enabled=False)
 
-    def with_pglab(log: str, telemetry: bool = True, only: set[str] | None = None,
-                   every: bool = False, progress: bool = True) -> float:  # fmt: skip
+    def with_pglab(
+        log: str,
+        telemetry: bool = True,
+        only: set[str] | None = None,
+        every: bool = False,
+        progress: bool = True,
+    ) -> float:
         global _only
         _only = only
         point = points[log] if telemetry else replace(points[log], telemetry=quiet)
@@ -158,22 +173,27 @@ def main() -> None:
         }
     else:
         arms = DEFAULT
-        runs |= {"full": lambda: with_pglab("full"),
-                 "no -P": lambda: with_pglab("aggregate", progress=False),
-                 "aggregate": lambda: with_pglab("aggregate")}  # fmt: skip
+        runs |= {
+            "full": lambda: with_pglab("full"),
+            "no -P": lambda: with_pglab("aggregate", progress=False),
+            "aggregate": lambda: with_pglab("aggregate"),
+        }
     if args.arms:
         keep = {a.strip() for a in args.arms.split(",")} | {"bare"}
         runs = {k: v for k, v in runs.items() if k in keep}
     summarise(ratios_by_round(runs, args.rounds, executor), arms, args)
 
 
-def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
-              args: argparse.Namespace) -> None:  # fmt: skip
+def summarise(
+    results: dict[str, list[float]], arms: dict[str, tuple[str, str]], args: argparse.Namespace
+) -> None:
     """Each arm's ratio to bare pgbench in the same round (median, 95% CI), and to the arm it
     builds on in the same round; then the figures' lines."""
     rounds = len(results["bare"])
-    print(f"{rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each; "
-          f"median TPS bare {statistics.median(results['bare']):.1f}")  # fmt: skip
+    print(
+        f"{rounds} rounds, {args.script}, {args.clients} clients, {args.duration} s each; "
+        f"median TPS bare {statistics.median(results['bare']):.1f}"
+    )
     ratio: dict[str, float] = {}
     for name, tps in results.items():
         if name == "bare":
@@ -187,8 +207,10 @@ def summarise(results: dict[str, list[float]], arms: dict[str, tuple[str, str]],
             over = [a / b - 1 for a, b in zip(tps, results[base], strict=True)]
             lo, hi = bootstrap_median_ci(over)
             extra = f"; over {base}: {statistics.median(over):+.2%} (95% CI {lo:+.2%}–{hi:+.2%})"
-        print(f"  {name:12s} {ratio[name]:.4f} (95% CI {low:.4f}–{high:.4f}; median TPS "
-              f"{statistics.median(tps):.1f}){extra}  {what}")  # fmt: skip
+        print(
+            f"  {name:12s} {ratio[name]:.4f} (95% CI {low:.4f}–{high:.4f}; median TPS "
+            f"{statistics.median(tps):.1f}){extra}  {what}"
+        )
     figures = {
         "full": "overhead_ratio_full",
         "no -P": "overhead_ratio_no_progress",
@@ -224,8 +246,9 @@ def pooled_rounds(logs: list[str]) -> dict[str, list[float]]:
     return results
 
 
-def ratios_by_round(runs: dict[str, Callable[[], float]], rounds: int,
-                    executor: Executor) -> dict[str, list[float]]:  # fmt: skip
+def ratios_by_round(
+    runs: dict[str, Callable[[], float]], rounds: int, executor: Executor
+) -> dict[str, list[float]]:
     """Every arm once per round, the order rotated so that each leads in turn."""
     names = list(runs)
     results: dict[str, list[float]] = {name: [] for name in names}

@@ -42,8 +42,9 @@ def main() -> None:
     if args.script != "select-only" and not args.script.endswith(".sql"):
         raise SystemExit("a read-only script only: the arms share one dataset")
     lab = open_lab(args)
-    camp = campaign.parse(point_doc("bench-pgbench-options", args),
-                          default_name="bench-pgbench-options")  # fmt: skip
+    camp = campaign.parse(
+        point_doc("bench-pgbench-options", args), default_name="bench-pgbench-options"
+    )
     point = make_plan(camp).points[0]
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset)
@@ -51,8 +52,10 @@ def main() -> None:
     dataset.reset(lab, ds, datadir)
     tps: dict[str, list[float]] = {name: [] for name in ARMS}
     names = list(ARMS)
-    with Cluster(binaries, lab, datadir, "w-bench-options") as cluster, \
-            tempfile.TemporaryDirectory() as tmp:  # fmt: skip
+    with (
+        Cluster(binaries, lab, datadir, "w-bench-options") as cluster,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         cluster.start()
 
         def run(extra: tuple[str, ...]) -> float:

@@ -65,12 +65,25 @@ def main() -> None:
             )
         print(f"store: {len(ids)} runs, {db.stat().st_size / 2**20:.1f} MiB")
         out = Path(tmp) / "report.html"
-        cmd = [sys.executable, "-m", "pglab", "report", "bench-report", "--store", str(db),
-               "--lab-dir", tmp, "-o", str(out)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pglab",
+            "report",
+            "bench-report",
+            "--store",
+            str(db),
+            "--lab-dir",
+            tmp,
+            "-o",
+            str(out),
+        ]
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         if "PYTHONDONTWRITEBYTECODE" in os.environ:
-            print("PYTHONDONTWRITEBYTECODE left out of the command's environment (bytecode "
-                  "cached, as an installed pglab has it)")  # fmt: skip
+            print(
+                "PYTHONDONTWRITEBYTECODE left out of the command's environment (bytecode "
+                "cached, as an installed pglab has it)"
+            )
         times = []
         for n in range(1, args.rounds + 1):
             t = time.perf_counter()
@@ -85,8 +98,10 @@ def main() -> None:
         browser_open(out, Path(tmp), args.rounds)
     warm = times[1:] or times
     low, high = bootstrap_median_ci(warm)
-    spread = (f"95% CI {low:.2f}–{high:.2f}, {len(warm)} warm rounds "
-              f"{min(warm):.2f}–{max(warm):.2f}; the first, cold, {times[0]:.2f}")  # fmt: skip
+    spread = (
+        f"95% CI {low:.2f}–{high:.2f}, {len(warm)} warm rounds "
+        f"{min(warm):.2f}–{max(warm):.2f}; the first, cold, {times[0]:.2f}"
+    )
     print(f"report_seconds: {statistics.median(warm):.2f} ({spread})")
 
 
@@ -102,15 +117,28 @@ def browser_open(page: Path, tmp: Path, rounds: int) -> None:
     for _ in range(rounds):
         for what in (page, empty):
             t = time.perf_counter()
-            subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                            f"--user-data-dir={tmp / 'chromium'}", "--dump-dom", what.as_uri()],
-                           check=True, capture_output=True, timeout=120)  # fmt: skip
+            subprocess.run(
+                [
+                    chromium,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    f"--user-data-dir={tmp / 'chromium'}",
+                    "--dump-dom",
+                    what.as_uri(),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
             took[what].append(time.perf_counter() - t)
     page_s, empty_s = statistics.median(took[page]), statistics.median(took[empty])
     rounds_text = ", ".join(f"{x:.2f}" for x in took[page])
     low, high = bootstrap_median_ci(took[page])
-    print(f"page_open_seconds: {page_s:.2f} (95% CI {low:.2f}–{high:.2f}, rounds {rounds_text}; "
-          f"an empty page {empty_s:.2f}: {page_s - empty_s:.2f} for this page)")  # fmt: skip
+    print(
+        f"page_open_seconds: {page_s:.2f} (95% CI {low:.2f}–{high:.2f}, rounds {rounds_text}; "
+        f"an empty page {empty_s:.2f}: {page_s - empty_s:.2f} for this page)"
+    )
 
 
 if __name__ == "__main__":

@@ -89,8 +89,7 @@ class Tally:
             self.pairs[k] = self.pairs.get(k, 0) + n
 
 
-def replay(tps: list[list[float]], spec: SequentialSpec, effect: float,
-           null: list[bool]) -> Tally:  # fmt: skip
+def replay(tps: list[list[float]], spec: SequentialSpec, effect: float, null: list[bool]) -> Tally:
     """One campaign of one coordinate: tps[0] the baseline's runs in round order, tps[i] the
     i-th variant's; ``null[i-1]``: variant i does not truly differ."""
     pts = [Point(str(i), "0" if i else None) for i in range(len(tps))]
@@ -143,33 +142,65 @@ def heavy(cv: float, k: int) -> Draw:
 
 
 SCENARIOS: list[tuple[str, Draw, list[bool], SequentialSpec, float]] = [
-    ("A, A-again, B −5% at 0.8% noise (bench/verdicts.py), effect 5, max 10",
-     lognormal([0.008] * 3, [0, 0, -0.05]), [True, False], SequentialSpec(3, 10), 5.0),
-    ("A/A: a baseline and 5 identical variants at 2% noise, effect 10, max 10",
-     lognormal([0.02] * 6, [0] * 6), [True] * 5, SequentialSpec(3, 10), 10.0),
-    ("one variant +10% among 5 at 3% noise, effect 10, max 20",
-     lognormal([0.03] * 6, [0, 0.10, 0, 0, 0, 0]), [False] + [True] * 4,
-     SequentialSpec(3, 20), 10.0),
-    ("A/A heavy tails (Student t, 3 df) at 2%, effect 10, max 10",
-     heavy(0.02, 6), [True] * 5, SequentialSpec(3, 10), 10.0),
-    ("one variant −5% among 3 at 1% noise, each round drifting 4% (shared), effect 5, max 10",
-     drifting(0.01, 0.04, [0, 0, -0.05]), [True, False], SequentialSpec(3, 10), 5.0),
-    ("A/A spreads 1–5% across variants, effect 10, max 15",
-     lognormal(list(np.linspace(0.01, 0.05, 6)), [0] * 6), [True] * 5,
-     SequentialSpec(3, 15), 10.0),
-]  # fmt: skip
+    (
+        "A, A-again, B −5% at 0.8% noise (bench/verdicts.py), effect 5, max 10",
+        lognormal([0.008] * 3, [0, 0, -0.05]),
+        [True, False],
+        SequentialSpec(3, 10),
+        5.0,
+    ),
+    (
+        "A/A: a baseline and 5 identical variants at 2% noise, effect 10, max 10",
+        lognormal([0.02] * 6, [0] * 6),
+        [True] * 5,
+        SequentialSpec(3, 10),
+        10.0,
+    ),
+    (
+        "one variant +10% among 5 at 3% noise, effect 10, max 20",
+        lognormal([0.03] * 6, [0, 0.10, 0, 0, 0, 0]),
+        [False] + [True] * 4,
+        SequentialSpec(3, 20),
+        10.0,
+    ),
+    (
+        "A/A heavy tails (Student t, 3 df) at 2%, effect 10, max 10",
+        heavy(0.02, 6),
+        [True] * 5,
+        SequentialSpec(3, 10),
+        10.0,
+    ),
+    (
+        "one variant −5% among 3 at 1% noise, each round drifting 4% (shared), effect 5, max 10",
+        drifting(0.01, 0.04, [0, 0, -0.05]),
+        [True, False],
+        SequentialSpec(3, 10),
+        5.0,
+    ),
+    (
+        "A/A spreads 1–5% across variants, effect 10, max 15",
+        lognormal(list(np.linspace(0.01, 0.05, 6)), [0] * 6),
+        [True] * 5,
+        SequentialSpec(3, 15),
+        10.0,
+    ),
+]
 
 
 def report(name: str, t: Tally) -> None:
     saved, slo, shi = t.saved()
     lo, hi = wilson(t.same, t.compared)
-    line = (f"{name}\n  runs {t.runs} of {t.runs_fixed} fixed: saved {saved:.1%} (95% CI "
-            f"{slo:.1%}–{shi:.1%}); same verdict "
-            f"as fixed {t.same / t.compared:.1%} (95% CI {lo:.1%}–{hi:.1%})")  # fmt: skip
+    line = (
+        f"{name}\n  runs {t.runs} of {t.runs_fixed} fixed: saved {saved:.1%} (95% CI "
+        f"{slo:.1%}–{shi:.1%}); same verdict "
+        f"as fixed {t.same / t.compared:.1%} (95% CI {lo:.1%}–{hi:.1%})"
+    )
     if t.aa_campaigns:
         flo, fhi = wilson(t.aa_false, t.aa_campaigns)
-        line += (f"; A/A campaigns with a +/−: {t.aa_false / t.aa_campaigns:.1%} "
-                 f"(95% CI {flo:.1%}–{fhi:.1%})")  # fmt: skip
+        line += (
+            f"; A/A campaigns with a +/−: {t.aa_false / t.aa_campaigns:.1%} "
+            f"(95% CI {flo:.1%}–{fhi:.1%})"
+        )
     differ = sorted(((n, a, b) for (a, b), n in t.pairs.items() if a != b), reverse=True)
     if differ:
         line += "\n  differing (auto's, fixed's): " + ", ".join(
@@ -212,8 +243,9 @@ def recorded(store: Store, name: str, min_rounds: int, effect: float | None) -> 
             continue
         tps = [variants[baseline]] + [v for k, v in variants.items() if k != baseline]
         rounds = min(len(v) for v in tps)
-        t = replay(tps, SequentialSpec(min(min_rounds, rounds), rounds), effect,
-                   [False] * (len(tps) - 1))  # fmt: skip
+        t = replay(
+            tps, SequentialSpec(min(min_rounds, rounds), rounds), effect, [False] * (len(tps) - 1)
+        )
         report(f"{name} {coords or '(one coordinate)'}: {rounds} rounds, effect {effect:g}", t)
         total.add(t)
     return total
@@ -250,11 +282,15 @@ def main() -> None:
         total = simulate(args.campaigns, args.seed)
     if total.aa_campaigns:
         lo, hi = wilson(total.aa_false, total.aa_campaigns)
-        print(f"aa_false_positive_rate: {total.aa_false / total.aa_campaigns:.4f} "
-              f"(95% CI {lo:.4f}–{hi:.4f}, {total.aa_campaigns} A/A campaigns)")  # fmt: skip
+        print(
+            f"aa_false_positive_rate: {total.aa_false / total.aa_campaigns:.4f} "
+            f"(95% CI {lo:.4f}–{hi:.4f}, {total.aa_campaigns} A/A campaigns)"
+        )
     lo, hi = wilson(total.same, total.compared)
-    print(f"same_verdicts: {total.same / total.compared:.4f} (95% CI {lo:.4f}–{hi:.4f}, "
-          f"{total.compared} comparisons)")  # fmt: skip
+    print(
+        f"same_verdicts: {total.same / total.compared:.4f} (95% CI {lo:.4f}–{hi:.4f}, "
+        f"{total.compared} comparisons)"
+    )
     saved, lo, hi = total.saved()
     print(f"runs_saved: {saved:.4f} (95% CI {lo:.4f}–{hi:.4f}, {len(total.each)} campaigns)")
 

@@ -42,15 +42,25 @@ from pglab.store import open_store  # noqa: E402
 
 PER_CAMPAIGN = 100  # 2 variants × 2 scripts × 5 clients × 5 repeats
 GOALS: dict[str, float | None] = {
-    "campaigns": 0.5, "campaigns search": 0.5, "campaign cold": 0.5, "campaign warm": 0.5,
-    "campaign point": 0.5, "campaign chart": 0.5, "campaign parts": None, "run": 1.0,
-    "compare points": 0.5, "compare picker": 0.5, "live": 0.5, "fleet": 0.5,
-}  # fmt: skip
+    "campaigns": 0.5,
+    "campaigns search": 0.5,
+    "campaign cold": 0.5,
+    "campaign warm": 0.5,
+    "campaign point": 0.5,
+    "campaign chart": 0.5,
+    "campaign parts": None,
+    "run": 1.0,
+    "compare points": 0.5,
+    "compare picker": 0.5,
+    "live": 0.5,
+    "fleet": 0.5,
+}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--runs", type=int, default=10_000)
     ap.add_argument("--seconds", type=int, default=60, help="seconds of series per run")
     ap.add_argument("--rounds", type=int, default=10)
@@ -66,8 +76,10 @@ def main() -> None:
             for n in range(campaigns):
                 fill(store, f"bench-serve-{n:03d}", seconds=args.seconds, seed=n)
             runs = len(store.list_runs())
-        print(f"store: {runs} runs in {campaigns} campaigns, {db.stat().st_size / 2**20:.0f} MiB "
-              f"(filled in {time.perf_counter() - t:.0f} s)")  # fmt: skip
+        print(
+            f"store: {runs} runs in {campaigns} campaigns, {db.stat().st_size / 2**20:.0f} MiB "
+            f"(filled in {time.perf_counter() - t:.0f} s)"
+        )
         took = measure(db, Path(tmp), args.rounds, campaigns)
     for page, seconds in took.items():
         print(summary(page, seconds))
@@ -78,9 +90,21 @@ def measure(db: Path, home: Path, rounds: int, campaigns: int) -> dict[str, list
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     base = f"http://127.0.0.1:{port}/"
-    server = subprocess.Popen([sys.executable, "-m", "pglab", "serve", "--store", str(db),
-                               "--lab-dir", str(home), "--port", str(port)],
-                              stdout=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pglab",
+            "serve",
+            "--store",
+            str(db),
+            "--lab-dir",
+            str(home),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     try:
         wait_up(base, server)
         first = "bench-serve-000:base script=tpcb-like clients=4"
@@ -147,8 +171,10 @@ def summary(page: str, seconds: list[float]) -> str:
     key = "serve_" + page.replace(" ", "_") + "_seconds"
     top = p95(seconds)
     if goal is None:
-        return (f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds), "
-                f"p95 {top:.3f}; no goal")  # fmt: skip
+        return (
+            f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds), "
+            f"p95 {top:.3f}; no goal"
+        )
     verdict = "met" if top <= goal else "MISSED"
     return (
         f"{key}: {med:.3f} (95% CI {low:.3f}–{high:.3f}, {len(seconds)} rounds), p95 {top:.3f}; "

@@ -69,8 +69,11 @@ def main() -> None:
     ap.add_argument("--load", action="store_true", help="run the point's pgbench meanwhile")
     args = ap.parse_args()
     lab = open_lab(args)
-    doc = {"name": "bench-telemetry-cost", "dataset": {"scale": args.scale},
-           "workload": {"script": args.script, "clients": args.clients, "duration": 1}}  # fmt: skip
+    doc = {
+        "name": "bench-telemetry-cost",
+        "dataset": {"scale": args.scale},
+        "workload": {"script": args.script, "clients": args.clients, "duration": 1},
+    }
     point = make_plan(campaign.parse(doc, default_name="bench-telemetry-cost")).points[0]
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset)
@@ -84,9 +87,18 @@ def main() -> None:
             version = int(row[0])
         load = None
         if args.load:
-            argv = [binaries.exe("pgbench"), "-c", str(args.clients), "-j",
-                    str(auto_threads(args.clients)), "-T", "3600", "-b", args.script,
-                    *cluster.pgbench_conn_args()]  # fmt: skip
+            argv = [
+                binaries.exe("pgbench"),
+                "-c",
+                str(args.clients),
+                "-j",
+                str(auto_threads(args.clients)),
+                "-T",
+                "3600",
+                "-b",
+                args.script,
+                *cluster.pgbench_conn_args(),
+            ]
             load = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(2)
         try:
@@ -104,8 +116,9 @@ def main() -> None:
         total += per_s
         print(f"{name:10s} {client:10.3f} {server:10.3f} {rate:8.1f} {per_s:7.2f}")
     said = f"with {args.clients} clients of {args.script}" if args.load else "on an idle server"
-    print(f"({args.samples} calls each, {said}; server times counted in {TICK_S * 1000:.0f} ms "
-          "ticks)")  # fmt: skip
+    print(
+        f"({args.samples} calls each, {said}; server times counted in {TICK_S * 1000:.0f} ms ticks)"
+    )
     print(f"telemetry_cpu_ms_per_s: {total:.2f} ({total / 10:.2f}% of one core)")
 
 

@@ -79,13 +79,17 @@ def main() -> None:
                 else:
                     took[arm] = by_hand(cl.connect, args.scale, Path(scratch))
             ratios.append(took["pglab"] / took["hand"])
-            print(f"round {i + 1}: pglab {took['pglab']:.2f} s, by hand {took['hand']:.2f} s, "
-                  f"ratio {ratios[-1]:.3f}")  # fmt: skip
+            print(
+                f"round {i + 1}: pglab {took['pglab']:.2f} s, by hand {took['hand']:.2f} s, "
+                f"ratio {ratios[-1]:.3f}"
+            )
         cl.stop("fast")
     shutil.rmtree(datadir, ignore_errors=True)
     low, high = bootstrap_median_ci(ratios) if len(ratios) > 1 else (ratios[0], ratios[0])
-    print(f"tpch_load_ratio: {statistics.median(ratios):.4f} (95% CI {low:.4f}–{high:.4f}, "
-          f"SF {args.scale:g}, {args.rounds} rounds)")  # fmt: skip
+    print(
+        f"tpch_load_ratio: {statistics.median(ratios):.4f} (95% CI {low:.4f}–{high:.4f}, "
+        f"SF {args.scale:g}, {args.rounds} rounds)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,11 @@ DEFAULTS = ("128MB", "1GB", "-1")  # the server's own values
 PGTUNE = ("1GB", "4GB", "16MB")  # the levels nearest PGTune's rules on this machine
 SHARE = 0.95
 # --synthetic: each level's factor on TPS, per knob in GRID's order
-FACTORS = ({"16MB": 0.70, "128MB": 0.90, "1GB": 1.0}, {"64MB": 0.60, "1GB": 0.95, "4GB": 1.0},
-           {"64kB": 0.90, "-1": 1.0, "16MB": 0.93})  # fmt: skip
+FACTORS = (
+    {"16MB": 0.70, "128MB": 0.90, "1GB": 1.0},
+    {"64MB": 0.60, "1GB": 0.95, "4GB": 1.0},
+    {"64kB": 0.90, "-1": 1.0, "16MB": 0.93},
+)
 
 
 def synthetic(cv: float, seed: int = 1, runs: int = 15) -> dict[tuple[str, ...], list[float]]:
@@ -61,13 +64,19 @@ def synthetic(cv: float, seed: int = 1, runs: int = 15) -> dict[tuple[str, ...],
     return out
 
 
-def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, trials: int,
-           repeats: int, most: int | None = None,
-           ) -> tuple[tuple[str, ...], tuple[str, ...], bool, int]:  # fmt: skip
+def replay(
+    truth: dict[tuple[str, ...], list[float]],
+    sampler: str,
+    seed: int,
+    trials: int,
+    repeats: int,
+    most: int | None = None,
+) -> tuple[tuple[str, ...], tuple[str, ...], bool, int]:
     """One tuning: (the search's best configuration, the confirmed pick, whether a winner
     was confirmed, the confirmation's runs)."""
-    spec = TuneSpec(sampler=sampler, seed=seed, trials=trials, confirm_repeats=repeats,
-                    confirm_max=most)  # fmt: skip
+    spec = TuneSpec(
+        sampler=sampler, seed=seed, trials=trials, confirm_repeats=repeats, confirm_max=most
+    )
     rng = random.Random(seed)
     names = list(GRID)
     with warnings.catch_warnings():
@@ -85,8 +94,9 @@ def replay(truth: dict[tuple[str, ...], list[float]], sampler: str, seed: int, t
             value = rng.choice(truth[drawn])
             study.tell(trial, value)
             source = trial.user_attrs.get("s", "sampler")
-            records.append(TrialRecord(n, source, "ok", dict(zip(names, drawn, strict=True)),
-                                       value, value))  # fmt: skip
+            records.append(
+                TrialRecord(n, source, "ok", dict(zip(names, drawn, strict=True)), value, value)
+            )
     searched = tuple(max(records, key=lambda r: r.value or 0.0).settings[k] for k in names)
     pgtune = dict(zip(names, PGTUNE, strict=True))
     cands = confirm.candidates(records, spec, pgtune)
@@ -119,8 +129,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--confirm-max", type=int, default=None, metavar="N",
-                    help="adaptive confirmation: rounds go on to N while undecided")  # fmt: skip
+    ap.add_argument(
+        "--confirm-max",
+        type=int,
+        default=None,
+        metavar="N",
+        help="adaptive confirmation: rounds go on to N while undecided",
+    )
     ap.add_argument("--store", default=str(DEFAULT_STORE))
     ap.add_argument("--synthetic", type=float, metavar="CV", help="a made-up grid at this CV")
     args = ap.parse_args()
@@ -128,22 +143,28 @@ def main() -> None:
     truth = synthetic(args.synthetic) if args.synthetic else grid(args.store)
     missing = [c for c, v in truth.items() if not v]
     if missing:
-        raise SystemExit(f"the grid in {args.store} lacks {len(missing)} configuration(s): run "
-                         "bench/tune_truth.py first")  # fmt: skip
+        raise SystemExit(
+            f"the grid in {args.store} lacks {len(missing)} configuration(s): run "
+            "bench/tune_truth.py first"
+        )
     medians = {c: statistics.median(v) for c, v in truth.items()}
     best = max(medians.values())
     good = {c for c, m in medians.items() if m >= SHARE * best}
-    print(f"grid: {len(truth)} configurations, best median {best:.1f} tps; {len(good)} within "
-          f"{SHARE:.0%} of it; the defaults at {medians[DEFAULTS] / best:.3f} of it, PGTune's at "
-          f"{medians[PGTUNE] / best:.3f}", flush=True)  # fmt: skip
+    print(
+        f"grid: {len(truth)} configurations, best median {best:.1f} tps; {len(good)} within "
+        f"{SHARE:.0%} of it; the defaults at {medians[DEFAULTS] / best:.3f} of it, PGTune's at "
+        f"{medians[PGTUNE] / best:.3f}",
+        flush=True,
+    )
     rates = {}
     for sampler in ("tpe", "random"):
         hits = searched_hits = winners = 0
         ratios = []
         spent = []
         for seed in range(args.seeds):
-            searched, pick, won, runs = replay(truth, sampler, seed, args.trials, args.repeats,
-                                               args.confirm_max)  # fmt: skip
+            searched, pick, won, runs = replay(
+                truth, sampler, seed, args.trials, args.repeats, args.confirm_max
+            )
             ratios.append(medians[pick] / best)
             spent.append(runs)
             hits += pick in good
@@ -151,12 +172,14 @@ def main() -> None:
             winners += won
         low, high = wilson(hits, args.seeds)
         slow, shigh = wilson(searched_hits, args.seeds)
-        print(f"{sampler}: confirmed pick ≥ {SHARE:.0%} of the best in {hits}/{args.seeds} seeds "
-              f"(95% CI {low:.2f}–{high:.2f}); the search's own best in {searched_hits}/"
-              f"{args.seeds} ({slow:.2f}–{shigh:.2f}); a winner confirmed in {winners}/"
-              f"{args.seeds}; the pick's median / the best's: mean {statistics.fmean(ratios):.3f}, "
-              f"min {min(ratios):.3f}; confirmation runs: mean {statistics.fmean(spent):.1f}",
-              flush=True)  # fmt: skip
+        print(
+            f"{sampler}: confirmed pick ≥ {SHARE:.0%} of the best in {hits}/{args.seeds} seeds "
+            f"(95% CI {low:.2f}–{high:.2f}); the search's own best in {searched_hits}/"
+            f"{args.seeds} ({slow:.2f}–{shigh:.2f}); a winner confirmed in {winners}/"
+            f"{args.seeds}; the pick's median / the best's: mean {statistics.fmean(ratios):.3f}, "
+            f"min {min(ratios):.3f}; confirmation runs: mean {statistics.fmean(spent):.1f}",
+            flush=True,
+        )
         rates[sampler] = hits / args.seeds
     print(f"tune_hit_rate: {rates['tpe']:.4f}")
     print(f"tune_hit_rate_random: {rates['random']:.4f}")

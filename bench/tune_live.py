@@ -68,8 +68,7 @@ def main() -> None:
     truth = grid(args.store)  # read now: the grid may have been recorded meanwhile
     medians = {c: statistics.median(v) for c, v in truth.items() if v}
     best = max(medians, key=medians.__getitem__)
-    variants = {"defaults": {}, "tuned": chosen,
-                "grid_best": dict(zip(GRID, best, strict=True))}  # fmt: skip
+    variants = {"defaults": {}, "tuned": chosen, "grid_best": dict(zip(GRID, best, strict=True))}
     check = path.with_name(f"{NAME}-check.toml")
     check.write_text(check_text(args, variants))
     pglab(["run", str(check), *common])

@@ -94,8 +94,11 @@ def main() -> None:
             continue
         medians[config] = statistics.median(values)
         low, high = bootstrap_median_ci(values) if len(values) > 1 else (values[0], values[0])
-        print(f"{' '.join(config):22s} {medians[config]:9.1f} tps  (95% CI {low:.1f}–{high:.1f},"
-              f" {len(values)} runs)", flush=True)  # fmt: skip
+        print(
+            f"{' '.join(config):22s} {medians[config]:9.1f} tps  (95% CI {low:.1f}–{high:.1f},"
+            f" {len(values)} runs)",
+            flush=True,
+        )
     best = max(medians, key=medians.__getitem__)
     worst = min(medians, key=medians.__getitem__)
     print(f"grid_best: {' '.join(best)} {medians[best]:.1f} tps")

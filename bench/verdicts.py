@@ -104,8 +104,13 @@ class Scenario:
     missing: bool = False  # one run of the campaign failed
 
 
-def campaigns(sc: Scenario, n: int, rng: np.random.Generator, effects: tuple[float, ...] = (),
-              runs: int = REPEATS) -> np.ndarray:  # fmt: skip
+def campaigns(
+    sc: Scenario,
+    n: int,
+    rng: np.random.Generator,
+    effects: tuple[float, ...] = (),
+    runs: int = REPEATS,
+) -> np.ndarray:
     """(n, VARIANTS, runs) log TPS; NaN where a run failed."""
     cvs = np.asarray(sc.cvs)[None, :, None]
     if sc.tails:
@@ -229,9 +234,11 @@ SCENARIOS = (
 
 def simulate(n: int, seed: int, welch_n: int) -> None:
     rng = np.random.default_rng(seed)
-    print(f"simulated campaigns: a baseline and {VARIANTS - 1} variants × {REPEATS} rounds, "
-          "each round in a random order; blocked analysis (pglab) and Welch (before)",
-          flush=True)  # fmt: skip
+    print(
+        f"simulated campaigns: a baseline and {VARIANTS - 1} variants × {REPEATS} rounds, "
+        "each round in a random order; blocked analysis (pglab) and Welch (before)",
+        flush=True,
+    )
     agreement(rng, 200)
     print("\nA/A: campaigns with any + or − (family-wise false alarms; promised ≤ 0.05)")
     worst = 0.0
@@ -258,8 +265,11 @@ def simulate(n: int, seed: int, welch_n: int) -> None:
     for runs in (4, 8):
         for effect in (0.0, 0.01, 0.02, 0.05):  # +2%: at the margin, "=" must stay ≤ 5%
             y = campaigns(quiet, n, rng, (effect,), runs)
-            rate(f"  true {effect:+.0%}, {runs} rounds, linear drift: '=' ",
-                 int((Blocked(y, 2).verdicts()[:, 0] == "=").sum()), n)  # fmt: skip
+            rate(
+                f"  true {effect:+.0%}, {runs} rounds, linear drift: '=' ",
+                int((Blocked(y, 2).verdicts()[:, 0] == "=").sum()),
+                n,
+            )
     design = verdicts.design(REPEATS, VARIANTS - 1, 4.0, "simulated", 10.0)
     print(f"\ndesign check's power for the +10% case: {design.power:.4f}")
     for runs in (6, 8):
@@ -279,10 +289,13 @@ def agreement(rng: np.random.Generator, n: int) -> None:
         fast = Blocked(y, 2).verdicts()
         for c, row in zip(y, fast, strict=True):
             base = {r: math.exp(v) for r, v in enumerate(c[0]) if not np.isnan(v)}
-            pairs = [(base, {r: math.exp(v) for r, v in enumerate(o) if not np.isnan(v)})
-                     for o in c[1:]]  # fmt: skip
-            slow = [x.verdict if x.verdict in "+-=" else "·"
-                    for x in verdicts.compare_rounds(pairs, 10.0, 2.0)]  # fmt: skip
+            pairs = [
+                (base, {r: math.exp(v) for r, v in enumerate(o) if not np.isnan(v)}) for o in c[1:]
+            ]
+            slow = [
+                x.verdict if x.verdict in "+-=" else "·"
+                for x in verdicts.compare_rounds(pairs, 10.0, 2.0)
+            ]
             same += slow == list(row)
             total += 1
     print(f"vectorized test = compare_rounds on {same} of {total} campaigns", flush=True)
@@ -304,7 +317,7 @@ def live(args: argparse.Namespace) -> None:
             "duration": args.duration,
             "rate": args.rate,
             "latency_log": "off",
-        },  # fmt: skip
+        },
         "telemetry": {"enabled": False},
         "variants": {"A": {}, "A-again": {}, "B": {"workload": {"rate": args.rate * 0.95}}},
     }
@@ -317,18 +330,27 @@ def live(args: argparse.Namespace) -> None:
             result = executor.run_one(replace(run), binaries)
             assert result.status == "ok", result.error
             tps[run.variant][run.repeat] = result.metrics["tps"]
-            print(f"run {i}/{len(plan.runs)} {run.variant:8s} {result.metrics['tps']:9.1f} tps",
-                  flush=True)  # fmt: skip
+            print(
+                f"run {i}/{len(plan.runs)} {run.variant:8s} {result.metrics['tps']:9.1f} tps",
+                flush=True,
+            )
     finally:
         executor.close()
     names = ("A-again", "B")
     # as `pglab show` judges an interleaved campaign: blocked, with a ±2% equivalence margin
-    found = dict(zip(names, verdicts.compare_rounds([(tps["A"], tps[v]) for v in names],
-                                                    equivalence_pct=2.0), strict=True))  # fmt: skip
+    found = dict(
+        zip(
+            names,
+            verdicts.compare_rounds([(tps["A"], tps[v]) for v in names], equivalence_pct=2.0),
+            strict=True,
+        )
+    )
     for v, c in found.items():
-        print(f"{v} vs A: {c.delta_pct:+.2f}% (95% CI {c.ci_low:+.2f} to {c.ci_high:+.2f}), "
-              f"p = {c.p_value:.4f}, Holm p = {c.p_holm:.4f}, {c.method}, verdict {c.verdict}"
-              + (f" ({c.reason})" if c.reason else ""))  # fmt: skip
+        print(
+            f"{v} vs A: {c.delta_pct:+.2f}% (95% CI {c.ci_low:+.2f} to {c.ci_high:+.2f}), "
+            f"p = {c.p_value:.4f}, Holm p = {c.p_holm:.4f}, {c.method}, verdict {c.verdict}"
+            + (f" ({c.reason})" if c.reason else "")
+        )
     print(f"verdicts: A-again={found['A-again'].verdict} B={found['B'].verdict}")
 
 

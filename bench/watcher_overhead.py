@@ -49,10 +49,11 @@ NAME = "w-bench-watcher-overhead"
 
 def pgbench(argv: list[str], workdir: Path, watch: PhaseWatch | None = None) -> float:
     """One pgbench run's TPS; ``watch``: told pgbench's pid, as the executor does."""
-    proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        argv, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     if watch is not None:
-        watch.set_pgbench(proc)
+        watch.set_client(proc)
     out, err = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"pgbench failed: {err.strip()[-500:]}")
@@ -68,8 +69,11 @@ def main() -> None:
     if args.quick:
         args.pairs, args.duration = 2, 2
     lab = open_lab(args)
-    doc = {"name": "bench-watcher-overhead", "dataset": {"scale": args.scale},
-           "workload": {"script": args.script, "clients": args.clients, "duration": 1}}  # fmt: skip
+    doc = {
+        "name": "bench-watcher-overhead",
+        "dataset": {"scale": args.scale},
+        "workload": {"script": args.script, "clients": args.clients, "duration": 1},
+    }
     point = make_plan(campaign.parse(doc, default_name="bench-watcher-overhead")).points[0]
     binaries = resolve(point.server, lab)
     ds = dataset.ensure(lab, binaries, point.server, point.dataset, print)
@@ -84,10 +88,22 @@ def main() -> None:
             assert row is not None
             version = int(row[0])
         work = Path(tmp)
-        argv = [binaries.exe("pgbench"), "-n", "-c", str(args.clients),
-                "-j", str(auto_threads(args.clients)), "-T", str(args.duration),
-                "-b", args.script, "-l", "--aggregate-interval", "1",
-                *cluster.pgbench_conn_args()]  # fmt: skip
+        argv = [
+            binaries.exe("pgbench"),
+            "-n",
+            "-c",
+            str(args.clients),
+            "-j",
+            str(auto_threads(args.clients)),
+            "-T",
+            str(args.duration),
+            "-b",
+            args.script,
+            "-l",
+            "--aggregate-interval",
+            "1",
+            *cluster.pgbench_conn_args(),
+        ]
         pgbench(argv, work)  # warm the cache: not measured
 
         def arm(name: str) -> float:
@@ -107,15 +123,20 @@ def main() -> None:
                 order = [name, "off"] if i % 2 == 0 else ["off", name]
                 got = {a: arm(a) for a in order}
                 ratios[name].append(got[name] / got["off"])
-                print(f"pair {i + 1} {name}: {got[name]:.1f} tps, off {got['off']:.1f} tps, "
-                      f"ratio {ratios[name][-1]:.4f}", flush=True)  # fmt: skip
+                print(
+                    f"pair {i + 1} {name}: {got[name]:.1f} tps, off {got['off']:.1f} tps, "
+                    f"ratio {ratios[name][-1]:.4f}",
+                    flush=True,
+                )
         cluster.stop("fast")
     for name in arms:
         values = ratios[name]
         low, high = bootstrap_median_ci(values) if len(values) > 1 else (values[0], values[0])
-        print(f"watcher_overhead_{name}: {statistics.median(values):.4f} "
-              f"(95% CI {low:.4f}–{high:.4f}, {len(values)} pairs of {args.duration} s, "
-              f"{args.clients} clients of {args.script}, one server)")  # fmt: skip
+        print(
+            f"watcher_overhead_{name}: {statistics.median(values):.4f} "
+            f"(95% CI {low:.4f}–{high:.4f}, {len(values)} pairs of {args.duration} s, "
+            f"{args.clients} clients of {args.script}, one server)"
+        )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ MARKER = re.compile(r"^<!-- pglab:([\w-]+) -->$", re.M)
 PATH = re.compile(r"`((?:src/pglab|bench|tests|examples)/[\w./-]+)`")
 HELP_WIDTH = "100"  # argparse wraps help text at $COLUMNS
 
-# What each warning means (the kinds themselves are pglab.analysis.derived.KINDS: the build fails
-# when a kind has no meaning here, or a meaning no kind).
+# What each warning means (the kinds themselves are pglab.analysis.run_warnings.KINDS: the build
+# fails when a kind has no meaning here, or a meaning no kind).
 WARNINGS = {
     "failed": "a run failed; its reason: the most specific line of its error — a `PANIC`, "
     "pgbench killed or timed out, a `FATAL`, an `ERROR`, pgbench's own `pgbench: error:` — rather "
@@ -194,7 +194,7 @@ def json_schema() -> str:
 
 
 def warnings() -> str:
-    from pglab.analysis.derived import KINDS
+    from pglab.analysis.run_warnings import KINDS
 
     if set(KINDS) != set(WARNINGS):
         raise ValueError(

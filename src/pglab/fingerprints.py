@@ -230,17 +230,25 @@ def existing(fp: Fingerprint) -> LeaseFacts:
     """An existing server (its fingerprint's dsn, role and database): pgbench's machine's
     facts, its RAM not the server's."""
     server = f"existing {fp.get('server', '?')}, role {fp.get('role', '?')}"
-    return LeaseFacts(server=f"{server}, database {fp.get('database', '?')}; pglab did not "
-                      "start it", machine="pgbench's machine", client_said=True, os_here=True,
-                      ram_known=False)  # fmt: skip
+    return LeaseFacts(
+        server=f"{server}, database {fp.get('database', '?')}; pglab did not start it",
+        machine="pgbench's machine",
+        client_said=True,
+        os_here=True,
+        ram_known=False,
+    )
 
 
 def on_host(fp: Fingerprint) -> LeaseFacts:
     """A server pglab made on a host: the host's facts (its governor and THP not read)."""
     where = f"{fp.get('server_host', '?')} ({fp.get('hostname', '?')})"
-    return LeaseFacts(server=f"made by pglab on {where}, database {fp.get('database', '?')}",
-                      machine="the server's machine", client_said=True, os_here=False,
-                      ram_known=True)  # fmt: skip
+    return LeaseFacts(
+        server=f"made by pglab on {where}, database {fp.get('database', '?')}",
+        machine="the server's machine",
+        client_said=True,
+        os_here=False,
+        ram_known=True,
+    )
 
 
 def lease_of(fp: Fingerprint) -> LeaseFacts:

@@ -69,14 +69,20 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def _wrap(argv: Sequence[str], run_as: RunAs | None, pdeathsig: str = "KILL",
-          cpus: Collection[int] | None = None,
-          limits: Mapping[str, int] | None = None) -> list[str]:  # fmt: skip
+def _wrap(
+    argv: Sequence[str],
+    run_as: RunAs | None,
+    pdeathsig: str = "KILL",
+    cpus: Collection[int] | None = None,
+    limits: Mapping[str, int] | None = None,
+) -> list[str]:
     if cpus is not None:  # the command confined to those CPUs before it starts (util-linux)
         taskset = shutil.which("taskset")
         if taskset is None:
-            raise CommandError("cannot confine a command to CPUs: taskset is not installed",
-                               hint="install Debian's util-linux package")  # fmt: skip
+            raise CommandError(
+                "cannot confine a command to CPUs: taskset is not installed",
+                hint="install Debian's util-linux package",
+            )
         argv = [taskset, "--cpu-list", ",".join(str(c) for c in sorted(cpus)), *argv]
     setpriv = shutil.which("setpriv")
     if setpriv is None:
@@ -100,8 +106,10 @@ def _limited(limits: Mapping[str, int] | None) -> list[str]:
         return []
     prlimit = shutil.which("prlimit")
     if prlimit is None:
-        raise CommandError("cannot set a command's hard limits: prlimit is not installed",
-                           hint="install Debian's util-linux package")  # fmt: skip
+        raise CommandError(
+            "cannot set a command's hard limits: prlimit is not installed",
+            hint="install Debian's util-linux package",
+        )
     return [prlimit, *prlimit_options(limits), "--"]
 
 
@@ -157,9 +165,13 @@ async def start_async(
     environ = {**os.environ, **(env or {})} if inherit_env else clean_env(env)
     try:
         return await asyncio.create_subprocess_exec(
-            *_wrap(argv, None, pdeathsig), stdin=stdin, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=environ, start_new_session=True,
-        )  # fmt: skip
+            *_wrap(argv, None, pdeathsig),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environ,
+            start_new_session=True,
+        )
     except FileNotFoundError as exc:
         raise CommandError(f"cannot run {argv[0]}: {exc.strerror}") from exc
 

@@ -102,12 +102,14 @@ class PgbenchReport:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["scripts"] = tuple(
-            ScriptReport(**{
-                **{k: v for k, v in s.items() if k in _SCRIPT_FIELDS},
-                "statements": _statements(s.get("statements") or ()),
-            })
+            ScriptReport(
+                **{
+                    **{k: v for k, v in s.items() if k in _SCRIPT_FIELDS},
+                    "statements": _statements(s.get("statements") or ()),
+                }
+            )
             for s in data.get("scripts") or ()
-        )  # fmt: skip
+        )
         values["statements"] = _statements(data.get("statements") or ())
         return cls(**values)
 
@@ -356,11 +358,16 @@ _PREFIX = re.compile(r"^pgbench failed in phase (?:'[^']*'|\"[^\"]*\"): ")
 # what pglab itself saw happen to pgbench: the cause, whatever the server then logged
 _PROCESS = re.compile(r"(pgbench was killed by signal .*|did not finish within [0-9]+ s)")
 # pgbench's lines that follow another error rather than say one
-_GENERIC = ("could not create connection for client", "could not create connection for setup",
-            "Run was aborted; the above results are incomplete")  # fmt: skip
+_GENERIC = (
+    "could not create connection for client",
+    "could not create connection for setup",
+    "Run was aborted; the above results are incomplete",
+)
 # pglab's own headings of a server that would not start, above what the server said about it
-_SERVER_HEADING = re.compile(r"^PostgreSQL .* (did not start \(exit -?[0-9]+\)|did not become "
-                             r"ready within [0-9]+ s)$")  # fmt: skip
+_SERVER_HEADING = re.compile(
+    r"^PostgreSQL .* (did not start \(exit -?[0-9]+\)|did not become "
+    r"ready within [0-9]+ s)$"
+)
 # progress and context, never a reason: vacuum notices, progress, the server's LOG lines, ...
 _NOTICE = re.compile(
     r"^(starting vacuum|progress: |pgbench \(|transaction type:|--- server log|the server log "

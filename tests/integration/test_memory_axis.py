@@ -17,7 +17,7 @@ import psutil
 import pytest
 from helpers.storage_helpers import NOTHING, made_under, need_root_and_tools, undo_storage  # noqa: F401
 
-from pglab.analysis import derived
+from pglab.analysis import run_facts, run_warnings
 from pglab.campaign import cgroups
 from pglab.campaign import parse as campaign
 from pglab.lab import Lab
@@ -119,11 +119,11 @@ def test_a_limit_below_the_data_set_reaches_storage_and_leaves_no_group(
     assert {g.rsplit("/", 1)[-1] for g in events.seen["limited"]} == {group.name}, events.seen
     assert group.name not in "".join(events.seen["free"]), events.seen
     # the cache regime reads the limit: the in-memory warning is the free run's alone
-    assert derived.cache_regime(free).regime == "in shared_buffers"
-    assert "in-memory" in [n.kind for n in derived.run_notices(free)]
-    regime = derived.cache_regime(limited)
+    assert run_facts.cache_regime(free).regime == "in shared_buffers"
+    assert "in-memory" in [n.kind for n in run_warnings.run_notices(free)]
+    regime = run_facts.cache_regime(limited)
     assert regime.regime == "larger than its memory limit", regime
-    assert "in-memory" not in [n.kind for n in derived.run_notices(limited)]
+    assert "in-memory" not in [n.kind for n in run_warnings.run_notices(limited)]
     # the limited run's reads reach the loop device; the free run's stay in memory
     assert _reads_mb(limited) > 20 and _reads_mb(limited) > 10 * _reads_mb(free), (
         _reads_mb(limited), _reads_mb(free))  # fmt: skip

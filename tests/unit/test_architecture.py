@@ -553,3 +553,23 @@ def test_the_kind_check_catches_a_kind_named(tmp_path: Path) -> None:
     check_kind_ceiling(found, 1)
     with pytest.raises(AssertionError, match="run/executor.py: sysbench"):
         check_kind_ceiling(found, 0)
+
+
+# Modules that are data tables, laid out by hand as columns: the only place `# fmt: skip` stays.
+DATA_TABLES = {"campaign/schema/tables.py"}
+MAX_FMT_SKIPS = 50
+
+
+def test_code_is_read_as_the_formatter_writes_it() -> None:
+    """`# fmt: skip` only on data tables, and fewer than MAX_FMT_SKIPS of them (issue 51 item 5):
+    elsewhere the formatter's layout is the one a reader sees, and the line cap holds on it."""
+    bench = SRC.parents[1] / "bench"
+    marked = {
+        str(p.relative_to(SRC if SRC in p.parents else bench.parent)): p.read_text().count(
+            "# fmt: skip"
+        )
+        for p in [*SRC.rglob("*.py"), *bench.rglob("*.py")]
+    }
+    marked = {k: n for k, n in marked.items() if n}
+    assert set(marked) <= DATA_TABLES, f"# fmt: skip outside the data tables: {sorted(marked)}"
+    assert sum(marked.values()) < MAX_FMT_SKIPS

@@ -14,7 +14,7 @@ import pytest
 
 from pglab import procs
 from pglab.analysis import engine, points, spreads, verdicts
-from pglab.analysis.derived import notices_of
+from pglab.analysis.run_warnings import notices_of
 from pglab.analysis.verdicts import Comparison
 from pglab.lab import Lab
 from pglab.postgres import build, build_spread

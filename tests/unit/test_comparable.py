@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pglab.analysis.derived import notices_of
+from pglab.analysis.run_warnings import notices_of
 from pglab.rows import StoredRun
 
 BASE_FP: dict[str, Any] = {

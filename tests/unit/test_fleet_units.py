@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab.analysis.derived import notices_of
+from pglab.analysis.run_warnings import notices_of
 from pglab.campaign import parse
 from pglab.errors import LabError
 from pglab.fleet.queue import groups, require_postgres

@@ -403,7 +403,7 @@ def test_show_says_what_the_kit_counted_and_which_conditions_hold() -> None:
 
 
 def test_deliveries_that_skip_over_one_percent_are_a_warning() -> None:
-    from pglab.analysis import derived
+    from pglab.analysis import run_warnings
 
     (point,) = expand_points(parsed(BASE))
     phase = _kit_phase([[1, "W_YTD = sum(D_YTD)", 0]])
@@ -411,10 +411,10 @@ def test_deliveries_that_skip_over_one_percent_are_a_warning() -> None:
                 "rows": [["orders", 0, 448], ["delivery_skips", 0, 6]]}  # fmt: skip
     metrics = run_metrics(point, [replace(phase, tables={kit_load.COUNTERS_TABLE: counters})])
     assert metrics["delivery_skipped_pct"] == pytest.approx(1.5)  # 6 of 400 districts
-    said = derived._inconsistent(_row(metrics), [], {})
+    said = run_warnings._inconsistent(_row(metrics), [], {})
     assert [n.kind for n in said] == ["skipped"]
     assert "Delivery skipped 1.5% of the districts it visited (more than 1%" in said[0].message
-    assert derived._inconsistent(_row({**metrics, "delivery_skipped_pct": 1.0}), [], {}) == []
+    assert run_warnings._inconsistent(_row({**metrics, "delivery_skipped_pct": 1.0}), [], {}) == []
 
 
 def _row(metrics: dict[str, float]) -> Any:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pglab import procs
-from pglab.analysis import derived
+from pglab.analysis import run_warnings
 from pglab.records import reason_of
 from pglab.report.model import Report
 from pglab.rows import RunRow
@@ -140,7 +140,7 @@ def test_every_summary_of_a_failed_run_uses_it() -> None:
     row = RunRow(id=7, campaign="c", run_key="p/1", point_key="p", variant="v",
                  label="clients=100", repeat=1, status="failed", tps=None, started_at=0.0,
                  finished_at=1.0, error=TOO_MANY)  # fmt: skip
-    (notice,) = derived.run_notices(row)
+    (notice,) = run_warnings.run_notices(row)
     assert notice.message == "run 7 failed: FATAL: sorry, too many clients already"
     ok = replace(row, id=8, status="ok", error=None)
     report = Report("c", {}, None, [], [row, ok], {}, [], {})

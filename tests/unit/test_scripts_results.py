@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pglab.analysis import derived, scripts
+from pglab.analysis import run_warnings, scripts
 from pglab.analysis.export import to_csv
 from pglab.campaign.spec import PhaseSpec, Script
-from pglab.cli import main, show
+from pglab.cli import main, show_run
 from pglab.pgbench.output import parse_report
 from pglab.records import PhaseResult, RunResult
 from pglab.rows import StoredRun
@@ -95,7 +95,7 @@ def test_a_row_per_statement(stored) -> None:
 
 def test_failures_over_5_percent_are_warned(stored) -> None:
     _, run = stored
-    found = [n for n in derived.run_notices(run) if n.kind == "failures"]
+    found = [n for n in run_warnings.run_notices(run) if n.kind == "failures"]
     assert len(found) == 2
     assert "5,548 failed (10.1%: 5,548 serialization)" in found[0].message
     assert "6,613 retried (9,325 retries, max_tries 5)" in found[0].message
@@ -106,8 +106,8 @@ def test_failures_over_5_percent_are_warned(stored) -> None:
 def render(run: StoredRun, width: int, monkeypatch) -> str:
     console = Console(width=width, file=io.StringIO(), record=True, highlight=False,
                       color_system=None)  # fmt: skip
-    monkeypatch.setattr(show, "console", console)
-    show._print_scripts(run)
+    monkeypatch.setattr(show_run, "console", console)
+    show_run.print_scripts(run)
     return console.export_text()
 
 
@@ -189,7 +189,7 @@ def test_each_script_s_percentiles_are_those_of_its_own_transactions(tmp_path) -
     assert [round(float(r["latency_p95_ms"])) for r in rows] == [round(pcts[1][95.0]), 2]
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(show, "console", Console(file=out, width=160, color_system=None))
-        show._print_scripts(got)
+        mp.setattr(show_run, "console", Console(file=out, width=160, color_system=None))
+        show_run.print_scripts(got)
     header = next(line for line in out.getvalue().splitlines() if "lat avg ms" in line)
     assert "p50 ms" in header and "p95 ms" in header and "p99 ms" in header

@@ -15,7 +15,7 @@ from helpers.campaign_text import parsed
 from pglab.campaign.kits import TPCE, defines
 from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
-from pglab.postgres import kit_load, tpce_rows
+from pglab.postgres import kit_load, tpce_fixed, tpce_rows
 from pglab.postgres.tpce_rows import Unit
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
@@ -56,7 +56,7 @@ def test_a_unit_has_the_specifications_ratios_and_is_deterministic() -> None:
     assert len(rows["daily_market"]) == 685 * tpce_rows.DM_DAYS
     assert 50 <= len(rows["watch_item"]) / 1000 <= 150
     assert rows == {name: list(table) for name, table in Unit(2, 3000).tables()}
-    fixed = tpce_rows.fixed_tables()
+    fixed = tpce_fixed.fixed_tables()
     assert len(fixed["commission_rate"]) == 240 and len(fixed["charge"]) == 15
     assert len(fixed["industry"]) == 102 and len(fixed["sector"]) == 12
 

@@ -11,7 +11,7 @@ import pytest
 from helpers.synthetic_runs import fill
 
 from pglab import cli
-from pglab.analysis import points
+from pglab.analysis import point_table, points
 from pglab.store import open_store
 
 
@@ -41,7 +41,7 @@ def test_show_names_the_tests_and_json_carries_them(store_path, capsys) -> None:
 def test_export_by_point_is_show_s_table(store_path, capsys) -> None:
     assert cli.main(["export", "sweep", "--by", "point", "--store", store_path]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert list(rows[0]) == list(points.POINT_COLUMNS)
+    assert list(rows[0]) == list(point_table.POINT_COLUMNS)
     with open_store(store_path) as store:
         shown = points.campaign_rows(store.list_runs("sweep"), store.get_campaign("sweep"))
     assert [r["point"] for r in rows] == [pt.point for pt in shown]

@@ -96,8 +96,7 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
         mine, theirs = by_point.get(pt.point, []), by_point.get(base, [])
         if not mine or not theirs:
             continue
-        varied = {part for part in ("storage", "os")
-                  if _part(mine, part) != _part(theirs, part)}  # fmt: skip
+        varied = {part for part in ("storage", "os") if _part(mine, part) != _part(theirs, part)}
         said = []
         for name, read, intended_by in FACTS:
             if varied & set(intended_by):
@@ -107,9 +106,15 @@ def unlike(runs: Sequence[RunRow], rows: Sequence[PointRow]) -> list[tuple[str, 
             if a and b and a != b:
                 said.append(f"{name} {_text(a)} here, {_text(b)} in {base}")
         if said:
-            out.append((pt.point, "compared with " + base + ", it also differs in what the "
-                        "campaign did not vary: " + "; ".join(said)
-                        + ": its difference includes theirs"))  # fmt: skip
+            out.append(
+                (
+                    pt.point,
+                    "compared with " + base + ", it also differs in what the "
+                    "campaign did not vary: "
+                    + "; ".join(said)
+                    + ": its difference includes theirs",
+                )
+            )
         if (builds := spreads.guard(mine, theirs)) is not None:
             out.append((pt.point, f"compared with {base}: {builds}"))
     return out

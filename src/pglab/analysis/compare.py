@@ -37,16 +37,15 @@ from pglab.analysis.comparisons import (
     RunSide,
     ScriptComparison,
     ScriptSide,
-    SettingDiff,
     StorageSides,
     StorageUsed,
     WaitsRow,
 )
 from pglab.analysis.points import PointRow, axis_name
+from pglab.analysis.settings_diff import settings_diff
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
 from pglab.metric_units import figure_of
-from pglab.postgres import build
 from pglab.records import StorageRow, reason_of
 from pglab.rows import CampaignRow, PhaseRow, RunRow, StoredRun
 from pglab.targets import results as storage_tables
@@ -77,18 +76,6 @@ _RUN_METRICS = (
     "results_idle_pct",
 )  # from nopm on: a workload kit's (workloads/kits/metrics.py)
 _OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
-_ENV_KEYS = (
-    "server_version", "pgbench_version", "pgbench_from", "source", "server", "client", "kernel",
-    "cpu_model",
-    "cpus", "ram_bytes", "governor", "thp",
-)  # fmt: skip
-
-
-# settings that name where the lab put a server, not how it ran: never a difference
-_LAB_PLUMBING = frozenset(
-    ("unix_socket_directories", "port", "data_directory", "hba_file", "ident_file",
-     "config_file", "external_pid_file", "listen_addresses", "log_directory", "log_filename")
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -183,8 +170,7 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
             b = replace(b, runs=spreads.fingerprinted(store, b.runs))
             out = compare_points(a, b, effect, points.equivalence_of(camp_a), how, runs, camp_a)
             _judge_scripts(store, a, b, out["pairs"], effect, how)
-            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs,
-                                                  camp_a)  # fmt: skip
+            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs, camp_a)
         else:
             out = compare_campaigns(a, b, effect)
             _judge_scripts(store, a, b, out["pairs"], effect, how)
@@ -199,9 +185,13 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
 
 
 def _judge_scripts(
-    store: Store, a: Target, b: Target, pairs: list[PointPair], effect: float,
+    store: Store,
+    a: Target,
+    b: Target,
+    pairs: list[PointPair],
+    effect: float,
     how: engine.Pairing,
-) -> None:  # fmt: skip
+) -> None:
     phases = store.runs_phases([r.id for r in (*a.runs, *b.runs) if r.ok])
     compare_scripts(pairs, a.runs, b.runs, phases, effect, how)
 
@@ -209,8 +199,7 @@ def _judge_scripts(
 def _fingerprinted(store: Store, runs: list[RunRow]) -> list[StoredRun]:
     """The ok runs with their fingerprints: all that the settings diff and the storage
     matching read (not the per-second series, most of a stored run)."""
-    return [StoredRun.of(r, fingerprint=store.run_fingerprint(r.id) or {}) for r in runs
-            if r.ok]  # fmt: skip
+    return [StoredRun.of(r, fingerprint=store.run_fingerprint(r.id) or {}) for r in runs if r.ok]
 
 
 # -- runs ------------------------------------------------------------------------------------
@@ -271,8 +260,9 @@ def top_waits(run: StoredRun, n: int = 5) -> dict[str, list[tuple[str, float]]]:
 
 def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[WaitsRow]:
     wa, wb = top_waits(a), top_waits(b)
-    return [{"phase": ph, "a": wa.get(ph, []), "b": wb.get(ph, [])}
-            for ph in dict.fromkeys([*wa, *wb])]  # fmt: skip
+    return [
+        {"phase": ph, "a": wa.get(ph, []), "b": wb.get(ph, [])} for ph in dict.fromkeys([*wa, *wb])
+    ]
 
 
 # -- points ----------------------------------------------------------------------------------
@@ -293,16 +283,24 @@ def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
 
 def _side(label: str, campaign: str, runs: Sequence[RunRow], figure: str) -> PointSide:
     tps = _ok_tps(runs, figure)
-    return {"campaign": campaign, "point": label, "n": len(tps),
-            "median": statistics.median(tps) if tps else None,
-            "failed": sum(1 for r in runs if not r.ok)}  # fmt: skip
+    return {
+        "campaign": campaign,
+        "point": label,
+        "n": len(tps),
+        "median": statistics.median(tps) if tps else None,
+        "failed": sum(1 for r in runs if not r.ok),
+    }
 
 
 def compare_points(
-    a: Target, b: Target, effect_pct: float = DEFAULT_EFFECT_PCT,
-    equivalence_pct: float | None = None, how: engine.Pairing | None = None,
-    campaign_runs: Sequence[RunRow] = (), campaign: CampaignRow | None = None,
-) -> PointsComparison:  # fmt: skip
+    a: Target,
+    b: Target,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+    equivalence_pct: float | None = None,
+    how: engine.Pairing | None = None,
+    campaign_runs: Sequence[RunRow] = (),
+    campaign: CampaignRow | None = None,
+) -> PointsComparison:
     """B against A, on the figure their runs are judged on (``headline``), as ``engine``
     answers it: when B against A is one of the comparisons of their campaign
     (``campaign_runs``, ``campaign``), the campaign's answer itself, as ``pglab show`` has it
@@ -321,25 +319,40 @@ def compare_points(
     c = _campaign_answer(a, b, figure, how, campaign_runs, campaign)
     if c is None:
         on = next((k for k, v in points.KIT_HEADLINES.items() if v == figure), "tps")
-        ours = engine.Pair(points.tps_by_round(a.runs, on), points.tps_by_round(b.runs, on),
-                           spread_pct=spreads.spread_between(a.runs, b.runs))  # fmt: skip
+        ours = engine.Pair(
+            points.tps_by_round(a.runs, on),
+            points.tps_by_round(b.runs, on),
+            spread_pct=spreads.spread_between(a.runs, b.runs),
+        )
         rest: list[engine.Pair] = []
         if how.how == engine.ROUNDS and campaign_runs and headline(campaign_runs) == figure:
             by_label = _rounds_by_label(campaign_runs, on)
-            rest = [engine.Pair(by_label[x], by_label[y], g, judged=False)
-                    for x, y, g in points.compared_labels(campaign_runs, campaign)
-                    if {x, y} != {a.point, b.point}]  # fmt: skip
+            rest = [
+                engine.Pair(by_label[x], by_label[y], g, judged=False)
+                for x, y, g in points.compared_labels(campaign_runs, campaign)
+                if {x, y} != {a.point, b.point}
+            ]
             ours = replace(ours, group=".")
         (c,) = engine.ask(engine.Question([ours, *rest], how, effect_pct, equivalence_pct))
     kinds = (points.figure_of(a.runs), points.figure_of(b.runs))
     if kinds[0] != kinds[1]:  # a TPC-C-like point beside a pgbench one: said, not hidden
-        c = replace(c, warnings=(*c.warnings, f"not comparable: A's figure is {kinds[0]}, B's "
-                                 f"{kinds[1]}: their workloads differ"))  # fmt: skip
+        c = replace(
+            c,
+            warnings=(
+                *c.warnings,
+                f"not comparable: A's figure is {kinds[0]}, B's {kinds[1]}: their workloads differ",
+            ),
+        )
     return {
         "kind": "points",
-        "pairs": [{"a": _side(a.point or "", a.campaign, a.runs, figure),
-                   "b": _side(b.point or "", b.campaign, b.runs, figure), "comparison": c}],
-    }  # fmt: skip
+        "pairs": [
+            {
+                "a": _side(a.point or "", a.campaign, a.runs, figure),
+                "b": _side(b.point or "", b.campaign, b.runs, figure),
+                "comparison": c,
+            }
+        ],
+    }
 
 
 def _rounds_by_label(runs: Sequence[RunRow], figure: str) -> dict[str, dict[int, float]]:
@@ -350,9 +363,13 @@ def _rounds_by_label(runs: Sequence[RunRow], figure: str) -> dict[str, dict[int,
 
 
 def _campaign_answer(
-    a: Target, b: Target, figure: str, how: engine.Pairing, runs: Sequence[RunRow],
+    a: Target,
+    b: Target,
+    figure: str,
+    how: engine.Pairing,
+    runs: Sequence[RunRow],
     campaign: CampaignRow | None,
-) -> verdicts.Comparison | None:  # fmt: skip
+) -> verdicts.Comparison | None:
     """The campaign's own answer of B against A when it is one of its comparisons, judged on
     the same figure (None otherwise)."""
     if how.how == engine.APART or not runs or headline(runs) != figure:
@@ -412,14 +429,21 @@ def compare_campaigns(
         ra = [r for r in runs_a if r.label == pa.point]
         rb = [r for r in runs_b if r.label == pb.point]
         samples.append((_ok_tps(ra, figure), _ok_tps(rb, figure)))
-        out_pairs.append({"a": _side(pa.point, a.campaign, ra, figure),
-                          "b": _side(pb.point, b.campaign, rb, figure),
-                          "comparison": None})  # fmt: skip
+        out_pairs.append(
+            {
+                "a": _side(pa.point, a.campaign, ra, figure),
+                "b": _side(pb.point, b.campaign, rb, figure),
+                "comparison": None,
+            }
+        )
     tested = [i for i, (ta, tb) in enumerate(samples) if ta and tb]
-    apart = engine.Pairing(engine.APART, f"points of campaigns {a.campaign} and "
-                           f"{b.campaign} matched by {how}: compared apart")  # fmt: skip
-    question = [engine.Pair(engine.apart(samples[i][0]), engine.apart(samples[i][1]))
-                for i in tested]  # fmt: skip
+    apart = engine.Pairing(
+        engine.APART,
+        f"points of campaigns {a.campaign} and {b.campaign} matched by {how}: compared apart",
+    )
+    question = [
+        engine.Pair(engine.apart(samples[i][0]), engine.apart(samples[i][1])) for i in tested
+    ]
     found = engine.ask(engine.Question(question, apart, effect_pct))
     for i, c in zip(tested, found, strict=True):
         out_pairs[i]["comparison"] = c
@@ -461,19 +485,29 @@ def script_rows(
     rows = []
     for key in (k for k in fa if k in fb):
         sa, sb = _script_side(fa[key]), _script_side(fb[key])
-        rows.append(ScriptComparison(
-            phase=key[0], script=key[1], a=sa, b=sb,
-            tps_delta_pct=_delta(sa["median_tps"], sb["median_tps"]),
-            latency_delta_pct=_delta(sa["median_latency_ms"], sb["median_latency_ms"]),
-            comparison=None,
-        ))  # fmt: skip
+        rows.append(
+            ScriptComparison(
+                phase=key[0],
+                script=key[1],
+                a=sa,
+                b=sb,
+                tps_delta_pct=_delta(sa["median_tps"], sb["median_tps"]),
+                latency_delta_pct=_delta(sa["median_latency_ms"], sb["median_latency_ms"]),
+                comparison=None,
+            )
+        )
     return rows
 
 
 def _script_side(found: dict[str, list[float]]) -> ScriptSide:
     tps, latency = found["tps"], found["latency_avg_ms"]
-    return {"tps": tps, "latency_avg_ms": latency, "n": len(tps), "median_tps": _median(tps),
-            "median_latency_ms": _median(latency)}  # fmt: skip
+    return {
+        "tps": tps,
+        "latency_avg_ms": latency,
+        "n": len(tps),
+        "median_tps": _median(tps),
+        "median_latency_ms": _median(latency),
+    }
 
 
 def _median(values: list[float]) -> float | None:
@@ -496,9 +530,14 @@ def compare_scripts(
     judged: list[ScriptComparison] = []
     asked: list[engine.Pair] = []
     for pair in pairs:
-        sides = [[r for r in runs if r.ok and r.label == side["point"]
-                  and r.campaign == side["campaign"]]
-                 for side, runs in ((pair["a"], runs_a), (pair["b"], runs_b))]  # fmt: skip
+        sides = [
+            [
+                r
+                for r in runs
+                if r.ok and r.label == side["point"] and r.campaign == side["campaign"]
+            ]
+            for side, runs in ((pair["a"], runs_a), (pair["b"], runs_b))
+        ]
         rows = script_rows(*({r.id: phases.get(r.id, ()) for r in side} for side in sides))
         pair["scripts"] = rows
         for row in rows:
@@ -533,49 +572,17 @@ def storage_sides(
 ) -> StorageSides | None:
     """The storage results (``pglab storage``) measured on the storage each side's runs used,
     by their headline figure; None when neither side has one."""
-    sa, sb = ([
-        StorageUsed(id=r["id"], tool=r["tool"], where=storage_tables.where(r),
-                    roles=sorted(r["roles"]), headline=storage_tables.headline(r))
-        for r in syncrate.storage_of_runs(runs, measured)
-    ] for runs in (runs_a, runs_b))  # fmt: skip
+    sa, sb = (
+        [
+            StorageUsed(
+                id=r["id"],
+                tool=r["tool"],
+                where=storage_tables.where(r),
+                roles=sorted(r["roles"]),
+                headline=storage_tables.headline(r),
+            )
+            for r in syncrate.storage_of_runs(runs, measured)
+        ]
+        for runs in (runs_a, runs_b)
+    )
     return StorageSides(a=sa, b=sb) if sa or sb else None
-
-
-def settings_diff(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun]) -> list[SettingDiff]:
-    """What differs between the environments and server settings the two sides' runs reported
-    (dicts with a ``fingerprint``): rows of name, a, b; a side whose runs disagree says
-    "varies", a setting a side did not report is "default"."""
-    ea, eb = _environment(runs_a), _environment(runs_b)
-    out = []
-    for name in dict.fromkeys([*ea, *eb]):
-        va, vb = ea.get(name, "default"), eb.get(name, "default")
-        if va != vb:
-            out.append(SettingDiff(name=name, a=va, b=vb))
-    return out
-
-
-def _environment(runs: Sequence[StoredRun]) -> dict[str, str]:
-    """name -> value for the environment keys and every reported setting, "varies" when the
-    runs disagree."""
-    per_run = []
-    for run in runs:
-        fp = run.fingerprint
-        env = {k: str(v) for k in _ENV_KEYS if (v := fp.get(k)) is not None}
-        env.update(build.facts(fp))
-        env.update({k: str(v) for k, v in (fp.get("server_build") or {}).items()})
-        if ram := fp.get("ram_bytes"):
-            env["ram_bytes"] = f"{ram / 2**30:.1f} GiB"
-        mount = fp.get("pgdata_mount") or {}
-        if mount.get("fstype"):
-            env["pgdata filesystem"] = f"{mount['fstype']} ({mount.get('mount_options', '')})"
-        for name, s in sorted((fp.get("settings") or {}).items()):
-            if name not in _LAB_PLUMBING:
-                env[name] = str(s.get("shown", s.get("setting")))
-        per_run.append(env)
-    if not per_run:
-        return {}
-    merged: dict[str, str] = {}
-    for name in dict.fromkeys(k for env in per_run for k in env):
-        values = {env.get(name, "default") for env in per_run}
-        merged[name] = values.pop() if len(values) == 1 else "varies"
-    return merged

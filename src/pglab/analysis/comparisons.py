@@ -185,13 +185,15 @@ def as_json(
     """What ``pglab compare --json`` prints and ``pglab serve``'s ``/compare.json`` gives: the
     comparison as it is (its answers as objects), then the CPU profiles' changes by pair, then
     what moved with each pair's figure (``analysis.evidence``'s items, with their words)."""
-    moved = [{"pair": title, "items": [{**plain(i), "text": i.text} for i in items]}
-             for title, items in evidence]  # fmt: skip
+    moved = [
+        {"pair": title, "items": [{**plain(i), "text": i.text} for i in items]}
+        for title, items in evidence
+    ]
     found: JsonObject = plain(
         {
             **result,
             "profile": [{"pair": title, "changes": list(cs)} for title, cs in profile],
             "evidence": moved,
-        }  # fmt: skip
+        }
     )
     return found

@@ -1,5 +1,5 @@
 """Scaling over cores: TPS against the ``os.cpus`` matrix axis (``[matrix.os] cpus``, the CPUs
-the server was confined to), the other half of the scaling question beside ``derived.scaling``
+the server was confined to), the other half of the scaling question beside ``run_facts.scaling``
 over clients. Per series (the variant and its other matrix coordinates, clients included):
 median TPS over the repeats with its 95% CI, TPS per core, and the efficiency
 ``tps(k) / (k · tps(k_min) / k_min)`` (1.0: TPS grows as the cores do). Pure functions on the
@@ -77,8 +77,9 @@ def over_cores(rows: Sequence[RunRow]) -> dict[str, list[CoresPoint]]:
         for k in sorted(by_cpus):
             s = summarize_point(by_cpus[k])
             eff = s.median / (k * base) if base else float("nan")
-            out[series].append(CoresPoint(series, k, s.n, s.median, s.ci_low, s.ci_high,
-                                          s.median / k, eff))  # fmt: skip
+            out[series].append(
+                CoresPoint(series, k, s.n, s.median, s.ci_low, s.ci_high, s.median / k, eff)
+            )
     return out
 
 

@@ -62,13 +62,18 @@ def pairing(a: CampaignRow | None, b: CampaignRow | None = None) -> Pairing:
     called = f" {name}" if name else ""
     if doc.get("repeats") == "auto":
         table = doc.get("sequential") or {}
-        return Pairing(SEQUENTIAL, f'runs of the campaign{called} (repeats = "auto") pair by '
-                       "round", table.get("precision"))  # fmt: skip
+        return Pairing(
+            SEQUENTIAL,
+            f'runs of the campaign{called} (repeats = "auto") pair by round',
+            table.get("precision"),
+        )
     if doc.get("order", "interleaved") != "interleaved":
-        return Pairing(APART, f"the campaign{called} ran in sequential order: its repeats are "
-                       "not rounds")  # fmt: skip
-    return Pairing(ROUNDS, f"runs of one interleaved campaign{f' ({name})' if name else ''} "
-                   "pair by round")  # fmt: skip
+        return Pairing(
+            APART, f"the campaign{called} ran in sequential order: its repeats are not rounds"
+        )
+    return Pairing(
+        ROUNDS, f"runs of one interleaved campaign{f' ({name})' if name else ''} pair by round"
+    )
 
 
 @dataclass(frozen=True)
@@ -99,15 +104,19 @@ def ask(question: Question) -> list[Comparison]:
     asked = [p for p in question.pairs if p.judged]
     if question.pairing.how == SEQUENTIAL:
         found = verdicts.compare_sequential(
-            [(p.a, p.b) for p in asked], question.effect_pct, question.pairing.precision,
+            [(p.a, p.b) for p in asked],
+            question.effect_pct,
+            question.pairing.precision,
             question.equivalence_pct,
-        )  # fmt: skip
+        )
     else:
         diffs = _measured(question)
         samples = [(list(p.a.values()), list(p.b.values())) for p in asked]
         found = verdicts.judged(samples, diffs, question.effect_pct, question.equivalence_pct)
-    return [verdicts.beyond_spread(_explained(c, p, question.pairing), p.spread_pct)
-            for c, p in zip(found, asked, strict=True)]  # fmt: skip
+    return [
+        verdicts.beyond_spread(_explained(c, p, question.pairing), p.spread_pct)
+        for c, p in zip(found, asked, strict=True)
+    ]
 
 
 def _measured(question: Question) -> list[Difference | None]:
@@ -141,11 +150,12 @@ def _explained(c: Comparison, p: Pair, how: Pairing) -> Comparison:
             warnings.append(f"{common} round(s) in common: the runs compared apart (Welch)")
         unpaired = len(set(p.a) ^ set(p.b))
         if unpaired and common:
-            warnings.append(f"{unpaired} run(s) without their round's counterpart left out of "
-                            f"the pairing ({common} rounds paired)")  # fmt: skip
+            warnings.append(
+                f"{unpaired} run(s) without their round's counterpart left out of "
+                f"the pairing ({common} rounds paired)"
+            )
     if 0 < min(c.n_a, c.n_b) < verdicts.MIN_INTERVAL_RUNS:
-        warnings.append(f"{min(c.n_a, c.n_b)} run(s) on a side: an interval this wide says "
-                        "little")  # fmt: skip
+        warnings.append(f"{min(c.n_a, c.n_b)} run(s) on a side: an interval this wide says little")
     return replace(c, why=f"{test}: {how.why}", warnings=tuple(warnings))
 
 

@@ -30,15 +30,24 @@ def facts(
         out.append(("load generator ran", str(fp.get("client", "?"))))
     machine = lease.get("machine", "machine")
     model = f"{fp['cpu_model']}, " if fp.get("cpu_model") else ""
-    out.append((machine, f"{model}{fp.get('cpus', '?')} CPU(s), "
-                         f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM"))  # fmt: skip
+    out.append(
+        (
+            machine,
+            f"{model}{fp.get('cpus', '?')} CPU(s), "
+            f"{(fp.get('ram_bytes') or 0) / 2**30:.1f} GiB RAM",
+        )
+    )
     out.append(("kernel", str(fp.get("kernel", "?"))))
     if lease.get("os_here", True):  # pglab's machine's, not a server host's: not read there
         out.append(("CPU governor", str(fp.get("governor") or "none")))
         out.append(("transparent huge pages", str(fp.get("thp") or "?")))
     for made in builds:
-        out.append(("built by pglab", "; ".join(f"{k.removeprefix('build ')}: {v}"
-                                                for k, v in made.items())))  # fmt: skip
+        out.append(
+            (
+                "built by pglab",
+                "; ".join(f"{k.removeprefix('build ')}: {v}" for k, v in made.items()),
+            )
+        )
     if aff := fp.get("cpu_affinity"):  # [os] cpus / client_cpus
         shared = " (shared)" if aff["shared"] else ""
         client = cpu_list(aff["client"]) if aff["client"] else "other hosts"  # [] on a host

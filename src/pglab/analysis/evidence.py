@@ -112,8 +112,10 @@ class Item:
         if self.key.endswith(SHAPE):  # a query's plan nodes (``_shapes``)
             return f"{self.name} changed shape: {self.says}"
         unit = f" {self.unit}" if self.unit else ""
-        out = (f"{self.name} {_num(self.delta, True)}{unit} [{_num(self.ci_low, True)}, "
-               f"{_num(self.ci_high, True)}] ({_num(self.a)} → {_num(self.b)})")  # fmt: skip
+        out = (
+            f"{self.name} {_num(self.delta, True)}{unit} [{_num(self.ci_low, True)}, "
+            f"{_num(self.ci_high, True)}] ({_num(self.a)} → {_num(self.b)})"
+        )
         out = f"{out}: {self.says}" if self.says else out
         if self.statement:
             out += f" ({self.statement_pct:.0f}% of it in `{_short(self.statement)}`)"
@@ -150,8 +152,10 @@ def items(
             continue
         scope = scope_of(key)
         if scope is not None:  # not seen where its scope was recorded: zero there
-            va, vb = ({r: m.get(key, 0.0) for r, m in side.items() if scope in s[r]}
-                      for side, s in zip((a, b), seen, strict=True))  # fmt: skip
+            va, vb = (
+                {r: m.get(key, 0.0) for r, m in side.items() if scope in s[r]}
+                for side, s in zip((a, b), seen, strict=True)
+            )
         else:
             va, vb = ({r: m[key] for r, m in side.items() if key in m} for side in (a, b))
         item = _item(key, va, vb, paired)
@@ -173,8 +177,9 @@ def _merged(found: Sequence[Item]) -> list[Item]:
             if same in first:
                 was = out[first[same]]
                 name = was.name.replace(f" ({kind})", f" = {function} ({kind})")
-                out[first[same]] = replace(was, name=name, alike=(*was.alike, item.key),
-                                           says=was.says or item.says)  # fmt: skip
+                out[first[same]] = replace(
+                    was, name=name, alike=(*was.alike, item.key), says=was.says or item.says
+                )
                 continue
             first[same] = len(out)
         out.append(item)
@@ -202,16 +207,24 @@ def _shapes(found: Sequence[Item]) -> list[Item]:
         nodes.setdefault(query, []).append(item)
     for query, moved in nodes.items():
         first = moved[0]
-        out[at[query]] = replace(first, key=f"{PLAN}{query}{SHAPE}", name=f"{query}'s plan",
-                                 unit="", says=f"{_nodes(moved, -1)} → {_nodes(moved, 1)}",
-                                 alike=tuple(i.key for i in moved))  # fmt: skip
+        out[at[query]] = replace(
+            first,
+            key=f"{PLAN}{query}{SHAPE}",
+            name=f"{query}'s plan",
+            unit="",
+            says=f"{_nodes(moved, -1)} → {_nodes(moved, 1)}",
+            alike=tuple(i.key for i in moved),
+        )
     return out
 
 
 def _nodes(moved: Sequence[Item], sign: int) -> str:
     """The node types of a plan's items that fell (``sign`` −1) or rose (1): ``hash ×2``."""
-    parts = [(i.key.rpartition(NODE)[2].lower(), round(abs(i.delta)))
-             for i in moved if i.delta * sign > 0]  # fmt: skip
+    parts = [
+        (i.key.rpartition(NODE)[2].lower(), round(abs(i.delta)))
+        for i in moved
+        if i.delta * sign > 0
+    ]
     return ", ".join(f"{n} ×{k}" if k != 1 else n for n, k in parts) or "nothing"
 
 
@@ -237,13 +250,24 @@ def rank(found: Sequence[Item]) -> list[Item]:
     moved relative to its size (to a tenth), then the server's own figures (a wait event, a
     function, WAL or temporary files per transaction) before the machine's that moved with
     them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise."""
-    return sorted(found, key=lambda i: (not i.outside, -round(i.relative, 1),
-                                        i.key in MACHINE_WIDE, -i.t, i.key))  # fmt: skip
+    return sorted(
+        found,
+        key=lambda i: (not i.outside, -round(i.relative, 1), i.key in MACHINE_WIDE, -i.t, i.key),
+    )
 
 
 # the OS's figures of the whole machine: they move with whatever the server does
-MACHINE_WIDE = frozenset({"cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct",
-                          "disk_read_mb_s", "disk_write_mb_s", "disk_await_ms"})  # fmt: skip
+MACHINE_WIDE = frozenset(
+    {
+        "cpu_user_pct",
+        "cpu_system_pct",
+        "cpu_iowait_pct",
+        "cpu_steal_pct",
+        "disk_read_mb_s",
+        "disk_write_mb_s",
+        "disk_await_ms",
+    }
+)
 
 
 def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool) -> Item | None:
@@ -258,13 +282,21 @@ def _item(key: str, a: Mapping[int, float], b: Mapping[int, float], paired: bool
     ma, mb = float(np.mean(list(a.values()))), float(np.mean(list(b.values())))
     size = max(abs(ma), abs(mb))
     return Item(
-        key=key, name=rule.name, unit=rule.unit, a=ma, b=mb, delta=diff.diff, ci_low=low,
-        ci_high=high, p_value=p, method=diff.method,
+        key=key,
+        name=rule.name,
+        unit=rule.unit,
+        a=ma,
+        b=mb,
+        delta=diff.diff,
+        ci_low=low,
+        ci_high=high,
+        p_value=p,
+        method=diff.method,
         relative=min(1.0, abs(diff.diff) / size) if size else 0.0,
         outside=rule.outside and diff.diff > 0,
         t=abs(diff.diff) / diff.se if diff.se else math.inf,
         says=rule.up if diff.diff > 0 else rule.down,
-    )  # fmt: skip
+    )
 
 
 def _difference(
@@ -277,8 +309,9 @@ def _difference(
     if paired and len(common) >= differences.MIN_OWN_ROUNDS:
         d = differences.paired(np.array([b[r] - a[r] for r in common], dtype=float))
     elif len(a) >= 2 and len(b) >= 2:
-        d = differences.welch(np.array(list(a.values()), dtype=float),
-                              np.array(list(b.values()), dtype=float))  # fmt: skip
+        d = differences.welch(
+            np.array(list(a.values()), dtype=float), np.array(list(b.values()), dtype=float)
+        )
     else:
         return None
     if d.se == 0:  # every run alike on each side: a difference without noise, or none
@@ -291,8 +324,15 @@ def _difference(
 # -- from the store ----------------------------------------------------------------------------
 
 # what the evidence does not read of a stored run (most of its bytes)
-SKIP = ("latency", "progress", "script_latency", "pg.top_relations", "pg.usage_counts",
-        "pg.buffercache", "pg.io")  # fmt: skip
+SKIP = (
+    "latency",
+    "progress",
+    "script_latency",
+    "pg.top_relations",
+    "pg.usage_counts",
+    "pg.buffercache",
+    "pg.io",
+)
 
 
 def of_runs(
@@ -300,9 +340,10 @@ def of_runs(
 ) -> list[Item]:
     """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
     numbers, the rounds of one interleaved campaign; else each run on its own)."""
-    loaded = [[full for r in runs if r.ok
-               and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None]
-              for runs in (runs_a, runs_b)]  # fmt: skip
+    loaded = [
+        [full for r in runs if r.ok and (full := store.get_run(r.id, skip_kinds=SKIP)) is not None]
+        for runs in (runs_a, runs_b)
+    ]
     return of_stored(loaded[0], loaded[1], paired)
 
 
@@ -398,8 +439,10 @@ def of_change(store: Store, p: executions.PointHistory, k: int) -> list[Item]:
     before), unpaired (Welch)."""
     bounds = [0, *(c.index for c in p.changes), len(p.steps)]
     levels = ((bounds[k], bounds[k + 1]), (bounds[k + 1], bounds[k + 2]))
-    before, after = ([r for s in p.steps[lo:hi] for r in s.execution.runs
-                      if r.label == p.point] for lo, hi in levels)  # fmt: skip
+    before, after = (
+        [r for s in p.steps[lo:hi] for r in s.execution.runs if r.label == p.point]
+        for lo, hi in levels
+    )
     return of_runs(store, before, after, paired=False)
 
 

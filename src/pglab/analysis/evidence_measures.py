@@ -85,8 +85,9 @@ _OS_COLUMNS = (
 )
 
 
-def _os(tables: Mapping[str, Table], seconds: dict[str, list[float]], sums: dict[str, float]
-        ) -> None:  # fmt: skip
+def _os(
+    tables: Mapping[str, Table], seconds: dict[str, list[float]], sums: dict[str, float]
+) -> None:
     for kind, prefix, columns in _OS_COLUMNS:
         t = tables.get(kind)
         if t is None:

@@ -43,44 +43,71 @@ NODE = "node:"
 
 # figures measured on every run (the families above have rules of their own, below)
 RULES: dict[str, Rule] = {
-    "others_cpu_pct": Rule("busy machine: other processes' CPU", "% of a core", 5.0,
-                           "another process took CPU from the run",
-                           "another process stopped taking CPU", outside=True),
+    "others_cpu_pct": Rule(
+        "busy machine: other processes' CPU",
+        "% of a core",
+        5.0,
+        "another process took CPU from the run",
+        "another process stopped taking CPU",
+        outside=True,
+    ),
     "cpu_user_pct": Rule("CPU user", "points", 2.0),
     "cpu_system_pct": Rule("CPU system", "points", 2.0),
     "cpu_iowait_pct": Rule("CPU iowait", "points", 1.0, "CPUs idle waiting for I/O"),
-    "cpu_steal_pct": Rule("CPU steal", "points", 1.0, "the hypervisor took CPU from the VM",
-                          outside=True),
+    "cpu_steal_pct": Rule(
+        "CPU steal", "points", 1.0, "the hypervisor took CPU from the VM", outside=True
+    ),
     "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0),
-    "postgres_cpu_us_xact": Rule("server CPU per transaction", "µs", 1.0,
-                                 "each transaction costs the server more CPU",
-                                 "each transaction costs the server less CPU"),
-    "pgbench_cpu_pct": Rule("client CPU", "% of a core", 5.0,
-                            "the load generator worked harder (client-bound?)"),
+    "postgres_cpu_us_xact": Rule(
+        "server CPU per transaction",
+        "µs",
+        1.0,
+        "each transaction costs the server more CPU",
+        "each transaction costs the server less CPU",
+    ),
+    "pgbench_cpu_pct": Rule(
+        "client CPU", "% of a core", 5.0, "the load generator worked harder (client-bound?)"
+    ),
     "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5),
     "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5),
     "disk_await_ms": Rule("disk await", "ms", 0.2, "each I/O waited longer"),
-    "wal_kb_xact": Rule("WAL per transaction", "kB", 0.05, "more WAL written per transaction",
-                        "less WAL written per transaction (compressed, or fewer full pages?)"),
-    "wal_fpi_xact": Rule("full-page images per transaction", "", 0.01,
-                         "more pages written whole to the WAL after a checkpoint"),
-    "temp_kb_xact": Rule("temporary files per transaction", "kB", 1.0,
-                         "sorts or hashes spilled to disk (work_mem too small for them)",
-                         "fewer sorts or hashes spill to disk (they fit in work_mem)"),
+    "wal_kb_xact": Rule(
+        "WAL per transaction",
+        "kB",
+        0.05,
+        "more WAL written per transaction",
+        "less WAL written per transaction (compressed, or fewer full pages?)",
+    ),
+    "wal_fpi_xact": Rule(
+        "full-page images per transaction",
+        "",
+        0.01,
+        "more pages written whole to the WAL after a checkpoint",
+    ),
+    "temp_kb_xact": Rule(
+        "temporary files per transaction",
+        "kB",
+        1.0,
+        "sorts or hashes spilled to disk (work_mem too small for them)",
+        "fewer sorts or hashes spill to disk (they fit in work_mem)",
+    ),
     "checkpoints": Rule("checkpoints", "", 0.5),
     "checkpoints_requested": Rule("requested checkpoints", "", 0.5, "max_wal_size reached"),
     "checkpoint_write_s": Rule("checkpoint write time", "s", 0.5),
     "checkpoint_sync_s": Rule("checkpoint sync time", "s", 0.1),
-    "blks_read_xact": Rule("buffers read per transaction", "", 0.05,
-                           "more pages came from outside shared buffers"),
+    "blks_read_xact": Rule(
+        "buffers read per transaction", "", 0.05, "more pages came from outside shared buffers"
+    ),
     "blks_hit_xact": Rule("buffer hits per transaction", "", 0.5),
-}  # fmt: skip
+}
 WAIT_RULE = Rule("{event} waits", "sessions", 0.02)
 # "TYPE:EVENT" (any case: 17 renamed WALSync WalSync): (what a rise says, what a fall says)
 WAIT_WORDS: dict[str, tuple[str, str]] = {
     "IO:WALSync": ("commits wait for the WAL flush", "commits wait less for the WAL flush"),
-    "LWLock:WALWrite": ("backends wait for another's WAL write or flush",
-                        "backends wait less for another's WAL write or flush"),
+    "LWLock:WALWrite": (
+        "backends wait for another's WAL write or flush",
+        "backends wait less for another's WAL write or flush",
+    ),
     "LWLock:WALInsert": ("backends contend to insert WAL", ""),
     "IO:WALWrite": ("backends write WAL themselves", ""),
     "IO:DataFileRead": ("pages are read from outside shared buffers", ""),
@@ -91,42 +118,83 @@ WAIT_WORDS: dict[str, tuple[str, str]] = {
     "Lock:tuple": ("transactions wait for others' row locks", ""),
     "LWLock:ProcArray": ("snapshots and commits contend for the ProcArray", ""),
     "LWLock:BufferMapping": ("backends contend for the buffer mapping", ""),
-}  # fmt: skip
+}
 _WAIT_WORDS = {k.lower(): v for k, v in WAIT_WORDS.items()}
 
 # a function's inclusive share (it or what it called) of its process kind's samples, in
 # points; only kinds and functions above the sample floors of ``analysis.profiles``
 FUNCTION_RULE = Rule("CPU in {function} ({kind})", "points", 1.0)
-_PLANNING = ("the planner runs more: a plan made per execution (custom plans?)",
-             "the planner runs less: plans reused (a generic plan?)")  # fmt: skip
+_PLANNING = (
+    "the planner runs more: a plan made per execution (custom plans?)",
+    "the planner runs less: plans reused (a generic plan?)",
+)
 FUNCTION_WORDS: dict[str, tuple[str, str]] = {
     "pglz_compress": ("WAL records compressed (wal_compression = pglz)", ""),
     "LZ4_compress_fast": ("WAL records compressed (wal_compression = lz4)", ""),
     "ZSTD_compress": ("WAL records compressed (wal_compression = zstd)", ""),
-    **dict.fromkeys(("pg_plan_queries", "pg_plan_query", "planner", "standard_planner",
-                     "subquery_planner", "grouping_planner", "query_planner", "BuildCachedPlan",
-                     "create_plan", "make_one_rel"), _PLANNING),
+    **dict.fromkeys(
+        (
+            "pg_plan_queries",
+            "pg_plan_query",
+            "planner",
+            "standard_planner",
+            "subquery_planner",
+            "grouping_planner",
+            "query_planner",
+            "BuildCachedPlan",
+            "create_plan",
+            "make_one_rel",
+        ),
+        _PLANNING,
+    ),
     "HeapTupleSatisfiesVisibility": ("more row versions checked for visibility", ""),
     "XLogInsertRecord": ("more time inserting WAL records", ""),
     "tuplesort_performsort": ("more time sorting", ""),
-}  # fmt: skip
+}
 
 # where a query's plan outgrew work_mem (``tpch.plans.spills``' kinds): its rule, and the
 # factor from the plan's amount to the unit (kB to MB)
 SPILL_RULES: dict[str, tuple[Rule, float]] = {
-    "sort": (Rule("{query}: sort on disk", "MB", 0.1, "a sort outgrew work_mem",
-                  "a sort fits in work_mem"), 1 / 1024),
-    "hash": (Rule("{query}: hash join batches", "", 0.5, "a hash join outgrew work_mem",
-                  "a hash join fits in work_mem"), 1.0),
-    "hashagg": (Rule("{query}: hash aggregate on disk", "MB", 0.1,
-                     "a hash aggregate outgrew work_mem", "a hash aggregate fits in work_mem"),
-                1 / 1024),
-    "bitmap": (Rule("{query}: lossy bitmap blocks", "", 1.0,
-                    "a bitmap outgrew work_mem (its blocks' rows rechecked)",
-                    "a bitmap fits in work_mem"), 1.0),
-}  # fmt: skip
-NODE_RULE = Rule("{query}: {node} nodes in its plan", "", 0.5, "the plan changed shape",
-                 "the plan changed shape")  # fmt: skip
+    "sort": (
+        Rule(
+            "{query}: sort on disk", "MB", 0.1, "a sort outgrew work_mem", "a sort fits in work_mem"
+        ),
+        1 / 1024,
+    ),
+    "hash": (
+        Rule(
+            "{query}: hash join batches",
+            "",
+            0.5,
+            "a hash join outgrew work_mem",
+            "a hash join fits in work_mem",
+        ),
+        1.0,
+    ),
+    "hashagg": (
+        Rule(
+            "{query}: hash aggregate on disk",
+            "MB",
+            0.1,
+            "a hash aggregate outgrew work_mem",
+            "a hash aggregate fits in work_mem",
+        ),
+        1 / 1024,
+    ),
+    "bitmap": (
+        Rule(
+            "{query}: lossy bitmap blocks",
+            "",
+            1.0,
+            "a bitmap outgrew work_mem (its blocks' rows rechecked)",
+            "a bitmap fits in work_mem",
+        ),
+        1.0,
+    ),
+}
+NODE_RULE = Rule(
+    "{query}: {node} nodes in its plan", "", 0.5, "the plan changed shape", "the plan changed shape"
+)
 
 
 def scope_of(key: str) -> str | None:
@@ -166,8 +234,13 @@ def rule_of(key: str) -> Rule:
         query, _, what = key[len(PLAN) :].partition(":")
         if what.startswith(NODE):
             node = what[len(NODE) :].lower()
-            return Rule(NODE_RULE.name.format(query=query, node=node), NODE_RULE.unit,
-                        NODE_RULE.floor, NODE_RULE.up, NODE_RULE.down)  # fmt: skip
+            return Rule(
+                NODE_RULE.name.format(query=query, node=node),
+                NODE_RULE.unit,
+                NODE_RULE.floor,
+                NODE_RULE.up,
+                NODE_RULE.down,
+            )
         rule = SPILL_RULES[what][0]
         return Rule(rule.name.format(query=query), rule.unit, rule.floor, rule.up, rule.down)
     return RULES[key]

@@ -86,8 +86,11 @@ def default_figure(executions: Sequence[Execution]) -> str:
 
 def executions_of(store: Store, name: str) -> list[Execution]:
     """``name``'s executions with runs, oldest first."""
-    family = [c["name"] for c in store.list_campaigns()
-              if c["name"] == name or c["name"].startswith(name + SEP)]  # fmt: skip
+    family = [
+        c["name"]
+        for c in store.list_campaigns()
+        if c["name"] == name or c["name"].startswith(name + SEP)
+    ]
     out = []
     for campaign in family:
         runs = tuple(store.list_runs(campaign))
@@ -127,8 +130,13 @@ def point_histories(
     for label in labels:
         steps = []
         for e in executions:
-            values = [v for r in e.runs if r.label == label
-                      for v in [value_of(r, figure)] if v is not None]  # fmt: skip
+            values = [
+                v
+                for r in e.runs
+                if r.label == label
+                for v in [value_of(r, figure)]
+                if v is not None
+            ]
             if values:
                 steps.append(Step(e, tuple(values), summarize_point(values)))
         changes = history.change_points([s.values for s in steps], seed=seed) if steps else []
@@ -138,8 +146,13 @@ def point_histories(
 
 def figures_of(executions: Sequence[Execution]) -> list[str]:
     """The figures a history can follow: tps and every numeric run metric."""
-    names = {k for e in executions for r in e.runs for k, v in r.metrics.items()
-             if isinstance(v, int | float) and not k.startswith("phase.")}  # fmt: skip
+    names = {
+        k
+        for e in executions
+        for r in e.runs
+        for k, v in r.metrics.items()
+        if isinstance(v, int | float) and not k.startswith("phase.")
+    }
     return ["tps", *sorted(names - {"tps"})]
 
 
@@ -152,12 +165,13 @@ def checked_histories(
     figures = figures_of(executions)
     if figure not in figures:
         close = difflib.get_close_matches(figure, figures, n=1)
-        raise LabError(f"figure {figure!r}: not one of {name}'s"
-                       + (f' — did you mean "{close[0]}"?' if close else ""),
-                       hint="figures: " + ", ".join(figures))  # fmt: skip
+        raise LabError(
+            f"figure {figure!r}: not one of {name}'s"
+            + (f' — did you mean "{close[0]}"?' if close else ""),
+            hint="figures: " + ", ".join(figures),
+        )
     points = point_histories(executions, figure, point)
     if not points:
         labels = sorted({r.label for e in executions for r in e.runs})
-        raise LabError(f"no point of {name} matches {point!r}",
-                       hint="points: " + "; ".join(labels))  # fmt: skip
+        raise LabError(f"no point of {name} matches {point!r}", hint="points: " + "; ".join(labels))
     return figures, points

@@ -48,25 +48,33 @@ def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]
             if row.client_bound and host not in bound and pct is not None and cpus is not None:
                 bound[host] = (pct, cpus, row.cpu_throttled_pct)
     out = [
-        ("clock", f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the "
-                  "shortest round trip): its per-second figures may sit a second off the server's")
+        (
+            "clock",
+            f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the "
+            "shortest round trip): its per-second figures may sit a second off the server's",
+        )
         for host, ms in sorted(loose.items())
-    ]  # fmt: skip
+    ]
     out += [
-        ("clock", f"the clock of generator {host} moved by up to {ms:.0f} ms against pglab's "
-                  "during a phase (measured before and after it): its later seconds may sit off "
-                  "the server's")
+        (
+            "clock",
+            f"the clock of generator {host} moved by up to {ms:.0f} ms against pglab's "
+            "during a phase (measured before and after it): its later seconds may sit off "
+            "the server's",
+        )
         for host, ms in sorted(drift.items())
-    ]  # fmt: skip
+    ]
     out += [
-        ("client-bound", f"pgbench on generator {host} used {pct:.0f}% of a core, most of the "
-                         f"{cpus:g} CPU(s) it could use there"
-                         + (f" (its CPU quota held it back in {held:.0f}% of periods)"
-                            if held else "")
-                         + ": the load generator, not the server, may be the limit; give it "
-                         "more CPUs or another host")
+        (
+            "client-bound",
+            f"pgbench on generator {host} used {pct:.0f}% of a core, most of the "
+            f"{cpus:g} CPU(s) it could use there"
+            + (f" (its CPU quota held it back in {held:.0f}% of periods)" if held else "")
+            + ": the load generator, not the server, may be the limit; give it "
+            "more CPUs or another host",
+        )
         for host, (pct, cpus, held) in sorted(bound.items())
-    ]  # fmt: skip
+    ]
     return out
 
 
@@ -75,9 +83,15 @@ def hosts(tab: Table) -> list[Host]:
     out = []
     for row in tab.rows:
         got = dict(zip(tab.columns, row, strict=True))
-        out.append(Host(
-            got["host"], got.get("clock_uncertainty_ms"), got.get("clock_drift_ms"),
-            bool(got.get("client_bound")), got.get("pgbench_cpu_pct"), got.get("cpus_available"),
-            got.get("cpu_throttled_pct"),
-        ))  # fmt: skip
+        out.append(
+            Host(
+                got["host"],
+                got.get("clock_uncertainty_ms"),
+                got.get("clock_drift_ms"),
+                bool(got.get("client_bound")),
+                got.get("pgbench_cpu_pct"),
+                got.get("cpus_available"),
+                got.get("cpu_throttled_pct"),
+            )
+        )
     return out

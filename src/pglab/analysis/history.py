@@ -96,8 +96,9 @@ def _measured(means: list[float], found: list[tuple[int, float]]) -> list[Change
 
 
 # executions are campaigns of their own: their runs do not pair
-_EXECUTIONS = engine.Pairing(engine.APART, "executions are campaigns of their own, each one "
-                             "observation: compared apart")  # fmt: skip
+_EXECUTIONS = engine.Pairing(
+    engine.APART, "executions are campaigns of their own, each one observation: compared apart"
+)
 
 
 def _answer(before: list[float], after: list[float]) -> verdicts.Comparison:
@@ -112,9 +113,14 @@ def _excludes_zero(c: verdicts.Comparison) -> bool:
 
 
 def _split(
-    logs: list[np.ndarray], lo: int, hi: int, alpha: float, permutations: int,
-    rng: np.random.Generator, found: list[tuple[int, float]],
-) -> None:  # fmt: skip
+    logs: list[np.ndarray],
+    lo: int,
+    hi: int,
+    alpha: float,
+    permutations: int,
+    rng: np.random.Generator,
+    found: list[tuple[int, float]],
+) -> None:
     n = hi - lo
     if n < 2 * MIN_SEGMENT:
         return
@@ -196,11 +202,40 @@ MIN_EXECUTIONS = 9  # the fewest in which a clean step passes the permutation te
 MAX_EXECUTIONS = 60  # beyond which "N executions needed" is no useful answer
 # CRITICAL[n]: the 95th percentile of the largest _pair_stats over the valid cuts of n random
 # normal values (``critical(n)`` with 4000 series; past 40 it stays about 4.0)
-CRITICAL = {9: 4.37, 10: 4.22, 11: 4.29, 12: 4.39, 13: 4.3, 14: 4.2,
-            15: 4.17, 16: 4.17, 17: 4.16, 18: 4.16, 19: 4.11, 20: 4.02, 21: 4.15, 22: 4.08,
-            23: 4.06, 24: 4.08, 25: 4.08, 26: 4.01, 27: 4.07, 28: 4.08, 29: 4.08, 30: 4.07,
-            31: 4.03, 32: 4.05, 33: 4.08, 34: 4.05, 35: 3.98, 36: 4.03, 37: 4.06, 38: 4.03,
-            39: 3.99, 40: 4.0}  # fmt: skip
+CRITICAL = {
+    9: 4.37,
+    10: 4.22,
+    11: 4.29,
+    12: 4.39,
+    13: 4.3,
+    14: 4.2,
+    15: 4.17,
+    16: 4.17,
+    17: 4.16,
+    18: 4.16,
+    19: 4.11,
+    20: 4.02,
+    21: 4.15,
+    22: 4.08,
+    23: 4.06,
+    24: 4.08,
+    25: 4.08,
+    26: 4.01,
+    27: 4.07,
+    28: 4.08,
+    29: 4.08,
+    30: 4.07,
+    31: 4.03,
+    32: 4.05,
+    33: 4.08,
+    34: 4.05,
+    35: 3.98,
+    36: 4.03,
+    37: 4.06,
+    38: 4.03,
+    39: 3.99,
+    40: 4.0,
+}
 
 
 def critical(n: int, alpha: float = ALPHA, series: int = 4000, seed: int = 0) -> float:
@@ -258,11 +293,16 @@ class Reach:
         """What a series without a change point says."""
         if self.enough:
             return "no change point: one level throughout"
-        needed = (f"{self.needed} needed" if self.needed is not None
-                  else f"more than {MAX_EXECUTIONS} needed: reduce the noise first")  # fmt: skip
-        return (f"no change point found, but too few executions to find a change of "
-                f"{self.effect_pct:g}% at this noise ({needed}; {self.executions} here, noise "
-                f"{self.noise_pct:.1f}% {self.noise_source})")  # fmt: skip
+        needed = (
+            f"{self.needed} needed"
+            if self.needed is not None
+            else f"more than {MAX_EXECUTIONS} needed: reduce the noise first"
+        )
+        return (
+            f"no change point found, but too few executions to find a change of "
+            f"{self.effect_pct:g}% at this noise ({needed}; {self.executions} here, noise "
+            f"{self.noise_pct:.1f}% {self.noise_source})"
+        )
 
 
 def reach(executions: Sequence[Sequence[float]], effect_pct: float) -> Reach:

@@ -27,13 +27,17 @@ def lines(tables: Mapping[str, TableJson]) -> list[str]:
     out = []
     counters = tables.get(kit_load.COUNTERS_TABLE)
     if counters and counters["rows"]:
-        said = [f"{int(r[2]) - int(r[1]):,} {COUNTED.get(str(r[0]), str(r[0]))}"
-                for r in counters["rows"]]  # fmt: skip
+        said = [
+            f"{int(r[2]) - int(r[1]):,} {COUNTED.get(str(r[0]), str(r[0]))}"
+            for r in counters["rows"]
+        ]
         out.append("counted during the run: " + ", ".join(said))
     check = tables.get(kit_load.CONSISTENCY_TABLE)
     if check and check["rows"]:
         broken = kit_load.broken(check)
         held = len(check["rows"]) - len(broken)
-        out.append(f"consistency: {held} of {len(check['rows'])} conditions hold"
-                   + (f"; broken: {'; '.join(broken)}" if broken else ""))  # fmt: skip
+        out.append(
+            f"consistency: {held} of {len(check['rows'])} conditions hold"
+            + (f"; broken: {'; '.join(broken)}" if broken else "")
+        )
     return out

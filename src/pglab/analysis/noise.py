@@ -72,9 +72,12 @@ def likeness(point: PointJson) -> Likeness:
     seconds = None
     if measured and all(ph.get("duration") is not None for ph in measured):
         seconds = float(sum((ph.get("duration") or 0) * ph.get("times", 1) for ph in measured))
-    return Likeness(" + ".join(dict.fromkeys(kinds)) or "none",
-                    " + ".join(dict.fromkeys(figures)) or "tps", seconds,
-                    _source(point))  # fmt: skip
+    return Likeness(
+        " + ".join(dict.fromkeys(kinds)) or "none",
+        " + ".join(dict.fromkeys(figures)) or "tps",
+        seconds,
+        _source(point),
+    )
 
 
 def _source(point: PointJson) -> str:
@@ -94,9 +97,11 @@ def _source(point: PointJson) -> str:
 
 
 def noise_before(
-    runs: Sequence[RunRow], specs: Mapping[tuple[str, str], RunSpecJson], campaign: str,
+    runs: Sequence[RunRow],
+    specs: Mapping[tuple[str, str], RunSpecJson],
+    campaign: str,
     points: Iterable[RunSpecJson],
-) -> tuple[float, str]:  # fmt: skip
+) -> tuple[float, str]:
     """The run-to-run noise to expect (SD of log TPS over a point's repeats, in %, ≈ CV) for
     the plan's ``points`` and where it comes from, in words: stored points (``specs``: by
     (campaign, point_key)) like one of them, this campaign's first, then the same points in
@@ -109,8 +114,11 @@ def noise_before(
         if r.ok and r.tps:
             by_point.setdefault((r.campaign, r.point_key), []).append(float(r.tps))
     noise = {k: float(np.std(np.log(v), ddof=1) * 100) for k, v in by_point.items() if len(v) >= 3}
-    comparable = {k for k in noise if k[1] in keys
-                  or (k in specs and any(likeness(specs[k]).like(w) for w in wanted))}  # fmt: skip
+    comparable = {
+        k
+        for k in noise
+        if k[1] in keys or (k in specs and any(likeness(specs[k]).like(w) for w in wanted))
+    }
     what = "; ".join(w.text() for w in wanted)
     for where, keep in (
         ("this campaign's", lambda k: k[0] == campaign),

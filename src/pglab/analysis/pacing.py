@@ -32,13 +32,20 @@ def warnings(metrics: Mapping[str, float]) -> list[tuple[str, str]]:
     broken = over_limit(metrics)
     if not broken:
         return []
-    said = ", ".join(f"{TRANSACTION_TYPES.get(k, k)} {ms:,.0f} ms (at most {limit:,.0f})"
-                     for k, ms, limit in broken)  # fmt: skip
-    return [(KIND, (
-        f"90th percentile response time over TPC-C clause 5.2.5.3's limit: {said}: the "
-        "server did not keep up with its terminals, so this NOPM would not be reported; "
-        "fewer warehouses, or find what is slow (`pglab show RUN_ID`)"
-    ))]  # fmt: skip
+    said = ", ".join(
+        f"{TRANSACTION_TYPES.get(k, k)} {ms:,.0f} ms (at most {limit:,.0f})"
+        for k, ms, limit in broken
+    )
+    return [
+        (
+            KIND,
+            (
+                f"90th percentile response time over TPC-C clause 5.2.5.3's limit: {said}: the "
+                "server did not keep up with its terminals, so this NOPM would not be reported; "
+                "fewer warehouses, or find what is slow (`pglab show RUN_ID`)"
+            ),
+        )
+    ]
 
 
 def p90_columns(metrics: Sequence[Mapping[str, float]]) -> list[str]:
@@ -70,11 +77,19 @@ def paced_points(runs: Sequence[RunRow]) -> list[PacedPoint]:
             by_point.setdefault(r.label, []).append(r)
     out = []
     for point, items in by_point.items():
-        p90 = {k: _median([r.metrics.get(f"rt90_{k}_ms") for r in items])
-               for k in p90_columns([r.metrics for r in items])}  # fmt: skip
-        out.append(PacedPoint(point, len(items), _median([r.metrics.get("nopm") for r in items]),
-                              _median([r.metrics.get("nopm_bound") for r in items]),
-                              {k: v for k, v in p90.items() if v is not None}))  # fmt: skip
+        p90 = {
+            k: _median([r.metrics.get(f"rt90_{k}_ms") for r in items])
+            for k in p90_columns([r.metrics for r in items])
+        }
+        out.append(
+            PacedPoint(
+                point,
+                len(items),
+                _median([r.metrics.get("nopm") for r in items]),
+                _median([r.metrics.get("nopm_bound") for r in items]),
+                {k: v for k, v in p90.items() if v is not None},
+            )
+        )
     return out
 
 

@@ -94,8 +94,9 @@ def _axis_values(matrix: Mapping[str, Any]) -> dict[str, list[Any]]:
         if key in ("settings", "os") and isinstance(values, dict):
             table = {k: v for k, v in values.items() if k != "sysctl"}
             table.update({f"sysctl.{k}": v for k, v in (values.get("sysctl") or {}).items()})
-            out.update({f"{key}.{name}": vals for name, vals in table.items()
-                        if isinstance(vals, list)})  # fmt: skip
+            out.update(
+                {f"{key}.{name}": vals for name, vals in table.items() if isinstance(vals, list)}
+            )
         elif isinstance(values, list):
             out[key] = values
     return out
@@ -106,8 +107,9 @@ def _first_values(matrix: Mapping[str, Any]) -> dict[str, AxisValue]:
     labels write it (a setting's true as "on")."""
     return {
         axis: vals[0] if not axis.startswith("settings.") else questions.setting_text(vals[0])
-        for axis, vals in _axis_values(matrix).items() if len(vals) > 1
-    }  # fmt: skip
+        for axis, vals in _axis_values(matrix).items()
+        if len(vals) > 1
+    }
 
 
 def axis_baseline_of(
@@ -150,8 +152,14 @@ def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[
     """``point_rows`` with the stored campaign's reference points, analysis and repeats."""
     rows, tps_of, rounds_of = _summaries(runs)
     judge = _judge_of(campaign, runs)
-    return _compare_to_baseline(rows, tps_of, rounds_of, reference_variant(campaign, runs),
-                                judge, axis_baseline_of(campaign, runs))  # fmt: skip
+    return _compare_to_baseline(
+        rows,
+        tps_of,
+        rounds_of,
+        reference_variant(campaign, runs),
+        judge,
+        axis_baseline_of(campaign, runs),
+    )
 
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
@@ -163,8 +171,15 @@ _BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power
 
 # how an axis is named in a point's short label: settings by their own name, the workload's
 # pgbench letters
-AXIS_SHORT = {"clients": "c", "threads": "j", "scale": "s", "duration": "T", "rate": "R",
-              "transactions": "t", "wal_storage": "wal"}  # fmt: skip
+AXIS_SHORT = {
+    "clients": "c",
+    "threads": "j",
+    "scale": "s",
+    "duration": "T",
+    "rate": "R",
+    "transactions": "t",
+    "wal_storage": "wal",
+}
 
 
 def axis_name(axis: str) -> str:
@@ -217,10 +232,14 @@ PACED_METRIC = re.compile(r"^(?:rt90_[a-z_]+_ms|rt_over_limit|nopm_bound)$")
 
 def derived_names(runs: Sequence[RunRow]) -> list[str]:
     names = {
-        k for r in runs for k in r.metrics
-        if k not in _BASE_METRICS and not k.startswith("phase.") and not QUERY_METRIC.match(k)
+        k
+        for r in runs
+        for k in r.metrics
+        if k not in _BASE_METRICS
+        and not k.startswith("phase.")
+        and not QUERY_METRIC.match(k)
         and not PACED_METRIC.match(k)
-    }  # fmt: skip
+    }
     return sorted(names)
 
 
@@ -272,10 +291,11 @@ def point_rows(
     rows, tps_of, rounds_of = _summaries(runs)
     how = (
         engine.Pairing(engine.SEQUENTIAL, 'repeats = "auto"', sequential.precision)
-        if sequential is not None else
-        engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
-        if blocked else engine.Pairing(engine.APART, "the runs are not rounds")
-    )  # fmt: skip
+        if sequential is not None
+        else engine.Pairing(engine.ROUNDS, "runs of one interleaved campaign pair by round")
+        if blocked
+        else engine.Pairing(engine.APART, "the runs are not rounds")
+    )
     judge = _Judge(effect_pct, how, equivalence_pct, _spreads(runs))
     return _compare_to_baseline(rows, tps_of, rounds_of, baseline, judge, axis_base or {})
 
@@ -289,9 +309,12 @@ def families_rows(
     analysis pools the noise of one family's points, not of others'), judged with all."""
     summaries = [_summaries(runs) for runs in families]
     every = [r for runs in families for r in runs]
-    return _judged_together(summaries, reference_variant(campaign, every),
-                            _judge_of(campaign, every),
-                            axis_baseline_of(campaign, every))  # fmt: skip
+    return _judged_together(
+        summaries,
+        reference_variant(campaign, every),
+        _judge_of(campaign, every),
+        axis_baseline_of(campaign, every),
+    )
 
 
 _Summaries = tuple[list["PointRow"], dict[str, list[float]], dict[str, dict[int, float]]]
@@ -318,20 +341,30 @@ def _summaries(runs: Sequence[RunRow]) -> _Summaries:
         }
         summary = summarize_point(tps) if tps else None
         first = mine[0]
-        rows.append(PointRow(
-            point=label, variant=first.variant,
-            coords=" ".join(f"{k}={v}" for k, v in first.axes.items()), axes=first.axes,
-            runs=len(mine), failed=sum(1 for r in mine if not r.ok),
-            tps_median=summary.median if summary else None,
-            tps_min=min(tps) if tps else None, tps_max=max(tps) if tps else None,
-            cv_pct=summary.cv_pct if summary else None,
-            # a t interval from 2 values is ±6.4 standard deviations: min–max says more
-            ci=(summary.ci_low, summary.ci_high)
-            if summary and summary.n >= MIN_CI_REPEATS and summary.ci_low is not None
-            and summary.ci_high is not None else None,
-            unstable=bool(summary and summary.unstable), derived=medians,
-            figure=figure,
-        ))  # fmt: skip
+        rows.append(
+            PointRow(
+                point=label,
+                variant=first.variant,
+                coords=" ".join(f"{k}={v}" for k, v in first.axes.items()),
+                axes=first.axes,
+                runs=len(mine),
+                failed=sum(1 for r in mine if not r.ok),
+                tps_median=summary.median if summary else None,
+                tps_min=min(tps) if tps else None,
+                tps_max=max(tps) if tps else None,
+                cv_pct=summary.cv_pct if summary else None,
+                # a t interval from 2 values is ±6.4 standard deviations: min–max says more
+                ci=(summary.ci_low, summary.ci_high)
+                if summary
+                and summary.n >= MIN_CI_REPEATS
+                and summary.ci_low is not None
+                and summary.ci_high is not None
+                else None,
+                unstable=bool(summary and summary.unstable),
+                derived=medians,
+                figure=figure,
+            )
+        )
     return rows, tps_of, rounds_of
 
 
@@ -347,8 +380,9 @@ class _Judge:
 
 
 def _judge_of(campaign: CampaignRow | None, runs: Sequence[RunRow] = ()) -> _Judge:
-    return _Judge(effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign),
-                  _spreads(runs))  # fmt: skip
+    return _Judge(
+        effect_of(campaign), engine.pairing(campaign), equivalence_of(campaign), _spreads(runs)
+    )
 
 
 def _spreads(runs: Sequence[RunRow]) -> Callable[[str, str], float | None]:
@@ -361,9 +395,13 @@ def _spreads(runs: Sequence[RunRow]) -> Callable[[str, str], float | None]:
 
 
 def _compare_to_baseline(
-    rows: list[PointRow], tps_of: dict[str, list[float]], rounds_of: dict[str, dict[int, float]],
-    baseline: str | None, judge: _Judge, axis_base: dict[str, AxisValue] | None = None,
-) -> list[PointRow]:  # fmt: skip
+    rows: list[PointRow],
+    tps_of: dict[str, list[float]],
+    rounds_of: dict[str, dict[int, float]],
+    baseline: str | None,
+    judge: _Judge,
+    axis_base: dict[str, AxisValue] | None = None,
+) -> list[PointRow]:
     """Each point of another variant against the baseline variant's point at the same matrix
     coordinates (or, with ``axis_base``, each point against the one at the same coordinates
     but those axes' values): Δ% with a 95% CI and a verdict, Holm-corrected over the campaign."""
@@ -371,9 +409,11 @@ def _compare_to_baseline(
 
 
 def _judged_together(
-    summaries: Sequence[_Summaries], baseline: str | None, judge: _Judge,
+    summaries: Sequence[_Summaries],
+    baseline: str | None,
+    judge: _Judge,
     axis_base: dict[str, AxisValue],
-) -> list[list[PointRow]]:  # fmt: skip
+) -> list[list[PointRow]]:
     """Each family's rows with their comparisons, asked of ``engine`` as one question (one Holm
     family; the noise pooled within each family)."""
     if baseline is None and not axis_base:
@@ -397,8 +437,9 @@ def _judged_together(
             else:  # every ok run counts, whatever its repeat number
                 sides = (engine.apart(tps_of[b]), engine.apart(tps_of[o]))
             pairs.append(engine.Pair(*sides, g, i, spread_pct=judge.spread_of(b, o)))
-    found = engine.ask(engine.Question(pairs, judge.pairing, judge.effect_pct,
-                                       judge.equivalence_pct))  # fmt: skip
+    found = engine.ask(
+        engine.Question(pairs, judge.pairing, judge.effect_pct, judge.equivalence_pct)
+    )
     out: list[list[PointRow]] = []
     at = 0
     for rows, family in based:
@@ -438,9 +479,10 @@ def compared_labels(
 
 
 def design_check(
-    plan: Plan, stored_runs: Sequence[RunRow],
+    plan: Plan,
+    stored_runs: Sequence[RunRow],
     stored_specs: Mapping[tuple[str, str], RunSpecJson],
-) -> verdicts.Design | None:  # fmt: skip
+) -> verdicts.Design | None:
     """Whether the plan's repeats can resolve its comparisons (every point of a variant against
     the first variant's at the same matrix coordinates; in a campaign of one variant, every
     point against the one at its compared axes' first values: ``is_question``) on the
@@ -451,13 +493,21 @@ def design_check(
         return None
     baseline = camp.variants[0].name
     comparisons = (
-        sum(1 for pt in plan.points if pt.variant != baseline) if len(camp.variants) > 1
+        sum(1 for pt in plan.points if pt.variant != baseline)
+        if len(camp.variants) > 1
         else len(plan.points) - len(plan.points) // math.prod(asked)
-    )  # fmt: skip
-    noise, source = noise_before(stored_runs, stored_specs, camp.name,
-                                 [pt.to_dict() for pt in plan.points])  # fmt: skip
-    return verdicts.design(camp.repeats, comparisons, noise, source, camp.effect_pct,
-                           blocked=camp.order == "interleaved")  # fmt: skip
+    )
+    noise, source = noise_before(
+        stored_runs, stored_specs, camp.name, [pt.to_dict() for pt in plan.points]
+    )
+    return verdicts.design(
+        camp.repeats,
+        comparisons,
+        noise,
+        source,
+        camp.effect_pct,
+        blocked=camp.order == "interleaved",
+    )
 
 
 @dataclass(frozen=True)
@@ -479,16 +529,18 @@ class SequentialPlan:
 
 
 def sequential_plan(
-    plan: Plan, stored_runs: Sequence[RunRow],
+    plan: Plan,
+    stored_runs: Sequence[RunRow],
     stored_specs: Mapping[tuple[str, str], RunSpecJson],
-) -> SequentialPlan | None:  # fmt: skip
+) -> SequentialPlan | None:
     """The runs a campaign of ``repeats = "auto"`` takes (None: a fixed number of repeats)."""
     camp = plan.campaign
     spec = camp.sequential
     if spec is None:
         return None
-    noise, source = noise_before(stored_runs, stored_specs, camp.name,
-                                 [pt.to_dict() for pt in plan.points])  # fmt: skip
+    noise, source = noise_before(
+        stored_runs, stored_specs, camp.name, [pt.to_dict() for pt in plan.points]
+    )
     from pglab.planning.rounds import points_of  # its store's module is not needed here
 
     # the comparisons its rounds judge (the variants', or along a compared axis): as groups of
@@ -511,44 +563,22 @@ def run_overhead(store: Store, campaign: str, last: int = 50) -> tuple[float, st
     fingerprint), median of the ``last`` ok runs of ``campaign``, else of the store; None
     before any run is stored."""
     everything = [r for r in store.list_runs() if r.ok]
-    for runs, where in (([r for r in everything if r.campaign == campaign], "this campaign's"),
-                        (everything, "the store's")):  # fmt: skip
+    for runs, where in (
+        ([r for r in everything if r.campaign == campaign], "this campaign's"),
+        (everything, "the store's"),
+    ):
         runs = runs[-last:]
         if not runs:
             continue
         phases = store.runs_phases([r.id for r in runs])
-        spent = [r.finished_at - r.started_at - sum(p.elapsed_s or 0 for p in phases[r.id])
-                 for r in runs if phases[r.id]]  # fmt: skip
+        spent = [
+            r.finished_at - r.started_at - sum(p.elapsed_s or 0 for p in phases[r.id])
+            for r in runs
+            if phases[r.id]
+        ]
         if spent:
             return max(0.0, statistics.median(spent)), f"median of {len(spent)} of {where} runs"
     return None
 
 
 # -- export: a row per point -----------------------------------------------------------------
-
-POINT_COLUMNS = (
-    "campaign", "point", "variant", "coords", "runs", "failed", "tps_median", "tps_min",
-    "tps_max", "cv_pct", "ci_low", "ci_high", "baseline", "delta_pct", "delta_ci_low",
-    "delta_ci_high", "p_value", "p_holm", "verdict", "method", "equivalence_pct", "effect_pct",
-    "detectable_pct", "runs_needed", "noise_pct", "reason",
-)  # fmt: skip
-
-
-def points_table(campaign: str, rows: Sequence[PointRow]) -> list[list[Any]]:
-    """``pglab export --by point``: a row per point (``POINT_COLUMNS``) as ``pglab show`` has
-    it: its TPS over the repeats and its comparison with the baseline (empty for the baseline
-    and for a campaign of one variant)."""
-    out = []
-    for pt in rows:
-        c = pt.comparison
-        compared = (
-            [c.delta_pct, c.ci_low, c.ci_high, c.p_value, c.p_holm, c.verdict, c.method,
-             c.equivalence_pct, c.effect_pct, c.detectable_pct, c.runs_needed, c.noise_pct,
-             c.reason or None]
-            if c is not None else [None] * 13
-        )  # fmt: skip
-        out.append([
-            campaign, pt.point, pt.variant, pt.coords, pt.runs, pt.failed, pt.tps_median,
-            pt.tps_min, pt.tps_max, pt.cv_pct, *(pt.ci or (None, None)), pt.is_base, *compared,
-        ])  # fmt: skip
-    return out

@@ -144,8 +144,9 @@ def thin_kinds(runs: Sequence[StoredRun], phase: str | None = None) -> list[tupl
     return [(k, n) for k, n in kinds.most_common() if n < MIN_KIND_SAMPLES]
 
 
-def _bounded(low: float | None, high: float | None, lo: float, hi: float
-             ) -> tuple[float | None, float | None]:  # fmt: skip
+def _bounded(
+    low: float | None, high: float | None, lo: float, hi: float
+) -> tuple[float | None, float | None]:
     """An interval cut to what the quantity can be (a share 0–100, a change ±100 points)."""
     if low is None or high is None:
         return low, high
@@ -153,15 +154,31 @@ def _bounded(low: float | None, high: float | None, lo: float, hi: float
 
 
 def _function(
-    kind: str, name: str, tables: list[dict[str, tuple[float, float]]], samples: int,
-    incl_samples: int, kind_total: int,
-) -> Function:  # fmt: skip
+    kind: str,
+    name: str,
+    tables: list[dict[str, tuple[float, float]]],
+    samples: int,
+    incl_samples: int,
+    kind_total: int,
+) -> Function:
     own = summarize_point([t.get(name, (0.0, 0.0))[0] for t in tables])
     incl = summarize_point([t.get(name, (0.0, 0.0))[1] for t in tables])
     own_low, own_high = _bounded(own.ci_low, own.ci_high, 0.0, 100.0)
     incl_low, incl_high = _bounded(incl.ci_low, incl.ci_high, 0.0, 100.0)
-    return Function(kind, name, own.mean, own_low, own_high, incl.mean, incl_low, incl_high,
-                    samples, len(tables), kind_total, incl_samples)  # fmt: skip
+    return Function(
+        kind,
+        name,
+        own.mean,
+        own_low,
+        own_high,
+        incl.mean,
+        incl_low,
+        incl_high,
+        samples,
+        len(tables),
+        kind_total,
+        incl_samples,
+    )
 
 
 @dataclass(frozen=True)
@@ -214,8 +231,22 @@ def differential(
             low, high = _bounded(*_interval(xa, xb), -100.0, 100.0)
             ma, mb = statistics.fmean(xa), statistics.fmean(xb)
             few = max(own_a[f], own_b[f]) < MIN_FUNCTION_SAMPLES
-            rows.append(Change(kind, f, ma, mb, mb - ma, low, high, own_a[f], own_b[f],
-                               kinds_a[kind], kinds_b[kind], thin or few))  # fmt: skip
+            rows.append(
+                Change(
+                    kind,
+                    f,
+                    ma,
+                    mb,
+                    mb - ma,
+                    low,
+                    high,
+                    own_a[f],
+                    own_b[f],
+                    kinds_a[kind],
+                    kinds_b[kind],
+                    thin or few,
+                )
+            )
         out += sorted(rows, key=lambda c: (-c.delta, c.function))
     return out
 
@@ -250,8 +281,9 @@ def folded_lines(run: StoredRun) -> list[str]:
     for phase in profiled_phases([run]):
         frame = phase_frame(phase)
         for kind, stacks in sorted(run_stacks(run, phase).items()):
-            lines += [f"{kind};{frame};{s} {n}"
-                      for s, n in sorted(stacks.items(), key=lambda kv: -kv[1])]  # fmt: skip
+            lines += [
+                f"{kind};{frame};{s} {n}" for s, n in sorted(stacks.items(), key=lambda kv: -kv[1])
+            ]
     return lines
 
 
@@ -273,9 +305,19 @@ def notes(run: StoredRun) -> list[str]:
 
 
 FUNCTION_COLUMNS = [
-    "run_id", "campaign", "point", "repeat", "phase", "process", "function",
-    "self_samples", "incl_samples", "process_samples", "self_pct", "incl_pct",
-]  # fmt: skip
+    "run_id",
+    "campaign",
+    "point",
+    "repeat",
+    "phase",
+    "process",
+    "function",
+    "self_samples",
+    "incl_samples",
+    "process_samples",
+    "self_pct",
+    "incl_pct",
+]
 
 
 def functions_table(runs: Sequence[StoredRun]) -> TidyTable:
@@ -290,8 +332,21 @@ def functions_table(runs: Sequence[StoredRun]) -> TidyTable:
                 own, incl = _counts(stacks)
                 for f in sorted(incl, key=lambda f: (-own[f], -incl[f], f)):
                     shares_of = [100 * own[f] / total, 100 * incl[f] / total]
-                    rows.append([run.id, run.campaign, run.label, run.repeat, phase, kind, f,
-                                 own[f], incl[f], total, *shares_of])  # fmt: skip
+                    rows.append(
+                        [
+                            run.id,
+                            run.campaign,
+                            run.label,
+                            run.repeat,
+                            phase,
+                            kind,
+                            f,
+                            own[f],
+                            incl[f],
+                            total,
+                            *shares_of,
+                        ]
+                    )
     return TidyTable(FUNCTION_COLUMNS, rows)
 
 

@@ -50,9 +50,21 @@ class ScriptRow:
     statements: tuple[StatementReport, ...] = ()
 
 
-SCRIPT_FIGURES = ("weight", "target_pct", "transactions", "share_pct", "tps", "failed",
-                  "serialization_failures", "deadlock_failures", "retried", "retries", "skipped",
-                  "latency_avg_ms", "latency_stddev_ms")  # fmt: skip
+SCRIPT_FIGURES = (
+    "weight",
+    "target_pct",
+    "transactions",
+    "share_pct",
+    "tps",
+    "failed",
+    "serialization_failures",
+    "deadlock_failures",
+    "retried",
+    "retries",
+    "skipped",
+    "latency_avg_ms",
+    "latency_stddev_ms",
+)
 
 
 def report_of(phase: PhaseRow) -> PgbenchReport:
@@ -68,24 +80,52 @@ def phase_scripts(phase: PhaseRow, label: str | None = None) -> list[ScriptRow]:
     name, iteration, measured = phase.name, phase.iteration, phase.measured
     if rep.scripts:
         return [
-            ScriptRow(name, iteration, measured, number=s.number, script=s.name, weight=s.weight,
-                      target_pct=s.target_pct, transactions=s.transactions,
-                      share_pct=s.share_pct, tps=s.tps, failed=s.failed,
-                      serialization_failures=s.serialization_failures,
-                      deadlock_failures=s.deadlock_failures, retried=s.retried,
-                      retries=s.retries, skipped=s.skipped, latency_avg_ms=s.latency_avg_ms,
-                      latency_stddev_ms=s.latency_stddev_ms, statements=s.statements)
+            ScriptRow(
+                name,
+                iteration,
+                measured,
+                number=s.number,
+                script=s.name,
+                weight=s.weight,
+                target_pct=s.target_pct,
+                transactions=s.transactions,
+                share_pct=s.share_pct,
+                tps=s.tps,
+                failed=s.failed,
+                serialization_failures=s.serialization_failures,
+                deadlock_failures=s.deadlock_failures,
+                retried=s.retried,
+                retries=s.retries,
+                skipped=s.skipped,
+                latency_avg_ms=s.latency_avg_ms,
+                latency_stddev_ms=s.latency_stddev_ms,
+                statements=s.statements,
+            )
             for s in rep.scripts
-        ]  # fmt: skip
+        ]
     return [
-        ScriptRow(name, iteration, measured, number=1,
-                  script=label or rep.transaction_type or "?", weight=1, target_pct=100.0,
-                  transactions=rep.transactions, share_pct=100.0, tps=rep.tps,
-                  failed=rep.failed, serialization_failures=rep.serialization_failures,
-                  deadlock_failures=rep.deadlock_failures, retried=rep.retried,
-                  retries=rep.retries, skipped=rep.skipped, latency_avg_ms=rep.latency_avg_ms,
-                  latency_stddev_ms=rep.latency_stddev_ms, statements=rep.statements)
-    ]  # fmt: skip
+        ScriptRow(
+            name,
+            iteration,
+            measured,
+            number=1,
+            script=label or rep.transaction_type or "?",
+            weight=1,
+            target_pct=100.0,
+            transactions=rep.transactions,
+            share_pct=100.0,
+            tps=rep.tps,
+            failed=rep.failed,
+            serialization_failures=rep.serialization_failures,
+            deadlock_failures=rep.deadlock_failures,
+            retried=rep.retried,
+            retries=rep.retries,
+            skipped=rep.skipped,
+            latency_avg_ms=rep.latency_avg_ms,
+            latency_stddev_ms=rep.latency_stddev_ms,
+            statements=rep.statements,
+        )
+    ]
 
 
 def run_scripts(run: StoredRun, measured_only: bool = True) -> list[ScriptRow]:
@@ -207,8 +247,11 @@ def describe_failures(found: Failures) -> str:
     (55 retries, max_tries 5); 3 over the 2 ms latency limit"."""
     parts = []
     if found.failed:
-        kinds = [f"{n:,} {k}" for k, n in (("serialization", found.serialization),
-                                            ("deadlock", found.deadlock)) if n]  # fmt: skip
+        kinds = [
+            f"{n:,} {k}"
+            for k, n in (("serialization", found.serialization), ("deadlock", found.deadlock))
+            if n
+        ]
         pct = f"{found.failed_pct:.1f}%" if found.failed_pct is not None else ""
         inside = ": ".join(x for x in (pct, ", ".join(kinds)) if x)
         parts.append(f"{found.failed:,} failed" + (f" ({inside})" if inside else ""))
@@ -218,8 +261,10 @@ def describe_failures(found: Failures) -> str:
         inside = ", ".join(x for x in (retries, tries.lstrip(", ")) if x)
         parts.append(f"{found.retried:,} retried" + (f" ({inside})" if inside else ""))
     if found.latency_limit_ms is not None:
-        parts.append(f"{found.over_latency_limit or 0:,} over the "
-                     f"{found.latency_limit_ms:g} ms latency limit")  # fmt: skip
+        parts.append(
+            f"{found.over_latency_limit or 0:,} over the "
+            f"{found.latency_limit_ms:g} ms latency limit"
+        )
     return "; ".join(parts) or "no failures"
 
 
@@ -227,10 +272,27 @@ def describe_failures(found: Failures) -> str:
 
 _RUN = ("run_id", "campaign", "variant", "point", "point_key", "repeat", "status")
 _SCRIPT_PCTS = tuple(f"latency_p{q:g}_ms" for q in SCRIPT_PERCENTILES)
-SCRIPT_COLUMNS = (*_RUN, "phase", "iteration", "script_no", "script", *SCRIPT_FIGURES,
-                  *_SCRIPT_PCTS)  # fmt: skip
-STATEMENT_COLUMNS = (*_RUN, "phase", "iteration", "script_no", "script", "statement_no",
-                     "command", "latency_ms", "failures", "retries")  # fmt: skip
+SCRIPT_COLUMNS = (
+    *_RUN,
+    "phase",
+    "iteration",
+    "script_no",
+    "script",
+    *SCRIPT_FIGURES,
+    *_SCRIPT_PCTS,
+)
+STATEMENT_COLUMNS = (
+    *_RUN,
+    "phase",
+    "iteration",
+    "script_no",
+    "script",
+    "statement_no",
+    "command",
+    "latency_ms",
+    "failures",
+    "retries",
+)
 
 
 def _run_values(run: StoredRun) -> list[Any]:
@@ -258,10 +320,18 @@ def scripts_table(runs: Sequence[StoredRun]) -> TidyTable:
             pcts = script_percentiles(run, ph) if ph.measured else {}
             for s in phase_scripts(ph) if ph.measured else []:
                 mine = pcts.get(s.number, {})
-                rows.append([*_run_values(run), s.phase, s.iteration, s.number, s.script,
-                             *(getattr(s, f) for f in SCRIPT_FIGURES),
-                             *(mine.get(q) for q in SCRIPT_PERCENTILES),
-                             *(factors.get(n) for n in names)])  # fmt: skip
+                rows.append(
+                    [
+                        *_run_values(run),
+                        s.phase,
+                        s.iteration,
+                        s.number,
+                        s.script,
+                        *(getattr(s, f) for f in SCRIPT_FIGURES),
+                        *(mine.get(q) for q in SCRIPT_PERCENTILES),
+                        *(factors.get(n) for n in names),
+                    ]
+                )
     return TidyTable([*SCRIPT_COLUMNS, *names], rows)
 
 
@@ -273,7 +343,19 @@ def statements_table(runs: Sequence[StoredRun]) -> TidyTable:
     for run, factors in zip(runs, found, strict=True):
         for s in run_scripts(run):
             for st in s.statements:
-                rows.append([*_run_values(run), s.phase, s.iteration, s.number, s.script,
-                             st.number, st.command, st.latency_ms, st.failures, st.retries,
-                             *(factors.get(n) for n in names)])  # fmt: skip
+                rows.append(
+                    [
+                        *_run_values(run),
+                        s.phase,
+                        s.iteration,
+                        s.number,
+                        s.script,
+                        st.number,
+                        st.command,
+                        st.latency_ms,
+                        st.failures,
+                        st.retries,
+                        *(factors.get(n) for n in names),
+                    ]
+                )
     return TidyTable([*STATEMENT_COLUMNS, *names], rows)

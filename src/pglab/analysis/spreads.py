@@ -53,11 +53,15 @@ def guard(a: Sequence[RunRow], b: Sequence[RunRow]) -> str | None:
         return None
     spread = spread_between(a, b)
     if spread is None:
-        return ("two builds compared, and the spread of identical builds on this machine was "
-                f"never measured ({MEASURE}): a difference of a few % may be the builds', "
-                "not the source's")  # fmt: skip
-    return (f"two builds compared: identical builds run within ±{spread:.1f}% of each other "
-            "on this machine; a '+'/'-' must lie beyond it")  # fmt: skip
+        return (
+            "two builds compared, and the spread of identical builds on this machine was "
+            f"never measured ({MEASURE}): a difference of a few % may be the builds', "
+            "not the source's"
+        )
+    return (
+        f"two builds compared: identical builds run within ±{spread:.1f}% of each other "
+        "on this machine; a '+'/'-' must lie beyond it"
+    )
 
 
 def fingerprinted(store: Store, runs: Sequence[RunRow]) -> list[RunRow]:

@@ -53,9 +53,11 @@ def commit_vs_fsync(run: RunRow, storage: list[StorageRow]) -> VsFsync | None:
     settings = {k: v.get("setting") for k, v in (fp.get("settings") or {}).items()}
     if settings.get("synchronous_commit") == "off" or settings.get("fsync") == "off":
         return None
-    alone = {p["name"] for p in run.spec.get("phases", []) if _single_client_write(
-        p.get("clients"), {s.get("builtin") for s in p.get("scripts", [])}
-    )}  # fmt: skip
+    alone = {
+        p["name"]
+        for p in run.spec.get("phases", [])
+        if _single_client_write(p.get("clients"), {s.get("builtin") for s in p.get("scripts", [])})
+    }
     rates = [ph.tps for ph in run.phases if ph.measured and ph.tps and ph.name in alone]
     if not rates:
         return None
@@ -133,8 +135,10 @@ def storage_of_runs(runs: Sequence[StoredRun], storage: list[StorageRow]) -> lis
         if not run.ok:
             continue
         fp = run.fingerprint
-        for role, mount, path in (("data", fp.get("pgdata_mount"), fp.get("pgdata")),
-                                  ("WAL", fp.get("pg_wal_mount"), fp.get("pg_wal"))):  # fmt: skip
+        for role, mount, path in (
+            ("data", fp.get("pgdata_mount"), fp.get("pgdata")),
+            ("WAL", fp.get("pg_wal_mount"), fp.get("pg_wal")),
+        ):
             if not mount:
                 continue
             for tool in ("pg_test_fsync", "fio"):

@@ -236,9 +236,25 @@ def runs_table(
     return TidyTable(columns, rows)
 
 
-FACTORS = ("clients", "threads", "script", "scale", "rate", "protocol", "server_source",
-           "server_version", "pgbench_version", "server", "client", "data_storage", "data_fstype",
-           "data_mount_options", "wal_storage", "wal_fstype", "host")  # fmt: skip
+FACTORS = (
+    "clients",
+    "threads",
+    "script",
+    "scale",
+    "rate",
+    "protocol",
+    "server_source",
+    "server_version",
+    "pgbench_version",
+    "server",
+    "client",
+    "data_storage",
+    "data_fstype",
+    "data_mount_options",
+    "wal_storage",
+    "wal_fstype",
+    "host",
+)
 
 
 def factors(run: StoredRun) -> dict[str, Cell]:
@@ -370,8 +386,16 @@ def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Cell]
 
 
 _SUMMED = ("buffers_checkpointer", "buffers_bgwriter", "buffers_backends", "checkpoints")
-_MEANS = ("wal_mb_s", "read_hit_ratio", "cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct",
-          "pgbench_cpu_pct", "disk_read_mb_s", "disk_write_mb_s")  # fmt: skip
+_MEANS = (
+    "wal_mb_s",
+    "read_hit_ratio",
+    "cpu_user_pct",
+    "cpu_system_pct",
+    "cpu_iowait_pct",
+    "pgbench_cpu_pct",
+    "disk_read_mb_s",
+    "disk_write_mb_s",
+)
 
 
 def _telemetry(run: StoredRun, phases: list[PhaseRow]) -> dict[str, float | str]:

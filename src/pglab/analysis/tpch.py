@@ -115,10 +115,14 @@ def plan_changes(
 
 
 def compare_queries(
-    store: Store, a: Sequence[RunRow], b: Sequence[RunRow], effect_pct: float,
-    how: engine.Pairing | None = None, campaign_runs: Sequence[RunRow] = (),
+    store: Store,
+    a: Sequence[RunRow],
+    b: Sequence[RunRow],
+    effect_pct: float,
+    how: engine.Pairing | None = None,
+    campaign_runs: Sequence[RunRow] = (),
     campaign: CampaignRow | None = None,
-) -> list[QueryComparison]:  # fmt: skip
+) -> list[QueryComparison]:
     """Two points' queries side by side (``pglab compare``): each one's median seconds, B
     against A on the query's rate as ``engine`` answers it (when B against A is one of the
     campaign's comparisons, ``campaign_runs``: the campaign's answers, as ``pglab show`` has
@@ -147,11 +151,15 @@ def compare_queries(
             change = tpch_plans.change(plans_a[n], plans_b[n])
         if n not in comps:
             continue
-        out.append(QueryComparison(
-            query=n, a_s=1.0 / statistics.median(_rates_by_round(a, n).values()),
-            b_s=1.0 / statistics.median(_rates_by_round(b, n).values()), comparison=comps[n],
-            plan=change,
-        ))  # fmt: skip
+        out.append(
+            QueryComparison(
+                query=n,
+                a_s=1.0 / statistics.median(_rates_by_round(a, n).values()),
+                b_s=1.0 / statistics.median(_rates_by_round(b, n).values()),
+                comparison=comps[n],
+                plan=change,
+            )
+        )
     return out
 
 
@@ -162,9 +170,12 @@ def _rates_by_round(runs: Sequence[RunRow], number: int) -> dict[int, float]:
 
 
 def _campaign_answers(
-    runs: Sequence[RunRow], campaign: CampaignRow | None, label_a: str, label_b: str,
+    runs: Sequence[RunRow],
+    campaign: CampaignRow | None,
+    label_a: str,
+    label_b: str,
     how: engine.Pairing | None,
-) -> dict[int, verdicts.Comparison] | None:  # fmt: skip
+) -> dict[int, verdicts.Comparison] | None:
     """Each query's answer of B against A as the campaign's table has it (``query_points``),
     when B against A is one of the campaign's comparisons and its runs pair; else None."""
     if how is None or how.how == engine.APART or not runs:
@@ -179,8 +190,21 @@ def _campaign_answers(
     return out
 
 
-QUERY_COLUMNS = ("run_id", "campaign", "variant", "point", "repeat", "phase", "iteration",
-                 "stream", "query", "seconds", "rows", "timed_out", "seed")  # fmt: skip
+QUERY_COLUMNS = (
+    "run_id",
+    "campaign",
+    "variant",
+    "point",
+    "repeat",
+    "phase",
+    "iteration",
+    "stream",
+    "query",
+    "seconds",
+    "rows",
+    "timed_out",
+    "seed",
+)
 
 
 def _query_rows(run: StoredRun, idx: int) -> list[list[Any]]:
@@ -208,7 +232,17 @@ def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
             if not ph.measured:
                 continue
             for row in _query_rows(run, ph.idx):
-                rows.append([run.id, run.campaign, run.variant, run.label, run.repeat,
-                             ph.name, ph.iteration, *row,
-                             *(factors.get(n) for n in names)])  # fmt: skip
+                rows.append(
+                    [
+                        run.id,
+                        run.campaign,
+                        run.variant,
+                        run.label,
+                        run.repeat,
+                        ph.name,
+                        ph.iteration,
+                        *row,
+                        *(factors.get(n) for n in names),
+                    ]
+                )
     return TidyTable([*QUERY_COLUMNS, *names], rows)

@@ -121,16 +121,24 @@ def beyond_spread(c: Comparison, spread_pct: float | None) -> Comparison:
     said = f"within the spread of identical builds: ±{spread_pct:.1f}%"
     if c.verdict not in ("+", "-"):
         return replace(c, warnings=(*c.warnings, f"two builds compared; {said}"))
-    beyond = (c.ci_low is not None and c.ci_low > spread_pct) if c.verdict == "+" else (
-        c.ci_high is not None and c.ci_high < -spread_pct)  # fmt: skip
+    beyond = (
+        (c.ci_low is not None and c.ci_low > spread_pct)
+        if c.verdict == "+"
+        else (c.ci_high is not None and c.ci_high < -spread_pct)
+    )
     if beyond:
-        return replace(c, warnings=(*c.warnings, f"beyond the spread of identical builds "
-                                    f"(±{spread_pct:.1f}%)"))  # fmt: skip
+        return replace(
+            c, warnings=(*c.warnings, f"beyond the spread of identical builds (±{spread_pct:.1f}%)")
+        )
     ci = ""
     if c.ci_low is not None and c.ci_high is not None:
         ci = f" [{c.ci_low:+.1f}, {c.ci_high:+.1f}]"
-    return replace(c, verdict="?", reason=f"{said} (Δ {c.delta_pct:+.1f}%{ci}: "
-                   f"'{c.verdict}' without it; more runs narrow the interval)")  # fmt: skip
+    return replace(
+        c,
+        verdict="?",
+        reason=f"{said} (Δ {c.delta_pct:+.1f}%{ci}: "
+        f"'{c.verdict}' without it; more runs narrow the interval)",
+    )
 
 
 def _runs_needed_like(w: Difference, n0: float, comparisons: int, effect_pct: float) -> int | None:
@@ -169,25 +177,45 @@ def _measure(baseline: Sequence[float], other: Sequence[float], d: Difference | 
     low, high = d.interval(1 - ALPHA)
     rank = mann_whitney_p(b, a)
     return Comparison(
-        math.expm1(d.diff) * 100, math.expm1(low) * 100, math.expm1(high) * 100, d.p(), "?",
-        p_rank=rank, n_a=len(a), n_b=len(b), noise_pct=d.noise * 100, method=d.method,
-    )  # fmt: skip
+        math.expm1(d.diff) * 100,
+        math.expm1(low) * 100,
+        math.expm1(high) * 100,
+        d.p(),
+        "?",
+        p_rank=rank,
+        n_a=len(a),
+        n_b=len(b),
+        noise_pct=d.noise * 100,
+        method=d.method,
+    )
 
 
-def _judge(c: Comparison, d: Difference | None, p_holm: float | None, m: int, effect_pct: float,
-           margin: float) -> Comparison:  # fmt: skip
+def _judge(
+    c: Comparison,
+    d: Difference | None,
+    p_holm: float | None,
+    m: int,
+    effect_pct: float,
+    margin: float,
+) -> Comparison:
     c = replace(c, comparisons=m, effect_pct=effect_pct, p_holm=p_holm, equivalence_pct=margin)
     if d is None or c.noise_pct is None or p_holm is None:
         n = runs_needed(m, DEFAULT_CV_PCT, effect_pct)
         why = (
-            "no test with fewer than 2 runs a side" if min(c.n_a, c.n_b) < 2 else
-            "no test: too few rounds to measure this comparison's noise alone (two give one "
+            "no test with fewer than 2 runs a side"
+            if min(c.n_a, c.n_b) < 2
+            else "no test: too few rounds to measure this comparison's noise alone (two give one "
             "degree of freedom, an interval of any width) or no spread at all between them"
-        )  # fmt: skip
-        return replace(c, verdict="?", runs_needed=n, reason=(
-            f"{_sides_text(c.n_a, c.n_b)}: {why}; "
-            f"{_needs_text(n, effect_pct)} at {DEFAULT_CV_PCT:g}% noise"
-        ))  # fmt: skip
+        )
+        return replace(
+            c,
+            verdict="?",
+            runs_needed=n,
+            reason=(
+                f"{_sides_text(c.n_a, c.n_b)}: {why}; "
+                f"{_needs_text(n, effect_pct)} at {DEFAULT_CV_PCT:g}% noise"
+            ),
+        )
     found = detectable_pct(d.se, d.df, ALPHA / m)
     n0 = d.rounds or (c.n_a + c.n_b) / 2
     needed = _runs_needed_like(d, n0, m, effect_pct)
@@ -199,15 +227,23 @@ def _judge(c: Comparison, d: Difference | None, p_holm: float | None, m: int, ef
     if within:
         return replace(c, verdict="=", reason=within + family)
     if found <= effect_pct:
-        return replace(c, verdict="~", reason=(
-            f"not significant; {_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family} "
-            f"would have found ±{found:.1f}% or more"
-        ))  # fmt: skip
+        return replace(
+            c,
+            verdict="~",
+            reason=(
+                f"not significant; {_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family} "
+                f"would have found ±{found:.1f}% or more"
+            ),
+        )
     beyond = "no effect" if math.isinf(found) else f"only effects beyond ±{found:.0f}%"
-    return replace(c, verdict="?", reason=(
-        f"{_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family}: {beyond} can be "
-        f"told from noise; {_needs_text(needed, effect_pct)}"
-    ))  # fmt: skip
+    return replace(
+        c,
+        verdict="?",
+        reason=(
+            f"{_sides_text(c.n_a, c.n_b)} at {c.noise_pct:.1f}% noise{family}: {beyond} can be "
+            f"told from noise; {_needs_text(needed, effect_pct)}"
+        ),
+    )
 
 
 def _equivalent(d: Difference, m: int, margin: float) -> str:
@@ -218,8 +254,10 @@ def _equivalent(d: Difference, m: int, margin: float) -> str:
     low, high = (math.expm1(x) * 100 for x in d.interval(level))
     if not (-margin < low and high < margin):
         return ""
-    return (f"no difference beyond ±{margin:g}%: its {level:.0%} interval "
-            f"[{low:+.1f}, {high:+.1f}] lies within (two one-sided tests)")  # fmt: skip
+    return (
+        f"no difference beyond ±{margin:g}%: its {level:.0%} interval "
+        f"[{low:+.1f}, {high:+.1f}] lies within (two one-sided tests)"
+    )
 
 
 def judged(
@@ -232,12 +270,12 @@ def judged(
     together, each judged."""
     measured = [_measure(a, b, d) for (a, b), d in zip(samples, diffs, strict=True)]
     tested = [i for i, d in enumerate(diffs) if d is not None]
-    adjusted = dict(zip(tested, holm([measured[i].p_value or 0.0 for i in tested]),
-                        strict=True))  # fmt: skip
+    adjusted = dict(zip(tested, holm([measured[i].p_value or 0.0 for i in tested]), strict=True))
     m = max(1, len(tested))
     margin = effect_pct if equivalence_pct is None else equivalence_pct
-    return [_judge(c, diffs[i], adjusted.get(i), m, effect_pct, margin)
-            for i, c in enumerate(measured)]  # fmt: skip
+    return [
+        _judge(c, diffs[i], adjusted.get(i), m, effect_pct, margin) for i, c in enumerate(measured)
+    ]
 
 
 def compare_family(
@@ -251,9 +289,10 @@ def compare_family(
     compare``). ``equivalence_pct``: the margin of "=" (default: ``effect_pct``)."""
     diffs = [
         differences.welch(np.log(np.asarray(a, float)), np.log(np.asarray(b, float)))
-        if len(a) >= 2 and len(b) >= 2 else None
+        if len(a) >= 2 and len(b) >= 2
+        else None
         for a, b in pairs
-    ]  # fmt: skip
+    ]
     return judged(pairs, diffs, effect_pct, equivalence_pct)
 
 
@@ -301,24 +340,43 @@ def compare_sequential(
         lk = sequential.look(a, b, alpha, effect_pct, precision, equivalence_pct)
         sides = f"{lk.rounds} rounds paired" if lk.rounds else _sides_text(lk.n_a, lk.n_b)
         if lk.verdict == "=":
-            reason = (f"no difference beyond ±{margin:g}%: its anytime-valid interval lies "
-                      f"within (sequential, {sides}{family})")  # fmt: skip
+            reason = (
+                f"no difference beyond ±{margin:g}%: its anytime-valid interval lies "
+                f"within (sequential, {sides}{family})"
+            )
         elif lk.verdict == "~":
-            reason = (f"not significant; its anytime-valid interval ({sides}{family}) would have "
-                      f"found ±{lk.detectable_pct:.1f}% or more")  # fmt: skip
+            reason = (
+                f"not significant; its anytime-valid interval ({sides}{family}) would have "
+                f"found ±{lk.detectable_pct:.1f}% or more"
+            )
         elif lk.verdict == "?" and lk.ci_low is None:
             reason = f"{sides}: too few for an anytime-valid interval (sequential)"
         elif lk.verdict == "?":
-            reason = (f"{sides}: the anytime-valid interval still reaches ±{effect_pct:g}% "
-                      "(sequential: raise [sequential] max, or reduce the noise)")  # fmt: skip
+            reason = (
+                f"{sides}: the anytime-valid interval still reaches ±{effect_pct:g}% "
+                "(sequential: raise [sequential] max, or reduce the noise)"
+            )
         else:
             reason = f"sequential, {sides}"
-        out.append(Comparison(
-            lk.delta_pct, lk.ci_low, lk.ci_high, min(1.0, 1 / lk.e_value), lk.verdict, reason,
-            p_holm=min(1.0, m / lk.e_value), n_a=lk.n_a, n_b=lk.n_b, comparisons=m,
-            noise_pct=lk.noise_pct, detectable_pct=lk.detectable_pct, effect_pct=effect_pct,
-            method="sequential", equivalence_pct=margin,
-        ))  # fmt: skip
+        out.append(
+            Comparison(
+                lk.delta_pct,
+                lk.ci_low,
+                lk.ci_high,
+                min(1.0, 1 / lk.e_value),
+                lk.verdict,
+                reason,
+                p_holm=min(1.0, m / lk.e_value),
+                n_a=lk.n_a,
+                n_b=lk.n_b,
+                comparisons=m,
+                noise_pct=lk.noise_pct,
+                detectable_pct=lk.detectable_pct,
+                effect_pct=effect_pct,
+                method="sequential",
+                equivalence_pct=margin,
+            )
+        )
     return out
 
 
@@ -353,12 +411,20 @@ class Design:
 
 
 def design(
-    repeats: int, comparisons: int, noise_pct: float, noise_source: str,
-    effect_pct: float = DEFAULT_EFFECT_PCT, blocked: bool = True,
-) -> Design:  # fmt: skip
+    repeats: int,
+    comparisons: int,
+    noise_pct: float,
+    noise_source: str,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+    blocked: bool = True,
+) -> Design:
     """``blocked``: the campaign runs interleaved (its comparisons get the blocked analysis)."""
     return Design(
-        repeats, comparisons, noise_pct, noise_source, effect_pct,
+        repeats,
+        comparisons,
+        noise_pct,
+        noise_source,
+        effect_pct,
         design_power(repeats, comparisons, noise_pct, effect_pct, blocked=blocked),
         runs_needed(comparisons, noise_pct, effect_pct, blocked),
-    )  # fmt: skip
+    )

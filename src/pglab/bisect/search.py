@@ -105,10 +105,15 @@ def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
     comparisons are the blocked analysis of an interleaved campaign (``engine.ask``:
     within-round ratios, the three pooled, Holm over them), as ``pglab show`` makes them."""
     rounds = {
-        end: {r.repeat: v for r in runs if r.variant == end
-              for v in [value_of(r, figure)] if v is not None}
+        end: {
+            r.repeat: v
+            for r in runs
+            if r.variant == end
+            for v in [value_of(r, figure)]
+            if v is not None
+        }
         for end in ENDS
-    }  # fmt: skip
+    }
     if any(len(rounds[end]) == 0 for end in ENDS):
         return None
 
@@ -119,8 +124,9 @@ def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
     ran = {end: [r for r in runs if r.variant == end] for end in ENDS}
 
     def pair(a: str, b: str) -> engine.Pair:  # held to the spread of identical builds, if known
-        return engine.Pair(rounds[a], rounds[b], a,
-                           spread_pct=spreads.spread_between(ran[a], ran[b]))  # fmt: skip
+        return engine.Pair(
+            rounds[a], rounds[b], a, spread_pct=spreads.spread_between(ran[a], ran[b])
+        )
 
     asked = [pair("good", "bad"), pair("good", "middle"), pair("bad", "middle")]
     gb, gm, bm = engine.ask(engine.Question(asked, STEP))

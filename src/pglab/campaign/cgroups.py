@@ -90,13 +90,17 @@ def place(mountinfo: str | None = None, own_text: str | None = None) -> Place | 
             continue
         parent = home if home == mount else home.parent  # the root group may have children
         if "memory" not in _read(parent / "cgroup.subtree_control").split():
-            return (f"the memory controller is not enabled for the groups under {parent} "
-                    "(cgroup v2: its cgroup.subtree_control lacks memory)")  # fmt: skip
+            return (
+                f"the memory controller is not enabled for the groups under {parent} "
+                "(cgroup v2: its cgroup.subtree_control lacks memory)"
+            )
         if not os.access(parent, os.W_OK):
             return f"pglab cannot make a group in {parent} (cgroup v2): run it as root"
         return Place(parent, 2, home)
-    return ("no memory cgroup controller is mounted here (neither cgroup v1's memory "
-            "hierarchy nor cgroup v2 with the memory controller)")  # fmt: skip
+    return (
+        "no memory cgroup controller is mounted here (neither cgroup v1's memory "
+        "hierarchy nor cgroup v2 with the memory controller)"
+    )
 
 
 def _read(path: Path) -> str:

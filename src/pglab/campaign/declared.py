@@ -21,8 +21,12 @@ from pglab.campaign.schema import BY_NAME, SHAPES, Key, Table
 from pglab.campaign.shapes import whole
 from pglab.jsonish import TomlTable
 
-_NOUNS = {"integer": "a whole number", "number": "a number", "boolean": "true or false",
-          "string": "a string"}  # fmt: skip
+_NOUNS = {
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "string": "a string",
+}
 
 
 class _Bad:

@@ -14,8 +14,10 @@ from pglab.errors import CommandError, LabError
 def git() -> str:
     found = shutil.which("git")
     if found is None:
-        raise LabError("a build from git needs git, which is not on this machine's PATH",
-                       hint="apt-get install git")  # fmt: skip
+        raise LabError(
+            "a build from git needs git, which is not on this machine's PATH",
+            hint="apt-get install git",
+        )
     return found
 
 
@@ -27,13 +29,16 @@ def _git(clone: str, *args: str) -> str:
 def commit_of(clone: str, ref: str) -> str:
     """The full hash of the commit ``ref`` names in ``clone``."""
     if not Path(clone, ".git").exists() and not Path(clone, "HEAD").is_file():
-        raise LabError(f"git = {clone!r}: not a git clone",
-                       hint="give the path of a local clone of PostgreSQL")  # fmt: skip
+        raise LabError(
+            f"git = {clone!r}: not a git clone", hint="give the path of a local clone of PostgreSQL"
+        )
     try:
         return _git(clone, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except CommandError:
-        raise LabError(f"ref = {ref!r}: no such branch, tag or commit in {clone}",
-                       hint=f"git -C {clone} branch -a; git -C {clone} tag") from None  # fmt: skip
+        raise LabError(
+            f"ref = {ref!r}: no such branch, tag or commit in {clone}",
+            hint=f"git -C {clone} branch -a; git -C {clone} tag",
+        ) from None
 
 
 def tree_of(clone: str, commit: str) -> str:

@@ -64,9 +64,13 @@ def check_references(
 
 
 def server_host(
-    table: TomlTable, vals: TomlTable, base: ServerSpec, dsn: str | None, p: Problems,
+    table: TomlTable,
+    vals: TomlTable,
+    base: ServerSpec,
+    dsn: str | None,
+    p: Problems,
     where: str,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """``[server] host`` (its value checked by its declaration: ``vals``): a name (checked
     against [hosts] later), not with a dsn; "local" and none are this machine. A variant's own
     dsn drops the base's host."""
@@ -76,8 +80,11 @@ def server_host(
     if host == LOCAL:
         return None
     if host is not None and dsn is not None:
-        p.add(where, "host and dsn together: a server is made by pglab on a host, or exists "
-              "already (dsn), not both")  # fmt: skip
+        p.add(
+            where,
+            "host and dsn together: a server is made by pglab on a host, or exists "
+            "already (dsn), not both",
+        )
     return host
 
 
@@ -94,6 +101,9 @@ def check_server_hosts(
             p.add(where, f'host = "{server.host}" is not a [hosts.NAME] of the file{hint}')
         for target in (storage.data, storage.wal):
             if target is not None and target.kind != "path":
-                p.add(where, f'storage target "{target.name}" is a {target.kind}: on host '
-                      f'"{server.host}" pglab mounts nothing (its SSH user is not root, as a '
-                      'server needs); mount it there and give it as kind = "path"')  # fmt: skip
+                p.add(
+                    where,
+                    f'storage target "{target.name}" is a {target.kind}: on host '
+                    f'"{server.host}" pglab mounts nothing (its SSH user is not root, as a '
+                    'server needs); mount it there and give it as kind = "path"',
+                )

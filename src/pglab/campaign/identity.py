@@ -20,8 +20,9 @@ def phase_identity(phase: PhaseSpec) -> PhaseJson:
     if not phase.remote:
         d.pop("generators")
     if phase.kit is not None:  # its scripts are the kit's: where pglab is installed is no part
-        d["scripts"] = [{"label": s.label, "weight": s.weight, "sha256": s.sha256}
-                        for s in phase.scripts]  # fmt: skip
+        d["scripts"] = [
+            {"label": s.label, "weight": s.weight, "sha256": s.sha256} for s in phase.scripts
+        ]
     for key, default in UNSET.items():
         if d[key] == default:
             d.pop(key)

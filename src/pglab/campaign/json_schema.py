@@ -76,8 +76,10 @@ def _when(condition: JsonObject, then: JsonObject) -> JsonObject:
 
 def _said(key: str, value: Any) -> JsonObject:
     """The condition "``key`` is given as ``value``"."""
-    return {"properties": {key: {"const": value, "description": f"{key} = {value!r}"}},
-            "required": [key]}  # fmt: skip
+    return {
+        "properties": {key: {"const": value, "description": f"{key} = {value!r}"}},
+        "required": [key],
+    }
 
 
 # The rules between keys that one document shows (the others are the parser's alone:
@@ -91,10 +93,11 @@ _DEPENDENT = {
     "tune": {
         "description": "a tune file tunes one point: no [variants], [matrix], repeats or "
         "[storage_bench]",
-        "not": {"anyOf": [{"required": [k]} for k in ("variants", "matrix", "repeats",
-                                                      "storage_bench")]},
+        "not": {
+            "anyOf": [{"required": [k]} for k in ("variants", "matrix", "repeats", "storage_bench")]
+        },
     },
-}  # fmt: skip
+}
 # repeats = "auto" and [fleet] spread = "rounds" judge within interleaved rounds
 _INTERLEAVED = {
     "properties": {
@@ -103,18 +106,24 @@ _INTERLEAVED = {
 }
 _ORDER_RULES = [
     _when(_said("repeats", "auto"), _INTERLEAVED),
-    _when({"properties": {"fleet": {**_said("spread", "rounds"), "description": "[fleet]"}},
-           "required": ["fleet"]}, _INTERLEAVED),
-]  # fmt: skip
+    _when(
+        {
+            "properties": {"fleet": {**_said("spread", "rounds"), "description": "[fleet]"}},
+            "required": ["fleet"],
+        },
+        _INTERLEAVED,
+    ),
+]
 # the base's [server] (a variant's server inherits from it): a source names its key; manage is
 # an existing server's (dsn), database one's on the network (dsn or host)
 _BASE_SERVER = {
-    "allOf": [_when(_said("source", kind), {"required": [kind]})
-              for kind in ("bindir", "build", "version")],
+    "allOf": [
+        _when(_said("source", kind), {"required": [kind]})
+        for kind in ("bindir", "build", "version")
+    ],
     "dependentRequired": {"manage": ["dsn"]},
-    "dependentSchemas": {"database": {"anyOf": [{"required": ["dsn"]},
-                                                {"required": ["host"]}]}},
-}  # fmt: skip
+    "dependentSchemas": {"database": {"anyOf": [{"required": ["dsn"]}, {"required": ["host"]}]}},
+}
 # p99_limit_ms is the limit of objective = "tps" (the best TPS under that p99)
 _P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99_limit_ms"]}
 
@@ -122,11 +131,18 @@ _P99_LIMIT_OF_P99 = {**_said("objective", "p99"), "required": ["objective", "p99
 def _operation_options() -> list[JsonObject]:
     """In one table, the options of operations other than its own are refused."""
     return [
-        _when(_said("operation", op), {"properties": {
-            k: {"not": {}, "description": f"not an option of operation = {op!r}"}
-            for k in OPERATION_KEYS if k not in OPERATION_OPTIONS[op]}})
+        _when(
+            _said("operation", op),
+            {
+                "properties": {
+                    k: {"not": {}, "description": f"not an option of operation = {op!r}"}
+                    for k in OPERATION_KEYS
+                    if k not in OPERATION_OPTIONS[op]
+                }
+            },
+        )
         for op in OPERATIONS
-    ]  # fmt: skip
+    ]
 
 
 def _os_axes() -> JsonObject:
@@ -141,12 +157,21 @@ def _os_axes() -> JsonObject:
         for k in OS.keys
         if k.name != "sysctl"
     }
-    props["sysctl"] = {"type": "object", "description": "kernel settings as axes: NAME = "
-                       "[values]", "additionalProperties": {
-                           "type": "array", "minItems": 1, "items": SHAPES["sysctl"].schema[
-                               "additionalProperties"]}}  # fmt: skip
-    return {"type": "object", "description": SHAPES["os_axes"].text, "properties": props,
-            "additionalProperties": False}  # fmt: skip
+    props["sysctl"] = {
+        "type": "object",
+        "description": "kernel settings as axes: NAME = [values]",
+        "additionalProperties": {
+            "type": "array",
+            "minItems": 1,
+            "items": SHAPES["sysctl"].schema["additionalProperties"],
+        },
+    }
+    return {
+        "type": "object",
+        "description": SHAPES["os_axes"].text,
+        "properties": props,
+        "additionalProperties": False,
+    }
 
 
 def _value(k: Key) -> JsonObject:
@@ -159,8 +184,12 @@ def _value(k: Key) -> JsonObject:
         out = {"type": k.type}
     if k.choices:
         out["enum"] = list(k.choices)
-    for word, val in (("minimum", k.minimum), ("maximum", k.maximum),
-                      ("exclusiveMinimum", k.above), ("pattern", k.pattern)):  # fmt: skip
+    for word, val in (
+        ("minimum", k.minimum),
+        ("maximum", k.maximum),
+        ("exclusiveMinimum", k.above),
+        ("pattern", k.pattern),
+    ):
         if val is not None:
             out[word] = val
     return out
@@ -175,10 +204,18 @@ def _table_schema(table: Table) -> JsonObject:
     if table is MATRIX:
         for k in WORKLOAD.keys + DATASET.keys:
             if k.axis:
-                props[k.name] = {"type": "array", "minItems": 1, "items": _value(k),
-                                 "description": f"axis: {k.doc}"}  # fmt: skip
-    out: JsonObject = {"type": "object", "description": table.doc, "properties": props,
-                           "additionalProperties": False}  # fmt: skip
+                props[k.name] = {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": _value(k),
+                    "description": f"axis: {k.doc}",
+                }
+    out: JsonObject = {
+        "type": "object",
+        "description": table.doc,
+        "properties": props,
+        "additionalProperties": False,
+    }
     required = [k.name for k in keys if k.required]
     if required:
         out["required"] = required
@@ -190,10 +227,12 @@ def _table_schema(table: Table) -> JsonObject:
         out["anyOf"] = [{"required": [k]} for k in table.one_of]
     if table is TARGETS:
         out["oneOf"] = [
-            {"description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
-             "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
-             "required": list(TARGET_REQUIRED[kind]),
-             "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})}}
+            {
+                "description": f"a {kind} target: {', '.join(sorted(TARGET_KEYS[kind]))}",
+                "properties": {"kind": {"const": kind, "description": f"{kind} (see kind)"}},
+                "required": list(TARGET_REQUIRED[kind]),
+                "propertyNames": {"enum": sorted(TARGET_KEYS[kind] | {"kind"})},
+            }
             for kind in TARGET_KINDS
-        ]  # fmt: skip
+        ]
     return out

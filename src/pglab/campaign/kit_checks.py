@@ -16,13 +16,19 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
     kits = {ph.dataset_kind for ph in phases}
     if len(kits) > 1:
         said = ", ".join(f"{ph.name}: {ph.dataset_kind or ph.script_label}" for ph in phases)
-        p.add(where, f"phases run different workloads ({said}): a run's dataset is one kit's "
-              "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
-              "phase runs it")  # fmt: skip
+        p.add(
+            where,
+            f"phases run different workloads ({said}): a run's dataset is one kit's "
+            "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
+            "phase runs it",
+        )
     for ph in phases:
         if ph.generator == "sysbench" and ph.remote:
-            p.add(where, f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
-                  "generator hosts (generators = [...]) run pgbench only")  # fmt: skip
+            p.add(
+                where,
+                f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
+                "generator hosts (generators = [...]) run pgbench only",
+            )
 
 
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
@@ -33,13 +39,22 @@ def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
             if isinstance(scale, int | float) and not kit.min_scale <= scale <= kit.max_scale:
                 said = "at most" if scale > kit.max_scale else "at least"
                 bound = kit.max_scale if scale > kit.max_scale else kit.min_scale
-                p.add(where, f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
-                      f"scale, {said} {bound:,g}")  # fmt: skip
+                p.add(
+                    where,
+                    f"scale = {scale}: kit {kit.name!r} has {kit.scale_what} as its "
+                    f"scale, {said} {bound:,g}",
+                )
             elif isinstance(scale, int | float) and kit.scale_step > 1 and scale % kit.scale_step:
-                p.add(where, f"scale = {scale}: kit {kit.name!r} loads {kit.scale_what} in "
-                      f"{kit.unit_what}: a multiple of {kit.scale_step:,}")  # fmt: skip
+                p.add(
+                    where,
+                    f"scale = {scale}: kit {kit.name!r} loads {kit.scale_what} in "
+                    f"{kit.unit_what}: a multiple of {kit.scale_step:,}",
+                )
     if not kits:
         for scale in scales:
             if isinstance(scale, float):
-                p.add(where, f"scale = {scale}: a fraction is a scale factor of kit = \"tpch\"; "
-                      "pgbench's scale is a whole number ≥ 1")  # fmt: skip
+                p.add(
+                    where,
+                    f'scale = {scale}: a fraction is a scale factor of kit = "tpch"; '
+                    "pgbench's scale is a whole number ≥ 1",
+                )

@@ -89,9 +89,12 @@ def check_cpus(key: str, value: Any, p: Problems, where: str) -> None:
     number itself is the declarations')."""
     usable = usable_cpus()
     if isinstance(value, int) and value > len(usable):
-        p.add(where, f"{key} = {value}: the kernel lets pglab use {len(usable)} CPU"
-              f"{'s' if len(usable) != 1 else ''} here ({cpu_list(usable)}): ask for 1 to "
-              f"{len(usable)}")  # fmt: skip
+        p.add(
+            where,
+            f"{key} = {value}: the kernel lets pglab use {len(usable)} CPU"
+            f"{'s' if len(usable) != 1 else ''} here ({cpu_list(usable)}): ask for 1 to "
+            f"{len(usable)}",
+        )
 
 
 CAP_SYS_RESOURCE = 24  # linux/capability.h: raise hard limits, set any limit
@@ -128,8 +131,9 @@ def check_memory(value: Any, p: Problems, where: str) -> None:
     """memory: a cgroup can be made here (``cgroups.place``), and the limit is one a server
     can start under."""
     if isinstance(value, int) and value < MEMORY_FLOOR:
-        p.add(where, f"memory = {size_text(value)} is too small for a server: give it 32MB "
-              "at least")  # fmt: skip
+        p.add(
+            where, f"memory = {size_text(value)} is too small for a server: give it 32MB at least"
+        )
     found = cgroups.place()
     if isinstance(found, str):
         p.add(where, f"memory: the kernel offers no memory cgroup for the server here: {found}")

@@ -56,11 +56,17 @@ class OsSpec:
         plan shows it ("" for nothing)."""
         skip = {a.removeprefix("os.").removeprefix("sysctl.") for a in axes}
         words = [f"{k}={v}" for k, v in self.sysctl if k not in skip]
-        words += [f"{k}={getattr(self, k)}" for k in (*QUEUE_KEYS, "transparent_hugepages")
-                  if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        words += [
+            f"{k}={getattr(self, k)}"
+            for k in (*QUEUE_KEYS, "transparent_hugepages")
+            if getattr(self, k) is not None and k not in skip
+        ]
         words += [f"{k}={v}" for k, v in self.limits]
-        words += [f"{k}={getattr(self, k)}" for k in ("cpus", "client_cpus")
-                  if getattr(self, k) is not None and k not in skip]  # fmt: skip
+        words += [
+            f"{k}={getattr(self, k)}"
+            for k in ("cpus", "client_cpus")
+            if getattr(self, k) is not None and k not in skip
+        ]
         if self.memory is not None and "memory" not in skip:
             words.append(f"memory={size_text(self.memory)}")
         flags = [k for k in ("drop_caches", "huge_pages") if getattr(self, k)]

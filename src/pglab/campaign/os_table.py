@@ -101,8 +101,10 @@ def _limits(val: Any, base: OsSpec, p: Problems, where: str) -> tuple[tuple[str,
                 else "the hard limit "
                 "pglab runs under: raise it with ulimit -H first, or run pglab as root"
             )
-            p.add(where, f"limits {key} = {val[key]!r}: expected a whole number from 1 to "
-                  f"{top} ({why})")  # fmt: skip
+            p.add(
+                where,
+                f"limits {key} = {val[key]!r}: expected a whole number from 1 to {top} ({why})",
+            )
         else:
             out[key] = n
     return tuple(sorted(out.items()))

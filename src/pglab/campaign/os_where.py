@@ -49,8 +49,11 @@ def sudo_hosts(run: RunSpec, hosts: Mapping[str, HostSpec]) -> list[str]:
     if run.os.drop_caches and run.server.host is not None:
         found.append(run.server.host)
     if run.os.limits and run.server.host is not None:
-        found += [h for h in [run.server.host, *generator_hosts(run.phases)]
-                  if h in hosts and hosts[h].sudo]  # fmt: skip
+        found += [
+            h
+            for h in [run.server.host, *generator_hosts(run.phases)]
+            if h in hosts and hosts[h].sudo
+        ]
     return list(dict.fromkeys(found))
 
 
@@ -72,32 +75,44 @@ def check(
             continue
         where = f"[variants.{name}]" if name != "base" else "[os]"
         if server.host is None and keys <= {"limits", *PLACES}:
-            p.add(where, "[os] sets the CPUs and memory of the processes pglab starts on "
-                  "this machine, and this server runs elsewhere: leave cpus, client_cpus "
-                  "and memory out for it (confine it there yourself: taskset, a "
-                  "cgroup)")  # fmt: skip
+            p.add(
+                where,
+                "[os] sets the CPUs and memory of the processes pglab starts on "
+                "this machine, and this server runs elsewhere: leave cpus, client_cpus "
+                "and memory out for it (confine it there yourself: taskset, a "
+                "cgroup)",
+            )
             continue
         if server.host is None:
-            p.add(where, "[os] sets this machine's kernel as root, and this server runs "
-                  "elsewhere: an existing server's (dsn) machine is not pglab's; set them "
-                  "there yourself (the runs record the host's kernel) and leave [os] out for "
-                  "it")  # fmt: skip
+            p.add(
+                where,
+                "[os] sets this machine's kernel as root, and this server runs "
+                "elsewhere: an existing server's (dsn) machine is not pglab's; set them "
+                "there yourself (the runs record the host's kernel) and leave [os] out for "
+                "it",
+            )
             continue
         others = sorted(keys - set(ON_HOSTS))
         if others:
-            p.add(where, f"[os] sets {', '.join(others)} only under a server on this machine; "
-                  f'on host "{server.host}" pglab applies sysctl, limits and drop_caches (through '
-                  "sudo) and cpus: leave the others out for it (the runs record the host's "
-                  "kernel)")  # fmt: skip
+            p.add(
+                where,
+                f"[os] sets {', '.join(others)} only under a server on this machine; "
+                f'on host "{server.host}" pglab applies sysctl, limits and drop_caches (through '
+                "sudo) and cpus: leave the others out for it (the runs record the host's "
+                "kernel)",
+            )
         root = [server.host] if "drop_caches" in keys else []
         root += [server.host, *generator_hosts(phases)] if "sysctl" in keys else []
         for host in dict.fromkeys(root):
             found = hosts.get(host)
             if found is not None and not found.sudo:
                 role = "the server's host" if host == server.host else "a load generator"
-                p.add(where, f'[os] sets the kernel of host "{host}" ({role}) through sudo, '
-                      f"which [hosts.{host}] does not allow: give sudo = true there (its SSH "
-                      "user must be allowed to run sudo -n without a password; "
-                      "docs/guides/os.md says which commands)")  # fmt: skip
+                p.add(
+                    where,
+                    f'[os] sets the kernel of host "{host}" ({role}) through sudo, '
+                    f"which [hosts.{host}] does not allow: give sudo = true there (its SSH "
+                    "user must be allowed to run sudo -n without a password; "
+                    "docs/guides/os.md says which commands)",
+                )
     if here:
         os_checks.check_root(p, "[os]")

@@ -176,21 +176,30 @@ def parse(
         variants.append(Variant("base", server, dataset, phases, storage, base_os))
 
     host_parts.check_references(
-        [(f"[variants.{v.name}]" if doc.get("variants") else "[workload]", ph)
-         for v in variants for ph in v.phases],
+        [
+            (f"[variants.{v.name}]" if doc.get("variants") else "[workload]", ph)
+            for v in variants
+            for ph in v.phases
+        ],
         known_hosts,
         p,
-    )  # fmt: skip
+    )
     host_parts.check_server_hosts(
-        [(f"[variants.{v.name}]" if doc.get("variants") else "[server]", v.server, v.storage)
-         for v in variants],
+        [
+            (f"[variants.{v.name}]" if doc.get("variants") else "[server]", v.server, v.storage)
+            for v in variants
+        ],
         known_hosts,
         p,
-    )  # fmt: skip
+    )
     _phases_in_order(variants, bool(doc.get("variants")), p)
     matrix = _matrix(table_of(doc, "matrix", p, ""), p, base_dir, targets)
-    os_where.check([(v.name, v.server, v.os, v.phases) for v in variants],
-                   [k for k, _ in matrix if k.startswith("os.")], known_hosts, p)  # fmt: skip
+    os_where.check(
+        [(v.name, v.server, v.os, v.phases) for v in variants],
+        [k for k, _ in matrix if k.startswith("os.")],
+        known_hosts,
+        p,
+    )
     kits_checked(variants, dict(matrix), bool(doc.get("variants")), p)
     _taken(dict(matrix), [ph for v in variants for ph in v.phases], p, "[matrix]")
     _progress_logs(dict(matrix), [ph for v in variants for ph in v.phases], p)
@@ -291,14 +300,20 @@ def _phases_in_order(variants: list[Variant], named: bool, p: Problems) -> None:
         where = f"[variants.{v.name}]" if named else "[[phases]]"
         for i, ph in enumerate(v.phases):
             if ph.operation == "restore" and not any(b.operation == "dump" for b in v.phases[:i]):
-                p.add(where, f'phase "{ph.name}": restore needs a phase with operation = "dump" '
-                      "before it in the run (it restores the run's own dump)")  # fmt: skip
+                p.add(
+                    where,
+                    f'phase "{ph.name}": restore needs a phase with operation = "dump" '
+                    "before it in the run (it restores the run's own dump)",
+                )
     for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
         kinds = {ph.operation is None for ph in v.phases if ph.measured}
         if len(kinds) > 1:
             where = f"[variants.{v.name}]" if named else "[[phases]]"
-            p.add(where, "measured phases are all pgbench scripts (TPS) or all operations "
-                  "(MB/s): give the others measured = false")  # fmt: skip
+            p.add(
+                where,
+                "measured phases are all pgbench scripts (TPS) or all operations "
+                "(MB/s): give the others measured = false",
+            )
 
 
 def _server(
@@ -347,13 +362,17 @@ def _reset_for(
         if explicit and server.host is not None:
             return dataset  # pglab made it: its files are copied on the host
         if explicit:
-            p.add(where, f'reset = "{dataset.reset}" copies the files of a cluster pglab made; '
-                  'for an existing server (dsn) use "reinit" (pgbench -i before each run) or '
-                  '"never"')  # fmt: skip
+            p.add(
+                where,
+                f'reset = "{dataset.reset}" copies the files of a cluster pglab made; '
+                'for an existing server (dsn) use "reinit" (pgbench -i before each run) or '
+                '"never"',
+            )
         return replace(dataset, reset="never")
     if not server.over_network and dataset.reset == "reinit":
-        p.add(where, 'reset = "reinit" is for a server over the network (dsn or host); here '
-              'use "run"')  # fmt: skip
+        p.add(
+            where, 'reset = "reinit" is for a server over the network (dsn or host); here use "run"'
+        )
     return dataset
 
 
@@ -398,8 +417,12 @@ def _phases(
             p.add(where, "must be a table")
             continue
         own = declared.check(schema.PHASES, table, p, where, allowed=PHASE_KEYS)
-        ph = replace(default, name=own.get("name", f"phase {i}"), times=own.get("times", 1),
-                     measured=own.get("measured", True))  # fmt: skip
+        ph = replace(
+            default,
+            name=own.get("name", f"phase {i}"),
+            times=own.get("times", 1),
+            measured=own.get("measured", True),
+        )
         phases.append(apply_workload(ph, table, p, where, base_dir))
     names = [ph.name for ph in phases]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -428,8 +451,10 @@ def _matrix(
                     p.add("[matrix.settings]", f"{name} must be a non-empty array of values")
                     continue
                 if any(isinstance(v, dict | list) for v in vals):
-                    p.add("[matrix.settings]", f"{name}: each value a single one, not a table "
-                          "or an array")  # fmt: skip
+                    p.add(
+                        "[matrix.settings]",
+                        f"{name}: each value a single one, not a table or an array",
+                    )
                     continue
                 axes.append((f"settings.{name}", tuple(_setting_str(v) for v in vals)))
             continue
@@ -463,10 +488,11 @@ def _progress_logs(axes: TomlTable, phases: Any, p: Problems) -> None:
     [matrix] axes it makes."""
     said = {
         progress_problem(progress, log)
-        for ph in phases if ph.operation is None
+        for ph in phases
+        if ph.operation is None
         for progress in axes.get("progress", (ph.progress,))
         for log in axes.get("latency_log", (ph.latency_log,))
-    }  # fmt: skip
+    }
     where = "[matrix]" if {"progress", "latency_log"} & set(axes) else "[workload]"
     for text in sorted(t for t in said if t is not None):
         p.add(where, text)

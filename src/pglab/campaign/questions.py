@@ -53,8 +53,9 @@ def pairs(
         return all(text(coords.get(k)) == v for k, v in based.items())
 
     def ref_key(variant: str, coords: Mapping[str, Any]) -> str:  # where its reference is
-        at = {k: (based.get(k, text(v)) if baseline is None else text(v))
-              for k, v in coords.items()}  # fmt: skip
+        at = {
+            k: (based.get(k, text(v)) if baseline is None else text(v)) for k, v in coords.items()
+        }
         return (
             (variant if baseline is None else "")
             + " "
@@ -63,8 +64,11 @@ def pairs(
 
     refs = {key for key, variant, coords in points if is_ref(variant, coords)}
     where = {ref_key(v, c): key for key, v, c in points if key in refs}
-    found = [(where[ref_key(v, c)], key, ref_key(v, c)) for key, v, c in points
-             if key not in refs and ref_key(v, c) in where]  # fmt: skip
+    found = [
+        (where[ref_key(v, c)], key, ref_key(v, c))
+        for key, v, c in points
+        if key not in refs and ref_key(v, c) in where
+    ]
     return refs, found
 
 
@@ -106,22 +110,29 @@ def resolve(
             if value in variants:
                 variant = str(value)
             else:
-                problems.append(f"reference: variant = {value!r} is not a variant of the file "
-                                f"({', '.join(variants) or 'it has none'})")  # fmt: skip
+                problems.append(
+                    f"reference: variant = {value!r} is not a variant of the file "
+                    f"({', '.join(variants) or 'it has none'})"
+                )
             continue
         axis = axis_of(key, axes)
         if axis is None:
-            problems.append(f"reference: {key} is not a [matrix] axis of the file "
-                            f"({', '.join(axes) or 'it has none'})")  # fmt: skip
+            problems.append(
+                f"reference: {key} is not a [matrix] axis of the file "
+                f"({', '.join(axes) or 'it has none'})"
+            )
         elif not is_question(axis):
-            problems.append(f"reference: {key} is the load's shape, never compared along (the "
-                            "compared axes: settings, os but the CPUs, storage, wal_storage, "
-                            "parallel, jobs)")  # fmt: skip
+            problems.append(
+                f"reference: {key} is the load's shape, never compared along (the "
+                "compared axes: settings, os but the CPUs, storage, wal_storage, "
+                "parallel, jobs)"
+            )
         elif (said := value_text(axis, value)) not in (
             known := [value_text(axis, v) for v in axes[axis]]
         ):
-            problems.append(f"reference: {key} = {value!r} is not one of the axis's values "
-                            f"({', '.join(known)})")  # fmt: skip
+            problems.append(
+                f"reference: {key} = {value!r} is not one of the axis's values ({', '.join(known)})"
+            )
         else:
             found[axis] = said
     return variant, found, problems

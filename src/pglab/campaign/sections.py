@@ -28,8 +28,11 @@ def fleet(table: TomlTable, order: str, p: Problems) -> str:
         "spread", "coordinates"
     )
     if spread == "rounds" and order != "interleaved":
-        p.add("[fleet]", 'spread = "rounds" needs order = "interleaved": a round is every point '
-              "of a coordinate once, and comparisons are made within rounds")  # fmt: skip
+        p.add(
+            "[fleet]",
+            'spread = "rounds" needs order = "interleaved": a round is every point '
+            "of a coordinate once, and comparisons are made within rounds",
+        )
     return str(spread)
 
 
@@ -48,12 +51,18 @@ def sequential(doc: TomlTable, order: str, p: Problems) -> SequentialSpec | None
     if "min" not in table and found.get("max", spec.max) < spec.min:
         found["min"] = found["max"]  # min: 3, or max when that is less
     if found.get("min", spec.min) > found.get("max", spec.max):
-        p.add(where, f"min = {found['min']} is above max = {found.get('max', spec.max)}: "
-              "the first look comes after min rounds, the last at max")  # fmt: skip
+        p.add(
+            where,
+            f"min = {found['min']} is above max = {found.get('max', spec.max)}: "
+            "the first look comes after min rounds, the last at max",
+        )
         found.pop("min")
     if order != "interleaved":
-        p.add("", 'repeats = "auto" needs order = "interleaved": a point is judged against '
-              "the baseline's runs of the same rounds")  # fmt: skip
+        p.add(
+            "",
+            'repeats = "auto" needs order = "interleaved": a point is judged against '
+            "the baseline's runs of the same rounds",
+        )
     return replace(spec, **found)
 
 
@@ -64,8 +73,11 @@ def analysis(table: TomlTable, p: Problems) -> tuple[float, float | None, dict[s
     as written (what it names is checked against the variants and axes:
     ``questions.resolve``)."""
     found = declared.check(schema.ANALYSIS, table, p, "[analysis]", allowed=ANALYSIS_KEYS)
-    return (found.get("effect", DEFAULT_EFFECT_PCT), found.get("equivalence"),
-            found.get("reference") or {})  # fmt: skip
+    return (
+        found.get("effect", DEFAULT_EFFECT_PCT),
+        found.get("equivalence"),
+        found.get("reference") or {},
+    )
 
 
 def telemetry(table: TomlTable, p: Problems) -> TelemetrySpec:

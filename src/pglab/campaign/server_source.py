@@ -31,9 +31,13 @@ class Source:
 
 
 def parse(
-    table: TomlTable, vals: TomlTable, base: ServerSpec, p: Problems, where: str,
+    table: TomlTable,
+    vals: TomlTable,
+    base: ServerSpec,
+    p: Problems,
+    where: str,
     base_dir: Path,
-) -> Source:  # fmt: skip
+) -> Source:
     """The source of ``table`` (its values checked by their declarations: ``vals``)."""
     given = [k for k in KINDS if k in table]
     if len(given) > 1:
@@ -74,8 +78,11 @@ def _build(value: TomlTable, p: Problems, where: str, base_dir: Path) -> BuildSp
     if "git" in value:
         return _from_git(value, vals, p, where, base_dir)
     if "source" not in value:
-        p.add(where, "source: a PostgreSQL source tree or release tarball (a path) is needed, "
-              "or git: a local clone")  # fmt: skip
+        p.add(
+            where,
+            "source: a PostgreSQL source tree or release tarball (a path) is needed, "
+            "or git: a local clone",
+        )
     if "ref" in value:
         p.add(where, "ref is the commit of git = CLONE to build: give git, or leave ref out")
     if "source" not in vals:
@@ -90,8 +97,10 @@ def _build(value: TomlTable, p: Problems, where: str, base_dir: Path) -> BuildSp
 
 def _lists(vals: TomlTable) -> dict[str, tuple[str, ...]]:
     """options and patches: an array of strings, or one string."""
-    return {key: (vals[key],) if isinstance(vals.get(key), str) else tuple(vals.get(key, ()))
-            for key in ("options", "patches")}  # fmt: skip
+    return {
+        key: (vals[key],) if isinstance(vals.get(key), str) else tuple(vals.get(key, ()))
+        for key in ("options", "patches")
+    }
 
 
 def _from_git(

@@ -156,102 +156,247 @@ SCALES = (1, 1_000_000)  # [dataset] scale: a whole number (pgbench's, a kit's u
 SCALE_FACTORS = (0.01, 1000.0)  # or a fraction: kit = "tpch"'s scale factor
 RANDOM_SEEDS = ("time", "rand")  # pgbench --random-seed's words (else an unsigned integer)
 SHAPES: dict[str, Shape] = {
-    "script": Shape("built-in name, .sql file or table", {"anyOf": [
-        {"enum": list(BUILTIN_SCRIPTS)},
-        {"type": "string", "pattern": r"\.", "description": "a script file (relative to the "
-         "campaign file)"},
-        {"type": "object", "description": "{builtin = NAME or file = PATH, weight = N}",
-         "properties": {
-             "builtin": {"enum": list(BUILTIN_SCRIPTS), "description": "a built-in script"},
-             "file": {"type": "string", "description": "a script file, relative to the "
-                      "campaign file"},
-             "weight": {"type": "integer", "minimum": 0, "default": 1,
-                        "description": "its share of transactions (pgbench -b NAME@W)"}},
-         "anyOf": [{"required": ["builtin"]}, {"required": ["file"]}]}]}),  # read by workload
-    "scripts": Shape("array of scripts",
-                     {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/script"}}),
-    "threads": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                        {"const": "auto"}]},
-                     _threads, 'a whole number ≥ 1 (at most clients), or "auto"'),
-    "seed": Shape('integer ≥ 0, "time" or "rand"', {"anyOf": [
-        {"type": "integer", "minimum": 0, "maximum": 2**64 - 1}, {"enum": list(RANDOM_SEEDS)}]},
-        _seed, 'an unsigned integer, "time" or "rand" (pgbench --random-seed)'),
+    "script": Shape(
+        "built-in name, .sql file or table",
+        {
+            "anyOf": [
+                {"enum": list(BUILTIN_SCRIPTS)},
+                {
+                    "type": "string",
+                    "pattern": r"\.",
+                    "description": "a script file (relative to the campaign file)",
+                },
+                {
+                    "type": "object",
+                    "description": "{builtin = NAME or file = PATH, weight = N}",
+                    "properties": {
+                        "builtin": {
+                            "enum": list(BUILTIN_SCRIPTS),
+                            "description": "a built-in script",
+                        },
+                        "file": {
+                            "type": "string",
+                            "description": "a script file, relative to the campaign file",
+                        },
+                        "weight": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "default": 1,
+                            "description": "its share of transactions (pgbench -b NAME@W)",
+                        },
+                    },
+                    "anyOf": [{"required": ["builtin"]}, {"required": ["file"]}],
+                },
+            ]
+        },
+    ),  # read by workload
+    "scripts": Shape(
+        "array of scripts", {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/script"}}
+    ),
+    "threads": Shape(
+        'integer ≥ 1 or "auto"',
+        {"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+        _threads,
+        'a whole number ≥ 1 (at most clients), or "auto"',
+    ),
+    "seed": Shape(
+        'integer ≥ 0, "time" or "rand"',
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
+                {"enum": list(RANDOM_SEEDS)},
+            ]
+        },
+        _seed,
+        'an unsigned integer, "time" or "rand" (pgbench --random-seed)',
+    ),
     "settings": Shape("table NAME = value", {"type": "object", "additionalProperties": _SCALAR}),
     # its keys name a variant or axes of the file: checked by campaign/questions.resolve
-    "reference": Shape("table variant = NAME, AXIS = value", {
-        "type": "object", "additionalProperties": _SCALAR,
-        "properties": {"variant": {"type": "string", "description": "the reference variant"}}},
-        _reference, "a table of variant = NAME and AXIS = value"),
-    "axis_settings": Shape("table NAME = [values]", {"type": "object", "additionalProperties": {
-        "type": "array", "minItems": 1, "items": _SCALAR}}),
-    "size": Shape('bytes or "300MB", "2GB"', {"anyOf": [
-        {"type": "integer", "minimum": 1}, {"type": "string", "pattern": SIZE_PATTERN}]},
-                  _size, 'a size such as "300MB" or "2GB" (units of 1024)'),
-    "options": Shape("array of strings, or one string", {"anyOf": [
-        {"type": "string"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]},
-        _options, "an array of strings, or one string"),
-    "columns": Shape("column name or array of them", {"anyOf": [
-        {"enum": list(ACCOUNT_COLUMNS)},
-        {"type": "array", "minItems": 1, "uniqueItems": True,
-         "items": {"enum": list(ACCOUNT_COLUMNS)}}]},
-        _columns, f"distinct columns of pgbench_accounts ({', '.join(ACCOUNT_COLUMNS)})"),
-    "major": Shape('a major version: "16" or 16', {"anyOf": [
-        {"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+$"}]},
-        _major, 'a major version, e.g. "16"'),
-    "repeats": Shape('integer ≥ 1 or "auto"', {"anyOf": [{"type": "integer", "minimum": 1},
-                                                         {"const": "auto"}]},
-                     lambda v: v if v == "auto" else whole(v) if _whole(v, 1) else None,
-                     'an integer ≥ 1, or "auto" (rounds until each comparison is decided)'),
-    "scale": Shape("integer ≥ 1, or a TPC-H scale factor such as 0.01", {"anyOf": [
-        {"type": "integer", "minimum": SCALES[0], "maximum": SCALES[1]},
-        {"type": "number", "minimum": SCALE_FACTORS[0], "maximum": SCALE_FACTORS[1]}]},
-        _scale, f"a whole number from {SCALES[0]} to {SCALES[1]} (or kit = \"tpch\"'s scale "
-        f"factor, {SCALE_FACTORS[0]:g} to {SCALE_FACTORS[1]:g})"),
-    "queries": Shape("array of query numbers, 1 to 22", {
-        "type": "array", "minItems": 1, "uniqueItems": True,
-        "items": {"type": "integer", "minimum": 1, "maximum": 22}},
-        _queries, "distinct TPC-H query numbers, 1 to 22 (leave it out for all 22)"),
-    "path": Shape("absolute path", {"type": "string", "pattern": "^/"}, _path,
-                  "an absolute path"),
-    "duration": Shape('seconds or "90min", "2h", "1h30min"', {"anyOf": [
-        {"type": "number", "exclusiveMinimum": 0},
-        {"type": "string", "pattern": DURATION_PATTERN}]},
-        parse_duration, DURATION_FORMS),
-    "think_time": Shape('"100ms", "12s" or seconds ≥ 0', {"anyOf": [
-        {"type": "number", "minimum": 0},
-        {"type": "string", "pattern": THINK_TIME_PATTERN}]},
-        _think_time, 'a time of 0 or more such as "100ms" or "12s" (a bare number: seconds)'),
+    "reference": Shape(
+        "table variant = NAME, AXIS = value",
+        {
+            "type": "object",
+            "additionalProperties": _SCALAR,
+            "properties": {"variant": {"type": "string", "description": "the reference variant"}},
+        },
+        _reference,
+        "a table of variant = NAME and AXIS = value",
+    ),
+    "axis_settings": Shape(
+        "table NAME = [values]",
+        {
+            "type": "object",
+            "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+        },
+    ),
+    "size": Shape(
+        'bytes or "300MB", "2GB"',
+        {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": SIZE_PATTERN}]},
+        _size,
+        'a size such as "300MB" or "2GB" (units of 1024)',
+    ),
+    "options": Shape(
+        "array of strings, or one string",
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string", "minLength": 1}},
+            ]
+        },
+        _options,
+        "an array of strings, or one string",
+    ),
+    "columns": Shape(
+        "column name or array of them",
+        {
+            "anyOf": [
+                {"enum": list(ACCOUNT_COLUMNS)},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"enum": list(ACCOUNT_COLUMNS)},
+                },
+            ]
+        },
+        _columns,
+        f"distinct columns of pgbench_accounts ({', '.join(ACCOUNT_COLUMNS)})",
+    ),
+    "major": Shape(
+        'a major version: "16" or 16',
+        {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^[0-9]+$"}]},
+        _major,
+        'a major version, e.g. "16"',
+    ),
+    "repeats": Shape(
+        'integer ≥ 1 or "auto"',
+        {"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+        lambda v: v if v == "auto" else whole(v) if _whole(v, 1) else None,
+        'an integer ≥ 1, or "auto" (rounds until each comparison is decided)',
+    ),
+    "scale": Shape(
+        "integer ≥ 1, or a TPC-H scale factor such as 0.01",
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": SCALES[0], "maximum": SCALES[1]},
+                {"type": "number", "minimum": SCALE_FACTORS[0], "maximum": SCALE_FACTORS[1]},
+            ]
+        },
+        _scale,
+        f'a whole number from {SCALES[0]} to {SCALES[1]} (or kit = "tpch"\'s scale '
+        f"factor, {SCALE_FACTORS[0]:g} to {SCALE_FACTORS[1]:g})",
+    ),
+    "queries": Shape(
+        "array of query numbers, 1 to 22",
+        {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "integer", "minimum": 1, "maximum": 22},
+        },
+        _queries,
+        "distinct TPC-H query numbers, 1 to 22 (leave it out for all 22)",
+    ),
+    "path": Shape("absolute path", {"type": "string", "pattern": "^/"}, _path, "an absolute path"),
+    "duration": Shape(
+        'seconds or "90min", "2h", "1h30min"',
+        {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "string", "pattern": DURATION_PATTERN},
+            ]
+        },
+        parse_duration,
+        DURATION_FORMS,
+    ),
+    "think_time": Shape(
+        '"100ms", "12s" or seconds ≥ 0',
+        {
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "pattern": THINK_TIME_PATTERN},
+            ]
+        },
+        _think_time,
+        'a time of 0 or more such as "100ms" or "12s" (a bare number: seconds)',
+    ),
     "target_name": Shape("target name", {"type": "string"}),  # read by storage: a reference
-    "host_names": Shape('array of [hosts] names, or "local"',
-                        {"anyOf": [{"type": "string", "minLength": 1},
-                                   {"type": "array", "minItems": 1, "uniqueItems": True,
-                                    "items": {"type": "string", "minLength": 1}}]},
-                        _host_names, 'an array of [hosts] names (or "local"), each once'),
-    "target_names": Shape("array of target names",
-                          {"type": "array", "minItems": 1, "items": {"type": "string"}},
-                          _target_names, "an array of target names"),
-    "sysctl": Shape("table NAME = value", {"type": "object", "additionalProperties": {
-        "type": ["string", "integer"]}}),
-    "limits": Shape("table nofile/nproc = N", {"type": "object", "additionalProperties": False,
-        "properties": {k: {"type": "integer", "minimum": 1, "description": d} for k, d in (
-            ("nofile", "open files (RLIMIT_NOFILE)"), ("nproc", "processes (RLIMIT_NPROC)"))}}),
+    "host_names": Shape(
+        'array of [hosts] names, or "local"',
+        {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"type": "string", "minLength": 1},
+                },
+            ]
+        },
+        _host_names,
+        'an array of [hosts] names (or "local"), each once',
+    ),
+    "target_names": Shape(
+        "array of target names",
+        {"type": "array", "minItems": 1, "items": {"type": "string"}},
+        _target_names,
+        "an array of target names",
+    ),
+    "sysctl": Shape(
+        "table NAME = value",
+        {"type": "object", "additionalProperties": {"type": ["string", "integer"]}},
+    ),
+    "limits": Shape(
+        "table nofile/nproc = N",
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                k: {"type": "integer", "minimum": 1, "description": d}
+                for k, d in (
+                    ("nofile", "open files (RLIMIT_NOFILE)"),
+                    ("nproc", "processes (RLIMIT_NPROC)"),
+                )
+            },
+        },
+    ),
     # each [os] key's values as an axis: its JSON Schema made from [os]'s declarations
     # (json_schema._os_axes), its values read as [os] reads them (os_table.matrix_axes)
     "os_axes": Shape("table KEY = [values]", {"type": "object"}),
-    "storage_choice": Shape("target name or {data, wal}",
-                            {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}),
+    "storage_choice": Shape(
+        "target name or {data, wal}", {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/storage"}]}
+    ),
     # [tune]'s (tune/spec.py reads the knobs)
-    "enqueue": Shape("array of tables NAME = value", {"type": "array", "items": {
-        "type": "object", "additionalProperties": _SCALAR}}, _enqueue,
-        'an array of tables of settings: [{shared_buffers = "1GB"}]'),
-    "knobs": Shape("table NAME = {min, max, log} or [choices]", {
-        "type": "object", "minProperties": 1, "additionalProperties": {"oneOf": [
-            {"type": "array", "minItems": 1, "items": _SCALAR, "description": "choices"},
-            {"type": "object", "description": "a range",
-             "properties": {"min": {"type": ["string", "number"], "description": "lowest value"},
+    "enqueue": Shape(
+        "array of tables NAME = value",
+        {"type": "array", "items": {"type": "object", "additionalProperties": _SCALAR}},
+        _enqueue,
+        'an array of tables of settings: [{shared_buffers = "1GB"}]',
+    ),
+    "knobs": Shape(
+        "table NAME = {min, max, log} or [choices]",
+        {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "oneOf": [
+                    {"type": "array", "minItems": 1, "items": _SCALAR, "description": "choices"},
+                    {
+                        "type": "object",
+                        "description": "a range",
+                        "properties": {
+                            "min": {"type": ["string", "number"], "description": "lowest value"},
                             "max": {"type": ["string", "number"], "description": "highest value"},
-                            "log": {"type": "boolean", "description": "sampled on a log scale"}},
-             "required": ["min", "max"], "additionalProperties": False}]}},
+                            "log": {"type": "boolean", "description": "sampled on a log scale"},
+                        },
+                        "required": ["min", "max"],
+                        "additionalProperties": False,
+                    },
+                ]
+            },
+        },
         lambda v: v if isinstance(v, dict) else None,
-        "a table of NAME = {min, max, log} or [choices]"),
-}  # fmt: skip
+        "a table of NAME = {min, max, log} or [choices]",
+    ),
+}

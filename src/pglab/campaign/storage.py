@@ -44,8 +44,11 @@ def _target(name: str, t: Any, p: Problems) -> TargetSpec | None:
     _keys_of_kind(where, kind, t, p)
     missing = [k for k in schema.TARGET_REQUIRED[kind] if k not in t]
     for key in missing:
-        p.add(where, f"{key} = None: a {kind} target needs {key}, "
-              f"{declared.expected(schema.key(schema.TARGETS, key))}")  # fmt: skip
+        p.add(
+            where,
+            f"{key} = None: a {kind} target needs {key}, "
+            f"{declared.expected(schema.key(schema.TARGETS, key))}",
+        )
     if missing or any(k in t and k not in vals for k in TARGET_KEYS[kind]):
         return None  # said
     if kind == "path":
@@ -76,8 +79,10 @@ def _filesystem(where: str, kind: str, vals: TomlTable, p: Problems) -> TomlTabl
     fstype = "tmpfs" if kind == "tmpfs" else vals["fstype"]
     low = max(MIN_SIZE[kind], MIN_SIZE.get(str(fstype), 0))
     if vals["size"] < low:
-        p.add(where, f"size = {vals['size']} bytes is too small for {fstype}: at least "
-              f"{low // 2**20} MB")  # fmt: skip
+        p.add(
+            where,
+            f"size = {vals['size']} bytes is too small for {fstype}: at least {low // 2**20} MB",
+        )
         return None
     upd = {k: v for k, v in vals.items() if k not in ("kind", "fstype")}
     for key, sep in (("mkfs_options", None), ("mount_options", ",")):

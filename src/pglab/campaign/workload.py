@@ -60,10 +60,21 @@ def apply_workload(
 
 # keys whose checked value is the phase's field of that name
 PLAIN = (
-    "clients", "rate", "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries",
-    "latency_limit", "failures_detailed", "report_per_command", "random_seed", "sampling_rate",
+    "clients",
+    "rate",
+    "protocol",
+    "connect",
+    "vacuum",
+    "latency_log",
+    "progress",
+    "max_tries",
+    "latency_limit",
+    "failures_detailed",
+    "report_per_command",
+    "random_seed",
+    "sampling_rate",
     *OPERATION_KEYS,
-)  # fmt: skip
+)
 
 
 def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> TomlTable:
@@ -80,8 +91,9 @@ def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> T
     return upd
 
 
-def _replay(table: TomlTable, vals: TomlTable, p: Problems, where: str,
-            base_dir: Path) -> TomlTable:  # fmt: skip
+def _replay(
+    table: TomlTable, vals: TomlTable, p: Problems, where: str, base_dir: Path
+) -> TomlTable:
     """``replay``: a workload file of pglab capture, replayed by pgreplay (its format and its
     dump are checked when the plan is made, ``planning/plan``); ``speed``: pgreplay -s."""
     upd: TomlTable = {}
@@ -95,8 +107,11 @@ def _replay(table: TomlTable, vals: TomlTable, p: Problems, where: str,
         return upd
     others = [k for k in ("script", "scripts", "kit", "operation", "generator") if k in table]
     if others:
-        p.add(where, f"replay with {', '.join(others)}: a phase replays a captured workload or "
-              "runs a load, not both")  # fmt: skip
+        p.add(
+            where,
+            f"replay with {', '.join(others)}: a phase replays a captured workload or "
+            "runs a load, not both",
+        )
     return {**upd, "replay": str(path), "vacuum": False}
 
 
@@ -140,8 +155,11 @@ def _check_together(new: PhaseSpec, table: TomlTable, p: Problems, where: str) -
             if new.latency_log == "off"
             else "and aggregation (--aggregate-interval) cannot be used at the same time"
         )
-        p.add(where, f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
-              f"log sampling (--sampling-rate) {said}")  # fmt: skip
+        p.add(
+            where,
+            f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
+            f"log sampling (--sampling-rate) {said}",
+        )
 
 
 def progress_problem(progress: bool, latency_log: str) -> str | None:
@@ -149,9 +167,11 @@ def progress_problem(progress: bool, latency_log: str) -> str | None:
     combination its phases and [matrix] axes make (``parse._progress_logs``)."""
     if progress or latency_log == "aggregate":
         return None
-    return (f"progress = false with latency_log = {latency_log!r}: without -P 1 each second's "
-            'TPS comes from pgbench\'s aggregate log; set latency_log = "aggregate" (or leave '
-            "progress out)")  # fmt: skip
+    return (
+        f"progress = false with latency_log = {latency_log!r}: without -P 1 each second's "
+        'TPS comes from pgbench\'s aggregate log; set latency_log = "aggregate" (or leave '
+        "progress out)"
+    )
 
 
 def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[Script]:
@@ -204,8 +224,11 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
     kit, mode = ph.kit, ph.mode
     if "kit" in table:
         if "script" in table or "scripts" in table or "operation" in table:
-            p.add(where, "give kit, script(s) or operation, not two: a phase runs a workload "
-                  "kit, pgbench scripts or a maintenance operation")  # fmt: skip
+            p.add(
+                where,
+                "give kit, script(s) or operation, not two: a phase runs a workload "
+                "kit, pgbench scripts or a maintenance operation",
+            )
             return {}
         if "kit" not in vals:
             return {}  # said
@@ -217,24 +240,38 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
     if "mode" in table:
         if kit is None:
             if "mode" in vals:  # else its value is said
-                p.add(where, f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
-                      "phase runs no kit (kit = ...)")  # fmt: skip
+                p.add(
+                    where,
+                    f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
+                    "phase runs no kit (kit = ...)",
+                )
             return {}
         if table["mode"] not in KITS[kit].modes:  # checked here, not by its declaration
-            p.add(where, f"mode = {table['mode']!r}: kit {kit!r} runs in "
-                  f"{' or '.join(KITS[kit].modes)} mode")  # fmt: skip
+            p.add(
+                where,
+                f"mode = {table['mode']!r}: kit {kit!r} runs in "
+                f"{' or '.join(KITS[kit].modes)} mode",
+            )
             return {}
         mode = table["mode"]
     if "distribution" in vals:
         if kit != "ycsb":
-            p.add(where, f"distribution = {vals['distribution']!r}: how kit = \"ycsb\" picks "
-                  "its keys, but this phase runs no YCSB")  # fmt: skip
+            p.add(
+                where,
+                f'distribution = {vals["distribution"]!r}: how kit = "ycsb" picks '
+                "its keys, but this phase runs no YCSB",
+            )
         else:
             upd["distribution"] = vals["distribution"]
     if kit is None or (kit, mode) == (ph.kit, ph.mode):
         return upd
-    return {**upd, "kit": kit, "mode": mode, "scripts": KITS[kit].scripts(str(mode)),
-            "vacuum": False}  # fmt: skip
+    return {
+        **upd,
+        "kit": kit,
+        "mode": mode,
+        "scripts": KITS[kit].scripts(str(mode)),
+        "vacuum": False,
+    }
 
 
 def _pacing(
@@ -245,27 +282,45 @@ def _pacing(
     given = [k for k in ("pacing", "think_time") if k in table]
     if kit != "tpcc":
         if given:
-            p.add(where, f"{', '.join(given)}: terminals that think are kit = \"tpcc\"'s "
-                  "(TPC-C clause 5.2.5), but this phase runs no TPC-C")  # fmt: skip
+            p.add(
+                where,
+                f'{", ".join(given)}: terminals that think are kit = "tpcc"\'s '
+                "(TPC-C clause 5.2.5), but this phase runs no TPC-C",
+            )
         return {"pacing": None, "think_time": None} if ph.pacing else {}
     upd: TomlTable = {k: vals[k] for k in given if k in vals}
     pacing = upd.get("pacing", ph.pacing)
     if "think_time" in upd and pacing is None:
-        p.add(where, 'think_time: scales pacing = "spec"\'s keying and think times, but this '
-              'phase has no pacing (add pacing = "spec")')  # fmt: skip
+        p.add(
+            where,
+            'think_time: scales pacing = "spec"\'s keying and think times, but this '
+            'phase has no pacing (add pacing = "spec")',
+        )
     theirs = [k for k in ("clients", "rate") if k in table]
     if pacing is not None and theirs:
-        p.add(where, f"{', '.join(theirs)} with pacing = \"spec\": its terminals are 10 per "
-              "warehouse ([dataset] scale), each as fast as its keying and think times let it "
-              "— leave them out")  # fmt: skip
+        p.add(
+            where,
+            f'{", ".join(theirs)} with pacing = "spec": its terminals are 10 per '
+            "warehouse ([dataset] scale), each as fast as its keying and think times let it "
+            "— leave them out",
+        )
     return upd
 
 
 # workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
-    "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries", "failures_detailed",
-    "latency_limit", "report_per_command", "sampling_rate", "threads",
-)  # fmt: skip
+    "protocol",
+    "connect",
+    "vacuum",
+    "latency_log",
+    "progress",
+    "max_tries",
+    "failures_detailed",
+    "latency_limit",
+    "report_per_command",
+    "sampling_rate",
+    "threads",
+)
 
 
 TPCH_KEYS = ("queries", "query_timeout")
@@ -274,8 +329,12 @@ TPCH_KEYS = ("queries", "query_timeout")
 # workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
 # sessions its own): refused beside kit = "tpch" rather than ignored
 NOT_TPCH = (
-    "duration", "transactions", "rate", "generators", *PGBENCH_ONLY,
-)  # fmt: skip
+    "duration",
+    "transactions",
+    "rate",
+    "generators",
+    *PGBENCH_ONLY,
+)
 
 
 def _not_tpch(kit: str | None, table: TomlTable, p: Problems, where: str) -> None:
@@ -283,10 +342,13 @@ def _not_tpch(kit: str | None, table: TomlTable, p: Problems, where: str) -> Non
     named before anything runs rather than ignored."""
     meaningless = [k for k in NOT_TPCH if k in table]
     if kit == "tpch" and meaningless:
-        p.add(where, f"{', '.join(meaningless)} with kit = \"tpch\": pgbench's options, which "
-              "a TPC-H-like phase has no use for (it runs each query once: its length is "
-              "theirs); it takes mode, clients (mode = \"throughput\"'s streams), queries, "
-              "query_timeout and random_seed — leave them out")  # fmt: skip
+        p.add(
+            where,
+            f'{", ".join(meaningless)} with kit = "tpch": pgbench\'s options, which '
+            "a TPC-H-like phase has no use for (it runs each query once: its length is "
+            'theirs); it takes mode, clients (mode = "throughput"\'s streams), queries, '
+            "query_timeout and random_seed — leave them out",
+        )
 
 
 def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
@@ -301,9 +363,12 @@ def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> 
             many = [c for c in axes.get("clients", (ph.clients,)) if c != 1]
             if many:
                 where = f"[variants.{v.name}]" if named else "[workload]"
-                p.add(where, f"clients = {many[0]} with kit = \"tpch\"'s power run: one session "
-                      "runs its queries; mode = \"throughput\" runs clients query streams "
-                      "(or leave clients out)")  # fmt: skip
+                p.add(
+                    where,
+                    f'clients = {many[0]} with kit = "tpch"\'s power run: one session '
+                    'runs its queries; mode = "throughput" runs clients query streams '
+                    "(or leave clients out)",
+                )
                 return
 
 
@@ -311,8 +376,7 @@ def _tpch(kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where
     """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
     given = [k for k in TPCH_KEYS if k in table]
     if given and kit != "tpch":
-        p.add(where, f"{', '.join(given)}: options of kit = \"tpch\", but this phase runs "
-              "no TPC-H")  # fmt: skip
+        p.add(where, f'{", ".join(given)}: options of kit = "tpch", but this phase runs no TPC-H')
         return {}
     return {k: vals[k] for k in TPCH_KEYS if k in vals}
 
@@ -334,27 +398,39 @@ def _generator(
     if generator == "sysbench":
         clash = [k for k in ("script", "scripts", "kit", "operation") if k in table]
         if clash:
-            p.add(where, f"{', '.join(clash)} with generator = \"sysbench\": sysbench runs "
-                  "its own OLTP tests (test = ...), not pgbench scripts, kits or "
-                  "operations")  # fmt: skip
+            p.add(
+                where,
+                f'{", ".join(clash)} with generator = "sysbench": sysbench runs '
+                "its own OLTP tests (test = ...), not pgbench scripts, kits or "
+                "operations",
+            )
             return {}
         theirs = [k for k in PGBENCH_ONLY if k in table]
         if theirs:
-            p.add(where, f"{', '.join(theirs)} with generator = \"sysbench\": pgbench's "
-                  "options; sysbench takes clients, duration, transactions, rate and "
-                  "random_seed")  # fmt: skip
+            p.add(
+                where,
+                f'{", ".join(theirs)} with generator = "sysbench": pgbench\'s '
+                "options; sysbench takes clients, duration, transactions, rate and "
+                "random_seed",
+            )
             return {}
     if "test" in table:
         if "test" not in vals:
             return {}  # said
         if generator != "sysbench":
-            p.add(where, f"test = {vals['test']!r}: a sysbench test, but this phase runs "
-                  'pgbench (generator = "sysbench" runs sysbench)')  # fmt: skip
+            p.add(
+                where,
+                f"test = {vals['test']!r}: a sysbench test, but this phase runs "
+                'pgbench (generator = "sysbench" runs sysbench)',
+            )
             return {}
     if generator != "sysbench":
         return {"generator": generator, "test": None} if "generator" in table else {}
-    return {"generator": "sysbench", "test": vals.get("test", ph.test) or "oltp_read_write",
-            "vacuum": False}  # fmt: skip
+    return {
+        "generator": "sysbench",
+        "test": vals.get("test", ph.test) or "oltp_read_write",
+        "vacuum": False,
+    }
 
 
 def _which_operation(
@@ -366,8 +442,11 @@ def _which_operation(
     scripted = "script" in table or "scripts" in table
     if "operation" in table:
         if scripted:
-            p.add(where, "give script(s) or operation, not both: a phase runs a pgbench script "
-                  "or a maintenance operation")  # fmt: skip
+            p.add(
+                where,
+                "give script(s) or operation, not both: a phase runs a pgbench script "
+                "or a maintenance operation",
+            )
         elif "operation" in vals and vals["operation"] != ph.operation:
             upd.update(_DEFAULT_OPTIONS, operation=vals["operation"])
     elif scripted and ph.operation is not None:
@@ -421,11 +500,17 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
         kit_problems(v.phases, where, p)
         scales = axes.get("scale", (v.dataset.scale,))
         kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
-        shaped = [k for k in ("fields", "field_length") if k in axes
-                  or getattr(v.dataset, k) != getattr(DatasetSpec(), k)]  # fmt: skip
+        shaped = [
+            k
+            for k in ("fields", "field_length")
+            if k in axes or getattr(v.dataset, k) != getattr(DatasetSpec(), k)
+        ]
         if shaped and not any(ph.kit == "ycsb" for ph in v.phases):
-            p.add(where, f"[dataset] {' and '.join(shaped)}: the shape of kit = \"ycsb\"'s "
-                  "records, but no phase runs YCSB")  # fmt: skip
+            p.add(
+                where,
+                f'[dataset] {" and ".join(shaped)}: the shape of kit = "ycsb"\'s '
+                "records, but no phase runs YCSB",
+            )
     if any(ph.kit == "tpch" for v in variants for ph in v.phases):
         _not_tpch("tpch", axes, p, "[matrix]")
         _power_clients(variants, axes, named, p)
@@ -433,7 +518,10 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
     if "think_time" in axes and not paced:
         p.add("[matrix]", 'think_time: no phase has pacing = "spec" (terminals that think)')
     if paced and (theirs := [k for k in ("clients", "rate") if k in axes]):
-        p.add("[matrix]", f"{', '.join(theirs)} with pacing = \"spec\": its terminals are 10 "
-              "per warehouse (scale is the axis that adds terminals)")  # fmt: skip
+        p.add(
+            "[matrix]",
+            f'{", ".join(theirs)} with pacing = "spec": its terminals are 10 '
+            "per warehouse (scale is the axis that adds terminals)",
+        )
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")

@@ -1,8 +1,8 @@
 """Whether a phase writes, judged from what it runs: a built-in script by its name, a kit by its
 workload, sysbench by its test, a custom script by its statements. What the text cannot tell
 (a custom script whose file is gone) is None: the stored run's WAL says it then
-(``analysis/derived.py``). A ``SELECT`` is taken for a read: a custom script whose SELECT calls a
-function that writes is told by its WAL once it has run."""
+(``analysis/run_warnings.py``). A ``SELECT`` is taken for a read: a custom script whose SELECT
+calls a function that writes is told by its WAL once it has run."""
 
 from __future__ import annotations
 
@@ -13,11 +13,31 @@ from typing import Any
 
 WRITE_BUILTINS = ("tpcb-like", "simple-update")
 # sysbench's tests that never write
-SYSBENCH_READS = ("oltp_read_only", "oltp_point_select", "select_random_points",
-                  "select_random_ranges")  # fmt: skip
-READS = ("select", "begin", "start", "commit", "end", "rollback", "show", "set", "explain",
-         "values", "table", "fetch", "declare", "close", "savepoint", "release",
-         "prepare")  # fmt: skip
+SYSBENCH_READS = (
+    "oltp_read_only",
+    "oltp_point_select",
+    "select_random_points",
+    "select_random_ranges",
+)
+READS = (
+    "select",
+    "begin",
+    "start",
+    "commit",
+    "end",
+    "rollback",
+    "show",
+    "set",
+    "explain",
+    "values",
+    "table",
+    "fetch",
+    "declare",
+    "close",
+    "savepoint",
+    "release",
+    "prepare",
+)
 _WRITE_IN_WITH = re.compile(r"\b(insert|update|delete|merge)\b")
 _LOCKING = re.compile(r"\bfor\s+(update|no\s+key\s+update|share|key\s+share)\b")
 

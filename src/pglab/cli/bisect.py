@@ -59,18 +59,37 @@ def add_parser(
     p.add_argument("--bad", required=True, help="a later commit that is bad")
     p.add_argument("--repeats", type=int, default=3, help="rounds per step (default 3)")
     p.add_argument("--figure", default="tps", help="tps (default) or a run metric")
-    p.add_argument("--fleet", action="store_true",
-                   help="run each step as jobs for `pglab worker` on lab hosts (PostgreSQL "
-                   "store): each step's builds are made here first (a commit that does not "
-                   "build is skipped here), the workers find them in their build cache or "
-                   "build them")  # fmt: skip
+    p.add_argument(
+        "--fleet",
+        action="store_true",
+        help="run each step as jobs for `pglab worker` on lab hosts (PostgreSQL "
+        "store): each step's builds are made here first (a commit that does not "
+        "build is skipped here), the workers find them in their build cache or "
+        "build them",
+    )
     p.add_argument("--queue", default=fleet_queue.DEFAULT_QUEUE, help="--fleet: the queue")
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.file, a.good, a.bad, a.repeats,
-                                      a.figure, a.queue if a.fleet else None))  # fmt: skip
+    p.set_defaults(
+        func=lambda a: run(
+            Where.from_args(a),
+            a.file,
+            a.good,
+            a.bad,
+            a.repeats,
+            a.figure,
+            a.queue if a.fleet else None,
+        )
+    )
 
 
-def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
-        figure: str = "tps", queue: str | None = None) -> int:  # fmt: skip
+def run(
+    where: Where,
+    file: Path,
+    good: str,
+    bad: str,
+    repeats: int = 3,
+    figure: str = "tps",
+    queue: str | None = None,
+) -> int:
     """``queue``: the steps as fleet jobs on that queue (None: run here)."""
     if queue is not None:
         fleet_queue.require_postgres(where.store_url)
@@ -83,10 +102,14 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
     ends = git_refs.commit_of(clone, good), git_refs.commit_of(clone, bad)
     commits = git_refs.commits_between(clone, *ends)
     if not commits:
-        raise LabError(f"--good {good} is not an ancestor of --bad {bad} in {clone}",
-                       hint=f"git -C {clone} log --oneline {good}..{bad}")  # fmt: skip
-    console.print(f"bisecting [bold]{escape(camp.name)}[/] over {len(commits)} commit(s) after "
-                  f"{ends[0][:12]}, up to {ends[1][:12]}")  # fmt: skip
+        raise LabError(
+            f"--good {good} is not an ancestor of --bad {bad} in {clone}",
+            hint=f"git -C {clone} log --oneline {good}..{bad}",
+        )
+    console.print(
+        f"bisecting [bold]{escape(camp.name)}[/] over {len(commits)} commit(s) after "
+        f"{ends[0][:12]}, up to {ends[1][:12]}"
+    )
     found = search.Search(commits)
     effect = None
     while (index := found.next()) is not None:
@@ -95,12 +118,16 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
             found.skipped.add(index)
             continue
         if effect is None and judged.good_vs_bad.verdict not in ("+", "-"):
-            console.print(f"the good and bad commits do not differ here: "
-                          f"{_said(judged.good_vs_bad)}: nothing to bisect")  # fmt: skip
+            console.print(
+                f"the good and bad commits do not differ here: "
+                f"{_said(judged.good_vs_bad)}: nothing to bisect"
+            )
             if judged.good_vs_bad.verdict == "?":
                 more = f"--repeats {repeats + 2}"
-                console.print(f"  (? could not tell with {repeats} repeat(s): run again with "
-                              f"{more}; the runs made so far are kept)")  # fmt: skip
+                console.print(
+                    f"  (? could not tell with {repeats} repeat(s): run again with "
+                    f"{more}; the runs made so far are kept)"
+                )
             return 1
         effect = judged.good_vs_bad
         found.record(index, judged.bad)
@@ -113,8 +140,10 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
         _why(where, search.step_name(camp.name, commits[index]), judged.bad)
     suspects = found.suspects()
     if len(suspects) != 1:
-        console.print(f"skipped commits hide the first bad one among {len(suspects)}: "
-                      + ", ".join(c[:12] for c in suspects))  # fmt: skip
+        console.print(
+            f"skipped commits hide the first bad one among {len(suspects)}: "
+            + ", ".join(c[:12] for c in suspects)
+        )
         return 1
     first = suspects[0]
     console.print(
@@ -125,8 +154,15 @@ def run(where: Where, file: Path, good: str, bad: str, repeats: int = 3,
     return 0
 
 
-def _step(where: Where, camp: campaigns.Campaign, ends: tuple[str, str], middle: str, repeats: int,
-          figure: str, queue: str | None = None) -> search.Judged | None:  # fmt: skip
+def _step(
+    where: Where,
+    camp: campaigns.Campaign,
+    ends: tuple[str, str],
+    middle: str,
+    repeats: int,
+    figure: str,
+    queue: str | None = None,
+) -> search.Judged | None:
     """One step: the middle commit beside the ends, run (or resumed; on the fleet's ``queue``)
     and judged; None when it does not build or gave no value."""
     name = search.step_name(camp.name, middle)
@@ -140,14 +176,19 @@ def _step(where: Where, camp: campaigns.Campaign, ends: tuple[str, str], middle:
         else:
             _on_the_fleet(where, step, queue)
     except BuildError as exc:
-        console.print(f"  {middle[:12]}: skipped, it does not build ({escape(exc.message)})",
-                      soft_wrap=True)  # fmt: skip
+        console.print(
+            f"  {middle[:12]}: skipped, it does not build ({escape(exc.message)})", soft_wrap=True
+        )
         return None
     with where.open(read_only=True) as store:
         judged = search.judge(spreads.fingerprinted(store, store.list_runs(name)), figure)
     if judged is None and queue is not None:
-        console.print(f"  {middle[:12]}: skipped, its step gave no value on the fleet: "
-                      + where.command("status", name), markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"  {middle[:12]}: skipped, its step gave no value on the fleet: "
+            + where.command("status", name),
+            markup=False,
+            soft_wrap=True,
+        )
     return judged
 
 
@@ -157,9 +198,11 @@ def _on_the_fleet(where: Where, step: campaigns.Campaign, queue: str) -> None:
     running.build_first(step, Lab.open(where.home))
     done = enqueue(where.store_url, where.home, step, queue)
     added, already = done.submitted.added, done.submitted.already
-    console.print(f"  step {escape(step.name)}: {len(added)} job(s) queued on {escape(queue)} "
-                  f"for {done.runs} run(s)" + (f", {len(already)} queued already" if already
-                                               else ""), soft_wrap=True)  # fmt: skip
+    console.print(
+        f"  step {escape(step.name)}: {len(added)} job(s) queued on {escape(queue)} "
+        f"for {done.runs} run(s)" + (f", {len(already)} queued already" if already else ""),
+        soft_wrap=True,
+    )
     if added or already:
         fleet_cli.follow(where, step.name)
 

@@ -49,35 +49,76 @@ def add_parser(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("dsn", nargs="?", help="the server (a superuser's connection string)")
-    p.add_argument("--from-log", metavar="FILE", type=Path,
-                   help="read a log you have instead of capturing")  # fmt: skip
-    p.add_argument("--for", dest="duration", metavar="DURATION",
-                   help="the window: 90s, 10m, 1h (else --until or Ctrl-C)")  # fmt: skip
+    p.add_argument(
+        "--from-log", metavar="FILE", type=Path, help="read a log you have instead of capturing"
+    )
+    p.add_argument(
+        "--for",
+        dest="duration",
+        metavar="DURATION",
+        help="the window: 90s, 10m, 1h (else --until or Ctrl-C)",
+    )
     p.add_argument("--until", metavar="TIME", help="close the window at this time (HH:MM[:SS])")
-    p.add_argument("--log", metavar="PATH", type=Path,
-                   help="the server's stderr log here (no logging collector)")  # fmt: skip
-    p.add_argument("--with-dump", metavar="DIR", type=Path,
-                   help="pg_dump -Fd the DSN's database as the window opens, into DIR")  # fmt: skip
-    p.add_argument("--dump", metavar="DIR", type=Path,
-                   help="with --from-log: a pg_dump -Fd of the data at its start")  # fmt: skip
-    p.add_argument("-o", "--output", metavar="FILE", type=Path,
-                   help="the workload file (default workload-DATE-TIME.json.gz)")  # fmt: skip
-    p.set_defaults(func=lambda a: run(
-        Where.from_args(a), a.dsn, from_log=a.from_log, duration=a.duration, until=a.until,
-        log=a.log, output=a.output, with_dump=a.with_dump, dump=a.dump))  # fmt: skip
+    p.add_argument(
+        "--log",
+        metavar="PATH",
+        type=Path,
+        help="the server's stderr log here (no logging collector)",
+    )
+    p.add_argument(
+        "--with-dump",
+        metavar="DIR",
+        type=Path,
+        help="pg_dump -Fd the DSN's database as the window opens, into DIR",
+    )
+    p.add_argument(
+        "--dump",
+        metavar="DIR",
+        type=Path,
+        help="with --from-log: a pg_dump -Fd of the data at its start",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        type=Path,
+        help="the workload file (default workload-DATE-TIME.json.gz)",
+    )
+    p.set_defaults(
+        func=lambda a: run(
+            Where.from_args(a),
+            a.dsn,
+            from_log=a.from_log,
+            duration=a.duration,
+            until=a.until,
+            log=a.log,
+            output=a.output,
+            with_dump=a.with_dump,
+            dump=a.dump,
+        )
+    )
 
 
-def run(where: Where, dsn: str | None, from_log: Path | None = None,
-        duration: str | None = None, until: str | None = None, log: Path | None = None,
-        output: Path | None = None, with_dump: Path | None = None,
-        dump: Path | None = None) -> int:  # fmt: skip
+def run(
+    where: Where,
+    dsn: str | None,
+    from_log: Path | None = None,
+    duration: str | None = None,
+    until: str | None = None,
+    log: Path | None = None,
+    output: Path | None = None,
+    with_dump: Path | None = None,
+    dump: Path | None = None,
+) -> int:
     lab = Lab.open(where.home)
     for line in put_back_leftovers(lab):
         err_console.print(line, markup=False, soft_wrap=True)
     out = output or Path(f"workload-{datetime.now():%Y%m%d-%H%M%S}.json.gz")
     if (from_log is None) == (dsn is None):
-        raise LabError("give a server's DSN to capture from, or --from-log FILE",
-                       hint="pglab capture 'host=db1 user=postgres' --for 10m")  # fmt: skip
+        raise LabError(
+            "give a server's DSN to capture from, or --from-log FILE",
+            hint="pglab capture 'host=db1 user=postgres' --for 10m",
+        )
     if (dump is not None and from_log is None) or (with_dump is not None and dsn is None):
         raise LabError("--dump goes with --from-log, --with-dump with a DSN")
     binaries = resolve(ServerSpec(), lab) if dump or with_dump else None  # pg_dump, pg_restore
@@ -86,8 +127,17 @@ def run(where: Where, dsn: str | None, from_log: Path | None = None,
     else:
         assert dsn is not None
         seconds = capture.window_seconds(duration, until)
-        workload = _live(capture.Live(ServerSpec(dsn=dsn), lab, log, on_status=_status,
-                                      dump_to=with_dump, binaries=binaries), seconds)  # fmt: skip
+        workload = _live(
+            capture.Live(
+                ServerSpec(dsn=dsn),
+                lab,
+                log,
+                on_status=_status,
+                dump_to=with_dump,
+                binaries=binaries,
+            ),
+            seconds,
+        )
     written = write(workload, out)
     _said(written, out)
     return 0
@@ -118,22 +168,33 @@ def _live(live: capture.Live, seconds: float | None) -> Workload:
 def _said(workload: Workload, path: Path) -> None:
     d = workload.data
     s = d["summary"]
-    console.print(f"workload written to {path} (mode 0600: it holds your data's values, as the "
-                  "server's log did)", markup=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"workload written to {path} (mode 0600: it holds your data's values, as the "
+        "server's log did)",
+        markup=False,
+        soft_wrap=True,
+    )
     console.print(
         f"{duration_text(d['duration_s'])} captured: {s['sessions']:,} sessions, "
         f"{s['statements']:,} statements, {s['errors']:,} errors; databases "
         f"{', '.join(d['databases'])}; users {', '.join(d['users'])}",
-        markup=False, soft_wrap=True,
-    )  # fmt: skip
+        markup=False,
+        soft_wrap=True,
+    )
     kinds = ", ".join(f"{k} {n:,}" for k, n in s["by_kind"].items())
     console.print(f"by kind: {kinds}", markup=False, soft_wrap=True)
     if d["dump"]:
-        console.print(f"the data at the window's start: {d['dump']} (pg_dump -Fd, mode 0700)",
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"the data at the window's start: {d['dump']} (pg_dump -Fd, mode 0700)",
+            markup=False,
+            soft_wrap=True,
+        )
     if s["before_window"]:
-        console.print(f"{s['before_window']} session(s) connected before the window: not "
-                      "replayed", markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"{s['before_window']} session(s) connected before the window: not replayed",
+            markup=False,
+            soft_wrap=True,
+        )
     console.print("busiest statements:", markup=False)
     for c in s["busiest"][:5]:
         console.print(f"  {c['count']:>8,}  {c['statement'][:100]}", markup=False)

@@ -78,8 +78,11 @@ def find(store: Store, ident: str, as_run: bool = False) -> tuple[str, Any]:
     camp = None if as_run else store.get_campaign(ident)
     if camp is not None and camp["name"] == ident:
         if ident.isdigit() and store.get_run(int(ident), series=False) is not None:
-            err_console.print(f"{ident} is a campaign's name and a run's id: this is the "
-                              f"campaign (--run {ident} for the run)", markup=False)  # fmt: skip
+            err_console.print(
+                f"{ident} is a campaign's name and a run's id: this is the "
+                f"campaign (--run {ident} for the run)",
+                markup=False,
+            )
         return "campaign", camp
     if ident.isdigit():
         run = store.get_run(int(ident))

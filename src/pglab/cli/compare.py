@@ -112,9 +112,14 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         _print_pairs(result)
         labels = fmt.short_labels([p["b"]["point"] for p in result["pairs"]])
         several = len(result["pairs"]) > 1
-        _print_scripts(result, [(labels[p["b"]["point"]] if several else "", row)
-                                for p in result["pairs"]
-                                for row in p.get("scripts", [])])  # fmt: skip
+        _print_scripts(
+            result,
+            [
+                (labels[p["b"]["point"]] if several else "", row)
+                for p in result["pairs"]
+                for row in p.get("scripts", [])
+            ],
+        )
         if result["kind"] == "points":
             _print_queries(result.get("queries", []))
         print_evidence(why, several)
@@ -164,23 +169,32 @@ def _print_queries(rows: list[QueryComparison]) -> None:
     console.print(f"query verdicts: {tests}", markup=False, soft_wrap=True)
     for r in rows:
         if r["plan"]:
-            console.print(f"Q{r['query']}: {r['plan']}; {fmt.delta(r['comparison'], False)}",
-                          markup=False, soft_wrap=True)  # fmt: skip
+            console.print(
+                f"Q{r['query']}: {r['plan']}; {fmt.delta(r['comparison'], False)}",
+                markup=False,
+                soft_wrap=True,
+            )
 
 
 def _print_run_comparison(result: RunsComparison) -> None:
     a, b = result["a"], result["b"]
     for side, run in (("A", a), ("B", b)):  # the sides in full, above: never cut in a header
-        console.print(f"{side}: run {run['run']}, campaign {run['campaign']}, point {run['point']}",
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"{side}: run {run['run']}, campaign {run['campaign']}, point {run['point']}",
+            markup=False,
+            soft_wrap=True,
+        )
     metrics = result["metrics"]
     columns: list[fmt.Column] = [
         ("figure", "left", [m["metric"] for m in metrics]),
         ("A", "right", [fmt.short(m["a"]) for m in metrics]),
         ("B", "right", [fmt.short(m["b"]) for m in metrics]),
-        ("Δ%", "right", ["–" if m["delta_pct"] is None else f"{m['delta_pct']:+.1f}%"
-                         for m in metrics]),
-    ]  # fmt: skip
+        (
+            "Δ%",
+            "right",
+            ["–" if m["delta_pct"] is None else f"{m['delta_pct']:+.1f}%" for m in metrics],
+        ),
+    ]
     title = f"run {b['run']} compared with run {a['run']}"
     console.print(fmt.table(title, columns, console.width))
     for w in result["waits"]:
@@ -221,19 +235,35 @@ def _print_pairs(result: PointsComparison | CampaignsComparison) -> None:
     same_n = len(counts) == 1
     named = not whole and len(pairs) == 1  # the title names both points: no label columns
     columns: list[fmt.Column] = [
-        *(() if named else (("point", "left", [label(p["a"]) for p in pairs]),) if same else
-          (("A", "left", [label(p["a"]) for p in pairs]),
-           ("B", "left", [label(p["b"]) for p in pairs]))),
-        *(() if same_n else (("n A", "right", [str(p["a"]["n"]) for p in pairs]),
-                             ("n B", "right", [str(p["b"]["n"]) for p in pairs]))),
+        *(
+            ()
+            if named
+            else (("point", "left", [label(p["a"]) for p in pairs]),)
+            if same
+            else (
+                ("A", "left", [label(p["a"]) for p in pairs]),
+                ("B", "left", [label(p["b"]) for p in pairs]),
+            )
+        ),
+        *(
+            ()
+            if same_n
+            else (
+                ("n A", "right", [str(p["a"]["n"]) for p in pairs]),
+                ("n B", "right", [str(p["b"]["n"]) for p in pairs]),
+            )
+        ),
         (f"median {figure} A", "right", [fmt.short(p["a"]["median"]) for p in pairs]),
         (f"median {figure} B", "right", [fmt.short(p["b"]["median"]) for p in pairs]),
         ("Δ%", "right", ["–" if c is None else f"{c.delta_pct:+.1f}%" for c in cs]),
         ("95% CI of Δ%", "right", [ci(c) for c in cs]),
-        ("p (Holm)" if result["kind"] == "campaigns" and result["corrected"] else "p", "right",
-         [f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–" for c in cs]),
+        (
+            "p (Holm)" if result["kind"] == "campaigns" and result["corrected"] else "p",
+            "right",
+            [f"{c.p_holm:.3g}" if c and c.p_holm is not None else "–" for c in cs],
+        ),
         ("", "center", ["–" if c is None else c.verdict for c in cs]),
-    ]  # fmt: skip
+    ]
     table = fmt.table(title, columns, console.width)
     console.print(table)
     if same_n:
@@ -287,9 +317,18 @@ def _print_scripts(result: CompareResult, rows: list[tuple[str, ScriptComparison
         ("lat ms A", "right", [fmt.num(r["a"]["median_latency_ms"]) for _, r in rows]),
         ("lat ms B", "right", [fmt.num(r["b"]["median_latency_ms"]) for _, r in rows]),
         ("Δ% lat", "right", [pct(r["latency_delta_pct"]) for _, r in rows]),
-        *((("", "center", [r["comparison"].verdict if r["comparison"] else "–"
-                           for _, r in rows]),) if judged else ()),
-    ]  # fmt: skip
+        *(
+            (
+                (
+                    "",
+                    "center",
+                    [r["comparison"].verdict if r["comparison"] else "–" for _, r in rows],
+                ),
+            )
+            if judged
+            else ()
+        ),
+    ]
     title = "scripts, as pgbench reported each" + ("" if runs else " (medians of the repeats)")
     console.print(fmt.table(title, columns, console.width))
     if judged:

@@ -13,9 +13,12 @@ def print_evidence(why: list[tuple[str, list[evidence.Item]]], titled: bool) -> 
     """The first ``evidence.TOP`` items of each comparison; ``titled``: name each one (several
     comparisons)."""
     for title, items in why:
-        console.print(f"[bold]why it changed{escape(f' ({title})' if titled else '')}[/]: "
-                      "what moved beyond its noise (95% CI), first a rise from outside the "
-                      "run, then the most moved relative to its size", soft_wrap=True)  # fmt: skip
+        console.print(
+            f"[bold]why it changed{escape(f' ({title})' if titled else '')}[/]: "
+            "what moved beyond its noise (95% CI), first a rise from outside the "
+            "run, then the most moved relative to its size",
+            soft_wrap=True,
+        )
         for item in items[: evidence.TOP]:
             console.print(f"  {item.text}", markup=False, soft_wrap=True)
         if len(items) > evidence.TOP:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.analysis import export as encoders
-from pglab.analysis import points, profiles, scripts, tidy, tpch
+from pglab.analysis import point_table, points, profiles, scripts, tidy, tpch
 from pglab.analysis.tidy import TidyTable
 from pglab.cli import commands, common
 from pglab.cli.common import Where, err_console
@@ -39,36 +39,60 @@ def add_parser(
         "all.",
     )
     p.add_argument("id", help="campaign name or run id")
-    p.add_argument("--run", action="store_true",
-                   help="ID is a run's id, even when a campaign has that name (a campaign "
-                   "named with digits is the campaign's otherwise)")  # fmt: skip
-    p.add_argument("--format", choices=encoders.FORMATS, default="csv",
-                   help="csv (default), json (records), parquet (pglab[parquet])")  # fmt: skip
-    p.add_argument("--by", choices=("run", "phase", "script", "statement", "query", "point"),
-                   default="run",
-                   help="a row per run (default), per measured phase iteration, per script of "
-                   "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
-                   "latency), per statement of each script (pgbench -r: report_per_command), per "
-                   'query of kit = "tpch"\'s runs (a throughput run\'s per stream: seconds, '
-                   "rows, timed out, seed), or "
-                   "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
-                   "baseline with its CI, p-values, verdict and the test that made it)"
-                   )  # fmt: skip
-    p.add_argument("--all-settings", action="store_true",
-                   help="a column for every non-default setting, not only those the campaign "
-                   "sets")  # fmt: skip
-    p.add_argument("--series", nargs="?", const="", metavar="KIND",
-                   help="the per-second series instead, in long form (KIND: one of them, e.g. "
-                   "progress, latency, pg.database, waits, os.cpu)")  # fmt: skip
-    p.add_argument("--full", action="store_true",
-                   help="with --format json: everything stored about each run, nested (spec, "
-                   "fingerprint, phases, series)")  # fmt: skip
-    p.add_argument("--profile", nargs="?", const="functions", choices=("functions", "folded"),
-                   help="the CPU profiles instead (runs made with --profile): functions (the "
-                   "default) is a row per run, process kind and function with its self and "
-                   "inclusive samples and shares; folded is the folded stacks as text, 'run "
-                   "ID;KIND;outermost;...;innermost COUNT' a line, what flamegraph.pl, "
-                   "speedscope and inferno read")  # fmt: skip
+    p.add_argument(
+        "--run",
+        action="store_true",
+        help="ID is a run's id, even when a campaign has that name (a campaign "
+        "named with digits is the campaign's otherwise)",
+    )
+    p.add_argument(
+        "--format",
+        choices=encoders.FORMATS,
+        default="csv",
+        help="csv (default), json (records), parquet (pglab[parquet])",
+    )
+    p.add_argument(
+        "--by",
+        choices=("run", "phase", "script", "statement", "query", "point"),
+        default="run",
+        help="a row per run (default), per measured phase iteration, per script of "
+        "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
+        "latency), per statement of each script (pgbench -r: report_per_command), per "
+        "query of kit = \"tpch\"'s runs (a throughput run's per stream: seconds, "
+        "rows, timed out, seed), or "
+        "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
+        "baseline with its CI, p-values, verdict and the test that made it)",
+    )
+    p.add_argument(
+        "--all-settings",
+        action="store_true",
+        help="a column for every non-default setting, not only those the campaign sets",
+    )
+    p.add_argument(
+        "--series",
+        nargs="?",
+        const="",
+        metavar="KIND",
+        help="the per-second series instead, in long form (KIND: one of them, e.g. "
+        "progress, latency, pg.database, waits, os.cpu)",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="with --format json: everything stored about each run, nested (spec, "
+        "fingerprint, phases, series)",
+    )
+    p.add_argument(
+        "--profile",
+        nargs="?",
+        const="functions",
+        choices=("functions", "folded"),
+        help="the CPU profiles instead (runs made with --profile): functions (the "
+        "default) is a row per run, process kind and function with its self and "
+        "inclusive samples and shares; folded is the folded stacks as text, 'run "
+        "ID;KIND;outermost;...;innermost COUNT' a line, what flamegraph.pl, "
+        "speedscope and inferno read",
+    )
     p.add_argument("-o", "--output", type=Path, help="file to write (default: standard output)")
     p.set_defaults(
         func=lambda a: run(
@@ -82,14 +106,22 @@ def add_parser(
             full=a.full,
             profile=a.profile,
             as_run=a.run,
-        )  # fmt: skip
+        )
     )
 
 
-def run(where: Where, ident: str, output_format: str = "csv", output: Path | None = None,
-        by: str = "run", all_settings: bool = False, series: str | None = None,
-        full: bool = False, profile: str | None = None,
-        as_run: bool = False) -> int:  # fmt: skip
+def run(
+    where: Where,
+    ident: str,
+    output_format: str = "csv",
+    output: Path | None = None,
+    by: str = "run",
+    all_settings: bool = False,
+    series: str | None = None,
+    full: bool = False,
+    profile: str | None = None,
+    as_run: bool = False,
+) -> int:
     if output_format == "parquet":
         encoders.require_parquet()  # before reading anything
         if output is None:
@@ -109,8 +141,9 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
     if profile is not None:
         data, what = _profile(runs, profile, output_format)
     elif full:
-        data = (json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str)
-                + "\n").encode()  # fmt: skip
+        data = (
+            json.dumps(plain(runs if kind == "campaign" else obj), indent=2, default=str) + "\n"
+        ).encode()
         what = f"{len(runs)} run(s)"
     else:
         if series is not None:
@@ -129,10 +162,11 @@ def run(where: Where, ident: str, output_format: str = "csv", output: Path | Non
 
 def _point_table(store: Store, kind: str, obj: Any) -> TidyTable:
     if kind == "run":
-        raise LabError("--by point is for a campaign",
-                       hint=f"pglab export {obj.campaign} --by point")  # fmt: skip
+        raise LabError(
+            "--by point is for a campaign", hint=f"pglab export {obj.campaign} --by point"
+        )
     rows = points.campaign_rows(store.list_runs(obj["name"]), obj)
-    return TidyTable(list(points.POINT_COLUMNS), points.points_table(obj["name"], rows))
+    return TidyTable(list(point_table.POINT_COLUMNS), point_table.points_table(obj["name"], rows))
 
 
 def _write(table: TidyTable, output_format: str, output: Path | None) -> int:
@@ -169,5 +203,6 @@ def _write_whole(path: Path, data: bytes) -> None:
         os.replace(partial, path)
     except OSError as exc:
         partial.unlink(missing_ok=True)
-        raise LabError(f"cannot write {path}: {exc.strerror}",
-                       hint="choose another -o path, or free space") from exc  # fmt: skip
+        raise LabError(
+            f"cannot write {path}: {exc.strerror}", hint="choose another -o path, or free space"
+        ) from exc

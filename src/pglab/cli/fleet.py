@@ -42,14 +42,24 @@ def add_parser(
         "  pglab worker --store postgresql://lab@store-host/pglab --name bench1",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    w.add_argument("--queue", default=fleet.DEFAULT_QUEUE, help="queue to take jobs from "
-                   f"(default {fleet.DEFAULT_QUEUE})")  # fmt: skip
-    w.add_argument("--name", default=platform.node(),
-                   help="this host's name in `pglab status` and in every run it stores "
-                   "(default: the host name)")  # fmt: skip
-    w.add_argument("--passfile", type=Path, metavar="FILE",
-                   help="libpq's password file (mode 0600) for the existing servers its jobs "
-                   "reach: jobs never hold a password (default: libpq's, ~/.pgpass)")  # fmt: skip
+    w.add_argument(
+        "--queue",
+        default=fleet.DEFAULT_QUEUE,
+        help=f"queue to take jobs from (default {fleet.DEFAULT_QUEUE})",
+    )
+    w.add_argument(
+        "--name",
+        default=platform.node(),
+        help="this host's name in `pglab status` and in every run it stores "
+        "(default: the host name)",
+    )
+    w.add_argument(
+        "--passfile",
+        type=Path,
+        metavar="FILE",
+        help="libpq's password file (mode 0600) for the existing servers its jobs "
+        "reach: jobs never hold a password (default: libpq's, ~/.pgpass)",
+    )
     w.set_defaults(func=lambda a: worker(Where.from_args(a), a.queue, a.name, a.passfile))
     s = sub.add_parser(
         "status",
@@ -61,11 +71,17 @@ def add_parser(
         "--wait", action="store_true", help="follow until every job has ended, with an ETA"
     )
     s.add_argument(
-        "--workers", action="store_true",
+        "--workers",
+        action="store_true",
         help="the workers instead: name, host, queue, last heartbeat, the job each runs",
-    )  # fmt: skip
-    s.set_defaults(func=lambda a: workers_status(Where.from_args(a)) if a.workers
-                   else status(Where.from_args(a), a.campaign, a.wait))  # fmt: skip
+    )
+    s.set_defaults(
+        func=lambda a: (
+            workers_status(Where.from_args(a))
+            if a.workers
+            else status(Where.from_args(a), a.campaign, a.wait)
+        )
+    )
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -95,10 +111,13 @@ def submit(where: Where, camp: Campaign, queue: str, wait: bool) -> int:
         soft_wrap=True,
     )
     console.print(
-        "workers: " + where.command("worker", "--queue", queue) + "   on each lab host; follow: "
+        "workers: "
+        + where.command("worker", "--queue", queue)
+        + "   on each lab host; follow: "
         + where.command("status", camp.name, "--wait"),
-        markup=False, soft_wrap=True,
-    )  # fmt: skip
+        markup=False,
+        soft_wrap=True,
+    )
     return follow(where, camp.name) if wait else 0
 
 
@@ -108,8 +127,13 @@ def worker(where: Where, queue: str, name: str, passfile: Path | None = None) ->
     if passfile is not None:
         # the jobs' libpq (pglab's connections and pgbench's) inherit it
         os.environ["PGPASSFILE"] = str(checked_passfile(passfile))
-    serve(where.store_url, where.home, name, queue,
-          say=lambda line: console.print(line, markup=False, soft_wrap=True))  # fmt: skip
+    serve(
+        where.store_url,
+        where.home,
+        name,
+        queue,
+        say=lambda line: console.print(line, markup=False, soft_wrap=True),
+    )
     return 0
 
 
@@ -134,8 +158,10 @@ def status(where: Where, campaign: str | None, wait: bool) -> int:
         return follow(where, campaign)
     rows = fleet.jobs_of(where.store_url, campaign)
     if not rows:
-        console.print(f"no fleet jobs{' of ' + campaign if campaign else ''} in "
-                      f"{mask_url(where.store_url)}", markup=False)  # fmt: skip
+        console.print(
+            f"no fleet jobs{' of ' + campaign if campaign else ''} in {mask_url(where.store_url)}",
+            markup=False,
+        )
         return 0
     columns: list[fmt.Column] = [
         ("job", "right", [str(r.id) for r in rows]),
@@ -149,9 +175,15 @@ def status(where: Where, campaign: str | None, wait: bool) -> int:
     console.print(_counted(counts), markup=False)
     workers = fleet.workers_of(where.store_url)
     if workers:
-        console.print("workers: " + ", ".join(
-            f"{w['name']} (queue {w['queue']}, heartbeat {fmt.when(w['heartbeat'])})"
-            for w in workers), markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            "workers: "
+            + ", ".join(
+                f"{w['name']} (queue {w['queue']}, heartbeat {fmt.when(w['heartbeat'])})"
+                for w in workers
+            ),
+            markup=False,
+            soft_wrap=True,
+        )
     return 1 if counts.get("failed") else 0
 
 
@@ -162,8 +194,12 @@ def workers_status(where: Where) -> int:
     fleet.require_postgres(where.store_url)
     found = fleet.workers_of(where.store_url)
     if not found:
-        console.print(f"no workers in {mask_url(where.store_url)}: start one on each lab host "
-                      "with " + where.command("worker"), markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"no workers in {mask_url(where.store_url)}: start one on each lab host "
+            "with " + where.command("worker"),
+            markup=False,
+            soft_wrap=True,
+        )
         return 0
     now = time.time()
     columns: list[fmt.Column] = [
@@ -172,11 +208,17 @@ def workers_status(where: Where) -> int:
         ("queue", "left", [w["queue"] for w in found]),
         ("since", "left", [fmt.when(w["started_at"]) for w in found]),
         ("heartbeat", "right", [f"{max(0.0, now - w['heartbeat']):.0f} s ago" for w in found]),
-        ("state", "left", ["silent" if now - w["heartbeat"] > STALLED_S else "alive"
-                           for w in found]),
-        ("job", "left", [f"{w['job']} ({w['group']})" if w["job"] is not None else "idle"
-                         for w in found]),
-    ]  # fmt: skip
+        (
+            "state",
+            "left",
+            ["silent" if now - w["heartbeat"] > STALLED_S else "alive" for w in found],
+        ),
+        (
+            "job",
+            "left",
+            [f"{w['job']} ({w['group']})" if w["job"] is not None else "idle" for w in found],
+        ),
+    ]
     console.print(fmt.table("workers", columns))
     return 0
 
@@ -193,24 +235,34 @@ def _counted(counts: dict[str, int]) -> str:
 
 def _status(row: Any) -> str:
     said = str(WORDS.get(row.status, row.status))
-    return said + (f" (attempt {row.attempts + 1})" if row.attempts and row.status != "succeeded"
-                   else "")  # fmt: skip
+    return said + (
+        f" (attempt {row.attempts + 1})" if row.attempts and row.status != "succeeded" else ""
+    )
 
 
 def follow(where: Where, campaign: str | None, interval: float = 2.0) -> int:
     """Until every job has ended: a bar over the jobs, its ETA from their pace."""
     with Progress(
-        TextColumn("[bold]fleet[/]"), BarColumn(), TextColumn("{task.description}"),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
-    ) as bar:  # fmt: skip
+        TextColumn("[bold]fleet[/]"),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    ) as bar:
         task = bar.add_task("", total=None)
         while True:
             rows = fleet.jobs_of(where.store_url, campaign)
             counts = fleet.counts(rows)
             ended = sum(counts.get(s, 0) for s in ENDED)
-            bar.update(task, total=max(len(rows), 1), completed=ended,
-                       description=f"{counts.get('doing', 0)} running, {counts.get('todo', 0)} "
-                       f"queued, {ended} ended")  # fmt: skip
+            bar.update(
+                task,
+                total=max(len(rows), 1),
+                completed=ended,
+                description=f"{counts.get('doing', 0)} running, {counts.get('todo', 0)} "
+                f"queued, {ended} ended",
+            )
             if rows and ended == len(rows):
                 break
             time.sleep(interval)

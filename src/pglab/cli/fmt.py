@@ -56,11 +56,19 @@ def phase(ph: PhaseSpec) -> str:
     amount = f"{ph.duration}s" if ph.duration else f"{ph.transactions} tx"
     times = f" ×{ph.times}" if ph.times > 1 else ""
     if ph.operation is not None:  # its options as the campaign file gives them
-        opts = {"dirty": ph.dirty or None, "parallel": ph.parallel, "freeze": ph.freeze or None,
-                "columns": ",".join(ph.columns), "method": ph.method, "jobs": ph.jobs,
-                "compress": None if ph.compress else "off", "target": ph.target}  # fmt: skip
-        amount = " ".join(f"{k}={opts[k]}" for k in OPERATION_OPTIONS[ph.operation]
-                          if opts[k] is not None)  # fmt: skip
+        opts = {
+            "dirty": ph.dirty or None,
+            "parallel": ph.parallel,
+            "freeze": ph.freeze or None,
+            "columns": ",".join(ph.columns),
+            "method": ph.method,
+            "jobs": ph.jobs,
+            "compress": None if ph.compress else "off",
+            "target": ph.target,
+        }
+        amount = " ".join(
+            f"{k}={opts[k]}" for k in OPERATION_OPTIONS[ph.operation] if opts[k] is not None
+        )
         return (
             f"{ph.name}: {ph.operation} {amount}".rstrip()
             + f"{times}{'' if ph.measured else ' (unmeasured)'}"
@@ -167,14 +175,18 @@ def widths(columns: Sequence[Column], width: int | None) -> list[int]:
     text = [not all(_numeric(c) for c in cells) for _, _, cells in columns]
     for least in (
         [_width(cells, h) for h, _, cells in columns],
-        [min(8, _width(cells, h)) if t else _width(cells, h)
-         for (h, _, cells), t in zip(columns, text, strict=True)],
+        [
+            min(8, _width(cells, h)) if t else _width(cells, h)
+            for (h, _, cells), t in zip(columns, text, strict=True)
+        ],
         # last, a figure's header folds inside its words too (a point's long name over a
         # column of seconds), down to 12 characters or its widest figure: else rich squeezes
         # the table into the terminal itself, and the labels' column went to nothing
-        [min(8, _width(cells, h)) if t else max(_width(cells, ""), min(12, _width(cells, h)))
-         for (h, _, cells), t in zip(columns, text, strict=True)],
-    ):  # fmt: skip
+        [
+            min(8, _width(cells, h)) if t else max(_width(cells, ""), min(12, _width(cells, h)))
+            for (h, _, cells), t in zip(columns, text, strict=True)
+        ],
+    ):
         while sum(out) > room:
             shrinkable = [i for i in range(len(out)) if out[i] > least[i]]
             if not shrinkable:

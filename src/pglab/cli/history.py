@@ -64,24 +64,43 @@ def add_parser(
     )
     p.add_argument("name", help="the campaign's name (its executions are NAME@LABEL)")
     p.add_argument("--point", help="only the points whose label holds these words")
-    p.add_argument("--figure",
-                   help="the figure followed: by default the one the points are judged on "
-                   "everywhere (tps; nopm for the TPC-C-like kit), or a run metric: "
-                   "latency_avg_ms, nopm, …")  # fmt: skip
-    p.add_argument("--fail-above", type=float, metavar="PCT",
-                   help="exit 1 when a last change point is a regression above PCT %%; exit 3 "
-                   "when none is but a point has too few executions to find PCT %%")  # fmt: skip
+    p.add_argument(
+        "--figure",
+        help="the figure followed: by default the one the points are judged on "
+        "everywhere (tps; nopm for the TPC-C-like kit), or a run metric: "
+        "latency_avg_ms, nopm, …",
+    )
+    p.add_argument(
+        "--fail-above",
+        type=float,
+        metavar="PCT",
+        help="exit 1 when a last change point is a regression above PCT %%; exit 3 "
+        "when none is but a point has too few executions to find PCT %%",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--html", type=Path, metavar="FILE",
-                   help="also write the series as a page: a chart per point with its CI band "
-                   "and change points, and its table (one file, no network needed)")  # fmt: skip
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.name, a.point, a.figure,
-                                      a.fail_above, a.json, a.html))  # fmt: skip
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the series as a page: a chart per point with its CI band "
+        "and change points, and its table (one file, no network needed)",
+    )
+    p.set_defaults(
+        func=lambda a: run(
+            Where.from_args(a), a.name, a.point, a.figure, a.fail_above, a.json, a.html
+        )
+    )
 
 
-def run(where: Where, name: str, point: str | None = None, figure: str | None = None,
-        fail_above: float | None = None, as_json: bool = False,
-        html: Path | None = None) -> int:  # fmt: skip
+def run(
+    where: Where,
+    name: str,
+    point: str | None = None,
+    figure: str | None = None,
+    fail_above: float | None = None,
+    as_json: bool = False,
+    html: Path | None = None,
+) -> int:
     with where.open(read_only=True) as store:
         found = ex.executions_of(store, name)
         if figure is None:  # the figure show and compare judge these points on
@@ -91,30 +110,51 @@ def run(where: Where, name: str, point: str | None = None, figure: str | None = 
             err_console.print(f"history page written: {written}", soft_wrap=True, markup=False)
         effect = fail_above if fail_above is not None else ex.effect_of(store, found)
     if not found:
-        raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
-                       hint="pglab ls --campaigns lists them")  # fmt: skip
+        raise LabError(
+            f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
+            hint="pglab ls --campaigns lists them",
+        )
     _, points = ex.checked_histories(found, name, figure, point)
-    failing = [(p, c) for p in points if fail_above is not None
-               for c in [p.regression(fail_above)] if c is not None]  # fmt: skip
-    blind = [p for p in points if fail_above is not None
-             for r in [p.reach(fail_above)] if r is not None and not r.enough]  # fmt: skip
+    failing = [
+        (p, c)
+        for p in points
+        if fail_above is not None
+        for c in [p.regression(fail_above)]
+        if c is not None
+    ]
+    blind = [
+        p
+        for p in points
+        if fail_above is not None
+        for r in [p.reach(fail_above)]
+        if r is not None and not r.enough
+    ]
     if as_json:
         with where.open(read_only=True) as store:  # what moved with each change point
-            why = {(p.point, k): evidence.json_of(evidence.of_change(store, p, k))
-                   for p in points for k in range(len(p.changes))}  # fmt: skip
+            why = {
+                (p.point, k): evidence.json_of(evidence.of_change(store, p, k))
+                for p in points
+                for k in range(len(p.changes))
+            }
         print(json.dumps(_as_json(name, found, points, effect, why), indent=2))
     else:
         _print(name, found, points, effect)
         with where.open(read_only=True) as store:  # what moved with each change point
             print_evidence(evidence.of_changes(store, points), titled=True)
         for p, c in failing:
-            console.print(f"[bold red]regression:[/] {escape(p.point)} at "
-                          f"{escape(_label(p.steps[c.index].execution))}: {_change(c)}, more "
-                          f"than {fail_above:g}% worse", soft_wrap=True)  # fmt: skip
+            console.print(
+                f"[bold red]regression:[/] {escape(p.point)} at "
+                f"{escape(_label(p.steps[c.index].execution))}: {_change(c)}, more "
+                f"than {fail_above:g}% worse",
+                soft_wrap=True,
+            )
         if blind and not failing:
-            console.print(f"[bold yellow]undecided:[/] {len(blind)} point(s) without enough "
-                          f"executions to find a change of {fail_above:g}% (exit "
-                          f"{UNDECIDED})", soft_wrap=True)  # fmt: skip
+            console.print(
+                f"[bold yellow]undecided:[/] {len(blind)} point(s) without enough "
+                f"executions to find a change of {fail_above:g}% (exit "
+                f"{UNDECIDED})",
+                soft_wrap=True,
+            )
     return 1 if failing else UNDECIDED if blind else 0
 
 
@@ -135,13 +175,15 @@ def _print(
     name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float
 ) -> None:
     first, last = fmt.when(found[0].started_at), fmt.when(found[-1].started_at)
-    console.print(f"[bold]{escape(name)}[/]: {len(found)} execution(s), {first} … {last}",
-                  soft_wrap=True)  # fmt: skip
+    console.print(
+        f"[bold]{escape(name)}[/]: {len(found)} execution(s), {first} … {last}", soft_wrap=True
+    )
     commits = any(e.commit for e in found)
     for p in points:
         changes = {c.index: c for c in p.changes}
-        cells: dict[str, list[str]] = {k: [] for k in ("execution", "started", "commit", "runs",
-                                                        p.figure, "95% CI", "change")}  # fmt: skip
+        cells: dict[str, list[str]] = {
+            k: [] for k in ("execution", "started", "commit", "runs", p.figure, "95% CI", "change")
+        }
         for i, step in enumerate(p.steps):
             s, e = step.summary, step.execution
             cells["execution"].append(_label(e))
@@ -151,8 +193,11 @@ def _print(
             cells[p.figure].append(fmt.short(s.median))
             cells["95% CI"].append(_spread(step))
             cells["change"].append(_change(changes[i]) if i in changes else "")
-        columns = [(h, "left" if h in ("execution", "started", "commit", "change") else "right", c)
-                   for h, c in cells.items() if h != "commit" or commits]  # fmt: skip
+        columns = [
+            (h, "left" if h in ("execution", "started", "commit", "change") else "right", c)
+            for h, c in cells.items()
+            if h != "commit" or commits
+        ]
         console.print(fmt.table(p.point, columns, console.width))
         console.print(f"  {escape(p.point)}: {escape(p.said(effect))}", soft_wrap=True)
 
@@ -168,9 +213,12 @@ def _spread(step: ex.Step) -> str:
 
 
 def _as_json(
-    name: str, found: list[ex.Execution], points: list[ex.PointHistory], effect: float,
+    name: str,
+    found: list[ex.Execution],
+    points: list[ex.PointHistory],
+    effect: float,
     why: dict[tuple[str, int], list[JsonObject]],
-) -> Any:  # fmt: skip
+) -> Any:
     """``history --json``: the executions, each point's series and its change points, each
     with its evidence (``why``: by point and change, ``evidence.json_of``)."""
 
@@ -188,7 +236,7 @@ def _as_json(
                 "runs": len(e.runs),
             }
             for e in found
-        ],  # fmt: skip
+        ],
         "points": [
             {
                 "point": p.point,
@@ -201,7 +249,7 @@ def _as_json(
                         "ci": [s.summary.ci_low, s.summary.ci_high],
                     }
                     for s in p.steps
-                ],  # fmt: skip
+                ],
                 "changes": [
                     {
                         "execution": p.steps[c.index].execution.campaign,
@@ -212,7 +260,7 @@ def _as_json(
                         "evidence": why.get((p.point, k), []),
                     }
                     for k, c in enumerate(p.changes)
-                ],  # fmt: skip
+                ],
                 "reach": _reach(p.reach(effect)),
             }
             for p in points
@@ -224,6 +272,12 @@ def _reach(r: history.Reach | None) -> Any:
     """Without a change point, what could have been found (None: change points were)."""
     if r is None:
         return None
-    return {"executions": r.executions, "noise_pct": r.noise_pct, "noise_source": r.noise_source,
-            "effect_pct": r.effect_pct, "needed": r.needed, "enough": r.enough,
-            "text": r.text()}  # fmt: skip
+    return {
+        "executions": r.executions,
+        "noise_pct": r.noise_pct,
+        "noise_source": r.noise_source,
+        "effect_pct": r.effect_pct,
+        "needed": r.needed,
+        "enough": r.enough,
+        "text": r.text(),
+    }

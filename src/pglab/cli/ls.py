@@ -27,8 +27,9 @@ def add_parser(
     )
 
 
-def run(where: Where, campaign: str | None = None, campaigns: bool = False,
-        as_json: bool = False) -> int:  # fmt: skip
+def run(
+    where: Where, campaign: str | None = None, campaigns: bool = False, as_json: bool = False
+) -> int:
     with where.open(read_only=True) as store:
         if campaigns:
             listed = store.list_campaigns()
@@ -87,7 +88,11 @@ def _figure_column(runs: list[RunRow]) -> fmt.Column:
 
     if len(kinds) <= 1:
         return (kinds.pop() if kinds else "tps", "right", [fmt.tps(value(r)) for r in runs])
-    return ("figure", "right", [
-        f"{fmt.tps(value(r))} {figure[r.id]}" if r.ok and r.tps is not None else
-        fmt.tps(r.tps) for r in runs
-    ])  # fmt: skip
+    return (
+        "figure",
+        "right",
+        [
+            f"{fmt.tps(value(r))} {figure[r.id]}" if r.ok and r.tps is not None else fmt.tps(r.tps)
+            for r in runs
+        ],
+    )

@@ -28,16 +28,25 @@ def print_paced(runs: Sequence[RunRow], labels: dict[str, str]) -> None:
         ("NOPM", "right", [fmt.short(p.nopm) for p in found]),
         ("bound", "right", [fmt.short(p.bound) if p.bound else "none" for p in found]),
         ("% of bound", "right", [fmt.short(p.of_bound_pct) for p in found]),
-        *((f"{TRANSACTION_TYPES[k]} p90 ms", "right",
-           [_p90(p.p90_ms.get(k), RESPONSE_LIMIT_S[k]) for p in found]) for k in kinds),
-    ]  # fmt: skip
+        *(
+            (
+                f"{TRANSACTION_TYPES[k]} p90 ms",
+                "right",
+                [_p90(p.p90_ms.get(k), RESPONSE_LIMIT_S[k]) for p in found],
+            )
+            for k in kinds
+        ),
+    ]
     title = "terminals that think (median; response times without keying and think times)"
     console.print(fmt.table(title, cols, console.width))
-    console.print("bound: the most committed New-Orders per minute 10 terminals per warehouse "
-                  "can make at their keying and think times (12.73 per warehouse at the "
-                  "specification's, 12.86 with the 1% rolled back); p90 over its limit "
-                  "(TPC-C clause 5.2.5.3: 5 s) is marked !", markup=False,
-                  soft_wrap=True)  # fmt: skip
+    console.print(
+        "bound: the most committed New-Orders per minute 10 terminals per warehouse "
+        "can make at their keying and think times (12.73 per warehouse at the "
+        "specification's, 12.86 with the 1% rolled back); p90 over its limit "
+        "(TPC-C clause 5.2.5.3: 5 s) is marked !",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _p90(ms: float | None, limit_s: float) -> str:
@@ -56,10 +65,14 @@ def print_run_responses(run: StoredRun) -> None:
         cols: list[tuple[str, JustifyMethod, list[str]]] = [
             ("type", "left", [TRANSACTION_TYPES.get(r["type"], r["type"]) for r in rows]),
             ("transactions", "right", [f"{r['transactions']:,}" for r in rows]),
-            *((f"{k} ms", "right", [fmt.num(r[f"{k}_ms"]) for r in rows])
-              for k in ("p50", "p90", "max")),
+            *(
+                (f"{k} ms", "right", [fmt.num(r[f"{k}_ms"]) for r in rows])
+                for k in ("p50", "p90", "max")
+            ),
             ("p90 limit ms", "right", [f"{r['limit_ms']:,.0f}" for r in rows]),
-        ]  # fmt: skip
-        title = (f"response times of {ph.name} {ph.iteration} (the server's clock around each "
-                 "transaction; keying and think times apart)")  # fmt: skip
+        ]
+        title = (
+            f"response times of {ph.name} {ph.iteration} (the server's clock around each "
+            "transaction; keying and think times apart)"
+        )
         console.print(fmt.table(title, cols, console.width))

@@ -34,16 +34,23 @@ def print_hot(title: str, runs: Sequence[StoredRun], top: int = DEFAULT_TOP) -> 
         rows = profiles.hot_functions(runs, phase=phase)
         thin = profiles.thin_kinds(runs, phase)
         rough = len(thin) == len({r.process for r in rows})  # every kind below the floor
-        shown = [r for kind, group in groupby(rows, key=lambda r: r.process)
-                 for r in [r for r in group if rough or not r.below_floor][:top]]  # fmt: skip
-        _print_functions(title if phase is None else f"{title}, phase {phase!r}", shown,
-                         rows[0].runs if rows else 0)  # fmt: skip
+        shown = [
+            r
+            for kind, group in groupby(rows, key=lambda r: r.process)
+            for r in [r for r in group if rough or not r.below_floor][:top]
+        ]
+        _print_functions(
+            title if phase is None else f"{title}, phase {phase!r}",
+            shown,
+            rows[0].runs if rows else 0,
+        )
         if rough:
             console.print(
                 f"every process kind has fewer than {profiles.MIN_KIND_SAMPLES} samples: these "
                 "shares are rough (a longer phase or a higher [profile] frequency gives more)",
-                markup=False, soft_wrap=True,
-            )  # fmt: skip
+                markup=False,
+                soft_wrap=True,
+            )
         else:
             _print_thin(thin)
     for run in runs[:1]:
@@ -56,16 +63,22 @@ def _print_thin(kinds: Sequence[tuple[str, int]]) -> None:
     """The process kinds left out for their few samples, with how many they had."""
     if kinds:
         said = ", ".join(f"{k} ({n:,})" for k, n in kinds)
-        console.print(f"not shown, fewer than {profiles.MIN_KIND_SAMPLES} samples (their shares "
-                      f"would be noise): {said}", markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"not shown, fewer than {profiles.MIN_KIND_SAMPLES} samples (their shares "
+            f"would be noise): {said}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _print_functions(title: str, rows: Sequence[profiles.Function], n: int) -> None:
     """A heading, then a table per process kind of ``rows`` (intervals from ``n`` = 2 runs
     on)."""
-    console.print(f"[bold]{escape(title)}[/]: hot functions by CPU samples"
-                  + (f", mean of {n} runs with 95% intervals" if n > 1 else ""),
-                  soft_wrap=True)  # fmt: skip
+    console.print(
+        f"[bold]{escape(title)}[/]: hot functions by CPU samples"
+        + (f", mean of {n} runs with 95% intervals" if n > 1 else ""),
+        soft_wrap=True,
+    )
     for kind, group in groupby(rows, key=lambda r: r.process):
         t = Table(title=kind, title_justify="left", box=None, pad_edge=False)
         t.add_column("function")
@@ -75,9 +88,16 @@ def _print_functions(title: str, rows: Sequence[profiles.Function], n: int) -> N
             t.add_column(name, justify="right")
         t.add_column("samples", justify="right")
         for r in group:
-            cells = ([f"{r.self_pct:.1f}", _ci(r.self_low, r.self_high), f"{r.incl_pct:.1f}",
-                      _ci(r.incl_low, r.incl_high)] if n > 1
-                     else [f"{r.self_pct:.1f}", f"{r.incl_pct:.1f}"])  # fmt: skip
+            cells = (
+                [
+                    f"{r.self_pct:.1f}",
+                    _ci(r.self_low, r.self_high),
+                    f"{r.incl_pct:.1f}",
+                    _ci(r.incl_low, r.incl_high),
+                ]
+                if n > 1
+                else [f"{r.self_pct:.1f}", f"{r.incl_pct:.1f}"]
+            )
             t.add_row(escape(r.function), *cells, f"{r.samples:,}")
         console.print(t)
 
@@ -105,20 +125,34 @@ def print_changes(title: str, changes: Sequence[profiles.Change], top: int = DEF
         soft_wrap=True,
     )
     t = Table(box=None, pad_edge=False)
-    for name, justify in (("process", "left"), ("function", "left"), ("A %", "right"),
-                          ("B %", "right"), ("Δ points", "right"), ("95% CI", "right"),
-                          ("", "left")):  # fmt: skip
+    for name, justify in (
+        ("process", "left"),
+        ("function", "left"),
+        ("A %", "right"),
+        ("B %", "right"),
+        ("Δ points", "right"),
+        ("95% CI", "right"),
+        ("", "left"),
+    ):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
     for c in rows:
-        t.add_row(escape(c.process), escape(c.function), f"{c.base_pct:.1f}",
-                  f"{c.other_pct:.1f}", f"{c.delta:+.1f}", _ci(c.low, c.high),
-                  "clear" if c.clear else "")  # fmt: skip
+        t.add_row(
+            escape(c.process),
+            escape(c.function),
+            f"{c.base_pct:.1f}",
+            f"{c.other_pct:.1f}",
+            f"{c.delta:+.1f}",
+            _ci(c.low, c.high),
+            "clear" if c.clear else "",
+        )
     console.print(t)
     if thin:
         console.print(
             f"not compared, fewer than {profiles.MIN_KIND_SAMPLES} samples on a side (their "
-            f"shares would be noise): {', '.join(thin)}", markup=False, soft_wrap=True,
-        )  # fmt: skip
+            f"shares would be noise): {', '.join(thin)}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def print_summary(run: StoredRun) -> None:
@@ -128,12 +162,18 @@ def print_summary(run: StoredRun) -> None:
         return
     by_kind = sorted(((sum(c.values()), k) for k, c in stacks.items()), reverse=True)
     phases = profiles.profiled_phases([run])
-    each = (f" in {len(phases)} measured phases; `pglab show {run.id} --profile` for each "
-            "one's hot functions") if len(phases) > 1 else (
-            f"; `pglab show {run.id} --profile` for its hot functions")  # fmt: skip
+    each = (
+        (
+            f" in {len(phases)} measured phases; `pglab show {run.id} --profile` for each "
+            "one's hot functions"
+        )
+        if len(phases) > 1
+        else (f"; `pglab show {run.id} --profile` for its hot functions")
+    )
     console.print(
         "CPU profile: samples by process: " + ", ".join(f"{k} {n:,}" for n, k in by_kind) + each,
-        markup=False, soft_wrap=True,
-    )  # fmt: skip
+        markup=False,
+        soft_wrap=True,
+    )
     for note in profiles.notes(run):
         console.print(f"  note: {note}", markup=False, soft_wrap=True)

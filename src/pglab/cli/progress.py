@@ -164,9 +164,12 @@ class BuildProgress:
         self.what = what
         self.started = time.monotonic()
         self.progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-            console=console, transient=True,
-        )  # fmt: skip
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         self.task = self.progress.add_task(f"building {escape(what)}", total=None)
         self.step_name: str | None = None
 

@@ -60,7 +60,7 @@ def add_parser(
             dsn=a.dsn,
             allow_writes=a.allow_writes,
             reinit=a.reinit,
-        )  # fmt: skip
+        )
     )
 
 
@@ -82,9 +82,16 @@ def quick_document(
     return doc
 
 
-def run(where: Where, duration: int = 10, repeats: int = 2, dry_run: bool = False,
-        report: bool = True, dsn: str | None = None, allow_writes: bool = False,
-        reinit: bool = False) -> int:  # fmt: skip
+def run(
+    where: Where,
+    duration: int = 10,
+    repeats: int = 2,
+    dry_run: bool = False,
+    report: bool = True,
+    dsn: str | None = None,
+    allow_writes: bool = False,
+    reinit: bool = False,
+) -> int:
     if duration < 1 or repeats < 1:
         raise LabError("--duration and --repeats must be at least 1")
     if allow_writes and dsn is None:

@@ -61,15 +61,20 @@ def run(
     if as_run and not ident.isdigit():
         raise LabError(f"--run takes a run's id: {ident!r} is not one", hint="pglab ls lists runs")
     with where.open(read_only=True) as store:
-        write_report(store, int(ident) if as_run else ident, output, where.home,
-                     where.store_url, png)  # fmt: skip
+        write_report(
+            store, int(ident) if as_run else ident, output, where.home, where.store_url, png
+        )
     return 0
 
 
 def write_report(
-    store: Store, ident: str | int, output: Path | None, home: Path,
-    store_url: str | None = None, png: bool = False,
-) -> None:  # fmt: skip
+    store: Store,
+    ident: str | int,
+    output: Path | None,
+    home: Path,
+    store_url: str | None = None,
+    png: bool = False,
+) -> None:
     """The report of campaign ``ident`` (a name, even all digits) or run ``ident`` (an int, or
     digits no campaign is named); ``store_url``: where a tune study's Optuna storage is (its
     section in the report)."""

@@ -102,7 +102,7 @@ def add_parser(
                 profile=a.profile,
                 execution=a.execution,
             )
-        )  # fmt: skip
+        )
     )
 
 
@@ -131,19 +131,31 @@ def _seconds(text: str) -> float:
     return found
 
 
-def run(where: Where, file: Path, dry_run: bool = False, replace: bool = False,
-        budget_s: float | None = None, reinit: bool = False,
-        profile: bool = False, execution: str | None = None) -> int:  # fmt: skip
+def run(
+    where: Where,
+    file: Path,
+    dry_run: bool = False,
+    replace: bool = False,
+    budget_s: float | None = None,
+    reinit: bool = False,
+    profile: bool = False,
+    execution: str | None = None,
+) -> int:
     camp = as_execution(campaigns.load(file), execution)
     if profile:  # --profile: as [profile] enabled = true
         camp = dataclasses.replace(camp, profile=dataclasses.replace(camp.profile, enabled=True))
-    return execute(where, camp, dry_run=dry_run, replace=replace,
-                   budget_s=budget_s, reinit=reinit)  # fmt: skip
+    return execute(where, camp, dry_run=dry_run, replace=replace, budget_s=budget_s, reinit=reinit)
 
 
-def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool = False,
-            report_after: bool = False, budget_s: float | None = None,
-            reinit: bool = False) -> int:  # fmt: skip
+def execute(
+    where: Where,
+    camp: Campaign,
+    dry_run: bool = False,
+    replace: bool = False,
+    report_after: bool = False,
+    budget_s: float | None = None,
+    reinit: bool = False,
+) -> int:
     """Plan ``camp`` and run it (``dry_run``: print the plan only); the CLI's ``run`` and
     ``quick`` both end here, the campaign run by ``run/campaign_run.py``. ``budget_s``:
     ``--budget``, in seconds; ``reinit``: pgbench tables pglab did not make on an existing
@@ -171,12 +183,18 @@ def execute(where: Where, camp: Campaign, dry_run: bool = False, replace: bool =
         console.print(said_home(lab.home), markup=False, soft_wrap=True)
         if report_after:
             report.write_report(store, camp.name, None, lab.home)
-        hints = [where.command("show", camp.name), where.command("report", camp.name),
-                 where.command("export", camp.name, "--format", "csv")]  # fmt: skip
+        hints = [
+            where.command("show", camp.name),
+            where.command("report", camp.name),
+            where.command("export", camp.name, "--format", "csv"),
+        ]
         console.print("next: " + "   ·   ".join(hints), markup=False, soft_wrap=True)
         if where.secret_store:
-            console.print("(with PGLAB_STORE set to the store's URL: its password is not "
-                          "printed)", markup=False, soft_wrap=True)  # fmt: skip
+            console.print(
+                "(with PGLAB_STORE set to the store's URL: its password is not printed)",
+                markup=False,
+                soft_wrap=True,
+            )
         return 1 if outcome.failed else 0
 
 
@@ -218,8 +236,9 @@ def build_first(camp: Campaign, lab: Lab) -> None:
             view.done(builds.ensure(spec, lab, view.step))
 
 
-def _dry_run(where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None,
-             reinit: bool = False) -> int:  # fmt: skip
+def _dry_run(
+    where: Where, camp: Campaign, lab: Lab, budget_s: float | None = None, reinit: bool = False
+) -> int:
     """The plan, checked as a run would check it, against the store as it is: nothing is
     written, not even a store that does not exist yet."""
     stored = campaign_run.Stored()
@@ -283,8 +302,18 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     for c, s in zip(cells, settings, strict=True):
         own = {k: v for k, v in s.items() if k not in shared_settings}
         c["settings"] = ", ".join(f"{k}={v}" for k, v in own.items())
-    columns = ("variant", "axes", "server", "pgbench", "settings", "dataset", "storage", "os",
-               "cpus", "phases")  # fmt: skip
+    columns = (
+        "variant",
+        "axes",
+        "server",
+        "pgbench",
+        "settings",
+        "dataset",
+        "storage",
+        "os",
+        "cpus",
+        "phases",
+    )
     varying = [col for col in columns if len({c[col] for c in cells}) > 1]
     console.print(f"[bold]plan of campaign {escape(camp.name)}[/]")
     for col in columns:
@@ -310,8 +339,9 @@ def _print_plan(plan: Plan, binaries: dict[str, Binaries]) -> None:
     )
     for note in plan.notes:
         if note.startswith("warning: "):
-            console.print(f"[yellow]warning:[/] {escape(note.removeprefix('warning: '))}",
-                          soft_wrap=True)  # fmt: skip
+            console.print(
+                f"[yellow]warning:[/] {escape(note.removeprefix('warning: '))}", soft_wrap=True
+            )
         else:
             console.print(escape(note), soft_wrap=True)
     console.print("settings, scripts, connections, disk, memory and time checked: no problems")
@@ -329,8 +359,11 @@ def _print_auto(outline: campaign_run.Outline) -> None:
     if auto is None:
         return
     how = plan.campaign.sequential
-    until = (f"its Δ% is known within ±{how.precision:g}%" if how and how.precision
-             else "its comparisons are decided")  # fmt: skip
+    until = (
+        f"its Δ% is known within ±{how.precision:g}%"
+        if how and how.precision
+        else "its comparisons are decided"
+    )
     console.print(
         f"[dim]{escape(auto.text())}; estimated {duration_text(outline.seconds)} "
         f"expected, {duration_text(plan.estimated_seconds())} at most. Each point runs in "

@@ -53,16 +53,21 @@ def add_parser(
     )
     p.add_argument("file", nargs="?", type=Path, help="the campaign file")
     p.add_argument("--cron", metavar="EXPR", help='when: "0 2 * * *" (every day, 02:00 UTC)')
-    p.add_argument("--queue", default=fleet.DEFAULT_QUEUE,
-                   help=f"the workers' queue (default {fleet.DEFAULT_QUEUE})")  # fmt: skip
+    p.add_argument(
+        "--queue",
+        default=fleet.DEFAULT_QUEUE,
+        help=f"the workers' queue (default {fleet.DEFAULT_QUEUE})",
+    )
     p.add_argument("--list", action="store_true", help="the schedules, their next times")
     p.add_argument("--remove", metavar="NAME", help="stop measuring campaign NAME again")
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.file, a.cron, a.queue, a.list,
-                                      a.remove))  # fmt: skip
+    p.set_defaults(
+        func=lambda a: run(Where.from_args(a), a.file, a.cron, a.queue, a.list, a.remove)
+    )
 
 
-def run(where: Where, file: Path | None, cron: str | None, queue: str, show: bool,
-        remove: str | None) -> int:  # fmt: skip
+def run(
+    where: Where, file: Path | None, cron: str | None, queue: str, show: bool, remove: str | None
+) -> int:
     fleet.require_postgres(where.store_url)
     if remove is not None:
         if not schedules.remove(where.store_url, remove):
@@ -86,18 +91,24 @@ def run(where: Where, file: Path | None, cron: str | None, queue: str, show: boo
         soft_wrap=True,
     )
     console.print(
-        "workers keep time: " + where.command("worker", "--queue", queue)
-        + "  on each lab host (one at least); then " + where.command("history", camp.name),
-        markup=False, soft_wrap=True,
-    )  # fmt: skip
+        "workers keep time: "
+        + where.command("worker", "--queue", queue)
+        + "  on each lab host (one at least); then "
+        + where.command("history", camp.name),
+        markup=False,
+        soft_wrap=True,
+    )
     return 0
 
 
 def listing(where: Where) -> int:
     found = schedules.listed(where.store_url)
     if not found:
-        console.print("no schedules: " + where.command("schedule", "FILE", "--cron", "0 2 * * *"),
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            "no schedules: " + where.command("schedule", "FILE", "--cron", "0 2 * * *"),
+            markup=False,
+            soft_wrap=True,
+        )
         return 0
     columns: list[fmt.Column] = [
         ("campaign", "left", [s.name for s in found]),

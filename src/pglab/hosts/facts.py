@@ -14,14 +14,25 @@ from pglab.fingerprints import HostFacts as HostFacts  # core: a fingerprint kee
 # records this machine's): name -> the file that says it.
 OS_FILES = {
     "transparent_hugepages": "/sys/kernel/mm/transparent_hugepage/enabled",
-    **{name: "/proc/sys/" + name.replace(".", "/") for name in (
-        "vm.dirty_bytes", "vm.dirty_background_bytes", "vm.dirty_ratio",
-        "vm.dirty_background_ratio", "vm.swappiness", "vm.overcommit_memory", "vm.nr_hugepages")},
+    **{
+        name: "/proc/sys/" + name.replace(".", "/")
+        for name in (
+            "vm.dirty_bytes",
+            "vm.dirty_background_bytes",
+            "vm.dirty_ratio",
+            "vm.dirty_background_ratio",
+            "vm.swappiness",
+            "vm.overcommit_memory",
+            "vm.nr_hugepages",
+        )
+    },
     "cpu_governor": "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-}  # fmt: skip
+}
 # one line per file that exists: NAME<TAB>its first line
-OS_PROBE = ('for f in "$@"; do [ -r "${f#*=}" ] && '
-            'printf "%s\\t%s\\n" "${f%%=*}" "$(head -n1 "${f#*=}")"; done; true')  # fmt: skip
+OS_PROBE = (
+    'for f in "$@"; do [ -r "${f#*=}" ] && '
+    'printf "%s\\t%s\\n" "${f%%=*}" "$(head -n1 "${f#*=}")"; done; true'
+)
 
 
 def os_probe_args() -> list[str]:

@@ -124,9 +124,12 @@ class LocalHost:
             cpus=os.cpu_count(),
             ram_bytes=psutil.virtual_memory().total,
             pgbench=said.stdout.strip() or None,
-            os_state=facts.os_state(procs.run(["sh", "-c", facts.OS_PROBE, "sh",
-                                               *facts.os_probe_args()], timeout=30).stdout),
-        )  # fmt: skip
+            os_state=facts.os_state(
+                procs.run(
+                    ["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()], timeout=30
+                ).stdout
+            ),
+        )
 
     def clock_offset(self, samples: int = 7) -> tuple[float, float]:
         del samples

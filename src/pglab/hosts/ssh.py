@@ -287,9 +287,10 @@ class Remote:
                 started.stop()
 
         done = self._call(
-            _run(), timeout + 10,
+            _run(),
+            timeout + 10,
             f"{shlex.join(argv)} did not finish within {timeout:.0f} s on {self.spec.label}",
-        )  # fmt: skip
+        )
         if check and done.returncode != 0:
             said = (done.stderr or done.stdout).strip()[-2000:]
             raise HostError(
@@ -313,9 +314,10 @@ class Remote:
         """Start a long-running command (a server, perf) from this thread: it runs until
         ``stop``, the end of the link or pglab's; ``then``: sh run there after it ends."""
         started = self._call(
-            self.start(argv, stop_signal=stop_signal, then=then), CONNECT_TIMEOUT + 5,
+            self.start(argv, stop_signal=stop_signal, then=then),
+            CONNECT_TIMEOUT + 5,
             f"{argv[0]} did not start within {CONNECT_TIMEOUT + 5} s on {self.spec.label}",
-        )  # fmt: skip
+        )
         return Background(started, asyncio.run_coroutine_threadsafe(started.wait(), loop()))
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float, slow: str) -> T:
@@ -340,8 +342,7 @@ class Remote:
     def make_dir(self, under: str = "/tmp") -> str:
         """A new directory ``pglab-XXXXXXXX`` under ``under`` on the host (a storage target's
         path, else /tmp); a HostError naming the directory when it cannot be made there."""
-        made = self.run(["mktemp", "-d", f"{under.rstrip('/') or ''}/pglab-XXXXXXXX"],
-                        check=False)  # fmt: skip
+        made = self.run(["mktemp", "-d", f"{under.rstrip('/') or ''}/pglab-XXXXXXXX"], check=False)
         if made.returncode != 0:
             raise HostError(
                 f"cannot make a directory under {under} on {self.spec.label}: "
@@ -436,10 +437,14 @@ class Remote:
     def facts(self, pgbench: str) -> HostFacts:
         """The host as a run's fingerprint records it."""
         out = self.run(
-            ["sh", "-c", 'uname -n; uname -sr; nproc; grep MemTotal /proc/meminfo; "$0" --version',
-             pgbench],
+            [
+                "sh",
+                "-c",
+                'uname -n; uname -sr; nproc; grep MemTotal /proc/meminfo; "$0" --version',
+                pgbench,
+            ],
             check=False,
-        )  # fmt: skip
+        )
         lines = out.stdout.splitlines() + [""] * 5
         mem = lines[3].split()
         probe = self.run(["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()], check=False)

@@ -131,8 +131,7 @@ class HostJournalFile:
         partial = self.path + ".partial"
         text = json.dumps({"owner": owner, "originals": dict(originals)}, indent=2)
         self.remote.write(partial, text.encode())
-        self.remote.run(["sh", "-c", 'sync "$0" 2>/dev/null; mv -f "$0" "$1"', partial,
-                         self.path])  # fmt: skip
+        self.remote.run(["sh", "-c", 'sync "$0" 2>/dev/null; mv -f "$0" "$1"', partial, self.path])
 
     def remove(self) -> None:
         self.remote.run(["rm", "-f", "--", self.path], check=False)
@@ -142,16 +141,22 @@ def journals(remote: Remote) -> dict[str, tuple[Owner, dict[str, str]]]:
     """The journals kept on the host, by file name: (owner, originals) each."""
     home = remote.home()
     listed = remote.run(
-        ["sh", "-c", 'for f in "$0"/*.json; do [ -f "$f" ] && echo "$f"; done; true',
-         f"{home}/{JOURNALS}"],
-    )  # fmt: skip
+        [
+            "sh",
+            "-c",
+            'for f in "$0"/*.json; do [ -f "$f" ] && echo "$f"; done; true',
+            f"{home}/{JOURNALS}",
+        ],
+    )
     found = {}
     for path in listed.stdout.split():
         try:
             data = json.loads(remote.read(path))
             owner: Owner = data["owner"]
-            found[path.rsplit("/", 1)[1]] = (owner, {str(k): str(v) for k, v in
-                                                     data["originals"].items()})  # fmt: skip
+            found[path.rsplit("/", 1)[1]] = (
+                owner,
+                {str(k): str(v) for k, v in data["originals"].items()},
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
     return found

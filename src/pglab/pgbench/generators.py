@@ -38,6 +38,7 @@ from pglab.hosts.loop import call
 from pglab.hosts.ssh import Finished, Remote, RemoteProcess
 from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.invoke import LOG_PREFIX, ProgressCallback, argv_for, auto_threads
+from pglab.pgbench.merge import _sum, merge_reports
 from pglab.pgbench.responses import PREFIXES, Responses
 from pglab.pgbench.responses import TABLE as RESPONSES
 from pglab.postgres.sources import Binaries
@@ -47,8 +48,6 @@ from pglab.records import (
     PgbenchReport,
     PhaseResult,
     ProgressSample,
-    ScriptReport,
-    StatementReport,
     TableJson,
 )
 
@@ -119,13 +118,18 @@ def run_phase(
         argvs, envs, placed = {}, {}, {}
         for i, (g, n) in enumerate(zip(generators, clients, strict=True)):
             scripts, placed[g.name] = place_scripts(g.remote, phase.scripts)
-            own = replace(phase, clients=n, threads=min(phase.threads or n, n) if phase.threads
-                          else auto_threads(n, g.cpus),
-                          random_seed=_seed(phase.random_seed, i), scripts=scripts)  # fmt: skip
+            own = replace(
+                phase,
+                clients=n,
+                threads=min(phase.threads or n, n) if phase.threads else auto_threads(n, g.cpus),
+                random_seed=_seed(phase.random_seed, i),
+                scripts=scripts,
+            )
             if phase.pacing:  # its terminals' home warehouses follow the hosts' before it
                 own = replace(own, defines=from_terminal(phase.defines, sum(clients[:i])))
-            argvs[g.name] = _argv(g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits,
-                                  as_root=g.remote.spec.sudo)  # fmt: skip
+            argvs[g.name] = _argv(
+                g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits, as_root=g.remote.spec.sudo
+            )
             envs[g.name] = {k: v for k, v in env.items() if k != "PGPASSWORD"}
             if env.get("PGPASSWORD"):
                 passfile = f"{dirs[g.name]}/.pgpass"
@@ -137,8 +141,9 @@ def run_phase(
         watched: list[list[Any]] = []
         started = time.time()
         t0 = time.monotonic()
-        finished = call(_run_all(generators, argvs, envs, merger, _timeout(phase),
-                                 pidfiles, watched))  # fmt: skip
+        finished = call(
+            _run_all(generators, argvs, envs, merger, _timeout(phase), pidfiles, watched)
+        )
         elapsed = time.monotonic() - t0
         for g in generators:
             done = finished[g.name]
@@ -149,21 +154,32 @@ def run_phase(
                 )
         after = {g.name: g.remote.clock_offset(samples=3)[0] for g in generators}
         throttled = {g.name: _limits(g).throttled_pct(limits[g.name]) for g in generators}
-        reports = {g.name: _named_as_given(pgbench_output.parse_report(finished[g.name].stdout),
-                                           placed[g.name])
-                   for g in generators}  # fmt: skip
+        reports = {
+            g.name: _named_as_given(
+                pgbench_output.parse_report(finished[g.name].stdout), placed[g.name]
+            )
+            for g in generators
+        }
         latency: tuple[LatencySecond, ...] = ()
         if phase.latency_log != "off":
             retries = any(r.max_tries not in (None, 1) for r in reports.values())
-            latency = _latency(generators, dirs, workdir, phase.latency_log, retries,
-                               None if phase.progress else merger)  # fmt: skip
+            latency = _latency(
+                generators,
+                dirs,
+                workdir,
+                phase.latency_log,
+                retries,
+                None if phase.progress else merger,
+            )
     finally:
         for g in generators:
             g.remote.remove_dir(dirs[g.name])
     report = merge_reports([reports[g.name] for g in generators])
     told = Responses()  # a paced kit's response times, out of the output
-    stderr = {g.name: told.strip_all(finished[g.name].stderr) if phase.pacing
-            else finished[g.name].stderr for g in generators}  # fmt: skip
+    stderr = {
+        g.name: told.strip_all(finished[g.name].stderr) if phase.pacing else finished[g.name].stderr
+        for g in generators
+    }
     result = PhaseResult(
         name=phase.name,
         iteration=iteration,
@@ -180,23 +196,51 @@ def run_phase(
             for g, n in zip(generators, clients, strict=True)
         ),
     )
-    load = {g.name: cpu_load(watched, g.name, reports[g.name].threads, limits[g.name].cpus,
-                             throttled[g.name])
-            for g in generators}  # fmt: skip
+    load = {
+        g.name: cpu_load(
+            watched, g.name, reports[g.name].threads, limits[g.name].cpus, throttled[g.name]
+        )
+        for g in generators
+    }
     table: TableJson = {
-        "columns": ["host", "clients", "threads", "tps", "transactions", "failed",
-                    "latency_avg_ms", "clock_offset_ms", "clock_uncertainty_ms",
-                    "clock_offset_after_ms", "clock_drift_ms", "cpus_available",
-                    "cpu_throttled_pct", "host_cpu_busy_pct", "pgbench_cpu_pct",
-                    "client_bound"],
-        "rows": [[g.name, n, reports[g.name].threads, reports[g.name].tps,
-                  reports[g.name].transactions, reports[g.name].failed,
-                  reports[g.name].latency_avg_ms, round(g.offset_s * 1000, 3),
-                  round(g.uncertainty_s * 1000, 3), round(after[g.name] * 1000, 3),
-                  round((after[g.name] - g.offset_s) * 1000, 3),
-                  round(limits[g.name].cpus, 3), throttled[g.name], *load[g.name]]
-                 for g, n in zip(generators, clients, strict=True)],
-    }  # fmt: skip
+        "columns": [
+            "host",
+            "clients",
+            "threads",
+            "tps",
+            "transactions",
+            "failed",
+            "latency_avg_ms",
+            "clock_offset_ms",
+            "clock_uncertainty_ms",
+            "clock_offset_after_ms",
+            "clock_drift_ms",
+            "cpus_available",
+            "cpu_throttled_pct",
+            "host_cpu_busy_pct",
+            "pgbench_cpu_pct",
+            "client_bound",
+        ],
+        "rows": [
+            [
+                g.name,
+                n,
+                reports[g.name].threads,
+                reports[g.name].tps,
+                reports[g.name].transactions,
+                reports[g.name].failed,
+                reports[g.name].latency_avg_ms,
+                round(g.offset_s * 1000, 3),
+                round(g.uncertainty_s * 1000, 3),
+                round(after[g.name] * 1000, 3),
+                round((after[g.name] - g.offset_s) * 1000, 3),
+                round(limits[g.name].cpus, 3),
+                throttled[g.name],
+                *load[g.name],
+            ]
+            for g, n in zip(generators, clients, strict=True)
+        ],
+    }
     if phase.pacing:
         result = replace(result, tables={**result.tables, RESPONSES: told.table()})
     if watched:
@@ -206,8 +250,14 @@ def run_phase(
     return result, table
 
 
-def _argv(pgbench: str, phase: PhaseSpec, conn_args: list[str], remote_dir: Path,
-          rlimits: Mapping[str, int] | None, as_root: bool = False) -> list[str]:  # fmt: skip
+def _argv(
+    pgbench: str,
+    phase: PhaseSpec,
+    conn_args: list[str],
+    remote_dir: Path,
+    rlimits: Mapping[str, int] | None,
+    as_root: bool = False,
+) -> list[str]:
     """pgbench's command on a host (under its ``prlimit`` with ``rlimits``, soft and hard; on
     a host with ``sudo = true``, its hard limits raised as root first)."""
     argv = argv_for(Binaries(Path(""), "", "", ""), phase, conn_args, remote_dir)
@@ -241,8 +291,7 @@ def cpu_load(
     pgbench_pct = statistics.fmean(used)
     could = min(float(threads or 1), cpus)
     bound = pgbench_pct / 100 >= CLIENT_BOUND_SHARE * could or (throttled_pct or 0.0) >= 50
-    return [round(statistics.fmean(busy), 1) if busy else None, round(pgbench_pct, 1),
-            int(bound)]  # fmt: skip
+    return [round(statistics.fmean(busy), 1) if busy else None, round(pgbench_pct, 1), int(bound)]
 
 
 def place_scripts(
@@ -268,8 +317,9 @@ def _named_as_given(report: PgbenchReport, given: Mapping[str, str]) -> PgbenchR
     the copies' paths on the host, which differ from host to host)."""
     if not given:
         return report
-    return replace(report, scripts=tuple(replace(s, name=given.get(s.name, s.name))
-                                         for s in report.scripts))  # fmt: skip
+    return replace(
+        report, scripts=tuple(replace(s, name=given.get(s.name, s.name)) for s in report.scripts)
+    )
 
 
 async def _run_all(
@@ -290,8 +340,9 @@ async def _run_all(
         for g in generators:
             argv = [*WITH_PIDFILE, pidfiles[g.name], *argvs[g.name]]
             started[g.name] = await g.remote.start(argv, envs[g.name])
-        watchers = [asyncio.ensure_future(_watch_cpu(g, pidfiles[g.name], watched))
-                    for g in generators]  # fmt: skip
+        watchers = [
+            asyncio.ensure_future(_watch_cpu(g, pidfiles[g.name], watched)) for g in generators
+        ]
         waits = [started[g.name].wait(merger.feeder(g)) for g in generators]
         results = await asyncio.wait_for(asyncio.gather(*waits), timeout)
         return {g.name: r for g, r in zip(generators, results, strict=True)}
@@ -343,6 +394,44 @@ async def _watch_cpu(g: Generator, pidfile: str, rows: list[list[Any]]) -> None:
         await asyncio.sleep(1.0)
 
 
+def _seed(seed: int | str | None, i: int) -> int | str | None:
+    """The random seed of the i-th generator: a seed given as a number, plus i (each host its
+    own numbers, the same ones run after run)."""
+    return (seed + i) % 2**64 if isinstance(seed, int) else seed
+
+
+def _latency(
+    generators: Sequence[Generator],
+    dirs: Mapping[str, str],
+    workdir: Path,
+    kind: str,
+    retries: bool = False,
+    merger: _Merger | None = None,
+) -> tuple[LatencySecond, ...]:
+    """The hosts' logs fetched and merged by second on pglab's clock; with ``merger`` (a phase
+    without -P), each host's seconds read from its aggregate log are given to it as that host's
+    progress, so that the merged series keeps only the whole seconds of every host."""
+    paths: list[Path] = []
+    shifts: dict[Path, int] = {}
+    for g in generators:
+        got = g.remote.fetch(dirs[g.name], LOG_PREFIX, workdir / g.name)
+        paths += got
+        shifts.update({p: round(g.offset_s) for p in got})
+        if merger is not None:
+            own = pgbench_output.read_aggregate_logs(got, shifts)
+            for sample in pgbench_output.progress_from_aggregate(own, 0.0):
+                merger.seconds.setdefault(round(sample.t), {})[g.name] = sample
+    if kind == "aggregate":  # per-second aggregates: merged by second, no percentiles
+        return pgbench_output.read_aggregate_logs(paths, shifts)
+    return pgbench_output.read_transaction_logs(paths, shifts, retries)
+
+
+def _timeout(phase: PhaseSpec) -> float:
+    if phase.duration is not None:
+        return phase.duration * 2 + 120
+    return 6 * 3600.0
+
+
 class _Merger:
     """Per-second progress of every generator, merged where all of them reported."""
 
@@ -376,162 +465,3 @@ class _Merger:
             if len(got) == len(self.names):
                 out.append(replace(_sum(second, got.values()), t=round(second - started, 3)))
         return tuple(out)
-
-
-def _sum(second: int, samples: Any) -> ProgressSample:
-    samples = list(samples)
-    tps = sum(s.tps for s in samples)
-    weights = [s.tps for s in samples] if tps > 0 else [1.0] * len(samples)
-    latency = sum(w * (s.latency_avg_ms or 0) for w, s in zip(weights, samples, strict=True))
-    failed = [s.failed for s in samples if s.failed is not None]
-    return ProgressSample(
-        t=float(second),
-        tps=tps,
-        latency_avg_ms=latency / sum(weights) if sum(weights) else None,
-        latency_stddev_ms=None,  # not the mean of the hosts' own: left out rather than wrong
-        failed=sum(failed) if failed else None,
-    )
-
-
-def merge_reports(reports: Sequence[PgbenchReport]) -> PgbenchReport:
-    """One report for the hosts' pgbench together: counts and TPS summed, the mean latency
-    weighted by transactions, the slowest connection time; the standard deviation from the
-    hosts' own means and deviations (the pooled variance of the transactions). The per-script
-    sections and per-statement latencies are merged the same way (``_merged_scripts``)."""
-    n = sum(r.transactions for r in reports)
-    first = reports[0]
-    mean, stddev = _pooled([(r.transactions, r.latency_avg_ms, r.latency_stddev_ms)
-                            for r in reports])  # fmt: skip
-    connections = [r.initial_connection_ms for r in reports if r.initial_connection_ms is not None]
-    durations = [r.duration_s for r in reports if r.duration_s is not None]
-    return replace(
-        first,
-        tps=sum(r.tps for r in reports),
-        transactions=n,
-        failed=_total([r.failed for r in reports]),
-        latency_avg_ms=mean,
-        latency_stddev_ms=stddev,
-        initial_connection_ms=max(connections) if connections else None,
-        clients=_total([r.clients for r in reports]),
-        threads=_total([r.threads for r in reports]),
-        duration_s=max(durations) if durations else None,
-        retried=_total([r.retried for r in reports]),
-        skipped=_total([r.skipped for r in reports]),
-        serialization_failures=_total([r.serialization_failures for r in reports]),
-        deadlock_failures=_total([r.deadlock_failures for r in reports]),
-        retries=_total([r.retries for r in reports]),
-        over_latency_limit=_total([r.over_latency_limit for r in reports]),
-        scripts=_merged_scripts([r.scripts for r in reports]),
-        statements=_merged_statements([r.statements for r in reports],
-                                      [r.transactions for r in reports]),
-        rate_lag_avg_ms=statistics.fmean(
-            [r.rate_lag_avg_ms for r in reports if r.rate_lag_avg_ms is not None]
-        ) if any(r.rate_lag_avg_ms is not None for r in reports) else None,
-    )  # fmt: skip
-
-
-def _total(values: Sequence[Any]) -> Any:
-    """The sum of the values known, None when none is."""
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
-
-
-def _pooled(
-    parts: Sequence[tuple[int, float | None, float | None]],
-) -> tuple[float | None, float | None]:
-    """The mean and standard deviation of all the parts' transactions together, from each
-    part's (count, mean, deviation): the mean weighted by counts, the pooled variance; None
-    where a part lacks them."""
-    n = sum(c for c, _, _ in parts)
-    means = [m for _, m, _ in parts]
-    if not n or any(m is None for m in means):
-        return None, None
-    mean = sum(c * (m or 0.0) for c, m, _ in parts) / n
-    if any(sd is None for _, _, sd in parts):
-        return mean, None
-    second = sum(c * ((sd or 0.0) ** 2 + (m or 0.0) ** 2) for c, m, sd in parts) / n
-    return mean, max(0.0, second - mean**2) ** 0.5
-
-
-def _merged_scripts(sections: Sequence[tuple[ScriptReport, ...]]) -> tuple[ScriptReport, ...]:
-    """Each script's sections of the hosts as one (every host runs the same scripts, by
-    number): transactions, failures, retries and TPS summed, the latency pooled as the phase's
-    is, the share that of what all the scripts counted; none when the hosts' sections differ."""
-    names = [[s.name for s in section] for section in sections]
-    if not names[0] or any(n != names[0] for n in names):
-        return ()
-    merged = []
-    for same in zip(*sections, strict=True):
-        mean, stddev = _pooled([(s.transactions, s.latency_avg_ms, s.latency_stddev_ms)
-                                for s in same])  # fmt: skip
-        tps = [s.tps for s in same]
-        merged.append(replace(
-            same[0], transactions=sum(s.transactions for s in same),
-            counted=sum(s.counted for s in same),
-            tps=None if any(t is None for t in tps) else sum(t or 0.0 for t in tps),
-            **{k: _total([getattr(s, k) for s in same]) for k in _SCRIPT_COUNTS},
-            latency_avg_ms=mean, latency_stddev_ms=stddev,
-            statements=_merged_statements([s.statements for s in same],
-                                          [s.transactions for s in same]),
-        ))  # fmt: skip
-    counted = sum(s.counted for s in merged)
-    return tuple(replace(s, share_pct=round(100 * s.counted / counted, 1)) if counted else s
-                 for s in merged)  # fmt: skip
-
-
-_SCRIPT_COUNTS = ("failed", "serialization_failures", "deadlock_failures", "retried", "retries",
-                  "skipped")  # fmt: skip
-
-
-def _merged_statements(
-    sections: Sequence[tuple[StatementReport, ...]], weights: Sequence[int]
-) -> tuple[StatementReport, ...]:
-    """Each statement's latency of the hosts weighted by their transactions (pgbench prints no
-    count of a statement's executions), its failures and retries summed; none when the hosts'
-    statements differ."""
-    commands = [[st.command for st in section] for section in sections]
-    if not commands[0] or any(c != commands[0] for c in commands):
-        return ()
-    n = sum(weights)
-    return tuple(
-        replace(same[0],
-                latency_ms=sum(w * st.latency_ms for w, st in zip(weights, same, strict=True)) / n
-                if n else same[0].latency_ms,
-                failures=_total([st.failures for st in same]),
-                retries=_total([st.retries for st in same]))
-        for same in zip(*sections, strict=True)
-    )  # fmt: skip
-
-
-def _seed(seed: int | str | None, i: int) -> int | str | None:
-    """The random seed of the i-th generator: a seed given as a number, plus i (each host its
-    own numbers, the same ones run after run)."""
-    return (seed + i) % 2**64 if isinstance(seed, int) else seed
-
-
-def _latency(
-    generators: Sequence[Generator], dirs: Mapping[str, str], workdir: Path, kind: str,
-    retries: bool = False, merger: _Merger | None = None,
-) -> tuple[LatencySecond, ...]:  # fmt: skip
-    """The hosts' logs fetched and merged by second on pglab's clock; with ``merger`` (a phase
-    without -P), each host's seconds read from its aggregate log are given to it as that host's
-    progress, so that the merged series keeps only the whole seconds of every host."""
-    paths: list[Path] = []
-    shifts: dict[Path, int] = {}
-    for g in generators:
-        got = g.remote.fetch(dirs[g.name], LOG_PREFIX, workdir / g.name)
-        paths += got
-        shifts.update({p: round(g.offset_s) for p in got})
-        if merger is not None:
-            own = pgbench_output.read_aggregate_logs(got, shifts)
-            for sample in pgbench_output.progress_from_aggregate(own, 0.0):
-                merger.seconds.setdefault(round(sample.t), {})[g.name] = sample
-    if kind == "aggregate":  # per-second aggregates: merged by second, no percentiles
-        return pgbench_output.read_aggregate_logs(paths, shifts)
-    return pgbench_output.read_transaction_logs(paths, shifts, retries)
-
-
-def _timeout(phase: PhaseSpec) -> float:
-    if phase.duration is not None:
-        return phase.duration * 2 + 120
-    return 6 * 3600.0

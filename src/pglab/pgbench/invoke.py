@@ -116,8 +116,15 @@ def run_phase(
     other_lines: list[str] = []
     told = Responses()  # a paced kit's response times (pgbench/responses.py)
     with open(stdout_path, "w") as stdout:
-        proc = procs.spawn(argv, cwd=workdir, stdout=stdout, stderr=subprocess.PIPE, env=env,
-                           cpus=cpus, limits=limits)  # fmt: skip
+        proc = procs.spawn(
+            argv,
+            cwd=workdir,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            env=env,
+            cpus=cpus,
+            limits=limits,
+        )
     if on_spawn is not None:
         on_spawn(proc)
     timeout = _timeout(phase)

@@ -83,12 +83,12 @@ def parse_report(text: str) -> PgbenchReport:
             text,
             rf"number of transactions above the {_NUM} ms latency "
             r"limit: \d+/",
-        ),  # fmt: skip
+        ),
         over_latency_limit=_int(
             text,
             r"number of transactions above the \S+ ms latency limit: "
             r"(\d+)/",
-        ),  # fmt: skip
+        ),
         scripts=tuple(_scripts(text)),
         statements=_statement_rows(text.split("\nSQL script ", 1)[0].splitlines()),
     )
@@ -104,14 +104,17 @@ def _scripts(text: str) -> Iterator[ScriptReport]:
         weight = re.search(rf"^weight: (\d+)(?: \(targets {_PERCENT} of total\))?", section, re.M)
         # 15-17: "N transactions (P% of total, tps = T)"; 18: "N transactions (P% of total)"
         # then "number of transactions actually processed: M (tps = T)"
-        counted = re.search(rf"^(\d+) transactions \({_PERCENT} of total(?:, tps = {_NUM})?\)",
-                            section, re.M)  # fmt: skip
+        counted = re.search(
+            rf"^(\d+) transactions \({_PERCENT} of total(?:, tps = {_NUM})?\)", section, re.M
+        )
         processed = re.search(
             rf"^number of transactions actually processed: (\d+) \(tps = {_NUM}\)", section, re.M
         )
         if weight is None or counted is None:
-            raise PgbenchError(f"pgbench's section of script {head.group(1)} is not one pglab "
-                               f"knows:\n{head.group(0)}\n{body.rstrip()}")  # fmt: skip
+            raise PgbenchError(
+                f"pgbench's section of script {head.group(1)} is not one pglab "
+                f"knows:\n{head.group(0)}\n{body.rstrip()}"
+            )
         count = int(counted.group(1))
         tps = processed.group(2) if processed else counted.group(3)
         yield ScriptReport(
@@ -285,13 +288,15 @@ class _Seconds:
         for e in epochs:
             second = _second(e, self.latencies.get(e, []), self.failed[e])
             detailed = not self.undetailed
-            out.append(replace(
-                second,
-                serialization=self.kinds[e, "serialization"] if detailed else None,
-                deadlock=self.kinds[e, "deadlock"] if detailed else None,
-                retried=self.retried[e] if self.retries is not None else None,
-                retries=self.retries[e] if self.retries is not None else None,
-            ))  # fmt: skip
+            out.append(
+                replace(
+                    second,
+                    serialization=self.kinds[e, "serialization"] if detailed else None,
+                    deadlock=self.kinds[e, "deadlock"] if detailed else None,
+                    retried=self.retried[e] if self.retries is not None else None,
+                    retries=self.retries[e] if self.retries is not None else None,
+                )
+            )
         return tuple(out)
 
 
@@ -397,12 +402,22 @@ def _merge_aggregates(files: list[list[_Aggregate]]) -> tuple[LatencySecond, ...
     out = []
     for epoch, (count, sum_us, max_us, acc) in sorted(by_epoch.items()):
         ser, dead, retried, retries = acc if acc is not None else (None, None, None, None)
-        out.append(LatencySecond(
-            epoch=epoch, count=count, failed=(ser or 0) + (dead or 0),
-            mean_ms=sum_us / count / 1000 if count else 0.0, max_ms=max_us / 1000,
-            p50_ms=None, p95_ms=None, p99_ms=None, serialization=ser, deadlock=dead,
-            retried=retried, retries=retries,
-        ))  # fmt: skip
+        out.append(
+            LatencySecond(
+                epoch=epoch,
+                count=count,
+                failed=(ser or 0) + (dead or 0),
+                mean_ms=sum_us / count / 1000 if count else 0.0,
+                max_ms=max_us / 1000,
+                p50_ms=None,
+                p95_ms=None,
+                p99_ms=None,
+                serialization=ser,
+                deadlock=dead,
+                retried=retried,
+                retries=retries,
+            )
+        )
     return tuple(out)
 
 
@@ -464,10 +479,18 @@ def read_script_logs(paths: Iterable[Path]) -> tuple[ScriptSecond, ...]:
         def exact(q: float, ordered: list[int] = ordered, n: int = n) -> float:
             return ordered[latency_hist.nearest_rank(q, n) - 1] / 1000 if n else 0.0
 
-        out.append(ScriptSecond(
-            epoch=epoch, script=str(script), count=n, failed=failed[(epoch, script)],
-            mean_ms=sum(ordered) / n / 1000 if n else 0.0, p50_ms=exact(50), p95_ms=exact(95),
-            p99_ms=exact(99), max_ms=ordered[-1] / 1000 if n else 0.0,
-            histogram=latency_hist.histogram(ordered),
-        ))  # fmt: skip
+        out.append(
+            ScriptSecond(
+                epoch=epoch,
+                script=str(script),
+                count=n,
+                failed=failed[(epoch, script)],
+                mean_ms=sum(ordered) / n / 1000 if n else 0.0,
+                p50_ms=exact(50),
+                p95_ms=exact(95),
+                p99_ms=exact(99),
+                max_ms=ordered[-1] / 1000 if n else 0.0,
+                histogram=latency_hist.histogram(ordered),
+            )
+        )
     return tuple(out)

@@ -185,11 +185,14 @@ def fit_connections(point: RunSpec, limits: Limits, cpus: int | None = None) -> 
         if any(k == "settings.max_connections" for k, _ in point.axes)
         else "[server.settings] or the variant's settings"
     )
-    return replace(fit, problem=(
-        f'point "{point.label}", phase {need.phase!r}: {need.describe()} = {need.total} '
-        f"connections, but max_connections = {limits.max_connections}: set max_connections = "
-        f"{need.total} or more in {where}, or use fewer clients"
-    ))  # fmt: skip
+    return replace(
+        fit,
+        problem=(
+            f'point "{point.label}", phase {need.phase!r}: {need.describe()} = {need.total} '
+            f"connections, but max_connections = {limits.max_connections}: set max_connections = "
+            f"{need.total} or more in {where}, or use fewer clients"
+        ),
+    )
 
 
 def raise_notes(fits: Sequence[ConnectionFit]) -> list[str]:
@@ -262,8 +265,11 @@ def disk_problems(copies: Iterable[Copy]) -> list[str]:
             if c.wal.key == c.data.key:
                 add(c.data, f"copies of the dataset {c.described} ({how})", c.size.total)
             else:
-                add(c.data, f"copies of the dataset {c.described} without pg_wal ({how})",
-                    c.size.total - c.size.wal)  # fmt: skip
+                add(
+                    c.data,
+                    f"copies of the dataset {c.described} without pg_wal ({how})",
+                    c.size.total - c.size.wal,
+                )
                 add(c.wal, f"pg_wal of copies of the dataset {c.described} ({how})", c.size.wal)
         if c.template is not None and c.dataset not in seen_templates:
             seen_templates.add(c.dataset)
@@ -280,8 +286,9 @@ def disk_problems(copies: Iterable[Copy]) -> list[str]:
         if headroom.get(key, (0, 0))[0] > 0:
             room, max_wal = headroom[key]
             total += room
-            said.append(f"{size_text(room)} for pg_wal to grow to max_wal_size "
-                        f"({size_text(max_wal)})")  # fmt: skip
+            said.append(
+                f"{size_text(room)} for pg_wal to grow to max_wal_size ({size_text(max_wal)})"
+            )
         if total > place.available:
             problems.append(
                 f"{place.label}: about {size_text(total)} needed ({'; '.join(said)}), but "
@@ -416,11 +423,13 @@ def check(
     # pgbench runs here for every point, an existing server's too
     errors = client_files.errors([pt for pt in plan.points if pt.point_key in todo])
     if problems := [f.problem for f in fits if f.problem]:
-        errors.append(CampaignError(
-            "the servers would refuse connections:\n  " + "\n  ".join(problems),
-            hint="pglab connects as a superuser, so every one of max_connections counts; "
-            "leave max_connections out of the campaign and pglab raises it to fit",
-        ))  # fmt: skip
+        errors.append(
+            CampaignError(
+                "the servers would refuse connections:\n  " + "\n  ".join(problems),
+                hint="pglab connects as a superuser, so every one of max_connections counts; "
+                "leave max_connections out of the campaign and pglab raises it to fit",
+            )
+        )
     ram = ram if ram is not None else psutil.virtual_memory().total
     warned: dict[str, list[str]] = {}
     refused: dict[str, list[str]] = {}
@@ -440,11 +449,13 @@ def check(
                 into.setdefault(said, []).append(pt.label)
     notes += [f"warning: {_points(labels)}: {text}" for text, labels in warned.items()]
     if refused:
-        errors.append(CampaignError(
-            "not enough memory:\n  "
-            + "\n  ".join(f"{_points(labels)}: {text}" for text, labels in refused.items()),
-            hint="lower shared_buffers where the campaign sets it (or raise [os] memory)",
-        ))  # fmt: skip
+        errors.append(
+            CampaignError(
+                "not enough memory:\n  "
+                + "\n  ".join(f"{_points(labels)}: {text}" for text, labels in refused.items()),
+                hint="lower shared_buffers where the campaign sets it (or raise [os] memory)",
+            )
+        )
     places: dict[str | None, Place] = {}
     sizes: dict[str, datasets.Size] = {}
     copies = [
@@ -463,21 +474,27 @@ def check(
     if problems := disk_problems(copies):
         labels = {p.label for c in on_host for p in (c.data, c.wal)}
         on_hosts = all(any(p.startswith(label) for label in labels) for p in problems)
-        errors.append(CampaignError(
-            "not enough disk space for the datasets:\n  " + "\n  ".join(problems),
-            hint="free space there on the host, lower the scale or set a lower max_wal_size (a "
-            "server on a host loads its dataset in place)" if on_hosts else
-            "free space, give the storage target a larger size, lower the scale, use "
-            'reset = "run" rather than "point" (one copy per dataset, not per point), or set '
-            "a lower max_wal_size",
-        ))  # fmt: skip
+        errors.append(
+            CampaignError(
+                "not enough disk space for the datasets:\n  " + "\n  ".join(problems),
+                hint="free space there on the host, lower the scale or set a lower max_wal_size (a "
+                "server on a host loads its dataset in place)"
+                if on_hosts
+                else "free space, give the storage target a larger size, lower the scale, use "
+                'reset = "run" rather than "point" (one copy per dataset, not per point), or set '
+                "a lower max_wal_size",
+            )
+        )
     if budget is not None:
         budget_s, source = budget
         said = budget_problem(plan.estimated_seconds(), len(plan.runs), budget_s, source)
         if said:
-            errors.append(CampaignError(
-                said, hint="raise the budget, or run fewer points, repeats or shorter phases",
-            ))  # fmt: skip
+            errors.append(
+                CampaignError(
+                    said,
+                    hint="raise the budget, or run fewer points, repeats or shorter phases",
+                )
+            )
 
     def raise_(spec: RunSpec) -> RunSpec:
         value = raised.get(spec.point_key)
@@ -528,8 +545,7 @@ def _copy_of(
     )
 
 
-def _on_host(run: RunSpec, lab: Lab, limits: Limits,
-             free: Mapping[tuple[str, str], int]) -> Copy:  # fmt: skip
+def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: Mapping[tuple[str, str], int]) -> Copy:
     """What a run's server made on a host puts there, in a cluster under the host's /tmp: its
     dataset, loaded in place; with a reset by copy also the files kept as the dataset was made
     (counted as its template) and a copy per point (``reset = "point"``) or one (``"run"``)."""
@@ -545,8 +561,9 @@ def _on_host(run: RunSpec, lab: Lab, limits: Limits,
     key = dataset_key(run.server, run.dataset, run.storage)
     name = run.point_key if run.dataset.reset == "point" else key
     kept = data if run.dataset.reset in COPY_RESETS else None
-    return Copy(name, key, datasets.described(run.dataset), size, data, wal, kept,
-                limits.max_wal_size)  # fmt: skip
+    return Copy(
+        name, key, datasets.described(run.dataset), size, data, wal, kept, limits.max_wal_size
+    )
 
 
 def place_of(target: TargetSpec | None, lab: Lab) -> Place:
@@ -554,8 +571,9 @@ def place_of(target: TargetSpec | None, lab: Lab) -> Place:
     an existing directory's filesystem, the room of one pglab makes."""
     if target is not None and target.kind != "path":
         what = f"{target.kind}, size {size_text(target.size or 0)}"
-        return Place(f"target:{target.name}", f'storage target "{target.name}" ({what})',
-                     target_room(target))  # fmt: skip
+        return Place(
+            f"target:{target.name}", f'storage target "{target.name}" ({what})', target_room(target)
+        )
     path = Path(str(target.path)) if target is not None else lab.home
     label = f'storage target "{target.name}" ({path})' if target else f"the lab home {path}"
     try:

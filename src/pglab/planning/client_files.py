@@ -32,8 +32,10 @@ def problems(points: Sequence[RunSpec], limit: int) -> list[str]:
         local = [ph.clients for ph in pt.phases if ph.operation is None and not ph.remote]
         need = max(local, default=0) + OWN_FILES
         if local and need > allowed:
-            out.append(f"{pt.label}: {need - OWN_FILES} clients: pgbench needs {need} open "
-                       f"files, and may have {allowed}")  # fmt: skip
+            out.append(
+                f"{pt.label}: {need - OWN_FILES} clients: pgbench needs {need} open "
+                f"files, and may have {allowed}"
+            )
     return out
 
 
@@ -42,8 +44,10 @@ def errors(points: Sequence[RunSpec]) -> list[CampaignError]:
     said = problems(points, soft_limit())
     if not said:
         return []
-    return [CampaignError(
-        "pgbench could not open its clients (a socket each):\n  " + "\n  ".join(said),
-        hint="raise the open files limit: [os] limits = { nofile = N } (or ulimit -n), or "
-        "split the clients over generator hosts (generators = [...])",
-    )]  # fmt: skip
+    return [
+        CampaignError(
+            "pgbench could not open its clients (a socket each):\n  " + "\n  ".join(said),
+            hint="raise the open files limit: [os] limits = { nofile = N } (or ulimit -n), or "
+            "split the clients over generator hosts (generators = [...])",
+        )
+    ]

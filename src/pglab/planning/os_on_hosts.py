@@ -31,10 +31,12 @@ def problems(plan: Plan, pool: HostPool) -> list[LabError]:
             missing.setdefault(name, set()).update(n for p, n in paths.items() if p not in there)
     said = [f"{name}: {', '.join(sorted(n))}" for name, n in sorted(missing.items()) if n]
     if said:
-        found.append(CampaignError(
-            "[os] sysctl names that the host's kernel does not have:\n  " + "\n  ".join(said),
-            hint="leave them out, or run those points on hosts whose kernel has them",
-        ))  # fmt: skip
+        found.append(
+            CampaignError(
+                "[os] sysctl names that the host's kernel does not have:\n  " + "\n  ".join(said),
+                hint="leave them out, or run those points on hosts whose kernel has them",
+            )
+        )
     return found
 
 
@@ -58,11 +60,13 @@ def _limits(plan: Plan, pool: HostPool, refused: set[str]) -> list[LabError]:
             said.append(f"{name}: limits {asks}: {why[-1] if why else done.returncode}")
     if not said:
         return []
-    return [CampaignError(
-        "[os] limits cannot be set on these hosts, even as root:\n  " + "\n  ".join(said),
-        hint="lower them (root raises a hard limit only with CAP_SYS_RESOURCE, which a "
-        "container may lack; nofile up to fs.nr_open)",
-    )]  # fmt: skip
+    return [
+        CampaignError(
+            "[os] limits cannot be set on these hosts, even as root:\n  " + "\n  ".join(said),
+            hint="lower them (root raises a hard limit only with CAP_SYS_RESOURCE, which a "
+            "container may lack; nofile up to fs.nr_open)",
+        )
+    ]
 
 
 def _cpus(plan: Plan, pool: HostPool) -> list[LabError]:
@@ -76,5 +80,13 @@ def _cpus(plan: Plan, pool: HostPool) -> list[LabError]:
         there = pool.ssh(name).run(["nproc"], check=False).stdout.strip()
         if there.isdigit() and n > int(there):
             said.append(f"{name}: cpus = {n}, and its SSH user may use {there} CPU(s) there")
-    return [CampaignError("[os] cpus beyond a server host's CPUs:\n  " + "\n  ".join(said),
-                          hint="ask for fewer")] if said else []  # fmt: skip
+    return (
+        [
+            CampaignError(
+                "[os] cpus beyond a server host's CPUs:\n  " + "\n  ".join(said),
+                hint="ask for fewer",
+            )
+        ]
+        if said
+        else []
+    )

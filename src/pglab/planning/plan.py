@@ -31,8 +31,7 @@ from pglab.workloads.replay import workload_file
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
 # per unit, 2 CPUs (tpch: per scale factor, generating, COPY, keys and ANALYZE)
-KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6, "tpch": 120.0,
-                        "tpce": 0.03}  # fmt: skip
+KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6, "tpch": 120.0, "tpce": 0.03}
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
@@ -104,8 +103,10 @@ def _point(
     if os_spec.huge_pages:  # the reservation is the point's own: from its shared_buffers
         settings = dict(server.settings)
         pages = os_spec_module.huge_pages_for(settings.get("shared_buffers"))
-        os_spec = replace(os_spec, sysctl=tuple(sorted(
-            {**dict(os_spec.sysctl), "vm.nr_hugepages": str(pages)}.items())))  # fmt: skip
+        os_spec = replace(
+            os_spec,
+            sysctl=tuple(sorted({**dict(os_spec.sysctl), "vm.nr_hugepages": str(pages)}.items())),
+        )
         if "huge_pages" not in settings:
             server = server.with_settings({"huge_pages": "on"})
     kit = next((ph.kit for ph in phases if ph.kit), None)
@@ -116,15 +117,20 @@ def _point(
             for ph in phases
         )
         if any(ph.pacing for ph in phases):  # terminals: 10 per warehouse, paced scripts
-            phases = tuple(pacing.paced(ph, int(dataset.scale)) if ph.pacing else ph
-                           for ph in phases)  # fmt: skip
+            phases = tuple(
+                pacing.paced(ph, int(dataset.scale)) if ph.pacing else ph for ph in phases
+            )
         if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
-            phases = tuple(replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
-                           for ph in phases)  # fmt: skip
+            phases = tuple(
+                replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
+                for ph in phases
+            )
     elif any(ph.replay for ph in phases):  # a captured workload: its dump is the dataset
         dataset, window = replay_dataset(dataset, phases)
-        phases = tuple(replace(ph, duration=max(1, math.ceil(window / ph.speed)))
-                       if ph.replay else ph for ph in phases)  # fmt: skip
+        phases = tuple(
+            replace(ph, duration=max(1, math.ceil(window / ph.speed))) if ph.replay else ph
+            for ph in phases
+        )
     elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
@@ -194,6 +200,11 @@ def replay_dataset(
         )
     roles = workload.data.get("roles") or workload.data["users"]
     dump = str((Path(files[0]).parent / dump).resolve())  # a relative one: beside the file
-    made = replace(dataset, kit="replay", dump=dump, roles=tuple(roles),
-                   databases=tuple(workload.data["databases"]))  # fmt: skip
+    made = replace(
+        dataset,
+        kit="replay",
+        dump=dump,
+        roles=tuple(roles),
+        databases=tuple(workload.data["databases"]),
+    )
     return made, workload.duration

@@ -208,16 +208,22 @@ def index_problems(point: RunSpec, major: int, version: str, where: str) -> list
             continue
         since = PARALLEL_BUILDS_SINCE.get(ph.method)
         if ph.parallel and since is None:
-            out.append(f"{where}phase {ph.name}: {ph.method} indexes are built by one process "
-                       f"in every PostgreSQL version: parallel = {ph.parallel} asks for workers "
-                       "it cannot use (give parallel = 0)")  # fmt: skip
+            out.append(
+                f"{where}phase {ph.name}: {ph.method} indexes are built by one process "
+                f"in every PostgreSQL version: parallel = {ph.parallel} asks for workers "
+                "it cannot use (give parallel = 0)"
+            )
         elif ph.parallel and since is not None and major < since:
-            out.append(f"{where}phase {ph.name}: parallel {ph.method} index builds came in "
-                       f"PostgreSQL {since}; {version} builds them with one process (give "
-                       f"parallel = 0, or PostgreSQL {since} or later)")  # fmt: skip
+            out.append(
+                f"{where}phase {ph.name}: parallel {ph.method} index builds came in "
+                f"PostgreSQL {since}; {version} builds them with one process (give "
+                f"parallel = 0, or PostgreSQL {since} or later)"
+            )
         if ph.method == "hash" and len(ph.columns) > 1:
-            out.append(f"{where}phase {ph.name}: a hash index takes one column, not "
-                       f"{len(ph.columns)} ({', '.join(ph.columns)})")  # fmt: skip
+            out.append(
+                f"{where}phase {ph.name}: a hash index takes one column, not "
+                f"{len(ph.columns)} ({', '.join(ph.columns)})"
+            )
     return out
 
 
@@ -367,8 +373,9 @@ def _check_generators(
 
 
 # the hard limits of the host's user (its shell's own ulimit lacks -u in dash), and prlimit
-LIMITS_PROBE = ("grep -E '^Max (open files|processes) ' /proc/self/limits; "
-                "command -v prlimit || echo none")  # fmt: skip
+LIMITS_PROBE = (
+    "grep -E '^Max (open files|processes) ' /proc/self/limits; command -v prlimit || echo none"
+)
 
 
 def _generator_limits(plan: Plan, hosts: HostPool) -> list[LabError]:
@@ -387,10 +394,12 @@ def _generator_limits(plan: Plan, hosts: HostPool) -> list[LabError]:
         problems += limit_problems(name, limits, said)
     if not problems:
         return []
-    return [CampaignError(
-        "[os] limits cannot be set on pgbench's generator hosts:\n  " + "\n  ".join(problems),
-        hint="lower them, or raise the hard limits there (limits.conf) for the SSH user",
-    )]  # fmt: skip
+    return [
+        CampaignError(
+            "[os] limits cannot be set on pgbench's generator hosts:\n  " + "\n  ".join(problems),
+            hint="lower them, or raise the hard limits there (limits.conf) for the SSH user",
+        )
+    ]
 
 
 def limit_problems(name: str, limits: Mapping[str, int], probe: str) -> list[str]:
@@ -401,16 +410,23 @@ def limit_problems(name: str, limits: Mapping[str, int], probe: str) -> list[str
     hards = {
         "nofile" if ln.startswith("Max open") else "nproc": ln.split()[-2] for ln in said[:-1]
     }  # "Max open files  1024  4096  files": the hard one
-    return [f"{name}: limits {key} = {limits[key]} is above the hard limit its user has there "
-            f"({hard}), which only root can raise"
-            for key, hard in hards.items()
-            if key in limits and hard != "unlimited" and limits[key] > int(hard)]  # fmt: skip
+    return [
+        f"{name}: limits {key} = {limits[key]} is above the hard limit its user has there "
+        f"({hard}), which only root can raise"
+        for key, hard in hards.items()
+        if key in limits and hard != "unlimited" and limits[key] > int(hard)
+    ]
 
 
 def _host_dirs(plan: Plan, host: str) -> list[str]:
     """Where a server made on ``host`` puts files: /tmp, and its storage targets' paths."""
-    paths = {t.path for pt in plan.points if pt.server.host == host
-             for t in (pt.storage.data, pt.storage.wal) if t is not None and t.path}  # fmt: skip
+    paths = {
+        t.path
+        for pt in plan.points
+        if pt.server.host == host
+        for t in (pt.storage.data, pt.storage.wal)
+        if t is not None and t.path
+    }
     return ["/tmp", *sorted(paths)]
 
 
@@ -481,8 +497,7 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
                 if script.path is None or (b.label, script.path) in seen:
                     continue
                 seen.add((b.label, script.path))
-                res = procs.run(parse_argv(b.exe("pgbench"), script.path), timeout=30,
-                                check=False)  # fmt: skip
+                res = procs.run(parse_argv(b.exe("pgbench"), script.path), timeout=30, check=False)
                 err = (res.stderr or "") + (res.stdout or "")
                 if not parsed(err):
                     raise _invalid(script.path, f"pgbench {b.pgbench_version}", err)
@@ -491,8 +506,19 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
 def parse_argv(pgbench: str, script: str) -> list[str]:
     """pgbench asked to run ``script`` against no server: it parses the script, then fails to
     connect."""
-    return [pgbench, "-n", "-t", "1", "-f", script, "-h", "/nonexistent-pglab-socket-dir",
-            "-p", "1", "postgres"]  # fmt: skip
+    return [
+        pgbench,
+        "-n",
+        "-t",
+        "1",
+        "-f",
+        script,
+        "-h",
+        "/nonexistent-pglab-socket-dir",
+        "-p",
+        "1",
+        "postgres",
+    ]
 
 
 def parsed(said: str) -> bool:
@@ -521,13 +547,17 @@ def _check_generator_scripts(plan: Plan, hosts: HostPool) -> None:
                     seen.add((name, script.path))
                     remote = hosts.ssh(name)
                     there = remote.copy_in(Path(script.path))
-                    res = remote.run(parse_argv(hosts.pgbench_of(name), there), timeout=30,
-                                     check=False)  # fmt: skip
+                    res = remote.run(
+                        parse_argv(hosts.pgbench_of(name), there), timeout=30, check=False
+                    )
                     err = res.stderr + res.stdout
                     if not parsed(err):
                         version = hosts.facts[name].get("pgbench") or "pgbench"
-                        raise _invalid(script.path, f"{version} on {remote.spec.label}",
-                                       err.replace(there, script.path))  # fmt: skip
+                        raise _invalid(
+                            script.path,
+                            f"{version} on {remote.spec.label}",
+                            err.replace(there, script.path),
+                        )
 
 
 # pgbench options by the first pgbench that has them (earlier ones refuse them)

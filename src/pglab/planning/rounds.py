@@ -29,21 +29,22 @@ HEADLINES = tuple(workload_kinds.headlines_by_metric().values())
 
 def points_of(campaign: Campaign, runs: Sequence[RunSpec]) -> list[Point]:
     """Each point of ``runs`` (one per point) with the key of its reference point."""
-    workloads = {(v.dataset.kit, tuple(ph.operation for ph in v.phases))
-                 for v in campaign.variants}  # fmt: skip
+    workloads = {(v.dataset.kit, tuple(ph.operation for ph in v.phases)) for v in campaign.variants}
     said = dict(campaign.reference)  # [analysis] reference
     baseline = (
         said.get("variant", campaign.variants[0].name)
-        if len(campaign.variants) > 1 and len(workloads) == 1 else None
-    )  # fmt: skip
+        if len(campaign.variants) > 1 and len(workloads) == 1
+        else None
+    )
     axes: dict[str, object] = {}
     if baseline is None:
         axes = questions.first_values(campaign.matrix)
         axes.update({k: v for k, v in said.items() if k in axes})
     if baseline is None and not axes:
         return [Point(r.point_key) for r in runs]
-    _, found = questions.pairs([(r.point_key, r.variant, dict(r.axes)) for r in runs],
-                               baseline, axes)  # fmt: skip
+    _, found = questions.pairs(
+        [(r.point_key, r.variant, dict(r.axes)) for r in runs], baseline, axes
+    )
     against = {other: ref for ref, other, _ in found}
     return [Point(r.point_key, against.get(r.point_key)) for r in runs]
 
@@ -59,8 +60,13 @@ def figure_value(run: RunRow) -> float | None:
 class Rounds:
     """Which runs of the plan to do, judged afresh at the start of each round."""
 
-    def __init__(self, campaign: Campaign, points: Sequence[RunSpec], store: Store,
-                 status: Callable[[str], None]):  # fmt: skip
+    def __init__(
+        self,
+        campaign: Campaign,
+        points: Sequence[RunSpec],
+        store: Store,
+        status: Callable[[str], None],
+    ):
         assert campaign.sequential is not None
         self.spec: SequentialSpec = campaign.sequential
         self.campaign = campaign
@@ -83,8 +89,13 @@ class Rounds:
             if (v := figure_value(r)) is not None:
                 values.setdefault(r.point_key, {})[r.repeat] = v
         before = self.active
-        self.active = undecided(self.points, values, self.spec, self.campaign.effect_pct,
-                                equivalence_pct=self.campaign.equivalence_pct)  # fmt: skip
+        self.active = undecided(
+            self.points,
+            values,
+            self.spec,
+            self.campaign.effect_pct,
+            equivalence_pct=self.campaign.equivalence_pct,
+        )
         self.judged_round = round_no
         stopped = [self.labels[k] for k in self.labels if k in before and k not in self.active]
         if stopped:

@@ -91,7 +91,7 @@ def ensure(
         procs.run(
             [*init_argv(binaries, spec), *server.pgbench_conn_args()],
             timeout=INIT_TIMEOUT,
-            env=server.pgbench_env(),
+            env=server.client_env(),
             what="pgbench -i",
         )
     seconds = time.monotonic() - t0

@@ -83,12 +83,17 @@ class BuildInfo(TypedDict, total=False):
 def facts_of(info: BuildInfo) -> BuildFacts:
     """What the fingerprint keeps of ``info`` (in this order: the stored order of keys)."""
     out = BuildFacts(
-        version=info.get("version"), source=info.get("source"),
-        source_sha256=info.get("source_sha256"), options=info.get("options"),
-        effective_options=info.get("effective_options"), patches=info.get("patches"),
-        compiler=info.get("compiler"), system=info.get("system"), key=info.get("key"),
+        version=info.get("version"),
+        source=info.get("source"),
+        source_sha256=info.get("source_sha256"),
+        options=info.get("options"),
+        effective_options=info.get("effective_options"),
+        patches=info.get("patches"),
+        compiler=info.get("compiler"),
+        system=info.get("system"),
+        key=info.get("key"),
         build_seconds=info.get("build_seconds"),
-    )  # fmt: skip
+    )
     if "git" in info and info["git"] is not None:
         out["git"] = info["git"]
     if "spread_pct" in info:  # this machine's spread of identical builds (build_spread)
@@ -182,8 +187,12 @@ def ensure(spec: BuildSpec, lab: Lab, progress: Progress | None = None) -> Build
     # a build of the same content made from other paths: named by this campaign's own files
     given = BuildInfo(source=str(source), patches=patches)
     if spec.commit is not None:  # a build of the same tree may have been made for another commit
-        given["git"] = GitSource(clone=str(source), ref=spec.git_ref, commit=spec.commit,
-                                 subject=git_refs.subject_of(str(source), spec.commit))  # fmt: skip
+        given["git"] = GitSource(
+            clone=str(source),
+            ref=spec.git_ref,
+            commit=spec.commit,
+            subject=git_refs.subject_of(str(source), spec.commit),
+        )
     if done.exists():
         return Build(root, _over(read_info(done.read_text()), given))
     try:
@@ -367,8 +376,9 @@ class _Steps:
             log.write(f"\n=== {step}: {' '.join(argv)} (in {cwd})\n")
             log.flush()
             start = log.tell()
-            proc = procs.spawn(argv, cwd=cwd, env={**self.env, **(env or {})}, stdout=log,
-                               stderr=subprocess.STDOUT)  # fmt: skip
+            proc = procs.spawn(
+                argv, cwd=cwd, env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT
+            )
             with procs.owned(proc):
                 try:
                     code = proc.wait(timeout=STEP_TIMEOUT)
@@ -468,10 +478,23 @@ def _unpack(steps: _Steps, source: Path, commit: str | None = None) -> Path:
     into.mkdir()
     if commit is not None:
         tar = steps.scratch / "commit.tar"
-        steps.run(f"exporting {commit[:10]} from git",
-                  [git_refs.git(), "-c", f"safe.directory={source}", "-C", str(source),
-                   "archive", "--format=tar", f"--prefix={source.name}/", "-o", str(tar), commit],
-                  cwd=steps.scratch)  # fmt: skip
+        steps.run(
+            f"exporting {commit[:10]} from git",
+            [
+                git_refs.git(),
+                "-c",
+                f"safe.directory={source}",
+                "-C",
+                str(source),
+                "archive",
+                "--format=tar",
+                f"--prefix={source.name}/",
+                "-o",
+                str(tar),
+                commit,
+            ],
+            cwd=steps.scratch,
+        )
         steps.run("unpacking", ["tar", "-xf", str(tar), "-C", str(into)], cwd=steps.scratch)
         tar.unlink()
     elif source.is_file():

@@ -48,8 +48,14 @@ def machine_id() -> str:
 
 def record(lab: Lab, spread_pct: float, builds: int, comparisons: int, by: str) -> Path:
     """Keep ``spread_pct`` as this lab's and machine's spread of identical builds."""
-    doc = Spread(spread_pct=round(spread_pct, 2), machine=machine_id(), builds=builds,
-                 comparisons=comparisons, measured_by=by, measured_at=time.time())  # fmt: skip
+    doc = Spread(
+        spread_pct=round(spread_pct, 2),
+        machine=machine_id(),
+        builds=builds,
+        comparisons=comparisons,
+        measured_by=by,
+        measured_at=time.time(),
+    )
     path = lab.home / FILE
     tmp = path.with_name(FILE + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")

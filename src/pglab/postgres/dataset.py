@@ -51,9 +51,12 @@ INIT_WAL_MAX_BYTES = 1088 * MIB
 # tpch: per scale factor (about 1 GB of rows, their keys and indexes; COPY's WAL)
 # tpce: per customer (1,000 customers: 1.1 million rows, 261 MiB with their keys and indexes)
 KIT_BYTES = {
-    "tpcc": (105 * MIB, 120 * MIB), "sysbench": (260, 280), "ycsb": (1200, 1250),
-    "tpch": (1600 * MIB, 1200 * MIB), "tpce": (275_000, 300_000),
-}  # fmt: skip
+    "tpcc": (105 * MIB, 120 * MIB),
+    "sysbench": (260, 280),
+    "ycsb": (1200, 1250),
+    "tpch": (1600 * MIB, 1200 * MIB),
+    "tpce": (275_000, 300_000),
+}
 
 
 def ycsb_record_ratio(spec: DatasetSpec) -> float:
@@ -83,8 +86,10 @@ def described(spec: DatasetSpec) -> str:
     if spec.kit == "tpch":
         return f"tpch, scale factor {spec.scale:g}"
     if spec.kit == "ycsb" and spec.ycsb_shape != (10, 100):
-        return (f"ycsb, {spec.scale:,} records of {spec.fields} field(s) × "
-                f"{spec.field_length:,} characters")  # fmt: skip
+        return (
+            f"ycsb, {spec.scale:,} records of {spec.fields} field(s) × "
+            f"{spec.field_length:,} characters"
+        )
     return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
 
 
@@ -94,8 +99,9 @@ def estimated_size(spec: DatasetSpec) -> Size:
     from its own per-unit figures (``KIT_BYTES``)."""
     if spec.kit == "replay":  # its tables and indexes: a few times the dump's files
         dumped = _du(Path(spec.dump)) if spec.dump and Path(spec.dump).is_dir() else 0
-        return Size(int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES),
-                    measured=False)  # fmt: skip
+        return Size(
+            int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES), measured=False
+        )
     if spec.kit is not None:
         per_unit, per_unit_wal = KIT_BYTES[spec.kit]
         units = (spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale) * (
@@ -226,8 +232,13 @@ def ensure(
     with locked(lab.datasets / f"{key}.lock"):
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
-            return Dataset(key, home / "pgdata", meta["init_seconds"], meta["size_bytes"],
-                           init_steps=meta.get("init_steps") or {})  # fmt: skip
+            return Dataset(
+                key,
+                home / "pgdata",
+                meta["init_seconds"],
+                meta["size_bytes"],
+                init_steps=meta.get("init_steps") or {},
+            )
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
@@ -238,8 +249,9 @@ def ensure(
         with cluster:
             cluster.start()
             if spec.kit == "replay":
-                steps = replay_load.load(cluster.connect, cluster.client_conninfo, binaries,
-                                         spec, on_status)  # fmt: skip
+                steps = replay_load.load(
+                    cluster.connect, cluster.client_conninfo, binaries, spec, on_status
+                )
             elif spec.kit is not None:
                 steps = kit_load.load(cluster.connect, spec, on_status)
             else:
@@ -265,8 +277,9 @@ def ensure(
             f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
             "kept for the next runs"
         )
-        return Dataset(key, datadir, init_seconds, size, made_now=True,
-                       init_steps=meta["init_steps"])  # fmt: skip
+        return Dataset(
+            key, datadir, init_seconds, size, made_now=True, init_steps=meta["init_steps"]
+        )
 
 
 COPY_TICK_S = 1.0  # how often a long copy's bytes are counted and told
@@ -284,8 +297,13 @@ def said_copy(copied: int, total: int, seconds: float) -> str:
     return out
 
 
-def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None,
-          on_status: Callable[[str], None] = lambda msg: None) -> float:  # fmt: skip
+def reset(
+    lab: Lab,
+    dataset: Dataset,
+    target: Path,
+    waldir: Path | None = None,
+    on_status: Callable[[str], None] = lambda msg: None,
+) -> float:
     """Replace ``target`` with a copy of the dataset's template (and, with ``waldir``, its
     pg_wal with a copy there, ``target/pg_wal`` a symlink to it); return the seconds it took.
     A copy still running after ``SAID_AFTER_S`` tells ``on_status`` its bytes copied, rate and
@@ -318,8 +336,10 @@ def reset(lab: Lab, dataset: Dataset, target: Path, waldir: Path | None = None,
         watcher.join()
     if told.is_set():
         took, size = time.monotonic() - t0, dataset.size_bytes  # the template, whole
-        on_status(f"dataset copied: {size / 2**20:,.0f} MiB in {took:.1f} s "
-                  f"({size / max(took, 1e-9) / 1e6:,.0f} MB/s)")  # fmt: skip
+        on_status(
+            f"dataset copied: {size / 2**20:,.0f} MiB in {took:.1f} s "
+            f"({size / max(took, 1e-9) / 1e6:,.0f} MB/s)"
+        )
     for leftover in ("postmaster.pid", "postmaster.opts"):
         (target / leftover).unlink(missing_ok=True)
     if waldir is not None:

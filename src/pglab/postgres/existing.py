@@ -88,8 +88,8 @@ class ExistingServer:
     def client_conninfo(self, dbname: str | None = None) -> str:
         return self.reach.conninfo(dbname, with_options=True)
 
-    def pgbench_env(self) -> dict[str, str]:
-        return self.reach.pgbench_env()
+    def client_env(self) -> dict[str, str]:
+        return self.reach.client_env()
 
     def for_run(self, spec: ServerSpec) -> None:
         """The same server and database, with this run's settings."""
@@ -110,8 +110,10 @@ class ExistingServer:
     def use_copy(self, dataset: str, name: str, fresh: bool) -> float | None:
         """Reset by copy (``reset = "run"`` or ``"point"``): only a server pglab made on a host
         has files pglab may copy (``HostServer``); None until the dataset is kept."""
-        raise ServerError(f"{self.where} is not pglab's: its files are not copied",
-                          hint='use reset = "reinit" or "never" for it')  # fmt: skip
+        raise ServerError(
+            f"{self.where} is not pglab's: its files are not copied",
+            hint='use reset = "reinit" or "never" for it',
+        )
 
     def keep_dataset(self, dataset: str) -> float:
         """The cluster's files as dataset ``dataset`` was just made, kept for ``use_copy``."""

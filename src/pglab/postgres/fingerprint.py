@@ -176,16 +176,18 @@ def of_run(cluster: Cluster) -> Fingerprint:
         )
     )
     fp.update(of_binaries(cluster.binaries))  # after the version: the stored order of keys
-    fp.update(Fingerprint(
-        settings={
-            name: {"setting": s, "unit": u, "source": src, "shown": shown}
-            for name, s, u, src, shown in rows
-        },
-        database_bytes=int(version[2]),  # as the run starts: after any reset
-        server_build=built,
-        pgdata=str(cluster.datadir),
-        pgdata_mount=mount_of(cluster.datadir),
-    ))  # fmt: skip
+    fp.update(
+        Fingerprint(
+            settings={
+                name: {"setting": s, "unit": u, "source": src, "shown": shown}
+                for name, s, u, src, shown in rows
+            },
+            database_bytes=int(version[2]),  # as the run starts: after any reset
+            server_build=built,
+            pgdata=str(cluster.datadir),
+            pgdata_mount=mount_of(cluster.datadir),
+        )
+    )
     wal = cluster.datadir / "pg_wal"
     fp["pg_wal"] = str(wal.resolve())
     fp["pg_wal_mount"] = mount_of(wal)
@@ -211,28 +213,30 @@ def of_existing(server: Reach, binaries: Binaries) -> Fingerprint:
     where = "on the server's machine" if local else "on another machine"
     fp = host()  # the load generator's machine: the server's is not pglab's to read
     fp.update(of_binaries(binaries))
-    fp.update(Fingerprint(
-        server_kind="existing",
-        server=server.key,
-        server_addr=facts.server_addr,
-        server_port=facts.server_port,
-        database=server.spec.database,
-        role=facts.role,
-        privileges=facts.privileges(),
-        server_version=str(row[1]).split()[0],
-        server_version_full=row[0],
-        server_version_num=int(row[2]),
-        source=f"existing ({binaries.label} pgbench)",
-        settings={
-            name: {"setting": s, "unit": u, "source": src, "shown": shown}
-            for name, s, u, src, shown in rows
-        },
-        database_bytes=int(row[3]),
-        server_build=built,
-        client_local=local,
-        rtt_ms=round(rtt, 4),
-        client=f"{where}, round trip {rtt:.3f} ms",
-    ))  # fmt: skip
+    fp.update(
+        Fingerprint(
+            server_kind="existing",
+            server=server.key,
+            server_addr=facts.server_addr,
+            server_port=facts.server_port,
+            database=server.spec.database,
+            role=facts.role,
+            privileges=facts.privileges(),
+            server_version=str(row[1]).split()[0],
+            server_version_full=row[0],
+            server_version_num=int(row[2]),
+            source=f"existing ({binaries.label} pgbench)",
+            settings={
+                name: {"setting": s, "unit": u, "source": src, "shown": shown}
+                for name, s, u, src, shown in rows
+            },
+            database_bytes=int(row[3]),
+            server_build=built,
+            client_local=local,
+            rtt_ms=round(rtt, 4),
+            client=f"{where}, round trip {rtt:.3f} ms",
+        )
+    )
     return fp
 
 
@@ -241,25 +245,32 @@ def of_host(server: HostServer, binaries: Binaries) -> Fingerprint:
     trip), with the machine it runs on read over SSH (``hostname``, ``kernel``, ``cpus``,
     ``ram_bytes`` are that host's) and pglab's own machine in ``pglab_machine``."""
     fp = of_existing(server.reach, binaries)
-    here = MachineFacts(hostname=fp["hostname"], kernel=fp["kernel"], cpus=fp["cpus"],
-                        ram_bytes=fp["ram_bytes"], cpu_model=fp["cpu_model"])  # fmt: skip
+    here = MachineFacts(
+        hostname=fp["hostname"],
+        kernel=fp["kernel"],
+        cpus=fp["cpus"],
+        ram_bytes=fp["ram_bytes"],
+        cpu_model=fp["cpu_model"],
+    )
     there = server.remote.facts(f"{server.bindir}/pgbench")
-    fp.update(Fingerprint(
-        server_kind="host",
-        server=server.key,
-        server_host=server.host,
-        server_version=server.version,
-        hostname=there.get("hostname"),
-        kernel=there.get("kernel"),
-        cpus=there.get("cpus"),
-        ram_bytes=there.get("ram_bytes"),
-        os_state=there.get("os_state") or {},  # the host's THP, dirty-page sysctls, ...
-        cpu_model=None,
-        pglab_machine=here,
-        source=f"{binaries.label} on {server.host}",
-        bindir=server.bindir,
-        pgdata=server.datadir_remote,
-        client=f"on pglab's machine ({here['hostname']}), over the network, round trip "
-        f"{fp['rtt_ms']:.3f} ms",
-    ))  # fmt: skip
+    fp.update(
+        Fingerprint(
+            server_kind="host",
+            server=server.key,
+            server_host=server.host,
+            server_version=server.version,
+            hostname=there.get("hostname"),
+            kernel=there.get("kernel"),
+            cpus=there.get("cpus"),
+            ram_bytes=there.get("ram_bytes"),
+            os_state=there.get("os_state") or {},  # the host's THP, dirty-page sysctls, ...
+            cpu_model=None,
+            pglab_machine=here,
+            source=f"{binaries.label} on {server.host}",
+            bindir=server.bindir,
+            pgdata=server.datadir_remote,
+            client=f"on pglab's machine ({here['hostname']}), over the network, round trip "
+            f"{fp['rtt_ms']:.3f} ms",
+        )
+    )
     return fp

@@ -33,8 +33,14 @@ def progress(line: str) -> InitProgress | None:
     if not found:
         return None
     done, total, pct, table, elapsed, remaining = found.groups()
-    return InitProgress(int(done), int(total), int(pct), table or "pgbench_accounts",
-                        float(elapsed), float(remaining))  # fmt: skip
+    return InitProgress(
+        int(done),
+        int(total),
+        int(pct),
+        table or "pgbench_accounts",
+        float(elapsed),
+        float(remaining),
+    )
 
 
 def step(line: str) -> str | None:

@@ -65,7 +65,7 @@ class Server(Protocol):
 
     def pgbench_conn_args(self) -> list[str]: ...
 
-    def pgbench_env(self) -> dict[str, str] | None:
+    def client_env(self) -> dict[str, str] | None:
         """libpq's variables pgbench needs beside its arguments (None: pglab's own)."""
         ...
 

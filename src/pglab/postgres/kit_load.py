@@ -54,8 +54,13 @@ class Target:
         return cls(info.host, int(info.port), info.user, info.dbname, info.password or None)
 
     def sysbench_args(self) -> list[str]:
-        return ["--db-driver=pgsql", f"--pgsql-host={self.host}", f"--pgsql-port={self.port}",
-                f"--pgsql-user={self.user}", f"--pgsql-db={self.dbname}"]  # fmt: skip
+        return [
+            "--db-driver=pgsql",
+            f"--pgsql-host={self.host}",
+            f"--pgsql-port={self.port}",
+            f"--pgsql-user={self.user}",
+            f"--pgsql-db={self.dbname}",
+        ]
 
     def env(self) -> dict[str, str]:
         """Beside the clean environment every child gets (``procs.clean_env``)."""
@@ -149,8 +154,15 @@ def _sysbench_prepare(
         for i in range(1, spec.tables + 1):
             conn.execute(f"DROP TABLE IF EXISTS sbtest{i}".encode())
     threads = max(1, min(jobs or os.cpu_count() or 1, spec.tables))
-    argv = [exe, "oltp_common", *target.sysbench_args(), f"--tables={spec.tables}",
-            f"--table-size={spec.table_size}", f"--threads={threads}", "prepare"]  # fmt: skip
+    argv = [
+        exe,
+        "oltp_common",
+        *target.sysbench_args(),
+        f"--tables={spec.tables}",
+        f"--table-size={spec.table_size}",
+        f"--threads={threads}",
+        "prepare",
+    ]
     on_status(f"sysbench prepare: {spec.tables} table(s) of {spec.table_size:,} rows")
     t0 = time.monotonic()
     procs.run(argv, timeout=INIT_TIMEOUT, env=target.env(), what="sysbench prepare")

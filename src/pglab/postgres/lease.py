@@ -73,8 +73,9 @@ class HostOs(Protocol):
         """The run's sysctls set on its hosts; what each host's files read back, by host."""
         ...
 
-    def record(self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]],
-               fp: Fingerprint) -> None:  # fmt: skip
+    def record(
+        self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]], fp: Fingerprint
+    ) -> None:
         """What [os] set there, into the run's fingerprint (and its server's CPUs confined)."""
         ...
 
@@ -121,8 +122,9 @@ class Check:
 class Lease(Protocol):
     key: str
 
-    def prepare(self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings,
-                fp: Fingerprint) -> Prepared:  # fmt: skip
+    def prepare(
+        self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings, fp: Fingerprint
+    ) -> Prepared:
         """Ready for ``run``: its dataset, its settings, its fingerprint (into ``fp``, as far
         as it got when a step fails); the run's timings into ``timings``."""
         ...
@@ -179,8 +181,9 @@ class LocalLease:
         # checkpoint is worth waiting for, so it is stopped at once ("immediate")
         self.throwaway = False
 
-    def prepare(self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings,
-                fp: Fingerprint) -> Prepared:  # fmt: skip
+    def prepare(
+        self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings, fp: Fingerprint
+    ) -> Prepared:
         site.machine.enter(run)
         ds = datasets.ensure(self.lab, binaries, run.server, run.dataset, site.status, run.storage)
         timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
@@ -201,8 +204,9 @@ class LocalLease:
         site.machine.describe(run, cluster, how == "restart", fp)
         return Prepared(cluster, log_from)
 
-    def _cluster_for(self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset, site: Site,
-                     timings: Timings) -> Cluster:  # fmt: skip
+    def _cluster_for(
+        self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset, site: Site, timings: Timings
+    ) -> Cluster:
         policy = run.dataset.reset
         name = f"w{site.tag}-{run.point_key if policy == 'point' else ds.key}"
         datadir = (site.machine.root_of(run.storage.data) or self.lab.clusters) / name
@@ -218,8 +222,9 @@ class LocalLease:
             if waldir is not None:
                 self.dirs.add(waldir)
             self.dirs.add(datadir)
-            timings["reset_s"] = datasets.reset(self.lab, ds, datadir, waldir,
-                                                on_status=site.status)  # fmt: skip
+            timings["reset_s"] = datasets.reset(
+                self.lab, ds, datadir, waldir, on_status=site.status
+            )
             self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
@@ -277,14 +282,22 @@ class DsnLease:
             from pglab.postgres.on_host import HostServer  # asyncssh: only when a host has one
 
             site.status(f"making the PostgreSQL server on {self.spec.host}")
-            self.server = HostServer(self.spec, self.lab, site.remote(self.spec.host), binaries,
-                                     site.clients(), self.storage, limits)  # fmt: skip
+            self.server = HostServer(
+                self.spec,
+                self.lab,
+                site.remote(self.spec.host),
+                binaries,
+                site.clients(),
+                self.storage,
+                limits,
+            )
         else:
             self.server = ExistingServer(self.spec, self.lab)
         return self.server
 
-    def prepare(self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings,
-                fp: Fingerprint) -> Prepared:  # fmt: skip
+    def prepare(
+        self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings, fp: Fingerprint
+    ) -> Prepared:
         read = site.host_os.apply(run) if site.host_os else {}  # [os] on its hosts, or nothing
         srv = self._made(run, binaries, site)
         srv.for_run(run.server)  # same server and database; this run's settings
@@ -296,8 +309,9 @@ class DsnLease:
         if seconds is not None and copied:
             timings["reset_s"] = seconds
         again = run.dataset.reset == "reinit"
-        ds = bench_db.ensure(srv, binaries, run.dataset, site.status, reinit=site.reinit,
-                             again=again)  # fmt: skip
+        ds = bench_db.ensure(
+            srv, binaries, run.dataset, site.status, reinit=site.reinit, again=again
+        )
         if seconds is None:  # its first run: the dataset just made (or found) is kept
             site.status(f"keeping the dataset's files on {run.server.host} for resets")
             timings["keep_s"] = srv.keep_dataset(dataset)

@@ -132,9 +132,12 @@ class HostServer:
         self.port = 0
         self._start()
         dsn = make_conninfo(
-            host=self.listen, port=str(self.port), user=SUPERUSER, dbname="postgres",
+            host=self.listen,
+            port=str(self.port),
+            user=SUPERUSER,
+            dbname="postgres",
             password=password,
-        )  # fmt: skip
+        )
         self.key = f"host:{self.host}"
         self.where = f"the server on {self.host} ({self.listen}:{self.port})"
         self.reach = Reach(replace(spec, dsn=dsn), self.key, self.where)
@@ -198,11 +201,23 @@ class HostServer:
         r.write(pwfile, f"{password}\n".encode())
         try:
             r.run(
-                [f"{self.bindir}/initdb", "-D", data, "-U", SUPERUSER, "--auth-local=trust",
-                 "--auth-host=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--no-locale",
-                 "--no-sync", *(["-X", self._wal("pgdata")] if self.wal_root else [])],
+                [
+                    f"{self.bindir}/initdb",
+                    "-D",
+                    data,
+                    "-U",
+                    SUPERUSER,
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                    f"--pwfile={pwfile}",
+                    "-E",
+                    "UTF8",
+                    "--no-locale",
+                    "--no-sync",
+                    *(["-X", self._wal("pgdata")] if self.wal_root else []),
+                ],
                 timeout=300,
-            )  # fmt: skip
+            )
         finally:
             r.run(["rm", "-f", pwfile], check=False)
         r.run(["mkdir", "-m", "700", f"{self.dir}/sock"])
@@ -231,15 +246,31 @@ class HostServer:
             self.port = self.port or random.randint(*PORTS)
             offset = self.log_size()
             argv = [
-                "sh", "-c", 'exec "$@" >>"$0" 2>&1', self.log_path,
-                f"{self.bindir}/postgres", "-D", self.datadir_remote, "-c", f"port={self.port}",
-                "-c", f"listen_addresses={self.listen}",
-                "-c", f"unix_socket_directories={self.dir}/sock",
-                "-c", "log_checkpoints=on", "-c", f"log_line_prefix={LOG_LINE_PREFIX}",
-                "-c", "log_timezone=UTC", "-c", "logging_collector=off",
-            ]  # fmt: skip
-            self.server = self.remote.spawn(sudo.with_limits(argv, self.hard_limits),
-                                            stop_signal="INT")  # fmt: skip
+                "sh",
+                "-c",
+                'exec "$@" >>"$0" 2>&1',
+                self.log_path,
+                f"{self.bindir}/postgres",
+                "-D",
+                self.datadir_remote,
+                "-c",
+                f"port={self.port}",
+                "-c",
+                f"listen_addresses={self.listen}",
+                "-c",
+                f"unix_socket_directories={self.dir}/sock",
+                "-c",
+                "log_checkpoints=on",
+                "-c",
+                f"log_line_prefix={LOG_LINE_PREFIX}",
+                "-c",
+                "log_timezone=UTC",
+                "-c",
+                "logging_collector=off",
+            ]
+            self.server = self.remote.spawn(
+                sudo.with_limits(argv, self.hard_limits), stop_signal="INT"
+            )
             if procs.wait_until(self._ready, START_TIMEOUT, interval=0.2) and not self.server.done:
                 return
             said = self.log_since(offset)
@@ -266,9 +297,14 @@ class HostServer:
             server, self.server = self.server, None
             if server.stop() is None:  # no end within the timeout: the link is gone, or it hangs
                 self.remote.run(
-                    ["sh", "-c", 'kill -QUIT "$(head -n 1 "$0")"', f"{self.datadir_remote}/"
-                     "postmaster.pid"], check=False,
-                )  # fmt: skip
+                    [
+                        "sh",
+                        "-c",
+                        'kill -QUIT "$(head -n 1 "$0")"',
+                        f"{self.datadir_remote}/postmaster.pid",
+                    ],
+                    check=False,
+                )
 
     def pause(self, host: str) -> None:
         """Stopped while another server pglab made on its host is measured; ``wait_ready``
@@ -399,7 +435,7 @@ class HostServer:
             return None
         return HostTarget(name=target.name, kind=target.kind, root=root, host=self.host)
 
-    def pgbench_env(self) -> dict[str, str]:
+    def client_env(self) -> dict[str, str]:
         return {"PGPASSWORD": str(self.reach.password)}
 
     # -- during and after a run ---------------------------------------------------------------
@@ -461,11 +497,16 @@ def ship_embedded(remote: Remote, local: Binaries) -> str:
                         tar.add(root / part, arcname=part)
             remote.put(tar_path, f"{scratch}/pg.tar")
         remote.run(
-            ["sh", "-c", 'rm -rf "$0.tmp" && mkdir -p "$0.tmp" && tar -xf "$1" -C "$0.tmp" && '
-             'touch "$0.tmp/complete" && rm -rf "$0" && mv "$0.tmp" "$0"', target,
-             f"{scratch}/pg.tar"],
+            [
+                "sh",
+                "-c",
+                'rm -rf "$0.tmp" && mkdir -p "$0.tmp" && tar -xf "$1" -C "$0.tmp" && '
+                'touch "$0.tmp/complete" && rm -rf "$0" && mv "$0.tmp" "$0"',
+                target,
+                f"{scratch}/pg.tar",
+            ],
             timeout=600,
-        )  # fmt: skip
+        )
     finally:
         remote.remove_dir(scratch)
     return f"{target}/{inside}"
@@ -484,8 +525,9 @@ def _version(said: str) -> str:
     return said.strip().split()[-1] if said.strip() else "?"
 
 
-def host_catalog(lab: Lab, spec: ServerSpec, remote: Remote,
-                 binaries: Binaries) -> dict[str, SettingDef]:  # fmt: skip
+def host_catalog(
+    lab: Lab, spec: ServerSpec, remote: Remote, binaries: Binaries
+) -> dict[str, SettingDef]:
     """pg_settings of the PostgreSQL in a host's ``bindir``, for the checks before a campaign
     (a setting its version lacks, a value out of its range): read from a scratch server made
     there once, then kept in the lab home by host, bindir and version."""

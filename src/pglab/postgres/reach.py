@@ -181,13 +181,16 @@ class Reach:
         info = self.conninfo(dbname, with_options)
         try:  # a SQL_ASCII server's text comes as bytes unless the client says what it wants
             return psycopg.connect(
-                info, autocommit=True, application_name="pglab", client_encoding="UTF8",
+                info,
+                autocommit=True,
+                application_name="pglab",
+                client_encoding="UTF8",
                 password=self.password,  # None: libpq's own ways (PGPASSWORD, ~/.pgpass)
-            )  # fmt: skip
+            )
         except psycopg.OperationalError as exc:
             raise explain(exc, self.where) from exc
 
-    def pgbench_env(self) -> dict[str, str]:
+    def client_env(self) -> dict[str, str]:
         """libpq's variables of pglab's environment, and the dsn's password."""
         env = {k: v for k, v in os.environ.items() if k.startswith("PG") and k not in _PG_ENV_SKIP}
         if self.password is not None:

@@ -20,9 +20,13 @@ RESTORE_TIMEOUT = 24 * 3600
 Connect = Callable[[str], psycopg.Connection]
 
 
-def load(connect: Connect, conninfo: Callable[[str], str], binaries: Binaries,
-         spec: DatasetSpec, on_status: Callable[[str], None] = lambda msg: None,
-         ) -> dict[str, float]:  # fmt: skip
+def load(
+    connect: Connect,
+    conninfo: Callable[[str], str],
+    binaries: Binaries,
+    spec: DatasetSpec,
+    on_status: Callable[[str], None] = lambda msg: None,
+) -> dict[str, float]:
     """Roles, databases, then the dump restored into the first database (the one it was
     made of: ``pglab capture`` checked it); the seconds of each step."""
     assert spec.dump is not None and spec.databases, "a replay's dataset (planning/plan.py)"
@@ -40,8 +44,12 @@ def load(connect: Connect, conninfo: Callable[[str], str], binaries: Binaries,
     t0 = time.monotonic()
     target = spec.databases[0]
     on_status(f"restoring the captured workload's dump into {target}")
-    done = procs.run([binaries.exe("pg_restore"), "-d", conninfo(target), spec.dump],
-                     timeout=RESTORE_TIMEOUT, check=False, what="pg_restore")  # fmt: skip
+    done = procs.run(
+        [binaries.exe("pg_restore"), "-d", conninfo(target), spec.dump],
+        timeout=RESTORE_TIMEOUT,
+        check=False,
+        what="pg_restore",
+    )
     if done.returncode != 0:
         raise CommandError(f"restoring the dump {spec.dump} failed: {procs.tail(done.stderr)}")
     steps["restore"] = time.monotonic() - t0

@@ -167,9 +167,14 @@ class Cluster:
         try:
             # the same environment, and a binary path of the same length, for every server:
             # what would move its stack and code from one build to another is fixed
-            self.proc = procs.spawn(argv, run_as=self.lab.run_as, stdout=log, stderr=log,
-                                    limits=self.hard_limits,
-                                    environ=procs.server_env())  # fmt: skip
+            self.proc = procs.spawn(
+                argv,
+                run_as=self.lab.run_as,
+                stdout=log,
+                stderr=log,
+                limits=self.hard_limits,
+                environ=procs.server_env(),
+            )
         finally:
             log.close()
         self.applied = dict(user_settings or {})
@@ -194,8 +199,13 @@ class Cluster:
         kernel has no huge pages (the server says -1)."""
         if self.binaries.major < 15 or self.running:
             return None
-        argv = [self.binaries.exe("postgres"), "-D", str(self.datadir), "-C",
-                "shared_memory_size_in_huge_pages"]  # fmt: skip
+        argv = [
+            self.binaries.exe("postgres"),
+            "-D",
+            str(self.datadir),
+            "-C",
+            "shared_memory_size_in_huge_pages",
+        ]
         out = procs.run(argv, run_as=self.lab.run_as, timeout=60, what="postgres -C")
         pages = int(out.stdout.strip())
         return pages if pages > 0 else None
@@ -344,7 +354,7 @@ class Cluster:
     def client_conninfo(self, dbname: str | None = None) -> str:
         return self.conninfo(dbname or "postgres")
 
-    def pgbench_env(self) -> dict[str, str] | None:
+    def client_env(self) -> dict[str, str] | None:
         return None  # pgbench reaches it by the socket pglab gives it, as pglab's user
 
     def os_view(self) -> OsView:

@@ -300,9 +300,12 @@ def with_pgbench(
         if server.pgbench == "server" or (server.pgbench == "newest" and same):
             out[key] = own
         elif server.pgbench == "newest":
-            out[key] = replace(own, pgbench=newest.bindir / "pgbench",
-                               pgbench_version=newest.pgbench_version,
-                               pgbench_from=newest.source_text)  # fmt: skip
+            out[key] = replace(
+                own,
+                pgbench=newest.bindir / "pgbench",
+                pgbench_version=newest.pgbench_version,
+                pgbench_from=newest.source_text,
+            )
         else:
             exe = Path(server.pgbench)
             exe = exe / "pgbench" if exe.is_dir() else exe
@@ -311,8 +314,9 @@ def with_pgbench(
                     f"pgbench = {server.pgbench!r}: no pgbench there",
                     hint="give newest, server, or a PostgreSQL bin directory that has pgbench",
                 )
-            out[key] = replace(own, pgbench=exe, pgbench_version=_version(exe, None),
-                               pgbench_from=str(exe.parent))  # fmt: skip
+            out[key] = replace(
+                own, pgbench=exe, pgbench_version=_version(exe, None), pgbench_from=str(exe.parent)
+            )
     return out
 
 

@@ -19,7 +19,7 @@ import psycopg
 
 from pglab.campaign.kits import TPCE
 from pglab.errors import CommandError
-from pglab.postgres import kit_load, tpce_rows
+from pglab.postgres import kit_load, tpce_fixed, tpce_rows
 
 Connect = kit_load.Connect
 
@@ -48,14 +48,16 @@ def load(
         with connect() as conn:
             for name in TPCE.setup:
                 conn.execute(TPCE.sql(name).encode())
-            for table, rows in tpce_rows.fixed_tables().items():
+            for table, rows in tpce_fixed.fixed_tables().items():
                 copy_rows(conn, table, rows)
         steps["tables"] = time.monotonic() - t0
         t0 = time.monotonic()
         _load_units(connect, scale, jobs or min(os.cpu_count() or 1, units), on_status)
         with connect() as conn:  # how many securities each exchange lists
-            conn.execute(b"UPDATE exchange SET ex_num_symb = (SELECT count(*) FROM security "
-                         b"WHERE s_ex_id = ex_id)")  # fmt: skip
+            conn.execute(
+                b"UPDATE exchange SET ex_num_symb = (SELECT count(*) FROM security "
+                b"WHERE s_ex_id = ex_id)"
+            )
         steps["rows"] = time.monotonic() - t0
         steps |= kit_load.keys_and_vacuum(connect, "tpce", TPCE.sql("keys"), on_status)
         t0 = time.monotonic()

@@ -21,142 +21,43 @@ rows table by table; every number depends only on the seed, the unit's number an
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-SEED = 2026  # the generator's seed: one dataset per scale
-CUSTOMERS_PER_UNIT = 1000
-ACCOUNTS_PER_CUSTOMER = 5
-BROKERS_PER_UNIT = 10
-COMPANIES_PER_UNIT = 500
-SECURITIES_PER_UNIT = 685
-TRADES_PER_ACCOUNT = 20  # the initial trade history's completed trades
-TRADE_SLOTS = TRADES_PER_ACCOUNT + 1  # and one open order's id in each account's range
-PORTFOLIO = 10  # symbols an account's initial trades are in (about 10 holdings per account)
-DM_DAYS = 260
-ZIP_CODES = 1000
-COMPANY_ADDRESS = 10_000_000  # address ids: customers' = c_id; companies' and exchanges' after
-EXCHANGE_ADDRESS = 20_000_000
-END = dt.datetime(2025, 12, 31, 16, 0)  # the initial history's last trading moment
-START = dt.datetime(2025, 1, 2, 9, 30)
-
-STATUS = (("CMPT", "Completed"), ("ACTV", "Active"), ("SBMT", "Submitted"),
-          ("PNDG", "Pending"), ("CNCL", "Canceled"))  # fmt: skip
-TRADE_TYPES = (("TMB", "Market-Buy", False, True), ("TMS", "Market-Sell", True, True),
-               ("TSL", "Stop-Loss", True, False), ("TLS", "Limit-Sell", True, False),
-               ("TLB", "Limit-Buy", False, False))  # fmt: skip
-EXCHANGES = (("NYSE", "New York Stock Exchange", 930, 1600),
-             ("NASDAQ", "NASDAQ", 930, 1600), ("AMEX", "American Stock Exchange", 930, 1600),
-             ("PCX", "Pacific Exchange", 930, 1600))  # fmt: skip
-SECTORS = ("Basic Materials", "Capital Goods", "Conglomerates", "Consumer Cyclical",
-           "Consumer Non-Cyclical", "Energy", "Financial", "Healthcare", "Services",
-           "Technology", "Transportation", "Utilities")  # fmt: skip
-INDUSTRIES = 102
-FIRST = ("James", "Mary", "John", "Patricia", "Robert", "Linda", "Michael", "Barbara", "David",
-         "Susan", "Wei", "Ana", "Kenji", "Fatima", "Olga", "Pierre")  # fmt: skip
-LAST = ("Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Lopez",
-        "Wilson", "Chen", "Kowalski", "Nakamura", "Haddad", "Ivanova", "Martin")  # fmt: skip
-TAX_NATIONAL = 20  # taxrate rows: national ones, then state ones
-TAX_STATE = 50
-TIER_CHARGE = {1: Decimal("12.50"), 2: Decimal("10.00"), 3: Decimal("7.50")}
-QTY_BOUNDS = ((1, 200), (201, 400), (401, 800), (801, 9_999_999))
-
-
-def symbol(n: int) -> str:
-    """Security ``n``'s symbol (``tpce_symbol`` in schema's SQL says the same)."""
-    return f"SYMB{n:06d}"
-
-
-def industry_id(i: int) -> str:
-    """Industry ``i``'s id, two letters (``tpce_industry`` in procedures.sql says the same)."""
-    return chr(65 + i // 26) + chr(65 + i % 26)
-
-
-def tax_id(c_id: int) -> str:
-    return f"{c_id:09d}TX"
-
-
-def securities(scale: int) -> int:
-    return scale * SECURITIES_PER_UNIT // CUSTOMERS_PER_UNIT
-
-
-def companies(scale: int) -> int:
-    return scale * COMPANIES_PER_UNIT // CUSTOMERS_PER_UNIT
-
-
-def rng(*key: object) -> random.Random:
-    return random.Random(":".join(str(k) for k in (SEED, *key)))
-
-
-def money(x: float) -> Decimal:
-    """``x`` in cents (rounded half to even, as ``Decimal.quantize``)."""
-    return Decimal(round(x * 100)).scaleb(-2)
-
-
-@functools.cache
-def base_price(n: int) -> Decimal:
-    """Security ``n``'s last price at the load (its last_trade and daily market's last close)."""
-    return money(rng("price", n).uniform(20, 80))
-
-
-@functools.cache
-def commission(tier: int, tt: str, ex: int, qty: int) -> Decimal:
-    """commission_rate's rate (%) for a tier, trade type, exchange (index) and quantity."""
-    band = next(i for i, (lo, hi) in enumerate(QTY_BOUNDS) if lo <= qty <= hi)
-    return (
-        Decimal("0.40")
-        - Decimal("0.05") * band
-        - Decimal("0.10") * (tier - 1)
-        + (Decimal("0.02") * ex + (Decimal("0.03") if tt in ("TLB", "TLS", "TSL") else 0))
-    )
-
-
-def exchange_of(n: int) -> int:
-    """The index (in EXCHANGES) of security ``n``'s exchange."""
-    return n % len(EXCHANGES)
-
-
-Row = tuple[object, ...]
-
-
-def fixed_tables() -> dict[str, list[Row]]:
-    """The tables that do not grow with the customers, with the addresses of the exchanges."""
-    zips: list[Row] = [
-        (f"{10000 + i:05d}", f"Town {i}", f"Division {i % 50}") for i in range(ZIP_CODES)
-    ]
-    industries: list[Row] = [(industry_id(i), f"Industry {i}", f"{i % len(SECTORS):02d}")
-                  for i in range(INDUSTRIES)]  # fmt: skip
-    tax: list[Row] = [
-        (f"US{i}", f"National tax {i}", money(0.05 + i * 0.01)) for i in range(TAX_NATIONAL)
-    ]
-    tax += [(f"S{i:03d}", f"State tax {i}", money(0.01 + (i % 10) * 0.005))
-            for i in range(TAX_STATE)]  # fmt: skip
-    rates: list[Row] = [
-        (tier, tt, ex, lo, hi, commission(tier, tt, e, lo))
-        for tier in (1, 2, 3) for tt, *_ in TRADE_TYPES
-        for e, (ex, *_) in enumerate(EXCHANGES) for lo, hi in QTY_BOUNDS
-    ]  # fmt: skip
-    return {
-        "status_type": list(STATUS),
-        "trade_type": list(TRADE_TYPES),
-        "zip_code": zips,
-        "address": [
-            (EXCHANGE_ADDRESS + i, f"{i + 1} Wall Street", None, zips[i][0], "USA")
-            for i in range(len(EXCHANGES))
-        ],  # fmt: skip
-        "exchange": [
-            (ex, name, 0, o, c, f"{name} ({ex})", EXCHANGE_ADDRESS + i)
-            for i, (ex, name, o, c) in enumerate(EXCHANGES)
-        ],  # fmt: skip
-        "sector": [(f"{i:02d}", name) for i, name in enumerate(SECTORS)],
-        "industry": industries,
-        "taxrate": tax,
-        "charge": [(tt, tier, TIER_CHARGE[tier]) for tt, *_ in TRADE_TYPES for tier in (1, 2, 3)],
-        "commission_rate": rates,
-    }
+from pglab.postgres.tpce_fixed import (
+    ACCOUNTS_PER_CUSTOMER,
+    BROKERS_PER_UNIT,
+    COMPANIES_PER_UNIT,
+    COMPANY_ADDRESS,
+    CUSTOMERS_PER_UNIT,
+    DM_DAYS,
+    END,
+    EXCHANGES,
+    FIRST,
+    INDUSTRIES,
+    LAST,
+    PORTFOLIO,
+    SECURITIES_PER_UNIT,
+    START,
+    TAX_NATIONAL,
+    TAX_STATE,
+    TIER_CHARGE,
+    TRADE_SLOTS,
+    TRADES_PER_ACCOUNT,
+    ZIP_CODES,
+    base_price,
+    commission,
+    companies,
+    exchange_of,
+    industry_id,
+    money,
+    rng,
+    securities,
+    symbol,
+    tax_id,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,16 +136,27 @@ class Unit:
         yield "watch_item", self.watch_items()
         yield "trade", (self.trade_row(t) for t in trades)
         yield "trade_history", self.trade_history(trades)
-        yield "trade_request", ((t.t_id, t.tt, t.symb, t.qty, t.bid, self.broker_of(t.ca_id))
-                                for t in trades if t.status == "PNDG")  # fmt: skip
+        yield (
+            "trade_request",
+            (
+                (t.t_id, t.tt, t.symb, t.qty, t.bid, self.broker_of(t.ca_id))
+                for t in trades
+                if t.status == "PNDG"
+            ),
+        )
         yield "tpce_submitted", ((t.t_id, t.submitted) for t in trades if t.status == "SBMT")
         yield "settlement", self.settlements(trades)
         yield "cash_transaction", self.cash_transactions(trades)
         yield "holding_summary", self.holding_summaries(trades)
-        yield "holding", ((t.t_id, t.ca_id, t.symb, t.done, t.price, t.qty)
-                          for t in trades if t.status == "CMPT")  # fmt: skip
-        yield "holding_history", ((t.t_id, t.t_id, 0, t.qty)
-                                  for t in trades if t.status == "CMPT")  # fmt: skip
+        yield (
+            "holding",
+            (
+                (t.t_id, t.ca_id, t.symb, t.done, t.price, t.qty)
+                for t in trades
+                if t.status == "CMPT"
+            ),
+        )
+        yield "holding_history", ((t.t_id, t.t_id, 0, t.qty) for t in trades if t.status == "CMPT")
 
     # -- customers ---------------------------------------------------------------------------
 
@@ -252,17 +164,34 @@ class Unit:
         for c in self.customer_ids():
             yield c, f"{c} Main Street", None, f"{10000 + c % ZIP_CODES:05d}", "USA"
         for co in self.company_ids():
-            yield (COMPANY_ADDRESS + co, f"{co} Market Street", "Suite 100",
-                   f"{10000 + co % ZIP_CODES:05d}", "USA")  # fmt: skip
+            yield (
+                COMPANY_ADDRESS + co,
+                f"{co} Market Street",
+                "Suite 100",
+                f"{10000 + co % ZIP_CODES:05d}",
+                "USA",
+            )
 
     def customers(self) -> Iterator[tuple[object, ...]]:
         for c in self.customer_ids():
             r = rng("customer", c)
             born = dt.date(1940, 1, 1) + dt.timedelta(r.randrange(20000))
-            yield (c, tax_id(c), "ACTV", r.choice(LAST), r.choice(FIRST),
-                   chr(65 + r.randrange(26)), r.choice("MF"), self.tier(c), born, c, "1",
-                   f"{r.randrange(200, 999)}", f"{r.randrange(10**6, 10**7)}",
-                   f"c{c}@example.com")  # fmt: skip
+            yield (
+                c,
+                tax_id(c),
+                "ACTV",
+                r.choice(LAST),
+                r.choice(FIRST),
+                chr(65 + r.randrange(26)),
+                r.choice("MF"),
+                self.tier(c),
+                born,
+                c,
+                "1",
+                f"{r.randrange(200, 999)}",
+                f"{r.randrange(10**6, 10**7)}",
+                f"c{c}@example.com",
+            )
 
     def customer_taxrates(self) -> Iterator[tuple[object, ...]]:
         for c in self.customer_ids():
@@ -282,8 +211,14 @@ class Unit:
                 balance[t.ca_id] = balance.get(t.ca_id, Decimal(0)) + t.amount
         for c in self.customer_ids():
             for ca in self.account_ids(c):
-                yield (ca, self.broker_of(ca), c, f"Account {ca}", ca % 3,
-                       balance.get(ca, Decimal("0.00")))  # fmt: skip
+                yield (
+                    ca,
+                    self.broker_of(ca),
+                    c,
+                    f"Account {ca}",
+                    ca % 3,
+                    balance.get(ca, Decimal("0.00")),
+                )
 
     def permissions(self) -> Iterator[tuple[object, ...]]:
         for c in self.customer_ids():
@@ -329,11 +264,17 @@ class Unit:
     def companies(self) -> Iterator[tuple[object, ...]]:
         for co in self.company_ids():
             r = rng("company", co)
-            yield (co, "ACTV", f"Company {co}", self.industry_of(co),
-                   r.choice(("AAA", "AA", "A", "BBB", "BB", "B")),
-                   f"{r.choice(FIRST)} {r.choice(LAST)}", COMPANY_ADDRESS + co,
-                   f"Company {co}, a company of industry {self.industry_of(co)}",
-                   dt.date(1950, 1, 1) + dt.timedelta(r.randrange(25000)))  # fmt: skip
+            yield (
+                co,
+                "ACTV",
+                f"Company {co}",
+                self.industry_of(co),
+                r.choice(("AAA", "AA", "A", "BBB", "BB", "B")),
+                f"{r.choice(FIRST)} {r.choice(LAST)}",
+                COMPANY_ADDRESS + co,
+                f"Company {co}, a company of industry {self.industry_of(co)}",
+                dt.date(1950, 1, 1) + dt.timedelta(r.randrange(25000)),
+            )
 
     def competitors(self) -> Iterator[tuple[object, ...]]:
         n = companies(self.scale)
@@ -351,11 +292,22 @@ class Unit:
                     revenue = money(r.uniform(1e6, 1e9))
                     earn = money(float(revenue) * r.uniform(-0.1, 0.3))
                     out = r.randrange(10**6, 10**9)
-                    yield (co, year, qtr, dt.date(year, 3 * qtr - 2, 1), revenue, earn,
-                           money(float(earn) / out), money(float(earn) / out * 0.98),
-                           money(100 * float(earn) / float(revenue)), money(r.uniform(0, 1e8)),
-                           money(r.uniform(1e7, 1e10)), money(r.uniform(1e6, 1e9)), out,
-                           int(out * 1.02))  # fmt: skip
+                    yield (
+                        co,
+                        year,
+                        qtr,
+                        dt.date(year, 3 * qtr - 2, 1),
+                        revenue,
+                        earn,
+                        money(float(earn) / out),
+                        money(float(earn) / out * 0.98),
+                        money(100 * float(earn) / float(revenue)),
+                        money(r.uniform(0, 1e8)),
+                        money(r.uniform(1e7, 1e10)),
+                        money(r.uniform(1e6, 1e9)),
+                        out,
+                        int(out * 1.02),
+                    )
 
     def news(self) -> Iterator[tuple[object, ...]]:
         for co in self.company_ids():
@@ -363,8 +315,15 @@ class Unit:
                 ni = (co - 1) * 2 + k
                 text = f"News {ni} of company {co}. " * 40
                 at = END - dt.timedelta(days=ni % 365)
-                yield (ni, f"Headline {ni} of company {co}", f"Summary of news {ni}",
-                       text[:1000], at, "Wire", "Reporter")  # fmt: skip
+                yield (
+                    ni,
+                    f"Headline {ni} of company {co}",
+                    f"Summary of news {ni}",
+                    text[:1000],
+                    at,
+                    "Wire",
+                    "Reporter",
+                )
 
     def news_xref(self) -> Iterator[tuple[object, ...]]:
         for co in self.company_ids():
@@ -389,19 +348,38 @@ class Unit:
             hi = max(range(DM_DAYS), key=lambda i: closes[i])
             lo = min(range(DM_DAYS), key=lambda i: closes[i])
             co = self.company_ids()[(n - 1) % cos]
-            yield (symbol(n), "COMMON", "ACTV", f"Security {n} of company {co}",
-                   EXCHANGES[exchange_of(n)][0], co, r.randrange(10**6, 10**9),
-                   dt.date(1990, 1, 1), dt.date(1990, 1, 2), money(r.uniform(5, 50)),
-                   closes[hi], days[hi], closes[lo], days[lo], money(r.uniform(0, 5)),
-                   money(r.uniform(0, 8)))  # fmt: skip
+            yield (
+                symbol(n),
+                "COMMON",
+                "ACTV",
+                f"Security {n} of company {co}",
+                EXCHANGES[exchange_of(n)][0],
+                co,
+                r.randrange(10**6, 10**9),
+                dt.date(1990, 1, 1),
+                dt.date(1990, 1, 2),
+                money(r.uniform(5, 50)),
+                closes[hi],
+                days[hi],
+                closes[lo],
+                days[lo],
+                money(r.uniform(0, 5)),
+                money(r.uniform(0, 8)),
+            )
 
     def daily_market(self) -> Iterator[tuple[object, ...]]:
         days = weekdays(END.date(), DM_DAYS)
         for n in self.security_ids():
             r = rng("volume", n)
             for day, close in zip(days, self.closes(n), strict=True):
-                yield (day, symbol(n), close, money(float(close) * 1.02),
-                       money(float(close) * 0.98), r.randrange(10**4, 10**7))  # fmt: skip
+                yield (
+                    day,
+                    symbol(n),
+                    close,
+                    money(float(close) * 1.02),
+                    money(float(close) * 0.98),
+                    r.randrange(10**4, 10**7),
+                )
 
     def last_trades(self) -> Iterator[tuple[object, ...]]:
         for n in self.security_ids():
@@ -427,12 +405,22 @@ class Unit:
                     out.append(self.trade(r, first + k, ca, tier, r.choice(portfolio), at, "CMPT"))
                 if ca % 10 == 0:
                     status = "SBMT" if ca % 20 == 0 else "PNDG"
-                    out.append(self.trade(r, first + TRADES_PER_ACCOUNT, ca, tier,
-                                          r.randrange(1, n + 1), span, status))  # fmt: skip
+                    out.append(
+                        self.trade(
+                            r,
+                            first + TRADES_PER_ACCOUNT,
+                            ca,
+                            tier,
+                            r.randrange(1, n + 1),
+                            span,
+                            status,
+                        )
+                    )
         return out
 
-    def trade(self, r: random.Random, t_id: int, ca: int, tier: int, s: int, at: float,
-              status: str) -> Trade:  # fmt: skip
+    def trade(
+        self, r: random.Random, t_id: int, ca: int, tier: int, s: int, at: float, status: str
+    ) -> Trade:
         tt = "TLB" if status == "PNDG" or r.random() < 0.25 else "TMB"
         qty = 100 * r.randint(1, 8)
         price = money(float(base_price(s)) * r.uniform(0.9, 1.1))
@@ -440,15 +428,42 @@ class Unit:
         submitted = START + dt.timedelta(seconds=at)
         done = submitted + dt.timedelta(seconds=r.randint(1, 30))
         comm = money(float(qty * price * commission(tier, tt, exchange_of(s), qty)) / 100)
-        return Trade(t_id, ca, symbol(s), tt, status, submitted, done, qty, bid, price,
-                     r.random() < 0.92, r.random() < 0.5, TIER_CHARGE[tier],
-                     comm if status == "CMPT" else Decimal("0.00"))  # fmt: skip
+        return Trade(
+            t_id,
+            ca,
+            symbol(s),
+            tt,
+            status,
+            submitted,
+            done,
+            qty,
+            bid,
+            price,
+            r.random() < 0.92,
+            r.random() < 0.5,
+            TIER_CHARGE[tier],
+            comm if status == "CMPT" else Decimal("0.00"),
+        )
 
     def trade_row(self, t: Trade) -> tuple[object, ...]:
         done = t.status == "CMPT"
-        return (t.t_id, t.done if done else t.submitted, t.status, t.tt, t.cash, t.symb, t.qty,
-                t.bid, t.ca_id, f"Account {t.ca_id}", t.price if done else None, t.chrg, t.comm,
-                Decimal("0.00"), t.lifo)  # fmt: skip
+        return (
+            t.t_id,
+            t.done if done else t.submitted,
+            t.status,
+            t.tt,
+            t.cash,
+            t.symb,
+            t.qty,
+            t.bid,
+            t.ca_id,
+            f"Account {t.ca_id}",
+            t.price if done else None,
+            t.chrg,
+            t.comm,
+            Decimal("0.00"),
+            t.lifo,
+        )
 
     def trade_history(self, trades: list[Trade]) -> Iterator[tuple[object, ...]]:
         """A limit order was pending, then submitted; every trade was submitted; a completed

@@ -37,9 +37,15 @@ MIN_SCALE, MAX_SCALE = 0.01, 1000.0
 COPY_CHUNK = 1 << 20
 # rows per unit of scale factor (clause 4.2.5; nation and region do not grow), in load order
 ROWS_PER_SF: dict[str, float] = {
-    "region": 5, "nation": 25, "supplier": 10_000, "customer": 150_000, "part": 200_000,
-    "partsupp": 800_000, "orders": 1_500_000, "lineitem": 6_001_215,
-}  # fmt: skip
+    "region": 5,
+    "nation": 25,
+    "supplier": 10_000,
+    "customer": 150_000,
+    "part": 200_000,
+    "partsupp": 800_000,
+    "orders": 1_500_000,
+    "lineitem": 6_001_215,
+}
 FIXED = ("region", "nation")
 SPLIT_ABOVE = 100_000  # rows: a table larger than this is cut into one part per connection
 
@@ -92,8 +98,19 @@ class Batch:
     rows: float  # expected, for the progress
 
     def argv(self, exe: str, scale: float, out_dir: Path) -> list[str]:
-        return [exe, "csv", "-s", f"{scale:g}", "-T", ",".join(self.tables), "-o", str(out_dir),
-                "-q", "-n", "1"]  # fmt: skip
+        return [
+            exe,
+            "csv",
+            "-s",
+            f"{scale:g}",
+            "-T",
+            ",".join(self.tables),
+            "-o",
+            str(out_dir),
+            "-q",
+            "-n",
+            "1",
+        ]
 
 
 def rows_of(table: str, scale: float) -> float:
@@ -195,8 +212,9 @@ def copy_batch(connect: Connect, exe: str, scale: float, batch: Batch) -> None:
 def copy_part(connect: Connect, exe: str, scale: float, part: Part) -> None:
     """One part: tpchgen-cli's CSV on its stdout into COPY, in one transaction; the generator
     ended with the COPY whatever happens."""
-    proc = procs.spawn(part.argv(exe, scale), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=False)  # fmt: skip
+    proc = procs.spawn(
+        part.argv(exe, scale), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=False
+    )
     with procs.owned(proc):
         assert proc.stdout is not None and proc.stderr is not None
         try:

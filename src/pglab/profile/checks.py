@@ -37,8 +37,10 @@ def _room(runs: list[RunSpec], work: Path) -> ProfileError | None:
     cpus = os.cpu_count() or 1
     need = max(
         recording_bytes(ph.estimated_seconds(), r.profile.frequency, cpus)
-        for r in runs for ph in r.phases if ph.measured
-    )  # fmt: skip
+        for r in runs
+        for ph in r.phases
+        if ph.measured
+    )
     where = next((p for p in (work, *work.parents) if p.exists()), Path("/"))
     free = shutil.disk_usage(where).free
     if need <= free:

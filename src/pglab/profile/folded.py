@@ -84,9 +84,10 @@ class Folded:
     def stripped(self, threshold: float = 0.5) -> list[str]:
         """Binaries most of whose frames had no symbol (stripped, no debug symbols)."""
         return sorted(
-            dso for dso, n in self.unnamed.items()
+            dso
+            for dso, n in self.unnamed.items()
             if dso != UNKNOWN and n > threshold * (n + self.named[dso])
-        )  # fmt: skip
+        )
 
 
 def fold(text: str, kinds: Mapping[int, str]) -> Folded:

@@ -111,8 +111,12 @@ def _refused(remote: Remote, said: str) -> ProfileError:
 
 def _room(remote: Remote, runs: list[RunSpec]) -> ProfileError | None:
     cpus = remote.facts("true").get("cpus") or 1
-    need = max(checks.recording_bytes(ph.estimated_seconds(), r.profile.frequency, cpus)
-               for r in runs for ph in r.phases if ph.measured)  # fmt: skip
+    need = max(
+        checks.recording_bytes(ph.estimated_seconds(), r.profile.frequency, cpus)
+        for r in runs
+        for ph in r.phases
+        if ph.measured
+    )
     said = remote.run(["df", "-B1", "--output=avail", "/tmp"], check=False).stdout.split()
     free = int(said[-1]) if said and said[-1].isdigit() else None
     if free is None or need <= free:
@@ -149,14 +153,21 @@ class HostRecording:
         self.dir = d = self.remote.make_dir()
         self.remote.run(["mkfifo", "-m", "600", f"{d}/ctl", f"{d}/ack"])
         self._titles = self.remote.spawn(["sh", "-c", TITLES, pids[0]])
-        argv = [*perf.record_argv(f"{d}/perf.data", self.hz, PERF), "-D", "-1",
-                f"--control=fifo:{d}/ctl,{d}/ack", "-p", ",".join(pids)]  # fmt: skip
+        argv = [
+            *perf.record_argv(f"{d}/perf.data", self.hz, PERF),
+            "-D",
+            "-1",
+            f"--control=fifo:{d}/ctl,{d}/ack",
+            "-p",
+            ",".join(pids),
+        ]
         keep = shlex.quote(f"{d}/keep")
         self._perf = self.remote.spawn(
             argv, stop_signal="INT", then=f"[ -e {keep} ] || rm -rf -- {shlex.quote(d)}"
         )
-        acked = self.remote.run(["sh", "-c", ENABLE, f"{d}/ctl", f"{d}/ack"], timeout=70,
-                                check=False)  # fmt: skip
+        acked = self.remote.run(
+            ["sh", "-c", ENABLE, f"{d}/ctl", f"{d}/ack"], timeout=70, check=False
+        )
         if "ack" not in acked.stdout:
             ended = self._perf.stop(10)
             said = (ended.stderr if ended else "") or "no answer within 60 s"
@@ -189,8 +200,9 @@ class HostRecording:
     def script(self) -> str:
         """``perf script``'s text of the recording, made there."""
         assert self.dir is not None
-        return self.remote.run(perf.script_argv(f"{self.dir}/perf.data", PERF),
-                               timeout=perf.SCRIPT_TIMEOUT_S).stdout  # fmt: skip
+        return self.remote.run(
+            perf.script_argv(f"{self.dir}/perf.data", PERF), timeout=perf.SCRIPT_TIMEOUT_S
+        ).stdout
 
     def notes(self, found: folded.Folded) -> list[str]:
         """What the profile of the host cannot show: the kernel's frames where perf may sample
@@ -203,8 +215,9 @@ class HostRecording:
                 "(1 or less samples it)"
             )
         for binary in found.stripped():
-            owner = self.remote.run(["sh", "-c", 'dpkg -S "$0" 2>/dev/null', binary],
-                                    check=False).stdout  # fmt: skip
+            owner = self.remote.run(
+                ["sh", "-c", 'dpkg -S "$0" 2>/dev/null', binary], check=False
+            ).stdout
             out.append(perf.no_symbols(binary, owner, self.where))
         return out
 

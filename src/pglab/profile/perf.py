@@ -49,17 +49,35 @@ def record_argv(out: Path | str, hz: int, exe: str | None = None) -> list[str]:
     """``perf record``'s words for a phase (``exe``: the perf of a host; this machine's by
     default)."""
     return [
-        exe or executable(), "record", "--quiet", "-e", "cpu-clock", "-F", str(hz),
-        "--call-graph", f"dwarf,{STACK_BYTES}", "--no-buildid-cache", "-o", str(out),
-    ]  # fmt: skip
+        exe or executable(),
+        "record",
+        "--quiet",
+        "-e",
+        "cpu-clock",
+        "-F",
+        str(hz),
+        "--call-graph",
+        f"dwarf,{STACK_BYTES}",
+        "--no-buildid-cache",
+        "-o",
+        str(out),
+    ]
 
 
 def script_argv(data: Path | str, exe: str | None = None) -> list[str]:
     """``perf script``'s words: per sample a ``comm pid`` line, then its frames ``address
     symbol (binary)``, innermost first, and a blank line; between them a line per fork, exec and
     exit (``--show-task-events``: who forked a process the watcher never saw)."""
-    return [exe or executable(), "script", "-i", str(data), "-F", "comm,pid,ip,sym,dso",
-            "--no-inline", "--show-task-events"]  # fmt: skip
+    return [
+        exe or executable(),
+        "script",
+        "-i",
+        str(data),
+        "-F",
+        "comm,pid,ip,sym,dso",
+        "--no-inline",
+        "--show-task-events",
+    ]
 
 
 def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
@@ -192,8 +210,12 @@ def hardware_counters() -> str:
     """Whether this machine's CPU counts cycles and instructions for perf (a virtual machine
     often does not), in words for a profiled run's fingerprint."""
     try:
-        done = procs.run([executable(), "stat", "-x,", "-e", "cycles,instructions", "--", "true"],
-                         timeout=30, check=False, what="perf stat")  # fmt: skip
+        done = procs.run(
+            [executable(), "stat", "-x,", "-e", "cycles,instructions", "--", "true"],
+            timeout=30,
+            check=False,
+            what="perf stat",
+        )
     except CommandError as exc:
         return f"unknown ({exc.message})"
     lines = [line for line in done.stderr.splitlines() if line.count(",") >= 2]

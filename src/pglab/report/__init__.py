@@ -83,8 +83,14 @@ def write(
         drawing.start()  # the workers import matplotlib while the store is read here
         # the campaign's charts are drawn by the workers while the statistics, the warnings
         # and the points' numbers are made here
-        rep = gather(store, ident, on_point=drawing.point if png else None, home=home,
-                     on_read=drawing.latency, on_report=drawing.campaign)  # fmt: skip
+        rep = gather(
+            store,
+            ident,
+            on_point=drawing.point if png else None,
+            home=home,
+            on_read=drawing.latency,
+            on_report=drawing.campaign,
+        )
         data = {n: d for n, pt in enumerate(rep.points, 1) if (d := browser.point_data(pt))}
         made, per_point = drawing.finish()
     if tune is not None:
@@ -215,8 +221,11 @@ def chart_titles(rep: Report) -> tuple[str, ...]:
     """The campaign charts' titles (``charts.campaign_chart``) for a page that draws them
     later, each named by the figure it draws (TPS, MB/s, QphH or QthH)."""
     figure = rep.figure
-    titles = (f"{figure} per point", f"every run's {figure} in the order it ran",
-              "latency per point")  # fmt: skip
+    titles = (
+        f"{figure} per point",
+        f"every run's {figure} in the order it ran",
+        "latency per point",
+    )
     return titles + ((QUERY_CHART_TITLE,) if query_points(rep.runs, rep.campaign) else ())
 
 
@@ -260,8 +269,11 @@ def parts(rep: Report, served: Served, env: jinja2.Environment) -> dict[str, str
     (``cells``, by "KEY-N", as the page writes them) and the warnings, storage and plans
     that changed (``sections``, HTML)."""
     ctx = _context(rep, [], {}, None, {}, served)
-    cells = {f"{key}-{n}": text for n, pt in enumerate(rep.points, 1)
-             for key, text in summary_cells(pt).items()}  # fmt: skip
+    cells = {
+        f"{key}-{n}": text
+        for n, pt in enumerate(rep.points, 1)
+        for key, text in summary_cells(pt).items()
+    }
     return {"cells": cells, "sections": env.get_template("sections.html.j2").render(**ctx)}
 
 
@@ -348,16 +360,22 @@ def _context(
     )
 
 
-def _point_view(rep: Report, n: int, d: PointData,
-                per_point: dict[int, charts.Chart]) -> PointView:  # fmt: skip
+def _point_view(rep: Report, n: int, d: PointData, per_point: dict[int, charts.Chart]) -> PointView:
     """Point ``n``'s numbers as the page puts them: JSON safe inside a <script>, and what its
     caption says."""
     text = json.dumps(d, separators=(",", ":")).replace("<", "\\u003c")
     png = f"{per_point[n].name}.png" if n in per_point else None
-    return PointView(json=markupsafe.Markup(text), run=d["run"], png=png, runs=d["runs"],
-                     others=bool(d["others"]), missing=d["missing"],
-                     scripts=browser.script_names(rep.points[n - 1]), flame=d.get("flame"),
-                     flame_diff=d.get("flame_diff"))  # fmt: skip
+    return PointView(
+        json=markupsafe.Markup(text),
+        run=d["run"],
+        png=png,
+        runs=d["runs"],
+        others=bool(d["others"]),
+        missing=d["missing"],
+        scripts=browser.script_names(rep.points[n - 1]),
+        flame=d.get("flame"),
+        flame_diff=d.get("flame_diff"),
+    )
 
 
 def _storage_view(row: RunStorage) -> StorageView:
@@ -366,19 +384,28 @@ def _storage_view(row: RunStorage) -> StorageView:
     if row["tool"] == "fio":
         columns = ["job", "IOPS", "MB/s", "mean latency µs", "fsync µs"]
         rows = [
-            [j["name"], _num(j["iops"]), _num(j["mb_per_s"], 1), _num(j.get("lat_mean_us")),
-             _num(j.get("sync_lat_mean_us"))]
+            [
+                j["name"],
+                _num(j["iops"]),
+                _num(j["mb_per_s"], 1),
+                _num(j.get("lat_mean_us")),
+                _num(j.get("sync_lat_mean_us")),
+            ]
             for j in row["results"].get("jobs", [])
-        ]  # fmt: skip
+        ]
         text_columns = 1
     else:
         columns = ["test", "method", "ops/s", "µs/op"]
         rows = [
-            [storage_tables.SECTION_NAMES.get(sec["key"], sec["title"]) if i == 0 else "",
-             r["method"], _num(r["ops_per_s"]), _num(r["usecs_per_op"])]
+            [
+                storage_tables.SECTION_NAMES.get(sec["key"], sec["title"]) if i == 0 else "",
+                r["method"],
+                _num(r["ops_per_s"]),
+                _num(r["usecs_per_op"]),
+            ]
             for sec in row["results"].get("sections", [])
             for i, r in enumerate(sec["rows"])
-        ]  # fmt: skip
+        ]
         text_columns = 2
     return StorageView(
         title=f"{row['tool']} {row['tool_version']} (storage result #{row['id']})",
@@ -425,20 +452,33 @@ def _run_suffix(rep: Report) -> str:
 
 
 def _embedded(ch: charts.Chart) -> EmbeddedChart:
-    return EmbeddedChart(name=ch.name, title=ch.title, missing=ch.missing, url=None,
-                         b64=base64.b64encode(ch.png).decode())  # fmt: skip
+    return EmbeddedChart(
+        name=ch.name,
+        title=ch.title,
+        missing=ch.missing,
+        url=None,
+        b64=base64.b64encode(ch.png).decode(),
+    )
 
 
-def _campaign_charts(made: list[charts.Chart], served: Served | None,
-                     rep: Report) -> list[EmbeddedChart]:  # fmt: skip
+def _campaign_charts(
+    made: list[charts.Chart], served: Served | None, rep: Report
+) -> list[EmbeddedChart]:
     """The campaign charts the page shows: drawn (embedded), or served, each at its URL (the
     time per query only for a TPC-H-like campaign)."""
     if served is None:
         return [_embedded(c) for c in made]
     titles = chart_titles(rep)
-    return [EmbeddedChart(name=f"campaign-{n}", title=title, missing=(), b64="",
-                          url=served.chart_url.replace("{n}", str(n)))
-            for n, title in enumerate(titles)]  # fmt: skip
+    return [
+        EmbeddedChart(
+            name=f"campaign-{n}",
+            title=title,
+            missing=(),
+            b64="",
+            url=served.chart_url.replace("{n}", str(n)),
+        )
+        for n, title in enumerate(titles)
+    ]
 
 
 def _num(v: float | None, digits: int = 0) -> str:
@@ -498,14 +538,17 @@ def _plan_facts(rep: Report) -> list[tuple[str, str]]:
     run = next((pt.representative for pt in rep.points if pt.representative), None)
     if run is not None:
         for ph in run.spec.get("phases") or []:
-            scripts = "+".join(s.get("builtin") or Path(str(s.get("path"))).name
-                               for s in ph["scripts"])  # fmt: skip
+            scripts = "+".join(
+                s.get("builtin") or Path(str(s.get("path"))).name for s in ph["scripts"]
+            )
             length = f"{ph['duration']} s" if ph.get("duration") else f"{ph['transactions']} tx"
-            facts.append((
-                f"phase {ph['name']}",
-                f"{scripts}, {ph['clients']} client(s), {length} × {ph['times']}"
-                + ("" if ph["measured"] else ", not measured"),
-            ))  # fmt: skip
+            facts.append(
+                (
+                    f"phase {ph['name']}",
+                    f"{scripts}, {ph['clients']} client(s), {length} × {ph['times']}"
+                    + ("" if ph["measured"] else ", not measured"),
+                )
+            )
         ds = run.spec.get("dataset") or {}
         reset = ds.get("reset")
         reset = f"per {reset}" if reset in ("run", "point") else reset
@@ -531,8 +574,9 @@ def _statement_rows(pt: Point) -> list[tuple[scripts.ScriptRow, list[StatementRe
     run = pt.representative
     if run is None:
         return []
-    return [(r, scripts.slowest_first(r.statements)) for r in scripts.run_scripts(run)
-            if r.statements]  # fmt: skip
+    return [
+        (r, scripts.slowest_first(r.statements)) for r in scripts.run_scripts(run) if r.statements
+    ]
 
 
 def _failure_lines(pt: Point) -> list[str]:

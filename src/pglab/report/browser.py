@@ -109,20 +109,31 @@ def point_data(pt: Point) -> PointData | None:
     cpu, pgbench_cpu = _cpu(s)
     if not cpu:
         missing.append("CPU: no OS CPU samples")
-    disk = {"read": _pair(s.summed("os.disk", "read_mb_s")),
-            "write": _pair(s.summed("os.disk", "write_mb_s"))}  # fmt: skip
+    disk = {
+        "read": _pair(s.summed("os.disk", "read_mb_s")),
+        "write": _pair(s.summed("os.disk", "write_mb_s")),
+    }
     dirty = _pair(s.column("os.mem", "dirty_mb"))
     if not any(disk.values()) and dirty is None:
         missing.append("Disk and memory: no OS disk or memory samples")
     out = PointData(
-        run=run.id, runs=len(pt.runs), missing=missing, tps=_pair(tps),
+        run=run.id,
+        runs=len(pt.runs),
+        missing=missing,
+        tps=_pair(tps),
         others=[_pair(xy) for o in pt.others if (xy := RunSeries(o).column("progress", "tps"))],
         scripts=[_pair(xy) for xy in s.script_tps().values()],
         checkpoints=[[round(a, 2), round(b, 2)] for a, b in s.checkpoint_spans()],
         phases=[round(p.started_at - s.t0, 2) for p in s.phases[1:]],
-        latency=latency, waits=waits, buffers=buffers, wal_mb_s=wal, cpu=cpu,
-        pgbench_cpu=pgbench_cpu, disk=disk, dirty_mb=dirty,
-    )  # fmt: skip
+        latency=latency,
+        waits=waits,
+        buffers=buffers,
+        wal_mb_s=wal,
+        cpu=cpu,
+        pgbench_cpu=pgbench_cpu,
+        disk=disk,
+        dirty_mb=dirty,
+    )
     _instead_of_tps(out, run, s.t0)
     return out
 
@@ -172,8 +183,11 @@ def _waits(s: RunSeries) -> Waits | None:
     if found is None:
         return None
     xs, top, layers = found
-    return Waits(x=[round(x, 2) for x in xs], names=[_name(n) for n in top],
-                 layers=[[round(v, 3) for v in layer] for layer in layers])  # fmt: skip
+    return Waits(
+        x=[round(x, 2) for x in xs],
+        names=[_name(n) for n in top],
+        layers=[[round(v, 3) for v in layer] for layer in layers],
+    )
 
 
 def _cpu(s: RunSeries) -> tuple[dict[str, XY], XY | None]:

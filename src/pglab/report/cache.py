@@ -28,8 +28,9 @@ class RunCache:
     def _path(self, run: RunRow) -> Path | None:
         if self.dir is None:
             return None
-        ident = "|".join(map(repr, (VERSION, run.campaign, run.run_key, run.id, run.started_at,
-                                    run.finished_at)))  # fmt: skip
+        ident = "|".join(
+            map(repr, (VERSION, run.campaign, run.run_key, run.id, run.started_at, run.finished_at))
+        )
         return self.dir / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
 
     def histogram(self, run: RunRow) -> latency_hist.Histogram | None:

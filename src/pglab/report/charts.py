@@ -12,7 +12,6 @@ instead of drawing zeros.
 from __future__ import annotations
 
 import io
-import re
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,10 +21,21 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.tpch import query_points
 from pglab.report import cores_chart, progress_chart, queries_chart
 from pglab.report.model import Point, Report, on_cores
+from pglab.report.panels import (
+    _TWINS,
+    PALETTE,
+    _missing,
+    _panel_buffers,
+    _panel_cpu,
+    _panel_disk,
+    _panel_latency,
+    _panel_tps,
+    _panel_waits,
+    _short,
+)
 from pglab.report.series import RunSeries
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from pglab.tune.summary import TuneSummary
@@ -52,9 +62,6 @@ def _figure(**kwargs: Any) -> Figure:
 
 
 DPI = 80
-TOP_WAITS = 7
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,16 @@ def _query_chart(rep: Report) -> Chart | None:
             secs.append(med)
             lows.append(max(med - 1.0 / fast, 0.0) if fast else 0.0)
             highs.append(max(1.0 / slow - med, 0.0) if slow and slow > 0 else 0.0)
-        ax.barh(ys, secs, height=step, xerr=[lows, highs], capsize=2, alpha=0.85,
-                color=PALETTE[j % len(PALETTE)], label=_short(label))  # fmt: skip
+        ax.barh(
+            ys,
+            secs,
+            height=step,
+            xerr=[lows, highs],
+            capsize=2,
+            alpha=0.85,
+            color=PALETTE[j % len(PALETTE)],
+            label=_short(label),
+        )
     ax.set_yticks(range(len(found))[::-1], [f"Q{q.number}" for q in found], fontsize="small")
     ax.set_xscale("log")
     ax.set_xlabel("seconds (median of repeats; bars: 95% CI, or min–max under 3 repeats)")
@@ -128,8 +143,9 @@ def point_chart(pt: Point, number: int) -> Chart | None:
     operations = progress_chart.is_operation_run(run)
     queries = queries_chart.is_queries_run(run)
     if operations:  # maintenance operations: their progress phases, not TPS and latency
-        for ax, panel in zip(axes[0], (progress_chart.panel_progress, progress_chart.panel_rate),
-                             strict=True):  # fmt: skip
+        for ax, panel in zip(
+            axes[0], (progress_chart.panel_progress, progress_chart.panel_rate), strict=True
+        ):
             if not panel(ax, run, s.t0):
                 _missing(ax, s, ax.get_title(), "no progress row recorded")
     elif queries:  # kit = "tpch": each query where it ran; no latency can exist
@@ -165,8 +181,9 @@ class _Canvas:
 
     def __init__(self) -> None:
         self.fig = _figure(figsize=(12, 10.5))
-        self.fig.subplots_adjust(left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32,
-                                 hspace=0.22)  # fmt: skip
+        self.fig.subplots_adjust(
+            left=0.06, right=0.93, bottom=0.06, top=0.93, wspace=0.32, hspace=0.22
+        )
         self.axes = self.fig.subplots(3, 2, sharex=True)
         for ax in (self.axes[1][1], self.axes[2][1]):
             _TWINS[id(ax)] = ax.twinx()
@@ -193,16 +210,6 @@ class _Canvas:
             ax.set_autoscale_on(True)
         for twin in _TWINS.values():
             twin.set_visible(False)
-
-
-_TWINS: dict[int, Axes] = {}  # id(panel axes) -> its twin axes, made with the canvas
-
-
-def _twin(ax: Axes) -> Axes:
-    """The panel's twin axes (a second y scale on the right), shown."""
-    twin = _TWINS[id(ax)]
-    twin.set_visible(True)
-    return twin
 
 
 # -- campaign charts ------------------------------------------------------------------------
@@ -238,8 +245,11 @@ def _cores_chart(rep: Report) -> Chart | None:
     return _tps_vs_clients(by_line, "cores", waits=on_cores(rep))
 
 
-def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "clients",
-                    waits: list[Point] | None = None) -> Chart:  # fmt: skip
+def _tps_vs_clients(
+    by_line: dict[str, list[tuple[float, Point]]],
+    x: str = "clients",
+    waits: list[Point] | None = None,
+) -> Chart:
     """A line per series against ``x``; ``waits``: their points' top waits beside (cores)."""
     from matplotlib import ticker
 
@@ -250,10 +260,13 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "cli
         xs = [c for c, _ in items]
         ys = [pt.row.tps_median or 0.0 for _, pt in items]
         low, high = zip(*(_spread(pt) for _, pt in items), strict=True)
-        err = [[y - lo for y, lo in zip(ys, low, strict=True)],
-               [hi - y for y, hi in zip(ys, high, strict=True)]]  # fmt: skip
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=4, label=name,
-                    color=PALETTE[i % len(PALETTE)])  # fmt: skip
+        err = [
+            [y - lo for y, lo in zip(ys, low, strict=True)],
+            [hi - y for y, hi in zip(ys, high, strict=True)],
+        ]
+        ax.errorbar(
+            xs, ys, yerr=err, marker="o", capsize=4, label=name, color=PALETTE[i % len(PALETTE)]
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted({c for items in by_line.values() for c, _ in items}))
     ax.get_xaxis().set_major_formatter(ticker.ScalarFormatter())
@@ -265,8 +278,9 @@ def _tps_vs_clients(by_line: dict[str, list[tuple[float, Point]]], x: str = "cli
     ax.set_title(f"TPS against {x}")
     if waits:
         cores_chart.panel_waits(fig.add_subplot(1, 2, 2), waits, PALETTE)
-    return Chart(f"tps-vs-{x}", f"TPS against {x}" + (" and the top waits" if waits else ""),
-                 _png(fig))  # fmt: skip
+    return Chart(
+        f"tps-vs-{x}", f"TPS against {x}" + (" and the top waits" if waits else ""), _png(fig)
+    )
 
 
 def _headline(rep: Report) -> str:
@@ -281,8 +295,10 @@ def _tps_bars(pts: list[Point], figure: str = "TPS") -> Chart:
     ys = list(range(len(pts)))[::-1]
     med = [pt.row.tps_median or 0.0 for pt in pts]
     low, high = zip(*(_spread(pt) for pt in pts), strict=True)
-    err = [[m - lo for m, lo in zip(med, low, strict=True)],
-           [hi - m for m, hi in zip(med, high, strict=True)]]  # fmt: skip
+    err = [
+        [m - lo for m, lo in zip(med, low, strict=True)],
+        [hi - m for m, hi in zip(med, high, strict=True)],
+    ]
     colors = [PALETTE[i % len(PALETTE)] for i in range(len(pts))]
     ax.barh(ys, med, xerr=err, capsize=3, color=colors, alpha=0.8)
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
@@ -321,8 +337,9 @@ def _runs_in_order(rep: Report) -> Chart | None:
     if len(labels) <= 12:
         ax.legend(fontsize="x-small", ncols=2)
     figure = _headline(rep)
-    ax.set_title(f"Every run's {figure} in the order the runs ran (drift across repeats shows "
-                 "here)")  # fmt: skip
+    ax.set_title(
+        f"Every run's {figure} in the order the runs ran (drift across repeats shows here)"
+    )
     return Chart("runs-in-order", f"Every run's {figure} in the order it ran", _png(fig))
 
 
@@ -333,13 +350,18 @@ def tune_history(tune: TuneSummary) -> Chart:
     ax = fig.add_subplot()
     unit = "p99 latency, ms" if tune.spec.objective == "p99" else "TPS"
     ok = [(r.number, r.value) for r in tune.records if r.outcome == "ok" and r.value is not None]
-    ax.scatter([n for n, _ in ok], [v for _, v in ok], color=PALETTE[0], zorder=3,
-               label="trial")  # fmt: skip
-    steps = [(r.number, b) for r, b in zip(tune.records, tune.best_so_far, strict=True)
-             if b is not None]  # fmt: skip
+    ax.scatter([n for n, _ in ok], [v for _, v in ok], color=PALETTE[0], zorder=3, label="trial")
+    steps = [
+        (r.number, b) for r, b in zip(tune.records, tune.best_so_far, strict=True) if b is not None
+    ]
     if steps:
-        ax.step([n for n, _ in steps], [b for _, b in steps], where="post", color=PALETTE[1],
-                label="best so far")  # fmt: skip
+        ax.step(
+            [n for n, _ in steps],
+            [b for _, b in steps],
+            where="post",
+            color=PALETTE[1],
+            label="best so far",
+        )
     failed = [r.number for r in tune.records if r.outcome == "failed"]
     if failed:
         low = min((v for _, v in ok), default=0.0)
@@ -367,8 +389,14 @@ def latency_chart(points: Sequence[Point]) -> Chart | None:
     ys = list(range(len(pts)))[::-1]
     marks = {50.0: "o", 90.0: "s", 95.0: "^", 99.0: "D", 99.9: "v"}
     for i, (q, marker) in enumerate(marks.items()):
-        ax.scatter([pt.latency_ms[q] for pt in pts], ys, marker=marker, label=f"p{q:g}",
-                   color=PALETTE[i], zorder=3)  # fmt: skip
+        ax.scatter(
+            [pt.latency_ms[q] for pt in pts],
+            ys,
+            marker=marker,
+            label=f"p{q:g}",
+            color=PALETTE[i],
+            zorder=3,
+        )
     ax.hlines(
         ys,
         [pt.latency_ms[50.0] for pt in pts],
@@ -380,160 +408,14 @@ def latency_chart(points: Sequence[Point]) -> Chart | None:
     ax.set_yticks(ys, [_short(pt.label) for pt in pts], fontsize="small")
     ax.set_xlabel("latency, ms (all measured transactions of the point's runs)")
     ax.grid(axis="x", alpha=0.3, which="both")
-    ax.legend(fontsize="small", ncols=5, loc="lower right", bbox_to_anchor=(1.0, 1.0),
-              frameon=False)  # above the plot, right of the title  # fmt: skip
+    ax.legend(
+        fontsize="small", ncols=5, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False
+    )  # above the plot, right of the title
     ax.set_title("Latency percentiles per point", loc="left")
     return Chart("latency-percentiles", "Latency percentiles per point", _png(fig))
 
 
 # -- a run, second by second ------------------------------------------------------------------
-
-
-def _mark_phases(s: RunSeries, ax: Axes, names: bool = False) -> None:
-    """Dotted lines where measured phases start (and their names, on one panel)."""
-    several = len({p.name for p in s.phases}) > 1
-    for n, p in enumerate(s.phases):
-        x = p.started_at - s.t0
-        if n:
-            ax.axvline(x, color="#888", lw=0.6, ls=":")
-        if names and several:
-            ax.text(x, 1.0, f" {p.name}", transform=ax.get_xaxis_transform(),
-                    fontsize="xx-small", va="top", rotation=90, color="#555")  # fmt: skip
-
-
-def _missing(ax: Axes, s: RunSeries, title: str, why: str) -> None:
-    s.missing.append(f"{title}: {why}")
-    ax.set_title(title, fontsize="medium")
-    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="#a00")
-    ax.set_yticks([])
-
-
-def _panel_tps(ax: Axes, s: RunSeries, others: list[RunSeries]) -> None:
-    tps = s.column("progress", "tps")
-    if tps is None:
-        return _missing(ax, s, "TPS", "no per-second progress recorded")
-    drawn = [xy for xy in (o.column("progress", "tps") for o in others) if xy is not None]
-    for n, xy in enumerate(drawn):
-        ax.plot(
-            *xy, color="#aaa", lw=0.7, label=f"the other {len(drawn)} repeat(s)" if n == 0 else None
-        )
-    ax.plot(*tps, color=PALETTE[0], lw=1, label=f"run {s.run.id}")
-    scripts = s.script_tps()
-    for i, (name, xy) in enumerate(scripts.items()):
-        ax.plot(*xy, color=PALETTE[(4, 1, 2, 5, 6, 8, 9)[i % 7]], lw=0.8, ls="--",
-                label=_short(name, 32))  # fmt: skip
-    ax.set_ylabel("TPS" + (" (dashed: per script, from the log)" if scripts else ""))
-    ax.set_ylim(bottom=0)
-    spans = s.checkpoint_spans()
-    for n, (start, end) in enumerate(spans):
-        ax.axvspan(start, end, color="#d62728", alpha=0.12,
-                   label="checkpoint" if n == 0 else None)  # fmt: skip
-    _mark_phases(s, ax, names=True)
-    ax.legend(fontsize="x-small", loc="lower left")
-    ax.set_title(f"TPS per second; {len(spans)} checkpoint(s) shaded",
-                 fontsize="medium")  # fmt: skip
-
-
-def _panel_latency(ax: Axes, s: RunSeries) -> None:
-    from matplotlib import ticker
-
-    cols, rows = s.rows("latency")
-    names = [c for c in ("p50_ms", "p95_ms", "p99_ms", "max_ms") if c in cols]
-    if not rows or not names:
-        return _missing(ax, s, "Latency percentiles", "no per-transaction latency log")
-    for i, c in enumerate(names):
-        ax.plot([x for x, _ in rows], [r[cols[c]] for _, r in rows], lw=0.9,
-                color=PALETTE[i], label=c.replace("_ms", ""))  # fmt: skip
-    ax.set_yscale("log")
-    ax.yaxis.set_minor_locator(ticker.NullLocator())  # minor log ticks cost more than the data
-    ax.set_ylabel("ms")
-    ax.legend(fontsize="x-small", ncols=4, loc="upper left")
-    ax.set_title("Latency percentiles per second", fontsize="medium")
-
-
-def _panel_waits(ax: Axes, s: RunSeries) -> None:
-    found = s.waits_stacked(TOP_WAITS)
-    if found is None:
-        return _missing(ax, s, "Wait events", "no wait event samples")
-    xs, top, layers = found
-    ax.stackplot(xs, layers, labels=top, colors=PALETTE[: len(top)], alpha=0.85, step="post")
-    ax.set_ylabel("sessions (average per second)")
-    ax.legend(fontsize="xx-small", loc="upper left", ncols=2)
-    ax.set_title("Wait events of the active sessions (CPU:running = no wait)", fontsize="medium")
-
-
-def _io_client_writes(cols: dict[str, int], r: list[Any]) -> bool:
-    return bool(r[cols["backend_type"]] == "client backend" and r[cols["object"]] == "relation")
-
-
-def _panel_buffers(ax: Axes, s: RunSeries) -> None:
-    lines = {
-        "checkpointer": s.column("pg.checkpointer", "buffers_written"),
-        "bgwriter": s.column("pg.bgwriter", "buffers_clean"),
-        "backends": s.summed("pg.io", "writes", _io_client_writes)
-        or s.column("pg.bgwriter", "buffers_backend"),
-    }
-    wal = s.column("pg.wal", "wal_bytes")
-    if not any(lines.values()) and wal is None:
-        return _missing(ax, s, "Buffers and WAL", "no statistics samples")
-    for i, (name, xy) in enumerate(lines.items()):
-        if xy is not None:
-            ax.plot(*xy, lw=0.9, color=PALETTE[i], label=f"written by {name}")
-    ax.set_ylabel("buffers per second")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize="x-small", loc="upper left")
-    if wal is not None:
-        twin = _twin(ax)
-        twin.plot(wal[0], [b / 1e6 for b in wal[1]], color=PALETTE[4], lw=0.9, ls="--")
-        twin.set_ylabel("WAL MB/s (dashed)", color=PALETTE[4])
-        twin.set_ylim(bottom=0)
-    ax.set_title("Buffers written (checkpointer, bgwriter, backends) and WAL", fontsize="medium")
-
-
-def _panel_cpu(ax: Axes, s: RunSeries, pgbench: bool = True) -> None:
-    cols, rows = s.rows("os.cpu")
-    if not rows:
-        return _missing(ax, s, "CPU", "no OS CPU samples")
-    names = [c for c in ("user_pct", "system_pct", "iowait_pct", "steal_pct") if c in cols]
-    xs = [x for x, _ in rows]
-    ax.stackplot(xs, [[r[cols[c]] or 0 for _, r in rows] for c in names],
-                 labels=[c.replace("_pct", "") for c in names], colors=PALETTE[: len(names)],
-                 alpha=0.8)  # fmt: skip
-    ax.set_ylim(0, 100)
-    ax.set_ylabel("% of all CPUs")
-    procs = s.column("os.procs", "pgbench_cpu_pct") if pgbench else None
-    if procs is not None:
-        cpus = s.run.fingerprint.get("cpus") or 1
-        ax.plot(procs[0], [v / cpus for v in procs[1]], color="black", lw=1, ls="--",
-                label="pgbench")  # fmt: skip
-    ax.legend(fontsize="x-small", loc="upper left", ncols=5)
-    own = " and pgbench's own CPU (dashed)" if pgbench else ""
-    ax.set_title(f"CPU (stacked){own}", fontsize="medium")
-
-
-def _panel_disk(ax: Axes, s: RunSeries) -> None:
-    read = s.summed("os.disk", "read_mb_s")
-    write = s.summed("os.disk", "write_mb_s")
-    dirty = s.column("os.mem", "dirty_mb")
-    if read is None and write is None and dirty is None:
-        return _missing(ax, s, "Disk and memory", "no OS disk or memory samples")
-    if read is not None:
-        ax.plot(*read, color=PALETTE[0], lw=0.9, label="read MB/s")
-    if write is not None:
-        ax.plot(*write, color=PALETTE[3], lw=0.9, label="write MB/s")
-    ax.set_ylabel("MB/s (all disks)")
-    ax.set_ylim(bottom=0)
-    if read is None and write is None:  # a data directory on tmpfs: no block device to sample
-        ax.text(0.5, 0.5, "no disk samples (no block device under the data directory)",
-                ha="center", va="center", transform=ax.transAxes, fontsize="small")  # fmt: skip
-    else:
-        ax.legend(fontsize="x-small", loc="upper left")
-    if dirty is not None:
-        twin = _twin(ax)
-        twin.plot(*dirty, color=PALETTE[2], lw=0.9, ls="--")
-        twin.set_ylabel("dirty memory, MB (dashed)", color=PALETTE[2])
-        twin.set_ylim(bottom=0)
-    ax.set_title("Disk throughput and dirty page cache", fontsize="medium")
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -545,8 +427,3 @@ def _png(fig: Figure) -> bytes:
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")
         fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
-
-
-def _short(label: str, width: int = 48) -> str:
-    label = re.sub(r"\s+", " ", label)
-    return label if len(label) <= width else label[: width - 1] + "…"

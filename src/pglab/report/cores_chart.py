@@ -18,8 +18,10 @@ EVENTS = 6  # drawn by name; the rest is "other"
 
 def panel_waits(ax: Axes, pts: list[Point], palette: list[str]) -> None:
     """Stacked bars of ``pts``' top waits (% of sampled waits), a bar per point."""
-    shares = [{name: pct for name, pct, _ in (pt.telemetry.top_waits if pt.telemetry else [])}
-              for pt in pts]  # fmt: skip
+    shares = [
+        {name: pct for name, pct, _ in (pt.telemetry.top_waits if pt.telemetry else [])}
+        for pt in pts
+    ]
     total: Counter[str] = Counter()
     for s in shares:
         total.update(s)
@@ -32,8 +34,12 @@ def panel_waits(ax: Axes, pts: list[Point], palette: list[str]) -> None:
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     other = [max(0.0, 100.0 - b) if s else 0.0 for b, s in zip(bottom, shares, strict=True)]
     ax.bar(xs, other, bottom=bottom, label="other", color="#cccccc")
-    ticks = [f"{pt.on_cores.series}\n{pt.on_cores.cpus} core{'s' if pt.on_cores.cpus > 1 else ''}"
-             if pt.on_cores else pt.label for pt in pts]  # fmt: skip
+    ticks = [
+        f"{pt.on_cores.series}\n{pt.on_cores.cpus} core{'s' if pt.on_cores.cpus > 1 else ''}"
+        if pt.on_cores
+        else pt.label
+        for pt in pts
+    ]
     ax.set_xticks(xs, ticks, fontsize="small")
     ax.set_ylabel("% of the sampled waits (the point's median run)")
     ax.set_ylim(0, 100)

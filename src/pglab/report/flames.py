@@ -103,8 +103,9 @@ def _nodes(values: Counter[str], total: int) -> _Nodes:
     return _Nodes(flame, kept)
 
 
-def differential(base: StoredRun | None, run: StoredRun | None,
-                 base_label: str = "") -> FlameDiff | None:  # fmt: skip
+def differential(
+    base: StoredRun | None, run: StoredRun | None, base_label: str = ""
+) -> FlameDiff | None:
     """``run``'s flame graph with each frame's change of inclusive share (points of % of its
     kind's samples) against ``base`` (the run of the point named ``base_label``): None unless
     both have a profile."""

@@ -73,8 +73,13 @@ def page(store: Store, name: str, figure: str | None, point: str | None) -> Hist
     figure = figure or ex.default_figure(found)
     figures, points = ex.checked_histories(found, name, figure, point)
     effect = ex.effect_of(store, found)
-    return HistoryPage(name=name, figure=figure, figures=figures, executions=found,
-                       points=[_point(p, effect) for p in points])  # fmt: skip
+    return HistoryPage(
+        name=name,
+        figure=figure,
+        figures=figures,
+        executions=found,
+        points=[_point(p, effect) for p in points],
+    )
 
 
 def _point(p: ex.PointHistory, effect: float) -> PointHistoryView:
@@ -86,26 +91,51 @@ def _point(p: ex.PointHistory, effect: float) -> PointHistoryView:
             low, high, spread = s.ci_low, s.ci_high, "95% CI"
         else:
             low, high, spread = min(step.values), max(step.values), "range"
-        rows.append(HistoryRow(execution=step.execution, runs=s.n, median=s.median, low=low,
-                               high=high, spread=spread if s.n >= 2 else "", change=c))  # fmt: skip
+        rows.append(
+            HistoryRow(
+                execution=step.execution,
+                runs=s.n,
+                median=s.median,
+                low=low,
+                high=high,
+                spread=spread if s.n >= 2 else "",
+                change=c,
+            )
+        )
     names = [s.execution.label or s.execution.campaign for s in p.steps]
-    chart = HistoryChart(x=names, y=[r["median"] for r in rows], low=[r["low"] for r in rows],
-                         high=[r["high"] for r in rows],
-                         changes=[names[i] for i in sorted(changes)])  # fmt: skip
-    return PointHistoryView(point=p.point, rows=rows, changes=len(p.changes), chart=chart,
-                            said=p.said(effect))  # fmt: skip
+    chart = HistoryChart(
+        x=names,
+        y=[r["median"] for r in rows],
+        low=[r["low"] for r in rows],
+        high=[r["high"] for r in rows],
+        changes=[names[i] for i in sorted(changes)],
+    )
+    return PointHistoryView(
+        point=p.point, rows=rows, changes=len(p.changes), chart=chart, said=p.said(effect)
+    )
 
 
-def write(store: Store, name: str, path: Path, figure: str = "tps",
-          point: str | None = None) -> Path:  # fmt: skip
+def write(
+    store: Store, name: str, path: Path, figure: str = "tps", point: str | None = None
+) -> Path:
     """The history page of ``name`` as one file (None from ``page``: a LabError)."""
     found = page(store, name, figure, point)
     if found is None:
-        raise LabError(f"no campaign {name!r} (nor {name}@…) has runs in the store",
-                       hint="pglab ls --campaigns lists them")  # fmt: skip
-    html = report.environment().get_template("history_page.html.j2").render(
-        served=None, version=__version__, when=report.when_text, num=report.num_text,
-        plotly_js=markupsafe.Markup(report.plotly_js()), **found,
-    )  # fmt: skip
+        raise LabError(
+            f"no campaign {name!r} (nor {name}@…) has runs in the store",
+            hint="pglab ls --campaigns lists them",
+        )
+    html = (
+        report.environment()
+        .get_template("history_page.html.j2")
+        .render(
+            served=None,
+            version=__version__,
+            when=report.when_text,
+            num=report.num_text,
+            plotly_js=markupsafe.Markup(report.plotly_js()),
+            **found,
+        )
+    )
     path.write_text(html)
     return path

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pglab.analysis import cores, derived, evidence, points, spreads, syncrate, tpch
+from pglab.analysis import cores, evidence, points, run_facts, run_warnings, spreads, syncrate, tpch
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.syncrate import RunStorage
@@ -55,7 +55,7 @@ class Point:
     latency_ms: dict[float, float] = field(default_factory=dict)  # percentile -> ms, all ok runs
     latency_avg_ms: float | None = None  # median over ok runs
     telemetry: PointTelemetry | None = None  # of the representative's measured phases
-    scaling: derived.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
+    scaling: run_facts.ScalingPoint | None = None  # TPS per client and efficiency on a clients axis
     on_cores: cores.CoresPoint | None = None  # TPS per core and efficiency on an os.cpus axis
     # single-client commits vs the WAL storage's syncs (``syncrate.commit_vs_fsync``), which
     # only the page reads (by its keys)
@@ -79,7 +79,7 @@ class Report:
     environment: Fingerprint  # the facts shared by the runs (first ok run's), no settings
     versions: list[str]  # server versions seen
     settings: dict[str, str]  # non-default settings of the first ok run
-    notices: list[derived.Notice] = field(default_factory=list)  # warnings
+    notices: list[run_warnings.Notice] = field(default_factory=list)  # warnings
     storage: list[RunStorage] = field(default_factory=list)  # syncrate.storage_of_runs
     only_run: int | None = None  # the report of a single run
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
@@ -118,10 +118,16 @@ def on_cores(rep: Report) -> list[Point]:
 DRAWN_ONLY = ("pg.io", "waits", "pg.buffercache")
 
 
-def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None = None,
-           home: Path | None = None, outline: bool = False, *,
-           on_read: Callable[[list[Point]], None] | None = None,
-           on_report: Callable[[Report], None] | None = None) -> Report:  # fmt: skip
+def gather(
+    store: Store,
+    ident: str | int,
+    on_point: Callable[[int, Point], None] | None = None,
+    home: Path | None = None,
+    outline: bool = False,
+    *,
+    on_read: Callable[[list[Point]], None] | None = None,
+    on_report: Callable[[Report], None] | None = None,
+) -> Report:
     """The report of a campaign (by name) or of one run (by id: an int, or digits that name no
     campaign: ``campaign_of``). ``on_point(number, point)`` is called as soon as a point's runs
     are read (before the statistics), so that its chart can be drawn while the rest is read.
@@ -137,9 +143,15 @@ def gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None
         return _gather(store, ident, on_point, home, outline, on_read, on_report)
 
 
-def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], None] | None,
-            home: Path | None, outline: bool, on_read: Callable[[list[Point]], None] | None,
-            on_report: Callable[[Report], None] | None) -> Report:  # fmt: skip
+def _gather(
+    store: Store,
+    ident: str | int,
+    on_point: Callable[[int, Point], None] | None,
+    home: Path | None,
+    outline: bool,
+    on_read: Callable[[list[Point]], None] | None,
+    on_report: Callable[[Report], None] | None,
+) -> Report:
     cache = RunCache(home)
     camp, only_run = campaign_of(store, ident)
     runs = store.list_runs(camp["name"])
@@ -164,14 +176,15 @@ def _gather(store: Store, ident: str | int, on_point: Callable[[int, Point], Non
     # the answers every view renders (analysis/engine.py); one run's report compares nothing
     rows = (  # which build each point ran: two builds are held to their spread (spreads)
         points.campaign_rows(spreads.fingerprinted(store, runs), camp)
-        if only_run is None else points.point_rows(runs)
-    )  # fmt: skip
+        if only_run is None
+        else points.point_rows(runs)
+    )
     for pt, row in zip(pts, rows, strict=True):
         assert row.point == pt.label
         pt.summary = row
-    series = derived.scaling(runs)
+    series = run_facts.scaling(runs)
     for pt in pts:
-        key = derived.scaling_key(pt.row.axes, pt.row.variant, pt.row.point)
+        key = run_facts.scaling_key(pt.row.axes, pt.row.variant, pt.row.point)
         if key is not None and len(series.get(key[0], ())) > 1:
             pt.scaling = next((sp for sp in series[key[0]] if sp.clients == key[1]), None)
     curves = cores.over_cores(runs)
@@ -242,8 +255,9 @@ def point_of(store: Store, outline: Report, n: int, home: Path | None = None) ->
     return replace(outline, points=pts)
 
 
-def _fill_campaign(store: Store, rep: Report, loaded: dict[int, StoredRun],
-                   rows: list[PointRow]) -> None:  # fmt: skip
+def _fill_campaign(
+    store: Store, rep: Report, loaded: dict[int, StoredRun], rows: list[PointRow]
+) -> None:
     """What the whole report adds to the outline: commits against the storage's syncs,
     warnings, the storage results, the plans that changed (a TPC-H-like kit)."""
     measured = store.list_storage_results()
@@ -253,11 +267,11 @@ def _fill_campaign(store: Store, rep: Report, loaded: dict[int, StoredRun],
             pt.vs_fsync = syncrate.commit_vs_fsync(pt.representative, synced)
     full = [loaded.get(r.id) or store.get_run(r.id) for r in rep.runs]
     if rep.only_run is None:
-        rep.notices = derived.campaign_notices(store, rep.title, runs=full, rows=rows)
+        rep.notices = run_warnings.campaign_notices(store, rep.title, runs=full, rows=rows)
         why = evidence.of_campaign(store, rep.title, rows)
         rep.evidence = [(title, [i.text for i in items[: evidence.TOP]]) for title, items in why]
     else:
-        rep.notices = derived.run_notices(full[0] or rep.runs[0])
+        rep.notices = run_warnings.run_notices(full[0] or rep.runs[0])
     rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)
     if tpch.query_numbers(rep.runs):
         rep.plan_changes = tpch.plan_changes(store, rep.runs, rep.campaign)
@@ -313,8 +327,9 @@ def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: Ru
         seconds = sum(p.elapsed_s or 0 for p in rep.phases if p.idx in idxs)
         summary = phase_summary(rep.series.get(str(idxs[-1]), {}), seconds / len(idxs))
         client = next(p.client for p in rep.phases if p.idx == idxs[-1])
-        pt.telemetry = PointTelemetry(summary["figures"], summary["top_waits"],
-                                      lines(summary, client))  # fmt: skip
+        pt.telemetry = PointTelemetry(
+            summary["figures"], summary["top_waits"], lines(summary, client)
+        )
 
 
 def _histogram(run: StoredRun) -> latency_hist.Histogram:
@@ -341,16 +356,28 @@ def _without_histograms(run: StoredRun) -> StoredRun:
 
 
 def _progress_only(run: StoredRun) -> StoredRun:
-    series = {idx: {"progress": kinds["progress"]} for idx, kinds in run.series.items()
-              if "progress" in kinds}  # fmt: skip
+    series = {
+        idx: {"progress": kinds["progress"]}
+        for idx, kinds in run.series.items()
+        if "progress" in kinds
+    }
     return replace(run, series=series, server_log="")
 
 
 def non_default_settings(fp: Fingerprint) -> dict[str, str]:
     """Settings whose value does not come from PostgreSQL's defaults (as the fingerprint has
     them), minus the ones every server of the lab sets for its own sake."""
-    skip = {"application_name", "client_encoding", "DateStyle", "TimeZone", "lc_messages",
-            "lc_monetary", "lc_numeric", "lc_time", "default_text_search_config"}  # fmt: skip
+    skip = {
+        "application_name",
+        "client_encoding",
+        "DateStyle",
+        "TimeZone",
+        "lc_messages",
+        "lc_monetary",
+        "lc_numeric",
+        "lc_time",
+        "default_text_search_config",
+    }
     out = {}
     for name, s in sorted((fp.get("settings") or {}).items()):
         if name in skip or s.get("source") in ("default", "override", "client", None):

@@ -102,14 +102,21 @@ def panel_progress(ax: Axes, run: StoredRun, t0: float) -> int:
         pts = [(r.t - t0, r.pct) for r in stretch if r.pct is not None]
         if pts:
             ax.plot(*zip(*pts, strict=True), color=color, lw=1.2, marker=".", ms=3)
-            ax.text(*pts[0], f" {stretch[0].phase}", fontsize="xx-small", color="#333",
-                    va="bottom")  # fmt: skip
+            ax.text(*pts[0], f" {stretch[0].phase}", fontsize="xx-small", color="#333", va="bottom")
             drawn += len(pts)
     for ph in (p for p in run.phases if p.idx in measured_phases(run)):
         operation, _ = _progress(run, ph.idx)
         ax.axvline(ph.started_at - t0, color="#888", lw=0.6, ls=":")
-        ax.text(ph.started_at - t0, 1.0, f" {ph.name} ({operation})", rotation=90, va="top",
-                fontsize="xx-small", color="#555", transform=ax.get_xaxis_transform())  # fmt: skip
+        ax.text(
+            ph.started_at - t0,
+            1.0,
+            f" {ph.name} ({operation})",
+            rotation=90,
+            va="top",
+            fontsize="xx-small",
+            color="#555",
+            transform=ax.get_xaxis_transform(),
+        )
     ax.set_ylim(0, 105)
     ax.set_ylabel("% of the progress phase")
     ax.set_title("operations' progress phases (pg_stat_progress_*)", fontsize="medium")

@@ -38,9 +38,7 @@ def is_queries_run(run: StoredRun) -> bool:
     """Whether the run's measured phases are kit = "tpch"'s power or throughput runs."""
     idxs = measured_phases(run)
     kinds = (power.TABLE, throughput.TABLE)
-    return bool(idxs) and all(
-        any(k in run.series.get(str(i), {}) for k in kinds) for i in idxs
-    )  # fmt: skip
+    return bool(idxs) and all(any(k in run.series.get(str(i), {}) for k in kinds) for i in idxs)
 
 
 def series(run: StoredRun, t0: float) -> list[QueryStream]:
@@ -65,10 +63,15 @@ def series(run: StoredRun, t0: float) -> list[QueryStream]:
                 starts.append(round(at, 3))
                 at += secs
             name = phases[idx].name + (f" stream {stream}" if len(by_stream) > 1 else "")
-            out.append(QueryStream(name=name, start=starts,
-                                   seconds=[round(secs, 4) for _, secs, _ in rows],
-                                   query=[n for n, _, _ in rows],
-                                   timed_out=[late for _, _, late in rows]))  # fmt: skip
+            out.append(
+                QueryStream(
+                    name=name,
+                    start=starts,
+                    seconds=[round(secs, 4) for _, secs, _ in rows],
+                    query=[n for n, _, _ in rows],
+                    timed_out=[late for _, _, late in rows],
+                )
+            )
     return out
 
 
@@ -77,8 +80,16 @@ def panel_queries(ax: Axes, run: StoredRun, t0: float) -> int:
     drawn = 0
     for i, st in enumerate(series(run, t0)):
         color = COLORS[i % len(COLORS)]
-        bars = ax.bar(st["start"], st["seconds"], width=st["seconds"], align="edge",
-                      color=color, alpha=0.75, label=st["name"], edgecolor="white")  # fmt: skip
+        bars = ax.bar(
+            st["start"],
+            st["seconds"],
+            width=st["seconds"],
+            align="edge",
+            color=color,
+            alpha=0.75,
+            label=st["name"],
+            edgecolor="white",
+        )
         for bar, out in zip(bars, st["timed_out"], strict=True):
             if out:
                 bar.set_hatch("//")

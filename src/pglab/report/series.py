@@ -80,9 +80,11 @@ class RunSeries:
         return out
 
     def summed(
-        self, kind: str, name: str,
+        self,
+        kind: str,
+        name: str,
         where: Callable[[dict[str, int], list[Any]], bool] | None = None,
-    ) -> tuple[list[float], list[float]] | None:  # fmt: skip
+    ) -> tuple[list[float], list[float]] | None:
         """A column summed over the rows of each instant (devices, backend types)."""
         cols, rows = self.rows(kind)
         if name not in cols or not rows:

@@ -126,9 +126,12 @@ def with_overhead(plan: Plan, found: tuple[float, str] | None) -> Plan:
 
 
 def checked(
-    lab: Lab, campaign: Campaign, stored: Stored, budget_s: float | None = None,
+    lab: Lab,
+    campaign: Campaign,
+    stored: Stored,
+    budget_s: float | None = None,
     reinit: bool = False,
-) -> tuple[Outline, dict[str, Binaries]]:  # fmt: skip
+) -> tuple[Outline, dict[str, Binaries]]:
     """The outline of a plan checked as a run checks it (``pglab run --dry-run``, a fleet's
     submission): every problem raised in one error; the binaries by ``binaries_key``."""
     plan, binaries = preflight(campaign, lab, stored.done, budget_s, reinit)
@@ -235,7 +238,8 @@ def of_group(plan: Plan, how: How) -> Plan:
     if how.points is None:
         return plan
     wanted, rounds = set(how.points), set(how.rounds or ())
-    runs = tuple(r for r in plan.runs
-                 if r.point_key in wanted and (not rounds or r.repeat in rounds))  # fmt: skip
+    runs = tuple(
+        r for r in plan.runs if r.point_key in wanted and (not rounds or r.repeat in rounds)
+    )
     whole = len(wanted) * (len(rounds) if rounds else plan.campaign.repeats)  # done or not
     return dataclasses.replace(plan, runs=runs, done=max(0, whole - len(runs)))

@@ -101,9 +101,15 @@ def _add(timings: dict[str, float], key: str, seconds: float) -> None:
 
 class Executor:
     def __init__(
-        self, lab: Lab, store: Store, events: Events | None = None, reinit: bool = False, *,
-        hosts: Hosts | None = None, worker: str | None = None,
-    ):  # fmt: skip
+        self,
+        lab: Lab,
+        store: Store,
+        events: Events | None = None,
+        reinit: bool = False,
+        *,
+        hosts: Hosts | None = None,
+        worker: str | None = None,
+    ):
         """Built once with what every run needs: the lab, the store, what it tells (``events``),
         whether pgbench tables pglab did not make may be re-initialised (``reinit``), the
         generator hosts of runs run by ``run_one`` (``execute`` is given its campaign's), a
@@ -131,9 +137,12 @@ class Executor:
 
     # -- campaign ---------------------------------------------------------------------------
     def execute(
-        self, plan: Plan, binaries: Mapping[str, Binaries], hosts: Hosts | None = None,
+        self,
+        plan: Plan,
+        binaries: Mapping[str, Binaries],
+        hosts: Hosts | None = None,
         events: Events | None = None,
-    ) -> Outcome:  # fmt: skip
+    ) -> Outcome:
         """Run a checked plan's runs (``run/campaign_run.py`` plans and checks it first) on
         the campaign's ``hosts``, told to ``events`` (the live state's) when given: the storage
         targets made (and measured, with ``[storage_bench]``), the rounds of ``repeats =
@@ -229,16 +238,25 @@ class Executor:
     @property
     def site(self) -> Site:
         """What the leases are prepared with (``postgres/lease.Site``)."""
-        return Site(self.here, self.hosts.ssh, self._clients, self.events.status, self.reinit,
-                    self.tag, os_hosts.OnHosts(self.host_os, self.hosts))  # fmt: skip
+        return Site(
+            self.here,
+            self.hosts.ssh,
+            self._clients,
+            self.events.status,
+            self.reinit,
+            self.tag,
+            os_hosts.OnHosts(self.host_os, self.hosts),
+        )
 
     def _clients(self) -> list[str]:
         """The addresses of the plan's generator hosts (a server made on a host lets them in)."""
         return [
             self.hosts.specs[g].address
-            for r in self.plan_runs for ph in r.phases for g in ph.generators
+            for r in self.plan_runs
+            for ph in r.phases
+            for g in ph.generators
             if ph.remote and g in self.hosts.specs
-        ]  # fmt: skip
+        ]
 
     @property
     def cluster(self) -> Cluster | None:
@@ -278,11 +296,17 @@ class Executor:
             workdir = self.lab.home / "work" / f"{self.tag}-{run.point_key}"
             self.workdirs.add(workdir)
             context = PhaseContext(
-                srv, binaries, workdir, self.hosts, self.events.progress, self.events.operation,
+                srv,
+                binaries,
+                workdir,
+                self.hosts,
+                self.events.progress,
+                self.events.operation,
                 prior=lambda name, iteration: self._prior(run, hints, name, iteration),
-                client_cpus=affinity.client_cpus(run.os), client_limits=dict(run.os.limits),
-            )  # fmt: skip
-            for phase in [self._logged(run, hints, ph) for ph in run.phases]:
+                client_cpus=affinity.client_cpus(run.os),
+                client_limits=dict(run.os.limits),
+            )
+            for phase in [self._with_sampling_rate(run, hints, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
                     phases.append(self._phase(run, phase, iteration, context, fp, timings))
             if why := srv.changed_under_run():
@@ -357,9 +381,11 @@ class Executor:
                 ProfileWatch(context.server, profile, context.workdir, f"{phase.name}-{iteration}")
             )
             t0 = time.monotonic()
-            watch = stack.enter_context(PhaseWatch(
-                context.server, spec, fp["server_version_num"], on_live=self.events.telemetry
-            ))  # fmt: skip
+            watch = stack.enter_context(
+                PhaseWatch(
+                    context.server, spec, fp["server_version_num"], on_live=self.events.telemetry
+                )
+            )
             _add(timings, "telemetry_s", time.monotonic() - t0)
             result = runner.run(watch)
             t0 = time.monotonic()  # the samplers stopped, the closing snapshot
@@ -382,15 +408,20 @@ class Executor:
                 other.yield_to(run.server)
         return lease
 
-    def _logged(self, run: RunSpec, hints: PointHints, phase: PhaseSpec) -> PhaseSpec:
+    def _with_sampling_rate(self, run: RunSpec, hints: PointHints, phase: PhaseSpec) -> PhaseSpec:
         """The phase as pgbench runs it: its per-transaction log sampled (``--sampling-rate``,
         pgbench/sampling.py) when a run of the point made more transactions a second than the
         log's budget and the phase does not set ``sampling_rate`` itself."""
         if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
             return phase
-        seen = [v for v in (hints.tps.get(phase.name),
-                            self._tps_seen.get((run.campaign, run.point_key, phase.name)))
-                if v is not None]  # fmt: skip
+        seen = [
+            v
+            for v in (
+                hints.tps.get(phase.name),
+                self._tps_seen.get((run.campaign, run.point_key, phase.name)),
+            )
+            if v is not None
+        ]
         rate = sampling.auto_rate(max(seen) if seen else None)
         return phase if rate is None else replace(phase, sampling_rate=rate)
 

@@ -57,8 +57,9 @@ class ServerMemory:
             return None
         place = cgroups.place()
         if isinstance(place, str):
-            raise LabError(f"[os] memory = {spec.memory}: no memory cgroup can be made: {place}",
-                           hint=HINT)  # fmt: skip
+            raise LabError(
+                f"[os] memory = {spec.memory}: no memory cgroup can be made: {place}", hint=HINT
+            )
         group = self._make(place)
         _write(group / place.limit_file, str(spec.memory))
         if place.version == 1:
@@ -91,8 +92,9 @@ class ServerMemory:
             group.mkdir(exist_ok=True)
         except OSError as exc:
             self.journal.unlink(missing_ok=True)
-            raise LabError(f"[os] memory: could not make the cgroup {group}: {exc.strerror}",
-                           hint=HINT) from exc  # fmt: skip
+            raise LabError(
+                f"[os] memory: could not make the cgroup {group}: {exc.strerror}", hint=HINT
+            ) from exc
         self.group, self.home, self.place = group, place.home, place
         return group
 
@@ -133,9 +135,10 @@ def remove(group: Path, home: Path) -> None:
             return
         except OSError:
             time.sleep(0.1)
-    raise LabError(f"could not remove the memory cgroup {group}: processes {_procs(group)} "
-                   "are still in it", hint="move them out (echo PID > "
-                   f"{home}/cgroup.procs) and rmdir it")  # fmt: skip
+    raise LabError(
+        f"could not remove the memory cgroup {group}: processes {_procs(group)} are still in it",
+        hint=f"move them out (echo PID > {home}/cgroup.procs) and rmdir it",
+    )
 
 
 def evict(dirs: Iterable[Path]) -> int:

@@ -35,8 +35,13 @@ from pglab.run.os_state import COUNTERPART, DROP_CACHES, LIMIT_LINES, OsJournal,
 class HostJournal(OsJournal):
     """A host's journal, kept on that host (``hosts.sudo.HostJournalFile``)."""
 
-    def __init__(self, remote: Remote, name: str, originals: dict[str, str] | None = None,
-                 owner: sudo.Owner | None = None):  # fmt: skip
+    def __init__(
+        self,
+        remote: Remote,
+        name: str,
+        originals: dict[str, str] | None = None,
+        owner: sudo.Owner | None = None,
+    ):
         self.host_kernel = sudo.HostKernel(remote)
         super().__init__(Path(name), originals, self.host_kernel)
         self.file = sudo.HostJournalFile(remote, name)
@@ -69,8 +74,7 @@ class HostsOs:
         for name in [n for n in self.journals if n not in hosts]:
             self.journals.pop(name).put_back()
         files = {str(sysctl_path(n)): v for n, v in run.os.sysctl}
-        counter = [str(sysctl_path(COUNTERPART[n])) for n, _ in run.os.sysctl
-                   if n in COUNTERPART]  # fmt: skip
+        counter = [str(sysctl_path(COUNTERPART[n])) for n, _ in run.os.sysctl if n in COUNTERPART]
         read = {}
         for name in hosts:
             if name not in self.journals:
@@ -90,13 +94,16 @@ class HostsOs:
         host read them back (``os.read``) and every host's (``os.hosts``); the limits its server
         on a host runs under; the CPUs it is confined to there (``cpus``, set now)."""
         if read:
-            fp["os"] = OsFacts(asked=run.os.identity(), devices=[],
-                               read=read.get(run.server.host or "", {}), hosts=read)  # fmt: skip
+            fp["os"] = OsFacts(
+                asked=run.os.identity(),
+                devices=[],
+                read=read.get(run.server.host or "", {}),
+                hosts=read,
+            )
         if view is None or view.remote is None:
             return
         if run.os.limits and view.remote.spec.sudo:
-            fp["server_limits"] = server_limits(view.remote, str(view.datadir),
-                                                dict(run.os.limits))  # fmt: skip
+            fp["server_limits"] = server_limits(view.remote, str(view.datadir), dict(run.os.limits))
         if cpus := self.confine(run.os.cpus, view.remote, str(view.datadir)):
             fp["cpu_affinity"] = cpus
         if run.os.drop_caches:  # a cold run: once its server runs, before the phases
@@ -116,9 +123,11 @@ class HostsOs:
         want = usable[:n] if n is not None else usable
         done = remote.run(["sh", "-c", _CONFINE, datadir, cpu_list(want)], check=False)
         if done.returncode != 0:
-            raise HostError(f"could not confine the server on {remote.spec.label} to CPUs "
-                            f"{cpu_list(want)}: {(done.stderr or done.stdout).strip()}",
-                            hint="taskset (util-linux) and ps (procps) must be there")  # fmt: skip
+            raise HostError(
+                f"could not confine the server on {remote.spec.label} to CPUs "
+                f"{cpu_list(want)}: {(done.stderr or done.stdout).strip()}",
+                hint="taskset (util-linux) and ps (procps) must be there",
+            )
         if n is None:
             self.confined.discard(host)
         else:
@@ -182,20 +191,29 @@ def put_back_leftovers(pool: HostPool, names: Iterable[str]) -> list[str]:
                 if owner.get("machine") != socket.gethostname() or altered.alive(ran):
                     continue
                 back = HostJournal(remote, file, originals, owner).put_back()
-                lines.append(f"put back kernel settings an earlier, killed pglab had changed on "
-                             f"{name}: {', '.join(back)}")  # fmt: skip
+                lines.append(
+                    f"put back kernel settings an earlier, killed pglab had changed on "
+                    f"{name}: {', '.join(back)}"
+                )
         except LabError as exc:
-            lines.append(f"warning: could not put back kernel settings a killed pglab had "
-                         f"changed on {name}: {exc.message}")  # fmt: skip
+            lines.append(
+                f"warning: could not put back kernel settings a killed pglab had "
+                f"changed on {name}: {exc.message}"
+            )
     return lines
 
 
 def server_limits(remote: Remote, datadir: str, names: Iterable[str]) -> dict[str, str]:
     """What /proc/PID/limits of the postmaster on a host says of ``names`` ("soft hard")."""
-    said = remote.run(["sh", "-c", 'cat "/proc/$(head -n 1 "$0/postmaster.pid")/limits"',
-                       datadir], check=False).stdout.splitlines()  # fmt: skip
-    return {name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
-            for name in names for line in said if line.startswith(LIMIT_LINES[name])}  # fmt: skip
+    said = remote.run(
+        ["sh", "-c", 'cat "/proc/$(head -n 1 "$0/postmaster.pid")/limits"', datadir], check=False
+    ).stdout.splitlines()
+    return {
+        name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
+        for name in names
+        for line in said
+        if line.startswith(LIMIT_LINES[name])
+    }
 
 
 def limits_for(run: RunSpec, pool: HostPool) -> dict[str, int]:
@@ -210,8 +228,9 @@ def refresh_generators(fp: Fingerprint, pool: HostPool) -> None:
     for name, found in (fp.get("generators") or {}).items():
         remote = pool.remotes.get(name)
         if isinstance(remote, Remote):
-            said = remote.run(["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()],
-                              check=False).stdout  # fmt: skip
+            said = remote.run(
+                ["sh", "-c", facts.OS_PROBE, "sh", *facts.os_probe_args()], check=False
+            ).stdout
             fp["generators"][name] = {**found, "os_state": facts.os_state(said)}
 
 
@@ -224,8 +243,9 @@ class OnHosts:
     def apply(self, run: RunSpec) -> dict[str, dict[str, str]]:
         return self.host_os.apply(run, self.pool)
 
-    def record(self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]],
-               fp: Fingerprint) -> None:  # fmt: skip
+    def record(
+        self, run: RunSpec, view: OsView | None, read: dict[str, dict[str, str]], fp: Fingerprint
+    ) -> None:
         self.host_os.record(run, view, read, fp)
 
     def limits_for(self, run: RunSpec) -> dict[str, int]:

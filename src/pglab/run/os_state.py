@@ -46,9 +46,15 @@ COUNTERPART = {
 }
 # read into every run's fingerprint, asked for or not: what comparisons warn about when it
 # differs between points that did not ask for it
-WATCHED = ("vm.dirty_bytes", "vm.dirty_background_bytes", "vm.dirty_ratio",
-           "vm.dirty_background_ratio", "vm.swappiness", "vm.overcommit_memory",
-           "vm.nr_hugepages")  # fmt: skip
+WATCHED = (
+    "vm.dirty_bytes",
+    "vm.dirty_background_bytes",
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "vm.swappiness",
+    "vm.overcommit_memory",
+    "vm.nr_hugepages",
+)
 
 
 def sysctl_path(name: str) -> Path:
@@ -114,8 +120,9 @@ class OsJournal:
     """The originals of the files pglab has written, kept on disk before the first write (on
     this machine; ``run/os_hosts.HostJournal`` keeps a host's on that host)."""
 
-    def __init__(self, path: Path, originals: dict[str, str] | None = None,
-                 kernel: Kernel | None = None):  # fmt: skip
+    def __init__(
+        self, path: Path, originals: dict[str, str] | None = None, kernel: Kernel | None = None
+    ):
         self.path = path
         self.originals: dict[str, str] = dict(originals or {})
         self.kernel: Kernel = kernel or LocalKernel()
@@ -148,8 +155,10 @@ class OsJournal:
                 k.write(p, v)
         else:
             left = [p for p, v in back.items() if k.read(p) != v]
-            raise LabError(f"could not put back {', '.join(left)}: they read otherwise",
-                           hint=f"the originals are in {self.where}")  # fmt: skip
+            raise LabError(
+                f"could not put back {', '.join(left)}: they read otherwise",
+                hint=f"the originals are in {self.where}",
+            )
         self.originals = {p: v for p, v in self.originals.items() if p in kept}
         if self.originals:
             self._save()
@@ -193,8 +202,11 @@ class OsState:
             write(path, value)
         if not files:
             return None
-        return {"asked": spec.identity(), "devices": devices,
-                "read": {str(p): reading(p) for p in files}}  # fmt: skip
+        return {
+            "asked": spec.identity(),
+            "devices": devices,
+            "read": {str(p): reading(p) for p in files},
+        }
 
     def close(self) -> list[str]:
         return self.journal.put_back()
@@ -221,9 +233,15 @@ class HugePages:
     def before_start(self, cluster: Cluster) -> Callable[[Mapping[str, str]], None]:
         def size(_settings: Mapping[str, str]) -> None:
             pages = cluster.huge_pages_needed()
-            self.sized = None if pages is None else {
-                "pages": pages, "reserved": self.state.reserve_huge_pages(pages),
-                "source": SERVER_SIZED}  # fmt: skip
+            self.sized = (
+                None
+                if pages is None
+                else {
+                    "pages": pages,
+                    "reserved": self.state.reserve_huge_pages(pages),
+                    "source": SERVER_SIZED,
+                }
+            )
 
         return size
 
@@ -277,11 +295,14 @@ def put_back_leftovers(lab: Lab) -> list[str]:
         try:
             names = OsJournal(path, originals).put_back()
         except LabError as exc:
-            lines.append(f"warning: could not put back kernel settings a killed pglab had "
-                         f"changed: {exc.message} ({exc.hint})")  # fmt: skip
+            lines.append(
+                f"warning: could not put back kernel settings a killed pglab had "
+                f"changed: {exc.message} ({exc.hint})"
+            )
             continue
-        lines.append("put back kernel settings an earlier, killed pglab had changed: "
-                     + ", ".join(names))  # fmt: skip
+        lines.append(
+            "put back kernel settings an earlier, killed pglab had changed: " + ", ".join(names)
+        )
     return lines
 
 
@@ -318,5 +339,9 @@ def limits_of(view: OsView, names: Iterable[str]) -> dict[str, str]:
     if not pids:
         return {}
     text = Path(f"/proc/{pids[0]}/limits").read_text().splitlines()
-    return {name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
-            for name in names for line in text if line.startswith(LIMIT_LINES[name])}  # fmt: skip
+    return {
+        name: " ".join(line[len(LIMIT_LINES[name]) :].split()[:2])
+        for name in names
+        for line in text
+        if line.startswith(LIMIT_LINES[name])
+    }

@@ -46,9 +46,15 @@ class Hosts(HostPool):
                 )
             )
         return remote_pgbench.run_phase(
-            gens, phase, iteration, conn_args, env, workdir, on_progress=on_progress,
+            gens,
+            phase,
+            iteration,
+            conn_args,
+            env,
+            workdir,
+            on_progress=on_progress,
             rlimits=limits,
-        )  # fmt: skip
+        )
 
     def clean_leftovers(self, lab: Lab) -> list[str]:
         """Servers and directories a killed pglab left on this campaign's hosts (its postmaster
@@ -67,8 +73,9 @@ class Hosts(HostPool):
             on_host.forget(lab, host, path)
             lines.append(f"removed what an earlier pglab left on {host}: {path}")
         # [os] a killed pglab set on hosts it may act on as root: put back
-        return lines + os_hosts.put_back_leftovers(self, [n for n, s in self.specs.items()
-                                                          if s.sudo])  # fmt: skip
+        return lines + os_hosts.put_back_leftovers(
+            self, [n for n, s in self.specs.items() if s.sudo]
+        )
 
 
 # a postmaster still running on a cluster in the directory (its pid file names it, its command

@@ -106,8 +106,11 @@ class Lab:
 def _as_cli_json(found: JsonObject) -> Response:
     """JSON encoded as the command line encodes it (``json.dumps``: an unbounded interval's
     ``Infinity`` kept, which Starlette's ``JSONResponse`` refuses)."""
-    return Response(json.dumps(found, indent=2, default=str), media_type="application/json",
-                    headers={"Cache-Control": "no-store"})  # fmt: skip
+    return Response(
+        json.dumps(found, indent=2, default=str),
+        media_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 @asynccontextmanager

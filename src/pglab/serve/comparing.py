@@ -91,8 +91,11 @@ def compared_json(store: Store, a: str, b: str) -> JsonObject:
     ta, tb = compare.resolve(store, a), compare.resolve(store, b)
     result = compare.compare_targets(store, ta, tb)
     pairs = [] if result["kind"] == "runs" else result["pairs"]
-    return comparisons.as_json(result, profiles.compare_targets(store, ta, tb, pairs),
-                               evidence.compare_targets(store, ta, tb, pairs))  # fmt: skip
+    return comparisons.as_json(
+        result,
+        profiles.compare_targets(store, ta, tb, pairs),
+        evidence.compare_targets(store, ta, tb, pairs),
+    )
 
 
 def points_json(store: Store, name: str) -> JsonObject | None:
@@ -102,6 +105,9 @@ def points_json(store: Store, name: str) -> JsonObject | None:
     if camp is None:
         return None
     runs = spreads.fingerprinted(store, store.list_runs(name))  # which build each point ran
-    found: JsonObject = {"campaign": name, "figure": points.figure_of(runs),
-                         "points": plain(points.campaign_rows(runs, camp))}  # fmt: skip
+    found: JsonObject = {
+        "campaign": name,
+        "figure": points.figure_of(runs),
+        "points": plain(points.campaign_rows(runs, camp)),
+    }
     return found

@@ -23,10 +23,12 @@ HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
     # what a page may load: this server's answers only (plotly.js included), nothing else
-    (b"content-security-policy",
-     b"default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; form-action 'self'; "
-     b"frame-ancestors 'none'"),
-]  # fmt: skip
+    (
+        b"content-security-policy",
+        b"default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; form-action 'self'; "
+        b"frame-ancestors 'none'",
+    ),
+]
 
 
 # the names a request to pglab serve without a token may be addressed to (the Host header):

@@ -129,8 +129,9 @@ def paired(d: np.ndarray) -> Difference:
 
 def _paired(d: np.ndarray) -> Difference:
     s = float(d.std(ddof=1))
-    return Difference(float(d.mean()), s / math.sqrt(len(d)), len(d) - 1.0, "paired",
-                      s / math.sqrt(2), len(d))  # fmt: skip
+    return Difference(
+        float(d.mean()), s / math.sqrt(len(d)), len(d) - 1.0, "paired", s / math.sqrt(2), len(d)
+    )
 
 
 def _pooled(
@@ -165,8 +166,9 @@ def _pooled(
         if rest == 0 and s2[i] > 0:
             continue
         n = len(ratios[i])
-        out[i] = Difference(float(ratios[i].mean()), math.sqrt(pool / n), df, "blocked",
-                            math.sqrt(pool / 2), n)  # fmt: skip
+        out[i] = Difference(
+            float(ratios[i].mean()), math.sqrt(pool / n), df, "blocked", math.sqrt(pool / 2), n
+        )
     return out
 
 

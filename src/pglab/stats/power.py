@@ -82,9 +82,13 @@ def detectable_pct(se: float, df: float, alpha: float, target: float = POWER) ->
 
 
 def design_power(
-    runs: int, comparisons: int, noise_pct: float, effect_pct: float, draws: int = 20000,
+    runs: int,
+    comparisons: int,
+    noise_pct: float,
+    effect_pct: float,
+    draws: int = 20000,
     blocked: bool = True,
-) -> float:  # fmt: skip
+) -> float:
     """Power of the campaign's test (``blocked``: the blocked analysis of an interleaved
     campaign, ``differences.simulated_power``; else Welch's) of ``runs`` against ``runs`` at SD
     ``noise_pct`` (log scale, %) for an effect of ``effect_pct``, at Holm's strictest level

@@ -241,8 +241,7 @@ def undecided(
         if base in want or other in want:
             want |= {base, other}
             continue
-        got = look(values[base], values[other], alpha, effect_pct, spec.precision,
-                   equivalence_pct)  # fmt: skip
+        got = look(values[base], values[other], alpha, effect_pct, spec.precision, equivalence_pct)
         if not got.decided:
             want |= {base, other}
     alone_alpha = ALPHA / max(1, len(points))

@@ -6,7 +6,7 @@ trend over a series. Pure functions on plain numbers:
   unless the campaign declares one;
 - ``drift``: a linear trend over a series (within a run, or across repeats in run order),
   reported as % change over the series with its p-value (``run/metrics`` uses it within a phase,
-  ``analysis/derived`` across runs).
+  ``analysis/run_warnings`` across runs).
 """
 
 from __future__ import annotations

@@ -276,10 +276,13 @@ class Store:
             rows = self._rows(
                 "SELECT c.name AS campaign, r.point_key, r.spec_json FROM runs r JOIN campaigns "
                 "c ON c.id = r.campaign_id WHERE r.id IN (SELECT MIN(id) FROM runs GROUP BY "
-                "campaign_id, point_key)", shape=PointSpecRow,
-            )  # fmt: skip
-        return {(r["campaign"], r["point_key"]): stored_spec.read(json.loads(r["spec_json"]))
-                for r in rows}  # fmt: skip
+                "campaign_id, point_key)",
+                shape=PointSpecRow,
+            )
+        return {
+            (r["campaign"], r["point_key"]): stored_spec.read(json.loads(r["spec_json"]))
+            for r in rows
+        }
 
     def point_labels(self, limit: int) -> list[tuple[str, str]]:
         """The first ``limit`` points (campaign, label) in the order first stored, without
@@ -390,23 +393,7 @@ class Store:
 
     def save_storage_result(self, result: StorageResult) -> int:
         """Store one pg_test_fsync or fio result; returns its id."""
-        mount = result.mount
-        row = {
-            "measured_at": result.measured_at,
-            "elapsed_s": result.elapsed_s,
-            "target_path": encoding.text(result.target_path),
-            "mountpoint": mount.get("mountpoint"),
-            "fstype": mount.get("fstype"),
-            # mount and superblock options together where known (ext4's data= is among the latter)
-            "mount_options": mount.get("options") or mount.get("mount_options"),
-            "device": mount.get("device"),
-            "tool": result.tool,
-            "tool_version": encoding.text(result.tool_version),
-            "results_json": encoding.dumps(result.results),
-            "facts_json": encoding.dumps({"mount": mount, "host": result.host}),
-            "output": encoding.text(result.output),
-            "pglab_version": __version__,
-        }
+        row = encoding.storage_columns(result)
         with self._guard(f"saving a {result.tool} result"), self._transaction():
             inserted = self._one(
                 f"INSERT INTO storage_results ({', '.join(row)}) "

@@ -18,6 +18,7 @@ from pglab.records import (
     PgbenchReport,
     PhaseResult,
     RunResult,
+    StorageResult,
     StorageRow,
     TableJson,
 )
@@ -57,12 +58,25 @@ def encode_run(
     series_rows: list[tuple[Any, ...]] = []
     for idx, ph in enumerate(run.phases):
         rep = ph.report
-        phase_rows.append((
-            idx, ph.name, ph.iteration, int(ph.measured), ph.started_at, ph.elapsed_s,
-            dumps(list(ph.argv)), real(rep.tps), rep.transactions, rep.failed,
-            real(rep.latency_avg_ms), real(rep.latency_stddev_ms),
-            real(rep.initial_connection_ms), dumps(asdict(rep)), text(ph.output),
-        ))  # fmt: skip
+        phase_rows.append(
+            (
+                idx,
+                ph.name,
+                ph.iteration,
+                int(ph.measured),
+                ph.started_at,
+                ph.elapsed_s,
+                dumps(list(ph.argv)),
+                real(rep.tps),
+                rep.transactions,
+                rep.failed,
+                real(rep.latency_avg_ms),
+                real(rep.latency_stddev_ms),
+                real(rep.initial_connection_ms),
+                dumps(asdict(rep)),
+                text(ph.output),
+            )
+        )
         for kind, table in sorted(ph.tables.items()):
             if kind in SERIES_KINDS:
                 raise ValueError(f"telemetry table {kind!r} would shadow a pgbench series")
@@ -99,26 +113,42 @@ def decode_phase(row: PhaseColumns) -> PhaseRow:
     # the report as stored; the row's TPS and count where it has none (what older versions wrote)
     base = {"tps": row["tps"] or 0.0, "transactions": row["transactions"] or 0}
     return PhaseRow(
-        idx=row["idx"], name=row["name"], iteration=row["iteration"],
-        measured=bool(row["measured"]), started_at=row["started_at"],
-        elapsed_s=row["elapsed_s"], argv=json.loads(row["argv_json"]), tps=row["tps"],
-        transactions=row["transactions"], failed=row["failed"],
-        latency_avg_ms=row["latency_avg_ms"], latency_stddev_ms=row["latency_stddev_ms"],
+        idx=row["idx"],
+        name=row["name"],
+        iteration=row["iteration"],
+        measured=bool(row["measured"]),
+        started_at=row["started_at"],
+        elapsed_s=row["elapsed_s"],
+        argv=json.loads(row["argv_json"]),
+        tps=row["tps"],
+        transactions=row["transactions"],
+        failed=row["failed"],
+        latency_avg_ms=row["latency_avg_ms"],
+        latency_stddev_ms=row["latency_stddev_ms"],
         initial_connection_ms=row["initial_connection_ms"],
         report=PgbenchReport.from_dict({**base, **json.loads(row["report_json"])}),
         output=row["output"],
-    )  # fmt: skip
+    )
 
 
 def run_row(r: RunListRow) -> RunRow:
     """A listing's row: its metrics, and its axes (axis -> value, in axis order)."""
     return RunRow(
-        id=r["id"], campaign=r["campaign"], run_key=r["run_key"], point_key=r["point_key"],
-        variant=r["variant"], label=r["label"], repeat=r["repeat"], status=r["status"],
-        tps=r["tps"], started_at=r["started_at"], finished_at=r["finished_at"],
-        error=r["error"], metrics=loads(r["metrics"]) if r["metrics"] else {},
+        id=r["id"],
+        campaign=r["campaign"],
+        run_key=r["run_key"],
+        point_key=r["point_key"],
+        variant=r["variant"],
+        label=r["label"],
+        repeat=r["repeat"],
+        status=r["status"],
+        tps=r["tps"],
+        started_at=r["started_at"],
+        finished_at=r["finished_at"],
+        error=r["error"],
+        metrics=loads(r["metrics"]) if r["metrics"] else {},
         axes=dict(loads(r["axes"])) if r["axes"] else {},
-    )  # fmt: skip
+    )
 
 
 def stored_run(run: RunFullRow, phases: tuple[PhaseRow, ...], series: Series) -> StoredRun:
@@ -126,16 +156,29 @@ def stored_run(run: RunFullRow, phases: tuple[PhaseRow, ...], series: Series) ->
     its axes from its spec as ``list_runs`` gives them."""
     spec = stored_spec.read(loads(run["spec_json"]) or {})
     return StoredRun(
-        id=run["id"], campaign=run["campaign"], run_key=run["run_key"],
-        point_key=run["point_key"], variant=run["variant"], label=run["label"],
-        repeat=run["repeat"], status=run["status"], tps=run["tps"],
-        started_at=run["started_at"], finished_at=run["finished_at"], error=run["error"],
-        metrics=loads(run["metrics_json"]), axes={str(k): v for k, v in spec.get("axes") or []},
-        spec=spec, fingerprint=loads(run["fingerprint_json"]),
-        timings=loads(run["timings_json"]), server_log=run["server_log"],
-        stored_at=run["stored_at"], pglab_version=run["pglab_version"], phases=phases,
+        id=run["id"],
+        campaign=run["campaign"],
+        run_key=run["run_key"],
+        point_key=run["point_key"],
+        variant=run["variant"],
+        label=run["label"],
+        repeat=run["repeat"],
+        status=run["status"],
+        tps=run["tps"],
+        started_at=run["started_at"],
+        finished_at=run["finished_at"],
+        error=run["error"],
+        metrics=loads(run["metrics_json"]),
+        axes={str(k): v for k, v in spec.get("axes") or []},
+        spec=spec,
+        fingerprint=loads(run["fingerprint_json"]),
+        timings=loads(run["timings_json"]),
+        server_log=run["server_log"],
+        stored_at=run["stored_at"],
+        pglab_version=run["pglab_version"],
+        phases=phases,
         series=series,
-    )  # fmt: skip
+    )
 
 
 def storage_row(r: StorageColumns) -> StorageRow:
@@ -145,38 +188,76 @@ def storage_row(r: StorageColumns) -> StorageRow:
     results, facts = json.loads(r["results_json"]), json.loads(r["facts_json"])
     if "output" in r:
         return StorageRow(
-            id=r["id"], measured_at=r["measured_at"], elapsed_s=r["elapsed_s"],
-            target_path=r["target_path"], mountpoint=r["mountpoint"], fstype=r["fstype"],
-            mount_options=r["mount_options"], device=r["device"], tool=r["tool"],
-            tool_version=r["tool_version"], output=r["output"], results=results, facts=facts,
-        )  # fmt: skip
+            id=r["id"],
+            measured_at=r["measured_at"],
+            elapsed_s=r["elapsed_s"],
+            target_path=r["target_path"],
+            mountpoint=r["mountpoint"],
+            fstype=r["fstype"],
+            mount_options=r["mount_options"],
+            device=r["device"],
+            tool=r["tool"],
+            tool_version=r["tool_version"],
+            output=r["output"],
+            results=results,
+            facts=facts,
+        )
     return StorageRow(
-        id=r["id"], measured_at=r["measured_at"], elapsed_s=r["elapsed_s"],
-        target_path=r["target_path"], mountpoint=r["mountpoint"], fstype=r["fstype"],
-        mount_options=r["mount_options"], device=r["device"], tool=r["tool"],
-        tool_version=r["tool_version"], results=results, facts=facts,
-    )  # fmt: skip
+        id=r["id"],
+        measured_at=r["measured_at"],
+        elapsed_s=r["elapsed_s"],
+        target_path=r["target_path"],
+        mountpoint=r["mountpoint"],
+        fstype=r["fstype"],
+        mount_options=r["mount_options"],
+        device=r["device"],
+        tool=r["tool"],
+        tool_version=r["tool_version"],
+        results=results,
+        facts=facts,
+    )
 
 
 def run_result(run: StoredRun) -> RunResult:
     phases = []
     for ph in run.phases:
         series = run.series.get(str(ph.idx), {})
-        phases.append(PhaseResult(
-            name=ph.name, iteration=ph.iteration, measured=ph.measured,
-            started_at=ph.started_at, elapsed_s=ph.elapsed_s, argv=tuple(ph.argv),
-            report=ph.report,
-            output=ph.output,
-            **{kind: decode_series(kind, series[kind]) for kind in SERIES_KINDS if kind in series},
-            tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
-        ))  # fmt: skip
+        phases.append(
+            PhaseResult(
+                name=ph.name,
+                iteration=ph.iteration,
+                measured=ph.measured,
+                started_at=ph.started_at,
+                elapsed_s=ph.elapsed_s,
+                argv=tuple(ph.argv),
+                report=ph.report,
+                output=ph.output,
+                **{
+                    kind: decode_series(kind, series[kind])
+                    for kind in SERIES_KINDS
+                    if kind in series
+                },
+                tables={k: v for k, v in series.items() if k not in SERIES_KINDS},
+            )
+        )
     return RunResult(
-        campaign=run.campaign, run_key=run.run_key, point_key=run.point_key,
-        repeat=run.repeat, variant=run.variant, label=run.label, spec=run.spec,
-        status=run.status, started_at=run.started_at, finished_at=run.finished_at,
-        error=run.error, fingerprint=run.fingerprint, phases=tuple(phases),
-        metrics=run.metrics, timings=run.timings, server_log=run.server_log,
-    )  # fmt: skip
+        campaign=run.campaign,
+        run_key=run.run_key,
+        point_key=run.point_key,
+        repeat=run.repeat,
+        variant=run.variant,
+        label=run.label,
+        spec=run.spec,
+        status=run.status,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        error=run.error,
+        fingerprint=run.fingerprint,
+        phases=tuple(phases),
+        metrics=run.metrics,
+        timings=run.timings,
+        server_log=run.server_log,
+    )
 
 
 def dumps(obj: Any) -> str:
@@ -214,3 +295,24 @@ def text(value: str) -> str:
     except UnicodeEncodeError:
         value = value.encode("utf-8", "replace").decode("utf-8")
     return value
+
+
+def storage_columns(result: StorageResult) -> dict[str, object]:
+    """A pg_test_fsync or fio result as the storage_results table's columns."""
+    mount = result.mount
+    return {
+        "measured_at": result.measured_at,
+        "elapsed_s": result.elapsed_s,
+        "target_path": text(result.target_path),
+        "mountpoint": mount.get("mountpoint"),
+        "fstype": mount.get("fstype"),
+        # mount and superblock options together where known (ext4's data= is among the latter)
+        "mount_options": mount.get("options") or mount.get("mount_options"),
+        "device": mount.get("device"),
+        "tool": result.tool,
+        "tool_version": text(result.tool_version),
+        "results_json": dumps(result.results),
+        "facts_json": dumps({"mount": mount, "host": result.host}),
+        "output": text(result.output),
+        "pglab_version": __version__,
+    }

@@ -52,8 +52,13 @@ def open_postgres(url: str, peek: bool = False) -> PostgresStore | None:
         # None: the URL's own connect_timeout (psycopg drops parameters that are None)
         timeout = None if "connect_timeout" in _params(url) else CONNECT_TIMEOUT_S
         # client_encoding: a SQL_ASCII database's text would come back as bytes
-        conn = psycopg.connect(url, autocommit=True, application_name="pglab",
-                               connect_timeout=timeout, client_encoding="UTF8")  # fmt: skip
+        conn = psycopg.connect(
+            url,
+            autocommit=True,
+            application_name="pglab",
+            connect_timeout=timeout,
+            client_encoding="UTF8",
+        )
     except psycopg.Error as exc:
         # from None: the driver's exception may carry the connection string.
         raise StoreError(

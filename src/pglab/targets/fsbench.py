@@ -125,9 +125,14 @@ def supports_direct_io(directory: Path) -> bool:
 
 
 def _pg_test_fsync(
-    lab: Lab, exe: Path, version: str, work: Path, seconds: int,
-    mount: Mount, host: Fingerprint,
-) -> StorageResult:  # fmt: skip
+    lab: Lab,
+    exe: Path,
+    version: str,
+    work: Path,
+    seconds: int,
+    mount: Mount,
+    host: Fingerprint,
+) -> StorageResult:
     started, t0 = time.time(), time.monotonic()
     argv = [str(exe), "-s", str(seconds), "-f", str(work / "pg_test_fsync.out")]
     out = procs.run(
@@ -155,19 +160,47 @@ def fio_argv(exe: str, work: Path, seconds: int, direct: bool) -> list[str]:
     and write, one after the other (``--stonewall``), each ``seconds`` long."""
     d = f"--direct={int(direct)}"
     return [
-        exe, "--output-format=json", f"--directory={work}", f"--size={FIO_SIZE}",
-        f"--runtime={seconds}", "--time_based", "--ioengine=psync", "--filename=fio.dat",
-        "--name=randread-4k", "--rw=randread", "--bs=4k", d,
-        "--name=randwrite-4k-fsync", "--stonewall", "--rw=randwrite", "--bs=4k", d, "--fsync=1",
-        "--name=seqread-1M", "--stonewall", "--rw=read", "--bs=1M", d,
-        "--name=seqwrite-1M", "--stonewall", "--rw=write", "--bs=1M", d, "--end_fsync=1",
-    ]  # fmt: skip
+        exe,
+        "--output-format=json",
+        f"--directory={work}",
+        f"--size={FIO_SIZE}",
+        f"--runtime={seconds}",
+        "--time_based",
+        "--ioengine=psync",
+        "--filename=fio.dat",
+        "--name=randread-4k",
+        "--rw=randread",
+        "--bs=4k",
+        d,
+        "--name=randwrite-4k-fsync",
+        "--stonewall",
+        "--rw=randwrite",
+        "--bs=4k",
+        d,
+        "--fsync=1",
+        "--name=seqread-1M",
+        "--stonewall",
+        "--rw=read",
+        "--bs=1M",
+        d,
+        "--name=seqwrite-1M",
+        "--stonewall",
+        "--rw=write",
+        "--bs=1M",
+        d,
+        "--end_fsync=1",
+    ]
 
 
 def _fio(
-    lab: Lab, exe: str, work: Path, seconds: int, direct: bool,
-    mount: Mount, host: Fingerprint,
-) -> StorageResult:  # fmt: skip
+    lab: Lab,
+    exe: str,
+    work: Path,
+    seconds: int,
+    direct: bool,
+    mount: Mount,
+    host: Fingerprint,
+) -> StorageResult:
     started, t0 = time.time(), time.monotonic()
     proc = procs.run(
         fio_argv(exe, work, seconds, direct),

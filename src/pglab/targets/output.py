@@ -64,20 +64,24 @@ def parse_pg_test_fsync(text: str) -> StorageResults:
         if current is None:
             continue
         if m := _RATE.match(line):
-            current["rows"].append({
-                "method": " ".join(m["label"].split()),
-                "ops_per_s": float(m["ops"]),
-                "usecs_per_op": float(m["us"]),
-                "note": "",
-            })  # fmt: skip
+            current["rows"].append(
+                {
+                    "method": " ".join(m["label"].split()),
+                    "ops_per_s": float(m["ops"]),
+                    "usecs_per_op": float(m["us"]),
+                    "note": "",
+                }
+            )
         elif m := _NA.match(line):
             note = "no O_DIRECT on this filesystem" if m["mark"] else "not available here"
-            current["rows"].append({
-                "method": " ".join(m["label"].split()),
-                "ops_per_s": None,
-                "usecs_per_op": None,
-                "note": note,
-            })  # fmt: skip
+            current["rows"].append(
+                {
+                    "method": " ".join(m["label"].split()),
+                    "ops_per_s": None,
+                    "usecs_per_op": None,
+                    "note": note,
+                }
+            )
     sections = [s for s in sections if s["rows"]]
     if not sections:
         raise ValueError("no 'ops/sec' results found: not pg_test_fsync output")
@@ -115,18 +119,20 @@ def parse_fio(data: JsonObject) -> StorageResults:
         lat = (side.get("clat_ns") or side.get("lat_ns") or {}).get("mean")
         sync = job.get("sync") or {}
         sync_lat = (sync.get("lat_ns") or {}).get("mean") if sync.get("total_ios") else None
-        jobs.append({
-            "name": job["jobname"],
-            "rw": rw,
-            "bs": opts.get("bs"),
-            "direct": opts.get("direct", "0") == "1",
-            "fsync": int(opts.get("fsync", 0) or 0),
-            "iops": float(side.get("iops", 0.0)),
-            "mb_per_s": float(side.get("bw_bytes", 0)) / 1e6,
-            "lat_mean_us": float(lat) / 1000 if lat is not None else None,
-            "sync_lat_mean_us": float(sync_lat) / 1000 if sync_lat is not None else None,
-            "error": int(job.get("error", 0)),
-        })  # fmt: skip
+        jobs.append(
+            {
+                "name": job["jobname"],
+                "rw": rw,
+                "bs": opts.get("bs"),
+                "direct": opts.get("direct", "0") == "1",
+                "fsync": int(opts.get("fsync", 0) or 0),
+                "iops": float(side.get("iops", 0.0)),
+                "mb_per_s": float(side.get("bw_bytes", 0)) / 1e6,
+                "lat_mean_us": float(lat) / 1000 if lat is not None else None,
+                "sync_lat_mean_us": float(sync_lat) / 1000 if sync_lat is not None else None,
+                "error": int(job.get("error", 0)),
+            }
+        )
     if not jobs:
         raise ValueError("no jobs in fio's JSON output")
     return {"version": data.get("fio version"), "jobs": jobs}

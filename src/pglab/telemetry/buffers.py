@@ -18,8 +18,13 @@ from pglab.postgres.versioned_sql import sql_for
 from pglab.telemetry.base import SamplerOff, Table
 from pglab.telemetry.pg_stats import sql
 
-SUMMARY_COLUMNS = ["buffers_used", "buffers_unused", "buffers_dirty", "buffers_pinned",
-                   "usagecount_avg"]  # fmt: skip
+SUMMARY_COLUMNS = [
+    "buffers_used",
+    "buffers_unused",
+    "buffers_dirty",
+    "buffers_pinned",
+    "usagecount_avg",
+]
 
 
 class BuffersSampler:

@@ -27,9 +27,21 @@ _COMPLETE = re.compile(
 )
 
 COLUMNS = [
-    "t", "t_end", "reason", "buffers", "buffers_pct", "slru_buffers", "wal_added", "wal_removed",
-    "wal_recycled", "write_s", "sync_s", "total_s", "distance_kb", "estimate_kb",
-]  # fmt: skip
+    "t",
+    "t_end",
+    "reason",
+    "buffers",
+    "buffers_pct",
+    "slru_buffers",
+    "wal_added",
+    "wal_removed",
+    "wal_recycled",
+    "write_s",
+    "sync_s",
+    "total_s",
+    "distance_kb",
+    "estimate_kb",
+]
 
 
 def _epoch(stamp: str) -> float:
@@ -71,10 +83,18 @@ def _row(start: re.Match[str] | None, end: re.Match[str] | None) -> list[object]
         _epoch(start.group("ts")) if start else None,
         _epoch(end.group("ts")) if end else None,
         start.group("reason").strip() if start else None,
-        num("buffers", int), num("pct"), num("slru", int), num("added", int),
-        num("removed", int), num("recycled", int), num("write"), num("sync"), num("total"),
-        num("distance", int), num("estimate", int),
-    ]  # fmt: skip
+        num("buffers", int),
+        num("pct"),
+        num("slru", int),
+        num("added", int),
+        num("removed", int),
+        num("recycled", int),
+        num("write"),
+        num("sync"),
+        num("total"),
+        num("distance", int),
+        num("estimate", int),
+    ]
 
 
 def summarize(table: Table | None) -> dict[str, float]:

@@ -51,8 +51,11 @@ def parse_snapshot(text: str) -> Snapshot:
         raise ValueError(f"unexpected snapshot: {text[:200]!r}")
     tick = float(parts[0].strip() or 100)
     cpu = cpu_seconds(parts[1], tick)
-    procs = dict(found for line in parts[4].splitlines()
-                 if (found := process_cpu_seconds(line, tick)) is not None)  # fmt: skip
+    procs = dict(
+        found
+        for line in parts[4].splitlines()
+        if (found := process_cpu_seconds(line, tick)) is not None
+    )
     return cpu, parse_diskstats(parts[2]), parse_meminfo(parts[3]), procs
 
 
@@ -85,9 +88,10 @@ class HostOsSampler:
             self._device = found
         else:
             self.notes.add(
-                "os", f"no block device statistics for {self.datadir} on "
+                "os",
+                f"no block device statistics for {self.datadir} on "
                 f"{self.remote.spec.name} (device {found or 'unknown'})",
-            )  # fmt: skip
+            )
         self._last = (t, snap)
 
     def sample(self, t: float) -> None:

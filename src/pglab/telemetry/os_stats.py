@@ -32,9 +32,16 @@ TICKS_PER_S = os.sysconf("SC_CLK_TCK")  # what /proc/PID/stat counts CPU time in
 
 CPU_COLUMNS = ["t", "user_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct"]
 DISK_COLUMNS = [
-    "t", "device", "read_iops", "write_iops", "read_mb_s", "write_mb_s", "await_ms", "util_pct",
+    "t",
+    "device",
+    "read_iops",
+    "write_iops",
+    "read_mb_s",
+    "write_mb_s",
+    "await_ms",
+    "util_pct",
     "queue",
-]  # fmt: skip
+]
 MEM_COLUMNS = ["t", "dirty_mb", "writeback_mb", "cached_mb", "free_mb", "available_mb"]
 PROCS_COLUMNS = ["t", "pgbench_cpu_pct", "postgres_cpu_pct", "others_cpu_pct"]
 CLIENT_BOUND_PCT = 90.0
@@ -168,8 +175,14 @@ def parse_meminfo(text: str) -> dict[str, float]:
 
 
 def mem_row(t: float, mem: dict[str, float]) -> list[Any]:
-    return [t, mem.get("Dirty"), mem.get("Writeback"), mem.get("Cached"), mem.get("MemFree"),
-            mem.get("MemAvailable")]  # fmt: skip
+    return [
+        t,
+        mem.get("Dirty"),
+        mem.get("Writeback"),
+        mem.get("Cached"),
+        mem.get("MemFree"),
+        mem.get("MemAvailable"),
+    ]
 
 
 # -- the sampler -------------------------------------------------------------------------------

@@ -52,8 +52,13 @@ ViewRows = list[JsonObject]
 Sample = dict[str, ViewRows]
 IoDelta = dict[str, float | str | None]
 
-KINDS = {"pg.database": "database", "pg.bgwriter": "bgwriter", "pg.checkpointer": "checkpointer",
-         "pg.wal": "wal", "pg.io": "io"}  # fmt: skip
+KINDS = {
+    "pg.database": "database",
+    "pg.bgwriter": "bgwriter",
+    "pg.checkpointer": "checkpointer",
+    "pg.wal": "wal",
+    "pg.io": "io",
+}
 
 
 def queries(version_num: int) -> dict[str, str]:
@@ -232,8 +237,12 @@ def io_phase_delta(tables: Mapping[str, Table]) -> list[IoDelta]:
     for r in after:
         p = prev.get(tuple(r[k] for k in IO_KEYS))
         if p:
-            out.append({**{k: r[k] for k in IO_KEYS},
-                        **{k: _sub(r[k], p[k]) for k in r if k not in IO_KEYS}})  # fmt: skip
+            out.append(
+                {
+                    **{k: r[k] for k in IO_KEYS},
+                    **{k: _sub(r[k], p[k]) for k in r if k not in IO_KEYS},
+                }
+            )
     return out
 
 

@@ -66,17 +66,23 @@ def lines(summary: PhaseSummary, client: str = "pgbench") -> list[str]:
     f = summary["figures"]
     out = []
     if summary["top_waits"]:
-        out.append("top waits: " + ", ".join(
-            f"{name} {pct:.0f}% ({sessions:.1f} sessions)"
-            for name, pct, sessions in summary["top_waits"]
-        ))  # fmt: skip
+        out.append(
+            "top waits: "
+            + ", ".join(
+                f"{name} {pct:.0f}% ({sessions:.1f} sessions)"
+                for name, pct, sessions in summary["top_waits"]
+            )
+        )
     server = []
     if "read_hit_ratio" in f:
         server.append(f"read hit ratio {100 * f['read_hit_ratio']:.2f}%")
     if "wal_mb_s" in f:
         server.append(f"WAL {f['wal_mb_s']:.1f} MB/s")
-    written = [(k, f[f"buffers_{k}"]) for k in ("checkpointer", "bgwriter", "backends")
-               if f"buffers_{k}" in f]  # fmt: skip
+    written = [
+        (k, f[f"buffers_{k}"])
+        for k in ("checkpointer", "bgwriter", "backends")
+        if f"buffers_{k}" in f
+    ]
     if written:
         server.append("buffers written by " + ", ".join(f"{k} {v:,.0f}" for k, v in written))
     if "checkpoints" in f:
@@ -84,16 +90,22 @@ def lines(summary: PhaseSummary, client: str = "pgbench") -> list[str]:
     if server:
         out.append("; ".join(server))
     if "cpu_user_pct" in f:
-        cpu = (f"CPU user {f['cpu_user_pct']:.0f}% system {f['cpu_system_pct']:.0f}% "
-               f"iowait {f['cpu_iowait_pct']:.0f}% steal {f['cpu_steal_pct']:.0f}%")  # fmt: skip
+        cpu = (
+            f"CPU user {f['cpu_user_pct']:.0f}% system {f['cpu_system_pct']:.0f}% "
+            f"iowait {f['cpu_iowait_pct']:.0f}% steal {f['cpu_steal_pct']:.0f}%"
+        )
         if "pgbench_cpu_pct" in f:
-            cpu += (f"; {client} {f['pgbench_cpu_pct']:.0f}% of a core, postgres "
-                    f"{f['postgres_cpu_pct']:.0f}%")  # fmt: skip
+            cpu += (
+                f"; {client} {f['pgbench_cpu_pct']:.0f}% of a core, postgres "
+                f"{f['postgres_cpu_pct']:.0f}%"
+            )
         if f.get("client_bound"):
             cpu += f" — CLIENT-BOUND: {client} used most of a core"
         out.append(cpu)
     if "disk_write_mb_s" in f:
-        out.append(f"disk read {f['disk_read_mb_s']:.1f} MB/s, write {f['disk_write_mb_s']:.1f} "
-                   f"MB/s, busy {f['disk_util_pct']:.0f}%")  # fmt: skip
+        out.append(
+            f"disk read {f['disk_read_mb_s']:.1f} MB/s, write {f['disk_write_mb_s']:.1f} "
+            f"MB/s, busy {f['disk_util_pct']:.0f}%"
+        )
     out += [" ".join(n.split()) for n in summary["notes"]]  # one line each (a HINT: too)
     return out

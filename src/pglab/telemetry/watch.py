@@ -1,7 +1,7 @@
 """Watching one measured phase: the samplers a run gets, started before pgbench and stopped after.
 
     with PhaseWatch(cluster, spec, server_version_num) as watch:
-        result = pgbench.run_phase(..., on_spawn=watch.set_pgbench)
+        result = pgbench.run_phase(..., on_spawn=watch.set_client)
     result = replace(result, tables=watch.tables)
 
 Checkpoints come from the part of the server log written while the phase ran. With ``on_live``,
@@ -74,7 +74,7 @@ class PhaseWatch:
         self._runner: TelemetryRunner | None = None
         self._log_offset = 0
 
-    def set_pgbench(self, proc: subprocess.Popen[Any]) -> None:
+    def set_client(self, proc: subprocess.Popen[Any]) -> None:
         self._pgbench = proc.pid
 
     def _pgbench_pids(self) -> list[int]:

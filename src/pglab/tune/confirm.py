@@ -60,13 +60,18 @@ class Candidate:
     search_value: float | None = None  # the trial's own measurement in the search
 
     def to_json(self) -> CandidateJson:
-        return CandidateJson(label=self.label, settings=dict(self.settings), trial=self.trial,
-                             search_value=self.search_value)  # fmt: skip
+        return CandidateJson(
+            label=self.label,
+            settings=dict(self.settings),
+            trial=self.trial,
+            search_value=self.search_value,
+        )
 
     @classmethod
     def from_json(cls, d: CandidateJson) -> Candidate:
-        return cls(d["label"], tuple(sorted(d["settings"].items())), d.get("trial"),
-                   d.get("search_value"))  # fmt: skip
+        return cls(
+            d["label"], tuple(sorted(d["settings"].items())), d.get("trial"), d.get("search_value")
+        )
 
 
 @dataclass(frozen=True)
@@ -99,8 +104,9 @@ def count_text(spec: TuneSpec) -> str:
     return f"{least}–{most}" if spec.adaptive else str(least)
 
 
-def candidates(records: Sequence[TrialRecord], spec: TuneSpec,
-               pgtune: Mapping[str, str]) -> list[Candidate]:  # fmt: skip
+def candidates(
+    records: Sequence[TrialRecord], spec: TuneSpec, pgtune: Mapping[str, str]
+) -> list[Candidate]:
     """The defaults, PGTune's rules and the ``confirm_top`` best feasible trials (distinct
     configurations, best first)."""
     ok = [r for r in records if r.outcome == "ok" and r.feasible and r.value is not None]
@@ -136,27 +142,34 @@ def by_round(values: Sequence[float] | Rounds) -> Rounds:
     return values if isinstance(values, Mapping) else dict(enumerate(values, 1))
 
 
-def undecided(values: Values, spec: TuneSpec,
-              effect_pct: float = DEFAULT_EFFECT_PCT) -> set[str]:  # fmt: skip
+def undecided(values: Values, spec: TuneSpec, effect_pct: float = DEFAULT_EFFECT_PCT) -> set[str]:
     """Adaptive confirmation (``confirm_max`` above ``confirm_repeats``): the labels that need
     another round — each candidate whose anytime-valid comparison with the defaults (paired by
     round) is not decided yet, and the defaults while any is (``sequential.undecided``, the
     defaults every candidate's reference)."""
-    points = [sequential.Point(label, None if label == "default" else "default")
-              for label in values]  # fmt: skip
+    points = [
+        sequential.Point(label, None if label == "default" else "default") for label in values
+    ]
     rounds = sequential.SequentialSpec(min=spec.confirm_repeats, max=spec.confirm_rounds)
-    return sequential.undecided(points, {k: by_round(v) for k, v in values.items()}, rounds,
-                                effect_pct)  # fmt: skip
+    return sequential.undecided(
+        points, {k: by_round(v) for k, v in values.items()}, rounds, effect_pct
+    )
 
 
-PAIRING = engine.Pairing(engine.ROUNDS, "the confirmation runs are interleaved rounds: they "
-                         "pair by round")  # fmt: skip
+PAIRING = engine.Pairing(
+    engine.ROUNDS, "the confirmation runs are interleaved rounds: they pair by round"
+)
 ADAPTIVE = engine.Pairing(engine.SEQUENTIAL, "the adaptive confirmation's rounds pair by round")
 
 
-def decide(objective: str, values: Values,
-           p99s: Mapping[str, Sequence[float]] | None = None, limit_ms: float | None = None,
-           effect_pct: float = DEFAULT_EFFECT_PCT, adaptive: bool = False) -> Decision:  # fmt: skip
+def decide(
+    objective: str,
+    values: Values,
+    p99s: Mapping[str, Sequence[float]] | None = None,
+    limit_ms: float | None = None,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
+    adaptive: bool = False,
+) -> Decision:
     """Each candidate against "default", asked of the comparison engine as one question (paired
     by round, Holm over the family; with ``adaptive``, the anytime-valid confidence sequence
     that its rounds stopped on, Bonferroni over the family); the winner is the best of those
@@ -165,16 +178,19 @@ def decide(objective: str, values: Values,
     rounds = {k: by_round(v) for k, v in values.items()}
     base = rounds.get("default", {})
     others = [label for label in rounds if label != "default"]
-    question = engine.Question([engine.Pair(base, rounds[o]) for o in others],
-                               ADAPTIVE if adaptive else PAIRING, effect_pct)  # fmt: skip
+    question = engine.Question(
+        [engine.Pair(base, rounds[o]) for o in others],
+        ADAPTIVE if adaptive else PAIRING,
+        effect_pct,
+    )
     comps = engine.ask(question) if others else []
     better = "-" if objective in LOWER_BETTER else "+"
     rows = [Row("default", tuple(base.values()), None, _within(p99s, "default", limit_ms))]
     for label, c in zip(others, comps, strict=True):
-        rows.append(Row(label, tuple(rounds[label].values()), c,
-                        _within(p99s, label, limit_ms)))  # fmt: skip
-    good = [r for r in rows[1:] if r.comparison and r.comparison.verdict == better
-            and r.within_limit]  # fmt: skip
+        rows.append(Row(label, tuple(rounds[label].values()), c, _within(p99s, label, limit_ms)))
+    good = [
+        r for r in rows[1:] if r.comparison and r.comparison.verdict == better and r.within_limit
+    ]
     if not good:
         return Decision(tuple(rows), None, NONE_BETTER)
     pick = min if objective in LOWER_BETTER else max
@@ -182,11 +198,14 @@ def decide(objective: str, values: Values,
     assert win.comparison is not None
     won: Comparison = win.comparison
     ci = f" (95% CI {won.ci_low:+.1f}% to {won.ci_high:+.1f}%)" if won.ci_low is not None else ""
-    what = {"p99": "p99 latency", "nopm": "NOPM", "geomean": "geometric mean",
-            "tpse": "tpsE"}.get(objective, "TPS")  # fmt: skip
+    what = {"p99": "p99 latency", "nopm": "NOPM", "geomean": "geometric mean", "tpse": "tpsE"}.get(
+        objective, "TPS"
+    )
     p = f", Holm p = {won.p_holm:.2g}" if won.p_holm is not None else ""
-    text = (f"{win.label} is significantly better than the defaults: {what} "
-            f"{won.delta_pct:+.1f}%{ci}{p}")  # fmt: skip
+    text = (
+        f"{win.label} is significantly better than the defaults: {what} "
+        f"{won.delta_pct:+.1f}%{ci}{p}"
+    )
     return Decision(tuple(rows), win.label, text)
 
 
@@ -197,8 +216,12 @@ def _within(p99s: Mapping[str, Sequence[float]] | None, label: str, limit: float
     return bool(got) and median(got) <= limit
 
 
-def stored_values(store: Store, name: str, labels: Sequence[str], objective: str,
-                  ) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:  # fmt: skip
+def stored_values(
+    store: Store,
+    name: str,
+    labels: Sequence[str],
+    objective: str,
+) -> tuple[dict[str, dict[int, float]], dict[str, list[float]]]:
     """Each candidate's confirmation runs stored so far: its figures (TPS, or p99 for the p99
     objective) by round, and its p99s."""
     values: dict[str, dict[int, float]] = {label: {} for label in labels}
@@ -216,8 +239,9 @@ def stored_values(store: Store, name: str, labels: Sequence[str], objective: str
     return values, p99s
 
 
-def run(search: Search, executor: Executor, events: TuneEvents,
-        effect_pct: float = DEFAULT_EFFECT_PCT) -> None:  # fmt: skip
+def run(
+    search: Search, executor: Executor, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_PCT
+) -> None:
     """The confirmation runs still to do (stored ones are kept: running the file again resumes
     them); the candidates chosen once and kept in the study. ``confirm_repeats`` rounds of every
     candidate; when adaptive, then a round at a time of those still undecided (``undecided``)
@@ -234,16 +258,21 @@ def run(search: Search, executor: Executor, events: TuneEvents,
         study.set_user_attr("candidates", [c.to_json() for c in cands])
     name = setup.campaign.name
     done = search.store.done_run_keys(name)
-    left = sum(1 for c in cands for r in range(1, spec.confirm_rounds + 1)
-               if _run_of(setup, c, r).run_key not in done)  # fmt: skip
+    left = sum(
+        1
+        for c in cands
+        for r in range(1, spec.confirm_rounds + 1)
+        if _run_of(setup, c, r).run_key not in done
+    )
     each, most = f"{spec.confirm_repeats} runs", ""
     if spec.adaptive:
         each = f"{spec.confirm_repeats}–{spec.confirm_rounds} runs (more rounds while undecided)"
         most = "at most "
     hints = read_hints(search.store, name)  # the stored runs' TPS: their logs' sampling
     if left:
-        events.status(f"confirmation: {len(cands)} configurations × {each}, interleaved; "
-                      f"{most}{left} to do")  # fmt: skip
+        events.status(
+            f"confirmation: {len(cands)} configurations × {each}, interleaved; {most}{left} to do"
+        )
     started = False
     i = 0
     try:
@@ -267,8 +296,11 @@ def run(search: Search, executor: Executor, events: TuneEvents,
             executor.close()
 
 
-def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
-            ) -> Iterator[tuple[int, list[Candidate]]]:  # fmt: skip
+def _rounds(
+    search: Search,
+    cands: Sequence[Candidate],
+    effect_pct: float,
+) -> Iterator[tuple[int, list[Candidate]]]:
     """(round, its candidates in a seeded shuffle): every candidate in the first
     ``confirm_repeats``; when adaptive, then those the stored runs leave undecided, judged
     afresh before each round, until none is or ``confirm_max`` rounds."""
@@ -278,8 +310,7 @@ def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
         yield r, [c for c, rr in fixed if rr == r]
     labels = [c.label for c in cands]
     for r in range(spec.confirm_repeats + 1, spec.confirm_rounds + 1):
-        values, _ = stored_values(search.store, search.setup.campaign.name, labels,
-                                  spec.objective)  # fmt: skip
+        values, _ = stored_values(search.store, search.setup.campaign.name, labels, spec.objective)
         want = undecided(values, spec, effect_pct)
         if not want:
             search.events.status(f"confirmation decided after {r - 1} rounds")
@@ -291,6 +322,8 @@ def _rounds(search: Search, cands: Sequence[Candidate], effect_pct: float,
 
 def _run_of(setup: Setup, cand: Candidate, repeat: int) -> RunSpec:
     return dataclasses.replace(
-        setup.base, variant=PREFIX + cand.label, repeat=repeat,
+        setup.base,
+        variant=PREFIX + cand.label,
+        repeat=repeat,
         server=setup.base.server.with_settings(dict(cand.settings)),
-    )  # fmt: skip
+    )

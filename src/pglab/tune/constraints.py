@@ -53,9 +53,12 @@ def memory(values: Mapping[str, str], catalog: Mapping[str, SettingDef], clients
     wal = size("wal_buffers") if "wal_buffers" in values else 0.0
     if wal <= 0:  # -1: automatic
         wal = min(max(shared / 32, 64 * 1024), WAL_BUFFERS_MAX)
-    parts = (("shared_buffers", shared), ("wal_buffers", wal),
-             ("maintenance_work_mem", size("maintenance_work_mem")),
-             ("work_mem", size("work_mem") * clients))  # fmt: skip
+    parts = (
+        ("shared_buffers", shared),
+        ("wal_buffers", wal),
+        ("maintenance_work_mem", size("maintenance_work_mem")),
+        ("work_mem", size("work_mem") * clients),
+    )
     return Memory(tuple((n, b) for n, b in parts if n in catalog), clients)
 
 
@@ -75,9 +78,13 @@ def smallest(knobs: Sequence[Knob], fixed: Mapping[str, str]) -> dict[str, str]:
 
 
 def excludes_everything(
-    knobs: Sequence[Knob], fixed: Mapping[str, str], catalog: Mapping[str, SettingDef],
-    clients: int, ram: int, share: float,
-) -> str | None:  # fmt: skip
+    knobs: Sequence[Knob],
+    fixed: Mapping[str, str],
+    catalog: Mapping[str, SettingDef],
+    clients: int,
+    ram: int,
+    share: float,
+) -> str | None:
     """Why no configuration of the knobs fits the memory constraint, or None."""
     mem = memory(smallest(knobs, fixed), catalog, clients)
     if excess(mem, ram, share) <= 0:

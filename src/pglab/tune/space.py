@@ -39,9 +39,13 @@ _MEMORY: tuple[tuple[str, int], ...] = (
     ("B", 1),
 )
 _TIME_US: tuple[tuple[str, int], ...] = (
-    ("d", 86_400_000_000), ("h", 3_600_000_000), ("min", 60_000_000),
-    ("s", 1_000_000), ("ms", 1_000), ("us", 1),
-)  # fmt: skip
+    ("d", 86_400_000_000),
+    ("h", 3_600_000_000),
+    ("min", 60_000_000),
+    ("s", 1_000_000),
+    ("ms", 1_000),
+    ("us", 1),
+)
 _UNIT_BYTES = {"B": 1, "kB": 1024, "MB": MIB, "8kB": 8192, "16MB": 16 * MIB}
 _UNIT_US = {"us": 1, "ms": 1_000, "s": 1_000_000, "min": 60_000_000}
 
@@ -197,19 +201,25 @@ def resolve(
             )
             continue
         if any(settings.lookup(n, catalog) is defn for n in fixed):
-            problems.append(f"{where}{spec.name} is also set in [server.settings]: tune it or "
-                            "fix it, not both")  # fmt: skip
+            problems.append(
+                f"{where}{spec.name} is also set in [server.settings]: tune it or fix it, not both"
+            )
             continue
         if spec.choices:
-            bad = [p for c in spec.choices
-                   for p in settings.validate({spec.name: c}, catalog, where=where)]  # fmt: skip
+            bad = [
+                p
+                for c in spec.choices
+                for p in settings.validate({spec.name: c}, catalog, where=where)
+            ]
             problems += bad
             if not bad:
                 knobs.append(Knob(defn.name, defn, choices=spec.choices))
             continue
         if defn.vartype not in ("integer", "real"):
-            problems.append(f"{where}{spec.name} is a {defn.vartype} setting: give its values "
-                            f"as a list of choices{_choices_hint(defn)}")  # fmt: skip
+            problems.append(
+                f"{where}{spec.name} is a {defn.vartype} setting: give its values "
+                f"as a list of choices{_choices_hint(defn)}"
+            )
             continue
         bad = settings.validate({spec.name: str(spec.low)}, catalog, where=where + "min of ")
         bad += settings.validate({spec.name: str(spec.high)}, catalog, where=where + "max of ")

@@ -44,8 +44,12 @@ from pglab.jsonish import TomlTable
 
 LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
 # the run metric each objective is (tps: the run's own)
-OBJECTIVE_METRICS = {"p99": "latency_p99_ms", "nopm": "nopm", "geomean": "geomean_s",
-                     "tpse": "tpse"}  # fmt: skip
+OBJECTIVE_METRICS = {
+    "p99": "latency_p99_ms",
+    "nopm": "nopm",
+    "geomean": "geomean_s",
+    "tpse": "tpse",
+}
 
 
 def objective_value(objective: str, tps: float | None, metrics: dict[str, float]) -> float | None:
@@ -123,9 +127,12 @@ def _confirm_max(found: TomlTable, p: Problems, where: str) -> int | None:
         return None
     top, least = found["confirm_max"], found.get("confirm_repeats", DEFAULT_CONFIRM_REPEATS)
     if top < least:
-        p.add(where, f"confirm_max = {top} is below confirm_repeats = {least}: confirmation "
-                     "runs confirm_repeats rounds, then more up to confirm_max while "
-                     "undecided")  # fmt: skip
+        p.add(
+            where,
+            f"confirm_max = {top} is below confirm_repeats = {least}: confirmation "
+            "runs confirm_repeats rounds, then more up to confirm_max while "
+            "undecided",
+        )
     if least == 0:
         p.add(where, "confirm_max needs a confirmation: confirm_repeats is 0")
     return int(top)
@@ -144,8 +151,10 @@ def parse_tune(table: TomlTable, where: str = "[tune]") -> tuple[TuneSpec, list[
             knobs.append(knob)
     if "knobs" in found and not found["knobs"]:
         p.add(f"{where} knobs", "is empty: leave it out for the default knob set, or name some")
-    enqueue = [tuple(sorted((str(k), setting_text(v)) for k, v in run.items()))
-               for run in found.get("enqueue", [])]  # fmt: skip
+    enqueue = [
+        tuple(sorted((str(k), setting_text(v)) for k, v in run.items()))
+        for run in found.get("enqueue", [])
+    ]
     spec = TuneSpec(
         **{k: v for k, v in found.items() if k not in ("knobs", "enqueue", "confirm_max")},
         knobs=tuple(knobs),
@@ -165,8 +174,11 @@ def _knob(name: str, val: Any, p: Problems, where: str) -> KnobSpec | None:
             return None
         return KnobSpec(name, choices=tuple(dict.fromkeys(setting_text(v) for v in val)))
     if not isinstance(val, dict):
-        p.add(where, f'{name} = {val!r}: expected a range {{min = "…", max = "…", log = true}} '
-              "or a list of choices")  # fmt: skip
+        p.add(
+            where,
+            f'{name} = {val!r}: expected a range {{min = "…", max = "…", log = true}} '
+            "or a list of choices",
+        )
         return None
     p.unknown_keys(f"{where} {name}", val, KNOB_KEYS)
     missing = [k for k in ("min", "max") if k not in val]
@@ -201,15 +213,19 @@ def load(path: str | Path) -> tuple[Campaign, TuneSpec]:
 
 
 def parse(
-    doc: TomlTable, default_name: str, base_dir: Path | None = None,
+    doc: TomlTable,
+    default_name: str,
+    base_dir: Path | None = None,
     source_file: str | None = None,
-) -> tuple[Campaign, TuneSpec]:  # fmt: skip
+) -> tuple[Campaign, TuneSpec]:
     rest = {k: v for k, v in doc.items() if k != "tune"}
     table = doc.get("tune")
     problems: list[str] = []
     if not isinstance(table, dict):
-        problems.append("[tune]: missing: a tune file has a [tune] table (objective, trials, "
-                        "knobs); `pglab run` runs campaign files without one")  # fmt: skip
+        problems.append(
+            "[tune]: missing: a tune file has a [tune] table (objective, trials, "
+            "knobs); `pglab run` runs campaign files without one"
+        )
         table = {}
     spec, found = parse_tune(table)
     problems += found
@@ -219,8 +235,9 @@ def parse(
     if "storage_bench" in rest:
         problems.append("[storage_bench]: not run by pglab tune: use `pglab storage DIR`")
     if "repeats" in rest:
-        problems.append("repeats: a trial is one run; confirmation repeats are "
-                        "[tune] confirm_repeats")  # fmt: skip
+        problems.append(
+            "repeats: a trial is one run; confirmation repeats are [tune] confirm_repeats"
+        )
     camp: Campaign | None = None
     try:
         camp = campaigns.parse(rest, default_name, base_dir, source_file)
@@ -251,8 +268,9 @@ def parse(
             "file's phases run no kit",
             hint='add kit = "tpcc" to [workload], or use objective = "tps"',
         )
-    if spec.needs_p99 and any(ph.latency_log != "full" for ph in camp.variants[0].phases
-                              if ph.measured):  # fmt: skip
+    if spec.needs_p99 and any(
+        ph.latency_log != "full" for ph in camp.variants[0].phases if ph.measured
+    ):
         raise CampaignError(
             "a p99 objective or limit needs each transaction's latency: the measured phases "
             'have latency_log = "aggregate" or "off"',

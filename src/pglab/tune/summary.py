@@ -97,23 +97,35 @@ def to_json(s: TuneSummary) -> TuneJson:
     """The study as plain data (``pglab show NAME --json``)."""
     d = s.decision
     return {
-        "objective": s.spec.objective, "direction": s.spec.direction,
-        "p99_limit_ms": s.spec.p99_limit_ms, "sampler": s.spec.sampler, "budget": s.spec.trials,
+        "objective": s.spec.objective,
+        "direction": s.spec.direction,
+        "p99_limit_ms": s.spec.p99_limit_ms,
+        "sampler": s.spec.sampler,
+        "budget": s.spec.trials,
         "knobs": s.knobs,
-        "trials": [{**asdict(r), "best_so_far": b}
-                   for r, b in zip(s.records, s.best_so_far, strict=True)],
+        "trials": [
+            {**asdict(r), "best_so_far": b} for r, b in zip(s.records, s.best_so_far, strict=True)
+        ],
         "importance": s.importance,
-        "confirmation": None if d is None else [
-            {"label": r.label, "values": list(r.values), "median": r.median,
-             "within_limit": r.within_limit,
-             "comparison": asdict(r.comparison) if r.comparison else None,
-             "settings": dict(next((c.settings for c in s.candidates if c.label == r.label), ()))}
+        "confirmation": None
+        if d is None
+        else [
+            {
+                "label": r.label,
+                "values": list(r.values),
+                "median": r.median,
+                "within_limit": r.within_limit,
+                "comparison": asdict(r.comparison) if r.comparison else None,
+                "settings": dict(
+                    next((c.settings for c in s.candidates if c.label == r.label), ())
+                ),
+            }
             for r in d.rows
         ],
         "answer": None if d is None else d.text,
         "winner": None if d is None else d.winner,
         "snippet": s.snippet(),
-    }  # fmt: skip
+    }
 
 
 def of(store: Store, store_url: str, name: str) -> TuneSummary:
@@ -124,8 +136,10 @@ def of(store: Store, store_url: str, name: str) -> TuneSummary:
     try:
         study = optuna.load_study(study_name=name, storage=studies.storage(store_url))
     except KeyError as exc:
-        raise LabError(f"the store has runs of {name!r} but no tuning study of that name",
-                       hint="run `pglab tune FILE` again to make it") from exc  # fmt: skip
+        raise LabError(
+            f"the store has runs of {name!r} but no tuning study of that name",
+            hint="run `pglab tune FILE` again to make it",
+        ) from exc
     trials = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]
     records = tuple(record_of(t, []) for t in trials)
     best: list[float | None] = []
@@ -137,10 +151,17 @@ def of(store: Store, store_url: str, name: str) -> TuneSummary:
     importance, note = _importance(study, records)
     cands = tuple(Candidate.from_json(d) for d in study.user_attrs.get("candidates", []))
     return TuneSummary(
-        name, spec, records, tuple(best), dict(study.user_attrs.get("knobs", {})),
-        importance, note, cands, _decision(store, name, spec, cands, effect_of(camp)),
+        name,
+        spec,
+        records,
+        tuple(best),
+        dict(study.user_attrs.get("knobs", {})),
+        importance,
+        note,
+        cands,
+        _decision(store, name, spec, cands, effect_of(camp)),
         dict(study.user_attrs.get("pgtune", {})),
-    )  # fmt: skip
+    )
 
 
 def _importance(
@@ -158,8 +179,9 @@ def _importance(
     return {k: float(v) for k, v in found.items()}, f"PED-ANOVA (Optuna), over {ok} measured trials"
 
 
-def _decision(store: Store, name: str, spec: TuneSpec, cands: tuple[Candidate, ...],
-              effect_pct: float) -> Decision | None:  # fmt: skip
+def _decision(
+    store: Store, name: str, spec: TuneSpec, cands: tuple[Candidate, ...], effect_pct: float
+) -> Decision | None:
     if not cands:
         return None
     values, p99s = stored_values(store, name, [c.label for c in cands], spec.objective)

@@ -63,10 +63,18 @@ class TrialRecord:
 
 class TuneEvents(Protocol):
     def status(self, message: str) -> None: ...
-    def trial_started(self, number: int, source: str, settings: dict[str, str],
-                      done: int, budget: int) -> None: ...  # fmt: skip
-    def trial_finished(self, record: TrialRecord, best: TrialRecord | None, done: int,
-                       budget: int, eta_s: float | None, objective: str) -> None: ...  # fmt: skip
+    def trial_started(
+        self, number: int, source: str, settings: dict[str, str], done: int, budget: int
+    ) -> None: ...
+    def trial_finished(
+        self,
+        record: TrialRecord,
+        best: TrialRecord | None,
+        done: int,
+        budget: int,
+        eta_s: float | None,
+        objective: str,
+    ) -> None: ...
 
 
 @dataclass
@@ -118,8 +126,10 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
                 problems.append(f"{where}{n} is not one of the knobs")
         problems += pg_settings.validate(dict(asked), catalog, where=where)
     if any(ph.operation for ph in base.phases if ph.measured):
-        problems.append("[[phases]]: pglab tune measures pgbench phases (TPS, p99): give the "
-                        "maintenance operations measured = false")  # fmt: skip
+        problems.append(
+            "[[phases]]: pglab tune measures pgbench phases (TPS, p99): give the "
+            "maintenance operations measured = false"
+        )
     if problems:
         raise CampaignError(
             f"the [tune] table has {len(problems)} problem(s):\n  " + "\n  ".join(problems),
@@ -154,10 +164,12 @@ def _checkpoint_warning(
         longest = pg_settings.number(catalog["checkpoint_timeout"], text or "300") or 300.0
     if writes and seconds < 2 * longest:
         upto = space.text_of(catalog["checkpoint_timeout"], longest)
-        return [f"warning: a trial measures {seconds:g} s of a write workload, fewer than two "
-                f"checkpoint cycles (checkpoint_timeout up to {upto}): "
-                "configurations that put checkpoints off past the measurement look better than "
-                "they are; lengthen the measured phases or narrow checkpoint_timeout"]  # fmt: skip
+        return [
+            f"warning: a trial measures {seconds:g} s of a write workload, fewer than two "
+            f"checkpoint cycles (checkpoint_timeout up to {upto}): "
+            "configurations that put checkpoints off past the measurement look better than "
+            "they are; lengthen the measured phases or narrow checkpoint_timeout"
+        ]
     return []
 
 
@@ -170,8 +182,10 @@ def locked(lab: Lab, name: str) -> Iterator[None]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise CampaignError(f"another pglab is tuning {name!r} in this lab",
-                                hint="wait for it, or `pglab watch` it") from exc  # fmt: skip
+            raise CampaignError(
+                f"another pglab is tuning {name!r} in this lab",
+                hint="wait for it, or `pglab watch` it",
+            ) from exc
         yield
 
 
@@ -194,13 +208,18 @@ def record_of(t: optuna.trial.FrozenTrial, knobs: list[Knob]) -> TrialRecord:
     a = t.user_attrs
     outcome = a.get(studies.OUTCOME) or ("running" if t.state == TrialState.RUNNING else "waiting")
     return TrialRecord(
-        number=t.number, source=a.get(studies.SOURCE, "sampler"), outcome=outcome,
+        number=t.number,
+        source=a.get(studies.SOURCE, "sampler"),
+        outcome=outcome,
         settings=a.get("settings") or space.settings_of(knobs, t.params),
         value=t.value if t.state == TrialState.COMPLETE else None,
-        tps=a.get("tps"), p99_ms=a.get("p99_ms"),
-        feasible=studies.violation(t) <= 0, run_id=a.get("run_id"), error=a.get("error"),
+        tps=a.get("tps"),
+        p99_ms=a.get("p99_ms"),
+        feasible=studies.violation(t) <= 0,
+        run_id=a.get("run_id"),
+        error=a.get("error"),
         seconds=(t.duration.total_seconds() if t.duration else 0.0),
-    )  # fmt: skip
+    )
 
 
 def best_of(records: list[TrialRecord], direction: str) -> TrialRecord | None:
@@ -214,8 +233,9 @@ def best_of(records: list[TrialRecord], direction: str) -> TrialRecord | None:
 class Search:
     """Runs the trials still to do within the budget, resuming a stored study."""
 
-    def __init__(self, lab: Lab, store: Store, store_url: str, setup: Setup,
-                 events: TuneEvents) -> None:  # fmt: skip
+    def __init__(
+        self, lab: Lab, store: Store, store_url: str, setup: Setup, events: TuneEvents
+    ) -> None:
         self.lab, self.store, self.setup, self.events = lab, store, setup, events
         self.study, self.new = studies.open_study(store_url, setup.campaign.name, setup.spec)
 
@@ -224,8 +244,11 @@ class Search:
         return self.setup.knobs
 
     def records(self) -> list[TrialRecord]:
-        return [record_of(t, self.knobs) for t in self.study.get_trials(deepcopy=False)
-                if t.state != TrialState.WAITING]  # fmt: skip
+        return [
+            record_of(t, self.knobs)
+            for t in self.study.get_trials(deepcopy=False)
+            if t.state != TrialState.WAITING
+        ]
 
     def start(self) -> None:
         camp = self.setup.campaign
@@ -239,15 +262,19 @@ class Search:
             )
         knobs = {k.name: k.describe() for k in self.knobs}
         if before is not None and self.study.user_attrs.get("knobs") != knobs:
-            self.events.status("warning: the knobs changed since the study began; the trials "
-                               "before keep the ranges they were drawn from")  # fmt: skip
+            self.events.status(
+                "warning: the knobs changed since the study began; the trials "
+                "before keep the ranges they were drawn from"
+            )
         campaign_run.clean_up(self.lab, camp, self.events.status)  # as `pglab run` does
         campaign_run.record(self.store, camp)
         dead = studies.recover(self.study)
         if dead:
             numbers = ", ".join(map(str, dead))
-            self.events.status(f"resuming: trial(s) {numbers} of a pglab that stopped were "
-                               "marked failed (interrupted) and queued again")  # fmt: skip
+            self.events.status(
+                f"resuming: trial(s) {numbers} of a pglab that stopped were "
+                "marked failed (interrupted) and queued again"
+            )
         if self.new:
             self._enqueue_first()
         self.study.set_user_attr("point", point)
@@ -303,9 +330,14 @@ class Search:
                     continue
                 infeasible = 0
                 records = self.records()
-                self.events.trial_finished(rec, best_of(records, spec.direction), done + 1,
-                                           spec.trials, self._eta(records, done + 1),
-                                           spec.objective)  # fmt: skip
+                self.events.trial_finished(
+                    rec,
+                    best_of(records, spec.direction),
+                    done + 1,
+                    spec.trials,
+                    self._eta(records, done + 1),
+                    spec.objective,
+                )
         finally:
             executor.close()
         return self.records()
@@ -327,8 +359,9 @@ class Search:
         values = space.settings_of(self.knobs, trial.params)
         trial.set_user_attr(studies.SOURCE, source)
         trial.set_user_attr("settings", values)
-        mem = constraints.memory({**dict(setup.base.server.settings), **values}, setup.catalog,
-                                 setup.clients)  # fmt: skip
+        mem = constraints.memory(
+            {**dict(setup.base.server.settings), **values}, setup.catalog, setup.clients
+        )
         over = constraints.excess(mem, setup.ram, setup.spec.memory_share)
         if over > 0:
             trial.set_user_attr(studies.OUTCOME, "infeasible")
@@ -337,13 +370,17 @@ class Search:
             with studies.quiet():
                 self.study.tell(trial, state=TrialState.PRUNED)
             if source != "sampler":
-                self.events.status(f"warning: the {source} configuration is over the memory "
-                                   f"constraint ({mem.text()}); not run")  # fmt: skip
+                self.events.status(
+                    f"warning: the {source} configuration is over the memory "
+                    f"constraint ({mem.text()}); not run"
+                )
             return self._frozen(trial)
         run = dataclasses.replace(
-            setup.base, variant=f"trial {trial.number}", repeat=1,
+            setup.base,
+            variant=f"trial {trial.number}",
+            repeat=1,
             server=setup.base.server.with_settings(values),
-        )  # fmt: skip
+        )
         executor.events.run_started(run, done + 1, setup.spec.trials)
         self.events.trial_started(trial.number, source, values, done, setup.spec.trials)
         result, p99 = with_p99(executor.run_one(run, setup.binaries))
@@ -368,10 +405,12 @@ class Search:
             objective = setup.spec.objective
             value = p99 if objective == "p99" else objective_value(objective, tps, result.metrics)
             if value is None:
-                raise CampaignError("the run logged no transaction latencies for the p99 "
-                                    "objective" if setup.spec.objective == "p99" else
-                                    f"the run gave no {setup.spec.objective}: its phases ran no "
-                                    "kit that has it")  # fmt: skip
+                raise CampaignError(
+                    "the run logged no transaction latencies for the p99 objective"
+                    if setup.spec.objective == "p99"
+                    else f"the run gave no {setup.spec.objective}: its phases ran no "
+                    "kit that has it"
+                )
             with studies.quiet():
                 self.study.tell(trial, value)
         return self._frozen(trial)

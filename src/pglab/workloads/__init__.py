@@ -35,43 +35,113 @@ REGISTRY: dict[str, Workload] = {
     w.kind: w
     for w in (
         Workload(
-            "maintenance", MaintenanceOperation, (maintenance_metrics.operation_metrics,), None,
-            (Figure("MB/s", "tps", "MB/s", items=("elapsed_s", "bytes", "workers_launched",
-                    "wal_bytes", "tuples_s", "io_read_mb_s", "leader_cpu_pct",
-                    "workers_cpu_pct")),),
+            "maintenance",
+            MaintenanceOperation,
+            (maintenance_metrics.operation_metrics,),
+            None,
+            (
+                Figure(
+                    "MB/s",
+                    "tps",
+                    "MB/s",
+                    items=(
+                        "elapsed_s",
+                        "bytes",
+                        "workers_launched",
+                        "wal_bytes",
+                        "tuples_s",
+                        "io_read_mb_s",
+                        "leader_cpu_pct",
+                        "workers_cpu_pct",
+                    ),
+                ),
+            ),
         ),
         Workload(
-            "tpcc", KitPgbench, (kits_metrics.kit_metrics, pacing_metrics.pacing_metrics),
             "tpcc",
-            (Figure("NOPM", "nopm", "transactions/min", items=(*_KIT_ITEMS, "nopm_pgbench",
-                    "delivery_skipped_pct", "nopm_bound", "rt_over_limit")),),
+            KitPgbench,
+            (kits_metrics.kit_metrics, pacing_metrics.pacing_metrics),
+            "tpcc",
+            (
+                Figure(
+                    "NOPM",
+                    "nopm",
+                    "transactions/min",
+                    items=(
+                        *_KIT_ITEMS,
+                        "nopm_pgbench",
+                        "delivery_skipped_pct",
+                        "nopm_bound",
+                        "rt_over_limit",
+                    ),
+                ),
+            ),
         ),
-        Workload("ycsb", KitPgbench, (kits_metrics.kit_metrics,), "ycsb",
-                 (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),)),
         Workload(
-            "tpce", KitPgbench, (kits_metrics.kit_metrics,), "tpce",
-            (Figure("tpsE", "tpse", _TPS, items=("tpse_pgbench", "results_idle_pct",
-                    "rollback_pct", "inconsistent")),),
-        ),
-        Workload("sysbench", Sysbench, (sysbench_metrics.sysbench_metrics,), "sysbench",
-                 (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
-                 fingerprint=sysbench.fingerprint),
-        Workload(
-            "replay", Replay, (replay_metrics.replay_metrics,), "replay",
-            (Figure("statements/active s", "tps", "statements/s",
-                    items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE)),),
+            "ycsb",
+            KitPgbench,
+            (kits_metrics.kit_metrics,),
+            "ycsb",
+            (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
         ),
         Workload(
-            "tpch", TpchPower, (tpch_metrics.tpch_metrics,), "tpch",
-            (Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
-             Figure("QthH", "tps", "QthH", items=("throughput", "timeouts"))),
-            plans=PlanReader(tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape,
-                             tpch_plans.parse),
+            "tpce",
+            KitPgbench,
+            (kits_metrics.kit_metrics,),
+            "tpce",
+            (
+                Figure(
+                    "tpsE",
+                    "tpse",
+                    _TPS,
+                    items=("tpse_pgbench", "results_idle_pct", "rollback_pct", "inconsistent"),
+                ),
+            ),
         ),
-        Workload("pgbench", pgbench_runner.runner, (), None,
-                 (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),)),
+        Workload(
+            "sysbench",
+            Sysbench,
+            (sysbench_metrics.sysbench_metrics,),
+            "sysbench",
+            (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
+            fingerprint=sysbench.fingerprint,
+        ),
+        Workload(
+            "replay",
+            Replay,
+            (replay_metrics.replay_metrics,),
+            "replay",
+            (
+                Figure(
+                    "statements/active s",
+                    "tps",
+                    "statements/s",
+                    items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
+                ),
+            ),
+        ),
+        Workload(
+            "tpch",
+            TpchPower,
+            (tpch_metrics.tpch_metrics,),
+            "tpch",
+            (
+                Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
+                Figure("QthH", "tps", "QthH", items=("throughput", "timeouts")),
+            ),
+            plans=PlanReader(
+                tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
+            ),
+        ),
+        Workload(
+            "pgbench",
+            pgbench_runner.runner,
+            (),
+            None,
+            (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),),
+        ),
     )
-}  # fmt: skip
+}
 
 
 def kind_of(phase: PhaseSpec) -> str:

@@ -44,8 +44,10 @@ def shaped(text: str, shape: Shape = YCSB_SHAPE) -> str:
     columns, a value per field, one field updated by ``:field``, and the last field's number."""
     fields, length = shape
     value = "ycsb_value()" if length == YCSB_SHAPE[1] else f"ycsb_value({length})"
-    updates = ",\n".join(f"    field{i} = CASE WHEN :field = {i} THEN {value} ELSE field{i} END"
-                         for i in range(fields))  # fmt: skip
+    updates = ",\n".join(
+        f"    field{i} = CASE WHEN :field = {i} THEN {value} ELSE field{i} END"
+        for i in range(fields)
+    )
     return (
         text.replace("@FIELD_COLUMNS@", ", ".join(f"field{i} text" for i in range(fields)))
         .replace("@FIELD_VALUES@", ", ".join([value] * fields))

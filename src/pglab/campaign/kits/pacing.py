@@ -34,21 +34,44 @@ TERMINALS_PER_WAREHOUSE = 10  # clause 4.2.2
 SPEC_THINK_S = 12.0  # New-Order's mean think time: what ``think_time`` sets
 CAP = 10.0  # each think time is truncated at 10 × its mean (clause 5.2.5.4)
 # clause 5.2.5.2 and 5.2.5.4: minimum keying time and mean think time, seconds, by script
-KEYING_S = {"new_order": 18.0, "new_order_rollback": 18.0, "payment": 3.0,
-            "order_status": 2.0, "delivery": 2.0, "stock_level": 2.0}  # fmt: skip
-THINK_S = {"new_order": 12.0, "new_order_rollback": 12.0, "payment": 12.0,
-           "order_status": 10.0, "delivery": 5.0, "stock_level": 5.0}  # fmt: skip
+KEYING_S = {
+    "new_order": 18.0,
+    "new_order_rollback": 18.0,
+    "payment": 3.0,
+    "order_status": 2.0,
+    "delivery": 2.0,
+    "stock_level": 2.0,
+}
+THINK_S = {
+    "new_order": 12.0,
+    "new_order_rollback": 12.0,
+    "payment": 12.0,
+    "order_status": 10.0,
+    "delivery": 5.0,
+    "stock_level": 5.0,
+}
 # clause 5.2.5.3: the 90th percentile of each type's response times, at most (seconds). The kit
 # runs Delivery at once, so its response is the whole delivery's (the deferred part's limit
 # is 80 s): the terminal's 5 s is the one checked, the stricter
-RESPONSE_LIMIT_S = {"new_order": 5.0, "payment": 5.0, "order_status": 5.0, "delivery": 5.0,
-                    "stock_level": 5.0}  # fmt: skip
+RESPONSE_LIMIT_S = {
+    "new_order": 5.0,
+    "payment": 5.0,
+    "order_status": 5.0,
+    "delivery": 5.0,
+    "stock_level": 5.0,
+}
 SPEC_NOPM_PER_WAREHOUSE = 12.86  # the specification's bound (clause 5.2.5.4's times)
 # what a script tells with its response time (debug()'s one integer: code × UNIT + µs), since
 # pgbench's threads write debug()'s "debug(script=N,command=M): " and its value apart, and
 # their writes interleave: only the value's line can be read whole
-CODES = {"new_order": 1, "new_order_rollback": 2, "payment": 3, "order_status": 4,
-         "delivery": 5, "stock_level": 6}  # fmt: skip
+CODES = {
+    "new_order": 1,
+    "new_order_rollback": 2,
+    "payment": 3,
+    "order_status": 4,
+    "delivery": 5,
+    "stock_level": 6,
+}
 UNIT = 10**12
 
 HOME = "\\set w_id random(1, :warehouses)\n"
@@ -94,8 +117,9 @@ def wrapped(stem: str, text: str) -> str:
     if not body.endswith("\n"):
         body += "\n"
     before = BEFORE.format(keying_us=round(KEYING_S[stem] * 1e6))
-    after = AFTER.format(code=CODES[stem], unit=UNIT, think_us=round(THINK_S[stem] * 1e6),
-                         cap=f"{CAP:.1f}")  # fmt: skip
+    after = AFTER.format(
+        code=CODES[stem], unit=UNIT, think_us=round(THINK_S[stem] * 1e6), cap=f"{CAP:.1f}"
+    )
     return before + body + after
 
 

@@ -14,12 +14,32 @@ QUERIES = tuple(range(1, 23))
 REGIONS = ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
 # the 25 nations and their regions (clause 4.2.3)
 NATIONS = (
-    ("ALGERIA", 0), ("ARGENTINA", 1), ("BRAZIL", 1), ("CANADA", 1), ("EGYPT", 4),
-    ("ETHIOPIA", 0), ("FRANCE", 3), ("GERMANY", 3), ("INDIA", 2), ("INDONESIA", 2),
-    ("IRAN", 4), ("IRAQ", 4), ("JAPAN", 2), ("JORDAN", 4), ("KENYA", 0), ("MOROCCO", 0),
-    ("MOZAMBIQUE", 0), ("PERU", 1), ("CHINA", 2), ("ROMANIA", 3), ("SAUDI ARABIA", 4),
-    ("VIETNAM", 2), ("RUSSIA", 3), ("UNITED KINGDOM", 3), ("UNITED STATES", 1),
-)  # fmt: skip
+    ("ALGERIA", 0),
+    ("ARGENTINA", 1),
+    ("BRAZIL", 1),
+    ("CANADA", 1),
+    ("EGYPT", 4),
+    ("ETHIOPIA", 0),
+    ("FRANCE", 3),
+    ("GERMANY", 3),
+    ("INDIA", 2),
+    ("INDONESIA", 2),
+    ("IRAN", 4),
+    ("IRAQ", 4),
+    ("JAPAN", 2),
+    ("JORDAN", 4),
+    ("KENYA", 0),
+    ("MOROCCO", 0),
+    ("MOZAMBIQUE", 0),
+    ("PERU", 1),
+    ("CHINA", 2),
+    ("ROMANIA", 3),
+    ("SAUDI ARABIA", 4),
+    ("VIETNAM", 2),
+    ("RUSSIA", 3),
+    ("UNITED KINGDOM", 3),
+    ("UNITED STATES", 1),
+)
 SEGMENTS = ("AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY", "HOUSEHOLD")
 TYPE_1 = ("STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO")
 TYPE_2 = ("ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED")
@@ -415,9 +435,28 @@ GROUP BY cntrycode ORDER BY cntrycode"""
 
 
 _MAKERS: dict[int, Callable[[random.Random], str]] = {
-    1: q1, 2: q2, 3: q3, 4: q4, 5: q5, 6: q6, 7: q7, 8: q8, 9: q9, 10: q10, 12: q12,
-    13: q13, 14: q14, 15: q15, 16: q16, 17: q17, 18: q18, 19: q19, 20: q20, 21: q21, 22: q22,
-}  # fmt: skip
+    1: q1,
+    2: q2,
+    3: q3,
+    4: q4,
+    5: q5,
+    6: q6,
+    7: q7,
+    8: q8,
+    9: q9,
+    10: q10,
+    12: q12,
+    13: q13,
+    14: q14,
+    15: q15,
+    16: q16,
+    17: q17,
+    18: q18,
+    19: q19,
+    20: q20,
+    21: q21,
+    22: q22,
+}
 
 
 def query(number: int, seed: int, scale: float) -> str:
@@ -444,9 +483,11 @@ QUERY_S_PER_SF = 3.7
 
 
 def estimated_seconds(
-    defines: tuple[tuple[str, str], ...], queries: tuple[int, ...], timeout: float | None,
+    defines: tuple[tuple[str, str], ...],
+    queries: tuple[int, ...],
+    timeout: float | None,
     streams: int = 1,
-) -> float:  # fmt: skip
+) -> float:
     """A power run's (or ``streams`` streams') and its plans' run's seconds at the scale
     factor the phase is told (streams share 2 CPUs: each one's queries take that much more)."""
     per_query = QUERY_S_PER_SF * float(dict(defines).get("scale factor", "1"))

@@ -130,8 +130,12 @@ def docs_table(tables: tuple[Table, ...] = TABLES) -> str:
     def row(*cells: str) -> None:
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
 
-    forms = {"table": "table", "array": "array of tables", "named": "tables by name",
-             "sub": "table"}  # fmt: skip
+    forms = {
+        "table": "table",
+        "array": "array of tables",
+        "named": "tables by name",
+        "sub": "table",
+    }
     for table in tables:
         if table.name:
             row(f"`{table.header}`", "", forms[table.form], "", table.doc)

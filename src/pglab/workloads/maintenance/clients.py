@@ -63,11 +63,26 @@ def argv(phase: PhaseSpec, client: Client, database: str, into: Path) -> list[st
             out += ["-Z", "0"]
         return out + ["-d", client.conninfo(database)]
     if op == "restore":
-        return [client.pg_restore, "-j", str(phase.jobs), "-d",
-                client.conninfo(RESTORE_DATABASE), str(into)]  # fmt: skip
+        return [
+            client.pg_restore,
+            "-j",
+            str(phase.jobs),
+            "-d",
+            client.conninfo(RESTORE_DATABASE),
+            str(into),
+        ]
     if op == "basebackup":
-        return [client.pg_basebackup, "-D", str(into), "-c", "fast", "-X", "stream",
-                "-d", client.conninfo(database)]  # fmt: skip
+        return [
+            client.pg_basebackup,
+            "-D",
+            str(into),
+            "-c",
+            "fast",
+            "-X",
+            "stream",
+            "-d",
+            client.conninfo(database),
+        ]
     raise ValueError(f"not a client operation: {op!r}")
 
 

@@ -62,8 +62,17 @@ PROGRESS_SQL = {
 # was told ("rate": at that rate; "history": from an earlier run of the same point), and with
 # history what is left of the whole operation, its later progress phases too (eta_all_s)
 PROGRESS_COLUMNS = [
-    "t", "phase", "done", "total", "pct", "unit", "rate", "eta_s", "eta_by", "eta_all_s"
-]  # fmt: skip
+    "t",
+    "phase",
+    "done",
+    "total",
+    "pct",
+    "unit",
+    "rate",
+    "eta_s",
+    "eta_by",
+    "eta_all_s",
+]
 WORKERS_SQL = "SELECT pid FROM pg_stat_activity WHERE leader_pid = %(pid)s"
 # a partitioned table's leaves (pg_partition_tree has no rows for a plain table: its own size)
 SIZE_SQL = (

@@ -289,8 +289,9 @@ class Operation:
         cpu1 = cpu_seconds(leader) if leader is not None else None
         cpu = (
             (cpu1 - cpu0, sum(watcher.worker_cpu.values()))
-            if cpu0 is not None and cpu1 is not None else (None, None)
-        )  # fmt: skip
+            if cpu0 is not None and cpu1 is not None
+            else (None, None)
+        )
         self.conn.execute("SELECT pg_stat_force_next_flush()")  # as its transaction ends
         wal = int(self.conn.execute(WAL_BYTES_SQL, (lsn,)).fetchone()[0])  # type: ignore[index]
         io1 = self._io_read(io_sql)  # the workers flushed their statistics as they exited

@@ -30,7 +30,7 @@ class MaintenanceOperation(NothingAfter):
             pg_basebackup=c.binaries.exe("pg_basebackup"),
             conninfo=c.server.client_conninfo,
             workdir=c.workdir,
-            env=dict(c.server.pgbench_env() or {}),
+            env=dict(c.server.client_env() or {}),
         )
         prior = c.prior(self.phase.name, self.iteration)
         self._op = stack.enter_context(

@@ -50,9 +50,12 @@ def window_seconds(duration: str | None, until: str | None) -> float | None:
         return seconds
     if until is not None:
         try:
-            at = datetime.combine(datetime.now().date(), datetime.strptime(until, "%H:%M:%S").time()
-                                  if until.count(":") == 2 else
-                                  datetime.strptime(until, "%H:%M").time())  # fmt: skip
+            at = datetime.combine(
+                datetime.now().date(),
+                datetime.strptime(until, "%H:%M:%S").time()
+                if until.count(":") == 2
+                else datetime.strptime(until, "%H:%M").time(),
+            )
         except ValueError as exc:
             raise WorkloadError(
                 f"--until {until!r} is not a time of day (HH:MM or HH:MM:SS)"
@@ -126,8 +129,9 @@ class ServerLog(LogSource):
         with self.server.connect(admin=True) as conn:
             while offset + len(out) < end:
                 n = min(READ_CHUNK, end - offset - len(out))
-                row = conn.execute("SELECT pg_read_binary_file(%s, %s, %s)",
-                                   (self.name, offset + len(out), n)).fetchone()  # fmt: skip
+                row = conn.execute(
+                    "SELECT pg_read_binary_file(%s, %s, %s)", (self.name, offset + len(out), n)
+                ).fetchone()
                 if not row or not row[0]:
                     break
                 out += bytes(row[0])
@@ -158,9 +162,15 @@ class Live:
     """A live capture's window: entered, the server logs what a replay needs; ``close``
     reads the window's log and puts the settings back (``__exit__`` does in any case)."""
 
-    def __init__(self, spec: ServerSpec, lab: Lab, log: Path | None,
-                 on_status: Callable[[str], None] = lambda msg: None,
-                 dump_to: Path | None = None, binaries: Binaries | None = None):  # fmt: skip
+    def __init__(
+        self,
+        spec: ServerSpec,
+        lab: Lab,
+        log: Path | None,
+        on_status: Callable[[str], None] = lambda msg: None,
+        dump_to: Path | None = None,
+        binaries: Binaries | None = None,
+    ):
         self.server = ExistingServer(spec, lab)
         self.dump_to = dump_to
         self.binaries = binaries
@@ -191,8 +201,10 @@ class Live:
     def open(self) -> None:
         s = self.server
         if self.dump_to is not None and self.dump_to.exists():  # before anything changes
-            raise WorkloadError(f"{self.dump_to} exists: pg_dump -Fd writes a new directory",
-                                hint="name a directory that does not exist yet")  # fmt: skip
+            raise WorkloadError(
+                f"{self.dump_to} exists: pg_dump -Fd writes a new directory",
+                hint="name a directory that does not exist yet",
+            )
         s.facts()  # reachable, 15 or later
         names = list(logfile.SETTINGS)
         refused = s.may_alter_system(names)
@@ -204,8 +216,12 @@ class Live:
             )
         self.source = log_source(s, self.log_path)
         with s.connect(admin=True) as conn:  # what the dump's owners and grants may name
-            self.roles = [r[0] for r in conn.execute(
-                "SELECT rolname FROM pg_roles WHERE rolname !~ '^pg_'").fetchall()]  # fmt: skip
+            self.roles = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT rolname FROM pg_roles WHERE rolname !~ '^pg_'"
+                ).fetchall()
+            ]
         self.on_status(f"setting the logging a replay needs on {s.where} (put back after)")
         s.alter_system(logfile.SETTINGS)
         self.offset = self.source.size()
@@ -215,8 +231,14 @@ class Live:
             snapshot = self.export_snapshot()
             dbname = str(s.reach.params.get("dbname") or "postgres")
             self.on_status(f"dumping database {dbname} as the window opens into {self.dump_to}")
-            self._dumping = dump.Dumping.start(self.binaries, s.reach.conninfo(dbname), dbname,
-                                               s.pgbench_env(), snapshot, self.dump_to)  # fmt: skip
+            self._dumping = dump.Dumping.start(
+                self.binaries,
+                s.reach.conninfo(dbname),
+                dbname,
+                s.client_env(),
+                snapshot,
+                self.dump_to,
+            )
 
     def export_snapshot(self) -> str:
         """A snapshot of the data as the window opens, held until ``release_snapshot`` (a
@@ -258,8 +280,9 @@ class Live:
             )
         text = self.source.read_from(self.offset, end).decode(errors="replace")
         try:
-            workload = workload_file.of(logfile.read(text), source=self.server.key,
-                                        dump=dump_path, roles=self.roles)  # fmt: skip
+            workload = workload_file.of(
+                logfile.read(text), source=self.server.key, dump=dump_path, roles=self.roles
+            )
             if dump_path is not None:
                 dump.check_matches(dumped_db, workload.data["databases"], Path(dump_path))
         except WorkloadError:

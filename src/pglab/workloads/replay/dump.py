@@ -27,13 +27,30 @@ class Dumping:
     dbname: str  # the database dumped
 
     @classmethod
-    def start(cls, binaries: Binaries, conninfo: str, dbname: str, env: dict[str, str],
-              snapshot: str, target: Path) -> Dumping:  # fmt: skip
+    def start(
+        cls,
+        binaries: Binaries,
+        conninfo: str,
+        dbname: str,
+        env: dict[str, str],
+        snapshot: str,
+        target: Path,
+    ) -> Dumping:
         if target.exists():
-            raise WorkloadError(f"{target} exists: pg_dump -Fd writes a new directory",
-                                hint="name a directory that does not exist yet")  # fmt: skip
-        argv = [binaries.exe("pg_dump"), "-Fd", "-f", str(target), f"--snapshot={snapshot}",
-                "--no-sync", "-d", conninfo]  # fmt: skip
+            raise WorkloadError(
+                f"{target} exists: pg_dump -Fd writes a new directory",
+                hint="name a directory that does not exist yet",
+            )
+        argv = [
+            binaries.exe("pg_dump"),
+            "-Fd",
+            "-f",
+            str(target),
+            f"--snapshot={snapshot}",
+            "--no-sync",
+            "-d",
+            conninfo,
+        ]
         # its session named as pglab's own: not captured (logfile.OWN_APPLICATION)
         env = {**env, "PGAPPNAME": OWN_APPLICATION}
         proc = procs.spawn(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -46,8 +63,9 @@ class Dumping:
         finally:
             procs.terminate(self.proc)
         if self.proc.returncode != 0:
-            raise WorkloadError(f"pg_dump failed (exit {self.proc.returncode}): "
-                                f"{procs.tail(err or '')}")  # fmt: skip
+            raise WorkloadError(
+                f"pg_dump failed (exit {self.proc.returncode}): {procs.tail(err or '')}"
+            )
         self.target.chmod(0o700)  # it holds the data
         return self.dbname
 
@@ -56,13 +74,18 @@ def database_of(binaries: Binaries, dump: Path) -> str:
     """The database a ``pg_dump`` archive was made of (``pg_restore -l``'s header)."""
     if not dump.exists():
         raise WorkloadError(f"no dump {dump}")
-    done = procs.run([binaries.exe("pg_restore"), "-l", str(dump)], timeout=600, check=False,
-                     what="pg_restore -l")  # fmt: skip
+    done = procs.run(
+        [binaries.exe("pg_restore"), "-l", str(dump)],
+        timeout=600,
+        check=False,
+        what="pg_restore -l",
+    )
     found = _DBNAME.search(done.stdout)
     if done.returncode != 0 or found is None:
-        raise WorkloadError(f"{dump} is not a pg_dump archive pg_restore reads: "
-                            f"{procs.tail(done.stderr)}",
-                            hint="make it with pg_dump -Fd (or --with-dump)")  # fmt: skip
+        raise WorkloadError(
+            f"{dump} is not a pg_dump archive pg_restore reads: {procs.tail(done.stderr)}",
+            hint="make it with pg_dump -Fd (or --with-dump)",
+        )
     return found.group(1).strip()
 
 

@@ -69,13 +69,17 @@ class Divergence:
     def said(self) -> str:
         if not self.count:
             return "no divergence: every statement failed or succeeded as in the capture"
-        line = (f"{self.count:,} statement(s) ({100 * self.share:.2f}%) diverged: "
-                f"{sum(c['count'] for c in self.failed_in_replay_only):,} failed only in the "
-                f"replay, {sum(c['count'] for c in self.failed_in_capture_only):,} only in "
-                "the capture")  # fmt: skip
+        line = (
+            f"{self.count:,} statement(s) ({100 * self.share:.2f}%) diverged: "
+            f"{sum(c['count'] for c in self.failed_in_replay_only):,} failed only in the "
+            f"replay, {sum(c['count'] for c in self.failed_in_capture_only):,} only in "
+            "the capture"
+        )
         if self.marked:
-            line += (f"; above {100 * self.threshold:g}%: the replay did other work than the "
-                     "capture, its timing is not comparable")  # fmt: skip
+            line += (
+                f"; above {100 * self.threshold:g}%: the replay did other work than the "
+                "capture, its timing is not comparable"
+            )
         return line
 
 
@@ -113,8 +117,15 @@ def prepare(connect: Connect, workload: Workload) -> None:
         conn.execute("SELECT pg_stat_statements_reset()")
 
 
-def run(workload: Workload, host: str, port: int, workdir: Path, speed: float = 1.0,
-        timeout: float | None = None, env: dict[str, str] | None = None) -> str:  # fmt: skip
+def run(
+    workload: Workload,
+    host: str,
+    port: int,
+    workdir: Path,
+    speed: float = 1.0,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """pgreplay of the workload against ``host``:``port`` at ``speed``; its output. A replay
     still running at ``timeout`` (default: four times the window, plus a minute) is stopped
     and refused (a CommandError that says why it can happen)."""
@@ -163,8 +174,9 @@ def class_times(connect: Connect, workload: Workload) -> tuple[float, list[Class
             (workload.data["users"],),
         ).fetchall()
     total = sum(float(t) for _, _, t in rows)
-    top = [ClassTime(q, int(c), float(t), float(t) / max(int(c), 1))
-           for q, c, t in rows[:TOP_CLASSES]]  # fmt: skip
+    top = [
+        ClassTime(q, int(c), float(t), float(t) / max(int(c), 1)) for q, c, t in rows[:TOP_CLASSES]
+    ]
     return total, top
 
 
@@ -175,12 +187,12 @@ def replay_errors(server_log: str) -> Counter[str]:
     """The statements that failed on the target, per class, from its log of the replay
     (``ERROR`` followed by its ``STATEMENT``: log_min_error_statement = 'error', the
     default; English messages)."""
-    return Counter(class_of(m.group(1).replace("\n\t", "\n")) for m in
-                   _ERROR.finditer(server_log))  # fmt: skip
+    return Counter(class_of(m.group(1).replace("\n\t", "\n")) for m in _ERROR.finditer(server_log))
 
 
-def divergence(workload: Workload, failed_in_replay: Counter[str],
-               threshold: float = DIVERGENCE_THRESHOLD) -> Divergence:  # fmt: skip
+def divergence(
+    workload: Workload, failed_in_replay: Counter[str], threshold: float = DIVERGENCE_THRESHOLD
+) -> Divergence:
     captured: Counter[str] = Counter()
     for s in workload.sessions:
         for e in s.entries:
@@ -196,10 +208,17 @@ def divergence(workload: Workload, failed_in_replay: Counter[str],
     )
 
 
-def replay(workload: Workload, connect: Connect, host: str, port: int, workdir: Path,
-           server_log: Callable[[], str], speed: float = 1.0,
-           threshold: float = DIVERGENCE_THRESHOLD,
-           env: dict[str, str] | None = None) -> ReplayResult:  # fmt: skip
+def replay(
+    workload: Workload,
+    connect: Connect,
+    host: str,
+    port: int,
+    workdir: Path,
+    server_log: Callable[[], str],
+    speed: float = 1.0,
+    threshold: float = DIVERGENCE_THRESHOLD,
+    env: dict[str, str] | None = None,
+) -> ReplayResult:
     """``prepare``, ``run``, then what the target says: its statement times and the log's
     errors (``server_log`` gives the target's log written since ``prepare``)."""
     prepare(connect, workload)

@@ -35,11 +35,29 @@ _LINE = re.compile(
     r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)(?: [^|]*)?\|([^|]*)\|([^|]*)\|([^|]*)\|"
     r"([^:|]{1,20}):  (.*)$"
 )
-ENGLISH = frozenset({
-    "LOG", "ERROR", "FATAL", "PANIC", "WARNING", "NOTICE", "INFO", "DETAIL", "HINT",
-    "STATEMENT", "CONTEXT", "QUERY", "LOCATION", "DEBUG", "DEBUG1", "DEBUG2", "DEBUG3",
-    "DEBUG4", "DEBUG5",
-})  # fmt: skip
+ENGLISH = frozenset(
+    {
+        "LOG",
+        "ERROR",
+        "FATAL",
+        "PANIC",
+        "WARNING",
+        "NOTICE",
+        "INFO",
+        "DETAIL",
+        "HINT",
+        "STATEMENT",
+        "CONTEXT",
+        "QUERY",
+        "LOCATION",
+        "DEBUG",
+        "DEBUG1",
+        "DEBUG2",
+        "DEBUG3",
+        "DEBUG4",
+        "DEBUG5",
+    }
+)
 _AUTHORIZED = re.compile(r"connection authorized: user=(\S+)(?: database=(\S+))?(.*)$")
 _EXECUTE = re.compile(r"execute ([^:]+): ", re.DOTALL)
 OWN_APPLICATION = "pglab"  # pglab's own sessions (postgres/reach.py), never captured
@@ -126,8 +144,9 @@ def read(text: str, since: datetime | None = None) -> Parsed:
             last[sid].error = message
     _check_settings(records, sessions)
     duration = (records[-1][0] - start).total_seconds()
-    return Parsed(start, max(duration, 0.0), list(sessions.values()), len(unknown),
-                  len(records) + foreign)  # fmt: skip
+    return Parsed(
+        start, max(duration, 0.0), list(sessions.values()), len(unknown), len(records) + foreign
+    )
 
 
 Record = tuple[datetime, str, str, str, str, str]
@@ -160,8 +179,14 @@ def _records(text: str) -> tuple[list[Record], int]:
 _CSV_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [^,|]*)?,")
 # csvlog's columns (the same from PostgreSQL 9.0 on; 13 and 14 added three at the end)
 _CSV_TIME, _CSV_USER, _CSV_DB, _CSV_SESSION, _CSV_SEVERITY, _CSV_MESSAGE, _CSV_DETAIL = (
-    0, 1, 2, 5, 11, 13, 14,
-)  # fmt: skip
+    0,
+    1,
+    2,
+    5,
+    11,
+    13,
+    14,
+)
 
 
 def is_csv(text: str) -> bool:

@@ -9,8 +9,16 @@ from pglab.records import PhaseResult
 from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 
 # a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
-REPLAY_FIGURES = ("replay_s", "lag_s", "statements_s", "errors", "exec_ms", "active_ms",
-                  "divergence_pct", "marked")  # fmt: skip
+REPLAY_FIGURES = (
+    "replay_s",
+    "lag_s",
+    "statements_s",
+    "errors",
+    "exec_ms",
+    "active_ms",
+    "divergence_pct",
+    "marked",
+)
 # the run's own (pglab show's columns): the total execution time, the active time a
 # commit's flush shows in, the lag, the divergence, the replay's own statements/s
 REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statements_s")

@@ -25,16 +25,23 @@ def log_for(workload: Workload) -> str:
     events: list[tuple[float, int, str]] = []
     for n, s in enumerate(workload.sessions):
         pre = f"{s.user}|{s.database}|{s.id}|"
-        events.append((s.start, n, f"{pre}LOG:  connection authorized: user={s.user} "
-                                   f"database={s.database}"))  # fmt: skip
+        events.append(
+            (s.start, n, f"{pre}LOG:  connection authorized: user={s.user} database={s.database}")
+        )
         for e in s.entries:
             lines = [f"{pre}LOG:  {e.message}".replace("\n", "\n\t")]
             if e.detail is not None:
                 lines.append(f"{pre}DETAIL:  {e.detail}".replace("\n", "\n\t"))
             events.append((e.t, n, "\n".join(lines)))
         end = s.end if s.end is not None else workload.duration
-        events.append((end, n, f"{pre}LOG:  disconnection: session time: 0:00:00.000 "
-                               f"user={s.user} database={s.database} host=[local]"))  # fmt: skip
+        events.append(
+            (
+                end,
+                n,
+                f"{pre}LOG:  disconnection: session time: 0:00:00.000 "
+                f"user={s.user} database={s.database} host=[local]",
+            )
+        )
     events.sort(key=lambda ev: ev[0])  # stable: a session's own order kept at equal times
     out = []
     for t, _n, text in events:

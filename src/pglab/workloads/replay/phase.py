@@ -23,14 +23,30 @@ from pglab.workloads.replay import engine, workload_file
 SUMMARY_TABLE = "replay.summary"
 CLASSES_TABLE = "replay.classes"
 DIVERGENCE_TABLE = "replay.divergence"
-SUMMARY_COLUMNS = ["captured_s", "replay_s", "lag_s", "max_lag_s", "statements",
-                   "statements_s", "errors", "exec_ms", "active_ms", "diverged",
-                   "divergence_pct", "marked"]  # fmt: skip
+SUMMARY_COLUMNS = [
+    "captured_s",
+    "replay_s",
+    "lag_s",
+    "max_lag_s",
+    "statements",
+    "statements_s",
+    "errors",
+    "exec_ms",
+    "active_ms",
+    "diverged",
+    "divergence_pct",
+    "marked",
+]
 
 
-def run_phase(phase: PhaseSpec, iteration: int, conninfo: Callable[[str], str],
-              env: dict[str, str] | None, workdir: Path,
-              server_log: Callable[[], str]) -> PhaseResult:  # fmt: skip
+def run_phase(
+    phase: PhaseSpec,
+    iteration: int,
+    conninfo: Callable[[str], str],
+    env: dict[str, str] | None,
+    workdir: Path,
+    server_log: Callable[[], str],
+) -> PhaseResult:
     """Replay the phase's workload file on the server ``conninfo`` reaches (pglab's own
     sessions, in a database; pgreplay connects to its host and port as each session's user,
     to its database)."""
@@ -43,27 +59,59 @@ def run_phase(phase: PhaseSpec, iteration: int, conninfo: Callable[[str], str],
     info = conninfo_to_dict(conninfo(workload.data["databases"][0]))
     host, port = str(info.get("host") or "localhost"), int(str(info.get("port") or 5432))
     started, t0 = time.time(), time.monotonic()
-    r = engine.replay(workload, connect, host, port, workdir, server_log, speed=phase.speed,
-                      env=env)  # fmt: skip
+    r = engine.replay(
+        workload, connect, host, port, workdir, server_log, speed=phase.speed, env=env
+    )
     d = r.divergence
-    summary: TableJson = {"columns": SUMMARY_COLUMNS, "rows": [[
-        r.captured_s, r.replay_s, r.lag_s, r.max_lag_s, r.statements, r.statements_s,
-        r.errors, r.exec_ms, r.active_ms, d.count, 100 * d.share, d.marked]]}  # fmt: skip
-    classes: TableJson = {"columns": ["statement", "calls", "total_ms", "mean_ms"],
-                          "rows": [[c.statement, c.calls, c.total_ms, c.mean_ms]
-                                   for c in r.classes]}  # fmt: skip
-    divergence: TableJson = {"columns": ["statement", "failed_in", "count"], "rows": [
-        *([c["statement"], "replay", c["count"]] for c in d.failed_in_replay_only),
-        *([c["statement"], "capture", c["count"]] for c in d.failed_in_capture_only)]}  # fmt: skip
+    summary: TableJson = {
+        "columns": SUMMARY_COLUMNS,
+        "rows": [
+            [
+                r.captured_s,
+                r.replay_s,
+                r.lag_s,
+                r.max_lag_s,
+                r.statements,
+                r.statements_s,
+                r.errors,
+                r.exec_ms,
+                r.active_ms,
+                d.count,
+                100 * d.share,
+                d.marked,
+            ]
+        ],
+    }
+    classes: TableJson = {
+        "columns": ["statement", "calls", "total_ms", "mean_ms"],
+        "rows": [[c.statement, c.calls, c.total_ms, c.mean_ms] for c in r.classes],
+    }
+    divergence: TableJson = {
+        "columns": ["statement", "failed_in", "count"],
+        "rows": [
+            *([c["statement"], "replay", c["count"]] for c in d.failed_in_replay_only),
+            *([c["statement"], "capture", c["count"]] for c in d.failed_in_capture_only),
+        ],
+    }
     # the run's figure: statements per second of the sessions' active time (the server's work,
     # commits' flushes included; at speed 1 the replay's own statements/s follows the capture)
     per_active_s = r.statements / (r.active_ms / 1000) if r.active_ms > 0 else r.statements_s
-    report = PgbenchReport(tps=per_active_s, transactions=r.statements, failed=r.errors,
-                           duration_s=r.replay_s, transaction_type=phase.script_label)  # fmt: skip
+    report = PgbenchReport(
+        tps=per_active_s,
+        transactions=r.statements,
+        failed=r.errors,
+        duration_s=r.replay_s,
+        transaction_type=phase.script_label,
+    )
     notes = [d.said()]
     return PhaseResult(
-        name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
-        elapsed_s=time.monotonic() - t0, argv=("pgreplay", "-s", f"{phase.speed:g}"),
-        report=report, output="\n".join([r.output, *notes]),
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=time.monotonic() - t0,
+        argv=("pgreplay", "-s", f"{phase.speed:g}"),
+        report=report,
+        output="\n".join([r.output, *notes]),
         tables={SUMMARY_TABLE: summary, CLASSES_TABLE: classes, DIVERGENCE_TABLE: divergence},
-    )  # fmt: skip
+    )

@@ -29,7 +29,10 @@ class Replay(NothingAfter):
         c = self.context
         offset = c.server.log_size()
         return replay.run_phase(
-            self.phase, self.iteration, c.server.client_conninfo, c.server.pgbench_env(),
+            self.phase,
+            self.iteration,
+            c.server.client_conninfo,
+            c.server.client_env(),
             c.workdir / f"{self.phase.name}-{self.iteration}-replay",
             lambda: c.server.log_since(offset),
-        )  # fmt: skip
+        )

@@ -119,8 +119,9 @@ def summary(parsed: Parsed) -> Summary:
     )
 
 
-def of(parsed: Parsed, source: str, dump: str | None = None,
-       roles: list[str] | None = None) -> Workload:  # fmt: skip
+def of(
+    parsed: Parsed, source: str, dump: str | None = None, roles: list[str] | None = None
+) -> Workload:
     """The workload file's document for what ``logfile.read`` made of a log."""
     if not any(s.entries for s in parsed.sessions):
         raise WorkloadError(
@@ -129,11 +130,16 @@ def of(parsed: Parsed, source: str, dump: str | None = None,
             "the window are not replayed: their state is unknown)",
         )
     sessions = [
-        SessionJson(id=s.id, user=s.user, database=s.database, start=round(s.start, 6),
-                    end=None if s.end is None else round(s.end, 6),
-                    entries=[(round(e.t, 6), e.message, e.detail, e.error) for e in s.entries])
+        SessionJson(
+            id=s.id,
+            user=s.user,
+            database=s.database,
+            start=round(s.start, 6),
+            end=None if s.end is None else round(s.end, 6),
+            entries=[(round(e.t, 6), e.message, e.detail, e.error) for e in s.entries],
+        )
         for s in parsed.sessions
-    ]  # fmt: skip
+    ]
     data = WorkloadJson(
         format=FORMAT,
         version=VERSION,

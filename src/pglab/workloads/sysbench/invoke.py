@@ -34,9 +34,16 @@ def argv_for(exe: str, phase: PhaseSpec, target: Target) -> list[str]:
     """sysbench's arguments; the dataset's tables and their size are the phase's defines
     (``planning/plan.py`` sets them from ``[dataset]``)."""
     told = dict(phase.defines)
-    argv = [exe, str(phase.test), *target.sysbench_args(), f"--tables={told['tables']}",
-            f"--table-size={told['table_size']}", f"--threads={phase.clients}",
-            "--report-interval=1", f"--percentile={PERCENTILE}"]  # fmt: skip
+    argv = [
+        exe,
+        str(phase.test),
+        *target.sysbench_args(),
+        f"--tables={told['tables']}",
+        f"--table-size={told['table_size']}",
+        f"--threads={phase.clients}",
+        "--report-interval=1",
+        f"--percentile={PERCENTILE}",
+    ]
     if phase.duration is not None:
         argv.append(f"--time={phase.duration}")
     else:
@@ -65,8 +72,15 @@ def run_phase(
     started, t0 = time.time(), time.monotonic()
     seconds: list[output.SysbenchSecond] = []
     lines: list[str] = []
-    proc = procs.spawn(argv, cwd=workdir, env=target.env(), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, cpus=cpus, limits=limits)  # fmt: skip
+    proc = procs.spawn(
+        argv,
+        cwd=workdir,
+        env=target.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cpus=cpus,
+        limits=limits,
+    )
     if on_spawn is not None:
         on_spawn(proc)
     limit = (phase.duration or 6 * 3600) * 2 + 120
@@ -91,24 +105,35 @@ def run_phase(
     text = "".join(lines)
     (workdir / "sysbench.stdout").write_text(text)
     if proc.returncode != 0:
-        raise PgbenchError(f"sysbench failed in phase {phase.name!r} (exit {proc.returncode}): "
-                           f"{procs.tail(text)}")  # fmt: skip
+        raise PgbenchError(
+            f"sysbench failed in phase {phase.name!r} (exit {proc.returncode}): {procs.tail(text)}"
+        )
     report = output.parse_report(text)
     return PhaseResult(
-        name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
-        elapsed_s=time.monotonic() - t0, argv=tuple(argv), report=as_pgbench(report, phase),
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=time.monotonic() - t0,
+        argv=tuple(argv),
+        report=as_pgbench(report, phase),
         progress=tuple(ProgressSample(t=s.t, tps=s.tps, failed=None) for s in seconds),
-        output=text, tables=tables_of(report, seconds, started),
-    )  # fmt: skip
+        output=text,
+        tables=tables_of(report, seconds, started),
+    )
 
 
 def as_pgbench(r: output.SysbenchReport, phase: PhaseSpec) -> PgbenchReport:
     """The figures every phase has (TPS, transactions, mean latency), from sysbench's."""
     return PgbenchReport(
-        tps=r.tps, transactions=r.transactions, latency_avg_ms=r.latency_avg_ms,
-        clients=phase.clients, threads=phase.clients, duration_s=r.total_time_s,
+        tps=r.tps,
+        transactions=r.transactions,
+        latency_avg_ms=r.latency_avg_ms,
+        clients=phase.clients,
+        threads=phase.clients,
+        duration_s=r.total_time_s,
         transaction_type=f"sysbench {phase.test}",
-    )  # fmt: skip
+    )
 
 
 def tables_of(

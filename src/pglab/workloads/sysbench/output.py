@@ -72,10 +72,18 @@ def parse_second(line: str) -> SysbenchSecond | None:
         return None
     g = m.groups()
     return SysbenchSecond(
-        t=float(g[0]), threads=int(g[1]), tps=float(g[2]), qps=float(g[3]),
-        reads_s=float(g[4]), writes_s=float(g[5]), other_s=float(g[6]), percentile=int(g[7]),
-        latency_ms=float(g[8]), errors_s=float(g[9]), reconnects_s=float(g[10]),
-    )  # fmt: skip
+        t=float(g[0]),
+        threads=int(g[1]),
+        tps=float(g[2]),
+        qps=float(g[3]),
+        reads_s=float(g[4]),
+        writes_s=float(g[5]),
+        other_s=float(g[6]),
+        percentile=int(g[7]),
+        latency_ms=float(g[8]),
+        errors_s=float(g[9]),
+        reconnects_s=float(g[10]),
+    )
 
 
 def _find(text: str, pattern: str) -> re.Match[str]:
@@ -105,14 +113,23 @@ def parse_report(text: str) -> SysbenchReport:
     reconnects, reconnects_s = rated("reconnects")
     pct = re.search(rf"^\s+(\d+)th percentile:\s+{_NUM}\s*$", text, re.M)
     return SysbenchReport(
-        reads=count("read"), writes=count("write"), other=count("other"), queries=queries,
-        transactions=transactions, tps=tps, qps=qps, errors=errors, errors_s=errors_s,
-        reconnects=reconnects, reconnects_s=reconnects_s,
+        reads=count("read"),
+        writes=count("write"),
+        other=count("other"),
+        queries=queries,
+        transactions=transactions,
+        tps=tps,
+        qps=qps,
+        errors=errors,
+        errors_s=errors_s,
+        reconnects=reconnects,
+        reconnects_s=reconnects_s,
         total_time_s=float(_find(text, rf"^\s+total time:\s+{_NUM}s\s*$").group(1)),
         events=count("total number of events"),
-        latency_min_ms=latency("min"), latency_avg_ms=latency("avg"),
+        latency_min_ms=latency("min"),
+        latency_avg_ms=latency("avg"),
         latency_max_ms=latency("max"),
         percentile=int(pct.group(1)) if pct else None,
         latency_pct_ms=float(pct.group(2)) if pct else None,
         latency_sum_ms=latency("sum"),
-    )  # fmt: skip
+    )

@@ -32,7 +32,12 @@ class Sysbench(NothingAfter):
         assert self._target is not None, "prepare first"
         c = self.context
         return sysbench.run_phase(
-            self.phase, self.iteration, self._target, c.workdir / f"{self.phase.name}-sysbench",
-            on_progress=c.on_progress, on_spawn=watch.set_pgbench, cpus=c.client_cpus,
+            self.phase,
+            self.iteration,
+            self._target,
+            c.workdir / f"{self.phase.name}-sysbench",
+            on_progress=c.on_progress,
+            on_spawn=watch.set_client,
+            cpus=c.client_cpus,
             limits=c.client_limits,
-        )  # fmt: skip
+        )

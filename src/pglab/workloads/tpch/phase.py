@@ -84,10 +84,15 @@ def run_phase(
         duration_s=elapsed,
     )
     return PhaseResult(
-        name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
-        elapsed_s=elapsed, argv=("tpch", "power", *map(str, queries)), report=report,
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=elapsed,
+        argv=("tpch", "power", *map(str, queries)),
+        report=report,
         tables={power.TABLE: table},
-    )  # fmt: skip
+    )
 
 
 def _throughput(
@@ -113,7 +118,12 @@ def _throughput(
         duration_s=elapsed,
     )
     return PhaseResult(
-        name=phase.name, iteration=iteration, measured=phase.measured, started_at=started,
-        elapsed_s=elapsed, argv=("tpch", "throughput", str(streams), *map(str, queries)),
-        report=report, tables={throughput.TABLE: throughput.as_table(found, seed)},
-    )  # fmt: skip
+        name=phase.name,
+        iteration=iteration,
+        measured=phase.measured,
+        started_at=started,
+        elapsed_s=elapsed,
+        argv=("tpch", "throughput", str(streams), *map(str, queries)),
+        report=report,
+        tables={throughput.TABLE: throughput.as_table(found, seed)},
+    )

@@ -60,9 +60,14 @@ def throughput_run(
                 return []
             order = order_of(queries, seed, stream)
             return power.power_run(
-                conn, order, seed + stream, scale, timeout_s,
-                lambda m: told(f"stream {stream}"), stop.is_set,
-            )  # fmt: skip
+                conn,
+                order,
+                seed + stream,
+                scale,
+                timeout_s,
+                lambda m: told(f"stream {stream}"),
+                stop.is_set,
+            )
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=streams, thread_name_prefix="pglab-tpch") as pool:
@@ -87,9 +92,12 @@ def as_table(found: Sequence[Sequence[power.QueryTime]], seed: int) -> TableJson
     """A row per stream and query, in each stream's order."""
     return {
         "columns": ["stream", "query", "seconds", "rows", "timed_out", "seed"],
-        "rows": [[s, t.number, t.seconds, t.rows, t.timed_out, seed + s]
-                 for s, times in enumerate(found) for t in times],
-    }  # fmt: skip
+        "rows": [
+            [s, t.number, t.seconds, t.rows, t.timed_out, seed + s]
+            for s, times in enumerate(found)
+            for t in times
+        ],
+    }
 
 
 def per_query(rows: Sequence[Sequence[Any]]) -> list[power.QueryTime]:
@@ -99,7 +107,8 @@ def per_query(rows: Sequence[Sequence[Any]]) -> list[power.QueryTime]:
     for row in rows:
         by.setdefault(int(row[1]), []).append(row)
     return [
-        power.QueryTime(n, sum(float(r[2]) for r in rs) / len(rs), None,
-                        any(bool(r[4]) for r in rs))
+        power.QueryTime(
+            n, sum(float(r[2]) for r in rs) / len(rs), None, any(bool(r[4]) for r in rs)
+        )
         for n, rs in sorted(by.items())
-    ]  # fmt: skip
+    ]

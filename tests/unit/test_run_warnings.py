@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pglab.analysis import derived
-from pglab.analysis.derived import Notice
+from pglab.analysis import run_facts, run_warnings
+from pglab.analysis.run_warnings import Notice
 from pglab.records import PgbenchReport
 from pglab.rows import PhaseRow, StoredRun
 
@@ -87,7 +87,7 @@ def test_scaling_efficiency_per_series() -> None:
                 rows.append(make_run(rid, f"{variant} clients={c} script=x", tps + k))
     rows.append(make_run(99, "a clients=16 script=x", status="failed"))
     rows.append(make_run(98, "a script=y"))  # no clients axis: left out
-    out = derived.scaling(rows)
+    out = run_facts.scaling(rows)
     assert list(out) == ["a script=x", "b script=x"]
     a = out["a script=x"]
     assert [p.clients for p in a] == [1, 2, 4]
@@ -102,7 +102,7 @@ def test_scaling_efficiency_per_series() -> None:
 def test_scaling_of_a_single_variant_label() -> None:
     rows = [make_run(1, "clients=1", 100.0), make_run(2, "clients=4", 200.0)]
     rows = [replace(r, variant="default") for r in rows]
-    out = derived.scaling(rows)
+    out = run_facts.scaling(rows)
     assert list(out) == ["default"] and out["default"][1].efficiency == pytest.approx(0.5)
 
 
@@ -119,7 +119,7 @@ def test_scaling_of_a_single_variant_label() -> None:
     ],
 )
 def test_cache_regime(scale: int, settings: dict[str, str], regime: str) -> None:
-    r = derived.cache_regime(make_run(1, "a", scale=scale, settings=settings))
+    r = run_facts.cache_regime(make_run(1, "a", scale=scale, settings=settings))
     assert r is not None and r.regime == regime and not r.data_measured
     assert r.data_bytes == scale * 15 * 2**20
 
@@ -128,7 +128,7 @@ def test_cache_regime_prefers_what_the_server_and_the_store_say() -> None:
     run = make_run(1, "a", scale=1, settings={"shared_buffers": "2GB"})
     run.fingerprint["settings"]["shared_buffers"] = {"setting": "1024", "unit": "8kB"}
     run.fingerprint["database_bytes"] = 20 * 2**20
-    r = derived.cache_regime(run)
+    r = run_facts.cache_regime(run)
     assert r.shared_buffers_bytes == 8 * 2**20 and r.data_bytes == 20 * 2**20
     assert r.data_measured and r.regime == "in OS cache"
     assert "data set 20 MiB, shared_buffers 8 MiB" in r.describe()
@@ -139,69 +139,69 @@ def test_cache_regime_reads_the_servers_memory_limit() -> None:
     larger than it is neither in shared_buffers (the in-memory warning is off) nor in the OS
     cache, however much RAM the machine has."""
     run = make_run(1, "a", scale=3)  # ~45 MiB, in the default 128 MiB of shared_buffers
-    assert kinds(derived.run_notices(run)) == ["in-memory"]
+    assert kinds(run_warnings.run_notices(run)) == ["in-memory"]
     run.fingerprint["memory_limit"] = {"bytes": 32 * 2**20, "cgroup": "/sys/fs/cgroup/x"}
-    r = derived.cache_regime(run)
+    r = run_facts.cache_regime(run)
     assert r is not None and r.regime == "larger than its memory limit"
     assert r.describe().endswith(", memory limit 32 MiB: larger than its memory limit")
-    assert derived.run_notices(run) == []
+    assert run_warnings.run_notices(run) == []
     run.fingerprint["memory_limit"]["bytes"] = 4 * 2**30  # above the data set and buffers
-    assert derived.cache_regime(run).regime == "in shared_buffers"
+    assert run_facts.cache_regime(run).regime == "in shared_buffers"
     big = make_run(1, "a", scale=100)  # 1.5 GiB: in the OS cache of 8 GiB, not of 1 GiB
     big.fingerprint["memory_limit"] = {"bytes": 2**30}
-    assert derived.cache_regime(big).regime == "larger than its memory limit"
+    assert run_facts.cache_regime(big).regime == "larger than its memory limit"
     big.fingerprint["memory_limit"] = {"bytes": 2 * 2**30}
-    assert derived.cache_regime(big).regime == "in OS cache"
+    assert run_facts.cache_regime(big).regime == "in OS cache"
 
 
 def test_checkpoint_timeout_units() -> None:
-    assert derived.checkpoint_timeout_s(make_run(1, "a")) == 300
-    assert derived.checkpoint_timeout_s(make_run(1, "a", settings={"checkpoint_timeout": "30s"}))
-    assert derived.checkpoint_timeout_s(
+    assert run_facts.checkpoint_timeout_s(make_run(1, "a")) == 300
+    assert run_facts.checkpoint_timeout_s(make_run(1, "a", settings={"checkpoint_timeout": "30s"}))
+    assert run_facts.checkpoint_timeout_s(
         make_run(1, "a", settings={"checkpoint_timeout": "1min"})
     ) == 60  # fmt: skip
     run = make_run(1, "a")
     run.fingerprint["settings"]["checkpoint_timeout"] = {"setting": "900", "unit": "s"}
-    assert derived.checkpoint_timeout_s(run) == 900
+    assert run_facts.checkpoint_timeout_s(run) == 900
 
 
 # -- run notices -------------------------------------------------------------------------------
 
 
 def test_a_clean_run_has_no_notice() -> None:
-    assert derived.run_notices(make_run(1, "a", progress=[1000.0] * 30, pgbench_cpu=40)) == []
+    assert run_warnings.run_notices(make_run(1, "a", progress=[1000.0] * 30, pgbench_cpu=40)) == []
 
 
 def test_failed_run_says_its_first_error_line() -> None:
-    n = derived.run_notices(make_run(7, "a", status="failed", error="boom\nmore"))
+    n = run_warnings.run_notices(make_run(7, "a", status="failed", error="boom\nmore"))
     assert n == [Notice("failed", "a", 7, "run 7 failed: boom")]
 
 
 def test_drift_within_a_run() -> None:
     rng = np.random.default_rng(1)
     rising = [1000 * (1 + 0.005 * i) + e for i, e in enumerate(rng.normal(0, 10, 60))]
-    n = derived.run_notices(make_run(1, "a", progress=rising))
+    n = run_warnings.run_notices(make_run(1, "a", progress=rising))
     # +0.5%/s; MSER trims up to half of a trend, the rest still rises ~12%
     assert kinds(n) == ["drifting"] and "drifted +11.5%" in n[0].message
     flat = list(rng.normal(1000, 10, 60))
-    assert derived.run_notices(make_run(1, "a", progress=flat)) == []
+    assert run_warnings.run_notices(make_run(1, "a", progress=flat)) == []
 
 
 def test_client_bound_short_and_in_memory() -> None:
-    n = derived.run_notices(make_run(1, "a", pgbench_cpu=97.0))
+    n = run_warnings.run_notices(make_run(1, "a", pgbench_cpu=97.0))
     assert kinds(n) == ["client-bound"] and "97%" in n[0].message
     # a write script measured 60 s with checkpoint_timeout 300 s: short; a read one is not
-    n = derived.run_notices(make_run(1, "a", script="tpcb-like"))
+    n = run_warnings.run_notices(make_run(1, "a", script="tpcb-like"))
     assert kinds(n) == ["short"] and "checkpoint_timeout 300 s" in n[0].message
     long = make_run(1, "a", script="tpcb-like", seconds=700)
-    assert derived.run_notices(long) == []
-    n = derived.run_notices(make_run(1, "a", scale=1))
+    assert run_warnings.run_notices(long) == []
+    n = run_warnings.run_notices(make_run(1, "a", scale=1))
     assert kinds(n) == ["in-memory"] and "in shared_buffers" in n[0].message
 
 
 def test_a_custom_script_writes_when_it_makes_wal() -> None:
     run = make_run(1, "a", script=None)
-    assert derived.run_notices(run) == []  # no telemetry: unknown, so no claim
+    assert run_warnings.run_notices(run) == []  # no telemetry: unknown, so no claim
 
     def snapshot(when: str, wal_bytes: int) -> list[Any]:
         return [0.0, when, "pg.wal", json.dumps([{"wal_bytes": wal_bytes}])]
@@ -212,7 +212,7 @@ def test_a_custom_script_writes_when_it_makes_wal() -> None:
             "rows": [snapshot("before", 0), snapshot("after", 600 * 2**20)],
         }
     }
-    assert kinds(derived.run_notices(run)) == ["short"]  # 10 MB/s of WAL: it writes
+    assert kinds(run_warnings.run_notices(run)) == ["short"]  # 10 MB/s of WAL: it writes
 
 
 # -- campaign notices --------------------------------------------------------------------------
@@ -222,8 +222,8 @@ def test_campaign_notices_unstable_unresolved_failed() -> None:
     runs = [make_run(i + 1, "a clients=1", v) for i, v in enumerate([1000, 1300, 700, 1000])]
     runs += [make_run(5, "b clients=1", 1000), make_run(6, "b clients=1", 1010)]
     runs += [make_run(7, "b clients=1", status="failed", error="pgbench: out of memory")]
-    assert "unresolved" not in kinds(derived.notices_of(runs))  # no baseline: nothing compared
-    n = derived.notices_of(runs, baseline="a")
+    assert "unresolved" not in kinds(run_warnings.notices_of(runs))  # no baseline: nothing compared
+    n = run_warnings.notices_of(runs, baseline="a")
     assert kinds(n) == ["failed", "unstable", "unresolved"]
     assert n[0].run_id == 7 and "out of memory" in n[0].message
     assert n[1].point == "a clients=1" and "24.5%" in n[1].message
@@ -236,7 +236,7 @@ def test_unresolved_comparisons_are_one_warning() -> None:
     for i, v in enumerate([1000, 1150, 880, 1010]):  # CV 11%: no variant can be told apart
         for variant in "abcd":
             runs.append(make_run(len(runs) + 1, f"{variant} clients=1", v * (1 + i * 0.001)))
-    n = [x for x in derived.notices_of(runs, baseline="a") if x.kind == "unresolved"]
+    n = [x for x in run_warnings.notices_of(runs, baseline="a") if x.kind == "unresolved"]
     assert len(n) == 1 and n[0].point is None
     assert n[0].message.startswith("3 of 3 comparisons have no verdict (?)")
     assert "runs per point resolve all of them" in n[0].message
@@ -247,11 +247,11 @@ def test_campaign_notices_merge_per_point_and_over_the_campaign() -> None:
     for i in range(8):
         for label in ("a c=1", "b c=1"):
             runs.append(make_run(len(runs) + 1, label, 1000.0 + (i % 2), scale=1))
-    n = derived.notices_of(runs)
+    n = run_warnings.notices_of(runs)
     assert kinds(n) == ["in-memory"]  # every point: one notice, not sixteen
     assert n[0].point is None and "every point" in n[0].message
     runs[0] = make_run(1, "a c=1", 1000.0, pgbench_cpu=99.0, scale=1)
-    n = [x for x in derived.notices_of(runs) if x.kind == "client-bound"]
+    n = [x for x in run_warnings.notices_of(runs) if x.kind == "client-bound"]
     assert n == [Notice("client-bound", "a c=1", 1, n[0].message)]
     assert n[0].message.endswith("(1 of 8 runs)")
 
@@ -261,16 +261,16 @@ def test_drift_across_repeats_and_over_the_campaign() -> None:
     for _ in range(6):  # interleaved; every run 2% faster than the one before
         for label, base in (("a c=1", 1000.0), ("b c=1", 2000.0)):
             runs.append(make_run(len(runs) + 1, label, base * (1 + 0.02 * len(runs))))
-    n = derived.notices_of(runs, verbose=True)
+    n = run_warnings.notices_of(runs, verbose=True)
     drifting = [x for x in n if x.kind == "drifting"]
     assert {x.point for x in drifting} == {"a c=1", "b c=1", None}
     # said once for both points (and once for the campaign) unless verbose
-    grouped = [x for x in derived.notices_of(runs) if x.kind == "drifting"]
+    grouped = [x for x in run_warnings.notices_of(runs) if x.kind == "drifting"]
     assert len(grouped) == 2 and all(x.point is None for x in grouped)
     (both,) = [x for x in grouped if x.points]
     assert both.points == ("a c=1", "b c=1") and both.message.startswith("2 of 2 points (a c=1")
     steady = [make_run(i + 1, "ab"[i % 2] + " c=1", 1000.0 + (i * 7) % 5) for i in range(12)]
-    assert [x for x in derived.notices_of(steady) if x.kind == "drifting"] == []
+    assert [x for x in run_warnings.notices_of(steady) if x.kind == "drifting"] == []
 
 
 def test_campaign_notices_from_a_store(tmp_path) -> None:
@@ -282,11 +282,11 @@ def test_campaign_notices_from_a_store(tmp_path) -> None:
     with open_store(str(tmp_path / "r.sqlite")) as store:
         store.save_run(sample_run(repeat=1))
         failed = store.save_run(sample_run(repeat=2, status="failed", point="p2"))
-        n = derived.campaign_notices(store, "camp")
+        n = run_warnings.campaign_notices(store, "camp")
         assert kinds(n)[0] == "failed" and n[0].run_id == failed
         assert "unresolved" not in kinds(n)  # one variant: nothing is compared
         with pytest.raises(LabError, match="no campaign 'nope'"):
-            derived.campaign_notices(store, "nope")
+            run_warnings.campaign_notices(store, "nope")
 
 
 def test_a_warning_that_concerns_several_points_is_said_once() -> None:
@@ -295,29 +295,29 @@ def test_a_warning_that_concerns_several_points_is_said_once() -> None:
         runs.append(make_run(len(runs) + 1, "a c=1", v))
         runs.append(make_run(len(runs) + 1, "b c=1", 1000 + (i % 2) * 250))
         runs.append(make_run(len(runs) + 1, "c c=1", 1000 + (i % 2) * 5))
-    (unstable,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    (unstable,) = [x for x in run_warnings.notices_of(runs) if x.kind == "unstable"]
     assert unstable.point is None and unstable.points == ("a c=1", "b c=1")
     assert unstable.message.startswith("2 of 3 points, CV 12.8–24.5% (above 10%)")
     assert unstable.message.endswith("(a c=1, b c=1)")
-    verbose = [x for x in derived.notices_of(runs, verbose=True) if x.kind == "unstable"]
+    verbose = [x for x in run_warnings.notices_of(runs, verbose=True) if x.kind == "unstable"]
     assert [x.point for x in verbose] == ["a c=1", "b c=1"]
 
 
 def test_the_unstable_warning_names_the_runs_figure() -> None:
     # a TPC-H-like campaign's headline is QphH, not TPS: the warning says what varies
     runs = [make_run(i + 1, "a c=1", v) for i, v in enumerate([1000, 1300, 700, 1000])]
-    (tps,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    (tps,) = [x for x in run_warnings.notices_of(runs) if x.kind == "unstable"]
     assert tps.message.startswith("TPS varies by 24.5%")
     for r in runs:
         r.metrics.update(geomean_s=3.0, power=r.metrics["tps"])
-    (qphh,) = [x for x in derived.notices_of(runs) if x.kind == "unstable"]
+    (qphh,) = [x for x in run_warnings.notices_of(runs) if x.kind == "unstable"]
     assert qphh.message.startswith("QphH varies by 24.5%")
 
 
 def test_every_notice_kind_made_is_ranked() -> None:
     """A notice of a kind missing from KINDS made notices_of raise (the 'clock' warning did):
-    every Notice("kind", ...) written in derived.py names a ranked kind."""
-    source = Path(derived.__file__).read_text()
+    every Notice("kind", ...) written in run_warnings.py names a ranked kind."""
+    source = Path(run_warnings.__file__).read_text()
     made = {
         call.args[0].value
         for call in ast.walk(ast.parse(source))
@@ -327,7 +327,7 @@ def test_every_notice_kind_made_is_ranked() -> None:
         and isinstance(call.args[0], ast.Constant)
     }
     assert {"differs", "assertions", "failed", "short"} <= made
-    assert made <= set(derived.KINDS)
+    assert made <= set(run_warnings.KINDS)
     # the generator hosts' warnings are (kind, message) pairs made in their own module
     from pglab.analysis import generator_hosts
 
@@ -337,4 +337,4 @@ def test_every_notice_kind_made_is_ranked() -> None:
         if isinstance(node, ast.Tuple) and len(node.elts) == 2
         and isinstance(node.elts[0], ast.Constant) and isinstance(node.elts[0].value, str)
     }  # fmt: skip
-    assert pairs == {"clock", "client-bound"} and pairs <= set(derived.KINDS)
+    assert pairs == {"clock", "client-bound"} and pairs <= set(run_warnings.KINDS)

@@ -1,13 +1,9 @@
-"""What the stored runs of a campaign mean beyond their TPS: derived metrics and warnings.
+"""The warnings a person must read before trusting a number, made from the stored runs.
 
 Pure functions over the store's plain rows (``Store.list_runs`` and ``Store.get_run`` dicts),
 tested on synthetic rows with known answers; ``campaign_notices`` is the one that reads a store.
+A run's scaling and cache regime, which some warnings read, are ``run_facts``'.
 
-- ``scaling``: TPS per client and scaling efficiency over a ``clients`` matrix axis, per series
-  (the variant and its other matrix coordinates): ``tps(c) / (c · tps(c_min) / c_min)``;
-- ``cache_regime``: the data set's size (measured as the run started, else pgbench scale × 15 MiB)
-  against shared_buffers and RAM (or the server's ``[os] memory`` limit): which cache the
-  workload ran in;
 - ``run_notices`` / ``campaign_notices``: the warnings a person must read before trusting a
   number (``KINDS``, most serious first).
 """
@@ -15,26 +11,24 @@ tested on synthetic rows with known answers; ``campaign_notices`` is the one tha
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pglab.analysis import comparable, evidence, generator_hosts, pacing, points, scripts
-from pglab.analysis.cores import tps_by_count
+from pglab.analysis.run_facts import cache_regime, checkpoint_timeout_s
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
-from pglab.fingerprints import lease_of
 from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady
-from pglab.stats.summary import UNSTABLE_CV_PCT, summarize_point
+from pglab.stats.summary import UNSTABLE_CV_PCT
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
-from pglab.units import TIME_UNITS, guc_bytes, guc_number, size_text, unit_table
 from pglab.workloads.maintenance.figures import OPERATION_KIND
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
@@ -60,9 +54,6 @@ KINDS = (
     "unresolved",  # comparisons whose runs could not find the effect of interest (verdict ?)
 )
 
-MB_PER_SCALE = 15 * 2**20  # pgbench_accounts + its index per unit of scale, roughly
-DEFAULT_SHARED_BUFFERS = 128 * 2**20  # PostgreSQL's default
-DEFAULT_CHECKPOINT_TIMEOUT_S = 300.0
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
@@ -84,151 +75,7 @@ class Notice:
 # -- scaling -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScalingPoint:
-    """One client count of a series: median TPS over the repeats and what it means per client."""
-
-    series: str  # the point label without its clients=N coordinate (the variant if nothing else)
-    clients: int
-    n: int  # ok repeats
-    tps: float  # median
-    ci_low: float | None  # 95% CI of the mean TPS (None with one repeat)
-    ci_high: float | None
-    tps_per_client: float
-    efficiency: float  # tps(c) / (c · tps(c_min) / c_min); 1.0 at the smallest client count
-
-
-def scaling_key(axes: Mapping[str, object], variant: str, label: str) -> tuple[str, int] | None:
-    """(series, clients) of a run or point with a ``clients`` matrix coordinate, else None: the
-    series is its label without the clients (the variant when nothing else is left)."""
-    clients = axes.get("clients")
-    if not isinstance(clients, int) or isinstance(clients, bool):
-        return None
-    named = [variant] if label == variant or label.startswith(f"{variant} ") else []
-    others = [f"{k}={v}" for k, v in axes.items() if k != "clients"]
-    return " ".join(named + others) or variant, clients
-
-
-def scaling(rows: Sequence[RunRow]) -> dict[str, list[ScalingPoint]]:
-    """Series (by name, in the order first seen) of ScalingPoints sorted by clients, from
-    ``list_runs`` rows; runs without a ``clients`` matrix coordinate are left out,
-    and so are failed ones. Efficiency below 1 means TPS grows less than the client count."""
-    tps = tps_by_count(rows, scaling_key)
-    out: dict[str, list[ScalingPoint]] = {}
-    for series, by_clients in tps.items():
-        c_min = min(by_clients)
-        base = statistics.median(by_clients[c_min]) / c_min  # TPS per client at c_min
-        items = []
-        for c in sorted(by_clients):
-            s = summarize_point(by_clients[c])
-            items.append(
-                ScalingPoint(
-                    series=series,
-                    clients=c,
-                    n=s.n,
-                    tps=s.median,
-                    ci_low=s.ci_low,
-                    ci_high=s.ci_high,
-                    tps_per_client=s.median / c,
-                    efficiency=s.median / (c * base) if base else float("nan"),
-                )
-            )
-        out[series] = items
-    return out
-
-
 # -- cache regime --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CacheRegime:
-    regime: str  # "in shared_buffers", "in OS cache", "larger than RAM" (or than the limit)
-    data_bytes: int
-    data_measured: bool  # False: estimated from the pgbench scale
-    shared_buffers_bytes: int
-    ram_bytes: int | None
-    limit_bytes: int | None = None  # [os] memory: the server's cgroup limit
-
-    def describe(self) -> str:
-        how = "" if self.data_measured else "~"
-        ram = f", RAM {size_text(self.ram_bytes)}" if self.ram_bytes else ""
-        if self.limit_bytes is not None:
-            ram += f", memory limit {size_text(self.limit_bytes)}"
-        return (
-            f"data set {how}{size_text(self.data_bytes)}, shared_buffers "
-            f"{size_text(self.shared_buffers_bytes)}{ram}: {self.regime}"
-        )
-
-
-def setting_of(run: RunRow, name: str) -> tuple[str, str | None] | None:
-    """A setting of a run as (value, unit of a bare number): what the server reported in the
-    fingerprint, else what the spec asked for; None when neither says (the default, or a
-    listing's row, which has neither)."""
-    if not isinstance(run, StoredRun):
-        return None
-    fp = (run.fingerprint.get("settings") or {}).get(name)
-    if fp and fp.get("setting") is not None:
-        return str(fp["setting"]), fp.get("unit")
-    spec = {k: v for k, v in (run.spec.get("server") or {}).get("settings") or []}
-    if name in spec:
-        return str(spec[name]), None
-    return None
-
-
-def shared_buffers_bytes(run: RunRow) -> int:
-    found = setting_of(run, "shared_buffers")
-    if found is None:
-        return DEFAULT_SHARED_BUFFERS
-    value = guc_bytes(found[0], found[1] or "8kB")  # a bare number counts in 8kB blocks
-    return int(value) if value is not None else DEFAULT_SHARED_BUFFERS
-
-
-def checkpoint_timeout_s(run: RunRow) -> float:
-    found = setting_of(run, "checkpoint_timeout")
-    if found is None:
-        return DEFAULT_CHECKPOINT_TIMEOUT_S
-    unit = found[1] or "s"  # a bare number counts in seconds
-    value, table = guc_number(found[0], unit), unit_table(unit)
-    if value is None or table is None or table[0] is not TIME_UNITS:
-        return DEFAULT_CHECKPOINT_TIMEOUT_S
-    return value * table[1] / TIME_UNITS["s"] or DEFAULT_CHECKPOINT_TIMEOUT_S
-
-
-def data_bytes(run: RunRow) -> tuple[int, bool] | None:
-    """The data set's size and whether it was measured (the fingerprint's ``database_bytes``:
-    ``pg_database_size`` as the run started) rather than estimated from the pgbench scale (runs
-    stored before pglab measured it)."""
-    if not isinstance(run, StoredRun):
-        return None
-    measured = run.fingerprint.get("database_bytes")
-    if measured:
-        return int(measured), True
-    scale = (run.spec.get("dataset") or {}).get("scale")
-    if scale is None:
-        return None
-    return int(scale * MB_PER_SCALE), False
-
-
-def cache_regime(run: RunRow) -> CacheRegime | None:
-    """Where a run's data set lived (a StoredRun); None without a scale or a size.
-    "in OS cache" means it fits in RAM (or the server's ``[os] memory`` limit, which counts
-    the page cache and shared_buffers alike) less shared_buffers."""
-    size = data_bytes(run)
-    if size is None:
-        return None
-    sb = shared_buffers_bytes(run)
-    fp = run.fingerprint if isinstance(run, StoredRun) else {}
-    # a server whose RAM is not known (an existing one): the fingerprint's is pgbench's machine's
-    ram = fp.get("ram_bytes") if lease_of(fp).get("ram_known", True) else None
-    limit = (fp.get("memory_limit") or {}).get("bytes")  # [os] memory: page cache included
-    memory = min(m for m in (ram, limit) if m) if ram or limit else None
-    if size[0] <= (min(sb, memory) if memory else sb):  # shared_buffers are in the limit too
-        regime = "in shared_buffers"
-    elif memory is None or size[0] <= memory - sb:
-        regime = "in OS cache"
-    else:
-        regime = "larger than its memory limit" if memory == limit else "larger than RAM"
-    return CacheRegime(regime, size[0], size[1], sb, int(ram) if ram else None, limit)
 
 
 # -- notices -------------------------------------------------------------------------------
@@ -242,10 +89,18 @@ def run_notices(run: RunRow) -> list[Notice]:
         return [Notice("failed", label, rid, f"run {rid} failed: {reason_of(run.error)}")]
     out: list[Notice] = []
     if comparable.assertions_on(run):
-        out.append(Notice("assertions", label, rid, (
-            "the server was built with assertions (--enable-cassert, debug_assertions = on): "
-            "its checks cost a lot of CPU, so its figures say little of a production build"
-        )))  # fmt: skip
+        out.append(
+            Notice(
+                "assertions",
+                label,
+                rid,
+                (
+                    "the server was built with assertions (--enable-cassert, debug_assertions = "
+                    "on): "
+                    "its checks cost a lot of CPU, so its figures say little of a production build"
+                ),
+            )
+        )
     stored = isinstance(run, StoredRun)
     phases = [ph for ph in run.phases if ph.measured] if isinstance(run, StoredRun) else []
     series = run.series if isinstance(run, StoredRun) else {}
@@ -253,47 +108,81 @@ def run_notices(run: RunRow) -> list[Notice]:
         progress = series.get(str(ph.idx), {}).get("progress")
         trend = _phase_drift(Table.from_json(progress) if progress else None)
         if trend is not None:
-            out.append(Notice("drifting", label, rid, (
-                f"TPS drifted {trend.change_pct:+.1f}% over phase {_phase_name(ph)} "
-                f"(p={trend.p_value:.2g}): no steady state; run longer or find what changes"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "drifting",
+                    label,
+                    rid,
+                    (
+                        f"TPS drifted {trend.change_pct:+.1f}% over phase {_phase_name(ph)} "
+                        f"(p={trend.p_value:.2g}): no steady state; run longer or find what changes"
+                    ),
+                )
+            )
     if not stored:  # a listing's row: the stored drift figures, without their p-values
         for key, value in sorted(run.metrics.items()):
             stored_drift = key.startswith("phase.") and key.endswith(".drift_pct")
             if stored_drift and value is not None and abs(value) >= RUN_DRIFT_PCT * 2:
                 name = key[len("phase.") : -len(".drift_pct")]
-                out.append(Notice("drifting", label, rid,
-                                  f"TPS drifted {value:+.1f}% over phase {name}"))  # fmt: skip
+                out.append(
+                    Notice("drifting", label, rid, f"TPS drifted {value:+.1f}% over phase {name}")
+                )
     for ph in phases:
         found = scripts.failures(ph)
         if found and (found.failed_pct or 0) > scripts.FAILURES_WARN_PCT:
-            out.append(Notice("failures", label, rid, (
-                f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS counts "
-                "only the transactions that succeeded; raise max_tries, or lower the contention"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "failures",
+                    label,
+                    rid,
+                    (
+                        f"phase {_phase_name(ph)}: {scripts.describe_failures(found)}: its TPS "
+                        "counts "
+                        "only the transactions that succeeded; raise max_tries, or lower the "
+                        "contention"
+                    ),
+                )
+            )
     out += _inconsistent(run, phases, series)
     out += [Notice(k, label, rid, text) for k, text in pacing.warnings(run.metrics)]
     for ph in phases:
         os_figures = os_stats.summarize(tables_of(series.get(str(ph.idx), {})))
         if os_figures.get("client_bound"):
-            out.append(Notice("client-bound", label, rid, (
-                f"{ph.client} used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
-                f"{_phase_name(ph)}: the load generator, not the server, may be the limit; "
-                f"give {ph.client} more threads{THREADS_OPTION.get(ph.client, '')} or fewer "
-                "clients per thread"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "client-bound",
+                    label,
+                    rid,
+                    (
+                        f"{ph.client} used {os_figures['pgbench_cpu_pct']:.0f}% of a core in phase "
+                        f"{_phase_name(ph)}: the load generator, not the server, may be the limit; "
+                        f"give {ph.client} more threads{THREADS_OPTION.get(ph.client, '')} or "
+                        "fewer "
+                        "clients per thread"
+                    ),
+                )
+            )
             break
     out += [Notice("busy-machine", label, rid, text) for text in evidence.busy(phases, series)]
     if isinstance(run, StoredRun):
         out += _short(run, phases, series)
-        out += [Notice(kind, label, rid, text)
-                for kind, text in generator_hosts.warnings(phases, series)]  # fmt: skip
+        out += [
+            Notice(kind, label, rid, text)
+            for kind, text in generator_hosts.warnings(phases, series)
+        ]
     regime = cache_regime(run)
     if regime is not None and regime.regime == "in shared_buffers":
-        out.append(Notice("in-memory", label, rid, (
-            f"{regime.describe()}: reads never reach storage, so a storage or IO study "
-            "measures nothing here; raise the scale"
-        )))  # fmt: skip
+        out.append(
+            Notice(
+                "in-memory",
+                label,
+                rid,
+                (
+                    f"{regime.describe()}: reads never reach storage, so a storage or IO study "
+                    "measures nothing here; raise the scale"
+                ),
+            )
+        )
     return out
 
 
@@ -308,20 +197,41 @@ def _inconsistent(run: RunRow, phases: list[PhaseRow], series: Series) -> list[N
     ]
     if not said and not isinstance(run, StoredRun) and run.metrics.get("inconsistent"):
         said = [f"{run.metrics['inconsistent']:.0f} condition(s) broken"]
-    out = [Notice("inconsistent", run.label, run.id, (
-        f"the kit's consistency conditions (TPC-C clause 3.3.2, and the stock against the order "
-        f"lines) do not hold after the run: "
-        f"{'; '.join(said)}: the kit corrupted its own data, so its figures are suspect; "
-        "`pglab show RUN_ID` prints the conditions"
-    ))] if said else []  # fmt: skip
+    out = (
+        [
+            Notice(
+                "inconsistent",
+                run.label,
+                run.id,
+                (
+                    "the kit's consistency conditions (TPC-C clause 3.3.2, and the stock "
+                    "against the order "
+                    f"lines) do not hold after the run: "
+                    f"{'; '.join(said)}: the kit corrupted its own data, so its figures are "
+                    "suspect; "
+                    "`pglab show RUN_ID` prints the conditions"
+                ),
+            )
+        ]
+        if said
+        else []
+    )
     skipped = run.metrics.get("delivery_skipped_pct")
     if skipped is not None and skipped > SKIPPED_PCT:
-        out.append(Notice("skipped", run.label, run.id, (
-            f"Delivery skipped {skipped:.1f}% of the districts it visited (more than "
-            f"{SKIPPED_PCT:g}%: clause 2.7.4.2): they had no undelivered order left, so its "
-            "Deliveries did less work than the specification's; run shorter or with more "
-            "warehouses"
-        )))  # fmt: skip
+        out.append(
+            Notice(
+                "skipped",
+                run.label,
+                run.id,
+                (
+                    f"Delivery skipped {skipped:.1f}% of the districts it visited (more than "
+                    f"{SKIPPED_PCT:g}%: clause 2.7.4.2): they had no undelivered order left, so "
+                    "its "
+                    "Deliveries did less work than the specification's; run shorter or with more "
+                    "warehouses"
+                ),
+            )
+        )
     return out
 
 
@@ -369,11 +279,19 @@ def _short(run: StoredRun, phases: list[PhaseRow], series: Series) -> list[Notic
         if OPERATION_KIND in stored:  # a maintenance operation: no TPS a checkpoint sways
             continue
         if seconds < 2 * timeout and _writes(run, ph, series, seconds):
-            return [Notice("short", run.label, run.id, (
-                f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "
-                f"checkpoint cycles (checkpoint_timeout {timeout:.0f} s): its TPS depends on "
-                f"whether a checkpoint fell inside; measure ≥ {2 * timeout:.0f} s"
-            ))]  # fmt: skip
+            return [
+                Notice(
+                    "short",
+                    run.label,
+                    run.id,
+                    (
+                        f"write phase {_phase_name(ph)} lasted {seconds:.0f} s, less than two "
+                        f"checkpoint cycles (checkpoint_timeout {timeout:.0f} s): its TPS "
+                        "depends on "
+                        f"whether a checkpoint fell inside; measure ≥ {2 * timeout:.0f} s"
+                    ),
+                )
+            ]
     return []
 
 
@@ -404,13 +322,18 @@ def notices_of(
     for (kind, label), found in per_point.items():
         note = found[0]
         if len(found) > 1 or n_runs[label] > 1:
-            note = Notice(kind, label, found[0].run_id if len(found) == 1 else None,
-                          f"{found[0].message} ({len(found)} of {n_runs[label]} runs)")  # fmt: skip
+            note = Notice(
+                kind,
+                label,
+                found[0].run_id if len(found) == 1 else None,
+                f"{found[0].message} ({len(found)} of {n_runs[label]} runs)",
+            )
         merged.setdefault(kind, []).append(note)
     for kind, found in merged.items():
         if len(found) == len(labels) > 1 and kind in GROUPED:
-            out.append(Notice(kind, None, None, f"every point — e.g. {found[0].point}: "
-                              f"{found[0].message}"))  # fmt: skip
+            out.append(
+                Notice(kind, None, None, f"every point — e.g. {found[0].point}: {found[0].message}")
+            )
         else:
             out += found
     if rows is None:
@@ -418,11 +341,18 @@ def notices_of(
     figure = points.figure_of(runs).replace("tps", "TPS")  # MB/s, QphH: what the CV is of
     for pt in rows:
         if pt.unstable and pt.cv_pct is not None:
-            out.append(Notice("unstable", pt.point, None, (
-                f"{figure} varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
-                f"repeats, above {UNSTABLE_CV_PCT:.0f}%): differences smaller than "
-                "that are noise; look for drift, a client-bound pgbench or a noisy machine"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "unstable",
+                    pt.point,
+                    None,
+                    (
+                        f"{figure} varies by {pt.cv_pct:.1f}% (CV over {pt.ok_runs} "
+                        f"repeats, above {UNSTABLE_CV_PCT:.0f}%): differences smaller than "
+                        "that are noise; look for drift, a client-bound pgbench or a noisy machine"
+                    ),
+                )
+            )
     out += _repeat_drift(runs)
     out += _hosts(runs)
     out += [Notice("differs", point, None, text) for point, text in comparable.unlike(runs, rows)]
@@ -450,10 +380,12 @@ def _grouped(notices: list[Notice], n_points: int, cv: dict[str, float | None]) 
         head = f"{len(names)} of {n_points} points"
         values = [v for name in names if (v := cv.get(name)) is not None]
         if kind == "unstable" and values:
-            text = (f"{head}, CV {min(values):.1f}–{max(values):.1f}% (above "
-                    f"{UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
-                    f"noise; look for drift, a client-bound pgbench or a noisy machine "
-                    f"({listed})")  # fmt: skip
+            text = (
+                f"{head}, CV {min(values):.1f}–{max(values):.1f}% (above "
+                f"{UNSTABLE_CV_PCT:.0f}%): differences smaller than that are "
+                f"noise; look for drift, a client-bound pgbench or a noisy machine "
+                f"({listed})"
+            )
         else:
             text = f"{head} ({listed}); e.g. {found[0].point}: {found[0].message}"
         out.append(Notice(kind, None, None, text, names))
@@ -464,22 +396,35 @@ def _unresolved(rows: list[points.PointRow]) -> list[Notice]:
     """One warning for the comparisons judged "?": the runs could not have found the effect of
     interest. Its words are the first one's reason, and the most runs per point any needs."""
     compared = [pt.comparison for pt in rows if pt.comparison is not None]
-    unclear = [(pt.point, pt.comparison) for pt in rows
-               if pt.comparison is not None and pt.comparison.verdict == "?"]  # fmt: skip
+    unclear = [
+        (pt.point, pt.comparison)
+        for pt in rows
+        if pt.comparison is not None and pt.comparison.verdict == "?"
+    ]
     if not unclear:
         return []
     first_point, first = unclear[0]
     if len(unclear) == 1:
-        return [Notice("unresolved", first_point, None,
-                       f"no verdict (?): {first.reason}")]  # fmt: skip
+        return [Notice("unresolved", first_point, None, f"no verdict (?): {first.reason}")]
     needs = [c.runs_needed for _, c in unclear]
-    most = (f"; {max(n for n in needs if n is not None)} runs per point resolve all of them"
-            if all(n is not None for n in needs) else "")  # fmt: skip
-    return [Notice("unresolved", None, None, (
-        f"{len(unclear)} of {len(compared)} comparisons have no verdict (?): the runs could "
-        f"not have found ±{first.effect_pct:g}%; e.g. {first_point}: {first.reason}"
-        f"{most}"
-    ))]  # fmt: skip
+    most = (
+        f"; {max(n for n in needs if n is not None)} runs per point resolve all of them"
+        if all(n is not None for n in needs)
+        else ""
+    )
+    return [
+        Notice(
+            "unresolved",
+            None,
+            None,
+            (
+                f"{len(unclear)} of {len(compared)} comparisons have no verdict (?): the runs "
+                "could "
+                f"not have found ±{first.effect_pct:g}%; e.g. {first_point}: {first.reason}"
+                f"{most}"
+            ),
+        )
+    ]
 
 
 def host_of(run: RunRow) -> str | None:
@@ -509,23 +454,45 @@ def _hosts(runs: Sequence[RunRow]) -> list[Notice]:
     spread = any(len(h) > 1 for h in by_coord.values())  # a coordinate's rounds on several
     blocks = all(n > 1 for n in in_round.values())  # every round compares its points
     if spread and blocks and all(len(h) == 1 for h in by_round.values()):
-        return [Notice("hosts", None, None, (
-            f"rounds ran on {len(machines)} machines ({', '.join(machines)}), each round on one: "
-            "comparisons are made within rounds, where the machines' difference cancels; a "
-            "point's median and CI pool the machines"
-        ))]  # fmt: skip
+        return [
+            Notice(
+                "hosts",
+                None,
+                None,
+                (
+                    f"rounds ran on {len(machines)} machines ({', '.join(machines)}), each "
+                    "round on one: "
+                    "comparisons are made within rounds, where the machines' difference cancels; a "
+                    "point's median and CI pool the machines"
+                ),
+            )
+        ]
     for label, hosts in by_point.items():
         if len(hosts) > 1:
-            out.append(Notice("hosts", label, None, (
-                f"its runs ran on {len(hosts)} machines ({', '.join(sorted(hosts))}): its "
-                "median and CI pool machines that may differ"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "hosts",
+                    label,
+                    None,
+                    (
+                        f"its runs ran on {len(hosts)} machines ({', '.join(sorted(hosts))}): its "
+                        "median and CI pool machines that may differ"
+                    ),
+                )
+            )
     mixed = sorted(c for c, hosts in by_coord.items() if len(hosts) > 1)
     if mixed and not out:
-        out.append(Notice("hosts", None, None, (
-            f"the points compared at {', '.join(mixed)} ran on different machines: their "
-            "difference includes the machines'"
-        )))  # fmt: skip
+        out.append(
+            Notice(
+                "hosts",
+                None,
+                None,
+                (
+                    f"the points compared at {', '.join(mixed)} ran on different machines: their "
+                    "difference includes the machines'"
+                ),
+            )
+        )
     return out
 
 
@@ -544,23 +511,38 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
         tps = [v for _, v in values]
         trend = steady.drift(tps)
         if trend is not None and trend.significant:
-            out.append(Notice("drifting", label, None, (
-                f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
-                f"(p={trend.p_value:.2g}): the repeats are not independent; reset the data "
-                "set per run, interleave the points, or look at what changes between runs"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "drifting",
+                    label,
+                    None,
+                    (
+                        f"TPS drifted {trend.change_pct:+.1f}% over its {len(tps)} repeats "
+                        f"(p={trend.p_value:.2g}): the repeats are not independent; reset the data "
+                        "set per run, interleave the points, or look at what changes between runs"
+                    ),
+                )
+            )
         med = statistics.median(tps)
         relative += [(rid, v / med) for rid, v in values]
     relative.sort()
     if len(by_point) > 1 and len(relative) >= 6:
         trend = steady.drift([v for _, v in relative])
         if trend is not None and trend.significant:
-            out.append(Notice("drifting", None, None, (
-                f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% over "
-                f"the campaign's {len(relative)} runs (p={trend.p_value:.2g}): later runs "
-                "are faster or slower whatever the point; interleaved order cancels it "
-                "between points, sequential order does not"
-            )))  # fmt: skip
+            out.append(
+                Notice(
+                    "drifting",
+                    None,
+                    None,
+                    (
+                        f"TPS relative to each point's median drifted {trend.change_pct:+.1f}% "
+                        "over "
+                        f"the campaign's {len(relative)} runs (p={trend.p_value:.2g}): later runs "
+                        "are faster or slower whatever the point; interleaved order cancels it "
+                        "between points, sequential order does not"
+                    ),
+                )
+            )
     return out
 
 
@@ -585,6 +567,9 @@ def campaign_notices(
     if rows is None:
         rows = points.campaign_rows([r for r in runs if r is not None], camp)
     return notices_of(
-        [r for r in runs if r is not None], points.baseline_of(camp), points.effect_of(camp),
-        verbose, rows,
-    )  # fmt: skip
+        [r for r in runs if r is not None],
+        points.baseline_of(camp),
+        points.effect_of(camp),
+        verbose,
+        rows,
+    )
