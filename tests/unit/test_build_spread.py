@@ -169,3 +169,35 @@ def test_compare_holds_two_builds_points_to_the_spread_too() -> None:
                           builds(None), CAMPAIGN)  # fmt: skip
     assert free["pairs"][0]["comparison"] is not None
     assert free["pairs"][0]["comparison"].verdict == "+"
+
+
+def test_history_holds_a_change_between_two_builds_to_the_spread() -> None:
+    """Nightly executions on builds of one source (issue 58): a −7% step between two builds is
+    said "?" within a ±9% spread, and --fail-above does not fail on it; without the spread
+    (never measured, or one build throughout) the same step is a regression."""
+    from pglab.analysis import executions as ex
+
+    def nightly(
+        spread: float | None, keys: list[str]
+    ) -> tuple[list[ex.Execution], ex.FingerprintOf]:
+        found, prints = [], {}
+        for night in range(10):
+            level = 20_000 * (0.93 if night >= 5 else 1.0)
+            runs = [run(10 * night + k, "p", level * (1 + 0.002 * k), keys[night], spread)
+                    for k in range(3)]  # fmt: skip
+            prints.update({r.id: r.fingerprint for r in runs})
+            found.append(ex.Execution(f"n@{night}", str(night), float(night), None, tuple(runs)))
+        return found, prints.get
+
+    keys = [f"{n:016x}" for n in range(10)]
+    found, fingerprint_of = nightly(9.0, keys)
+    (free,) = ex.point_histories(found)
+    (held,) = ex.point_histories(found, fingerprint_of=fingerprint_of)
+    assert [c.index for c in free.changes] == [5] == [c.index for c in held.changes]
+    assert free.changes[0].comparison.verdict == "-" and free.regression(5.0) is not None
+    assert held.changes[0].comparison.verdict == "?" and held.regression(5.0) is None
+    assert "within the spread of identical builds: ±9.0%" in held.changes[0].comparison.reason
+    for spread, ks in ((None, keys), (9.0, ["a" * 16] * 10)):  # never measured; one build
+        found, fingerprint_of = nightly(spread, ks)
+        (same,) = ex.point_histories(found, fingerprint_of=fingerprint_of)
+        assert same.changes[0].comparison.verdict == "-" and same.regression(5.0) is not None

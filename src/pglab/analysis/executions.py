@@ -11,20 +11,23 @@ them; the commit a build from git made is read from each execution's first run.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pglab.analysis import history
+from pglab.analysis import history, spreads, verdicts
 from pglab.analysis.points import KIT_HEADLINES, figure_of
 from pglab.analysis.points import effect_of as campaign_effect
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
-from pglab.rows import RunRow
+from pglab.fingerprints import Fingerprint
+from pglab.rows import RunRow, StoredRun
 from pglab.stats.summary import PointSummary, summarize_point
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
+
+FingerprintOf = Callable[[int], Fingerprint | None]  # a run's id -> its fingerprint (the store's)
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,12 @@ class PointHistory:
         last = self.changes[-1]
         c = last.comparison
         worse = history.regression_pct(last, self.figure)
-        significant = c.ci_low is not None and c.ci_high is not None and c.ci_low * c.ci_high > 0
+        significant = (
+            c.verdict != "?"  # within the spread of identical builds: not the source's
+            and c.ci_low is not None
+            and c.ci_high is not None
+            and c.ci_low * c.ci_high > 0
+        )
         return last if significant and worse > above_pct else None
 
     def reach(self, effect_pct: float) -> history.Reach | None:
@@ -118,10 +126,15 @@ def value_of(run: RunRow, figure: str) -> float | None:
 
 
 def point_histories(
-    executions: Sequence[Execution], figure: str = "tps", point: str | None = None, seed: int = 0
+    executions: Sequence[Execution],
+    figure: str = "tps",
+    point: str | None = None,
+    seed: int = 0,
+    fingerprint_of: FingerprintOf | None = None,
 ) -> list[PointHistory]:
     """Each point's series (``point``: only those whose label holds each of its words) with
-    its change points."""
+    its change points; with ``fingerprint_of``, a change between two builds is held to the
+    spread of identical builds (``_held_to_spread``)."""
     labels = list(dict.fromkeys(r.label for e in executions for r in e.runs))
     if point is not None:
         words = point.split()
@@ -140,8 +153,27 @@ def point_histories(
             if values:
                 steps.append(Step(e, tuple(values), summarize_point(values)))
         changes = history.change_points([s.values for s in steps], seed=seed) if steps else []
+        if fingerprint_of is not None:
+            changes = [_held_to_spread(c, steps, label, fingerprint_of) for c in changes]
         out.append(PointHistory(label, figure, tuple(steps), tuple(changes)))
     return out
+
+
+def _held_to_spread(
+    c: history.ChangePoint, steps: Sequence[Step], label: str, fingerprint_of: FingerprintOf
+) -> history.ChangePoint:
+    """A change point whose executions on either side ran two different builds, held to the
+    spread of identical builds their runs carry (issue 58, ``verdicts.beyond_spread``): a change
+    within it could be the builds' own offset, not the source's, and is said with "?". Only the
+    two executions beside the change are read (two fingerprints, not one per run)."""
+    sides = []
+    for step in (steps[c.index - 1], steps[c.index]):
+        run = next(r for r in step.execution.runs if r.label == label)
+        sides.append([StoredRun.of(run, fingerprint=fingerprint_of(run.id) or {})])
+    spread = spreads.spread_between(sides[0], sides[1])
+    if spread is None:
+        return c
+    return replace(c, comparison=verdicts.beyond_spread(c.comparison, spread))
 
 
 def figures_of(executions: Sequence[Execution]) -> list[str]:
@@ -157,7 +189,11 @@ def figures_of(executions: Sequence[Execution]) -> list[str]:
 
 
 def checked_histories(
-    executions: Sequence[Execution], name: str, figure: str, point: str | None
+    executions: Sequence[Execution],
+    name: str,
+    figure: str,
+    point: str | None,
+    fingerprint_of: FingerprintOf | None = None,
 ) -> tuple[list[str], list[PointHistory]]:
     """The figures ``name``'s executions have, and its points' histories of ``figure``; a
     LabError naming the figures (did-you-mean) or the points when ``figure`` or ``point`` is
@@ -170,7 +206,7 @@ def checked_histories(
             + (f' — did you mean "{close[0]}"?' if close else ""),
             hint="figures: " + ", ".join(figures),
         )
-    points = point_histories(executions, figure, point)
+    points = point_histories(executions, figure, point, fingerprint_of=fingerprint_of)
     if not points:
         labels = sorted({r.label for e in executions for r in e.runs})
         raise LabError(f"no point of {name} matches {point!r}", hint="points: " + "; ".join(labels))

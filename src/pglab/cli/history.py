@@ -109,12 +109,12 @@ def run(
             written = history_page.write(store, name, html, figure, point)
             err_console.print(f"history page written: {written}", soft_wrap=True, markup=False)
         effect = fail_above if fail_above is not None else ex.effect_of(store, found)
-    if not found:
-        raise LabError(
-            f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
-            hint="pglab ls --campaigns lists them",
-        )
-    _, points = ex.checked_histories(found, name, figure, point)
+        if not found:
+            raise LabError(
+                f"no campaign {name!r} (nor {name}@…) has runs in {where.store_url}",
+                hint="pglab ls --campaigns lists them",
+            )
+        _, points = ex.checked_histories(found, name, figure, point, store.run_fingerprint)
     failing = [
         (p, c)
         for p in points
@@ -168,7 +168,8 @@ def _label(e: ex.Execution) -> str:
 def _change(c: history.ChangePoint) -> str:
     k = c.comparison
     ci = f" [{k.ci_low:+.1f}, {k.ci_high:+.1f}]" if k.ci_low is not None else ""
-    return f"{k.delta_pct:+.1f}%{ci} (p {c.p_value:.3f})"
+    held = f" ? {k.reason}" if k.verdict == "?" and k.reason else ""
+    return f"{k.delta_pct:+.1f}%{ci} (p {c.p_value:.3f}){held}"
 
 
 def _print(
@@ -256,6 +257,8 @@ def _as_json(
                         "delta_pct": c.comparison.delta_pct,
                         "ci": [c.comparison.ci_low, c.comparison.ci_high],
                         "p_value": c.p_value,
+                        "verdict": c.comparison.verdict,
+                        "reason": c.comparison.reason,
                         "worse_pct": history.regression_pct(c, p.figure),
                         "evidence": why.get((p.point, k), []),
                     }

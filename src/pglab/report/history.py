@@ -71,7 +71,7 @@ def page(store: Store, name: str, figure: str | None, point: str | None) -> Hist
     if not found:
         return None
     figure = figure or ex.default_figure(found)
-    figures, points = ex.checked_histories(found, name, figure, point)
+    figures, points = ex.checked_histories(found, name, figure, point, store.run_fingerprint)
     effect = ex.effect_of(store, found)
     return HistoryPage(
         name=name,
