@@ -71,9 +71,13 @@ def check_sysbench_run(run: Any) -> None:
     seconds = run.series[str(phase.idx)][SECONDS_TABLE]["rows"]
     progress = run.series[str(phase.idx)]["progress"]["rows"]
     assert len(seconds) == len(progress) >= 2
-    # each second's transactions add up to the total, within the rounding of the last second
+    # each second's transactions add up to the total, but for the last second: sysbench's
+    # report thread may end before printing the interval the run ends in (in a 3 s run a third
+    # of the transactions: CI saw 3,066 of 4,736 once)
     tps_col = run.series[str(phase.idx)][SECONDS_TABLE]["columns"].index("tps")
-    assert sum(r[tps_col] for r in seconds) == pytest.approx(stored["transactions"], rel=0.05)
+    counted = [r[tps_col] for r in seconds]
+    missing = stored["transactions"] - sum(counted)
+    assert -0.05 * stored["transactions"] <= missing <= 1.1 * max(counted) + 0.05 * sum(counted)
 
 
 def test_oltp_read_write_on_18_and_15(lab: Lab, tmp_path: Path, capsys) -> None:
