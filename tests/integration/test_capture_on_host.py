@@ -1,13 +1,15 @@
 """``pglab capture --on HOST``: the server's log read on its host over SSH (an SSH host in a
 network namespace, ``netns_hosts.py``, running Debian's openssh-server). The server is one the
-test starts outside pglab; its stderr log is put where only the host sees it (a link in the
-host's own ``/tmp``, which this machine's ``/tmp`` is not): a capture that read it here would
-find no file. pgbench's load captured in the window, the settings put back through the
+test starts outside pglab; its stderr log is named by a path only the host has (a link in
+the host's own ``/tmp``, which this machine's ``/tmp`` is not): a capture that read it here
+would find no file. pgbench's load captured in the window, the settings put back through the
 server as for any capture."""
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +27,21 @@ def test_the_log_is_read_on_the_servers_host(ns_hosts: Any, lab: Lab, lab_home: 
     from helpers.existing_server import OutsideServer
 
     host = ns_hosts.hosts[0]
-    source = OutsideServer(lab).start()
+    # the server's log where the host's view of the files has it too (/run is not one of
+    # the directories each host has of its own), and named by a link in the host's own /tmp
+    shared = Path(tempfile.mkdtemp(prefix="pglab-capture-", dir="/run"))
+    shared.chmod(0o755)
+    source = OutsideServer(lab)
+    source.log = shared / "server.log"
+    source.start()
     try:
         source.pgbench("-i", "-s", "1", "-q")
         before = (source.settings(), source.auto_conf())
-        # the log, as the host sees it: through its own /tmp only
-        there = f"/tmp/pglab-capture-{tmp_path.name}/server.log"
-        made = host.run("sh", "-c", f"mkdir -p {Path(there).parent} && "
-                        f"ln -s /proc/1/root{source.log} {there}")  # fmt: skip
+        there = f"/tmp/{shared.name}/server.log"
+        made = host.run("sh", "-c", f"mkdir -p /tmp/{shared.name} && "
+                        f"ln -s {source.log} {there}")  # fmt: skip
         assert made.returncode == 0, made.stderr
-        assert not Path(there).exists()  # not on this machine
+        assert not Path(there).exists()  # not on this machine: only the host has the link
         known = ns_hosts.known_hosts(tmp_path / "known_hosts")
         hosts = tmp_path / "hosts.toml"
         hosts.write_text(f'[hosts.db1]\nssh = "root@{host.address}"\n'
@@ -53,9 +60,10 @@ def test_the_log_is_read_on_the_servers_host(ns_hosts: Any, lab: Lab, lab_home: 
         s = workload.data["summary"]
         assert s["by_kind"]["UPDATE"] > 50 and s["by_kind"]["INSERT"] == s["by_kind"]["UPDATE"]
         assert (source.settings(), source.auto_conf()) == before  # put back
-        host.run("rm", "-rf", str(Path(there).parent))
+        host.run("rm", "-rf", f"/tmp/{shared.name}")
     finally:
         source.stop()
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def test_a_host_the_file_does_not_name_is_refused(lab_home: Path, tmp_path: Path) -> None:
