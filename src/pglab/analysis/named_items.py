@@ -155,8 +155,8 @@ def said(answer: PointItems, named: NamedItems, label: str, reference: str) -> s
     if t is None:
         total = "the total could not be compared"
     else:
-        ci = f" [{t.ci_low:+.1f}, {t.ci_high:+.1f}]" if t.ci_low is not None else ""
-        total = f"your workload's statements take {t.delta_pct:+.1f}%{ci} {t.verdict} in total"
+        ci = f" [{t.ci_low:+,.1f}, {t.ci_high:+,.1f}]" if t.ci_low is not None else ""
+        total = f"your workload's statements take {t.delta_pct:+,.1f}%{ci} {t.verdict} in total"
     plural = _plural(named.noun)
     slower, faster = len(answer.slower), len(answer.faster)
     moved = (
