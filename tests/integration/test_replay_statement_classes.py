@@ -78,3 +78,12 @@ def test_the_slower_statement_classes_are_named(lab_home: Path, tmp_path: Path) 
     assert {UPDATE, SELECT} <= {m["item"] for m in items["slower"]}
     top = items["slower"][0]
     assert top["b"] > 10 * top["a"], top  # a seq scan of 100,000 rows against an index lookup
+
+    # the report says the same, in its "Statement classes" section
+    page = tmp_path / "replay-index.html"
+    made = _pglab("report", "replay-index", "--store", store, "--lab-dir", str(lab_home),
+                  "-o", str(page))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    html = page.read_text()
+    assert 'id="statement-classes"' in html
+    assert html.count(said.partition(") ")[2].replace("'", "&#39;")) == 1, said
