@@ -1,10 +1,11 @@
 """A replay's statement classes compared and named on a real campaign: the workload of
 ``examples/replay.toml`` (pgbench's simple-update load, captured by ``test_replay.py``)
-replayed with Debian's pgreplay, three interleaved rounds, on a variant whose planner may
+replayed with Debian's pgreplay, four interleaved rounds, on a variant whose planner may
 not use an index (``enable_indexscan``, ``enable_bitmapscan``, ``enable_indexonlyscan`` off:
 pgbench_accounts' statements seq scan its 100,000 rows) and the default. ``pglab show``
-says the total execution time moved and names the accounts' classes as the slower ones;
-``pglab compare`` of the two points gives the same answer (the campaign's own)."""
+says the total execution time moved and names the accounts' classes first among the slower
+ones; ``pglab compare`` of the two points gives the same answer (the campaign's own), and so
+do the report and ``pglab serve``'s compare page."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.integration
 EXAMPLE = Path(__file__).parents[2] / "examples" / "replay" / "pgbench-simple-update.json.gz"
 CAMPAIGN = """\
 name = "replay-index"
-repeats = 3
+repeats = 4
 
 [server.settings]
 shared_preload_libraries = "pg_stat_statements"
@@ -63,9 +64,9 @@ def test_the_slower_statement_classes_are_named(lab_home: Path, tmp_path: Path) 
     assert said.startswith("on noindex (against index) your workload's statements take +"), said
     assert " + in total; " in said, said  # the total execution time, significantly more
     slower = [line for line in text.splitlines() if line.startswith("  slower +")]
-    assert any(line.endswith(UPDATE) for line in slower), text
-    assert any(line.endswith(SELECT) for line in slower), text
-    assert not any("pgbench_history" in line for line in slower), text
+    # the seq scans first, ranked: 100 times slower and more; another class may follow (on
+    # the busy machine, the INSERT into pgbench_history waited for the CPU the scans took)
+    assert {line.split(" ms  ", 1)[1] for line in slower[:2]} == {SELECT, UPDATE}, text
     assert "Holm-corrected over all" in text
 
     compared = _pglab(
@@ -75,7 +76,7 @@ def test_the_slower_statement_classes_are_named(lab_home: Path, tmp_path: Path) 
     items = json.loads(compared.stdout)["items"]
     # the campaign's own answer, in the same words (the points' labels may be longer)
     assert items["said"].partition(") ")[2] == said.partition(") ")[2]
-    assert {UPDATE, SELECT} <= {m["item"] for m in items["slower"]}
+    assert {m["item"] for m in items["slower"][:2]} == {UPDATE, SELECT}
     top = items["slower"][0]
     assert top["b"] > 10 * top["a"], top  # a seq scan of 100,000 rows against an index lookup
 
@@ -87,3 +88,13 @@ def test_the_slower_statement_classes_are_named(lab_home: Path, tmp_path: Path) 
     html = page.read_text()
     assert 'id="statement-classes"' in html
     assert html.count(said.partition(") ")[2].replace("'", "&#39;")) == 1, said
+
+    # and pglab serve's compare page
+    from helpers.asgi import call
+
+    from pglab.serve.app import make_app
+
+    app = make_app(store, lab_home)
+    code, _, served = call(app, "/compare?a=replay-index%3Aindex&b=replay-index%3Anoindex")
+    assert code == 200 and 'id="statement-classes"' in served, served[-2000:]
+    assert items["said"].partition(") ")[2].replace("'", "&#39;") in served
