@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pglab.analysis import engine, points, scripts, spreads, syncrate, tpch, verdicts
+from pglab.analysis import engine, named_items, points, scripts, spreads, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -171,6 +171,9 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
             out = compare_points(a, b, effect, points.equivalence_of(camp_a), how, runs, camp_a)
             _judge_scripts(store, a, b, out["pairs"], effect, how)
             out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs, camp_a)
+            named = named_items.compare_items(store, a.runs, b.runs, effect, how, runs, camp_a)
+            if named is not None:
+                out["items"] = named
         else:
             out = compare_campaigns(a, b, effect)
             _judge_scripts(store, a, b, out["pairs"], effect, how)

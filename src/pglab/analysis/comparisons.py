@@ -13,7 +13,9 @@ their order and the JSON stay what they were, and mypy checks every reader's key
 - :class:`MetricRow`, :class:`WaitsRow`: two runs' figures and top waits;
 - :class:`SettingDiff`, :class:`StorageSides`: what differs in the environment and settings,
   and the storage results measured under each side;
-- :class:`QueryComparison`: a TPC-H-like query of two points (``analysis.tpch``).
+- :class:`QueryComparison`: a TPC-H-like query of two points (``analysis.tpch``);
+- :class:`ItemsComparison`: the items the runs name themselves (a replay's statement classes)
+  of two points, :class:`ItemComparison` each (``analysis.named_items``).
 """
 
 from __future__ import annotations
@@ -128,6 +130,31 @@ class QueryComparison(TypedDict):
     plan: str | None
 
 
+class ItemComparison(TypedDict):
+    """An item the runs name themselves (a replay's statement class) of two points: each
+    side's median time and the verdict on it (+ slower, − faster)."""
+
+    item: str  # its words
+    a: float | None
+    b: float | None
+    comparison: Verdict
+
+
+class ItemsComparison(TypedDict):
+    """Two points item by item (``analysis.named_items``): their total, how many items were
+    compared, those significantly slower and faster (ranked), and the sentence."""
+
+    noun: str  # "statement class"
+    unit: str  # of each side's time
+    total: Verdict | None
+    compared: int
+    slower: list[ItemComparison]
+    faster: list[ItemComparison]
+    said: str
+    lines: list[str]  # the slower and the faster items in words (named_items.lines)
+    legend: str  # what the Δ% and verdicts are, the tests that made them
+
+
 class Unmatched(TypedDict):
     a: int  # points of A that matched none of B
     b: int
@@ -154,6 +181,7 @@ class PointsComparison(TypedDict):
     kind: Literal["points"]
     pairs: list[PointPair]
     queries: NotRequired[list[QueryComparison]]  # these added by compare_targets, in order
+    items: NotRequired[ItemsComparison]  # a replay's statement classes
     settings_diff: NotRequired[list[SettingDiff]]
     storage: NotRequired[StorageSides | None]
     figure: NotRequired[str]  # "tps", "MB/s", "nopm", "QphH", …

@@ -30,7 +30,7 @@ from pglab.rows import CampaignRow, RunRow, spec_of
 from pglab.stats.sequential import SequentialSpec, expected_runs
 from pglab.stats.summary import summarize_point
 from pglab.stored_spec import AxisValue, RunSpecJson
-from pglab.workloads import headlines_by_metric
+from pglab.workloads import headlines_by_metric, named_items
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.planning.plan import Plan
@@ -228,6 +228,8 @@ def figure_of_run(metrics: Mapping[str, float]) -> str:
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table
 # paced TPC-C-like terminals' response times and bound: their own table (analysis/pacing.py)
 PACED_METRIC = re.compile(r"^(?:rt90_[a-z_]+_ms|rt_over_limit|nopm_bound)$")
+# the items runs name themselves (a replay's statement classes): their own table
+NAMED_METRICS = tuple(n.pattern for n in named_items())
 
 
 def derived_names(runs: Sequence[RunRow]) -> list[str]:
@@ -239,6 +241,7 @@ def derived_names(runs: Sequence[RunRow]) -> list[str]:
         and not k.startswith("phase.")
         and not QUERY_METRIC.match(k)
         and not PACED_METRIC.match(k)
+        and not any(p.match(k) for p in NAMED_METRICS)
     }
     return sorted(names)
 

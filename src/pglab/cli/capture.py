@@ -12,6 +12,7 @@ from pglab.campaign.spec import ServerSpec
 from pglab.cli import commands
 from pglab.cli.common import Where, console, err_console
 from pglab.errors import LabError
+from pglab.hosts.ssh import Remote
 from pglab.lab import Lab
 from pglab.postgres.sources import resolve
 from pglab.run.resume import put_back_leftovers
@@ -28,8 +29,9 @@ ALTER SYSTEM and a reload (log_statement = 'all', log_connections, log_disconnec
 log_min_error_statement = 'log', log_line_prefix = '%m|%u|%d|%c|', lc_messages = 'C'),
 written down first and put back exactly when the window closes (--for, --until or Ctrl-C;
 after a killed pglab, by the next pglab capture or run), and reads the server's log of the
-window: --log PATH (its stderr on this machine), else the logging collector's file through
-the server. Sessions already connected when the window opens are not replayed.
+window: --log PATH (its stderr on this machine; with --on HOST, on that [hosts.HOST] of
+--hosts FILE, read over SSH), else the logging collector's file through the server.
+Sessions already connected when the window opens are not replayed.
 
 From a log you have (--from-log FILE): a stderr log written with those settings, or a CSV
 log (log_destination = 'csvlog'; its prefix does not matter).
@@ -66,6 +68,18 @@ def add_parser(
         help="the server's stderr log here (no logging collector)",
     )
     p.add_argument(
+        "--on",
+        metavar="HOST",
+        help="the server runs on this [hosts.HOST] (of --hosts FILE): --log is the path "
+        "there, read over SSH",
+    )
+    p.add_argument(
+        "--hosts",
+        metavar="FILE",
+        type=Path,
+        help="a TOML file with [hosts.HOST] tables (a campaign file will do), for --on",
+    )
+    p.add_argument(
         "--with-dump",
         metavar="DIR",
         type=Path,
@@ -95,6 +109,8 @@ def add_parser(
             output=a.output,
             with_dump=a.with_dump,
             dump=a.dump,
+            on=a.on,
+            hosts=a.hosts,
         )
     )
 
@@ -109,6 +125,8 @@ def run(
     output: Path | None = None,
     with_dump: Path | None = None,
     dump: Path | None = None,
+    on: str | None = None,
+    hosts: Path | None = None,
 ) -> int:
     lab = Lab.open(where.home)
     for line in put_back_leftovers(lab):
@@ -127,20 +145,42 @@ def run(
     else:
         assert dsn is not None
         seconds = capture.window_seconds(duration, until)
-        workload = _live(
-            capture.Live(
-                ServerSpec(dsn=dsn),
-                lab,
-                log,
-                on_status=_status,
-                dump_to=with_dump,
-                binaries=binaries,
-            ),
-            seconds,
-        )
+        remote = _remote(on, hosts, log)
+        try:
+            workload = _live(
+                capture.Live(
+                    ServerSpec(dsn=dsn),
+                    lab,
+                    capture.RemoteLog(remote, str(log)) if remote is not None else log,
+                    on_status=_status,
+                    dump_to=with_dump,
+                    binaries=binaries,
+                ),
+                seconds,
+            )
+        finally:
+            if remote is not None:
+                remote.close()
     written = write(workload, out)
     _said(written, out)
     return 0
+
+
+def _remote(on: str | None, hosts: Path | None, log: Path | None) -> Remote | None:
+    """The server's host over SSH (``--on``), connected; None when it runs here."""
+    if on is None:
+        if hosts is not None:
+            raise LabError("--hosts goes with --on HOST")
+        return None
+    if hosts is None or log is None:
+        raise LabError(
+            "--on HOST needs --hosts FILE (where [hosts.HOST] is) and --log PATH (the "
+            "server's stderr log on that host)",
+            hint="pglab capture DSN --on db1 --hosts campaign.toml --log /var/log/pg.log",
+        )
+    spec = capture.host_of(hosts, on)
+    _status(f"reading the server's log {log} on {spec.label} over SSH")
+    return Remote(spec).open()
 
 
 def _status(msg: str) -> None:

@@ -20,7 +20,7 @@ from pglab.analysis.comparisons import (
     ScriptComparison,
 )
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
-from pglab.cli import commands, fmt
+from pglab.cli import commands, fmt, items_view
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
@@ -56,6 +56,9 @@ Two points of kit = "tpch": each query's seconds side by side with a verdict on 
 above: paired by round within one campaign, show's own answer when it is one of the campaign's
 comparisons, Holm over the queries) and how its plan changed: its shape, and where a node
 outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
+Two points that replay a captured workload ([workload] replay): their statements' total
+execution time and each statement class's mean time per call, judged as above (Δ% of time: +
+slower), the classes significantly slower and faster named, the most first.
 Where both sides have CPU profiles (pglab run --profile), the functions whose share of their
 process kind's samples changed most, the backend's first (10), then each other kind's (3),
 rising then falling, with a 95% interval of the change (2 runs a side); a kind with fewer than
@@ -122,6 +125,8 @@ def run(where: Where, a_text: str, b_text: str, as_json: bool = False) -> int:
         )
         if result["kind"] == "points":
             _print_queries(result.get("queries", []))
+            if items := result.get("items"):  # a replay's statement classes
+                items_view.print_moved(items["said"], items["lines"], items["legend"])
         print_evidence(why, several)
     _print_storage(result)
     diff = result.get("settings_diff", [])

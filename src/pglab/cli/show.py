@@ -14,6 +14,7 @@ from rich.table import Table
 
 from pglab.analysis import (
     cores,
+    named_items,
     points,
     profiles,
     run_facts,
@@ -26,7 +27,7 @@ from pglab.analysis import (
 )
 from pglab.analysis.evidence import of_campaign
 from pglab.analysis.points import PointRow
-from pglab.cli import commands, common, fmt
+from pglab.cli import commands, common, fmt, items_view
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
@@ -287,6 +288,7 @@ def print_points(store: Store, name: str, verbose: bool = False, wide: bool = Fa
         console.print(f"not comparable with {reference}: {said}", markup=False, soft_wrap=True)
     if points.figure_of(runs) in ("QphH", "QthH"):
         print_queries(store, runs, camp, labels, wide)
+    print_named(store, runs, camp, labels)  # a replay's statement classes
     print_paced(runs, labels)  # terminals that think: NOPM against its bound, p90 by type
     print_evidence(of_campaign(store, name, rows), titled=True)  # of + and − only
     print_notices(run_warnings.campaign_notices(store, name, verbose=verbose, rows=rows))
@@ -336,6 +338,24 @@ def print_queries(
     compared = [r for q in found for r in q.rows if r.comparison is not None]
     if compared:
         console.print(_query_legend(compared, len(found), camp), markup=False, soft_wrap=True)
+
+
+def print_named(
+    store: Store, runs: list[RunRow], camp: CampaignRow | None, labels: dict[str, str]
+) -> None:
+    """The items runs name themselves (a replay's statement classes): each compared point's
+    sentence and its significant items ranked (``analysis.named_items``), then the legend."""
+    found = named_items.campaign_items(store, runs, camp)
+    if found is None or not found.points:
+        return
+    for p in found.points:
+        label, ref = labels.get(p.point, p.point), labels.get(p.reference, p.reference)
+        said = named_items.said(p, found.named, label, ref)
+        items_view.print_moved(said, named_items.lines(p, found.named.unit))
+    every = [r.comparison for item in found.items for r in item.rows]
+    console.print(
+        named_items.legend(found.named, every, len(found.items)), markup=False, soft_wrap=True
+    )
 
 
 def _query_legend(rows: list[PointRow], queries: int, camp: CampaignRow | None) -> str:

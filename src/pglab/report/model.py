@@ -17,7 +17,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pglab.analysis import cores, evidence, points, run_facts, run_warnings, spreads, syncrate, tpch
+from pglab.analysis import (
+    cores,
+    evidence,
+    named_items,
+    points,
+    run_facts,
+    run_warnings,
+    spreads,
+    syncrate,
+    tpch,
+)
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
 from pglab.analysis.syncrate import RunStorage
@@ -88,6 +98,9 @@ class Report:
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
     # why each significant comparison changed: (title, its top items in words), ``evidence``
     evidence: list[tuple[str, list[str]]] = field(default_factory=list)
+    # a replay's statement classes: each compared point's sentence and the classes that moved
+    named: list[tuple[str, list[str]]] = field(default_factory=list)
+    named_legend: str = ""
 
     @functools.cached_property
     def figure(self) -> str:
@@ -270,11 +283,27 @@ def _fill_campaign(
         rep.notices = run_warnings.campaign_notices(store, rep.title, runs=full, rows=rows)
         why = evidence.of_campaign(store, rep.title, rows)
         rep.evidence = [(title, [i.text for i in items[: evidence.TOP]]) for title, items in why]
+        _fill_named(store, rep)
     else:
         rep.notices = run_warnings.run_notices(full[0] or rep.runs[0])
     rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)
     if tpch.query_numbers(rep.runs):
         rep.plan_changes = tpch.plan_changes(store, rep.runs, rep.campaign)
+
+
+def _fill_named(store: Store, rep: Report) -> None:
+    """A replay's statement classes: each compared point's sentence and its classes that
+    moved, as ``pglab show`` says them (``analysis.named_items``)."""
+    found = named_items.campaign_items(store, rep.runs, rep.campaign)
+    if found is None or not found.points:
+        return
+    unit = found.named.unit
+    rep.named = [
+        (named_items.said(p, found.named, p.point, p.reference), named_items.lines(p, unit))
+        for p in found.points
+    ]
+    every = [r.comparison for item in found.items for r in item.rows]
+    rep.named_legend = named_items.legend(found.named, every, len(found.items))
 
 
 def _outline_point(store: Store, pt: Point, loaded: dict[int, StoredRun]) -> None:

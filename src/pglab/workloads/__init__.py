@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.workloads import sysbench
-from pglab.workloads.interface import Figure, MetricsFunction, PlanReader, Workload
+from pglab.workloads.interface import (
+    Figure,
+    MetricsFunction,
+    NamedItems,
+    PlanReader,
+    Workload,
+)
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
@@ -21,6 +27,7 @@ from pglab.workloads.maintenance import metrics as maintenance_metrics
 from pglab.workloads.maintenance.runner import MaintenanceOperation
 from pglab.workloads.pgbench import runner as pgbench_runner
 from pglab.workloads.replay import metrics as replay_metrics
+from pglab.workloads.replay import phase as replay_phase
 from pglab.workloads.replay.runner import Replay
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.sysbench.runner import Sysbench
@@ -117,6 +124,13 @@ REGISTRY: dict[str, Workload] = {
                     "tps",
                     "statements/s",
                     items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
+                    named=NamedItems(
+                        "statement class",
+                        replay_metrics.CLASS_METRIC,
+                        replay_phase.CLASSES_TABLE,
+                        "replay.exec_ms",
+                        "ms",
+                    ),
                 ),
             ),
         ),
@@ -180,3 +194,9 @@ def headlines_by_metric() -> dict[str, str]:
 def plan_readers() -> list[PlanReader]:
     """How the kinds that store query plans read them (for a comparison's evidence)."""
     return [w.plans for w in REGISTRY.values() if w.plans is not None]
+
+
+def named_items() -> list[NamedItems]:
+    """The items that runs name themselves, of every kind that has them (a replay's
+    statement classes): what the views compare item by item beside the headline."""
+    return [f.named for w in REGISTRY.values() for f in w.figures if f.named is not None]

@@ -20,10 +20,11 @@ them without importing the executor's package. The generator hosts are the execu
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
 from pglab.fingerprints import Fingerprint
@@ -33,6 +34,9 @@ from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.maintenance.figures import Prior
+
+if TYPE_CHECKING:  # asyncssh is imported only where a host is reached
+    from pglab.hosts.ssh import Remote
 
 
 class GeneratorHosts(Protocol):
@@ -48,6 +52,10 @@ class GeneratorHosts(Protocol):
         on_progress: ProgressCallback | None = None,
         limits: Mapping[str, int] | None = None,
     ) -> tuple[PhaseResult, TableJson]: ...
+
+    def ssh(self, name: str) -> Remote:
+        """The host ``name``, connected (a replay's pgreplay runs there)."""
+        ...
 
 
 @dataclass
@@ -96,18 +104,44 @@ MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[str, float]]
 
 
 @dataclass(frozen=True, slots=True)
+class NamedItems:
+    """Items of a figure that its runs name themselves, as many as the workload has (a
+    replay's statement classes): each run holds each item's value in a metric of its own
+    (``metric``, its key in the braces), the first two columns of a phase table (``table``)
+    hold each key and its words, ``total`` is the run metric that is the items' total, in the
+    same direction (lower is better: times)."""
+
+    noun: str  # "statement class"
+    metric: str  # "replay.class.{}.ms"
+    table: str  # the phase table with each item's key and words
+    total: str  # the run metric of their total ("replay.exec_ms")
+    unit: str  # of each item's value ("ms")
+
+    def metric_of(self, key: str) -> str:
+        return self.metric.format(key)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """What matches an item's metric, its key the one group."""
+        before, _, after = self.metric.partition("{}")
+        return re.compile(f"^{re.escape(before)}([0-9A-Za-z_]+){re.escape(after)}$")
+
+
+@dataclass(frozen=True, slots=True)
 class Figure:
     """A figure a kind declares: what the comparison engine and the views judge its runs on.
 
     ``name`` is what the views call it ("tps", "NOPM", "QphH", "MB/s"); ``metric`` the run
     metric that holds it (``tps``: the run's ``tps`` column, which holds MB/s, QphH... today;
-    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it."""
+    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it;
+    ``named`` the items its runs name themselves, each compared as the figure is."""
 
     name: str
     metric: str
     unit: str
     direction: Literal["higher", "lower"] = "higher"  # which way is better
     items: tuple[str, ...] = ()
+    named: NamedItems | None = None  # items the runs name (a replay's statement classes)
 
 
 @dataclass(frozen=True)

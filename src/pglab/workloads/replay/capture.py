@@ -6,8 +6,9 @@ reload through the existing server's journal (``postgres/existing.alter_system``
 originals written down first; put back exactly when the window closes, on Ctrl-C and SIGTERM
 too, and after a SIGKILL by the next pglab command), notes where the server's log ends, waits
 for the window, and reads the log written since: from the file given (a server on this
-machine whose stderr goes there) or, with a logging collector, through the server itself
-(``pg_current_logfile()`` and ``pg_read_binary_file``: superuser or pg_read_server_files).
+machine whose stderr goes there, or on its host over SSH: ``RemoteLog``) or, with a logging
+collector, through the server itself (``pg_current_logfile()`` and ``pg_read_binary_file``:
+superuser or pg_read_server_files).
 pglab's own sessions are not captured; it changes no data. With a dump (``--with-dump``) the
 window opens at the snapshot the dump is made from (``pg_export_snapshot``).
 """
@@ -17,15 +18,19 @@ from __future__ import annotations
 import re
 import shutil
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from pglab import procs
-from pglab.campaign.spec import ServerSpec
+from pglab.campaign import hosts as campaign_hosts
+from pglab.campaign.checks import Problems
+from pglab.campaign.spec import HostSpec, ServerSpec
 from pglab.errors import WorkloadError
 from pglab.lab import Lab
 from pglab.postgres.existing import ExistingServer
@@ -33,6 +38,9 @@ from pglab.postgres.sources import Binaries
 from pglab.units import parse_duration
 from pglab.workloads.replay import dump, logfile, workload_file
 from pglab.workloads.replay.workload_file import Workload
+
+if TYPE_CHECKING:  # asyncssh is imported only where a host is reached
+    from pglab.hosts.ssh import Remote
 
 READ_CHUNK = 8 * 2**20  # bytes of the server's log read per call through the server
 
@@ -113,6 +121,28 @@ class LocalLog(LogSource):
 
 
 @dataclass
+class RemoteLog(LogSource):
+    """The server's log file on its host, read over SSH (``hosts/ssh.Remote``: the server
+    runs on a ``[hosts.NAME]`` host, its stderr written to ``path`` there)."""
+
+    remote: Remote
+    path: str
+
+    def size(self) -> int:
+        return self.remote.size(self.path)
+
+    def read_from(self, offset: int, end: int) -> bytes:
+        out = bytearray()
+        while offset + len(out) < end:
+            n = min(READ_CHUNK, end - offset - len(out))
+            got = self.remote.read(self.path, offset + len(out), n)
+            if not got:
+                break
+            out += got
+        return bytes(out)
+
+
+@dataclass
 class ServerLog(LogSource):
     """The logging collector's current file, read through the server (any host)."""
 
@@ -138,7 +168,31 @@ class ServerLog(LogSource):
         return bytes(out)
 
 
-def log_source(server: ExistingServer, log: Path | None) -> LogSource:
+def host_of(path: Path, name: str) -> HostSpec:
+    """``[hosts.NAME]`` of a TOML file (a campaign file, or one of hosts alone), checked as a
+    campaign's hosts are."""
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise WorkloadError(f"cannot read the hosts of {path}: {exc}") from exc
+    found_hosts = doc.get("hosts")
+    table: dict[str, Any] = found_hosts if isinstance(found_hosts, dict) else {}
+    if name not in table:
+        named = ", ".join(sorted(table)) or "none"
+        raise WorkloadError(
+            f"{path} has no [hosts.{name}] (its hosts: {named})",
+            hint=f'add [hosts.{name}] with ssh = "user@address", as a campaign file has it',
+        )
+    p = Problems()
+    found = campaign_hosts.hosts({name: table[name]}, p)
+    if p.items:
+        raise WorkloadError(f"[hosts.{name}] of {path}: " + "; ".join(p.items))
+    return found[name]
+
+
+def log_source(server: ExistingServer, log: Path | LogSource | None) -> LogSource:
+    if isinstance(log, LogSource):
+        return log
     if log is not None:
         return LocalLog(log)
     with server.connect(admin=True) as conn:
@@ -166,7 +220,7 @@ class Live:
         self,
         spec: ServerSpec,
         lab: Lab,
-        log: Path | None,
+        log: Path | LogSource | None,
         on_status: Callable[[str], None] = lambda msg: None,
         dump_to: Path | None = None,
         binaries: Binaries | None = None,

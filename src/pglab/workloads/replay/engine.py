@@ -16,30 +16,33 @@ session's next statement would release stops it), and such a replay is failed, s
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
 from pglab import procs
 from pglab.errors import CommandError
-from pglab.workloads.replay import pgreplay
-from pglab.workloads.replay.classes import class_of
+from pglab.workloads.replay import pgreplay, workload_file
+from pglab.workloads.replay.classes import class_of, key_of
 from pglab.workloads.replay.workload_file import ClassCount, Workload
 
 DIVERGENCE_THRESHOLD = 0.01  # a share of the statements: above it, the replay is marked
-TOP_CLASSES = 10
+CLASSES_KEPT = 100  # the classes a run keeps, by total time (each compared)
 STATS_SETTLE_S = 0.5
 Connect = Callable[[str], psycopg.Connection]  # a superuser's session in that database
 
 
 @dataclass(frozen=True, slots=True)
 class ClassTime:
-    statement: str  # pg_stat_statements' normalised text
+    key: str  # classes.key_of: the class's name among a run's metrics
+    statement: str  # pg_stat_statements' normalised text (its busiest entry's)
     calls: int
     total_ms: float
     mean_ms: float
@@ -94,7 +97,7 @@ class ReplayResult:
     # the sessions' time active in the workload's databases (pg_stat_database.active_time):
     # with the commits' WAL flush, which pg_stat_statements does not time
     active_ms: float
-    classes: list[ClassTime]  # the top classes by total time
+    classes: list[ClassTime]  # the classes by total time (``CLASSES_KEPT``)
     divergence: Divergence
     output: str  # pgreplay's statistics, as it printed them
 
@@ -163,8 +166,9 @@ def active_ms(connect: Connect, workload: Workload) -> float:
 
 
 def class_times(connect: Connect, workload: Workload) -> tuple[float, list[ClassTime]]:
-    """The replayed statements' total execution time (ms) and the top classes, from
-    pg_stat_statements (pglab's own sessions and the extension's own calls left out)."""
+    """The replayed statements' total execution time (ms) and their classes by total time
+    (``CLASSES_KEPT``), from pg_stat_statements (pglab's own sessions and the extension's own
+    calls left out)."""
     rows: list[tuple[str, int, float]] = []
     with connect(workload.data["databases"][0]) as conn:
         rows = conn.execute(
@@ -174,10 +178,16 @@ def class_times(connect: Connect, workload: Workload) -> tuple[float, list[Class
             (workload.data["users"],),
         ).fetchall()
     total = sum(float(t) for _, _, t in rows)
-    top = [
-        ClassTime(q, int(c), float(t), float(t) / max(int(c), 1)) for q, c, t in rows[:TOP_CLASSES]
-    ]
-    return total, top
+    # entries of one class (other users, nesting levels, constants pg_stat_statements keeps)
+    # summed under its key; its text the busiest entry's (rows come by total time)
+    found: dict[str, list[Any]] = {}
+    for query, calls, spent in rows:
+        key = key_of(query)
+        seen = found.setdefault(key, [query, 0, 0.0])
+        seen[1] += int(calls)
+        seen[2] += float(spent)
+    ranked = sorted(found.items(), key=lambda kv: -kv[1][2])[:CLASSES_KEPT]
+    return total, [ClassTime(k, q, c, t, t / max(c, 1)) for k, (q, c, t) in ranked]
 
 
 _ERROR = re.compile(r"ERROR:  .*?\n[^\n]*?STATEMENT:  (.*?)(?=\n\S|\Z)", re.DOTALL)
@@ -208,6 +218,24 @@ def divergence(
     )
 
 
+# plays a workload (a part of one: ``workload_file.split``) with pgreplay somewhere, in a
+# directory of its own here; pgreplay's output
+Player = Callable[[Workload, Path], str]
+
+
+def play_apart(workload: Workload, players: Sequence[Player], workdir: Path) -> list[str]:
+    """The workload's sessions split in as many disjoint sets as ``players`` (balanced by
+    statements, ``workload_file.split``), each played by its player at once; their outputs."""
+    parts = workload_file.split(workload, len(players))
+    # more players than sessions: those without a session sit it out
+    work = [(play, part) for play, part in zip(players, parts, strict=True) if part.sessions]
+    with concurrent.futures.ThreadPoolExecutor(len(work)) as pool:
+        futures = [
+            pool.submit(play, part, workdir / f"part{n}") for n, (play, part) in enumerate(work, 1)
+        ]
+        return [f.result() for f in futures]  # the first failure raised, the others waited
+
+
 def replay(
     workload: Workload,
     connect: Connect,
@@ -218,15 +246,26 @@ def replay(
     speed: float = 1.0,
     threshold: float = DIVERGENCE_THRESHOLD,
     env: dict[str, str] | None = None,
+    players: Sequence[Player] = (),
 ) -> ReplayResult:
-    """``prepare``, ``run``, then what the target says: its statement times and the log's
-    errors (``server_log`` gives the target's log written since ``prepare``)."""
+    """``prepare``, ``run`` (or, with ``players``, the sessions split between them: the
+    generator hosts, ``on_hosts``), then what the target says: its statement times and the
+    log's errors (``server_log`` gives the target's log written since ``prepare``)."""
     prepare(connect, workload)
     active_before = active_ms(connect, workload)
-    output = run(workload, host, port, workdir, speed, env=env)
+    if players:
+        outputs = play_apart(workload, players, workdir)
+        figures = pgreplay.merged([pgreplay.statistics(out) for out in outputs])
+        output = "".join(
+            f"--- set {n} of {len(outputs)}:\n{out[out.find('Replay statistics') :]}"
+            for n, out in enumerate(outputs, 1)
+        )
+    else:
+        output = run(workload, host, port, workdir, speed, env=env)
+        figures = pgreplay.statistics(output)
+        output = output[output.find("Replay statistics") :]
     time.sleep(STATS_SETTLE_S)  # the replay's backends report their active time as they end
     active = active_ms(connect, workload) - active_before
-    figures = pgreplay.statistics(output)
     exec_ms, classes = class_times(connect, workload)
     return ReplayResult(
         captured_s=workload.duration,
@@ -238,5 +277,5 @@ def replay(
         active_ms=active,
         classes=classes,
         divergence=divergence(workload, replay_errors(server_log()), threshold),
-        output=output[output.find("Replay statistics") :],
+        output=output,
     )

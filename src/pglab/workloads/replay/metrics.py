@@ -6,6 +6,7 @@ import statistics
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
+from pglab.workloads.replay.phase import CLASSES_TABLE
 from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 
 # a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
@@ -22,6 +23,9 @@ REPLAY_FIGURES = (
 # the run's own (pglab show's columns): the total execution time, the active time a
 # commit's flush shows in, the lag, the divergence, the replay's own statements/s
 REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statements_s")
+# each statement class's mean time per call over the measured phases (ms), by its key
+# (classes.key_of): the items of the replay's figure, compared as it is
+CLASS_METRIC = "replay.class.{}.ms"
 
 
 def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
@@ -29,7 +33,8 @@ def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     measured phases, ``replay.*``: its time, its lag behind the captured window, statements
     per second, errors, the total execution time of its statements (pg_stat_statements) and
     the sessions' active time (pg_stat_database), the divergence (% of the statements) and
-    whether it passed the threshold (1: the replay's timing is not comparable)."""
+    whether it passed the threshold (1: the replay's timing is not comparable); and each
+    statement class's mean time per call (``class_latencies``)."""
     del run  # its figures are in its phases' tables
     by_name: dict[str, list[dict[str, float]]] = {}
     measured: list[dict[str, float]] = []
@@ -48,4 +53,21 @@ def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
             out[f"phase.{name}.replay.{key}"] = statistics.fmean(f[key] for f in items)
     for key in REPLAY_HEADLINE if measured else ():
         out[f"replay.{key}"] = statistics.fmean(f[key] for f in measured)
+    out.update(class_latencies(phases))
     return out
+
+
+def class_latencies(phases: list[PhaseResult]) -> dict[str, float]:
+    """Each statement class's mean time per call over the measured phases (their total time
+    over their calls), ``replay.class.KEY.ms``."""
+    spent: dict[str, list[float]] = {}
+    for ph in phases:
+        table = ph.tables.get(CLASSES_TABLE)
+        if not ph.measured or not table or "class" not in table["columns"]:
+            continue
+        for row in table["rows"]:
+            r = dict(zip(table["columns"], row, strict=True))
+            seen = spent.setdefault(str(r["class"]), [0.0, 0.0])
+            seen[0] += float(r["total_ms"])
+            seen[1] += float(r["calls"])
+    return {CLASS_METRIC.format(k): ms / calls for k, (ms, calls) in spent.items() if calls > 0}

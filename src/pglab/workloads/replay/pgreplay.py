@@ -79,3 +79,25 @@ def statistics(output: str) -> dict[str, float]:
         if m:
             found[key] = float(m.group(1))
     return found
+
+
+def merged(found: list[dict[str, float]]) -> dict[str, float]:
+    """The statistics of pgreplays that replayed disjoint sets of a workload's sessions at
+    once (one per generator host), as one replay's: the run time and the lag behind schedule
+    the slowest's, statements, calls, connections and errors summed; the average statement
+    duration weighted by statements, the longest the longest."""
+    out: dict[str, float] = {}
+    for key in ("run_seconds", "max_lag_seconds", "statement_max_seconds", "speed"):
+        if values := [f[key] for f in found if key in f]:
+            out[key] = max(values)
+    for key in ("statements", "calls", "connections", "errors"):
+        if values := [f[key] for f in found if key in f]:
+            out[key] = sum(values)
+    weighted = [
+        (f["statement_avg_seconds"], f.get("statements", 0.0))
+        for f in found
+        if "statement_avg_seconds" in f
+    ]
+    if weighted and (n := sum(w for _, w in weighted)) > 0:
+        out["statement_avg_seconds"] = sum(v * w for v, w in weighted) / n
+    return out

@@ -4,7 +4,8 @@ the report's TPS is the replay's statements per second of the sessions' active t
 transactions the statements, its failures the errors) with the replay's own tables:
 ``SUMMARY_TABLE`` (one row: the captured and replayed durations, the lag, the total
 execution and active times, the divergence and whether it passed the threshold),
-``CLASSES_TABLE`` (the top statement classes by total time) and ``DIVERGENCE_TABLE`` (per
+``CLASSES_TABLE`` (the statement classes by total time, each with its key among the run's
+metrics: ``classes.key_of``) and ``DIVERGENCE_TABLE`` (per
 class, failed in the replay only or the capture only)."""
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ SUMMARY_COLUMNS = [
     "divergence_pct",
     "marked",
 ]
+CLASSES_COLUMNS = ["class", "statement", "calls", "total_ms", "mean_ms"]
 
 
 def run_phase(
@@ -46,10 +48,12 @@ def run_phase(
     env: dict[str, str] | None,
     workdir: Path,
     server_log: Callable[[], str],
+    players: Callable[[str, int], list[engine.Player]] | None = None,
 ) -> PhaseResult:
     """Replay the phase's workload file on the server ``conninfo`` reaches (pglab's own
     sessions, in a database; pgreplay connects to its host and port as each session's user,
-    to its database)."""
+    to its database); from several hosts at once when ``players`` gives their players for
+    that host and port (the generator hosts: ``on_hosts``)."""
     assert phase.replay is not None, "a replaying phase"
     workload = workload_file.read(Path(phase.replay))
 
@@ -60,7 +64,15 @@ def run_phase(
     host, port = str(info.get("host") or "localhost"), int(str(info.get("port") or 5432))
     started, t0 = time.time(), time.monotonic()
     r = engine.replay(
-        workload, connect, host, port, workdir, server_log, speed=phase.speed, env=env
+        workload,
+        connect,
+        host,
+        port,
+        workdir,
+        server_log,
+        speed=phase.speed,
+        env=env,
+        players=players(host, port) if players is not None else (),
     )
     d = r.divergence
     summary: TableJson = {
@@ -83,8 +95,8 @@ def run_phase(
         ],
     }
     classes: TableJson = {
-        "columns": ["statement", "calls", "total_ms", "mean_ms"],
-        "rows": [[c.statement, c.calls, c.total_ms, c.mean_ms] for c in r.classes],
+        "columns": CLASSES_COLUMNS,
+        "rows": [[c.key, c.statement, c.calls, c.total_ms, c.mean_ms] for c in r.classes],
     }
     divergence: TableJson = {
         "columns": ["statement", "failed_in", "count"],
@@ -110,7 +122,12 @@ def run_phase(
         measured=phase.measured,
         started_at=started,
         elapsed_s=time.monotonic() - t0,
-        argv=("pgreplay", "-s", f"{phase.speed:g}"),
+        argv=(
+            "pgreplay",
+            "-s",
+            f"{phase.speed:g}",
+            *(("on", *phase.generators) if players else ()),
+        ),
         report=report,
         output="\n".join([r.output, *notes]),
         tables={SUMMARY_TABLE: summary, CLASSES_TABLE: classes, DIVERGENCE_TABLE: divergence},

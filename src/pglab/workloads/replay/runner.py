@@ -9,13 +9,15 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
+from pglab.workloads.replay import engine, on_hosts
 from pglab.workloads.replay import phase as replay
 
 
 @dataclass
 class Replay(NothingAfter):
     """A captured workload replayed by pgreplay on the variant's server (``replay/phase``):
-    its sessions connect as their users to their databases, which the dataset restored."""
+    its sessions connect as their users to their databases, which the dataset restored;
+    with generator hosts, their sessions split between them (``on_hosts``)."""
 
     phase: PhaseSpec
     iteration: int
@@ -28,11 +30,22 @@ class Replay(NothingAfter):
         del watch  # pgreplay's pid is not told: its CPU is counted with the machine's
         c = self.context
         offset = c.server.log_size()
+        env = c.server.client_env()
+        players = None
+        if self.phase.remote:  # the sessions split between the generator hosts
+
+            def players(host: str, port: int) -> list[engine.Player]:
+                return [
+                    on_hosts.player(c.hosts.ssh(name), host, port, self.phase.speed, env)
+                    for name in self.phase.generators
+                ]
+
         return replay.run_phase(
             self.phase,
             self.iteration,
             c.server.client_conninfo,
-            c.server.client_env(),
+            env,
             c.workdir / f"{self.phase.name}-{self.iteration}-replay",
             lambda: c.server.log_since(offset),
+            players,
         )

@@ -157,6 +157,33 @@ def of(
     return Workload(None, data)
 
 
+def split(workload: Workload, parts: int) -> list[Workload]:
+    """The sessions in ``parts`` disjoint sets (one per generator host), each session whole
+    with its statements in their order, balanced by statement count: the sessions with the
+    most statements first, each to the set with the fewest so far (the first such set on a
+    tie). Each set is a workload of the same window (its start and duration: pgreplay keeps
+    the captured times) whose summary counts its own sessions and statements."""
+    sets: list[list[SessionJson]] = [[] for _ in range(parts)]
+    counts = [0] * parts
+    ranked = sorted(workload.data["sessions"], key=lambda s: -len(s["entries"]))
+    for s in ranked:  # sorted() is stable: sessions of equal size keep the file's order
+        i = counts.index(min(counts))
+        sets[i].append(s)
+        counts[i] += len(s["entries"])
+    order = {id(s): n for n, s in enumerate(workload.data["sessions"])}
+    out = []
+    for sessions, count in zip(sets, counts, strict=True):
+        sessions.sort(key=lambda s: order[id(s)])
+        summary: Summary = {
+            **workload.data["summary"],
+            "sessions": len(sessions),
+            "statements": count,
+        }
+        data: WorkloadJson = {**workload.data, "sessions": sessions, "summary": summary}
+        out.append(Workload(workload.path, data))
+    return out
+
+
 def write(workload: Workload, path: Path) -> Workload:
     """Write it whole (a partial file renamed), readable by its owner only (0600)."""
     partial = path.with_name(path.name + ".partial")
