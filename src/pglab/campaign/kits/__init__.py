@@ -193,10 +193,11 @@ TPCH = Kit(
 )
 # TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
 # generator (postgres/tpce_rows.py, postgres/tpce_load.py); the ten transactions of clause 3 in
-# the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design)
+# the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design), as
+# PL/pgSQL functions (procedures/) or as their frames' statements from pgbench (client/)
 TPCE = Kit(
     name="tpce",
-    modes=("procedures",),
+    modes=("procedures", "client"),
     mix=(
         ("broker_volume", 490),
         ("customer_position", 1300),
