@@ -163,7 +163,7 @@ def test_report_and_serve_say_tpse_as_show_does(
     runs = {(r.variant, r.label.split("=")[-1]): r for r in made["runs"]}
     assert len(shown["points"]) == len(runs) == 4
     for point in shown["points"]:
-        run = runs[point["variant"], point["factors"]["mode"]]  # one run: its tpsE-like
+        run = runs[point["variant"], point["factors"]["axis.mode"]]  # one run: its tpsE-like
         assert point["figure"] == "tpsE"
         assert point["tps_median"] == pytest.approx(run.metrics["tpse"])
         assert f"median {run.metrics['tpse']:,.0f} tpsE" in html  # the point's section
