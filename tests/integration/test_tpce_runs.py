@@ -114,16 +114,20 @@ def test_show_says_tpse_and_each_types_figures(made: dict[str, Any], lab: Lab, c
 @pytest.mark.usefixtures("password")
 def test_tpce_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
     """The kit loaded into pglab's database on a server the tests started, as its role over
-    TCP, and run there: the same checks as on a server pglab makes."""
+    TCP, and run there in both modes (one after the other on the same data: a server pglab
+    does not own is not copied): the same checks as on a server pglab makes."""
     path = tmp_path / "existing.toml"
     path.write_text(f'name = "tpce-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
-                    f'database = "pglab_tpce"\n{WORKLOAD}')  # fmt: skip
+                    f'database = "pglab_tpce"\n{WORKLOAD}'
+                    '[matrix]\nmode = ["procedures", "client"]\n')  # fmt: skip
     store = tmp_path / "r.sqlite"
     try:
         assert cli("run", str(path), lab=lab, store=store) == 0
         with open_store(str(store)) as s:
-            (run,) = [s.get_run(row.id) for row in s.list_runs("tpce-existing")]
-        check_tpce_run(run)
+            runs = [s.get_run(row.id) for row in s.list_runs("tpce-existing")]
+        assert sorted(r.label.split()[-1] for r in runs) == ["mode=client", "mode=procedures"]
+        for run in runs:
+            check_tpce_run(run)
         with outside_server.admin("pglab_tpce") as conn:  # the kit's tables, in its database
             (n,) = conn.execute("SELECT count(*) FROM customer").fetchone()
         assert n == 1000
