@@ -111,20 +111,27 @@ def processed(out: str) -> int:
     return int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
 
 
-def test_every_transaction_runs_and_keeps_the_data_consistent(tpce: Any, lab: Lab) -> None:
-    """The whole mix at once, 4 clients: no transaction fails, the trades Trade-Results
-    completed are the broker's count, and every condition holds after. A fixed seed: each
-    pgbench thread draws its scripts from its own seeded generator, so the counts are the same
-    run after run (a random one left the rollback, 0.1% of the mix, out of 2,000 transactions
-    once in CI: it does so about one time in seven)."""
-    scripts = [s for s in TPCE.scripts("procedures")]
+@pytest.mark.parametrize(
+    ("mode", "protocol"), [("procedures", "simple"), ("client", "simple"), ("client", "prepared")]
+)
+def test_every_transaction_runs_and_keeps_the_data_consistent(
+    tpce: Any, lab: Lab, mode: str, protocol: str
+) -> None:
+    """The whole mix at once, 4 clients, in each mode (the client mode's scripts also with
+    pgbench's prepared statements, where a variable is a parameter, not text): no transaction
+    fails, the trades Trade-Results completed are the broker's count, and every condition
+    holds after. A fixed seed: each pgbench thread draws its scripts from its own seeded
+    generator, so the counts are the same run after run (a random one left the rollback, 0.1%
+    of the mix, out of 2,000 transactions once in CI: it does so about one time in seven)."""
+    scripts = [s for s in TPCE.scripts(mode)]
     files = [Path(s.path) for s in scripts]
+    assert all(f.parent.name == mode for f in files)
     weighted = [f"{f}@{s.weight}" for f, s in zip(files, scripts, strict=True)]
     with tpce.admin(DB) as conn:
         before = kit_load.counters(conn, "tpce")
     exe = resolve(ServerSpec(), lab).exe("pgbench")
     argv = [exe, "-n", "-h", str(tpce.sock), "-p", str(tpce.port), "-U", "admin",
-            *(a for w in weighted for a in ("-f", w)), "-D", "customers=1000",
+            *(a for w in weighted for a in ("-f", w)), "-D", "customers=1000", "-M", protocol,
             "-c", "4", "-j", "2", "-t", "500", "--random-seed", "7", DB]  # fmt: skip
     out = procs.run(argv, timeout=300, what="pgbench").stdout
     assert processed(out) == 2000 and "failed: 0" in out.replace(
@@ -140,3 +147,80 @@ def test_every_transaction_runs_and_keeps_the_data_consistent(tpce: Any, lab: La
         re.findall(r"SQL script \d+: (\S+)\n - weight: \d+ \([^)]*\)\n - (\d+) transactions", out)
     )
     assert all(int(v) > 0 for v in ran.values()) and len(ran) == 11, out
+
+
+# what each mode leaves of a run, timestamps aside (they differ by when each statement ran):
+# the trades, their requests, queue and history statuses, holdings and their history and
+# summaries, settlements, cash transactions, balances, brokers' counts and the market's prices
+STATE = {
+    "trade": "t_id, t_st_id, t_tt_id, t_is_cash, t_s_symb, t_qty, t_bid_price, t_ca_id, "
+    "t_exec_name, t_trade_price, t_chrg, t_comm, t_tax, t_lifo",
+    "trade_history": "th_t_id, th_st_id",
+    "trade_request": "tr_t_id, tr_tt_id, tr_s_symb, tr_qty, tr_bid_price, tr_b_id",
+    "tpce_submitted": "sq_t_id",
+    "holding": "h_t_id, h_ca_id, h_s_symb, h_price, h_qty",
+    "holding_history": "hh_h_t_id, hh_t_id, hh_before_qty, hh_after_qty",
+    "holding_summary": "hs_ca_id, hs_s_symb, hs_qty",
+    "settlement": "se_t_id, se_cash_type, se_cash_due_date, se_amt",
+    "cash_transaction": "ct_t_id, ct_amt, ct_name",
+    "customer_account": "ca_id, ca_bal",
+    "broker": "b_id, b_num_trades, b_comm_total",
+    "last_trade": "lt_s_symb, lt_price, lt_vol",
+    "tpce_idle": "1",
+}
+
+
+def state(conn: psycopg.Connection) -> dict[str, tuple[int, str]]:
+    """Each table of ``STATE``: its rows and a digest of them in order."""
+    out = {}
+    for table, columns in STATE.items():
+        sql = (f"SELECT count(*), md5(coalesce(string_agg(r::text, '|' ORDER BY r::text), '')) "
+               f"FROM (SELECT {columns} FROM {table}) AS r")  # fmt: skip
+        n, digest = conn.execute(sql).fetchone()
+        out[table] = (int(n), str(digest))
+    return out
+
+
+# the writers weigh most here: the loaded data's 250 trades in the market's queue are completed
+# first, then the run's own orders, sells of held shares among them (LIFO and FIFO)
+EQUAL_MIX = {"trade_order": 400, "trade_order_rollback": 10, "trade_result": 400,
+             "market_feed": 40, "trade_update": 50}  # fmt: skip
+
+
+def test_client_mode_does_what_procedures_do(tpce: Any, lab: Lab) -> None:
+    """The two modes on two copies of the same data, one client, the same seed (so the same
+    draws, script after script), every script, the writers most: every table a transaction
+    writes ends the same in both, row for row (timestamps aside), and every condition holds
+    in both. (Trade-Result's client statement selling holdings FIFO where they were to be
+    sold LIFO fails it.)"""
+    copies = {mode: f"{DB}_{mode}" for mode in ("procedures", "client")}
+    with tpce.admin() as conn:
+        for name in copies.values():
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{DB}" STRATEGY = FILE_COPY')
+    try:
+        exe = resolve(ServerSpec(), lab).exe("pgbench")
+        ends = {}
+        for mode, name in copies.items():
+            weighted = [f"{s.path}@{EQUAL_MIX.get(Path(s.path).stem, 20)}"
+                        for s in TPCE.scripts(mode)]  # fmt: skip
+            argv = [exe, "-n", "-h", str(tpce.sock), "-p", str(tpce.port), "-U", "admin",
+                    *(a for w in weighted for a in ("-f", w)), "-D", "customers=1000",
+                    "-c", "1", "-t", "1500", "--random-seed", "5", name]  # fmt: skip
+            out = procs.run(argv, timeout=300, what="pgbench").stdout
+            assert processed(out) == 1500, out
+            with tpce.admin(name) as conn:
+                assert not {k: v for k, v in violations(conn).items() if v}, mode
+                ends[mode] = state(conn)
+        assert ends["client"]["trade"][0] > 100_000  # the loaded trades and the run's
+        assert ends["client"] == ends["procedures"]
+        with tpce.admin(copies["client"]) as conn:  # shares sold: LIFO and FIFO both ran
+            sold = conn.execute(
+                "SELECT DISTINCT t_lifo FROM trade JOIN trade_type ON tt_id = t_tt_id "
+                "JOIN holding_history ON hh_t_id = t_id "
+                "WHERE t_st_id = 'CMPT' AND tt_is_sell AND hh_after_qty > 0"
+            ).fetchall()
+        assert len(sold) == 2, sold  # holdings partly sold, in either order
+    finally:
+        for name in copies.values():
+            tpce.drop_database(name)

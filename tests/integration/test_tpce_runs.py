@@ -1,5 +1,6 @@
 """``kit = "tpce"``: pglab's TPC-E-like kit loaded (1,000 customers, its smallest scale) and run
-on PostgreSQL 18 (embedded) and Debian's 15: every transaction type executed, the mix within a
+in both modes (procedures, client) on PostgreSQL 18 (embedded) and Debian's 15 (there with
+pgbench's prepared statements): every transaction type executed, the mix within a
 point of the specification's, 1% of Trade-Orders rolled back, tpsE-like from the trades the
 brokers counted, the consistency conditions holding after the phase, and what ``pglab show``
 says of it (tpsE-like, each type's figures)."""
@@ -46,8 +47,11 @@ def cli(*args: str, lab: Lab, store: Path) -> int:
 
 @pytest.fixture(scope="module")
 def made(lab: Lab, tmp_path_factory) -> dict[str, Any]:
-    """One campaign: the kit on PostgreSQL 18 and 15 (a dataset loaded for each)."""
-    return on_18_and_15(tmp_path_factory.mktemp("tpce"), "tpce", WORKLOAD, lab)
+    """One campaign: the kit in both modes on PostgreSQL 18 and 15 (a dataset loaded for each;
+    15 on pgbench's prepared protocol, where the client mode's variables are parameters)."""
+    modes = '[matrix]\nmode = ["procedures", "client"]\n'
+    pg15 = 'protocol = "prepared"\n'
+    return on_18_and_15(tmp_path_factory.mktemp("tpce"), "tpce", WORKLOAD + modes, lab, pg15)
 
 
 def check_tpce_run(run: Any) -> None:
@@ -76,13 +80,19 @@ def check_tpce_run(run: Any) -> None:
     assert run.metrics["tpse_pgbench"] >= run.metrics["tpse"] * (1 - 1e-6) > 0  # pgbench rounds
 
 
-def test_tpce_runs_on_18_and_15(made: dict[str, Any]) -> None:
+def test_tpce_runs_in_both_modes_on_18_and_15(made: dict[str, Any]) -> None:
     runs = made["runs"]
-    assert sorted(r.variant for r in runs) == ["pg15", "pg18"]
+    assert sorted((r.variant, r.label.split()[-1]) for r in runs) == [
+        ("pg15", "mode=client"), ("pg15", "mode=procedures"),
+        ("pg18", "mode=client"), ("pg18", "mode=procedures"),
+    ]  # fmt: skip
     for run in runs:
         check_tpce_run(run)
         argv = run.phases[0].argv
         assert "-D" in argv and argv[argv.index("-D") + 1] == "customers=1000" and "-n" in argv
+        assert ("-Mprepared" in argv or "prepared" in argv) == (run.variant == "pg15"), argv
+        mode = run.label.split("=")[-1]
+        assert any(f"/{mode}/trade_result.sql" in a for a in argv), argv
         versions = run.fingerprint["server_version"]
         assert versions.startswith("15" if run.variant == "pg15" else "18")
 
@@ -104,16 +114,20 @@ def test_show_says_tpse_and_each_types_figures(made: dict[str, Any], lab: Lab, c
 @pytest.mark.usefixtures("password")
 def test_tpce_on_an_existing_server(outside_server, lab: Lab, tmp_path: Path) -> None:
     """The kit loaded into pglab's database on a server the tests started, as its role over
-    TCP, and run there: the same checks as on a server pglab makes."""
+    TCP, and run there in both modes (one after the other on the same data: a server pglab
+    does not own is not copied): the same checks as on a server pglab makes."""
     path = tmp_path / "existing.toml"
     path.write_text(f'name = "tpce-existing"\n[server]\ndsn = "{outside_server.dsn()}"\n'
-                    f'database = "pglab_tpce"\n{WORKLOAD}')  # fmt: skip
+                    f'database = "pglab_tpce"\n{WORKLOAD}'
+                    '[matrix]\nmode = ["procedures", "client"]\n')  # fmt: skip
     store = tmp_path / "r.sqlite"
     try:
         assert cli("run", str(path), lab=lab, store=store) == 0
         with open_store(str(store)) as s:
-            (run,) = [s.get_run(row.id) for row in s.list_runs("tpce-existing")]
-        check_tpce_run(run)
+            runs = [s.get_run(row.id) for row in s.list_runs("tpce-existing")]
+        assert sorted(r.label.split()[-1] for r in runs) == ["mode=client", "mode=procedures"]
+        for run in runs:
+            check_tpce_run(run)
         with outside_server.admin("pglab_tpce") as conn:  # the kit's tables, in its database
             (n,) = conn.execute("SELECT count(*) FROM customer").fetchone()
         assert n == 1000
@@ -150,9 +164,10 @@ def test_report_and_serve_say_tpse_as_show_does(
     assert served["points"] == [
         {k: v for k, v in p.items() if k != "factors"} for p in shown["points"]
     ]
-    runs = {r.variant: r for r in made["runs"]}
+    runs = {(r.variant, r.label.split("=")[-1]): r for r in made["runs"]}
+    assert len(shown["points"]) == len(runs) == 4
     for point in shown["points"]:
-        run = runs[point["variant"]]  # the median of one run: its tpsE-like
+        run = runs[point["variant"], point["factors"]["axis.mode"]]  # one run: its tpsE-like
         assert point["figure"] == "tpsE"
         assert point["tps_median"] == pytest.approx(run.metrics["tpse"])
         assert f"median {run.metrics['tpse']:,.0f} tpsE" in html  # the point's section

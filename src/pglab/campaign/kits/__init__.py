@@ -10,6 +10,11 @@ specification draws it (pgbench's ``|``, ``%`` and ``random``), 1% of New-Orders
 (``new_order_rollback``, its own script so pgbench counts them). Two modes: ``procedures``
 (each transaction one PL/pgSQL function call) and ``client`` (its statements from pgbench).
 
+``tpce``: a TPC-E-like kit (its brokerage loaded by ``postgres/tpce_load.py``), the same two
+modes: ``procedures/`` call ``procedures.sql``'s functions, ``client/`` sends each frame's
+statements, carrying what one frame passes to the next in pgbench's variables (numbers only,
+so that the scripts run on every pgbench protocol).
+
 YCSB's record shape (``[dataset] fields`` and ``field_length``, YCSB's fieldcount and
 fieldlength) fills in the ``@FIELD_...@`` markers of its SQL and scripts (``shaped``); at
 YCSB's defaults, 10 fields of 100 characters, the text is what it was before the shape could
@@ -193,10 +198,11 @@ TPCH = Kit(
 )
 # TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
 # generator (postgres/tpce_rows.py, postgres/tpce_load.py); the ten transactions of clause 3 in
-# the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design)
+# the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design), as
+# PL/pgSQL functions (procedures/) or as their frames' statements from pgbench (client/)
 TPCE = Kit(
     name="tpce",
-    modes=("procedures",),
+    modes=("procedures", "client"),
     mix=(
         ("broker_volume", 490),
         ("customer_position", 1300),

@@ -187,7 +187,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
     Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
         "(its statements from pgbench); ycsb: the workload, a to f; tpch: power or throughput "
-        "(clients = its streams); tpce: procedures", '"procedures"',
+        "(clients = its streams); tpce: procedures or client", '"procedures"',
         default_doc="the kit's first", choices=MODES, commented=True),
     Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
         default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),
