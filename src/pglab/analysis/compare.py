@@ -23,7 +23,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pglab.analysis import engine, points, scripts, spreads, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
@@ -80,9 +80,9 @@ _OPERATION_FIGURES = ("mb_s", "elapsed_s", "wal_bytes", "tuples_s", "workers_lau
 
 @dataclass(frozen=True)
 class Target:
-    """What a command-line argument names: ``kind`` is "run", "point" or "campaign"."""
+    """What a command-line argument names: a run, a point or a campaign."""
 
-    kind: str
+    kind: Literal["run", "point", "campaign"]
     text: str  # as given
     campaign: str
     point: str | None = None  # the point's label
