@@ -1,8 +1,9 @@
 """The executor: the only module that owns processes while a campaign runs.
 
-Per campaign: the runs of a plan already made and checked (``run/campaign_run.py``, the use
-case every command goes through, plans it, checks it and cleans what a dead pglab left
-first), its storage targets made and undone at the end. Per run: the dataset (initialized
+Per campaign session (``for_session``; ``run/campaign_run.py``, the use case every command
+goes through, plans and checks first and cleans what a dead pglab left): the runs of its plan
+(``run_plan``) or those its caller makes as it goes (``run_stored``: tune's), its storage
+targets made and undone at the end. Per run: the dataset (initialized
 once, reset by copy as its policy says; on an existing server, in pglab's own database), the
 server started or brought to the run's settings (reload when that suffices, restart when a
 setting needs it; on an existing server, per session or by ALTER SYSTEM + reload, never a
