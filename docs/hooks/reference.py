@@ -24,7 +24,7 @@ MARKER = re.compile(r"^<!-- pglab:([\w-]+) -->$", re.M)
 PATH = re.compile(r"`((?:src/pglab|bench|tests|examples)/[\w./-]+)`")
 HELP_WIDTH = "100"  # argparse wraps help text at $COLUMNS
 
-# What each warning means (the kinds themselves are pglab.analysis.run_warnings.KINDS: the build
+# What each warning means (the kinds themselves are pglab.analysis.notice_kinds.KINDS: the build
 # fails when a kind has no meaning here, or a meaning no kind).
 WARNINGS = {
     "failed": "a run failed; its reason: the most specific line of its error — a `PANIC`, "
@@ -194,7 +194,7 @@ def json_schema() -> str:
 
 
 def warnings() -> str:
-    from pglab.analysis.run_warnings import KINDS
+    from pglab.analysis.notice_kinds import KINDS
 
     if set(KINDS) != set(WARNINGS):
         raise ValueError(

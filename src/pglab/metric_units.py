@@ -11,12 +11,69 @@ say its unit, these tables do, by name:
   MB/s, a TPC-H-like power or throughput figure) is named by :data:`FIGURES`: the first of
   its headline metrics that the run has (:func:`figure_of`);
 - timings are seconds (:data:`TIMING_FLAGS`: yes/no as 1.0/0.0).
+
+A metric's key is a :class:`MetricKey` (a phase's or the run's, and its name) wherever code
+makes or reads one by its parts; its dotted text (``phase.NAME.KEY``) is made and cut apart
+there only (``MetricKey.text``, ``MetricKey.parse``), as the store keeps it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+PHASE = "phase."  # a phase's metric: "phase.NAME.KEY"
+REPLAY = "replay."  # a replay's: "replay.KEY" (a phase's "phase.NAME.replay.KEY")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricKey:
+    """A metric's key: its ``name`` (``tps``, ``nopm``, ``replay.exec_ms``, a ``[[derived]]``
+    ratio's) and the ``phase`` it is of (None: the run's, over its measured phases)."""
+
+    name: str
+    phase: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The key as stored: ``tps``, ``phase.main.tps``, ``phase.main.replay.lag_s``."""
+        return self.name if self.phase is None else f"{PHASE}{self.phase}.{self.name}"
+
+    @property
+    def unit_key(self) -> str:
+        """What its unit is found by in :data:`METRIC_UNITS` (a replay's figure without
+        ``replay.``)."""
+        return self.name.removeprefix(REPLAY)
+
+    @classmethod
+    def parse(cls, text: str) -> MetricKey:
+        """A stored key's parts: ``phase.NAME.KEY`` a phase's (its name may hold dots; a
+        replay's figure is ``replay.KEY``), anything else the run's."""
+        if not text.startswith(PHASE):
+            return cls(text)
+        rest = text.removeprefix(PHASE)
+        phase, dot_replay, figure = rest.partition(f".{REPLAY}")
+        if dot_replay and phase and figure:
+            return cls(REPLAY + figure, phase)
+        phase, dot, name = rest.rpartition(".")
+        return cls(name, phase) if dot and phase and name else cls(text)
+
+
+def phase_metric(phase: str, name: str) -> str:
+    """The stored key of phase ``phase``'s metric ``name``: ``phase.NAME.KEY``."""
+    return MetricKey(name, phase).text
+
+
+def by_phase(metrics: Mapping[str, float | None], name: str) -> dict[str, float]:
+    """Each phase's metric ``name`` among a run's ``metrics``: phase name -> value."""
+    out = {}
+    for text, value in metrics.items():
+        key = MetricKey.parse(text)
+        if key.phase is not None and key.name == name and value is not None:
+            out[key.phase] = value
+    return out
+
 
 # a metric's key (a run's name, or the part after ``phase.NAME.``) -> its unit
 METRIC_UNITS: dict[str, str] = {
@@ -78,7 +135,7 @@ TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
 def metric_unit(name: str) -> str | None:
     """The unit of a run's metric ``name`` (``tps``, ``phase.main.latency_avg_ms``); None for
     a name this table does not know (a ``[[derived]]`` metric: a ratio)."""
-    key = name.rsplit(".", 1)[-1] if name.startswith(("phase.", "replay.")) else name
+    key = MetricKey.parse(name).unit_key
     if _RESPONSE.fullmatch(key):
         return "ms"
     return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
 from pglab.jsonish import JsonObject
 from pglab.stored_spec import RunSpecJson
+
+# how a run ended: stored whole ("ok"), or "failed" with its reason and the server log
+RunStatus = Literal["ok", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +236,7 @@ class RunResult:
     variant: str
     label: str
     spec: RunSpecJson  # RunSpec.to_dict(): what is stored of the spec
-    status: str  # "ok" or "failed"
+    status: RunStatus
     started_at: float
     finished_at: float
     error: str | None = None

@@ -21,7 +21,7 @@ from pathlib import PurePath
 from typing import Any, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint
-from pglab.records import PgbenchReport, TableJson
+from pglab.records import PgbenchReport, RunStatus, TableJson
 from pglab.stored_spec import AxisValue, CampaignDocument, RunSpecJson
 
 Series = dict[str, dict[str, TableJson]]  # phase index (as text) -> kind -> columnar JSON
@@ -57,7 +57,7 @@ class RunRow:
     variant: str
     label: str
     repeat: int
-    status: str  # "ok" or "failed"
+    status: RunStatus
     tps: float | None  # mean TPS of the measured phases; None for a failed run
     started_at: float
     finished_at: float

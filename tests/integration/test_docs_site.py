@@ -129,7 +129,7 @@ def test_the_reference_has_every_campaign_key(site: Path) -> None:
 
 def test_generated_reference_pages_are_the_code_s(site: Path) -> None:
     from pglab.analysis import tidy
-    from pglab.analysis.run_warnings import KINDS
+    from pglab.analysis.notice_kinds import KINDS
 
     columns = text_of(site / "reference" / "export-columns.html")
     assert all(c.name in columns and c.doc in columns for c in tidy.COLUMNS)

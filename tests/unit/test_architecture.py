@@ -137,6 +137,26 @@ def test_a_step_of_the_use_case_is_caught() -> None:
     }
 
 
+# what an executor runs: only run/ (the use case's session) asks for it
+EXECUTOR_RUNS = {"run_one", "run_stored", "run_plan", "for_session"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_only_the_use_case_asks_an_executor_for_a_run(path: Path) -> None:
+    """Every run goes through a session of ``run/campaign_run`` (tune's trials and
+    confirmation too: ``Session.run``): no module outside ``run/`` calls ``Executor.run_one``
+    or the executor's other ways of running."""
+    if path.parent == SRC / "run":
+        return
+    assert not calls(path.read_text()) & EXECUTOR_RUNS
+
+
+def test_a_run_asked_of_an_executor_is_caught() -> None:
+    text = "result = executor.run_one(run, b)\nwith executor.for_session(plan, b): pass\n"
+    assert calls(text) & EXECUTOR_RUNS == {"run_one", "for_session"}
+    assert not calls("run_id, result = session.run(run, 1, 3)") & EXECUTOR_RUNS
+
+
 def test_the_check_catches_a_backward_import(tmp_path: Path) -> None:
     bad = tmp_path / "m.py"
     bad.write_text("from pglab.report import charts\nimport pglab.cli.fmt\nfrom pglab import lab\n")

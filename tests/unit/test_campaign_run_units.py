@@ -98,3 +98,29 @@ def test_stale_points_are_refused_before_anything_is_shown_or_started(
         assert "outlined" not in told.said
         assert executor.cluster is None and not executor.workdirs
         assert len(store.list_runs("group")) == 1  # nothing deleted without --replace
+
+
+def test_the_runs_a_caller_makes_as_it_goes_are_its_own_not_stale(tmp_path: Path) -> None:
+    """tune's trials and confirmation are stored under variants the file's plan lacks: the
+    session's ``How.made`` declares them, so they are not stale points (the others are)."""
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        fill(store, "group", variants=("trial 0", "confirm default", "base"),
+             scripts=("tpcb-like",), clients=(4,), repeats=1, seconds=3)  # fmt: skip
+        camp = campaigns.parse(DOC, default_name="group")
+        assert len(Stored.read(store, camp).stale) == 3
+        made = campaign_run.Made(("trial ", "confirm "), 60.0)
+        (stale,) = Stored.read(store, camp, made).stale
+        assert stale.label.startswith("base") and made.owns("trial 12")
+        assert not made.owns("base") and not made.owns("trials")
+
+
+def test_a_session_runs_only_the_variants_it_was_told_of(tmp_path: Path, lab: Lab) -> None:
+    camp = campaigns.parse(DOC, default_name="group")
+    plan = make_plan(camp)
+    with open_store(str(tmp_path / "r.sqlite")) as store:
+        opened = campaign_run.Session(Executor(lab, store), plan, {}, How())
+        with pytest.raises(ValueError, match="not a variant the session said it makes"):
+            opened.run(plan.runs[0], 1, 1)
+        made = How(made=campaign_run.Made(("trial ",), 1.0))
+        with pytest.raises(ValueError, match="'base'"):  # the file's own variant
+            campaign_run.Session(Executor(lab, store), plan, {}, made).run(plan.runs[0], 1, 1)

@@ -70,3 +70,29 @@ def test_the_figure_of_a_run_is_named_by_its_headline_metric(
 def test_timings_are_seconds_but_for_their_flags() -> None:
     assert metric_units.timing_unit("settings_s") == "s"
     assert metric_units.timing_unit("dataset_made_now") == "yes/no"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("tps", metric_units.MetricKey("tps")),
+        ("replay.exec_ms", metric_units.MetricKey("replay.exec_ms")),
+        ("phase.main.tps", metric_units.MetricKey("tps", "main")),
+        ("phase.read.1.tps_steady", metric_units.MetricKey("tps_steady", "read.1")),
+        ("phase.r.replay.lag_s", metric_units.MetricKey("replay.lag_s", "r")),
+        ("phase.", metric_units.MetricKey("phase.")),  # no phase, no name: the run's, as is
+    ],
+)
+def test_a_metric_key_is_cut_apart_and_made_again_at_the_store_s_edge(
+    text: str, key: metric_units.MetricKey
+) -> None:
+    assert metric_units.MetricKey.parse(text) == key
+    assert key.text == text
+
+
+def test_each_phase_s_metric_of_a_name() -> None:
+    metrics = {"tps": 9.0, "phase.a.tps": 1.0, "phase.a.b.tps": 2.0, "phase.a.tps_steady": 3.0}
+    assert metric_units.by_phase(metrics, "tps") == {"a": 1.0, "a.b": 2.0}
+    assert metric_units.by_phase({"phase.x.tps": None}, "tps") == {}
+    assert metric_units.metric_unit("phase.r.replay.lag_s") == "s"
+    assert metric_units.phase_metric("w", "nopm") == "phase.w.nopm"

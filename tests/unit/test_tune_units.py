@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from pglab.pgbench import latency as latency_hist
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
-from pglab.tune import confirm, constraints, pgtune, space, summary
+from pglab.records import LatencySecond, PgbenchReport, PhaseResult, RunResult, RunStatus
+from pglab.tune import confirm, constraints, pgtune, space, summary, trials
 from pglab.tune.spec import KnobSpec, TuneSpec, parse_tune
 from pglab.tune.trials import TrialRecord
 
@@ -427,3 +429,34 @@ def test_the_example_s_knobs_are_accepted_by_the_embedded_18() -> None:
     _, spec = tune_spec.load(Path(__file__).parents[2] / "examples" / "tune.toml")
     knobs, problems = space.resolve(list(spec.knobs), CAT18, unsafe=False, fixed={})
     assert problems == [] and len(knobs) == len(spec.knobs)
+
+
+def _result(status: RunStatus, measured: bool = True) -> RunResult:
+    hist = latency_hist.histogram([1000.0] * 98 + [50_000.0] * 2)  # 1 ms, and 2% at 50 ms
+    second = LatencySecond(1, 100, 0, 2.0, 50.0, 1.0, 1.0, 50.0, histogram=hist)
+    report = PgbenchReport(tps=100.0, transactions=100)
+    phase = PhaseResult("main", 1, measured, 0.0, 1.0, (), report, latency=(second,))
+    return RunResult(
+        "t",
+        "k",
+        "p",
+        1,
+        "trial 0",
+        "trial 0",
+        {},
+        status,
+        0.0,
+        1.0,
+        phases=(phase,),
+        metrics={"tps": 100.0},
+    )
+
+
+def test_what_tune_adds_to_the_runs_it_stores_is_their_p99() -> None:
+    """``with_p99``, the session's amend of tune's runs: an ok run's p99 over its measured
+    phases among its metrics; a failed run, or one that logged no latencies, as it was."""
+    ok = trials.with_p99(_result("ok"))
+    assert ok.metrics["tps"] == 100.0
+    assert 45.0 < ok.metrics[trials.P99] < 55.0  # the 99th of 100 is in the 50 ms bucket
+    assert trials.with_p99(_result("failed")).metrics == {"tps": 100.0}
+    assert trials.with_p99(_result("ok", measured=False)).metrics == {"tps": 100.0}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pglab.analysis import engine, named_items, points, scripts, spreads, syncrate, tpch, verdicts
 from pglab.analysis.comparisons import (
@@ -45,7 +45,7 @@ from pglab.analysis.points import PointRow, axis_name
 from pglab.analysis.settings_diff import settings_diff
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
-from pglab.metric_units import figure_of
+from pglab.metric_units import MetricKey, figure_of
 from pglab.records import StorageRow, reason_of
 from pglab.rows import CampaignRow, PhaseRow, RunRow, StoredRun
 from pglab.targets import results as storage_tables
@@ -75,14 +75,14 @@ _RUN_METRICS = (
     "tpse_pgbench",
     "results_idle_pct",
 )  # from nopm on: a workload kit's (workloads/kits/metrics.py)
-_OPERATION_FIGURES = (".mb_s", ".elapsed_s", ".wal_bytes", ".tuples_s", ".workers_launched")
+_OPERATION_FIGURES = ("mb_s", "elapsed_s", "wal_bytes", "tuples_s", "workers_launched")
 
 
 @dataclass(frozen=True)
 class Target:
-    """What a command-line argument names: ``kind`` is "run", "point" or "campaign"."""
+    """What a command-line argument names: a run, a point or a campaign."""
 
-    kind: str
+    kind: Literal["run", "point", "campaign"]
     text: str  # as given
     campaign: str
     point: str | None = None  # the point's label
@@ -217,10 +217,12 @@ def compare_runs(a: StoredRun, b: StoredRun) -> RunsComparison:
             )
     ma, mb = a.metrics, b.metrics
     names = [m for m in _RUN_METRICS if m in ma or m in mb]
-    per_phase: tuple[str, ...] = (".tps", ".tps_steady", ".latency_avg_ms")
+    per_phase: tuple[str, ...] = ("tps", "tps_steady", "latency_avg_ms")
     if figure_of(ma) == figure_of(mb) == "MB/s":  # maintenance operations: their own figures
         names, per_phase = ["mb_s"], _OPERATION_FIGURES
-    names += sorted({k for k in (*ma, *mb) if k.startswith("phase.") and k.endswith(per_phase)})
+    names += sorted(
+        {k for k in (*ma, *mb) if (key := MetricKey.parse(k)).phase and key.name in per_phase}
+    )
     rows = [
         MetricRow(metric=m, a=ma.get(m), b=mb.get(m), delta_pct=_delta(ma.get(m), mb.get(m)))
         for m in names

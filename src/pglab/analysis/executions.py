@@ -21,6 +21,7 @@ from pglab.analysis.points import effect_of as campaign_effect
 from pglab.campaign.execution import SEP
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint
+from pglab.metric_units import MetricKey
 from pglab.rows import RunRow, StoredRun
 from pglab.stats.summary import PointSummary, summarize_point
 
@@ -183,7 +184,7 @@ def figures_of(executions: Sequence[Execution]) -> list[str]:
         for e in executions
         for r in e.runs
         for k, v in r.metrics.items()
-        if isinstance(v, int | float) and not k.startswith("phase.")
+        if isinstance(v, int | float) and MetricKey.parse(k).phase is None
     }
     return ["tps", *sorted(names - {"tps"})]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pglab.analysis.notice_kinds import NoticeKind
 from pglab.pgbench.generators import OFFSET_UNCERTAINTY_WARN_S
 from pglab.pgbench.generators import TABLE as GENERATORS
 from pglab.rows import PhaseRow, Series
@@ -29,7 +30,7 @@ class Host:
     cpu_throttled_pct: float | None  # periods its CPU quota held it back, %
 
 
-def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]]:
+def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[NoticeKind, str]]:
     """(kind, message) of each warning about the phases' generator hosts, a host once each."""
     loose: dict[str, float] = {}
     drift: dict[str, float] = {}
@@ -47,7 +48,7 @@ def warnings(phases: Sequence[PhaseRow], series: Series) -> list[tuple[str, str]
             pct, cpus = row.pgbench_cpu_pct, row.cpus_available
             if row.client_bound and host not in bound and pct is not None and cpus is not None:
                 bound[host] = (pct, cpus, row.cpu_throttled_pct)
-    out = [
+    out: list[tuple[NoticeKind, str]] = [
         (
             "clock",
             f"the clock of generator {host} is known to ±{ms:.0f} ms only (half the "

@@ -10,11 +10,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pglab.analysis.notice_kinds import NoticeKind
 from pglab.campaign.kits import TRANSACTION_TYPES
 from pglab.campaign.kits.pacing import RESPONSE_LIMIT_S
 from pglab.rows import RunRow
 
-KIND = "response-time"
+KIND: NoticeKind = "response-time"
 
 
 def over_limit(metrics: Mapping[str, float]) -> list[tuple[str, float, float]]:
@@ -27,7 +28,7 @@ def over_limit(metrics: Mapping[str, float]) -> list[tuple[str, float, float]]:
     return out
 
 
-def warnings(metrics: Mapping[str, float]) -> list[tuple[str, str]]:
+def warnings(metrics: Mapping[str, float]) -> list[tuple[NoticeKind, str]]:
     """(kind, text) of a run whose types' 90th percentiles broke clause 5.2.5.3."""
     broken = over_limit(metrics)
     if not broken:

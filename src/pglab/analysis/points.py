@@ -238,7 +238,7 @@ def derived_names(runs: Sequence[RunRow]) -> list[str]:
         for r in runs
         for k in r.metrics
         if k not in _BASE_METRICS
-        and not k.startswith("phase.")
+        and metric_units.MetricKey.parse(k).phase is None
         and not QUERY_METRIC.match(k)
         and not PACED_METRIC.match(k)
         and not any(p.match(k) for p in NAMED_METRICS)

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pglab.analysis import comparable, evidence, generator_hosts, pacing, points, scripts
+from pglab.analysis.notice_kinds import KINDS, NoticeKind
 from pglab.analysis.run_facts import cache_regime, checkpoint_timeout_s
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
+from pglab.metric_units import by_phase, phase_metric
 from pglab.postgres import kit_load
 from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
@@ -34,30 +36,12 @@ from pglab.workloads.maintenance.figures import OPERATION_KIND
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
 
-# Warning kinds, most serious first (the order campaign_notices returns them in).
-KINDS = (
-    "failed",  # the run failed: the most specific line of its error (records.reason_of)
-    "failures",  # pgbench's failed transactions (serialization, deadlock) over 5% of a phase's
-    "inconsistent",  # a workload kit's consistency conditions broken after a phase (its data)
-    "skipped",  # TPC-C's Delivery skipped more than 1% of its districts (clause 2.7.4.2)
-    "response-time",  # paced TPC-C-like terminals: a type's 90th percentile over its limit
-    "assertions",  # the server was built with assertions: not a production build's speed
-    "hosts",  # runs pooled into one figure, or compared, ran on different machines (a fleet)
-    "differs",  # two compared points differ in what the campaign did not vary (comparable.py)
-    "clock",  # a generator host's clock offset measured too loosely to align its seconds
-    "unstable",  # a point's repeats vary by more than 10% (CV of TPS)
-    "drifting",  # TPS trends within a run, across a point's repeats or over the campaign
-    "client-bound",  # pgbench used most of a core (here, or of a generator host's CPUs)
-    "busy-machine",  # other processes than the server, pgbench and pglab used the CPU
-    "short",  # a write workload measured for less than two checkpoint cycles
-    "in-memory",  # the data set fits in shared_buffers: no read IO was measured
-    "unresolved",  # comparisons whose runs could not find the effect of interest (verdict ?)
-)
+# said once when on every point
+GROUPED: tuple[NoticeKind, ...] = ("in-memory", "short", "client-bound", "busy-machine")
 
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
-GROUPED = ("in-memory", "short", "client-bound", "busy-machine")  # said once when on every point
 THREADS_OPTION = {"pgbench": " (-j)", "sysbench": " (--threads)"}  # a client's option
 
 
@@ -65,7 +49,7 @@ THREADS_OPTION = {"pgbench": " (-j)", "sysbench": " (--threads)"}  # a client's 
 class Notice:
     """A warning about a campaign, one of its points (``point``: its label) or one run."""
 
-    kind: str  # one of KINDS
+    kind: NoticeKind
     point: str | None
     run_id: int | None
     message: str
@@ -120,10 +104,9 @@ def run_notices(run: RunRow) -> list[Notice]:
                 )
             )
     if not stored:  # a listing's row: the stored drift figures, without their p-values
-        for key, value in sorted(run.metrics.items()):
-            stored_drift = key.startswith("phase.") and key.endswith(".drift_pct")
-            if stored_drift and value is not None and abs(value) >= RUN_DRIFT_PCT * 2:
-                name = key[len("phase.") : -len(".drift_pct")]
+        drifts = by_phase(run.metrics, "drift_pct")
+        for name, value in sorted(drifts.items(), key=lambda d: phase_metric(d[0], "drift_pct")):
+            if abs(value) >= RUN_DRIFT_PCT * 2:
                 out.append(
                     Notice("drifting", label, rid, f"TPS drifted {value:+.1f}% over phase {name}")
                 )
@@ -309,7 +292,7 @@ def notices_of(
     the campaign's point rows when the caller has them (``points.point_rows`` of the same runs,
     baseline and effect), so that its comparisons are not judged twice."""
     labels = list(dict.fromkeys(r.label for r in runs))
-    per_point: dict[tuple[str, str], list[Notice]] = {}
+    per_point: dict[tuple[NoticeKind, str], list[Notice]] = {}
     out: list[Notice] = []
     for r in runs:
         for n in run_notices(r):
@@ -318,7 +301,7 @@ def notices_of(
             else:
                 per_point.setdefault((n.kind, r.label), []).append(n)
     n_runs = {lb: sum(1 for r in runs if r.label == lb and r.ok) for lb in labels}
-    merged: dict[str, list[Notice]] = {}
+    merged: dict[NoticeKind, list[Notice]] = {}
     for (kind, label), found in per_point.items():
         note = found[0]
         if len(found) > 1 or n_runs[label] > 1:
@@ -366,7 +349,7 @@ def _grouped(notices: list[Notice], n_points: int, cv: dict[str, float | None]) 
     """One warning per kind for the points it concerns ("unstable: 4 of 6 points, CV
     10.5–18.4%: …"), where a kind concerns two or more; failed runs and warnings about the
     whole campaign stay as they are."""
-    by_kind: dict[str, list[Notice]] = {}
+    by_kind: dict[NoticeKind, list[Notice]] = {}
     for n in notices:
         if n.point is not None and n.kind != "failed":
             by_kind.setdefault(n.kind, []).append(n)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pglab.errors import LabError
+from pglab.metric_units import phase_metric
 from pglab.pgbench import latency as latency_hist
 from pglab.records import TableJson
 from pglab.rows import PhaseRow, StoredRun
@@ -365,9 +366,9 @@ def _figures(run: StoredRun, idxs: list[int], by_phase: bool) -> dict[str, Cell]
         out["phase"], out["iteration"] = phases[0].name, phases[0].iteration
         out["tps"] = phases[0].tps
         out["latency_avg_ms"] = phases[0].latency_avg_ms
-        out["tps_steady"] = run.metrics.get(f"phase.{phases[0].name}.tps_steady")
+        out["tps_steady"] = run.metrics.get(phase_metric(phases[0].name, "tps_steady"))
         for key in KIT_FIGURES:
-            out[key] = run.metrics.get(f"phase.{phases[0].name}.{key}")
+            out[key] = run.metrics.get(phase_metric(phases[0].name, key))
     else:
         out["phase"] = "+".join(dict.fromkeys(p.name for p in phases)) or None
         out["tps"] = run.tps

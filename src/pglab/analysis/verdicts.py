@@ -43,7 +43,7 @@ import numpy as np
 
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.stats import differences, sequential
-from pglab.stats.differences import Difference, Rounds
+from pglab.stats.differences import Difference, Method, Rounds, Verdict
 from pglab.stats.power import (
     MAX_RUNS,
     POWER,
@@ -93,7 +93,7 @@ class Comparison:
     ci_low: float | None  # 95% CI of delta_pct (Welch, log scale), None below 2 runs a side
     ci_high: float | None
     p_value: float | None  # two-sided Welch p on log TPS
-    verdict: str  # "+" / "-" significant, "~" not (and could have been), "?" could not tell
+    verdict: Verdict
     reason: str = ""  # why "?", or what "~" rules out, in words
     p_holm: float | None = None  # p_value after Holm's correction over the family
     p_rank: float | None = None  # two-sided Mann-Whitney U p (robustness check, not the verdict)
@@ -104,7 +104,7 @@ class Comparison:
     detectable_pct: float | None = None  # smallest effect found with POWER at ALPHA / m
     effect_pct: float = DEFAULT_EFFECT_PCT  # the effect of interest the verdict was judged on
     runs_needed: int | None = None  # runs per point for POWER at effect_pct (None: > MAX_RUNS)
-    method: str = "welch"  # the test: "blocked", "paired", "welch" or "sequential"
+    method: Method = "welch"
     equivalence_pct: float | None = None  # the margin "=" was judged on
     why: str = ""  # the test and why the runs allowed it (analysis.engine)
     warnings: tuple[str, ...] = ()  # what the reader should know of this answer

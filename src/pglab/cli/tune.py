@@ -22,7 +22,7 @@ from pglab.lab import Lab
 from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import RunResult
 from pglab.run import campaign_run
-from pglab.run.executor import Events
+from pglab.run.executor import Events, Executor, QuietEvents
 from pglab.run.live import LiveRecorder
 from pglab.store import mask_url
 from pglab.tune import spec as tune_spec
@@ -93,22 +93,34 @@ def trial_line(
 
 
 class _RunEvents(ExecutorEvents):
-    """The runs on the progress bar; a finished trial's line is the study's (``_Events``),
-    a confirmation run's the usual one."""
+    """The runs on the progress bar, a trial counted among the trials; a finished trial's
+    line is the study's (``_Events``), a confirmation run's the usual one."""
+
+    def run_started(self, run: RunSpec, index: int, total: int) -> None:
+        super().run_started(run, index, total)
+        if run.variant.startswith(tune_spec.TRIAL):
+            self.view.progress.update(self.view.task, run=f"trial {index}/{total}")
 
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
-        if run.variant.startswith("trial "):
+        if run.variant.startswith(tune_spec.TRIAL):
             self.view.progress.advance(self.view.task, self.view.run_budget - self.view.run_used)
         else:
             super().run_finished(run, result)
 
 
-class _Screen:
-    """The live view of a tuning (``run/campaign_run.live`` draws it), as ``pglab run``'s."""
+class _Screen(QuietEvents):
+    """What a tuning shows as its session runs: before anything is drawn, the lines of what a
+    dead pglab left (the executor's first events); then the live view (``run/campaign_run``
+    draws it), as ``pglab run``'s. Its outline is the tuning's own, printed before."""
 
     def __init__(self, total: float) -> None:
         self.total = total
         self.view: ProgressEvents | None = None
+
+    def status(self, message: str) -> None:
+        say(message)
+
+    def outlined(self, outline: campaign_run.Outline) -> None: ...
 
     @contextlib.contextmanager
     def drawing(self, recorder: LiveRecorder) -> Iterator[Events]:
@@ -130,12 +142,6 @@ class _Events:
 
     def status(self, message: str) -> None:
         say(message)
-
-    def trial_started(
-        self, number: int, source: str, settings: dict[str, str], done: int, budget: int
-    ) -> None:
-        view = self._view()
-        view.progress.update(view.task, run=f"trial {done + 1}/{budget}")
 
     def trial_finished(
         self,
@@ -195,11 +201,11 @@ def run(where: Where, file: Path, dry_run: bool = False) -> int:
         events = _Events(screen)
         search = trials.Search(lab, store, where.store_url, setup, events)
         search.start()  # refuses a study whose point changed, before the progress shows
-        with campaign_run.live(lab, camp.name, total, screen.drawing) as run_events:
-            executor = search.executor_of(run_events)
-            search.run(executor)
-            confirm.run(search, executor, events, camp.effect_pct)
-        campaign_run.refresh(store, camp.name)
+        how, checked = search.how(total), setup.checked
+        executor = Executor(lab, store, screen)
+        with campaign_run.session(executor, camp, how, screen, checked) as session:
+            search.run(session)  # the trials, then the confirmation: runs of the session
+            confirm.run(search, session, events, camp.effect_pct)
         console.print()
         print_summary(console, summary.of(store, where.store_url, camp.name))
         console.print(

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import by_phase
 from pglab.records import PhaseResult
 from pglab.rows import StoredRun
 from pglab.store.base import Store
@@ -26,12 +27,8 @@ class PointHints:
 
 
 def phase_tps(metrics: Mapping[str, float | None]) -> dict[str, float]:
-    """A run's TPS by phase name, from its metrics (``phase.NAME.tps``)."""
-    found = {}
-    for key, value in metrics.items():
-        if key.startswith("phase.") and key.endswith(".tps") and value is not None:
-            found[key[len("phase.") : -len(".tps")]] = value
-    return found
+    """A run's TPS by phase name, from its metrics (each phase's ``tps``)."""
+    return by_phase(metrics, "tps")
 
 
 def priors_of(phases: Iterable[PhaseResult]) -> dict[tuple[str, int], Prior]:

@@ -1,26 +1,27 @@
 """Running a campaign: the one use case that ``pglab run``, ``pglab quick``, ``pglab run
---fleet`` (its check before the jobs are queued), a fleet's job and ``pglab tune`` go through.
+--fleet`` (its check before the jobs are queued), a fleet's job, ``pglab bisect``'s steps and
+``pglab tune`` (its trials and confirmation) go through.
 
-In order (``run_campaign``): what a dead pglab left is cleaned up; the store says what is done,
-which stored points the file no longer has (refused before anything is drawn, unless
-``replace``) and how long a run takes beyond its phases (``Stored``); the plan made from that,
-with what ``repeats = "auto"`` is expected to take (``Outline``), shown; the live state kept
-while the runs go (``live``: what ``pglab run`` draws and ``pglab watch`` reads); the leftovers
-on the campaign's hosts; every check before the first run (``planning/preflight``); the stale
-points deleted when asked, the campaign recorded; the executor over the plan's runs (the
-rounds of ``repeats = "auto"`` judged as they end); the tidy rows of what was stored.
+In order (``session``, which ``run_campaign`` opens to run the file's plan): what a dead pglab
+left is cleaned up; the store says what is done, which stored points the file no longer has
+(refused before anything is drawn, unless ``replace``) and how long a run takes beyond its
+phases (``Stored``); the plan made from that, with what ``repeats = "auto"`` is expected to
+take (``Outline``), shown; the live state kept while the runs go (``live``: what ``pglab
+run`` draws and ``pglab watch`` reads); the leftovers on the campaign's hosts; every check
+before the first run (``planning/preflight``); the stale points deleted when asked, the
+campaign recorded; the executor over the plan's runs (the rounds of ``repeats = "auto"``
+judged as they end), or over the runs its caller makes as it goes (``How.made``: tune's, whose
+stored points are its own, not stale); the tidy rows of what was stored.
 
 What is said goes to the executor's events and to the caller's ``Screen``: the command line
-prints and draws (``cli/``), a fleet job prints lines, a test keeps what it is told. The steps
-``pglab tune`` shares around its own loop of trials (leftovers, the campaign recorded, the live
-state, the tidy rows) are the functions below.
+prints and draws (``cli/``), a fleet job prints lines, a test keeps what it is told.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -28,13 +29,15 @@ from typing import Protocol
 from pglab.analysis import points, tidy
 from pglab.analysis.verdicts import Design
 from pglab.campaign.parse import Campaign
-from pglab.campaign.spec import masked_document
+from pglab.campaign.spec import RunSpec, masked_document
 from pglab.lab import Lab
 from pglab.planning import hints
 from pglab.planning.changes import StalePoint
+from pglab.planning.hints import PointHints
 from pglab.planning.plan import Plan, make_plan
 from pglab.planning.preflight import preflight
 from pglab.postgres.sources import Binaries
+from pglab.records import RunResult
 from pglab.rows import RunRow
 from pglab.run.executor import Events, Executor, Outcome
 from pglab.run.live import LiveRecorder
@@ -60,6 +63,22 @@ class How:
     points: Collection[str] | None = None
     rounds: Collection[int] | None = None
     tidy: bool = True
+    made: Made | None = None
+
+
+@dataclass(frozen=True)
+class Made:
+    """Runs a caller makes as it goes instead of the file's plan (``pglab tune``: a trial's
+    settings are known when Optuna asks, a confirmation's rounds when the last is judged):
+    the variants they are stored under, by their names' beginnings (their stored points are
+    the caller's, not stale points of the file), and the seconds they are expected to take
+    (the live state's estimate)."""
+
+    variants: tuple[str, ...]
+    seconds: float
+
+    def owns(self, variant: str) -> bool:
+        return variant.startswith(self.variants)
 
 
 @dataclass(frozen=True)
@@ -76,10 +95,13 @@ class Stored:
     specs: dict[tuple[str, str], RunSpecJson] = field(default_factory=dict)  # by point
 
     @classmethod
-    def read(cls, store: Store, campaign: Campaign) -> Stored:
+    def read(cls, store: Store, campaign: Campaign, made: Made | None = None) -> Stored:
+        """What the store holds (``made``: the stored points a caller makes as it goes, never
+        stale)."""
+        in_file = make_plan(campaign).points
         return cls(
             done=store.done_run_keys(campaign.name),
-            stale=find_stale(store, campaign.name, make_plan(campaign).points),
+            stale=find_stale(store, campaign.name, in_file, made.owns if made else None),
             runs=store.list_runs(),
             overhead=points.run_overhead(store, campaign.name),
             specs=store.point_specs(),
@@ -186,39 +208,95 @@ def run_campaign(
 ) -> Outcome:
     """Run what is not stored yet of ``campaign``, every step in its order (the module's
     docstring); ``screen`` None: nothing shown but the executor's events, no live state."""
+    with session(executor, campaign, how, screen) as opened:
+        return opened.run_plan()
+
+
+class Session:
+    """A campaign session, opened by ``session``: its plan checked, the executor on the
+    campaign's hosts telling the live state. It runs the plan (``run_plan``), or the runs its
+    caller makes as it goes (``run``: tune's trials and confirmation, of the variants its
+    ``How.made`` declares)."""
+
+    def __init__(
+        self, executor: Executor, plan: Plan, binaries: Mapping[str, Binaries], how: How
+    ) -> None:
+        self.executor, self.plan, self.binaries, self.how = executor, plan, binaries, how
+
+    def run_plan(self) -> Outcome:
+        """The plan's runs still to do (a fleet job's group of them)."""
+        return self.executor.run_plan(self.plan, self.binaries)
+
+    def run(
+        self,
+        run: RunSpec,
+        index: int,
+        total: int,
+        amend: Callable[[RunResult], RunResult] | None = None,
+    ) -> tuple[int, RunResult]:
+        """One run its caller made, told as the ``index``-th of ``total`` and stored whole
+        (``amend``: what the caller adds to its result first); its id and result."""
+        if self.how.made is None or not self.how.made.owns(run.variant):
+            raise ValueError(f"{run.variant!r} is not a variant the session said it makes")
+        hints = self.plan.hints.get(run.point_key) or PointHints()
+        return self.executor.run_stored(run, self.binaries, hints, index, total, amend)
+
+
+@contextlib.contextmanager
+def session(
+    executor: Executor,
+    campaign: Campaign,
+    how: How = How(),
+    screen: Screen | None = None,
+    checked: tuple[Plan, Mapping[str, Binaries]] | None = None,
+) -> Iterator[Session]:
+    """The steps before the first run, in their order (the module's docstring), then the
+    session while its caller runs; at its end the executor's leases released and the tidy
+    rows refreshed. ``screen`` None: nothing shown but the executor's events, no live state;
+    ``checked``: the plan and binaries a caller had preflight check already (tune's, with
+    the study's knobs), not checked again."""
     lab, store, say = executor.lab, executor.store, executor.events.status
     clean_up(lab, campaign, say)
-    stored = Stored.read(store, campaign)
+    stored = Stored.read(store, campaign, how.made)
     if not how.replace:
         refuse_stale(campaign, stored)  # before anything is drawn
     first = outline(campaign, stored)
-    if screen is None:
-        outcome = _execute(executor, campaign, stored, how, executor.events)
-    else:
-        screen.outlined(first)
-        with live(lab, campaign.name, first.seconds, screen.drawing) as events:
-            outcome = _execute(executor, campaign, stored, how, events)
+    seconds = how.made.seconds if how.made is not None else first.seconds
+    with contextlib.ExitStack() as stack:
+        events = executor.events
+        if screen is not None:
+            screen.outlined(first)
+            events = stack.enter_context(live(lab, campaign.name, seconds, screen.drawing))
+        plan, binaries, hosts = _checked(executor, campaign, stored, how, events, checked)
+        with executor.for_session(plan, binaries, hosts, events):
+            yield Session(executor, plan, binaries, how)
     if how.tidy:
         refresh(store, campaign.name)
-    return outcome
 
 
-def _execute(
-    executor: Executor, campaign: Campaign, stored: Stored, how: How, events: Events
-) -> Outcome:
+def _checked(
+    executor: Executor,
+    campaign: Campaign,
+    stored: Stored,
+    how: How,
+    events: Events,
+    checked: tuple[Plan, Mapping[str, Binaries]] | None,
+) -> tuple[Plan, Mapping[str, Binaries], Hosts]:
     """The campaign's hosts cleaned, its plan checked (and cut to a fleet job's group) with
     what its points' stored runs say (``hints``), the stale points deleted when asked, the
-    campaign recorded, then the executor on the campaign's hosts, telling ``events``."""
+    campaign recorded; the plan, its binaries and the hosts to give the executor."""
     lab, store, say = executor.lab, executor.store, events.status
     hosts = Hosts(campaign.hosts)  # the executor's for the campaign: it closes them
     try:
         if any(v.server.host for v in campaign.variants) or any(h.sudo for h in campaign.hosts):
             for line in hosts.clean_leftovers(lab):
                 say(line)
-        plan, binaries = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)
+        if checked is None:
+            checked = preflight(campaign, lab, stored.done, how.budget_s, executor.reinit)
     except BaseException:
         hosts.close()
         raise
+    plan, binaries = checked
     plan = of_group(plan, how)
     plan = dataclasses.replace(plan, hints=hints.read(store, campaign.name, plan.runs))
     for note in plan.notes:
@@ -229,7 +307,7 @@ def _execute(
     record(store, campaign)
     if plan.done:
         say(f"resuming: {plan.done} run(s) already stored, {len(plan.runs)} to do")
-    return executor.execute(plan, binaries, hosts, events)
+    return plan, binaries, hosts
 
 
 def of_group(plan: Plan, how: How) -> Plan:

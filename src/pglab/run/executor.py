@@ -1,8 +1,9 @@
 """The executor: the only module that owns processes while a campaign runs.
 
-Per campaign: the runs of a plan already made and checked (``run/campaign_run.py``, the use
-case every command goes through, plans it, checks it and cleans what a dead pglab left
-first), its storage targets made and undone at the end. Per run: the dataset (initialized
+Per campaign session (``for_session``; ``run/campaign_run.py``, the use case every command
+goes through, plans and checks first and cleans what a dead pglab left): the runs of its plan
+(``run_plan``) or those its caller makes as it goes (``run_stored``: tune's), its storage
+targets made and undone at the end. Per run: the dataset (initialized
 once, reset by copy as its policy says; on an existing server, in pglab's own database), the
 server started or brought to the run's settings (reload when that suffices, restart when a
 setting needs it; on an existing server, per session or by ALTER SYSTEM + reload, never a
@@ -17,7 +18,7 @@ import contextlib
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -45,7 +46,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.profile import perf
 from pglab.profile.watch import ProfileWatch
-from pglab.records import PhaseResult, ProgressSample, RunResult
+from pglab.records import PhaseResult, ProgressSample, RunResult, RunStatus
 from pglab.run import affinity, os_hosts
 from pglab.run.machine import Here
 from pglab.run.metrics import run_metrics
@@ -112,7 +113,7 @@ class Executor:
     ):
         """Built once with what every run needs: the lab, the store, what it tells (``events``),
         whether pgbench tables pglab did not make may be re-initialised (``reinit``), the
-        generator hosts of runs run by ``run_one`` (``execute`` is given its campaign's), a
+        generator hosts of runs run by ``run_one`` (``for_session`` is given its campaign's), a
         fleet worker's name (kept in every run's fingerprint)."""
         self.lab = lab
         self.reinit = reinit  # pgbench tables pglab did not make may be re-initialised
@@ -136,58 +137,86 @@ class Executor:
         self._progress: dict[tuple[str, str], dict[tuple[str, int], Prior]] = {}
 
     # -- campaign ---------------------------------------------------------------------------
-    def execute(
+    @contextlib.contextmanager
+    def for_session(
         self,
         plan: Plan,
         binaries: Mapping[str, Binaries],
         hosts: Hosts | None = None,
         events: Events | None = None,
-    ) -> Outcome:
-        """Run a checked plan's runs (``run/campaign_run.py`` plans and checks it first) on
-        the campaign's ``hosts``, told to ``events`` (the live state's) when given: the storage
-        targets made (and measured, with ``[storage_bench]``), the rounds of ``repeats =
-        "auto"`` judged as they end, every run stored whole, each with its point's hints; what
-        this executor made is undone at the end, on errors and Ctrl-C too (``close``)."""
-        campaign = plan.campaign
-        outcome = Outcome(plan)
+    ) -> Iterator[None]:
+        """A campaign session's time on this executor (``run/campaign_run.session``: the plan
+        checked first): the campaign's ``hosts`` and the live state's ``events`` taken for it,
+        the storage targets of the plan's runs made (and measured, with ``[storage_bench]``);
+        what this executor made undone at the end, on errors and Ctrl-C too (``close``)."""
         self.plan_runs = plan.runs
         self.hosts = hosts or self.hosts
         caller, self.events = self.events, events or self.events
         try:
             self.targets.make(targets_of(plan.runs), self.events.status)
-            if campaign.storage_bench.enabled and plan.runs:
-                self._bench_storage(campaign, plan.runs, binaries)
-            rounds = (
-                Rounds(campaign, plan.points, self.store, self.events.status)
-                if campaign.sequential is not None
-                else None
-            )
-            index = 0
-            for at, run in enumerate(plan.runs):
-                total = len(plan.runs)
-                if rounds is not None:  # repeats = "auto": decided points run no more
-                    if not rounds.wanted(run):
-                        continue
-                    total = index + rounds.remaining(plan.runs[at:])
-                index += 1
-                self.events.run_started(run, index, total)
-                hints = plan.hints.get(run.point_key) or PointHints()
-                result = self.run_one(run, binaries[run.server.binaries_key], hints)
-                outcome.run_ids.append(self.store.save_run(result))
-                if result.status == "ok":
-                    outcome.ok += 1
-                else:
-                    outcome.failed += 1
-                self.events.run_finished(run, result)
-                if result.status != "ok" and campaign.on_error == "stop":
-                    outcome.stopped_early = True
-                    break
+            if plan.campaign.storage_bench.enabled and plan.runs:
+                self._bench_storage(plan.campaign, plan.runs, binaries)
+            yield
         finally:
             try:
                 self.close()
             finally:
                 self.events = caller
+
+    def run_plan(self, plan: Plan, binaries: Mapping[str, Binaries]) -> Outcome:
+        """A checked plan's runs, within ``for_session``: the rounds of ``repeats = "auto"``
+        judged as they end, every run stored whole with its point's hints, the campaign
+        stopped at the first failed run when its ``on_error`` says so."""
+        campaign = plan.campaign
+        outcome = Outcome(plan)
+        rounds = (
+            Rounds(campaign, plan.points, self.store, self.events.status)
+            if campaign.sequential is not None
+            else None
+        )
+        index = 0
+        for at, run in enumerate(plan.runs):
+            total = len(plan.runs)
+            if rounds is not None:  # repeats = "auto": decided points run no more
+                if not rounds.wanted(run):
+                    continue
+                total = index + rounds.remaining(plan.runs[at:])
+            index += 1
+            hints = plan.hints.get(run.point_key) or PointHints()
+            run_id, result = self.run_stored(run, binaries, hints, index, total)
+            outcome.run_ids.append(run_id)
+            if result.status == "ok":
+                outcome.ok += 1
+            else:
+                outcome.failed += 1
+            if result.status != "ok" and campaign.on_error == "stop":
+                outcome.stopped_early = True
+                break
         return outcome
+
+    def run_stored(
+        self,
+        run: RunSpec,
+        binaries: Mapping[str, Binaries],
+        hints: PointHints,
+        index: int,
+        total: int,
+        amend: Callable[[RunResult], RunResult] | None = None,
+    ) -> tuple[int, RunResult]:
+        """One run within ``for_session``, told as the ``index``-th of ``total``, stored whole
+        (``amend``: what its caller adds to the result first, as tune its p99); its id and
+        result. The storage targets of a run its session made as it went (tune's) are made at
+        its first run."""
+        self.events.run_started(run, index, total)
+        wanted = [t for t in targets_of([run]) if t.name not in self.targets.made]
+        if wanted:
+            self.targets.make(wanted, self.events.status)
+        result = self.run_one(run, binaries[run.server.binaries_key], hints)
+        if amend is not None:
+            result = amend(result)
+        run_id = self.store.save_run(result)
+        self.events.run_finished(run, result)
+        return run_id, result
 
     def _bench_storage(
         self, campaign: Campaign, runs: tuple[RunSpec, ...], binaries: Mapping[str, Binaries]
@@ -287,6 +316,7 @@ class Executor:
         fp: Fingerprint = {}
         srv: Server | None = None
         workdir: Path | None = None
+        status: RunStatus
         try:
             lease = self._lease(run)
             prepared = lease.prepare(run, binaries, self.site, timings, fp)

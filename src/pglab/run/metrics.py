@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import phase_metric
 from pglab.records import PhaseResult
 from pglab.stats.steady import drift, steady_start
 from pglab.workloads import metrics_functions
@@ -27,17 +28,17 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
             start = steady_start(series)
             steady[id(ph)] = statistics.fmean(series[start:])
     for name, items in by_name.items():
-        metrics[f"phase.{name}.tps"] = statistics.fmean(p.report.tps for p in items)
+        metrics[phase_metric(name, "tps")] = statistics.fmean(p.report.tps for p in items)
         with_steady = [steady[id(p)] for p in items if id(p) in steady]
         if with_steady:
             # per-second TPS after the warm-up MSER-5 detects, and the trend over the phase
-            metrics[f"phase.{name}.tps_steady"] = statistics.fmean(with_steady)
+            metrics[phase_metric(name, "tps_steady")] = statistics.fmean(with_steady)
             trend = drift([s.tps for s in items[-1].progress])
             if trend is not None:
-                metrics[f"phase.{name}.drift_pct"] = trend.change_pct
+                metrics[phase_metric(name, "drift_pct")] = trend.change_pct
         lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
         if lats:
-            metrics[f"phase.{name}.latency_avg_ms"] = statistics.fmean(lats)
+            metrics[phase_metric(name, "latency_avg_ms")] = statistics.fmean(lats)
     measured = [p for p in phases if p.measured]
     if measured:
         metrics["tps"] = statistics.fmean(p.report.tps for p in measured)
@@ -50,7 +51,7 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     for kind_metrics in metrics_functions():  # each kind's own, in the registry's order
         metrics.update(kind_metrics(run, phases))
     for d in run.derived:
-        a, b = metrics.get(f"phase.{d.a}.tps"), metrics.get(f"phase.{d.b}.tps")
+        a, b = metrics.get(phase_metric(d.a, "tps")), metrics.get(phase_metric(d.b, "tps"))
         if a and b is not None:
             metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
     return metrics

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -54,14 +54,21 @@ def put_back_leftovers(lab: Lab, servers: Iterable[ServerSpec] = ()) -> list[str
     return lines
 
 
-def find_stale(store: Store, campaign: str, points: Sequence[RunSpec]) -> list[changes.StalePoint]:
-    """Stored points of ``campaign`` that the campaign (as parsed now) no longer has."""
+def find_stale(
+    store: Store,
+    campaign: str,
+    points: Sequence[RunSpec],
+    owned: Callable[[str], bool] | None = None,
+) -> list[changes.StalePoint]:
+    """Stored points of ``campaign`` that the campaign (as parsed now) no longer has, but for
+    those of the variants a caller makes as it goes (``owned``: by the variant's name)."""
 
     def spec_of(run_id: int) -> RunSpecJson | None:
         run = store.get_run(run_id)
         return run.spec if run else None
 
-    return changes.stale_points(store.list_runs(campaign), points, spec_of)
+    stored = [r for r in store.list_runs(campaign) if owned is None or not owned(r.variant)]
+    return changes.stale_points(stored, points, spec_of)
 
 
 def stale_error(campaign: str, stale: list[changes.StalePoint]) -> CampaignError:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -53,6 +54,11 @@ MIN_OWN_ROUNDS = 3
 RHO2 = 0.25  # the correlation² of two comparisons' sample variances when they share a baseline
 
 Rounds = Mapping[int, float]  # a point's TPS by round (its repeat number)
+# the test a comparison is judged by ("sequential": ``stats/sequential``'s confidence sequence)
+Method = Literal["blocked", "paired", "welch", "sequential"]
+# a comparison's answer: "+" / "-" significant, "=" equivalent (within the margin), "~" not
+# significant (and could have been), "?" could not tell (``analysis/verdicts`` words it)
+Verdict = Literal["+", "-", "=", "~", "?"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class Difference:
     diff: float
     se: float
     df: float
-    method: str  # "blocked", "paired" or "welch"
+    method: Method  # "blocked", "paired" or "welch"
     noise: float  # one run's SD of log TPS (≈ CV, a fraction): drift between rounds removed
     rounds: int = 0  # rounds paired (0: welch)
 

@@ -57,7 +57,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pglab.stats.differences import Rounds
+from pglab.stats.differences import Rounds, Verdict
 from pglab.stats.significance import ALPHA
 
 # the prior variance g of the standardized effect δ: an SD of about 3 (see t_star in the tests)
@@ -111,7 +111,7 @@ class Look:
     ci_low: float | None  # the anytime-valid interval of Δ% at level alpha (None: unbounded)
     ci_high: float | None
     e_value: float  # against Δ = 0
-    verdict: str  # "+", "-", "=", "~" or "?", as the fixed design's (analysis.verdicts)
+    verdict: Verdict  # as the fixed design's (analysis.verdicts)
     decided: bool  # the comparison needs no more runs
     n_a: int = 0
     n_b: int = 0
@@ -166,6 +166,7 @@ def look(
     low, high = math.expm1(diff - ts * se) * 100, math.expm1(diff + ts * se) * 100
     found = math.expm1((ts + Z_POWER) * se) * 100
     margin = effect_pct if equivalence_pct is None else equivalence_pct
+    verdict: Verdict
     if low > 0 or high < 0:
         verdict = "+" if low > 0 else "-"
     elif -margin < low and high < margin:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from pglab.records import RunStatus
+
 
 class IdRow(TypedDict):
     id: int
@@ -29,7 +31,7 @@ class RunKeyRow(TypedDict):
 
 class RunStatusRow(TypedDict):
     id: int
-    status: str
+    status: RunStatus
 
 
 class SpecJsonRow(TypedDict):
@@ -68,7 +70,7 @@ class RunColumns(TypedDict):
     repeat: int
     variant: str
     label: str
-    status: str
+    status: RunStatus
     error: str | None
     started_at: float
     finished_at: float
@@ -93,7 +95,7 @@ class RunListRow(TypedDict):
     variant: str
     label: str
     repeat: int
-    status: str
+    status: RunStatus
     tps: float | None
     started_at: float
     finished_at: float
@@ -113,7 +115,7 @@ class RunFullRow(TypedDict):
     repeat: int
     variant: str
     label: str
-    status: str
+    status: RunStatus
     error: str | None
     started_at: float
     finished_at: float

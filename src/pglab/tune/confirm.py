@@ -22,21 +22,20 @@ from typing import TYPE_CHECKING, TypedDict
 from pglab.analysis import engine
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
-from pglab.planning.hints import read as read_hints
 from pglab.stats import sequential
 from pglab.stats.differences import Rounds
-from pglab.tune.spec import LOWER_BETTER, TuneSpec, objective_value
-from pglab.tune.trials import with_p99
+from pglab.tune.spec import CONFIRM, LOWER_BETTER, TuneSpec, objective_value
+from pglab.tune.trials import P99, with_p99
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
 
 if TYPE_CHECKING:
     from pglab.campaign.spec import RunSpec
-    from pglab.run.executor import Executor
+    from pglab.run import campaign_run
     from pglab.tune.trials import Search, Setup, TrialRecord, TuneEvents
 
-PREFIX = "confirm "
+PREFIX = CONFIRM  # a candidate's runs: the variant "confirm LABEL"
 # a candidate's confirmation runs: by round (their repeat number), or a list (its i-th value
 # the i-th round's)
 Values = Mapping[str, Sequence[float] | Rounds]
@@ -230,7 +229,7 @@ def stored_values(
         label = run.variant.removeprefix(PREFIX)
         if not run.variant.startswith(PREFIX) or label not in values or not run.ok:
             continue
-        p99 = run.metrics.get("latency_p99_ms")
+        p99 = run.metrics.get(P99)
         figure = objective_value(objective, run.tps, run.metrics)
         if figure is not None:
             values[label][run.repeat] = float(figure)
@@ -240,12 +239,15 @@ def stored_values(
 
 
 def run(
-    search: Search, executor: Executor, events: TuneEvents, effect_pct: float = DEFAULT_EFFECT_PCT
+    search: Search,
+    session: campaign_run.Session,
+    events: TuneEvents,
+    effect_pct: float = DEFAULT_EFFECT_PCT,
 ) -> None:
-    """The confirmation runs still to do (stored ones are kept: running the file again resumes
-    them); the candidates chosen once and kept in the study. ``confirm_repeats`` rounds of every
-    candidate; when adaptive, then a round at a time of those still undecided (``undecided``)
-    up to ``confirm_max``."""
+    """The confirmation runs still to do, each run in ``session`` (stored ones are kept:
+    running the file again resumes them); the candidates chosen once and kept in the study.
+    ``confirm_repeats`` rounds of every candidate; when adaptive, then a round at a time of
+    those still undecided (``undecided``) up to ``confirm_max``."""
     setup, study = search.setup, search.study
     spec = setup.spec
     if spec.confirm_repeats == 0:
@@ -268,32 +270,18 @@ def run(
     if spec.adaptive:
         each = f"{spec.confirm_repeats}–{spec.confirm_rounds} runs (more rounds while undecided)"
         most = "at most "
-    hints = read_hints(search.store, name)  # the stored runs' TPS: their logs' sampling
     if left:
         events.status(
             f"confirmation: {len(cands)} configurations × {each}, interleaved; {most}{left} to do"
         )
-    started = False
     i = 0
-    try:
-        for r, round_cands in _rounds(search, cands, effect_pct):
-            for cand in round_cands:
-                run = _run_of(setup, cand, r)
-                if run.run_key in done:
-                    continue
-                if not started:
-                    search.make_targets(executor)
-                    started = True
-                i += 1
-                executor.events.run_started(run, i, left)
-                result, _ = with_p99(
-                    executor.run_one(run, setup.binaries, hints.get(run.point_key))
-                )
-                search.store.save_run(result)
-                executor.events.run_finished(run, result)
-    finally:
-        if started:
-            executor.close()
+    for r, round_cands in _rounds(search, cands, effect_pct):
+        for cand in round_cands:
+            run = _run_of(setup, cand, r)
+            if run.run_key in done:
+                continue
+            i += 1
+            session.run(run, i, left, amend=with_p99)
 
 
 def _rounds(

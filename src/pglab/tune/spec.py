@@ -43,6 +43,9 @@ from pglab.errors import CampaignError
 from pglab.jsonish import TomlTable
 
 LOWER_BETTER = ("p99", "geomean")  # seconds: the others are rates
+# the variants tune stores its runs under: "trial 12", "confirm default" (the study's points)
+TRIAL = "trial "
+CONFIRM = "confirm "
 # the run metric each objective is (tps: the run's own)
 OBJECTIVE_METRICS = {
     "p99": "latency_p99_ms",

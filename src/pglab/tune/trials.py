@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import optuna
 import psutil
@@ -24,24 +24,28 @@ from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
 from pglab.lab import Lab
 from pglab.pgbench import latency as latency_hist
-from pglab.planning.preflight import preflight, targets_of
+from pglab.planning.plan import Plan
+from pglab.planning.preflight import preflight
 from pglab.postgres import dataset as datasets
 from pglab.postgres import settings as pg_settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.records import RunResult, reason_of
 from pglab.run import campaign_run
-from pglab.run.executor import Events, Executor
-from pglab.run.remote import Hosts
 from pglab.tune import constraints, pgtune, space
 from pglab.tune import study as studies
 from pglab.tune.space import Knob
-from pglab.tune.spec import TuneSpec, objective_value
+from pglab.tune.spec import CONFIRM, TRIAL, TuneSpec, objective_value
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
 
 MAX_INFEASIBLE_IN_A_ROW = 200  # samples over the constraint before the search gives up
+P99 = "latency_p99_ms"  # the metric tune adds to its runs
+
+
+# how a trial ended (``running``/``waiting``: not yet); what the study keeps (``studies.OUTCOME``)
+TrialOutcome = Literal["ok", "failed", "infeasible", "interrupted", "running", "waiting"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class TrialRecord:
 
     number: int
     source: str  # default, pgtune, enqueued, sampler, retry
-    outcome: str  # ok, failed, infeasible, interrupted
+    outcome: TrialOutcome
     settings: dict[str, str]
     value: float | None = None  # the objective: TPS, p99 ms or NOPM
     tps: float | None = None
@@ -63,9 +67,6 @@ class TrialRecord:
 
 class TuneEvents(Protocol):
     def status(self, message: str) -> None: ...
-    def trial_started(
-        self, number: int, source: str, settings: dict[str, str], done: int, budget: int
-    ) -> None: ...
     def trial_finished(
         self,
         record: TrialRecord,
@@ -91,6 +92,8 @@ class Setup:
     clients: int
     pgtune: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # the plan and binaries preflight checked (the session runs on them, not checked again)
+    checked: tuple[Plan, dict[str, Binaries]] | None = None
 
 
 def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
@@ -142,6 +145,7 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
     rules = pgtune.rules(ram, os.cpu_count() or 1, int(max_conn or 100), spec.disk, catalog)
     rules = {k: v for k, v in rules.items() if k not in fixed}
     setup = Setup(camp, spec, base, b, catalog, knobs, ram, clients, rules)
+    setup.checked = (plan, binaries)
     setup.warnings += _checkpoint_warning(base, knobs, catalog)
     return setup
 
@@ -196,17 +200,20 @@ def p99_of(result: RunResult) -> float | None:
     return latency_hist.percentile(merged, 99) if merged else None
 
 
-def with_p99(result: RunResult) -> tuple[RunResult, float | None]:
-    """An ok run with its p99 latency among its metrics (``latency_p99_ms``), and that p99."""
+def with_p99(result: RunResult) -> RunResult:
+    """An ok run with its p99 latency among its metrics (``latency_p99_ms``), what tune
+    stores of its trials and confirmation runs."""
     p99 = p99_of(result) if result.status == "ok" else None
-    if p99 is not None:
-        result = dataclasses.replace(result, metrics={**result.metrics, "latency_p99_ms": p99})
-    return result, p99
+    if p99 is None:
+        return result
+    return dataclasses.replace(result, metrics={**result.metrics, P99: p99})
 
 
 def record_of(t: optuna.trial.FrozenTrial, knobs: list[Knob]) -> TrialRecord:
     a = t.user_attrs
-    outcome = a.get(studies.OUTCOME) or ("running" if t.state == TrialState.RUNNING else "waiting")
+    outcome: TrialOutcome = a.get(studies.OUTCOME) or (
+        "running" if t.state == TrialState.RUNNING else "waiting"
+    )
     return TrialRecord(
         number=t.number,
         source=a.get(studies.SOURCE, "sampler"),
@@ -266,8 +273,6 @@ class Search:
                 "warning: the knobs changed since the study began; the trials "
                 "before keep the ranges they were drawn from"
             )
-        campaign_run.clean_up(self.lab, camp, self.events.status)  # as `pglab run` does
-        campaign_run.record(self.store, camp)
         dead = studies.recover(self.study)
         if dead:
             numbers = ", ".join(map(str, dead))
@@ -293,53 +298,43 @@ class Search:
             params = space.params_of(self.knobs, values)
             studies.enqueue(self.study, params, source, settings=values)
 
-    def executor_of(self, run_events: Events | None = None) -> Executor:
-        """The executor of the trials and the confirmation, built once with what they need:
-        what their runs tell (``run_events``: the live state's, ``campaign_run.live``), the
-        remote generators, as a campaign's."""
-        return Executor(self.lab, self.store, run_events, hosts=Hosts(self.setup.campaign.hosts))
+    def how(self, seconds: float) -> campaign_run.How:
+        """How the tuning's session runs: the trials and the confirmation made as it goes
+        (stored as the variants "trial N" and "confirm LABEL", the study's own points),
+        ``seconds`` expected."""
+        return campaign_run.How(made=campaign_run.Made((TRIAL, CONFIRM), seconds))
 
-    def make_targets(self, executor: Executor) -> None:
-        """The storage targets the point uses (made again after ``executor.close``)."""
-        executor.targets.make(targets_of([self.setup.base]), self.events.status)
-
-    def run(self, executor: Executor) -> list[TrialRecord]:
-        """Trials until the budget is used, run by ``executor``; every trial's record."""
+    def run(self, session: campaign_run.Session) -> list[TrialRecord]:
+        """Trials until the budget is used, each run in ``session``; every trial's record."""
         spec = self.setup.spec
         infeasible = 0
-        if studies.counted(self.study) >= spec.trials:
-            return self.records()
-        self.make_targets(executor)
-        try:
-            while (done := studies.counted(self.study)) < spec.trials:
-                with studies.quiet():
-                    trial = self.study.ask({k.name: k.distribution() for k in self.knobs})
-                try:
-                    rec = self._trial(executor, trial, done)
-                except KeyboardInterrupt:
-                    studies.recover(self.study)
-                    raise
-                if rec.outcome == "infeasible":
-                    infeasible += 1
-                    if infeasible >= MAX_INFEASIBLE_IN_A_ROW:
-                        raise CampaignError(
-                            f"{infeasible} configurations in a row were over the memory "
-                            "constraint: the sampler finds almost nothing within it",
-                            hint="narrow the memory knobs' ranges or raise memory_share",
-                        )
-                    continue
-                infeasible = 0
-                records = self.records()
-                self.events.trial_finished(
-                    rec,
-                    best_of(records, spec.direction),
-                    done + 1,
-                    spec.trials,
-                    self._eta(records, done + 1),
-                    spec.objective,
-                )
-        finally:
-            executor.close()
+        while (done := studies.counted(self.study)) < spec.trials:
+            with studies.quiet():
+                trial = self.study.ask({k.name: k.distribution() for k in self.knobs})
+            try:
+                rec = self._trial(session, trial, done)
+            except KeyboardInterrupt:
+                studies.recover(self.study)
+                raise
+            if rec.outcome == "infeasible":
+                infeasible += 1
+                if infeasible >= MAX_INFEASIBLE_IN_A_ROW:
+                    raise CampaignError(
+                        f"{infeasible} configurations in a row were over the memory "
+                        "constraint: the sampler finds almost nothing within it",
+                        hint="narrow the memory knobs' ranges or raise memory_share",
+                    )
+                continue
+            infeasible = 0
+            records = self.records()
+            self.events.trial_finished(
+                rec,
+                best_of(records, spec.direction),
+                done + 1,
+                spec.trials,
+                self._eta(records, done + 1),
+                spec.objective,
+            )
         return self.records()
 
     def _eta(self, records: list[TrialRecord], done: int) -> float | None:
@@ -353,7 +348,7 @@ class Search:
     def _frozen(self, trial: optuna.Trial) -> TrialRecord:
         return record_of(self.study._storage.get_trial(trial._trial_id), self.knobs)
 
-    def _trial(self, executor: Executor, trial: optuna.Trial, done: int) -> TrialRecord:
+    def _trial(self, session: campaign_run.Session, trial: optuna.Trial, done: int) -> TrialRecord:
         setup = self.setup
         source = trial.user_attrs.get(studies.SOURCE, "sampler")
         values = space.settings_of(self.knobs, trial.params)
@@ -377,15 +372,12 @@ class Search:
             return self._frozen(trial)
         run = dataclasses.replace(
             setup.base,
-            variant=f"trial {trial.number}",
+            variant=f"{TRIAL}{trial.number}",
             repeat=1,
             server=setup.base.server.with_settings(values),
         )
-        executor.events.run_started(run, done + 1, setup.spec.trials)
-        self.events.trial_started(trial.number, source, values, done, setup.spec.trials)
-        result, p99 = with_p99(executor.run_one(run, setup.binaries))
-        run_id = self.store.save_run(result)
-        executor.events.run_finished(run, result)
+        run_id, result = session.run(run, done + 1, setup.spec.trials, amend=with_p99)
+        p99 = result.metrics.get(P99)
         trial.set_user_attr("run_id", run_id)
         if result.status != "ok":
             trial.set_user_attr(studies.OUTCOME, "failed")
