@@ -10,14 +10,18 @@ titles of the server's processes twice a second (the kind of each pid: a backend
 checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
 (the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
 binary without symbols, with the Debian package that has them); perf's files in the run's work
-directory are removed on every exit. A server pglab made on a host is recorded there by that
-host's perf over SSH (``host.HostRecording``), folded here the same way. An existing server is
-not profiled (its processes are not pglab's to sample), and its notes say so.
+directory are removed on every exit. With ``later`` (the executor's) the recording is kept on
+exit and folded by ``fold`` once the run's server is stopped: ``perf script``'s unwinding of
+every sample takes seconds of CPU, which the run's end overlaps with the next run's copy. A
+server pglab made on a host is recorded there by that host's perf over SSH
+(``host.HostRecording``), folded here the same way. An existing server is not profiled (its
+processes are not pglab's to sample), and its notes say so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import threading
 import time
@@ -39,8 +43,14 @@ NOT_HERE = "not profiled: the server's processes are not pglab's to sample (an e
 
 
 class ProfileWatch:
-    def __init__(self, server: Server, spec: ProfileSpec, workdir: Path, label: str):
+    def __init__(
+        self, server: Server, spec: ProfileSpec, workdir: Path, label: str, later: bool = False
+    ):
+        """``later``: perf's recording is kept on exit and folded by ``fold`` when the caller
+        says (the executor: once the run's server is stopped, off the measured path)."""
         self.server, self.spec, self.workdir = server, spec, workdir
+        self.later = later
+        self.pending = False  # a recording kept for ``fold``
         self.label = "".join(c if c.isalnum() else "_" for c in label)
         self.tables: dict[str, TableJson] = {}
         self.notes: list[str] = []
@@ -51,6 +61,7 @@ class ProfileWatch:
         self._pids: Any = None
         self._host: HostRecording | None = None
         self.seconds = 0.0  # stopping perf and folding its recording, after the phase
+        self.folding = 0.0  # of which folding it later (``fold``)
 
     @property
     def data(self) -> Path:
@@ -121,11 +132,38 @@ class ProfileWatch:
         finally:
             if self._host is not None:
                 self._host.close()
-            for suffix in ("", ".err", ".old", ".ctl", ".ack"):
-                self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
+            if not self.pending:  # a recording kept for ``fold``: there, with its build ids
+                self._remove(self.data)
+            for suffix in (".err", ".old", ".ctl", ".ack"):
+                self.data.with_suffix(suffix).unlink(missing_ok=True)
             recorded = self._proc is not None or self._host is not None
             self.seconds = time.monotonic() - t0 if recorded else 0.0
-        if self.notes and exc_type is None:
+        if exc_type is None and not self.pending:
+            self._note_table()
+
+    def fold(self) -> None:
+        """The recording kept on exit (``later``) folded now into ``tables``, perf's file
+        removed; ``seconds`` counts it."""
+        if not self.pending:
+            return
+        t0 = time.monotonic()
+        try:
+            self._fold()
+        finally:
+            self.pending = False
+            self._remove(self.data)
+            self.folding = time.monotonic() - t0
+            self.seconds += self.folding
+        self._note_table()
+
+    @staticmethod
+    def _remove(data: Path) -> None:
+        """A recording and perf's build ids beside it."""
+        data.unlink(missing_ok=True)
+        shutil.rmtree(perf.buildid_dir(data), ignore_errors=True)
+
+    def _note_table(self) -> None:
+        if self.notes:
             self.tables[folded.NOTES] = {
                 "columns": folded.NOTE_COLUMNS,
                 "rows": [["profile", n] for n in self.notes],
@@ -143,6 +181,12 @@ class ProfileWatch:
         if why is not None:
             self.notes.append(f"not profiled: {why}")
             return
+        if self.later:
+            self.pending = True
+            return
+        self._fold()
+
+    def _fold(self) -> None:
         try:
             found = folded.fold(perf.script(self.data), self.kinds)
         except CommandError as exc:
@@ -174,6 +218,9 @@ def sweep_leftovers(lab: Lab) -> list[str]:
     for data in (lab.home / "work").glob("*-*/perf-*"):
         tag = data.parent.name.split("-", 1)[0]
         if tag.isdigit() and not psutil.pid_exists(int(tag)):
-            data.unlink(missing_ok=True)
+            if data.is_dir() and not data.is_symlink():  # perf's build ids (``.debug``)
+                shutil.rmtree(data, ignore_errors=True)
+            else:
+                data.unlink(missing_ok=True)
             removed.append(str(data))
     return [f"removed {len(removed)} perf file(s) of a dead pglab"] if removed else []

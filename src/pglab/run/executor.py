@@ -40,7 +40,7 @@ from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
 from pglab.postgres import server
 from pglab.postgres.interface import Server
-from pglab.postgres.lease import HERE, Lease, Site, lease_key, provision
+from pglab.postgres.lease import HERE, Lease, Site, Upcoming, lease_key, provision
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.profile import perf
@@ -172,7 +172,9 @@ class Executor:
                 index += 1
                 self.events.run_started(run, index, total)
                 hints = plan.hints.get(run.point_key) or PointHints()
-                result = self.run_one(run, binaries[run.server.binaries_key], hints)
+                after = plan.runs[at + 1] if at + 1 < len(plan.runs) else None
+                upcoming = Upcoming(after, binaries[after.server.binaries_key]) if after else None
+                result = self.run_one(run, binaries[run.server.binaries_key], hints, upcoming)
                 outcome.run_ids.append(self.store.save_run(result))
                 if result.status == "ok":
                     outcome.ok += 1
@@ -276,16 +278,25 @@ class Executor:
 
     # -- one run ---------------------------------------------------------------------------
     def run_one(
-        self, run: RunSpec, binaries: Binaries, hints: PointHints | None = None
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        hints: PointHints | None = None,
+        upcoming: Upcoming | None = None,
     ) -> RunResult:
-        """One run, whole (``hints``: what its point's stored runs say, read with the plan)."""
+        """One run, whole (``hints``: what its point's stored runs say, read with the plan;
+        ``upcoming``: the plan's next run, whose copy of its dataset may begin as this one
+        ends). Its profiles are folded once its lease has finished with it (its server
+        stopped when its data is thrown away): off the measured path."""
         hints = hints or PointHints()
         started = time.time()
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
+        folds: list[tuple[int, ProfileWatch]] = []  # perf's recordings, folded at the end
         log_offset = 0
         fp: Fingerprint = {}
         srv: Server | None = None
+        lease: Lease | None = None
         workdir: Path | None = None
         try:
             lease = self._lease(run)
@@ -308,7 +319,10 @@ class Executor:
             )
             for phase in [self._with_sampling_rate(run, hints, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
-                    phases.append(self._phase(run, phase, iteration, context, fp, timings))
+                    result, prof = self._phase(run, phase, iteration, context, fp, timings)
+                    if prof.pending:
+                        folds.append((len(phases), prof))
+                    phases.append(result)
             if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
@@ -324,6 +338,12 @@ class Executor:
         log = srv.log_since(log_offset) if srv is not None else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"
+        if lease is not None:  # its server stopped if thrown away; the next copy begun
+            lease.finish(upcoming, self.site, timings)
+        for at, prof in folds:  # perf script's unwinding: CPU, now that nothing is measured
+            prof.fold()
+            phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
+            _add(timings, "profile_s", prof.folding)
         metrics = run_metrics(run, phases) if status == "ok" else {}
         self._saw(run, metrics, phases)
         return RunResult(
@@ -368,8 +388,9 @@ class Executor:
         context: PhaseContext,
         fp: Fingerprint,
         timings: dict[str, float],
-    ) -> PhaseResult:
-        """One iteration of a phase through its runner, watched by the telemetry (and perf)."""
+    ) -> tuple[PhaseResult, ProfileWatch]:
+        """One iteration of a phase through its runner, watched by the telemetry (and perf,
+        whose recording the caller folds: ``ProfileWatch.fold``)."""
         self.events.phase_started(run, phase.name, iteration)
         spec = run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
         runner = runner_for(phase, iteration, context)
@@ -377,8 +398,9 @@ class Executor:
         with contextlib.ExitStack() as stack:
             runner.prepare(stack)  # an operation's dirtying, before the watching
             # perf starts before the samplers and stops after them (ProfileWatch)
+            label = f"{phase.name}-{iteration}"
             prof = stack.enter_context(
-                ProfileWatch(context.server, profile, context.workdir, f"{phase.name}-{iteration}")
+                ProfileWatch(context.server, profile, context.workdir, label, later=True)
             )
             t0 = time.monotonic()
             watch = stack.enter_context(
@@ -394,7 +416,7 @@ class Executor:
             _add(timings, "profile_s", prof.seconds)
         result = runner.finish(result)  # a kit's consistency check: after the watching
         tables = {**watch.tables, **prof.tables, **result.tables}
-        return replace(result, tables=tables)
+        return replace(result, tables=tables), prof
 
     def _lease(self, run: RunSpec) -> Lease:
         """The lease of the run's server (provisioned at its first run); the others told
