@@ -142,6 +142,11 @@ def main() -> None:
         f"copies begun ahead: {len(ahead)} of {len(runs)} runs; the copies' own time "
         f"{total('reset_s'):.1f} s"
     )
+    if args.profile:
+        print(
+            f"profiles: of which folding, once each run's server stopped: "
+            f"{total('profile_fold_s'):.1f} s"
+        )
     per_run = [float(r.finished_at - r.started_at) - args.duration for r in runs]
     print(
         f"overhead per run (its wall time less -T): median {statistics.median(per_run):.1f} s "

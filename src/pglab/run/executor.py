@@ -344,6 +344,7 @@ class Executor:
             prof.fold()
             phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
             _add(timings, "profile_s", prof.folding)
+            _add(timings, "profile_fold_s", prof.folding)  # of which folding, after the run
         metrics = run_metrics(run, phases) if status == "ok" else {}
         self._saw(run, metrics, phases)
         return RunResult(
