@@ -5,13 +5,17 @@ none went to ``~/.debug``."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import time
 import tomllib
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pglab.campaign import parse as campaign
+from pglab.campaign.spec import ProfileSpec
 from pglab.lab import Lab
 from pglab.planning.plan import make_plan
 from pglab.postgres.lease import Upcoming
@@ -75,6 +79,46 @@ def test_a_recording_is_folded_once_the_server_is_stopped(
         second = executor.run_one(plan.runs[1], binaries)  # on the copy begun meanwhile
         assert second.status == "ok", second.error
         assert second.timings.get("reset_ahead") == 1.0
+    finally:
+        executor.close()
+        store.close()
+
+
+def _perfs() -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if child.name() == "perf" and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child)
+    return found
+
+
+@pytest.mark.usefixtures("no_leftovers")
+def test_a_recording_kept_for_later_is_dropped_whole(lab: Lab, tmp_path: Path) -> None:
+    """perf kept for the folding (its sampling off) is ended, and its files removed, when the
+    run ends otherwise (``discard``: what the executor does on Ctrl-C or an error)."""
+    doc = CAMPAIGN.replace("[profile]\nfrequency = 99\n", "").replace(
+        "scale = 1\n", 'scale = 1\nreset = "point"\n'
+    )
+    plan = make_plan(campaign.parse(tomllib.loads(doc), "c"))
+    binaries = resolve(plan.runs[0].server, lab)
+    store = open_store(str(tmp_path / "r.sqlite"))
+    executor = Executor(lab, store)
+    try:
+        assert executor.run_one(plan.runs[0], binaries).status == "ok"
+        cluster = executor.cluster  # kept running: its data is the point's next run's
+        assert cluster is not None and cluster.running
+        work = tmp_path / "work"
+        before = {p.pid for p in _perfs()}
+        with ProfileWatch(cluster, ProfileSpec(enabled=True), work, "x", later=True) as prof:
+            time.sleep(0.5)
+        assert prof.pending and prof.seconds < 5
+        kept = [p for p in _perfs() if p.pid not in before]
+        assert len(kept) == 1  # still running, its sampling off
+        prof.discard()
+        assert not prof.pending
+        assert not [p for p in _perfs() if p.pid not in before]  # ended and reaped
+        assert not list(work.iterdir())
     finally:
         executor.close()
         store.close()

@@ -144,13 +144,20 @@ def start(out: Path, hz: int) -> subprocess.Popen[Any]:
     return proc
 
 
-def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path) -> None:
-    """Tell perf to start sampling, and wait until it says it has (or has died)."""
+def disable(proc: subprocess.Popen[Any], out: Path) -> None:
+    """Tell perf to stop sampling (its events off: at once), and wait until it says it has;
+    ``stop`` ends it later (writing its file out takes a second or two)."""
+    _enable(proc, out.with_suffix(".ctl"), out.with_suffix(".ack"), b"disable")
+
+
+def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path, command: bytes = b"enable") -> None:
+    """Tell perf to start sampling (or ``disable``), and wait until it says it has (or has
+    died)."""
     # opened read-write, the FIFOs never block on perf; perf keeps its ends open
     wfd = os.open(ctl, os.O_RDWR)
     rfd = os.open(ack, os.O_RDWR | os.O_NONBLOCK)
     try:
-        os.write(wfd, b"enable\n")
+        os.write(wfd, command + b"\n")
         deadline = time.monotonic() + START_TIMEOUT_S
         said = b""
         while b"ack" not in said:

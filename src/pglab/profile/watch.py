@@ -10,9 +10,11 @@ titles of the server's processes twice a second (the kind of each pid: a backend
 checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
 (the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
 binary without symbols, with the Debian package that has them); perf's files in the run's work
-directory are removed on every exit. With ``later`` (the executor's) the recording is kept on
-exit and folded by ``fold`` once the run's server is stopped: ``perf script``'s unwinding of
-every sample takes seconds of CPU, which the run's end overlaps with the next run's copy. A
+directory are removed on every exit. With ``later`` (the executor's) perf's sampling is
+switched off on exit (over its control FIFO: at once) and perf is stopped and its recording
+folded by ``fold`` once the run's server is stopped: perf writing its file out takes a second or
+two and ``perf script``'s unwinding of every sample seconds of CPU, which the run's end overlaps
+with the next run's copy; ``discard`` ends it when the run ends otherwise. A
 server pglab made on a host is recorded there by that host's perf over SSH
 (``host.HostRecording``), folded here the same way. An existing server is not profiled (its
 processes are not pglab's to sample), and its notes say so.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -30,6 +33,7 @@ from typing import Any
 
 import psutil
 
+from pglab import procs
 from pglab.campaign.spec import ProfileSpec
 from pglab.errors import CommandError, HostError
 from pglab.lab import Lab
@@ -142,19 +146,32 @@ class ProfileWatch:
             self._note_table()
 
     def fold(self) -> None:
-        """The recording kept on exit (``later``) folded now into ``tables``, perf's file
-        removed; ``seconds`` counts it."""
+        """The recording kept on exit (``later``: perf's sampling off, perf still running)
+        now: perf stopped (its file written out), folded into ``tables``, its files removed;
+        ``seconds`` and ``folding`` count it."""
         if not self.pending:
             return
         t0 = time.monotonic()
         try:
-            self._fold()
+            assert self._proc is not None
+            why = perf.stop(self._proc, self.data)
+            if why is None:
+                self._fold()
+            else:
+                self.notes.append(f"not profiled: {why}")
         finally:
-            self.pending = False
-            self._remove(self.data)
+            self.discard()
             self.folding = time.monotonic() - t0
             self.seconds += self.folding
         self._note_table()
+
+    def discard(self) -> None:
+        """A recording kept for ``fold`` dropped: perf ended, its files removed (a run that
+        ends otherwise, Ctrl-C among them)."""
+        if self._proc is not None and self._proc.poll() is None:
+            procs.terminate(self._proc, signal.SIGKILL)
+        self.pending = False
+        self._remove(self.data)
 
     @staticmethod
     def _remove(data: Path) -> None:
@@ -175,14 +192,18 @@ class ProfileWatch:
             self._poller.join(timeout=5)
         if self._proc is None:
             return
+        if self.later and not failed:  # sampling off now; perf stopped and folded later
+            try:
+                perf.disable(self._proc, self.data)
+                self.pending = True
+                return
+            except CommandError:
+                pass  # perf ended or did not answer: stopped now, as without ``later``
         why = perf.stop(self._proc, self.data)
         if failed:
             return  # the phase failed: nothing of it is kept
         if why is not None:
             self.notes.append(f"not profiled: {why}")
-            return
-        if self.later:
-            self.pending = True
             return
         self._fold()
 

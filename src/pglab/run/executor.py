@@ -287,12 +287,26 @@ class Executor:
         """One run, whole (``hints``: what its point's stored runs say, read with the plan;
         ``upcoming``: the plan's next run, whose copy of its dataset may begin as this one
         ends). Its profiles are folded once its lease has finished with it (its server
-        stopped when its data is thrown away): off the measured path."""
-        hints = hints or PointHints()
+        stopped when its data is thrown away): off the measured path; however the run ends,
+        no perf is left running."""
+        folds: list[tuple[int, ProfileWatch]] = []  # perf's recordings, folded at the end
+        try:
+            return self._run_one(run, binaries, hints or PointHints(), upcoming, folds)
+        finally:
+            for _, prof in folds:  # folded (nothing left), or the run ended otherwise
+                prof.discard()
+
+    def _run_one(
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        hints: PointHints,
+        upcoming: Upcoming | None,
+        folds: list[tuple[int, ProfileWatch]],
+    ) -> RunResult:
         started = time.time()
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
-        folds: list[tuple[int, ProfileWatch]] = []  # perf's recordings, folded at the end
         log_offset = 0
         fp: Fingerprint = {}
         srv: Server | None = None
@@ -340,7 +354,7 @@ class Executor:
             error += f"\nthe server log says:\n{said}"
         if lease is not None:  # its server stopped if thrown away; the next copy begun
             lease.finish(upcoming, self.site, timings)
-        for at, prof in folds:  # perf script's unwinding: CPU, now that nothing is measured
+        for at, prof in folds:  # perf stopped, its unwinding: now that nothing is measured
             prof.fold()
             phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
             _add(timings, "profile_s", prof.folding)
