@@ -9,7 +9,7 @@ unpacked), the dataset (``initializing dataset`` to ``dataset ready``), the runs
 a 95% interval of its mean over the rounds. The last line is ``quick_total_s: X`` (goal: ≤ 120
 on a quiet machine of 2 cores, issue 57 item 4).
 
-    .venv/bin/python bench/quick.py [--rounds 3] [--duration 10] [--repeats 2]
+    .venv/bin/python bench/quick.py [--rounds 3] [--duration 7] [--repeats 2]
 
 The pip install is not timed here: it depends on the network and pip's cache, not on pglab.
 """
@@ -87,7 +87,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=int, default=10, help="quick's --duration (s)")
+    ap.add_argument("--duration", type=int, default=7, help="quick's --duration (s)")
     ap.add_argument("--repeats", type=int, default=2, help="quick's --repeats")
     args = ap.parse_args()
     rounds = []

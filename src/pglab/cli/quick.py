@@ -22,7 +22,7 @@ def add_parser(
         parents=[common],
         help=commands.help_of("quick"),
         description="Run a small campaign on the embedded PostgreSQL 18: select-only and "
-        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats; about 3 minutes; ends "
+        "tpcb-like at 1, 4 and 16 clients, scale 10, 2 repeats of 7 s; about 2 minutes; ends "
         "with a summary table and an HTML report.\n\n"
         "With --dsn, the same on a server you already have, which pglab never starts, stops "
         "or reconfigures: it makes a database of its own (pglab_bench) for the pgbench tables "
@@ -30,7 +30,7 @@ def add_parser(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "--duration", type=int, default=10, metavar="S", help="seconds per run (default 10)"
+        "--duration", type=int, default=7, metavar="S", help="seconds per run (default 7)"
     )
     p.add_argument("--repeats", type=int, default=2, help="runs per point (default 2)")
     p.add_argument(
@@ -84,7 +84,7 @@ def quick_document(
 
 def run(
     where: Where,
-    duration: int = 10,
+    duration: int = 7,
     repeats: int = 2,
     dry_run: bool = False,
     report: bool = True,

@@ -231,14 +231,7 @@ def ensure(
     meta_path = home / "dataset.json"
     with locked(lab.datasets / f"{key}.lock"):
         if meta_path.exists():
-            meta = json.loads(meta_path.read_text())
-            return Dataset(
-                key,
-                home / "pgdata",
-                meta["init_seconds"],
-                meta["size_bytes"],
-                init_steps=meta.get("init_steps") or {},
-            )
+            return _made(key, home, json.loads(meta_path.read_text()))
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
@@ -277,9 +270,31 @@ def ensure(
             f"dataset ready in {init_seconds:.1f} s ({size / 2**20:,.0f} MiB), "
             "kept for the next runs"
         )
-        return Dataset(
-            key, datadir, init_seconds, size, made_now=True, init_steps=meta["init_steps"]
-        )
+        return Dataset(key, datadir, init_seconds, size, made_now=True, init_steps=steps)
+
+
+def found(
+    lab: Lab, server: ServerSpec, spec: DatasetSpec, storage: StorageSpec | None = None
+) -> Dataset | None:
+    """The dataset's template when an earlier run made it, else None: nothing is made or
+    locked (its ``dataset.json`` is written whole, then renamed)."""
+    key = dataset_key(server, spec, storage or StorageSpec())
+    home = lab.datasets / key
+    try:
+        return _made(key, home, json.loads((home / "dataset.json").read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _made(key: str, home: Path, meta: JsonObject) -> Dataset:
+    steps = meta.get("init_steps") or {}
+    return Dataset(
+        key,
+        home / "pgdata",
+        float(meta["init_seconds"]),
+        int(meta["size_bytes"]),
+        init_steps={str(k): float(v) for k, v in steps.items()},
+    )
 
 
 COPY_TICK_S = 1.0  # how often a long copy's bytes are counted and told
@@ -367,7 +382,11 @@ def _copy_template(lab: Lab, dataset: Dataset, target: Path) -> None:
 def _copy(lab: Lab, source: Path, target: Path) -> None:
     cp = shutil.which("cp")
     if cp:
-        procs.run([cp, "-a", str(source), str(target)], timeout=INIT_TIMEOUT, what="copy of pg_wal")
+        procs.run(
+            [cp, "-a", "--reflink=auto", str(source), str(target)],
+            timeout=INIT_TIMEOUT,
+            what="copy of pg_wal",
+        )
     else:
         shutil.copytree(source, target, symlinks=True)
         lab.give(target, recursive=True)

@@ -30,6 +30,7 @@ from pglab.fingerprints import Fingerprint, LeaseFacts
 from pglab.lab import Lab
 from pglab.postgres import bench_db, server
 from pglab.postgres import dataset as datasets
+from pglab.postgres.ahead import CopyAhead
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import DsnServer, OsView, Server
 from pglab.postgres.server import Cluster
@@ -109,6 +110,14 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class Upcoming:
+    """The run the plan has next, and its server's binaries."""
+
+    run: RunSpec
+    binaries: Binaries
+
+
+@dataclass(frozen=True)
 class Check:
     """What the checks before the first run learn of a server that exists before it: where it
     is, its facts, why pglab's database cannot be made there, and what it says of settings."""
@@ -127,6 +136,11 @@ class Lease(Protocol):
     ) -> Prepared:
         """Ready for ``run``: its dataset, its settings, its fingerprint (into ``fp``, as far
         as it got when a step fails); the run's timings into ``timings``."""
+        ...
+
+    def finish(self, upcoming: Upcoming | None, site: Site, timings: Timings) -> None:
+        """The run is over (its log read): what can be done before the next one begins is
+        begun (``upcoming``: the next run of the plan, when it is known)."""
         ...
 
     def yield_to(self, spec: ServerSpec) -> None:
@@ -180,10 +194,13 @@ class LocalLease:
         # its data directory is thrown away after its run (dataset reset = "run"): no shutdown
         # checkpoint is worth waiting for, so it is stopped at once ("immediate")
         self.throwaway = False
+        self.ahead: CopyAhead | None = None  # the next run's copy, begun as the last one ended
 
     def prepare(
         self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings, fp: Fingerprint
     ) -> Prepared:
+        if self.ahead is not None:  # the copy begun as the last run ended, done before [os]
+            timings["reset_waited_s"] = self.ahead.wait()
         site.machine.enter(run)
         ds = datasets.ensure(self.lab, binaries, run.server, run.dataset, site.status, run.storage)
         timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
@@ -208,16 +225,20 @@ class LocalLease:
         self, run: RunSpec, binaries: Binaries, ds: datasets.Dataset, site: Site, timings: Timings
     ) -> Cluster:
         policy = run.dataset.reset
-        name = f"w{site.tag}-{run.point_key if policy == 'point' else ds.key}"
-        datadir = (site.machine.root_of(run.storage.data) or self.lab.clusters) / name
-        wal_root = site.machine.root_of(run.storage.wal)
-        waldir = wal_root / f"{name}-wal" if wal_root else None
+        name, datadir, waldir = self._dirs(run, ds.key, site)
         if self.cluster is not None and (self.cluster.datadir != datadir or policy == "run"):
-            t0 = time.monotonic()
-            self.cluster.stop(self._stop_mode())  # the last run's server
-            timings["stop_s"] = time.monotonic() - t0
+            t0, running = time.monotonic(), self.cluster.running
+            self.cluster.stop(self._stop_mode())  # the last run's server (unless finish did)
+            if running:
+                timings["stop_s"] = time.monotonic() - t0
             self.cluster = None
-        if policy == "run" or datadir not in self.prepared:
+        copied = False
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:  # the copy begun as the last run ended (done: prepare waited)
+            copied = policy == "run" and ahead.fits(datadir, waldir, ds.key)
+            if copied:
+                timings["reset_s"], timings["reset_ahead"] = ahead.seconds, 1.0
+        if not copied and (policy == "run" or datadir not in self.prepared):
             server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away
             if waldir is not None:
                 self.dirs.add(waldir)
@@ -228,8 +249,39 @@ class LocalLease:
             self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
-        self.throwaway = policy == "run"
+        self.throwaway = run.dataset.reset == "run"
         return self.cluster
+
+    def _dirs(self, run: RunSpec, key: str, site: Site) -> tuple[str, Path, Path | None]:
+        """A run's working cluster: its name, data directory and WAL directory (or None)."""
+        name = f"w{site.tag}-{run.point_key if run.dataset.reset == 'point' else key}"
+        datadir = (site.machine.root_of(run.storage.data) or self.lab.clusters) / name
+        wal_root = site.machine.root_of(run.storage.wal)
+        return name, datadir, wal_root / f"{name}-wal" if wal_root else None
+
+    def finish(self, upcoming: Upcoming | None, site: Site, timings: Timings) -> None:
+        """A server whose data directory is thrown away is stopped now (at once); when the
+        next run is made here with a fresh copy of a dataset that exists, that copy is begun
+        (``ahead.CopyAhead``), to be taken by its ``prepare``."""
+        if self.cluster is None or not self.throwaway:
+            return
+        t0 = time.monotonic()
+        self.cluster.stop(self._stop_mode())
+        timings["stop_s"] = time.monotonic() - t0
+        if upcoming is None or self.ahead is not None:
+            return
+        run = upcoming.run
+        if run.server.over_network or run.dataset.reset != "run":
+            return
+        ds = datasets.found(self.lab, run.server, run.dataset, run.storage)
+        if ds is None:  # made by the next run's prepare, which copies it then
+            return
+        _, datadir, waldir = self._dirs(run, ds.key, site)
+        if not datadir.parent.is_dir() or (waldir is not None and not waldir.parent.is_dir()):
+            return
+        server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away
+        self.dirs.update(d for d in (datadir, waldir) if d is not None)
+        self.ahead = CopyAhead.start(self.lab, ds, datadir, waldir, site.status)
 
     def _stop_mode(self) -> str:
         """How the last run's server stops: at once when its data directory is thrown away
@@ -246,6 +298,9 @@ class LocalLease:
                 self.cluster.stop(self._stop_mode())
         finally:
             self.cluster = None
+            ahead, self.ahead = self.ahead, None
+            if ahead is not None:  # a copy begun for a run that will not come
+                ahead.wait()
             for path in self.dirs:
                 shutil.rmtree(path, ignore_errors=True)
                 for suffix in (".log", f".{server.OWNER_FILE}"):
@@ -333,6 +388,9 @@ class DsnLease:
         fp["lease"] = self.describe()
         srv.mark_start()
         return Prepared(srv)
+
+    def finish(self, upcoming: Upcoming | None, site: Site, timings: Timings) -> None:
+        """Nothing: its dataset is reset when its next run is prepared."""
 
     def yield_to(self, spec: ServerSpec) -> None:
         if self.server is not None and spec.host is not None:  # one server at a time there

@@ -12,6 +12,9 @@ through ``procs`` like every child: its own session and the parent-death signal,
 with pglab even when pglab is SIGKILLed; it is stopped with SIGINT, which makes it write its
 file out. It keeps no copy of the binaries it sampled (``--no-buildid-cache``: perf would copy
 each into ``~/.debug``, which grows without end); ``perf script`` reads them where they are.
+What perf still writes of build ids (``PERF_BUILDID_DIR``: ``~/.debug`` by default, of whoever
+runs pglab) goes beside the recording, in the lab's own directory (``buildid_dir``), and is
+removed with it.
 
 ``PGLAB_PERF`` names another perf executable (a perf of the running kernel built elsewhere).
 """
@@ -80,6 +83,16 @@ def script_argv(data: Path | str, exe: str | None = None) -> list[str]:
     ]
 
 
+def buildid_dir(data: Path) -> Path:
+    """Where perf keeps build ids for a recording: beside it, never ``~/.debug``."""
+    return data.with_suffix(".debug")
+
+
+def env_for(data: Path) -> dict[str, str]:
+    """perf's environment for a recording: its build-id directory (``buildid_dir``)."""
+    return {"PERF_BUILDID_DIR": str(buildid_dir(data))}
+
+
 def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
     """Why perf cannot profile here, or None: it is run once on ``true`` as a phase would run it
     (the same event, frequency and unwinding), so that missing, forbidden and broken all show."""
@@ -87,9 +100,10 @@ def problem(hz: int = DEFAULT_HZ) -> ProfileError | None:
     if shutil.which(exe) is None:
         return ProfileError(f"profiling needs Linux perf, and {exe!r} is not found", INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="pglab-perf-") as tmp:
-        argv = [*record_argv(Path(tmp) / "probe.data", hz), "-a", "--", "true"]
+        probe = Path(tmp) / "probe.data"
+        argv = [*record_argv(probe, hz), "-a", "--", "true"]
         try:
-            done = procs.run(argv, timeout=60, check=False, what="perf record")
+            done = procs.run(argv, timeout=60, check=False, what="perf record", env=env_for(probe))
         except CommandError as exc:
             return ProfileError(f"perf could not be run: {exc}", INSTALL_HINT)
     if done.returncode == 0:
@@ -121,7 +135,7 @@ def start(out: Path, hz: int) -> subprocess.Popen[Any]:
         os.mkfifo(fifo, 0o600)
     argv = [*record_argv(out, hz), "-a", "-D", "-1", f"--control=fifo:{ctl},{ack}"]
     with out.with_suffix(".err").open("w") as err:
-        proc = procs.spawn(argv, stderr=err, cwd=out.parent)
+        proc = procs.spawn(argv, stderr=err, cwd=out.parent, env=env_for(out))
     try:
         _enable(proc, ctl, ack)
     except BaseException:
@@ -130,13 +144,20 @@ def start(out: Path, hz: int) -> subprocess.Popen[Any]:
     return proc
 
 
-def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path) -> None:
-    """Tell perf to start sampling, and wait until it says it has (or has died)."""
+def disable(proc: subprocess.Popen[Any], out: Path) -> None:
+    """Tell perf to stop sampling (its events off: at once), and wait until it says it has;
+    ``stop`` ends it later (writing its file out takes a second or two)."""
+    _enable(proc, out.with_suffix(".ctl"), out.with_suffix(".ack"), b"disable")
+
+
+def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path, command: bytes = b"enable") -> None:
+    """Tell perf to start sampling (or ``disable``), and wait until it says it has (or has
+    died)."""
     # opened read-write, the FIFOs never block on perf; perf keeps its ends open
     wfd = os.open(ctl, os.O_RDWR)
     rfd = os.open(ack, os.O_RDWR | os.O_NONBLOCK)
     try:
-        os.write(wfd, b"enable\n")
+        os.write(wfd, command + b"\n")
         deadline = time.monotonic() + START_TIMEOUT_S
         said = b""
         while b"ack" not in said:
@@ -163,7 +184,9 @@ def stop(proc: subprocess.Popen[Any], out: Path) -> str | None:
 
 def script(data: Path) -> str:
     """``perf script``'s text of a recording (``script_argv``)."""
-    return procs.run(script_argv(data), timeout=SCRIPT_TIMEOUT_S, what="perf script").stdout
+    return procs.run(
+        script_argv(data), timeout=SCRIPT_TIMEOUT_S, what="perf script", env=env_for(data)
+    ).stdout
 
 
 def _paranoid() -> str:

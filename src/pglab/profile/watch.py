@@ -10,14 +10,21 @@ titles of the server's processes twice a second (the kind of each pid: a backend
 checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
 (the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
 binary without symbols, with the Debian package that has them); perf's files in the run's work
-directory are removed on every exit. A server pglab made on a host is recorded there by that
-host's perf over SSH (``host.HostRecording``), folded here the same way. An existing server is
-not profiled (its processes are not pglab's to sample), and its notes say so.
+directory are removed on every exit. With ``later`` (the executor's) perf's sampling is
+switched off on exit (over its control FIFO: at once) and perf is stopped and its recording
+folded by ``fold`` once the run's server is stopped: perf writing its file out takes a second or
+two and ``perf script``'s unwinding of every sample seconds of CPU, which the run's end overlaps
+with the next run's copy; ``discard`` ends it when the run ends otherwise. A
+server pglab made on a host is recorded there by that host's perf over SSH
+(``host.HostRecording``), folded here the same way. An existing server is not profiled (its
+processes are not pglab's to sample), and its notes say so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -26,6 +33,7 @@ from typing import Any
 
 import psutil
 
+from pglab import procs
 from pglab.campaign.spec import ProfileSpec
 from pglab.errors import CommandError, HostError
 from pglab.lab import Lab
@@ -39,8 +47,14 @@ NOT_HERE = "not profiled: the server's processes are not pglab's to sample (an e
 
 
 class ProfileWatch:
-    def __init__(self, server: Server, spec: ProfileSpec, workdir: Path, label: str):
+    def __init__(
+        self, server: Server, spec: ProfileSpec, workdir: Path, label: str, later: bool = False
+    ):
+        """``later``: perf's recording is kept on exit and folded by ``fold`` when the caller
+        says (the executor: once the run's server is stopped, off the measured path)."""
         self.server, self.spec, self.workdir = server, spec, workdir
+        self.later = later
+        self.pending = False  # a recording kept for ``fold``
         self.label = "".join(c if c.isalnum() else "_" for c in label)
         self.tables: dict[str, TableJson] = {}
         self.notes: list[str] = []
@@ -51,6 +65,7 @@ class ProfileWatch:
         self._pids: Any = None
         self._host: HostRecording | None = None
         self.seconds = 0.0  # stopping perf and folding its recording, after the phase
+        self.folding = 0.0  # of which folding it later (``fold``)
 
     @property
     def data(self) -> Path:
@@ -121,11 +136,51 @@ class ProfileWatch:
         finally:
             if self._host is not None:
                 self._host.close()
-            for suffix in ("", ".err", ".old", ".ctl", ".ack"):
-                self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
+            if not self.pending:  # a recording kept for ``fold``: there, with its build ids
+                self._remove(self.data)
+            for suffix in (".err", ".old", ".ctl", ".ack"):
+                self.data.with_suffix(suffix).unlink(missing_ok=True)
             recorded = self._proc is not None or self._host is not None
             self.seconds = time.monotonic() - t0 if recorded else 0.0
-        if self.notes and exc_type is None:
+        if exc_type is None and not self.pending:
+            self._note_table()
+
+    def fold(self) -> None:
+        """The recording kept on exit (``later``: perf's sampling off, perf still running)
+        now: perf stopped (its file written out), folded into ``tables``, its files removed;
+        ``seconds`` and ``folding`` count it."""
+        if not self.pending:
+            return
+        t0 = time.monotonic()
+        try:
+            assert self._proc is not None
+            why = perf.stop(self._proc, self.data)
+            if why is None:
+                self._fold()
+            else:
+                self.notes.append(f"not profiled: {why}")
+        finally:
+            self.discard()
+            self.folding = time.monotonic() - t0
+            self.seconds += self.folding
+        self._note_table()
+
+    def discard(self) -> None:
+        """A recording kept for ``fold`` dropped: perf ended, its files removed (a run that
+        ends otherwise, Ctrl-C among them)."""
+        if self._proc is not None and self._proc.poll() is None:
+            procs.terminate(self._proc, signal.SIGKILL)
+        self.pending = False
+        self._remove(self.data)
+
+    @staticmethod
+    def _remove(data: Path) -> None:
+        """A recording and perf's build ids beside it."""
+        data.unlink(missing_ok=True)
+        shutil.rmtree(perf.buildid_dir(data), ignore_errors=True)
+
+    def _note_table(self) -> None:
+        if self.notes:
             self.tables[folded.NOTES] = {
                 "columns": folded.NOTE_COLUMNS,
                 "rows": [["profile", n] for n in self.notes],
@@ -137,12 +192,22 @@ class ProfileWatch:
             self._poller.join(timeout=5)
         if self._proc is None:
             return
+        if self.later and not failed:  # sampling off now; perf stopped and folded later
+            try:
+                perf.disable(self._proc, self.data)
+                self.pending = True
+                return
+            except CommandError:
+                pass  # perf ended or did not answer: stopped now, as without ``later``
         why = perf.stop(self._proc, self.data)
         if failed:
             return  # the phase failed: nothing of it is kept
         if why is not None:
             self.notes.append(f"not profiled: {why}")
             return
+        self._fold()
+
+    def _fold(self) -> None:
         try:
             found = folded.fold(perf.script(self.data), self.kinds)
         except CommandError as exc:
@@ -174,6 +239,9 @@ def sweep_leftovers(lab: Lab) -> list[str]:
     for data in (lab.home / "work").glob("*-*/perf-*"):
         tag = data.parent.name.split("-", 1)[0]
         if tag.isdigit() and not psutil.pid_exists(int(tag)):
-            data.unlink(missing_ok=True)
+            if data.is_dir() and not data.is_symlink():  # perf's build ids (``.debug``)
+                shutil.rmtree(data, ignore_errors=True)
+            else:
+                data.unlink(missing_ok=True)
             removed.append(str(data))
     return [f"removed {len(removed)} perf file(s) of a dead pglab"] if removed else []

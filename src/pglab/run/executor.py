@@ -41,7 +41,7 @@ from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
 from pglab.postgres import server
 from pglab.postgres.interface import Server
-from pglab.postgres.lease import HERE, Lease, Site, lease_key, provision
+from pglab.postgres.lease import HERE, Lease, Site, Upcoming, lease_key, provision
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.profile import perf
@@ -183,7 +183,9 @@ class Executor:
                 total = index + rounds.remaining(plan.runs[at:])
             index += 1
             hints = plan.hints.get(run.point_key) or PointHints()
-            run_id, result = self.run_stored(run, binaries, hints, index, total)
+            after = plan.runs[at + 1] if at + 1 < len(plan.runs) else None
+            upcoming = Upcoming(after, binaries[after.server.binaries_key]) if after else None
+            run_id, result = self.run_stored(run, binaries, hints, index, total, upcoming=upcoming)
             outcome.run_ids.append(run_id)
             if result.status == "ok":
                 outcome.ok += 1
@@ -202,16 +204,17 @@ class Executor:
         index: int,
         total: int,
         amend: Callable[[RunResult], RunResult] | None = None,
+        upcoming: Upcoming | None = None,
     ) -> tuple[int, RunResult]:
         """One run within ``for_session``, told as the ``index``-th of ``total``, stored whole
         (``amend``: what its caller adds to the result first, as tune its p99); its id and
         result. The storage targets of a run its session made as it went (tune's) are made at
-        its first run."""
+        its first run. ``upcoming``: the plan's next run (``run_one``)."""
         self.events.run_started(run, index, total)
         wanted = [t for t in targets_of([run]) if t.name not in self.targets.made]
         if wanted:
             self.targets.make(wanted, self.events.status)
-        result = self.run_one(run, binaries[run.server.binaries_key], hints)
+        result = self.run_one(run, binaries[run.server.binaries_key], hints, upcoming)
         if amend is not None:
             result = amend(result)
         run_id = self.store.save_run(result)
@@ -305,16 +308,39 @@ class Executor:
 
     # -- one run ---------------------------------------------------------------------------
     def run_one(
-        self, run: RunSpec, binaries: Binaries, hints: PointHints | None = None
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        hints: PointHints | None = None,
+        upcoming: Upcoming | None = None,
     ) -> RunResult:
-        """One run, whole (``hints``: what its point's stored runs say, read with the plan)."""
-        hints = hints or PointHints()
+        """One run, whole (``hints``: what its point's stored runs say, read with the plan;
+        ``upcoming``: the plan's next run, whose copy of its dataset may begin as this one
+        ends). Its profiles are folded once its lease has finished with it (its server
+        stopped when its data is thrown away): off the measured path; however the run ends,
+        no perf is left running."""
+        folds: list[tuple[int, ProfileWatch]] = []  # perf's recordings, folded at the end
+        try:
+            return self._run_one(run, binaries, hints or PointHints(), upcoming, folds)
+        finally:
+            for _, prof in folds:  # folded (nothing left), or the run ended otherwise
+                prof.discard()
+
+    def _run_one(
+        self,
+        run: RunSpec,
+        binaries: Binaries,
+        hints: PointHints,
+        upcoming: Upcoming | None,
+        folds: list[tuple[int, ProfileWatch]],
+    ) -> RunResult:
         started = time.time()
         timings: dict[str, float] = {}
         phases: list[PhaseResult] = []
         log_offset = 0
         fp: Fingerprint = {}
         srv: Server | None = None
+        lease: Lease | None = None
         workdir: Path | None = None
         status: RunStatus
         try:
@@ -338,7 +364,10 @@ class Executor:
             )
             for phase in [self._with_sampling_rate(run, hints, ph) for ph in run.phases]:
                 for iteration in range(1, phase.times + 1):
-                    phases.append(self._phase(run, phase, iteration, context, fp, timings))
+                    result, prof = self._phase(run, phase, iteration, context, fp, timings)
+                    if prof.pending:
+                        folds.append((len(phases), prof))
+                    phases.append(result)
             if why := srv.changed_under_run():
                 raise ServerError(why)  # restarted under the run: its numbers mean nothing
             status, error = "ok", None
@@ -354,6 +383,13 @@ class Executor:
         log = srv.log_since(log_offset) if srv is not None else ""
         if error is not None and (said := server.complaints(log)) and said not in error:
             error += f"\nthe server log says:\n{said}"
+        if lease is not None:  # its server stopped if thrown away; the next copy begun
+            lease.finish(upcoming, self.site, timings)
+        for at, prof in folds:  # perf stopped, its unwinding: now that nothing is measured
+            prof.fold()
+            phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
+            _add(timings, "profile_s", prof.folding)
+            _add(timings, "profile_fold_s", prof.folding)  # of which folding, after the run
         metrics = run_metrics(run, phases) if status == "ok" else {}
         self._saw(run, metrics, phases)
         return RunResult(
@@ -398,8 +434,9 @@ class Executor:
         context: PhaseContext,
         fp: Fingerprint,
         timings: dict[str, float],
-    ) -> PhaseResult:
-        """One iteration of a phase through its runner, watched by the telemetry (and perf)."""
+    ) -> tuple[PhaseResult, ProfileWatch]:
+        """One iteration of a phase through its runner, watched by the telemetry (and perf,
+        whose recording the caller folds: ``ProfileWatch.fold``)."""
         self.events.phase_started(run, phase.name, iteration)
         spec = run.telemetry if phase.measured else replace(run.telemetry, enabled=False)
         runner = runner_for(phase, iteration, context)
@@ -407,8 +444,9 @@ class Executor:
         with contextlib.ExitStack() as stack:
             runner.prepare(stack)  # an operation's dirtying, before the watching
             # perf starts before the samplers and stops after them (ProfileWatch)
+            label = f"{phase.name}-{iteration}"
             prof = stack.enter_context(
-                ProfileWatch(context.server, profile, context.workdir, f"{phase.name}-{iteration}")
+                ProfileWatch(context.server, profile, context.workdir, label, later=True)
             )
             t0 = time.monotonic()
             watch = stack.enter_context(
@@ -424,7 +462,7 @@ class Executor:
             _add(timings, "profile_s", prof.seconds)
         result = runner.finish(result)  # a kit's consistency check: after the watching
         tables = {**watch.tables, **prof.tables, **result.tables}
-        return replace(result, tables=tables)
+        return replace(result, tables=tables), prof
 
     def _lease(self, run: RunSpec) -> Lease:
         """The lease of the run's server (provisioned at its first run); the others told
