@@ -29,7 +29,8 @@ from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
-from pglab.postgres.kit_load import Target, sysbench_exe
+from pglab.workloads import dataset_kind
+from pglab.workloads.sysbench.load import Target, sysbench_exe
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
@@ -59,7 +60,9 @@ def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[
     }
     (point,) = make_plan(campaign.parse(doc, default_name="bench-kits-sysbench")).points
     binaries = resolve(point.server, lab)
-    ds = dataset.ensure(lab, binaries, point.server, point.dataset, print)
+    ds = dataset.ensure(
+        lab, binaries, point.server, point.dataset, print, kind=dataset_kind(point.dataset)
+    )
     executor = Executor(lab, store=store)
     ratios: list[float] = []
 

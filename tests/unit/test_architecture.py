@@ -20,13 +20,16 @@ STAGES: list[set[str]] = [
     {"core", "stats"},
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
-    {"postgres"},  # servers, settings, datasets, fingerprints
+    # servers, settings, datasets (pgbench's tables; a kind's own by the DatasetKind the caller
+    # gives from the workloads' registry: no loader imported here), fingerprints
+    {"postgres"},
     # the instruments (never each other); profile: perf on the server's processes; replay: a
     # captured workload and pgreplay
     {"pgbench", "targets", "telemetry", "profile"},
     # the kinds of workload, one package each, and their registry (kind -> runner, metrics,
-    # dataset, figures): after the instruments they drive, before the store and the analysis
-    # that reads their figures (the executor's run/ looks a phase's runner up in it)
+    # dataset and its loader, figures): after the servers they load and the instruments they
+    # drive, before the store and the analysis that reads their figures (the executor's run/
+    # looks a phase's runner up in it, and gives a lease each dataset's kind)
     {"workloads"},
     {"store"},  # results: written by run (which takes a Store, typed) and read by what follows
     # the plan, the checks before the first run, what the runs need, the rounds of repeats =

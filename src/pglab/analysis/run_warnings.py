@@ -20,8 +20,8 @@ from pglab.analysis.run_facts import cache_regime, checkpoint_timeout_s
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
-from pglab.postgres import kit_load
-from pglab.postgres.kit_load import CONSISTENCY_TABLE
+from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady

@@ -25,7 +25,7 @@ from pglab.errors import LabError, StoreError
 from pglab.lab import Lab, said_home
 from pglab.planning.plan import Plan
 from pglab.postgres import build as builds
-from pglab.postgres.dataset import described
+from pglab.workloads import described
 from pglab.postgres.sources import Binaries
 from pglab.run import affinity, campaign_run
 from pglab.run.executor import Events, Executor, QuietEvents

@@ -48,6 +48,7 @@ from pglab.pgbench.invoke import auto_threads
 from pglab.planning import client_files
 from pglab.planning.plan import Plan
 from pglab.postgres import dataset as datasets
+from pglab.workloads import dataset_kind, described
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
@@ -527,7 +528,7 @@ def _copy_of(
     key) keep what was looked up for the next runs."""
     key = dataset_key(run.server, run.dataset, run.storage)
     if key not in sizes:
-        sizes[key] = datasets.size_of(lab, run.server, run.dataset, run.storage)
+        sizes[key] = datasets.size_of(lab, run.server, run.dataset, run.storage, dataset_kind(run.dataset))
     for target in (None, run.storage.data, run.storage.wal):
         name = target.name if target is not None else None
         if name not in places:
@@ -536,7 +537,7 @@ def _copy_of(
     return Copy(
         name=run.point_key if run.dataset.reset == "point" else key,
         dataset=key,
-        described=datasets.described(run.dataset),
+        described=described(run.dataset),
         size=sizes[key],
         data=data,
         wal=places[run.storage.wal.name] if run.storage.wal is not None else data,
@@ -557,12 +558,12 @@ def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: Mapping[tuple[str, st
 
     data = place(run.storage.data)
     wal = place(run.storage.wal) if run.storage.wal is not None else data
-    size = datasets.size_of(lab, run.server, run.dataset, run.storage)
+    size = datasets.size_of(lab, run.server, run.dataset, run.storage, dataset_kind(run.dataset))
     key = dataset_key(run.server, run.dataset, run.storage)
     name = run.point_key if run.dataset.reset == "point" else key
     kept = data if run.dataset.reset in COPY_RESETS else None
     return Copy(
-        name, key, datasets.described(run.dataset), size, data, wal, kept, limits.max_wal_size
+        name, key, described(run.dataset), size, data, wal, kept, limits.max_wal_size
     )
 
 

@@ -25,7 +25,7 @@ from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
 from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
-from pglab.postgres.dataset import ycsb_record_ratio
+from pglab.workloads.kits.load import ycsb_record_ratio
 from pglab.workloads.replay import workload_file
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset

@@ -56,6 +56,7 @@ from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
+from pglab import workloads
 from pglab.workloads import workload_of
 from pglab.workloads.maintenance import clients
 from pglab.workloads.maintenance.figures import Prior
@@ -243,6 +244,7 @@ class Executor:
             self.hosts.ssh,
             self._clients,
             self.events.status,
+            workloads.dataset_kind,
             self.reinit,
             self.tag,
             os_hosts.OnHosts(self.host_os, self.hosts),

@@ -11,19 +11,26 @@ functions called once per run, in this order).
 
 from __future__ import annotations
 
-from pglab.campaign.spec import PhaseSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.postgres import dataset as datasets
+from pglab.postgres.dataset import DatasetKind
 from pglab.workloads import sysbench
 from pglab.workloads.interface import Figure, MetricsFunction, PlanReader, Workload
+from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
 from pglab.workloads.maintenance import metrics as maintenance_metrics
 from pglab.workloads.maintenance.runner import MaintenanceOperation
 from pglab.workloads.pgbench import runner as pgbench_runner
+from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
 from pglab.workloads.replay.runner import Replay
+from pglab.workloads.sysbench import load as sysbench_load
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.sysbench.runner import Sysbench
+from pglab.workloads.tpce import load as tpce_load
+from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
 from pglab.workloads.tpch.runner import TpchPower
@@ -61,7 +68,7 @@ REGISTRY: dict[str, Workload] = {
             "tpcc",
             KitPgbench,
             (kits_metrics.kit_metrics, pacing_metrics.pacing_metrics),
-            "tpcc",
+            kits_load.TPCC,
             (
                 Figure(
                     "NOPM",
@@ -81,14 +88,14 @@ REGISTRY: dict[str, Workload] = {
             "ycsb",
             KitPgbench,
             (kits_metrics.kit_metrics,),
-            "ycsb",
+            kits_load.YCSB,
             (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
         ),
         Workload(
             "tpce",
             KitPgbench,
             (kits_metrics.kit_metrics,),
-            "tpce",
+            tpce_load.DATASET,
             (
                 Figure(
                     "tpsE",
@@ -102,7 +109,7 @@ REGISTRY: dict[str, Workload] = {
             "sysbench",
             Sysbench,
             (sysbench_metrics.sysbench_metrics,),
-            "sysbench",
+            sysbench_load.DATASET,
             (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
             fingerprint=sysbench.fingerprint,
         ),
@@ -110,7 +117,7 @@ REGISTRY: dict[str, Workload] = {
             "replay",
             Replay,
             (replay_metrics.replay_metrics,),
-            "replay",
+            replay_load.DATASET,
             (
                 Figure(
                     "statements/active s",
@@ -124,7 +131,7 @@ REGISTRY: dict[str, Workload] = {
             "tpch",
             TpchPower,
             (tpch_metrics.tpch_metrics,),
-            "tpch",
+            tpch_load.DATASET,
             (
                 Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
                 Figure("QthH", "tps", "QthH", items=("throughput", "timeouts")),
@@ -156,6 +163,29 @@ def kind_of(phase: PhaseSpec) -> str:
     if phase.generator != "pgbench":
         return phase.generator
     return "pgbench"
+
+
+def dataset_kind(spec: DatasetSpec) -> DatasetKind | None:
+    """The kind whose dataset ``spec`` is (its loader, size and checks, declared by its
+    workload), or None: pgbench's tables (``postgres/dataset``'s own)."""
+    if spec.kit is None:
+        return None
+    return next(w.dataset for w in REGISTRY.values() if w.dataset and w.dataset.name == spec.kit)
+
+
+def described(spec: DatasetSpec) -> str:
+    """The dataset as told: ``scale 10``, ``tpcc, 2 warehouses`` (``postgres/dataset``)."""
+    return datasets.described(spec, dataset_kind(spec))
+
+
+def estimated_size(spec: DatasetSpec) -> datasets.Size:
+    """A dataset's template size before it is made (``postgres/dataset``)."""
+    return datasets.estimated_size(spec, dataset_kind(spec))
+
+
+def dataset_kinds() -> list[DatasetKind]:
+    """Every kind's own dataset, each once, in the registry's order."""
+    return [w.dataset for w in REGISTRY.values() if w.dataset is not None]
 
 
 def workload_of(phase: PhaseSpec) -> Workload:

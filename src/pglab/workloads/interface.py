@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 from pglab.campaign.spec import PhaseSpec, RunSpec
 from pglab.fingerprints import Fingerprint
 from pglab.pgbench.invoke import ProgressCallback
+from pglab.postgres.dataset import DatasetKind
 from pglab.postgres.interface import Server
 from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
@@ -130,8 +131,9 @@ class Workload:
     runner: RunnerFactory
     # its run metrics (several kinds may share one function: it is called once per run)
     metrics: tuple[MetricsFunction, ...]
-    # the dataset it runs on: ``DatasetSpec.kit`` (None: pgbench's tables)
-    dataset: str | None
+    # the dataset it runs on, its own (``DatasetSpec.kit``: its loader, size and checks), or
+    # None: pgbench's tables
+    dataset: DatasetKind | None
     # its figures, the headline first (a TPC-H-like run: QphH, or QthH with streams)
     figures: tuple[Figure, ...] = field(default=())
     # what its client adds to a run's fingerprint (sysbench: its version), once per run

@@ -1,6 +1,6 @@
 """The TPC-E-like kit's dataset: its tables made (``campaign/kits/tpce/schema.sql`` and the
 transactions' functions), the fixed tables copied, then one load unit of 1,000 customers per
-call on several connections at once, each unit's rows (``tpce_rows``, deterministic per seed,
+call on several connections at once, each unit's rows (``rows``, deterministic per seed,
 unit and scale) streamed into ``COPY ... FROM STDIN`` table by table, with progress and an
 ETA; then the keys, foreign keys and indexes (``keys.sql``), VACUUM ANALYZE, and the kit's
 consistency conditions checked on what was loaded (a broken one fails the load: the generator
@@ -10,28 +10,25 @@ is wrong, and no run should measure it).
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 
 import psycopg
 
 from pglab.campaign.kits import TPCE
+from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError
-from pglab.postgres import kit_load, tpce_fixed, tpce_rows
-
-Connect = kit_load.Connect
-
-
-def copy_rows(conn: psycopg.Connection, table: str, rows: Iterable[tuple[object, ...]]) -> int:
-    """``rows`` into ``table`` by COPY; how many."""
-    n = 0
-    with conn.cursor() as cur, cur.copy(f"COPY {table} FROM STDIN".encode()) as copy:
-        for row in rows:
-            copy.write_row(row)
-            n += 1
-    return n
+from pglab.postgres.dataset import Loading, Size, kit_size
+from pglab.workloads.kits.load import broken, check
+from pglab.workloads.loading import (
+    Connect,
+    Progress,
+    copy_rows,
+    keys_and_vacuum,
+    on_connections,
+    said_load,
+)
+from pglab.workloads.tpce import fixed, rows
 
 
 def load(
@@ -42,14 +39,14 @@ def load(
 ) -> dict[str, float]:
     """Make and load the kit's tables at ``scale`` customers; the seconds of each step."""
     steps: dict[str, float] = {}
-    units = tpce_rows.units(scale)
+    units = rows.units(scale)
     t0 = time.monotonic()
     try:
         with connect() as conn:
             for name in TPCE.setup:
                 conn.execute(TPCE.sql(name).encode())
-            for table, rows in tpce_fixed.fixed_tables().items():
-                copy_rows(conn, table, rows)
+            for table, fixed_rows in fixed.fixed_tables().items():
+                copy_rows(conn, table, fixed_rows)
         steps["tables"] = time.monotonic() - t0
         t0 = time.monotonic()
         _load_units(connect, scale, jobs or min(os.cpu_count() or 1, units), on_status)
@@ -59,40 +56,54 @@ def load(
                 b"WHERE s_ex_id = ex_id)"
             )
         steps["rows"] = time.monotonic() - t0
-        steps |= kit_load.keys_and_vacuum(connect, "tpce", TPCE.sql("keys"), on_status)
+        steps |= keys_and_vacuum(connect, "tpce", TPCE.sql("keys"), on_status)
         t0 = time.monotonic()
         on_status("tpce dataset: consistency")
         with connect() as conn:
-            broken = kit_load.broken(kit_load.check(conn, "tpce"))
+            found = broken(check(conn, "tpce"))
         steps["consistency"] = time.monotonic() - t0
     except psycopg.Error as exc:
         raise CommandError(f"loading the tpce dataset failed: {str(exc).strip()}") from exc
-    if broken:
-        raise CommandError(f"the loaded tpce dataset is not consistent: {'; '.join(broken)}")
+    if found:
+        raise CommandError(f"the loaded tpce dataset is not consistent: {'; '.join(found)}")
     return steps
 
 
 def _load_units(connect: Connect, scale: int, jobs: int, on_status: Callable[[str], None]) -> None:
     """Load units 1..N, each in its own transaction, on ``jobs`` connections."""
-    units = tpce_rows.units(scale)
-    lock, done, t0 = threading.Lock(), [0], time.monotonic()
-    stop = threading.Event()
+    units = rows.units(scale)
+    progress = Progress(
+        lambda done, seconds: "loading tpce: "
+        + said_load(int(done), units, TPCE.unit_what, seconds),
+        on_status,
+    )
 
     def one(number: int) -> None:
-        if stop.is_set():
-            return
-        try:
-            with connect() as conn:
-                for table, rows in tpce_rows.Unit(number, scale).tables():
-                    copy_rows(conn, table, rows)
-        except BaseException:
-            stop.set()  # the others do not start another unit
-            raise
-        with lock:
-            done[0] += 1
-            said = kit_load.said_load(done[0], units, TPCE.unit_what, time.monotonic() - t0)
-        on_status(f"loading tpce: {said}")
+        with connect() as conn:
+            for table, unit_rows in rows.Unit(number, scale).tables():
+                copy_rows(conn, table, unit_rows)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="pglab-tpce") as pool:
-        for future in [pool.submit(one, n) for n in range(1, units + 1)]:
-            future.result()
+    on_connections(range(1, units + 1), jobs, one, lambda n: progress.add(1), "pglab-tpce")
+
+
+class TpceDataset:
+    """The TPC-E-like kit's tables as its workload declares them
+    (``postgres.dataset.DatasetKind``): per customer, 275,000 bytes and 300,000 of WAL (1,000
+    customers: 1.1 million rows, 261 MiB with their keys and indexes)."""
+
+    name = "tpce"
+
+    def described(self, spec: DatasetSpec) -> str:
+        return f"tpce, {spec.scale:,} {TPCE.scale_what}"
+
+    def estimated_size(self, spec: DatasetSpec) -> Size:
+        return kit_size(spec.scale, 275_000, 300_000)
+
+    def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
+        return load(into.connect, int(spec.scale), into.on_status)
+
+    def check(self) -> None:
+        """Nothing: its rows are pglab's own generator's."""
+
+
+DATASET = TpceDataset()
