@@ -12,7 +12,14 @@ from pglab import metric_units
 from pglab.analysis.points import KIT_HEADLINES
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
-from pglab.workloads import REGISTRY, headlines_by_metric, kind_of, metrics_functions
+from pglab.workloads import (
+    REGISTRY,
+    figure_of,
+    figures_in_tps,
+    headlines_by_metric,
+    kind_of,
+    metrics_functions,
+)
 from pglab.workloads.kits.metrics import kit_metrics
 from pglab.workloads.kits.pacing_metrics import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
@@ -69,8 +76,20 @@ def test_a_run_s_metrics_come_in_the_order_they_were_stored_in() -> None:
     ]  # fmt: skip
 
 
+def test_the_figures_held_in_tps_are_the_kinds_declared_ones() -> None:
+    """Derived from the declarations (``Figure.held_when``), in the order they are tried: the
+    TPC-H-like throughput figure before the power one (its runs have ``geomean_s`` too)."""
+    assert figures_in_tps() == (
+        ("mb_s", "MB/s"),
+        ("replay.exec_ms", "statements/active s"),
+        ("throughput", "QthH"),
+        ("geomean_s", "QphH"),
+    )
+    assert figure_of({"tps": 1.0, "geomean_s": 2.0, "throughput": 1.0}) == "QthH"
+
+
 def test_the_declared_figures_are_those_the_views_read() -> None:
-    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    held_in_tps = {name for _, name in figures_in_tps()} | {"tps"}
     for w in REGISTRY.values():
         assert w.figures, w.kind
         assert w.headline is w.figures[0]
@@ -87,6 +106,6 @@ def test_the_declared_figures_are_those_the_views_read() -> None:
 
 def test_the_check_of_the_figures_can_fail() -> None:
     """A figure held in ``tps`` that the views do not know, and an item without a unit."""
-    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    held_in_tps = {name for _, name in figures_in_tps()} | {"tps"}
     assert "TPM" not in held_in_tps
     assert metric_units.metric_unit("no_such_figure") is None

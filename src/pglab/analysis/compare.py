@@ -45,7 +45,7 @@ from pglab.analysis.points import PointRow, axis_name
 from pglab.analysis.settings_diff import settings_diff
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
-from pglab.metric_units import figure_of
+from pglab.workloads import figure_of
 from pglab.records import StorageRow, reason_of
 from pglab.rows import CampaignRow, PhaseRow, RunRow, StoredRun
 from pglab.targets import results as storage_tables

@@ -11,6 +11,8 @@ functions called once per run, in this order).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
@@ -51,6 +53,7 @@ REGISTRY: dict[str, Workload] = {
                     "MB/s",
                     "tps",
                     "MB/s",
+                    held_when="mb_s",
                     items=(
                         "elapsed_s",
                         "bytes",
@@ -123,6 +126,7 @@ REGISTRY: dict[str, Workload] = {
                     "statements/active s",
                     "tps",
                     "statements/s",
+                    held_when="replay.exec_ms",
                     items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
                 ),
             ),
@@ -133,8 +137,17 @@ REGISTRY: dict[str, Workload] = {
             (tpch_metrics.tpch_metrics,),
             tpch_load.DATASET,
             (
-                Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
-                Figure("QthH", "tps", "QthH", items=("throughput", "timeouts")),
+                Figure(
+                    "QphH",
+                    "tps",
+                    "QphH",
+                    held_when="geomean_s",
+                    items=("power", "geomean_s", "timeouts"),
+                ),
+                # a throughput run has geomean_s too: tried first (``figures_in_tps``)
+                Figure(
+                    "QthH", "tps", "QthH", held_when="throughput", items=("throughput", "timeouts")
+                ),
             ),
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
@@ -205,6 +218,33 @@ def headlines_by_metric() -> dict[str, str]:
     """The figures held in a metric of their own (not in the run's ``tps``), name -> metric:
     TPC-C-like NOPM, TPC-E-like tpsE."""
     return {f.name: f.metric for w in REGISTRY.values() for f in w.figures if f.metric != "tps"}
+
+
+def figures_in_tps() -> tuple[tuple[str, str], ...]:
+    """The figures a run's ``tps`` holds other than pgbench's TPS, as the kinds declare them
+    (``Figure.held_when``): (the metric a run has when its ``tps`` is the figure, the figure),
+    in the order they are tried: the registry's, a kind's later figures before its headline
+    (they are of a mode whose runs also have the headline's metric: a TPC-H-like throughput
+    run has ``geomean_s``)."""
+    return tuple(
+        (f.held_when, f.name)
+        for w in REGISTRY.values()
+        for f in reversed(w.figures)
+        if f.metric == "tps" and f.held_when is not None
+    )
+
+
+_in_tps: list[tuple[tuple[Workload, ...], tuple[tuple[str, str], ...]]] = []
+
+
+def figure_of(metrics: Mapping[str, float]) -> str:
+    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s, statements/s or tps, by the
+    metric each kind declares for it (``figures_in_tps``, kept while the registry holds the
+    same plug-ins: a report asks this of every run)."""
+    now = tuple(REGISTRY.values())
+    if not _in_tps or _in_tps[0][0] != now:
+        _in_tps[:] = [(now, figures_in_tps())]
+    return next((figure for key, figure in _in_tps[0][1] if key in metrics), "tps")
 
 
 def plan_readers() -> list[PlanReader]:

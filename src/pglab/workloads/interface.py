@@ -102,13 +102,17 @@ class Figure:
 
     ``name`` is what the views call it ("tps", "NOPM", "QphH", "MB/s"); ``metric`` the run
     metric that holds it (``tps``: the run's ``tps`` column, which holds MB/s, QphH... today;
-    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it."""
+    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it;
+    ``held_when``: for a figure held in ``tps`` other than pgbench's TPS, the metric a run has
+    when its ``tps`` is this figure (a TPC-H-like power run's ``geomean_s``): how the views
+    tell what a stored run's ``tps`` is (``workloads.figure_of``)."""
 
     name: str
     metric: str
     unit: str
     direction: Literal["higher", "lower"] = "higher"  # which way is better
     items: tuple[str, ...] = ()
+    held_when: str | None = None
 
 
 @dataclass(frozen=True)
