@@ -29,13 +29,13 @@ from pglab.campaign import parse as campaign
 from pglab.lab import Lab
 from pglab.planning.plan import make_plan
 from pglab.postgres import dataset
-from pglab.workloads import dataset_kind
-from pglab.workloads.sysbench.load import Target, sysbench_exe
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import resolve
 from pglab.run.executor import Executor
 from pglab.store import Store
+from pglab.workloads import dataset_kind
 from pglab.workloads.sysbench.invoke import argv_for
+from pglab.workloads.sysbench.load import Target, sysbench_exe
 from pglab.workloads.sysbench.output import parse_report
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from _common import bootstrap_median_ci, open_lab, parser
 
 from pglab.campaign.spec import ServerSpec
-from pglab.workloads.tpch import load as tpch_load
-from pglab.workloads.loading import Connect
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import resolve
+from pglab.workloads.loading import Connect
+from pglab.workloads.tpch import load as tpch_load
 
 
 def by_hand(connect: Connect, scale: float, scratch: Path) -> float:

@@ -17,14 +17,13 @@ from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
 from pglab.planning.plan import expand_points
-from pglab.workloads import loading
-from pglab.workloads.kits import load as kit_load
-from pglab.workloads import described, estimated_size
-from pglab.workloads.sysbench.load import Target
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
 from pglab.tune import spec as tune_spec
+from pglab.workloads import described, estimated_size, loading
+from pglab.workloads.kits import load as kit_load
 from pglab.workloads.sysbench.invoke import argv_for as sysbench_argv
+from pglab.workloads.sysbench.load import Target
 
 BASE = """
 name = "k"

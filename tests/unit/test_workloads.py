@@ -4,6 +4,8 @@ what the views read (``metric_units``: units and the figures held in ``tps``).""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -20,6 +22,7 @@ from pglab.workloads import (
     kind_of,
     metrics_functions,
 )
+from pglab.workloads.interface import Lazy
 from pglab.workloads.kits.metrics import kit_metrics
 from pglab.workloads.kits.pacing_metrics import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
@@ -57,7 +60,10 @@ def test_a_phase_s_kind_is_told_in_one_place(phase: PhaseSpec, kind: str) -> Non
 
 
 def test_each_kind_has_its_runner_and_its_dataset() -> None:
-    runners = {kind: w.runner for kind, w in REGISTRY.items()}
+    runners = {
+        kind: w.runner.resolve() if isinstance(w.runner, Lazy) else w.runner
+        for kind, w in REGISTRY.items()
+    }
     assert runners == {
         "maintenance": MaintenanceOperation, "tpcc": KitPgbench, "ycsb": KitPgbench,
         "tpce": KitPgbench, "sysbench": Sysbench, "replay": Replay, "tpch": TpchPower,
@@ -109,3 +115,32 @@ def test_the_check_of_the_figures_can_fail() -> None:
     held_in_tps = {name for _, name in figures_in_tps()} | {"tps"}
     assert "TPM" not in held_in_tps
     assert metric_units.metric_unit("no_such_figure") is None
+
+
+# what a command that only reads the store imports: the registry, no runner, no instrument
+READS_ONLY = """
+import sys
+import pglab.workloads
+from pglab.analysis import points
+runners = [m for m in sys.modules if m.startswith("pglab.workloads.") and m.endswith(".runner")]
+found = sorted([*runners, *(m for m in sys.modules if m in INSTRUMENTS)])
+print(found)
+"""
+INSTRUMENTS = ("pglab.telemetry.watch", "pglab.pgbench.invoke", "pglab.workloads.replay.engine")
+
+
+def test_the_registry_imports_no_runner() -> None:
+    """``workloads/__init__`` names the runners (``interface.Lazy``): reading the registry's
+    figures and plans (``pglab show``, ``report``) imports none of them, nor what they drive;
+    a phase that runs imports its own."""
+    code = f"INSTRUMENTS = {INSTRUMENTS!r}\n{READS_ONLY}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+    runner = REGISTRY["sysbench"].runner
+    assert isinstance(runner, Lazy) and runner.resolve() is Sysbench
+
+
+def test_a_runner_import_in_the_registry_is_caught() -> None:
+    code = f"INSTRUMENTS = {INSTRUMENTS!r}\nimport pglab.workloads.kits.runner\n{READS_ONLY}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pglab.workloads.kits.runner" in out.stdout

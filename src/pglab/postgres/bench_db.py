@@ -26,9 +26,9 @@ from pglab.postgres.dataset import (
     Dataset,
     DatasetKind,
     Loading,
-    kind_checked,
     described,
     init_argv,
+    kind_checked,
 )
 from pglab.postgres.interface import DsnServer
 from pglab.postgres.sources import Binaries

@@ -50,6 +50,8 @@ DATA_BYTES_PER_SCALE = 15 * MIB
 INIT_WAL_BYTES = 20 * MIB
 INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
 INIT_WAL_MAX_BYTES = 1088 * MIB
+
+
 @dataclass(frozen=True, slots=True)
 class Size:
     """What a dataset's template takes on disk, and so each working copy of it."""
@@ -272,9 +274,7 @@ def ensure(
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
-        on_status(
-            f"initializing dataset {described(spec, kind)} on PostgreSQL {binaries.version}"
-        )
+        on_status(f"initializing dataset {described(spec, kind)} on PostgreSQL {binaries.version}")
         t0 = time.monotonic()
         initdb(binaries, lab, datadir)
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import psycopg
 
+from pglab import workloads
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import (
     PhaseSpec,
@@ -56,7 +57,6 @@ from pglab.targets import fsbench
 from pglab.targets import targets as storage_targets
 from pglab.telemetry.base import Table
 from pglab.telemetry.watch import PhaseWatch
-from pglab import workloads
 from pglab.workloads import workload_of
 from pglab.workloads.maintenance import clients
 from pglab.workloads.maintenance.figures import Prior

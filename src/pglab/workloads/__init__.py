@@ -3,7 +3,8 @@ its plug-in (``interface.Workload``: its runner, its run metrics, its dataset, i
 
 ``kind_of(phase)`` is the one place that tells a phase's kind; ``run/phases.runner_for`` and
 ``run/metrics.run_metrics`` look the kind up here. Adding a kind is a package beside these
-and one line in ``REGISTRY``.
+and one line in ``REGISTRY``. Its runner is named (``interface.Lazy``), imported when a phase
+first runs: a command that only reads the store imports no runner.
 
 The registry's order is the order of a run's metrics as they are stored (each kind's
 functions called once per run, in this order).
@@ -17,27 +18,22 @@ from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
 from pglab.workloads import sysbench
-from pglab.workloads.interface import Figure, MetricsFunction, PlanReader, Workload
+from pglab.workloads.interface import Figure, Lazy, MetricsFunction, PlanReader, Workload
 from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
-from pglab.workloads.kits.runner import KitPgbench
 from pglab.workloads.maintenance import metrics as maintenance_metrics
-from pglab.workloads.maintenance.runner import MaintenanceOperation
-from pglab.workloads.pgbench import runner as pgbench_runner
 from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
-from pglab.workloads.replay.runner import Replay
 from pglab.workloads.sysbench import load as sysbench_load
 from pglab.workloads.sysbench import metrics as sysbench_metrics
-from pglab.workloads.sysbench.runner import Sysbench
 from pglab.workloads.tpce import load as tpce_load
 from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
-from pglab.workloads.tpch.runner import TpchPower
 
 _TPS = "transactions/s"
+_KITS = Lazy("pglab.workloads.kits.runner", "KitPgbench")
 _KIT_ITEMS = ("tpm", "rollback_pct", "inconsistent")
 
 REGISTRY: dict[str, Workload] = {
@@ -45,7 +41,7 @@ REGISTRY: dict[str, Workload] = {
     for w in (
         Workload(
             "maintenance",
-            MaintenanceOperation,
+            Lazy("pglab.workloads.maintenance.runner", "MaintenanceOperation"),
             (maintenance_metrics.operation_metrics,),
             None,
             (
@@ -69,7 +65,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "tpcc",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics, pacing_metrics.pacing_metrics),
             kits_load.TPCC,
             (
@@ -89,14 +85,14 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "ycsb",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics,),
             kits_load.YCSB,
             (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
         ),
         Workload(
             "tpce",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics,),
             tpce_load.DATASET,
             (
@@ -110,7 +106,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "sysbench",
-            Sysbench,
+            Lazy("pglab.workloads.sysbench.runner", "Sysbench"),
             (sysbench_metrics.sysbench_metrics,),
             sysbench_load.DATASET,
             (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
@@ -118,7 +114,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "replay",
-            Replay,
+            Lazy("pglab.workloads.replay.runner", "Replay"),
             (replay_metrics.replay_metrics,),
             replay_load.DATASET,
             (
@@ -133,7 +129,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "tpch",
-            TpchPower,
+            Lazy("pglab.workloads.tpch.runner", "TpchPower"),
             (tpch_metrics.tpch_metrics,),
             tpch_load.DATASET,
             (
@@ -155,7 +151,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "pgbench",
-            pgbench_runner.runner,
+            Lazy("pglab.workloads.pgbench.runner", "runner"),
             (),
             None,
             (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),),

@@ -20,20 +20,23 @@ them without importing the executor's package. The generator hosts are the execu
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
-from pglab.fingerprints import Fingerprint
-from pglab.pgbench.invoke import ProgressCallback
-from pglab.postgres.dataset import DatasetKind
-from pglab.postgres.interface import Server
-from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
-from pglab.telemetry.watch import PhaseWatch
-from pglab.workloads.maintenance.figures import Prior
+
+if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
+    from pglab.fingerprints import Fingerprint
+    from pglab.pgbench.invoke import ProgressCallback
+    from pglab.postgres.dataset import DatasetKind
+    from pglab.postgres.interface import Server
+    from pglab.postgres.sources import Binaries
+    from pglab.telemetry.watch import PhaseWatch
+    from pglab.workloads.maintenance.figures import Prior
 
 
 class GeneratorHosts(Protocol):
@@ -91,6 +94,25 @@ class NothingAfter:
 
 # a kind's runner for one iteration of a phase
 RunnerFactory = Callable[[PhaseSpec, int, PhaseContext], PhaseRunner]
+
+
+@dataclass(frozen=True, slots=True)
+class Lazy:
+    """A kind's runner named by its module and name, imported when a phase first asks for it:
+    a command that only reads the store imports the registry (its figures, its plans) but no
+    runner, nor the instruments the runners drive."""
+
+    module: str
+    name: str
+
+    def resolve(self) -> RunnerFactory:
+        found: RunnerFactory = getattr(importlib.import_module(self.module), self.name)
+        return found
+
+    def __call__(self, phase: PhaseSpec, iteration: int, context: PhaseContext) -> PhaseRunner:
+        return self.resolve()(phase, iteration, context)
+
+
 # a kind's figures of a run, from its phases' results (called on every run: {} when the run
 # has none of its phases)
 MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[str, float]]

@@ -73,8 +73,9 @@ def _load_units(
     it takes two, the scale."""
     units = kit.units(spec.scale)
     progress = Progress(
-        lambda done, seconds: f"loading {kit.name}: "
-        + said_load(int(done), units, kit.unit_what, seconds),
+        lambda done, seconds: (
+            f"loading {kit.name}: " + said_load(int(done), units, kit.unit_what, seconds)
+        ),
         on_status,
     )
 

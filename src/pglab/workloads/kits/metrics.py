@@ -8,8 +8,8 @@ import statistics
 
 from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
-from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.records import PhaseResult
+from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 
 
 def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:

@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
-from pglab.workloads.kits import load as kit_load
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import PhaseContext
+from pglab.workloads.kits import load as kit_load
 from pglab.workloads.pgbench import runner as pgbench
 
 

@@ -7,9 +7,10 @@ statistics parsed (``output``), its runner (``runner.Sysbench``) and its figures
 from __future__ import annotations
 
 from pglab.fingerprints import Fingerprint
-from pglab.workloads.sysbench import load
 
 
 def fingerprint(fp: Fingerprint) -> None:
     """sysbench's version, in the fingerprint of a run that runs it."""
+    from pglab.workloads.sysbench import load  # when a run runs it, not with the registry
+
     fp["sysbench_version"] = load.sysbench_version()

@@ -21,9 +21,9 @@ from typing import Any
 from pglab import procs
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
-from pglab.workloads.sysbench.load import Target, sysbench_exe
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample, TableJson
 from pglab.workloads.sysbench import output
+from pglab.workloads.sysbench.load import Target, sysbench_exe
 
 SECONDS_TABLE = "sysbench.seconds"  # each --report-interval line, t as epoch seconds
 REPORT_TABLE = "sysbench.report"  # the final statistics, one row, as printed

@@ -6,11 +6,11 @@ import contextlib
 from dataclasses import dataclass
 
 from pglab.campaign.spec import PhaseSpec
-from pglab.workloads.sysbench.load import Target
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
 from pglab.workloads.sysbench import invoke as sysbench
+from pglab.workloads.sysbench.load import Target
 
 
 @dataclass

@@ -73,8 +73,9 @@ def _load_units(connect: Connect, scale: int, jobs: int, on_status: Callable[[st
     """Load units 1..N, each in its own transaction, on ``jobs`` connections."""
     units = rows.units(scale)
     progress = Progress(
-        lambda done, seconds: "loading tpce: "
-        + said_load(int(done), units, TPCE.unit_what, seconds),
+        lambda done, seconds: (
+            "loading tpce: " + said_load(int(done), units, TPCE.unit_what, seconds)
+        ),
         on_status,
     )
 
