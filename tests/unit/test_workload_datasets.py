@@ -71,3 +71,18 @@ def test_the_units_run_on_as_many_connections_as_asked() -> None:
 
     on_connections([1, 2], 2, one, lambda n: None, "pglab-test")
     assert len(names) == 2 and all(n.startswith("pglab-test") for n in names)
+
+
+@pytest.mark.parametrize(
+    ("spec", "seconds"),
+    [
+        (DatasetSpec(scale=100), 25.0),  # pgbench -i: 0.25 s per unit of scale
+        (DatasetSpec(kit="tpcc", scale=4), 48.0),
+        (DatasetSpec(kit="ycsb", scale=1_000_000), 20.0),
+        (DatasetSpec(kit="ycsb", scale=1_000_000, fields=3, field_length=50), 20.0 * 343 / 1200),
+        (DatasetSpec(kit="tpch", scale=0.5), 60.0),  # type: ignore[arg-type]
+        (DatasetSpec(kit="tpce", scale=5000), 150.0),
+    ],
+)
+def test_the_plan_s_eta_of_a_dataset_is_its_kind_s(spec: DatasetSpec, seconds: float) -> None:
+    assert datasets.init_seconds(spec, dataset_kind(spec)) == pytest.approx(seconds)

@@ -93,6 +93,10 @@ class DatasetKind(Protocol):
         """Its template's size before it is made (``kit_size``)."""
         ...
 
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        """About how long it takes to make, on 2 CPUs (the plan's ETA)."""
+        ...
+
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         """Its tables made and loaded, its progress told; the seconds of each step."""
         ...
@@ -127,6 +131,16 @@ def kit_size(units: float, per_unit: float, per_unit_wal: float, data: float = 0
     kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
     total = DATA_BYTES + data + per_unit * units + kit_wal
     return Size(int(total), int(kit_wal), measured=False)
+
+
+INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+
+
+def init_seconds(spec: DatasetSpec, kind: DatasetKind | None = None) -> float:
+    """About how long the dataset takes to make (pgbench -i's, or the kind's)."""
+    if (found := kind_checked(spec, kind)) is not None:
+        return found.init_seconds(spec)
+    return spec.scale * INIT_S_PER_SCALE
 
 
 def estimated_size(spec: DatasetSpec, kind: DatasetKind | None = None) -> Size:

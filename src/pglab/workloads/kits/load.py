@@ -143,6 +143,7 @@ class SqlKitDataset:
     name: str
     per_unit: float  # bytes of tables, keys and indexes
     per_unit_wal: float
+    init_s_per_unit: float  # seconds to load a unit of scale, 2 CPUs
 
     def described(self, spec: DatasetSpec) -> str:
         if self.name == "ycsb" and spec.ycsb_shape != (10, 100):
@@ -155,6 +156,9 @@ class SqlKitDataset:
     def estimated_size(self, spec: DatasetSpec) -> Size:
         return kit_size(spec.scale * ycsb_record_ratio(spec), self.per_unit, self.per_unit_wal)
 
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * self.init_s_per_unit * ycsb_record_ratio(spec)
+
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         return load(into.connect, spec, into.on_status)
 
@@ -164,5 +168,5 @@ class SqlKitDataset:
 
 # tpcc: per warehouse (2 warehouses: 234 MiB of tables and 257 of pg_wal); ycsb: per record
 # (ten fields of 100 characters, its key)
-TPCC = SqlKitDataset("tpcc", 105 * MIB, 120 * MIB)
-YCSB = SqlKitDataset("ycsb", 1200, 1250)
+TPCC = SqlKitDataset("tpcc", 105 * MIB, 120 * MIB, 12.0)
+YCSB = SqlKitDataset("ycsb", 1200, 1250, 2e-5)

@@ -16,7 +16,14 @@ from psycopg import sql
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError, LabError
-from pglab.postgres.dataset import DATA_BYTES, INIT_WAL_BYTES, Loading, Size, du
+from pglab.postgres.dataset import (
+    DATA_BYTES,
+    INIT_S_PER_SCALE,
+    INIT_WAL_BYTES,
+    Loading,
+    Size,
+    du,
+)
 from pglab.postgres.sources import Binaries
 
 RESTORE_TIMEOUT = 24 * 3600
@@ -73,6 +80,9 @@ class ReplayDataset:
         return Size(
             int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES), measured=False
         )
+
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * INIT_S_PER_SCALE  # as pgbench -i's, as the plan always said
 
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         if into.connect_to is None or into.conninfo is None:

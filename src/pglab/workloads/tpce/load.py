@@ -100,6 +100,9 @@ class TpceDataset:
     def estimated_size(self, spec: DatasetSpec) -> Size:
         return kit_size(spec.scale, 275_000, 300_000)
 
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * 0.03  # per customer
+
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         return load(into.connect, int(spec.scale), into.on_status)
 

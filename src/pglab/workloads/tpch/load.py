@@ -230,6 +230,9 @@ class TpchDataset:
     def estimated_size(self, spec: DatasetSpec) -> Size:
         return kit_size(spec.scale, 1600 * MIB, 1200 * MIB)
 
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * 120.0  # generating, COPY, keys and ANALYZE per scale factor
+
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         return load(into.connect, spec.scale, into.on_status)
 
