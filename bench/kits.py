@@ -37,12 +37,12 @@ from pglab.campaign.spec import RunSpec
 from pglab.lab import Lab
 from pglab.pgbench.output import parse_report as pgbench_report
 from pglab.planning.plan import make_plan
-from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.postgres.sources import resolve
 from pglab.records import RunResult
 from pglab.run.executor import Executor
 from pglab.store import Store
 from pglab.workloads.sysbench.invoke import argv_for
+from pglab.workloads.sysbench.load import Target, sysbench_exe
 from pglab.workloads.sysbench.output import parse_report as sysbench_report
 
 # what pglab adds to a pgbench command: taken off for the bare arm

@@ -1,7 +1,7 @@
 """Generating and loading the TPC-H-like kit's data through pglab against tpchgen-cli plus COPY
 by hand, interleaved (their order alternating by round), on one cluster pglab makes.
 
-pglab: ``postgres/tpch_load.load`` (tpchgen-cli's CSV streamed into parallel COPY, parts per
+pglab: ``workloads/tpch/load.load`` (tpchgen-cli's CSV streamed into parallel COPY, parts per
 connection, keys, indexes, VACUUM ANALYZE). By hand: ``tpchgen-cli csv`` to files, each file
 COPYed in turn on one connection, then the same keys.sql and VACUUM ANALYZE. Each round's ratio
 is pglab's seconds over the by-hand seconds; the last line is ``tpch_load_ratio: X`` (the
@@ -23,10 +23,10 @@ from pathlib import Path
 from _common import bootstrap_median_ci, open_lab, parser
 
 from pglab.campaign.spec import ServerSpec
-from pglab.postgres import tpch_load
-from pglab.postgres.kit_load import Connect
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import resolve
+from pglab.workloads.loading import Connect
+from pglab.workloads.tpch import load as tpch_load
 
 
 def by_hand(connect: Connect, scale: float, scratch: Path) -> float:

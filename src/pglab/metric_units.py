@@ -8,8 +8,9 @@ say its unit, these tables do, by name:
   (``phase.NAME.KEY``): its unit is its key's, in :data:`METRIC_UNITS`; ``[[derived]]``
   metrics are ratios (their names are the campaign's);
 - the run's figure (what its ``tps`` column holds: pgbench's TPS, a maintenance operation's
-  MB/s, a TPC-H-like power or throughput figure) is named by :data:`FIGURES`: the first of
-  its headline metrics that the run has (:func:`figure_of`);
+  MB/s, a TPC-H-like power or throughput figure) is the one its kind declares
+  (``workloads.figure_of``, from each ``workloads.interface.Figure``'s ``held_when``: the
+  registry comes after this module's stage, so the figures are not kept here);
 - timings are seconds (:data:`TIMING_FLAGS`: yes/no as 1.0/0.0).
 
 A metric's key is a :class:`MetricKey` (a phase's or the run's, and its name) wherever code
@@ -77,7 +78,7 @@ def by_phase(metrics: Mapping[str, float | None], name: str) -> dict[str, float]
 
 # a metric's key (a run's name, or the part after ``phase.NAME.``) -> its unit
 METRIC_UNITS: dict[str, str] = {
-    "tps": "transactions/s",  # the run's figure: see FIGURES for what it holds
+    "tps": "transactions/s",  # the run's figure: see workloads.figure_of for what it holds
     "tps_steady": "transactions/s",  # after the warm-up (MSER-5)
     "drift_pct": "%",  # the linear trend over a phase
     "latency_avg_ms": "ms",
@@ -121,13 +122,6 @@ METRIC_UNITS: dict[str, str] = {
 }
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
 _RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
-# (headline metric, the run's figure) in order: a run with the metric has its figure in ``tps``
-FIGURES: tuple[tuple[str, str], ...] = (
-    ("throughput", "QthH"),  # a TPC-H-like throughput run
-    ("geomean_s", "QphH"),  # a TPC-H-like power run
-    ("mb_s", "MB/s"),  # maintenance operations
-    ("replay.exec_ms", "statements/active s"),  # a replay: statements per second of active time
-)
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
 TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
 
@@ -139,12 +133,6 @@ def metric_unit(name: str) -> str | None:
     if _RESPONSE.fullmatch(key):
         return "ms"
     return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)
-
-
-def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s, statements/s or tps, by its
-    headline metrics."""
-    return next((figure for key, figure in FIGURES if key in metrics), "tps")
 
 
 def timing_unit(name: str) -> str:

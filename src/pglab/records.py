@@ -242,8 +242,8 @@ class RunResult:
     error: str | None = None
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
-    # name -> number, units by name (metric_units: METRIC_UNITS, FIGURES; timings in seconds
-    # but for its yes/no flags, TIMING_FLAGS)
+    # name -> number, units by name (metric_units: METRIC_UNITS; what tps holds:
+    # workloads.figure_of; timings in seconds but for its yes/no flags, TIMING_FLAGS)
     metrics: dict[str, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""

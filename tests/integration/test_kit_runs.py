@@ -18,8 +18,8 @@ from pglab.analysis import scripts
 from pglab.campaign.kits import TPCC, script_stem
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.store import open_store
+from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 
 pytestmark = pytest.mark.integration
 

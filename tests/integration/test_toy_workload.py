@@ -17,7 +17,7 @@ from pglab.lab import Lab
 from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.store import open_store
-from pglab.workloads import REGISTRY, kind_of
+from pglab.workloads import REGISTRY, figure_of, kind_of
 
 pytestmark = pytest.mark.integration
 
@@ -62,3 +62,4 @@ def test_a_toy_kind_registered_from_a_test_folder_runs_end_to_end(
     assert counts == ph.transactions and counts >= 2
     assert run.metrics["toy_counts"] == counts  # its metrics function, through the registry
     assert run.tps == pytest.approx(counts / ph.elapsed_s, rel=0.05)  # its figure, counts/s
+    assert figure_of(run.metrics) == "counts/s"  # what the views call it: its declaration

@@ -25,8 +25,8 @@ from pglab import procs
 from pglab.campaign.kits import INCLUDE, TPCC
 from pglab.campaign.spec import DatasetSpec, ServerSpec
 from pglab.lab import Lab
-from pglab.postgres import kit_load
 from pglab.postgres.sources import resolve
+from pglab.workloads.kits import load as kit_load
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,12 @@ import pytest
 
 from pglab import procs
 from pglab.campaign.kits import TPCE
-from pglab.campaign.spec import DatasetSpec, ServerSpec
+from pglab.campaign.spec import ServerSpec
 from pglab.lab import Lab
-from pglab.postgres import kit_load, tpce_rows
 from pglab.postgres.sources import resolve
+from pglab.workloads.kits import load as kit_load
+from pglab.workloads.tpce import load as tpce_load
+from pglab.workloads.tpce import rows as tpce_rows
 
 pytestmark = pytest.mark.integration
 
@@ -35,8 +37,7 @@ def tpce(outside_server: Any, lab: Lab) -> Iterator[Any]:
         conn.execute(f'CREATE DATABASE "{DB}"')
     try:
         said: list[str] = []
-        steps = kit_load.load(lambda: outside_server.admin(DB),
-                              DatasetSpec(kit="tpce", scale=1000), said.append)  # fmt: skip
+        steps = tpce_load.load(lambda: outside_server.admin(DB), 1000, said.append)
         assert (
             "consistency" in steps
             and "loading tpce: 1 of 1 units of 1,000 customers" in " ".join(said)

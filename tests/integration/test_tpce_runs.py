@@ -19,9 +19,9 @@ from pglab.analysis import scripts
 from pglab.campaign.kits import TPCE, script_stem
 from pglab.cli import main
 from pglab.lab import Lab
-from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.serve import make_app
 from pglab.store import open_store
+from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 
 pytestmark = pytest.mark.integration
 

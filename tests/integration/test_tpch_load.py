@@ -13,7 +13,7 @@ import pytest
 
 from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
-from pglab.postgres import tpch_load
+from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import plans, power, throughput
 
 pytestmark = pytest.mark.integration

@@ -17,12 +17,13 @@ from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
 from pglab.planning.plan import expand_points
-from pglab.postgres import kit_load
-from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
 from pglab.tune import spec as tune_spec
+from pglab.workloads import described, estimated_size, loading
+from pglab.workloads.kits import load as kit_load
 from pglab.workloads.sysbench.invoke import argv_for as sysbench_argv
+from pglab.workloads.sysbench.load import Target
 
 BASE = """
 name = "k"
@@ -163,8 +164,8 @@ def test_a_broken_condition_is_said_with_its_count() -> None:
 
 
 def test_the_loader_tells_its_progress_with_an_eta() -> None:
-    assert kit_load.said_load(3, 12, "warehouses", 6.0) == "3 of 12 warehouses (25%), ETA 0:18"
-    assert kit_load.said_load(0, 12, "warehouses", 0.0) == "0 of 12 warehouses (0%)"
+    assert loading.said_load(3, 12, "warehouses", 6.0) == "3 of 12 warehouses (25%), ETA 0:18"
+    assert loading.said_load(0, 12, "warehouses", 0.0) == "0 of 12 warehouses (0%)"
 
 
 def test_every_kit_has_its_sql() -> None:
@@ -241,7 +242,7 @@ def test_sysbench_runs_its_test_on_tables_of_table_size() -> None:
     assert ph.defines == (("tables", "4"), ("table_size", "1000"))
     ident = point.point_dict()
     assert ident["dataset"]["tables"] == 4 and ident["phases"][0]["generator"] == "sysbench"
-    target = kit_load.Target("/tmp/s", 5432, "u", "db", "secret")
+    target = Target("/tmp/s", 5432, "u", "db", "secret")
     argv = sysbench_argv("/usr/bin/sysbench", ph, target)
     assert argv[:2] == ["/usr/bin/sysbench", "oltp_read_write"] and argv[-1] == "run"
     for arg in ("--pgsql-host=/tmp/s", "--pgsql-port=5432", "--pgsql-db=db", "--tables=4",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab import metric_units
+from pglab import metric_units, workloads
 from pglab.campaign.parse import load
 from pglab.planning.plan import make_plan
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample
@@ -58,13 +58,16 @@ def test_every_metric_of_pgbench_phases_and_of_operations_has_a_unit() -> None:
         ({"tps": 5.0, "mb_s": 5.0, "phase.vacuum.mb_s": 5.0}, "MB/s"),
         ({"tps": 900.0, "geomean_s": 1.5, "power": 900.0, "q01_s": 1.0}, "QphH"),
         ({"tps": 700.0, "geomean_s": 1.5, "throughput": 700.0}, "QthH"),
+        ({"tps": 80.0, "replay.exec_ms": 900.0}, "statements/active s"),
         ({}, "tps"),
     ],
 )
 def test_the_figure_of_a_run_is_named_by_its_headline_metric(
     metrics: dict[str, float], figure: str
 ) -> None:
-    assert metric_units.figure_of(metrics) == figure
+    """What a run's ``tps`` holds, told by the metric its kind declares
+    (``workloads.figure_of``)."""
+    assert workloads.figure_of(metrics) == figure
 
 
 def test_timings_are_seconds_but_for_their_flags() -> None:

@@ -1,4 +1,4 @@
-"""The TPC-E-like kit's generator (``postgres/tpce_rows.py``) as pure functions: the same rows
+"""The TPC-E-like kit's generator (``workloads/tpce/rows.py``) as pure functions: the same rows
 for the same unit and scale, the specification's ratios per load unit, what the SQL of the
 transactions computes the same way (symbols, industries, business days), and its initial
 trades already consistent (holdings their trades, balances their cash settlements)."""
@@ -15,11 +15,13 @@ from helpers.campaign_text import parsed
 from pglab.campaign.kits import TPCE, defines
 from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
-from pglab.postgres import kit_load, tpce_fixed, tpce_rows
-from pglab.postgres.tpce_rows import Unit
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
 from pglab.tune import spec as tune_spec
+from pglab.workloads.kits import load as kit_load
+from pglab.workloads.tpce import fixed as tpce_fixed
+from pglab.workloads.tpce import rows as tpce_rows
+from pglab.workloads.tpce.rows import Unit
 
 
 def test_the_mix_is_the_specifications_per_10000() -> None:

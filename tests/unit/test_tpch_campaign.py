@@ -18,13 +18,13 @@ from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.planning import preflight
 from pglab.planning.plan import expand_points, make_plan
-from pglab.postgres import tpch_load
-from pglab.postgres.dataset import described, estimated_size
 from pglab.records import PgbenchReport, PhaseResult
 from pglab.rows import RunRow
 from pglab.run.metrics import run_metrics
 from pglab.tune import confirm
 from pglab.tune import spec as tune_spec
+from pglab.workloads import described, estimated_size
+from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import power, throughput
 
 BASE = """

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pglab.campaign.kits import tpch_queries as q
-from pglab.postgres import tpch_load
+from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import plans, power
 
 

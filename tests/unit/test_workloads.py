@@ -4,6 +4,8 @@ what the views read (``metric_units``: units and the figures held in ``tps``).""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -12,7 +14,15 @@ from pglab import metric_units
 from pglab.analysis.points import KIT_HEADLINES
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
-from pglab.workloads import REGISTRY, headlines_by_metric, kind_of, metrics_functions
+from pglab.workloads import (
+    REGISTRY,
+    figure_of,
+    figures_in_tps,
+    headlines_by_metric,
+    kind_of,
+    metrics_functions,
+)
+from pglab.workloads.interface import Lazy
 from pglab.workloads.kits.metrics import kit_metrics
 from pglab.workloads.kits.pacing_metrics import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
@@ -50,13 +60,16 @@ def test_a_phase_s_kind_is_told_in_one_place(phase: PhaseSpec, kind: str) -> Non
 
 
 def test_each_kind_has_its_runner_and_its_dataset() -> None:
-    runners = {kind: w.runner for kind, w in REGISTRY.items()}
+    runners = {
+        kind: w.runner.resolve() if isinstance(w.runner, Lazy) else w.runner
+        for kind, w in REGISTRY.items()
+    }
     assert runners == {
         "maintenance": MaintenanceOperation, "tpcc": KitPgbench, "ycsb": KitPgbench,
         "tpce": KitPgbench, "sysbench": Sysbench, "replay": Replay, "tpch": TpchPower,
         "pgbench": pgbench_runner.runner,
     }  # fmt: skip
-    every_kit = {w.dataset for w in REGISTRY.values()} - {None}
+    every_kit = {w.dataset.name for w in REGISTRY.values() if w.dataset is not None}
     assert every_kit == {*KITS, "sysbench", "replay"}  # every dataset kind has its workload
 
 
@@ -69,8 +82,20 @@ def test_a_run_s_metrics_come_in_the_order_they_were_stored_in() -> None:
     ]  # fmt: skip
 
 
+def test_the_figures_held_in_tps_are_the_kinds_declared_ones() -> None:
+    """Derived from the declarations (``Figure.held_when``), in the order they are tried: the
+    TPC-H-like throughput figure before the power one (its runs have ``geomean_s`` too)."""
+    assert figures_in_tps() == (
+        ("mb_s", "MB/s"),
+        ("replay.exec_ms", "statements/active s"),
+        ("throughput", "QthH"),
+        ("geomean_s", "QphH"),
+    )
+    assert figure_of({"tps": 1.0, "geomean_s": 2.0, "throughput": 1.0}) == "QthH"
+
+
 def test_the_declared_figures_are_those_the_views_read() -> None:
-    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    held_in_tps = {name for _, name in figures_in_tps()} | {"tps"}
     for w in REGISTRY.values():
         assert w.figures, w.kind
         assert w.headline is w.figures[0]
@@ -87,6 +112,35 @@ def test_the_declared_figures_are_those_the_views_read() -> None:
 
 def test_the_check_of_the_figures_can_fail() -> None:
     """A figure held in ``tps`` that the views do not know, and an item without a unit."""
-    held_in_tps = {name for _, name in metric_units.FIGURES} | {"tps"}
+    held_in_tps = {name for _, name in figures_in_tps()} | {"tps"}
     assert "TPM" not in held_in_tps
     assert metric_units.metric_unit("no_such_figure") is None
+
+
+# what a command that only reads the store imports: the registry, no runner, no instrument
+READS_ONLY = """
+import sys
+import pglab.workloads
+from pglab.analysis import points
+runners = [m for m in sys.modules if m.startswith("pglab.workloads.") and m.endswith(".runner")]
+found = sorted([*runners, *(m for m in sys.modules if m in INSTRUMENTS)])
+print(found)
+"""
+INSTRUMENTS = ("pglab.telemetry.watch", "pglab.pgbench.invoke", "pglab.workloads.replay.engine")
+
+
+def test_the_registry_imports_no_runner() -> None:
+    """``workloads/__init__`` names the runners (``interface.Lazy``): reading the registry's
+    figures and plans (``pglab show``, ``report``) imports none of them, nor what they drive;
+    a phase that runs imports its own."""
+    code = f"INSTRUMENTS = {INSTRUMENTS!r}\n{READS_ONLY}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+    runner = REGISTRY["sysbench"].runner
+    assert isinstance(runner, Lazy) and runner.resolve() is Sysbench
+
+
+def test_a_runner_import_in_the_registry_is_caught() -> None:
+    code = f"INSTRUMENTS = {INSTRUMENTS!r}\nimport pglab.workloads.kits.runner\n{READS_ONLY}"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pglab.workloads.kits.runner" in out.stdout

@@ -45,12 +45,13 @@ from pglab.analysis.points import PointRow, axis_name
 from pglab.analysis.settings_diff import settings_diff
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
-from pglab.metric_units import MetricKey, figure_of
+from pglab.metric_units import MetricKey
 from pglab.records import StorageRow, reason_of
 from pglab.rows import CampaignRow, PhaseRow, RunRow, StoredRun
 from pglab.targets import results as storage_tables
 from pglab.telemetry import waits
 from pglab.telemetry.summary import tables_of
+from pglab.workloads import figure_of
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store

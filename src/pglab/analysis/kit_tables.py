@@ -1,14 +1,14 @@
 """A workload kit's own tables of a phase, in words for ``pglab show RUN``: what it counted
-during the pgbench run (``kit_load.COUNTERS_TABLE``: TPC-C's orders written and Delivery's
-skipped districts; TPC-E's trades completed and its queues) and its consistency conditions
-after it (``kit_load.CONSISTENCY_TABLE``)."""
+during the pgbench run (``workloads/kits/load.COUNTERS_TABLE``: TPC-C's orders written and
+Delivery's skipped districts; TPC-E's trades completed and its queues) and its consistency
+conditions after it (``workloads/kits/load.CONSISTENCY_TABLE``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pglab.postgres import kit_load
 from pglab.records import TableJson
+from pglab.workloads.kits import load as kit_load
 
 COUNTED = {  # a counter's name -> what its increase is, said after the number
     "orders": "orders written (the sum of D_NEXT_O_ID: NOPM's count)",

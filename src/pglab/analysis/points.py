@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pglab import metric_units
+from pglab import metric_units, workloads
 from pglab.analysis import engine, spreads, verdicts
 from pglab.analysis.noise import noise_before
 from pglab.campaign import questions
@@ -221,8 +221,9 @@ def figure_value(run: RunRow, figure: str) -> float | None:
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:
-    """``figure_of`` for one run, from its metrics (``metric_units.FIGURES``)."""
-    return metric_units.figure_of(metrics)
+    """``figure_of`` for one run, from its metrics (the figures the kinds declare:
+    ``workloads.figure_of``)."""
+    return workloads.figure_of(metrics)
 
 
 QUERY_METRIC = re.compile(r"^q\d\d_s$")  # a TPC-H-like query's seconds: their own table

@@ -22,8 +22,6 @@ from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.campaign.writes import phase_writes
 from pglab.errors import LabError
 from pglab.metric_units import by_phase, phase_metric
-from pglab.postgres import kit_load
-from pglab.postgres.kit_load import CONSISTENCY_TABLE
 from pglab.records import reason_of
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.stats import steady
@@ -31,6 +29,8 @@ from pglab.stats.summary import UNSTABLE_CV_PCT
 from pglab.telemetry import os_stats, pg_stats
 from pglab.telemetry.base import Table
 from pglab.telemetry.summary import tables_of
+from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.load import CONSISTENCY_TABLE
 from pglab.workloads.maintenance.figures import OPERATION_KIND
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this

@@ -27,6 +27,7 @@ from pglab.campaign.schema import (
     def_name,
 )
 from pglab.campaign.spec import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
+from pglab.campaign.workload import REFUSED_BESIDE
 from pglab.jsonish import JsonObject
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
@@ -145,6 +146,23 @@ def _operation_options() -> list[JsonObject]:
     ]
 
 
+def _kind_rules() -> list[JsonObject]:
+    """In one table that says a phase's kind (its kit, its generator), the keys that kind
+    refuses beside it (``workload.REFUSED_BESIDE``)."""
+    return [
+        _when(
+            _said(key, value),
+            {
+                "properties": {
+                    k: {"not": {}, "description": f"not taken with {key} = {value!r}"}
+                    for k in refused
+                }
+            },
+        )
+        for key, value, refused in REFUSED_BESIDE
+    ]
+
+
 def _os_axes() -> JsonObject:
     """[matrix.os]: each [os] key an axis of its values (sysctl = { NAME = [values] })."""
     props = {
@@ -221,8 +239,8 @@ def _table_schema(table: Table) -> JsonObject:
         out["required"] = required
     if table.exclusive:
         out["allOf"] = [{"not": {"required": list(pair)}} for pair in table.exclusive]
-    if table in (WORKLOAD, PHASES):  # an operation takes its own options only
-        out["allOf"] = out.get("allOf", []) + _operation_options()
+    if table in (WORKLOAD, PHASES):  # an operation takes its own options only; a kind its keys
+        out["allOf"] = out.get("allOf", []) + _operation_options() + _kind_rules()
     if table.one_of:
         out["anyOf"] = [{"required": [k]} for k in table.one_of]
     if table is TARGETS:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
+from pglab.campaign.generators import GENERATORS
 from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import KITS
 from pglab.campaign.shapes import whole
@@ -307,6 +308,11 @@ def _pacing(
     return upd
 
 
+# Each kind of phase's keys, declared once: the keys of [workload] that a kind refuses beside
+# it (another kind's, or what it has no use for). The parser refuses them wherever a phase has
+# that kind (the rules below: a phase inherits its kind from [workload]); the JSON Schema,
+# which sees one table, where the table itself says the kind (json_schema._kind_rules).
+
 # workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
     "protocol",
@@ -321,11 +327,8 @@ PGBENCH_ONLY = (
     "sampling_rate",
     "threads",
 )
-
-
+# kit = "tpch"'s own: its queries in order, each one's statement_timeout
 TPCH_KEYS = ("queries", "query_timeout")
-
-
 # workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
 # sessions its own): refused beside kit = "tpch" rather than ignored
 NOT_TPCH = (
@@ -334,6 +337,18 @@ NOT_TPCH = (
     "rate",
     "generators",
     *PGBENCH_ONLY,
+)
+# what sysbench runs instead of (its own OLTP tests)
+NOT_SYSBENCH = ("script", "scripts", "kit", "operation", *PGBENCH_ONLY)
+
+# (the kind's key, its value, the keys it refuses beside it)
+REFUSED_BESIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("kit", "tpch", NOT_TPCH),
+    *(("kit", kit, TPCH_KEYS) for kit in KITS if kit != "tpch"),
+    *(("kit", kit, ("distribution",)) for kit in KITS if kit != "ycsb"),
+    *(("kit", kit, ("pacing", "think_time")) for kit in KITS if kit != "tpcc"),
+    ("generator", "sysbench", NOT_SYSBENCH),
+    *(("generator", gen, ("test",)) for gen in GENERATORS if gen != "sysbench"),
 )
 
 

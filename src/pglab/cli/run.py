@@ -25,7 +25,6 @@ from pglab.errors import LabError, StoreError
 from pglab.lab import Lab, said_home
 from pglab.planning.plan import Plan
 from pglab.postgres import build as builds
-from pglab.postgres.dataset import described
 from pglab.postgres.sources import Binaries
 from pglab.run import affinity, campaign_run
 from pglab.run.executor import Events, Executor, QuietEvents
@@ -33,6 +32,7 @@ from pglab.run.live import LiveRecorder
 from pglab.run.resume import stale_error
 from pglab.store import mask_url, peek_store
 from pglab.units import DURATION_FORMS, duration_text, parse_duration
+from pglab.workloads import described
 
 
 def add_parser(

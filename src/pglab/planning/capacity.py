@@ -53,6 +53,7 @@ from pglab.postgres.settings import SettingDef
 from pglab.postgres.sources import Binaries
 from pglab.telemetry.watch import own_sessions
 from pglab.units import duration_text, size_text
+from pglab.workloads import dataset_kind, described
 
 MIB = 2**20
 PGBENCH_SETUP_SESSIONS = 1  # pgbench checks its tables and vacuums on a session of its own; it
@@ -527,7 +528,9 @@ def _copy_of(
     key) keep what was looked up for the next runs."""
     key = dataset_key(run.server, run.dataset, run.storage)
     if key not in sizes:
-        sizes[key] = datasets.size_of(lab, run.server, run.dataset, run.storage)
+        sizes[key] = datasets.size_of(
+            lab, run.server, run.dataset, run.storage, dataset_kind(run.dataset)
+        )
     for target in (None, run.storage.data, run.storage.wal):
         name = target.name if target is not None else None
         if name not in places:
@@ -536,7 +539,7 @@ def _copy_of(
     return Copy(
         name=run.point_key if run.dataset.reset == "point" else key,
         dataset=key,
-        described=datasets.described(run.dataset),
+        described=described(run.dataset),
         size=sizes[key],
         data=data,
         wal=places[run.storage.wal.name] if run.storage.wal is not None else data,
@@ -557,13 +560,11 @@ def _on_host(run: RunSpec, lab: Lab, limits: Limits, free: Mapping[tuple[str, st
 
     data = place(run.storage.data)
     wal = place(run.storage.wal) if run.storage.wal is not None else data
-    size = datasets.size_of(lab, run.server, run.dataset, run.storage)
+    size = datasets.size_of(lab, run.server, run.dataset, run.storage, dataset_kind(run.dataset))
     key = dataset_key(run.server, run.dataset, run.storage)
     name = run.point_key if run.dataset.reset == "point" else key
     kept = data if run.dataset.reset in COPY_RESETS else None
-    return Copy(
-        name, key, datasets.described(run.dataset), size, data, wal, kept, limits.max_wal_size
-    )
+    return Copy(name, key, described(run.dataset), size, data, wal, kept, limits.max_wal_size)
 
 
 def place_of(target: TargetSpec | None, lab: Lab) -> Place:

@@ -25,13 +25,11 @@ from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
 from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
-from pglab.postgres.dataset import ycsb_record_ratio
+from pglab.postgres.dataset import init_seconds
+from pglab.workloads import dataset_kind
 from pglab.workloads.replay import workload_file
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
-INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
-# per unit, 2 CPUs (tpch: per scale factor, generating, COPY, keys and ANALYZE)
-KIT_INIT_S_PER_SCALE = {"tpcc": 12.0, "ycsb": 2e-5, "sysbench": 2e-6, "tpch": 120.0, "tpce": 0.03}
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
 
 
@@ -51,10 +49,7 @@ class Plan:
 
     def estimated_seconds(self) -> float:
         datasets = {dataset_key(r.server, r.dataset, r.storage): r.dataset for r in self.runs}
-        init = sum(
-            d.scale * KIT_INIT_S_PER_SCALE.get(d.kit or "", INIT_S_PER_SCALE) * ycsb_record_ratio(d)
-            for d in datasets.values()
-        )
+        init = sum(init_seconds(d, dataset_kind(d)) for d in datasets.values())
         runs = sum(r.estimated_seconds() + self.run_overhead_s for r in self.runs)
         return init + self.storage_bench_seconds() + runs
 

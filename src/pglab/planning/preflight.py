@@ -27,13 +27,14 @@ from pglab.lab import Lab
 from pglab.planning import capacity, devices, os_on_hosts
 from pglab.planning.plan import Plan, make_plan
 from pglab.postgres import dataset as datasets
-from pglab.postgres import kit_load, on_host, server, settings, tpch_load
+from pglab.postgres import on_host, server, settings
 from pglab.postgres.build import Progress
 from pglab.postgres.lease import Check, lease_key, provision
 from pglab.postgres.sources import Binaries, resolve, with_pgbench
 from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
 from pglab.targets import targets as storage_targets
+from pglab.workloads import dataset_kind
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
 
@@ -53,10 +54,9 @@ def preflight(
     The binaries are by ``ServerSpec.binaries_key`` (a source, and the pgbench that runs with
     it); ``progress`` is told the steps of a build being made."""
     plan = make_plan(campaign, done_keys)
-    if any(ph.generator == "sysbench" for pt in plan.points for ph in pt.phases):
-        kit_load.sysbench_exe()  # sysbench missing: said before anything is made
-    if any(pt.dataset.kit == "tpch" for pt in plan.points):
-        tpch_load.tpchgen_exe()  # tpchgen-cli missing: said before anything is made
+    for kind in dict.fromkeys(dataset_kind(pt.dataset) for pt in plan.points):
+        if kind is not None:
+            kind.check()  # its generator missing (sysbench, tpchgen-cli): said before anything
     resolved: dict[str, Binaries] = {}
     problems: list[str] = []
     for point in plan.points:

@@ -21,8 +21,15 @@ from psycopg import sql
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import LabError, ServerError
-from pglab.postgres import kit_load
-from pglab.postgres.dataset import INIT_TIMEOUT, Dataset, described, init_argv
+from pglab.postgres.dataset import (
+    INIT_TIMEOUT,
+    Dataset,
+    DatasetKind,
+    Loading,
+    described,
+    init_argv,
+    kind_checked,
+)
 from pglab.postgres.interface import DsnServer
 from pglab.postgres.sources import Binaries
 
@@ -37,10 +44,13 @@ def ensure(
     on_status: Callable[[str], None] = lambda msg: None,
     reinit: bool = False,
     again: bool = False,
+    kind: DatasetKind | None = None,
 ) -> Dataset:
     """The dataset in pglab's database, made first if it is not the one there. ``again``:
     initialize even if it is (``reset = "reinit"``); ``reinit``: the user allows dropping
-    pgbench tables pglab did not make."""
+    pgbench tables pglab did not make. A kind's dataset is loaded by ``kind``
+    (``workloads.dataset_kind(spec)``), pgbench's by ``pgbench -i``."""
+    kind = kind_checked(spec, kind)
     _ensure_database(server)
     want = json.dumps(spec.identity(), sort_keys=True)
     db = server.spec.database
@@ -81,12 +91,12 @@ def ensure(
             (BEING_MADE,),
         )
     on_status(
-        f"initializing dataset {described(spec)} in database {db} on {server.where} "
+        f"initializing dataset {described(spec, kind)} in database {db} on {server.where} "
         f"(PostgreSQL {server.facts().short_version})"
     )
     t0 = time.monotonic()
-    if spec.kit is not None:
-        kit_load.load(server.connect, spec, on_status)
+    if kind is not None:
+        kind.load(Loading(server.connect, binaries, on_status), spec)
     else:
         procs.run(
             [*init_argv(binaries, spec), *server.pgbench_conn_args()],

@@ -1,8 +1,14 @@
-"""Datasets: pgbench-initialized clusters made once, kept stopped, copied to reset a run.
+"""Datasets: clusters initialized once (pgbench's tables, or a kind's), kept stopped, copied
+to reset a run.
 
 A template is made once per (server source, dataset) under ``datasets/<key>/pgdata`` and never
 started again after its initialization; ``reset`` copies it to a working cluster directory, which
 is much faster than running ``pgbench -i`` again. The time of both is recorded.
+
+pgbench's tables are made here (``pgbench -i``); a kind's own dataset (``DatasetSpec.kit``: a
+workload kit's tables, sysbench's, a captured workload's dump) by its ``DatasetKind``, which the
+caller gives: the workloads' registry (``workloads.dataset_kind``) holds them, after this stage,
+so nothing here imports a kind's loader.
 """
 
 from __future__ import annotations
@@ -18,19 +24,19 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pglab import procs
-from pglab.campaign.kits import KITS
 from pglab.campaign.spec import DatasetSpec, ServerSpec, StorageSpec, dataset_key
 from pglab.errors import CommandError
 from pglab.jsonish import JsonObject
 from pglab.lab import Lab, locked
-from pglab.postgres import init_output, kit_load, replay_load, settings
+from pglab.postgres import init_output, settings
 from pglab.postgres.server import Cluster, initdb
 from pglab.postgres.sources import Binaries
 
 if TYPE_CHECKING:
+    import psycopg
     from psycopg.rows import RowFactory
 
 INIT_TIMEOUT = 6 * 3600
@@ -44,26 +50,6 @@ DATA_BYTES_PER_SCALE = 15 * MIB
 INIT_WAL_BYTES = 20 * MIB
 INIT_WAL_BYTES_PER_SCALE = 12.5 * MIB
 INIT_WAL_MAX_BYTES = 1088 * MIB
-# a kit's data and WAL per unit of scale, from templates made on 18 (tpcc, 2 warehouses: 234
-# MiB of tables and 257 of pg_wal)
-# sysbench: per row of its sbtest tables (id, k, c char(120), pad char(60), two indexes); ycsb:
-# per record (ten fields of 100 characters, its key)
-# tpch: per scale factor (about 1 GB of rows, their keys and indexes; COPY's WAL)
-# tpce: per customer (1,000 customers: 1.1 million rows, 261 MiB with their keys and indexes)
-KIT_BYTES = {
-    "tpcc": (105 * MIB, 120 * MIB),
-    "sysbench": (260, 280),
-    "ycsb": (1200, 1250),
-    "tpch": (1600 * MIB, 1200 * MIB),
-    "tpce": (275_000, 300_000),
-}
-
-
-def ycsb_record_ratio(spec: DatasetSpec) -> float:
-    """A YCSB record's size against the default one's (10 fields of 100 characters: 1,200
-    bytes with its key and the row's overhead): what ``KIT_BYTES`` and the load time scale by."""
-    fields, length = spec.ycsb_shape
-    return (fields * (length + 1) + 190) / 1200 if spec.kit == "ycsb" else 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,41 +61,94 @@ class Size:
     measured: bool  # measured on the template made earlier, else estimated from the spec
 
 
-def described(spec: DatasetSpec) -> str:
-    """``scale 10``, or a kit's ``tpcc, 2 warehouses``: the dataset as told while it is made."""
-    if spec.kit is None:
-        return f"scale {spec.scale}"
-    if spec.kit == "replay":
-        return f"a captured workload's dump ({Path(spec.dump or '').name})"
-    if spec.kit == "sysbench":
-        return f"sysbench, {spec.tables:,} table(s) × {spec.table_size:,} rows"
-    if spec.kit == "tpch":
-        return f"tpch, scale factor {spec.scale:g}"
-    if spec.kit == "ycsb" and spec.ycsb_shape != (10, 100):
-        return (
-            f"ycsb, {spec.scale:,} records of {spec.fields} field(s) × "
-            f"{spec.field_length:,} characters"
+@dataclass(frozen=True)
+class Loading:
+    """Where a kind loads its dataset, and with what: a session on the dataset's database
+    (``connect``), one on another database of the cluster and a connection string for a client
+    program (``connect_to``, ``conninfo``: a cluster pglab made; None in pglab's database on an
+    existing server), the server's binaries, where to tell its progress."""
+
+    connect: Callable[[], psycopg.Connection]
+    binaries: Binaries
+    on_status: Callable[[str], None] = lambda msg: None
+    connect_to: Callable[[str], psycopg.Connection] | None = None
+    conninfo: Callable[[str], str] | None = None
+
+
+class DatasetKind(Protocol):
+    """A kind's own dataset (``DatasetSpec.kit``), as its workload declares it
+    (``workloads.interface.Workload.dataset``): how it is told, how large it will be, how it is
+    loaded (with its progress), and what it needs of this machine."""
+
+    @property
+    def name(self) -> str:
+        """Its ``DatasetSpec.kit``."""
+        ...
+
+    def described(self, spec: DatasetSpec) -> str:
+        """The dataset as told while it is made: ``tpcc, 2 warehouses``."""
+        ...
+
+    def estimated_size(self, spec: DatasetSpec) -> Size:
+        """Its template's size before it is made (``kit_size``)."""
+        ...
+
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        """About how long it takes to make, on 2 CPUs (the plan's ETA)."""
+        ...
+
+    def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
+        """Its tables made and loaded, its progress told; the seconds of each step."""
+        ...
+
+    def check(self) -> None:
+        """What it needs of this machine (its generator), or a LabError saying how to get it:
+        asked before anything is made (``planning/preflight``)."""
+        ...
+
+
+def kind_checked(spec: DatasetSpec, kind: DatasetKind | None) -> DatasetKind | None:
+    """``kind``, checked to be ``spec``'s (None: pgbench's tables): a caller that passes
+    another is a defect (it passes ``workloads.dataset_kind(spec)``)."""
+    if (kind.name if kind is not None else None) != spec.kit:
+        raise ValueError(
+            f"the dataset of kit {spec.kit!r} was asked of "
+            f"{kind.name if kind is not None else 'pgbench'!r}'s loader"
         )
-    return f"{spec.kit}, {spec.scale:,} {KITS[spec.kit].scale_what}"
+    return kind
 
 
-def estimated_size(spec: DatasetSpec) -> Size:
+def described(spec: DatasetSpec, kind: DatasetKind | None = None) -> str:
+    """``scale 10``, or a kind's ``tpcc, 2 warehouses``: the dataset as told while it is made."""
+    if (found := kind_checked(spec, kind)) is not None:
+        return found.described(spec)
+    return f"scale {spec.scale}"
+
+
+def kit_size(units: float, per_unit: float, per_unit_wal: float, data: float = 0.0) -> Size:
+    """A kind's template size estimated from its own figures per unit of scale (its data and
+    WAL, measured on templates it made), over an empty cluster's and ``data`` more."""
+    kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
+    total = DATA_BYTES + data + per_unit * units + kit_wal
+    return Size(int(total), int(kit_wal), measured=False)
+
+
+INIT_S_PER_SCALE = 0.25  # pgbench -i seconds per scale unit on these machines
+
+
+def init_seconds(spec: DatasetSpec, kind: DatasetKind | None = None) -> float:
+    """About how long the dataset takes to make (pgbench -i's, or the kind's)."""
+    if (found := kind_checked(spec, kind)) is not None:
+        return found.init_seconds(spec)
+    return spec.scale * INIT_S_PER_SCALE
+
+
+def estimated_size(spec: DatasetSpec, kind: DatasetKind | None = None) -> Size:
     """A template's size before it is made: the measured figures above, the tables larger by
-    100/fillfactor, WAL only for logged tables, no data without a generate step (-I); a kit's
-    from its own per-unit figures (``KIT_BYTES``)."""
-    if spec.kit == "replay":  # its tables and indexes: a few times the dump's files
-        dumped = _du(Path(spec.dump)) if spec.dump and Path(spec.dump).is_dir() else 0
-        return Size(
-            int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES), measured=False
-        )
-    if spec.kit is not None:
-        per_unit, per_unit_wal = KIT_BYTES[spec.kit]
-        units = (spec.tables * spec.table_size if spec.kit == "sysbench" else spec.scale) * (
-            ycsb_record_ratio(spec)
-        )
-        kit_wal = min(INIT_WAL_BYTES + per_unit_wal * units, INIT_WAL_MAX_BYTES)
-        total = DATA_BYTES + per_unit * units + kit_wal
-        return Size(int(total), int(kit_wal), measured=False)
+    100/fillfactor, WAL only for logged tables, no data without a generate step (-I); a kind's
+    from its own (``DatasetKind.estimated_size``)."""
+    if (found := kind_checked(spec, kind)) is not None:
+        return found.estimated_size(spec)
     steps = spec.init_steps or "dtgvp"
     generated = bool(set(steps) & set("gG"))
     spread = 100 / spec.fillfactor if generated else 0.0  # a lower fillfactor: larger tables
@@ -121,7 +160,11 @@ def estimated_size(spec: DatasetSpec) -> Size:
 
 
 def size_of(
-    lab: Lab, server: ServerSpec, spec: DatasetSpec, storage: StorageSpec | None = None
+    lab: Lab,
+    server: ServerSpec,
+    spec: DatasetSpec,
+    storage: StorageSpec | None = None,
+    kind: DatasetKind | None = None,
 ) -> Size:
     """The template's size as measured when it was made (``dataset.json``, and its pg_wal now),
     or, when no run made it yet, ``estimated_size``. Reads only: nothing is made or locked."""
@@ -130,11 +173,11 @@ def size_of(
         meta = json.loads((home / "dataset.json").read_text())
         total = int(meta["size_bytes"])
     except (OSError, ValueError, KeyError, TypeError):
-        return estimated_size(spec)
+        return estimated_size(spec, kind)
     try:
-        wal = _du(home / "pgdata" / "pg_wal")
+        wal = du(home / "pgdata" / "pg_wal")
     except OSError:
-        wal = min(estimated_size(spec).wal, total)
+        wal = min(estimated_size(spec, kind).wal, total)
     return Size(total, wal, measured=True)
 
 
@@ -221,10 +264,13 @@ def ensure(
     spec: DatasetSpec,
     on_status: Callable[[str], None] = lambda msg: None,
     storage: StorageSpec | None = None,
+    kind: DatasetKind | None = None,
 ) -> Dataset:
     """The dataset's template, initializing it first if no earlier run made it. A dataset for
     a storage target is its own (never shared with another target); its template stays in the
-    lab home, since the lab's own filesystems do not outlive a campaign."""
+    lab home, since the lab's own filesystems do not outlive a campaign. A kind's dataset is
+    loaded by ``kind`` (``workloads.dataset_kind(spec)``), pgbench's by ``pgbench -i``."""
+    kind = kind_checked(spec, kind)
     storage = storage or StorageSpec()
     key = dataset_key(server, spec, storage)
     home = lab.datasets / key
@@ -235,24 +281,23 @@ def ensure(
         shutil.rmtree(home, ignore_errors=True)  # a half-made template from an interrupted init
         home.mkdir(parents=True)
         datadir = home / "pgdata"
-        on_status(f"initializing dataset {described(spec)} on PostgreSQL {binaries.version}")
+        on_status(f"initializing dataset {described(spec, kind)} on PostgreSQL {binaries.version}")
         t0 = time.monotonic()
         initdb(binaries, lab, datadir)
         cluster = Cluster(binaries, lab, datadir, f"init-{key}")
         with cluster:
             cluster.start()
-            if spec.kit == "replay":
-                steps = replay_load.load(
-                    cluster.connect, cluster.client_conninfo, binaries, spec, on_status
+            if kind is not None:
+                into = Loading(
+                    cluster.connect, binaries, on_status, cluster.connect, cluster.client_conninfo
                 )
-            elif spec.kit is not None:
-                steps = kit_load.load(cluster.connect, spec, on_status)
+                steps = kind.load(into, spec)
             else:
                 argv = [*init_argv(binaries, spec), *cluster.pgbench_conn_args()]
                 steps = init_output.step_times(run_init(argv, on_status))
             cluster.stop("fast")
         init_seconds = time.monotonic() - t0
-        size = _du(datadir)
+        size = du(datadir)
         meta = {
             "init_seconds": init_seconds,
             "init_steps": steps,
@@ -336,7 +381,7 @@ def reset(
             return
         while True:
             with contextlib.suppress(OSError):  # a file copied away under the walk
-                said = said_copy(_du(target), dataset.size_bytes, time.monotonic() - t0)
+                said = said_copy(du(target), dataset.size_bytes, time.monotonic() - t0)
                 on_status(f"resetting dataset: {said}")
                 told.set()
             if done.wait(COPY_TICK_S):
@@ -392,7 +437,8 @@ def _copy(lab: Lab, source: Path, target: Path) -> None:
         lab.give(target, recursive=True)
 
 
-def _du(path: Path) -> int:
+def du(path: Path) -> int:
+    """The bytes of the files under ``path``."""
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 

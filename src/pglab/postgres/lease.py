@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Protocol
 import psycopg
 
 from pglab import fingerprints
-from pglab.campaign.spec import COPY_RESETS, RunSpec, ServerSpec, StorageSpec
+from pglab.campaign.spec import COPY_RESETS, DatasetSpec, RunSpec, ServerSpec, StorageSpec
 from pglab.errors import LabError
 from pglab.fingerprints import Fingerprint, LeaseFacts
 from pglab.lab import Lab
 from pglab.postgres import bench_db, server
 from pglab.postgres import dataset as datasets
 from pglab.postgres.ahead import CopyAhead
+from pglab.postgres.dataset import DatasetKind
 from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import DsnServer, OsView, Server
 from pglab.postgres.server import Cluster
@@ -89,13 +90,15 @@ class HostOs(Protocol):
 class Site:
     """What a lease is prepared with, the executor's: this machine, the campaign's hosts by
     name (``remote``), the addresses of its generator hosts (``clients``: a server made on a
-    host lets them in), where to say what is going on, and whether pgbench tables pglab did not
-    make may be re-initialised (``reinit``)."""
+    host lets them in), where to say what is going on, each dataset's kind (``datasets``: the
+    workloads' registry, ``workloads.dataset_kind``, whose loaders make a kind's tables), and
+    whether pgbench tables pglab did not make may be re-initialised (``reinit``)."""
 
     machine: Machine
     remote: Callable[[str], Remote]
     clients: Callable[[], list[str]]
     status: Callable[[str], None]
+    datasets: Callable[[DatasetSpec], DatasetKind | None]
     reinit: bool = False
     tag: str = ""  # names this process's working clusters
     host_os: HostOs | None = None  # [os] on a server's host (none: nothing there)
@@ -202,7 +205,10 @@ class LocalLease:
         if self.ahead is not None:  # the copy begun as the last run ended, done before [os]
             timings["reset_waited_s"] = self.ahead.wait()
         site.machine.enter(run)
-        ds = datasets.ensure(self.lab, binaries, run.server, run.dataset, site.status, run.storage)
+        kind = site.datasets(run.dataset)
+        ds = datasets.ensure(
+            self.lab, binaries, run.server, run.dataset, site.status, run.storage, kind
+        )
         timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
         timings["dataset_made_now"] = float(ds.made_now)
         for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
@@ -365,7 +371,13 @@ class DsnLease:
             timings["reset_s"] = seconds
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(
-            srv, binaries, run.dataset, site.status, reinit=site.reinit, again=again
+            srv,
+            binaries,
+            run.dataset,
+            site.status,
+            reinit=site.reinit,
+            again=again,
+            kind=site.datasets(run.dataset),
         )
         if seconds is None:  # its first run: the dataset just made (or found) is kept
             site.status(f"keeping the dataset's files on {run.server.host} for resets")

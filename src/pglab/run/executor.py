@@ -25,6 +25,7 @@ from typing import Protocol
 
 import psycopg
 
+from pglab import workloads
 from pglab.campaign.parse import Campaign
 from pglab.campaign.spec import (
     PhaseSpec,
@@ -275,6 +276,7 @@ class Executor:
             self.hosts.ssh,
             self._clients,
             self.events.status,
+            workloads.dataset_kind,
             self.reinit,
             self.tag,
             os_hosts.OnHosts(self.host_os, self.hosts),

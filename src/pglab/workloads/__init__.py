@@ -3,7 +3,8 @@ its plug-in (``interface.Workload``: its runner, its run metrics, its dataset, i
 
 ``kind_of(phase)`` is the one place that tells a phase's kind; ``run/phases.runner_for`` and
 ``run/metrics.run_metrics`` look the kind up here. Adding a kind is a package beside these
-and one line in ``REGISTRY``.
+and one line in ``REGISTRY``. Its runner is named (``interface.Lazy``), imported when a phase
+first runs: a command that only reads the store imports no runner.
 
 The registry's order is the order of a run's metrics as they are stored (each kind's
 functions called once per run, in this order).
@@ -11,31 +12,35 @@ functions called once per run, in this order).
 
 from __future__ import annotations
 
-from pglab.campaign.spec import PhaseSpec
+from collections.abc import Mapping
+
+from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.postgres import dataset as datasets
+from pglab.postgres.dataset import DatasetKind
 from pglab.workloads import sysbench
 from pglab.workloads.interface import (
     Figure,
+    Lazy,
     MetricsFunction,
     NamedItems,
     PlanReader,
     Workload,
 )
+from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
-from pglab.workloads.kits.runner import KitPgbench
 from pglab.workloads.maintenance import metrics as maintenance_metrics
-from pglab.workloads.maintenance.runner import MaintenanceOperation
-from pglab.workloads.pgbench import runner as pgbench_runner
+from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
-from pglab.workloads.replay import phase as replay_phase
-from pglab.workloads.replay.runner import Replay
+from pglab.workloads.sysbench import load as sysbench_load
 from pglab.workloads.sysbench import metrics as sysbench_metrics
-from pglab.workloads.sysbench.runner import Sysbench
+from pglab.workloads.tpce import load as tpce_load
+from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
-from pglab.workloads.tpch.runner import TpchPower
 
 _TPS = "transactions/s"
+_KITS = Lazy("pglab.workloads.kits.runner", "KitPgbench")
 _KIT_ITEMS = ("tpm", "rollback_pct", "inconsistent")
 
 REGISTRY: dict[str, Workload] = {
@@ -43,7 +48,7 @@ REGISTRY: dict[str, Workload] = {
     for w in (
         Workload(
             "maintenance",
-            MaintenanceOperation,
+            Lazy("pglab.workloads.maintenance.runner", "MaintenanceOperation"),
             (maintenance_metrics.operation_metrics,),
             None,
             (
@@ -51,6 +56,7 @@ REGISTRY: dict[str, Workload] = {
                     "MB/s",
                     "tps",
                     "MB/s",
+                    held_when="mb_s",
                     items=(
                         "elapsed_s",
                         "bytes",
@@ -66,9 +72,9 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "tpcc",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics, pacing_metrics.pacing_metrics),
-            "tpcc",
+            kits_load.TPCC,
             (
                 Figure(
                     "NOPM",
@@ -86,16 +92,16 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "ycsb",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics,),
-            "ycsb",
+            kits_load.YCSB,
             (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
         ),
         Workload(
             "tpce",
-            KitPgbench,
+            _KITS,
             (kits_metrics.kit_metrics,),
-            "tpce",
+            tpce_load.DATASET,
             (
                 Figure(
                     "tpsE",
@@ -107,27 +113,28 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "sysbench",
-            Sysbench,
+            Lazy("pglab.workloads.sysbench.runner", "Sysbench"),
             (sysbench_metrics.sysbench_metrics,),
-            "sysbench",
+            sysbench_load.DATASET,
             (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
             fingerprint=sysbench.fingerprint,
         ),
         Workload(
             "replay",
-            Replay,
+            Lazy("pglab.workloads.replay.runner", "Replay"),
             (replay_metrics.replay_metrics,),
-            "replay",
+            replay_load.DATASET,
             (
                 Figure(
                     "statements/active s",
                     "tps",
                     "statements/s",
+                    held_when="replay.exec_ms",
                     items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
                     named=NamedItems(
                         "statement class",
                         replay_metrics.CLASS_METRIC,
-                        replay_phase.CLASSES_TABLE,
+                        replay_metrics.CLASSES_TABLE,
                         "replay.exec_ms",
                         "ms",
                     ),
@@ -136,12 +143,21 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "tpch",
-            TpchPower,
+            Lazy("pglab.workloads.tpch.runner", "TpchPower"),
             (tpch_metrics.tpch_metrics,),
-            "tpch",
+            tpch_load.DATASET,
             (
-                Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
-                Figure("QthH", "tps", "QthH", items=("throughput", "timeouts")),
+                Figure(
+                    "QphH",
+                    "tps",
+                    "QphH",
+                    held_when="geomean_s",
+                    items=("power", "geomean_s", "timeouts"),
+                ),
+                # a throughput run has geomean_s too: tried first (``figures_in_tps``)
+                Figure(
+                    "QthH", "tps", "QthH", held_when="throughput", items=("throughput", "timeouts")
+                ),
             ),
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
@@ -149,7 +165,7 @@ REGISTRY: dict[str, Workload] = {
         ),
         Workload(
             "pgbench",
-            pgbench_runner.runner,
+            Lazy("pglab.workloads.pgbench.runner", "runner"),
             (),
             None,
             (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),),
@@ -172,6 +188,29 @@ def kind_of(phase: PhaseSpec) -> str:
     return "pgbench"
 
 
+def dataset_kind(spec: DatasetSpec) -> DatasetKind | None:
+    """The kind whose dataset ``spec`` is (its loader, size and checks, declared by its
+    workload), or None: pgbench's tables (``postgres/dataset``'s own)."""
+    if spec.kit is None:
+        return None
+    return next(w.dataset for w in REGISTRY.values() if w.dataset and w.dataset.name == spec.kit)
+
+
+def described(spec: DatasetSpec) -> str:
+    """The dataset as told: ``scale 10``, ``tpcc, 2 warehouses`` (``postgres/dataset``)."""
+    return datasets.described(spec, dataset_kind(spec))
+
+
+def estimated_size(spec: DatasetSpec) -> datasets.Size:
+    """A dataset's template size before it is made (``postgres/dataset``)."""
+    return datasets.estimated_size(spec, dataset_kind(spec))
+
+
+def dataset_kinds() -> list[DatasetKind]:
+    """Every kind's own dataset, each once, in the registry's order."""
+    return [w.dataset for w in REGISTRY.values() if w.dataset is not None]
+
+
 def workload_of(phase: PhaseSpec) -> Workload:
     """The plug-in of ``phase``'s kind."""
     return REGISTRY[kind_of(phase)]
@@ -189,6 +228,33 @@ def headlines_by_metric() -> dict[str, str]:
     """The figures held in a metric of their own (not in the run's ``tps``), name -> metric:
     TPC-C-like NOPM, TPC-E-like tpsE."""
     return {f.name: f.metric for w in REGISTRY.values() for f in w.figures if f.metric != "tps"}
+
+
+def figures_in_tps() -> tuple[tuple[str, str], ...]:
+    """The figures a run's ``tps`` holds other than pgbench's TPS, as the kinds declare them
+    (``Figure.held_when``): (the metric a run has when its ``tps`` is the figure, the figure),
+    in the order they are tried: the registry's, a kind's later figures before its headline
+    (they are of a mode whose runs also have the headline's metric: a TPC-H-like throughput
+    run has ``geomean_s``)."""
+    return tuple(
+        (f.held_when, f.name)
+        for w in REGISTRY.values()
+        for f in reversed(w.figures)
+        if f.metric == "tps" and f.held_when is not None
+    )
+
+
+_in_tps: list[tuple[tuple[Workload, ...], tuple[tuple[str, str], ...]]] = []
+
+
+def figure_of(metrics: Mapping[str, float]) -> str:
+    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s, statements/s or tps, by the
+    metric each kind declares for it (``figures_in_tps``, kept while the registry holds the
+    same plug-ins: a report asks this of every run)."""
+    now = tuple(REGISTRY.values())
+    if not _in_tps or _in_tps[0][0] != now:
+        _in_tps[:] = [(now, figures_in_tps())]
+    return next((figure for key, figure in _in_tps[0][1] if key in metrics), "tps")
 
 
 def plan_readers() -> list[PlanReader]:

@@ -20,6 +20,7 @@ them without importing the executor's package. The generator hosts are the execu
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,13 +28,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
-from pglab.fingerprints import Fingerprint
-from pglab.pgbench.invoke import ProgressCallback
-from pglab.postgres.interface import Server
-from pglab.postgres.sources import Binaries
 from pglab.records import PhaseResult, TableJson
-from pglab.telemetry.watch import PhaseWatch
-from pglab.workloads.maintenance.figures import Prior
+
+if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
+    from pglab.fingerprints import Fingerprint
+    from pglab.pgbench.invoke import ProgressCallback
+    from pglab.postgres.dataset import DatasetKind
+    from pglab.postgres.interface import Server
+    from pglab.postgres.sources import Binaries
+    from pglab.telemetry.watch import PhaseWatch
+    from pglab.workloads.maintenance.figures import Prior
 
 if TYPE_CHECKING:  # asyncssh is imported only where a host is reached
     from pglab.hosts.ssh import Remote
@@ -98,6 +102,25 @@ class NothingAfter:
 
 # a kind's runner for one iteration of a phase
 RunnerFactory = Callable[[PhaseSpec, int, PhaseContext], PhaseRunner]
+
+
+@dataclass(frozen=True, slots=True)
+class Lazy:
+    """A kind's runner named by its module and name, imported when a phase first asks for it:
+    a command that only reads the store imports the registry (its figures, its plans) but no
+    runner, nor the instruments the runners drive."""
+
+    module: str
+    name: str
+
+    def resolve(self) -> RunnerFactory:
+        found: RunnerFactory = getattr(importlib.import_module(self.module), self.name)
+        return found
+
+    def __call__(self, phase: PhaseSpec, iteration: int, context: PhaseContext) -> PhaseRunner:
+        return self.resolve()(phase, iteration, context)
+
+
 # a kind's figures of a run, from its phases' results (called on every run: {} when the run
 # has none of its phases)
 MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[str, float]]
@@ -134,7 +157,10 @@ class Figure:
     ``name`` is what the views call it ("tps", "NOPM", "QphH", "MB/s"); ``metric`` the run
     metric that holds it (``tps``: the run's ``tps`` column, which holds MB/s, QphH... today;
     ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it;
-    ``named`` the items its runs name themselves, each compared as the figure is."""
+    ``named`` the items its runs name themselves, each compared as the figure is;
+    ``held_when``: for a figure held in ``tps`` other than pgbench's TPS, the metric a run has
+    when its ``tps`` is this figure (a TPC-H-like power run's ``geomean_s``): how the views
+    tell what a stored run's ``tps`` is (``workloads.figure_of``)."""
 
     name: str
     metric: str
@@ -142,6 +168,7 @@ class Figure:
     direction: Literal["higher", "lower"] = "higher"  # which way is better
     items: tuple[str, ...] = ()
     named: NamedItems | None = None  # items the runs name (a replay's statement classes)
+    held_when: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,8 +191,9 @@ class Workload:
     runner: RunnerFactory
     # its run metrics (several kinds may share one function: it is called once per run)
     metrics: tuple[MetricsFunction, ...]
-    # the dataset it runs on: ``DatasetSpec.kit`` (None: pgbench's tables)
-    dataset: str | None
+    # the dataset it runs on, its own (``DatasetSpec.kit``: its loader, size and checks), or
+    # None: pgbench's tables
+    dataset: DatasetKind | None
     # its figures, the headline first (a TPC-H-like run: QphH, or QthH with streams)
     figures: tuple[Figure, ...] = field(default=())
     # what its client adds to a run's fingerprint (sysbench: its version), once per run

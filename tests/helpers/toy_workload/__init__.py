@@ -22,7 +22,7 @@ TOY = Workload(
     ToyCount,
     (toy_metrics,),
     None,
-    (Figure("counts/s", "tps", "counts/s", items=("toy_counts",)),),
+    (Figure("counts/s", "tps", "counts/s", items=("toy_counts",), held_when="toy_counts"),),
 )
 
 

@@ -2,7 +2,7 @@
 loader's and checker's SQL beside them (``campaign/kits/NAME/``). A phase with ``kit = NAME``
 runs the kit's scripts at its weights (so pgbench's per-second progress, per-script figures,
 failures, ``rate`` and generator hosts work for it), and the dataset is the kit's tables at
-``scale`` (``postgres/kit_load.py`` loads them, instead of ``pgbench -i``).
+``scale`` (``workloads/kits/load.py`` loads them, instead of ``pgbench -i``).
 
 ``tpcc``: a TPC-C-like kit written by pglab from the TPC-C specification (revision 5.11): the
 nine tables, warehouses = scale, the five transactions in the 45/43/4/4/4 mix, NURand as the
@@ -183,7 +183,7 @@ YCSB = Kit(
     unit_what="blocks of 100,000 records",
 )
 # TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
-# run of the 22 queries (workloads/tpch/power.py), its dataset made by postgres/tpch_load.py
+# run of the 22 queries (workloads/tpch/power.py), its dataset made by workloads/tpch/load.py
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams
@@ -197,7 +197,7 @@ TPCH = Kit(
     min_scale=0.01,
 )
 # TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
-# generator (postgres/tpce_rows.py, postgres/tpce_load.py); the ten transactions of clause 3 in
+# generator (workloads/tpce/rows.py, workloads/tpce/load.py); the ten transactions of clause 3 in
 # the mix of clause 6.2.2 (per 10,000: Trade-Order 10.1%, of which 1% rolls back by design), as
 # PL/pgSQL functions (procedures/) or as their frames' statements from pgbench (client/)
 TPCE = Kit(

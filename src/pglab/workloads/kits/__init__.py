@@ -2,4 +2,4 @@
 (``runner.KitPgbench``: the kit's scripts by pgbench, its counters around them, its
 consistency after) and their figures (``metrics``; paced TPC-C-like terminals' in
 ``pacing_metrics``). Their scripts and SQL are ``campaign/kits``', their loader
-``postgres/kit_load``'s."""
+``load``'s (the TPC-E-like kit's by ``workloads/tpce``)."""

@@ -1,6 +1,6 @@
 """A pgbench workload kit's figures of a run (``kit = "tpcc"``, ``"ycsb"``, ``"tpce"``):
 computed as it is stored, from pgbench's per-script counts and the kit's own tables
-(``kit_load.COUNTERS_TABLE``, ``kit_load.CONSISTENCY_TABLE``)."""
+(``load.COUNTERS_TABLE``, ``load.CONSISTENCY_TABLE``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import statistics
 
 from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
-from pglab.postgres.kit_load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.records import PhaseResult
+from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 
 
 def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
@@ -21,7 +21,7 @@ def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     race between threads), all transactions per minute (TPM), the share of the headline's
     transactions that rolled back by design (%), the share of Delivery's districts skipped
     (``delivery_skipped_pct``), and the consistency conditions broken after the phase
-    (``kit_load.CONSISTENCY_TABLE``)."""
+    (``load.CONSISTENCY_TABLE``)."""
     kit_of = {ph.name: ph.kit for ph in run.phases if ph.kit}
     by_name: dict[str, list[dict[str, float]]] = {}
     measured: list[dict[str, float]] = []
@@ -97,7 +97,7 @@ def _tpce_figures(ph: PhaseResult) -> dict[str, float]:
 
 
 def _counted(ph: PhaseResult) -> dict[str, int]:
-    """What a kit counted during the phase's pgbench run (``kit_load.COUNTERS_TABLE``): each
+    """What a kit counted during the phase's pgbench run (``load.COUNTERS_TABLE``): each
     counter's increase."""
     table = ph.tables.get(COUNTERS_TABLE)
     return {str(r[0]): int(r[2]) - int(r[1]) for r in table["rows"]} if table else {}

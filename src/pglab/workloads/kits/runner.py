@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 
 from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
-from pglab.postgres import kit_load
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import PhaseContext
+from pglab.workloads.kits import load as kit_load
 from pglab.workloads.pgbench import runner as pgbench
 
 
@@ -18,8 +18,8 @@ from pglab.workloads.pgbench import runner as pgbench
 class KitPgbench:
     """A workload kit's scripts, run by pgbench here or on the generator hosts. Before the
     watching, the kit's refreshed SQL (``Kit.refresh``); around pgbench, its counters
-    (``kit_load.COUNTERS_TABLE``: TPC-C's orders written, from which NOPM); after the watching,
-    its consistency conditions checked on its data (``kit_load.CONSISTENCY_TABLE``: it reads
+    (``load.COUNTERS_TABLE``: TPC-C's orders written, from which NOPM); after the watching,
+    its consistency conditions checked on its data (``load.CONSISTENCY_TABLE``: it reads
     every order line, so it is neither measured nor sampled)."""
 
     phase: PhaseSpec

@@ -4,4 +4,4 @@ statement log read into sessions (``logfile``), kept as a versioned workload fil
 server with logging set and put back (``capture``), with the data's dump (``dump``); replayed
 by pgreplay (``pgreplay``: the log it reads, its statistics) on a server with its figures and
 divergence (``engine``), as a campaign's phase (``phase``, run by ``runner.Replay``), its run
-figures in ``metrics``. The dump is restored by ``postgres/replay_load``."""
+figures in ``metrics``. The dump is restored by ``load``."""

@@ -6,10 +6,14 @@ import statistics
 
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
-from pglab.workloads.replay.phase import CLASSES_TABLE
-from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 
-# a replay's figures (replay/phase.SUMMARY_TABLE), per phase and over the measured phases
+# the phase table of a replay's figures (written by ``phase``; named here, so that the
+# registry reads a replay's figures without importing what runs one)
+SUMMARY_TABLE = "replay.summary"
+REPLAY_SUMMARY = SUMMARY_TABLE
+CLASSES_TABLE = "replay.classes"  # the statement classes by total time (``phase``)
+
+# a replay's figures (SUMMARY_TABLE), per phase and over the measured phases
 REPLAY_FIGURES = (
     "replay_s",
     "lag_s",

@@ -20,9 +20,8 @@ from psycopg.conninfo import conninfo_to_dict
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
 from pglab.workloads.replay import engine, workload_file
+from pglab.workloads.replay.metrics import CLASSES_TABLE, SUMMARY_TABLE
 
-SUMMARY_TABLE = "replay.summary"
-CLASSES_TABLE = "replay.classes"
 DIVERGENCE_TABLE = "replay.divergence"
 SUMMARY_COLUMNS = [
     "captured_s",

@@ -2,14 +2,15 @@
 a phase, run with each second told as it comes (``invoke``), its per-second report and final
 statistics parsed (``output``), its runner (``runner.Sysbench``) and its figures beside TPS
 (``metrics``), its version in a run's fingerprint (``fingerprint``). Its tables are loaded by
-``postgres/kit_load``."""
+``load`` (its ``prepare``)."""
 
 from __future__ import annotations
 
 from pglab.fingerprints import Fingerprint
-from pglab.postgres import kit_load
 
 
 def fingerprint(fp: Fingerprint) -> None:
     """sysbench's version, in the fingerprint of a run that runs it."""
-    fp["sysbench_version"] = kit_load.sysbench_version()
+    from pglab.workloads.sysbench import load  # when a run runs it, not with the registry
+
+    fp["sysbench_version"] = load.sysbench_version()

@@ -3,7 +3,7 @@ dataset, each second's line read as it comes (the live view's TPS), its final st
 parsed and kept as printed.
 
 sysbench takes no connection string: it connects where pglab's own session did
-(``kit_load.Target``), the password in its environment. ``--threads`` is the phase's clients,
+(``load.Target``), the password in its environment. ``--threads`` is the phase's clients,
 ``--time`` its duration (or ``--events``: transactions × clients), ``--rate`` its rate,
 ``--rand-seed`` its random seed; ``--report-interval=1`` and ``--percentile=95`` always.
 """
@@ -21,9 +21,9 @@ from typing import Any
 from pglab import procs
 from pglab.campaign.spec import PhaseSpec
 from pglab.errors import PgbenchError
-from pglab.postgres.kit_load import Target, sysbench_exe
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample, TableJson
 from pglab.workloads.sysbench import output
+from pglab.workloads.sysbench.load import Target, sysbench_exe
 
 SECONDS_TABLE = "sysbench.seconds"  # each --report-interval line, t as epoch seconds
 REPORT_TABLE = "sysbench.report"  # the final statistics, one row, as printed

@@ -6,11 +6,11 @@ import contextlib
 from dataclasses import dataclass
 
 from pglab.campaign.spec import PhaseSpec
-from pglab.postgres import kit_load
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
 from pglab.workloads.sysbench import invoke as sysbench
+from pglab.workloads.sysbench.load import Target
 
 
 @dataclass
@@ -21,12 +21,12 @@ class Sysbench(NothingAfter):
     phase: PhaseSpec
     iteration: int
     context: PhaseContext
-    _target: kit_load.Target | None = None
+    _target: Target | None = None
 
     def prepare(self, stack: contextlib.ExitStack) -> None:
         del stack
         with self.context.server.connect() as conn:
-            self._target = kit_load.Target.of(conn)
+            self._target = Target.of(conn)
 
     def run(self, watch: PhaseWatch) -> PhaseResult:
         assert self._target is not None, "prepare first"

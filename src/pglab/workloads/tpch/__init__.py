@@ -3,4 +3,4 @@
 throughput run's streams (``throughput``), each query's plan and the differences of plan
 shapes (``plans``); its runner (``runner.TpchPower``: the plans, then the power or throughput
 run) and its run figures (``metrics``: QphH-like power, QthH-like throughput). Its data is
-loaded by ``postgres/tpch_load``, its queries are ``campaign/kits/tpch_queries``'."""
+loaded by ``load``, its queries are ``campaign/kits/tpch_queries``'."""

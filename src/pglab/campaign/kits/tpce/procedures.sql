@@ -10,11 +10,11 @@
 -- This file is run when the dataset is made and again before each run's phases
 -- (``Kit.refresh``): everything here can be run again.
 
--- security n's symbol (as postgres/tpce_rows.py's symbol())
+-- security n's symbol (as workloads/tpce/rows.py's symbol())
 CREATE OR REPLACE FUNCTION tpce_symbol(n bigint) RETURNS char(15)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 'SYMB' || lpad(n::text, 6, '0') $$;
 
--- industry n's id (as postgres/tpce_rows.py's industry_id())
+-- industry n's id (as workloads/tpce/rows.py's industry_id())
 CREATE OR REPLACE FUNCTION tpce_industry(n int) RETURNS char(2)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT chr(65 + n / 26) || chr(65 + n % 26) $$;
 

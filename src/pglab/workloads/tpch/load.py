@@ -18,21 +18,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 
 from pglab import procs
+from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError, LabError
-from pglab.postgres import kit_load
+from pglab.postgres.dataset import MIB, Loading, Size, kit_size
+from pglab.workloads.loading import Connect, Progress, eta, keys_and_vacuum, on_connections
 
-KIT_DIR = Path(__file__).resolve().parents[1] / "campaign" / "kits" / "tpch"
-Connect = kit_load.Connect
+KIT_DIR = Path(__file__).resolve().parents[2] / "campaign" / "kits" / "tpch"
 MIN_SCALE, MAX_SCALE = 0.01, 1000.0
 COPY_CHUNK = 1 << 20
 # rows per unit of scale factor (clause 4.2.5; nation and region do not grow), in load order
@@ -134,9 +133,7 @@ def parts_of(scale: float, jobs: int) -> list[Part | Batch]:
 def said_progress(done: float, total: float, seconds: float) -> str:
     """``loading tpch: 41% of 8.7 M rows, ETA 0:12``."""
     pct = 100 * done / total if total else 100.0
-    return f"loading tpch: {pct:.0f}% of {total / 1e6:,.1f} M rows" + kit_load.eta(
-        done, total, seconds
-    )
+    return f"loading tpch: {pct:.0f}% of {total / 1e6:,.1f} M rows" + eta(done, total, seconds)
 
 
 def load(
@@ -159,9 +156,7 @@ def load(
         t0 = time.monotonic()
         _load_parts(connect, exe, float(scale), jobs or os.cpu_count() or 1, on_status)
         steps["rows"] = time.monotonic() - t0
-        steps |= kit_load.keys_and_vacuum(
-            connect, "tpch", (KIT_DIR / "keys.sql").read_text(), on_status
-        )
+        steps |= keys_and_vacuum(connect, "tpch", (KIT_DIR / "keys.sql").read_text(), on_status)
     except psycopg.Error as exc:
         raise CommandError(f"loading the tpch dataset failed: {str(exc).strip()}") from exc
     return steps
@@ -172,28 +167,15 @@ def _load_parts(
 ) -> None:
     parts = parts_of(scale, jobs)
     total = sum(p.rows for p in parts)
-    lock, done, t0 = threading.Lock(), [0.0], time.monotonic()
-    stop = threading.Event()
+    progress = Progress(lambda done, seconds: said_progress(done, total, seconds), on_status)
 
     def one(part: Part | Batch) -> None:
-        if stop.is_set():
-            return
-        try:
-            if isinstance(part, Batch):
-                copy_batch(connect, exe, scale, part)
-            else:
-                copy_part(connect, exe, scale, part)
-        except BaseException:
-            stop.set()  # the others start no other part
-            raise
-        with lock:
-            done[0] += part.rows
-            said = said_progress(done[0], total, time.monotonic() - t0)
-        on_status(said)
+        if isinstance(part, Batch):
+            copy_batch(connect, exe, scale, part)
+        else:
+            copy_part(connect, exe, scale, part)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="pglab-tpch") as pool:
-        for future in [pool.submit(one, p) for p in parts]:
-            future.result()
+    on_connections(parts, jobs, one, lambda part: progress.add(part.rows), "pglab-tpch")
 
 
 def copy_batch(connect: Connect, exe: str, scale: float, batch: Batch) -> None:
@@ -233,3 +215,29 @@ def copy_part(connect: Connect, exe: str, scale: float, part: Part) -> None:
             f"tpchgen-cli failed on {part.table} part {part.part} of {part.parts} "
             f"(exit {proc.returncode}): {procs.tail(err)}"
         )
+
+
+class TpchDataset:
+    """The TPC-H-like kit's tables as its workload declares them
+    (``postgres.dataset.DatasetKind``): per scale factor, about 1 GB of rows with their keys
+    and indexes (1,600 MiB measured), and COPY's WAL (1,200 MiB)."""
+
+    name = "tpch"
+
+    def described(self, spec: DatasetSpec) -> str:
+        return f"tpch, scale factor {spec.scale:g}"
+
+    def estimated_size(self, spec: DatasetSpec) -> Size:
+        return kit_size(spec.scale, 1600 * MIB, 1200 * MIB)
+
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * 120.0  # generating, COPY, keys and ANALYZE per scale factor
+
+    def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
+        return load(into.connect, spec.scale, into.on_status)
+
+    def check(self) -> None:
+        tpchgen_exe()  # tpchgen-cli missing: said before anything is made
+
+
+DATASET = TpchDataset()

@@ -14,7 +14,7 @@ with what is simplified said where it is made:
   first second;
 - 260 business days of daily market data rather than 1,305.
 
-Pure functions: the loader (``tpce_load``) writes these rows with COPY. ``Unit`` is the unit's
+Pure functions: the loader (``load``) writes these rows with COPY. ``Unit`` is the unit's
 rows table by table; every number depends only on the seed, the unit's number and the scale.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pglab.postgres.tpce_fixed import (
+from pglab.workloads.tpce.fixed import (
     ACCOUNTS_PER_CUSTOMER,
     BROKERS_PER_UNIT,
     COMPANIES_PER_UNIT,

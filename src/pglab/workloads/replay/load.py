@@ -1,19 +1,29 @@
 """A captured workload's dataset (``kit = "replay"``): the roles and databases its sessions
 used, made on the template cluster, and its dump (``pg_dump -Fd``, from ``pglab capture
 --with-dump``) restored into its database by ``pg_restore``. Made once per server source and
-copied per run like every dataset (``dataset.ensure``)."""
+copied per run like every dataset (``postgres/dataset.ensure``, which reaches it as
+``DATASET`` through the workloads' registry)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
 
 from pglab import procs
 from pglab.campaign.spec import DatasetSpec
-from pglab.errors import CommandError
+from pglab.errors import CommandError, LabError
+from pglab.postgres.dataset import (
+    DATA_BYTES,
+    INIT_S_PER_SCALE,
+    INIT_WAL_BYTES,
+    Loading,
+    Size,
+    du,
+)
 from pglab.postgres.sources import Binaries
 
 RESTORE_TIMEOUT = 24 * 3600
@@ -54,3 +64,36 @@ def load(
         raise CommandError(f"restoring the dump {spec.dump} failed: {procs.tail(done.stderr)}")
     steps["restore"] = time.monotonic() - t0
     return steps
+
+
+class ReplayDataset:
+    """A captured workload's dataset as its workload declares it
+    (``postgres.dataset.DatasetKind``): its tables and indexes, a few times its dump's files."""
+
+    name = "replay"
+
+    def described(self, spec: DatasetSpec) -> str:
+        return f"a captured workload's dump ({Path(spec.dump or '').name})"
+
+    def estimated_size(self, spec: DatasetSpec) -> Size:
+        dumped = du(Path(spec.dump)) if spec.dump and Path(spec.dump).is_dir() else 0
+        return Size(
+            int(DATA_BYTES + 4 * dumped + INIT_WAL_BYTES), int(INIT_WAL_BYTES), measured=False
+        )
+
+    def init_seconds(self, spec: DatasetSpec) -> float:
+        return spec.scale * INIT_S_PER_SCALE  # as pgbench -i's, as the plan always said
+
+    def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
+        if into.connect_to is None or into.conninfo is None:
+            raise LabError(
+                "a captured workload's dump is restored on a cluster pglab makes",
+                hint="run its replay on a server pglab starts (not a dsn)",
+            )
+        return load(into.connect_to, into.conninfo, into.binaries, spec, into.on_status)
+
+    def check(self) -> None:
+        """Nothing: its dump and pgreplay are checked with the plan (``planning/plan``)."""
+
+
+DATASET = ReplayDataset()
