@@ -10,7 +10,7 @@ specification draws it (pgbench's ``|``, ``%`` and ``random``), 1% of New-Orders
 (``new_order_rollback``, its own script so pgbench counts them). Two modes: ``procedures``
 (each transaction one PL/pgSQL function call) and ``client`` (its statements from pgbench).
 
-``tpce``: a TPC-E-like kit (its brokerage loaded by ``postgres/tpce_load.py``), the same two
+``tpce``: a TPC-E-like kit (its brokerage loaded by ``workloads/tpce/load.py``), the same two
 modes: ``procedures/`` call ``procedures.sql``'s functions, ``client/`` sends each frame's
 statements, carrying what one frame passes to the next in pgbench's variables (numbers only,
 so that the scripts run on every pgbench protocol).
