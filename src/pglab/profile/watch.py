@@ -10,9 +10,12 @@ titles of the server's processes twice a second (the kind of each pid: a backend
 checkpointer, ...). On a clean exit perf is stopped, its recording folded into stacks per kind
 (the phase table ``profile``) and what could not be seen is said in ``profile.notes`` (a
 binary without symbols, with the Debian package that has them); perf's files in the run's work
-directory are removed on every exit. A server pglab made on a host is recorded there by that
-host's perf over SSH (``host.HostRecording``), folded here the same way. An existing server is
-not profiled (its processes are not pglab's to sample), and its notes say so.
+directory are removed on every exit. Where this machine's CPU counts cycles and instructions
+(``counters.probe``), ``perf stat`` counts the server's hardware counters beside the
+recording (``counters``: the phase table ``profile.counters``). A server pglab made on a host
+is recorded there by that host's perf over SSH (``host.HostRecording``), folded here the same
+way. An existing server is not profiled (its processes are not pglab's to sample), and its
+notes say so.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pglab.campaign.spec import ProfileSpec
 from pglab.errors import CommandError, HostError
 from pglab.lab import Lab
 from pglab.postgres.interface import OsView, Server
-from pglab.profile import folded, perf
+from pglab.profile import counters, folded, perf
 from pglab.profile.host import HostRecording
 from pglab.records import TableJson
 
@@ -46,6 +49,7 @@ class ProfileWatch:
         self.notes: list[str] = []
         self.kinds: dict[int, str] = {}
         self._proc: subprocess.Popen[Any] | None = None
+        self._counting: subprocess.Popen[Any] | None = None  # perf stat, where it counts
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         self._pids: Any = None
@@ -55,6 +59,10 @@ class ProfileWatch:
     @property
     def data(self) -> Path:
         return self.workdir / f"perf-{self.label}.data"
+
+    @property
+    def counts(self) -> Path:
+        return self.data.with_suffix(".stat")
 
     def __enter__(self) -> ProfileWatch:
         if not self.spec.enabled:
@@ -72,6 +80,11 @@ class ProfileWatch:
             self.notes.append("not profiled: no process of the server was found")
             return self
         self._proc = perf.start(self.data, self.spec.frequency)
+        if counters.probe().countable:
+            try:
+                self._counting = counters.start(self.counts, self._pids())
+            except (CommandError, OSError) as exc:
+                self.notes.append(f"hardware counters: perf stat could not start: {exc}")
         self._poller = threading.Thread(target=self._poll_loop, name="pglab-profile", daemon=True)
         self._poller.start()
         return self
@@ -121,7 +134,7 @@ class ProfileWatch:
         finally:
             if self._host is not None:
                 self._host.close()
-            for suffix in ("", ".err", ".old", ".ctl", ".ack"):
+            for suffix in (*("", ".err", ".old", ".ctl", ".ack"), *counters.SUFFIXES):
                 self.data.with_suffix(suffix or self.data.suffix).unlink(missing_ok=True)
             recorded = self._proc is not None or self._host is not None
             self.seconds = time.monotonic() - t0 if recorded else 0.0
@@ -137,6 +150,12 @@ class ProfileWatch:
             self._poller.join(timeout=5)
         if self._proc is None:
             return
+        if self._counting is not None:
+            counted, not_counted = counters.stop(self._counting, self.counts)
+            if counted and not failed:
+                self.tables[counters.TABLE] = counters.table(counted)
+            elif not failed:
+                self.notes.append(f"hardware counters: {not_counted}")
         why = perf.stop(self._proc, self.data)
         if failed:
             return  # the phase failed: nothing of it is kept

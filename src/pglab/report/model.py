@@ -86,8 +86,9 @@ class Report:
     # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from
     # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
-    # why each significant comparison changed: (title, its top items in words), ``evidence``
-    evidence: list[tuple[str, list[str]]] = field(default_factory=list)
+    # why each significant comparison changed: (title, its top items in words, what its runs
+    # could not measure), ``evidence``
+    evidence: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
 
     @functools.cached_property
     def figure(self) -> str:
@@ -269,7 +270,10 @@ def _fill_campaign(
     if rep.only_run is None:
         rep.notices = run_warnings.campaign_notices(store, rep.title, runs=full, rows=rows)
         why = evidence.of_campaign(store, rep.title, rows)
-        rep.evidence = [(title, [i.text for i in items[: evidence.TOP]]) for title, items in why]
+        rep.evidence = [
+            (title, [i.text for i in items[: evidence.TOP]], list(items.notes))
+            for title, items in why
+        ]
     else:
         rep.notices = run_warnings.run_notices(full[0] or rep.runs[0])
     rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)
