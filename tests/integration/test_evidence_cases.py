@@ -1,13 +1,15 @@
 """Why it changed, on real runs: three more known cases, each with the item it must rank first
 (or among the first three) in ``pglab compare --json``'s evidence. Each campaign is one point
-against another, interleaved, three rounds of 3 s at scale 1: as short as shows it.
+against another, interleaved, three rounds of 3 s at scale 1: as short as shows it. A profiled
+case also checks what the evidence says of hardware counters (``_counters_said``).
 
 - ``wal_compression = pglz`` against ``off`` on pgbench's writes right after the server started
   (every page's first change after the checkpoint is a full-page image): the WAL per
   transaction falls.
-- ``plan_cache_mode = force_custom_plan`` against ``force_generic_plan`` on select-only with the
-  prepared protocol, profiled: the planner's functions vanish from the backend's CPU samples
-  with a generic plan.
+- ``plan_cache_mode = auto`` against ``force_custom_plan`` on the TPC-C-like kit (one
+  warehouse, pgbench's prepared protocol), profiled: the planner's functions rise in the
+  backend's CPU samples with custom plans (the issue's case; about 100 s on the loaded
+  development machine, 30 s of it loading the warehouse, which a lab keeps).
 - ``work_mem = 64kB`` against ``64MB`` on a query that sorts 100,000 rows: its temporary files
   (``pg_stat_database.temp_bytes`` per transaction) vanish.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from pglab.analysis.evidence_rules import FUNCTION_WORDS
 from pglab.cli import main
 from pglab.profile import counters
 from pglab.store import open_store
@@ -104,38 +107,8 @@ def test_wal_compression_ranks_the_wal_per_transaction_first(
     assert wal["text"].startswith("WAL per transaction −")
 
 
-PLANNING = {"pg_plan_queries", "pg_plan_query", "planner", "standard_planner",
-            "subquery_planner", "grouping_planner", "query_planner", "BuildCachedPlan",
-            "create_plan", "make_one_rel", "add_paths_to_joinrel", "set_base_rel_sizes",
-            "set_base_rel_pathlists", "create_plan_recurse"}  # fmt: skip
-
-
-@pytest.mark.skipif(shutil.which("perf") is None, reason="no perf (linux-perf)")
-def test_plan_cache_mode_ranks_the_planner_s_functions_first(
-    tmp_path: Path, lab_home: Path, capsys: pytest.CaptureFixture[str], no_leftovers: None
-) -> None:
-    pair = _pair(
-        tmp_path, lab_home, capsys, "plancache",
-        workload='script = "select-only"\nprotocol = "prepared"',
-        a='plan_cache_mode = "force_custom_plan"', b='plan_cache_mode = "force_generic_plan"',
-        more="[profile]\nfrequency = 99\n",
-    )  # fmt: skip
-    found = pair["items"]
-    _counters_said(pair)
-    top = found[:3]
-    planning = [
-        i
-        for i in top
-        if i["key"].startswith("cpu:backend:")
-        and PLANNING & {k.rpartition(":")[2] for k in [i["key"], *i.get("alike", [])]}
-    ]
-    # a chain of calls with the same samples is one item, named by one of them (``alike``: the
-    # others; the CI once named pg_plan_queries' chain by list_copy, which its samples share)
-    assert planning, [i["text"] for i in found[:10]]
-    first = planning[0]
-    assert first["delta"] < 0 and first["ci_high"] < 0 and first["b"] < first["a"] / 4, first
-    assert first["method"] == "paired"  # every round profiled
-    assert first["text"].startswith("CPU in ") and "(backend)" in first["text"]
+# the planner's functions: those whose rise the rules say in words (evidence_rules)
+PLANNING = {f for f, words in FUNCTION_WORDS.items() if "the planner runs" in words[0]}
 
 
 def test_work_mem_ranks_the_temporary_files_first(
@@ -162,11 +135,12 @@ def test_plan_cache_mode_on_the_tpcc_kit_ranks_the_planner_rising_first(
     tmp_path: Path, lab_home: Path, capsys: pytest.CaptureFixture[str], no_leftovers: None
 ) -> None:
     """The issue's case: the TPC-C-like kit (its transactions PL/pgSQL functions, whose
-    statements' plans are cached) with ``plan_cache_mode = auto`` (a generic plan after five
-    executions) against ``force_custom_plan`` (planned at every execution): the planner's
-    functions rise in the backend's CPU samples, and rank first. One warehouse, profiled."""
+    statements' plans are cached; pgbench's prepared protocol, so that the calls' own plans
+    are too) with ``plan_cache_mode = auto`` (a generic plan after five executions) against
+    ``force_custom_plan`` (planned at every execution): the planner's functions rise in the
+    backend's CPU samples, and rank first. One warehouse, profiled."""
     pair = _pair(
-        tmp_path, lab_home, capsys, "tpccplan", workload='kit = "tpcc"',
+        tmp_path, lab_home, capsys, "tpccplan", workload='kit = "tpcc"\nprotocol = "prepared"',
         a='plan_cache_mode = "auto"', b='plan_cache_mode = "force_custom_plan"',
         more="[profile]\nfrequency = 99\n",
     )  # fmt: skip

@@ -177,6 +177,32 @@ def test_among_functions_that_vanished_the_larger_share_ranks_first() -> None:
     ]
 
 
+def test_a_function_that_rose_most_ranks_before_one_that_vanished_in_the_noise() -> None:
+    """The TPC-C-like kit, plan_cache_mode auto against force_custom_plan (three rounds on the
+    loaded development machine): BuildCachedPlan rose 3.35 → 30.4 points (relative 0.89),
+    ExecInsert's 5.45 points vanished (relative 1, its interval near zero). The functions'
+    places go to them by the share that moved; the others keep theirs."""
+    from pglab.analysis.evidence import Item, rank
+
+    def item(key: str, a: float, b: float, t: float) -> Item:
+        rel = abs(b - a) / max(a, b)
+        return Item(key, key, "", a, b, b - a, b - a - 1, b - a + 1, 0.01, "paired", rel, False,
+                    t, "")  # fmt: skip
+
+    ranked = rank([
+        item("cpu:backend:ExecInsert", 5.45, 0.0, 5.0),
+        item("cpu:backend:BuildCachedPlan", 3.35, 30.4, 4.7),
+        item("postgres_cpu_us_xact", 1042.0, 1584.0, 11.1),
+        item("cpu:backend:StartReadBuffer", 16.8, 12.0, 60.5),
+    ])  # fmt: skip
+    assert [i.key for i in ranked] == [
+        "cpu:backend:BuildCachedPlan",
+        "cpu:backend:ExecInsert",
+        "cpu:backend:StartReadBuffer",  # relative 0.3 as the server's CPU, with less noise
+        "postgres_cpu_us_xact",
+    ]
+
+
 def test_a_rate_that_merely_follows_the_throughput_is_no_evidence() -> None:
     """TPS doubles: the client's CPU doubles with it (the same per transaction: pruned), the
     disk's writes quadruple (twice as much per transaction: kept), and the throughput itself

@@ -25,9 +25,11 @@ two means, to a tenth: 1 for a wait that vanished or appeared), then relative to
 (|Δ| / standard error). Ranked by noise alone, everything that merely follows the throughput
 (CPU time, WAL per second, the sessions freed from a wait now running) moves as surely as its
 cause, and which comes first is chance; the cause is what appeared or vanished. Profiled
-functions so tied are ordered by the share that moved. Counts that would follow the throughput
-are per transaction; a rate that follows it (``Rule.follows``: CPU %, MB/s) is an item only
-where it moved per transaction too, the same way.
+functions take the places they earned in the order of the share that moved (points of one
+whole: a planner that rose by 25 before a function of 5 that vanished in the noise). Counts
+that would follow the throughput are per transaction; a rate that follows it
+(``Rule.follows``: CPU %, MB/s) is an item only where it moved per transaction too, the same
+way.
 
 What the runs could not measure is said with the items (``Evidence.notes``): the hardware
 counters of runs profiled on a machine that hides them, never a figure made up.
@@ -48,7 +50,6 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import groupby
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
@@ -316,21 +317,22 @@ def rank(found: Sequence[Item]) -> list[Item]:
     """A rise from outside the run first (the run cannot have caused it), then the most
     moved relative to its size (to a tenth), then the server's own figures (a wait event, a
     function, WAL or temporary files per transaction) before the machine's that moved with
-    them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise;
-    within a tie, the profiled functions take the places they earned among the others by the
-    share that moved, largest first (the planner's 27 points before a function's 2 that vanished
-    with it, however their noise compares)."""
-    out = sorted(found, key=lambda i: (*_tier(i), -i.t, i.key))
-    for _, group in groupby(range(len(out)), key=lambda k: _tier(out[k])):
-        places = [k for k in group if out[k].key.startswith(CPU)]
-        by_share = sorted((out[k] for k in places), key=lambda i: (-abs(i.delta), i.key))
-        for k, item in zip(places, by_share, strict=True):
-            out[k] = item
+    them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise.
+    The profiled functions then take the places they earned among the others in the order of
+    the share that moved, largest first, as the profile's differential has them: shares are
+    points of one whole, and a function of 5 points that vanished in the noise of three
+    rounds is not what explains a planner that rose from 4 to 30 (nor are 2 points that
+    vanished with its 27)."""
+    out = sorted(found, key=lambda i: (not i.outside, *_moved(i), -i.t, i.key))
+    places = [k for k, i in enumerate(out) if i.key.startswith(CPU)]
+    by_share = sorted((out[k] for k in places), key=lambda i: (-abs(i.delta), i.key))
+    for k, item in zip(places, by_share, strict=True):
+        out[k] = item
     return out
 
 
-def _tier(i: Item) -> tuple[bool, float, bool]:
-    return (not i.outside, -round(i.relative, 1), i.key in MACHINE_WIDE)
+def _moved(i: Item) -> tuple[float, bool]:
+    return (-round(i.relative, 1), i.key in MACHINE_WIDE)
 
 
 # the OS's figures of the whole machine: they move with whatever the server does
