@@ -20,12 +20,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
+from helpers.asgi import call
+from markupsafe import escape
 
 from pglab.analysis.evidence_rules import FUNCTION_WORDS
 from pglab.cli import main
 from pglab.profile import counters
+from pglab.serve import make_app
 from pglab.store import open_store
 
 pytestmark = pytest.mark.integration
@@ -77,6 +81,7 @@ def _pair(
     assert {i["method"] for i in pair["items"]} <= {"paired", "welch"}
     assert main(["compare", f"{name}:a", f"{name}:b", "--store", store]) == 0
     pair["shown"] = " ".join(capsys.readouterr().out.split())
+    pair["store"] = store
     return pair
 
 
@@ -156,6 +161,11 @@ def test_plan_cache_mode_on_the_tpcc_kit_ranks_the_planner_rising_first(
     assert first["method"] == "paired"  # every round profiled
     assert "the planner runs more" in first["text"] and first["text"] in pair["shown"]
     _counters_said(pair)
+    # serve's compare page: the same items, and the same note under them
+    app = make_app(pair["store"], tmp_path / "serve-lab")
+    code, _, page = call(app, "/compare?" + urlencode({"a": "tpccplan:a", "b": "tpccplan:b"}))
+    assert code == 200 and str(escape(first["text"])) in page
+    assert all(str(escape(note)) in page for note in pair["notes"])
 
 
 TPCH = """name = "tpchmem"
