@@ -163,3 +163,27 @@ def test_runs_profiled_where_nothing_counts_say_so_and_have_no_such_figure() -> 
     unprofiled = [[_waited(r.id, c, Fingerprint()) for r, c in zip(side, n, strict=True)]
                   for side, n in ((a, (8, 9, 10)), (b, (0, 0, 0)))]  # fmt: skip
     assert evidence.of_stored(*unprofiled, paired=False).notes == ()
+
+
+def test_show_and_the_report_say_it_under_a_significant_comparison_s_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs profiled on a machine whose CPU does not count (their fingerprint says so): ``pglab
+    show`` and the report print the evidence of the significant comparison with the
+    "unavailable here" line under its items (``compare``'s is checked on real runs)."""
+    from helpers.synthetic_runs import fill
+
+    from pglab import report
+    from pglab.cli import main
+    from pglab.store import open_store
+
+    path = tmp_path / "r.sqlite"
+    with open_store(str(path)) as store:
+        fill(store, "vm", scripts=("select-only",), clients=(1,), repeats=4, seconds=5,
+             effect=1.5, facts={"hardware_counters": counters.NONE})  # fmt: skip
+        page = report.write(store, "vm", tmp_path / "r.html", tmp_path).html.read_text()
+    note = counters.unavailable(counters.NONE)
+    assert '<h2 id="evidence">Why it changed</h2>' in page and note in page
+    assert main(["show", "vm", "--store", str(path)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "why it changed (" in shown and note in shown
