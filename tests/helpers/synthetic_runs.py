@@ -34,10 +34,11 @@ def fill(
     effect: float = 1.10,
     failed: int = 0,
     seed: int = 1,
+    facts: dict | None = None,
 ) -> list[int]:
     """Store a campaign of len(variants) × len(scripts) × len(clients) points × ``repeats``
     runs, interleaved; the second variant is ``effect`` times faster. The last ``failed`` runs
-    fail. Returns the run ids."""
+    fail; ``facts``: more of every run's fingerprint. Returns the run ids."""
     rng = random.Random(seed)
     doc = {
         "name": name,
@@ -57,13 +58,15 @@ def fill(
             base = (2000 if s == "tpcb-like" else 12000) * min(c, 4) ** 0.7
             tps = base * (effect if v != variants[0] else 1.0) * rng.gauss(1, 0.02)
             status = "failed" if len(ids) >= total - failed else "ok"
-            run = _run(name, v, s, c, rep, tps, now, seconds, status, rng)
+            run = _run(name, v, s, c, rep, tps, now, seconds, status, rng, facts or {})
             ids.append(store.save_run(run))
             now += seconds + 5
     return ids
 
 
-def _run(camp, variant, script, clients, repeat, tps, t0, seconds, status, rng) -> RunResult:
+def _run(
+    camp, variant, script, clients, repeat, tps, t0, seconds, status, rng, facts=None
+) -> RunResult:
     axes = [["script", script], ["clients", clients]]
     label = f"{variant} script={script} clients={clients}"
     point_key = f"{variant}-{script}-{clients}"
@@ -84,7 +87,7 @@ def _run(camp, variant, script, clients, repeat, tps, t0, seconds, status, rng) 
                          "scheduler": "mq-deadline"},
         "settings": {"shared_buffers": {"setting": "16384", "unit": "8kB", "source":
                      "configuration file", "shown": "128MB"}},
-    }  # fmt: skip
+    } | (facts or {})  # fmt: skip
     common = dict(
         campaign=camp, run_key=f"{point_key}/{repeat}", point_key=point_key, repeat=repeat,
         variant=variant, label=label, spec=spec, started_at=t0, fingerprint=fingerprint,

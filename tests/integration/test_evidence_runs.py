@@ -83,7 +83,10 @@ def test_synchronous_commit_off_ranks_the_wal_flush_waits_first(
     _run(disk_lab, store, campaign)
     found = _compare(store, "sync:on", "sync:off", capsys)
     (pair,) = found["evidence"]
-    first = pair["items"][0]
+    # first of what the run could have caused: a rise from outside it ranks before by design
+    # (another test's servers and pgbench beside this one, busier in one round than another)
+    caused = [i for i in pair["items"] if not i["outside"]]
+    first = caused[0]
     assert first["key"].lower() in WAL_FLUSH, pair["items"]
     with open_store(str(store)) as opened:  # every run kept the others' CPU
         for row in opened.list_runs("sync"):

@@ -55,8 +55,9 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 # what issue 52 added to every answer (the test and why, its warnings) and point (its own
-# figure, why it is not comparable with its reference): not in the goldens
-ADDED = ("why", "warnings", "figure", "incomparable")
+# figure, why it is not comparable with its reference), and issue 53 to each pair's evidence
+# (what its runs could not measure): not in the goldens
+ADDED = ("why", "warnings", "figure", "incomparable", "notes")
 
 
 def _same_shape(value: object) -> object:

@@ -150,3 +150,78 @@ def test_what_names_a_cause_ranks_before_a_machine_wide_figure_that_moved_with_i
 
     ranked = rank([item("cpu_iowait_pct", 9.0), item("wait:IO:WalSync", 3.0)])
     assert [i.key for i in ranked] == ["wait:IO:WalSync", "cpu_iowait_pct"]
+
+
+def test_among_functions_that_vanished_the_larger_share_ranks_first() -> None:
+    """plan_cache_mode: the planner's chain (27.3 points of the backend's samples) and
+    copyObjectImpl (1.9) both vanish (relative change 1); copyObjectImpl's smaller noise put it
+    first by |Δ|/SE. Within the tie the functions take their places by the share that moved;
+    a wait between them keeps its own place."""
+    from pglab.analysis.evidence import Item, rank
+
+    def item(key: str, delta: float, t: float) -> Item:
+        return Item(key, key, "", -delta, 0.0, delta, delta * 1.1, delta * 0.9, 0.001,
+                    "paired", 1.0, False, t, "")  # fmt: skip
+
+    ranked = rank([
+        item("cpu:backend:copyObjectImpl", -1.9, 50.0),
+        item("wait:LWLock:LockManager", -0.05, 20.0),
+        item("cpu:backend:planner", -27.3, 10.0),
+        item("cpu_iowait_pct", -3.0, 90.0),  # the machine's: after the server's own
+    ])  # fmt: skip
+    assert [i.key for i in ranked] == [
+        "cpu:backend:planner",
+        "wait:LWLock:LockManager",
+        "cpu:backend:copyObjectImpl",
+        "cpu_iowait_pct",
+    ]
+
+
+def test_a_function_that_rose_most_ranks_before_one_that_vanished_in_the_noise() -> None:
+    """The TPC-C-like kit, plan_cache_mode auto against force_custom_plan (three rounds on the
+    loaded development machine): BuildCachedPlan rose 3.35 → 30.4 points (relative 0.89),
+    ExecInsert's 5.45 points vanished (relative 1, its interval near zero). The functions'
+    places go to them by the share that moved; the others keep theirs."""
+    from pglab.analysis.evidence import Item, rank
+
+    def item(key: str, a: float, b: float, t: float) -> Item:
+        rel = abs(b - a) / max(a, b)
+        return Item(key, key, "", a, b, b - a, b - a - 1, b - a + 1, 0.01, "paired", rel, False,
+                    t, "")  # fmt: skip
+
+    ranked = rank([
+        item("cpu:backend:ExecInsert", 5.45, 0.0, 5.0),
+        item("cpu:backend:BuildCachedPlan", 3.35, 30.4, 4.7),
+        item("postgres_cpu_us_xact", 1042.0, 1584.0, 11.1),
+        item("cpu:backend:StartReadBuffer", 16.8, 12.0, 60.5),
+    ])  # fmt: skip
+    assert [i.key for i in ranked] == [
+        "cpu:backend:BuildCachedPlan",
+        "cpu:backend:ExecInsert",
+        "cpu:backend:StartReadBuffer",  # relative 0.3 as the server's CPU, with less noise
+        "postgres_cpu_us_xact",
+    ]
+
+
+def test_a_rate_that_merely_follows_the_throughput_is_no_evidence() -> None:
+    """TPS doubles: the client's CPU doubles with it (the same per transaction: pruned), the
+    disk's writes quadruple (twice as much per transaction: kept), and the throughput itself
+    is what the comparison already says (never an item)."""
+
+    def side(tps: float, noise: tuple[float, ...], per_mb: float) -> list[dict[str, float]]:
+        return [
+            {
+                "throughput": tps + e,
+                "pgbench_cpu_pct": (tps + e) / 50,
+                "disk_write_mb_s": (tps + e) * per_mb,
+            }
+            for e in noise
+        ]
+
+    a = side(1000.0, (0.0, 30.0, -20.0, 10.0), 0.01)
+    b = side(2000.0, (10.0, -30.0, 20.0, 0.0), 0.02)
+    found = evidence.items(*_sides(a, b), paired=True)
+    assert [i.key for i in found] == ["disk_write_mb_s"]
+    # the same client CPU with the throughput unchanged: it moved on its own, an item
+    steady = [{**m, "throughput": 1000.0 + k} for k, m in enumerate(b)]
+    assert "pgbench_cpu_pct" in {i.key for i in evidence.items(*_sides(a, steady), paired=True)}

@@ -21,11 +21,14 @@ their order and the JSON stay what they were, and mypy checks every reader's key
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from pglab.analysis.verdicts import Comparison as Verdict
 from pglab.jsonish import JsonObject
 from pglab.rows import plain
+
+if TYPE_CHECKING:  # evidence imports this module's types
+    from pglab.analysis.evidence import Evidence
 
 
 class RunSide(TypedDict):
@@ -208,13 +211,18 @@ CompareResult = RunsComparison | PointsComparison | CampaignsComparison
 def as_json(
     result: CompareResult,
     profile: Sequence[tuple[str, Sequence[object]]],
-    evidence: Sequence[tuple[str, Sequence[Any]]] = (),
+    evidence: Sequence[tuple[str, Evidence]] = (),
 ) -> JsonObject:
     """What ``pglab compare --json`` prints and ``pglab serve``'s ``/compare.json`` gives: the
     comparison as it is (its answers as objects), then the CPU profiles' changes by pair, then
-    what moved with each pair's figure (``analysis.evidence``'s items, with their words)."""
+    what moved with each pair's figure (``analysis.evidence``'s items, with their words, and
+    what its runs could not measure: ``notes``)."""
     moved = [
-        {"pair": title, "items": [{**plain(i), "text": i.text} for i in items]}
+        {
+            "pair": title,
+            "items": [{**plain(i), "text": i.text} for i in items],
+            "notes": list(items.notes),
+        }
         for title, items in evidence
     ]
     found: JsonObject = plain(

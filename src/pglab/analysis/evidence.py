@@ -24,8 +24,15 @@ the others are ranked by how much they moved relative to their size (|Δ| over t
 two means, to a tenth: 1 for a wait that vanished or appeared), then relative to their noise
 (|Δ| / standard error). Ranked by noise alone, everything that merely follows the throughput
 (CPU time, WAL per second, the sessions freed from a wait now running) moves as surely as its
-cause, and which comes first is chance; the cause is what appeared or vanished. Counts that
-would follow the throughput are per transaction.
+cause, and which comes first is chance; the cause is what appeared or vanished. Profiled
+functions take the places they earned in the order of the share that moved (points of one
+whole: a planner that rose by 25 before a function of 5 that vanished in the noise). Counts
+that would follow the throughput are per transaction; a rate that follows it
+(``Rule.follows``: CPU %, MB/s) is an item only where it moved per transaction too, the same
+way.
+
+What the runs could not measure is said with the items (``Evidence.notes``): the hardware
+counters of runs profiled on a machine that hides them, never a figure made up.
 
 Items that say one thing are one: a chain of profiled calls with the same samples
 (``pg_plan_queries = pg_plan_query = planner``), a query's plan nodes that moved (its shape:
@@ -43,7 +50,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -55,6 +62,7 @@ from pglab.analysis.evidence_rules import (
     NODE,
     PLAN,
     RULES,
+    THROUGHPUT,
     WAIT,
     Rule,
     rule_of,
@@ -62,6 +70,7 @@ from pglab.analysis.evidence_rules import (
     scopes,
 )
 from pglab.jsonish import JsonObject
+from pglab.profile import counters
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun, plain
 from pglab.stats import differences
 from pglab.stats.significance import ALPHA
@@ -73,7 +82,18 @@ if TYPE_CHECKING:  # the store's and the comparison's types only
     from pglab.analysis.comparisons import PointPair
     from pglab.store.base import Store
 
-__all__ = ["RULES", "TOP", "WAIT", "Item", "Rule", "items", "rank", "rule_of", "run_measures"]
+__all__ = [
+    "RULES",
+    "TOP",
+    "WAIT",
+    "Evidence",
+    "Item",
+    "Rule",
+    "items",
+    "rank",
+    "rule_of",
+    "run_measures",
+]
 
 TOP = 5  # items a view prints
 
@@ -134,6 +154,28 @@ def _num(v: float, signed: bool = False) -> str:
     return text.replace("-", "−")
 
 
+@dataclass(frozen=True)
+class Evidence(Sequence[Item]):
+    """A comparison's evidence: its items, ranked (a sequence of them), and what its runs could
+    not measure, in words (``notes``: hardware counters unavailable on their machine)."""
+
+    items: tuple[Item, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @overload
+    def __getitem__(self, k: int) -> Item: ...
+    @overload
+    def __getitem__(self, k: slice) -> Sequence[Item]: ...
+    def __getitem__(self, k: int | slice) -> Item | Sequence[Item]:
+        return self.items[k]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:  # a pair without items is left out, whatever its notes
+        return bool(self.items)
+
+
 # -- two sides ---------------------------------------------------------------------------------
 
 
@@ -148,7 +190,7 @@ def items(
     seen = [{r: scopes(dict(m)) for r, m in side.items()} for side in (a, b)]
     out = []
     for key in keys:
-        if key.startswith(CPU_SAMPLES) or not _above_floor(key, a, b):
+        if key.startswith(CPU_SAMPLES) or key == THROUGHPUT or not _above_floor(key, a, b):
             continue
         scope = scope_of(key)
         if scope is not None:  # not seen where its scope was recorded: zero there
@@ -159,9 +201,35 @@ def items(
         else:
             va, vb = ({r: m[key] for r, m in side.items() if key in m} for side in (a, b))
         item = _item(key, va, vb, paired)
-        if item is not None:
+        if item is not None and not _follows(item, a, b, paired):
             out.append(item)
     return _shapes(_merged(rank(out)))
+
+
+def _follows(
+    item: Item,
+    a: Mapping[int, Mapping[str, float]],
+    b: Mapping[int, Mapping[str, float]],
+    paired: bool,
+) -> bool:
+    """Whether a rate (``Rule.follows``: CPU %, MB/s, checkpoints in a run) merely followed the
+    throughput: per transaction (each run's figure over its transactions per second) it did
+    not move beyond its noise the way the rate moved (client CPU rising with TPS, each
+    transaction costing the client the same)."""
+    if not rule_of(item.key).follows:
+        return False
+    va, vb = (
+        {
+            r: m[item.key] / m[THROUGHPUT]
+            for r, m in side.items()
+            if item.key in m and m.get(THROUGHPUT)
+        }
+        for side in (a, b)
+    )
+    if len(va) < 2 or len(vb) < 2:  # no throughput to judge it by (an operation's phases)
+        return False
+    diff = _difference(va, vb, paired)  # None: the same per transaction in every run
+    return diff is None or diff.p() >= ALPHA or diff.diff * item.delta <= 0
 
 
 def _merged(found: Sequence[Item]) -> list[Item]:
@@ -249,11 +317,22 @@ def rank(found: Sequence[Item]) -> list[Item]:
     """A rise from outside the run first (the run cannot have caused it), then the most
     moved relative to its size (to a tenth), then the server's own figures (a wait event, a
     function, WAL or temporary files per transaction) before the machine's that moved with
-    them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise."""
-    return sorted(
-        found,
-        key=lambda i: (not i.outside, -round(i.relative, 1), i.key in MACHINE_WIDE, -i.t, i.key),
-    )
+    them (the CPU's iowait vanishing with the WAL-flush waits), then relative to its noise.
+    The profiled functions then take the places they earned among the others in the order of
+    the share that moved, largest first, as the profile's differential has them: shares are
+    points of one whole, and a function of 5 points that vanished in the noise of three
+    rounds is not what explains a planner that rose from 4 to 30 (nor are 2 points that
+    vanished with its 27)."""
+    out = sorted(found, key=lambda i: (not i.outside, *_moved(i), -i.t, i.key))
+    places = [k for k, i in enumerate(out) if i.key.startswith(CPU)]
+    by_share = sorted((out[k] for k in places), key=lambda i: (-abs(i.delta), i.key))
+    for k, item in zip(places, by_share, strict=True):
+        out[k] = item
+    return out
+
+
+def _moved(i: Item) -> tuple[float, bool]:
+    return (-round(i.relative, 1), i.key in MACHINE_WIDE)
 
 
 # the OS's figures of the whole machine: they move with whatever the server does
@@ -337,7 +416,7 @@ SKIP = (
 
 def of_runs(
     store: Store, runs_a: Sequence[RunRow], runs_b: Sequence[RunRow], paired: bool
-) -> list[Item]:
+) -> Evidence:
     """The evidence of two sides' ok runs, read from the store (``paired``: by their repeat
     numbers, the rounds of one interleaved campaign; else each run on its own)."""
     loaded = [
@@ -347,9 +426,10 @@ def of_runs(
     return of_stored(loaded[0], loaded[1], paired)
 
 
-def of_stored(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], paired: bool) -> list[Item]:
+def of_stored(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], paired: bool) -> Evidence:
     """The evidence of two sides' stored runs (``of_runs``), each wait item with the statement
-    class most of it was in where the servers computed query ids."""
+    class most of it was in where the servers computed query ids; its notes say what the runs
+    could not measure (``unmeasured``)."""
     sides = []
     statements: list[dict[str, Counter[int]]] = []  # each side's waits by query id
     texts: dict[int, str] = {}  # a statement of each query id
@@ -361,7 +441,25 @@ def of_stored(runs_a: Sequence[StoredRun], runs_b: Sequence[StoredRun], paired: 
                 by.setdefault(key, Counter()).update(counts)
         sides.append(side)
         statements.append(by)
-    return [_said_of(i, statements, texts) for i in items(sides[0], sides[1], paired)]
+    found = items(sides[0], sides[1], paired)
+    return Evidence(
+        tuple(_said_of(i, statements, texts) for i in found),
+        unmeasured([*runs_a, *runs_b], [*sides[0].values(), *sides[1].values()]),
+    )
+
+
+def unmeasured(
+    runs: Sequence[StoredRun], measures: Sequence[Mapping[str, float]]
+) -> tuple[str, ...]:
+    """What the runs could not measure, in words: the hardware counters of runs profiled on a
+    machine that does not count them (their fingerprint's ``hardware_counters`` says why; a
+    virtual machine often hides them), never a figure made up for them."""
+    said = {
+        run.fingerprint["hardware_counters"]
+        for run, m in zip(runs, measures, strict=True)
+        if "hardware_counters" in run.fingerprint and "ipc" not in m
+    }
+    return tuple(counters.unavailable(s) for s in sorted(said))
 
 
 def _said_of(
@@ -379,7 +477,7 @@ def _said_of(
 
 def compare_targets(
     store: Store, a: Target, b: Target, pairs: Sequence[PointPair]
-) -> list[tuple[str, list[Item]]]:
+) -> list[tuple[str, Evidence]]:
     """The evidence of each compared pair of points (``compare.compare_targets``' pairs): a
     list of (title, items), a pair without evidence left out. Two points of one interleaved
     campaign pair by round; two runs have no evidence (no noise measured from one run each)."""
@@ -399,7 +497,7 @@ def compare_targets(
 
 def of_campaign(
     store: Store, name: str, rows: Sequence[points.PointRow]
-) -> list[tuple[str, list[Item]]]:
+) -> list[tuple[str, Evidence]]:
     """The evidence of each significant comparison (verdict + or −) of a campaign's ``rows``
     (``points.campaign_rows``, as ``pglab show`` has them) with its baseline: (title, items)."""
     significant = {r.point for r in rows if r.comparison and r.comparison.verdict in "+-"}
@@ -419,7 +517,7 @@ def of_campaign(
 
 def of_changes(
     store: Store, histories: Sequence[executions.PointHistory]
-) -> list[tuple[str, list[Item]]]:
+) -> list[tuple[str, Evidence]]:
     """The evidence of each change point of a campaign's executions (``pglab history``):
     ``of_change``'s, titled by the point and the execution of the change (those without
     evidence left out)."""
@@ -433,7 +531,7 @@ def of_changes(
     return out
 
 
-def of_change(store: Store, p: executions.PointHistory, k: int) -> list[Item]:
+def of_change(store: Store, p: executions.PointHistory, k: int) -> Evidence:
     """The evidence of a point's ``k``-th change point: the runs of the executions at the new
     level (up to the next change) against those of the level before it (from the change
     before), unpaired (Welch)."""
@@ -446,7 +544,7 @@ def of_change(store: Store, p: executions.PointHistory, k: int) -> list[Item]:
     return of_runs(store, before, after, paired=False)
 
 
-def of_variants(store: Store, campaign: str, a: str, b: str) -> list[Item]:
+def of_variants(store: Store, campaign: str, a: str, b: str) -> Evidence:
     """The evidence of variant ``b`` of a campaign against its variant ``a`` (a bisect step's
     commits), by round when the campaign is interleaved."""
     runs = store.list_runs(campaign)

@@ -2,8 +2,10 @@
 phases, keyed as ``evidence_rules`` names them: the waits in sessions; the OS's CPU split, the
 disk, the CPU of the server, the load generator and every other process; WAL, temporary files
 and buffers per transaction, checkpoints, the server's CPU per transaction; where the run was
-profiled, each function's inclusive share of its process kind's samples; where it stored
-TPC-H-like plans, each query's spills and node counts.
+profiled, each function's inclusive share of its process kind's samples, and where its machine
+counted them, the server's instructions per cycle and cache misses per transaction (hardware
+counters, ``profile.counters``); where it stored TPC-H-like plans, each query's spills and node
+counts.
 
 A figure whose data the run lacks is absent, never zero; within what it recorded (waits
 sampled, a kind profiled, a query's plan stored) a figure not seen is zero (``scope_of``).
@@ -17,7 +19,17 @@ from typing import Any
 
 from pglab import workloads
 from pglab.analysis import profiles
-from pglab.analysis.evidence_rules import CPU, CPU_SAMPLES, NODE, PLAN, RULES, SPILL_RULES, WAIT
+from pglab.analysis.evidence_rules import (
+    CPU,
+    CPU_SAMPLES,
+    NODE,
+    PLAN,
+    RULES,
+    SPILL_RULES,
+    THROUGHPUT,
+    WAIT,
+)
+from pglab.profile import counters
 from pglab.rows import StoredRun
 from pglab.telemetry import checkpoints as checkpoint_log
 from pglab.telemetry import pg_stats, waits
@@ -32,19 +44,26 @@ KEPT_SHARE = 0.5
 
 def run_measures(run: StoredRun) -> dict[str, float]:
     """The run's figures over its measured phases (``RULES``' keys and the families of
-    ``evidence_rules``)."""
+    ``evidence_rules``), and its throughput (``THROUGHPUT``: transactions per second)."""
     seconds: dict[str, list[float]] = {}  # per-second values of every measured phase
     sums: dict[str, float] = {}  # counts over the phases (waits: per event, and "samples")
-    xacts = 0.0
+    xacts = seconds_run = 0.0
+    counted: dict[str, float] = {}  # hardware counters over the phases, where counted
     for ph in run.phases:
         stored = run.series.get(str(ph.idx)) if ph.measured else None
         if stored:
             tables = tables_of(stored)
             xacts += float(ph.transactions or 0)
+            seconds_run += ph.elapsed_s
             _waits(tables, sums)
             _os(tables, seconds, sums)
             _counters(tables, sums)
+            _hardware(tables, counted)
     out = {k: sum(v) / len(v) for k, v in seconds.items() if v}
+    if counted.get("cycles") and "instructions" in counted:
+        out["ipc"] = counted["instructions"] / counted["cycles"]
+    if "cache-misses" in counted:
+        sums["cache_misses"] = counted["cache-misses"]
     samples = sums.pop("samples", 0.0)
     for k, v in sums.items():
         if k.startswith(WAIT):
@@ -53,6 +72,8 @@ def run_measures(run: StoredRun) -> dict[str, float]:
             out[k] = v
         elif xacts > 0:  # a count that follows the throughput: per transaction
             out[f"{k}_xact"] = v / xacts
+    if xacts > 0 and seconds_run > 0:
+        out[THROUGHPUT] = xacts / seconds_run
     return out | profile_measures(run) | plan_measures(run)
 
 
@@ -143,6 +164,17 @@ def _counters(tables: Mapping[str, Table], sums: dict[str, float]) -> None:
     for k, v in checkpoint_log.summarize(tables.get("checkpoints")).items():
         if k in RULES:
             _add(sums, k, v)
+
+
+def _hardware(tables: Mapping[str, Table], counted: dict[str, float]) -> None:
+    """The phase's hardware counters (``profile.counters``), added to ``counted`` by event."""
+    t = tables.get(counters.TABLE)
+    if t is None:
+        return
+    col = {c: i for i, c in enumerate(t.columns)}
+    for r in t.rows:
+        if r[col["count"]] is not None:
+            _add(counted, r[col["event"]], float(r[col["count"]]))
 
 
 def _add(sums: dict[str, float], key: str, value: float) -> None:

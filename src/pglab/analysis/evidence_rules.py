@@ -33,6 +33,9 @@ class Rule:
     # what the run cannot have caused when it rises (another process's CPU, the hypervisor's):
     # a fall can be the run's doing, on a machine whose CPUs are all in use (zero-sum)
     outside: bool = False
+    # a rate (per second, or per run of a fixed length) that moves with the throughput: an
+    # item only where it moved per transaction too, the same way (else it merely follows)
+    follows: bool = False
 
 
 WAIT = "wait:"  # a wait event's figure: "wait:TYPE:EVENT"
@@ -40,6 +43,7 @@ CPU = "cpu:"  # a profiled function's inclusive share: "cpu:KIND:FUNCTION"
 CPU_SAMPLES = "cpu_samples:"  # a process kind's CPU samples in a run: "cpu_samples:KIND"
 PLAN = "plan:"  # a query's plan: "plan:q09:sort", "plan:q09:node:Hash Join"
 NODE = "node:"
+THROUGHPUT = "throughput"  # a run's transactions per second (what ``follows`` is judged by)
 
 # figures measured on every run (the families above have rules of their own, below)
 RULES: dict[str, Rule] = {
@@ -51,13 +55,13 @@ RULES: dict[str, Rule] = {
         "another process stopped taking CPU",
         outside=True,
     ),
-    "cpu_user_pct": Rule("CPU user", "points", 2.0),
-    "cpu_system_pct": Rule("CPU system", "points", 2.0),
+    "cpu_user_pct": Rule("CPU user", "points", 2.0, follows=True),
+    "cpu_system_pct": Rule("CPU system", "points", 2.0, follows=True),
     "cpu_iowait_pct": Rule("CPU iowait", "points", 1.0, "CPUs idle waiting for I/O"),
     "cpu_steal_pct": Rule(
         "CPU steal", "points", 1.0, "the hypervisor took CPU from the VM", outside=True
     ),
-    "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0),
+    "postgres_cpu_pct": Rule("server CPU", "% of a core", 5.0, follows=True),
     "postgres_cpu_us_xact": Rule(
         "server CPU per transaction",
         "µs",
@@ -66,10 +70,14 @@ RULES: dict[str, Rule] = {
         "each transaction costs the server less CPU",
     ),
     "pgbench_cpu_pct": Rule(
-        "client CPU", "% of a core", 5.0, "the load generator worked harder (client-bound?)"
+        "client CPU",
+        "% of a core",
+        5.0,
+        "the load generator worked harder (client-bound?)",
+        follows=True,
     ),
-    "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5),
-    "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5),
+    "disk_read_mb_s": Rule("disk reads", "MB/s", 0.5, follows=True),
+    "disk_write_mb_s": Rule("disk writes", "MB/s", 0.5, follows=True),
     "disk_await_ms": Rule("disk await", "ms", 0.2, "each I/O waited longer"),
     "wal_kb_xact": Rule(
         "WAL per transaction",
@@ -91,14 +99,31 @@ RULES: dict[str, Rule] = {
         "sorts or hashes spilled to disk (work_mem too small for them)",
         "fewer sorts or hashes spill to disk (they fit in work_mem)",
     ),
-    "checkpoints": Rule("checkpoints", "", 0.5),
-    "checkpoints_requested": Rule("requested checkpoints", "", 0.5, "max_wal_size reached"),
+    "checkpoints": Rule("checkpoints", "", 0.5, follows=True),
+    "checkpoints_requested": Rule(
+        "requested checkpoints", "", 0.5, "max_wal_size reached", follows=True
+    ),
     "checkpoint_write_s": Rule("checkpoint write time", "s", 0.5),
     "checkpoint_sync_s": Rule("checkpoint sync time", "s", 0.1),
     "blks_read_xact": Rule(
         "buffers read per transaction", "", 0.05, "more pages came from outside shared buffers"
     ),
     "blks_hit_xact": Rule("buffer hits per transaction", "", 0.5),
+    # the server's hardware counters, where the machine counts them (``profile.counters``)
+    "ipc": Rule(
+        "instructions per cycle",
+        "",
+        0.02,
+        "the server's CPU did more per cycle",
+        "the server's CPU did less per cycle (stalled: cache misses, branch mispredictions?)",
+    ),
+    "cache_misses_xact": Rule(
+        "cache misses per transaction",
+        "",
+        1.0,
+        "more cache misses per transaction (a working set the CPU's caches do not hold?)",
+        "fewer cache misses per transaction",
+    ),
 }
 WAIT_RULE = Rule("{event} waits", "sessions", 0.02)
 # "TYPE:EVENT" (any case: 17 renamed WALSync WalSync): (what a rise says, what a fall says)
@@ -142,8 +167,15 @@ FUNCTION_WORDS: dict[str, tuple[str, str]] = {
             "grouping_planner",
             "query_planner",
             "BuildCachedPlan",
+            "GetCachedPlan",
             "create_plan",
+            "create_plan_recurse",
             "make_one_rel",
+            "add_paths_to_joinrel",
+            "set_base_rel_sizes",
+            "set_base_rel_pathlists",
+            "preprocess_expression",
+            "SS_process_ctes",
         ),
         _PLANNING,
     ),

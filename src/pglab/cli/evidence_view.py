@@ -9,9 +9,9 @@ from pglab.analysis import evidence
 from pglab.cli.common import console
 
 
-def print_evidence(why: list[tuple[str, list[evidence.Item]]], titled: bool) -> None:
-    """The first ``evidence.TOP`` items of each comparison; ``titled``: name each one (several
-    comparisons)."""
+def print_evidence(why: list[tuple[str, evidence.Evidence]], titled: bool) -> None:
+    """The first ``evidence.TOP`` items of each comparison, then what its runs could not
+    measure; ``titled``: name each one (several comparisons)."""
     for title, items in why:
         console.print(
             f"[bold]why it changed{escape(f' ({title})' if titled else '')}[/]: "
@@ -23,3 +23,5 @@ def print_evidence(why: list[tuple[str, list[evidence.Item]]], titled: bool) -> 
             console.print(f"  {item.text}", markup=False, soft_wrap=True)
         if len(items) > evidence.TOP:
             console.print(f"  … and {len(items) - evidence.TOP} more (compare --json: all)")
+        for note in items.notes:
+            console.print(f"  {note}", markup=False, soft_wrap=True)

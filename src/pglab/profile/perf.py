@@ -21,7 +21,6 @@ removed with it.
 
 from __future__ import annotations
 
-import functools
 import os
 import select
 import shutil
@@ -137,7 +136,7 @@ def start(out: Path, hz: int) -> subprocess.Popen[Any]:
     with out.with_suffix(".err").open("w") as err:
         proc = procs.spawn(argv, stderr=err, cwd=out.parent, env=env_for(out))
     try:
-        _enable(proc, ctl, ack)
+        enable(proc, ctl, ack)
     except BaseException:
         procs.terminate(proc, signal.SIGKILL)
         raise
@@ -147,12 +146,18 @@ def start(out: Path, hz: int) -> subprocess.Popen[Any]:
 def disable(proc: subprocess.Popen[Any], out: Path) -> None:
     """Tell perf to stop sampling (its events off: at once), and wait until it says it has;
     ``stop`` ends it later (writing its file out takes a second or two)."""
-    _enable(proc, out.with_suffix(".ctl"), out.with_suffix(".ack"), b"disable")
+    enable(proc, out.with_suffix(".ctl"), out.with_suffix(".ack"), command=b"disable")
 
 
-def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path, command: bytes = b"enable") -> None:
-    """Tell perf to start sampling (or ``disable``), and wait until it says it has (or has
-    died)."""
+def enable(
+    proc: subprocess.Popen[Any],
+    ctl: Path,
+    ack: Path,
+    what: str = "perf record",
+    command: bytes = b"enable",
+) -> None:
+    """Tell perf (started with ``-D -1 --control=fifo:CTL,ACK``) to enable its events (or
+    ``disable`` them), and wait until it says it has (or has died)."""
     # opened read-write, the FIFOs never block on perf; perf keeps its ends open
     wfd = os.open(ctl, os.O_RDWR)
     rfd = os.open(ack, os.O_RDWR | os.O_NONBLOCK)
@@ -162,9 +167,9 @@ def _enable(proc: subprocess.Popen[Any], ctl: Path, ack: Path, command: bytes = 
         said = b""
         while b"ack" not in said:
             if proc.poll() is not None:
-                raise CommandError(f"perf record ended as it started (exit {proc.returncode})")
+                raise CommandError(f"{what} ended as it started (exit {proc.returncode})")
             if time.monotonic() > deadline:
-                raise CommandError(f"perf record did not start within {START_TIMEOUT_S:.0f} s")
+                raise CommandError(f"{what} did not start within {START_TIMEOUT_S:.0f} s")
             ready, _, _ = select.select([rfd], [], [], 0.2)
             if ready:
                 said += os.read(rfd, 64)
@@ -226,22 +231,3 @@ def _dpkg_owner(binary: str) -> str | None:
         return procs.run(["dpkg", "-S", binary], timeout=30, check=False).stdout
     except CommandError:
         return ""
-
-
-@functools.lru_cache(maxsize=1)
-def hardware_counters() -> str:
-    """Whether this machine's CPU counts cycles and instructions for perf (a virtual machine
-    often does not), in words for a profiled run's fingerprint."""
-    try:
-        done = procs.run(
-            [executable(), "stat", "-x,", "-e", "cycles,instructions", "--", "true"],
-            timeout=30,
-            check=False,
-            what="perf stat",
-        )
-    except CommandError as exc:
-        return f"unknown ({exc.message})"
-    lines = [line for line in done.stderr.splitlines() if line.count(",") >= 2]
-    if lines and all("<not supported>" in line or "<not counted>" in line for line in lines):
-        return "none: perf stat cannot count cycles or instructions here (a virtual machine?)"
-    return "cycles and instructions (perf stat)" if lines else "unknown"

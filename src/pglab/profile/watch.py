@@ -14,9 +14,11 @@ directory are removed on every exit. With ``later`` (the executor's) perf's samp
 switched off on exit (over its control FIFO: at once) and perf is stopped and its recording
 folded by ``fold`` once the run's server is stopped: perf writing its file out takes a second or
 two and ``perf script``'s unwinding of every sample seconds of CPU, which the run's end overlaps
-with the next run's copy; ``discard`` ends it when the run ends otherwise. A
-server pglab made on a host is recorded there by that host's perf over SSH
-(``host.HostRecording``), folded here the same way. An existing server is not profiled (its
+with the next run's copy; ``discard`` ends it when the run ends otherwise. Where this
+machine's CPU counts cycles and instructions (``counters.probe``), ``perf stat`` counts the
+server's hardware counters beside the recording (``counters``: the phase table
+``profile.counters``). A server pglab made on a host is recorded there by that host's perf over
+SSH (``host.HostRecording``), folded here the same way. An existing server is not profiled (its
 processes are not pglab's to sample), and its notes say so.
 """
 
@@ -38,7 +40,7 @@ from pglab.campaign.spec import ProfileSpec
 from pglab.errors import CommandError, HostError
 from pglab.lab import Lab
 from pglab.postgres.interface import OsView, Server
-from pglab.profile import folded, perf
+from pglab.profile import counters, folded, perf
 from pglab.profile.host import HostRecording
 from pglab.records import TableJson
 
@@ -60,6 +62,7 @@ class ProfileWatch:
         self.notes: list[str] = []
         self.kinds: dict[int, str] = {}
         self._proc: subprocess.Popen[Any] | None = None
+        self._counting: subprocess.Popen[Any] | None = None  # perf stat, where it counts
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         self._pids: Any = None
@@ -70,6 +73,10 @@ class ProfileWatch:
     @property
     def data(self) -> Path:
         return self.workdir / f"perf-{self.label}.data"
+
+    @property
+    def counts(self) -> Path:
+        return self.data.with_suffix(".stat")
 
     def __enter__(self) -> ProfileWatch:
         if not self.spec.enabled:
@@ -87,6 +94,11 @@ class ProfileWatch:
             self.notes.append("not profiled: no process of the server was found")
             return self
         self._proc = perf.start(self.data, self.spec.frequency)
+        if counters.probe().countable:
+            try:
+                self._counting = counters.start(self.counts, self._pids())
+            except (CommandError, OSError) as exc:
+                self.notes.append(f"hardware counters: perf stat could not start: {exc}")
         self._poller = threading.Thread(target=self._poll_loop, name="pglab-profile", daemon=True)
         self._poller.start()
         return self
@@ -138,7 +150,7 @@ class ProfileWatch:
                 self._host.close()
             if not self.pending:  # a recording kept for ``fold``: there, with its build ids
                 self._remove(self.data)
-            for suffix in (".err", ".old", ".ctl", ".ack"):
+            for suffix in (".err", ".old", ".ctl", ".ack", *counters.SUFFIXES):
                 self.data.with_suffix(suffix).unlink(missing_ok=True)
             recorded = self._proc is not None or self._host is not None
             self.seconds = time.monotonic() - t0 if recorded else 0.0
@@ -192,6 +204,12 @@ class ProfileWatch:
             self._poller.join(timeout=5)
         if self._proc is None:
             return
+        if self._counting is not None:
+            counted, not_counted = counters.stop(self._counting, self.counts)
+            if counted and not failed:
+                self.tables[counters.TABLE] = counters.table(counted)
+            elif not failed:
+                self.notes.append(f"hardware counters: {not_counted}")
         if self.later and not failed:  # sampling off now; perf stopped and folded later
             try:
                 perf.disable(self._proc, self.data)

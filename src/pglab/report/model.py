@@ -96,8 +96,9 @@ class Report:
     # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from
     # its reference's
     plan_changes: list[tpch.PlanChange] = field(default_factory=list)
-    # why each significant comparison changed: (title, its top items in words), ``evidence``
-    evidence: list[tuple[str, list[str]]] = field(default_factory=list)
+    # why each significant comparison changed: (title, its top items in words, what its runs
+    # could not measure), ``evidence``
+    evidence: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
     # a replay's statement classes: each compared point's sentence and the classes that moved
     named: list[tuple[str, list[str]]] = field(default_factory=list)
     named_legend: str = ""
@@ -282,7 +283,10 @@ def _fill_campaign(
     if rep.only_run is None:
         rep.notices = run_warnings.campaign_notices(store, rep.title, runs=full, rows=rows)
         why = evidence.of_campaign(store, rep.title, rows)
-        rep.evidence = [(title, [i.text for i in items[: evidence.TOP]]) for title, items in why]
+        rep.evidence = [
+            (title, [i.text for i in items[: evidence.TOP]], list(items.notes))
+            for title, items in why
+        ]
         _fill_named(store, rep)
     else:
         rep.notices = run_warnings.run_notices(full[0] or rep.runs[0])

@@ -45,7 +45,7 @@ from pglab.postgres.interface import Server
 from pglab.postgres.lease import HERE, Lease, Site, Upcoming, lease_key, provision
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
-from pglab.profile import perf
+from pglab.profile import counters
 from pglab.profile.watch import ProfileWatch
 from pglab.records import PhaseResult, ProgressSample, RunResult, RunStatus
 from pglab.run import affinity, os_hosts
@@ -421,7 +421,7 @@ class Executor:
         for told in {w.fingerprint for ph in run.phases if (w := workload_of(ph)).fingerprint}:
             told(fp)  # what a kind's client adds (sysbench's version)
         if run.profile.enabled and run.server.host is None:  # this machine's CPU: said once
-            fp["hardware_counters"] = perf.hardware_counters()  # per run, not an error if none
+            fp["hardware_counters"] = counters.hardware_counters()  # per run, not an error if none
         self.hosts.local_pgbench = binaries.exe("pgbench")  # "local" among generators
         remote = sorted({g for ph in run.phases if ph.remote for g in ph.generators})
         if remote:

@@ -25,7 +25,7 @@ class ComparePage(TypedDict):
     choices: list[str]  # what the picker offers
     result: CompareResult | None  # analysis.compare.compare_targets's, once A and B are given
     profile: list[tuple[str, list[Change]]]  # CPU profile changes where both sides have them
-    evidence: list[tuple[str, list[evidence.Item]]]  # why each pair changed (analysis.evidence)
+    evidence: list[tuple[str, evidence.Evidence]]  # why each pair changed (analysis.evidence)
     error: LabError | None  # what is wrong with A or B
     legend: str  # what the verdicts mean
 
