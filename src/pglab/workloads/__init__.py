@@ -18,14 +18,17 @@ from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
 from pglab.workloads.maintenance import metrics as maintenance_metrics
+from pglab.workloads.maintenance.figures import OPERATION_KIND
 from pglab.workloads.maintenance.runner import MaintenanceOperation
 from pglab.workloads.pgbench import runner as pgbench_runner
 from pglab.workloads.replay import metrics as replay_metrics
+from pglab.workloads.replay.phase import SUMMARY_TABLE as REPLAY_SUMMARY
 from pglab.workloads.replay.runner import Replay
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.sysbench.runner import Sysbench
 from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
+from pglab.workloads.tpch import power, throughput
 from pglab.workloads.tpch.runner import TpchPower
 
 _TPS = "transactions/s"
@@ -42,7 +45,7 @@ REGISTRY: dict[str, Workload] = {
             (
                 Figure(
                     "MB/s",
-                    "tps",
+                    "mb_s",
                     "MB/s",
                     items=(
                         "elapsed_s",
@@ -54,6 +57,7 @@ REGISTRY: dict[str, Workload] = {
                         "leader_cpu_pct",
                         "workers_cpu_pct",
                     ),
+                    table=OPERATION_KIND,
                 ),
             ),
         ),
@@ -114,9 +118,10 @@ REGISTRY: dict[str, Workload] = {
             (
                 Figure(
                     "statements/active s",
-                    "tps",
+                    replay_metrics.FIGURE,
                     "statements/s",
                     items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
+                    table=REPLAY_SUMMARY,
                 ),
             ),
         ),
@@ -126,8 +131,8 @@ REGISTRY: dict[str, Workload] = {
             (tpch_metrics.tpch_metrics,),
             "tpch",
             (
-                Figure("QphH", "tps", "QphH", items=("power", "geomean_s", "timeouts")),
-                Figure("QthH", "tps", "QthH", items=("throughput", "timeouts")),
+                Figure("QphH", "power", "QphH", items=("geomean_s", "timeouts"), table=power.TABLE),
+                Figure("QthH", "throughput", "QthH", items=("timeouts",), table=throughput.TABLE),
             ),
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
@@ -173,8 +178,16 @@ def metrics_functions() -> list[MetricsFunction]:
 
 def headlines_by_metric() -> dict[str, str]:
     """The figures held in a metric of their own (not in the run's ``tps``), name -> metric:
-    TPC-C-like NOPM, TPC-E-like tpsE."""
+    an operation's MB/s, TPC-C-like NOPM, TPC-E-like tpsE, a replay's statements per active
+    second, TPC-H-like QphH and QthH."""
     return {f.name: f.metric for w in REGISTRY.values() for f in w.figures if f.metric != "tps"}
+
+
+def figures_by_table() -> dict[str, Figure]:
+    """The figures that are not a TPS by the phase table that tells a phase of them
+    (``Figure.table``): what a store written before they were stored under their own names
+    holds in its phases' ``tps`` (``store/schema``'s version 6)."""
+    return {f.table: f for w in REGISTRY.values() for f in w.figures if f.table is not None}
 
 
 def plan_readers() -> list[PlanReader]:

@@ -100,14 +100,18 @@ class Figure:
     """A figure a kind declares: what the comparison engine and the views judge its runs on.
 
     ``name`` is what the views call it ("tps", "NOPM", "QphH", "MB/s"); ``metric`` the run
-    metric that holds it (``tps``: the run's ``tps`` column, which holds MB/s, QphH... today;
-    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it."""
+    metric that holds it (``tps``: the run's ``tps`` column, transactions per second only;
+    ``nopm``, ``mb_s``, ``power``: a metric of its own, the run's ``tps`` then pgbench's or
+    empty); ``items`` the other metrics of the kind, beside it."""
 
     name: str
     metric: str
     unit: str
     direction: Literal["higher", "lower"] = "higher"  # which way is better
     items: tuple[str, ...] = ()
+    # the phase table that tells a stored phase of this figure (its report's ``tps`` holds it),
+    # where that is not a TPS: what the store's migration to version 6 named them by
+    table: str | None = None
 
 
 @dataclass(frozen=True)
