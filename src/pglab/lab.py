@@ -10,6 +10,7 @@ Layout under the home (``PGLAB_HOME``; default ``/var/lib/pglab`` as root, else
     clusters/<name>/      working clusters the runs use (copies of a template)
     sock/<name>/          private socket directories (mode 0700)
     work/<name>/          pgbench's per-transaction logs while a run is measured
+    kit-scripts/<kit>/<digest>/  the workload kits' scripts as pgbench runs them (by content)
 
 PostgreSQL refuses to run as root, so as root the servers run as ``PGLAB_RUN_USER`` (default
 ``pglab``, created as a system account if missing). Everything the account must reach is
@@ -52,7 +53,8 @@ def said_home(home: Path) -> str:
     if os.geteuid() == 0 and home == Path("/var/lib/pglab"):
         said += (
             " (as root, the machine's lab, shared by everyone who runs pglab as root: its "
-            "datasets, builds and results; PGLAB_HOME or --lab-dir for one of your own)"
+            "datasets, builds, kit scripts and results; PGLAB_HOME or --lab-dir for one of "
+            "your own)"
         )
     return said
 

@@ -17,7 +17,7 @@ be set, so the scripts' digests (and the points' keys) did not change.
 
 pgbench has no include, so a script's line ``-- pglab: include args/NAME.sql`` stands for that
 file of the kit (the random arguments that a transaction's scripts share): the script pgbench
-runs is written, expanded, to a folder named by its content (``scripts_dir``).
+runs is written, expanded, to a folder named by its content in the lab (``scripts_dir``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pglab.campaign.spec import Script
+from pglab.lab import default_home
 
 HERE = Path(__file__).parent
 INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
@@ -113,10 +114,12 @@ class Kit:
 
 
 def scripts_dir() -> Path:
-    """Where expanded kit scripts are written for pgbench (rewritten when missing): the user's
-    cache, as pgbench runs as the user who runs pglab."""
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "pglab" / "kit-scripts"
+    """Where expanded kit scripts are written for pgbench (rewritten when missing): the lab's
+    home (``kit-scripts/``, each folder named by its content), not one user's cache: as root
+    ``/var/lib/pglab``, shared by everyone who runs pglab there as its datasets and builds are;
+    ``PGLAB_HOME`` another. They are written when the campaign is read, before any lab is
+    opened: a ``--lab-dir`` of one command does not move them (``PGLAB_HOME`` does)."""
+    return default_home() / "kit-scripts"
 
 
 def written(folder: str, name: str, text: str) -> Path:
