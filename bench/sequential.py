@@ -22,7 +22,7 @@ variants).
 Recorded (``--campaign NAME``, from the store of ``--lab-dir``/``--store``): a campaign stored
 with fixed repeats replayed with ``max`` = its repeats, the rounds in the order they ran, each
 side's runs paired by round on the figure ``pglab show`` judges (a round one side lacks, a failed
-run, left out of all: ``by_round``, ``paired``);
+run, left out of all: ``engine.in_common_rounds``);
 ``--live`` first runs ``examples/auto-repeats.toml``'s three rate-limited variants with 10
 fixed repeats (about 4 minutes) and replays that.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 import argparse
 import math
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -225,27 +225,6 @@ def simulate(campaigns: int, seed: int) -> Tally:
     return total
 
 
-def by_round(runs: Sequence[RunRow], figure: str) -> dict[str, dict[str, dict[int, float]]]:
-    """Each coordinate's variants' ok runs' ``figure`` by round (their repeat number), as the
-    engine pairs them (``points.tps_by_round``)."""
-    by: dict[str, dict[str, list[RunRow]]] = {}
-    for r in runs:
-        coords = " ".join(f"{k}={v}" for k, v in r.axes.items())
-        by.setdefault(coords, {}).setdefault(r.variant, []).append(r)
-    return {
-        coords: {v: points.tps_by_round(mine, figure) for v, mine in variants.items()}
-        for coords, variants in by.items()
-    }
-
-
-def paired(sides: list[dict[int, float]]) -> list[list[float]]:
-    """The sides' values in the rounds every side has, in round order: a round where a run of
-    one side failed is left out of all (pairing by list position put another round's run
-    beside it)."""
-    rounds = sorted(set.intersection(*(set(side) for side in sides)))
-    return [[side[r] for r in rounds] for side in sides]
-
-
 def recorded(store: Store, name: str, min_rounds: int, effect: float | None) -> Tally:
     """A stored campaign of fixed repeats replayed: each coordinate's baseline and variants in
     the order their runs ran (null: unknown, so no false-positive figure)."""
@@ -258,12 +237,18 @@ def recorded(store: Store, name: str, min_rounds: int, effect: float | None) -> 
     effect = effect if effect is not None else points.effect_of(camp)
     runs = store.list_runs(name)
     figure = points.figure_of(runs)  # what show judges the points on: TPS, NOPM, MB/s...
-    by = by_round(runs, figure)
+    by: dict[str, dict[str, list[RunRow]]] = {}
+    for r in runs:
+        coords = " ".join(f"{k}={v}" for k, v in r.axes.items())
+        by.setdefault(coords, {}).setdefault(r.variant, []).append(r)
     total = Tally()
-    for coords, variants in by.items():
+    for coords, mine in by.items():
+        # each variant's figure by round, as the engine pairs them
+        variants = {v: points.tps_by_round(rs, figure) for v, rs in mine.items()}
         if baseline not in variants or len(variants) < 2:
             continue
-        tps = paired([variants[baseline]] + [v for k, v in variants.items() if k != baseline])
+        sides = [variants[baseline]] + [v for k, v in variants.items() if k != baseline]
+        tps = engine.in_common_rounds(sides)
         rounds = min(len(v) for v in tps)
         if rounds == 0:
             continue

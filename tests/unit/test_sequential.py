@@ -214,25 +214,11 @@ def test_the_example_is_an_auto_campaign() -> None:
     assert [v.name for v in camp.variants] == ["base", "same", "slower"]
 
 
-def test_the_bench_replays_a_stored_campaign_paired_by_round() -> None:
-    """``bench/sequential.py --campaign`` pairs a campaign's runs by round, as the engine does:
-    a round where one side's run failed is left out of both sides (by list position, round 3 of
-    one side stood beside round 2 of the other)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    where = Path(__file__).resolve().parents[2] / "bench"
-    sys.path.insert(0, str(where))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_sequential", where / "sequential.py")
-        assert spec is not None and spec.loader is not None
-        bench = importlib.util.module_from_spec(spec)
-        sys.modules["bench_sequential"] = bench  # its dataclasses look their module up
-        spec.loader.exec_module(bench)
-    finally:
-        sys.path.remove(str(where))
-        sys.modules.pop("bench_sequential", None)
+def test_a_stored_campaign_is_replayed_paired_by_round() -> None:
+    """``bench/sequential.py --campaign`` pairs a campaign's runs by round, as the engine does
+    (``engine.in_common_rounds``): a round where one side's run failed is left out of both
+    sides (by list position, round 3 of one side stood beside round 2 of the other)."""
+    from pglab.analysis import engine
 
     def run(i: int, variant: str, repeat: int, tps: float | None) -> RunRow:
         status = "ok" if tps is not None else "failed"
@@ -241,6 +227,8 @@ def test_the_bench_replays_a_stored_campaign_paired_by_round() -> None:
 
     runs = [run(1, "a", 1, 100.0), run(2, "b", 1, 110.0), run(3, "a", 2, 50.0),
             run(4, "b", 2, None), run(5, "a", 3, 100.0), run(6, "b", 3, 111.0)]  # fmt: skip
-    by = bench.by_round(runs, "tps")
-    assert by == {"": {"a": {1: 100.0, 2: 50.0, 3: 100.0}, "b": {1: 110.0, 3: 111.0}}}
-    assert bench.paired([by[""]["a"], by[""]["b"]]) == [[100.0, 100.0], [110.0, 111.0]]
+    a = points.tps_by_round([r for r in runs if r.variant == "a"], "tps")
+    b = points.tps_by_round([r for r in runs if r.variant == "b"], "tps")
+    assert engine.in_common_rounds([a, b]) == [[100.0, 100.0], [110.0, 111.0]]
+    assert engine.in_common_rounds([a]) == [[100.0, 50.0, 100.0]]
+    assert engine.in_common_rounds([]) == []

@@ -62,7 +62,14 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
+from pglab.campaign.workload import (
+    apply_workload,
+    for_phase,
+    kits_checked,
+    load_of,
+    progress_problem,
+    takes,
+)
 from pglab.errors import CampaignError
 from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
@@ -256,9 +263,7 @@ def _reference(
     variant, axes, wrong = questions.resolve(raw, [v.name for v in variants], dict(matrix))
     for w in wrong:
         p.add("[analysis]", w)
-    loads = {
-        tuple((ph.kit, ph.operation, ph.replay, ph.generator) for ph in v.phases) for v in variants
-    }
+    loads = {load_of(v.phases) for v in variants}
     if axes and len(variants) > 1 and len(loads) == 1:
         p.add("[analysis]", questions.axis_beside_variants(axes, [v.name for v in variants]))
     return ((("variant", variant),) if variant else ()) + tuple(axes.items())
