@@ -27,6 +27,7 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,17 @@ def default_home() -> Path:
         return Path("/var/lib/pglab")
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "pglab"
+
+
+# the lab a command names (``--lab-dir``) while it runs: what is written for the lab before it
+# is opened (the kits' scripts, when a campaign file is read) goes there (``command_home``)
+COMMAND_HOME: ContextVar[Path | None] = ContextVar("pglab_command_home", default=None)
+
+
+def command_home() -> Path:
+    """The lab of the command running (``--lab-dir``), else the default one (``PGLAB_HOME``,
+    ``/var/lib/pglab`` as root)."""
+    return (COMMAND_HOME.get() or default_home()).absolute()
 
 
 def said_home(home: Path) -> str:

@@ -486,3 +486,24 @@ def test_as_root_the_kit_scripts_are_in_the_machine_s_lab(monkeypatch: pytest.Mo
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.setenv("XDG_DATA_HOME", "/home/u/.local/share")
     assert kits.scripts_dir() == Path("/home/u/.local/share/pglab/kit-scripts")
+
+
+def test_a_command_s_lab_dir_holds_the_kit_scripts_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scripts are written when a campaign file is read, before the lab is opened: in the
+    lab the command names (``--lab-dir``), not the default one, and only while it runs."""
+    from pglab.campaign import kits
+    from pglab.cli import ls, main
+
+    monkeypatch.setenv("PGLAB_HOME", str(tmp_path / "default"))
+    written: list[Path] = []
+
+    def reads_a_campaign(*args: object, **kwargs: object) -> int:
+        written.extend(Path(str(s.path)) for s in TPCC.scripts("client"))
+        return 0
+
+    monkeypatch.setattr(ls, "run", reads_a_campaign)
+    assert main(["ls", "--lab-dir", str(tmp_path / "mine")]) == 0
+    assert written and all(p.is_relative_to(tmp_path / "mine" / "kit-scripts") for p in written)
+    assert kits.scripts_dir() == tmp_path / "default" / "kit-scripts"  # after it: the default

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pglab.campaign.spec import Script
-from pglab.lab import default_home
+from pglab.lab import command_home
 
 HERE = Path(__file__).parent
 INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
@@ -117,9 +117,9 @@ def scripts_dir() -> Path:
     """Where expanded kit scripts are written for pgbench (rewritten when missing): the lab's
     home (``kit-scripts/``, each folder named by its content), not one user's cache: as root
     ``/var/lib/pglab``, shared by everyone who runs pglab there as its datasets and builds are;
-    ``PGLAB_HOME`` another. They are written when the campaign is read, before any lab is
-    opened: a ``--lab-dir`` of one command does not move them (``PGLAB_HOME`` does)."""
-    return default_home() / "kit-scripts"
+    ``PGLAB_HOME`` or a command's ``--lab-dir`` another (``lab.command_home``: they are
+    written when the campaign is read, before the lab is opened)."""
+    return command_home() / "kit-scripts"
 
 
 def written(folder: str, name: str, text: str) -> Path:
