@@ -20,7 +20,9 @@ variants).
     .venv/bin/python bench/sequential.py [--campaigns 500] [--seed 1]
 
 Recorded (``--campaign NAME``, from the store of ``--lab-dir``/``--store``): a campaign stored
-with fixed repeats replayed with ``max`` = its repeats, the rounds in the order they ran;
+with fixed repeats replayed with ``max`` = its repeats, the rounds in the order they ran, each
+side's runs paired by round on the figure ``pglab show`` judges (a round one side lacks, a failed
+run, left out of all: ``engine.in_common_rounds``);
 ``--live`` first runs ``examples/auto-repeats.toml``'s three rate-limited variants with 10
 fixed repeats (about 4 minutes) and replays that.
 
@@ -42,6 +44,7 @@ from _common import open_lab, parser
 
 from pglab.analysis import engine, points
 from pglab.campaign import parse as campaign
+from pglab.rows import RunRow
 from pglab.run import campaign_run
 from pglab.run.executor import Executor
 from pglab.stats.sequential import Point, SequentialSpec, undecided
@@ -232,17 +235,23 @@ def recorded(store: Store, name: str, min_rounds: int, effect: float | None) -> 
     if baseline is None:
         raise SystemExit(f"campaign {name!r} has one variant: nothing is compared")
     effect = effect if effect is not None else points.effect_of(camp)
-    by: dict[str, dict[str, list[float]]] = {}
-    for r in sorted(store.list_runs(name), key=lambda r: (r.repeat, r.id)):
-        if r.ok and r.tps is not None:
-            coords = " ".join(f"{k}={v}" for k, v in r.axes.items())
-            by.setdefault(coords, {}).setdefault(r.variant, []).append(float(r.tps))
+    runs = store.list_runs(name)
+    figure = points.figure_of(runs)  # what show judges the points on: TPS, NOPM, MB/s...
+    by: dict[str, dict[str, list[RunRow]]] = {}
+    for r in runs:
+        coords = " ".join(f"{k}={v}" for k, v in r.axes.items())
+        by.setdefault(coords, {}).setdefault(r.variant, []).append(r)
     total = Tally()
-    for coords, variants in by.items():
+    for coords, mine in by.items():
+        # each variant's figure by round, as the engine pairs them
+        variants = {v: points.tps_by_round(rs, figure) for v, rs in mine.items()}
         if baseline not in variants or len(variants) < 2:
             continue
-        tps = [variants[baseline]] + [v for k, v in variants.items() if k != baseline]
+        sides = [variants[baseline]] + [v for k, v in variants.items() if k != baseline]
+        tps = engine.in_common_rounds(sides)
         rounds = min(len(v) for v in tps)
+        if rounds == 0:
+            continue
         t = replay(
             tps, SequentialSpec(min(min_rounds, rounds), rounds), effect, [False] * (len(tps) - 1)
         )

@@ -10,6 +10,7 @@ Layout under the home (``PGLAB_HOME``; default ``/var/lib/pglab`` as root, else
     clusters/<name>/      working clusters the runs use (copies of a template)
     sock/<name>/          private socket directories (mode 0700)
     work/<name>/          pgbench's per-transaction logs while a run is measured
+    kit-scripts/<kit>/<digest>/  the workload kits' scripts as pgbench runs them (by content)
 
 PostgreSQL refuses to run as root, so as root the servers run as ``PGLAB_RUN_USER`` (default
 ``pglab``, created as a system account if missing). Everything the account must reach is
@@ -26,6 +27,7 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,17 @@ def default_home() -> Path:
     return Path(base) / "pglab"
 
 
+# the lab a command names (``--lab-dir``) while it runs: what is written for the lab before it
+# is opened (the kits' scripts, when a campaign file is read) goes there (``command_home``)
+COMMAND_HOME: ContextVar[Path | None] = ContextVar("pglab_command_home", default=None)
+
+
+def command_home() -> Path:
+    """The lab of the command running (``--lab-dir``), else the default one (``PGLAB_HOME``,
+    ``/var/lib/pglab`` as root)."""
+    return (COMMAND_HOME.get() or default_home()).absolute()
+
+
 def said_home(home: Path) -> str:
     """Where the lab is, as a run's last lines say it: as root, the default lab is the
     machine's, shared by every user who runs pglab as root (datasets, builds, results)."""
@@ -52,7 +65,8 @@ def said_home(home: Path) -> str:
     if os.geteuid() == 0 and home == Path("/var/lib/pglab"):
         said += (
             " (as root, the machine's lab, shared by everyone who runs pglab as root: its "
-            "datasets, builds and results; PGLAB_HOME or --lab-dir for one of your own)"
+            "datasets, builds, kit scripts and results; PGLAB_HOME or --lab-dir for one of "
+            "your own)"
         )
     return said
 

@@ -71,6 +71,11 @@ class PgbenchReport:
     top-level per-statement latencies (``-r`` with one script; with several they are in
     their script's section). The failures by kind are printed with ``--failures-detailed``,
     ``retries`` when ``--max-tries`` is not 1, ``over_latency_limit`` with ``-L``.
+
+    A phase of another kind reports in the same shape: its ``figure`` says what ``tps`` then
+    holds, as its runner declared it ("MB/s" of a maintenance operation, "QphH" of a TPC-H-like
+    power run...; "tps": transactions per second). The store keeps only a "tps" one as the
+    phase's ``tps`` column (``store/encoding``).
     """
 
     tps: float
@@ -97,6 +102,7 @@ class PgbenchReport:
     over_latency_limit: int | None = None
     scripts: tuple[ScriptReport, ...] = ()
     statements: tuple[StatementReport, ...] = ()
+    figure: str = "tps"  # what ``tps`` holds (``workloads``' declared figure of the kind)
 
     @classmethod
     def from_dict(cls, data: JsonObject) -> PgbenchReport:

@@ -58,7 +58,9 @@ class RunRow:
     label: str
     repeat: int
     status: RunStatus
-    tps: float | None  # mean TPS of the measured phases; None for a failed run
+    # mean TPS of the measured phases; None for a failed run, and where the figure is not a TPS
+    # (MB/s, QphH...: in ``metrics`` under its own name, ``metric_units.FIGURES``)
+    tps: float | None
     started_at: float
     finished_at: float
     error: str | None
@@ -87,6 +89,17 @@ class PhaseRow:
     initial_connection_ms: float | None
     report: PgbenchReport  # pgbench's final report as parsed and stored
     output: str  # what pgbench printed
+
+    @property
+    def figure(self) -> str:
+        """What ``value`` is: "tps" (then also the ``tps`` column), or the figure the phase's
+        kind declared ("MB/s", "QphH", "QthH", "statements/active s"; ``tps`` None)."""
+        return self.report.figure
+
+    @property
+    def value(self) -> float:
+        """The phase's figure (``figure``), as its report holds it."""
+        return self.report.tps
 
     @property
     def client(self) -> str:

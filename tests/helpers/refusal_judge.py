@@ -31,7 +31,7 @@ BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
               r"is not a phase name|storage target .* is not defined|is not a \[hosts\.NAME\] "
               r"of the file|phase name .* is used twice|pglab mounts nothing|reference: .*(is "
               r"not a variant of the file|is not a \[matrix\] axis of the file|is the load's "
-              r"shape|is not one of the axis's values)"),
+              r"shape|is not one of the axis's values|the file's variants are its question)"),
     "files": ("reads a file or a git clone", r"script file |git|clone|no such workload file"),
     "formats": ("parses a value as another program does (libpq's connection strings)",
                 r"not a valid connection string"),

@@ -450,6 +450,39 @@ class StoreContract:
             ]
             assert store.get_run(run_id).axes == row.axes
 
+    def test_figures_stored_before_version_6_get_their_names(self, store_url: str) -> None:
+        """Migration 6, in this dialect, on a maintenance run put back as the versions before
+        stored it (its MB/s in the run's and the phase's ``tps``, metrics ``tps`` and
+        ``phase.NAME.tps``, a report without its figure): read back as this version stores it,
+        every number the same."""
+        from helpers.synthetic_operations import _operation_run
+        from pglab.store import encoding
+
+        run = _operation_run("ops", 1, 1, 300.0, 1_790_000_000.0)
+        with open_store(store_url) as store:
+            run_id = store.save_run(run)
+            now = store.get_run(run_id)
+            assert now is not None and now.tps is None and now.phases[0].tps is None
+            before = {"tps": 300.0, **run.metrics, "phase.index.tps": 300.0}
+            report = encoding.report_json(run.phases[0].report)
+            del report["figure"]
+            with store._transaction():
+                store._run(
+                    "UPDATE runs SET tps = ?, metrics_json = ?", (300.0, encoding.dumps(before))
+                )
+                store._run(
+                    "UPDATE phases SET tps = ?, report_json = ?", (300.0, encoding.dumps(report))
+                )
+            old = store.get_run(run_id)
+            assert old is not None and old.tps == 300.0 and old.phases[0].figure == "tps"
+            with store._transaction():
+                for statement in schema.V6.statements:
+                    store._run(schema.render(statement, store.dialect))
+                assert schema.V6.step is not None
+                schema.V6.step(store._execute)
+            assert store.get_run(run_id) == now
+            assert store.list_runs()[0].metrics == run.metrics
+
     def test_failed_migration_changes_nothing(
         self, store_url: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -49,10 +49,11 @@ def _operation_run(name: str, parallel: int, repeat: int, mb_s: float, t0: float
         rows.append(progress_row(t0 + 0.5 * i, row, rows))
     progress = {"columns": PROGRESS_COLUMNS, "rows": rows}
     result = PhaseResult("index", 1, True, t0, elapsed, ("CREATE INDEX ...",),
-                         PgbenchReport(tps=mb_s, transactions=0, duration_s=elapsed),
+                         PgbenchReport(tps=mb_s, transactions=0, duration_s=elapsed,
+                                       figure="MB/s"),
                          tables={OPERATION_KIND: figs.to_table(),
                                  "progress.create_index": progress})  # fmt: skip
-    metrics = {"tps": mb_s, "mb_s": mb_s, "phase.index.tps": mb_s, "phase.index.mb_s": mb_s,
+    metrics = {"mb_s": mb_s, "phase.index.mb_s": mb_s,
                "phase.index.elapsed_s": elapsed, "phase.index.wal_bytes": 1e6,
                "phase.index.tuples_s": figs.tuples_s or 0.0,
                "phase.index.workers_launched": float(parallel)}  # fmt: skip

@@ -296,8 +296,33 @@ def test_a_reference_the_file_does_not_have_is_refused() -> None:
     assert "reference: clients is the load's shape, never compared along" in said
     assert "reference: x is not a [matrix] axis of the file" in said
     assert "reference: jit = 'maybe' is not one of the axis's values (on, off)" in said
-    ok = parse({**doc, "analysis": {"reference": {"variant": "b", "jit": False}}}, "r")
-    assert ok.reference == (("variant", "b"), ("settings.jit", "off"))
+    ok = parse({**doc, "analysis": {"reference": {"variant": "b"}}}, "r")
+    assert ok.reference == (("variant", "b"),)
+
+
+def test_an_axis_reference_where_the_variants_are_the_question_is_refused() -> None:
+    """Variants of one workload are compared at the same matrix coordinates: a reference
+    naming an axis's value would be ignored (it was, silently); refused, saying what to do.
+    Along an axis (one variant, or variants of different workloads) it is the reference."""
+    from pglab.campaign.parse import parse
+    from pglab.errors import CampaignError
+
+    matrix = {"settings": {"synchronous_commit": ["on", "off"]}}
+    ref = {"reference": {"synchronous_commit": "off"}}
+    doc = {"variants": {"a": {}, "b": {}}, "matrix": matrix, "analysis": ref}
+    with pytest.raises(CampaignError) as err:
+        parse(doc, "r")
+    assert (
+        "reference: synchronous_commit = 'off' names an axis value, but the file's variants are "
+        "its question (a, b): each point is compared with the reference variant's at the same "
+        "matrix coordinates" in str(err.value).replace("\n  ", " ")
+    )
+    assert 'name a variant (reference = { variant = "NAME" })' in str(err.value)
+    one = parse({"matrix": matrix, "analysis": ref}, "r")
+    assert one.reference == (("settings.synchronous_commit", "off"),)
+    kinds = {"tpcb": {"workload": {"script": "tpcb-like"}}, "tpcc": {"workload": {"kit": "tpcc"}}}
+    apart = parse({**doc, "variants": kinds}, "r")  # compared along the axis, each on its own
+    assert apart.reference == (("settings.synchronous_commit", "off"),)
 
 
 def test_the_plan_of_an_auto_campaign_expects_its_axis_comparisons() -> None:

@@ -4,6 +4,7 @@ from pgbench's per-script counts, and how its consistency is said."""
 
 from __future__ import annotations
 
+import os
 import statistics
 from dataclasses import replace
 from pathlib import Path
@@ -369,13 +370,17 @@ def test_bad_ycsb_input_is_one_clear_error(extra: str, said: str) -> None:
 def test_shared_arguments_are_written_into_each_script_pgbench_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PGLAB_HOME", str(tmp_path / "lab"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (new_order, rollback, *_) = TPCC.scripts("client")
     texts = [Path(str(s.path)).read_text() for s in (new_order, rollback)]
     for text in texts:
         assert "pglab: include" not in text and "\\set s15 CASE" in text
         assert text.startswith("-- pglab's TPC-C-like kit (client mode): New-Order")
-    assert Path(str(new_order.path)).is_relative_to(tmp_path / "pglab" / "kit-scripts")
+    # in the lab (issue 52: not one user's cache), named as a person names it
+    assert Path(str(new_order.path)).is_relative_to(tmp_path / "lab" / "kit-scripts")
+    assert Path(str(new_order.path)).name == "new_order.sql"
+    assert not (tmp_path / "cache").exists()
     # a script removed or altered under pglab is written again, the same
     Path(str(new_order.path)).write_text("broken")
     again = TPCC.scripts("client")[0]
@@ -469,3 +474,37 @@ def test_a_kit_s_history_follows_nopm_unless_told() -> None:
     assert default_figure([execution({"tps": 100.0, "nopm": 2500.0})] * 2) == "nopm"
     assert default_figure([execution({"tps": 100.0})]) == "tps"
     assert default_figure([execution({"nopm": 1.0}), execution({"tps": 1.0})]) == "tps"
+
+
+def test_as_root_the_kit_scripts_are_in_the_machine_s_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PGLAB_HOME, root's lab is /var/lib/pglab, shared by everyone who runs pglab as
+    root: so are the kits' scripts (another user's: in their own lab)."""
+    from pglab.campaign import kits
+
+    monkeypatch.delenv("PGLAB_HOME", raising=False)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert kits.scripts_dir() == Path("/var/lib/pglab/kit-scripts")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("XDG_DATA_HOME", "/home/u/.local/share")
+    assert kits.scripts_dir() == Path("/home/u/.local/share/pglab/kit-scripts")
+
+
+def test_a_command_s_lab_dir_holds_the_kit_scripts_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scripts are written when a campaign file is read, before the lab is opened: in the
+    lab the command names (``--lab-dir``), not the default one, and only while it runs."""
+    from pglab.campaign import kits
+    from pglab.cli import ls, main
+
+    monkeypatch.setenv("PGLAB_HOME", str(tmp_path / "default"))
+    written: list[Path] = []
+
+    def reads_a_campaign(*args: object, **kwargs: object) -> int:
+        written.extend(Path(str(s.path)) for s in TPCC.scripts("client"))
+        return 0
+
+    monkeypatch.setattr(ls, "run", reads_a_campaign)
+    assert main(["ls", "--lab-dir", str(tmp_path / "mine")]) == 0
+    assert written and all(p.is_relative_to(tmp_path / "mine" / "kit-scripts") for p in written)
+    assert kits.scripts_dir() == tmp_path / "default" / "kit-scripts"  # after it: the default

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pglab import metric_units, workloads
+from pglab import metric_units
 from pglab.campaign.parse import load
 from pglab.planning.plan import make_plan
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample
@@ -52,22 +52,23 @@ def test_every_metric_of_pgbench_phases_and_of_operations_has_a_unit() -> None:
 
 
 @pytest.mark.parametrize(
-    ("metrics", "figure"),
+    ("metrics", "figure", "value"),
     [
-        ({"tps": 100.0}, "tps"),
-        ({"tps": 5.0, "mb_s": 5.0, "phase.vacuum.mb_s": 5.0}, "MB/s"),
-        ({"tps": 900.0, "geomean_s": 1.5, "power": 900.0, "q01_s": 1.0}, "QphH"),
-        ({"tps": 700.0, "geomean_s": 1.5, "throughput": 700.0}, "QthH"),
-        ({"tps": 80.0, "replay.exec_ms": 900.0}, "statements/active s"),
-        ({}, "tps"),
+        ({"tps": 100.0}, "tps", 100.0),
+        ({"mb_s": 5.0, "phase.vacuum.mb_s": 5.0}, "MB/s", 5.0),
+        ({"geomean_s": 1.5, "power": 900.0, "q01_s": 1.0}, "QphH", 900.0),
+        ({"geomean_s": 1.5, "throughput": 700.0}, "QthH", 700.0),
+        ({"replay.exec_ms": 9.0, "replay.statements_active_s": 80.0}, "statements/active s", 80.0),
+        ({"tps": 12.0, "nopm": 300.0}, "tps", 12.0),  # a kit's NOPM: points.figure_of's
+        ({}, "tps", None),
     ],
 )
 def test_the_figure_of_a_run_is_named_by_its_headline_metric(
-    metrics: dict[str, float], figure: str
+    metrics: dict[str, float], figure: str, value: float | None
 ) -> None:
-    """What a run's ``tps`` holds, told by the metric its kind declares
-    (``workloads.figure_of``)."""
-    assert workloads.figure_of(metrics) == figure
+    """Each figure under its own name: a run of MB/s, QphH... has no ``tps`` (issue 52)."""
+    assert metric_units.figure_of(metrics) == figure
+    assert metric_units.figure_value(metrics) == value
 
 
 def test_timings_are_seconds_but_for_their_flags() -> None:

@@ -212,3 +212,23 @@ def test_the_example_is_an_auto_campaign() -> None:
     camp = load(Path(__file__).parents[2] / "examples" / "auto-repeats.toml")
     assert camp.sequential == SequentialSpec(3, 10) and camp.effect_pct == 5
     assert [v.name for v in camp.variants] == ["base", "same", "slower"]
+
+
+def test_a_stored_campaign_is_replayed_paired_by_round() -> None:
+    """``bench/sequential.py --campaign`` pairs a campaign's runs by round, as the engine does
+    (``engine.in_common_rounds``): a round where one side's run failed is left out of both
+    sides (by list position, round 3 of one side stood beside round 2 of the other)."""
+    from pglab.analysis import engine
+
+    def run(i: int, variant: str, repeat: int, tps: float | None) -> RunRow:
+        status = "ok" if tps is not None else "failed"
+        return RunRow(i, "c", f"{variant}/{repeat}", variant, variant, variant, repeat, status,
+                      tps, 0.0, 1.0, None)  # fmt: skip
+
+    runs = [run(1, "a", 1, 100.0), run(2, "b", 1, 110.0), run(3, "a", 2, 50.0),
+            run(4, "b", 2, None), run(5, "a", 3, 100.0), run(6, "b", 3, 111.0)]  # fmt: skip
+    a = points.tps_by_round([r for r in runs if r.variant == "a"], "tps")
+    b = points.tps_by_round([r for r in runs if r.variant == "b"], "tps")
+    assert engine.in_common_rounds([a, b]) == [[100.0, 100.0], [110.0, 111.0]]
+    assert engine.in_common_rounds([a]) == [[100.0, 50.0, 100.0]]
+    assert engine.in_common_rounds([]) == []

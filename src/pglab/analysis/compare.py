@@ -180,10 +180,11 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
             _judge_scripts(store, a, b, out["pairs"], effect, how)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
-    # "tps", "MB/s" when both sides are maintenance operations, "nopm" when both run a kit
+    # "tps", "MB/s" when both sides are maintenance operations, "QphH"..., "nopm" (the kits'
+    # metric, as --json has always said it) when both run a kit
     kit = headline([*a.runs, *b.runs])
     out["figure"] = (
-        kit if a.kind != "run" and kit != "tps" else points.figure_of([*full_a, *full_b])
+        kit if a.kind != "run" and kit in _SAID_BY_METRIC else points.figure_of([*full_a, *full_b])
     )
     return out
 
@@ -275,14 +276,19 @@ def _waits_side_by_side(a: StoredRun, b: StoredRun) -> list[WaitsRow]:
 
 
 def headline(runs: Sequence[RunRow]) -> str:
-    """What points are judged on (``points.figure_of``, as every view judges them): a
-    workload kit's NOPM when every ok run of both sides has one (``kit = "tpcc"``), else TPS
-    (MB/s for maintenance operations)."""
+    """The metric points are judged on (``points.figure_of``, as every view judges them):
+    the one that holds the figure their kind declares when every ok run of both sides has it
+    (``nopm`` of ``kit = "tpcc"``, ``mb_s`` of maintenance operations, ``power``...), else
+    ``tps``."""
     return points.KIT_HEADLINES.get(points.figure_of(runs), "tps")
 
 
+# headlines a comparison's ``figure`` names by their metric (the others by the figure's name)
+_SAID_BY_METRIC = ("nopm", "tpse")
+
+
 def _ok_tps(runs: Sequence[RunRow], figure: str = "tps") -> list[float]:
-    if figure != "tps":  # a kit's headline (nopm, tpse)
+    if figure != "tps":  # a headline held in a metric of its own (nopm, mb_s, power...)
         return [float(r.metrics[figure]) for r in runs if r.ok and figure in r.metrics]
     return [float(r.tps) for r in runs if r.ok and r.tps is not None]
 

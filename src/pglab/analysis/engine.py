@@ -27,7 +27,7 @@ test in ``tests/unit/test_architecture.py`` checks that the view packages hold n
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -163,3 +163,11 @@ def apart(values: Sequence[float]) -> dict[int, float]:
     """Values that are not rounds (runs of two campaigns, executions) as a side of a ``Pair``
     (keyed by their order: a question that pairs them not by round never reads the keys)."""
     return dict(enumerate(values))
+
+
+def in_common_rounds(sides: Sequence[Mapping[int, float]]) -> list[list[float]]:
+    """The sides' values (each by round) in the rounds every side has, in round order: what
+    pairing by round keeps of them (a round where one side's run failed is left out of all;
+    paired by list position, round 3 of one side would stand beside round 2 of another)."""
+    rounds = sorted(set.intersection(*(set(side) for side in sides))) if sides else []
+    return [[side[r] for r in rounds] for side in sides]

@@ -164,9 +164,10 @@ def campaign_rows(runs: Sequence[RunRow], campaign: CampaignRow | None) -> list[
 
 MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 
-# run metrics that are not derived ones (shown as their own columns)
-# (power, throughput: kit = "tpch"'s QphH-like and QthH-like figures, its tps)
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", "mb_s", "power", "throughput")
+# run metrics that are not derived ones (shown as their own columns): the figures held in a
+# metric of their own (mb_s; power, throughput: QphH-like and QthH-like; statements per active
+# second) are each point's figure
+_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", *dict(metric_units.FIGURES))
 
 
 # how an axis is named in a point's short label: settings by their own name, the workload's
@@ -187,19 +188,19 @@ def axis_name(axis: str) -> str:
     return AXIS_SHORT.get(name, name)
 
 
-# a workload kit's headline figure -> the run metric that holds it (TPC-C's New-Orders per
-# minute, TPC-E's Trade-Results per second): the figures the workloads declare in a metric of
-# their own (the others are held in the run's ``tps``)
+# a workload's headline figure -> the run metric that holds it (an operation's MB/s, TPC-C's
+# New-Orders per minute, TPC-E's Trade-Results per second, a TPC-H-like power or throughput
+# run's QphH or QthH, a replay's statements per active second): the figures the workloads
+# declare in a metric of their own (the others, transactions per second, are the run's ``tps``)
 KIT_HEADLINES = headlines_by_metric()
 
 
 def figure_of(runs: Sequence[RunRow]) -> str:
     """What the runs' headline figure is, the one their points are judged on in every view:
-    "NOPM" when every ok run has a workload kit's New-Orders per minute (``kit = "tpcc"``: its
-    ``nopm`` metric), "tpsE" when every one has the TPC-E-like kit's ``tpse``, else their
-    ``tps``: "MB/s" when their measured phases are maintenance
-    operations (a run's are all one kind or all the other), "QphH" when they are TPC-H-like
-    power runs (the QphH-like power: 3600 × SF / the geometric mean), else "tps"."""
+    the figure a workload declares in a metric of its own when every ok run has it ("MB/s" of
+    maintenance operations, ``mb_s``; "NOPM" of ``kit = "tpcc"``, ``nopm``; "tpsE"; "QphH" of
+    TPC-H-like power runs, ``power``: 3600 × SF / the geometric mean; "QthH"; a replay's
+    "statements/active s"), else "tps", their ``tps``."""
     ok = [r for r in runs if r.ok]
     for figure, metric in KIT_HEADLINES.items():
         if ok and all(metric in r.metrics for r in ok):
@@ -211,13 +212,18 @@ def figure_of(runs: Sequence[RunRow]) -> str:
 
 
 def figure_value(run: RunRow, figure: str) -> float | None:
-    """A run's value of ``figure`` (``figure_of``): its NOPM, or its ``tps`` (which holds the
-    other figures); None for a failed run or one without it."""
+    """A run's value of ``figure`` (``figure_of``): the metric that holds it (NOPM, MB/s,
+    QphH...), or its ``tps``; None for a failed run or one without it."""
     if not run.ok:
         return None
     if figure in KIT_HEADLINES:
         return run.metrics.get(KIT_HEADLINES[figure])
     return None if run.tps is None else float(run.tps)
+
+
+def headline_value(run: RunRow) -> float | None:
+    """A run's own headline figure (``figure_of`` of it alone): what a view shows of it."""
+    return figure_value(run, figure_of([run]))
 
 
 def figure_of_run(metrics: Mapping[str, float]) -> str:

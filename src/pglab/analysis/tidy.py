@@ -77,7 +77,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("wal_storage", "storage target of pg_wal (empty: inside PGDATA)"),
     Column("wal_fstype", "filesystem of pg_wal"),
     Column("host", "the machine pglab (and pgbench) ran on"),
-    Column("tps", "transactions per second (mean of the measured phases); MB/s of operations"),
+    Column(
+        "tps",
+        "transactions per second (mean of the measured phases); empty where the figure is not "
+        "one (mb_s, power, throughput, replay.statements_active_s)",
+    ),
     Column("tps_steady", "TPS after the warm-up (MSER-5)"),
     Column("transactions", "transactions pgbench completed"),
     Column("failed", "transactions that failed"),
@@ -120,12 +124,14 @@ KIT_COLUMNS = (
     Column("qps", "sysbench: queries per second"),
     Column("errors_s", "sysbench: errors it ignored (and retried) per second"),
     Column("reconnects_s", "sysbench: reconnects per second"),
+    Column("mb_s", "a maintenance operation's headline: MB/s (10⁶ bytes per second)"),
+    Column("replay.statements_active_s", "a replay's headline: statements per active second"),
     Column("geomean_s", 'kit = "tpch": the geometric mean of the power run\'s query times'),
-    Column("power", 'kit = "tpch": QphH-like power, 3600 × SF / geomean_s (the run\'s tps)'),
+    Column("power", 'kit = "tpch": QphH-like power, 3600 × SF / geomean_s (the run\'s figure)'),
     Column(
         "throughput",
         'kit = "tpch", mode "throughput": QthH-like, streams × queries × 3600 '
-        "/ seconds × SF (the run's tps)",
+        "/ seconds × SF (the run's figure)",
     ),
     Column("timeouts", 'kit = "tpch": queries stopped by query_timeout (their time its limit)'),
     *(Column(f"q{n:02d}_s", f'kit = "tpch": query {n}\'s seconds') for n in range(1, 23)),

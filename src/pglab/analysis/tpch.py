@@ -35,12 +35,13 @@ def query_numbers(runs: Sequence[RunRow]) -> list[int]:
 
 
 def as_rates(runs: Sequence[RunRow], number: int) -> list[RunRow]:
-    """The runs with the query's rate (1 / its seconds) as their ``tps``; None without one."""
+    """The runs with the query's rate (1 / its seconds) as their ``tps`` and figure (their
+    metrics left out: the power figure is not the query's); None without one."""
     key = metric(number)
     out = []
     for r in runs:
         secs = r.metrics.get(key)
-        out.append(replace(r, tps=1.0 / secs if secs else None))
+        out.append(replace(r, tps=1.0 / secs if secs else None, metrics={}))
     return out
 
 

@@ -11,6 +11,7 @@ key sets checked here, the JSON Schema of ``pglab schema`` and the layout of ``p
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,14 @@ from pglab.campaign.spec import (
     TelemetrySpec,
     mask_dsn,
 )
-from pglab.campaign.workload import apply_workload, for_phase, kits_checked, progress_problem, takes
+from pglab.campaign.workload import (
+    apply_workload,
+    for_phase,
+    kits_checked,
+    load_of,
+    progress_problem,
+    takes,
+)
 from pglab.errors import CampaignError
 from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
@@ -209,12 +217,7 @@ def parse(
         table_of(doc, "storage_bench", p, ""), "storage_bench" in doc, p
     )
     effect, equivalence, raw_reference = sections.analysis(table_of(doc, "analysis", p, ""), p)
-    ref_variant, ref_axes, wrong = questions.resolve(
-        raw_reference, [v.name for v in variants] if doc.get("variants") else [], dict(matrix)
-    )
-    for w in wrong:
-        p.add("[analysis]", w)
-    reference = (("variant", ref_variant),) if ref_variant else ()
+    reference = _reference(raw_reference, variants if doc.get("variants") else [], dict(matrix), p)
     prof = profiling.profile(table_of(doc, "profile", p, ""), "profile" in doc, p)
     if p.items:
         where = f" in {source_file}" if source_file else ""
@@ -244,11 +247,26 @@ def parse(
         equivalence,
         prof,
         spread,
-        reference + tuple(ref_axes.items()),
+        reference,
     )
 
 
 # -- sections ----------------------------------------------------------------------------
+
+
+def _reference(
+    raw: TomlTable, variants: list[Variant], matrix: Mapping[str, Any], p: Problems
+) -> tuple[tuple[str, str], ...]:
+    """``[analysis] reference`` resolved: ("variant", NAME) and (AXIS, value as its points
+    write it); an axis refused where the variants, of one workload, are the question (their
+    points are compared at the same coordinates: the axis's value would be ignored)."""
+    variant, axes, wrong = questions.resolve(raw, [v.name for v in variants], dict(matrix))
+    for w in wrong:
+        p.add("[analysis]", w)
+    loads = {load_of(v.phases) for v in variants}
+    if axes and len(variants) > 1 and len(loads) == 1:
+        p.add("[analysis]", questions.axis_beside_variants(axes, [v.name for v in variants]))
+    return ((("variant", variant),) if variant else ()) + tuple(axes.items())
 
 
 def _variant(

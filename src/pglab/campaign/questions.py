@@ -96,6 +96,19 @@ def axis_of(key: str, axes: Collection[str]) -> str | None:
     return next((a for a in (key, f"settings.{key}", f"os.{key}") if a in axes), None)
 
 
+def axis_beside_variants(axes: Mapping[str, str], variants: Sequence[str]) -> str:
+    """Why ``[analysis] reference`` may not name an axis of a file whose variants (of one
+    workload) are its question: each point is compared with the reference variant's point at
+    the same matrix coordinates, so an axis's value would be ignored."""
+    named = ", ".join(f"{k.split('.', 1)[-1]} = {v!r}" for k, v in axes.items())
+    return (
+        f"reference: {named} names an axis value, but the file's variants are its question "
+        f"({', '.join(variants)}): each point is compared with the reference variant's at the "
+        "same matrix coordinates, never along an axis; name a variant (reference = { variant "
+        '= "NAME" }), or keep one variant to compare along the axis'
+    )
+
+
 def resolve(
     raw: Mapping[str, Any], variants: Sequence[str], axes: Mapping[str, Sequence[Any]]
 ) -> tuple[str | None, dict[str, str], list[str]]:

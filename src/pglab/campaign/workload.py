@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -540,3 +541,10 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
         )
     if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
+
+
+def load_of(phases: Sequence[PhaseSpec]) -> tuple[tuple[object, ...], ...]:
+    """What load a variant's phases run (each one's kit, operation, replay and generator):
+    variants alike in it are one workload's, compared with each other rather than along an
+    axis (``parse``'s check of ``[analysis] reference``)."""
+    return tuple((ph.kit, ph.operation, ph.replay, ph.generator) for ph in phases)

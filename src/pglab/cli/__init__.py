@@ -25,6 +25,7 @@ from pglab import __version__
 from pglab.cli.commands import COMMANDS
 from pglab.cli.common import err_console
 from pglab.errors import LabError
+from pglab.lab import COMMAND_HOME
 
 EPILOG = """\
 examples:
@@ -105,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     restore = _stop_on_sigterm()
+    lab_named = COMMAND_HOME.set(args.lab_dir)  # the kits' scripts go in its lab too
     try:
         return int(args.func(args) or 0)
     except Terminated:
@@ -130,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a command ended by SIGPIPE
     finally:
+        COMMAND_HOME.reset(lab_named)
         restore()
 
 

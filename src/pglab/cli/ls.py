@@ -92,7 +92,9 @@ def _figure_column(runs: list[RunRow]) -> fmt.Column:
         "figure",
         "right",
         [
-            f"{fmt.tps(value(r))} {figure[r.id]}" if r.ok and r.tps is not None else fmt.tps(r.tps)
+            f"{fmt.tps(v)} {figure[r.id]}"
+            if r.ok and (v := value(r)) is not None
+            else fmt.tps(None)
             for r in runs
         ],
     )

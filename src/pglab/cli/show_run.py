@@ -18,7 +18,7 @@ from pglab.cli.pacing_view import print_run_responses
 from pglab.fingerprints import Fingerprint
 from pglab.postgres import build
 from pglab.records import reason_of
-from pglab.rows import StoredRun
+from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import summary as telemetry_summary
 
 
@@ -96,16 +96,16 @@ def _print_environment(fp: Fingerprint) -> None:
 
 
 def _phases_table(run: StoredRun) -> Table:
-    """A run's phases: iterations, TPS (MB/s of operations), counts and latencies."""
+    """A run's phases: iterations, each one's figure under its own name (TPS, MB/s of
+    operations, QphH of a TPC-H-like power run...; phases of several: a "figure" column, each
+    value with its name), counts and latencies."""
     table = Table(title="phases")
-    operations = [
-        str(ph.idx) for ph in run.phases if "operation" in run.series.get(str(ph.idx), {})
-    ]
+    figures = list(dict.fromkeys(ph.figure for ph in run.phases)) or ["tps"]
     for col in (
         "phase",
         "it",
         "measured",
-        "MB/s" if run.phases and len(operations) == len(run.phases) else "tps",
+        figures[0] if len(figures) == 1 else "figure",
         "tx",
         "failed",
         "lat avg ms",
@@ -118,7 +118,7 @@ def _phases_table(run: StoredRun) -> Table:
             ph.name,
             str(ph.iteration),
             "yes" if ph.measured else "no",
-            f"{ph.tps:,.1f}" if ph.tps is not None else "–",
+            _phase_figure(ph, named=len(figures) > 1),
             str(ph.transactions),
             str(ph.failed or 0),
             fmt.num(ph.latency_avg_ms),
@@ -126,6 +126,14 @@ def _phases_table(run: StoredRun) -> Table:
             fmt.num(ph.initial_connection_ms),
         )
     return table
+
+
+def _phase_figure(ph: PhaseRow, named: bool) -> str:
+    """A phase's figure as its row shows it (``named``: followed by its name)."""
+    value = ph.tps if ph.figure == "tps" else ph.value  # a stored NaN: "–"
+    if value is None:
+        return "–"
+    return f"{value:,.1f} {ph.figure}" if named else f"{value:,.1f}"
 
 
 def _count(v: int | None) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pglab.analysis import points
 from pglab.analysis.tpch import query_points
 from pglab.report import cores_chart, progress_chart, queries_chart
 from pglab.report.model import Point, Report, on_cores
@@ -325,7 +326,7 @@ def _runs_in_order(rep: Report) -> Chart | None:
     ax = fig.add_subplot()
     for lab in labels:
         xs = [i for i, r in enumerate(runs, 1) if r.label == lab and r.ok]
-        ys = [r.tps or 0.0 for r in runs if r.label == lab and r.ok]
+        ys = [points.headline_value(r) or 0.0 for r in runs if r.label == lab and r.ok]
         ax.plot(xs, ys, "o-", color=color[lab], label=_short(lab), markersize=4, lw=0.8)
     failed = [i for i, r in enumerate(runs, 1) if not r.ok]
     if failed:

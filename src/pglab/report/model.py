@@ -313,11 +313,13 @@ def _fill_named(store: Store, rep: Report) -> None:
 def _outline_point(store: Store, pt: Point, loaded: dict[int, StoredRun]) -> None:
     """The point's representative run without its series, and its mean latency (from the
     runs' metrics): what the outline shows."""
-    ok = [r for r in pt.runs if r.ok and r.tps is not None]
+    figure = points.figure_of(pt.runs)  # the point's own: TPS, MB/s, QphH...
+    value = {r.id: v for r in pt.runs if (v := points.figure_value(r, figure)) is not None}
+    ok = [r for r in pt.runs if r.id in value]
     if not ok:
         return
-    median = statistics.median_low([r.tps for r in ok if r.tps is not None])
-    drawn = next(r.id for r in ok if r.tps == median)
+    median = statistics.median_low(value.values())
+    drawn = next(r.id for r in ok if value[r.id] == median)
     run = store.get_run(drawn, series=False)
     if run is None:  # deleted while the page was read
         return
@@ -327,11 +329,13 @@ def _outline_point(store: Store, pt: Point, loaded: dict[int, StoredRun]) -> Non
 
 
 def _fill_point(store: Store, pt: Point, loaded: dict[int, StoredRun], cache: RunCache) -> None:
-    ok = [r for r in pt.runs if r.ok and r.tps is not None]
+    figure = points.figure_of(pt.runs)  # the point's own: TPS, MB/s, QphH...
+    value = {r.id: v for r in pt.runs if (v := points.figure_value(r, figure)) is not None}
+    ok = [r for r in pt.runs if r.id in value]
     if not ok:
         return
-    median = statistics.median_low([r.tps for r in ok if r.tps is not None])
-    drawn = next(r.id for r in ok if r.tps == median)
+    median = statistics.median_low(value.values())
+    drawn = next(r.id for r in ok if value[r.id] == median)
     full, hists = [], []
     for r in ok:
         kept = cache.histogram(r)  # the drawn run's too: its series are read, not merged again

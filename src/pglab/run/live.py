@@ -24,6 +24,7 @@ from typing import Any
 
 import psutil
 
+from pglab import metric_units
 from pglab.campaign.spec import RunSpec
 from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import ProgressSample, RunResult, reason_of
@@ -199,7 +200,11 @@ class LiveRecorder:
             s = self.state
             s.done_s += max(self._run_budget - self._run_used, 0.0)
             s.ok, s.failed = s.ok + ok, s.failed + (not ok)
-            what = result.metrics.get("tps", 0.0) if ok else reason_of(result.error)
+            what = (
+                (metric_units.figure_value(result.metrics) or 0.0)
+                if ok
+                else reason_of(result.error)
+            )
             s.finished = [*s.finished, [run.label, run.repeat, ok, what]][-FINISHED_KEPT:]
         self._write(force=True)
         self.inner.run_finished(run, result)

@@ -16,7 +16,9 @@ from pglab.workloads import metrics_functions
 
 
 def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
-    """TPS and latency per phase (mean over its iterations), the run's TPS, derived metrics."""
+    """TPS and latency per phase (mean over its iterations), the run's TPS (of the phases whose
+    figure is one: an operation's MB/s, a TPC-H-like QphH are their kind's metrics, ``mb_s``,
+    ``power``), derived metrics (ratios of the phases' figures, whatever they are)."""
     metrics: dict[str, float] = {}
     by_name: dict[str, list[PhaseResult]] = {}
     for ph in phases:
@@ -27,8 +29,11 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if len(series) >= 20:  # MSER needs a few batches of 5 s to tell warm-up from noise
             start = steady_start(series)
             steady[id(ph)] = statistics.fmean(series[start:])
+    headline: dict[str, float] = {}  # each phase's figure (TPS, MB/s, QphH...): [[derived]]'s
     for name, items in by_name.items():
-        metrics[phase_metric(name, "tps")] = statistics.fmean(p.report.tps for p in items)
+        headline[name] = statistics.fmean(p.report.tps for p in items)
+        if all(p.report.figure == "tps" for p in items):  # another figure: its kind's metrics
+            metrics[phase_metric(name, "tps")] = headline[name]
         with_steady = [steady[id(p)] for p in items if id(p) in steady]
         if with_steady:
             # per-second TPS after the warm-up MSER-5 detects, and the trend over the phase
@@ -39,19 +44,29 @@ def run_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         lats = [p.report.latency_avg_ms for p in items if p.report.latency_avg_ms is not None]
         if lats:
             metrics[phase_metric(name, "latency_avg_ms")] = statistics.fmean(lats)
+    metrics.update(_measured(phases, steady))
+    for kind_metrics in metrics_functions():  # each kind's own, in the registry's order
+        metrics.update(kind_metrics(run, phases))
+    for d in run.derived:
+        a, b = headline.get(d.a), headline.get(d.b)
+        if a and b is not None:
+            metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
+    return metrics
+
+
+def _measured(phases: list[PhaseResult], steady: dict[int, float]) -> dict[str, float]:
+    """The run's own figures over its measured phases: TPS (of the phases whose figure is one),
+    latency, failures, the steady-state TPS."""
+    metrics: dict[str, float] = {}
     measured = [p for p in phases if p.measured]
     if measured:
-        metrics["tps"] = statistics.fmean(p.report.tps for p in measured)
+        rates = [p.report.tps for p in measured if p.report.figure == "tps"]
+        if rates:  # MB/s, QphH...: not a TPS, in their kind's metrics under their own names
+            metrics["tps"] = statistics.fmean(rates)
         lats = [p.report.latency_avg_ms for p in measured if p.report.latency_avg_ms is not None]
         if lats:
             metrics["latency_avg_ms"] = statistics.fmean(lats)
         metrics["failed"] = float(sum(p.report.failed or 0 for p in measured))
         if all(id(p) in steady for p in measured):
             metrics["tps_steady"] = statistics.fmean(steady[id(p)] for p in measured)
-    for kind_metrics in metrics_functions():  # each kind's own, in the registry's order
-        metrics.update(kind_metrics(run, phases))
-    for d in run.derived:
-        a, b = metrics.get(phase_metric(d.a, "tps")), metrics.get(phase_metric(d.b, "tps"))
-        if a and b is not None:
-            metrics[d.name] = (a - b) / a if d.kind == "decrease" else b / a
     return metrics

@@ -450,6 +450,8 @@ class Store:
                 for m in schema.pending(current):
                     for statement in m.statements:
                         self._run(schema.render(statement, self.dialect))
+                    if m.step is not None:
+                        m.step(self._execute)
                     self._run(
                         "INSERT INTO schema_version (version, applied_at, pglab_version) "
                         "VALUES (?, ?, ?)",
@@ -560,6 +562,12 @@ class Store:
         if params:
             return self._conn.execute(self.dialect.sql(sql), tuple(params))
         return self._conn.execute(self.dialect.sql(sql))
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A statement's rows as tuples (none for one that selects nothing): a migration's
+        step (``schema.Execute``)."""
+        cur = self._run(sql, params)
+        return [tuple(row) for row in cur.fetchall()] if cur.description else []
 
     def _run_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if not rows:

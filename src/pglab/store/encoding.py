@@ -32,7 +32,9 @@ def encode_run(
     """The rows of a run (column -> value), of its phases and of its series, without ids."""
     if run.status not in ("ok", "failed"):
         raise ValueError(f"run status must be 'ok' or 'failed', not {run.status!r}")
-    measured = [p.report.tps for p in run.phases if p.measured]
+    # the run's TPS: of its measured phases whose figure is one (an operation's MB/s, a power
+    # run's QphH are their kind's metrics, under their own names: ``tps`` is then NULL)
+    measured = [p.report.tps for p in run.phases if p.measured and p.report.figure == "tps"]
     run_row: RunColumns = {
         "run_key": run.run_key,
         "point_key": run.point_key,
@@ -67,13 +69,13 @@ def encode_run(
                 ph.started_at,
                 ph.elapsed_s,
                 dumps(list(ph.argv)),
-                real(rep.tps),
+                real(rep.tps) if rep.figure == "tps" else None,  # MB/s, QphH...: in the report
                 rep.transactions,
                 rep.failed,
                 real(rep.latency_avg_ms),
                 real(rep.latency_stddev_ms),
                 real(rep.initial_connection_ms),
-                dumps(asdict(rep)),
+                dumps(report_json(rep)),
                 text(ph.output),
             )
         )
@@ -86,6 +88,15 @@ def encode_run(
             if samples:
                 series_rows.append((idx, kind, dumps(encode_series(samples))))
     return run_row, phase_rows, series_rows
+
+
+def report_json(report: PgbenchReport) -> dict[str, Any]:
+    """A phase's report as stored: its fields, ``figure`` only where it is not "tps" (what
+    pgbench's own reports were stored as before it had one)."""
+    out = asdict(report)
+    if out["figure"] == "tps":
+        del out["figure"]
+    return out
 
 
 def encode_series(samples: Sequence[Any]) -> TableJson:

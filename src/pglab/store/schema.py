@@ -12,8 +12,13 @@ fingerprints, metrics, series) is kept as JSON text so that new fields need no m
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pglab.workloads import figures_by_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +127,18 @@ def render(statement: str, dialect: Dialect) -> str:
     return re.sub(r"\{(\w+)(?::([\w.]+))?\}", one, statement)
 
 
+# what a migration's Python step is given: run(sql, params) -> the rows it selected (tuples)
+Execute = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
     summary: str
     statements: tuple[str, ...]
+    # after the statements, in the same transaction: what one SQL text cannot do alike in both
+    # dialects (JSON edited with every other number's text kept as it was)
+    step: Callable[[Execute], None] | None = None
 
 
 VERSION_TABLE = """
@@ -377,8 +389,73 @@ V5 = Migration(
     ),
 )
 
+# Each run's figure stored as what it is: before, the phases of the kinds whose figure is not
+# a transaction rate stored it as their TPS (a maintenance operation's MB/s, a TPC-H-like
+# power or throughput run's QphH or QthH, a replay's statements per active second), and so did
+# their runs' ``tps`` and ``tps`` metrics. Such a phase is told by its kind's table (as the
+# workloads declare it, ``Figure.table``: stored data, renamed only by a migration of its own);
+# its report gets the figure's name (``records.PgbenchReport.figure``, first in its JSON) and
+# its ``tps`` column NULL; its run's ``tps`` is that of its measured phases that are a TPS
+# (NULL: none); its run's metrics lose ``tps`` (without such a phase) and those phases'
+# ``phase.NAME.tps``, and gain the figure's own metric where they lacked it (a replay's: what
+# its ``tps`` held; the others' were already there). The tidy rows of those runs are made
+# again (``Store.runs_without_tidy``).
+_FIGURED = "substr({}report_json, 1, 10) = '{{\"figure\":'"  # a report that names its figure
+_FIGURED_RUNS = "SELECT p.run_id FROM phases p WHERE " + _FIGURED.format("p.")
+
+
+def _v6_metrics(execute: Execute) -> None:
+    """The metrics of each run with a phase of another figure (after V6's statements)."""
+    metric_of = {f.name: f.metric for f in figures_by_table().values()}
+    figured: dict[int, dict[str, str]] = {}  # run -> its such phases' names -> their figure
+    rated: set[int] = set()  # runs with a measured phase whose figure is a TPS
+    for run_id, name, measured, report in execute(
+        f"SELECT run_id, name, measured, report_json FROM phases WHERE run_id IN ({_FIGURED_RUNS})",
+        (),
+    ):
+        figure = json.loads(report).get("figure", "tps")
+        if figure != "tps":
+            figured.setdefault(int(run_id), {})[str(name)] = figure
+        elif measured:
+            rated.add(int(run_id))
+    for run_id, text in execute(
+        f"SELECT id, metrics_json FROM runs WHERE id IN ({_FIGURED_RUNS})", ()
+    ):
+        metrics = json.loads(text)
+        old = metrics.get("tps")
+        phases = figured.get(int(run_id), {})
+        for name in phases:
+            metrics.pop(f"phase.{name}.tps", None)
+        if int(run_id) not in rated:
+            metrics.pop("tps", None)
+            if old is not None and len(set(phases.values())) == 1:
+                metrics.setdefault(metric_of[next(iter(phases.values()))], old)
+        execute(
+            "UPDATE runs SET metrics_json = ? WHERE id = ?",
+            (json.dumps(metrics, separators=(",", ":")), run_id),
+        )
+
+
+V6 = Migration(
+    version=6,
+    summary="each run's figure under its own name (MB/s, QphH...): tps only where it is one",
+    statements=(
+        *(
+            "UPDATE phases SET tps = NULL, "
+            f'report_json = \'{{"figure":"{figure.name}",\' || substr(report_json, 2) '
+            f"WHERE NOT {_FIGURED.format('')} AND EXISTS (SELECT 1 FROM series s WHERE "
+            f"s.run_id = phases.run_id AND s.phase_idx = phases.idx AND s.kind = '{table}')"
+            for table, figure in figures_by_table().items()
+        ),
+        "UPDATE runs SET tps = (SELECT AVG(p.tps) FROM phases p WHERE p.run_id = runs.id "
+        f"AND p.measured = 1) WHERE status = 'ok' AND id IN ({_FIGURED_RUNS})",
+        f"DELETE FROM run_tidy WHERE run_id IN ({_FIGURED_RUNS})",
+    ),
+    step=_v6_metrics,
+)
+
 # Append new migrations here; never edit or reorder one that has shipped.
-MIGRATIONS: list[Migration] = [V1, V2, V3, V4, V5]
+MIGRATIONS: list[Migration] = [V1, V2, V3, V4, V5, V6]
 
 
 def latest_version() -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pglab import metric_units
 from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
@@ -30,6 +31,7 @@ from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.maintenance import metrics as maintenance_metrics
+from pglab.workloads.maintenance.figures import OPERATION_KIND
 from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
 from pglab.workloads.sysbench import load as sysbench_load
@@ -40,6 +42,7 @@ from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
 
 _TPS = "transactions/s"
+TPCH_QUERIES, TPCH_STREAMS = "tpch.queries", "tpch.streams"  # tpch.power.TABLE, throughput.TABLE
 _KITS = Lazy("pglab.workloads.kits.runner", "KitPgbench")
 _KIT_ITEMS = ("tpm", "rollback_pct", "inconsistent")
 
@@ -54,9 +57,8 @@ REGISTRY: dict[str, Workload] = {
             (
                 Figure(
                     "MB/s",
-                    "tps",
+                    "mb_s",
                     "MB/s",
-                    held_when="mb_s",
                     items=(
                         "elapsed_s",
                         "bytes",
@@ -67,6 +69,7 @@ REGISTRY: dict[str, Workload] = {
                         "leader_cpu_pct",
                         "workers_cpu_pct",
                     ),
+                    table=OPERATION_KIND,
                 ),
             ),
         ),
@@ -127,9 +130,8 @@ REGISTRY: dict[str, Workload] = {
             (
                 Figure(
                     "statements/active s",
-                    "tps",
+                    replay_metrics.FIGURE,
                     "statements/s",
-                    held_when="replay.exec_ms",
                     items=tuple(f"replay.{k}" for k in replay_metrics.REPLAY_HEADLINE),
                     named=NamedItems(
                         "statement class",
@@ -138,6 +140,7 @@ REGISTRY: dict[str, Workload] = {
                         "replay.exec_ms",
                         "ms",
                     ),
+                    table=replay_metrics.SUMMARY_TABLE,
                 ),
             ),
         ),
@@ -148,16 +151,9 @@ REGISTRY: dict[str, Workload] = {
             tpch_load.DATASET,
             (
                 Figure(
-                    "QphH",
-                    "tps",
-                    "QphH",
-                    held_when="geomean_s",
-                    items=("power", "geomean_s", "timeouts"),
+                    "QphH", "power", "QphH", items=("geomean_s", "timeouts"), table=TPCH_QUERIES
                 ),
-                # a throughput run has geomean_s too: tried first (``figures_in_tps``)
-                Figure(
-                    "QthH", "tps", "QthH", held_when="throughput", items=("throughput", "timeouts")
-                ),
+                Figure("QthH", "throughput", "QthH", items=("timeouts",), table=TPCH_STREAMS),
             ),
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
@@ -226,35 +222,47 @@ def metrics_functions() -> list[MetricsFunction]:
 
 def headlines_by_metric() -> dict[str, str]:
     """The figures held in a metric of their own (not in the run's ``tps``), name -> metric:
-    TPC-C-like NOPM, TPC-E-like tpsE."""
+    an operation's MB/s, TPC-C-like NOPM, TPC-E-like tpsE, a replay's statements per active
+    second, TPC-H-like QphH and QthH."""
     return {f.name: f.metric for w in REGISTRY.values() for f in w.figures if f.metric != "tps"}
 
 
+def figures_by_table() -> dict[str, Figure]:
+    """The figures that are not a TPS by the phase table that tells a phase of them
+    (``Figure.table``): what a store written before they were stored under their own names
+    holds in its phases' ``tps`` (``store/schema``'s version 6)."""
+    return {f.table: f for w in REGISTRY.values() for f in w.figures if f.table is not None}
+
+
+def figures_not_tps() -> tuple[tuple[str, str], ...]:
+    """(the metric that holds it, the figure) of each declared figure that is not a TPS and has
+    a metric of its own (``Figure.table``), in the registry's order: what
+    ``metric_units.FIGURES`` must list (the core modules come before the registry; a unit test
+    holds the two equal)."""
+    return tuple(
+        (f.metric, f.name) for w in REGISTRY.values() for f in w.figures if f.table is not None
+    )
+
+
 def figures_in_tps() -> tuple[tuple[str, str], ...]:
-    """The figures a run's ``tps`` holds other than pgbench's TPS, as the kinds declare them
-    (``Figure.held_when``): (the metric a run has when its ``tps`` is the figure, the figure),
-    in the order they are tried: the registry's, a kind's later figures before its headline
-    (they are of a mode whose runs also have the headline's metric: a TPC-H-like throughput
-    run has ``geomean_s``)."""
+    """The figures other than a TPS that a kind still holds in the run's ``tps`` (a kind added
+    by a plug-in, as the tests' toy one: ``Figure.held_when``, the metric a run has when its
+    ``tps`` is that figure); pglab's own kinds hold none there since issue 52."""
     return tuple(
         (f.held_when, f.name)
         for w in REGISTRY.values()
-        for f in reversed(w.figures)
+        for f in w.figures
         if f.metric == "tps" and f.held_when is not None
     )
 
 
-_in_tps: list[tuple[tuple[Workload, ...], tuple[tuple[str, str], ...]]] = []
-
-
 def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure (its ``tps``) is: QthH, QphH, MB/s, statements/s or tps, by the
-    metric each kind declares for it (``figures_in_tps``, kept while the registry holds the
-    same plug-ins: a report asks this of every run)."""
-    now = tuple(REGISTRY.values())
-    if not _in_tps or _in_tps[0][0] != now:
-        _in_tps[:] = [(now, figures_in_tps())]
-    return next((figure for key, figure in _in_tps[0][1] if key in metrics), "tps")
+    """What a run's figure is: QthH, QphH, MB/s, statements/active s (``metric_units.figure_of``:
+    the metric that holds it), a plug-in's figure held in ``tps`` (``figures_in_tps``), or tps."""
+    own = metric_units.figure_of(metrics)
+    if own != "tps":
+        return own
+    return next((figure for key, figure in figures_in_tps() if key in metrics), "tps")
 
 
 def plan_readers() -> list[PlanReader]:

@@ -155,12 +155,10 @@ class Figure:
     """A figure a kind declares: what the comparison engine and the views judge its runs on.
 
     ``name`` is what the views call it ("tps", "NOPM", "QphH", "MB/s"); ``metric`` the run
-    metric that holds it (``tps``: the run's ``tps`` column, which holds MB/s, QphH... today;
-    ``nopm``: a metric of its own); ``items`` the other metrics of the kind, beside it;
-    ``named`` the items its runs name themselves, each compared as the figure is;
-    ``held_when``: for a figure held in ``tps`` other than pgbench's TPS, the metric a run has
-    when its ``tps`` is this figure (a TPC-H-like power run's ``geomean_s``): how the views
-    tell what a stored run's ``tps`` is (``workloads.figure_of``)."""
+    metric that holds it (``tps``: the run's ``tps`` column, transactions per second only;
+    ``nopm``, ``mb_s``, ``power``: a metric of its own, the run's ``tps`` then pgbench's or
+    empty); ``items`` the other metrics of the kind, beside it; ``named`` the items its runs
+    name themselves, each compared as the figure is."""
 
     name: str
     metric: str
@@ -168,6 +166,11 @@ class Figure:
     direction: Literal["higher", "lower"] = "higher"  # which way is better
     items: tuple[str, ...] = ()
     named: NamedItems | None = None  # items the runs name (a replay's statement classes)
+    # the phase table that tells a stored phase of this figure (its report's ``tps`` holds it),
+    # where that is not a TPS: what the store's migration to version 6 named them by
+    table: str | None = None
+    # a plug-in's figure held in the run's ``tps`` (not a TPS): the metric a run has when its
+    # ``tps`` is this figure (``workloads.figures_in_tps``)
     held_when: str | None = None
 
 

@@ -22,7 +22,7 @@ be set, so the scripts' digests (and the points' keys) did not change.
 
 pgbench has no include, so a script's line ``-- pglab: include args/NAME.sql`` stands for that
 file of the kit (the random arguments that a transaction's scripts share): the script pgbench
-runs is written, expanded, to a folder named by its content (``scripts_dir``).
+runs is written, expanded, to a folder named by its content in the lab (``scripts_dir``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pglab.campaign.spec import Script
+from pglab.lab import command_home
 
 HERE = Path(__file__).parent
 INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
@@ -118,10 +119,12 @@ class Kit:
 
 
 def scripts_dir() -> Path:
-    """Where expanded kit scripts are written for pgbench (rewritten when missing): the user's
-    cache, as pgbench runs as the user who runs pglab."""
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "pglab" / "kit-scripts"
+    """Where expanded kit scripts are written for pgbench (rewritten when missing): the lab's
+    home (``kit-scripts/``, each folder named by its content), not one user's cache: as root
+    ``/var/lib/pglab``, shared by everyone who runs pglab there as its datasets and builds are;
+    ``PGLAB_HOME`` or a command's ``--lab-dir`` another (``lab.command_home``: they are
+    written when the campaign is read, before the lab is opened)."""
+    return command_home() / "kit-scripts"
 
 
 def written(folder: str, name: str, text: str) -> Path:

@@ -5,8 +5,8 @@ through ``procs``), watched from another one (its progress view once a second wi
 ETA, its parallel workers 20 times a second), put back after (the index dropped, autovacuum on
 the table as it was, the restored database and a base backup removed).
 
-Its result is a ``PhaseResult`` whose report's ``tps`` is the operation's MB/s: the phase's
-headline figure, which the run's statistics take as they take a pgbench phase's TPS. Its
+Its result is a ``PhaseResult`` whose report's ``tps`` is the operation's MB/s, its ``figure``
+"MB/s": the phase's headline, stored as MB/s (the run's ``mb_s``), never as a TPS. Its
 figures are the phase's ``operation`` table, its progress the ``progress.OPERATION`` table.
 """
 
@@ -315,7 +315,7 @@ class Operation:
             started_at=started,
             elapsed_s=elapsed,
             argv=shown,
-            report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed),
+            report=PgbenchReport(tps=figs.mb_s, transactions=0, duration_s=elapsed, figure="MB/s"),
             output=output,
             tables={
                 OPERATION_KIND: figs.to_table(),

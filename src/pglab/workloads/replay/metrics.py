@@ -30,6 +30,8 @@ REPLAY_HEADLINE = ("exec_ms", "active_ms", "lag_s", "divergence_pct", "statement
 # each statement class's mean time per call over the measured phases (ms), by its key
 # (classes.key_of): the items of the replay's figure, compared as it is
 CLASS_METRIC = "replay.class.{}.ms"
+# the run's figure: statements per second of the sessions' active time (each phase report's)
+FIGURE = "replay.statements_active_s"
 
 
 def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
@@ -37,11 +39,13 @@ def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     measured phases, ``replay.*``: its time, its lag behind the captured window, statements
     per second, errors, the total execution time of its statements (pg_stat_statements) and
     the sessions' active time (pg_stat_database), the divergence (% of the statements) and
-    whether it passed the threshold (1: the replay's timing is not comparable); and each
-    statement class's mean time per call (``class_latencies``)."""
+    whether it passed the threshold (1: the replay's timing is not comparable); the run's
+    figure, statements per second of active time (``FIGURE``, its phases' reports' figure); and
+    each statement class's mean time per call (``class_latencies``)."""
     del run  # its figures are in its phases' tables
     by_name: dict[str, list[dict[str, float]]] = {}
     measured: list[dict[str, float]] = []
+    rates: list[float] = []  # the measured phases' statements per active second
     for ph in phases:
         table = ph.tables.get(REPLAY_SUMMARY)
         if not table or not table["rows"]:
@@ -51,12 +55,15 @@ def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         by_name.setdefault(ph.name, []).append(figs)
         if ph.measured:
             measured.append(figs)
+            rates.append(ph.report.tps)
     out: dict[str, float] = {}
     for name, items in by_name.items():
         for key in REPLAY_FIGURES:
             out[f"phase.{name}.replay.{key}"] = statistics.fmean(f[key] for f in items)
     for key in REPLAY_HEADLINE if measured else ():
         out[f"replay.{key}"] = statistics.fmean(f[key] for f in measured)
+    if rates:
+        out[FIGURE] = statistics.fmean(rates)
     out.update(class_latencies(phases))
     return out
 

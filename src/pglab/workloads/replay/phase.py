@@ -113,6 +113,7 @@ def run_phase(
         failed=r.errors,
         duration_s=r.replay_s,
         transaction_type=phase.script_label,
+        figure="statements/active s",
     )
     notes = [d.said()]
     return PhaseResult(

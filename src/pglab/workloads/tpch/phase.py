@@ -3,8 +3,8 @@ phase), and each query's plan from one extra execution before it (outside the ti
 its watching).
 
 The result's pgbench-shaped report holds what the store's phase row has room for: the queries
-run (``transactions``), the QphH-like power figure (``tps``: the run's headline, as an
-operation's MB/s is its), their mean time
+run (``transactions``), the QphH-like power figure (``tps``, its ``figure`` "QphH": the
+run's headline, stored under that name, not as a TPS), their mean time
 (``latency_avg_ms``); the figures are in its tables: ``power.TABLE`` (a row per query: its
 seconds, rows, whether it timed out, the seed of its parameters) and ``plans.TABLE``.
 """
@@ -76,12 +76,13 @@ def run_phase(
     table["columns"] = [*table["columns"], "seed"]
     table["rows"] = [[*row, seed] for row in table["rows"]]
     report = PgbenchReport(
-        tps=power.power_figure(times, scale_of(phase)),  # the run's headline, as MB/s is one's
+        tps=power.power_figure(times, scale_of(phase)),  # the run's headline, under its name
         transactions=len(times),
         failed=0,  # a timeout is recorded in the table, not as a failure
         latency_avg_ms=1000 * statistics.fmean(t.seconds for t in times),
         transaction_type=f"tpch power run of {len(times)} queries",
         duration_s=elapsed,
+        figure="QphH",
     )
     return PhaseResult(
         name=phase.name,
@@ -116,6 +117,7 @@ def _throughput(
         transaction_type=f"tpch throughput run of {streams} streams × {len(queries)} queries",
         clients=streams,
         duration_s=elapsed,
+        figure="QthH",
     )
     return PhaseResult(
         name=phase.name,
