@@ -50,8 +50,12 @@ def item_keys(runs: Sequence[RunRow], named: NamedItems) -> list[str]:
 
 
 def as_figure(runs: Sequence[RunRow], metric: str) -> list[RunRow]:
-    """The runs with ``metric`` as their ``tps`` (None without it)."""
-    return [replace(r, tps=r.metrics.get(metric)) for r in runs]
+    """The runs with ``metric`` as their figure: their ``tps`` (None without it), and no other
+    metric that would name another figure (a replay's own, statements per active second)."""
+    return [
+        replace(r, tps=(v := r.metrics.get(metric)), metrics={} if v is None else {"tps": v})
+        for r in runs
+    ]
 
 
 def texts(store: Store, runs: Sequence[RunRow], named: NamedItems) -> dict[str, str]:
