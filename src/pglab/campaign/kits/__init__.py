@@ -21,7 +21,9 @@ YCSB's defaults, 10 fields of 100 characters, the text is what it was before the
 be set, so the scripts' digests (and the points' keys) did not change.
 
 pgbench has no include, so a script's line ``-- pglab: include args/NAME.sql`` stands for that
-file of the kit (the random arguments that a transaction's scripts share): the script pgbench
+file of the kit (the random arguments that a transaction's scripts share; ``frames/NAME.sql``:
+statements two scripts share, as the TPC-E-like Trade-Order's frames 1-4 committed or rolled
+back): the script pgbench
 runs is written, expanded, to a folder named by its content in the lab (``scripts_dir``).
 """
 
