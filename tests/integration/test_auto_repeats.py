@@ -56,19 +56,23 @@ def test_auto_repeats_stop_on_a_decided_verdict_and_resume(
     assert "repeats auto: 6–12 run(s), about" in " ".join(plan.split())
     assert main(["run", str(path), *common]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    # −50% is decided at the first look (round 3): round 3 runs, rounds 4–6 do not
+    # −50% is decided at the first look (round 3) on a quiet machine: round 3 runs, rounds 4–6
+    # do not. Under CI's load a rate-limited pgbench can lag its schedule in one run, so a look
+    # or two more may be needed; what must hold is that the rounds stop before the sixth.
     assert "resuming: 4 run(s) already stored, 8 to do" in out
-    assert "repeats auto: every point decided before round 4" in out
+    decided = re.search(r"repeats auto: every point decided before round (\d+)", out)
+    assert decided and 4 <= int(decided[1]) <= 6, out
+    last = int(decided[1]) - 1
     with open_store(str(store)) as st:
         runs = st.list_runs("auto")
-        assert len(runs) == 6 and all(r.ok for r in runs)
-        assert sorted(r.repeat for r in runs) == [1, 1, 2, 2, 3, 3]
+        assert len(runs) == 2 * last and all(r.ok for r in runs)
+        assert sorted(r.repeat for r in runs) == sorted([*range(1, last + 1)] * 2)
         # where a run's time beyond pgbench went (bench/duty.py sums these)
         timings = [st.get_run(r.id).timings for r in runs]
         assert all(t["fingerprint_s"] > 0 and "telemetry_s" in t and t["reset_s"] > 0
                    for t in timings)  # fmt: skip
         # each run stops its own server as it ends (issue 57: not at the next run's start)
-        assert sum("stop_s" in t for t in timings) == 6
+        assert sum("stop_s" in t for t in timings) == 2 * last
     assert main(["show", "auto", *common]) == 0
     shown = capsys.readouterr().out
     # about −50%, judged on the anytime-valid interval: "−"
@@ -76,7 +80,7 @@ def test_auto_repeats_stop_on_a_decided_verdict_and_resume(
     # run again: everything is decided, nothing runs
     assert main(["run", str(path), *common]) == 0
     with open_store(str(store)) as st:
-        assert len(st.list_runs("auto")) == 6
+        assert len(st.list_runs("auto")) == 2 * last
 
 
 AXIS = """

@@ -113,7 +113,9 @@ def test_a_limit_below_the_data_set_reaches_storage_and_leaves_no_group(
     assert mem["cgroup_version"] == place.version
     assert mem["server_processes"] >= 4, mem  # postmaster, checkpointer, walwriter, ...
     assert mem["evicted_files"] > 100, mem  # the data directory's files, dropped
-    assert 8 * 2**20 < mem["peak_bytes"] <= 32 * 2**20, mem
+    # at the limit, give or take the pages the kernel charges before it reclaims (cgroup v1's
+    # max_usage_in_bytes was seen one 4 KiB page over 32 MiB)
+    assert 8 * 2**20 < mem["peak_bytes"] <= 32 * 2**20 + 16 * 4096, mem
     assert "memory_limit" not in free.fingerprint
     # while the phase went: every process of the server in the run's group, none when free
     assert {g.rsplit("/", 1)[-1] for g in events.seen["limited"]} == {group.name}, events.seen
