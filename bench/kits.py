@@ -95,11 +95,13 @@ def pairs(
 
 
 def one_server(
-    lab: Lab, store: Store, doc: dict[str, Any]
+    lab: Lab, store: Store, doc: dict[str, Any], telemetry: bool = True
 ) -> tuple[RunSpec, Executor, Callable[[], tuple[float, RunResult]]]:
     """The point of ``doc`` (its dataset kept: one server for every run), an executor, and a
     run of the point through it: its pgbench's or sysbench's TPS, and the run."""
     doc = {**doc, "dataset": {**doc["dataset"], "reset": "never"}}
+    if not telemetry:  # what is left of pglab's cost without its samplers
+        doc["telemetry"] = {"enabled": False}
     (point,) = make_plan(campaign.parse(doc, default_name=doc["name"])).points
     binaries = resolve(point.server, lab)
     executor = Executor(lab, store=store)
@@ -124,7 +126,7 @@ def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[
             "duration": args.duration,
         },
     }
-    point, executor, pglab = one_server(lab, store, doc)
+    point, executor, pglab = one_server(lab, store, doc, args.telemetry == "on")
     try:
         pglab()  # the dataset copied, the server started and warmed: not measured
         cluster = executor.cluster
@@ -154,7 +156,7 @@ def tpcc_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[floa
             "duration": args.duration,
         },
     }
-    _, executor, pglab = one_server(lab, store, doc)
+    _, executor, pglab = one_server(lab, store, doc, args.telemetry == "on")
     try:
         _, warm = pglab()  # not measured; its command is the bare arm's
         argv = bare_pgbench(warm.phases[0].argv)
@@ -178,6 +180,12 @@ def main() -> None:
     ap.add_argument("--warehouses", type=int, default=2)
     ap.add_argument("--mode", default="procedures", choices=["procedures", "client"])
     ap.add_argument("--only", choices=["sysbench", "tpcc"])
+    ap.add_argument(
+        "--telemetry",
+        default="on",
+        choices=["on", "off"],
+        help="off: pglab's arm without its samplers (what the rest of pglab costs)",
+    )
     ap.add_argument("--quick", action="store_true", help="2 pairs of 3 s each")
     args = ap.parse_args()
     if args.quick:
