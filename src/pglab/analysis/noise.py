@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab import metric_units
+from pglab import metric_units, workloads
 from pglab.analysis.verdicts import DEFAULT_CV_PCT
 from pglab.rows import RunRow
 from pglab.stored_spec import PointJson, RunSpecJson
@@ -56,20 +56,10 @@ def likeness(point: PointJson) -> Likeness:
     """A stored or planned point's ``Likeness`` (its spec as ``RunSpec.to_dict()`` writes it)."""
     measured = [ph for ph in point.get("phases") or () if ph.get("measured", True)]
     kinds, figures = [], []
-    for ph in measured:
-        kit, operation = ph.get("kit"), ph.get("operation")
-        if operation:
-            kinds.append(str(operation))
-            figures.append("MB/s")
-        elif ph.get("generator") == "sysbench":
-            kinds.append(f"sysbench {ph.get('test')}")
-            figures.append("tps")
-        elif kit == "tpch":
-            kinds.append(f"tpch {ph.get('mode') or 'power'}")
-            figures.append("QthH" if ph.get("mode") == "throughput" else "QphH")
-        else:
-            kinds.append(f"{kit} kit" if kit else "pgbench")
-            figures.append("tps")
+    for ph in measured:  # each one's kind as its kind tells it (workloads.likeness)
+        kind, figure = workloads.likeness(ph)
+        kinds.append(kind)
+        figures.append(figure)
     seconds = None
     if measured and all(ph.get("duration") is not None for ph in measured):
         seconds = float(sum((ph.get("duration") or 0) * ph.get("times", 1) for ph in measured))

@@ -13,18 +13,22 @@ functions called once per run, in this order).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from pglab import metric_units
 from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.fingerprints import Fingerprint
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
-from pglab.workloads import sysbench
+from pglab.workloads import maintenance, sysbench, tpch
 from pglab.workloads.interface import (
     Figure,
     Lazy,
     MetricsFunction,
     NamedItems,
+    Objective,
     PlanReader,
+    QueryTables,
     Workload,
 )
 from pglab.workloads.kits import load as kits_load
@@ -45,6 +49,7 @@ _TPS = "transactions/s"
 TPCH_QUERIES, TPCH_STREAMS = "tpch.queries", "tpch.streams"  # tpch.power.TABLE, throughput.TABLE
 _KITS = Lazy("pglab.workloads.kits.runner", "KitPgbench")
 _KIT_ITEMS = ("tpm", "rollback_pct", "inconsistent")
+_KIT_KINDS = ("tpcc", "ycsb", "tpce", "tpch")  # the kits (DatasetSpec.kit of a phase's own)
 
 REGISTRY: dict[str, Workload] = {
     w.kind: w
@@ -72,6 +77,7 @@ REGISTRY: dict[str, Workload] = {
                     table=OPERATION_KIND,
                 ),
             ),
+            likeness=maintenance.likeness,
         ),
         Workload(
             "tpcc",
@@ -90,6 +96,15 @@ REGISTRY: dict[str, Workload] = {
                         "nopm_bound",
                         "rt_over_limit",
                     ),
+                ),
+            ),
+            objectives=(
+                Objective(
+                    "nopm",
+                    "a workload kit's figure (New-Orders per minute)",
+                    _KIT_KINDS,
+                    "kit",
+                    'kit = "tpcc"',
                 ),
             ),
         ),
@@ -113,6 +128,15 @@ REGISTRY: dict[str, Workload] = {
                     items=("tpse_pgbench", "results_idle_pct", "rollback_pct", "inconsistent"),
                 ),
             ),
+            objectives=(
+                Objective(
+                    "tpse",
+                    "the TPC-E-like kit's figure (Trade-Results per second)",
+                    ("tpce",),
+                    'kit = "tpce"',
+                    'kit = "tpce"',
+                ),
+            ),
         ),
         Workload(
             "sysbench",
@@ -121,6 +145,9 @@ REGISTRY: dict[str, Workload] = {
             sysbench_load.DATASET,
             (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
             fingerprint=sysbench.fingerprint,
+            client_threads=("sysbench", "--threads"),
+            generator_said=sysbench.generator_said,
+            likeness=sysbench.likeness,
         ),
         Workload(
             "replay",
@@ -158,6 +185,21 @@ REGISTRY: dict[str, Workload] = {
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
             ),
+            likeness=tpch.likeness,
+            said=tpch.said,
+            queries=QueryTables(
+                TPCH_QUERIES, TPCH_STREAMS, tpch_plans.TABLE, tpch_plans.change, "tpch-queries"
+            ),
+            objectives=(
+                Objective(
+                    "geomean",
+                    "the TPC-H-like power run's figure (the geometric mean of its queries' "
+                    "seconds)",
+                    ("tpch",),
+                    'kit = "tpch"',
+                    'kit = "tpch"',
+                ),
+            ),
         ),
         Workload(
             "pgbench",
@@ -165,6 +207,7 @@ REGISTRY: dict[str, Workload] = {
             (),
             None,
             (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),),
+            client_threads=("pgbench", "-j"),
         ),
     )
 }
@@ -274,3 +317,38 @@ def named_items() -> list[NamedItems]:
     """The items that runs name themselves, of every kind that has them (a replay's
     statement classes): what the views compare item by item beside the headline."""
     return [f.named for w in REGISTRY.values() for f in w.figures if f.named is not None]
+
+
+def likeness(phase: Mapping[str, Any]) -> tuple[str, str]:
+    """A stored phase's kind of load and the figure it is judged on (``analysis/noise``: the
+    noise of stored points like a plan's), as its kind says (``Workload.likeness``); a kit's
+    or pgbench's own scripts otherwise, on TPS."""
+    for w in REGISTRY.values():
+        if w.likeness is not None and (found := w.likeness(phase)) is not None:
+            return found
+    kit = phase.get("kit")
+    return (f"{kit} kit" if kit else "pgbench"), "tps"
+
+
+def generator_said(fp: Fingerprint) -> str | None:
+    """The load generator a run's fingerprint tells of, when a kind ran its own (sysbench's
+    version); None: pgbench's (its version is the fingerprint's own)."""
+    return next(
+        (said for w in REGISTRY.values() if w.generator_said and (said := w.generator_said(fp))),
+        None,
+    )
+
+
+def threads_options() -> dict[str, str]:
+    """Each load generator's program -> the option that gives it threads (``-j``)."""
+    return {w.client_threads[0]: w.client_threads[1] for w in REGISTRY.values() if w.client_threads}
+
+
+def query_tables() -> list[QueryTables]:
+    """The numbered queries' tables of every kind whose runs time them (TPC-H-like)."""
+    return [w.queries for w in REGISTRY.values() if w.queries is not None]
+
+
+def objectives() -> dict[str, Objective]:
+    """The ``[tune]`` objectives that are a kind's own figure, by name."""
+    return {o.name: o for w in REGISTRY.values() for o in w.objectives}

@@ -32,6 +32,7 @@ from pglab.records import PhaseResult, TableJson
 
 if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
     from pglab.fingerprints import Fingerprint
+    from pglab.jsonish import JsonObject
     from pglab.pgbench.invoke import ProgressCallback
     from pglab.postgres.dataset import DatasetKind
     from pglab.postgres.interface import Server
@@ -187,6 +188,36 @@ class PlanReader:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryTables:
+    """A kind whose runs time numbered queries, each among a run's metrics as ``qNN_s`` and
+    compared as its rate: the phase tables that hold them (``single``: a row per query run on
+    one session, ``(query, seconds, rows, timed_out[, seed])``; ``streams``: a row per stream
+    and query, ``(stream, query, seconds, rows, timed_out, seed)``), the one with each query's
+    plan (``plans``: ``(query, EXPLAIN's JSON)``) and how two plans of a query differ in words
+    (``change``, None: alike), and the name of the report's chart of each query's time per
+    point (its PNG's)."""
+
+    single: str
+    streams: str
+    plans: str
+    change: Callable[[JsonObject, JsonObject], str | None]
+    chart: str
+
+
+@dataclass(frozen=True, slots=True)
+class Objective:
+    """A ``[tune] objective`` that is a kind's own figure: its name, the figure in words, and
+    what the file's phases must run for it (``kinds``: one of them; the first named in the
+    hint), told as ``needs`` (kit = "tpch")."""
+
+    name: str  # "geomean"
+    said: str  # "the TPC-H-like power run's figure (...)"
+    kinds: tuple[str, ...]
+    needs: str
+    hint: str  # what to add to [workload]
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """A kind of workload, as the registry (``pglab.workloads.REGISTRY``) holds it."""
 
@@ -204,6 +235,21 @@ class Workload:
     # the query plans its runs store, for the evidence of a comparison (TPC-H-like: each
     # query's spills and nodes by type); None: it stores none
     plans: PlanReader | None = None
+    # what its load generator's program is called and the option that gives it threads (a
+    # client-bound run's warning), None: it runs none of its own
+    client_threads: tuple[str, str] | None = None
+    # the load generator as a run's fingerprint tells it (sysbench: its version), None when the
+    # run did not run it: what a run's environment says instead of pgbench's version
+    generator_said: Callable[[Fingerprint], str | None] | None = None
+    # the kind of load and the figure a stored phase (``RunSpec.to_dict()``'s) is judged on,
+    # None when the phase is not of this kind (the noise of stored points like a plan's)
+    likeness: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    # a phase as the plan lists it, after its name (None: as pgbench's scripts are listed)
+    said: Callable[[PhaseSpec], str] | None = None
+    # its runs' numbered queries (TPC-H-like), None: it times none
+    queries: QueryTables | None = None
+    # the [tune] objectives that are its figures
+    objectives: tuple[Objective, ...] = ()
 
     @property
     def headline(self) -> Figure:
