@@ -188,7 +188,12 @@ REGISTRY: dict[str, Workload] = {
             likeness=tpch.likeness,
             said=tpch.said,
             queries=QueryTables(
-                TPCH_QUERIES, TPCH_STREAMS, tpch_plans.TABLE, tpch_plans.change, "tpch-queries"
+                TPCH_QUERIES,
+                TPCH_STREAMS,
+                tpch_plans.TABLE,
+                tpch_plans.change,
+                "tpch-queries",
+                'kit = "tpch"',
             ),
             objectives=(
                 Objective(

@@ -194,14 +194,15 @@ class QueryTables:
     one session, ``(query, seconds, rows, timed_out[, seed])``; ``streams``: a row per stream
     and query, ``(stream, query, seconds, rows, timed_out, seed)``), the one with each query's
     plan (``plans``: ``(query, EXPLAIN's JSON)``) and how two plans of a query differ in words
-    (``change``, None: alike), and the name of the report's chart of each query's time per
-    point (its PNG's)."""
+    (``change``, None: alike), the name of the report's chart of each query's time per point
+    (its PNG's), and how a campaign file chooses the kind (``pglab export --by query``'s help)."""
 
     single: str
     streams: str
     plans: str
     change: Callable[[JsonObject, JsonObject], str | None]
     chart: str
+    chosen: str
 
 
 @dataclass(frozen=True, slots=True)
