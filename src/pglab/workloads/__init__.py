@@ -20,7 +20,7 @@ from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.fingerprints import Fingerprint
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
-from pglab.workloads import maintenance, sysbench, tpch
+from pglab.workloads import maintenance, replay, sysbench, tpch
 from pglab.workloads.interface import (
     Figure,
     Lazy,
@@ -166,6 +166,7 @@ REGISTRY: dict[str, Workload] = {
                         replay_metrics.CLASSES_TABLE,
                         "replay.exec_ms",
                         "ms",
+                        replay.COMPARE_HELP,
                     ),
                     table=replay_metrics.SUMMARY_TABLE,
                 ),
@@ -194,6 +195,7 @@ REGISTRY: dict[str, Workload] = {
                 tpch_plans.change,
                 "tpch-queries",
                 'kit = "tpch"',
+                tpch.COMPARE_HELP,
             ),
             objectives=(
                 Objective(

@@ -140,6 +140,7 @@ class NamedItems:
     table: str  # the phase table with each item's key and words
     total: str  # the run metric of their total ("replay.exec_ms")
     unit: str  # of each item's value ("ms")
+    compare_help: str = ""  # what `pglab compare --help` says of them: a paragraph, or ""
 
     def metric_of(self, key: str) -> str:
         return self.metric.format(key)
@@ -203,6 +204,7 @@ class QueryTables:
     change: Callable[[JsonObject, JsonObject], str | None]
     chart: str
     chosen: str
+    compare_help: str = ""  # what `pglab compare --help` says of them: a paragraph, or ""
 
 
 @dataclass(frozen=True, slots=True)

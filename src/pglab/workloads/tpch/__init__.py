@@ -12,6 +12,14 @@ from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
 
+# what `pglab compare --help` says of two points' queries
+COMPARE_HELP = """\
+Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate (as
+above: paired by round within one campaign, show's own answer when it is one of the campaign's
+comparisons, Holm over the queries) and how its plan changed: its shape, and where a node
+outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
+"""
+
 
 def said(ph: PhaseSpec) -> str:
     """A phase as the plan lists it: its queries, once each, on one session (a stream each)."""
