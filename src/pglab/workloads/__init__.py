@@ -34,10 +34,12 @@ from pglab.workloads.interface import (
 from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
+from pglab.workloads.kits.point import kit_point
 from pglab.workloads.maintenance import metrics as maintenance_metrics
 from pglab.workloads.maintenance.figures import OPERATION_KIND
 from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
+from pglab.workloads.replay.point import replay_point
 from pglab.workloads.sysbench import load as sysbench_load
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.tpce import load as tpce_load
@@ -98,6 +100,7 @@ REGISTRY: dict[str, Workload] = {
                     ),
                 ),
             ),
+            point=kit_point,
             objectives=(
                 Objective(
                     "nopm",
@@ -114,6 +117,7 @@ REGISTRY: dict[str, Workload] = {
             (kits_metrics.kit_metrics,),
             kits_load.YCSB,
             (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
+            point=kit_point,
         ),
         Workload(
             "tpce",
@@ -128,6 +132,7 @@ REGISTRY: dict[str, Workload] = {
                     items=("tpse_pgbench", "results_idle_pct", "rollback_pct", "inconsistent"),
                 ),
             ),
+            point=kit_point,
             objectives=(
                 Objective(
                     "tpse",
@@ -148,6 +153,7 @@ REGISTRY: dict[str, Workload] = {
             client_threads=("sysbench", "--threads"),
             generator_said=sysbench.generator_said,
             likeness=sysbench.likeness,
+            point=sysbench.point,
         ),
         Workload(
             "replay",
@@ -171,6 +177,7 @@ REGISTRY: dict[str, Workload] = {
                     table=replay_metrics.SUMMARY_TABLE,
                 ),
             ),
+            point=replay_point,
         ),
         Workload(
             "tpch",
@@ -188,6 +195,7 @@ REGISTRY: dict[str, Workload] = {
             ),
             likeness=tpch.likeness,
             said=tpch.said,
+            point=kit_point,
             queries=QueryTables(
                 TPCH_QUERIES,
                 TPCH_STREAMS,
@@ -260,6 +268,19 @@ def dataset_kinds() -> list[DatasetKind]:
 def workload_of(phase: PhaseSpec) -> Workload:
     """The plug-in of ``phase``'s kind."""
     return REGISTRY[kind_of(phase)]
+
+
+def point_of(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
+    """A point's dataset and phases as their kind makes them (``Workload.point``: a kit's
+    tables and the scale its scripts are told, a replay's dump and window, sysbench's tables);
+    as they are for pgbench's tables. A point's phases share one dataset (the parser holds
+    them to it), so the first phase of a kind with one decides."""
+    for ph in phases:
+        if (point := workload_of(ph).point) is not None:
+            return point(dataset, phases)
+    return dataset, phases
 
 
 def metrics_functions() -> list[MetricsFunction]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pglab.campaign.spec import PhaseSpec, RunSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec
 from pglab.records import PhaseResult, TableJson
 
 if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
@@ -121,6 +121,11 @@ class Lazy:
     def __call__(self, phase: PhaseSpec, iteration: int, context: PhaseContext) -> PhaseRunner:
         return self.resolve()(phase, iteration, context)
 
+
+# what a point of a kind makes of its dataset and phases (``Workload.point``)
+PointMaker = Callable[
+    [DatasetSpec, tuple[PhaseSpec, ...]], tuple[DatasetSpec, tuple[PhaseSpec, ...]]
+]
 
 # a kind's figures of a run, from its phases' results (called on every run: {} when the run
 # has none of its phases)
@@ -253,6 +258,9 @@ class Workload:
     queries: QueryTables | None = None
     # the [tune] objectives that are its figures
     objectives: tuple[Objective, ...] = ()
+    # a point of its phases: its own dataset and what its phases are told of it (a kit's
+    # tables and scale, a replay's dump and window), None: pgbench's tables as they are
+    point: PointMaker | None = None
 
     @property
     def headline(self) -> Figure:

@@ -7,8 +7,10 @@ statistics parsed (``output``), its runner (``runner.Sysbench``) and its figures
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, cast
 
+from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.fingerprints import Fingerprint
 
 
@@ -37,3 +39,13 @@ def likeness(ph: Mapping[str, Any]) -> tuple[str, str] | None:
     if ph.get("generator") != "sysbench":
         return None
     return f"sysbench {ph.get('test')}", "tps"
+
+
+def point(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
+    """A point of sysbench's: its sbtest tables are the dataset, its phases told their number
+    and size."""
+    dataset = replace(dataset, kit="sysbench")
+    told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
+    return dataset, tuple(replace(ph, defines=told) for ph in phases)
