@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab import metric_units, workloads
+from pglab import workloads
 from pglab.analysis.verdicts import DEFAULT_CV_PCT
 from pglab.rows import RunRow
 from pglab.stored_spec import PointJson, RunSpecJson
@@ -102,7 +102,7 @@ def noise_before(
     wanted = list(dict.fromkeys(likeness(p) for p in planned))
     by_point: dict[tuple[str, str], list[float]] = {}
     for r in runs:  # each run's figure: its TPS, or the MB/s, QphH... its kind stores instead
-        if r.ok and (v := r.tps or metric_units.figure_value(r.metrics)):
+        if r.ok and (v := r.tps or workloads.figure_value(r.metrics)):
             by_point.setdefault((r.campaign, r.point_key), []).append(float(v))
     noise = {k: float(np.std(np.log(v), ddof=1) * 100) for k, v in by_point.items() if len(v) >= 3}
     comparable = {

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pglab import metric_units
 from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.fingerprints import Fingerprint
 from pglab.postgres import dataset as datasets
@@ -307,9 +306,9 @@ def figures_by_table() -> dict[str, Figure]:
 
 def figures_not_tps() -> tuple[tuple[str, str], ...]:
     """(the metric that holds it, the figure) of each declared figure that is not a TPS and has
-    a metric of its own (``Figure.table``), in the registry's order: what
-    ``metric_units.FIGURES`` must list (the core modules come before the registry; a unit test
-    holds the two equal)."""
+    a metric of its own (``Figure.table``), in the registry's order: a run with the metric has
+    that figure (and no ``tps``; stored before schema version 6, its ``tps`` held the same
+    number)."""
     return tuple(
         (f.metric, f.name) for w in REGISTRY.values() for f in w.figures if f.table is not None
     )
@@ -328,12 +327,19 @@ def figures_in_tps() -> tuple[tuple[str, str], ...]:
 
 
 def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure is: QthH, QphH, MB/s, statements/active s (``metric_units.figure_of``:
-    the metric that holds it), a plug-in's figure held in ``tps`` (``figures_in_tps``), or tps."""
-    own = metric_units.figure_of(metrics)
-    if own != "tps":
+    """What a run's figure is, by the metric that holds it: QthH, QphH, MB/s, statements/active
+    s (``figures_not_tps``), a plug-in's figure held in ``tps`` (``figures_in_tps``), or tps."""
+    own = next((figure for key, figure in figures_not_tps() if key in metrics), None)
+    if own is not None:
         return own
     return next((figure for key, figure in figures_in_tps() if key in metrics), "tps")
+
+
+def figure_value(metrics: Mapping[str, float]) -> float | None:
+    """A run's figure (``figure_of``), from its metrics: the metric that holds it, else its
+    ``tps``; None without either (a failed run)."""
+    key = next((key for key, _ in figures_not_tps() if key in metrics), "tps")
+    return metrics.get(key)
 
 
 def plan_readers() -> list[PlanReader]:
