@@ -15,7 +15,7 @@ def kit_point(
     dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
 ) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
     """The point's dataset (its kit's tables) and phases (told the scale) of its kit."""
-    kit = next(ph.kit for ph in phases if ph.kit)
+    kit = next(k for k in (ph.kit for ph in phases) if k)
     dataset = replace(dataset, kit=kit)
     phases = tuple(
         replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
