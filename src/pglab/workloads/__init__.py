@@ -177,6 +177,7 @@ REGISTRY: dict[str, Workload] = {
                 ),
             ),
             point=replay_point,
+            examples=replay.EXAMPLES,
         ),
         Workload(
             "tpch",

@@ -261,6 +261,8 @@ class Workload:
     # a point of its phases: its own dataset and what its phases are told of it (a kit's
     # tables and scale, a replay's dump and window), None: pgbench's tables as they are
     point: PointMaker | None = None
+    # its lines among ``pglab --help``'s examples (its own command's), or ""
+    examples: str = ""
 
     @property
     def headline(self) -> Figure:

@@ -14,3 +14,10 @@ Two points that replay a captured workload ([workload] replay): their statements
 execution time and each statement class's mean time per call, judged as above (Δ% of time: +
 slower), the classes significantly slower and faster named, the most first.
 """
+
+# its lines among `pglab --help`'s examples
+EXAMPLES = """\
+  pglab capture DSN --for 10m --with-dump DIR -o app.json.gz
+                                     your server's workload (and data) captured; replay
+                                     it on every variant: [workload] replay = "app.json.gz"
+"""
