@@ -284,8 +284,7 @@ class Fingerprint(TypedDict, total=False):
     bindir: str
     pgbench: str
     build: BuildFacts  # a build pglab made: build.json's facts
-    build_commit: str
-    sysbench_version: str
+    build_commit: str  # a kind's load generator adds its own (workloads/KIND)
     # the server
     server_kind: str  # absent: a server pglab made here; "existing"; "host" (lease_of reads it)
     lease: LeaseFacts  # the server as its lease describes itself (what the views render)

@@ -9,11 +9,10 @@ say its unit, these tables do, by name:
   metrics are ratios (their names are the campaign's);
 - the run's figure is its ``tps`` (transactions per second: pgbench, sysbench, the kits by
   pgbench), or, for the kinds whose figure is not one, the metric that holds it under its own
-  name (:data:`FIGURES`: a maintenance operation's ``mb_s``, a TPC-H-like ``power`` or
-  ``throughput``, a replay's statements per active second), whose ``tps`` is then empty
-  (:func:`figure_of`, :func:`figure_value`; the kinds declare them, ``workloads.interface.Figure``
-  with a ``table``: a unit test holds this table equal to the declarations, which come after
-  this module's stage);
+  name (a maintenance operation's ``mb_s``, a TPC-H-like ``power`` or ``throughput``, a
+  replay's statements per active second), whose ``tps`` is then empty: the kinds declare them
+  (``workloads.interface.Figure`` with a ``table``), ``workloads.figure_of`` and
+  ``workloads.figure_value`` read them;
 - timings are seconds (:data:`TIMING_FLAGS`: yes/no as 1.0/0.0).
 
 A metric's key is a :class:`MetricKey` (a phase's or the run's, and its name) wherever code
@@ -126,14 +125,6 @@ METRIC_UNITS: dict[str, str] = {
 }
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
 _RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
-# (the metric that holds it, the run's figure) in order: a run with the metric has that figure
-# (and no ``tps``: stored before schema version 6, its ``tps`` held the same number)
-FIGURES: tuple[tuple[str, str], ...] = (
-    ("throughput", "QthH"),  # a TPC-H-like throughput run
-    ("power", "QphH"),  # a TPC-H-like power run
-    ("mb_s", "MB/s"),  # maintenance operations
-    ("replay.statements_active_s", "statements/active s"),  # a replay: per active second
-)
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
 TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
 
@@ -145,19 +136,6 @@ def metric_unit(name: str) -> str | None:
     if _RESPONSE.fullmatch(key):
         return "ms"
     return "s" if _QUERY.fullmatch(key) else METRIC_UNITS.get(key)
-
-
-def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure is: QthH, QphH, MB/s, statements/active s or tps, by the metric
-    that holds it."""
-    return next((figure for key, figure in FIGURES if key in metrics), "tps")
-
-
-def figure_value(metrics: Mapping[str, float]) -> float | None:
-    """A run's figure (``figure_of``), from its metrics: the metric that holds it, else its
-    ``tps``; None without either (a failed run)."""
-    key = next((key for key, _ in FIGURES if key in metrics), "tps")
-    return metrics.get(key)
 
 
 def timing_unit(name: str) -> str:

@@ -59,7 +59,7 @@ class RunRow:
     repeat: int
     status: RunStatus
     # mean TPS of the measured phases; None for a failed run, and where the figure is not a TPS
-    # (MB/s, QphH...: in ``metrics`` under its own name, ``metric_units.FIGURES``)
+    # (MB/s, QphH...: in ``metrics`` under its own name, ``workloads.figures_not_tps``)
     tps: float | None
     started_at: float
     finished_at: float

@@ -491,8 +491,10 @@ KIND_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(KINDS) + r")(?![a-z0-9])")
 # The modules outside workloads/ that still name a kind. This ceiling only goes down: lower it
 # when a kind's code moves into its package, never raise it (a new module that needs a kind
 # belongs in that kind's package, or asks the registry). 57 before workloads/ existed, 40 with
-# the runners in it, 33 with the kinds' data loaders too.
-KIND_NAMING_CEILING = 33
+# the runners in it, 33 with the kinds' data loaders too, 14 with what the views, the plan and
+# tune ask of a kind declared on its Workload (the rest: campaign/, stored_spec, and
+# metric_units' replay.KEY namespace, which parsing a stored key must know at the core).
+KIND_NAMING_CEILING = 14
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pglab.analysis import engine, points, tpch
+from pglab.analysis import engine, points
+from pglab.analysis import queries as tpch
 from pglab.analysis.compare import Target, compare_points
 from pglab.rows import CampaignRow, RunRow
 from pglab.store import open_store

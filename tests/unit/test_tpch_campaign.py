@@ -12,7 +12,7 @@ import pytest
 from helpers.campaign_text import parsed, refused
 
 from pglab.analysis import points
-from pglab.analysis import tpch as analysis
+from pglab.analysis import queries as analysis
 from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab

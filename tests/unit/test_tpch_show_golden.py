@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
-from pglab.analysis import points, tpch
+from pglab.analysis import points
+from pglab.analysis import queries as tpch
 from pglab.cli import show
 from pglab.rows import RunRow
 from pglab.workloads.tpch import plans

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from pglab.analysis import engine, named_items, points, scripts, spreads, syncrate, tpch, verdicts
+from pglab.analysis import engine, named_items, points, scripts, spreads, syncrate, verdicts
 from pglab.analysis.comparisons import (
     CampaignsComparison,
     CompareResult,
@@ -42,6 +42,7 @@ from pglab.analysis.comparisons import (
     WaitsRow,
 )
 from pglab.analysis.points import PointRow, axis_name
+from pglab.analysis.queries import compare_queries
 from pglab.analysis.settings_diff import settings_diff
 from pglab.campaign.spec import DEFAULT_EFFECT_PCT
 from pglab.errors import LabError
@@ -171,7 +172,7 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
             b = replace(b, runs=spreads.fingerprinted(store, b.runs))
             out = compare_points(a, b, effect, points.equivalence_of(camp_a), how, runs, camp_a)
             _judge_scripts(store, a, b, out["pairs"], effect, how)
-            out["queries"] = tpch.compare_queries(store, a.runs, b.runs, effect, how, runs, camp_a)
+            out["queries"] = compare_queries(store, a.runs, b.runs, effect, how, runs, camp_a)
             named = named_items.compare_items(store, a.runs, b.runs, effect, how, runs, camp_a)
             if named is not None:
                 out["items"] = named
@@ -180,8 +181,7 @@ def compare_targets(store: Store, a: Target, b: Target) -> CompareResult:
             _judge_scripts(store, a, b, out["pairs"], effect, how)
         out["settings_diff"] = settings_diff(full_a, full_b)
     out["storage"] = storage_sides(full_a, full_b, store.list_storage_results())
-    # "tps", "MB/s" when both sides are maintenance operations, "QphH"..., "nopm" (the kits'
-    # metric, as --json has always said it) when both run a kit
+    # "tps", "MB/s" of two operations, "QphH"..., "nopm" (as --json has always said) of two kits
     kit = headline([*a.runs, *b.runs])
     out["figure"] = (
         kit if a.kind != "run" and kit in _SAID_BY_METRIC else points.figure_of([*full_a, *full_b])

@@ -13,7 +13,7 @@ their order and the JSON stay what they were, and mypy checks every reader's key
 - :class:`MetricRow`, :class:`WaitsRow`: two runs' figures and top waits;
 - :class:`SettingDiff`, :class:`StorageSides`: what differs in the environment and settings,
   and the storage results measured under each side;
-- :class:`QueryComparison`: a TPC-H-like query of two points (``analysis.tpch``);
+- :class:`QueryComparison`: a TPC-H-like query of two points (``analysis.queries``);
 - :class:`ItemsComparison`: the items the runs name themselves (a replay's statement classes)
   of two points, :class:`ItemComparison` each (``analysis.named_items``).
 """

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pglab.campaign.os_checks import cpu_list
 from pglab.fingerprints import Fingerprint, lease_of, mount_options
 from pglab.units import size_text
+from pglab.workloads import generator_said
 
 Fact = tuple[str, str]
 
@@ -68,10 +69,11 @@ def facts(
 
 
 def generator(fp: Fingerprint) -> str:
-    """The load generator as it is: sysbench's version when its phases ran sysbench, else
-    pgbench's and the source it came from."""
-    if fp.get("sysbench_version"):
-        return f"sysbench {fp['sysbench_version']}"
+    """The load generator as it is: a kind's own as its fingerprint tells it (sysbench's
+    version when its phases ran sysbench, ``workloads.generator_said``), else pgbench's and the
+    source it came from."""
+    if said := generator_said(fp):
+        return said
     return f"pgbench {fp.get('pgbench_version', '?')}" + (
         f" (from {fp['pgbench_from']})" if fp.get("pgbench_from") else ""
     )

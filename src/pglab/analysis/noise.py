@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pglab import metric_units
+from pglab import workloads
 from pglab.analysis.verdicts import DEFAULT_CV_PCT
 from pglab.rows import RunRow
 from pglab.stored_spec import PointJson, RunSpecJson
@@ -56,20 +56,10 @@ def likeness(point: PointJson) -> Likeness:
     """A stored or planned point's ``Likeness`` (its spec as ``RunSpec.to_dict()`` writes it)."""
     measured = [ph for ph in point.get("phases") or () if ph.get("measured", True)]
     kinds, figures = [], []
-    for ph in measured:
-        kit, operation = ph.get("kit"), ph.get("operation")
-        if operation:
-            kinds.append(str(operation))
-            figures.append("MB/s")
-        elif ph.get("generator") == "sysbench":
-            kinds.append(f"sysbench {ph.get('test')}")
-            figures.append("tps")
-        elif kit == "tpch":
-            kinds.append(f"tpch {ph.get('mode') or 'power'}")
-            figures.append("QthH" if ph.get("mode") == "throughput" else "QphH")
-        else:
-            kinds.append(f"{kit} kit" if kit else "pgbench")
-            figures.append("tps")
+    for ph in measured:  # each one's kind as its kind tells it (workloads.likeness)
+        kind, figure = workloads.likeness(ph)
+        kinds.append(kind)
+        figures.append(figure)
     seconds = None
     if measured and all(ph.get("duration") is not None for ph in measured):
         seconds = float(sum((ph.get("duration") or 0) * ph.get("times", 1) for ph in measured))
@@ -112,7 +102,7 @@ def noise_before(
     wanted = list(dict.fromkeys(likeness(p) for p in planned))
     by_point: dict[tuple[str, str], list[float]] = {}
     for r in runs:  # each run's figure: its TPS, or the MB/s, QphH... its kind stores instead
-        if r.ok and (v := r.tps or metric_units.figure_value(r.metrics)):
+        if r.ok and (v := r.tps or workloads.figure_value(r.metrics)):
             by_point.setdefault((r.campaign, r.point_key), []).append(float(v))
     noise = {k: float(np.std(np.log(v), ddof=1) * 100) for k, v in by_point.items() if len(v) >= 3}
     comparable = {

@@ -167,7 +167,8 @@ MIN_CI_REPEATS = 3  # fewer: the table shows min–max only
 # run metrics that are not derived ones (shown as their own columns): the figures held in a
 # metric of their own (mb_s; power, throughput: QphH-like and QthH-like; statements per active
 # second) are each point's figure
-_BASE_METRICS = ("tps", "tps_steady", "failed", "latency_avg_ms", *dict(metric_units.FIGURES))
+_BASE = ("tps", "tps_steady", "failed", "latency_avg_ms")
+_BASE_METRICS = (*_BASE, *dict(workloads.figures_not_tps()))
 
 
 # how an axis is named in a point's short label: settings by their own name, the workload's

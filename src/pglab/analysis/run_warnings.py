@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pglab import metric_units
+from pglab import workloads
 from pglab.analysis import comparable, evidence, generator_hosts, pacing, points, scripts
 from pglab.analysis.notice_kinds import KINDS, NoticeKind
 from pglab.analysis.run_facts import cache_regime, checkpoint_timeout_s
@@ -43,7 +43,8 @@ GROUPED: tuple[NoticeKind, ...] = ("in-memory", "short", "client-bound", "busy-m
 RUN_DRIFT_PCT = 5.0  # within a run: per-second samples are autocorrelated, ask for more
 WAL_WRITES_MB_S = 0.5  # a custom script that makes more WAL than this writes
 SKIPPED_PCT = 1.0  # TPC-C's Delivery: skipped districts are to be reported above 1%
-THREADS_OPTION = {"pgbench": " (-j)", "sysbench": " (--threads)"}  # a client's option
+# a load generator's program -> its option for threads, as its kind declares it
+THREADS_OPTION = {client: f" ({option})" for client, option in workloads.threads_options().items()}
 
 
 @dataclass(frozen=True)
@@ -487,7 +488,7 @@ def _repeat_drift(runs: Sequence[RunRow]) -> list[Notice]:
     out = []
     by_point: dict[str, list[tuple[int, float]]] = {}
     for r in runs:  # each run's figure: its TPS, or the MB/s, QphH... its kind stores instead
-        if r.ok and (v := r.tps or metric_units.figure_value(r.metrics)):
+        if r.ok and (v := r.tps or workloads.figure_value(r.metrics)):
             by_point.setdefault(r.label, []).append((r.id, float(v)))
     relative: list[tuple[int, float]] = []
     for label, values in by_point.items():

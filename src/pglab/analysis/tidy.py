@@ -28,6 +28,7 @@ from pglab.rows import PhaseRow, StoredRun
 from pglab.telemetry import pg_stats
 from pglab.telemetry.base import Table as TelemetryTable
 from pglab.telemetry.summary import phase_summary
+from pglab.workloads import columns as figure_columns
 
 if TYPE_CHECKING:  # the store's type only: its module is not imported to run this
     from pglab.store.base import Store
@@ -80,7 +81,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "tps",
         "transactions per second (mean of the measured phases); empty where the figure is not "
-        "one (mb_s, power, throughput, replay.statements_active_s)",
+        f"one ({', '.join(figure_columns.NOT_TPS)})",
     ),
     Column("tps_steady", "TPS after the warm-up (MSER-5)"),
     Column("transactions", "transactions pgbench completed"),
@@ -108,34 +109,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", "why a failed run failed"),
 )
 NAMES = tuple(c.name for c in COLUMNS)
-# a workload kit's and sysbench's figures (run metrics, workloads/KIND/metrics.py):
-# columns after COLUMNS
-# when a run of the table has them (the store's pglab_runs view keeps COLUMNS only)
-KIT_COLUMNS = (
-    Column("nopm", "a workload kit's headline: TPC-C's New-Orders committed per minute"),
-    Column("nopm_pgbench", "TPC-C: NOPM from pgbench's per-script count (nopm: orders written)"),
-    Column("tpse", "the TPC-E-like kit's headline: tpsE-like, trades completed per second"),
-    Column("tpse_pgbench", "TPC-E: pgbench's Trade-Results per second (empty-queue ones too)"),
-    Column("results_idle_pct", "TPC-E: Trade-Results that found the market's queue empty, %"),
-    Column("tpm", "a workload kit's transactions per minute, all types (TPS × 60)"),
-    Column("rollback_pct", "a kit's headline transactions rolled back by design, % (TPC-C: 1)"),
-    Column("delivery_skipped_pct", "TPC-C: Delivery's districts skipped (no order to deliver), %"),
-    Column("inconsistent", "a kit's consistency conditions broken after the run (0: all hold)"),
-    Column("qps", "sysbench: queries per second"),
-    Column("errors_s", "sysbench: errors it ignored (and retried) per second"),
-    Column("reconnects_s", "sysbench: reconnects per second"),
-    Column("mb_s", "a maintenance operation's headline: MB/s (10⁶ bytes per second)"),
-    Column("replay.statements_active_s", "a replay's headline: statements per active second"),
-    Column("geomean_s", 'kit = "tpch": the geometric mean of the power run\'s query times'),
-    Column("power", 'kit = "tpch": QphH-like power, 3600 × SF / geomean_s (the run\'s figure)'),
-    Column(
-        "throughput",
-        'kit = "tpch", mode "throughput": QthH-like, streams × queries × 3600 '
-        "/ seconds × SF (the run's figure)",
-    ),
-    Column("timeouts", 'kit = "tpch": queries stopped by query_timeout (their time its limit)'),
-    *(Column(f"q{n:02d}_s", f'kit = "tpch": query {n}\'s seconds') for n in range(1, 23)),
-)
+# the kinds' figures (run metrics, workloads/KIND/metrics.py) as they declare them: columns
+# after COLUMNS when a run of the table has them (the store's pglab_runs view keeps COLUMNS only)
+KIT_COLUMNS = tuple(Column(name, doc) for name, doc in figure_columns.COLUMNS)
 KIT_FIGURES = tuple(c.name for c in KIT_COLUMNS)
 
 

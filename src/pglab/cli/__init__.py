@@ -27,7 +27,7 @@ from pglab.cli.common import err_console
 from pglab.errors import LabError
 from pglab.lab import COMMAND_HOME
 
-EPILOG = """\
+_EXAMPLES = """\
 examples:
   pglab quick                        a first result in a few minutes (embedded PostgreSQL 18)
   pglab run examples/settings-sweep.toml --dry-run
@@ -49,9 +49,9 @@ examples:
                                      runs as jobs for `pglab worker` on lab hosts;
                                      pglab status NAME --wait  follows them
 
-  pglab capture DSN --for 10m --with-dump DIR -o app.json.gz
-                                     your server's workload (and data) captured; replay
-                                     it on every variant: [workload] replay = "app.json.gz"
+"""
+# the kinds' own examples (a captured workload's: pglab capture) come here, then
+_MORE = """\
   pglab sources                      the PostgreSQL servers here: wheels, Debian's, builds
 
 environment:
@@ -92,6 +92,16 @@ DOCS = {
 
 
 ALL = "*"  # build_parser: every command's own parser (its tests, the docs' checks)
+
+
+def epilog() -> str:
+    """``pglab --help``'s examples, the kinds' own among them (``Workload.examples``: the
+    registry imported only to print them), and its environment."""
+    from pglab.workloads import REGISTRY
+
+    return _EXAMPLES + "".join(w.examples for w in REGISTRY.values()) + _MORE
+
+
 GLOBAL_WITH_VALUE = ("--store", "--lab-dir")
 
 
@@ -189,7 +199,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
         prog="pglab",
         description="pglab — a PostgreSQL performance lab: pgbench campaigns over "
         "settings, versions and load, every second recorded, results stored.",
-        epilog=EPILOG,
+        epilog=epilog() if command in (None, ALL) else None,  # shown only without a command
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[common],
     )

@@ -17,27 +17,8 @@ from pglab.lab import Lab
 from pglab.postgres.sources import resolve
 from pglab.run.resume import put_back_leftovers
 from pglab.units import duration_text
-from pglab.workloads.replay import capture
-from pglab.workloads.replay.workload_file import Workload, write
-
-DESCRIPTION = """\
-Capture a window of a server's workload into a workload file that a campaign replays
-([workload] replay = "FILE", by Debian's pgreplay) against every variant.
-
-From a running server (DSN, as a superuser): pglab sets the logging a replay needs with
-ALTER SYSTEM and a reload (log_statement = 'all', log_connections, log_disconnections,
-log_min_error_statement = 'log', log_line_prefix = '%m|%u|%d|%c|', lc_messages = 'C'),
-written down first and put back exactly when the window closes (--for, --until or Ctrl-C;
-after a killed pglab, by the next pglab capture or run), and reads the server's log of the
-window: --log PATH (its stderr on this machine; with --on HOST, on that [hosts.HOST] of
---hosts FILE, read over SSH), else the logging collector's file through the server.
-Sessions already connected when the window opens are not replayed.
-
-From a log you have (--from-log FILE): a stderr log written with those settings, or a CSV
-log (log_destination = 'csvlog'; its prefix does not matter).
-
-Logging every statement costs the server (see the guide), and the log and the workload file
-hold your data's values: the file is written readable by you only (0600)."""
+from pglab.workloads import captured as capture
+from pglab.workloads.captured import Workload, write
 
 
 def add_parser(
@@ -47,7 +28,7 @@ def add_parser(
         "capture",
         parents=[common],
         help=commands.help_of("capture"),
-        description=DESCRIPTION,
+        description=capture.HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("dsn", nargs="?", help="the server (a superuser's connection string)")

@@ -24,6 +24,7 @@ from pglab.cli import commands, fmt, items_view
 from pglab.cli import profiles as profile_view
 from pglab.cli.common import Where, console
 from pglab.cli.evidence_view import print_evidence
+from pglab.workloads import named_items, query_tables
 
 COMPARE_HELP = """\
 Compare B with A (the baseline). A and B are both runs, both points or both campaigns:
@@ -52,13 +53,12 @@ pairs. When both sides ran a phase of several scripts (pgbench -f/-b, weights), 
 both ran (by phase and script name) has its TPS and latency average as pgbench reported them side
 by side (medians of the repeats) with Δ%, and a verdict on its TPS where both sides have 2 runs
 or more (paired by round as above, Holm-corrected over the scripts compared).
-Two points of kit = "tpch": each query's seconds side by side with a verdict on its rate (as
-above: paired by round within one campaign, show's own answer when it is one of the campaign's
-comparisons, Holm over the queries) and how its plan changed: its shape, and where a node
-outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
-Two points that replay a captured workload ([workload] replay): their statements' total
-execution time and each statement class's mean time per call, judged as above (Δ% of time: +
-slower), the classes significantly slower and faster named, the most first.
+"""
+# what each kind says of its comparisons: the queries it times (QueryTables), the items its runs
+# name (NamedItems)
+COMPARE_HELP += "".join(q.compare_help for q in query_tables())
+COMPARE_HELP += "".join(n.compare_help for n in named_items())
+COMPARE_HELP += """\
 Where both sides have CPU profiles (pglab run --profile), the functions whose share of their
 process kind's samples changed most, the backend's first (10), then each other kind's (3),
 rising then falling, with a 95% interval of the change (2 runs a side); a kind with fewer than

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.analysis import export as encoders
-from pglab.analysis import point_table, points, profiles, scripts, tidy, tpch
+from pglab.analysis import point_table, points, profiles, queries, scripts, tidy
 from pglab.analysis.tidy import TidyTable
 from pglab.cli import commands, common
 from pglab.cli.common import Where, err_console
@@ -21,6 +21,7 @@ from pglab.cli.profiles import NOT_PROFILED
 from pglab.errors import LabError, StoreError
 from pglab.rows import StoredRun, plain
 from pglab.store import Store
+from pglab.workloads import query_tables
 
 
 def add_parser(
@@ -58,7 +59,8 @@ def add_parser(
         help="a row per run (default), per measured phase iteration, per script of "
         "each (pgbench's per-script figures: weight, share, TPS, failures, retries, "
         "latency), per statement of each script (pgbench -r: report_per_command), per "
-        "query of kit = \"tpch\"'s runs (a throughput run's per stream: seconds, "
+        f"query of {' or '.join(q.chosen for q in query_tables())}'s runs (a throughput run's "
+        "per stream: seconds, "
         "rows, timed out, seed), or "
         "per point of a campaign (pglab show's table: median, CI, Δ%% against the "
         "baseline with its CI, p-values, verdict and the test that made it)",
@@ -153,7 +155,7 @@ def run(
         elif by == "statement":
             table = scripts.statements_table(runs)
         elif by == "query":
-            table = tpch.queries_table(runs)
+            table = queries.queries_table(runs)
         else:
             table = tidy.runs_table(runs, by_phase=by == "phase", all_settings=all_settings)
         return _write(table, output_format, output)

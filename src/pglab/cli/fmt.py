@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
+from pglab.workloads import workload_of
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -73,13 +74,8 @@ def phase(ph: PhaseSpec) -> str:
             f"{ph.name}: {ph.operation} {amount}".rstrip()
             + f"{times}{'' if ph.measured else ' (unmeasured)'}"
         )
-    if ph.kit == "tpch":  # its queries, once each, on one session
-        said = ",".join(f"Q{n}" for n in ph.queries) if ph.queries else "22 queries"
-        limit = f", at most {ph.query_timeout:g}s each" if ph.query_timeout else ""
-        streams = f", {ph.clients} streams" if ph.mode == "throughput" else ""
-        return f"{ph.name}: tpch {ph.mode} run of {said}{streams}{limit}{times}" + (
-            "" if ph.measured else " (unmeasured)"
-        )
+    if (said := workload_of(ph).said) is not None:  # as its kind lists it (its queries)
+        return f"{ph.name}: {said(ph)}{times}" + ("" if ph.measured else " (unmeasured)")
     return (
         f"{ph.name}: {ph.script_label} c={ph.clients} {amount}{times}"
         f"{'' if ph.measured else ' (unmeasured)'}"

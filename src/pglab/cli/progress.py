@@ -21,7 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pglab import metric_units
+from pglab import workloads
 from pglab.analysis import points
 from pglab.campaign.spec import RunSpec
 from pglab.cli.common import console
@@ -121,7 +121,7 @@ class ProgressEvents:
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
-            tps = metric_units.figure_value(result.metrics) or 0.0
+            tps = workloads.figure_value(result.metrics) or 0.0
             unit = points.figure_of_run(result.metrics)  # MB/s, QphH: not always TPS
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} {unit}")
         else:

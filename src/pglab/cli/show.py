@@ -17,12 +17,12 @@ from pglab.analysis import (
     named_items,
     points,
     profiles,
+    queries,
     run_facts,
     run_warnings,
     spreads,
     syncrate,
     tidy,
-    tpch,
     verdicts,
 )
 from pglab.analysis.evidence import of_campaign
@@ -300,11 +300,11 @@ def print_queries(
     """kit = "tpch": a row per query, each point's median seconds and its Δ% against the
     reference point (of the query's rate: + faster), and how their plans differ (shape, or
     nodes outgrowing work_mem)."""
-    found = tpch.query_points(runs, camp)
+    found = queries.query_points(runs, camp)
     if not found:
         return
     changes: dict[tuple[int, str], str] = {
-        (c.number, c.point): c.change for c in tpch.plan_changes(store, runs, camp)
+        (c.number, c.point): c.change for c in queries.plan_changes(store, runs, camp)
     }
     cols: list[tuple[str, JustifyMethod, list[str]]] = [
         ("query", "left", [f"Q{q.number}" for q in found])

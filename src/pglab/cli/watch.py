@@ -11,7 +11,7 @@ from rich.console import RenderableType
 from rich.live import Live
 from rich.markup import escape
 
-from pglab import metric_units
+from pglab import workloads
 from pglab.analysis import points
 from pglab.cli import commands, live
 from pglab.cli.common import Where, console
@@ -111,7 +111,7 @@ def _print_new(store: Store, name: str, seen: set[int], view: Live) -> set[int]:
 def _line(r: RunRow) -> str:
     if r.ok:
         unit = points.figure_of_run(r.metrics)  # MB/s, QphH: not always TPS
-        value = r.tps or metric_units.figure_value(r.metrics) or 0.0
+        value = r.tps or workloads.figure_value(r.metrics) or 0.0
         return f"  ✓ {escape(r.label)} #{r.repeat}: {value:,.1f} {unit}"
     return f"  [red]✗ {escape(r.label)} #{r.repeat}: {escape(reason_of(r.error))}[/]"
 

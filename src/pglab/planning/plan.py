@@ -8,26 +8,22 @@ spreads over all points instead of favouring the ones that ran first.
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pglab.campaign import kits, os_table
 from pglab.campaign import os_spec as os_spec_module
+from pglab.campaign import os_table
 from pglab.campaign.checks import Problems
-from pglab.campaign.kits import pacing
 from pglab.campaign.parse import Campaign, Variant
 from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
-from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
 from pglab.postgres.dataset import init_seconds
-from pglab.workloads import dataset_kind
-from pglab.workloads.replay import workload_file
+from pglab.workloads import dataset_kind, point_of
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
@@ -104,32 +100,9 @@ def _point(
         )
         if "huge_pages" not in settings:
             server = server.with_settings({"huge_pages": "on"})
-    kit = next((ph.kit for ph in phases if ph.kit), None)
-    if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
-        dataset = replace(dataset, kit=kit)
-        phases = tuple(
-            replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
-            for ph in phases
-        )
-        if any(ph.pacing for ph in phases):  # terminals: 10 per warehouse, paced scripts
-            phases = tuple(
-                pacing.paced(ph, int(dataset.scale)) if ph.pacing else ph for ph in phases
-            )
-        if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
-            phases = tuple(
-                replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
-                for ph in phases
-            )
-    elif any(ph.replay for ph in phases):  # a captured workload: its dump is the dataset
-        dataset, window = replay_dataset(dataset, phases)
-        phases = tuple(
-            replace(ph, duration=max(1, math.ceil(window / ph.speed))) if ph.replay else ph
-            for ph in phases
-        )
-    elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
-        dataset = replace(dataset, kit="sysbench")
-        told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
-        phases = tuple(replace(ph, defines=told) for ph in phases)
+    # a kind's own dataset and what its phases are told of it (a kit's tables and scale, a
+    # replay's dump and window, sysbench's tables): as the kind makes them
+    dataset, phases = point_of(dataset, phases)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,
@@ -168,38 +141,3 @@ def make_plan(campaign: Campaign, done_keys: set[str] | frozenset[str] = frozens
             order += [replace(pt, repeat=r) for pt in round_points]
     todo = tuple(run for run in order if run.run_key not in done_keys)
     return Plan(campaign, tuple(points), todo, done=len(order) - len(todo))
-
-
-def replay_dataset(
-    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
-) -> tuple[DatasetSpec, float]:
-    """The dataset of a phase that replays a workload file: its dump, restored with the roles
-    and databases its sessions used (the file read and checked: pglab's format, a version this
-    pglab reads, a dump made; every replaying phase of a point replays the same file); and the
-    captured window's seconds (the phase's duration: the plan's estimate)."""
-    files = sorted({ph.replay for ph in phases if ph.replay})
-    if len(files) > 1:
-        raise CampaignError(
-            f"one point replays {len(files)} workload files ({', '.join(files)}): a point has "
-            "one dataset, and each file's data is its own dump",
-            hint="replay each file in a variant of its own",
-        )
-    workload = workload_file.read(Path(files[0]))
-    dump = workload.data["dump"]
-    if dump is None:
-        raise CampaignError(
-            f"the workload file {files[0]} has no dump: a replay needs the data as it was when "
-            "the capture began",
-            hint="capture again with --with-dump DIR, or attach a dump with pglab capture "
-            "--from-log LOG --dump DIR",
-        )
-    roles = workload.data.get("roles") or workload.data["users"]
-    dump = str((Path(files[0]).parent / dump).resolve())  # a relative one: beside the file
-    made = replace(
-        dataset,
-        kit="replay",
-        dump=dump,
-        roles=tuple(roles),
-        databases=tuple(workload.data["databases"]),
-    )
-    return made, workload.duration

@@ -27,8 +27,8 @@ import markupsafe
 from pglab import __version__
 from pglab.analysis import environment as where_it_ran
 from pglab.analysis import pacing, points, scripts, verdicts
+from pglab.analysis.queries import query_points
 from pglab.analysis.syncrate import RunStorage
-from pglab.analysis.tpch import query_points
 from pglab.campaign.dsn import masked_document
 from pglab.gc_pause import gc_paused
 from pglab.records import StatementReport

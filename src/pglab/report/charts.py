@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglab.analysis import points
-from pglab.analysis.tpch import query_points
+from pglab.analysis.queries import query_points
 from pglab.report import cores_chart, progress_chart, queries_chart
 from pglab.report.model import Point, Report, on_cores
 from pglab.report.panels import (
@@ -35,6 +35,7 @@ from pglab.report.panels import (
     _short,
 )
 from pglab.report.series import RunSeries
+from pglab.workloads import query_tables
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -128,7 +129,8 @@ def _query_chart(rep: Report) -> Chart | None:
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title("time per query per point (TPC-H-like power run)")
-    return Chart("tpch-queries", "time per query per point", _png(fig))
+    name = next((q.chart for q in query_tables()), "queries")  # the kind's own name for it
+    return Chart(name, "time per query per point", _png(fig))
 
 
 def point_chart(pt: Point, number: int) -> Chart | None:

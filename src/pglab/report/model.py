@@ -22,11 +22,11 @@ from pglab.analysis import (
     evidence,
     named_items,
     points,
+    queries,
     run_facts,
     run_warnings,
     spreads,
     syncrate,
-    tpch,
 )
 from pglab.analysis.points import PointRow
 from pglab.analysis.profiles import run_stacks
@@ -95,7 +95,7 @@ class Report:
     builds: list[dict[str, str]] = field(default_factory=list)  # servers pglab built (in words)
     # kit = "tpch": where a point's plan for a query differs (shape or work_mem spills) from
     # its reference's
-    plan_changes: list[tpch.PlanChange] = field(default_factory=list)
+    plan_changes: list[queries.PlanChange] = field(default_factory=list)
     # why each significant comparison changed: (title, its top items in words, what its runs
     # could not measure), ``evidence``
     evidence: list[tuple[str, list[str], list[str]]] = field(default_factory=list)
@@ -291,8 +291,8 @@ def _fill_campaign(
     else:
         rep.notices = run_warnings.run_notices(full[0] or rep.runs[0])
     rep.storage = syncrate.storage_of_runs([run for run in full if run], measured)
-    if tpch.query_numbers(rep.runs):
-        rep.plan_changes = tpch.plan_changes(store, rep.runs, rep.campaign)
+    if queries.query_numbers(rep.runs):
+        rep.plan_changes = queries.plan_changes(store, rep.runs, rep.campaign)
 
 
 def _fill_named(store: Store, rep: Report) -> None:

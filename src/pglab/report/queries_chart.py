@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from pglab.analysis.tidy import measured_phases, table
 from pglab.rows import StoredRun
-from pglab.workloads.tpch import power, throughput
+from pglab.workloads import query_tables
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -37,7 +37,7 @@ class QueryStream(TypedDict):
 def is_queries_run(run: StoredRun) -> bool:
     """Whether the run's measured phases are kit = "tpch"'s power or throughput runs."""
     idxs = measured_phases(run)
-    kinds = (power.TABLE, throughput.TABLE)
+    kinds = [name for q in query_tables() for name in (q.single, q.streams)]
     return bool(idxs) and all(any(k in run.series.get(str(i), {}) for k in kinds) for i in idxs)
 
 
@@ -50,13 +50,14 @@ def series(run: StoredRun, t0: float) -> list[QueryStream]:
     for idx in measured_phases(run):
         start = (phases[idx].started_at or t0) - t0
         by_stream: dict[int, list[tuple[int, float, bool]]] = {}  # (query, seconds, timed out)
-        if power.TABLE in run.series.get(str(idx), {}):
-            by_stream[0] = [
-                (int(r[0]), float(r[1]), bool(r[3])) for r in table(run, idx, power.TABLE)["rows"]
-            ]
-        else:
-            for r in table(run, idx, throughput.TABLE)["rows"]:
-                by_stream.setdefault(int(r[0]), []).append((int(r[1]), float(r[2]), bool(r[4])))
+        kept = run.series.get(str(idx), {})
+        for q in query_tables():
+            if q.single in kept:  # one session: a stream
+                found = table(run, idx, q.single)["rows"]
+                by_stream[0] = [(int(r[0]), float(r[1]), bool(r[3])) for r in found]
+            elif q.streams in kept:
+                for r in table(run, idx, q.streams)["rows"]:
+                    by_stream.setdefault(int(r[0]), []).append((int(r[1]), float(r[2]), bool(r[4])))
         for stream, rows in sorted(by_stream.items()):
             at, starts = start, []
             for _, secs, _ in rows:

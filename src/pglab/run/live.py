@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from pglab import metric_units
+from pglab import workloads
 from pglab.campaign.spec import RunSpec
 from pglab.planning.plan import RUN_OVERHEAD_S
 from pglab.records import ProgressSample, RunResult, reason_of
@@ -201,9 +201,7 @@ class LiveRecorder:
             s.done_s += max(self._run_budget - self._run_used, 0.0)
             s.ok, s.failed = s.ok + ok, s.failed + (not ok)
             what = (
-                (metric_units.figure_value(result.metrics) or 0.0)
-                if ok
-                else reason_of(result.error)
+                (workloads.figure_value(result.metrics) or 0.0) if ok else reason_of(result.error)
             )
             s.finished = [*s.finished, [run.label, run.repeat, ok, what]][-FINISHED_KEPT:]
         self._write(force=True)

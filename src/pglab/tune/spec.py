@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pglab import workloads
 from pglab.campaign import declared, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.checks import Problems
@@ -253,23 +254,14 @@ def parse(
             hint="see examples/tune.toml, and `pglab tune --help` for the [tune] table",
         )
     camp = replace(camp, document=doc)  # stored with its [tune] table
-    if spec.objective == "geomean" and not any(ph.kit == "tpch" for ph in camp.variants[0].phases):
+    objective = workloads.objectives().get(spec.objective)  # a kind's own figure
+    if objective is not None and not any(
+        workloads.kind_of(ph) in objective.kinds for ph in camp.variants[0].phases
+    ):
         raise CampaignError(
-            'objective = "geomean" is the TPC-H-like power run\'s figure (the geometric mean '
-            "of its queries' seconds), but the file's phases run no kit = \"tpch\"",
-            hint='add kit = "tpch" to [workload], or use objective = "tps"',
-        )
-    if spec.objective == "tpse" and not any(ph.kit == "tpce" for ph in camp.variants[0].phases):
-        raise CampaignError(
-            'objective = "tpse" is the TPC-E-like kit\'s figure (Trade-Results per second), but '
-            'the file\'s phases run no kit = "tpce"',
-            hint='add kit = "tpce" to [workload], or use objective = "tps"',
-        )
-    if spec.objective == "nopm" and not any(ph.kit for ph in camp.variants[0].phases):
-        raise CampaignError(
-            'objective = "nopm" is a workload kit\'s figure (New-Orders per minute), but the '
-            "file's phases run no kit",
-            hint='add kit = "tpcc" to [workload], or use objective = "tps"',
+            f'objective = "{objective.name}" is {objective.said}, but the file\'s phases run no '
+            f"{objective.needs}",
+            hint=f'add {objective.hint} to [workload], or use objective = "tps"',
         )
     if spec.needs_p99 and any(
         ph.latency_log != "full" for ph in camp.variants[0].phases if ph.measured

@@ -13,27 +13,32 @@ functions called once per run, in this order).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from pglab import metric_units
 from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.fingerprints import Fingerprint
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
-from pglab.workloads import sysbench
+from pglab.workloads import maintenance, replay, sysbench, tpch
 from pglab.workloads.interface import (
     Figure,
     Lazy,
     MetricsFunction,
     NamedItems,
+    Objective,
     PlanReader,
+    QueryTables,
     Workload,
 )
 from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
+from pglab.workloads.kits.point import kit_point
 from pglab.workloads.maintenance import metrics as maintenance_metrics
 from pglab.workloads.maintenance.figures import OPERATION_KIND
 from pglab.workloads.replay import load as replay_load
 from pglab.workloads.replay import metrics as replay_metrics
+from pglab.workloads.replay.point import replay_point
 from pglab.workloads.sysbench import load as sysbench_load
 from pglab.workloads.sysbench import metrics as sysbench_metrics
 from pglab.workloads.tpce import load as tpce_load
@@ -45,6 +50,7 @@ _TPS = "transactions/s"
 TPCH_QUERIES, TPCH_STREAMS = "tpch.queries", "tpch.streams"  # tpch.power.TABLE, throughput.TABLE
 _KITS = Lazy("pglab.workloads.kits.runner", "KitPgbench")
 _KIT_ITEMS = ("tpm", "rollback_pct", "inconsistent")
+_KIT_KINDS = ("tpcc", "ycsb", "tpce", "tpch")  # the kits (DatasetSpec.kit of a phase's own)
 
 REGISTRY: dict[str, Workload] = {
     w.kind: w
@@ -72,6 +78,7 @@ REGISTRY: dict[str, Workload] = {
                     table=OPERATION_KIND,
                 ),
             ),
+            likeness=maintenance.likeness,
         ),
         Workload(
             "tpcc",
@@ -92,6 +99,16 @@ REGISTRY: dict[str, Workload] = {
                     ),
                 ),
             ),
+            point=kit_point,
+            objectives=(
+                Objective(
+                    "nopm",
+                    "a workload kit's figure (New-Orders per minute)",
+                    _KIT_KINDS,
+                    "kit",
+                    'kit = "tpcc"',
+                ),
+            ),
         ),
         Workload(
             "ycsb",
@@ -99,6 +116,7 @@ REGISTRY: dict[str, Workload] = {
             (kits_metrics.kit_metrics,),
             kits_load.YCSB,
             (Figure("tps", "tps", _TPS, items=("latency_avg_ms", "inconsistent")),),
+            point=kit_point,
         ),
         Workload(
             "tpce",
@@ -113,6 +131,16 @@ REGISTRY: dict[str, Workload] = {
                     items=("tpse_pgbench", "results_idle_pct", "rollback_pct", "inconsistent"),
                 ),
             ),
+            point=kit_point,
+            objectives=(
+                Objective(
+                    "tpse",
+                    "the TPC-E-like kit's figure (Trade-Results per second)",
+                    ("tpce",),
+                    'kit = "tpce"',
+                    'kit = "tpce"',
+                ),
+            ),
         ),
         Workload(
             "sysbench",
@@ -121,6 +149,10 @@ REGISTRY: dict[str, Workload] = {
             sysbench_load.DATASET,
             (Figure("tps", "tps", _TPS, items=("qps", "errors_s", "reconnects_s")),),
             fingerprint=sysbench.fingerprint,
+            client_threads=("sysbench", "--threads"),
+            generator_said=sysbench.generator_said,
+            likeness=sysbench.likeness,
+            point=sysbench.point,
         ),
         Workload(
             "replay",
@@ -139,10 +171,13 @@ REGISTRY: dict[str, Workload] = {
                         replay_metrics.CLASSES_TABLE,
                         "replay.exec_ms",
                         "ms",
+                        replay.COMPARE_HELP,
                     ),
                     table=replay_metrics.SUMMARY_TABLE,
                 ),
             ),
+            point=replay_point,
+            examples=replay.EXAMPLES,
         ),
         Workload(
             "tpch",
@@ -158,6 +193,28 @@ REGISTRY: dict[str, Workload] = {
             plans=PlanReader(
                 tpch_plans.TABLE, tpch_plans.spills, tpch_plans.shape, tpch_plans.parse
             ),
+            likeness=tpch.likeness,
+            said=tpch.said,
+            point=kit_point,
+            queries=QueryTables(
+                TPCH_QUERIES,
+                TPCH_STREAMS,
+                tpch_plans.TABLE,
+                tpch_plans.change,
+                "tpch-queries",
+                'kit = "tpch"',
+                tpch.COMPARE_HELP,
+            ),
+            objectives=(
+                Objective(
+                    "geomean",
+                    "the TPC-H-like power run's figure (the geometric mean of its queries' "
+                    "seconds)",
+                    ("tpch",),
+                    'kit = "tpch"',
+                    'kit = "tpch"',
+                ),
+            ),
         ),
         Workload(
             "pgbench",
@@ -165,6 +222,7 @@ REGISTRY: dict[str, Workload] = {
             (),
             None,
             (Figure("tps", "tps", _TPS, items=("tps_steady", "latency_avg_ms", "failed")),),
+            client_threads=("pgbench", "-j"),
         ),
     )
 }
@@ -212,6 +270,19 @@ def workload_of(phase: PhaseSpec) -> Workload:
     return REGISTRY[kind_of(phase)]
 
 
+def point_of(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
+    """A point's dataset and phases as their kind makes them (``Workload.point``: a kit's
+    tables and the scale its scripts are told, a replay's dump and window, sysbench's tables);
+    as they are for pgbench's tables. A point's phases share one dataset (the parser holds
+    them to it), so the first phase of a kind with one decides."""
+    for ph in phases:
+        if (point := workload_of(ph).point) is not None:
+            return point(dataset, phases)
+    return dataset, phases
+
+
 def metrics_functions() -> list[MetricsFunction]:
     """Every kind's run metrics, each function once, in the registry's order."""
     seen: list[MetricsFunction] = []
@@ -236,9 +307,9 @@ def figures_by_table() -> dict[str, Figure]:
 
 def figures_not_tps() -> tuple[tuple[str, str], ...]:
     """(the metric that holds it, the figure) of each declared figure that is not a TPS and has
-    a metric of its own (``Figure.table``), in the registry's order: what
-    ``metric_units.FIGURES`` must list (the core modules come before the registry; a unit test
-    holds the two equal)."""
+    a metric of its own (``Figure.table``), in the registry's order: a run with the metric has
+    that figure (and no ``tps``; stored before schema version 6, its ``tps`` held the same
+    number)."""
     return tuple(
         (f.metric, f.name) for w in REGISTRY.values() for f in w.figures if f.table is not None
     )
@@ -257,12 +328,19 @@ def figures_in_tps() -> tuple[tuple[str, str], ...]:
 
 
 def figure_of(metrics: Mapping[str, float]) -> str:
-    """What a run's figure is: QthH, QphH, MB/s, statements/active s (``metric_units.figure_of``:
-    the metric that holds it), a plug-in's figure held in ``tps`` (``figures_in_tps``), or tps."""
-    own = metric_units.figure_of(metrics)
-    if own != "tps":
+    """What a run's figure is, by the metric that holds it: QthH, QphH, MB/s, statements/active
+    s (``figures_not_tps``), a plug-in's figure held in ``tps`` (``figures_in_tps``), or tps."""
+    own = next((figure for key, figure in figures_not_tps() if key in metrics), None)
+    if own is not None:
         return own
     return next((figure for key, figure in figures_in_tps() if key in metrics), "tps")
+
+
+def figure_value(metrics: Mapping[str, float]) -> float | None:
+    """A run's figure (``figure_of``), from its metrics: the metric that holds it, else its
+    ``tps``; None without either (a failed run)."""
+    key = next((key for key, _ in figures_not_tps() if key in metrics), "tps")
+    return metrics.get(key)
 
 
 def plan_readers() -> list[PlanReader]:
@@ -274,3 +352,38 @@ def named_items() -> list[NamedItems]:
     """The items that runs name themselves, of every kind that has them (a replay's
     statement classes): what the views compare item by item beside the headline."""
     return [f.named for w in REGISTRY.values() for f in w.figures if f.named is not None]
+
+
+def likeness(phase: Mapping[str, Any]) -> tuple[str, str]:
+    """A stored phase's kind of load and the figure it is judged on (``analysis/noise``: the
+    noise of stored points like a plan's), as its kind says (``Workload.likeness``); a kit's
+    or pgbench's own scripts otherwise, on TPS."""
+    for w in REGISTRY.values():
+        if w.likeness is not None and (found := w.likeness(phase)) is not None:
+            return found
+    kit = phase.get("kit")
+    return (f"{kit} kit" if kit else "pgbench"), "tps"
+
+
+def generator_said(fp: Fingerprint) -> str | None:
+    """The load generator a run's fingerprint tells of, when a kind ran its own (sysbench's
+    version); None: pgbench's (its version is the fingerprint's own)."""
+    return next(
+        (said for w in REGISTRY.values() if w.generator_said and (said := w.generator_said(fp))),
+        None,
+    )
+
+
+def threads_options() -> dict[str, str]:
+    """Each load generator's program -> the option that gives it threads (``-j``)."""
+    return {w.client_threads[0]: w.client_threads[1] for w in REGISTRY.values() if w.client_threads}
+
+
+def query_tables() -> list[QueryTables]:
+    """The numbered queries' tables of every kind whose runs time them (TPC-H-like)."""
+    return [w.queries for w in REGISTRY.values() if w.queries is not None]
+
+
+def objectives() -> dict[str, Objective]:
+    """The ``[tune]`` objectives that are a kind's own figure, by name."""
+    return {o.name: o for w in REGISTRY.values() for o in w.objectives}

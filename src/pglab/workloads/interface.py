@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pglab.campaign.spec import PhaseSpec, RunSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec
 from pglab.records import PhaseResult, TableJson
 
 if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
     from pglab.fingerprints import Fingerprint
+    from pglab.jsonish import JsonObject
     from pglab.pgbench.invoke import ProgressCallback
     from pglab.postgres.dataset import DatasetKind
     from pglab.postgres.interface import Server
@@ -121,6 +122,11 @@ class Lazy:
         return self.resolve()(phase, iteration, context)
 
 
+# what a point of a kind makes of its dataset and phases (``Workload.point``)
+PointMaker = Callable[
+    [DatasetSpec, tuple[PhaseSpec, ...]], tuple[DatasetSpec, tuple[PhaseSpec, ...]]
+]
+
 # a kind's figures of a run, from its phases' results (called on every run: {} when the run
 # has none of its phases)
 MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[str, float]]
@@ -139,6 +145,7 @@ class NamedItems:
     table: str  # the phase table with each item's key and words
     total: str  # the run metric of their total ("replay.exec_ms")
     unit: str  # of each item's value ("ms")
+    compare_help: str = ""  # what `pglab compare --help` says of them: a paragraph, or ""
 
     def metric_of(self, key: str) -> str:
         return self.metric.format(key)
@@ -187,6 +194,38 @@ class PlanReader:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryTables:
+    """A kind whose runs time numbered queries, each among a run's metrics as ``qNN_s`` and
+    compared as its rate: the phase tables that hold them (``single``: a row per query run on
+    one session, ``(query, seconds, rows, timed_out[, seed])``; ``streams``: a row per stream
+    and query, ``(stream, query, seconds, rows, timed_out, seed)``), the one with each query's
+    plan (``plans``: ``(query, EXPLAIN's JSON)``) and how two plans of a query differ in words
+    (``change``, None: alike), the name of the report's chart of each query's time per point
+    (its PNG's), and how a campaign file chooses the kind (``pglab export --by query``'s help)."""
+
+    single: str
+    streams: str
+    plans: str
+    change: Callable[[JsonObject, JsonObject], str | None]
+    chart: str
+    chosen: str
+    compare_help: str = ""  # what `pglab compare --help` says of them: a paragraph, or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Objective:
+    """A ``[tune] objective`` that is a kind's own figure: its name, the figure in words, and
+    what the file's phases must run for it (``kinds``: one of them; the first named in the
+    hint), told as ``needs`` (kit = "tpch")."""
+
+    name: str  # "geomean"
+    said: str  # "the TPC-H-like power run's figure (...)"
+    kinds: tuple[str, ...]
+    needs: str
+    hint: str  # what to add to [workload]
+
+
+@dataclass(frozen=True, slots=True)
 class Workload:
     """A kind of workload, as the registry (``pglab.workloads.REGISTRY``) holds it."""
 
@@ -204,6 +243,26 @@ class Workload:
     # the query plans its runs store, for the evidence of a comparison (TPC-H-like: each
     # query's spills and nodes by type); None: it stores none
     plans: PlanReader | None = None
+    # what its load generator's program is called and the option that gives it threads (a
+    # client-bound run's warning), None: it runs none of its own
+    client_threads: tuple[str, str] | None = None
+    # the load generator as a run's fingerprint tells it (sysbench: its version), None when the
+    # run did not run it: what a run's environment says instead of pgbench's version
+    generator_said: Callable[[Fingerprint], str | None] | None = None
+    # the kind of load and the figure a stored phase (``RunSpec.to_dict()``'s) is judged on,
+    # None when the phase is not of this kind (the noise of stored points like a plan's)
+    likeness: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    # a phase as the plan lists it, after its name (None: as pgbench's scripts are listed)
+    said: Callable[[PhaseSpec], str] | None = None
+    # its runs' numbered queries (TPC-H-like), None: it times none
+    queries: QueryTables | None = None
+    # the [tune] objectives that are its figures
+    objectives: tuple[Objective, ...] = ()
+    # a point of its phases: its own dataset and what its phases are told of it (a kit's
+    # tables and scale, a replay's dump and window), None: pgbench's tables as they are
+    point: PointMaker | None = None
+    # its lines among ``pglab --help``'s examples (its own command's), or ""
+    examples: str = ""
 
     @property
     def headline(self) -> Figure:

@@ -6,11 +6,46 @@ statistics parsed (``output``), its runner (``runner.Sysbench``) and its figures
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, cast
+
+from pglab.campaign.spec import DatasetSpec, PhaseSpec
 from pglab.fingerprints import Fingerprint
+
+
+class SysbenchFacts(Fingerprint, total=False):
+    """What sysbench adds to a run's fingerprint."""
+
+    sysbench_version: str
 
 
 def fingerprint(fp: Fingerprint) -> None:
     """sysbench's version, in the fingerprint of a run that runs it."""
     from pglab.workloads.sysbench import load  # when a run runs it, not with the registry
 
-    fp["sysbench_version"] = load.sysbench_version()
+    cast(SysbenchFacts, fp)["sysbench_version"] = load.sysbench_version()
+
+
+def generator_said(fp: Fingerprint) -> str | None:
+    """The load generator as a run's fingerprint tells it: sysbench's version when its
+    phases ran sysbench, else None."""
+    version = cast(SysbenchFacts, fp).get("sysbench_version")
+    return f"sysbench {version}" if version else None
+
+
+def likeness(ph: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A stored phase's kind of load and figure when sysbench ran it: its test, TPS."""
+    if ph.get("generator") != "sysbench":
+        return None
+    return f"sysbench {ph.get('test')}", "tps"
+
+
+def point(
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
+    """A point of sysbench's: its sbtest tables are the dataset, its phases told their number
+    and size."""
+    dataset = replace(dataset, kit="sysbench")
+    told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
+    return dataset, tuple(replace(ph, defines=told) for ph in phases)

@@ -1,4 +1,5 @@
-"""What the stored runs of kit = "tpch" say per query: each query's time per point over its
+"""What the stored runs of a kind that times numbered queries (``workloads.query_tables``: the
+TPC-H-like kit's) say per query: each query's time per point over its
 repeats, compared with the reference point as the headline is (``points.point_rows``: the CI,
 the verdict), and where two compared points' plans for a query differ in shape, in words.
 
@@ -19,8 +20,7 @@ from pglab.analysis.tidy import TidyTable
 from pglab.jsonish import JsonObject
 from pglab.rows import CampaignRow, RunRow, StoredRun
 from pglab.store import Store
-from pglab.workloads.tpch import plans as tpch_plans
-from pglab.workloads.tpch import power, throughput
+from pglab.workloads import query_tables
 
 
 def metric(number: int) -> str:
@@ -75,22 +75,31 @@ class PlanChange:
 
 def stored_plans(store: Store, run: RunRow) -> dict[int, JsonObject]:
     """A run's plan per query (its first phase that has them) as EXPLAIN (FORMAT JSON) gave it
-    (``tpch.plans.change`` parses it), {} if it stored none."""
+    (``QueryTables.change`` parses it), {} if it stored none."""
     stored = store.get_run(run.id)
     if stored is None:
         return {}
     for tables in stored.series.values():
-        table = tables.get(tpch_plans.TABLE)
-        if table:
-            return {int(row[0]): row[1] for row in table["rows"]}
+        for kind in query_tables():
+            if table := tables.get(kind.plans):
+                return {int(row[0]): row[1] for row in table["rows"]}
     return {}
+
+
+def change(a: JsonObject, b: JsonObject) -> str | None:
+    """How plan ``b`` of a query differs from ``a`` in words, as the kind that stores them
+    says (``QueryTables.change``), None: alike."""
+    for kind in query_tables():
+        if (said := kind.change(a, b)) is not None:
+            return said
+    return None
 
 
 def plan_changes(
     store: Store, runs: Sequence[RunRow], campaign: CampaignRow | None
 ) -> list[PlanChange]:
     """Where a point's plan for a query differs (its shape, or where its nodes outgrew
-    work_mem: ``workloads/tpch/plans.change``) from its reference point's (the baseline
+    work_mem: ``QueryTables.change``) from its reference point's (the baseline
     variant's at the same coordinates), from each point's first ok run."""
     rows = points.campaign_rows(runs, campaign)
     first: dict[str, RunRow] = {}
@@ -109,7 +118,7 @@ def plan_changes(
                 cache[label] = stored_plans(store, first[label])
         mine, theirs = cache[row.point], cache[ref]
         for n in sorted(set(mine) & set(theirs)):
-            said = tpch_plans.change(theirs[n], mine[n])
+            said = change(theirs[n], mine[n])
             if said is not None:
                 out.append(PlanChange(n, row.point, ref, said))
     return out
@@ -147,9 +156,9 @@ def compare_queries(
     plans_b = stored_plans(store, first_b) if first_b else {}
     out = []
     for n in numbers:
-        change = None
+        plan = None
         if n in plans_a and n in plans_b:
-            change = tpch_plans.change(plans_a[n], plans_b[n])
+            plan = change(plans_a[n], plans_b[n])
         if n not in comps:
             continue
         out.append(
@@ -158,7 +167,7 @@ def compare_queries(
                 a_s=1.0 / statistics.median(_rates_by_round(a, n).values()),
                 b_s=1.0 / statistics.median(_rates_by_round(b, n).values()),
                 comparison=comps[n],
-                plan=change,
+                plan=plan,
             )
         )
     return out
@@ -213,12 +222,13 @@ def _query_rows(run: StoredRun, idx: int) -> list[list[Any]]:
     a row per stream and query (in each stream's order), a power run's a row per query (its
     stream empty: one session runs them)."""
     kept = run.series.get(str(idx), {})
-    if kept.get(throughput.TABLE):
-        return [list(row[:6]) for row in tidy.phase_table(run, idx, throughput.TABLE).rows]
-    if not kept.get(power.TABLE):
-        return []
-    table = tidy.phase_table(run, idx, power.TABLE)
-    return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table.rows]
+    for kind in query_tables():
+        if kept.get(kind.streams):
+            return [list(row[:6]) for row in tidy.phase_table(run, idx, kind.streams).rows]
+        if kept.get(kind.single):
+            table = tidy.phase_table(run, idx, kind.single)
+            return [[None, *row[:4], row[4] if len(row) > 4 else None] for row in table.rows]
+    return []
 
 
 def queries_table(runs: Sequence[StoredRun]) -> TidyTable:
