@@ -35,6 +35,9 @@ repeats = 3
 [server]
 host = "gen3"
 
+[dataset]
+reset = "run"
+
 [server.settings]
 shared_preload_libraries = "pg_stat_statements"
 
@@ -96,7 +99,7 @@ def test_a_campaign_replays_from_two_generator_hosts(
     path = campaign(tmp_path, ns_hosts, "replay-hosts")
     assert cli("run", str(path), lab=lab, store=store) == 0, capsys.readouterr()
     said = capsys.readouterr()
-    assert "keeping the dataset's files on gen3 for resets" in said.out + said.err
+    assert "keeping the dataset's files on gen3 for resets" in said.out + said.err, said
     with open_store(str(store)) as s:
         runs = [s.get_run(r.id) for r in s.list_runs("replay-hosts")]
     assert len(runs) == 6 and all(r is not None and r.ok for r in runs), runs
