@@ -51,7 +51,7 @@ GUIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "remote-hosts": ((), ("server-on-host.toml",)),
     "fleet": ((), ("settings-sweep.toml",)),
     "maintenance": (("seed004-maintenance.toml",), ()),
-    "your-own-workload": (("replay.toml",), ()),
+    "your-own-workload": (("replay.toml",), ("replay-on-hosts.toml",)),
     "workload-kits": (
         (
             "tpcc-scaling.toml",

@@ -9,6 +9,7 @@ from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.schema import HOST_KEYS
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
+from pglab.campaign.workload import hosts_share_clients
 from pglab.jsonish import TomlTable
 
 # schema.SSH_PATTERN (what the declaration checks), with its parts named
@@ -49,14 +50,15 @@ def hosts(table: TomlTable, p: Problems) -> dict[str, HostSpec]:
 def check_references(
     phases: list[tuple[str, PhaseSpec]], known: dict[str, HostSpec], p: Problems
 ) -> None:
-    """Every generator a phase names is a host of the file (or "local"), with a client each."""
+    """Every generator a phase names is a host of the file (or "local"), with a client each
+    where they share its clients (``workload.hosts_share_clients``)."""
     for where, ph in phases:
         for g in ph.generators:
             if g != LOCAL and g not in known:
                 hint = f" (hosts: {', '.join(sorted(known))})" if known else " (no [hosts] given)"
                 p.add(where, f'generator "{g}" is not a [hosts.NAME] of the file{hint}')
         # paced terminals: 10 per warehouse, at least 10 (their clients follow from the scale)
-        if len(ph.generators) > (10 if ph.pacing else ph.clients):
+        if hosts_share_clients(ph) and len(ph.generators) > (10 if ph.pacing else ph.clients):
             p.add(
                 where,
                 f"{len(ph.generators)} generators for {ph.clients} client(s): each needs one",

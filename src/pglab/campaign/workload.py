@@ -117,6 +117,12 @@ def _replay(
     return {**upd, "replay": str(path), "vacuum": False}
 
 
+def hosts_share_clients(phase: PhaseSpec) -> bool:
+    """Whether a phase's generator hosts share its clients (pgbench's, split between them: one
+    each at least); a replay's share its captured sessions instead (``planning/plan``)."""
+    return phase.replay is None
+
+
 def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
     """How long and how many threads: duration or transactions, threads ("auto": None)."""
     upd: TomlTable = {}

@@ -102,7 +102,7 @@ def _point(
             server = server.with_settings({"huge_pages": "on"})
     # a kind's own dataset and what its phases are told of it (a kit's tables and scale, a
     # replay's dump and window, sysbench's tables): as the kind makes them
-    dataset, phases = point_of(dataset, phases)
+    dataset, phases = point_of(dataset, phases, server)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,

@@ -329,8 +329,8 @@ def _check_generators(
             CampaignError(
                 f'point "{local_server[0]}"'
                 + (f" and {len(local_server) - 1} more" if len(local_server) > 1 else "")
-                + " runs pgbench on other hosts against a server pglab makes on this machine, "
-                "which listens on a private socket only",
+                + " runs its load on other hosts (pgbench, pgreplay) against a server pglab "
+                "makes on this machine, which listens on a private socket only",
                 hint='make the server on a host too ([server] host = "db1"), or use an existing '
                 'server they reach over TCP ([server] dsn = "postgresql://user@address/db")',
             )

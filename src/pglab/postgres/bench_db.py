@@ -45,11 +45,14 @@ def ensure(
     reinit: bool = False,
     again: bool = False,
     kind: DatasetKind | None = None,
+    whole: bool = False,
 ) -> Dataset:
     """The dataset in pglab's database, made first if it is not the one there. ``again``:
     initialize even if it is (``reset = "reinit"``); ``reinit``: the user allows dropping
     pgbench tables pglab did not make. A kind's dataset is loaded by ``kind``
-    (``workloads.dataset_kind(spec)``), pgbench's by ``pgbench -i``."""
+    (``workloads.dataset_kind(spec)``), pgbench's by ``pgbench -i``; ``whole``: the server is
+    pglab's (made on a host for the campaign), so a kind may make roles and databases of its
+    own there (``_loading``)."""
     kind = kind_checked(spec, kind)
     _ensure_database(server)
     want = json.dumps(spec.identity(), sort_keys=True)
@@ -96,7 +99,7 @@ def ensure(
     )
     t0 = time.monotonic()
     if kind is not None:
-        kind.load(Loading(server.connect, binaries, on_status), spec)
+        kind.load(_loading(server, binaries, on_status, whole), spec)
     else:
         procs.run(
             [*init_argv(binaries, spec), *server.pgbench_conn_args()],
@@ -115,6 +118,26 @@ def ensure(
         size = _size(conn)
     on_status(f"dataset ready in {seconds:.1f} s ({size / 2**20:,.0f} MiB in {db})")
     return Dataset(f"{server.key}/{db}", _no_template(), seconds, size, made_now=True)
+
+
+def _loading(
+    server: DsnServer, binaries: Binaries, on_status: Callable[[str], None], whole: bool
+) -> Loading:
+    """Where a kind loads its dataset: pglab's database; on a server pglab made (``whole``)
+    also its other databases and client programs (with its password in their environment),
+    the roles the kind makes given that password, to be let in over TCP as pglab is."""
+    if not whole:
+        return Loading(server.connect, binaries, on_status)
+    env = server.client_env() or {}
+    return Loading(
+        server.connect,
+        binaries,
+        on_status,
+        connect_to=lambda db: server.connect(db),
+        conninfo=server.client_conninfo,
+        env=env,
+        password=env.get("PGPASSWORD"),
+    )
 
 
 def problems(server: DsnServer, reinit: bool = False) -> list[str]:

@@ -64,15 +64,20 @@ class Size:
 @dataclass(frozen=True)
 class Loading:
     """Where a kind loads its dataset, and with what: a session on the dataset's database
-    (``connect``), one on another database of the cluster and a connection string for a client
-    program (``connect_to``, ``conninfo``: a cluster pglab made; None in pglab's database on an
-    existing server), the server's binaries, where to tell its progress."""
+    (``connect``), one on another database of the server and a connection string for a client
+    program (``connect_to``, ``conninfo``: a server pglab made, here or on a host; None in
+    pglab's database on an existing server), the server's binaries, where to tell its progress;
+    what a client program needs in its environment (``env``: the password of a server on a
+    host) and the password of the roles a kind makes (``password``: none where they log in by
+    the cluster's socket; a server on a host lets them in over TCP with it)."""
 
     connect: Callable[[], psycopg.Connection]
     binaries: Binaries
     on_status: Callable[[str], None] = lambda msg: None
     connect_to: Callable[[str], psycopg.Connection] | None = None
     conninfo: Callable[[str], str] | None = None
+    env: Mapping[str, str] | None = None
+    password: str | None = None
 
 
 class DatasetKind(Protocol):

@@ -378,6 +378,7 @@ class DsnLease:
             reinit=site.reinit,
             again=again,
             kind=site.datasets(run.dataset),
+            whole=self.on_host,  # pglab made it: a kind's roles and databases may go there
         )
         if seconds is None:  # its first run: the dataset just made (or found) is kept
             site.status(f"keeping the dataset's files on {run.server.host} for resets")

@@ -9,7 +9,8 @@ Made when a campaign first needs it, and gone when the campaign ends:
   (never root: PostgreSQL refuses it), the superuser ``postgres`` given a generated password;
 - **TCP for the campaign only**: it listens on the address pglab reached the host at, and
   ``pg_hba.conf`` lets in pglab's own address (as the host sees it) and the campaign's generator
-  hosts, by ``scram-sha-256``; never ``trust`` on TCP;
+  hosts, by ``scram-sha-256`` (the superuser, and the roles a replay's dataset makes, given the
+  same password); never ``trust`` on TCP;
 - **the postmaster runs under the SSH watcher** with INT (fast shutdown) as its stop signal: a
   lost link or a killed pglab stops it within seconds; the directory a killed pglab leaves is
   removed by the next start (``run/resume.py``, from the record in ``$PGLAB_HOME/hosts/``).
@@ -221,9 +222,11 @@ class HostServer:
         finally:
             r.run(["rm", "-f", pwfile], check=False)
         r.run(["mkdir", "-m", "700", f"{self.dir}/sock"])
+        # every role by its password: pglab's superuser, and the roles a dataset makes with
+        # the same password (a replay's captured users, logging in from the generator hosts);
+        # a role without one cannot pass scram-sha-256
         hba = ["local all all trust"] + [
-            f"host all {SUPERUSER} {a}/{32 if ipaddress.ip_address(a).version == 4 else 128} "
-            "scram-sha-256"
+            f"host all all {a}/{32 if ipaddress.ip_address(a).version == 4 else 128} scram-sha-256"
             for a in dict.fromkeys(allowed)
         ]
         r.write(f"{data}/pg_hba.conf", ("\n".join(hba) + "\n").encode())

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, ServerSpec
 from pglab.fingerprints import Fingerprint
 from pglab.postgres import dataset as datasets
 from pglab.postgres.dataset import DatasetKind
@@ -271,7 +271,7 @@ def workload_of(phase: PhaseSpec) -> Workload:
 
 
 def point_of(
-    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...], server: ServerSpec
 ) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
     """A point's dataset and phases as their kind makes them (``Workload.point``: a kit's
     tables and the scale its scripts are told, a replay's dump and window, sysbench's tables);
@@ -279,7 +279,7 @@ def point_of(
     them to it), so the first phase of a kind with one decides."""
     for ph in phases:
         if (point := workload_of(ph).point) is not None:
-            return point(dataset, phases)
+            return point(dataset, phases, server)
     return dataset, phases
 
 

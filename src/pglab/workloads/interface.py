@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, ServerSpec
 from pglab.records import PhaseResult, TableJson
 
 if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
@@ -124,7 +124,7 @@ class Lazy:
 
 # what a point of a kind makes of its dataset and phases (``Workload.point``)
 PointMaker = Callable[
-    [DatasetSpec, tuple[PhaseSpec, ...]], tuple[DatasetSpec, tuple[PhaseSpec, ...]]
+    [DatasetSpec, tuple[PhaseSpec, ...], ServerSpec], tuple[DatasetSpec, tuple[PhaseSpec, ...]]
 ]
 
 # a kind's figures of a run, from its phases' results (called on every run: {} when the run

@@ -179,8 +179,8 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc="automatic: 1, or fewer at over 10,000 TPS", above=0, maximum=1,
         commented=True, what="the share of transactions logged"),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
-        "them, started together) or local", '["gen1", "gen2"]', default_doc='"local"',
-        commented=True, axis=False),
+        "them, started together; a replay's sessions) or local", '["gen1", "gen2"]',
+        default_doc='"local"', commented=True, axis=False),
     Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
         "[dataset] scale), ycsb (records = scale), tpch (TPC-H-like power run, scale factor = "
         "scale) or tpce (TPC-E-like, customers = scale, a multiple of 1,000)", '"tpcc"',

@@ -8,11 +8,11 @@ from dataclasses import replace
 
 from pglab.campaign import kits
 from pglab.campaign.kits import pacing
-from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, ServerSpec
 
 
 def kit_point(
-    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...], server: ServerSpec
 ) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
     """The point's dataset (its kit's tables) and phases (told the scale) of its kit."""
     kit = next(k for k in (ph.kit for ph in phases) if k)

@@ -2,12 +2,16 @@
 used, made on the template cluster, and its dump (``pg_dump -Fd``, from ``pglab capture
 --with-dump``) restored into its database by ``pg_restore``. Made once per server source and
 copied per run like every dataset (``postgres/dataset.ensure``, which reaches it as
-``DATASET`` through the workloads' registry)."""
+``DATASET`` through the workloads' registry). On a server pglab makes on a host
+(``postgres/bench_db.ensure``), the same, over TCP: the roles given the server's password, so
+that the sessions replayed from generator hosts log in as their users; the dataset's files
+kept there and copied per run as a cluster's here are. An existing server (a dsn) is not
+pglab's to make roles and databases on: refused."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import psycopg
@@ -36,16 +40,24 @@ def load(
     binaries: Binaries,
     spec: DatasetSpec,
     on_status: Callable[[str], None] = lambda msg: None,
+    env: Mapping[str, str] | None = None,
+    password: str | None = None,
 ) -> dict[str, float]:
     """Roles, databases, then the dump restored into the first database (the one it was
-    made of: ``pglab capture`` checked it); the seconds of each step."""
+    made of: ``pglab capture`` checked it); the seconds of each step. ``password``: the new
+    roles' (they log in over TCP); ``env``: pg_restore's (the server's password)."""
     assert spec.dump is not None and spec.databases, "a replay's dataset (planning/plan.py)"
     t0 = time.monotonic()
     with connect("postgres") as conn:
         have = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles").fetchall()}
         for role in spec.roles:
-            if role not in have:  # login, no password: the cluster trusts its socket
+            if role in have:
+                continue
+            if password is None:  # login, no password: the cluster trusts its socket
                 conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+            else:  # over TCP, by scram-sha-256, as pglab logs in there
+                made = sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}")
+                conn.execute(made.format(sql.Identifier(role), sql.Literal(password)))
         dbs = {r[0] for r in conn.execute("SELECT datname FROM pg_database").fetchall()}
         for db in spec.databases:
             if db not in dbs:
@@ -57,6 +69,7 @@ def load(
     done = procs.run(
         [binaries.exe("pg_restore"), "-d", conninfo(target), spec.dump],
         timeout=RESTORE_TIMEOUT,
+        env=env,
         check=False,
         what="pg_restore",
     )
@@ -87,10 +100,20 @@ class ReplayDataset:
     def load(self, into: Loading, spec: DatasetSpec) -> dict[str, float]:
         if into.connect_to is None or into.conninfo is None:
             raise LabError(
-                "a captured workload's dump is restored on a cluster pglab makes",
-                hint="run its replay on a server pglab starts (not a dsn)",
+                "a captured workload's dump is restored on a server pglab makes, with the "
+                "captured roles and databases: an existing server's are not pglab's to make",
+                hint='replay on a server pglab makes here, or on a host ([server] host = "db1", '
+                "which generator hosts reach too)",
             )
-        return load(into.connect_to, into.conninfo, into.binaries, spec, into.on_status)
+        return load(
+            into.connect_to,
+            into.conninfo,
+            into.binaries,
+            spec,
+            into.on_status,
+            into.env,
+            into.password,
+        )
 
     def check(self) -> None:
         """Nothing: its dump and pgreplay are checked with the plan (``planning/plan``)."""

@@ -3,7 +3,8 @@
 (``workload_file.split``: each session whole, in its order, balanced by statements), each set
 written there as the log pgreplay reads and replayed by the host's pgreplay against the
 server's address (``engine.play_apart`` runs them together; the figures merged by
-``pgreplay.merged``: the lag the slowest host's)."""
+``pgreplay.merged``: the lag the slowest host's); "local" among them replays its set here
+(``here``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pglab import procs
 from pglab.errors import CommandError
-from pglab.workloads.replay import pgreplay
+from pglab.workloads.replay import engine, pgreplay
 from pglab.workloads.replay.engine import Player
 from pglab.workloads.replay.workload_file import Workload
 
@@ -54,5 +55,15 @@ def player(
                 "the server reachable from it at that address?",
             )
         return output
+
+    return play
+
+
+def here(host: str, port: int, speed: float = 1.0, env: Mapping[str, str] | None = None) -> Player:
+    """A player on this machine ("local" among the generators): its pgreplay, against the
+    server's address as this machine reaches it (``engine.run``)."""
+
+    def play(part: Workload, workdir: Path) -> str:
+        return engine.run(part, host, port, workdir, speed, env=dict(env or {}))
 
     return play

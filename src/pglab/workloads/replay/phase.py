@@ -56,8 +56,11 @@ def run_phase(
     assert phase.replay is not None, "a replaying phase"
     workload = workload_file.read(Path(phase.replay))
 
-    def connect(db: str) -> psycopg.Connection:
-        return psycopg.connect(conninfo(db), autocommit=True, application_name="pglab")
+    def connect(db: str) -> psycopg.Connection:  # a server on a host: its password in env
+        password = (env or {}).get("PGPASSWORD")
+        return psycopg.connect(
+            conninfo(db), autocommit=True, application_name="pglab", password=password
+        )
 
     info = conninfo_to_dict(conninfo(workload.data["databases"][0]))
     host, port = str(info.get("host") or "localhost"), int(str(info.get("port") or 5432))

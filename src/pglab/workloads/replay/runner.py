@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from pglab.campaign.spec import PhaseSpec
+from pglab.campaign.spec import LOCAL, PhaseSpec
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
@@ -36,7 +36,9 @@ class Replay(NothingAfter):
 
             def players(host: str, port: int) -> list[engine.Player]:
                 return [
-                    on_hosts.player(c.hosts.ssh(name), host, port, self.phase.speed, env)
+                    on_hosts.here(host, port, self.phase.speed, env)
+                    if name == LOCAL  # "local" among them: this machine's pgreplay
+                    else on_hosts.player(c.hosts.ssh(name), host, port, self.phase.speed, env)
                     for name in self.phase.generators
                 ]
 

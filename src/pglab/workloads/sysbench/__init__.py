@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
-from pglab.campaign.spec import DatasetSpec, PhaseSpec
+from pglab.campaign.spec import DatasetSpec, PhaseSpec, ServerSpec
 from pglab.fingerprints import Fingerprint
 
 
@@ -42,7 +42,7 @@ def likeness(ph: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def point(
-    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...]
+    dataset: DatasetSpec, phases: tuple[PhaseSpec, ...], server: ServerSpec
 ) -> tuple[DatasetSpec, tuple[PhaseSpec, ...]]:
     """A point of sysbench's: its sbtest tables are the dataset, its phases told their number
     and size."""
