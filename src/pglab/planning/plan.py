@@ -20,6 +20,7 @@ from pglab.campaign import os_spec as os_spec_module
 from pglab.campaign.checks import Problems
 from pglab.campaign.kits import pacing
 from pglab.campaign.parse import Campaign, Variant
+from pglab.campaign.phase_work import kit_of
 from pglab.campaign.schema.tables import STORAGE_AXES
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, dataset_key
 from pglab.campaign.workload import apply_workload, takes
@@ -27,7 +28,11 @@ from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
 from pglab.postgres.dataset import init_seconds
 from pglab.workloads import dataset_kind
+from pglab.workloads.kits.work import KitWork, paced
 from pglab.workloads.replay import workload_file
+from pglab.workloads.replay.work import ReplayWork
+from pglab.workloads.sysbench.work import SysbenchWork
+from pglab.workloads.tpch.work import TpchWork
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files
@@ -104,32 +109,34 @@ def _point(
         )
         if "huge_pages" not in settings:
             server = server.with_settings({"huge_pages": "on"})
-    kit = next((ph.kit for ph in phases if ph.kit), None)
+    kit = next((k for ph in phases if (k := kit_of(ph))), None)
     if kit is not None:  # the kit's tables are the dataset, its scripts told the scale
         dataset = replace(dataset, kit=kit)
         phases = tuple(
-            replace(ph, defines=kits.defines(kit, dataset.scale, ph.clients, ph.distribution))
+            ph.with_pgbench(defines=kits.defines(kit, dataset.scale, ph.clients, _distribution(ph)))
             for ph in phases
         )
-        if any(ph.pacing for ph in phases):  # terminals: 10 per warehouse, paced scripts
+        if any(paced(ph.work) for ph in phases):  # terminals: 10 per warehouse, paced scripts
             phases = tuple(
-                pacing.paced(ph, int(dataset.scale)) if ph.pacing else ph for ph in phases
+                pacing.paced(ph, int(dataset.scale)) if paced(ph.work) else ph for ph in phases
             )
         if kit == "ycsb" and dataset.ycsb_shape != kits.YCSB_SHAPE:  # its records' scripts
             phases = tuple(
-                replace(ph, scripts=kits.YCSB.scripts(str(ph.mode), dataset.ycsb_shape))
+                ph.with_pgbench(scripts=kits.YCSB.scripts(str(_mode(ph)), dataset.ycsb_shape))
                 for ph in phases
             )
-    elif any(ph.replay for ph in phases):  # a captured workload: its dump is the dataset
+    elif any(isinstance(ph.work, ReplayWork) for ph in phases):  # its dump is the dataset
         dataset, window = replay_dataset(dataset, phases)
         phases = tuple(
-            replace(ph, duration=max(1, math.ceil(window / ph.speed))) if ph.replay else ph
+            replace(ph, duration=max(1, math.ceil(window / ph.work.speed)))
+            if isinstance(ph.work, ReplayWork)
+            else ph
             for ph in phases
         )
-    elif any(ph.generator == "sysbench" for ph in phases):  # sysbench's sbtest tables
+    elif any(isinstance(ph.work, SysbenchWork) for ph in phases):  # its sbtest tables
         dataset = replace(dataset, kit="sysbench")
         told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
-        phases = tuple(replace(ph, defines=told) for ph in phases)
+        phases = tuple(ph.with_pgbench(defines=told) for ph in phases)
     return RunSpec(
         campaign=campaign.name,
         variant=variant.name,
@@ -145,6 +152,16 @@ def _point(
         os=os_spec,
         extra={"only_variant": len(campaign.variants) == 1},
     )
+
+
+def _distribution(ph: PhaseSpec) -> str | None:
+    """YCSB's request distribution of a kit's phase (None: another phase, or zipfian)."""
+    return ph.work.distribution if isinstance(ph.work, KitWork) else None
+
+
+def _mode(ph: PhaseSpec) -> str | None:
+    """A kit's mode."""
+    return ph.work.mode if isinstance(ph.work, KitWork | TpchWork) else None
 
 
 def _set_workload(phase: PhaseSpec, name: str, value: Any, base_dir: Path) -> PhaseSpec:
@@ -177,7 +194,7 @@ def replay_dataset(
     and databases its sessions used (the file read and checked: pglab's format, a version this
     pglab reads, a dump made; every replaying phase of a point replays the same file); and the
     captured window's seconds (the phase's duration: the plan's estimate)."""
-    files = sorted({ph.replay for ph in phases if ph.replay})
+    files = sorted({ph.work.replay for ph in phases if isinstance(ph.work, ReplayWork)})
     if len(files) > 1:
         raise CampaignError(
             f"one point replays {len(files)} workload files ({', '.join(files)}): a point has "

@@ -32,6 +32,7 @@ from pglab.campaign import declared, schema
 from pglab.campaign import parse as campaigns
 from pglab.campaign.checks import Problems
 from pglab.campaign.parse import Campaign
+from pglab.campaign.phase_work import kit_of
 from pglab.campaign.schema import (
     DEFAULT_CONFIRM_REPEATS,
     DEFAULT_MEMORY_SHARE,
@@ -253,26 +254,27 @@ def parse(
             hint="see examples/tune.toml, and `pglab tune --help` for the [tune] table",
         )
     camp = replace(camp, document=doc)  # stored with its [tune] table
-    if spec.objective == "geomean" and not any(ph.kit == "tpch" for ph in camp.variants[0].phases):
+    kits = {kit_of(ph) for ph in camp.variants[0].phases}
+    if spec.objective == "geomean" and "tpch" not in kits:
         raise CampaignError(
             'objective = "geomean" is the TPC-H-like power run\'s figure (the geometric mean '
             "of its queries' seconds), but the file's phases run no kit = \"tpch\"",
             hint='add kit = "tpch" to [workload], or use objective = "tps"',
         )
-    if spec.objective == "tpse" and not any(ph.kit == "tpce" for ph in camp.variants[0].phases):
+    if spec.objective == "tpse" and "tpce" not in kits:
         raise CampaignError(
             'objective = "tpse" is the TPC-E-like kit\'s figure (Trade-Results per second), but '
             'the file\'s phases run no kit = "tpce"',
             hint='add kit = "tpce" to [workload], or use objective = "tps"',
         )
-    if spec.objective == "nopm" and not any(ph.kit for ph in camp.variants[0].phases):
+    if spec.objective == "nopm" and kits == {None}:
         raise CampaignError(
             'objective = "nopm" is a workload kit\'s figure (New-Orders per minute), but the '
             "file's phases run no kit",
             hint='add kit = "tpcc" to [workload], or use objective = "tps"',
         )
     if spec.needs_p99 and any(
-        ph.latency_log != "full" for ph in camp.variants[0].phases if ph.measured
+        ph.pgbench.latency_log != "full" for ph in camp.variants[0].phases if ph.measured
     ):
         raise CampaignError(
             "a p99 objective or limit needs each transaction's latency: the measured phases "

@@ -19,6 +19,7 @@ import psutil
 from optuna.trial import TrialState
 
 from pglab.campaign.parse import Campaign
+from pglab.campaign.phase_work import operation_of
 from pglab.campaign.spec import RunSpec
 from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
@@ -128,7 +129,7 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
             if defn is not None and defn.name not in names:  # unknown ones: validate says
                 problems.append(f"{where}{n} is not one of the knobs")
         problems += pg_settings.validate(dict(asked), catalog, where=where)
-    if any(ph.operation for ph in base.phases if ph.measured):
+    if any(operation_of(ph) for ph in base.phases if ph.measured):
         problems.append(
             "[[phases]]: pglab tune measures pgbench phases (TPS, p99): give the "
             "maintenance operations measured = false"

@@ -1,0 +1,64 @@
+"""The pgbench-driven kits' work, declared (``kit = "tpcc"``, ``"ycsb"``, ``"tpce"``): the kit,
+its mode, YCSB's request distribution, TPC-C's terminals that think, and the pgbench options
+the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights).
+
+A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+
+# the [workload] keys that are the kits' own (mode is also TPC-H's)
+KEYS = ("kit", "mode", "distribution", "pacing", "think_time")
+
+
+@dataclass(frozen=True, slots=True)
+class KitWork:
+    """A workload kit run by pgbench (``campaign/kits``: its scripts and SQL)."""
+
+    KEYS: ClassVar[tuple[str, ...]] = KEYS
+    GENERATED: ClassVar[bool] = True
+
+    kit: str
+    mode: str | None = None
+    distribution: str | None = None  # YCSB's request distribution (None: zipfian)
+    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
+    # clients follow from the warehouses), their New-Order mean think time in seconds (None:
+    # the specification's 12 s; every keying and think time scaled with it). Part of the point
+    # only when set
+    pacing: str | None = None
+    think_time: float | None = None
+    pgbench: PgbenchWork = field(default_factory=PgbenchWork)
+
+    @property
+    def kind(self) -> str:
+        return self.kit
+
+    def with_pgbench(self, options: PgbenchWork) -> KitWork:
+        return replace(self, pgbench=options)
+
+    @property
+    def label(self) -> str:
+        if self.pacing is not None:  # terminals that think: 10 per warehouse, at what times
+            think = "" if self.think_time is None else f", think {self.think_time * 1000:g}ms"
+            return f"{self.kit} ({self.mode}, paced terminals{think})"
+        return f"{self.kit} ({self.mode})"
+
+    @property
+    def live(self) -> bool:
+        return self.pgbench.progress
+
+    @property
+    def dataset_kind(self) -> str | None:
+        return self.kit
+
+    def stored(self) -> dict[str, object]:
+        return {**self.pgbench.stored(), **own_fields(self)}
+
+
+def paced(work: object) -> bool:
+    """Whether ``work`` is TPC-C's terminals that key and think (``pacing = "spec"``)."""
+    return isinstance(work, KitWork) and work.pacing is not None

@@ -1,0 +1,58 @@
+"""The TPC-H-like kit's work, declared (``kit = "tpch"``): power or throughput mode, its
+queries in order and each one's ``statement_timeout``. It runs no pgbench: ``pgbench`` holds
+the options the file gave (its random seed and ``-D`` scale among them) for its identity.
+
+A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+
+KIT = "tpch"
+# its own [workload] keys (beside kit and mode, the kits')
+KEYS = ("queries", "query_timeout")
+
+
+@dataclass(frozen=True, slots=True)
+class TpchWork:
+    """A TPC-H-like power run (one session, the queries in order) or throughput run
+    (``clients`` query streams)."""
+
+    KEYS: ClassVar[tuple[str, ...]] = KEYS
+    GENERATED: ClassVar[bool] = True
+
+    mode: str | None = None
+    # its queries in order (): all 22), each one's statement_timeout in seconds
+    queries: tuple[int, ...] = ()
+    query_timeout: float | None = None
+    pgbench: PgbenchWork = field(default_factory=PgbenchWork)
+
+    @property
+    def kind(self) -> str:
+        return KIT
+
+    @property
+    def kit(self) -> str:
+        return KIT
+
+    def with_pgbench(self, options: PgbenchWork) -> TpchWork:
+        return replace(self, pgbench=options)
+
+    @property
+    def label(self) -> str:
+        return f"{KIT} ({self.mode})"
+
+    @property
+    def live(self) -> bool:
+        return self.pgbench.progress
+
+    @property
+    def dataset_kind(self) -> str | None:
+        return KIT
+
+    def stored(self) -> dict[str, object]:
+        own = own_fields(self)
+        return {**self.pgbench.stored(), "kit": KIT, **own}
