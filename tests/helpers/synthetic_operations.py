@@ -15,7 +15,7 @@ from pglab.workloads.maintenance.figures import (
     figures,
     progress_row,
 )
-from pglab.workloads.maintenance.work import OperationWork
+from pglab.workloads.work import OperationWork
 
 T0 = 1_790_000_000.0
 

@@ -53,7 +53,7 @@ def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
     from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, Script, ServerSpec
     from pglab.records import PgbenchReport, PhaseResult, ProgressSample
     from pglab.run.metrics import run_metrics
-    from pglab.workloads.pgbench.work import PgbenchWork
+    from pglab.workloads.work import PgbenchWork
 
     tps = [500.0, 1000.0, 1500.0, 2000.0, 2500.0] + noisy(3000, 20, 55, seed=30)
     report = PgbenchReport(tps=sum(tps) / len(tps), transactions=int(sum(tps)))

@@ -540,8 +540,9 @@ KIND_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(KINDS) + r")(?![a-z0-9])")
 # The modules outside workloads/ that still name a kind. This ceiling only goes down: lower it
 # when a kind's code moves into its package, never raise it (a new module that needs a kind
 # belongs in that kind's package, or asks the registry). 57 before workloads/ existed, 40 with
-# the runners in it, 33 with the kinds' data loaders too.
-KIND_NAMING_CEILING = 33
+# the runners in it, 33 with the kinds' data loaders too, 31 with each kind's phase declared
+# in it (workloads/KIND/work.py: campaign/identity and campaign/generators name none).
+KIND_NAMING_CEILING = 31
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -13,7 +13,7 @@ from pglab.errors import CampaignError
 from pglab.hosts.ssh import WATCHER, Remote
 from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line, split_clients
 from pglab.records import PgbenchReport
-from pglab.workloads.pgbench.work import PgbenchWork
+from pglab.workloads.work import PgbenchWork
 
 
 def test_clients_are_split_as_evenly_as_can_be() -> None:

@@ -17,8 +17,7 @@ from pglab.planning.plan import expand_points
 from pglab.planning.preflight import _parallel_problems
 from pglab.postgres.settings import SettingDef
 from pglab.workloads.maintenance import clients, figures
-from pglab.workloads.maintenance.work import OperationWork
-from pglab.workloads.pgbench.work import PgbenchWork
+from pglab.workloads.work import OperationWork, PgbenchWork
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

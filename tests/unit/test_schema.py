@@ -24,7 +24,7 @@ from pglab.campaign.spec import BUILTIN_SCRIPTS, DatasetSpec, TelemetrySpec
 from pglab.campaign.workload import TPCH_KEYS
 from pglab.cli import main
 from pglab.errors import CampaignError
-from pglab.workloads.maintenance.work import OPERATION_KEYS, OPERATION_OPTIONS
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql

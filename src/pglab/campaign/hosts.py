@@ -10,7 +10,7 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.schema import HOST_KEYS
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
 from pglab.jsonish import TomlTable
-from pglab.workloads.kits.work import paced
+from pglab.workloads.work import paced
 
 # schema.SSH_PATTERN (what the declaration checks), with its parts named
 _SSH = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<address>[^@\s:]+|\[[0-9a-fA-F:.]+\])$")

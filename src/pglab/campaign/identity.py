@@ -3,13 +3,13 @@ that are at the value they had before the field existed (so points stored before
 keys) and without where pglab's own kit scripts are installed.
 
 A phase is what every kind has and its kind's ``work`` (``workloads/work.Work``); its identity
-is the one flat record it has always been (``FIELDS``, in that order: the fields of the one
-phase type every kind shared before the kinds declared their own), which ``flat`` makes from
-the two and ``campaign/phase_work.phase_of`` reads back."""
+is the one flat record it has always been (``workloads/work.STORED_FIELDS``, in that order),
+which ``flat`` makes from the two and ``campaign/phase_work.phase_of`` reads back."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, cast
 
 from pglab.stored_spec import PhaseJson
@@ -19,57 +19,13 @@ if TYPE_CHECKING:
 
 Flat = Mapping[str, Any]  # a phase's flat fields (``flat``), as the parser reads them
 
-# a phase's stored fields, in their stored order
-FIELDS = (
-    "name",
-    "scripts",
-    "clients",
-    "threads",
-    "duration",
-    "transactions",
-    "times",
-    "measured",
-    "rate",
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-    "progress",
-    "generators",
-    "max_tries",
-    "latency_limit",
-    "failures_detailed",
-    "report_per_command",
-    "random_seed",
-    "sampling_rate",
-    "operation",
-    "dirty",
-    "parallel",
-    "freeze",
-    "columns",
-    "method",
-    "jobs",
-    "compress",
-    "target",
-    "kit",
-    "mode",
-    "distribution",
-    "defines",
-    "generator",
-    "test",
-    "queries",
-    "query_timeout",
-    "pacing",
-    "think_time",
-    "replay",
-    "speed",
-)
-
 
 def flat(phase: PhaseSpec) -> dict[str, Any]:
-    """Every stored field of ``phase`` (``FIELDS``, in order): what every kind has, its work's
-    (``stored()``), and another kind's fields at the value that says "not this kind"
+    """Every stored field of ``phase`` (``STORED_FIELDS``, in order): what every kind has, its
+    work's (``stored()``), and another kind's fields at the value that says "not this kind"
     (``UNSET``)."""
+    from pglab.workloads.work import STORED_FIELDS, UNSET  # (the registry imports this module)
+
     given: dict[str, Any] = {
         "name": phase.name,
         "clients": phase.clients,
@@ -81,13 +37,15 @@ def flat(phase: PhaseSpec) -> dict[str, Any]:
         "generators": phase.generators,
         **phase.work.stored(),
     }
-    assert set(given) <= set(FIELDS), sorted(set(given) - set(FIELDS))
-    return {k: given[k] if k in given else UNSET[k] for k in FIELDS}
+    assert set(given) <= set(STORED_FIELDS), sorted(set(given) - set(STORED_FIELDS))
+    return {k: given[k] if k in given else UNSET[k] for k in STORED_FIELDS}
 
 
 def phase_identity(phase: PhaseSpec) -> PhaseJson:
     """The phase as stored in its point (``stored_spec.PhaseJson``: its flat fields, ``flat``;
     tests/unit/test_stored_spec.py holds them to the type's keys)."""
+    from pglab.workloads.work import UNSET
+
     d = flat(phase)
     if not phase.remote:
         d.pop("generators")
@@ -96,40 +54,9 @@ def phase_identity(phase: PhaseSpec) -> PhaseJson:
             {"label": s.label, "weight": s.weight, "sha256": s.sha256}
             for s in phase.pgbench.scripts
         ]
+    else:  # as dataclasses.asdict gave them when a phase was one dataclass
+        d["scripts"] = tuple(asdict(s) for s in phase.pgbench.scripts)
     for key, default in UNSET.items():
         if d[key] == default:
             d.pop(key)
     return cast(PhaseJson, d)
-
-
-# keys left out of a phase's identity at these values (they came after points were stored)
-UNSET: dict[str, object] = {
-    "max_tries": 1,
-    "latency_limit": None,
-    "failures_detailed": False,
-    "report_per_command": False,
-    "random_seed": None,
-    "sampling_rate": None,
-    "progress": True,
-    "operation": None,
-    "dirty": 0.0,
-    "parallel": 0,
-    "freeze": False,
-    "columns": ("abalance",),
-    "method": "btree",
-    "jobs": 1,
-    "compress": True,
-    "target": None,
-    "kit": None,
-    "mode": None,
-    "distribution": None,
-    "defines": (),
-    "generator": "pgbench",
-    "test": None,
-    "queries": (),
-    "query_timeout": None,
-    "pacing": None,
-    "think_time": None,
-    "replay": None,
-    "speed": 1.0,
-}

@@ -28,7 +28,7 @@ from pglab.campaign.schema import (
 )
 from pglab.campaign.workload import REFUSED_BESIDE
 from pglab.jsonish import JsonObject
-from pglab.workloads.maintenance.work import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 

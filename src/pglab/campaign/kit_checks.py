@@ -8,7 +8,7 @@ from typing import Any
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.kits import KITS
-from pglab.workloads.sysbench.work import SysbenchWork
+from pglab.workloads.work import SysbenchWork
 
 
 def kit_problems(phases: Any, where: str, p: Problems) -> None:

@@ -72,8 +72,7 @@ from pglab.campaign.workload import (
 from pglab.errors import CampaignError
 from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
-from pglab.workloads.maintenance.work import OPERATION_KEYS, OPERATION_OPTIONS
-from pglab.workloads.pgbench.work import PgbenchWork
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, PgbenchWork
 
 
 @dataclass(frozen=True)

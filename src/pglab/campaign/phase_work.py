@@ -9,55 +9,28 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pglab.campaign.spec import PhaseSpec, RunSpec
-from pglab.workloads.kits.work import KitWork
-from pglab.workloads.maintenance.work import OperationWork
-from pglab.workloads.pgbench.work import PgbenchWork
-from pglab.workloads.replay.work import ReplayWork
-from pglab.workloads.sysbench.work import GENERATOR, SysbenchWork
-from pglab.workloads.tpch.work import KIT, TpchWork
-from pglab.workloads.work import Work
+from pglab.workloads.work import (
+    TOLD_FROM_FLAT,
+    KitWork,
+    OperationWork,
+    PgbenchWork,
+    TpchWork,
+    Work,
+)
 
 W = TypeVar("W")
 
-# pgbench's options, as PgbenchWork's fields
-PGBENCH_FIELDS = (
-    "scripts",
-    "rate",
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-    "progress",
-    "max_tries",
-    "latency_limit",
-    "failures_detailed",
-    "report_per_command",
-    "random_seed",
-    "sampling_rate",
-    "defines",
-)
-
 
 def work_of(f: Mapping[str, Any]) -> Work:
-    """The work a phase's flat fields say: a maintenance operation, a workload kit (TPC-H-like
-    or pgbench-driven), a captured workload's replay, sysbench, else pgbench's scripts (the
-    order ``workloads.kind_of`` told kinds apart in before they had types of their own)."""
-    pgbench = PgbenchWork(**{k: f[k] for k in PGBENCH_FIELDS})
-    if f["operation"] is not None:
-        options = ("dirty", "parallel", "freeze", "columns", "method", "jobs", "compress")
-        return OperationWork(
-            f["operation"], **{k: f[k] for k in options}, target=f["target"], pgbench=pgbench
-        )
-    if f["kit"] == KIT:
-        return TpchWork(f["mode"], f["queries"], f["query_timeout"], pgbench)
-    if f["kit"] is not None:
-        return KitWork(
-            f["kit"], f["mode"], f["distribution"], f["pacing"], f["think_time"], pgbench
-        )
-    if f["replay"] is not None:
-        return ReplayWork(f["replay"], f["speed"], pgbench)
-    if f["generator"] == GENERATOR:
-        return SysbenchWork(f["test"], pgbench)
+    """The work a phase's flat fields say: the first kind that claims them
+    (``workloads/work.TOLD_FROM_FLAT``: a maintenance operation, a workload kit, a captured
+    workload's replay, sysbench; the order ``workloads.kind_of`` told kinds apart in before
+    they had types of their own), else pgbench's scripts."""
+    pgbench = PgbenchWork.of_flat(f)
+    for kind in TOLD_FROM_FLAT:
+        work = kind.of_flat(f, pgbench)
+        if work is not None:
+            return work
     return pgbench
 
 

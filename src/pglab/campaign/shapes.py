@@ -20,7 +20,7 @@ from pglab.units import (
     parse_duration,
     parse_size,
 )
-from pglab.workloads.maintenance.work import ACCOUNT_COLUMNS
+from pglab.workloads.work import ACCOUNT_COLUMNS
 
 
 @dataclass(frozen=True)

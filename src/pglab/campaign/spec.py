@@ -35,8 +35,7 @@ from pglab.stored_spec import (
 )
 
 if TYPE_CHECKING:
-    from pglab.workloads.pgbench.work import PgbenchWork
-    from pglab.workloads.work import Work
+    from pglab.workloads.work import PgbenchWork, Work
 
 RESET_POLICIES = ("never", "point", "run", "reinit")
 COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
@@ -270,7 +269,7 @@ class HostSpec:
 def _pgbench_work() -> Work:
     """A phase's work unless told: pgbench's (imported here, not at the top: the kinds' work
     modules are in ``pglab.workloads``, whose registry imports this module)."""
-    from pglab.workloads.pgbench.work import PgbenchWork
+    from pglab.workloads.work import PgbenchWork
 
     return PgbenchWork()
 
@@ -331,7 +330,7 @@ class PhaseSpec:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
         if not self.work.GENERATED:  # an operation
             return 10.0 * self.times  # a guess: nothing tells its time before it ran once
-        from pglab.workloads.tpch.work import TpchWork  # (the registry imports this module)
+        from pglab.workloads.work import TpchWork  # (the registry imports this module)
 
         if isinstance(self.work, TpchWork):  # its queries' run and plans' (kits import this)
             from pglab.campaign.kits.tpch_queries import estimated_seconds

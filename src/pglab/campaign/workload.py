@@ -12,7 +12,6 @@ from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
-from pglab.campaign.generators import GENERATORS
 from pglab.campaign.identity import Flat, flat
 from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import KITS
@@ -21,14 +20,15 @@ from pglab.campaign.shapes import whole
 from pglab.campaign.spec import LOCAL, DatasetSpec, PhaseSpec
 from pglab.jsonish import TomlTable
 from pglab.script import BUILTIN_SCRIPTS, Script
-from pglab.workloads.kits.work import KitWork
-from pglab.workloads.maintenance.work import (
+from pglab.workloads.work import (
+    GENERATORS,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
     OPERATIONS,
+    KitWork,
     OperationWork,
+    TpchWork,
 )
-from pglab.workloads.tpch.work import TpchWork
 
 
 def apply_workload(

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
 from pglab.campaign.spec import PhaseSpec
-from pglab.workloads.maintenance.work import OPERATION_OPTIONS, OperationWork
-from pglab.workloads.tpch.work import TpchWork
+from pglab.workloads.work import OPERATION_OPTIONS, OperationWork, TpchWork
 
 if TYPE_CHECKING:
     from rich.table import Table

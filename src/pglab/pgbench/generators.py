@@ -50,7 +50,7 @@ from pglab.records import (
     ProgressSample,
     TableJson,
 )
-from pglab.workloads.kits.work import paced
+from pglab.workloads.work import paced
 
 TABLE = "generators"  # the phase's table of per-host figures
 CPU_TABLE = "generators.cpu"  # each host's CPU every second: the host's, its pgbench's

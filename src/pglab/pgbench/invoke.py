@@ -24,7 +24,7 @@ from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.responses import TABLE, Responses
 from pglab.postgres.sources import Binaries
 from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, ScriptSecond
-from pglab.workloads.kits.work import paced
+from pglab.workloads.work import paced
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"

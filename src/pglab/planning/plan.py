@@ -28,11 +28,8 @@ from pglab.errors import CampaignError
 from pglab.planning.hints import PointHints
 from pglab.postgres.dataset import init_seconds
 from pglab.workloads import dataset_kind
-from pglab.workloads.kits.work import KitWork, paced
 from pglab.workloads.replay import workload_file
-from pglab.workloads.replay.work import ReplayWork
-from pglab.workloads.sysbench.work import SysbenchWork
-from pglab.workloads.tpch.work import TpchWork
+from pglab.workloads.work import KitWork, ReplayWork, SysbenchWork, TpchWork, paced
 
 RUN_OVERHEAD_S = 4.0  # start, stop, dataset reset, storing: measured on a small dataset
 STORAGE_BENCH_OVERHEAD_S = 3.0  # per directory: starting the tools, their files

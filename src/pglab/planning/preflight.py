@@ -36,7 +36,7 @@ from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
 from pglab.targets import targets as storage_targets
 from pglab.workloads import dataset_kind
-from pglab.workloads.maintenance.work import OperationWork
+from pglab.workloads.work import OperationWork
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
 

@@ -3,7 +3,6 @@ default and meaning (the vocabulary is ``model``)."""
 
 from __future__ import annotations
 
-from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.kits.pacing import PACINGS
 from pglab.campaign.os_checks import THP_MODES
@@ -22,15 +21,19 @@ from pglab.campaign.spec import (
     TelemetrySpec,
 )
 from pglab.stats.sequential import SequentialSpec
-from pglab.workloads.maintenance.work import (
+from pglab.workloads.work import (
+    GENERATORS,
     INDEX_METHODS,
+    LATENCY_LOGS,
     MAX_JOBS,
     MAX_PARALLEL,
     OPERATIONS,
+    PROTOCOLS,
+    SYSBENCH_TESTS,
     OperationWork,
+    PgbenchWork,
+    ReplayWork,
 )
-from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork
-from pglab.workloads.replay.work import ReplayWork
 
 ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
 SOURCES = ("embedded", "bindir", "build", "version", "pgserver")

@@ -6,8 +6,9 @@ A declaration: the standard library and pglab's core modules only (``campaign/``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
@@ -32,6 +33,15 @@ class KitWork:
     pacing: str | None = None
     think_time: float | None = None
     pgbench: PgbenchWork = field(default_factory=PgbenchWork)
+
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any], pgbench: PgbenchWork) -> KitWork | None:
+        """This kind's work from a phase's flat fields (``campaign/identity.flat``'s), or
+        None: the fields are not of this kind's phase."""
+        if f["kit"] is None:
+            return None
+        told = (f[k] for k in ("mode", "distribution", "pacing", "think_time"))
+        return KitWork(f["kit"], *told, pgbench=pgbench)
 
     @property
     def kind(self) -> str:

@@ -6,8 +6,9 @@ A declaration: the standard library and pglab's core modules only (``campaign/``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
@@ -58,6 +59,15 @@ class OperationWork:
     compress: bool = True
     target: str | None = None
     pgbench: PgbenchWork = field(default_factory=PgbenchWork)
+
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any], pgbench: PgbenchWork) -> OperationWork | None:
+        """This kind's work from a phase's flat fields (``campaign/identity.flat``'s), or
+        None: the fields are not of this kind's phase."""
+        if f["operation"] is None:
+            return None
+        options = {k: f[k] for k in OPERATION_KEYS}
+        return OperationWork(f["operation"], **options, pgbench=pgbench)
 
     @property
     def kind(self) -> str:

@@ -8,8 +8,9 @@ A declaration: it imports the standard library and pglab's core modules only, so
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pglab.script import Script
 
@@ -73,6 +74,11 @@ class PgbenchWork:
     # only when set
     defines: tuple[tuple[str, str], ...] = ()
 
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any]) -> PgbenchWork:
+        """pgbench's options from a phase's flat fields (``campaign/identity.flat``'s)."""
+        return PgbenchWork(**{field.name: f[field.name] for field in fields(PgbenchWork)})
+
     @property
     def kind(self) -> str:
         return self.KIND
@@ -103,11 +109,10 @@ class PgbenchWork:
 
     def stored(self) -> dict[str, object]:
         """Its fields as the phase's stored identity names them (``campaign/identity``)."""
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def own_fields(work: DataclassInstance) -> dict[str, object]:
-    """A kind's own fields (a dataclass's, as ``dataclasses.asdict`` gives them), without the
-    pgbench options it composes: what ``stored()`` adds to them."""
-    found = asdict(work)
-    return {f.name: found[f.name] for f in fields(work) if f.name != "pgbench"}
+    """A kind's own fields (a dataclass's), without the pgbench options it composes: what its
+    ``stored()`` adds to theirs."""
+    return {f.name: getattr(work, f.name) for f in fields(work) if f.name != "pgbench"}

@@ -6,9 +6,10 @@ A declaration: the standard library and pglab's core modules only (``campaign/``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
@@ -25,6 +26,14 @@ class ReplayWork:
     replay: str
     speed: float = 1.0
     pgbench: PgbenchWork = field(default_factory=lambda: PgbenchWork(vacuum=False))
+
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any], pgbench: PgbenchWork) -> ReplayWork | None:
+        """This kind's work from a phase's flat fields (``campaign/identity.flat``'s), or
+        None: the fields are not of this kind's phase."""
+        if f["replay"] is None:
+            return None
+        return ReplayWork(f["replay"], f["speed"], pgbench)
 
     @property
     def kind(self) -> str:

@@ -6,25 +6,48 @@ A declaration: the standard library and pglab's core modules only (``campaign/``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
 GENERATOR = "sysbench"
+GENERATORS = ("pgbench", GENERATOR)  # the load generator a phase runs
 KEYS = ("generator", "test")  # its own [workload] keys
 DEFAULT_TEST = "oltp_read_write"
+# sysbench 1.0's OLTP tests (/usr/share/sysbench/*.lua) a phase may run, on its sbtest tables
+SYSBENCH_TESTS = (
+    DEFAULT_TEST,
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class SysbenchWork:
-    """sysbench 1.0 running ``test`` (``campaign/generators.SYSBENCH_TESTS``)."""
+    """sysbench 1.0 running ``test`` (``SYSBENCH_TESTS``)."""
 
     KEYS: ClassVar[tuple[str, ...]] = KEYS
     GENERATED: ClassVar[bool] = True
 
     test: str = DEFAULT_TEST
     pgbench: PgbenchWork = field(default_factory=lambda: PgbenchWork(vacuum=False))
+
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any], pgbench: PgbenchWork) -> SysbenchWork | None:
+        """This kind's work from a phase's flat fields (``campaign/identity.flat``'s), or
+        None: the fields are not of this kind's phase."""
+        if f["generator"] != GENERATOR:
+            return None
+        return SysbenchWork(f["test"] or DEFAULT_TEST, pgbench)
 
     @property
     def kind(self) -> str:
