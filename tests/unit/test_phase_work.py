@@ -10,6 +10,7 @@ import tomllib
 import pytest
 
 from pglab.campaign import parse as campaign
+from pglab.campaign import workload
 from pglab.campaign.identity import flat
 from pglab.campaign.phase_work import kit_of, operation_of, phase_of, work_of
 from pglab.campaign.schema import tables
@@ -89,3 +90,16 @@ def test_another_kind_s_fields_are_stored_at_their_unset_value() -> None:
     assert ph.with_pgbench(rate=7.0).work == dataclasses.replace(
         ph.work, pgbench=PgbenchWork(rate=7.0)
     )
+
+
+def test_the_parser_s_key_groups_are_the_kinds_declarations_in_their_old_order() -> None:
+    """The keys the parser refuses beside sysbench or TPC-H follow from the kinds' ``KEYS``,
+    named in the order their messages always named them."""
+    assert workload.PGBENCH_ONLY == (
+        "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries",
+        "failures_detailed", "latency_limit", "report_per_command", "sampling_rate", "threads",
+    )  # fmt: skip
+    assert workload.TPCH_KEYS == ("queries", "query_timeout") == TpchWork.KEYS
+    assert set(PgbenchWork.KEYS) - set(workload.PGBENCH_ONLY) == {
+        "script", "scripts", *SysbenchWork.PGBENCH_OPTIONS
+    }  # fmt: skip

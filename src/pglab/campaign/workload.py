@@ -27,6 +27,8 @@ from pglab.workloads.work import (
     OPERATIONS,
     KitWork,
     OperationWork,
+    PgbenchWork,
+    SysbenchWork,
     TpchWork,
 )
 
@@ -325,22 +327,14 @@ def _pacing(
 # that kind (the rules below: a phase inherits its kind from [workload]); the JSON Schema,
 # which sees one table, where the table itself says the kind (json_schema._kind_rules).
 
-# workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
+# workload keys only pgbench reads (its declared options but its scripts and those sysbench
+# reads too, and threads): refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-    "progress",
-    "max_tries",
-    "failures_detailed",
-    "latency_limit",
-    "report_per_command",
-    "sampling_rate",
+    *(k for k in PgbenchWork.OPTIONS if k not in SysbenchWork.PGBENCH_OPTIONS),
     "threads",
 )
 # kit = "tpch"'s own: its queries in order, each one's statement_timeout
-TPCH_KEYS = ("queries", "query_timeout")
+TPCH_KEYS = TpchWork.KEYS
 # workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
 # sessions its own): refused beside kit = "tpch" rather than ignored
 NOT_TPCH = (

@@ -28,23 +28,24 @@ class PgbenchWork:
     ``-r``, ``--random-seed``, ``--sampling-rate``, ``-D`` variables)."""
 
     KIND: ClassVar[str] = "pgbench"
-    # the [workload] keys that are pgbench's (threads, a phase's own, also reaches pgbench only)
-    KEYS: ClassVar[tuple[str, ...]] = (
-        "script",
-        "scripts",
+    # the [workload] keys that are pgbench's options (in the order a refusal names them)
+    OPTIONS: ClassVar[tuple[str, ...]] = (
         "rate",
+        "random_seed",
         "protocol",
         "connect",
         "vacuum",
         "latency_log",
         "progress",
         "max_tries",
-        "latency_limit",
         "failures_detailed",
+        "latency_limit",
         "report_per_command",
-        "random_seed",
         "sampling_rate",
     )
+    # its [workload] keys: its scripts and its options (threads, a phase's own, also reaches
+    # pgbench only)
+    KEYS: ClassVar[tuple[str, ...]] = ("script", "scripts", *OPTIONS)
     GENERATED: ClassVar[bool] = True  # its load may run on generator hosts
 
     scripts: tuple[Script, ...] = ()

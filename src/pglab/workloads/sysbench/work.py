@@ -36,6 +36,9 @@ class SysbenchWork:
     """sysbench 1.0 running ``test`` (``SYSBENCH_TESTS``)."""
 
     KEYS: ClassVar[tuple[str, ...]] = KEYS
+    # the options of the pgbench options it composes that sysbench runs with (--rate,
+    # --rand-seed); the others are pgbench's only
+    PGBENCH_OPTIONS: ClassVar[tuple[str, ...]] = ("rate", "random_seed")
     GENERATED: ClassVar[bool] = True
 
     test: str = DEFAULT_TEST
