@@ -15,16 +15,18 @@ from pglab.campaign.checks import Problems
 from pglab.campaign.identity import Flat, flat
 from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import KITS
-from pglab.campaign.phase_work import kit_of, phase_of
+from pglab.campaign.phase_work import kit_of, operation_of, phase_of
 from pglab.campaign.shapes import whole
 from pglab.campaign.spec import LOCAL, DatasetSpec, PhaseSpec
 from pglab.jsonish import TomlTable
 from pglab.script import BUILTIN_SCRIPTS, Script
 from pglab.workloads.work import (
+    GENERATOR,
     GENERATORS,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
     OPERATIONS,
+    REFUSED_ELSEWHERE,
     KitWork,
     OperationWork,
     PgbenchWork,
@@ -52,7 +54,7 @@ def apply_workload(
     upd.update(_kit(f, table, vals, p, where))
     upd.update(_pacing(f, upd.get("kit", f["kit"]), table, vals, p, where))
     upd.update(_generator(f, table, vals, p, where))
-    upd.update(_tpch(vals.get("kit", upd.get("kit", f["kit"])), table, vals, p, where))
+    upd.update(_tpch(vals.get("kit", upd.get("kit", f["kit"])), vals))
     _not_tpch(upd.get("kit", f["kit"]), table, p, where)
     upd.update(_script_keys(table, p, where, base_dir))
     upd.update(_replay(table, vals, p, where, base_dir))
@@ -62,7 +64,7 @@ def apply_workload(
         found = vals["generators"]
         upd["generators"] = () if found == (LOCAL,) else found
     new = phase_of({**f, **upd})
-    _check_together(new, table, p, where)
+    _check_together(new, table, vals, p, where)
     return new
 
 
@@ -137,18 +139,15 @@ def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> To
     return upd
 
 
-def _check_together(new: PhaseSpec, table: TomlTable, p: Problems, where: str) -> None:
-    """The rules between keys, on the phase they made: an operation's options, threads and
-    clients, log sampling and the latency log."""
+def _check_together(
+    new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
+) -> None:
+    """The rules between keys, on the phase they made: another kind's keys, an operation's
+    options, threads and clients, log sampling and the latency log."""
+    _elsewhere(new, table, vals, p, where)
     given = [k for k in OPERATION_KEYS if k in table]
-    operation = new.work.operation if isinstance(new.work, OperationWork) else None
-    if operation is None and given:
-        p.add(
-            where,
-            f"{', '.join(given)}: an option of a maintenance operation (operation = ...), "
-            "but this phase runs a pgbench script",
-        )
-    elif operation is not None:
+    if isinstance(new.work, OperationWork):
+        operation = new.work.operation
         takes = OPERATION_OPTIONS[operation]
         for k in (k for k in given if k not in takes):
             p.add(
@@ -170,6 +169,30 @@ def _check_together(new: PhaseSpec, table: TomlTable, p: Problems, where: str) -
             f"sampling_rate with latency_log = {pgbench.latency_log!r}: pgbench says "
             f"log sampling (--sampling-rate) {said}",
         )
+
+
+def _elsewhere(new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> None:
+    """Once the phase's kind is decided: the keys another kind owns, refused by one rule from
+    the kinds' declarations (``workloads/work.REFUSED_ELSEWHERE``: an operation's options, a
+    kit's mode, YCSB's distribution, TPC-C's pacing, TPC-H's queries, sysbench's test). One
+    said of its value waits for the kind the table asks for (``_told``: its refusal is said)."""
+    told = _told(new, table, vals)
+    for refusal in REFUSED_ELSEWHERE:
+        said = refusal.refused(new.work, table, vals) if told or not refusal.of_value else None
+        if said is not None:
+            p.add(where, said)
+
+
+def _told(new: PhaseSpec, table: TomlTable, vals: TomlTable) -> bool:
+    """Whether ``new`` is of the kind its table asks for (a kind refused, by its value or
+    beside another, is said on its own)."""
+    if any(k in table and k not in vals for k in ("operation", "kit", "generator", "replay")):
+        return False
+    if "operation" in vals and operation_of(new) != vals["operation"]:
+        return False
+    if "kit" in vals and kit_of(new) != vals["kit"]:
+        return False
+    return vals.get("generator") != GENERATOR or isinstance(new.work, SysbenchWork)
 
 
 def progress_problem(progress: bool, latency_log: str) -> str | None:
@@ -248,13 +271,7 @@ def _kit(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) ->
     elif ("script" in table or "scripts" in table or "operation" in table) and kit:
         return {"kit": None, "mode": None}
     if "mode" in table:
-        if kit is None:
-            if "mode" in vals:  # else its value is said
-                p.add(
-                    where,
-                    f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
-                    "phase runs no kit (kit = ...)",
-                )
+        if kit is None:  # refused with another kind's keys (_elsewhere)
             return {}
         if table["mode"] not in KITS[kit].modes:  # checked here, not by its declaration
             p.add(
@@ -264,15 +281,8 @@ def _kit(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) ->
             )
             return {}
         mode = table["mode"]
-    if "distribution" in vals:
-        if kit != "ycsb":
-            p.add(
-                where,
-                f'distribution = {vals["distribution"]!r}: how kit = "ycsb" picks '
-                "its keys, but this phase runs no YCSB",
-            )
-        else:
-            upd["distribution"] = vals["distribution"]
+    if "distribution" in vals and kit == "ycsb":  # else refused (_elsewhere)
+        upd["distribution"] = vals["distribution"]
     if kit is None or (kit, mode) == (f["kit"], f["mode"]):
         return upd
     return {
@@ -295,13 +305,7 @@ def _pacing(
     """kit = "tpcc"'s ``pacing`` and ``think_time`` (``kits/pacing.py``): its terminals are 10
     per warehouse, so clients and a rate are theirs, not the file's; another kit ends them."""
     given = [k for k in ("pacing", "think_time") if k in table]
-    if kit != "tpcc":
-        if given:
-            p.add(
-                where,
-                f'{", ".join(given)}: terminals that think are kit = "tpcc"\'s '
-                "(TPC-C clause 5.2.5), but this phase runs no TPC-C",
-            )
+    if kit != "tpcc":  # given: refused with another kind's keys (_elsewhere)
         return {"pacing": None, "think_time": None} if f["pacing"] else {}
     upd: TomlTable = {k: vals[k] for k in given if k in vals}
     pacing = upd.get("pacing", f["pacing"])
@@ -393,11 +397,10 @@ def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> 
                 return
 
 
-def _tpch(kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
-    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
-    given = [k for k in TPCH_KEYS if k in table]
-    if given and kit != "tpch":
-        p.add(where, f'{", ".join(given)}: options of kit = "tpch", but this phase runs no TPC-H')
+def _tpch(kit: str | None, vals: TomlTable) -> TomlTable:
+    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds);
+    beside another kind, refused with its keys (``_elsewhere``)."""
+    if kit != "tpch":
         return {}
     return {k: vals[k] for k in TPCH_KEYS if k in vals}
 
@@ -433,16 +436,8 @@ def _generator(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: s
                 "random_seed",
             )
             return {}
-    if "test" in table:
-        if "test" not in vals:
-            return {}  # said
-        if generator != "sysbench":
-            p.add(
-                where,
-                f"test = {vals['test']!r}: a sysbench test, but this phase runs "
-                'pgbench (generator = "sysbench" runs sysbench)',
-            )
-            return {}
+    if "test" in table and ("test" not in vals or generator != "sysbench"):
+        return {}  # said, or refused with another kind's keys (_elsewhere)
     if generator != "sysbench":
         return {"generator": generator, "test": None} if "generator" in table else {}
     return {

@@ -13,7 +13,9 @@ that ``campaign/`` may import it (``tests/unit/test_architecture.py``'s stage
 
 from __future__ import annotations
 
+from pglab.workloads.kits import work as kits
 from pglab.workloads.kits.work import KitWork, paced
+from pglab.workloads.maintenance import work as maintenance
 from pglab.workloads.maintenance.work import (
     ACCOUNT_COLUMNS,
     INDEX_METHODS,
@@ -25,8 +27,9 @@ from pglab.workloads.maintenance.work import (
     OperationWork,
     operation_work,
 )
-from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork
+from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork, Refusal
 from pglab.workloads.replay.work import ReplayWork
+from pglab.workloads.sysbench import work as sysbench
 from pglab.workloads.sysbench.work import (
     DEFAULT_TEST,
     GENERATOR,
@@ -34,6 +37,7 @@ from pglab.workloads.sysbench.work import (
     SYSBENCH_TESTS,
     SysbenchWork,
 )
+from pglab.workloads.tpch import work as tpch
 from pglab.workloads.tpch.work import KIT as TPCH_KIT
 from pglab.workloads.tpch.work import TpchWork
 
@@ -50,6 +54,7 @@ __all__ = [
     "OPERATION_KEYS",
     "OPERATION_OPTIONS",
     "PROTOCOLS",
+    "REFUSED_ELSEWHERE",
     "STORED_FIELDS",
     "SYSBENCH_TESTS",
     "TOLD_FROM_FLAT",
@@ -59,6 +64,7 @@ __all__ = [
     "KitWork",
     "OperationWork",
     "PgbenchWork",
+    "Refusal",
     "ReplayWork",
     "SysbenchWork",
     "TpchWork",
@@ -86,6 +92,15 @@ TOLD_FROM_FLAT: tuple[
     type[OperationWork] | type[TpchWork] | type[KitWork] | type[ReplayWork] | type[SysbenchWork],
     ...,
 ] = (OperationWork, TpchWork, KitWork, ReplayWork, SysbenchWork)
+
+# every kind's own keys given to a phase of another kind, as the parser refuses them (one rule:
+# campaign/workload), in the order it names them
+REFUSED_ELSEWHERE: tuple[Refusal, ...] = (
+    *kits.REFUSED_ELSEWHERE,
+    *sysbench.REFUSED_ELSEWHERE,
+    *tpch.REFUSED_ELSEWHERE,
+    *maintenance.REFUSED_ELSEWHERE,
+)
 
 # a phase's stored fields, in their stored order
 STORED_FIELDS = (

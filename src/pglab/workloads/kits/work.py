@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
+from pglab.workloads.tpch.work import TpchWork
 
 # the [workload] keys that are the kits' own (mode is also TPC-H's)
 KEYS = ("kit", "mode", "distribution", "pacing", "think_time")
@@ -67,6 +68,30 @@ class KitWork:
 
     def stored(self) -> dict[str, object]:
         return {**self.pgbench.stored(), **own_fields(self)}
+
+
+# its keys given to a phase of another kind (or of another kit): refused (campaign/workload's
+# one rule)
+REFUSED_ELSEWHERE = (
+    Refusal(
+        ("mode",),
+        lambda work: isinstance(work, KitWork | TpchWork),
+        "mode = {value!r}: the mode of a workload kit, but this phase runs no kit (kit = ...)",
+        of_value=True,
+    ),
+    Refusal(
+        ("distribution",),
+        lambda work: isinstance(work, KitWork) and work.kit == "ycsb",
+        'distribution = {value!r}: how kit = "ycsb" picks its keys, but this phase runs no YCSB',
+        of_value=True,
+    ),
+    Refusal(
+        ("pacing", "think_time"),
+        lambda work: isinstance(work, KitWork) and work.kit == "tpcc",
+        '{keys}: terminals that think are kit = "tpcc"\'s (TPC-C clause 5.2.5), but this '
+        "phase runs no TPC-C",
+    ),
+)
 
 
 def paced(work: object) -> bool:

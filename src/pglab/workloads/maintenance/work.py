@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
-from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
 
 # maintenance operations a phase can run instead of a pgbench script, and the options each takes
 OPERATION_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -91,6 +91,17 @@ class OperationWork:
 
     def stored(self) -> dict[str, object]:
         return {**self.pgbench.stored(), **own_fields(self)}
+
+
+# its options given to a phase of another kind: refused (campaign/workload's one rule)
+REFUSED_ELSEWHERE = (
+    Refusal(
+        OPERATION_KEYS,
+        lambda work: isinstance(work, OperationWork),
+        "{keys}: an option of a maintenance operation (operation = ...), but this phase runs "
+        "a pgbench script",
+    ),
+)
 
 
 class Phased(Protocol):

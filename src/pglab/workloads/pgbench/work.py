@@ -8,7 +8,7 @@ A declaration: it imports the standard library and pglab's core modules only, so
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -111,6 +111,31 @@ class PgbenchWork:
     def stored(self) -> dict[str, object]:
         """Its fields as the phase's stored identity names them (``campaign/identity``)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A kind's own keys given to a phase of another kind, and how the campaign parser refuses
+    them (``campaign/workload``'s one rule): ``keys``, whose phases ``claims`` (a phase's work
+    of this kind), and what it says: ``said`` with ``{keys}`` (the keys given) or, for one key
+    ``of_value``, ``{value!r}`` (its value, once checked)."""
+
+    keys: tuple[str, ...]
+    claims: Callable[[object], bool]
+    said: str
+    of_value: bool = False
+
+    def refused(
+        self, work: object, table: Mapping[str, Any], vals: Mapping[str, Any]
+    ) -> str | None:
+        """What the parser says of this kind's keys in ``table`` (``vals``: their values,
+        checked) beside a phase whose work is ``work``; None: nothing to say."""
+        given = [k for k in self.keys if k in (vals if self.of_value else table)]
+        if not given or self.claims(work):
+            return None
+        if self.of_value:
+            return self.said.format(value=vals[given[0]])
+        return self.said.format(keys=", ".join(given))
 
 
 def own_fields(work: DataclassInstance) -> dict[str, object]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
 
 GENERATOR = "sysbench"
 GENERATORS = ("pgbench", GENERATOR)  # the load generator a phase runs
@@ -73,3 +73,15 @@ class SysbenchWork:
 
     def stored(self) -> dict[str, object]:
         return {**self.pgbench.stored(), "generator": GENERATOR, **own_fields(self)}
+
+
+# its test given to a phase of another kind: refused (campaign/workload's one rule)
+REFUSED_ELSEWHERE = (
+    Refusal(
+        ("test",),
+        lambda work: isinstance(work, SysbenchWork),
+        'test = {value!r}: a sysbench test, but this phase runs pgbench (generator = "sysbench" '
+        "runs sysbench)",
+        of_value=True,
+    ),
+)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork, own_fields
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
 
 KIT = "tpch"
 # its own [workload] keys (beside kit and mode, the kits')
@@ -65,3 +65,13 @@ class TpchWork:
     def stored(self) -> dict[str, object]:
         own = own_fields(self)
         return {**self.pgbench.stored(), "kit": KIT, **own}
+
+
+# its keys given to a phase of another kind: refused (campaign/workload's one rule)
+REFUSED_ELSEWHERE = (
+    Refusal(
+        KEYS,
+        lambda work: isinstance(work, TpchWork),
+        '{keys}: options of kit = "tpch", but this phase runs no TPC-H',
+    ),
+)
