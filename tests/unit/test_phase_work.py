@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -15,9 +16,11 @@ from pglab.campaign.identity import flat
 from pglab.campaign.phase_work import kit_of, operation_of, phase_of, work_of
 from pglab.campaign.schema import tables
 from pglab.campaign.spec import PhaseSpec
+from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
 from pglab.workloads import REGISTRY, kind_of
 from pglab.workloads.work import (
+    REFUSED_ELSEWHERE,
     STORED_FIELDS,
     UNSET,
     WORKS,
@@ -103,3 +106,43 @@ def test_the_parser_s_key_groups_are_the_kinds_declarations_in_their_old_order()
     assert set(PgbenchWork.KEYS) - set(workload.PGBENCH_ONLY) == {
         "script", "scripts", *SysbenchWork.PGBENCH_OPTIONS
     }  # fmt: skip
+
+
+ELSEWHERE = [
+    ({"script": "select-only", "mode": "client"},
+     "mode = 'client': the mode of a workload kit, but this phase runs no kit (kit = ...)"),
+    ({"kit": "tpcc", "distribution": "uniform"},
+     "distribution = 'uniform': how kit = \"ycsb\" picks its keys, but this phase runs no YCSB"),
+    ({"kit": "ycsb", "pacing": "spec"},
+     'pacing: terminals that think are kit = "tpcc"\'s (TPC-C clause 5.2.5), but this phase '
+     "runs no TPC-C"),
+    ({"test": "oltp_read_only"},
+     "test = 'oltp_read_only': a sysbench test, but this phase runs pgbench "
+     '(generator = "sysbench" runs sysbench)'),
+    ({"script": "select-only", "queries": [1]},
+     'queries: options of kit = "tpch", but this phase runs no TPC-H'),
+    ({"parallel": 2},
+     "parallel: an option of a maintenance operation (operation = ...), but this phase runs a "
+     "pgbench script"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("given", "said"), ELSEWHERE, ids=[str(g) for g, _ in ELSEWHERE])
+def test_another_kind_s_keys_are_refused_by_one_rule_with_their_messages(
+    given: dict[str, object], said: str, tmp_path: Path
+) -> None:
+    """Each kind's own keys beside a phase of another kind (``workloads/work``'s
+    ``REFUSED_ELSEWHERE``), said as the parser always said them."""
+    with pytest.raises(CampaignError) as refused:
+        campaign.parse({"workload": given}, "t", tmp_path)
+    assert refused.value.message.split("\n  ")[1:] == [f"[workload]: {said}"]
+    keys = {k for r in REFUSED_ELSEWHERE for k in r.keys}
+    assert set(given) & keys and all(r.said for r in REFUSED_ELSEWHERE)
+
+
+def test_a_key_said_of_its_value_waits_for_the_kind_the_table_asks_for(tmp_path: Path) -> None:
+    """A kit refused by its value: its mode is not also refused as a phase without a kit's."""
+    with pytest.raises(CampaignError) as refused:
+        campaign.parse({"workload": {"kit": "tpcx", "mode": "b"}}, "t", tmp_path)
+    (only,) = refused.value.message.split("\n  ")[1:]
+    assert only.startswith("[workload]: kit = 'tpcx'") or 'kit = "tpcx"' in only, only
