@@ -479,18 +479,19 @@ def takes(ph: PhaseSpec, key: str) -> bool:
 
 def _takes(f: Flat, key: str) -> bool:
     """``takes``, of a phase's flat fields."""
+    kit: str | None = f["kit"]
     if key == "mode":
-        return f["kit"] is not None
+        return kit is not None
     if key == "distribution":
-        return f["kit"] == "ycsb"
+        return kit == "ycsb"
     if key == "pacing":
-        return f["kit"] == "tpcc"
+        return kit == "tpcc"
     if key == "think_time":
         return f["pacing"] is not None
     if key in TPCH_KEYS:
-        return f["kit"] == "tpch"
+        return kit == "tpch"
     if key == "test":
-        return f["generator"] == "sysbench"
+        return bool(f["generator"] == "sysbench")
     if key not in OPERATION_KEYS:
         return True
     return f["operation"] is not None and key in OPERATION_OPTIONS[f["operation"]]

@@ -41,8 +41,14 @@ class KitWork:
         None: the fields are not of this kind's phase."""
         if f["kit"] is None:
             return None
-        told = (f[k] for k in ("mode", "distribution", "pacing", "think_time"))
-        return KitWork(f["kit"], *told, pgbench=pgbench)
+        return KitWork(
+            f["kit"],
+            mode=f["mode"],
+            distribution=f["distribution"],
+            pacing=f["pacing"],
+            think_time=f["think_time"],
+            pgbench=pgbench,
+        )
 
     @property
     def kind(self) -> str:
