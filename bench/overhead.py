@@ -138,7 +138,7 @@ def main() -> None:
         changes: dict[str, Any] = {"sampling_rate": 1.0} if every else {}
         changes |= {} if progress else {"progress": False}
         if changes:
-            point = replace(point, phases=tuple(replace(p, **changes) for p in point.phases))
+            point = replace(point, phases=tuple(p.with_pgbench(**changes) for p in point.phases))
         try:
             result = executor.run_one(point, binaries)
         finally:

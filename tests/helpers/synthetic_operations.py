@@ -15,6 +15,7 @@ from pglab.workloads.maintenance.figures import (
     figures,
     progress_row,
 )
+from pglab.workloads.work import OperationWork
 
 T0 = 1_790_000_000.0
 
@@ -35,7 +36,7 @@ def fill_operations(store, name: str, repeats: int = 4, seed: int = 4) -> None:
 
 def _operation_run(name: str, parallel: int, repeat: int, mb_s: float, t0: float) -> RunResult:
     label, key = f"base parallel={parallel}", f"p{parallel}"
-    phase = PhaseSpec("index", (), operation="create_index", parallel=parallel)
+    phase = PhaseSpec("index", OperationWork("create_index", parallel=parallel))
     nbytes = 650_000_000
     elapsed = nbytes / 1e6 / mb_s
     figs = figures(phase, elapsed, nbytes, None, parallel, 65536, 1_000_000, 5_000_000)

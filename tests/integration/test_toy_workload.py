@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import toy_workload
 from helpers.toy_workload.runner import TABLE
+from helpers.toy_workload.work import ToyWork
 
 from pglab.campaign import parse as campaign
 from pglab.campaign.parse import Campaign
@@ -31,10 +32,10 @@ duration = 2
 
 
 def _toy(c: Campaign) -> Campaign:
-    """The campaign with its phases of the toy kind (the parser knows no such generator: a
-    kind's campaign keys are a later step)."""
+    """The campaign with its phases of the toy kind, its work (``toy_workload/work.py``; the
+    parser knows no such kind: a kind's campaign keys are a later step)."""
     return replace(c, variants=tuple(
-        replace(v, phases=tuple(replace(p, generator=toy_workload.KIND) for p in v.phases))
+        replace(v, phases=tuple(replace(p, work=ToyWork(p.pgbench)) for p in v.phases))
         for v in c.variants
     ))  # fmt: skip
 

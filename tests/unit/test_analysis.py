@@ -53,6 +53,7 @@ def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
     from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, Script, ServerSpec
     from pglab.records import PgbenchReport, PhaseResult, ProgressSample
     from pglab.run.metrics import run_metrics
+    from pglab.workloads.work import PgbenchWork
 
     tps = [500.0, 1000.0, 1500.0, 2000.0, 2500.0] + noisy(3000, 20, 55, seed=30)
     report = PgbenchReport(tps=sum(tps) / len(tps), transactions=int(sum(tps)))
@@ -60,7 +61,7 @@ def test_run_metrics_trim_the_warm_up_of_each_phase() -> None:
         name="main", iteration=1, measured=True, started_at=0.0, elapsed_s=60.0, argv=(),
         report=report, progress=tuple(ProgressSample(t=i + 1.0, tps=v) for i, v in enumerate(tps)),
     )  # fmt: skip
-    main = PhaseSpec("main", (Script("tpcb-like"),))
+    main = PhaseSpec("main", PgbenchWork(scripts=(Script("tpcb-like"),)))
     spec = RunSpec(campaign="c", variant="v", axes=(), server=ServerSpec(),
                    dataset=DatasetSpec(), phases=(main,))  # fmt: skip
     m = run_metrics(spec, [phase])

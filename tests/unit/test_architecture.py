@@ -18,6 +18,10 @@ STAGES: list[set[str]] = [
     # errors, records, procs, lab: the lab itself and the data passed between stages; stats: the
     # statistics every stage judges with (pure functions on numbers)
     {"core", "stats"},
+    # what each kind of workload's phase is, declared in its own package (workloads/work.py,
+    # the union, and workloads/KIND/work.py: its parsed spec type and the keys it owns), before
+    # the campaign that parses them; the registry (workloads/__init__) stays with the kinds
+    {"declarations"},
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
     # servers, settings, datasets (pgbench's tables; a kind's own by the DatasetKind the caller
@@ -53,10 +57,18 @@ STAGE_OF = {pkg: i for i, stage in enumerate(STAGES) for pkg in stage}
 MAX_LINES = 600
 
 
+def is_declaration(parts: tuple[str, ...]) -> bool:
+    """Whether a module's path under ``src/pglab`` (its parts, without ``.py``) is a kind's
+    work declaration: ``workloads/work`` or ``workloads/KIND/work``."""
+    return parts[0] == "workloads" and parts[-1] == "work" and len(parts) in (2, 3)
+
+
 def package_of(path: Path) -> str:
     rel = path.relative_to(SRC)
     if rel == Path("__main__.py"):
         return "cli"  # `python -m pglab`: the command itself
+    if is_declaration(rel.with_suffix("").parts):
+        return "declarations"
     return rel.parts[0] if len(rel.parts) > 1 else "core"
 
 
@@ -69,13 +81,17 @@ def imported_packages(path: Path) -> set[str]:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}: relative import (pglab uses absolute ones)"
-            if node.module == "pglab":  # from pglab import x: x is a module or package
-                names = [f"pglab.{a.name}" for a in node.names]
+            if node.module == "pglab" or (node.module or "").startswith("pglab.workloads"):
+                # from pglab import x: x is a module or package; from pglab.workloads.kits
+                # import work: a declaration
+                names = [f"{node.module}.{a.name}" for a in node.names]
             elif node.module:
                 names = [node.module]
         for name in names:
             parts = name.split(".")
-            if parts[0] == "pglab" and len(parts) > 1:
+            if parts[0] == "pglab" and "work" in parts[2:4] and parts[1] == "workloads":
+                found.add("declarations")  # pglab.workloads[.KIND].work[.NAME]
+            elif parts[0] == "pglab" and len(parts) > 1:
                 found.add(parts[1] if (SRC / parts[1]).is_dir() else "core")
     return found
 
@@ -85,18 +101,51 @@ MODULES = sorted(p for p in SRC.rglob("*.py"))
 
 def test_every_package_has_a_stage() -> None:
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert packages == set(STAGE_OF) - {"core"}
+    assert packages == set(STAGE_OF) - {"core", "declarations"}
+
+
+def backward_imports(path: Path, mine: str) -> list[str]:
+    """What a module of stage ``mine`` imports from a stage after its own (or beside it)."""
+    return [
+        f"{path.name} ({mine}) imports {other}, which comes after it"
+        if STAGE_OF[other] > STAGE_OF[mine]
+        else f"{path.name} ({mine}) imports {other}, an instrument beside it"
+        for other in sorted(imported_packages(path))
+        if not (STAGE_OF[other] < STAGE_OF[mine] or other == mine)
+    ]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
 def test_no_import_runs_back_up_the_pipeline(path: Path) -> None:
-    mine = package_of(path)
-    for other in imported_packages(path):
-        assert STAGE_OF[other] < STAGE_OF[mine] or other == mine, (
-            f"{path.relative_to(SRC)} ({mine}) imports {other}, which comes after it"
-            if STAGE_OF[other] > STAGE_OF[mine]
-            else f"{path.relative_to(SRC)} ({mine}) imports {other}, an instrument beside it"
-        )
+    assert backward_imports(path, package_of(path)) == [], path.relative_to(SRC)
+
+
+def test_the_kinds_work_is_declared_before_the_campaign(tmp_path: Path) -> None:
+    """``workloads/work.py`` and ``workloads/KIND/work.py`` are declarations, which
+    ``campaign/`` imports (the registry and the rest of a kind's package come after it); a
+    work module that imports ``campaign/`` (or a kind's runner) is caught."""
+    assert package_of(SRC / "workloads" / "work.py") == "declarations"
+    assert package_of(SRC / "workloads" / "kits" / "work.py") == "declarations"
+    assert package_of(SRC / "workloads" / "kits" / "runner.py") == "workloads"
+    assert package_of(SRC / "workloads" / "__init__.py") == "workloads"
+    assert STAGE_OF["declarations"] < STAGE_OF["campaign"] < STAGE_OF["workloads"]
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "from pglab.workloads.kits.work import KitWork\nimport pglab.workloads.work\n"
+        "from pglab.workloads.tpch import work\nfrom pglab.workloads import work as w\n"
+    )
+    assert imported_packages(spec) == {"declarations"}
+    assert backward_imports(spec, "campaign") == []
+    bad = tmp_path / "work.py"
+    bad.write_text(
+        "from pglab.campaign.spec import PhaseSpec\nfrom pglab.workloads.kits import runner\n"
+        "from pglab.workloads.pgbench.work import PgbenchWork\nfrom pglab import units\n"
+    )
+    assert imported_packages(bad) == {"campaign", "workloads", "declarations", "core"}
+    assert backward_imports(bad, "declarations") == [
+        "work.py (declarations) imports campaign, which comes after it",
+        "work.py (declarations) imports workloads, which comes after it",
+    ]
 
 
 def test_planning_never_imports_the_executor() -> None:
@@ -492,9 +541,10 @@ KIND_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(KINDS) + r")(?![a-z0-9])")
 # when a kind's code moves into its package, never raise it (a new module that needs a kind
 # belongs in that kind's package, or asks the registry). 57 before workloads/ existed, 40 with
 # the runners in it, 33 with the kinds' data loaders too, 14 with what the views, the plan and
-# tune ask of a kind declared on its Workload (the rest: campaign/, stored_spec, and
-# metric_units' replay.KEY namespace, which parsing a stored key must know at the core).
-KIND_NAMING_CEILING = 14
+# tune ask of a kind declared on its Workload, 12 with each kind's phase declared in it too
+# (workloads/KIND/work.py); the rest: campaign/ (the kits' SQL and the schema's tables),
+# stored_spec, and metric_units' replay.KEY namespace, which parsing a stored key must know.
+KIND_NAMING_CEILING = 12
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -25,7 +25,7 @@ def test_defaults_make_one_point_one_run() -> None:
     assert len(plan.points) == 1 and len(plan.runs) == 1
     run = plan.runs[0]
     assert run.variant == "base"
-    assert run.phases[0].scripts[0].builtin == "tpcb-like"
+    assert run.phases[0].pgbench.scripts[0].builtin == "tpcb-like"
     assert run.server.source == "embedded"
 
 
@@ -143,7 +143,7 @@ def test_custom_script_files_are_resolved_and_hashed(tmp_path: Path) -> None:
     c = parse(
         {"workload": {"scripts": [{"file": "insert.sql", "weight": 2}, "select-only"]}}, tmp_path
     )
-    s = make_plan(c).runs[0].phases[0].scripts
+    s = make_plan(c).runs[0].phases[0].pgbench.scripts
     assert s[0].path == str(tmp_path / "insert.sql") and s[0].weight == 2 and s[0].sha256
     assert s[1].builtin == "select-only"
     with pytest.raises(CampaignError, match="missing.sql"):

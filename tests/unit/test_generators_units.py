@@ -13,6 +13,7 @@ from pglab.errors import CampaignError
 from pglab.hosts.ssh import WATCHER, Remote
 from pglab.pgbench.generators import Generator, _Merger, merge_reports, passfile_line, split_clients
 from pglab.records import PgbenchReport
+from pglab.workloads.work import PgbenchWork
 
 
 def test_clients_are_split_as_evenly_as_can_be() -> None:
@@ -110,7 +111,7 @@ def test_bad_hosts_and_generators_are_named(doc: dict, said: str) -> None:
 
 
 def test_a_local_phase_keeps_the_point_key_it_had_before_generators() -> None:
-    phase = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
+    phase = PhaseSpec("main", PgbenchWork(scripts=(Script(builtin="tpcb-like"),)))
     from pglab.campaign.identity import phase_identity
 
     assert "generators" not in phase_identity(phase)

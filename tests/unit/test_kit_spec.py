@@ -37,8 +37,8 @@ kit = "tpcc"
 
 def test_the_mix_is_45_43_4_4_4_with_1_in_100_new_orders_rolled_back() -> None:
     (ph,) = parsed(BASE).variants[0].phases
-    assert (ph.kit, ph.mode, ph.vacuum) == ("tpcc", "procedures", False)
-    weights = {script_stem(str(s.path)): s.weight for s in ph.scripts}
+    assert (ph.work.kit, ph.work.mode, ph.pgbench.vacuum) == ("tpcc", "procedures", False)
+    weights = {script_stem(str(s.path)): s.weight for s in ph.pgbench.scripts}
     total = sum(weights.values())
     share = {k: 100 * w / total for k, w in weights.items()}
     assert share["new_order"] + share["new_order_rollback"] == 45
@@ -46,7 +46,7 @@ def test_the_mix_is_45_43_4_4_4_with_1_in_100_new_orders_rolled_back() -> None:
     assert [share[k] for k in ("payment", "order_status", "delivery", "stock_level")] == [
         43, 4, 4, 4
     ]  # fmt: skip
-    assert all(Path(str(s.path)).parent.name == "procedures" for s in ph.scripts)
+    assert all(Path(str(s.path)).parent.name == "procedures" for s in ph.pgbench.scripts)
     assert ph.script_label == "tpcc (procedures)"
 
 
@@ -60,10 +60,10 @@ def test_every_script_of_both_modes_exists_and_reads_the_warehouses() -> None:
 
 def test_the_point_gets_the_kits_dataset_and_tells_pgbench_the_warehouses() -> None:
     points = expand_points(parsed(BASE + '[matrix]\nmode = ["procedures", "client"]\n'))
-    assert [p.phases[0].mode for p in points] == ["procedures", "client"]
+    assert [p.phases[0].work.mode for p in points] == ["procedures", "client"]
     for point in points:
         assert point.dataset.kit == "tpcc" and point.dataset.scale == 3
-        assert point.phases[0].defines == (("warehouses", "3"),)
+        assert point.phases[0].pgbench.defines == (("warehouses", "3"),)
     argv = argv_for(_binaries(), points[1].phases[0], [], Path("/tmp/w"))
     assert argv[argv.index("-D") + 1] == "warehouses=3" and "-n" in argv
     assert any(a.endswith("/client/new_order.sql@4455") for a in argv)
@@ -236,11 +236,11 @@ random_seed = 3
 def test_sysbench_runs_its_test_on_tables_of_table_size() -> None:
     (point,) = expand_points(parsed(SYSBENCH))
     (ph,) = point.phases
-    assert (ph.generator, ph.test, ph.script_label) == (
+    assert (ph.work.kind, ph.work.test, ph.script_label) == (
         "sysbench", "oltp_read_write", "sysbench oltp_read_write"
     )  # fmt: skip
     assert point.dataset.kit == "sysbench"
-    assert ph.defines == (("tables", "4"), ("table_size", "1000"))
+    assert ph.pgbench.defines == (("tables", "4"), ("table_size", "1000"))
     ident = point.point_dict()
     assert ident["dataset"]["tables"] == 4 and ident["phases"][0]["generator"] == "sysbench"
     target = Target("/tmp/s", 5432, "u", "db", "secret")
@@ -303,13 +303,13 @@ clients = 6
 )
 def test_ycsb_workloads_are_its_core_mixes(mode: str, mix: dict[str, int]) -> None:
     (ph,) = parsed(YCSB_BASE + f'mode = "{mode}"\n').variants[0].phases
-    assert {script_stem(str(s.path)): s.weight for s in ph.scripts} == mix
+    assert {script_stem(str(s.path)): s.weight for s in ph.pgbench.scripts} == mix
     assert ph.script_label == f"ycsb ({mode})"
 
 
 def test_ycsb_tells_pgbench_the_records_clients_and_distribution() -> None:
     points = expand_points(parsed(YCSB_BASE + '[matrix]\ndistribution = ["uniform", "latest"]\n'))
-    assert [p.phases[0].defines for p in points] == [
+    assert [p.phases[0].pgbench.defines for p in points] == [
         (("records", "250000"), ("clients", "6"), ("distribution", "1"), ("inserted", "0")),
         (("records", "250000"), ("clients", "6"), ("distribution", "2"), ("inserted", "0")),
     ]
@@ -317,7 +317,7 @@ def test_ycsb_tells_pgbench_the_records_clients_and_distribution() -> None:
     assert YCSB.units(250_000) == 3 and estimated_size(points[0].dataset).total > 250_000 * 1000
     # the default distribution is zipfian, and left out of the point's key
     (plain,) = expand_points(parsed(YCSB_BASE))
-    assert plain.phases[0].defines[2] == ("distribution", "0")
+    assert plain.phases[0].pgbench.defines[2] == ("distribution", "0")
     assert "distribution" not in plain.point_dict()["phases"][0]
 
 
@@ -334,12 +334,14 @@ def test_ycsb_records_of_another_shape_have_their_own_scripts_dataset_and_key() 
     YCSB's defaults (10 of 100) the scripts are byte for byte those before the shape could be
     set (their digests, hence every stored point's key, unchanged)."""
     (plain,) = expand_points(parsed(YCSB_BASE))
-    digests = {script_stem(str(s.path)): s.sha256 for s in plain.phases[0].scripts}
+    digests = {script_stem(str(s.path)): s.sha256 for s in plain.phases[0].pgbench.scripts}
     assert digests["update"] == "891ca34681f84465"  # update.sql as it was before the shape
     assert "fields" not in plain.point_dict()["dataset"]
     (shaped,) = expand_points(parsed(YCSB_BASE.replace("[workload]",
                                      "fields = 3\nfield_length = 50\n[workload]")))  # fmt: skip
-    update = next(s for s in shaped.phases[0].scripts if str(s.path).endswith("/update.sql"))
+    update = next(
+        s for s in shaped.phases[0].pgbench.scripts if str(s.path).endswith("/update.sql")
+    )
     text = Path(str(update.path)).read_text()
     assert "\\set field random(0, 2)" in text and "field2 = CASE" in text
     assert "field3" not in text and "ycsb_value(50)" in text

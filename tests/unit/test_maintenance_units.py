@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pglab.campaign import parse as campaign
+from pglab.campaign.identity import flat
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import fmt
 from pglab.errors import CampaignError
@@ -16,6 +17,7 @@ from pglab.planning.plan import expand_points
 from pglab.planning.preflight import _parallel_problems
 from pglab.postgres.settings import SettingDef
 from pglab.workloads.maintenance import clients, figures
+from pglab.workloads.work import OperationWork, PgbenchWork
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -40,10 +42,11 @@ def test_an_operation_phase_takes_its_options_and_a_matrix_axis_reaches_only_it(
         "matrix": {"parallel": [0, 2]},
     })  # fmt: skip
     warm, vac, idx = c.variants[0].phases
-    assert warm.operation is None and vac.operation == "vacuum" and vac.dirty == 0.1
-    assert vac.freeze and idx.columns == ("bid", "abalance")
+    assert isinstance(warm.work, PgbenchWork)
+    assert vac.work.operation == "vacuum" and vac.work.dirty == 0.1
+    assert vac.work.freeze and idx.work.columns == ("bid", "abalance")
     points = expand_points(c)
-    assert [[ph.parallel for ph in pt.phases] for pt in points] == [[0, 0, 0], [0, 2, 2]]
+    assert [[flat(ph)["parallel"] for ph in pt.phases] for pt in points] == [[0, 0, 0], [0, 2, 2]]
     assert len({pt.point_key for pt in points}) == 2
 
 
@@ -87,14 +90,14 @@ def test_a_script_after_an_operation_in_workload_makes_a_pgbench_phase() -> None
         "phases": [{"name": "a", "script": "select-only", "measured": False}, {"name": "b"}],
     })  # fmt: skip
     a, b = c.variants[0].phases
-    assert a.operation is None and a.dirty == 0.0
-    assert b.operation == "vacuum" and b.dirty == 0.2
+    assert isinstance(a.work, PgbenchWork) and flat(a)["dirty"] == 0.0
+    assert b.work.operation == "vacuum" and b.work.dirty == 0.2
 
 
 def test_mb_per_s_is_bytes_over_time() -> None:
     assert figures.mb_per_s(150_000_000, 1.5) == pytest.approx(100.0)
     assert figures.mb_per_s(10, 0.0) == 0.0
-    ph = PhaseSpec("i", (), operation="create_index", parallel=1)
+    ph = PhaseSpec("i", OperationWork("create_index", parallel=1))
     figs = figures.figures(ph, 2.0, 300_000_000, None, 1, 65536)
     assert figs.mb_s == pytest.approx(150.0) and figs.workers_launched == 1
     assert figures.OperationFigures.from_table(figs.to_table()) == figs
@@ -214,16 +217,16 @@ def test_what_the_progress_line_says() -> None:
 def test_the_client_programs_and_their_progress(tmp_path: Path) -> None:
     client = clients.Client("/b/pg_dump", "/b/pg_restore", "/b/pg_basebackup",
                             conninfo=lambda db: f"dbname={db}", workdir=tmp_path)  # fmt: skip
-    dump = PhaseSpec("d", (), operation="dump", jobs=2, compress=False)
+    dump = PhaseSpec("d", OperationWork("dump", jobs=2, compress=False))
     into = tmp_path / "dump"
     assert clients.argv(dump, client, "pglab_bench", into) == [
         "/b/pg_dump", "-F", "d", "-j", "2", "-f", str(into), "-Z", "0", "-d", "dbname=pglab_bench"
     ]  # fmt: skip
-    restore = PhaseSpec("r", (), operation="restore")
+    restore = PhaseSpec("r", OperationWork("restore"))
     assert clients.argv(restore, client, "x", into) == [
         "/b/pg_restore", "-j", "1", "-d", "dbname=pglab_restore", str(into)
     ]  # fmt: skip
-    backup = PhaseSpec("b", (), operation="basebackup", target="/mnt/b")
+    backup = PhaseSpec("b", OperationWork("basebackup", target="/mnt/b"))
     assert clients.backup_dir(backup, tmp_path) == Path("/mnt/b/pglab-basebackup")
     assert clients.argv(backup, client, "x", Path("/mnt/b/pglab-basebackup"))[1:3] == [
         "-D", "/mnt/b/pglab-basebackup"
@@ -243,40 +246,40 @@ def test_the_client_programs_and_their_progress(tmp_path: Path) -> None:
 
 
 def test_the_statements_of_each_operation() -> None:
-    vac = PhaseSpec("v", (), operation="vacuum", parallel=2, freeze=True)
+    vac = PhaseSpec("v", OperationWork("vacuum", parallel=2, freeze=True))
     assert figures.statement(vac) == "VACUUM (VERBOSE, PARALLEL 2, FREEZE) pgbench_accounts"
-    assert figures.statement(PhaseSpec("a", (), operation="analyze")) == "ANALYZE pgbench_accounts"
-    idx = PhaseSpec("i", (), operation="create_index", columns=("bid", "abalance"))
+    assert figures.statement(PhaseSpec("a", OperationWork("analyze"))) == "ANALYZE pgbench_accounts"
+    idx = PhaseSpec("i", OperationWork("create_index", columns=("bid", "abalance")))
     assert figures.statement(idx) == (
         "CREATE INDEX pglab_operation_idx ON pgbench_accounts USING btree (bid, abalance)"
     )
-    assert figures.statement(PhaseSpec("f", (), operation="vacuum_full")) == (
+    assert figures.statement(PhaseSpec("f", OperationWork("vacuum_full"))) == (
         "VACUUM (FULL, VERBOSE) pgbench_accounts"
     )
-    assert figures.statement(PhaseSpec("c", (), operation="cluster")) == (
+    assert figures.statement(PhaseSpec("c", OperationWork("cluster"))) == (
         "CLUSTER pgbench_accounts USING pgbench_accounts_pkey"
     )
-    assert figures.statement(PhaseSpec("r", (), operation="reindex")) == (
+    assert figures.statement(PhaseSpec("r", OperationWork("reindex"))) == (
         "REINDEX INDEX pgbench_accounts_pkey"
     )
     with pytest.raises(ValueError):
-        figures.statement(PhaseSpec("p", (Script(builtin="tpcb-like"),)))
+        figures.statement(PhaseSpec("p", PgbenchWork(scripts=(Script(builtin="tpcb-like"),))))
     dirty = figures.dirty_statement(0.1)
     assert dirty.startswith("UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE")
     assert f"< {round(0.1 * figures.DIRTY_BUCKETS)}" in dirty
 
 
 def test_a_parallel_index_build_gets_the_memory_its_participants_need() -> None:
-    idx = PhaseSpec("i", (), operation="create_index", parallel=3)
+    idx = PhaseSpec("i", OperationWork("create_index", parallel=3))
     assert figures.session_settings(idx, 65536) == {
         "max_parallel_maintenance_workers": "3",
         "maintenance_work_mem": f"{4 * 32 * 1024}kB",
     }
     # never lowered, and none for a serial build
     assert figures.session_settings(idx, 10**6) == {"max_parallel_maintenance_workers": "3"}
-    serial = PhaseSpec("i", (), operation="create_index")
+    serial = PhaseSpec("i", OperationWork("create_index"))
     assert figures.session_settings(serial, 1024) == {"max_parallel_maintenance_workers": "0"}
-    assert figures.session_settings(PhaseSpec("a", (), operation="analyze"), 1024) == {}
+    assert figures.session_settings(PhaseSpec("a", OperationWork("analyze")), 1024) == {}
 
 
 def test_vacuum_verbose_says_the_workers_it_launched() -> None:
@@ -302,9 +305,9 @@ def test_preflight_refuses_more_workers_than_the_settings_allow() -> None:
 
 
 def test_the_plan_shows_an_operation_by_its_options() -> None:
-    ph = PhaseSpec("vac", (), operation="vacuum", dirty=0.1, parallel=1)
+    ph = PhaseSpec("vac", OperationWork("vacuum", dirty=0.1, parallel=1))
     assert fmt.phase(ph) == "vac: vacuum dirty=0.1 parallel=1"
-    ph = PhaseSpec("a", (), operation="analyze", measured=False, times=2)
+    ph = PhaseSpec("a", OperationWork("analyze"), measured=False, times=2)
     assert fmt.phase(ph) == "a: analyze ×2 (unmeasured)"
 
 
@@ -328,8 +331,8 @@ def test_a_variants_workload_option_reaches_only_the_phases_that_take_it() -> No
         "variants": {"serial": {}, "two": {"workload": {"parallel": 2}}},
     })  # fmt: skip
     serial, two = c.variants
-    assert [ph.parallel for ph in serial.phases] == [0, 0]
-    assert [ph.parallel for ph in two.phases] == [0, 2]
+    assert [flat(ph)["parallel"] for ph in serial.phases] == [0, 0]
+    assert [flat(ph)["parallel"] for ph in two.phases] == [0, 2]
     said = problems({
         "workload": {"script": "select-only"},
         "variants": {"a": {"workload": {"dirty": 0.1}}},
@@ -338,10 +341,10 @@ def test_a_variants_workload_option_reaches_only_the_phases_that_take_it() -> No
 
 
 def test_the_plan_shows_a_client_programs_options() -> None:
-    ph = PhaseSpec("d", (), operation="dump", jobs=2, compress=False)
+    ph = PhaseSpec("d", OperationWork("dump", jobs=2, compress=False))
     assert fmt.phase(ph) == "d: dump jobs=2 compress=off"
-    assert fmt.phase(PhaseSpec("b", (), operation="basebackup")) == "b: basebackup"
-    ph = PhaseSpec("b", (), operation="basebackup", target="/mnt/b")
+    assert fmt.phase(PhaseSpec("b", OperationWork("basebackup"))) == "b: basebackup"
+    ph = PhaseSpec("b", OperationWork("basebackup", target="/mnt/b"))
     assert fmt.phase(ph) == "b: basebackup target=/mnt/b"
 
 
@@ -363,6 +366,6 @@ def test_an_index_build_a_version_cannot_make_as_asked_is_refused() -> None:
     assert "hash indexes are built by one process in every PostgreSQL version" in said
     (said,) = index_problems(point(method="hash", columns=["bid", "abalance"]), 18, "18", where)
     assert said == "p: phase main: a hash index takes one column, not 2 (bid, abalance)"
-    assert figures.statement(PhaseSpec("i", (), operation="create_index", method="brin")) == (
+    assert figures.statement(PhaseSpec("i", OperationWork("create_index", method="brin"))) == (
         "CREATE INDEX pglab_operation_idx ON pgbench_accounts USING brin (abalance)"
     )

@@ -27,7 +27,7 @@ def test_a_limit_no_one_may_set_stops_before_the_command() -> None:
 
 
 def _run(os: OsSpec, host: str | None = "db1", generators: tuple[str, ...] = ("gen1",)) -> RunSpec:
-    phase = PhaseSpec("main", (), generators=generators)
+    phase = PhaseSpec("main", generators=generators)
     return RunSpec(campaign="c", variant="v", axes=(), server=ServerSpec(host=host),
                    dataset=DatasetSpec(), phases=(phase,), os=os)  # fmt: skip
 

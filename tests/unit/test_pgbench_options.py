@@ -45,9 +45,9 @@ def test_max_tries_is_a_matrix_axis_and_a_phase_key() -> None:
     phases = [{"name": "w", "measured": False}, {"name": "m", "max_tries": 3}]
     c = parse({"matrix": {"max_tries": [1, 10]}, "phases": phases})
     points = expand_points(c)
-    assert [[ph.max_tries for ph in pt.phases] for pt in points] == [[1, 1], [10, 10]]
+    assert [[ph.pgbench.max_tries for ph in pt.phases] for pt in points] == [[1, 1], [10, 10]]
     only = expand_points(parse({"phases": [{"name": "w"}, {"name": "m", "max_tries": 3}]}))[0]
-    assert [ph.max_tries for ph in only.phases] == [1, 3]
+    assert [ph.pgbench.max_tries for ph in only.phases] == [1, 3]
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,10 @@ def test_random_seed_and_sampling_rate_reach_pgbench(tmp_path: Path) -> None:
 
 def test_random_seed_and_sampling_rate_are_matrix_axes() -> None:
     c = parse({"matrix": {"random_seed": [1, 2], "sampling_rate": [0.5, 1]}})
-    got = [(pt.phases[0].random_seed, pt.phases[0].sampling_rate) for pt in expand_points(c)]
+    got = [
+        (pt.phases[0].pgbench.random_seed, pt.phases[0].pgbench.sampling_rate)
+        for pt in expand_points(c)
+    ]
     assert sorted(got) == [(1, 0.5), (1, 1.0), (2, 0.5), (2, 1.0)]
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from pglab.campaign import parse as campaign
+from pglab.campaign.identity import phase_identity
 from pglab.campaign.writes import phase_writes, sql_writes
 from pglab.planning.plan import expand_points
 from pglab.postgres import settings
@@ -27,7 +27,7 @@ def phase_of(tmp_path: Path, workload: str, script: str | None = None, head: str
         (tmp_path / "s.sql").write_text(script)
     doc = tomllib.loads(f'name = "w"\n{head}[workload]\n{workload}\n')
     (point,) = expand_points(campaign.parse(doc, default_name="w", base_dir=tmp_path))
-    return asdict(point.phases[0])
+    return dict(phase_identity(point.phases[0]))  # as a run's spec stores it
 
 
 @pytest.mark.parametrize(

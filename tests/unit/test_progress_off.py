@@ -43,7 +43,7 @@ def test_progress_false_drops_p_and_makes_a_point_of_its_own(tmp_path: Path) -> 
 
 def test_progress_is_a_matrix_axis() -> None:
     c = parse({"workload": {"latency_log": "aggregate"}, "matrix": {"progress": [True, False]}})
-    assert [pt.phases[0].progress for pt in expand_points(c)] == [True, False]
+    assert [pt.phases[0].pgbench.progress for pt in expand_points(c)] == [True, False]
 
 
 @pytest.mark.parametrize("log", ["full", "off"])
@@ -95,7 +95,9 @@ def test_the_live_panel_says_why_there_is_no_tps() -> None:
 
 def test_every_combination_of_the_matrix_axes_is_checked() -> None:
     ok = {"workload": {"progress": False}, "matrix": {"latency_log": ["aggregate"]}}
-    assert not parse(ok).variants[0].phases[0].progress  # the workload's own log is not asked
+    assert (
+        not parse(ok).variants[0].phases[0].pgbench.progress
+    )  # the workload's own log is not asked
     with pytest.raises(CampaignError, match=r"\[matrix\]: progress = false with latency_log = "
                                             r"'full'"):  # fmt: skip
         parse({"workload": {"progress": False}, "matrix": {"latency_log": ["full", "aggregate"]}})

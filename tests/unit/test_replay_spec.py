@@ -32,7 +32,9 @@ def test_a_replay_is_planned_on_its_dump(tmp_path: Path) -> None:
     camp = parsed(f'[workload]\nreplay = "{path}"\nspeed = 2.5\n')
     (point,) = expand_points(camp)
     (phase,) = point.phases
-    assert phase.replay == str(path) and phase.speed == 2.5 and phase.vacuum is False
+    assert (
+        phase.work.replay == str(path) and phase.work.speed == 2.5 and phase.pgbench.vacuum is False
+    )
     assert phase.script_label == "replay w.json.gz ×2.5"
     # the window at that speed: what the plan estimates
     assert phase.duration == max(1, -(-capture.from_log(LOG).duration // 2.5))

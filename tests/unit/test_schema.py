@@ -8,6 +8,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,17 +18,13 @@ from jsonschema import Draft202012Validator
 
 from pglab.campaign import json_schema, schema
 from pglab.campaign import parse as campaign
+from pglab.campaign.identity import flat
 from pglab.campaign.schema import TABLES, Key, Table
-from pglab.campaign.spec import (
-    BUILTIN_SCRIPTS,
-    OPERATION_KEYS,
-    OPERATION_OPTIONS,
-    DatasetSpec,
-    TelemetrySpec,
-)
+from pglab.campaign.spec import BUILTIN_SCRIPTS, DatasetSpec, TelemetrySpec
 from pglab.campaign.workload import TPCH_KEYS
 from pglab.cli import main
 from pglab.errors import CampaignError
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql
@@ -327,13 +324,14 @@ def test_the_defaults_are_what_parse_fills_in() -> None:
     c = campaign.parse({"storage_bench": {}, "derived": [{"a": "main", "b": "main"}]}, "t")
     (variant,) = c.variants
     (phase,) = variant.phases
+    told = SimpleNamespace(**flat(phase))  # every kind's fields, as the file gives them
     objects = {
-        "": c, "server": variant.server, "dataset": variant.dataset, "workload": phase,
-        "phases": phase, "telemetry": c.telemetry, "storage_bench": c.storage_bench,
+        "": c, "server": variant.server, "dataset": variant.dataset, "workload": told,
+        "phases": told, "telemetry": c.telemetry, "storage_bench": c.storage_bench,
         "derived": c.derived[0],
     }  # fmt: skip
     renamed = {("analysis", "effect"): c.effect_pct, ("workload", "threads"): phase.threads
-               or "auto", ("workload", "script"): phase.scripts[0].builtin}  # fmt: skip
+               or "auto", ("workload", "script"): phase.pgbench.scripts[0].builtin}  # fmt: skip
     checked = 0
     for table in TABLES:
         for k in table.keys:

@@ -8,7 +8,7 @@ import csv
 import io
 import os
 import re
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,14 @@ from rich.console import Console
 
 from pglab.analysis import run_warnings, scripts
 from pglab.analysis.export import to_csv
+from pglab.campaign.identity import phase_identity
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.cli import main, show_run
 from pglab.pgbench.output import parse_report
 from pglab.records import PhaseResult, RunResult
 from pglab.rows import StoredRun
 from pglab.store import open_store
+from pglab.workloads.work import PgbenchWork
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -39,11 +41,14 @@ def stored(tmp_path_factory) -> tuple[Path, StoredRun]:
     serial = Script(path="/tmp/pgrec/serial.sql")
     mix = PhaseSpec(
         name="mix",
+        work=PgbenchWork(
+            scripts=(replace(serial, weight=1), Script(builtin="select-only", weight=3))
+        ),
         clients=8,
         duration=3,
-        scripts=(replace(serial, weight=1), Script(builtin="select-only", weight=3)),
     )
-    spec = {"phases": [asdict(mix), asdict(replace(mix, name="hot", scripts=(serial,)))]}
+    hot = replace(mix, name="hot").with_pgbench(scripts=(serial,))
+    spec = {"phases": [phase_identity(mix), phase_identity(hot)]}
     run = RunResult(campaign="mix", run_key="k/1", point_key="k", repeat=1, variant="base",
                     label="base", spec=spec, status="ok", started_at=1.8e9, finished_at=1.8e9 + 9,
                     phases=(phase("mix", "pg18_multi_failures_detailed"),

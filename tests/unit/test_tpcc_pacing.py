@@ -33,17 +33,17 @@ def test_pacing_makes_ten_terminals_per_warehouse_running_the_paced_scripts() ->
     for pt, warehouses in zip(points, (1, 2), strict=True):
         (ph,) = pt.phases
         assert ph.clients == 10 * warehouses
-        defines = dict(ph.defines)
+        defines = dict(ph.pgbench.defines)
         assert defines["think_scale"] == "1" and defines["terminal_from"] == "0"
-        assert [script_stem(str(s.path)) for s in ph.scripts] == [s for s, _ in TPCC.mix]
-        assert all(Path(str(s.path)).parent.name == "procedures-paced" for s in ph.scripts)
-        assert [s.weight for s in ph.scripts] == [w for _, w in TPCC.mix]
+        assert [script_stem(str(s.path)) for s in ph.pgbench.scripts] == [s for s, _ in TPCC.mix]
+        assert all(Path(str(s.path)).parent.name == "procedures-paced" for s in ph.pgbench.scripts)
+        assert [s.weight for s in ph.pgbench.scripts] == [w for _, w in TPCC.mix]
 
 
 def test_think_time_scales_the_times_and_is_part_of_the_point() -> None:
     text = BASE + 'pacing = "spec"\n[matrix]\nthink_time = ["0ms", "10ms", "1.2s"]\n'
     points = expand_points(parsed(text))
-    scales = [dict(pt.phases[0].defines)["think_scale"] for pt in points]
+    scales = [dict(pt.phases[0].pgbench.defines)["think_scale"] for pt in points]
     assert scales == ["0", "0.000833333333", "0.1"]
     assert len({pt.point_key for pt in points}) == 3
 
@@ -51,7 +51,7 @@ def test_think_time_scales_the_times_and_is_part_of_the_point() -> None:
 def test_without_pacing_the_point_and_its_scripts_are_as_before() -> None:
     (pt,) = expand_points(parsed(BASE))
     (ph,) = pt.phases
-    assert ph.scripts == TPCC.scripts("procedures")
+    assert ph.pgbench.scripts == TPCC.scripts("procedures")
     ident = phase_identity(ph)
     assert "pacing" not in ident and "think_time" not in ident
     assert ph.clients == 1

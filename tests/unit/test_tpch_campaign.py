@@ -40,10 +40,11 @@ def test_a_fractional_scale_factor_is_the_datasets_scale() -> None:
     camp = parsed(BASE + "queries = [9, 1]\nquery_timeout = 30\n")
     (point,) = expand_points(camp)
     (ph,) = point.phases
-    assert (ph.kit, ph.mode, ph.scripts, ph.queries, ph.query_timeout) == (
+    w = ph.work
+    assert (w.kit, w.mode, ph.pgbench.scripts, w.queries, w.query_timeout) == (
         "tpch", "power", (), (9, 1), 30.0)  # fmt: skip
     assert (point.dataset.kit, point.dataset.scale) == ("tpch", 0.01)
-    assert dict(ph.defines) == {"scale factor": "0.01"}
+    assert dict(ph.pgbench.defines) == {"scale factor": "0.01"}
     assert described(point.dataset) == "tpch, scale factor 0.01"
     size = estimated_size(point.dataset)
     assert 16 * 2**20 < size.total < 200 * 2**20 and not size.measured
@@ -169,7 +170,7 @@ def test_a_throughput_phase_counts_its_streams_in_the_plan() -> None:
                   "query_timeout = 2\n")  # fmt: skip
     (run,) = make_plan(camp).runs
     (ph,) = run.phases
-    assert (ph.mode, ph.clients) == ("throughput", 4)
+    assert (ph.work.mode, ph.clients) == ("throughput", 4)
     # the plans' run (22 × 2 s), then 4 streams sharing 2 CPUs: twice as long
     assert run.estimated_seconds() == pytest.approx(22 * 2 + 22 * 2 * 2 + 2)
 

@@ -11,6 +11,7 @@ from pglab.campaign.schema import HOST_KEYS
 from pglab.campaign.spec import LOCAL, HostSpec, PhaseSpec, ServerSpec, StorageSpec
 from pglab.campaign.workload import hosts_share_clients
 from pglab.jsonish import TomlTable
+from pglab.workloads.work import paced
 
 # schema.SSH_PATTERN (what the declaration checks), with its parts named
 _SSH = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<address>[^@\s:]+|\[[0-9a-fA-F:.]+\])$")
@@ -58,7 +59,7 @@ def check_references(
                 hint = f" (hosts: {', '.join(sorted(known))})" if known else " (no [hosts] given)"
                 p.add(where, f'generator "{g}" is not a [hosts.NAME] of the file{hint}')
         # paced terminals: 10 per warehouse, at least 10 (their clients follow from the scale)
-        if hosts_share_clients(ph) and len(ph.generators) > (10 if ph.pacing else ph.clients):
+        if hosts_share_clients(ph) and len(ph.generators) > (10 if paced(ph.work) else ph.clients):
             p.add(
                 where,
                 f"{len(ph.generators)} generators for {ph.clients} client(s): each needs one",

@@ -26,9 +26,9 @@ from pglab.campaign.schema import (
     Table,
     def_name,
 )
-from pglab.campaign.spec import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 from pglab.campaign.workload import REFUSED_BESIDE
 from pglab.jsonish import JsonObject
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 
 SCHEMA_ID = "https://pglab.invalid/campaign.schema.json"
 

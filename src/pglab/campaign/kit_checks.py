@@ -8,6 +8,7 @@ from typing import Any
 
 from pglab.campaign.checks import Problems
 from pglab.campaign.kits import KITS
+from pglab.workloads.work import SysbenchWork
 
 
 def kit_problems(phases: Any, where: str, p: Problems) -> None:
@@ -23,7 +24,7 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
             "phase runs it",
         )
     for ph in phases:
-        if ph.generator == "sysbench" and ph.remote:
+        if isinstance(ph.work, SysbenchWork) and ph.remote:
             p.add(
                 where,
                 f'phase "{ph.name}": generator = "sysbench" runs on this machine; '

@@ -33,6 +33,7 @@ from pglab.campaign import hosts as host_parts
 from pglab.campaign import storage as storage_parts
 from pglab.campaign.checks import Problems, table_of
 from pglab.campaign.os_spec import OsSpec
+from pglab.campaign.phase_work import operation_of
 from pglab.campaign.schema import (
     DATASET_KEYS,
     DERIVED_KEYS,
@@ -47,8 +48,6 @@ from pglab.campaign.schema import (
 from pglab.campaign.spec import (
     COPY_RESETS,
     DEFAULT_EFFECT_PCT,
-    OPERATION_KEYS,
-    OPERATION_OPTIONS,
     DatasetSpec,
     DerivedSpec,
     HostSpec,
@@ -73,6 +72,7 @@ from pglab.campaign.workload import (
 from pglab.errors import CampaignError
 from pglab.jsonish import TomlTable
 from pglab.stats.sequential import SequentialSpec
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, PgbenchWork
 
 
 @dataclass(frozen=True)
@@ -317,14 +317,15 @@ def _phases_in_order(variants: list[Variant], named: bool, p: Problems) -> None:
     for v in variants:  # a restore restores the dump its run made before it
         where = f"[variants.{v.name}]" if named else "[[phases]]"
         for i, ph in enumerate(v.phases):
-            if ph.operation == "restore" and not any(b.operation == "dump" for b in v.phases[:i]):
+            restores = operation_of(ph) == "restore"
+            if restores and not any(operation_of(b) == "dump" for b in v.phases[:i]):
                 p.add(
                     where,
                     f'phase "{ph.name}": restore needs a phase with operation = "dump" '
                     "before it in the run (it restores the run's own dump)",
                 )
     for v in variants:  # a run's figure is the mean TPS or MB/s of its measured phases
-        kinds = {ph.operation is None for ph in v.phases if ph.measured}
+        kinds = {operation_of(ph) is None for ph in v.phases if ph.measured}
         if len(kinds) > 1:
             where = f"[variants.{v.name}]" if named else "[[phases]]"
             p.add(
@@ -421,7 +422,7 @@ def _phases(
     doc: TomlTable, workload: TomlTable, p: Problems, base_dir: Path
 ) -> tuple[PhaseSpec, ...]:
     raw = doc.get("phases")
-    default = PhaseSpec(name="main", scripts=(Script(builtin="tpcb-like"),))
+    default = PhaseSpec("main", PgbenchWork(scripts=(Script(builtin="tpcb-like"),)))
     default = apply_workload(default, workload, p, "[workload]", base_dir)
     if raw is None:
         return (default,)
@@ -486,7 +487,7 @@ def _matrix(
             if key in STORAGE_AXES:
                 storage_parts.target_ref(v, targets, p, where)
             elif key == "script":  # a built-in's name or a file: read as [workload] reads it
-                apply_workload(PhaseSpec("axis", ()), {key: v}, p, where, base_dir)
+                apply_workload(PhaseSpec("axis"), {key: v}, p, where, base_dir)
             elif declared.read(_AXES[key], v) is declared.BAD:
                 p.add(where, declared.problem(_AXES[key], v))
         axes.append((key, tuple(values)))
@@ -507,9 +508,9 @@ def _progress_logs(axes: TomlTable, phases: Any, p: Problems) -> None:
     said = {
         progress_problem(progress, log)
         for ph in phases
-        if ph.operation is None
-        for progress in axes.get("progress", (ph.progress,))
-        for log in axes.get("latency_log", (ph.latency_log,))
+        if operation_of(ph) is None
+        for progress in axes.get("progress", (ph.pgbench.progress,))
+        for log in axes.get("latency_log", (ph.pgbench.latency_log,))
     }
     where = "[matrix]" if {"progress", "latency_log"} & set(axes) else "[workload]"
     for text in sorted(t for t in said if t is not None):

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pglab.campaign.spec import ACCOUNT_COLUMNS, BUILTIN_SCRIPTS
 from pglab.jsonish import JsonObject
+from pglab.script import BUILTIN_SCRIPTS
 from pglab.units import (
     DURATION_FORMS,
     DURATION_PATTERN,
@@ -20,6 +20,7 @@ from pglab.units import (
     parse_duration,
     parse_size,
 )
+from pglab.workloads.work import ACCOUNT_COLUMNS
 
 
 @dataclass(frozen=True)

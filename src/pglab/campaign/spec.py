@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
@@ -20,6 +20,8 @@ from pglab.campaign.identity import phase_identity
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.target_spec import StorageSpec as StorageSpec
 from pglab.campaign.target_spec import TargetSpec as TargetSpec
+from pglab.script import BUILTIN_SCRIPTS as BUILTIN_SCRIPTS
+from pglab.script import Script as Script
 from pglab.stored_spec import (
     SPEC_VERSION,
     BuildJson,
@@ -32,32 +34,9 @@ from pglab.stored_spec import (
     TelemetryJson,
 )
 
-BUILTIN_SCRIPTS = ("tpcb-like", "simple-update", "select-only")
-PROTOCOLS = ("simple", "extended", "prepared")
-LATENCY_LOGS = ("full", "aggregate", "off")
-# maintenance operations a phase can run instead of a pgbench script, and the options each takes
-OPERATION_OPTIONS: dict[str, tuple[str, ...]] = {
-    "vacuum": ("dirty", "parallel", "freeze"),
-    "analyze": (),
-    "create_index": ("parallel", "columns", "method"),
-    "vacuum_full": (),
-    "cluster": (),
-    "reindex": ("parallel",),
-    # client programs of the server source: pg_dump -F d, pg_restore from the run's own dump,
-    # pg_basebackup (workloads/maintenance/clients.py)
-    "dump": ("jobs", "compress"),
-    "restore": ("jobs",),
-    "basebackup": ("target",),
-}
-OPERATIONS = tuple(OPERATION_OPTIONS)
-# every option
-OPERATION_KEYS = ("dirty", "parallel", "freeze", "columns", "method", "jobs", "compress", "target")
-MAX_JOBS = 64  # pg_dump/pg_restore -j: each job is a connection
-ACCOUNT_COLUMNS = ("aid", "bid", "abalance", "filler")  # of pgbench_accounts
-INDEX_METHODS = ("btree", "brin", "hash")  # hash: one column; parallel: planning/preflight
-# the most parallel workers a phase may ask for: PostgreSQL's own limit of
-# max_parallel_maintenance_workers (the run's settings may allow fewer: planning/preflight)
-MAX_PARALLEL = 1024
+if TYPE_CHECKING:
+    from pglab.workloads.work import PgbenchWork, Work
+
 RESET_POLICIES = ("never", "point", "run", "reinit")
 COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
 MANAGE_MODES = ("session", "reload")
@@ -287,147 +266,79 @@ class HostSpec:
         return f"{self.name} ({who}{self.address}{port})"
 
 
-@dataclass(frozen=True, slots=True)
-class Script:
-    """A pgbench script: a built-in name or a file path, with a weight.
+def _pgbench_work() -> Work:
+    """A phase's work unless told: pgbench's (imported here, not at the top: the kinds' work
+    modules are in ``pglab.workloads``, whose registry imports this module)."""
+    from pglab.workloads.work import PgbenchWork
 
-    Passed to pgbench as ``-b name@weight`` or ``-f path@weight``.
-    """
-
-    builtin: str | None = None
-    path: str | None = None
-    weight: int = 1
-    sha256: str | None = None  # of a script file's content, so an edited script is a new point
-
-    @property
-    def label(self) -> str:
-        return self.builtin if self.builtin else PurePath(str(self.path)).name
+    return PgbenchWork()
 
 
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:
-    """One pgbench invocation pattern inside a run (repeated ``times`` times), or with
-    ``operation`` a maintenance operation on ``pgbench_accounts`` instead (``workloads/``):
-    then only ``times``, ``measured`` and the operation's options (``OPERATION_OPTIONS``) count.
+    """One phase of a run (repeated ``times`` times): what every kind of phase has, and its
+    ``work``, the kind's own (``workloads/work.Work``: pgbench's scripts and options, a kit, a
+    TPC-H-like run, sysbench, a maintenance operation, a replay), declared in the kind's
+    package. ``campaign/identity`` flattens it into the phase's stored identity.
 
     Exactly one of ``duration`` (seconds, ``-T``) and ``transactions`` (per client, ``-t``) is set.
     ``threads`` of ``None`` means automatic (see ``pgbench.auto_threads``).
     """
 
     name: str
-    scripts: tuple[Script, ...]
+    work: Work = field(default_factory=_pgbench_work)
     clients: int = 1
     threads: int | None = None
     duration: int | None = 10
     transactions: int | None = None
     times: int = 1
     measured: bool = True
-    rate: float | None = None
-    protocol: str = "simple"
-    connect: bool = False
-    vacuum: bool = True  # pgbench's vacuum of its tables (and truncate of history) before running
-    latency_log: str = "full"  # "full" (-l), "aggregate" (-l --aggregate-interval=1) or "off"
-    # pgbench -P 1 (each second's TPS and latency as it runs: the live view); False: the series
-    # is read from the aggregate log after the phase, sparing pgbench the cost of -P. Part of
-    # the point only when False
-    progress: bool = True
     # [hosts] names whose pgbench run the phase together, clients split between them; () or
     # ("local",): pgbench here. Part of the point (left out of its key when local, so points
     # stored before generators existed keep their keys)
     generators: tuple[str, ...] = ()
-    # pgbench 15+: --max-tries (1: a failed transaction is not retried), --failures-detailed;
-    # -L (ms: transactions over it counted apart) and -r. Part of the point only when set, so
-    # points stored before they existed keep their keys
-    max_tries: int = 1
-    latency_limit: float | None = None
-    failures_detailed: bool = False
-    report_per_command: bool = False
-    # pgbench --random-seed (an unsigned integer, or "time" / "rand": a new seed each run; None:
-    # pgbench's default, "time") and --sampling-rate (the share of transactions the
-    # per-transaction log keeps, latency_log "full": its percentiles and per-second counts are
-    # then of a sample). Part of the point only when set
-    random_seed: int | str | None = None
-    sampling_rate: float | None = None
-    # a maintenance operation instead of pgbench (OPERATIONS) and its options: the fraction of
-    # pgbench_accounts updated before a vacuum (dirty), parallel workers asked for, VACUUM
-    # FREEZE, the indexed columns and the index method. Part of the point only when set
-    operation: str | None = None
-    dirty: float = 0.0
-    parallel: int = 0
-    freeze: bool = False
-    columns: tuple[str, ...] = ("abalance",)
-    method: str = "btree"
-    # pg_dump/pg_restore -j, pg_dump's compression (off: -Z 0), pg_basebackup's directory (an
-    # absolute path it makes a directory in; None: the lab's work directory)
-    jobs: int = 1
-    compress: bool = True
-    target: str | None = None
-    # a workload kit (campaign/kits: its scripts at their weights, its tables as the dataset)
-    # and its mode; pgbench variables (-D name=value: a kit's scale). Part of the point only
-    # when set
-    kit: str | None = None
-    mode: str | None = None
-    distribution: str | None = None  # YCSB's request distribution (None: zipfian)
-    defines: tuple[tuple[str, str], ...] = ()
-    # the load generator: pgbench, or sysbench running ``test`` (SYSBENCH_TESTS) on its sbtest
-    # tables. Part of the point only when sysbench
-    generator: str = "pgbench"
-    test: str | None = None
-    # kit = "tpch": its queries in order (): all 22), each one's statement_timeout in seconds
-    queries: tuple[int, ...] = ()
-    query_timeout: float | None = None
-    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
-    # clients follow from the warehouses), their New-Order mean think time in seconds (None:
-    # the specification's 12 s; every keying and think time scaled with it). Part of the point
-    # only when set
-    pacing: str | None = None
-    think_time: float | None = None
-    # a workload file of pglab capture (absolute) replayed by pgreplay -s speed; point's if set
-    replay: str | None = None
-    speed: float = 1.0
+
+    @property
+    def pgbench(self) -> PgbenchWork:
+        """The phase's pgbench options (a kind that runs no pgbench keeps the file's)."""
+        return self.work.pgbench
+
+    def with_pgbench(self, **changes: Any) -> PhaseSpec:
+        """The phase with ``changes`` to its pgbench options."""
+        return replace(self, work=self.work.with_pgbench(replace(self.work.pgbench, **changes)))
 
     @property
     def dataset_kind(self) -> str | None:
         """Whose tables the phase runs on: a kit's, sysbench's, or (None) pgbench's."""
-        return "sysbench" if self.generator == "sysbench" else self.kit
+        return self.work.dataset_kind
 
     @property
     def remote(self) -> bool:
-        return any(g != LOCAL for g in self.generators) and self.operation is None
+        return any(g != LOCAL for g in self.generators) and self.work.GENERATED
 
     @property
     def script_label(self) -> str:
-        if self.operation is not None:
-            return self.operation
-        if self.pacing is not None:  # terminals that think: 10 per warehouse, at what times
-            think = "" if self.think_time is None else f", think {self.think_time * 1000:g}ms"
-            return f"{self.kit} ({self.mode}, paced terminals{think})"
-        if self.kit is not None:
-            return f"{self.kit} ({self.mode})"
-        if self.replay is not None:
-            return f"replay {PurePath(self.replay).name}" + f" ×{self.speed:g}" * (self.speed != 1)
-        if self.generator == "sysbench":
-            return f"sysbench {self.test}"
-        return "+".join(
-            s.label if s.weight == 1 or len(self.scripts) == 1 else f"{s.label}@{s.weight}"
-            for s in self.scripts
-        )
+        return self.work.label
 
     @property
     def live(self) -> bool:
         """pgbench's -P lines come as the phase runs (not with progress = false; an operation
         says its progress its own way)."""
-        return self.progress or self.operation is not None
+        return self.work.live
 
     def estimated_seconds(self) -> float:
         """Rough wall time of all its iterations; transaction counts are guessed at 1,000 tps."""
-        if self.operation is not None:
+        if not self.work.GENERATED:  # an operation
             return 10.0 * self.times  # a guess: nothing tells its time before it ran once
-        if self.kit == "tpch":  # its queries' run and their plans' (kits import this module)
+        from pglab.workloads.work import TpchWork  # (the registry imports this module)
+
+        if isinstance(self.work, TpchWork):  # its queries' run and plans' (kits import this)
             from pglab.campaign.kits.tpch_queries import estimated_seconds
 
-            streams = self.clients if self.mode == "throughput" else 1
-            told = estimated_seconds(self.defines, self.queries, self.query_timeout, streams)
+            streams = self.clients if self.work.mode == "throughput" else 1
+            told = estimated_seconds(
+                self.pgbench.defines, self.work.queries, self.work.query_timeout, streams
+            )
             return told * self.times
         per = (
             self.duration

@@ -7,47 +7,56 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
-from pglab.campaign.generators import GENERATORS
+from pglab.campaign.identity import Flat, flat
 from pglab.campaign.kit_checks import kit_problems, kit_scale
 from pglab.campaign.kits import KITS
+from pglab.campaign.phase_work import kit_of, operation_of, phase_of
 from pglab.campaign.shapes import whole
-from pglab.campaign.spec import (
-    BUILTIN_SCRIPTS,
-    LOCAL,
+from pglab.campaign.spec import LOCAL, DatasetSpec, PhaseSpec
+from pglab.jsonish import TomlTable
+from pglab.script import BUILTIN_SCRIPTS, Script
+from pglab.workloads.work import (
+    GENERATOR,
+    GENERATORS,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
     OPERATIONS,
-    DatasetSpec,
-    PhaseSpec,
-    Script,
+    REFUSED_ELSEWHERE,
+    KitWork,
+    OperationWork,
+    PgbenchWork,
+    ReplayWork,
+    SysbenchWork,
+    TpchWork,
 )
-from pglab.jsonish import TomlTable
 
 
 def apply_workload(
     ph: PhaseSpec, table: TomlTable, p: Problems, where: str, base_dir: Path
 ) -> PhaseSpec:
     """``ph`` with the workload keys of ``table`` applied; problems are added to ``p``. Each
-    value is checked by its declaration (``declared``); the rules between keys are here."""
+    value is checked by its declaration (``declared``); the rules between keys are here. They
+    are applied to the phase's flat fields (``identity.flat``), and the phase's kind decided
+    from them once (``phase_work.phase_of``)."""
+    f = flat(ph)
     # its names: the caller's check; a kit's mode: the kit's (its modes, not every kit's)
-    kit = table.get("kit", ph.kit)
+    kit = table.get("kit", f["kit"])
     own = {k: v for k, v in table.items() if k != "mode" or kit not in KITS}
     vals = declared.check(schema.WORKLOAD, own, p, where)
     upd: TomlTable = {}
     if "script" in table and "scripts" in table:
         p.add(where, "give script or scripts, not both")
-    upd.update(_which_operation(ph, table, vals, p, where))
-    upd.update(_kit(ph, table, vals, p, where))
-    upd.update(_pacing(ph, upd.get("kit", ph.kit), table, vals, p, where))
-    upd.update(_generator(ph, table, vals, p, where))
-    upd.update(_tpch(vals.get("kit", upd.get("kit", ph.kit)), table, vals, p, where))
-    _not_tpch(upd.get("kit", ph.kit), table, p, where)
+    upd.update(_which_operation(f, table, vals, p, where))
+    upd.update(_kit(f, table, vals, p, where))
+    upd.update(_pacing(f, upd.get("kit", f["kit"]), table, vals, p, where))
+    upd.update(_generator(f, table, vals, p, where))
+    upd.update(_tpch(vals.get("kit", upd.get("kit", f["kit"])), vals))
+    _not_tpch(upd.get("kit", f["kit"]), table, p, where)
     upd.update(_script_keys(table, p, where, base_dir))
     upd.update(_replay(table, vals, p, where, base_dir))
     upd.update(_load_keys(table, vals, p, where))
@@ -55,8 +64,8 @@ def apply_workload(
     if "generators" in vals:
         found = vals["generators"]
         upd["generators"] = () if found == (LOCAL,) else found
-    new = replace(ph, **upd)
-    _check_together(new, table, p, where)
+    new = phase_of({**f, **upd})
+    _check_together(new, table, vals, p, where)
     return new
 
 
@@ -120,7 +129,7 @@ def _replay(
 def hosts_share_clients(phase: PhaseSpec) -> bool:
     """Whether a phase's generator hosts share its clients (pgbench's, split between them: one
     each at least); a replay's share its captured sessions instead (``planning/plan``)."""
-    return phase.replay is None
+    return not isinstance(phase.work, ReplayWork)
 
 
 def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
@@ -137,37 +146,60 @@ def _load_keys(table: TomlTable, vals: TomlTable, p: Problems, where: str) -> To
     return upd
 
 
-def _check_together(new: PhaseSpec, table: TomlTable, p: Problems, where: str) -> None:
-    """The rules between keys, on the phase they made: an operation's options, threads and
-    clients, log sampling and the latency log."""
+def _check_together(
+    new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
+) -> None:
+    """The rules between keys, on the phase they made: another kind's keys, an operation's
+    options, threads and clients, log sampling and the latency log."""
+    _elsewhere(new, table, vals, p, where)
     given = [k for k in OPERATION_KEYS if k in table]
-    if new.operation is None and given:
-        p.add(
-            where,
-            f"{', '.join(given)}: an option of a maintenance operation (operation = ...), "
-            "but this phase runs a pgbench script",
-        )
-    elif new.operation is not None:
-        takes = OPERATION_OPTIONS[new.operation]
+    if isinstance(new.work, OperationWork):
+        operation = new.work.operation
+        takes = OPERATION_OPTIONS[operation]
         for k in (k for k in given if k not in takes):
             p.add(
                 where,
-                f'{k} is not an option of operation = "{new.operation}" '
+                f'{k} is not an option of operation = "{operation}" '
                 f"(its options: {', '.join(takes) or 'none'})",
             )
     if new.threads is not None and new.threads > new.clients:
         p.add(where, f"threads = {new.threads} is more than clients = {new.clients}")
-    if new.sampling_rate is not None and new.latency_log != "full":
+    pgbench = new.pgbench
+    if pgbench.sampling_rate is not None and pgbench.latency_log != "full":
         said = (
             "is allowed only when logging transactions (-l)"
-            if new.latency_log == "off"
+            if pgbench.latency_log == "off"
             else "and aggregation (--aggregate-interval) cannot be used at the same time"
         )
         p.add(
             where,
-            f"sampling_rate with latency_log = {new.latency_log!r}: pgbench says "
+            f"sampling_rate with latency_log = {pgbench.latency_log!r}: pgbench says "
             f"log sampling (--sampling-rate) {said}",
         )
+
+
+def _elsewhere(new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> None:
+    """Once the phase's kind is decided: the keys another kind owns, refused by one rule from
+    the kinds' declarations (``workloads/work.REFUSED_ELSEWHERE``: an operation's options, a
+    kit's mode, YCSB's distribution, TPC-C's pacing, TPC-H's queries, sysbench's test). One
+    said of its value waits for the kind the table asks for (``_told``: its refusal is said)."""
+    told = _told(new, table, vals)
+    for refusal in REFUSED_ELSEWHERE:
+        said = refusal.refused(new.work, table, vals) if told or not refusal.of_value else None
+        if said is not None:
+            p.add(where, said)
+
+
+def _told(new: PhaseSpec, table: TomlTable, vals: TomlTable) -> bool:
+    """Whether ``new`` is of the kind its table asks for (a kind refused, by its value or
+    beside another, is said on its own)."""
+    if any(k in table and k not in vals for k in ("operation", "kit", "generator", "replay")):
+        return False
+    if "operation" in vals and operation_of(new) != vals["operation"]:
+        return False
+    if "kit" in vals and kit_of(new) != vals["kit"]:
+        return False
+    return vals.get("generator") != GENERATOR or isinstance(new.work, SysbenchWork)
 
 
 def progress_problem(progress: bool, latency_log: str) -> str | None:
@@ -224,12 +256,12 @@ def _scripts(items: list[Any], p: Problems, where: str, base_dir: Path) -> list[
     return out
 
 
-def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
-    """``kit``, ``mode`` and ``distribution`` as updates of ``ph``: a kit's scripts at their
-    weights (without pgbench's vacuum of its own tables); a script or an operation given alone
-    ends the kit."""
+def _kit(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
+    """``kit``, ``mode`` and ``distribution`` as updates of the phase ``f``: a kit's scripts at
+    their weights (without pgbench's vacuum of its own tables); a script or an operation given
+    alone ends the kit."""
     upd: TomlTable = {}
-    kit, mode = ph.kit, ph.mode
+    kit, mode = f["kit"], f["mode"]
     if "kit" in table:
         if "script" in table or "scripts" in table or "operation" in table:
             p.add(
@@ -241,18 +273,12 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
         if "kit" not in vals:
             return {}  # said
         kit = vals["kit"]
-        if kit != ph.kit:
+        if kit != f["kit"]:
             mode = KITS[kit].modes[0]
     elif ("script" in table or "scripts" in table or "operation" in table) and kit:
         return {"kit": None, "mode": None}
     if "mode" in table:
-        if kit is None:
-            if "mode" in vals:  # else its value is said
-                p.add(
-                    where,
-                    f"mode = {vals['mode']!r}: the mode of a workload kit, but this "
-                    "phase runs no kit (kit = ...)",
-                )
+        if kit is None:  # refused with another kind's keys (_elsewhere)
             return {}
         if table["mode"] not in KITS[kit].modes:  # checked here, not by its declaration
             p.add(
@@ -262,16 +288,9 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
             )
             return {}
         mode = table["mode"]
-    if "distribution" in vals:
-        if kit != "ycsb":
-            p.add(
-                where,
-                f'distribution = {vals["distribution"]!r}: how kit = "ycsb" picks '
-                "its keys, but this phase runs no YCSB",
-            )
-        else:
-            upd["distribution"] = vals["distribution"]
-    if kit is None or (kit, mode) == (ph.kit, ph.mode):
+    if "distribution" in vals and kit == "ycsb":  # else refused (_elsewhere)
+        upd["distribution"] = vals["distribution"]
+    if kit is None or (kit, mode) == (f["kit"], f["mode"]):
         return upd
     return {
         **upd,
@@ -283,21 +302,20 @@ def _kit(ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: s
 
 
 def _pacing(
-    ph: PhaseSpec, kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where: str
+    f: Flat,
+    kit: str | None,
+    table: TomlTable,
+    vals: TomlTable,
+    p: Problems,
+    where: str,
 ) -> TomlTable:
     """kit = "tpcc"'s ``pacing`` and ``think_time`` (``kits/pacing.py``): its terminals are 10
     per warehouse, so clients and a rate are theirs, not the file's; another kit ends them."""
     given = [k for k in ("pacing", "think_time") if k in table]
-    if kit != "tpcc":
-        if given:
-            p.add(
-                where,
-                f'{", ".join(given)}: terminals that think are kit = "tpcc"\'s '
-                "(TPC-C clause 5.2.5), but this phase runs no TPC-C",
-            )
-        return {"pacing": None, "think_time": None} if ph.pacing else {}
+    if kit != "tpcc":  # given: refused with another kind's keys (_elsewhere)
+        return {"pacing": None, "think_time": None} if f["pacing"] else {}
     upd: TomlTable = {k: vals[k] for k in given if k in vals}
-    pacing = upd.get("pacing", ph.pacing)
+    pacing = upd.get("pacing", f["pacing"])
     if "think_time" in upd and pacing is None:
         p.add(
             where,
@@ -320,22 +338,14 @@ def _pacing(
 # that kind (the rules below: a phase inherits its kind from [workload]); the JSON Schema,
 # which sees one table, where the table itself says the kind (json_schema._kind_rules).
 
-# workload keys only pgbench reads: refused beside generator = "sysbench" rather than ignored
+# workload keys only pgbench reads (its declared options but its scripts and those sysbench
+# reads too, and threads): refused beside generator = "sysbench" rather than ignored
 PGBENCH_ONLY = (
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-    "progress",
-    "max_tries",
-    "failures_detailed",
-    "latency_limit",
-    "report_per_command",
-    "sampling_rate",
+    *(k for k in PgbenchWork.OPTIONS if k not in SysbenchWork.PGBENCH_OPTIONS),
     "threads",
 )
 # kit = "tpch"'s own: its queries in order, each one's statement_timeout
-TPCH_KEYS = ("queries", "query_timeout")
+TPCH_KEYS = TpchWork.KEYS
 # workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
 # sessions its own): refused beside kit = "tpch" rather than ignored
 NOT_TPCH = (
@@ -380,7 +390,7 @@ def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> 
         return
     for v in variants:
         for ph in v.phases:
-            if ph.kit != "tpch" or ph.mode != "power":
+            if not isinstance(ph.work, TpchWork) or ph.work.mode != "power":
                 continue
             many = [c for c in axes.get("clients", (ph.clients,)) if c != 1]
             if many:
@@ -394,26 +404,23 @@ def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> 
                 return
 
 
-def _tpch(kit: str | None, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
-    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds)."""
-    given = [k for k in TPCH_KEYS if k in table]
-    if given and kit != "tpch":
-        p.add(where, f'{", ".join(given)}: options of kit = "tpch", but this phase runs no TPC-H')
+def _tpch(kit: str | None, vals: TomlTable) -> TomlTable:
+    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds);
+    beside another kind, refused with its keys (``_elsewhere``)."""
+    if kit != "tpch":
         return {}
     return {k: vals[k] for k in TPCH_KEYS if k in vals}
 
 
-def _generator(
-    ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
-) -> TomlTable:
+def _generator(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
     """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
     said) instead of pgbench's scripts."""
     if "generator" in table and "generator" not in vals:
         return {}  # said
-    generator = vals.get("generator", ph.generator)
+    generator = vals.get("generator", f["generator"])
     if (
         "generator" not in table
-        and ph.generator == "sysbench"
+        and f["generator"] == "sysbench"
         and any(k in table for k in ("script", "scripts", "kit", "operation"))
     ):
         return {"generator": "pgbench", "test": None}
@@ -436,30 +443,22 @@ def _generator(
                 "random_seed",
             )
             return {}
-    if "test" in table:
-        if "test" not in vals:
-            return {}  # said
-        if generator != "sysbench":
-            p.add(
-                where,
-                f"test = {vals['test']!r}: a sysbench test, but this phase runs "
-                'pgbench (generator = "sysbench" runs sysbench)',
-            )
-            return {}
+    if "test" in table and ("test" not in vals or generator != "sysbench"):
+        return {}  # said, or refused with another kind's keys (_elsewhere)
     if generator != "sysbench":
         return {"generator": generator, "test": None} if "generator" in table else {}
     return {
         "generator": "sysbench",
-        "test": vals.get("test", ph.test) or "oltp_read_write",
+        "test": vals.get("test", f["test"]) or "oltp_read_write",
         "vacuum": False,
     }
 
 
 def _which_operation(
-    ph: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, where: str
+    f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str
 ) -> TomlTable:
-    """``operation``, or a script instead of the operation ``ph`` had, as updates of ``ph``: a
-    new operation starts from the default options."""
+    """``operation``, or a script instead of the operation the phase ``f`` had, as its updates:
+    a new operation starts from the default options."""
     upd: TomlTable = {}
     scripted = "script" in table or "scripts" in table
     if "operation" in table:
@@ -469,49 +468,55 @@ def _which_operation(
                 "give script(s) or operation, not both: a phase runs a pgbench script "
                 "or a maintenance operation",
             )
-        elif "operation" in vals and vals["operation"] != ph.operation:
+        elif "operation" in vals and vals["operation"] != f["operation"]:
             upd.update(_DEFAULT_OPTIONS, operation=vals["operation"])
-    elif scripted and ph.operation is not None:
+    elif scripted and f["operation"] is not None:
         upd.update(_DEFAULT_OPTIONS, operation=None)
     return upd
 
 
-_DEFAULT_OPTIONS = {k: getattr(PhaseSpec("", ()), k) for k in OPERATION_KEYS}
+_DEFAULT_OPTIONS = {k: getattr(OperationWork(""), k) for k in OPERATION_KEYS}
 
 
 def takes(ph: PhaseSpec, key: str) -> bool:
     """Whether ``ph`` takes the workload key ``key``: an operation's option only a phase
     running that operation (a [matrix] axis or a variant's workload leaves the others alone)."""
+    return _takes(flat(ph), key)
+
+
+def _takes(f: Flat, key: str) -> bool:
+    """``takes``, of a phase's flat fields."""
+    kit: str | None = f["kit"]
     if key == "mode":
-        return ph.kit is not None
+        return kit is not None
     if key == "distribution":
-        return ph.kit == "ycsb"
+        return kit == "ycsb"
     if key == "pacing":
-        return ph.kit == "tpcc"
+        return kit == "tpcc"
     if key == "think_time":
-        return ph.pacing is not None
+        return f["pacing"] is not None
     if key in TPCH_KEYS:
-        return ph.kit == "tpch"
+        return kit == "tpch"
     if key == "test":
-        return ph.generator == "sysbench"
+        return bool(f["generator"] == "sysbench")
     if key not in OPERATION_KEYS:
         return True
-    return ph.operation is not None and key in OPERATION_OPTIONS[ph.operation]
+    return f["operation"] is not None and key in OPERATION_OPTIONS[f["operation"]]
 
 
 def for_phase(ph: PhaseSpec, table: TomlTable) -> TomlTable:
     """``table`` (applied to every phase) without the options the phase, with the table's
     operation or script, does not take."""
+    f = flat(ph)
     if "operation" in table and table["operation"] in OPERATIONS:
         op: str | None = table["operation"]
     elif "script" in table or "scripts" in table:
         op = None
     else:
-        op = ph.operation
-    kit = table.get("kit", ph.kit) if op is None and "script" not in table else None
-    pacing = table.get("pacing", ph.pacing)
-    told = replace(ph, operation=op, kit=kit, pacing=pacing)
-    return {k: v for k, v in table.items() if takes(told, k)}
+        op = f["operation"]
+    kit = table.get("kit", f["kit"]) if op is None and "script" not in table else None
+    told = {**f, "operation": op, "kit": kit, "pacing": table.get("pacing", f["pacing"])}
+    return {k: v for k, v in table.items() if _takes(told, k)}
 
 
 def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
@@ -521,22 +526,24 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
         where = f"[variants.{v.name}]" if named else "[[phases]]"
         kit_problems(v.phases, where, p)
         scales = axes.get("scale", (v.dataset.scale,))
-        kit_scale([ph.kit for ph in v.phases if ph.kit], scales, where, p)
+        kit_scale([k for ph in v.phases if (k := kit_of(ph))], scales, where, p)
         shaped = [
             k
             for k in ("fields", "field_length")
             if k in axes or getattr(v.dataset, k) != getattr(DatasetSpec(), k)
         ]
-        if shaped and not any(ph.kit == "ycsb" for ph in v.phases):
+        if shaped and not any(kit_of(ph) == "ycsb" for ph in v.phases):
             p.add(
                 where,
                 f'[dataset] {" and ".join(shaped)}: the shape of kit = "ycsb"\'s '
                 "records, but no phase runs YCSB",
             )
-    if any(ph.kit == "tpch" for v in variants for ph in v.phases):
+    if any(isinstance(ph.work, TpchWork) for v in variants for ph in v.phases):
         _not_tpch("tpch", axes, p, "[matrix]")
         _power_clients(variants, axes, named, p)
-    paced = any(ph.pacing for v in variants for ph in v.phases)
+    paced = any(
+        isinstance(ph.work, KitWork) and ph.work.pacing for v in variants for ph in v.phases
+    )
     if "think_time" in axes and not paced:
         p.add("[matrix]", 'think_time: no phase has pacing = "spec" (terminals that think)')
     if paced and (theirs := [k for k in ("clients", "rate") if k in axes]):
@@ -545,7 +552,7 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
             f'{", ".join(theirs)} with pacing = "spec": its terminals are 10 '
             "per warehouse (scale is the axis that adds terminals)",
         )
-    if "mode" in axes and not any(ph.kit for v in variants for ph in v.phases):
+    if "mode" in axes and not any(kit_of(ph) for v in variants for ph in v.phases):
         p.add("[matrix]", "mode: no phase runs a workload kit (kit = ...) that has modes")
 
 
@@ -553,4 +560,4 @@ def load_of(phases: Sequence[PhaseSpec]) -> tuple[tuple[object, ...], ...]:
     """What load a variant's phases run (each one's kit, operation, replay and generator):
     variants alike in it are one workload's, compared with each other rather than along an
     axis (``parse``'s check of ``[analysis] reference``)."""
-    return tuple((ph.kit, ph.operation, ph.replay, ph.generator) for ph in phases)
+    return tuple((f["kit"], f["operation"], f["replay"], f["generator"]) for f in map(flat, phases))

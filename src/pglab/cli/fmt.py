@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from pglab.analysis.points import axis_name
 from pglab.analysis.verdicts import Comparison
-from pglab.campaign.spec import OPERATION_OPTIONS, PhaseSpec
+from pglab.campaign.spec import PhaseSpec
 from pglab.workloads import workload_of
+from pglab.workloads.work import OPERATION_OPTIONS, OperationWork
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -56,22 +57,23 @@ def delta(c: Comparison | None, is_baseline: bool, incomparable: str = "") -> st
 def phase(ph: PhaseSpec) -> str:
     amount = f"{ph.duration}s" if ph.duration else f"{ph.transactions} tx"
     times = f" ×{ph.times}" if ph.times > 1 else ""
-    if ph.operation is not None:  # its options as the campaign file gives them
+    work = ph.work
+    if isinstance(work, OperationWork):  # its options as the campaign file gives them
         opts = {
-            "dirty": ph.dirty or None,
-            "parallel": ph.parallel,
-            "freeze": ph.freeze or None,
-            "columns": ",".join(ph.columns),
-            "method": ph.method,
-            "jobs": ph.jobs,
-            "compress": None if ph.compress else "off",
-            "target": ph.target,
+            "dirty": work.dirty or None,
+            "parallel": work.parallel,
+            "freeze": work.freeze or None,
+            "columns": ",".join(work.columns),
+            "method": work.method,
+            "jobs": work.jobs,
+            "compress": None if work.compress else "off",
+            "target": work.target,
         }
         amount = " ".join(
-            f"{k}={opts[k]}" for k in OPERATION_OPTIONS[ph.operation] if opts[k] is not None
+            f"{k}={opts[k]}" for k in OPERATION_OPTIONS[work.operation] if opts[k] is not None
         )
         return (
-            f"{ph.name}: {ph.operation} {amount}".rstrip()
+            f"{ph.name}: {work.operation} {amount}".rstrip()
             + f"{times}{'' if ph.measured else ' (unmeasured)'}"
         )
     if (said := workload_of(ph).said) is not None:  # as its kind lists it (its queries)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from pglab.campaign.phase_work import kit_of
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError, LabError
 
@@ -42,8 +43,8 @@ def named(points: Iterable[RunSpec]) -> list[str]:
     out: dict[str, None] = {}
     for point in points:
         for phase in point.phases:
-            if phase.kit is None:
-                out.update((str(s.path), None) for s in phase.scripts if s.path)
+            if kit_of(phase) is None:
+                out.update((str(s.path), None) for s in phase.pgbench.scripts if s.path)
         build = point.server.build
         if build is not None:
             out.update((p, None) for p in build.patches)

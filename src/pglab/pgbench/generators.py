@@ -50,6 +50,7 @@ from pglab.records import (
     ProgressSample,
     TableJson,
 )
+from pglab.workloads.work import paced
 
 TABLE = "generators"  # the phase's table of per-host figures
 CPU_TABLE = "generators.cpu"  # each host's CPU every second: the host's, its pgbench's
@@ -117,16 +118,18 @@ def run_phase(
     try:
         argvs, envs, placed = {}, {}, {}
         for i, (g, n) in enumerate(zip(generators, clients, strict=True)):
-            scripts, placed[g.name] = place_scripts(g.remote, phase.scripts)
+            scripts, placed[g.name] = place_scripts(g.remote, phase.pgbench.scripts)
             own = replace(
-                phase,
+                phase.with_pgbench(
+                    random_seed=_seed(phase.pgbench.random_seed, i), scripts=scripts
+                ),
                 clients=n,
                 threads=min(phase.threads or n, n) if phase.threads else auto_threads(n, g.cpus),
-                random_seed=_seed(phase.random_seed, i),
-                scripts=scripts,
             )
-            if phase.pacing:  # its terminals' home warehouses follow the hosts' before it
-                own = replace(own, defines=from_terminal(phase.defines, sum(clients[:i])))
+            if paced(phase.work):  # its terminals' home warehouses follow the hosts' before it
+                own = own.with_pgbench(
+                    defines=from_terminal(phase.pgbench.defines, sum(clients[:i]))
+                )
             argvs[g.name] = _argv(
                 g.pgbench, own, conn_args, Path(dirs[g.name]), rlimits, as_root=g.remote.spec.sudo
             )
@@ -161,15 +164,15 @@ def run_phase(
             for g in generators
         }
         latency: tuple[LatencySecond, ...] = ()
-        if phase.latency_log != "off":
+        if phase.pgbench.latency_log != "off":
             retries = any(r.max_tries not in (None, 1) for r in reports.values())
             latency = _latency(
                 generators,
                 dirs,
                 workdir,
-                phase.latency_log,
+                phase.pgbench.latency_log,
                 retries,
-                None if phase.progress else merger,
+                None if phase.pgbench.progress else merger,
             )
     finally:
         for g in generators:
@@ -177,7 +180,9 @@ def run_phase(
     report = merge_reports([reports[g.name] for g in generators])
     told = Responses()  # a paced kit's response times, out of the output
     stderr = {
-        g.name: told.strip_all(finished[g.name].stderr) if phase.pacing else finished[g.name].stderr
+        g.name: told.strip_all(finished[g.name].stderr)
+        if paced(phase.work)
+        else finished[g.name].stderr
         for g in generators
     }
     result = PhaseResult(
@@ -241,7 +246,7 @@ def run_phase(
             for g, n in zip(generators, clients, strict=True)
         ],
     }
-    if phase.pacing:
+    if paced(phase.work):
         result = replace(result, tables={**result.tables, RESPONSES: told.table()})
     if watched:
         result = replace(
@@ -261,7 +266,7 @@ def _argv(
     """pgbench's command on a host (under its ``prlimit`` with ``rlimits``, soft and hard; on
     a host with ``sudo = true``, its hard limits raised as root first)."""
     argv = argv_for(Binaries(Path(""), "", "", ""), phase, conn_args, remote_dir)
-    stamps = ["--progress-timestamp"] if phase.progress else []
+    stamps = ["--progress-timestamp"] if phase.pgbench.progress else []
     if as_root and rlimits:
         return sudo.with_limits([pgbench, *argv[1:], *stamps], rlimits)
     bounded = ["prlimit", *prlimit_options(rlimits), "--"] if rlimits else []

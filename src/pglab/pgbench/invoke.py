@@ -24,6 +24,7 @@ from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.responses import TABLE, Responses
 from pglab.postgres.sources import Binaries
 from pglab.records import LatencySecond, PgbenchReport, PhaseResult, ProgressSample, ScriptSecond
+from pglab.workloads.work import paced
 
 ProgressCallback = Callable[[ProgressSample], None]
 LOG_PREFIX = "pgbench_log"
@@ -43,19 +44,19 @@ def argv_for(
 ) -> list[str]:
     threads = phase.threads or auto_threads(phase.clients)
     argv = [binaries.exe("pgbench"), "-c", str(phase.clients), "-j", str(threads)]
-    if phase.progress:
+    if phase.pgbench.progress:
         argv += ["-P", "1"]
     if phase.duration is not None:
         argv += ["-T", str(phase.duration)]
     else:
         argv += ["-t", str(phase.transactions)]
-    for script in phase.scripts:
+    for script in phase.pgbench.scripts:
         if script.builtin:
             argv += ["-b", f"{script.builtin}@{script.weight}"]
         else:
             argv += ["-f", f"{script.path}@{script.weight}"]
-    argv += ["-M", phase.protocol]
-    for name, value in phase.defines:
+    argv += ["-M", phase.pgbench.protocol]
+    for name, value in phase.pgbench.defines:
         argv += ["-D", f"{name}={value}"]
     return argv + _options(phase, workdir) + conn_args
 
@@ -64,27 +65,27 @@ def _options(phase: PhaseSpec, workdir: Path) -> list[str]:
     """pgbench's options beyond its clients, length, scripts and variables: rate, connections,
     vacuum, retries, latency limits and logs."""
     argv: list[str] = []
-    if phase.rate is not None:
-        argv += ["-R", f"{phase.rate:g}"]
-    if phase.connect:
+    if phase.pgbench.rate is not None:
+        argv += ["-R", f"{phase.pgbench.rate:g}"]
+    if phase.pgbench.connect:
         argv.append("-C")
-    if not phase.vacuum:
+    if not phase.pgbench.vacuum:
         argv.append("-n")
-    if phase.max_tries != 1:
-        argv.append(f"--max-tries={phase.max_tries}")
-    if phase.failures_detailed:
+    if phase.pgbench.max_tries != 1:
+        argv.append(f"--max-tries={phase.pgbench.max_tries}")
+    if phase.pgbench.failures_detailed:
         argv.append("--failures-detailed")
-    if phase.latency_limit is not None:
-        argv += ["-L", f"{phase.latency_limit:g}"]
-    if phase.report_per_command:
+    if phase.pgbench.latency_limit is not None:
+        argv += ["-L", f"{phase.pgbench.latency_limit:g}"]
+    if phase.pgbench.report_per_command:
         argv.append("-r")
-    if phase.random_seed is not None:
-        argv.append(f"--random-seed={phase.random_seed}")
-    if phase.sampling_rate is not None and phase.latency_log == "full":
-        argv.append(f"--sampling-rate={phase.sampling_rate:g}")
-    if phase.latency_log != "off":
+    if phase.pgbench.random_seed is not None:
+        argv.append(f"--random-seed={phase.pgbench.random_seed}")
+    if phase.pgbench.sampling_rate is not None and phase.pgbench.latency_log == "full":
+        argv.append(f"--sampling-rate={phase.pgbench.sampling_rate:g}")
+    if phase.pgbench.latency_log != "off":
         argv += ["-l", f"--log-prefix={workdir / LOG_PREFIX}"]
-    if phase.latency_log == "aggregate":
+    if phase.pgbench.latency_log == "aggregate":
         argv.append("--aggregate-interval=1")
     return argv
 
@@ -135,7 +136,7 @@ def run_phase(
         try:
             assert proc.stderr is not None
             for said in proc.stderr:
-                line = told.strip(said) if phase.pacing else said
+                line = told.strip(said) if paced(phase.work) else said
                 sample = pgbench_output.parse_progress_line(line)
                 if sample is None:
                     if line:
@@ -166,12 +167,12 @@ def run_phase(
         argv=tuple(argv),
         report=report,
         progress=tuple(samples)
-        if phase.progress
+        if phase.pgbench.progress
         else pgbench_output.progress_from_aggregate(latency, started),
         latency=latency,
         script_latency=script_latency,
         output=stdout_text + ("\n" + stderr_text if stderr_text else ""),
-        tables={TABLE: told.table()} if phase.pacing else {},
+        tables={TABLE: told.table()} if paced(phase.work) else {},
     )
 
 
@@ -191,12 +192,12 @@ def _logs(
 ) -> tuple[tuple[LatencySecond, ...], tuple[ScriptSecond, ...]]:
     """The per-second latencies of a phase's logs, and per script when it mixes scripts."""
     logs = sorted(workdir.glob(f"{LOG_PREFIX}.*"))
-    if phase.latency_log == "full":
+    if phase.pgbench.latency_log == "full":
         retries = report.max_tries not in (None, 1)  # the log's lines end with their retries
         latency = pgbench_output.read_transaction_logs(logs, retries=retries)
-        scripts = pgbench_output.read_script_logs(logs) if len(phase.scripts) > 1 else ()
+        scripts = pgbench_output.read_script_logs(logs) if len(phase.pgbench.scripts) > 1 else ()
         return latency, scripts
-    if phase.latency_log == "aggregate":
+    if phase.pgbench.latency_log == "aggregate":
         return pgbench_output.read_aggregate_logs(logs), ()
     return (), ()
 

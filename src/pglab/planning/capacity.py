@@ -153,7 +153,7 @@ def phase_sessions(phase: PhaseSpec, telemetry: TelemetrySpec, cpus: int | None 
         clients=phase.clients,
         own=own_sessions(telemetry, phase.measured),
         setup=PGBENCH_SETUP_SESSIONS,
-        lingering=min(threads, phase.clients) if phase.connect else 0,
+        lingering=min(threads, phase.clients) if phase.pgbench.connect else 0,
     )
 
 

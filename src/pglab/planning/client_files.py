@@ -29,7 +29,7 @@ def problems(points: Sequence[RunSpec], limit: int) -> list[str]:
     out = []
     for pt in points:
         allowed = dict(pt.os.limits).get("nofile", limit)
-        local = [ph.clients for ph in pt.phases if ph.operation is None and not ph.remote]
+        local = [ph.clients for ph in pt.phases if ph.work.GENERATED and not ph.remote]
         need = max(local, default=0) + OWN_FILES
         if local and need > allowed:
             out.append(

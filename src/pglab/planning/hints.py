@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from pglab.campaign.phase_work import operation_of
 from pglab.campaign.spec import RunSpec
 from pglab.metric_units import by_phase
 from pglab.records import PhaseResult
@@ -63,7 +64,7 @@ def read(store: Store, campaign: str, runs: Iterable[RunSpec] = ()) -> dict[str,
         for name, value in phase_tps(row.metrics).items():
             seen[name] = max(seen.get(name, 0.0), value)
         latest[row.point_key] = row.id
-    timed = {r.point_key for r in runs if any(ph.operation for ph in r.phases)}
+    timed = {r.point_key for r in runs if any(map(operation_of, r.phases))}
     priors: dict[str, dict[tuple[str, int], Prior]] = {}
     for point in timed & set(latest):
         stored = store.get_run(latest[point])

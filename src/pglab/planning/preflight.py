@@ -20,6 +20,7 @@ from typing import Any
 from pglab import procs
 from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
+from pglab.campaign.phase_work import kit_of, works
 from pglab.campaign.spec import LOCAL, RunSpec, TargetSpec
 from pglab.errors import CampaignError, HostError, LabError
 from pglab.hosts.pool import HostPool
@@ -35,6 +36,7 @@ from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
 from pglab.targets import targets as storage_targets
 from pglab.workloads import dataset_kind
+from pglab.workloads.work import OperationWork
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings
 
@@ -176,7 +178,7 @@ PARALLEL_LIMITS = ("max_worker_processes", "max_parallel_workers")
 
 def _parallel_problems(point: RunSpec, catalog: Mapping[str, Any], where: str) -> list[str]:
     """An operation's ``parallel`` beyond what the point's settings let the server launch."""
-    asked = max((ph.parallel for ph in point.phases if ph.operation), default=0)
+    asked = max((w.parallel for w in works(point, OperationWork)), default=0)
     out = []
     for name in PARALLEL_LIMITS:
         got = dict(point.server.settings).get(name) or getattr(catalog.get(name), "boot_val", None)
@@ -190,7 +192,7 @@ def _parallel_problems(point: RunSpec, catalog: Mapping[str, Any], where: str) -
 
 def kit_problems(point: RunSpec, major: int, version: str, where: str) -> list[str]:
     """A workload kit on a server (or its pgbench) older than the kit needs, refused by name."""
-    kits = {ph.kit for ph in point.phases if ph.kit}
+    kits = {k for ph in point.phases if (k := kit_of(ph))}
     return [
         f"{where}kit {kit!r} needs PostgreSQL {KITS[kit].since} or later ({KITS[kit].needs}); "
         f"this is {version}: use a newer server source for this point"
@@ -204,25 +206,26 @@ def index_problems(point: RunSpec, major: int, version: str, where: str) -> list
     method whose builds are serial in that version, a hash index of several columns."""
     out = []
     for ph in point.phases:
-        if ph.operation != "create_index":
+        op = ph.work
+        if not isinstance(op, OperationWork) or op.operation != "create_index":
             continue
-        since = PARALLEL_BUILDS_SINCE.get(ph.method)
-        if ph.parallel and since is None:
+        since = PARALLEL_BUILDS_SINCE.get(op.method)
+        if op.parallel and since is None:
             out.append(
-                f"{where}phase {ph.name}: {ph.method} indexes are built by one process "
-                f"in every PostgreSQL version: parallel = {ph.parallel} asks for workers "
+                f"{where}phase {ph.name}: {op.method} indexes are built by one process "
+                f"in every PostgreSQL version: parallel = {op.parallel} asks for workers "
                 "it cannot use (give parallel = 0)"
             )
-        elif ph.parallel and since is not None and major < since:
+        elif op.parallel and since is not None and major < since:
             out.append(
-                f"{where}phase {ph.name}: parallel {ph.method} index builds came in "
+                f"{where}phase {ph.name}: parallel {op.method} index builds came in "
                 f"PostgreSQL {since}; {version} builds them with one process (give "
                 f"parallel = 0, or PostgreSQL {since} or later)"
             )
-        if ph.method == "hash" and len(ph.columns) > 1:
+        if op.method == "hash" and len(op.columns) > 1:
             out.append(
                 f"{where}phase {ph.name}: a hash index takes one column, not "
-                f"{len(ph.columns)} ({', '.join(ph.columns)})"
+                f"{len(op.columns)} ({', '.join(op.columns)})"
             )
     return out
 
@@ -493,7 +496,7 @@ def _check_scripts(plan: Plan, binaries: Mapping[str, Binaries]) -> None:
     for point in plan.points:
         b = binaries[point.server.binaries_key]
         for phase in point.phases:
-            for script in phase.scripts:
+            for script in phase.pgbench.scripts:
                 if script.path is None or (b.label, script.path) in seen:
                     continue
                 seen.add((b.label, script.path))
@@ -540,7 +543,7 @@ def _check_generator_scripts(plan: Plan, hosts: HostPool) -> None:
     seen: set[tuple[str, str]] = set()
     for point in plan.points:
         for phase in point.phases:
-            for script in phase.scripts:
+            for script in phase.pgbench.scripts:
                 for name in phase.generators:
                     if script.path is None or name == LOCAL or (name, script.path) in seen:
                         continue
@@ -575,14 +578,15 @@ def _check_pgbench_options(plan: Plan, binaries: Mapping[str, Binaries]) -> None
         digits = re.match(r"\d+", b.pgbench_version)
         major = int(digits.group()) if digits else 0
         for phase in point.phases:
-            if phase.kit is not None and major < KITS[phase.kit].since:
+            kit = kit_of(phase)
+            if kit is not None and major < KITS[kit].since:
                 found.append(
-                    f'kit {phase.kit!r} in phase "{phase.name}" of point "{point.label}": '
-                    f"pgbench {b.pgbench_version} ({b.label}) lacks {KITS[phase.kit].needs}, "
-                    f"which came in {KITS[phase.kit].since}"
+                    f'kit {kit!r} in phase "{phase.name}" of point "{point.label}": '
+                    f"pgbench {b.pgbench_version} ({b.label}) lacks {KITS[kit].needs}, "
+                    f"which came in {KITS[kit].since}"
                 )
             for key, (option, since, unset) in PGBENCH_SINCE.items():
-                if getattr(phase, key) != unset and major < since:
+                if getattr(phase.pgbench, key) != unset and major < since:
                     found.append(
                         f'{key} (pgbench {option}) in phase "{phase.name}" of point '
                         f'"{point.label}": pgbench {b.pgbench_version} ({b.label}) has it only '

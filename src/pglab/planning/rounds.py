@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pglab import workloads as workload_kinds
 from pglab.campaign import questions
 from pglab.campaign.parse import Campaign
+from pglab.campaign.phase_work import operation_of
 from pglab.campaign.spec import RunSpec
 from pglab.rows import RunRow
 from pglab.stats.sequential import Point, SequentialSpec, undecided
@@ -29,7 +30,7 @@ HEADLINES = tuple(workload_kinds.headlines_by_metric().values())
 
 def points_of(campaign: Campaign, runs: Sequence[RunSpec]) -> list[Point]:
     """Each point of ``runs`` (one per point) with the key of its reference point."""
-    workloads = {(v.dataset.kit, tuple(ph.operation for ph in v.phases)) for v in campaign.variants}
+    workloads = {(v.dataset.kit, tuple(map(operation_of, v.phases))) for v in campaign.variants}
     said = dict(campaign.reference)  # [analysis] reference
     baseline = (
         said.get("variant", campaign.variants[0].name)

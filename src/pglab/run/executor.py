@@ -482,7 +482,8 @@ class Executor:
         """The phase as pgbench runs it: its per-transaction log sampled (``--sampling-rate``,
         pgbench/sampling.py) when a run of the point made more transactions a second than the
         log's budget and the phase does not set ``sampling_rate`` itself."""
-        if phase.latency_log != "full" or phase.sampling_rate is not None or phase.operation:
+        told = phase.pgbench
+        if told.latency_log != "full" or told.sampling_rate is not None or not phase.work.GENERATED:
             return phase
         seen = [
             v
@@ -493,7 +494,7 @@ class Executor:
             if v is not None
         ]
         rate = sampling.auto_rate(max(seen) if seen else None)
-        return phase if rate is None else replace(phase, sampling_rate=rate)
+        return phase if rate is None else phase.with_pgbench(sampling_rate=rate)
 
     def _saw(self, run: RunSpec, metrics: Mapping[str, float], phases: list[PhaseResult]) -> None:
         """What a run made, for the next runs of its point: its TPS by phase, and (when it went

@@ -264,7 +264,7 @@ def parse(
             hint=f'add {objective.hint} to [workload], or use objective = "tps"',
         )
     if spec.needs_p99 and any(
-        ph.latency_log != "full" for ph in camp.variants[0].phases if ph.measured
+        ph.pgbench.latency_log != "full" for ph in camp.variants[0].phases if ph.measured
     ):
         raise CampaignError(
             "a p99 objective or limit needs each transaction's latency: the measured phases "

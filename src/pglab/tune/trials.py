@@ -11,14 +11,16 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import optuna
 import psutil
 from optuna.trial import TrialState
 
+from pglab.campaign.identity import phase_identity
 from pglab.campaign.parse import Campaign
+from pglab.campaign.phase_work import operation_of
 from pglab.campaign.spec import RunSpec
 from pglab.campaign.writes import phase_writes
 from pglab.errors import CampaignError
@@ -128,7 +130,7 @@ def prepare(camp: Campaign, spec: TuneSpec, lab: Lab) -> Setup:
             if defn is not None and defn.name not in names:  # unknown ones: validate says
                 problems.append(f"{where}{n} is not one of the knobs")
         problems += pg_settings.validate(dict(asked), catalog, where=where)
-    if any(ph.operation for ph in base.phases if ph.measured):
+    if any(operation_of(ph) for ph in base.phases if ph.measured):
         problems.append(
             "[[phases]]: pglab tune measures pgbench phases (TPS, p99): give the "
             "maintenance operations measured = false"
@@ -156,7 +158,7 @@ def _checkpoint_warning(
     """A write workload measured over fewer than two checkpoint cycles favours settings that
     put the checkpoint off until after the measurement."""
     # judged from what the phases run (a custom script by its statements); unknown: writes
-    writes = any(phase_writes(asdict(ph)) is not False for ph in base.phases if ph.measured)
+    writes = any(phase_writes(phase_identity(ph)) is not False for ph in base.phases if ph.measured)
     seconds = sum(ph.duration or 0 for ph in base.phases if ph.measured) or 0
     knob = next((k for k in knobs if k.name == "checkpoint_timeout"), None)
     if knob is not None:

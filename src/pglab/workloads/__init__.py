@@ -229,17 +229,11 @@ REGISTRY: dict[str, Workload] = {
 
 
 def kind_of(phase: PhaseSpec) -> str:
-    """A phase's kind, a key of ``REGISTRY``: a maintenance operation, a workload kit (by its
-    name), a captured workload's replay, sysbench, else pgbench (here or on generator hosts)."""
-    if phase.operation is not None:
-        return "maintenance"
-    if phase.kit is not None:
-        return phase.kit
-    if phase.replay is not None:
-        return "replay"
-    if phase.generator != "pgbench":
-        return phase.generator
-    return "pgbench"
+    """A phase's kind, a key of ``REGISTRY``: its work's (``workloads/work.Work``: a maintenance
+    operation, a workload kit by its name, a captured workload's replay, sysbench, else
+    pgbench, here or on generator hosts), decided once when the campaign was parsed
+    (``campaign/phase_work.work_of``)."""
+    return phase.work.kind
 
 
 def dataset_kind(spec: DatasetSpec) -> DatasetKind | None:

@@ -141,12 +141,13 @@ def paced(ph: PhaseSpec, warehouses: int) -> PhaseSpec:
     """``ph`` (kit = "tpcc" with pacing) as its terminals run: 10 clients per warehouse, the
     paced scripts, and the variables they read (the time scale, the first terminal's number:
     0 here, a generator host's own share elsewhere)."""
-    told = (("think_scale", f"{think_scale(ph.think_time):.9g}"), ("terminal_from", "0"))
+    from pglab.workloads.work import KitWork  # (the registry imports this module)
+
+    assert isinstance(ph.work, KitWork), "a kit's phase"
+    told = (("think_scale", f"{think_scale(ph.work.think_time):.9g}"), ("terminal_from", "0"))
     return replace(
-        ph,
+        ph.with_pgbench(scripts=scripts(str(ph.work.mode)), defines=(*ph.pgbench.defines, *told)),
         clients=TERMINALS_PER_WAREHOUSE * warehouses,
-        scripts=scripts(str(ph.mode)),
-        defines=(*ph.defines, *told),
     )
 
 

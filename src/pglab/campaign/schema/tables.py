@@ -3,7 +3,6 @@ default and meaning (the vocabulary is ``model``)."""
 
 from __future__ import annotations
 
-from pglab.campaign.generators import GENERATORS, SYSBENCH_TESTS
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.kits.pacing import PACINGS
 from pglab.campaign.os_checks import THP_MODES
@@ -12,13 +11,7 @@ from pglab.campaign.spec import (
     DEFAULT_BENCH_DATABASE,
     DEFAULT_EFFECT_PCT,
     FILESYSTEMS,
-    INDEX_METHODS,
-    LATENCY_LOGS,
     MANAGE_MODES,
-    MAX_JOBS,
-    MAX_PARALLEL,
-    OPERATIONS,
-    PROTOCOLS,
     RESET_POLICIES,
     TARGET_KINDS,
     DatasetSpec,
@@ -28,6 +21,19 @@ from pglab.campaign.spec import (
     TelemetrySpec,
 )
 from pglab.stats.sequential import SequentialSpec
+from pglab.workloads.work import (
+    GENERATORS,
+    INDEX_METHODS,
+    LATENCY_LOGS,
+    MAX_JOBS,
+    MAX_PARALLEL,
+    OPERATIONS,
+    PROTOCOLS,
+    SYSBENCH_TESTS,
+    OperationWork,
+    PgbenchWork,
+    ReplayWork,
+)
 
 ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
 SOURCES = ("embedded", "bindir", "build", "version", "pgserver")
@@ -36,7 +42,8 @@ DERIVED_KINDS = ("decrease", "ratio")
 DEFAULT_SCRIPT = "tpcb-like"
 SSH_PATTERN = r"^(?:[^@\s]+@)?(?:[^@\s:]+|\[[0-9a-fA-F:.]+\])$"  # user@address, or address
 
-_dataset, _phase = DatasetSpec(), PhaseSpec(name="", scripts=())
+_dataset, _phase, _pgbench = DatasetSpec(), PhaseSpec(""), PgbenchWork()
+_operation, _replay = OperationWork(""), ReplayWork("")
 _telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
 TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab run --help` "
             "shows its layout", (
@@ -150,27 +157,27 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("rate", "number", "transactions per second (pgbench -R)", "500",
         default_doc="no limit", above=0, commented=True, what="transactions per second"),
     Key("protocol", "string", "pgbench -M: simple, extended or prepared", '"simple"',
-        _phase.protocol, choices=PROTOCOLS),
+        _pgbench.protocol, choices=PROTOCOLS),
     Key("connect", "boolean", "a new connection per transaction (pgbench -C)", "false",
-        _phase.connect),
+        _pgbench.connect),
     Key("vacuum", "boolean", "false: pgbench -n (no vacuum first, history kept)", "true",
-        _phase.vacuum),
+        _pgbench.vacuum),
     Key("latency_log", "string", "full: every transaction, for per-second percentiles (costs "
         "a few % at very high TPS); aggregate: per-second count, mean and max (no cost); off",
-        '"full"', _phase.latency_log, choices=LATENCY_LOGS),
+        '"full"', _pgbench.latency_log, choices=LATENCY_LOGS),
     Key("progress", "boolean", "pgbench -P 1: each second's TPS and latency, live; false: "
         "read from the aggregate log after the phase (needs latency_log = aggregate; no live "
-        "TPS), sparing pgbench ~1.4% at 100k TPS", "false", _phase.progress, commented=True),
+        "TPS), sparing pgbench ~1.4% at 100k TPS", "false", _pgbench.progress, commented=True),
     Key("max_tries", "integer", "pgbench --max-tries (15+): tries of a transaction that "
-        "fails on a serialization or deadlock error; 1: none retried", "5", _phase.max_tries,
+        "fails on a serialization or deadlock error; 1: none retried", "5", _pgbench.max_tries,
         minimum=1, commented=True),
     Key("failures_detailed", "boolean", "pgbench --failures-detailed (15+): failures by kind "
-        "(serialization, deadlock)", "true", _phase.failures_detailed, commented=True),
+        "(serialization, deadlock)", "true", _pgbench.failures_detailed, commented=True),
     Key("latency_limit", "number", "pgbench -L, ms: transactions over it counted (and "
         "skipped with rate)", "50", default_doc="none", above=0, commented=True,
         what="milliseconds"),
     Key("report_per_command", "boolean", "pgbench -r: each statement's latency, failures and "
-        "retries, per script", "true", _phase.report_per_command, commented=True),
+        "retries, per script", "true", _pgbench.report_per_command, commented=True),
     Key("random_seed", "seed", "pgbench --random-seed: the same random numbers (accounts, "
         "script choice) run after run; time or rand: a new seed each run", "42",
         default_doc='"time"', commented=True),
@@ -207,7 +214,7 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         "dataset", '"app.json.gz"', default_doc="none", pattern=".", commented=True,
         axis=False, what="a workload file's path"),
     Key("speed", "number", "replay: pgreplay's speed factor (2: the captured times halved)",
-        "1.0", _phase.speed, above=0, commented=True, what="a speed factor above 0"),
+        "1.0", _replay.speed, above=0, commented=True, what="a speed factor above 0"),
     Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
         "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
         "pgbench", choices=GENERATORS, commented=True),
@@ -216,19 +223,19 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
     Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
         '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
     Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
-        "0.1", _phase.dirty, minimum=0, maximum=1, commented=True,
+        "0.1", _operation.dirty, minimum=0, maximum=1, commented=True,
         what="the fraction of pgbench_accounts to update before the vacuum"),
     Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
-        "1", _phase.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
+        "1", _operation.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
         what="parallel workers"),
-    Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _phase.freeze, commented=True),
+    Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _operation.freeze, commented=True),
     Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
         '["bid", "abalance"]', default_doc='"abalance"', commented=True),
-    Key("method", "string", "create_index: the index method", '"btree"', _phase.method,
+    Key("method", "string", "create_index: the index method", '"btree"', _operation.method,
         choices=INDEX_METHODS, commented=True),
-    Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _phase.jobs, minimum=1,
+    Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _operation.jobs, minimum=1,
         maximum=MAX_JOBS, commented=True, what="pg_dump/pg_restore -j"),
-    Key("compress", "boolean", "dump: false: -Z 0", "false", _phase.compress, commented=True),
+    Key("compress", "boolean", "dump: false: -Z 0", "false", _operation.compress, commented=True),
     Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
         '"/mnt/backup"', default_doc="the run's work directory", commented=True,
         what="the absolute path of a directory pg_basebackup makes its copy in"),

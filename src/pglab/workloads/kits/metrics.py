@@ -10,6 +10,8 @@ from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.records import PhaseResult
 from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
+from pglab.workloads.kits.work import KitWork
+from pglab.workloads.tpch.work import TpchWork
 
 
 def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
@@ -22,7 +24,7 @@ def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
     transactions that rolled back by design (%), the share of Delivery's districts skipped
     (``delivery_skipped_pct``), and the consistency conditions broken after the phase
     (``load.CONSISTENCY_TABLE``)."""
-    kit_of = {ph.name: ph.kit for ph in run.phases if ph.kit}
+    kit_of = {ph.name: ph.work.kit for ph in run.phases if isinstance(ph.work, KitWork | TpchWork)}
     by_name: dict[str, list[dict[str, float]]] = {}
     measured: list[dict[str, float]] = []
     for ph in phases:

@@ -13,10 +13,13 @@ from pglab.campaign.kits import pacing
 from pglab.campaign.spec import RunSpec
 from pglab.pgbench import responses
 from pglab.records import PhaseResult
+from pglab.workloads.kits.work import KitWork
 
 
 def pacing_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
-    paced = next((ph for ph in run.phases if ph.pacing), None)
+    paced = next(
+        (ph.work for ph in run.phases if isinstance(ph.work, KitWork) and ph.work.pacing), None
+    )
     if paced is None:
         return {}
     tables = [t for ph in phases if ph.measured and (t := ph.tables.get(responses.TABLE))]

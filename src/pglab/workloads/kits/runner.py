@@ -11,6 +11,7 @@ from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import PhaseContext
 from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.work import KitWork
 from pglab.workloads.pgbench import runner as pgbench
 
 
@@ -28,8 +29,8 @@ class KitPgbench:
 
     @property
     def kit(self) -> str:
-        assert self.phase.kit is not None
-        return self.phase.kit
+        assert isinstance(self.phase.work, KitWork), "a kit's phase"
+        return self.phase.work.kit
 
     def prepare(self, stack: contextlib.ExitStack) -> None:
         del stack

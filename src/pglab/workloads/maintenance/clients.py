@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
+from pglab.workloads.maintenance.work import operation_work
 
 CLIENT_OPERATIONS = ("dump", "restore", "basebackup")
 RESTORE_DATABASE = "pglab_restore"  # where a restore goes: made before it, dropped after
@@ -56,17 +57,17 @@ class Client:
 def argv(phase: PhaseSpec, client: Client, database: str, into: Path) -> list[str]:
     """The program and its arguments for ``phase``: ``into`` is the dump's directory (written
     by a dump, read by a restore) or the base backup's."""
-    op = phase.operation
+    op = operation_work(phase).operation
     if op == "dump":
-        out = [client.pg_dump, "-F", "d", "-j", str(phase.jobs), "-f", str(into)]
-        if not phase.compress:
+        out = [client.pg_dump, "-F", "d", "-j", str(operation_work(phase).jobs), "-f", str(into)]
+        if not operation_work(phase).compress:
             out += ["-Z", "0"]
         return out + ["-d", client.conninfo(database)]
     if op == "restore":
         return [
             client.pg_restore,
             "-j",
-            str(phase.jobs),
+            str(operation_work(phase).jobs),
             "-d",
             client.conninfo(RESTORE_DATABASE),
             str(into),
@@ -88,7 +89,7 @@ def argv(phase: PhaseSpec, client: Client, database: str, into: Path) -> list[st
 
 def backup_dir(phase: PhaseSpec, workdir: Path) -> Path:
     """Where a base backup goes: a directory of pglab's under the target (or the work dir)."""
-    return Path(phase.target or workdir) / BACKUP_DIR
+    return Path(operation_work(phase).target or workdir) / BACKUP_DIR
 
 
 def tree_bytes(path: Path) -> int:

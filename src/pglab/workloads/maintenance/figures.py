@@ -18,6 +18,7 @@ from typing import Any
 from pglab.campaign.spec import PhaseSpec
 from pglab.postgres.versioned_sql import sql_for
 from pglab.records import TableJson
+from pglab.workloads.maintenance.work import operation_work
 
 TABLE = "pgbench_accounts"
 PRIMARY_KEY = "pgbench_accounts_pkey"  # what cluster orders by and reindex rebuilds
@@ -154,14 +155,13 @@ def figures(
     cpu: tuple[float | None, float | None] = (None, None),
     io_read_bytes: int | None = None,
 ) -> OperationFigures:
-    assert phase.operation is not None
     rate = tuples / elapsed_s if tuples is not None and elapsed_s > 0 else None
     return OperationFigures(
-        operation=phase.operation,
+        operation=operation_work(phase).operation,
         elapsed_s=elapsed_s,
         bytes=nbytes,
         mb_s=mb_per_s(nbytes, elapsed_s),
-        parallel=phase.parallel,
+        parallel=operation_work(phase).parallel,
         workers_planned=planned,
         workers_launched=launched,
         maintenance_work_mem_kb=mwm_kb,
@@ -324,20 +324,21 @@ def progress_text(operation: str, row: list[Any], block_size: int = 8192) -> str
 
 def statement(phase: PhaseSpec) -> str:
     """The measured statement of an operation phase."""
-    if phase.operation == "vacuum":
-        opts = ["VERBOSE", f"PARALLEL {phase.parallel}"] + ["FREEZE"] * phase.freeze
+    op = operation_work(phase)
+    if op.operation == "vacuum":
+        opts = ["VERBOSE", f"PARALLEL {op.parallel}"] + ["FREEZE"] * op.freeze
         return f"VACUUM ({', '.join(opts)}) {TABLE}"
-    if phase.operation == "analyze":
+    if op.operation == "analyze":
         return f"ANALYZE {TABLE}"
-    if phase.operation == "create_index":
-        return f"CREATE INDEX {INDEX} ON {TABLE} USING {phase.method} ({', '.join(phase.columns)})"
-    if phase.operation == "vacuum_full":
+    if op.operation == "create_index":
+        return f"CREATE INDEX {INDEX} ON {TABLE} USING {op.method} ({', '.join(op.columns)})"
+    if op.operation == "vacuum_full":
         return f"VACUUM (FULL, VERBOSE) {TABLE}"
-    if phase.operation == "cluster":
+    if op.operation == "cluster":
         return f"CLUSTER {TABLE} USING {PRIMARY_KEY}"
-    if phase.operation == "reindex":
+    if op.operation == "reindex":
         return f"REINDEX INDEX {PRIMARY_KEY}"
-    raise ValueError(f"not an operation: {phase.operation!r}")
+    raise ValueError(f"not an operation: {op.operation!r}")
 
 
 def dirty_statement(fraction: float) -> str:
@@ -353,11 +354,12 @@ def dirty_statement(fraction: float) -> str:
 def session_settings(phase: PhaseSpec, mwm_kb: int) -> dict[str, str]:
     """What the operation's session sets: the workers it asks for and, for a parallel index
     build, maintenance_work_mem raised to what that many participants need (never lowered)."""
-    if phase.operation not in ("vacuum", "create_index", "reindex"):
+    op = operation_work(phase)
+    if op.operation not in ("vacuum", "create_index", "reindex"):
         return {}
-    out = {"max_parallel_maintenance_workers": str(phase.parallel)}
-    need = PARTICIPANT_KB * (phase.parallel + 1)
-    if phase.operation != "vacuum" and phase.parallel > 0 and mwm_kb < need:
+    out = {"max_parallel_maintenance_workers": str(op.parallel)}
+    need = PARTICIPANT_KB * (op.parallel + 1)
+    if op.operation != "vacuum" and op.parallel > 0 and mwm_kb < need:
         out["maintenance_work_mem"] = f"{need}kB"
     return out
 

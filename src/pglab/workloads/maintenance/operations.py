@@ -50,6 +50,7 @@ from pglab.workloads.maintenance.figures import (
     statement,
     vacuum_workers,
 )
+from pglab.workloads.maintenance.work import operation_work
 
 POLL_S = 0.05  # how often the watcher looks for parallel workers
 PROGRESS_S = 1.0  # a progress row at most this often (and the first one seen)
@@ -141,8 +142,7 @@ class Operation:
         prior: Prior | None = None,
         local: bool = False,
     ):
-        assert phase.operation is not None
-        self.connect, self.phase, self.op = connect, phase, phase.operation
+        self.connect, self.phase, self.op = connect, phase, operation_work(phase).operation
         self.client = client
         self.prior = prior  # the same operation's progress in an earlier run: its ETA
         self.local = local  # the server's processes are this machine's: their CPU is read
@@ -187,8 +187,8 @@ class Operation:
         self.plain = _plain_table(conn)
         if op == "vacuum" and self.plain:  # autovacuum must not take the dead tuples first
             conn.execute(f"ALTER TABLE {TABLE} SET (autovacuum_enabled = off)")
-        if op == "vacuum" and phase.dirty > 0:
-            conn.execute(dirty_statement(phase.dirty))
+        if op == "vacuum" and operation_work(phase).dirty > 0:
+            conn.execute(dirty_statement(operation_work(phase).dirty))
             try:
                 conn.execute("CHECKPOINT")  # the vacuum then writes its own pages only
             except psycopg.errors.InsufficientPrivilege as exc:
@@ -220,7 +220,7 @@ class Operation:
             conn.execute(f"DROP DATABASE IF EXISTS {clients.RESTORE_DATABASE}")
             conn.execute(f"CREATE DATABASE {clients.RESTORE_DATABASE} TEMPLATE template0")
         else:
-            if phase.target is None:
+            if operation_work(phase).target is None:
                 client.workdir.mkdir(parents=True, exist_ok=True)
             self.into = clients.backup_dir(phase, client.workdir)
             if not self.into.parent.is_dir():
@@ -404,13 +404,13 @@ def _plain_table(conn: psycopg.Connection) -> bool:
 def _check_parallel(conn: psycopg.Connection, phase: PhaseSpec) -> None:
     """``parallel`` within what the server can launch (as preflight checked the settings pglab
     gives it; an existing server's are only known here)."""
-    if phase.parallel == 0:
+    asked = operation_work(phase).parallel
+    if asked == 0:
         return
     for name in ("max_worker_processes", "max_parallel_workers"):
         limit = _int_setting(conn, name)
-        if phase.parallel > limit:
+        if asked > limit:
             raise CampaignError(
-                f"phase {phase.name}: parallel = {phase.parallel} is more than {name} = "
-                f"{limit} allows",
+                f"phase {phase.name}: parallel = {asked} is more than {name} = {limit} allows",
                 hint=f"raise {name} in [server.settings], or ask for fewer workers",
             )

@@ -21,6 +21,7 @@ from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
 from pglab.workloads.replay import engine, workload_file
 from pglab.workloads.replay.metrics import CLASSES_TABLE, SUMMARY_TABLE
+from pglab.workloads.replay.work import ReplayWork
 
 DIVERGENCE_TABLE = "replay.divergence"
 SUMMARY_COLUMNS = [
@@ -53,8 +54,9 @@ def run_phase(
     sessions, in a database; pgreplay connects to its host and port as each session's user,
     to its database); from several hosts at once when ``players`` gives their players for
     that host and port (the generator hosts: ``on_hosts``)."""
-    assert phase.replay is not None, "a replaying phase"
-    workload = workload_file.read(Path(phase.replay))
+    told = phase.work
+    assert isinstance(told, ReplayWork), "a replaying phase"
+    workload = workload_file.read(Path(told.replay))
 
     def connect(db: str) -> psycopg.Connection:  # a server on a host: its password in env
         password = (env or {}).get("PGPASSWORD")
@@ -72,7 +74,7 @@ def run_phase(
         port,
         workdir,
         server_log,
-        speed=phase.speed,
+        speed=told.speed,
         env=env,
         players=players(host, port) if players is not None else (),
     )
@@ -128,7 +130,7 @@ def run_phase(
         argv=(
             "pgreplay",
             "-s",
-            f"{phase.speed:g}",
+            f"{told.speed:g}",
             *(("on", *phase.generators) if players else ()),
         ),
         report=report,

@@ -11,6 +11,7 @@ from pathlib import Path
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, ServerSpec
 from pglab.errors import CampaignError
 from pglab.workloads.replay import workload_file
+from pglab.workloads.work import ReplayWork
 
 
 def replay_point(
@@ -19,7 +20,9 @@ def replay_point(
     """The point's dataset (the dump) and phases (each replaying one the captured window)."""
     dataset, window = replay_dataset(dataset, phases, server)
     phases = tuple(
-        replace(ph, duration=max(1, math.ceil(window / ph.speed))) if ph.replay else ph
+        replace(ph, duration=max(1, math.ceil(window / ph.work.speed)))
+        if isinstance(ph.work, ReplayWork)
+        else ph
         for ph in phases
     )
     return dataset, phases
@@ -42,7 +45,7 @@ def replay_dataset(
             hint='replay on a server pglab makes here, or on a host ([server] host = "db1", '
             "which generator hosts reach too)",
         )
-    files = sorted({ph.replay for ph in phases if ph.replay})
+    files = sorted({ph.work.replay for ph in phases if isinstance(ph.work, ReplayWork)})
     if len(files) > 1:
         raise CampaignError(
             f"one point replays {len(files)} workload files ({', '.join(files)}): a point has "
@@ -60,7 +63,7 @@ def replay_dataset(
         )
     sessions = len(workload.data["sessions"])
     for ph in phases:  # each host replays whole sessions: at least one each
-        hosts = len(ph.generators) if ph.replay and ph.remote else 0
+        hosts = len(ph.generators) if isinstance(ph.work, ReplayWork) and ph.remote else 0
         if hosts > sessions:
             raise CampaignError(
                 f"the workload file {files[0]} has {sessions} session(s) for {hosts} "

@@ -11,6 +11,7 @@ from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import NothingAfter, PhaseContext
 from pglab.workloads.replay import engine, on_hosts
 from pglab.workloads.replay import phase as replay
+from pglab.workloads.replay.work import ReplayWork
 
 
 @dataclass
@@ -36,9 +37,9 @@ class Replay(NothingAfter):
 
             def players(host: str, port: int) -> list[engine.Player]:
                 return [
-                    on_hosts.here(host, port, self.phase.speed, env)
+                    on_hosts.here(host, port, speed_of(self.phase), env)
                     if name == LOCAL  # "local" among them: this machine's pgreplay
-                    else on_hosts.player(c.hosts.ssh(name), host, port, self.phase.speed, env)
+                    else on_hosts.player(c.hosts.ssh(name), host, port, speed_of(self.phase), env)
                     for name in self.phase.generators
                 ]
 
@@ -51,3 +52,9 @@ class Replay(NothingAfter):
             lambda: c.server.log_since(offset),
             players,
         )
+
+
+def speed_of(phase: PhaseSpec) -> float:
+    """pgreplay's speed of a replaying phase."""
+    assert isinstance(phase.work, ReplayWork), "a replaying phase"
+    return phase.work.speed

@@ -48,4 +48,4 @@ def point(
     and size."""
     dataset = replace(dataset, kit="sysbench")
     told = (("tables", str(dataset.tables)), ("table_size", str(dataset.table_size)))
-    return dataset, tuple(replace(ph, defines=told) for ph in phases)
+    return dataset, tuple(ph.with_pgbench(defines=told) for ph in phases)

@@ -24,19 +24,26 @@ from pglab.errors import PgbenchError
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample, TableJson
 from pglab.workloads.sysbench import output
 from pglab.workloads.sysbench.load import Target, sysbench_exe
+from pglab.workloads.sysbench.work import SysbenchWork
 
 SECONDS_TABLE = "sysbench.seconds"  # each --report-interval line, t as epoch seconds
 REPORT_TABLE = "sysbench.report"  # the final statistics, one row, as printed
 PERCENTILE = 95
 
 
+def test_of(phase: PhaseSpec) -> str:
+    """The sysbench test a phase runs."""
+    assert isinstance(phase.work, SysbenchWork), "a sysbench phase"
+    return phase.work.test
+
+
 def argv_for(exe: str, phase: PhaseSpec, target: Target) -> list[str]:
     """sysbench's arguments; the dataset's tables and their size are the phase's defines
     (``planning/plan.py`` sets them from ``[dataset]``)."""
-    told = dict(phase.defines)
+    told = dict(phase.pgbench.defines)
     argv = [
         exe,
-        str(phase.test),
+        test_of(phase),
         *target.sysbench_args(),
         f"--tables={told['tables']}",
         f"--table-size={told['table_size']}",
@@ -48,10 +55,10 @@ def argv_for(exe: str, phase: PhaseSpec, target: Target) -> list[str]:
         argv.append(f"--time={phase.duration}")
     else:
         argv += ["--time=0", f"--events={(phase.transactions or 0) * phase.clients}"]
-    if phase.rate is not None:
-        argv.append(f"--rate={phase.rate:g}")
-    if isinstance(phase.random_seed, int):
-        argv.append(f"--rand-seed={phase.random_seed}")
+    if phase.pgbench.rate is not None:
+        argv.append(f"--rate={phase.pgbench.rate:g}")
+    if isinstance(phase.pgbench.random_seed, int):
+        argv.append(f"--rand-seed={phase.pgbench.random_seed}")
     return [*argv, "run"]
 
 
@@ -132,7 +139,7 @@ def as_pgbench(r: output.SysbenchReport, phase: PhaseSpec) -> PgbenchReport:
         clients=phase.clients,
         threads=phase.clients,
         duration_s=r.total_time_s,
-        transaction_type=f"sysbench {phase.test}",
+        transaction_type=phase.script_label,
     )
 
 

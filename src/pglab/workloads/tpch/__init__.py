@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
+from pglab.workloads.tpch.work import TpchWork
 
 # what `pglab compare --help` says of two points' queries
 COMPARE_HELP = """\
@@ -23,10 +24,12 @@ outgrew work_mem (a sort on disk, a hash in batches, a lossy bitmap).
 
 def said(ph: PhaseSpec) -> str:
     """A phase as the plan lists it: its queries, once each, on one session (a stream each)."""
-    queries = ",".join(f"Q{n}" for n in ph.queries) if ph.queries else "22 queries"
-    limit = f", at most {ph.query_timeout:g}s each" if ph.query_timeout else ""
-    streams = f", {ph.clients} streams" if ph.mode == "throughput" else ""
-    return f"tpch {ph.mode} run of {queries}{streams}{limit}"
+    work = ph.work
+    assert isinstance(work, TpchWork), work
+    queries = ",".join(f"Q{n}" for n in work.queries) if work.queries else "22 queries"
+    limit = f", at most {work.query_timeout:g}s each" if work.query_timeout else ""
+    streams = f", {ph.clients} streams" if work.mode == "throughput" else ""
+    return f"tpch {work.mode} run of {queries}{streams}{limit}"
 
 
 def likeness(ph: Mapping[str, Any]) -> tuple[str, str] | None:

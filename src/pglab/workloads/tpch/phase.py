@@ -22,6 +22,7 @@ from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
 from pglab.workloads.tpch import plans, power, throughput
+from pglab.workloads.tpch.work import TpchWork
 
 DEFAULT_SEED = 1  # random_seed left out: the same parameters every run (repeatable)
 SCALE_DEFINE = "scale factor"  # the phase's define that tells the dataset's scale
@@ -30,26 +31,34 @@ SCALE_DEFINE = "scale factor"  # the phase's define that tells the dataset's sca
 def seed_of(phase: PhaseSpec) -> int:
     """The seed of the substitution parameters: ``random_seed`` when a number, a new one each
     run for "time" or "rand", else ``DEFAULT_SEED``."""
-    if isinstance(phase.random_seed, int):
-        return phase.random_seed
-    if phase.random_seed in ("time", "rand"):
+    if isinstance(phase.pgbench.random_seed, int):
+        return phase.pgbench.random_seed
+    if phase.pgbench.random_seed in ("time", "rand"):
         return random.SystemRandom().randrange(1, 2**31)
     return DEFAULT_SEED
 
 
 def scale_of(phase: PhaseSpec) -> float:
-    return float(dict(phase.defines).get(SCALE_DEFINE, "1"))
+    return float(dict(phase.pgbench.defines).get(SCALE_DEFINE, "1"))
+
+
+def tpch_work(phase: PhaseSpec) -> TpchWork:
+    """A TPC-H-like phase's own work: its mode, queries and their timeout."""
+    assert isinstance(phase.work, TpchWork), "a TPC-H-like phase"
+    return phase.work
 
 
 def queries_of(phase: PhaseSpec) -> tuple[int, ...]:
-    return phase.queries or QUERIES
+    return tpch_work(phase).queries or QUERIES
 
 
 def explain(session: Callable[[], psycopg.Connection], phase: PhaseSpec, seed: int) -> TableJson:
     """Each query's plan (``plans.TABLE``), on a session of its own."""
     with session() as conn:
         conn.autocommit = True
-        found = plans.plans(conn, queries_of(phase), seed, scale_of(phase), phase.query_timeout)
+        found = plans.plans(
+            conn, queries_of(phase), seed, scale_of(phase), tpch_work(phase).query_timeout
+        )
     return plans.as_table(found)
 
 
@@ -62,14 +71,14 @@ def run_phase(
 ) -> PhaseResult:
     """The power run on a session of its own (or, in mode "throughput", the throughput run
     of ``clients`` streams), as a phase result with its queries' table."""
-    if phase.mode == "throughput":
+    if tpch_work(phase).mode == "throughput":
         return _throughput(session, phase, iteration, seed, on_status)
     queries = queries_of(phase)
     started, t0 = time.time(), time.perf_counter()
     with session() as conn:
         conn.autocommit = True
         times = power.power_run(
-            conn, queries, seed, scale_of(phase), phase.query_timeout, on_status
+            conn, queries, seed, scale_of(phase), tpch_work(phase).query_timeout, on_status
         )
     elapsed = time.perf_counter() - t0
     table = power.as_table(times)
@@ -106,7 +115,7 @@ def _throughput(
     queries, streams, scale = queries_of(phase), phase.clients, scale_of(phase)
     started = time.time()
     found, elapsed = throughput.throughput_run(
-        session, queries, seed, scale, streams, phase.query_timeout, on_status
+        session, queries, seed, scale, streams, tpch_work(phase).query_timeout, on_status
     )
     times = [t for stream in found for t in stream]
     report = PgbenchReport(

@@ -1,0 +1,105 @@
+"""The pgbench-driven kits' work, declared (``kit = "tpcc"``, ``"ycsb"``, ``"tpce"``): the kit,
+its mode, YCSB's request distribution, TPC-C's terminals that think, and the pgbench options
+the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights).
+
+A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
+from pglab.workloads.tpch.work import TpchWork
+
+# the [workload] keys that are the kits' own (mode is also TPC-H's)
+KEYS = ("kit", "mode", "distribution", "pacing", "think_time")
+
+
+@dataclass(frozen=True, slots=True)
+class KitWork:
+    """A workload kit run by pgbench (``campaign/kits``: its scripts and SQL)."""
+
+    KEYS: ClassVar[tuple[str, ...]] = KEYS
+    GENERATED: ClassVar[bool] = True
+
+    kit: str
+    mode: str | None = None
+    distribution: str | None = None  # YCSB's request distribution (None: zipfian)
+    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
+    # clients follow from the warehouses), their New-Order mean think time in seconds (None:
+    # the specification's 12 s; every keying and think time scaled with it). Part of the point
+    # only when set
+    pacing: str | None = None
+    think_time: float | None = None
+    pgbench: PgbenchWork = field(default_factory=PgbenchWork)
+
+    @classmethod
+    def of_flat(cls, f: Mapping[str, Any], pgbench: PgbenchWork) -> KitWork | None:
+        """This kind's work from a phase's flat fields (``campaign/identity.flat``'s), or
+        None: the fields are not of this kind's phase."""
+        if f["kit"] is None:
+            return None
+        return KitWork(
+            f["kit"],
+            mode=f["mode"],
+            distribution=f["distribution"],
+            pacing=f["pacing"],
+            think_time=f["think_time"],
+            pgbench=pgbench,
+        )
+
+    @property
+    def kind(self) -> str:
+        return self.kit
+
+    def with_pgbench(self, options: PgbenchWork) -> KitWork:
+        return replace(self, pgbench=options)
+
+    @property
+    def label(self) -> str:
+        if self.pacing is not None:  # terminals that think: 10 per warehouse, at what times
+            think = "" if self.think_time is None else f", think {self.think_time * 1000:g}ms"
+            return f"{self.kit} ({self.mode}, paced terminals{think})"
+        return f"{self.kit} ({self.mode})"
+
+    @property
+    def live(self) -> bool:
+        return self.pgbench.progress
+
+    @property
+    def dataset_kind(self) -> str | None:
+        return self.kit
+
+    def stored(self) -> dict[str, object]:
+        return {**self.pgbench.stored(), **own_fields(self)}
+
+
+# its keys given to a phase of another kind (or of another kit): refused (campaign/workload's
+# one rule)
+REFUSED_ELSEWHERE = (
+    Refusal(
+        ("mode",),
+        lambda work: isinstance(work, KitWork | TpchWork),
+        "mode = {value!r}: the mode of a workload kit, but this phase runs no kit (kit = ...)",
+        of_value=True,
+    ),
+    Refusal(
+        ("distribution",),
+        lambda work: isinstance(work, KitWork) and work.kit == "ycsb",
+        'distribution = {value!r}: how kit = "ycsb" picks its keys, but this phase runs no YCSB',
+        of_value=True,
+    ),
+    Refusal(
+        ("pacing", "think_time"),
+        lambda work: isinstance(work, KitWork) and work.kit == "tpcc",
+        '{keys}: terminals that think are kit = "tpcc"\'s (TPC-C clause 5.2.5), but this '
+        "phase runs no TPC-C",
+    ),
+)
+
+
+def paced(work: object) -> bool:
+    """Whether ``work`` is TPC-C's terminals that key and think (``pacing = "spec"``)."""
+    return isinstance(work, KitWork) and work.pacing is not None

@@ -1,0 +1,182 @@
+"""What a phase does, by kind: the union of the kinds' declared work (``PhaseSpec.work``),
+each declared in its own package (``workloads/KIND/work.py``) with the campaign keys it owns,
+and what a module outside ``workloads/`` takes of them (it imports them from here).
+
+A phase is stored as one flat record (``STORED_FIELDS``, in that order: the fields of the one
+phase type every kind shared before the kinds declared their own), which
+``campaign/identity.flat`` makes from a phase; a field another kind owns has the value that
+says "not this kind" there (``UNSET``), and is left out of the phase's identity at that value.
+
+A declaration: the standard library, pglab's core modules and the kinds' work modules only, so
+that ``campaign/`` may import it (``tests/unit/test_architecture.py``'s stage
+"declarations")."""
+
+from __future__ import annotations
+
+from pglab.workloads.kits import work as kits
+from pglab.workloads.kits.work import KitWork, paced
+from pglab.workloads.maintenance import work as maintenance
+from pglab.workloads.maintenance.work import (
+    ACCOUNT_COLUMNS,
+    INDEX_METHODS,
+    MAX_JOBS,
+    MAX_PARALLEL,
+    OPERATION_KEYS,
+    OPERATION_OPTIONS,
+    OPERATIONS,
+    OperationWork,
+    operation_work,
+)
+from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork, Refusal
+from pglab.workloads.replay.work import ReplayWork
+from pglab.workloads.sysbench import work as sysbench
+from pglab.workloads.sysbench.work import (
+    DEFAULT_TEST,
+    GENERATOR,
+    GENERATORS,
+    SYSBENCH_TESTS,
+    SysbenchWork,
+)
+from pglab.workloads.tpch import work as tpch
+from pglab.workloads.tpch.work import KIT as TPCH_KIT
+from pglab.workloads.tpch.work import TpchWork
+
+__all__ = [
+    "ACCOUNT_COLUMNS",
+    "DEFAULT_TEST",
+    "GENERATOR",
+    "GENERATORS",
+    "INDEX_METHODS",
+    "LATENCY_LOGS",
+    "MAX_JOBS",
+    "MAX_PARALLEL",
+    "OPERATIONS",
+    "OPERATION_KEYS",
+    "OPERATION_OPTIONS",
+    "PROTOCOLS",
+    "REFUSED_ELSEWHERE",
+    "STORED_FIELDS",
+    "SYSBENCH_TESTS",
+    "TOLD_FROM_FLAT",
+    "TPCH_KIT",
+    "UNSET",
+    "WORKS",
+    "KitWork",
+    "OperationWork",
+    "PgbenchWork",
+    "Refusal",
+    "ReplayWork",
+    "SysbenchWork",
+    "TpchWork",
+    "Work",
+    "operation_work",
+    "paced",
+]
+
+Work = PgbenchWork | KitWork | TpchWork | SysbenchWork | OperationWork | ReplayWork
+
+# every kind's work type
+WORKS: tuple[type[Work], ...] = (
+    PgbenchWork,
+    KitWork,
+    TpchWork,
+    SysbenchWork,
+    OperationWork,
+    ReplayWork,
+)
+
+# the kinds that tell their phase from its flat fields (``of_flat``), in the order they are
+# asked: a maintenance operation, a workload kit (TPC-H-like or pgbench-driven), a captured
+# workload's replay, sysbench; a phase none of them claims runs pgbench's scripts
+TOLD_FROM_FLAT: tuple[
+    type[OperationWork] | type[TpchWork] | type[KitWork] | type[ReplayWork] | type[SysbenchWork],
+    ...,
+] = (OperationWork, TpchWork, KitWork, ReplayWork, SysbenchWork)
+
+# every kind's own keys given to a phase of another kind, as the parser refuses them (one rule:
+# campaign/workload), in the order it names them
+REFUSED_ELSEWHERE: tuple[Refusal, ...] = (
+    *kits.REFUSED_ELSEWHERE,
+    *sysbench.REFUSED_ELSEWHERE,
+    *tpch.REFUSED_ELSEWHERE,
+    *maintenance.REFUSED_ELSEWHERE,
+)
+
+# a phase's stored fields, in their stored order
+STORED_FIELDS = (
+    "name",
+    "scripts",
+    "clients",
+    "threads",
+    "duration",
+    "transactions",
+    "times",
+    "measured",
+    "rate",
+    "protocol",
+    "connect",
+    "vacuum",
+    "latency_log",
+    "progress",
+    "generators",
+    "max_tries",
+    "latency_limit",
+    "failures_detailed",
+    "report_per_command",
+    "random_seed",
+    "sampling_rate",
+    "operation",
+    "dirty",
+    "parallel",
+    "freeze",
+    "columns",
+    "method",
+    "jobs",
+    "compress",
+    "target",
+    "kit",
+    "mode",
+    "distribution",
+    "defines",
+    "generator",
+    "test",
+    "queries",
+    "query_timeout",
+    "pacing",
+    "think_time",
+    "replay",
+    "speed",
+)
+
+# stored fields left out of a phase's identity at these values (they came after points were
+# stored): pgbench's later options, and every kind's own at the value of another kind's phase
+UNSET: dict[str, object] = {
+    "max_tries": 1,
+    "latency_limit": None,
+    "failures_detailed": False,
+    "report_per_command": False,
+    "random_seed": None,
+    "sampling_rate": None,
+    "progress": True,
+    "operation": None,
+    "dirty": 0.0,
+    "parallel": 0,
+    "freeze": False,
+    "columns": ("abalance",),
+    "method": "btree",
+    "jobs": 1,
+    "compress": True,
+    "target": None,
+    "kit": None,
+    "mode": None,
+    "distribution": None,
+    "defines": (),
+    "generator": "pgbench",
+    "test": None,
+    "queries": (),
+    "query_timeout": None,
+    "pacing": None,
+    "think_time": None,
+    "replay": None,
+    "speed": 1.0,
+}
