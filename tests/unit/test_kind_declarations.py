@@ -14,8 +14,9 @@ from pglab.analysis import noise, tidy
 from pglab.campaign.spec import PhaseSpec
 from pglab.cli import fmt
 from pglab.workloads import REGISTRY, columns
+from pglab.workloads.tpch.work import TpchWork
 
-BASE = PhaseSpec(name="main", scripts=(), duration=60)
+BASE = PhaseSpec(name="main", duration=60)
 
 
 @pytest.mark.parametrize(
@@ -62,10 +63,12 @@ def test_a_kind_is_listed_and_judged_by_its_own_declarations(monkeypatch) -> Non
     """A toy kind's plan line and likeness, declared on its ``Workload``, are what the plan's
     outline and the noise say of its phases; without them, what pgbench's phases get."""
     from helpers import toy_workload
+    from helpers.toy_workload.work import ToyWork
 
-    toy = replace(BASE, generator=toy_workload.KIND, clients=3)
+    toy = replace(BASE, work=ToyWork(), clients=3)
     toy_workload.register(monkeypatch)
-    assert fmt.phase(toy) == "main:  c=3 60s"  # a kind that declares nothing: pgbench's line
+    # a kind that declares no plan line: pgbench's, with its work's label
+    assert fmt.phase(toy) == "main: toy count c=3 60s"
     monkeypatch.setitem(
         REGISTRY,
         toy_workload.KIND,
@@ -82,7 +85,7 @@ def test_a_kind_is_listed_and_judged_by_its_own_declarations(monkeypatch) -> Non
 
 
 def test_a_tpch_phase_is_listed_by_its_kind() -> None:
-    tpch = replace(BASE, kit="tpch", mode="power", queries=(1, 6), query_timeout=30.0)
+    tpch = replace(BASE, work=TpchWork(mode="power", queries=(1, 6), query_timeout=30.0))
     assert fmt.phase(tpch) == "main: tpch power run of Q1,Q6, at most 30s each"
-    streams = replace(tpch, mode="throughput", clients=2, queries=(), query_timeout=None, times=2)
+    streams = replace(BASE, work=TpchWork(mode="throughput"), clients=2, times=2)
     assert fmt.phase(streams) == "main: tpch throughput run of 22 queries, 2 streams ×2"
