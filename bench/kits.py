@@ -95,13 +95,19 @@ def pairs(
 
 
 def one_server(
-    lab: Lab, store: Store, doc: dict[str, Any], telemetry: bool = True
+    lab: Lab,
+    store: Store,
+    doc: dict[str, Any],
+    telemetry: bool = True,
+    waits_hz: float | None = None,
 ) -> tuple[RunSpec, Executor, Callable[[], tuple[float, RunResult]]]:
     """The point of ``doc`` (its dataset kept: one server for every run), an executor, and a
     run of the point through it: its pgbench's or sysbench's TPS, and the run."""
     doc = {**doc, "dataset": {**doc["dataset"], "reset": "never"}}
     if not telemetry:  # what is left of pglab's cost without its samplers
         doc["telemetry"] = {"enabled": False}
+    elif waits_hz is not None:  # the wait sampler's rate (10 a second by default)
+        doc["telemetry"] = {"waits_hz": waits_hz}
     (point,) = make_plan(campaign.parse(doc, default_name=doc["name"])).points
     binaries = resolve(point.server, lab)
     executor = Executor(lab, store=store)
@@ -126,7 +132,7 @@ def sysbench_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[
             "duration": args.duration,
         },
     }
-    point, executor, pglab = one_server(lab, store, doc, args.telemetry == "on")
+    point, executor, pglab = one_server(lab, store, doc, args.telemetry == "on", args.waits_hz)
     try:
         pglab()  # the dataset copied, the server started and warmed: not measured
         cluster = executor.cluster
@@ -156,7 +162,7 @@ def tpcc_overhead(lab: Lab, store: Store, args: argparse.Namespace) -> list[floa
             "duration": args.duration,
         },
     }
-    _, executor, pglab = one_server(lab, store, doc, args.telemetry == "on")
+    _, executor, pglab = one_server(lab, store, doc, args.telemetry == "on", args.waits_hz)
     try:
         _, warm = pglab()  # not measured; its command is the bare arm's
         argv = bare_pgbench(warm.phases[0].argv)
@@ -185,6 +191,9 @@ def main() -> None:
         default="on",
         choices=["on", "off"],
         help="off: pglab's arm without its samplers (what the rest of pglab costs)",
+    )
+    ap.add_argument(
+        "--waits-hz", type=float, help="the wait sampler's samples a second in pglab's arm"
     )
     ap.add_argument("--quick", action="store_true", help="2 pairs of 3 s each")
     args = ap.parse_args()
