@@ -69,23 +69,9 @@ def apply_workload(
     return new
 
 
-# keys whose checked value is the phase's field of that name
-PLAIN = (
-    "clients",
-    "rate",
-    "protocol",
-    "connect",
-    "vacuum",
-    "latency_log",
-    "progress",
-    "max_tries",
-    "latency_limit",
-    "failures_detailed",
-    "report_per_command",
-    "random_seed",
-    "sampling_rate",
-    *OPERATION_KEYS,
-)
+# keys whose checked value is the phase's field of that name: its clients, pgbench's options
+# (as pgbench's work declares them) and an operation's
+PLAIN = ("clients", *PgbenchWork.OPTIONS, *OPERATION_KEYS)
 
 
 def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> TomlTable:
