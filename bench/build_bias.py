@@ -21,13 +21,18 @@ largest |Δ%|, and the systematic spread, the half-width within which 95% of suc
 beyond the A/A's differences (1.96·sqrt(mean Δ² − mean Δ²(aa))) and beyond each comparison's
 own noise (a random-effects estimate from the comparisons' intervals: the A/A's should be 0).
 The factor (other than the A/A) with the largest spread beyond its own noise is named.
-``--keep`` records the ``builds`` spread as this lab's and machine's (``build_spread.json`` in
-the lab home): pglab then holds every "+"/"−" between builds to it. The last lines are
-``false_alarm_rate_before: X`` (the builds' "+"/"−" rate as judged without the spread) and
-``false_alarm_rate_after: Y`` (with it).
+``--together`` makes each iteration one campaign instead of one per factor: the base, an A/A
+copy of it and every other build (path, dataset) as variants of one interleaved campaign, each
+judged against the base alone (the base's runs and its own, as a two-variant campaign is judged,
+a Holm family of one): ``--builds 4`` gives three builds' comparisons and the A/A's for the runs
+of five variants. ``--keep`` records the ``builds`` spread as this lab's and machine's
+(``build-spread.json`` in the lab home): pglab then holds every "+"/"−" between builds to
+it. The last lines are ``false_alarm_rate_before: X`` (the builds' "+"/"−" rate as judged
+without the spread) and ``false_alarm_rate_after: Y`` (with it).
 
     nice -n 10 .venv/bin/python bench/build_bias.py [--builds 2] [--campaigns 3] [--rounds 4]
         [--duration 5] [--clients 2] [--scale 1] [--factors aa,builds,paths,datasets] [--keep]
+        [--together]
 
 A build takes minutes (ccache makes the copies cheaper); each campaign ``2 × rounds`` runs.
 """
@@ -116,6 +121,14 @@ def campaign_doc(name: str, a: JsonObject, b: JsonObject, args: argparse.Namespa
     }
 
 
+def together_doc(name: str, servers: dict[str, JsonObject], args: argparse.Namespace) -> JsonObject:
+    """One campaign whose variants are the base (``a``) and one server per other variant:
+    every variant runs once a round, interleaved, in the order the rounds rotate."""
+    doc = campaign_doc(name, servers["a"], servers["a"], args)
+    doc["variants"] = {v: {"server": s} for v, s in servers.items()}
+    return doc
+
+
 def run_one(lab: Lab, store_path: Path, doc: JsonObject) -> list[RunRow]:
     name = str(doc["name"])
     camp = campaign_parse.parse(doc, name, base_dir=None)
@@ -125,6 +138,9 @@ def run_one(lab: Lab, store_path: Path, doc: JsonObject) -> list[RunRow]:
 
 
 def judged(store_path: Path, name: str, runs: list[RunRow]) -> verdicts.Comparison | None:
+    """The campaign's one comparison, as ``pglab show`` makes it from ``runs`` (given only the
+    base's runs and one other variant's, a two-variant judgement: a Holm family of one, as a
+    patch A/B is judged)."""
     with open_store(str(store_path)) as store:
         row = store.get_campaign(name)
     rows = points.campaign_rows(runs, row)
@@ -193,6 +209,21 @@ def report(f: Factor, noise: list[float]) -> float:
     return spread
 
 
+def tell(name: str, which: str, c: verdicts.Comparison | None, into: Factor) -> None:
+    """Keep and print one comparison of ``which`` (a factor, or a variant of ``--together``)."""
+    if c is None:
+        print(f"{name} {which}: no comparison (failed runs?)")
+        return
+    into.deltas.append(c.delta_pct)
+    into.said.append(c.verdict)
+    into.found.append(c)
+    print(
+        f"{name} {which}: Δ {c.delta_pct:+.2f}% [{c.ci_low or 0:+.2f}, {c.ci_high or 0:+.2f}] "
+        f"'{c.verdict}'",
+        flush=True,
+    )
+
+
 def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
     ap = parser(__doc__, point=False)
     ap.add_argument("--tarball", type=Path, default=TARBALL)
@@ -206,6 +237,12 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
     ap.add_argument("--work", type=Path, default=Path("/var/tmp/pglab-build-bias"))
     ap.add_argument("--keep", action="store_true", help="record the builds' spread for the lab")
     ap.add_argument("--only-build", action="store_true", help="make the builds, run nothing")
+    ap.add_argument(
+        "--together",
+        action="store_true",
+        help="one campaign per iteration holding the base, an A/A copy of it and every other "
+        "build (and path, dataset): each judged against the base alone",
+    )
     args = ap.parse_args()
     factors = [f for f in args.factors.split(",") if f]
     lab = open_lab(args)
@@ -234,24 +271,29 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
     order = Factor("order")
     tag = os.getpid()
     for i in range(args.campaigns):
+        if args.together:
+            name = f"build-bias-{tag}-all-{i}"
+            variants = {"a": first}
+            for f in factors:
+                for j, server in enumerate(servers[f]):
+                    variants[f"{f}-{j + 1}"] = server
+            runs = run_one(lab, store_path, together_doc(name, variants, args))
+            for v in variants:
+                if v == "a":
+                    continue
+                f = v.rsplit("-", 1)[0]
+                pair = [r for r in runs if r.variant in ("a", v)]
+                tell(name, v, judged(store_path, name, pair), results[f])
+                if f == "aa":
+                    order.deltas += order_effect(pair)
+            continue
         for f in factors:
             other = servers[f][i % len(servers[f])]
             name = f"build-bias-{tag}-{f}-{i}"
             runs = run_one(lab, store_path, campaign_doc(name, first, other, args))
-            c = judged(store_path, name, runs)
-            if c is None:
-                print(f"{name}: no comparison (failed runs?)")
-                continue
-            results[f].deltas.append(c.delta_pct)
-            results[f].said.append(c.verdict)
-            results[f].found.append(c)
+            tell(name, f, judged(store_path, name, runs), results[f])
             if f == "aa":
                 order.deltas += order_effect(runs)
-            print(
-                f"{name}: Δ {c.delta_pct:+.2f}% [{c.ci_low or 0:+.2f}, {c.ci_high or 0:+.2f}] "
-                f"'{c.verdict}'",
-                flush=True,
-            )
     print("\nfactor    (a machine shared with other work gives its noise to every figure)")
     noise = results["aa"].deltas if "aa" in results else []
     spreads = {f.name: report(f, noise) for f in results.values()}
