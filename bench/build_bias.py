@@ -224,7 +224,7 @@ def tell(name: str, which: str, c: verdicts.Comparison | None, into: Factor) -> 
     )
 
 
-def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
+def main() -> None:
     ap = parser(__doc__, point=False)
     ap.add_argument("--tarball", type=Path, default=TARBALL)
     ap.add_argument("--builds", type=int, default=2, help="builds of the same source (≥ 2)")
@@ -243,11 +243,21 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
         help="one campaign per iteration holding the base, an A/A copy of it and every other "
         "build (and path, dataset): each judged against the base alone",
     )
+    ap.add_argument(
+        "--bindirs",
+        default="",
+        help="comma-separated bin directories of builds already made of one source (e.g. the "
+        "bisection's): the first is the base, the others the builds compared with it; no build",
+    )
     args = ap.parse_args()
     factors = [f for f in args.factors.split(",") if f]
     lab = open_lab(args)
     args.work.mkdir(parents=True, exist_ok=True)
     args.work.chmod(0o755)
+    if args.bindirs:
+        given = [{"bindir": d} for d in args.bindirs.split(",") if d]
+        measure(lab, given[0], {"aa": [given[0]], "builds": given[1:]}, factors, args)
+        return
     sources = identical_sources(args.tarball, max(2, args.builds), args.work / "src")
     made = []
     for src in sources:
@@ -259,14 +269,26 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
         made.append(b)
     if args.only_build:
         return
-    store_path = args.work / f"store-{os.getpid()}.sqlite"
-    first = {"build": {"source": str(sources[0])}}
+    first: JsonObject = {"build": {"source": str(sources[0])}}
     servers: dict[str, list[JsonObject]] = {
         "aa": [first],
         "builds": [{"build": {"source": str(s)}} for s in sources[1:]],
         "paths": [{"bindir": str(relocated(made[0], args.work / "paths"))}],
         "datasets": [{"bindir": str(made[0].bindir)}],
     }
+    measure(lab, first, servers, factors, args, len(made))
+
+
+def measure(  # noqa: C901, PLR0912, PLR0915 - one measurement, its steps in order
+    lab: Lab,
+    first: JsonObject,
+    servers: dict[str, list[JsonObject]],
+    factors: list[str],
+    args: argparse.Namespace,
+    builds: int | None = None,
+) -> None:
+    """The campaigns of every factor against ``first``, then what they say."""
+    store_path = args.work / f"store-{os.getpid()}.sqlite"
     results = {f: Factor(f) for f in factors}
     order = Factor("order")
     tag = os.getpid()
@@ -315,7 +337,13 @@ def main() -> None:  # noqa: C901, PLR0915 - one measurement, its steps in order
         spread = spreads["builds"]
         n = max(1, len(f.said))
         if args.keep:
-            kept = build_spread.record(lab, spread, len(made), len(f.deltas), "bench/build_bias.py")
+            kept = build_spread.record(
+                lab,
+                spread,
+                builds or len(servers["builds"]) + 1,
+                len(f.deltas),
+                "bench/build_bias.py",
+            )
             print(f"kept: {kept}")
         # the same comparisons held to the spread, as pglab holds them once it is kept
         after = [verdicts.beyond_spread(c, spread).verdict for c in f.found]

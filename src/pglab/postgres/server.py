@@ -32,7 +32,7 @@ from pglab.errors import LabError, ServerError
 from pglab.fingerprints import Fingerprint
 from pglab.hosts import proc as proc_files
 from pglab.lab import Lab
-from pglab.postgres import fingerprint, settings
+from pglab.postgres import code_pages, fingerprint, settings
 from pglab.postgres.interface import OsView
 from pglab.postgres.sources import Binaries
 from pglab.records import CRASH_ECHOES
@@ -164,6 +164,8 @@ class Cluster:
             "-c",
             "logging_collector=off",
         ]
+        # its code read afresh: where it lands in memory is drawn again at every start
+        code_pages.read_afresh(self.binaries.bindir)
         try:
             # the same environment, and a binary path of the same length, for every server:
             # what would move its stack and code from one build to another is fixed
