@@ -61,6 +61,8 @@ environment:
                   (default: $PGLAB_HOME/results.sqlite)
   PGLAB_RUN_USER  the unprivileged account servers run as when pglab is root (default pglab)
   PGLAB_BUILDS    where PostgreSQL built by pglab is kept (default $PGLAB_HOME/builds)
+  PGLAB_KEEP_CODE_PAGES=1  start servers from their code as cached (default: read afresh,
+                  so where a build's code lands in memory is noise, not a bias)
 
 documentation: docs/index.md in pglab's repository (`mkdocs serve` there shows it as a site);
   each command's --help names its page
