@@ -333,23 +333,23 @@ def measure(  # noqa: C901, PLR0912, PLR0915 - one measurement, its steps in ord
     named = carrier if carrier and spreads[carrier] > 0 else "none beyond the noise"
     print(f"factor carrying the difference: {named}")
     if "builds" in results:
-        f = results["builds"]
+        got = results["builds"]
         spread = spreads["builds"]
-        n = max(1, len(f.said))
+        n = max(1, len(got.said))
         if args.keep:
             kept = build_spread.record(
                 lab,
                 spread,
                 builds or len(servers["builds"]) + 1,
-                len(f.deltas),
+                len(got.deltas),
                 "bench/build_bias.py",
             )
             print(f"kept: {kept}")
         # the same comparisons held to the spread, as pglab holds them once it is kept
-        after = [verdicts.beyond_spread(c, spread).verdict for c in f.found]
+        after = [verdicts.beyond_spread(c, spread).verdict for c in got.found]
         print(f"builds_spread_pct: {spread:.2f}")
-        print(f"false_alarm_rate_before: {f.flagged(f.said) / n:.3f}")
-        print(f"false_alarm_rate_after: {f.flagged(after) / n:.3f} (held to ±{spread:.2f}%)")
+        print(f"false_alarm_rate_before: {got.flagged(got.said) / n:.3f}")
+        print(f"false_alarm_rate_after: {got.flagged(after) / n:.3f} (held to ±{spread:.2f}%)")
 
 
 if __name__ == "__main__":
