@@ -50,7 +50,7 @@ duration = {duration}
 rate = 200
 [matrix]
 clients = {list(clients)}
-[variants.a]
+[variants.wm4]
 settings = {{ work_mem = "4MB" }}
 [variants.b]
 settings = {{ work_mem = "8MB" }}
@@ -107,7 +107,14 @@ def test_three_workers_share_a_campaign_by_matrix_coordinate(workers, store_url,
     shown = capsys.readouterr().out
     assert "3 done" in shown and shown.count("done") >= 4 and "clients=1" in shown, shown
     assert main(["show", "fleet12", "--store", store_url]) == 0
-    assert "machines" not in capsys.readouterr().out  # no comparison crossed hosts
+    shown = capsys.readouterr().out
+    assert "machines" not in shown  # no comparison crossed hosts
+    # the file's first variant is the baseline, as run here: the job carried the document in
+    # its order (a jsonb object would have put "b" first)
+    with open_store(store_url) as s:
+        stored = s.get_campaign("fleet12")
+    assert stored is not None and list(stored["spec"]["variants"]) == ["wm4", "b"]
+    assert "vs wm4" in shown, shown
     assert main(["report", "fleet12", "--store", store_url, "-o", str(tmp_path / "r.html")]) == 0
     assert "fleet12" in (tmp_path / "r.html").read_text()
 
@@ -334,6 +341,9 @@ def test_a_schedule_s_executions_are_queued_by_the_workers_and_run(workers, stor
         jobs = wait_done(store_url, name)
         assert [j.status for j in jobs] == ["succeeded"]
         assert len(runs := runs_of(store_url, name)) == 2 and all(r.ok for r in runs)
+        with open_store(store_url) as s:  # the file's order of variants, through the schedule
+            stored = s.get_campaign(name)
+        assert stored is not None and list(stored["spec"]["variants"]) == ["wm4", "b"]
     capsys.readouterr()
     assert main(["schedule", "--list", "--store", store_url]) == 0
     assert "no schedules" in capsys.readouterr().out

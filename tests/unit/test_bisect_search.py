@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from pglab.analysis import points
 from pglab.bisect.search import Search, judge, step_document, step_name
-from pglab.rows import RunRow
+from pglab.rows import CampaignRow, RunRow
 
 
 def bisect(commits: list[str], first_bad: int, skip: set[int] = frozenset()) -> tuple:
@@ -57,10 +58,34 @@ def runs(**tps: list[float]) -> list[RunRow]:
     return out
 
 
+def step_row(name: str = "c") -> CampaignRow:
+    """A step campaign as the store gives it: its three variants, good first."""
+    doc = step_document({"name": "n", "repeats": 3, "workload": {"clients": 2},
+                         "server": {"build": {"git": "pg", "ref": "main"}}}, name,
+                        {"good": "g", "middle": "m", "bad": "b"}, 3)  # fmt: skip
+    return CampaignRow(id=1, name=name, created_at=0.0, updated_at=0.0, source_file=None,
+                       pglab_version="", runs_ok=9, runs_failed=0, last_run_at=1.0,
+                       spec=doc)  # fmt: skip
+
+
 def test_the_middle_is_bad_when_nearer_the_bad_end() -> None:
-    j = judge(runs(good=[1000, 1010, 990], middle=[520, 500, 510], bad=[500, 505, 495]))
+    row = step_row()
+    j = judge(runs(good=[1000, 1010, 990], middle=[520, 500, 510], bad=[500, 505, 495]), row)
     assert j is not None and j.bad and j.good_vs_bad.verdict == "-"
     assert j.middle_vs_good.verdict == "-" and j.middle_vs_bad.delta_pct > 0
-    j = judge(runs(good=[1000, 1010, 990], middle=[1005, 995, 1000], bad=[500, 505, 495]))
+    j = judge(runs(good=[1000, 1010, 990], middle=[1005, 995, 1000], bad=[500, 505, 495]), row)
     assert j is not None and not j.bad
-    assert judge(runs(good=[1000], middle=[], bad=[500])) is None  # no value: not judged
+    assert judge(runs(good=[1000], middle=[], bad=[500]), row) is None  # no value: not judged
+
+
+def test_a_step_says_what_its_table_says_of_the_same_comparisons() -> None:
+    """The bisection's line and ``pglab show``'s table of the step (issue 58: the line said c7
+    +5.4% [+0.6, +10.3] '+' under a table saying +5.4% [-4.3, +16.1] '?', the line asking three
+    comparisons with Holm over them, the table two): one question, one answer."""
+    ran = runs(good=[57226, 57506, 54473], middle=[59428, 58825, 59984], bad=[3083, 3096, 2941])
+    row = step_row()
+    j = judge(ran, row)
+    assert j is not None
+    shown = {r.variant: r.comparison for r in points.campaign_rows(ran, row)}
+    assert j.middle_vs_good == shown["middle"] and j.good_vs_bad == shown["bad"]
+    assert j.middle_vs_good.verdict != "+"  # the table's '?' (or '='), not the line's old '+'

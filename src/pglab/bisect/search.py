@@ -20,11 +20,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pglab.analysis import engine, spreads, verdicts
+from pglab.analysis import engine, points, spreads, verdicts
 from pglab.analysis.executions import value_of
 from pglab.campaign.execution import SEP
 from pglab.jsonish import TomlTable
-from pglab.rows import RunRow
+from pglab.rows import CampaignRow, RunRow
 
 ENDS = ("good", "middle", "bad")
 
@@ -100,10 +100,14 @@ def step_document(doc: TomlTable, name: str, commits: dict[str, str], repeats: i
 STEP = engine.Pairing(engine.ROUNDS, "a bisect step's commits run interleaved: they pair by round")
 
 
-def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
+def judge(
+    runs: Sequence[RunRow], campaign: CampaignRow | None, figure: str = "tps"
+) -> Judged | None:
     """How the middle commit's runs compare with the ends' (None: an end has no value). The
-    comparisons are the blocked analysis of an interleaved campaign (``engine.ask``:
-    within-round ratios, the three pooled, Holm over them), as ``pglab show`` makes them."""
+    middle and the bad end against the good one are the step campaign's own comparisons, as
+    ``pglab show`` gives them on the same runs (``points.campaign_rows``: one question, one
+    answer, in the bisection's lines and in the step's table); the middle against the bad end,
+    which the table does not show, is asked alone, its runs paired by round."""
     rounds = {
         end: {
             r.repeat: v
@@ -122,14 +126,14 @@ def judge(runs: Sequence[RunRow], figure: str = "tps") -> Judged | None:
 
     good, middle, bad = (log_mean(list(rounds[end].values())) for end in ENDS)
     ran = {end: [r for r in runs if r.variant == end] for end in ENDS}
-
-    def pair(a: str, b: str) -> engine.Pair:  # held to the spread of identical builds, if known
-        return engine.Pair(
-            rounds[a], rounds[b], a, spread_pct=spreads.spread_between(ran[a], ran[b])
-        )
-
-    asked = [pair("good", "bad"), pair("good", "middle"), pair("bad", "middle")]
-    gb, gm, bm = engine.ask(engine.Question(asked, STEP))
+    shown = {row.variant: row.comparison for row in points.campaign_rows(runs, campaign)}
+    gm, gb = shown.get("middle"), shown.get("bad")
+    if gm is None or gb is None:
+        return None
+    # held to the spread of identical builds, if known, as the table's are
+    spread = spreads.spread_between(ran["bad"], ran["middle"])
+    asked = engine.Pair(rounds["bad"], rounds["middle"], "bad", spread_pct=spread)
+    (bm,) = engine.ask(engine.Question([asked], STEP))
     return Judged(
         bad=abs(middle - bad) < abs(middle - good),
         middle_vs_good=gm,

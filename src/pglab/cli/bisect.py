@@ -181,7 +181,8 @@ def _step(
         )
         return None
     with where.open(read_only=True) as store:
-        judged = search.judge(spreads.fingerprinted(store, store.list_runs(name)), figure)
+        runs = spreads.fingerprinted(store, store.list_runs(name))
+        judged = search.judge(runs, store.get_campaign(name), figure)
     if judged is None and queue is not None:
         console.print(
             f"  {middle[:12]}: skipped, its step gave no value on the fleet: "

@@ -21,7 +21,7 @@ from pglab.campaign.parse import parse
 from pglab.campaign.spec import RunSpec
 from pglab.errors import LabError
 from pglab.fleet import files
-from pglab.fleet.queue import JobPayload
+from pglab.fleet.queue import JobPayload, document_of
 from pglab.lab import Lab
 from pglab.records import RunResult, reason_of
 from pglab.run.campaign_run import How, run_campaign
@@ -48,7 +48,7 @@ def main() -> int:
             for path in files.place(store, job.get("files", [])):
                 print(f"wrote {path} (the job carries it)", flush=True)
             campaign = parse(
-                job["document"],
+                document_of(job),
                 default_name=job["campaign"],
                 base_dir=Path(job["base_dir"]),
                 source_file=job.get("source_file"),

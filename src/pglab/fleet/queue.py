@@ -43,6 +43,10 @@ class JobArgs(TypedDict):
 
     campaign: str
     document: TomlTable  # the campaign's file as parsed, passwords masked
+    # the same as JSON text: procrastinate keeps a job's arguments as jsonb, which orders an
+    # object's keys its own way, and the order of the variants is the campaign's (its first is
+    # the baseline): ``document_of`` reads this one when the job has it
+    document_text: NotRequired[str]
     base_dir: str  # where its relative paths start
     source_file: NotRequired[str | None]
     files: NotRequired[list[Carried]]
@@ -142,6 +146,13 @@ class Submitted:
     already: list[Group]  # a job waiting or running for them
 
 
+def document_of(job: JobArgs) -> TomlTable:
+    """A job's campaign document in its file's order (``document_text``; a job queued by an
+    older pglab has only ``document``, in jsonb's order)."""
+    text = job.get("document_text")
+    return json.loads(text) if isinstance(text, str) else job["document"]
+
+
 def submit(
     url: str,
     campaign: Campaign,
@@ -174,6 +185,7 @@ def submit(
                         JobArgs(
                             campaign=campaign.name,
                             document=document,
+                            document_text=json.dumps(document),
                             base_dir=str(campaign.base_dir),
                             source_file=campaign.source_file,
                             files=files or [],

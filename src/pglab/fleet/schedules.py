@@ -91,7 +91,9 @@ def add(url: str, camp: Campaign, cron: str, queue: str) -> tuple[Schedule, bool
     """Store (or replace: the same campaign name) the schedule; True when it replaced one."""
     fleet.require_postgres(url)
     ensure_table(url)
-    doc = json.dumps(masked_document(camp.document))
+    # kept as a JSON string in the jsonb column: a jsonb object orders its keys its own way,
+    # and the order of the variants is the campaign's (its first is the baseline)
+    doc = json.dumps(json.dumps(masked_document(camp.document)))
     with psycopg.connect(url, autocommit=True) as conn:
         existed = conn.execute(f"SELECT 1 FROM {TABLE} WHERE name = %s", (camp.name,)).fetchone()
         conn.execute(
@@ -120,7 +122,13 @@ def listed(url: str, queue: str | None = None) -> list[Schedule]:
             f"SELECT * FROM {TABLE} WHERE %(q)s::text IS NULL OR queue = %(q)s ORDER BY name",
             {"q": queue},
         ).fetchall()
-    return [Schedule(**row) for row in rows]
+    return [Schedule(**{**row, "document": _document(row["document"])}) for row in rows]
+
+
+def _document(stored: TomlTable | str) -> TomlTable:
+    """A schedule's document in its file's order (a JSON string; a schedule stored by an
+    older pglab is the jsonb object, in jsonb's order)."""
+    return json.loads(stored) if isinstance(stored, str) else stored
 
 
 def _claim(url: str, schedule: Schedule, due: datetime) -> bool:
