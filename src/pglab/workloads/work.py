@@ -27,7 +27,8 @@ from pglab.workloads.maintenance.work import (
     OperationWork,
     operation_work,
 )
-from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork, Refusal
+from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, Beside, PgbenchWork, Refusal
+from pglab.workloads.replay import work as replay
 from pglab.workloads.replay.work import ReplayWork
 from pglab.workloads.sysbench import work as sysbench
 from pglab.workloads.sysbench.work import (
@@ -43,10 +44,16 @@ from pglab.workloads.tpch.work import TpchWork
 
 __all__ = [
     "ACCOUNT_COLUMNS",
+    "BESIDE",
+    "CLIENTS_SAID",
+    "DATASET_REFUSALS",
     "DEFAULT_TEST",
     "GENERATOR",
     "GENERATORS",
+    "GENERATOR_INSTEAD_OF",
     "INDEX_METHODS",
+    "KEYS_READ",
+    "KIND_KEYS",
     "LATENCY_LOGS",
     "MAX_JOBS",
     "MAX_PARALLEL",
@@ -55,12 +62,15 @@ __all__ = [
     "OPERATION_OPTIONS",
     "PROTOCOLS",
     "REFUSED_ELSEWHERE",
+    "SCALE_FACTORS",
+    "SCALE_FACTORS_SAID",
     "STORED_FIELDS",
     "SYSBENCH_TESTS",
     "TOLD_FROM_FLAT",
     "TPCH_KIT",
     "UNSET",
     "WORKS",
+    "Beside",
     "KitWork",
     "OperationWork",
     "PgbenchWork",
@@ -101,6 +111,30 @@ REFUSED_ELSEWHERE: tuple[Refusal, ...] = (
     *tpch.REFUSED_ELSEWHERE,
     *maintenance.REFUSED_ELSEWHERE,
 )
+
+# the [workload] keys whose value says a phase's kind (a table that gives one says its phase's
+# kind: campaign/workload)
+KIND_KEYS = ("operation", "kit", "generator", "replay")
+
+# what the other load generator runs instead of (a later table that gives one ends it)
+GENERATOR_INSTEAD_OF = sysbench.INSTEAD_OF
+
+# what each kind has no use for, refused beside it (campaign/workload and the JSON Schema from
+# these declarations), in the order the parser says them
+BESIDE: tuple[Beside, ...] = (*tpch.BESIDE, *sysbench.BESIDE)
+
+# the [dataset] keys a kind owns, refused where no phase runs it
+DATASET_REFUSALS: tuple[Refusal, ...] = kits.DATASET_REFUSALS
+
+# what the parser says of a phase's clients by its kind (a TPC-H-like power run's one session)
+CLIENTS_SAID = (tpch.clients_said,)
+
+# the kinds whose keys need more than their declarations (a file read): each gives a table's
+# updates of the phase and what the parser says of them
+KEYS_READ = (replay.applied,)
+
+# a [dataset] scale that may be a fraction: a kind's scale factor, its range and name
+SCALE_FACTORS, SCALE_FACTORS_SAID = tpch.SCALE_FACTORS, tpch.SCALE_FACTORS_SAID
 
 # a phase's stored fields, in their stored order
 STORED_FIELDS = (

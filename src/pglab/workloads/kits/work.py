@@ -84,18 +84,34 @@ REFUSED_ELSEWHERE = (
         lambda work: isinstance(work, KitWork | TpchWork),
         "mode = {value!r}: the mode of a workload kit, but this phase runs no kit (kit = ...)",
         of_value=True,
+        said_by="kit",
     ),
     Refusal(
         ("distribution",),
         lambda work: isinstance(work, KitWork) and work.kit == "ycsb",
         'distribution = {value!r}: how kit = "ycsb" picks its keys, but this phase runs no YCSB',
         of_value=True,
+        said_by="kit",
+        owners=("ycsb",),
     ),
     Refusal(
         ("pacing", "think_time"),
         lambda work: isinstance(work, KitWork) and work.kit == "tpcc",
         '{keys}: terminals that think are kit = "tpcc"\'s (TPC-C clause 5.2.5), but this '
         "phase runs no TPC-C",
+        said_by="kit",
+        owners=("tpcc",),
+    ),
+)
+# the [dataset] keys a kit owns (kit = "ycsb"'s record shape), refused (given, or as [matrix]
+# axes) where no phase of the variant runs it: said with {keys} joined by "and"
+DATASET_REFUSALS = (
+    Refusal(
+        ("fields", "field_length"),
+        lambda work: isinstance(work, KitWork) and work.kit == "ycsb",
+        '[dataset] {keys}: the shape of kit = "ycsb"\'s records, but no phase runs YCSB',
+        said_by="kit",
+        owners=("ycsb",),
     ),
 )
 

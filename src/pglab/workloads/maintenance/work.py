@@ -100,6 +100,7 @@ REFUSED_ELSEWHERE = (
         lambda work: isinstance(work, OperationWork),
         "{keys}: an option of a maintenance operation (operation = ...), but this phase runs "
         "a pgbench script",
+        said_by="operation",
     ),
 )
 
