@@ -11,10 +11,12 @@ import pytest
 
 from pglab import workloads
 from pglab.analysis import noise, tidy
+from pglab.campaign import schema
 from pglab.campaign.spec import PhaseSpec
 from pglab.cli import fmt
 from pglab.workloads import REGISTRY, columns
 from pglab.workloads.tpch.work import TpchWork
+from pglab.workloads.work import TUNE_OBJECTIVES
 
 BASE = PhaseSpec(name="main", duration=60)
 
@@ -48,6 +50,14 @@ def test_the_tune_objectives_of_the_kinds() -> None:
     assert sorted(found) == ["geomean", "nopm", "tpse"]
     assert found["geomean"].kinds == ("tpch",)
     assert set(found["nopm"].kinds) == {"tpcc", "ycsb", "tpce", "tpch"}  # any kit
+    # [tune]'s objective key (campaign/schema/tune) takes them from the kinds' declarations
+    assert {o.name for o in TUNE_OBJECTIVES} == set(found)
+    assert schema.OBJECTIVES == ("tps", "p99", "nopm", "geomean", "tpse")
+    assert schema.key(schema.TUNE, "objective").doc == (
+        'what is optimised: tps (higher), p99 (latency, lower), nopm (kit = "tpcc"\'s '
+        "New-Orders per minute, higher), geomean (kit = \"tpch\"'s queries' geometric mean, "
+        'lower) or tpse (kit = "tpce"\'s Trade-Results per second, higher)'
+    )
 
 
 def test_the_figures_not_a_tps_are_the_declared_ones() -> None:

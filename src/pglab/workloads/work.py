@@ -27,7 +27,14 @@ from pglab.workloads.maintenance.work import (
     OperationWork,
     operation_work,
 )
-from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, Beside, PgbenchWork, Refusal
+from pglab.workloads.pgbench.work import (
+    LATENCY_LOGS,
+    PROTOCOLS,
+    Beside,
+    PgbenchWork,
+    Refusal,
+    TuneObjective,
+)
 from pglab.workloads.replay import work as replay
 from pglab.workloads.replay.work import ReplayWork
 from pglab.workloads.sysbench import work as sysbench
@@ -68,6 +75,7 @@ __all__ = [
     "SYSBENCH_TESTS",
     "TOLD_FROM_FLAT",
     "TPCH_KIT",
+    "TUNE_OBJECTIVES",
     "UNSET",
     "WORKS",
     "Beside",
@@ -78,6 +86,7 @@ __all__ = [
     "ReplayWork",
     "SysbenchWork",
     "TpchWork",
+    "TuneObjective",
     "Work",
     "operation_work",
     "paced",
@@ -135,6 +144,9 @@ KEYS_READ = (replay.applied,)
 
 # a [dataset] scale that may be a fraction: a kind's scale factor, its range and name
 SCALE_FACTORS, SCALE_FACTORS_SAID = tpch.SCALE_FACTORS, tpch.SCALE_FACTORS_SAID
+
+# the [tune] objectives that are a kind's own figure, in the order [tune]'s doc names them
+TUNE_OBJECTIVES: tuple[TuneObjective, ...] = (kits.NOPM, tpch.GEOMEAN, kits.TPSE)
 
 # a phase's stored fields, in their stored order
 STORED_FIELDS = (

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal, TuneObjective, own_fields
 from pglab.workloads.tpch.work import TpchWork
 
 # the [workload] keys that are the kits' own (mode is also TPC-H's)
@@ -114,6 +114,11 @@ DATASET_REFUSALS = (
         owners=("ycsb",),
     ),
 )
+
+# the [tune] objectives that are a kit's own figure (pglab.workloads' registry says what a file
+# needs for each)
+NOPM = TuneObjective("nopm", 'kit = "tpcc"\'s New-Orders per minute, higher')
+TPSE = TuneObjective("tpse", 'kit = "tpce"\'s Trade-Results per second, higher')
 
 
 def paced(work: object) -> bool:

@@ -167,6 +167,16 @@ class Beside:
         return self.said.format(keys=", ".join(given)) if given else None
 
 
+@dataclass(frozen=True, slots=True)
+class TuneObjective:
+    """A ``[tune] objective`` that is a kind's own figure, as the campaign's ``[tune]`` table
+    declares it (``campaign/schema/tune``): its name and, in the objective's doc, what it is
+    (the registry's ``Objective`` says what a file needs for it)."""
+
+    name: str  # "geomean"
+    doc: str  # 'kit = "tpch"'s queries' geometric mean, lower'
+
+
 def own_fields(work: DataclassInstance) -> dict[str, object]:
     """A kind's own fields (a dataclass's), without the pgbench options it composes: what its
     ``stored()`` adds to theirs."""

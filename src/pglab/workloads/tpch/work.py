@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import Beside, PgbenchWork, Refusal, own_fields
+from pglab.workloads.pgbench.work import (
+    Beside,
+    PgbenchWork,
+    Refusal,
+    TuneObjective,
+    own_fields,
+)
 
 KIT = "tpch"
 # its own [workload] keys (beside kit and mode, the kits')
@@ -100,6 +106,8 @@ BESIDE = (
         axes=True,
     ),
 )
+# its [tune] objective (pglab.workloads' registry says what a file needs for it)
+GEOMEAN = TuneObjective("geomean", "kit = \"tpch\"'s queries' geometric mean, lower")
 # its scale may be a fraction: the scale factor (the [dataset] scale's shape says so)
 SCALE_FACTORS = (0.01, 1000.0)
 SCALE_FACTORS_SAID = 'kit = "tpch"\'s scale factor'
