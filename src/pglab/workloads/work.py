@@ -58,9 +58,12 @@ __all__ = [
     "GENERATOR",
     "GENERATORS",
     "GENERATOR_INSTEAD_OF",
+    "HOSTS_SHARE_DOC",
     "INDEX_METHODS",
     "KEYS_READ",
+    "KIND_DATASET_ROWS",
     "KIND_KEYS",
+    "KIND_WORKLOAD_ROWS",
     "LATENCY_LOGS",
     "MAX_JOBS",
     "MAX_PARALLEL",
@@ -71,6 +74,7 @@ __all__ = [
     "REFUSED_ELSEWHERE",
     "SCALE_FACTORS",
     "SCALE_FACTORS_SAID",
+    "SCALE_DOC",
     "STORED_FIELDS",
     "SYSBENCH_TESTS",
     "TOLD_FROM_FLAT",
@@ -144,6 +148,22 @@ KEYS_READ = (replay.applied,)
 
 # a [dataset] scale that may be a fraction: a kind's scale factor, its range and name
 SCALE_FACTORS, SCALE_FACTORS_SAID = tpch.SCALE_FACTORS, tpch.SCALE_FACTORS_SAID
+
+# the [workload] keys each kind owns, as the campaign file's reference declares them (its type,
+# doc, example, default; campaign/schema/tables assembles them after pgbench's), in its order
+KIND_WORKLOAD_ROWS = (
+    *kits.ROWS,
+    *tpch.ROWS,
+    *kits.PACING_ROWS,
+    *replay.ROWS,
+    *sysbench.ROWS,
+    *maintenance.ROWS,
+)
+# the [dataset] keys a kind's own dataset reads (sysbench's tables, YCSB's record shape)
+KIND_DATASET_ROWS = (*sysbench.DATASET_ROWS, *kits.DATASET_ROWS)
+# what [dataset] scale is to a kind whose unit is not pgbench's, and what generator hosts share
+# of a kind whose load is not clients (in those keys' docs)
+SCALE_DOC, HOSTS_SHARE_DOC = tpch.SCALE_DOC, replay.GENERATORS_DOC
 
 # the [tune] objectives that are a kind's own figure, in the order [tune]'s doc names them
 TUNE_OBJECTIVES: tuple[TuneObjective, ...] = (kits.NOPM, tpch.GEOMEAN, kits.TPSE)

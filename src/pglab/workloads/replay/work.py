@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
+from pglab.keys import Key
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
 KEYS = ("replay", "speed")  # its [workload] keys
@@ -79,3 +80,33 @@ def applied(
         "not both"
     ]
     return {**upd, "replay": str(path), "vacuum": False}, said if others else []
+
+
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "replay",
+        "string",
+        "a workload file of pglab capture (relative: to the file): its "
+        "sessions replayed by pgreplay at their captured times on each variant, its dump the "
+        "dataset",
+        '"app.json.gz"',
+        default_doc="none",
+        pattern=".",
+        commented=True,
+        axis=False,
+        what="a workload file's path",
+    ),
+    Key(
+        "speed",
+        "number",
+        "replay: pgreplay's speed factor (2: the captured times halved)",
+        "1.0",
+        ReplayWork("").speed,
+        above=0,
+        commented=True,
+        what="a speed factor above 0",
+    ),
+)
+# what its generator hosts share, in the doc of generators (pgbench's share its clients)
+GENERATORS_DOC = "a replay's sessions"

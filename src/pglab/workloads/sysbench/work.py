@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from pglab.keys import Key
 from pglab.workloads.pgbench.work import Beside, PgbenchWork, Refusal, own_fields
 
 GENERATOR = "sysbench"
@@ -109,5 +110,52 @@ BESIDE = (
         NOT_ITS_OPTIONS,
         '{keys} with generator = "sysbench": pgbench\'s options; sysbench takes clients, '
         "duration, transactions, rate and random_seed",
+    ),
+)
+
+
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "generator",
+        "string",
+        "the load generator: pgbench, or sysbench (Debian's 1.0, its "
+        "pgsql driver) running test on [dataset] tables × table_size",
+        '"sysbench"',
+        "pgbench",
+        choices=GENERATORS,
+        commented=True,
+    ),
+    Key(
+        "test",
+        "string",
+        "sysbench: its OLTP test",
+        '"oltp_read_write"',
+        default_doc=DEFAULT_TEST,
+        choices=SYSBENCH_TESTS,
+        commented=True,
+    ),
+)
+# its [dataset] keys: its sbtest tables (defaults: DatasetSpec's)
+DATASET_ROWS = (
+    Key(
+        "tables",
+        "integer",
+        "sysbench: its sbtest tables (--tables)",
+        "4",
+        1,
+        minimum=1,
+        maximum=10_000,
+        commented=True,
+    ),
+    Key(
+        "table_size",
+        "integer",
+        "sysbench: rows per table (--table-size)",
+        "100000",
+        10_000,
+        minimum=1,
+        maximum=2_000_000_000,
+        commented=True,
     ),
 )

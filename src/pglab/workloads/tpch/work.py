@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from pglab.keys import Key
 from pglab.workloads.pgbench.work import (
     Beside,
     PgbenchWork,
@@ -123,3 +124,29 @@ def clients_said(work: object, clients: int) -> str | None:
         f'clients = {clients} with kit = "tpch"\'s power run: one session runs its queries; '
         'mode = "throughput" runs clients query streams (or leave clients out)'
     )
+
+
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "queries",
+        "queries",
+        "tpch: the queries of the power run, in that order",
+        "[1, 3, 9]",
+        default_doc="all 22",
+        commented=True,
+    ),
+    Key(
+        "query_timeout",
+        "number",
+        "tpch: each query's statement_timeout in seconds (one "
+        "stopped by it is recorded as a timeout; the run goes on)",
+        "600",
+        default_doc="none",
+        above=0,
+        commented=True,
+        what="seconds",
+    ),
+)
+# what [dataset] scale is to it, in the scale's doc
+SCALE_DOC = "tpch: the scale factor, 0.01 to 1000, fractions allowed"
