@@ -1,5 +1,6 @@
 """The campaign file's tables, declared: every key with its type, allowed values or range,
-default and meaning (the vocabulary is ``model``)."""
+default and meaning (the vocabulary is ``model``). The keys a kind of workload owns are declared
+with it (``workloads/KIND/work.py``'s ``ROWS``) and assembled here, in their place."""
 
 from __future__ import annotations
 
