@@ -5,16 +5,22 @@ through the registry is rendered by its own declarations."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from pglab import workloads
 from pglab.analysis import noise, tidy
+from pglab.campaign import schema
 from pglab.campaign.spec import PhaseSpec
 from pglab.cli import fmt
 from pglab.workloads import REGISTRY, columns
 from pglab.workloads.tpch.work import TpchWork
+from pglab.workloads.work import TUNE_OBJECTIVES
 
 BASE = PhaseSpec(name="main", duration=60)
 
@@ -48,6 +54,14 @@ def test_the_tune_objectives_of_the_kinds() -> None:
     assert sorted(found) == ["geomean", "nopm", "tpse"]
     assert found["geomean"].kinds == ("tpch",)
     assert set(found["nopm"].kinds) == {"tpcc", "ycsb", "tpce", "tpch"}  # any kit
+    # [tune]'s objective key (campaign/schema/tune) takes them from the kinds' declarations
+    assert {o.name for o in TUNE_OBJECTIVES} == set(found)
+    assert schema.OBJECTIVES == ("tps", "p99", "nopm", "geomean", "tpse")
+    assert schema.key(schema.TUNE, "objective").doc == (
+        'what is optimised: tps (higher), p99 (latency, lower), nopm (kit = "tpcc"\'s '
+        "New-Orders per minute, higher), geomean (kit = \"tpch\"'s queries' geometric mean, "
+        'lower) or tpse (kit = "tpce"\'s Trade-Results per second, higher)'
+    )
 
 
 def test_the_figures_not_a_tps_are_the_declared_ones() -> None:
@@ -89,3 +103,71 @@ def test_a_tpch_phase_is_listed_by_its_kind() -> None:
     assert fmt.phase(tpch) == "main: tpch power run of Q1,Q6, at most 30s each"
     streams = replace(BASE, work=TpchWork(mode="throughput"), clients=2, times=2)
     assert fmt.phase(streams) == "main: tpch throughput run of 22 queries, 2 streams ×2"
+
+
+# In a process of its own: the toy kind's declarations added to the kinds' (workloads/work)
+# before the campaign's modules are imported, as a kind's package adds them; nothing of
+# campaign/ changed. What the JSON Schema, --help and the parser then say of its key.
+TOY_KEYS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pglab.workloads import work
+from helpers.toy_workload import work as toy
+
+work.KIND_WORKLOAD_ROWS += toy.ROWS
+work.REFUSED_ELSEWHERE += toy.REFUSED_ELSEWHERE
+for name in [m for m in sys.modules if m.startswith("pglab.campaign.")]:
+    if name not in ("pglab.campaign.spec", "pglab.campaign.identity", "pglab.campaign.dsn",
+                    "pglab.campaign.os_spec", "pglab.campaign.target_spec"):
+        del sys.modules[name]
+from pglab.campaign import json_schema, parse, schema
+from pglab.errors import CampaignError
+
+def said(doc):
+    try:
+        parse.parse(doc, "t")
+    except CampaignError as exc:
+        return exc.message.split("\\n  ")[1:]
+    return []
+
+built = json_schema.build()["$defs"]["workload"]
+refused = [
+    rule["if"]["properties"]["generator"]["const"]
+    for rule in built["allOf"]
+    if "pause_ms" in rule.get("then", {}).get("properties", {})
+]
+print(json.dumps({
+    "property": built["properties"].get("pause_ms"),
+    "refused_beside": refused,
+    "help": [line for line in schema.help_layout().splitlines() if "pause_ms" in line],
+    "pgbench": said({"workload": {"pause_ms": 10}}),
+    "sysbench": said({"workload": {"generator": "sysbench", "pause_ms": 10}}),
+    "typed": said({"workload": {"pause_ms": "soon"}}),
+}))
+"""
+
+
+def test_a_toy_kind_s_declared_key_reaches_the_parser_and_the_json_schema() -> None:
+    """A kind's keys, declared in its package, are the campaign file's: its rows in the JSON
+    Schema and ``pglab run --help``, its value checked by its declaration, its refusal beside
+    a phase of another kind said by the parser and stated by the JSON Schema."""
+    tests = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", TOY_KEYS, str(tests)], capture_output=True, text=True, check=True
+    )
+    found = json.loads(out.stdout)
+    assert found["property"] == {
+        "type": "integer",
+        "minimum": 0,
+        "description": "toy: milliseconds between two counts",
+    }
+    assert found["refused_beside"] == ["pgbench", "sysbench"]
+    assert found["help"] == [
+        "  # pause_ms = 10".ljust(30) + "# toy: milliseconds between two counts; default none"
+    ]
+    said = "[workload]: pause_ms: the toy kind's, but this phase counts nothing"
+    assert found["pgbench"] == [said]
+    assert found["sysbench"] == [said]
+    assert any(
+        s.startswith("[workload]: pause_ms = ") and ": expected " in s for s in found["typed"]
+    )

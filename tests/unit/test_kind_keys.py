@@ -1,6 +1,6 @@
-"""Each kind of phase's keys declared once (``campaign/workload.REFUSED_BESIDE``): what a kind
-refuses beside it, said by the parser wherever a phase has that kind and by the JSON Schema
-where the table itself says the kind (one table is all it sees)."""
+"""Each kind of phase's keys declared once, in its package (``campaign/workload.refused_beside``
+gathers them): what a kind refuses beside it, said by the parser wherever a phase has that kind
+and by the JSON Schema where the table itself says the kind (one table is all it sees)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from helpers.refusal_judge import disagreement, schema_errors
 
 from pglab.campaign import parse as campaign
-from pglab.campaign.workload import REFUSED_BESIDE
+from pglab.campaign.workload import refused_beside
 from pglab.errors import CampaignError
 
 
@@ -35,7 +35,7 @@ def _doc(key: str, value: str, refused: str) -> dict[str, Any]:
     return {"dataset": {"scale": scale}, "workload": {key: value, refused: value_of}}
 
 
-CASES = [(key, value, k) for key, value, refused in REFUSED_BESIDE for k in refused]
+CASES = [(key, value, k) for key, value, refused in refused_beside() for k in refused]
 
 
 @pytest.mark.parametrize(("key", "value", "refused"), CASES, ids=lambda x: str(x))

@@ -98,14 +98,39 @@ def test_another_kind_s_fields_are_stored_at_their_unset_value() -> None:
 def test_the_parser_s_key_groups_are_the_kinds_declarations_in_their_old_order() -> None:
     """The keys the parser refuses beside sysbench or TPC-H follow from the kinds' ``KEYS``,
     named in the order their messages always named them."""
-    assert workload.PGBENCH_ONLY == (
+    from pglab.workloads.sysbench import work as sysbench
+    from pglab.workloads.tpch import work as tpch
+
+    pgbench_only = (
         "protocol", "connect", "vacuum", "latency_log", "progress", "max_tries",
         "failures_detailed", "latency_limit", "report_per_command", "sampling_rate", "threads",
     )  # fmt: skip
-    assert workload.TPCH_KEYS == ("queries", "query_timeout") == TpchWork.KEYS
-    assert set(PgbenchWork.KEYS) - set(workload.PGBENCH_ONLY) == {
+    assert pgbench_only == sysbench.NOT_ITS_OPTIONS
+    assert ("duration", "transactions", "rate", "generators", *pgbench_only) == tpch.NOT_ITS
+    assert sysbench.INSTEAD_OF == ("script", "scripts", "kit", "operation")
+    assert TpchWork.KEYS == ("queries", "query_timeout")
+    assert set(PgbenchWork.KEYS) - set(sysbench.NOT_ITS_OPTIONS) == {
         "script", "scripts", *SysbenchWork.PGBENCH_OPTIONS
     }  # fmt: skip
+
+
+def test_the_keys_refused_beside_each_kind_are_the_ones_written_by_hand_before() -> None:
+    """``workload.refused_beside``, made from the kinds' declarations, holds the rules the
+    hand-written table ``REFUSED_BESIDE`` held (each (kind's key, value, keys) once)."""
+    from pglab.workloads.sysbench import work as sysbench
+    from pglab.workloads.tpch import work as tpch
+
+    kits = ("tpcc", "ycsb", "tpch", "tpce")
+    before = {
+        ("kit", "tpch", tpch.NOT_ITS),
+        *(("kit", kit, ("queries", "query_timeout")) for kit in kits if kit != "tpch"),
+        *(("kit", kit, ("distribution",)) for kit in kits if kit != "ycsb"),
+        *(("kit", kit, ("pacing", "think_time")) for kit in kits if kit != "tpcc"),
+        ("generator", "sysbench", (*sysbench.INSTEAD_OF, *sysbench.NOT_ITS_OPTIONS)),
+        ("generator", "pgbench", ("test",)),
+    }
+    found = workload.refused_beside()
+    assert len(found) == len(before) and set(found) == before
 
 
 ELSEWHERE = [

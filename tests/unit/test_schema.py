@@ -21,10 +21,9 @@ from pglab.campaign import parse as campaign
 from pglab.campaign.identity import flat
 from pglab.campaign.schema import TABLES, Key, Table
 from pglab.campaign.spec import BUILTIN_SCRIPTS, DatasetSpec, TelemetrySpec
-from pglab.campaign.workload import TPCH_KEYS
 from pglab.cli import main
 from pglab.errors import CampaignError
-from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS
+from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, TpchWork
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"  # base_dir of generated documents: it has insert-only.sql
@@ -263,7 +262,7 @@ def _placed(table: Table, key: str, value: Any, kind: str | None = None) -> dict
         op = next(o for o, keys in OPERATION_OPTIONS.items() if key in keys)
         return {table.name: {"operation": op, key: value} if table.form == "table"
                 else [{"operation": op, key: value}]}  # fmt: skip
-    if key in TPCH_KEYS and table.name in ("workload", "phases"):  # with its kit
+    if key in TpchWork.KEYS and table.name in ("workload", "phases"):  # with its kit
         item = {"kit": "tpch", key: value}
         return {table.name: item if table.form == "table" else [item]}
     if table is schema.DATASET and key in ("fields", "field_length"):  # the shape of YCSB's
@@ -656,7 +655,7 @@ def _fit_kits(doc: dict[str, Any]) -> None:
     tables += [v.get("workload", {}) for v in doc.get("variants", {}).values()]
     for table in tables:
         for key in ("kit", "mode", "distribution", "generator", "test", "pacing", "think_time",
-                    "replay", *TPCH_KEYS):  # fmt: skip
+                    "replay", *TpchWork.KEYS):  # fmt: skip
             table.pop(key, None)
     datasets = [doc.get("dataset", {}), doc.get("matrix", {})]
     datasets += [v.get("dataset", {}) for v in doc.get("variants", {}).values()]

@@ -26,7 +26,7 @@ from pglab.campaign.schema import (
     Table,
     def_name,
 )
-from pglab.campaign.workload import REFUSED_BESIDE
+from pglab.campaign.workload import refused_beside
 from pglab.jsonish import JsonObject
 from pglab.workloads.work import OPERATION_KEYS, OPERATION_OPTIONS, OPERATIONS
 
@@ -148,7 +148,7 @@ def _operation_options() -> list[JsonObject]:
 
 def _kind_rules() -> list[JsonObject]:
     """In one table that says a phase's kind (its kit, its generator), the keys that kind
-    refuses beside it (``workload.REFUSED_BESIDE``)."""
+    refuses beside it (``workload.refused_beside``: from the kinds' declarations)."""
     return [
         _when(
             _said(key, value),
@@ -159,7 +159,7 @@ def _kind_rules() -> list[JsonObject]:
                 }
             },
         )
-        for key, value, refused in REFUSED_BESIDE
+        for key, value, refused in refused_beside()
     ]
 
 

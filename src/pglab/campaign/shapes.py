@@ -20,7 +20,7 @@ from pglab.units import (
     parse_duration,
     parse_size,
 )
-from pglab.workloads.work import ACCOUNT_COLUMNS
+from pglab.workloads.work import ACCOUNT_COLUMNS, SCALE_FACTORS, SCALE_FACTORS_SAID
 
 
 @dataclass(frozen=True)
@@ -153,8 +153,9 @@ def _reference(val: Any) -> dict[str, Any] | None:
 
 
 _SCALAR = {"type": ["string", "number", "boolean"]}
-SCALES = (1, 1_000_000)  # [dataset] scale: a whole number (pgbench's, a kit's unit)
-SCALE_FACTORS = (0.01, 1000.0)  # or a fraction: kit = "tpch"'s scale factor
+# [dataset] scale: a whole number (pgbench's, a kit's unit), or a fraction: the scale factor
+# of the kind that declares one (SCALE_FACTORS)
+SCALES = (1, 1_000_000)
 RANDOM_SEEDS = ("time", "rand")  # pgbench --random-seed's words (else an unsigned integer)
 SHAPES: dict[str, Shape] = {
     "script": Shape(
@@ -284,8 +285,8 @@ SHAPES: dict[str, Shape] = {
             ]
         },
         _scale,
-        f'a whole number from {SCALES[0]} to {SCALES[1]} (or kit = "tpch"\'s scale '
-        f"factor, {SCALE_FACTORS[0]:g} to {SCALE_FACTORS[1]:g})",
+        f"a whole number from {SCALES[0]} to {SCALES[1]} (or {SCALE_FACTORS_SAID}, "
+        f"{SCALE_FACTORS[0]:g} to {SCALE_FACTORS[1]:g})",
     ),
     "queries": Shape(
         "array of query numbers, 1 to 22",

@@ -20,19 +20,20 @@ from pglab.campaign.shapes import whole
 from pglab.campaign.spec import LOCAL, DatasetSpec, PhaseSpec
 from pglab.jsonish import TomlTable
 from pglab.script import BUILTIN_SCRIPTS, Script
+from pglab.workloads import work as kinds
 from pglab.workloads.work import (
+    DEFAULT_TEST,
     GENERATOR,
-    GENERATORS,
+    GENERATOR_INSTEAD_OF,
+    KIND_KEYS,
     OPERATION_KEYS,
     OPERATION_OPTIONS,
     OPERATIONS,
-    REFUSED_ELSEWHERE,
     KitWork,
     OperationWork,
     PgbenchWork,
     ReplayWork,
     SysbenchWork,
-    TpchWork,
 )
 
 
@@ -55,10 +56,16 @@ def apply_workload(
     upd.update(_kit(f, table, vals, p, where))
     upd.update(_pacing(f, upd.get("kit", f["kit"]), table, vals, p, where))
     upd.update(_generator(f, table, vals, p, where))
-    upd.update(_tpch(vals.get("kit", upd.get("kit", f["kit"])), vals))
-    _not_tpch(upd.get("kit", f["kit"]), table, p, where)
+    upd.update(_plain_own(f, vals.get("kit", upd.get("kit", f["kit"])), vals))
+    for kind_key in KIND_KEYS:
+        if kind_key != "generator":  # said by _generator
+            _beside(kind_key, upd.get(kind_key, f[kind_key]), table, p, where)
     upd.update(_script_keys(table, p, where, base_dir))
-    upd.update(_replay(table, vals, p, where, base_dir))
+    for read in kinds.KEYS_READ:  # a replay's workload file
+        more, said = read(table, vals, base_dir)
+        for problem in said:
+            p.add(where, problem)
+        upd.update(more)
     upd.update(_load_keys(table, vals, p, where))
     upd.update((k, v) for k, v in vals.items() if k in PLAIN)
     if "generators" in vals:
@@ -86,30 +93,6 @@ def _script_keys(table: TomlTable, p: Problems, where: str, base_dir: Path) -> T
         else:
             upd["scripts"] = tuple(_scripts(val, p, where, base_dir))
     return upd
-
-
-def _replay(
-    table: TomlTable, vals: TomlTable, p: Problems, where: str, base_dir: Path
-) -> TomlTable:
-    """``replay``: a workload file of pglab capture, replayed by pgreplay (its format and its
-    dump are checked when the plan is made, ``planning/plan``); ``speed``: pgreplay -s."""
-    upd: TomlTable = {}
-    if "speed" in vals:
-        upd["speed"] = float(vals["speed"])
-    if "replay" not in vals:
-        return upd
-    path = (base_dir / str(vals["replay"])).resolve()
-    if not path.is_file():
-        p.add(where, f"replay = {vals['replay']!r}: no such workload file ({path})")
-        return upd
-    others = [k for k in ("script", "scripts", "kit", "operation", "generator") if k in table]
-    if others:
-        p.add(
-            where,
-            f"replay with {', '.join(others)}: a phase replays a captured workload or "
-            "runs a load, not both",
-        )
-    return {**upd, "replay": str(path), "vacuum": False}
 
 
 def hosts_share_clients(phase: PhaseSpec) -> bool:
@@ -170,7 +153,7 @@ def _elsewhere(new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, w
     kit's mode, YCSB's distribution, TPC-C's pacing, TPC-H's queries, sysbench's test). One
     said of its value waits for the kind the table asks for (``_told``: its refusal is said)."""
     told = _told(new, table, vals)
-    for refusal in REFUSED_ELSEWHERE:
+    for refusal in kinds.REFUSED_ELSEWHERE:
         said = refusal.refused(new.work, table, vals) if told or not refusal.of_value else None
         if said is not None:
             p.add(where, said)
@@ -179,7 +162,7 @@ def _elsewhere(new: PhaseSpec, table: TomlTable, vals: TomlTable, p: Problems, w
 def _told(new: PhaseSpec, table: TomlTable, vals: TomlTable) -> bool:
     """Whether ``new`` is of the kind its table asks for (a kind refused, by its value or
     beside another, is said on its own)."""
-    if any(k in table and k not in vals for k in ("operation", "kit", "generator", "replay")):
+    if any(k in table and k not in vals for k in KIND_KEYS):
         return False
     if "operation" in vals and operation_of(new) != vals["operation"]:
         return False
@@ -274,7 +257,7 @@ def _kit(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) ->
             )
             return {}
         mode = table["mode"]
-    if "distribution" in vals and kit == "ycsb":  # else refused (_elsewhere)
+    if "distribution" in vals and _takes({**f, "kit": kit}, "distribution"):  # else _elsewhere
         upd["distribution"] = vals["distribution"]
     if kit is None or (kit, mode) == (f["kit"], f["mode"]):
         return upd
@@ -298,7 +281,7 @@ def _pacing(
     """kit = "tpcc"'s ``pacing`` and ``think_time`` (``kits/pacing.py``): its terminals are 10
     per warehouse, so clients and a rate are theirs, not the file's; another kit ends them."""
     given = [k for k in ("pacing", "think_time") if k in table]
-    if kit != "tpcc":  # given: refused with another kind's keys (_elsewhere)
+    if not _takes({**f, "kit": kit}, "pacing"):  # given: refused by another kind's (_elsewhere)
         return {"pacing": None, "think_time": None} if f["pacing"] else {}
     upd: TomlTable = {k: vals[k] for k in given if k in vals}
     pacing = upd.get("pacing", f["pacing"])
@@ -319,123 +302,83 @@ def _pacing(
     return upd
 
 
-# Each kind of phase's keys, declared once: the keys of [workload] that a kind refuses beside
-# it (another kind's, or what it has no use for). The parser refuses them wherever a phase has
-# that kind (the rules below: a phase inherits its kind from [workload]); the JSON Schema,
-# which sees one table, where the table itself says the kind (json_schema._kind_rules).
-
-# workload keys only pgbench reads (its declared options but its scripts and those sysbench
-# reads too, and threads): refused beside generator = "sysbench" rather than ignored
-PGBENCH_ONLY = (
-    *(k for k in PgbenchWork.OPTIONS if k not in SysbenchWork.PGBENCH_OPTIONS),
-    "threads",
-)
-# kit = "tpch"'s own: its queries in order, each one's statement_timeout
-TPCH_KEYS = TpchWork.KEYS
-# workload keys that mean nothing to a TPC-H-like phase (its length is the queries', its
-# sessions its own): refused beside kit = "tpch" rather than ignored
-NOT_TPCH = (
-    "duration",
-    "transactions",
-    "rate",
-    "generators",
-    *PGBENCH_ONLY,
-)
-# what sysbench runs instead of (its own OLTP tests)
-NOT_SYSBENCH = ("script", "scripts", "kit", "operation", *PGBENCH_ONLY)
-
-# (the kind's key, its value, the keys it refuses beside it)
-REFUSED_BESIDE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("kit", "tpch", NOT_TPCH),
-    *(("kit", kit, TPCH_KEYS) for kit in KITS if kit != "tpch"),
-    *(("kit", kit, ("distribution",)) for kit in KITS if kit != "ycsb"),
-    *(("kit", kit, ("pacing", "think_time")) for kit in KITS if kit != "tpcc"),
-    ("generator", "sysbench", NOT_SYSBENCH),
-    *(("generator", gen, ("test",)) for gen in GENERATORS if gen != "sysbench"),
-)
+def refused_beside() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The keys refused beside each kind, as (the key that says the kind, its value, the keys),
+    from the kinds' declarations: what a kind has no use for (``workloads/work.BESIDE``) and
+    the keys that other values of that key own (``REFUSED_ELSEWHERE``: a TPC-H-like phase's
+    queries beside another kit). The parser refuses them wherever a phase has that kind (a phase
+    inherits its kind from [workload]); the JSON Schema, which sees one table, where the table
+    itself says the kind (``json_schema._kind_rules``)."""
+    merged: dict[tuple[str, str], tuple[str, ...]] = {}
+    for beside in kinds.BESIDE:
+        said = (beside.key, beside.value)
+        merged[said] = merged.get(said, ()) + beside.refused
+    found = [(key, value, refused) for (key, value), refused in merged.items()]
+    for r in kinds.REFUSED_ELSEWHERE:
+        if r.owners:
+            choices = schema.key(schema.WORKLOAD, r.said_by).choices
+            found += [(r.said_by, v, r.keys) for v in choices if v not in r.owners]
+    return tuple(sorted(found, key=lambda row: KIND_KEYS.index(row[0])))
 
 
-def _not_tpch(kit: str | None, table: TomlTable, p: Problems, where: str) -> None:
-    """The keys of pgbench's runs that a TPC-H-like phase has no use for (``NOT_TPCH``),
-    named before anything runs rather than ignored."""
-    meaningless = [k for k in NOT_TPCH if k in table]
-    if kit == "tpch" and meaningless:
-        p.add(
-            where,
-            f'{", ".join(meaningless)} with kit = "tpch": pgbench\'s options, which '
-            "a TPC-H-like phase has no use for (it runs each query once: its length is "
-            'theirs); it takes mode, clients (mode = "throughput"\'s streams), queries, '
-            "query_timeout and random_seed — leave them out",
-        )
+def _beside(key: str, value: object, table: TomlTable, p: Problems, where: str) -> bool:
+    """The keys of ``table`` that the kind a phase's ``key = value`` says has no use for
+    (``workloads/work.BESIDE``), named before anything runs rather than ignored: the first
+    of its declarations that finds some is said. Whether one was."""
+    for beside in kinds.BESIDE:
+        if (beside.key, beside.value) == (key, value) and (said := beside.refusing(table)):
+            p.add(where, said)
+            return True
+    return False
 
 
-def _power_clients(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
-    """``clients`` of a TPC-H-like power run: one session runs its queries, so more than one
-    client means nothing unless a ``[matrix] mode`` makes some points throughput runs."""
+def _clients_said(variants: Any, axes: TomlTable, named: bool, p: Problems) -> None:
+    """``clients`` (or a [matrix] axis of them) that a phase's kind says means nothing
+    (``workloads/work.CLIENTS_SAID``: a TPC-H-like power run's one session), unless a
+    ``[matrix] mode`` makes some points of another mode; the first said."""
     if "mode" in axes:
         return
     for v in variants:
         for ph in v.phases:
-            if not isinstance(ph.work, TpchWork) or ph.work.mode != "power":
-                continue
-            many = [c for c in axes.get("clients", (ph.clients,)) if c != 1]
-            if many:
-                where = f"[variants.{v.name}]" if named else "[workload]"
-                p.add(
-                    where,
-                    f'clients = {many[0]} with kit = "tpch"\'s power run: one session '
-                    'runs its queries; mode = "throughput" runs clients query streams '
-                    "(or leave clients out)",
-                )
-                return
+            for told in kinds.CLIENTS_SAID:
+                clients = axes.get("clients", (ph.clients,))
+                said = next((s for c in clients if (s := told(ph.work, c)) is not None), None)
+                if said is not None:
+                    p.add(f"[variants.{v.name}]" if named else "[workload]", said)
+                    return
 
 
-def _tpch(kit: str | None, vals: TomlTable) -> TomlTable:
-    """kit = "tpch"'s ``queries`` (which of the 22, in order) and ``query_timeout`` (seconds);
-    beside another kind, refused with its keys (``_elsewhere``)."""
-    if kit != "tpch":
-        return {}
-    return {k: vals[k] for k in TPCH_KEYS if k in vals}
+def _plain_own(f: Flat, kit: str | None, vals: TomlTable) -> TomlTable:
+    """The keys a kit owns whose checked values are the phase's fields (``Refusal.plain``: a
+    TPC-H-like phase's queries and query_timeout), when the phase runs that kit; beside another
+    kind, refused with its keys (``_elsewhere``)."""
+    plain = [k for r in kinds.REFUSED_ELSEWHERE if r.plain for k in r.keys]
+    return {k: vals[k] for k in plain if k in vals and _takes({**f, "kit": kit}, k)}
 
 
 def _generator(f: Flat, table: TomlTable, vals: TomlTable, p: Problems, where: str) -> TomlTable:
-    """``generator`` and sysbench's ``test``: sysbench runs its test (oltp_read_write unless
-    said) instead of pgbench's scripts."""
+    """``generator`` and its ``test``: the other load generator (``GENERATOR``) runs its test
+    (``DEFAULT_TEST`` unless said) instead of pgbench's scripts; what it has no use for is
+    refused beside it (``_beside``), and a later table that gives what it runs instead of
+    (``GENERATOR_INSTEAD_OF``: a script, a kit...) ends it."""
     if "generator" in table and "generator" not in vals:
         return {}  # said
     generator = vals.get("generator", f["generator"])
     if (
         "generator" not in table
-        and f["generator"] == "sysbench"
-        and any(k in table for k in ("script", "scripts", "kit", "operation"))
+        and f["generator"] == GENERATOR
+        and any(k in table for k in GENERATOR_INSTEAD_OF)
     ):
         return {"generator": "pgbench", "test": None}
-    if generator == "sysbench":
-        clash = [k for k in ("script", "scripts", "kit", "operation") if k in table]
-        if clash:
-            p.add(
-                where,
-                f'{", ".join(clash)} with generator = "sysbench": sysbench runs '
-                "its own OLTP tests (test = ...), not pgbench scripts, kits or "
-                "operations",
-            )
-            return {}
-        theirs = [k for k in PGBENCH_ONLY if k in table]
-        if theirs:
-            p.add(
-                where,
-                f'{", ".join(theirs)} with generator = "sysbench": pgbench\'s '
-                "options; sysbench takes clients, duration, transactions, rate and "
-                "random_seed",
-            )
-            return {}
-    if "test" in table and ("test" not in vals or generator != "sysbench"):
+    if generator == GENERATOR and _beside("generator", generator, table, p, where):
+        return {}
+    if "test" in table and ("test" not in vals or generator != GENERATOR):
         return {}  # said, or refused with another kind's keys (_elsewhere)
-    if generator != "sysbench":
+    if generator != GENERATOR:
         return {"generator": generator, "test": None} if "generator" in table else {}
     return {
-        "generator": "sysbench",
-        "test": vals.get("test", f["test"]) or "oltp_read_write",
+        "generator": GENERATOR,
+        "test": vals.get("test", f["test"]) or DEFAULT_TEST,
         "vacuum": False,
     }
 
@@ -471,23 +414,18 @@ def takes(ph: PhaseSpec, key: str) -> bool:
 
 
 def _takes(f: Flat, key: str) -> bool:
-    """``takes``, of a phase's flat fields."""
-    kit: str | None = f["kit"]
-    if key == "mode":
-        return kit is not None
-    if key == "distribution":
-        return kit == "ycsb"
-    if key == "pacing":
-        return kit == "tpcc"
+    """``takes``, of a phase's flat fields: a key a kind owns (``workloads/work``'s
+    ``REFUSED_ELSEWHERE``) where the field its owner is said by has one of the owner's values
+    (any: a kit's mode), think_time with pacing, an operation's option with that operation."""
     if key == "think_time":
         return f["pacing"] is not None
-    if key in TPCH_KEYS:
-        return kit == "tpch"
-    if key == "test":
-        return bool(f["generator"] == "sysbench")
-    if key not in OPERATION_KEYS:
+    if key in OPERATION_KEYS:
+        return f["operation"] is not None and key in OPERATION_OPTIONS[f["operation"]]
+    owner = next((r for r in kinds.REFUSED_ELSEWHERE if key in r.keys), None)
+    if owner is None:
         return True
-    return f["operation"] is not None and key in OPERATION_OPTIONS[f["operation"]]
+    value = f[owner.said_by]
+    return value in owner.owners if owner.owners else value is not None
 
 
 def for_phase(ph: PhaseSpec, table: TomlTable) -> TomlTable:
@@ -513,20 +451,19 @@ def kits_checked(variants: Any, axes: TomlTable, named: bool, p: Problems) -> No
         kit_problems(v.phases, where, p)
         scales = axes.get("scale", (v.dataset.scale,))
         kit_scale([k for ph in v.phases if (k := kit_of(ph))], scales, where, p)
-        shaped = [
-            k
-            for k in ("fields", "field_length")
-            if k in axes or getattr(v.dataset, k) != getattr(DatasetSpec(), k)
-        ]
-        if shaped and not any(kit_of(ph) == "ycsb" for ph in v.phases):
-            p.add(
-                where,
-                f'[dataset] {" and ".join(shaped)}: the shape of kit = "ycsb"\'s '
-                "records, but no phase runs YCSB",
-            )
-    if any(isinstance(ph.work, TpchWork) for v in variants for ph in v.phases):
-        _not_tpch("tpch", axes, p, "[matrix]")
-        _power_clients(variants, axes, named, p)
+        for owned in kinds.DATASET_REFUSALS:
+            shaped = [
+                k
+                for k in owned.keys
+                if k in axes or getattr(v.dataset, k) != getattr(DatasetSpec(), k)
+            ]
+            if shaped and not any(owned.claims(ph.work) for ph in v.phases):
+                p.add(where, owned.said.format(keys=" and ".join(shaped)))
+    for beside in kinds.BESIDE:  # what a kind has no use for, as axes of its campaign
+        ran = any(flat(ph)[beside.key] == beside.value for v in variants for ph in v.phases)
+        if beside.axes and ran and (said := beside.refusing(axes)):
+            p.add("[matrix]", said)
+    _clients_said(variants, axes, named, p)
     paced = any(
         isinstance(ph.work, KitWork) and ph.work.pacing for v in variants for ph in v.phases
     )
@@ -546,4 +483,4 @@ def load_of(phases: Sequence[PhaseSpec]) -> tuple[tuple[object, ...], ...]:
     """What load a variant's phases run (each one's kit, operation, replay and generator):
     variants alike in it are one workload's, compared with each other rather than along an
     axis (``parse``'s check of ``[analysis] reference``)."""
-    return tuple((f["kit"], f["operation"], f["replay"], f["generator"]) for f in map(flat, phases))
+    return tuple(tuple(f[k] for k in KIND_KEYS) for f in map(flat, phases))

@@ -34,6 +34,7 @@ from pglab.workloads.kits import load as kits_load
 from pglab.workloads.kits import metrics as kits_metrics
 from pglab.workloads.kits import pacing_metrics
 from pglab.workloads.kits.point import kit_point
+from pglab.workloads.kits.work import NOPM, TPSE
 from pglab.workloads.maintenance import metrics as maintenance_metrics
 from pglab.workloads.maintenance.figures import OPERATION_KIND
 from pglab.workloads.replay import load as replay_load
@@ -45,6 +46,7 @@ from pglab.workloads.tpce import load as tpce_load
 from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import metrics as tpch_metrics
 from pglab.workloads.tpch import plans as tpch_plans
+from pglab.workloads.tpch.work import GEOMEAN
 
 _TPS = "transactions/s"
 TPCH_QUERIES, TPCH_STREAMS = "tpch.queries", "tpch.streams"  # tpch.power.TABLE, throughput.TABLE
@@ -102,7 +104,7 @@ REGISTRY: dict[str, Workload] = {
             point=kit_point,
             objectives=(
                 Objective(
-                    "nopm",
+                    NOPM.name,
                     "a workload kit's figure (New-Orders per minute)",
                     _KIT_KINDS,
                     "kit",
@@ -134,7 +136,7 @@ REGISTRY: dict[str, Workload] = {
             point=kit_point,
             objectives=(
                 Objective(
-                    "tpse",
+                    TPSE.name,
                     "the TPC-E-like kit's figure (Trade-Results per second)",
                     ("tpce",),
                     'kit = "tpce"',
@@ -207,7 +209,7 @@ REGISTRY: dict[str, Workload] = {
             ),
             objectives=(
                 Objective(
-                    "geomean",
+                    GEOMEAN.name,
                     "the TPC-H-like power run's figure (the geometric mean of its queries' "
                     "seconds)",
                     ("tpch",),

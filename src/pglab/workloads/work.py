@@ -27,7 +27,15 @@ from pglab.workloads.maintenance.work import (
     OperationWork,
     operation_work,
 )
-from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork, Refusal
+from pglab.workloads.pgbench.work import (
+    LATENCY_LOGS,
+    PROTOCOLS,
+    Beside,
+    PgbenchWork,
+    Refusal,
+    TuneObjective,
+)
+from pglab.workloads.replay import work as replay
 from pglab.workloads.replay.work import ReplayWork
 from pglab.workloads.sysbench import work as sysbench
 from pglab.workloads.sysbench.work import (
@@ -43,10 +51,19 @@ from pglab.workloads.tpch.work import TpchWork
 
 __all__ = [
     "ACCOUNT_COLUMNS",
+    "BESIDE",
+    "CLIENTS_SAID",
+    "DATASET_REFUSALS",
     "DEFAULT_TEST",
     "GENERATOR",
     "GENERATORS",
+    "GENERATOR_INSTEAD_OF",
+    "HOSTS_SHARE_DOC",
     "INDEX_METHODS",
+    "KEYS_READ",
+    "KIND_DATASET_ROWS",
+    "KIND_KEYS",
+    "KIND_WORKLOAD_ROWS",
     "LATENCY_LOGS",
     "MAX_JOBS",
     "MAX_PARALLEL",
@@ -55,12 +72,17 @@ __all__ = [
     "OPERATION_OPTIONS",
     "PROTOCOLS",
     "REFUSED_ELSEWHERE",
+    "SCALE_FACTORS",
+    "SCALE_FACTORS_SAID",
+    "SCALE_DOC",
     "STORED_FIELDS",
     "SYSBENCH_TESTS",
     "TOLD_FROM_FLAT",
     "TPCH_KIT",
+    "TUNE_OBJECTIVES",
     "UNSET",
     "WORKS",
+    "Beside",
     "KitWork",
     "OperationWork",
     "PgbenchWork",
@@ -68,6 +90,7 @@ __all__ = [
     "ReplayWork",
     "SysbenchWork",
     "TpchWork",
+    "TuneObjective",
     "Work",
     "operation_work",
     "paced",
@@ -101,6 +124,49 @@ REFUSED_ELSEWHERE: tuple[Refusal, ...] = (
     *tpch.REFUSED_ELSEWHERE,
     *maintenance.REFUSED_ELSEWHERE,
 )
+
+# the [workload] keys whose value says a phase's kind (a table that gives one says its phase's
+# kind: campaign/workload)
+KIND_KEYS = ("operation", "kit", "generator", "replay")
+
+# what the other load generator runs instead of (a later table that gives one ends it)
+GENERATOR_INSTEAD_OF = sysbench.INSTEAD_OF
+
+# what each kind has no use for, refused beside it (campaign/workload and the JSON Schema from
+# these declarations), in the order the parser says them
+BESIDE: tuple[Beside, ...] = (*tpch.BESIDE, *sysbench.BESIDE)
+
+# the [dataset] keys a kind owns, refused where no phase runs it
+DATASET_REFUSALS: tuple[Refusal, ...] = kits.DATASET_REFUSALS
+
+# what the parser says of a phase's clients by its kind (a TPC-H-like power run's one session)
+CLIENTS_SAID = (tpch.clients_said,)
+
+# the kinds whose keys need more than their declarations (a file read): each gives a table's
+# updates of the phase and what the parser says of them
+KEYS_READ = (replay.applied,)
+
+# a [dataset] scale that may be a fraction: a kind's scale factor, its range and name
+SCALE_FACTORS, SCALE_FACTORS_SAID = tpch.SCALE_FACTORS, tpch.SCALE_FACTORS_SAID
+
+# the [workload] keys each kind owns, as the campaign file's reference declares them (its type,
+# doc, example, default; campaign/schema/tables assembles them after pgbench's), in its order
+KIND_WORKLOAD_ROWS = (
+    *kits.ROWS,
+    *tpch.ROWS,
+    *kits.PACING_ROWS,
+    *replay.ROWS,
+    *sysbench.ROWS,
+    *maintenance.ROWS,
+)
+# the [dataset] keys a kind's own dataset reads (sysbench's tables, YCSB's record shape)
+KIND_DATASET_ROWS = (*sysbench.DATASET_ROWS, *kits.DATASET_ROWS)
+# what [dataset] scale is to a kind whose unit is not pgbench's, and what generator hosts share
+# of a kind whose load is not clients (in those keys' docs)
+SCALE_DOC, HOSTS_SHARE_DOC = tpch.SCALE_DOC, replay.GENERATORS_DOC
+
+# the [tune] objectives that are a kind's own figure, in the order [tune]'s doc names them
+TUNE_OBJECTIVES: tuple[TuneObjective, ...] = (kits.NOPM, tpch.GEOMEAN, kits.TPSE)
 
 # a phase's stored fields, in their stored order
 STORED_FIELDS = (

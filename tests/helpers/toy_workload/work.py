@@ -1,14 +1,17 @@
 """The toy kind's work, declared as a kind's own is (``workloads/KIND/work.py``): what its
 phase is beside what every phase has. It takes no options; pgbench's, which every kind
 composes, are the file's (for its identity: the phase is stored as a phase of generator
-``toy``)."""
+``toy``). It declares one campaign key as a kind declares its own (``ROWS``, and its refusal
+beside a phase of another kind), which its runner does not read: what
+``tests/unit/test_kind_declarations.py`` shows reaching the parser and the JSON Schema."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork
+from pglab.keys import Key
+from pglab.workloads.pgbench.work import PgbenchWork, Refusal
 
 KIND = "toy"
 
@@ -41,3 +44,29 @@ class ToyWork:
 
     def stored(self) -> dict[str, object]:
         return {**self.pgbench.stored(), "generator": KIND}
+
+
+# its [workload] key, as the campaign file's reference declares it
+ROWS = (
+    Key(
+        "pause_ms",
+        "integer",
+        "toy: milliseconds between two counts",
+        "10",
+        default_doc="none",
+        minimum=0,
+        commented=True,
+    ),
+)
+# its key given to a phase of another kind: refused (campaign/workload's one rule); said by a
+# generator = "toy" no campaign file can give, so the JSON Schema refuses it beside every
+# generator it knows
+REFUSED_ELSEWHERE = (
+    Refusal(
+        ("pause_ms",),
+        lambda work: isinstance(work, ToyWork),
+        "{keys}: the toy kind's, but this phase counts nothing",
+        said_by="generator",
+        owners=(KIND,),
+    ),
+)

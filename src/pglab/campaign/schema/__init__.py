@@ -6,9 +6,11 @@ Everything else that describes or checks the layout is derived from it: the chec
 key's value (``campaign/declared.py``: type, choices, range, units, "did you mean" for an unknown
 key), the JSON Schema ``pglab schema`` prints for editors (``campaign/json_schema.py``), the
 layout ``pglab run --help`` shows and the table of the documentation's campaign file reference
-(``layout``). Only the rules between keys are written by hand (``parse`` and the modules it
-calls); ``tests/unit/test_schema.py`` and ``tests/unit/test_refusals.py`` check that they and
-the JSON Schema accept and refuse the same documents.
+(``layout``). The keys each kind of workload owns, what it refuses beside it and its ``[tune]``
+objective are declared in its package (``workloads/KIND/work.py``, gathered by
+``workloads/work.py``). Only the rules between keys are written by hand (``parse`` and the
+modules it calls); ``tests/unit/test_schema.py`` and ``tests/unit/test_refusals.py`` check
+that they and the JSON Schema accept and refuse the same documents.
 """
 
 from pglab.campaign.schema.layout import (

@@ -1,7 +1,10 @@
 """The campaign file's tables, declared: every key with its type, allowed values or range,
-default and meaning (the vocabulary is ``model``)."""
+default and meaning (the vocabulary is ``model``). The keys a kind of workload owns are declared
+with it (``workloads/KIND/work.py``'s ``ROWS``) and assembled here, in their place."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
 from pglab.campaign.kits.pacing import PACINGS
@@ -23,16 +26,13 @@ from pglab.campaign.spec import (
 from pglab.stats.sequential import SequentialSpec
 from pglab.workloads.work import (
     GENERATORS,
-    INDEX_METHODS,
+    HOSTS_SHARE_DOC,
+    KIND_DATASET_ROWS,
+    KIND_WORKLOAD_ROWS,
     LATENCY_LOGS,
-    MAX_JOBS,
-    MAX_PARALLEL,
-    OPERATIONS,
     PROTOCOLS,
-    SYSBENCH_TESTS,
-    OperationWork,
+    SCALE_DOC,
     PgbenchWork,
-    ReplayWork,
 )
 
 ORDERS, ON_ERROR = ("interleaved", "sequential"), ("continue", "stop")
@@ -43,7 +43,11 @@ DEFAULT_SCRIPT = "tpcb-like"
 SSH_PATTERN = r"^(?:[^@\s]+@)?(?:[^@\s:]+|\[[0-9a-fA-F:.]+\])$"  # user@address, or address
 
 _dataset, _phase, _pgbench = DatasetSpec(), PhaseSpec(""), PgbenchWork()
-_operation, _replay = OperationWork(""), ReplayWork("")
+# the kinds' keys (declared with their kind: workloads/work), with the kits' choices
+_CHOICES = {"kit": tuple(KITS), "mode": MODES, "distribution": DISTRIBUTIONS, "pacing": PACINGS}
+_KIND_ROWS = tuple(
+    replace(k, choices=_CHOICES[k.name]) if k.name in _CHOICES else k for k in KIND_WORKLOAD_ROWS
+)
 _telemetry, _bench, _seq = TelemetrySpec(), StorageBenchSpec(), SequentialSpec()
 TOP = Table("", "A pglab campaign file (TOML), run by `pglab run FILE`; `pglab run --help` "
             "shows its layout", (
@@ -115,8 +119,8 @@ BUILD = Table("server.build", "PostgreSQL built by pglab (server = { build = {..
 ), form="sub", exclusive=(("source", "git"), ("source", "ref")),
    one_of=("source", "git"))  # fmt: skip
 DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
-    Key("scale", "scale", "pgbench -s: 100,000 accounts (15 MB) each; a kit's unit (tpch: the "
-        "scale factor, 0.01 to 1000, fractions allowed)", "10", _dataset.scale),
+    Key("scale", "scale", f"pgbench -s: 100,000 accounts (15 MB) each; a kit's unit "
+        f"({SCALE_DOC})", "10", _dataset.scale),
     Key("init_steps", "string", "pgbench -I: letters of dtgGvpf", '"dtgvp"',
         default_doc="pgbench's", pattern="^[dtgGvpf]*$",
         what="letters from dtgGvpf (see pgbench -I)"),
@@ -128,14 +132,7 @@ DATASET = Table("dataset", "pgbench -i, made once and copied to reset it", (
         minimum=10, maximum=100),
     Key("unlogged_tables", "boolean", "pgbench --unlogged-tables", "false",
         _dataset.unlogged_tables),
-    Key("tables", "integer", "sysbench: its sbtest tables (--tables)", "4", _dataset.tables,
-        minimum=1, maximum=10_000, commented=True),
-    Key("table_size", "integer", "sysbench: rows per table (--table-size)", "100000",
-        _dataset.table_size, minimum=1, maximum=2_000_000_000, commented=True),
-    Key("fields", "integer", "ycsb: fields per record (YCSB's fieldcount)", "10",
-        _dataset.fields, minimum=1, maximum=100, commented=True),
-    Key("field_length", "integer", "ycsb: characters per field (YCSB's fieldlength)", "100",
-        _dataset.field_length, minimum=1, maximum=10_000, commented=True),
+    *KIND_DATASET_ROWS,
     Key("reset", "string", "a fresh copy per run, one per point (its repeats share it) or "
         "never; an existing server: never (its default) or reinit (pgbench -i before each run); "
         "a server on a host: never (its default), reinit, run or point (its files copied there)",
@@ -186,59 +183,9 @@ WORKLOAD = Table("workload", "the load: one measured phase (or [[phases]] for se
         default_doc="automatic: 1, or fewer at over 10,000 TPS", above=0, maximum=1,
         commented=True, what="the share of transactions logged"),
     Key("generators", "host_names", "where pgbench runs: [hosts] names (clients split between "
-        "them, started together; a replay's sessions) or local", '["gen1", "gen2"]',
+        f"them, started together; {HOSTS_SHARE_DOC}) or local", '["gen1", "gen2"]',
         default_doc='"local"', commented=True, axis=False),
-    Key("kit", "string", "a workload kit instead of a script: tpcc (TPC-C-like, warehouses = "
-        "[dataset] scale), ycsb (records = scale), tpch (TPC-H-like power run, scale factor = "
-        "scale) or tpce (TPC-E-like, customers = scale, a multiple of 1,000)", '"tpcc"',
-        default_doc="none: pgbench's scripts", choices=tuple(KITS), commented=True),
-    Key("mode", "string", "tpcc: procedures (a PL/pgSQL function per transaction) or client "
-        "(its statements from pgbench); ycsb: the workload, a to f; tpch: power or throughput "
-        "(clients = its streams); tpce: procedures or client", '"procedures"',
-        default_doc="the kit's first", choices=MODES, commented=True),
-    Key("distribution", "string", "ycsb: how keys are picked", '"zipfian"',
-        default_doc="zipfian", choices=DISTRIBUTIONS, commented=True),
-    Key("queries", "queries", "tpch: the queries of the power run, in that order", "[1, 3, 9]",
-        default_doc="all 22", commented=True),
-    Key("query_timeout", "number", "tpch: each query's statement_timeout in seconds (one "
-        "stopped by it is recorded as a timeout; the run goes on)", "600", default_doc="none",
-        above=0, commented=True, what="seconds"),
-    Key("pacing", "string", "tpcc: spec: terminals that key and think (clause 5.2.5), 10 "
-        "per warehouse (clients = 10 × scale), response times measured apart", '"spec"',
-        default_doc="none: as fast as possible", choices=PACINGS, commented=True),
-    Key("think_time", "think_time", "tpcc with pacing: New-Order's mean think time; every "
-        "keying and think time scaled with it (0: none)", '"100ms"', default_doc='"12s" (the '
-        "specification's)", commented=True),
-    Key("replay", "string", "a workload file of pglab capture (relative: to the file): its "
-        "sessions replayed by pgreplay at their captured times on each variant, its dump the "
-        "dataset", '"app.json.gz"', default_doc="none", pattern=".", commented=True,
-        axis=False, what="a workload file's path"),
-    Key("speed", "number", "replay: pgreplay's speed factor (2: the captured times halved)",
-        "1.0", _replay.speed, above=0, commented=True, what="a speed factor above 0"),
-    Key("generator", "string", "the load generator: pgbench, or sysbench (Debian's 1.0, its "
-        "pgsql driver) running test on [dataset] tables × table_size", '"sysbench"',
-        "pgbench", choices=GENERATORS, commented=True),
-    Key("test", "string", "sysbench: its OLTP test", '"oltp_read_write"',
-        default_doc="oltp_read_write", choices=SYSBENCH_TESTS, commented=True),
-    Key("operation", "string", "a maintenance operation instead of a script, in MB/s",
-        '"vacuum"', default_doc="none: pgbench", choices=OPERATIONS, commented=True, axis=False),
-    Key("dirty", "number", "vacuum: share of pgbench_accounts updated and checkpointed first",
-        "0.1", _operation.dirty, minimum=0, maximum=1, commented=True,
-        what="the fraction of pgbench_accounts to update before the vacuum"),
-    Key("parallel", "integer", "vacuum, create_index, reindex: parallel workers asked for",
-        "1", _operation.parallel, minimum=0, maximum=MAX_PARALLEL, commented=True,
-        what="parallel workers"),
-    Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _operation.freeze, commented=True),
-    Key("columns", "columns", "create_index: the columns of pgbench_accounts indexed",
-        '["bid", "abalance"]', default_doc='"abalance"', commented=True),
-    Key("method", "string", "create_index: the index method", '"btree"', _operation.method,
-        choices=INDEX_METHODS, commented=True),
-    Key("jobs", "integer", "dump, restore: pg_dump/pg_restore -j", "2", _operation.jobs, minimum=1,
-        maximum=MAX_JOBS, commented=True, what="pg_dump/pg_restore -j"),
-    Key("compress", "boolean", "dump: false: -Z 0", "false", _operation.compress, commented=True),
-    Key("target", "path", "basebackup: the directory it copies into (a new one, removed after)",
-        '"/mnt/backup"', default_doc="the run's work directory", commented=True,
-        what="the absolute path of a directory pg_basebackup makes its copy in"),
+    *_KIND_ROWS,
 ), exclusive=(("script", "scripts"), ("duration", "transactions"), ("script", "operation"),
               ("scripts", "operation"), ("kit", "script"), ("kit", "scripts"),
               ("kit", "operation")))  # fmt: skip
@@ -356,7 +303,7 @@ OS = Table("os", "the OS under the server, set before each run and put back afte
     Key("cpus", "integer", "the server's processes confined to the first N CPUs pglab may "
         "use (CPU affinity; up to the CPUs the kernel lets pglab use)", "1", minimum=1,
         default_doc="every CPU"),
-    Key("client_cpus", "integer", "pgbench and sysbench confined to the last N CPUs",
+    Key("client_cpus", "integer", f"{' and '.join(GENERATORS)} confined to the last N CPUs",
         "1", minimum=1, default_doc="the CPUs the server does not have, else "
         "shared with it"),
     Key("memory", "size", "the server's memory limit, page cache included (a cgroup of its "

@@ -6,9 +6,12 @@ layout ``pglab tune --help`` shows, the documentation's table and its checks
 from __future__ import annotations
 
 from pglab.campaign.schema.model import Key, Table
+from pglab.workloads.work import TUNE_OBJECTIVES
 
-# nopm: kit = "tpcc"'s; geomean: "tpch"'s; tpse: "tpce"'s
-OBJECTIVES = ("tps", "p99", "nopm", "geomean", "tpse")
+# pglab's own, then each kind's own figure (declared by the kind: workloads/work.TUNE_OBJECTIVES)
+_OWN = (("tps", "higher"), ("p99", "latency, lower"))
+OBJECTIVES = (*(name for name, _ in _OWN), *(o.name for o in TUNE_OBJECTIVES))
+_SAID = [f"{name} ({doc})" for name, doc in _OWN] + [f"{o.name} ({o.doc})" for o in TUNE_OBJECTIVES]
 SAMPLERS = ("tpe", "gp", "cmaes", "random")
 DISKS = ("ssd", "hdd")
 DEFAULT_TRIALS = 30
@@ -23,9 +26,7 @@ TUNE = Table(
         Key(
             "objective",
             "string",
-            "what is optimised: tps (higher), p99 (latency, lower), nopm "
-            '(kit = "tpcc"\'s New-Orders per minute, higher), geomean (kit = "tpch"\'s queries\' '
-            'geometric mean, lower) or tpse (kit = "tpce"\'s Trade-Results per second, higher)',
+            f"what is optimised: {', '.join(_SAID[:-1])} or {_SAID[-1]}",
             '"tps"',
             "tps",
             choices=OBJECTIVES,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
+from pglab.keys import Key
 from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
 
 # maintenance operations a phase can run instead of a pgbench script, and the options each takes
@@ -100,6 +101,7 @@ REFUSED_ELSEWHERE = (
         lambda work: isinstance(work, OperationWork),
         "{keys}: an option of a maintenance operation (operation = ...), but this phase runs "
         "a pgbench script",
+        said_by="operation",
     ),
 )
 
@@ -116,3 +118,80 @@ def operation_work(phase: Phased) -> OperationWork:
     if not isinstance(phase.work, OperationWork):
         raise ValueError(f"not an operation's phase: {phase.work!r}")
     return phase.work
+
+
+_operation = OperationWork("")
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "operation",
+        "string",
+        "a maintenance operation instead of a script, in MB/s",
+        '"vacuum"',
+        default_doc="none: pgbench",
+        choices=OPERATIONS,
+        commented=True,
+        axis=False,
+    ),
+    Key(
+        "dirty",
+        "number",
+        "vacuum: share of pgbench_accounts updated and checkpointed first",
+        "0.1",
+        _operation.dirty,
+        minimum=0,
+        maximum=1,
+        commented=True,
+        what="the fraction of pgbench_accounts to update before the vacuum",
+    ),
+    Key(
+        "parallel",
+        "integer",
+        "vacuum, create_index, reindex: parallel workers asked for",
+        "1",
+        _operation.parallel,
+        minimum=0,
+        maximum=MAX_PARALLEL,
+        commented=True,
+        what="parallel workers",
+    ),
+    Key("freeze", "boolean", "vacuum: VACUUM (FREEZE)", "true", _operation.freeze, commented=True),
+    Key(
+        "columns",
+        "columns",
+        "create_index: the columns of pgbench_accounts indexed",
+        '["bid", "abalance"]',
+        default_doc='"abalance"',
+        commented=True,
+    ),
+    Key(
+        "method",
+        "string",
+        "create_index: the index method",
+        '"btree"',
+        _operation.method,
+        choices=INDEX_METHODS,
+        commented=True,
+    ),
+    Key(
+        "jobs",
+        "integer",
+        "dump, restore: pg_dump/pg_restore -j",
+        "2",
+        _operation.jobs,
+        minimum=1,
+        maximum=MAX_JOBS,
+        commented=True,
+        what="pg_dump/pg_restore -j",
+    ),
+    Key("compress", "boolean", "dump: false: -Z 0", "false", _operation.compress, commented=True),
+    Key(
+        "target",
+        "path",
+        "basebackup: the directory it copies into (a new one, removed after)",
+        '"/mnt/backup"',
+        default_doc="the run's work directory",
+        commented=True,
+        what="the absolute path of a directory pg_basebackup makes its copy in",
+    ),
+)

@@ -124,6 +124,14 @@ class Refusal:
     claims: Callable[[object], bool]
     said: str
     of_value: bool = False
+    # the key whose value says the kind that owns these keys (kit, generator, operation) and
+    # the values of it that do (none: any value): a phase takes them where its field of that
+    # name is one (``campaign/workload.takes``); the JSON Schema refuses them in a table that
+    # says another of that key's values
+    said_by: str = ""
+    owners: tuple[str, ...] = ()
+    # their checked values are the phase's fields of their names, set when it has the kind
+    plain: bool = False
 
     def refused(
         self, work: object, table: Mapping[str, Any], vals: Mapping[str, Any]
@@ -136,6 +144,37 @@ class Refusal:
         if self.of_value:
             return self.said.format(value=vals[given[0]])
         return self.said.format(keys=", ".join(given))
+
+
+@dataclass(frozen=True, slots=True)
+class Beside:
+    """Keys a kind has no use for, refused beside it rather than ignored (``campaign/workload``
+    and the JSON Schema, from the same declaration): where a phase's ``key`` is ``value`` (said
+    by its table or inherited), those of ``refused`` its table gives are said (``said`` with
+    ``{keys}``: the keys given); the JSON Schema refuses them in a table that says ``key =
+    value`` itself. ``axes``: given as ``[matrix]`` axes of a campaign with such a phase, they
+    are said too."""
+
+    key: str
+    value: str
+    refused: tuple[str, ...]
+    said: str
+    axes: bool = False
+
+    def refusing(self, table: Mapping[str, Any]) -> str | None:
+        """What the parser says of ``table``'s keys beside this kind (None: nothing)."""
+        given = [k for k in self.refused if k in table]
+        return self.said.format(keys=", ".join(given)) if given else None
+
+
+@dataclass(frozen=True, slots=True)
+class TuneObjective:
+    """A ``[tune] objective`` that is a kind's own figure, as the campaign's ``[tune]`` table
+    declares it (``campaign/schema/tune``): its name and, in the objective's doc, what it is
+    (the registry's ``Objective`` says what a file needs for it)."""
+
+    name: str  # "geomean"
+    doc: str  # 'kit = "tpch"'s queries' geometric mean, lower'
 
 
 def own_fields(work: DataclassInstance) -> dict[str, object]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
+from pglab.keys import Key
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
 KEYS = ("replay", "speed")  # its [workload] keys
@@ -56,3 +57,56 @@ class ReplayWork:
 
     def stored(self) -> dict[str, object]:
         return {**self.pgbench.stored(), **own_fields(self)}
+
+
+def applied(
+    table: Mapping[str, Any], vals: Mapping[str, Any], base_dir: Path
+) -> tuple[dict[str, object], list[str]]:
+    """``replay`` and ``speed`` of a table (``vals``: their values, checked) as the phase's
+    updates, and what the parser says of them: a workload file of pglab capture (relative: to
+    the campaign file; its format and its dump are checked when the plan is made), replayed by
+    pgreplay -s ``speed``, instead of any load."""
+    upd: dict[str, object] = {}
+    if "speed" in vals:
+        upd["speed"] = float(vals["speed"])
+    if "replay" not in vals:
+        return upd, []
+    path = (base_dir / str(vals["replay"])).resolve()
+    if not path.is_file():
+        return upd, [f"replay = {vals['replay']!r}: no such workload file ({path})"]
+    others = [k for k in ("script", "scripts", "kit", "operation", "generator") if k in table]
+    said = [
+        f"replay with {', '.join(others)}: a phase replays a captured workload or runs a load, "
+        "not both"
+    ]
+    return {**upd, "replay": str(path), "vacuum": False}, said if others else []
+
+
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "replay",
+        "string",
+        "a workload file of pglab capture (relative: to the file): its "
+        "sessions replayed by pgreplay at their captured times on each variant, its dump the "
+        "dataset",
+        '"app.json.gz"',
+        default_doc="none",
+        pattern=".",
+        commented=True,
+        axis=False,
+        what="a workload file's path",
+    ),
+    Key(
+        "speed",
+        "number",
+        "replay: pgreplay's speed factor (2: the captured times halved)",
+        "1.0",
+        ReplayWork("").speed,
+        above=0,
+        commented=True,
+        what="a speed factor above 0",
+    ),
+)
+# what its generator hosts share, in the doc of generators (pgbench's share its clients)
+GENERATORS_DOC = "a replay's sessions"

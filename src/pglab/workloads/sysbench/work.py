@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
+from pglab.keys import Key
+from pglab.workloads.pgbench.work import Beside, PgbenchWork, Refusal, own_fields
 
 GENERATOR = "sysbench"
 GENERATORS = ("pgbench", GENERATOR)  # the load generator a phase runs
@@ -83,5 +84,78 @@ REFUSED_ELSEWHERE = (
         'test = {value!r}: a sysbench test, but this phase runs pgbench (generator = "sysbench" '
         "runs sysbench)",
         of_value=True,
+        said_by="generator",
+        owners=(GENERATOR,),
+    ),
+)
+# what sysbench runs instead of (a phase's scripts, kit or operation), then the options of
+# pgbench it has no use for (its own are PGBENCH_OPTIONS; threads are pgbench's -j): refused
+# beside generator = "sysbench" rather than ignored, the first given said (campaign/workload)
+INSTEAD_OF = ("script", "scripts", "kit", "operation")
+NOT_ITS_OPTIONS = (
+    *(k for k in PgbenchWork.OPTIONS if k not in SysbenchWork.PGBENCH_OPTIONS),
+    "threads",
+)
+BESIDE = (
+    Beside(
+        "generator",
+        GENERATOR,
+        INSTEAD_OF,
+        '{keys} with generator = "sysbench": sysbench runs its own OLTP tests (test = ...), not '
+        "pgbench scripts, kits or operations",
+    ),
+    Beside(
+        "generator",
+        GENERATOR,
+        NOT_ITS_OPTIONS,
+        '{keys} with generator = "sysbench": pgbench\'s options; sysbench takes clients, '
+        "duration, transactions, rate and random_seed",
+    ),
+)
+
+
+# its [workload] keys as the campaign file's reference declares them (campaign/schema/tables)
+ROWS = (
+    Key(
+        "generator",
+        "string",
+        "the load generator: pgbench, or sysbench (Debian's 1.0, its "
+        "pgsql driver) running test on [dataset] tables × table_size",
+        '"sysbench"',
+        "pgbench",
+        choices=GENERATORS,
+        commented=True,
+    ),
+    Key(
+        "test",
+        "string",
+        "sysbench: its OLTP test",
+        '"oltp_read_write"',
+        default_doc=DEFAULT_TEST,
+        choices=SYSBENCH_TESTS,
+        commented=True,
+    ),
+)
+# its [dataset] keys: its sbtest tables (defaults: DatasetSpec's)
+DATASET_ROWS = (
+    Key(
+        "tables",
+        "integer",
+        "sysbench: its sbtest tables (--tables)",
+        "4",
+        1,
+        minimum=1,
+        maximum=10_000,
+        commented=True,
+    ),
+    Key(
+        "table_size",
+        "integer",
+        "sysbench: rows per table (--table-size)",
+        "100000",
+        10_000,
+        minimum=1,
+        maximum=2_000_000_000,
+        commented=True,
     ),
 )
