@@ -101,13 +101,18 @@ def test_a_job_s_arguments_are_the_json_the_worker_s_child_reads() -> None:
     child gets it with the worker's keys (``JobPayload``)."""
     import json
 
-    from pglab.fleet.queue import JobArgs, JobPayload, _args, as_json
+    from pglab.fleet.queue import JobArgs, JobPayload, _args, as_json, document_of
 
-    args = JobArgs(campaign="c", document={"name": "c", "variants": {"a": {}}}, base_dir="/d",
+    doc = {"name": "c", "variants": {"patched": {}, "b": {}}}  # jsonb would put "b" first
+    args = JobArgs(campaign="c", document=doc, document_text=json.dumps(doc), base_dir="/d",
                    source_file=None, files=[{"path": "/d/s.sql", "sha256": "00" * 32}],
                    points=["p1", "p2"], group="clients=4", rounds=[2])  # fmt: skip
     text = json.dumps(as_json(args))
     assert _args(text) == args == _args(json.loads(text))  # jsonb as text, or decoded
+    jsonb = {**args, "document": {"name": "c", "variants": {"b": {}, "patched": {}}}}
+    assert list(document_of(jsonb)["variants"]) == ["patched", "b"]  # the file's order
+    older = {k: v for k, v in jsonb.items() if k != "document_text"}  # queued before it existed
+    assert list(document_of(older)["variants"]) == ["b", "patched"]
     assert _args(json.dumps({"campaign": "old"})).get("group", "?") == "?"  # an older job's
     payload = JobPayload(**args, store="postgresql:///s", lab_home="/lab", worker="w1")
     assert set(payload) == set(JobPayload.__annotations__)
