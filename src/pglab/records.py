@@ -231,6 +231,34 @@ class PhaseResult:
     script_latency: tuple[ScriptSecond, ...] = ()  # per script, when the phase has several
 
 
+@dataclass(slots=True)
+class Timings:
+    """What a run's steps took, in seconds (None: the step was not taken in this run), and what
+    the run's server went through (yes/no; None: not said). Filled in as the run goes, by its
+    lease (``postgres/lease``) and the executor; stored as a JSON object of name -> number
+    (``store/numbers``: a flag as 1.0 or 0.0, the dataset's steps as ``dataset_init.STEP_s``),
+    which the views read back as stored (``StoredRun.timings``)."""
+
+    reset_waited_s: float | None = None  # the copy begun as the last run ended, waited for
+    dataset_init_s: float | None = None  # the dataset's making (maybe by an earlier run)
+    dataset_made_now: bool | None = None  # made for this run
+    # each step of the dataset's making, as its maker names them (pgbench -i's "primary keys")
+    dataset_init_steps: dict[str, float] = field(default_factory=dict)
+    stop_s: float | None = None  # the last run's server stopped (or this one's, as it ends)
+    reset_s: float | None = None  # the dataset reset: copied, or made again
+    reset_ahead: bool | None = None  # its copy begun as the last run ended
+    keep_s: float | None = None  # a server on a host: the dataset's files kept for resets
+    settings_s: float | None = None  # the run's settings applied (a restart, a reload)
+    reloaded: bool | None = None  # they were applied by a reload
+    restarted: bool | None = None  # they needed a restart
+    fingerprint_s: float | None = None
+    telemetry_s: float | None = None  # samplers started, closing snapshots
+    profile_s: float | None = None  # perf stopped, its recordings folded
+    profile_fold_s: float | None = None  # of which folding, after the run
+    # what a store holds under names this pglab does not make (another version's), as read
+    other: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """A run as stored: spec, outcome, environment, phases, metrics, the server log of the run."""
@@ -249,9 +277,9 @@ class RunResult:
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
     # name -> number, units by name (metric_units: METRIC_UNITS; what tps holds:
-    # workloads.figure_of; timings in seconds but for its yes/no flags, TIMING_FLAGS)
+    # workloads.figure_of)
     metrics: dict[str, float] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: Timings = field(default_factory=Timings)
     server_log: str = ""
 
 

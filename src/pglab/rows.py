@@ -112,7 +112,9 @@ class PhaseRow:
 class StoredRun(RunRow):
     spec: RunSpecJson = field(default_factory=lambda: RunSpecJson())
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
-    timings: dict[str, float] = field(default_factory=dict)  # seconds, and metric_units' flags
+    # as stored (name -> number: seconds, metric_units' flags as 1.0/0.0, names of any pglab
+    # version), what ``pglab show`` prints whole; ``store/numbers`` reads it as ``Timings``
+    timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
     stored_at: float | None = None
     pglab_version: str = ""

@@ -26,6 +26,7 @@ from pglab.records import (
     ProgressSample,
     RunResult,
     StorageResult,
+    Timings,
 )
 from pglab.rows import RunRow
 from pglab.store import Store, open_store, schema
@@ -103,7 +104,8 @@ def sample_run(
         fingerprint={"server_version": "18.0", "cpus": 2, "pgdata_mount": {"fstype": "ext4"},
                      "settings": {"shared_buffers": {"setting": "16384", "unit": "8kB"}}},
         phases=phases, metrics={"tps": 1050.0, "phase.main.tps": 1050.0, "ratio": 0.1 + 0.2},
-        timings={"reset_s": 1.25, "start_s": 0.5},
+        timings=Timings(reset_s=1.25, dataset_made_now=False, dataset_init_steps={"vacuum": 0.25},
+                        other={"start_s": 0.5}),  # an older pglab's name, kept
         server_log="LOG:  database system is ready to accept connections\n",
     )  # fmt: skip
     fields.update(changes)
@@ -197,7 +199,11 @@ class StoreContract:
         mean_measured = (1000.0 + 1100.0) / 2
         assert got.id == run_id and got.campaign == "camp" and got.status == "ok"
         assert got.spec == run.spec and got.fingerprint == run.fingerprint
-        assert got.metrics == run.metrics and got.timings == run.timings
+        assert got.metrics == run.metrics
+        assert got.timings == {"dataset_made_now": 0.0, "dataset_init.vacuum_s": 0.25,
+                               "reset_s": 1.25, "start_s": 0.5}  # fmt: skip
+        assert list(got.timings) == ["dataset_made_now", "dataset_init.vacuum_s", "reset_s",
+                                     "start_s"]  # fmt: skip
         assert got.server_log == run.server_log and got.tps == mean_measured
         assert [(p.idx, p.name, p.iteration, p.measured) for p in got.phases] == [
             (0, "warm", 1, False), (1, "main", 1, True), (2, "main", 2, True)]  # fmt: skip

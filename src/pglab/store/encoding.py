@@ -24,6 +24,7 @@ from pglab.records import (
 )
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.store.columns import PhaseColumns, RunColumns, RunFullRow, RunListRow, StorageColumns
+from pglab.store.numbers import timings_json, timings_of
 
 
 def encode_run(
@@ -52,7 +53,7 @@ def encode_run(
         "axes_json": dumps(run.spec.get("axes") or []),
         "fingerprint_json": dumps(run.fingerprint),
         "metrics_json": dumps(run.metrics),
-        "timings_json": dumps(run.timings),
+        "timings_json": dumps(timings_json(run.timings)),
         "server_log": text(run.server_log),
         "pglab_version": __version__,
     }
@@ -266,7 +267,7 @@ def run_result(run: StoredRun) -> RunResult:
         fingerprint=run.fingerprint,
         phases=tuple(phases),
         metrics=run.metrics,
-        timings=run.timings,
+        timings=timings_of(run.timings),
         server_log=run.server_log,
     )
 
