@@ -1,8 +1,9 @@
 """What a run's numbers are in: the key tables of its ``metrics`` and ``timings``.
 
-Both are stored as JSON objects of name -> number (``RunResult.metrics``/``timings``,
-``RunRow.metrics``), written by ``run/metrics.py`` and ``run/executor.py``; a number does not
-say its unit, these tables do, by name:
+Both are stored as JSON objects of name -> number (``store/numbers``: from a run's
+``records.RunMetrics`` and ``records.Timings``, made by ``run/metrics.py``, the kinds' metrics
+functions, the lease and the executor; read back as stored, ``RunRow.metrics``); a number does
+not say its unit, these tables do, by name:
 
 - a metric is the run's (``tps``, ``mb_s``, ``geomean_s``, ...) or a phase's
   (``phase.NAME.KEY``): its unit is its key's, in :data:`METRIC_UNITS`; ``[[derived]]``

@@ -12,6 +12,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
 from pglab.jsonish import JsonObject
+from pglab.metric_units import MetricKey
 from pglab.stored_spec import RunSpecJson
 
 # how a run ended: stored whole ("ok"), or "failed" with its reason and the server log
@@ -231,6 +232,43 @@ class PhaseResult:
     script_latency: tuple[ScriptSecond, ...] = ()  # per script, when the phase has several
 
 
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """A run's figures, each under its key (``MetricKey``: the run's own, over its measured
+    phases, or a phase's), in the order they were made, which is the order they are stored in.
+    Made by ``run/metrics.run_metrics`` and the kinds' metrics functions (``workloads``); their
+    units by name in ``metric_units``; what the run's ``tps`` holds, ``workloads.figure_of``.
+    Stored as a JSON object of dotted keys (``store/numbers``), which the views read back as
+    stored (``RunRow.metrics``)."""
+
+    values: dict[MetricKey, float] = field(default_factory=dict)
+
+    def get(self, name: str, phase: str | None = None) -> float | None:
+        """The run's metric ``name`` (of ``phase``: that phase's), None where it has none."""
+        return self.values.get(MetricKey(name, phase))
+
+    def value(self, name: str, phase: str | None = None) -> float:
+        """The run's metric ``name`` (of ``phase``: that phase's); a KeyError where it has none."""
+        return self.values[MetricKey(name, phase)]
+
+    def of_run(self) -> dict[str, float]:
+        """The run's own figures by name (not its phases'): where its figure is found."""
+        return {k.name: v for k, v in self.values.items() if k.phase is None}
+
+    def by_phase(self, name: str) -> dict[str, float]:
+        """Each phase's metric ``name``: phase name -> value."""
+        return {
+            k.phase: v for k, v in self.values.items() if k.phase is not None and k.name == name
+        }
+
+    def with_value(self, name: str, value: float) -> RunMetrics:
+        """These, with the run's metric ``name`` (added last, or replaced where it was)."""
+        return RunMetrics({**self.values, MetricKey(name): value})
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
 @dataclass(slots=True)
 class Timings:
     """What a run's steps took, in seconds (None: the step was not taken in this run), and what
@@ -276,9 +314,7 @@ class RunResult:
     error: str | None = None
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
-    # name -> number, units by name (metric_units: METRIC_UNITS; what tps holds:
-    # workloads.figure_of)
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: RunMetrics = field(default_factory=RunMetrics)  # empty for a failed run
     timings: Timings = field(default_factory=Timings)
     server_log: str = ""
 

@@ -17,6 +17,7 @@ from pglab.records import (
     TableJson,
     Timings,
 )
+from pglab.store.numbers import metrics_of
 
 T0 = 1_790_000_000.0
 WAITS = [("CPU", "running"), ("LWLock", "WALWrite"), ("IO", "WalSync"), ("Lock", "transactionid"),
@@ -103,7 +104,7 @@ def _run(
                "latency_avg_ms": phase.report.latency_avg_ms or 0.0, "failed": 0.0,
                "tps_steady": phase.report.tps}  # fmt: skip
     return RunResult(**common, status="ok", finished_at=t0 + seconds + 3, phases=(phase,),
-                     metrics=metrics, timings=Timings(reset_s=0.5))  # fmt: skip
+                     metrics=metrics_of(metrics), timings=Timings(reset_s=0.5))  # fmt: skip
 
 
 def _phase(t0: float, seconds: int, tps: float, clients: int, rng) -> PhaseResult:

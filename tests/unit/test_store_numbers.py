@@ -1,14 +1,22 @@
-"""A run's timings typed in memory (``records.Timings``: seconds, flags as booleans) and stored
-as they always were (``store/numbers``: one JSON object of name -> number, flags 1.0/0.0, the
-dataset's steps ``dataset_init.STEP_s``), the only place that knows the stored names."""
+"""A run's metrics and timings typed in memory (``records.RunMetrics``: each figure under its
+``MetricKey``; ``records.Timings``: seconds, flags as booleans) and stored as they always were
+(``store/numbers``: JSON objects of name -> number, a phase's metric ``phase.NAME.KEY``, flags
+1.0/0.0, the dataset's steps ``dataset_init.STEP_s``), the only place that knows the names."""
 
 from __future__ import annotations
 
 import typing
+from types import SimpleNamespace
+from typing import cast
 
-from pglab.metric_units import TIMING_FLAGS
-from pglab.records import Timings
-from pglab.store.numbers import timings_json, timings_of
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pglab.campaign.spec import DerivedSpec, RunSpec
+from pglab.metric_units import TIMING_FLAGS, MetricKey
+from pglab.records import PgbenchReport, PhaseResult, ProgressSample, RunMetrics, Timings
+from pglab.run.metrics import run_metrics
+from pglab.store.numbers import metrics_json, metrics_of, timings_json, timings_of
 
 
 def test_a_run_s_timings_are_stored_under_the_names_and_numbers_they_always_had() -> None:
@@ -67,3 +75,58 @@ def test_the_flags_are_the_boolean_timings() -> None:
     hints = typing.get_type_hints(Timings)
     flags = {name for name, kind in hints.items() if kind == bool | None}
     assert flags == set(TIMING_FLAGS)
+
+
+def _phase(name: str, tps: float, seconds: int = 0, measured: bool = True) -> PhaseResult:
+    report = PgbenchReport(tps=tps, transactions=10, latency_avg_ms=2.0, failed=1)
+    progress = tuple(ProgressSample(t=i + 1.0, tps=tps) for i in range(seconds))
+    return PhaseResult(name, 1, measured, 0.0, 1.0, ("x",), report, progress=progress)
+
+
+def test_a_run_s_metrics_are_stored_under_the_keys_and_in_the_order_they_always_had() -> None:
+    """Each phase's, then the run's over its measured phases, then ``[[derived]]``'s."""
+    spec = SimpleNamespace(derived=(DerivedSpec("ratio", "ratio", "warm", "read.1"),), phases=())
+    phases = [_phase("warm", 100.0, measured=False), _phase("read.1", 50.0, seconds=20)]
+    made = run_metrics(cast(RunSpec, spec), phases)
+    assert list(metrics_json(made).items()) == [
+        ("phase.warm.tps", 100.0),
+        ("phase.warm.latency_avg_ms", 2.0),
+        ("phase.read.1.tps", 50.0),
+        ("phase.read.1.tps_steady", 50.0),
+        ("phase.read.1.drift_pct", 0.0),
+        ("phase.read.1.latency_avg_ms", 2.0),
+        ("tps", 50.0),
+        ("latency_avg_ms", 2.0),
+        ("failed", 1.0),
+        ("tps_steady", 50.0),
+        ("ratio", 0.5),
+    ]
+    assert made.get("tps", "read.1") == 50.0 and made.get("tps", "cold") is None
+    assert made.by_phase("tps") == {"warm": 100.0, "read.1": 50.0}
+    assert made.of_run() == {
+        "tps": 50.0,
+        "latency_avg_ms": 2.0,
+        "failed": 1.0,
+        "tps_steady": 50.0,
+        "ratio": 0.5,
+    }
+    assert metrics_of(metrics_json(made)) == made  # read back as it was made
+
+
+def test_a_metric_added_afterwards_goes_last_or_where_it_was() -> None:
+    metrics = RunMetrics({MetricKey("tps", "main"): 1.0, MetricKey("tps"): 1.0})
+    assert list(metrics_json(metrics.with_value("latency_p99_ms", 9.0))) == [
+        "phase.main.tps",
+        "tps",
+        "latency_p99_ms",
+    ]
+    assert metrics_json(metrics.with_value("tps", 2.0)) == {"phase.main.tps": 1.0, "tps": 2.0}
+    assert not RunMetrics() and metrics
+
+
+@given(st.text(alphabet="phase.rly_tsx1", max_size=24))
+def test_any_stored_metric_name_is_read_and_written_again_as_it_was(name: str) -> None:
+    """Whatever a store holds (another version's names, a phase named with dots, a replay's
+    ``phase.NAME.replay.KEY``): the same name and number written back."""
+    stored = {name: 1.5, "tps": 2.0}
+    assert metrics_json(metrics_of(stored)) == stored

@@ -36,7 +36,7 @@ from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint, MemoryFacts
 from pglab.lab import Lab
 from pglab.pgbench import sampling
-from pglab.planning.hints import PointHints, phase_tps, priors_of
+from pglab.planning.hints import PointHints, priors_of
 from pglab.planning.plan import Plan
 from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
@@ -47,7 +47,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.profile import counters
 from pglab.profile.watch import ProfileWatch
-from pglab.records import PhaseResult, ProgressSample, RunResult, RunStatus, Timings
+from pglab.records import PhaseResult, ProgressSample, RunMetrics, RunResult, RunStatus, Timings
 from pglab.run import affinity, os_hosts
 from pglab.run.machine import Here
 from pglab.run.metrics import run_metrics
@@ -393,7 +393,7 @@ class Executor:
             phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
             timings.profile_s = _plus(timings.profile_s, prof.folding)
             timings.profile_fold_s = _plus(timings.profile_fold_s, prof.folding)  # after the run
-        metrics = run_metrics(run, phases) if status == "ok" else {}
+        metrics = run_metrics(run, phases) if status == "ok" else RunMetrics()
         self._saw(run, metrics, phases)
         return RunResult(
             campaign=run.campaign,
@@ -497,10 +497,10 @@ class Executor:
         rate = sampling.auto_rate(max(seen) if seen else None)
         return phase if rate is None else phase.with_pgbench(sampling_rate=rate)
 
-    def _saw(self, run: RunSpec, metrics: Mapping[str, float], phases: list[PhaseResult]) -> None:
+    def _saw(self, run: RunSpec, metrics: RunMetrics, phases: list[PhaseResult]) -> None:
         """What a run made, for the next runs of its point: its TPS by phase, and (when it went
         well) its operations' progress."""
-        for name, value in phase_tps(metrics).items():
+        for name, value in metrics.by_phase("tps").items():
             seen = self._tps_seen.get((run.campaign, run.point_key, name), 0.0)
             self._tps_seen[(run.campaign, run.point_key, name)] = max(seen, value)
         if metrics:  # a run that went well

@@ -1,7 +1,9 @@
-"""A run's timings as the store keeps them, and back: a JSON object of name -> number, where
-a yes/no flag is 1.0 or 0.0 and each step of the dataset's making is ``dataset_init.STEP_s``
-(its spaces as underscores). The only place that knows those names: in memory a run's timings
-are a ``records.Timings``."""
+"""A run's metrics and timings as the store keeps them, and back: each a JSON object of name ->
+number. A metric's name is its key's dotted text (``phase.NAME.KEY`` a phase's:
+``metric_units.MetricKey``); a timing's is its field's, where a yes/no flag is 1.0 or 0.0 and
+each step of the dataset's making is ``dataset_init.STEP_s`` (its spaces as underscores). In
+memory they are a ``records.RunMetrics`` and a ``records.Timings``: the names are made and read
+here only."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from pglab.metric_units import TIMING_FLAGS
-from pglab.records import Timings
+from pglab.metric_units import TIMING_FLAGS, MetricKey
+from pglab.records import RunMetrics, Timings
 
 STEP = "dataset_init."  # a step of the dataset's making: "dataset_init.primary_keys_s"
 _STEPS, _OTHER = "dataset_init_steps", "other"  # the fields that hold several names
@@ -46,3 +48,13 @@ def timings_of(stored: Mapping[str, Any]) -> Timings:
         else:
             timings.other[name] = value
     return timings
+
+
+def metrics_json(metrics: RunMetrics) -> dict[str, float]:
+    """The stored object: each metric under its key's text, in the order they were made."""
+    return {key.text: value for key, value in metrics.values.items()}
+
+
+def metrics_of(stored: Mapping[str, float]) -> RunMetrics:
+    """A run's metrics from its stored object (``MetricKey.parse`` of each name)."""
+    return RunMetrics({MetricKey.parse(name): value for name, value in stored.items()})
