@@ -17,6 +17,8 @@ from pglab.stored_spec import RunSpecJson
 
 # how a run ended: stored whole ("ok"), or "failed" with its reason and the server log
 RunStatus = Literal["ok", "failed"]
+# the storage micro-benchmarks (``pglab storage``, ``[storage_bench]``): targets/fsbench
+StorageTool = Literal["pg_test_fsync", "fio"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,7 +382,7 @@ class StorageRow(TypedDict):
     fstype: str | None
     mount_options: str | None
     device: str | None
-    tool: str
+    tool: StorageTool
     tool_version: str
     results: StorageResults
     facts: StorageFacts
@@ -397,7 +399,7 @@ class StorageResult:
     """
 
     target_path: str
-    tool: str  # "pg_test_fsync" or "fio"
+    tool: StorageTool
     tool_version: str
     measured_at: float
     elapsed_s: float
