@@ -7,6 +7,7 @@ Made by ``pgbench_output`` (parsing) and ``executor`` (assembling); consumed by 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -243,7 +244,7 @@ class RunMetrics:
     Stored as a JSON object of dotted keys (``store/numbers``), which the views read back as
     stored (``RunRow.metrics``)."""
 
-    values: dict[MetricKey, float] = field(default_factory=dict)
+    values: Mapping[MetricKey, float] = field(default_factory=dict)
 
     def get(self, name: str, phase: str | None = None) -> float | None:
         """The run's metric ``name`` (of ``phase``: that phase's), None where it has none."""
