@@ -104,7 +104,7 @@ def run_pairs(
             assert result.status == "ok", result.error
             if check is not None:
                 check(name, result)
-            tps[name].append(result.metrics["tps"])
+            tps[name].append(result.metrics.value("tps"))
             print(f"pair {i + 1} {name:5s} {tps[name][-1]:10.1f} tps", flush=True)
     return tps
 

@@ -166,7 +166,7 @@ def main() -> None:
             for k, v in parts.items():
                 shares[k].append(v / total)
             print(
-                f"run {i + 1}: {result.metrics['tps']:.0f} tps, {total:.1f} CPU s busy, "
+                f"run {i + 1}: {result.metrics.value('tps'):.0f} tps, {total:.1f} CPU s busy, "
                 f"pglab {lab_share / total:.2%}",
                 flush=True,
             )

@@ -53,8 +53,8 @@ def main() -> None:
                 result = executor.run_one(points[name], binaries)
                 assert result.status == "ok", result.error
                 for ph in PHASES:
-                    mb_s[name][ph].append(result.metrics[f"phase.{ph}.mb_s"])
-                workers = result.metrics.get("phase.index.workers_launched")
+                    mb_s[name][ph].append(result.metrics.value("mb_s", ph))
+                workers = result.metrics.get("workers_launched", "index")
                 print(
                     f"round {i + 1} {name:8s} index {mb_s[name]['index'][-1]:7.1f} MB/s "
                     f"({workers:.0f} workers), dump {mb_s[name]['dump'][-1]:7.1f} MB/s",

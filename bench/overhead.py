@@ -144,7 +144,7 @@ def main() -> None:
         finally:
             _only = None
         assert result.status == "ok", result.error
-        return result.metrics["tps"]
+        return result.metrics.value("tps")
 
     def bare(*extra: str) -> float:
         executor.close()

@@ -44,7 +44,7 @@ def main() -> None:
     def has_profile(name: str, result: RunResult) -> None:
         if name == "on":
             assert folded.TABLE in result.phases[-1].tables, set(result.phases[-1].tables)
-            folding.append(result.timings.get("profile_s", 0.0))
+            folding.append(result.timings.profile_s or 0.0)
 
     try:
         tps = run_pairs(executor, binaries, {"on": on, "off": off}, args.pairs, has_profile)

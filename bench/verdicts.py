@@ -329,9 +329,9 @@ def live(args: argparse.Namespace) -> None:
         for i, run in enumerate(plan.runs, 1):  # interleaved: every round visits each variant
             result = executor.run_one(replace(run), binaries)
             assert result.status == "ok", result.error
-            tps[run.variant][run.repeat] = result.metrics["tps"]
+            tps[run.variant][run.repeat] = result.metrics.value("tps")
             print(
-                f"run {i}/{len(plan.runs)} {run.variant:8s} {result.metrics['tps']:9.1f} tps",
+                f"run {i}/{len(plan.runs)} {run.variant:8s} {result.metrics.value('tps'):9.1f} tps",
                 flush=True,
             )
     finally:

@@ -1,8 +1,9 @@
 """What a run's numbers are in: the key tables of its ``metrics`` and ``timings``.
 
-Both are stored as JSON objects of name -> number (``RunResult.metrics``/``timings``,
-``RunRow.metrics``), written by ``run/metrics.py`` and ``run/executor.py``; a number does not
-say its unit, these tables do, by name:
+Both are stored as JSON objects of name -> number (``store/numbers``: from a run's
+``records.RunMetrics`` and ``records.Timings``, made by ``run/metrics.py``, the kinds' metrics
+functions, the lease and the executor; read back as stored, ``RunRow.metrics``); a number does
+not say its unit, these tables do, by name:
 
 - a metric is the run's (``tps``, ``mb_s``, ``geomean_s``, ...) or a phase's
   (``phase.NAME.KEY``): its unit is its key's, in :data:`METRIC_UNITS`; ``[[derived]]``
@@ -13,7 +14,8 @@ say its unit, these tables do, by name:
   replay's statements per active second), whose ``tps`` is then empty: the kinds declare them
   (``workloads.interface.Figure`` with a ``table``), ``workloads.figure_of`` and
   ``workloads.figure_value`` read them;
-- timings are seconds (:data:`TIMING_FLAGS`: yes/no as 1.0/0.0).
+- timings are seconds (:data:`TIMING_FLAGS`: yes/no, stored as 1.0/0.0; in memory a
+  ``records.Timings``, whose flags are booleans).
 
 A metric's key is a :class:`MetricKey` (a phase's or the run's, and its name) wherever code
 makes or reads one by its parts; its dotted text (``phase.NAME.KEY``) is made and cut apart
@@ -126,7 +128,7 @@ METRIC_UNITS: dict[str, str] = {
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
 _RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
-TIMING_FLAGS = ("dataset_made_now", "reloaded", "restarted")
+TIMING_FLAGS = ("dataset_made_now", "reset_ahead", "reloaded", "restarted")
 
 
 def metric_unit(name: str) -> str | None:

@@ -7,15 +7,19 @@ Made by ``pgbench_output`` (parsing) and ``executor`` (assembling); consumed by 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NotRequired, TypedDict
 
 from pglab.fingerprints import Fingerprint, Mount
 from pglab.jsonish import JsonObject
+from pglab.metric_units import MetricKey
 from pglab.stored_spec import RunSpecJson
 
 # how a run ended: stored whole ("ok"), or "failed" with its reason and the server log
 RunStatus = Literal["ok", "failed"]
+# the storage micro-benchmarks (``pglab storage``, ``[storage_bench]``): targets/fsbench
+StorageTool = Literal["pg_test_fsync", "fio"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +236,71 @@ class PhaseResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """A run's figures, each under its key (``MetricKey``: the run's own, over its measured
+    phases, or a phase's), in the order they were made, which is the order they are stored in.
+    Made by ``run/metrics.run_metrics`` and the kinds' metrics functions (``workloads``); their
+    units by name in ``metric_units``; what the run's ``tps`` holds, ``workloads.figure_of``.
+    Stored as a JSON object of dotted keys (``store/numbers``), which the views read back as
+    stored (``RunRow.metrics``)."""
+
+    values: Mapping[MetricKey, float] = field(default_factory=dict)
+
+    def get(self, name: str, phase: str | None = None) -> float | None:
+        """The run's metric ``name`` (of ``phase``: that phase's), None where it has none."""
+        return self.values.get(MetricKey(name, phase))
+
+    def value(self, name: str, phase: str | None = None) -> float:
+        """The run's metric ``name`` (of ``phase``: that phase's); a KeyError where it has none."""
+        return self.values[MetricKey(name, phase)]
+
+    def of_run(self) -> dict[str, float]:
+        """The run's own figures by name (not its phases'): where its figure is found."""
+        return {k.name: v for k, v in self.values.items() if k.phase is None}
+
+    def by_phase(self, name: str) -> dict[str, float]:
+        """Each phase's metric ``name``: phase name -> value."""
+        return {
+            k.phase: v for k, v in self.values.items() if k.phase is not None and k.name == name
+        }
+
+    def with_value(self, name: str, value: float) -> RunMetrics:
+        """These, with the run's metric ``name`` (added last, or replaced where it was)."""
+        return RunMetrics({**self.values, MetricKey(name): value})
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+
+@dataclass(slots=True)
+class Timings:
+    """What a run's steps took, in seconds (None: the step was not taken in this run), and what
+    the run's server went through (yes/no; None: not said). Filled in as the run goes, by its
+    lease (``postgres/lease``) and the executor; stored as a JSON object of name -> number
+    (``store/numbers``: a flag as 1.0 or 0.0, the dataset's steps as ``dataset_init.STEP_s``),
+    which the views read back as stored (``StoredRun.timings``)."""
+
+    reset_waited_s: float | None = None  # the copy begun as the last run ended, waited for
+    dataset_init_s: float | None = None  # the dataset's making (maybe by an earlier run)
+    dataset_made_now: bool | None = None  # made for this run
+    # each step of the dataset's making, as its maker names them (pgbench -i's "primary keys")
+    dataset_init_steps: dict[str, float] = field(default_factory=dict)
+    stop_s: float | None = None  # the last run's server stopped (or this one's, as it ends)
+    reset_s: float | None = None  # the dataset reset: copied, or made again
+    reset_ahead: bool | None = None  # its copy begun as the last run ended
+    keep_s: float | None = None  # a server on a host: the dataset's files kept for resets
+    settings_s: float | None = None  # the run's settings applied (a restart, a reload)
+    reloaded: bool | None = None  # they were applied by a reload
+    restarted: bool | None = None  # they needed a restart
+    fingerprint_s: float | None = None
+    telemetry_s: float | None = None  # samplers started, closing snapshots
+    profile_s: float | None = None  # perf stopped, its recordings folded
+    profile_fold_s: float | None = None  # of which folding, after the run
+    # what a store holds under names this pglab does not make (another version's), as read
+    other: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """A run as stored: spec, outcome, environment, phases, metrics, the server log of the run."""
 
@@ -248,10 +317,8 @@ class RunResult:
     error: str | None = None
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
     phases: tuple[PhaseResult, ...] = ()
-    # name -> number, units by name (metric_units: METRIC_UNITS; what tps holds:
-    # workloads.figure_of; timings in seconds but for its yes/no flags, TIMING_FLAGS)
-    metrics: dict[str, float] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+    metrics: RunMetrics = field(default_factory=RunMetrics)  # empty for a failed run
+    timings: Timings = field(default_factory=Timings)
     server_log: str = ""
 
 
@@ -316,7 +383,7 @@ class StorageRow(TypedDict):
     fstype: str | None
     mount_options: str | None
     device: str | None
-    tool: str
+    tool: StorageTool
     tool_version: str
     results: StorageResults
     facts: StorageFacts
@@ -333,7 +400,7 @@ class StorageResult:
     """
 
     target_path: str
-    tool: str  # "pg_test_fsync" or "fio"
+    tool: StorageTool
     tool_version: str
     measured_at: float
     elapsed_s: float

@@ -64,7 +64,11 @@ class RunRow:
     started_at: float
     finished_at: float
     error: str | None
-    metrics: dict[str, float] = field(default_factory=dict)  # units: metric_units
+    # as stored: the dotted name of each (``phase.NAME.KEY`` a phase's: metric_units.MetricKey,
+    # by_phase) -> number, units by name (metric_units); the views match an open set of names
+    # (the kinds' figures, [[derived]]'s, queries', statement classes') and ``show --json`` and
+    # ``export --full`` print it verbatim; in memory before it is stored, a records.RunMetrics
+    metrics: dict[str, float] = field(default_factory=dict)
     axes: dict[str, AxisValue] = field(default_factory=dict)  # matrix coordinates, in axis order
 
     @property
@@ -112,7 +116,10 @@ class PhaseRow:
 class StoredRun(RunRow):
     spec: RunSpecJson = field(default_factory=lambda: RunSpecJson())
     fingerprint: Fingerprint = field(default_factory=lambda: Fingerprint())
-    timings: dict[str, float] = field(default_factory=dict)  # seconds, and metric_units' flags
+    # as stored (name -> number: seconds, metric_units' flags as 1.0/0.0, names of any pglab
+    # version), what ``pglab show`` prints whole (and ``--json``, ``export --full`` verbatim);
+    # ``store/numbers.timings_of`` reads it as a records.Timings (``Store.load_run``)
+    timings: dict[str, float] = field(default_factory=dict)
     server_log: str = ""
     stored_at: float | None = None
     pglab_version: str = ""

@@ -9,6 +9,7 @@ from typing import Any
 
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, RunResult
+from pglab.store.numbers import metrics_of
 from pglab.workloads.maintenance.figures import (
     OPERATION_KIND,
     PROGRESS_COLUMNS,
@@ -62,5 +63,5 @@ def _operation_run(name: str, parallel: int, repeat: int, mb_s: float, t0: float
             "repeat": repeat, "point_key": key, "phases": [], "derived": []}  # fmt: skip
     return RunResult(campaign=name, run_key=f"{key}/{repeat}", point_key=key, repeat=repeat,
                      variant="base", label=label, spec=spec, status="ok", started_at=t0,
-                     finished_at=t0 + elapsed + 1, phases=(result,), metrics=metrics,
+                     finished_at=t0 + elapsed + 1, phases=(result,), metrics=metrics_of(metrics),
                      fingerprint={"server_version": "18.6"})  # fmt: skip

@@ -15,7 +15,9 @@ from pglab.records import (
     ProgressSample,
     RunResult,
     TableJson,
+    Timings,
 )
+from pglab.store.numbers import metrics_of
 
 T0 = 1_790_000_000.0
 WAITS = [("CPU", "running"), ("LWLock", "WALWrite"), ("IO", "WalSync"), ("Lock", "transactionid"),
@@ -102,7 +104,7 @@ def _run(
                "latency_avg_ms": phase.report.latency_avg_ms or 0.0, "failed": 0.0,
                "tps_steady": phase.report.tps}  # fmt: skip
     return RunResult(**common, status="ok", finished_at=t0 + seconds + 3, phases=(phase,),
-                     metrics=metrics, timings={"reset_s": 0.5})  # fmt: skip
+                     metrics=metrics_of(metrics), timings=Timings(reset_s=0.5))  # fmt: skip
 
 
 def _phase(t0: float, seconds: int, tps: float, clients: int, rng) -> PhaseResult:

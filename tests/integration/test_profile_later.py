@@ -73,12 +73,12 @@ def test_a_recording_is_folded_once_the_server_is_stopped(
         table = phase.tables[folded.TABLE]
         kinds = {row[0]: row[1] for row in table["rows"]}
         assert kinds.get("backend", 0) > 0, kinds
-        assert result.timings["profile_s"] > 0
+        assert result.timings.profile_s is not None and result.timings.profile_s > 0
         assert not list((lab.home / "work").glob("*/perf-*"))  # recording, build ids: gone
         assert not (home / ".debug").exists()
         second = executor.run_one(plan.runs[1], binaries)  # on the copy begun meanwhile
         assert second.status == "ok", second.error
-        assert second.timings.get("reset_ahead") == 1.0
+        assert second.timings.reset_ahead is True
     finally:
         executor.close()
         store.close()

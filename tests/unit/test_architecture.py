@@ -652,3 +652,43 @@ def test_code_is_read_as_the_formatter_writes_it() -> None:
     marked = {k: n for k, n in marked.items() if n}
     assert set(marked) <= DATA_TABLES, f"# fmt: skip outside the data tables: {sorted(marked)}"
     assert sum(marked.values()) < MAX_FMT_SKIPS
+
+
+# Where a metric's or a timing's stored name may be written as text (issue 51 item 4): the key
+# tables (metric_units: MetricKey.text) and the store (store/numbers, and the migrations that
+# edit stored objects); everywhere else a run's numbers are typed (records.RunMetrics, Timings).
+STORED_NAMES_AT = ("metric_units.py", "store/")
+
+
+def stored_names_written(text: str) -> list[str]:
+    """The texts in a module that spell a phase's stored metric (``"phase.NAME.KEY"``) or a
+    dataset step's stored timing (``"dataset_init.STEP_s"``), as strings or f-strings."""
+    tree = ast.parse(text)
+    docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings, prose
+    inner = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    skip = docs | inner
+    texts = [
+        first
+        for node in ast.walk(tree)
+        if id(node) not in skip
+        for first in [node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str)
+    ]
+    return [t.value for t in texts if t.value.startswith(("phase.", "dataset_init."))]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if not str(p.relative_to(SRC)).startswith(STORED_NAMES_AT)],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_a_run_s_numbers_get_their_stored_names_at_the_store_s_edge_only(path: Path) -> None:
+    assert stored_names_written(path.read_text()) == []
+
+
+def test_a_stored_name_written_elsewhere_is_caught() -> None:
+    assert stored_names_written('out[f"phase.{name}.nopm"] = 1.0\n') == ["phase."]
+    assert stored_names_written('t[f"dataset_init.{s}_s"] = 2.0\n') == ["dataset_init."]
+    assert stored_names_written('m = {"phase.main.tps": 1.0}\n') == ["phase.main.tps"]
+    # a phase's name in prose, a key's parts: not a stored name
+    assert stored_names_written('"""phase.NAME.KEY"""\nk = MetricKey("tps", "main")\n') == []

@@ -12,6 +12,7 @@ from pglab.campaign.parse import load
 from pglab.planning.plan import make_plan
 from pglab.records import PgbenchReport, PhaseResult, ProgressSample
 from pglab.run.metrics import run_metrics
+from pglab.store.numbers import metrics_json
 from pglab.workloads.maintenance.figures import OPERATION_KIND, OperationFigures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +36,8 @@ def _operation(name: str) -> PhaseResult:
 
 def test_every_metric_of_pgbench_phases_and_of_operations_has_a_unit() -> None:
     run = make_plan(load(ROOT / "examples" / "first-campaign.toml")).runs[0]
-    metrics = {**run_metrics(run, [_pgbench("main", 100.0)]),
-               **run_metrics(run, [_operation("vacuum")])}  # fmt: skip
+    metrics = {**metrics_json(run_metrics(run, [_pgbench("main", 100.0)])),
+               **metrics_json(run_metrics(run, [_operation("vacuum")]))}  # fmt: skip
     assert {
         "tps",
         "tps_steady",

@@ -32,7 +32,7 @@ def _store(store, name: str, tps: list[float], phase: dict | None = None,
         spec["phases"] = [{**spec["phases"][0], **(phase or {})}]
         if server is not None:
             spec["server"] = server
-        store.save_run(replace(run, spec=spec, metrics={**run.metrics, "tps": value}))
+        store.save_run(replace(run, spec=spec, metrics=run.metrics.with_value("tps", value)))
 
 
 def _design(path: Path):

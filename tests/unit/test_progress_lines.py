@@ -13,6 +13,7 @@ from pglab.analysis.points import figure_of_run
 from pglab.campaign.spec import DatasetSpec, RunSpec, ServerSpec
 from pglab.cli import progress
 from pglab.records import RunResult
+from pglab.store.numbers import metrics_of
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ def test_a_finished_run_s_line_names_its_figure(
     events = progress.ProgressEvents(10.0)
     result = RunResult(campaign="c", run_key="k/1", point_key="k", repeat=1, variant="base",
                        label="base", spec={}, status="ok", started_at=0.0, finished_at=1.0,
-                       metrics=metrics)  # fmt: skip
+                       metrics=metrics_of(metrics))  # fmt: skip
     spec = RunSpec(campaign="c", variant="base", axes=(), server=ServerSpec(),
                    dataset=DatasetSpec(), phases=())  # fmt: skip
     events.run_finished(spec, result)

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from pglab.analysis import named_items, points
 from pglab.cli import show
+from pglab.metric_units import MetricKey
 from pglab.records import PgbenchReport, PhaseResult
 from pglab.rows import RunRow
 from pglab.workloads.replay import metrics
@@ -86,7 +87,7 @@ def test_each_class_is_a_run_metric_over_the_measured_phases() -> None:
             phase(False, [[k, UPDATE, 100, 900.0, 9.0]]),  # a warm-up: left out
         ]
     )
-    assert found == {f"replay.class.{k}.ms": 70.0 / 400}
+    assert found == {MetricKey(f"replay.class.{k}.ms"): 70.0 / 400}
     # the views' derived columns leave them out: their own table
     assert points.derived_names(runs()) == ["replay.exec_ms"]
 

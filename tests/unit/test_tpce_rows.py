@@ -17,6 +17,7 @@ from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
 from pglab.run.metrics import run_metrics
+from pglab.store.numbers import metrics_json
 from pglab.tune import spec as tune_spec
 from pglab.workloads.kits import load as kit_load
 from pglab.workloads.tpce import fixed as tpce_fixed
@@ -100,7 +101,7 @@ def test_tpse_is_the_trades_completed_over_pgbenchs_measured_time() -> None:
     phase = PhaseResult("main", 1, True, 0.0, 10.0, (), report,
                         tables={kit_load.COUNTERS_TABLE: counters,
                                 kit_load.CONSISTENCY_TABLE: check})  # fmt: skip
-    metrics = run_metrics(point, [phase])
+    metrics = metrics_json(run_metrics(point, [phase]))
     assert metrics["tpse"] == pytest.approx(19.5) and metrics["tpse_pgbench"] == 20.0
     assert metrics["results_idle_pct"] == pytest.approx(100 * 5 / 200)
     assert metrics["rollback_pct"] == pytest.approx(100 * 2 / 202)

@@ -21,6 +21,7 @@ from pglab.planning.plan import expand_points, make_plan
 from pglab.records import PgbenchReport, PhaseResult
 from pglab.rows import RunRow
 from pglab.run.metrics import run_metrics
+from pglab.store.numbers import metrics_json
 from pglab.tune import confirm
 from pglab.tune import spec as tune_spec
 from pglab.workloads import described, estimated_size
@@ -113,7 +114,9 @@ def _phase(times: list[tuple[int, float, bool]]) -> PhaseResult:
 
 def test_the_runs_figures_come_from_the_power_runs_table() -> None:
     (point,) = expand_points(parsed(BASE))
-    m = run_metrics(point, [_phase([(1, 0.5, False), (2, 2.0, False), (3, 4.0, True)])])
+    m = metrics_json(
+        run_metrics(point, [_phase([(1, 0.5, False), (2, 2.0, False), (3, 4.0, True)])])
+    )
     assert (m["q01_s"], m["q02_s"], m["q03_s"]) == (0.5, 2.0, 4.0)
     assert m["geomean_s"] == pytest.approx(1.5874, rel=1e-4)  # (0.5 × 2 × 4)^(1/3)
     assert m["power"] == pytest.approx(3600 * 0.01 / m["geomean_s"]) and m["timeouts"] == 1

@@ -11,10 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from pglab.metric_units import MetricKey
 from pglab.pgbench import latency as latency_hist
 from pglab.postgres import settings
 from pglab.postgres.settings import SettingDef
-from pglab.records import LatencySecond, PgbenchReport, PhaseResult, RunResult, RunStatus
+from pglab.records import (
+    LatencySecond,
+    PgbenchReport,
+    PhaseResult,
+    RunMetrics,
+    RunResult,
+    RunStatus,
+)
 from pglab.tune import confirm, constraints, pgtune, space, summary, trials
 from pglab.tune.spec import KnobSpec, TuneSpec, parse_tune
 from pglab.tune.trials import TrialRecord
@@ -448,7 +456,7 @@ def _result(status: RunStatus, measured: bool = True) -> RunResult:
         0.0,
         1.0,
         phases=(phase,),
-        metrics={"tps": 100.0},
+        metrics=RunMetrics({MetricKey("tps"): 100.0}),
     )
 
 
@@ -456,7 +464,8 @@ def test_what_tune_adds_to_the_runs_it_stores_is_their_p99() -> None:
     """``with_p99``, the session's amend of tune's runs: an ok run's p99 over its measured
     phases among its metrics; a failed run, or one that logged no latencies, as it was."""
     ok = trials.with_p99(_result("ok"))
-    assert ok.metrics["tps"] == 100.0
-    assert 45.0 < ok.metrics[trials.P99] < 55.0  # the 99th of 100 is in the 50 ms bucket
-    assert trials.with_p99(_result("failed")).metrics == {"tps": 100.0}
-    assert trials.with_p99(_result("ok", measured=False)).metrics == {"tps": 100.0}
+    assert ok.metrics.value("tps") == 100.0
+    assert 45.0 < ok.metrics.value(trials.P99) < 55.0  # the 99th of 100 is in the 50 ms bucket
+    assert list(ok.metrics.of_run()) == ["tps", trials.P99]  # stored last, as before
+    assert trials.with_p99(_result("failed")).metrics == _result("failed").metrics
+    assert trials.with_p99(_result("ok", measured=False)).metrics.of_run() == {"tps": 100.0}

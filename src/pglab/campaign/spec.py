@@ -12,13 +12,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
 from pglab.campaign.identity import phase_identity
 from pglab.campaign.os_spec import OsSpec
 from pglab.campaign.target_spec import StorageSpec as StorageSpec
+from pglab.campaign.target_spec import TargetKind as TargetKind
 from pglab.campaign.target_spec import TargetSpec as TargetSpec
 from pglab.script import BUILTIN_SCRIPTS as BUILTIN_SCRIPTS
 from pglab.script import Script as Script
@@ -41,7 +42,7 @@ RESET_POLICIES = ("never", "point", "run", "reinit")
 COPY_RESETS = ("point", "run")  # need the files of a cluster pglab owns
 MANAGE_MODES = ("session", "reload")
 DEFAULT_BENCH_DATABASE = "pglab_bench"
-TARGET_KINDS = ("path", "tmpfs", "loop")
+TARGET_KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 FILESYSTEMS = ("ext4", "xfs", "btrfs", "ext3", "ext2")
 
 
@@ -348,12 +349,16 @@ class PhaseSpec:
         return float(per) * self.times
 
 
+# how a [[derived]] metric is made of its two phases' figures (schema.DERIVED_KINDS)
+DerivedKind = Literal["decrease", "ratio"]
+
+
 @dataclass(frozen=True, slots=True)
 class DerivedSpec:
     """A metric from the TPS of two phases: ``decrease`` = (a - b) / a, ``ratio`` = b / a."""
 
     name: str
-    kind: str
+    kind: DerivedKind
     a: str
     b: str
 

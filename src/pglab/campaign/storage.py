@@ -15,6 +15,7 @@ from pglab.campaign.spec import (
     TARGET_KINDS,
     StorageBenchSpec,
     StorageSpec,
+    TargetKind,
     TargetSpec,
 )
 from pglab.jsonish import TomlTable
@@ -57,7 +58,7 @@ def _target(name: str, t: Any, p: Problems) -> TargetSpec | None:
     return None if upd is None else TargetSpec(name=name, kind=kind, **upd)
 
 
-def _keys_of_kind(where: str, kind: str, t: TomlTable, p: Problems) -> None:
+def _keys_of_kind(where: str, kind: TargetKind, t: TomlTable, p: Problems) -> None:
     """Each key of the table that its kind does not take: another kind's, or unknown."""
     allowed = TARGET_KEYS[kind] | {"kind"}
     for key in t:

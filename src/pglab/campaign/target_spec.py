@@ -5,8 +5,12 @@ and the storage of a point (data and wal), with what is stored of them
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pglab.stored_spec import StorageJson, TargetJson
+
+# an existing directory; a tmpfs; a loop device with a filesystem (both made by the lab)
+TargetKind = Literal["path", "tmpfs", "loop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +24,7 @@ class TargetSpec:
     """
 
     name: str
-    kind: str
+    kind: TargetKind
     path: str | None = None
     size: int | None = None
     fstype: str | None = None

@@ -121,8 +121,9 @@ class ProgressEvents:
     def run_finished(self, run: RunSpec, result: RunResult) -> None:
         self.progress.advance(self.task, self.run_budget - self.run_used)
         if result.status == "ok":
-            tps = workloads.figure_value(result.metrics) or 0.0
-            unit = points.figure_of_run(result.metrics)  # MB/s, QphH: not always TPS
+            figures = result.metrics.of_run()
+            tps = workloads.figure_value(figures) or 0.0
+            unit = points.figure_of_run(figures)  # MB/s, QphH: not always TPS
             self.progress.console.print(f"  ✓ {escape(run.label)} #{run.repeat}: {tps:,.1f} {unit}")
         else:
             self.progress.console.print(

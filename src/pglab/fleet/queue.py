@@ -18,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import procrastinate
 import psycopg
@@ -205,11 +205,16 @@ def submit(
 # -- what the queue says ---------------------------------------------------------------------------
 
 
+# a job's state as procrastinate says it (procrastinate.jobs.Status; "aborting": its older
+# versions')
+JobStatus = Literal["todo", "doing", "succeeded", "failed", "cancelled", "aborting", "aborted"]
+
+
 @dataclass
 class JobRow:
     id: int
     group: str
-    status: str  # todo, doing, succeeded, failed, cancelled, aborted
+    status: JobStatus
     worker: str | None
     since: float | None  # when it was queued, or started (a timestamp)
     attempts: int

@@ -36,13 +36,13 @@ from pglab.postgres.existing import ExistingServer
 from pglab.postgres.interface import DsnServer, OsView, Server
 from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
+from pglab.records import Timings
 
 if TYPE_CHECKING:  # asyncssh takes a while to import; a local server never needs it
     from pglab.campaign.target_spec import TargetSpec
     from pglab.hosts.ssh import Remote
     from pglab.postgres.reach import Facts
 
-Timings = dict[str, float]
 HERE = "here"  # the key of the lease of clusters made on this machine: one at a time
 
 
@@ -203,26 +203,25 @@ class LocalLease:
         self, run: RunSpec, binaries: Binaries, site: Site, timings: Timings, fp: Fingerprint
     ) -> Prepared:
         if self.ahead is not None:  # the copy begun as the last run ended, done before [os]
-            timings["reset_waited_s"] = self.ahead.wait()
+            timings.reset_waited_s = self.ahead.wait()
         site.machine.enter(run)
         kind = site.datasets(run.dataset)
         ds = datasets.ensure(
             self.lab, binaries, run.server, run.dataset, site.status, run.storage, kind
         )
-        timings["dataset_init_s"] = ds.init_seconds  # when made, maybe by a past run
-        timings["dataset_made_now"] = float(ds.made_now)
-        for step, secs in ds.init_steps.items():  # pgbench -i's: "primary keys" ...
-            timings[f"dataset_init.{step.replace(' ', '_')}_s"] = secs
+        timings.dataset_init_s = ds.init_seconds  # when made, maybe by a past run
+        timings.dataset_made_now = ds.made_now
+        timings.dataset_init_steps.update(ds.init_steps)  # pgbench -i's: "primary keys" ...
         cluster = self._cluster_for(run, binaries, ds, site, timings)
         log_from = cluster.log_size()
         t0 = time.monotonic()
         site.machine.starting(run, cluster)
         how = cluster.apply(run.settings, datasets.load_catalog(self.lab, binaries))
-        timings["settings_s"] = time.monotonic() - t0
-        timings["restarted"] = 1.0 if how == "restart" else 0.0
+        timings.settings_s = time.monotonic() - t0
+        timings.restarted = how == "restart"
         t0 = time.monotonic()
         fp.update(cluster.fingerprint(binaries))
-        timings["fingerprint_s"] = time.monotonic() - t0
+        timings.fingerprint_s = time.monotonic() - t0
         fp["lease"] = self.describe()
         site.machine.describe(run, cluster, how == "restart", fp)
         return Prepared(cluster, log_from)
@@ -236,22 +235,20 @@ class LocalLease:
             t0, running = time.monotonic(), self.cluster.running
             self.cluster.stop(self._stop_mode())  # the last run's server (unless finish did)
             if running:
-                timings["stop_s"] = time.monotonic() - t0
+                timings.stop_s = time.monotonic() - t0
             self.cluster = None
         copied = False
         ahead, self.ahead = self.ahead, None
         if ahead is not None:  # the copy begun as the last run ended (done: prepare waited)
             copied = policy == "run" and ahead.fits(datadir, waldir, ds.key)
             if copied:
-                timings["reset_s"], timings["reset_ahead"] = ahead.seconds, 1.0
+                timings.reset_s, timings.reset_ahead = ahead.seconds, True
         if not copied and (policy == "run" or datadir not in self.prepared):
             server.write_owner(datadir)  # before the copy, so no other pglab sweeps it away
             if waldir is not None:
                 self.dirs.add(waldir)
             self.dirs.add(datadir)
-            timings["reset_s"] = datasets.reset(
-                self.lab, ds, datadir, waldir, on_status=site.status
-            )
+            timings.reset_s = datasets.reset(self.lab, ds, datadir, waldir, on_status=site.status)
             self.prepared.add(datadir)
         if self.cluster is None:
             self.cluster = Cluster(binaries, self.lab, datadir, name)
@@ -273,7 +270,7 @@ class LocalLease:
             return
         t0 = time.monotonic()
         self.cluster.stop(self._stop_mode())
-        timings["stop_s"] = time.monotonic() - t0
+        timings.stop_s = time.monotonic() - t0
         if upcoming is None or self.ahead is not None:
             return
         run = upcoming.run
@@ -368,7 +365,7 @@ class DsnLease:
         name = "run" if run.dataset.reset == "run" else run.point_key
         seconds = srv.use_copy(dataset, name, fresh=name == "run") if copied else 0.0
         if seconds is not None and copied:
-            timings["reset_s"] = seconds
+            timings.reset_s = seconds
         again = run.dataset.reset == "reinit"
         ds = bench_db.ensure(
             srv,
@@ -382,18 +379,18 @@ class DsnLease:
         )
         if seconds is None:  # its first run: the dataset just made (or found) is kept
             site.status(f"keeping the dataset's files on {run.server.host} for resets")
-            timings["keep_s"] = srv.keep_dataset(dataset)
+            timings.keep_s = srv.keep_dataset(dataset)
             if name != "run":  # a point's copy (its first run goes on in the files kept)
-                timings["reset_s"] = srv.use_copy(dataset, name, fresh=True) or 0.0
-        timings["dataset_init_s"] = ds.init_seconds
-        timings["dataset_made_now"] = float(ds.made_now)
+                timings.reset_s = srv.use_copy(dataset, name, fresh=True) or 0.0
+        timings.dataset_init_s = ds.init_seconds
+        timings.dataset_made_now = ds.made_now
         if again:
-            timings["reset_s"] = ds.init_seconds
+            timings.reset_s = ds.init_seconds
         t0 = time.monotonic()
         how = srv.apply(run.settings, srv.catalog())
-        timings["settings_s"] = time.monotonic() - t0
-        timings["reloaded"] = 1.0 if how == "reload" else 0.0
-        timings["restarted"] = 1.0 if how == "restart" else 0.0
+        timings.settings_s = time.monotonic() - t0
+        timings.reloaded = how == "reload"
+        timings.restarted = how == "restart"
         fp.update(srv.fingerprint(binaries))
         if site.host_os is not None:  # what [os] set on its hosts (and its CPUs confined)
             site.host_os.record(run, srv.os_view(), read, fp)

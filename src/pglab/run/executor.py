@@ -36,7 +36,7 @@ from pglab.errors import CommandError, LabError, PgbenchError, ServerError
 from pglab.fingerprints import Fingerprint, MemoryFacts
 from pglab.lab import Lab
 from pglab.pgbench import sampling
-from pglab.planning.hints import PointHints, phase_tps, priors_of
+from pglab.planning.hints import PointHints, priors_of
 from pglab.planning.plan import Plan
 from pglab.planning.preflight import targets_of
 from pglab.planning.rounds import Rounds
@@ -47,7 +47,7 @@ from pglab.postgres.server import Cluster
 from pglab.postgres.sources import Binaries
 from pglab.profile import counters
 from pglab.profile.watch import ProfileWatch
-from pglab.records import PhaseResult, ProgressSample, RunResult, RunStatus
+from pglab.records import PhaseResult, ProgressSample, RunMetrics, RunResult, RunStatus, Timings
 from pglab.run import affinity, os_hosts
 from pglab.run.machine import Here
 from pglab.run.metrics import run_metrics
@@ -97,8 +97,9 @@ class Outcome:
     stopped_early: bool = False
 
 
-def _add(timings: dict[str, float], key: str, seconds: float) -> None:
-    timings[key] = timings.get(key, 0.0) + seconds
+def _plus(seconds: float | None, more: float) -> float:
+    """A timing taken again (once per phase): the seconds so far and ``more``."""
+    return (seconds or 0.0) + more
 
 
 class Executor:
@@ -337,7 +338,7 @@ class Executor:
         folds: list[tuple[int, ProfileWatch]],
     ) -> RunResult:
         started = time.time()
-        timings: dict[str, float] = {}
+        timings = Timings()
         phases: list[PhaseResult] = []
         log_offset = 0
         fp: Fingerprint = {}
@@ -390,9 +391,9 @@ class Executor:
         for at, prof in folds:  # perf stopped, its unwinding: now that nothing is measured
             prof.fold()
             phases[at] = replace(phases[at], tables={**phases[at].tables, **prof.tables})
-            _add(timings, "profile_s", prof.folding)
-            _add(timings, "profile_fold_s", prof.folding)  # of which folding, after the run
-        metrics = run_metrics(run, phases) if status == "ok" else {}
+            timings.profile_s = _plus(timings.profile_s, prof.folding)
+            timings.profile_fold_s = _plus(timings.profile_fold_s, prof.folding)  # after the run
+        metrics = run_metrics(run, phases) if status == "ok" else RunMetrics()
         self._saw(run, metrics, phases)
         return RunResult(
             campaign=run.campaign,
@@ -435,7 +436,7 @@ class Executor:
         iteration: int,
         context: PhaseContext,
         fp: Fingerprint,
-        timings: dict[str, float],
+        timings: Timings,
     ) -> tuple[PhaseResult, ProfileWatch]:
         """One iteration of a phase through its runner, watched by the telemetry (and perf,
         whose recording the caller folds: ``ProfileWatch.fold``)."""
@@ -456,12 +457,12 @@ class Executor:
                     context.server, spec, fp["server_version_num"], on_live=self.events.telemetry
                 )
             )
-            _add(timings, "telemetry_s", time.monotonic() - t0)
+            timings.telemetry_s = _plus(timings.telemetry_s, time.monotonic() - t0)
             result = runner.run(watch)
             t0 = time.monotonic()  # the samplers stopped, the closing snapshot
-        _add(timings, "telemetry_s", time.monotonic() - t0 - prof.seconds)
+        timings.telemetry_s = _plus(timings.telemetry_s, time.monotonic() - t0 - prof.seconds)
         if prof.seconds:
-            _add(timings, "profile_s", prof.seconds)
+            timings.profile_s = _plus(timings.profile_s, prof.seconds)
         result = runner.finish(result)  # a kit's consistency check: after the watching
         tables = {**watch.tables, **prof.tables, **result.tables}
         return replace(result, tables=tables), prof
@@ -496,10 +497,10 @@ class Executor:
         rate = sampling.auto_rate(max(seen) if seen else None)
         return phase if rate is None else phase.with_pgbench(sampling_rate=rate)
 
-    def _saw(self, run: RunSpec, metrics: Mapping[str, float], phases: list[PhaseResult]) -> None:
+    def _saw(self, run: RunSpec, metrics: RunMetrics, phases: list[PhaseResult]) -> None:
         """What a run made, for the next runs of its point: its TPS by phase, and (when it went
         well) its operations' progress."""
-        for name, value in phase_tps(metrics).items():
+        for name, value in metrics.by_phase("tps").items():
             seen = self._tps_seen.get((run.campaign, run.point_key, name), 0.0)
             self._tps_seen[(run.campaign, run.point_key, name)] = max(seen, value)
         if metrics:  # a run that went well

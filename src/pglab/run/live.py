@@ -201,7 +201,9 @@ class LiveRecorder:
             s.done_s += max(self._run_budget - self._run_used, 0.0)
             s.ok, s.failed = s.ok + ok, s.failed + (not ok)
             what = (
-                (workloads.figure_value(result.metrics) or 0.0) if ok else reason_of(result.error)
+                (workloads.figure_value(result.metrics.of_run()) or 0.0)
+                if ok
+                else reason_of(result.error)
             )
             s.finished = [*s.finished, [run.label, run.repeat, ok, what]][-FINISHED_KEPT:]
         self._write(force=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from pglab.records import RunStatus
+from pglab.records import RunStatus, StorageTool
 
 
 class IdRow(TypedDict):
@@ -174,7 +174,7 @@ class StorageColumns(TypedDict):
     fstype: str | None
     mount_options: str | None
     device: str | None
-    tool: str
+    tool: StorageTool
     tool_version: str
     results_json: str
     facts_json: str

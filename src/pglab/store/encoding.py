@@ -24,6 +24,7 @@ from pglab.records import (
 )
 from pglab.rows import PhaseRow, RunRow, Series, StoredRun
 from pglab.store.columns import PhaseColumns, RunColumns, RunFullRow, RunListRow, StorageColumns
+from pglab.store.numbers import metrics_json, metrics_of, timings_json, timings_of
 
 
 def encode_run(
@@ -51,8 +52,8 @@ def encode_run(
         "spec_json": dumps(run.spec),
         "axes_json": dumps(run.spec.get("axes") or []),
         "fingerprint_json": dumps(run.fingerprint),
-        "metrics_json": dumps(run.metrics),
-        "timings_json": dumps(run.timings),
+        "metrics_json": dumps(metrics_json(run.metrics)),
+        "timings_json": dumps(timings_json(run.timings)),
         "server_log": text(run.server_log),
         "pglab_version": __version__,
     }
@@ -265,8 +266,8 @@ def run_result(run: StoredRun) -> RunResult:
         error=run.error,
         fingerprint=run.fingerprint,
         phases=tuple(phases),
-        metrics=run.metrics,
-        timings=run.timings,
+        metrics=metrics_of(run.metrics),
+        timings=timings_of(run.timings),
         server_log=run.server_log,
     )
 

@@ -33,7 +33,7 @@ from typing import TypedDict
 import psutil
 
 from pglab import procs
-from pglab.campaign.spec import TargetSpec
+from pglab.campaign.spec import TargetKind, TargetSpec
 from pglab.errors import LabError
 from pglab.fingerprints import TargetFacts
 from pglab.lab import Lab
@@ -172,7 +172,7 @@ class TargetRecord(TypedDict):
 
     owner: Owner
     name: str
-    kind: str
+    kind: TargetKind
     root: str
     backing: str | None
     device: str | None

@@ -56,7 +56,9 @@ OBJECTIVE_METRICS = {
 }
 
 
-def objective_value(objective: str, tps: float | None, metrics: dict[str, float]) -> float | None:
+def objective_value(
+    objective: str, tps: float | None, metrics: Mapping[str, float]
+) -> float | None:
     """A run's figure for ``objective``: its TPS, or the metric the objective is."""
     return metrics.get(OBJECTIVE_METRICS[objective]) if objective in OBJECTIVE_METRICS else tps
 

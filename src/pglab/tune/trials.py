@@ -208,7 +208,7 @@ def with_p99(result: RunResult) -> RunResult:
     p99 = p99_of(result) if result.status == "ok" else None
     if p99 is None:
         return result
-    return dataclasses.replace(result, metrics={**result.metrics, P99: p99})
+    return dataclasses.replace(result, metrics=result.metrics.with_value(P99, p99))
 
 
 def record_of(t: optuna.trial.FrozenTrial, knobs: list[Knob]) -> TrialRecord:
@@ -388,7 +388,7 @@ class Search:
             with studies.quiet():
                 self.study.tell(trial, state=TrialState.PRUNED)
         else:
-            tps = result.metrics.get("tps", 0.0)
+            tps = result.metrics.get("tps") or 0.0
             limit = setup.spec.p99_limit_ms
             trial.set_user_attr("tps", tps)
             if p99 is not None:
@@ -397,7 +397,8 @@ class Search:
             trial.set_constraint(studies.CONSTRAINT, over_limit)
             trial.set_user_attr(studies.OUTCOME, "ok")
             objective = setup.spec.objective
-            value = p99 if objective == "p99" else objective_value(objective, tps, result.metrics)
+            figures = result.metrics.of_run()
+            value = p99 if objective == "p99" else objective_value(objective, tps, figures)
             if value is None:
                 raise CampaignError(
                     "the run logged no transaction latencies for the p99 objective"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pglab.campaign.spec import DatasetSpec, PhaseSpec, RunSpec, ServerSpec
+from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult, TableJson
 
 if TYPE_CHECKING:  # what a runner is given: imported when a phase runs, not by the registry
@@ -127,9 +128,10 @@ PointMaker = Callable[
     [DatasetSpec, tuple[PhaseSpec, ...], ServerSpec], tuple[DatasetSpec, tuple[PhaseSpec, ...]]
 ]
 
-# a kind's figures of a run, from its phases' results (called on every run: {} when the run
-# has none of its phases)
-MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[str, float]]
+# a kind's figures of a run, from its phases' results, each under its key (the run's or a
+# phase's), in the order they are stored in (called on every run: {} when the run has none of
+# its phases)
+MetricsFunction = Callable[[RunSpec, list[PhaseResult]], dict[MetricKey, float]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,14 @@ import statistics
 
 from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult
 from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.workloads.kits.work import KitWork
 from pglab.workloads.tpch.work import TpchWork
 
 
-def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:
     """A workload kit's figures per phase (mean over its iterations) and over the measured
     phases: the headline's committed transactions per minute (TPC-C's NOPM: the orders written
     during the pgbench run, from the kit's counters, over pgbench's measured time; from
@@ -35,13 +36,13 @@ def kit_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         by_name.setdefault(ph.name, []).append(figs)
         if ph.measured:
             measured.append(figs)
-    out: dict[str, float] = {}
+    out: dict[MetricKey, float] = {}
     for name, items in by_name.items():
         for key in items[0]:
-            out[f"phase.{name}.{key}"] = statistics.fmean(f[key] for f in items)
+            out[MetricKey(key, name)] = statistics.fmean(f[key] for f in items)
     for key in measured[0] if measured else ():
         mean = statistics.fmean(f[key] for f in measured)
-        out[key] = max(f[key] for f in measured) if key == "inconsistent" else mean
+        out[MetricKey(key)] = max(f[key] for f in measured) if key == "inconsistent" else mean
     return out
 
 

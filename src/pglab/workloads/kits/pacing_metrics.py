@@ -11,22 +11,23 @@ import statistics
 
 from pglab.campaign.kits import pacing
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import MetricKey
 from pglab.pgbench import responses
 from pglab.records import PhaseResult
 from pglab.workloads.kits.work import KitWork
 
 
-def pacing_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+def pacing_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:
     paced = next(
         (ph.work for ph in run.phases if isinstance(ph.work, KitWork) and ph.work.pacing), None
     )
     if paced is None:
         return {}
     tables = [t for ph in phases if ph.measured and (t := ph.tables.get(responses.TABLE))]
-    out: dict[str, float] = {}
+    out: dict[MetricKey, float] = {}
     bound = pacing.nopm_bound(float(run.dataset.scale), paced.think_time)
     if bound is not None:
-        out["nopm_bound"] = bound
+        out[MetricKey("nopm_bound")] = bound
     if not tables:
         return out
     p90s: dict[str, list[float]] = {}
@@ -36,6 +37,6 @@ def pacing_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
             if got["p90_ms"] is not None:
                 p90s.setdefault(str(got["type"]), []).append(float(got["p90_ms"]))
     for kind, values in p90s.items():
-        out[f"rt90_{kind}_ms"] = statistics.fmean(values)
-    out["rt_over_limit"] = float(max(len(responses.over_limit(t)) for t in tables))
+        out[MetricKey(f"rt90_{kind}_ms")] = statistics.fmean(values)
+    out[MetricKey("rt_over_limit")] = float(max(len(responses.over_limit(t)) for t in tables))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult
 
 # the phase table of a replay's figures (written by ``phase``; named here, so that the
@@ -34,7 +35,7 @@ CLASS_METRIC = "replay.class.{}.ms"
 FIGURE = "replay.statements_active_s"
 
 
-def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:
     """A captured workload's replay: per phase (mean over its iterations) and over the
     measured phases, ``replay.*``: its time, its lag behind the captured window, statements
     per second, errors, the total execution time of its statements (pg_stat_statements) and
@@ -56,19 +57,19 @@ def replay_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         if ph.measured:
             measured.append(figs)
             rates.append(ph.report.tps)
-    out: dict[str, float] = {}
+    out: dict[MetricKey, float] = {}
     for name, items in by_name.items():
         for key in REPLAY_FIGURES:
-            out[f"phase.{name}.replay.{key}"] = statistics.fmean(f[key] for f in items)
+            out[MetricKey(f"replay.{key}", name)] = statistics.fmean(f[key] for f in items)
     for key in REPLAY_HEADLINE if measured else ():
-        out[f"replay.{key}"] = statistics.fmean(f[key] for f in measured)
+        out[MetricKey(f"replay.{key}")] = statistics.fmean(f[key] for f in measured)
     if rates:
-        out[FIGURE] = statistics.fmean(rates)
+        out[MetricKey(FIGURE)] = statistics.fmean(rates)
     out.update(class_latencies(phases))
     return out
 
 
-def class_latencies(phases: list[PhaseResult]) -> dict[str, float]:
+def class_latencies(phases: list[PhaseResult]) -> dict[MetricKey, float]:
     """Each statement class's mean time per call over the measured phases (their total time
     over their calls), ``replay.class.KEY.ms``."""
     spent: dict[str, list[float]] = {}
@@ -81,4 +82,8 @@ def class_latencies(phases: list[PhaseResult]) -> dict[str, float]:
             seen = spent.setdefault(str(r["class"]), [0.0, 0.0])
             seen[0] += float(r["total_ms"])
             seen[1] += float(r["calls"])
-    return {CLASS_METRIC.format(k): ms / calls for k, (ms, calls) in spent.items() if calls > 0}
+    return {
+        MetricKey(CLASS_METRIC.format(k)): ms / calls
+        for k, (ms, calls) in spent.items()
+        if calls > 0
+    }

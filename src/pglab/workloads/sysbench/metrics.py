@@ -5,11 +5,12 @@ from __future__ import annotations
 import statistics
 
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult
 from pglab.workloads.sysbench.invoke import REPORT_TABLE as SYSBENCH_REPORT
 
 
-def sysbench_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+def sysbench_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:
     """sysbench's own figures beside its TPS, over the measured phases that ran it: queries per
     second, and the errors it ignored (and retried) and reconnects, per second."""
     del run  # its figures are in its phases' tables
@@ -21,7 +22,7 @@ def sysbench_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float
     if not rows:
         return {}
     return {
-        "qps": statistics.fmean(r["qps"] for r in rows),
-        "errors_s": statistics.fmean(r["errors_s"] for r in rows),
-        "reconnects_s": statistics.fmean(r["reconnects_s"] for r in rows),
+        MetricKey("qps"): statistics.fmean(r["qps"] for r in rows),
+        MetricKey("errors_s"): statistics.fmean(r["errors_s"] for r in rows),
+        MetricKey("reconnects_s"): statistics.fmean(r["reconnects_s"] for r in rows),
     }

@@ -5,11 +5,12 @@ from __future__ import annotations
 import statistics
 
 from pglab.campaign.spec import RunSpec
+from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult
 from pglab.workloads.tpch import power, throughput
 
 
-def tpch_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
+def tpch_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:
     """The TPC-H-like power run's figures over the measured phases that ran it (mean over
     them): each query's seconds (``q01_s``...; a throughput run's: the mean over its streams),
     their geometric mean (``geomean_s``), the QphH-like power (3600 × SF / geometric mean: the
@@ -26,9 +27,9 @@ def tpch_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[str, float]:
         return {}
     scale = float(run.dataset.scale)
     figs = [power.figures(times, scale) for times in runs]
-    out = {k: statistics.fmean(f[k] for f in figs if k in f) for k in figs[0]}
-    out["timeouts"] = max(f["timeouts"] for f in figs)
+    out = {MetricKey(k): statistics.fmean(f[k] for f in figs if k in f) for k in figs[0]}
+    out[MetricKey("timeouts")] = max(f["timeouts"] for f in figs)
     if streamed:  # the throughput run's figure (QthH-like) in place of the power figure
-        out["throughput"] = statistics.fmean(ph.report.tps for ph in streamed)
-        del out["power"]
+        out[MetricKey("throughput")] = statistics.fmean(ph.report.tps for ph in streamed)
+        del out[MetricKey("power")]
     return out
