@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pglab.campaign.checks import Problems
-from pglab.campaign.kits import KITS
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.work import SysbenchWork
 
 

@@ -190,7 +190,7 @@ class DatasetSpec:
     fillfactor: int = 100
     unlogged_tables: bool = False
     reset: str = "run"
-    # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
+    # a workload kit's tables (workloads/kits/work) instead of pgbench's, scale its unit (TPC-C's
     # warehouses), or "sysbench" (its sbtest tables: ``tables`` of ``table_size`` rows): set
     # from the phases when the point is made (planning/plan.py)
     kit: str | None = None
@@ -236,7 +236,7 @@ class DatasetSpec:
         return d
 
     @property
-    def ycsb_shape(self) -> tuple[int, int]:
+    def record_shape(self) -> tuple[int, int]:
         """YCSB's record: its fields and characters per field."""
         return self.fields, self.field_length
 
@@ -333,7 +333,7 @@ class PhaseSpec:
         from pglab.workloads.work import TpchWork  # (the registry imports this module)
 
         if isinstance(self.work, TpchWork):  # its queries' run and plans' (kits import this)
-            from pglab.campaign.kits.tpch_queries import estimated_seconds
+            from pglab.workloads.tpch.work.queries import estimated_seconds
 
             streams = self.clients if self.work.mode == "throughput" else 1
             told = estimated_seconds(

@@ -3,8 +3,6 @@ default and meaning (the vocabulary is ``model``)."""
 
 from __future__ import annotations
 
-from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
-from pglab.campaign.kits.pacing import PACINGS
 from pglab.campaign.os_checks import THP_MODES
 from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.spec import (
@@ -21,6 +19,8 @@ from pglab.campaign.spec import (
     TelemetrySpec,
 )
 from pglab.stats.sequential import SequentialSpec
+from pglab.workloads.kits.work.kits import DISTRIBUTIONS, KITS, MODES
+from pglab.workloads.kits.work.pacing import PACINGS
 from pglab.workloads.work import (
     GENERATORS,
     INDEX_METHODS,

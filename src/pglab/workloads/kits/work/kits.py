@@ -1,8 +1,12 @@
 """Workload kits: a benchmark pglab ships as pgbench scripts, the SQL of its tables, and the
-loader's and checker's SQL beside them (``campaign/kits/NAME/``). A phase with ``kit = NAME``
+loader's and checker's SQL beside them (``workloads/kits/work/NAME/``). A phase with ``kit = NAME``
 runs the kit's scripts at its weights (so pgbench's per-second progress, per-script figures,
 failures, ``rate`` and generator hosts work for it), and the dataset is the kit's tables at
 ``scale`` (``workloads/kits/load.py`` loads them, instead of ``pgbench -i``).
+
+The kits' table, ``KITS``, is a declaration (``tests/unit/test_architecture.py``'s stage
+"declarations": the standard library and pglab's core modules only), which ``campaign/``
+checks a file against: each kit's modes, its scale's unit and bounds, whether it writes.
 
 ``tpcc``: a TPC-C-like kit written by pglab from the TPC-C specification (revision 5.11): the
 nine tables, warehouses = scale, the five transactions in the 45/43/4/4/4 mix, NURand as the
@@ -35,8 +39,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pglab.campaign.spec import Script
 from pglab.lab import command_home
+from pglab.script import Script
 
 HERE = Path(__file__).parent
 INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
@@ -187,8 +191,9 @@ YCSB = Kit(
     unit_size=100_000,
     unit_what="blocks of 100,000 records",
 )
-# TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
-# run of the 22 queries (workloads/tpch/power.py), its dataset made by workloads/tpch/load.py
+# TPC-H-like (workloads/tpch/work/queries.py, workloads/tpch/): no pgbench scripts; its phase is
+# the power run of the 22 queries (workloads/tpch/power.py), its dataset made by
+# workloads/tpch/load.py (its SQL in workloads/tpch/sql/)
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams

@@ -19,7 +19,7 @@ KEYS = ("kit", "mode", "distribution", "pacing", "think_time")
 
 @dataclass(frozen=True, slots=True)
 class KitWork:
-    """A workload kit run by pgbench (``campaign/kits``: its scripts and SQL)."""
+    """A workload kit run by pgbench (``work/kits``: its scripts and SQL)."""
 
     KEYS: ClassVar[tuple[str, ...]] = KEYS
     GENERATED: ClassVar[bool] = True
@@ -27,7 +27,7 @@ class KitWork:
     kit: str
     mode: str | None = None
     distribution: str | None = None  # YCSB's request distribution (None: zipfian)
-    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
+    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: work/pacing.py;
     # clients follow from the warehouses), their New-Order mean think time in seconds (None:
     # the specification's 12 s; every keying and think time scaled with it). Part of the point
     # only when set
