@@ -13,6 +13,9 @@ that ``campaign/`` may import it (``tests/unit/test_architecture.py``'s stage
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from pglab.workloads.kits import work as kits
 from pglab.workloads.kits.work import KitWork, paced
 from pglab.workloads.maintenance import work as maintenance
@@ -61,6 +64,7 @@ __all__ = [
     "TPCH_KIT",
     "UNSET",
     "WORKS",
+    "WRITES",
     "KitWork",
     "OperationWork",
     "PgbenchWork",
@@ -71,6 +75,7 @@ __all__ = [
     "Work",
     "operation_work",
     "paced",
+    "stored_kind",
 ]
 
 Work = PgbenchWork | KitWork | TpchWork | SysbenchWork | OperationWork | ReplayWork
@@ -180,3 +185,23 @@ UNSET: dict[str, object] = {
     "replay": None,
     "speed": 1.0,
 }
+
+
+# whether a phase writes, as its kind declares it from the phase's stored fields (the kits by
+# their table, sysbench by its test, an operation: not told); a kind not here (pgbench, a
+# replay) is judged by its scripts' statements (``campaign/writes``)
+WRITES: dict[type[Work], Callable[[Mapping[str, Any]], bool | None]] = {
+    KitWork: kits.writes,
+    TpchWork: kits.writes,
+    SysbenchWork: sysbench.writes,
+    OperationWork: maintenance.writes,
+}
+
+
+def stored_kind(phase: Mapping[str, Any]) -> type[Work]:
+    """The kind of work of a phase as stored (``campaign/identity.phase_identity``'s fields, a
+    key left out at its ``UNSET`` value, read back from JSON): the first of ``TOLD_FROM_FLAT``
+    that claims them, else pgbench's."""
+    f = {**UNSET, **phase}
+    claims = (kind for kind in TOLD_FROM_FLAT if kind.of_flat(f, PgbenchWork()) is not None)
+    return next(claims, PgbenchWork)

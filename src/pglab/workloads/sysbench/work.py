@@ -29,6 +29,13 @@ SYSBENCH_TESTS = (
     "select_random_points",
     "select_random_ranges",
 )
+# its tests that never write
+READ_ONLY_TESTS = (
+    "oltp_read_only",
+    "oltp_point_select",
+    "select_random_points",
+    "select_random_ranges",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +92,9 @@ REFUSED_ELSEWHERE = (
         of_value=True,
     ),
 )
+
+
+def writes(phase: Mapping[str, Any]) -> bool:
+    """Whether a sysbench phase (a ``PhaseSpec``'s identity, or as the store keeps it) writes:
+    its test's."""
+    return phase.get("test") not in READ_ONLY_TESTS

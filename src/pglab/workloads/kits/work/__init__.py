@@ -1,8 +1,11 @@
 """The pgbench-driven kits' work, declared (``kit = "tpcc"``, ``"ycsb"``, ``"tpce"``): the kit,
 its mode, YCSB's request distribution, TPC-C's terminals that think, and the pgbench options
-the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights).
+the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights); the
+kits' table in ``kits`` (their scripts and SQL beside it), TPC-C's terminals that think in
+``pacing``.
 
-A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+A declaration: the standard library, pglab's core modules and the other declarations only
+(``campaign/`` imports it)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
 from pglab.workloads.tpch.work import TpchWork
 
@@ -98,6 +102,14 @@ REFUSED_ELSEWHERE = (
         "phase runs no TPC-C",
     ),
 )
+
+
+def writes(phase: Mapping[str, Any]) -> bool | None:
+    """Whether a phase of a kit (a ``PhaseSpec``'s identity, or as the store keeps it) writes,
+    as the kits' table says of its kit and mode (``Kit.writes_in``); None: a kit this pglab
+    does not ship."""
+    kit = KITS.get(str(phase.get("kit")))
+    return None if kit is None else kit.writes_in(phase.get("mode"))
 
 
 def paced(work: object) -> bool:

@@ -90,6 +90,10 @@ class Kit:
     # the SQL files run again on the run's database before its phases: what a dataset made by an
     # older pglab must get of this one's (TPC-C's transactions as functions, Delivery's table)
     refresh: tuple[str, ...] = ()
+    # whether its transactions write (TPC-C's and TPC-E's are functions that write; TPC-H's
+    # queries read), and its modes that only read (YCSB's workload C)
+    writes: bool = True
+    read_modes: tuple[str, ...] = ()
 
     def directory(self) -> Path:
         return HERE / self.name
@@ -99,6 +103,10 @@ class Kit:
 
     def has(self, name: str) -> bool:
         return (self.directory() / f"{name}.sql").is_file()
+
+    def writes_in(self, mode: object) -> bool:
+        """Whether a phase of this kit in ``mode`` writes."""
+        return self.writes and mode not in self.read_modes
 
     def units(self, scale: int) -> int:
         return -(-scale // self.unit_size)
@@ -190,6 +198,7 @@ YCSB = Kit(
     unit="SELECT ycsb_load(%s, %s)",
     unit_size=100_000,
     unit_what="blocks of 100,000 records",
+    read_modes=("c",),  # read-only
 )
 # TPC-H-like (workloads/tpch/work/queries.py, workloads/tpch/): no pgbench scripts; its phase is
 # the power run of the 22 queries (workloads/tpch/power.py), its dataset made by
@@ -205,6 +214,7 @@ TPCH = Kit(
     headline=None,
     setup=(),
     min_scale=0.01,
+    writes=False,  # its queries read
 )
 # TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
 # generator (workloads/tpce/rows.py, workloads/tpce/load.py); the ten transactions of clause 3 in
