@@ -18,6 +18,7 @@ from typing import Any
 
 from pglab.workloads.kits import work as kits
 from pglab.workloads.kits.work import KitWork, paced
+from pglab.workloads.kits.work.kits import FRACTIONAL_KITS, KITS
 from pglab.workloads.maintenance import work as maintenance
 from pglab.workloads.maintenance.work import (
     ACCOUNT_COLUMNS,
@@ -31,6 +32,7 @@ from pglab.workloads.maintenance.work import (
     operation_work,
 )
 from pglab.workloads.pgbench.work import LATENCY_LOGS, PROTOCOLS, PgbenchWork, Refusal
+from pglab.workloads.replay import work as replay
 from pglab.workloads.replay.work import ReplayWork
 from pglab.workloads.sysbench import work as sysbench
 from pglab.workloads.sysbench.work import (
@@ -46,6 +48,10 @@ from pglab.workloads.tpch.work import TpchWork
 
 __all__ = [
     "ACCOUNT_COLUMNS",
+    "DATASET_FIELDS",
+    "DATASET_FIELDS_WHEN_SET",
+    "FRACTIONAL_KITS",
+    "KITS",
     "DEFAULT_TEST",
     "GENERATOR",
     "GENERATORS",
@@ -55,6 +61,7 @@ __all__ = [
     "MAX_PARALLEL",
     "OPERATIONS",
     "OPERATION_KEYS",
+    "ON_THIS_MACHINE",
     "OPERATION_OPTIONS",
     "PROTOCOLS",
     "REFUSED_ELSEWHERE",
@@ -205,3 +212,19 @@ def stored_kind(phase: Mapping[str, Any]) -> type[Work]:
     f = {**UNSET, **phase}
     claims = (kind for kind in TOLD_FROM_FLAT if kind.of_flat(f, PgbenchWork()) is not None)
     return next(claims, PgbenchWork)
+
+
+# what a phase of a kind that runs on this machine only says when given generator hosts
+# (``campaign/kit_checks``)
+ON_THIS_MACHINE: dict[type[Work], str] = {SysbenchWork: sysbench.ON_THIS_MACHINE}
+
+# each dataset kind's own [dataset] fields, in its points' identity in this order
+# (``campaign/spec.DatasetSpec.point_identity``): always (sysbench's tables, a replay's dump), or
+# only when not at their default (YCSB's record shape: its points stored before keep their keys)
+DATASET_FIELDS: dict[str, tuple[str, ...]] = {
+    sysbench.GENERATOR: sysbench.DATASET_FIELDS,
+    replay.KIND: replay.DATASET_FIELDS,
+}
+DATASET_FIELDS_WHEN_SET: dict[str, tuple[str, ...]] = {
+    kit.name: kit.dataset_fields for kit in KITS.values() if kit.dataset_fields
+}

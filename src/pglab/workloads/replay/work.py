@@ -13,7 +13,11 @@ from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
+KIND = "replay"
 KEYS = ("replay", "speed")  # its [workload] keys
+# its [dataset] fields, part of its points' identity (campaign/spec.DatasetSpec): the captured
+# dump, its roles and databases (set on the point's dataset by the plan)
+DATASET_FIELDS = ("dump", "roles", "databases")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +41,7 @@ class ReplayWork:
 
     @property
     def kind(self) -> str:
-        return "replay"
+        return KIND
 
     def with_pgbench(self, options: PgbenchWork) -> ReplayWork:
         return replace(self, pgbench=options)

@@ -94,6 +94,9 @@ class Kit:
     # queries read), and its modes that only read (YCSB's workload C)
     writes: bool = True
     read_modes: tuple[str, ...] = ()
+    # its own [dataset] fields, part of its points' identity when not at their default (campaign/
+    # spec.DatasetSpec: YCSB's record shape came after its points were stored, which keep keys)
+    dataset_fields: tuple[str, ...] = ()
 
     def directory(self) -> Path:
         return HERE / self.name
@@ -199,6 +202,7 @@ YCSB = Kit(
     unit_size=100_000,
     unit_what="blocks of 100,000 records",
     read_modes=("c",),  # read-only
+    dataset_fields=("fields", "field_length"),  # YCSB's fieldcount and fieldlength
 )
 # TPC-H-like (workloads/tpch/work/queries.py, workloads/tpch/): no pgbench scripts; its phase is
 # the power run of the 22 queries (workloads/tpch/power.py), its dataset made by
@@ -249,6 +253,8 @@ TPCE = Kit(
     scale_step=1000,
 )
 KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB, TPCH, TPCE)}
+# the kits whose scale may be a fraction (TPC-H's scale factors 0.01, 0.1)
+FRACTIONAL_KITS = tuple(k for k in KITS.values() if k.min_scale < 1)
 # how a YCSB workload picks its keys (its requestdistribution): pgbench -D distribution=N
 DISTRIBUTIONS = ("zipfian", "uniform", "latest")
 MODES = tuple(dict.fromkeys(m for k in KITS.values() for m in k.modes))

@@ -2,7 +2,10 @@
 queries in order and each one's ``statement_timeout``. It runs no pgbench: ``pgbench`` holds
 the options the file gave (its random seed and ``-D`` scale among them) for its identity.
 
-A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+Its 22 seeded queries and their estimated seconds are ``queries``.
+
+A declaration: the standard library, pglab's core modules and the other declarations only
+(``campaign/`` imports it)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
+from pglab.workloads.tpch.work import queries
 
 KIT = "tpch"
 # its own [workload] keys (beside kit and mode, the kits')
@@ -61,6 +65,13 @@ class TpchWork:
     @property
     def dataset_kind(self) -> str | None:
         return KIT
+
+    def estimated_seconds(self, clients: int) -> float:
+        """Its plans' and queries' seconds at the scale factor it is told (``queries``'s
+        estimate: a throughput run's ``clients`` streams at once)."""
+        streams = clients if self.mode == "throughput" else 1
+        told = self.pgbench.defines
+        return queries.estimated_seconds(told, self.queries, self.query_timeout, streams)
 
     def stored(self) -> dict[str, object]:
         own = own_fields(self)
