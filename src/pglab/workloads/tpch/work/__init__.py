@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from pglab.workloads.pgbench.work import PgbenchWork, Refusal, own_fields
-from pglab.workloads.tpch.work import queries
+from pglab.workloads.tpch.work.queries import estimated_seconds as queries_seconds
 
 KIT = "tpch"
 # its own [workload] keys (beside kit and mode, the kits')
@@ -71,7 +71,7 @@ class TpchWork:
         estimate: a throughput run's ``clients`` streams at once)."""
         streams = clients if self.mode == "throughput" else 1
         told = self.pgbench.defines
-        return queries.estimated_seconds(told, self.queries, self.query_timeout, streams)
+        return queries_seconds(told, self.queries, self.query_timeout, streams)
 
     def stored(self) -> dict[str, object]:
         own = own_fields(self)
