@@ -34,9 +34,9 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
             f"{' or '.join(others)}, every phase runs it",
         )
     for ph in phases:
-        said = ON_THIS_MACHINE.get(type(ph.work))
-        if said is not None and ph.remote:
-            p.add(where, f'phase "{ph.name}": {said}')
+        refusal = ON_THIS_MACHINE.get(type(ph.work))
+        if refusal is not None and ph.remote:
+            p.add(where, f'phase "{ph.name}": {refusal}')
 
 
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:

@@ -206,7 +206,7 @@ YCSB = Kit(
 )
 # TPC-H-like (workloads/tpch/work/queries.py, workloads/tpch/): no pgbench scripts; its phase is
 # the power run of the 22 queries (workloads/tpch/power.py), its dataset made by
-# workloads/tpch/load.py (its SQL in workloads/tpch/sql/)
+# workloads/tpch/load.py (its SQL in tpch/ here)
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams
