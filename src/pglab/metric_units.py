@@ -19,7 +19,10 @@ not say its unit, these tables do, by name:
 
 A metric's key is a :class:`MetricKey` (a phase's or the run's, and its name) wherever code
 makes or reads one by its parts; its dotted text (``phase.NAME.KEY``) is made and cut apart
-there only (``MetricKey.text``, ``MetricKey.parse``), as the store keeps it.
+there only (``MetricKey.text``, ``MetricKey.parse``), as the store keeps it. A kind may keep
+its metrics under its own name (a replay's ``replay.KEY``, a phase's ``phase.NAME.replay.KEY``):
+it declares that namespace and its keys' units here (``declare_namespace``), so that this core
+module knows no kind.
 """
 
 from __future__ import annotations
@@ -29,7 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 PHASE = "phase."  # a phase's metric: "phase.NAME.KEY"
-REPLAY = "replay."  # a replay's: "replay.KEY" (a phase's "phase.NAME.replay.KEY")
+# the namespaces of a kind's metrics kept under its name ("NS.KEY"; a phase's
+# "phase.NAME.NS.KEY"), as "NS.": declared by the kinds (``declare_namespace``) when their
+# declarations are imported (``workloads/KIND/work``), which the campaign parser and the
+# workloads' registry do in every command
+NAMESPACES: list[str] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,20 +54,23 @@ class MetricKey:
 
     @property
     def unit_key(self) -> str:
-        """What its unit is found by in :data:`METRIC_UNITS` (a replay's figure without
-        ``replay.``)."""
-        return self.name.removeprefix(REPLAY)
+        """What its unit is found by in :data:`METRIC_UNITS` (a figure kept in a kind's
+        namespace without it: ``replay.lag_s``'s ``lag_s``)."""
+        space = next((ns for ns in NAMESPACES if self.name.startswith(ns)), "")
+        return self.name.removeprefix(space)
 
     @classmethod
     def parse(cls, text: str) -> MetricKey:
         """A stored key's parts: ``phase.NAME.KEY`` a phase's (its name may hold dots; a
-        replay's figure is ``replay.KEY``), anything else the run's."""
+        figure in a kind's namespace is ``NS.KEY``: ``phase.r.replay.lag_s``), anything else
+        the run's."""
         if not text.startswith(PHASE):
             return cls(text)
         rest = text.removeprefix(PHASE)
-        phase, dot_replay, figure = rest.partition(f".{REPLAY}")
-        if dot_replay and phase and figure:
-            return cls(REPLAY + figure, phase)
+        for space in NAMESPACES:
+            phase, dot_space, figure = rest.partition(f".{space}")
+            if dot_space and phase and figure:
+                return cls(space + figure, phase)
         phase, dot, name = rest.rpartition(".")
         return cls(name, phase) if dot and phase and name else cls(text)
 
@@ -114,21 +124,24 @@ METRIC_UNITS: dict[str, str] = {
     "power": "QphH",
     "throughput": "QthH",
     "timeouts": "queries",
-    # a captured workload's replay (``replay.KEY``; a phase's ``phase.NAME.replay.KEY``)
-    "replay_s": "s",
-    "lag_s": "s",
-    "statements_s": "statements/s",
-    "statements_active_s": "statements/s",  # per second of the sessions' active time
-    "errors": "statements",
-    "exec_ms": "ms",
-    "active_ms": "ms",
-    "divergence_pct": "%",
-    "marked": "yes/no",
+    # and the units of the metrics in the kinds' namespaces, as they declare them
+    # (``declare_namespace``: a captured workload's replay)
 }
 _QUERY = re.compile(r"q\d\d_s")  # a TPC-H-like query's seconds
 _RESPONSE = re.compile(r"rt90_[a-z_]+_ms")  # a paced TPC-C-like type's 90th percentile, ms
 # timings that are yes (1.0) or no (0.0); every other timing is in seconds
 TIMING_FLAGS = ("dataset_made_now", "reset_ahead", "reloaded", "restarted")
+
+
+def declare_namespace(space: str, units: Mapping[str, str]) -> str:
+    """A kind's metrics kept under its name ``space`` (``NS.KEY``; a phase's
+    ``phase.NAME.NS.KEY``), and the units of their keys (``KEY``): declared by the kind
+    (``workloads/KIND/work``, when imported). The namespace's prefix, ``NS.``."""
+    prefix = f"{space}."
+    if prefix not in NAMESPACES:
+        NAMESPACES.append(prefix)
+    METRIC_UNITS.update(units)
+    return prefix
 
 
 def metric_unit(name: str) -> str | None:

@@ -49,7 +49,8 @@ BEYOND_THE_SCHEMA: dict[str, tuple[str, str]] = {
                r"kit .* runs in|progress = false|sampling_rate with|has .* as its scale|a "
                r"fraction is a scale factor|the shape of kit|tpch\"'s power run|YCSB|"
                r"with pacing = |has no pacing|no phase has pacing|loads customers in units of|"
-               r"replays a captured workload or runs a load"),
+               r"replays a captured workload or runs a load|runs on this machine; generator "
+               r"hosts"),
 }  # fmt: skip
 
 

@@ -15,11 +15,11 @@ import pytest
 from helpers.campaign_runs import on_18_and_15
 
 from pglab.analysis import scripts
-from pglab.campaign.kits import TPCC, script_stem
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
 from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
+from pglab.workloads.kits.work.kits import TPCC, script_stem
 
 pytestmark = pytest.mark.integration
 

@@ -22,11 +22,11 @@ import psycopg
 import pytest
 
 from pglab import procs
-from pglab.campaign.kits import INCLUDE, TPCC
 from pglab.campaign.spec import DatasetSpec, ServerSpec
 from pglab.lab import Lab
 from pglab.postgres.sources import resolve
 from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.work.kits import INCLUDE, TPCC
 
 pytestmark = pytest.mark.integration
 

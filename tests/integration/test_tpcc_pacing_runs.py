@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from helpers.existing_server import BENCH_PASSWORD
 
-from pglab.campaign.kits import pacing
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.pgbench import responses
 from pglab.store import open_store
+from pglab.workloads.kits.work import pacing
 
 pytestmark = pytest.mark.integration
 

@@ -16,11 +16,11 @@ import psycopg
 import pytest
 
 from pglab import procs
-from pglab.campaign.kits import TPCE
 from pglab.campaign.spec import ServerSpec
 from pglab.lab import Lab
 from pglab.postgres.sources import resolve
 from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.work.kits import TPCE
 from pglab.workloads.tpce import load as tpce_load
 from pglab.workloads.tpce import rows as tpce_rows
 

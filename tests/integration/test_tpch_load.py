@@ -11,10 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pglab.campaign.kits.tpch_queries import QUERIES, query
 from pglab.errors import LabError
 from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import plans, power, throughput
+from pglab.workloads.tpch.work.queries import QUERIES, query
 
 pytestmark = pytest.mark.integration
 ROWS = json.loads((Path(__file__).parents[1] / "data" / "tpch_sf001_rows.json").read_text())

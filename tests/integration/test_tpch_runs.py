@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from helpers.campaign_runs import run_alone
 
-from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
 from pglab.workloads.tpch import plans, power, throughput
+from pglab.workloads.tpch.work.queries import QUERIES
 
 pytestmark = pytest.mark.integration
 ROWS = {1: 4, 3: 10}  # rows of Q1 (its four return flag × status groups) and of Q3 (LIMIT 10)

@@ -12,10 +12,10 @@ import pytest
 from helpers.campaign_runs import run_alone
 
 from pglab.analysis import scripts
-from pglab.campaign.kits import script_stem
 from pglab.cli import main
 from pglab.lab import Lab
 from pglab.store import open_store
+from pglab.workloads.kits.work.kits import script_stem
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,9 @@ STAGES: list[set[str]] = [
     # statistics every stage judges with (pure functions on numbers)
     {"core", "stats"},
     # what each kind of workload's phase is, declared in its own package (workloads/work.py,
-    # the union, and workloads/KIND/work.py: its parsed spec type and the keys it owns), before
-    # the campaign that parses them; the registry (workloads/__init__) stays with the kinds
+    # the union, and workloads/KIND/work.py or the package workloads/KIND/work/: its parsed spec
+    # type, the keys it owns, its tables such as the kits'), before the campaign that parses
+    # them; the registry (workloads/__init__) stays with the kinds
     {"declarations"},
     {"campaign"},  # the file, parsed and checked into specs
     {"hosts"},  # other machines over SSH: commands, files, clocks (beside procs)
@@ -59,8 +60,12 @@ MAX_LINES = 600
 
 def is_declaration(parts: tuple[str, ...]) -> bool:
     """Whether a module's path under ``src/pglab`` (its parts, without ``.py``) is a kind's
-    work declaration: ``workloads/work`` or ``workloads/KIND/work``."""
-    return parts[0] == "workloads" and parts[-1] == "work" and len(parts) in (2, 3)
+    work declaration: ``workloads/work``, ``workloads/KIND/work`` or a module of the package
+    ``workloads/KIND/work/`` (its ``__init__`` and the modules under it: the kits' table, TPC-C's
+    pacing, TPC-H's queries)."""
+    return parts[0] == "workloads" and (
+        parts[1:] == ("work",) or (len(parts) >= 3 and parts[2] == "work")
+    )
 
 
 def package_of(path: Path) -> str:
@@ -125,9 +130,13 @@ def test_the_kinds_work_is_declared_before_the_campaign(tmp_path: Path) -> None:
     ``campaign/`` imports (the registry and the rest of a kind's package come after it); a
     work module that imports ``campaign/`` (or a kind's runner) is caught."""
     assert package_of(SRC / "workloads" / "work.py") == "declarations"
-    assert package_of(SRC / "workloads" / "kits" / "work.py") == "declarations"
+    assert package_of(SRC / "workloads" / "pgbench" / "work.py") == "declarations"
+    assert package_of(SRC / "workloads" / "kits" / "work" / "__init__.py") == "declarations"
+    assert package_of(SRC / "workloads" / "kits" / "work" / "kits.py") == "declarations"
     assert package_of(SRC / "workloads" / "kits" / "runner.py") == "workloads"
+    assert package_of(SRC / "workloads" / "kits" / "__init__.py") == "workloads"
     assert package_of(SRC / "workloads" / "__init__.py") == "workloads"
+    assert package_of(SRC / "workloads" / "tpch" / "workers.py") == "workloads"
     assert STAGE_OF["declarations"] < STAGE_OF["campaign"] < STAGE_OF["workloads"]
     spec = tmp_path / "spec.py"
     spec.write_text(
@@ -145,6 +154,27 @@ def test_the_kinds_work_is_declared_before_the_campaign(tmp_path: Path) -> None:
     assert backward_imports(bad, "declarations") == [
         "work.py (declarations) imports campaign, which comes after it",
         "work.py (declarations) imports workloads, which comes after it",
+    ]
+
+
+def test_a_module_of_a_kinds_declaration_package_is_held_to_the_rule(tmp_path: Path) -> None:
+    """A module under ``workloads/KIND/work/`` is a declaration too: importing the standard
+    library, the core and other declarations passes; importing ``campaign/`` is caught."""
+    good = tmp_path / "queries.py"
+    good.write_text(
+        "import random\nfrom pglab.script import Script\n"
+        "from pglab.workloads.kits.work.kits import KITS\nfrom pglab.workloads.tpch import work\n"
+        "from pglab.workloads.tpch.work.queries import query\n"
+    )
+    assert imported_packages(good) == {"core", "declarations"}
+    where = package_of(SRC / "workloads" / "tpch" / "work" / "queries.py")
+    assert where == "declarations"
+    assert backward_imports(good, where) == []
+    bad = tmp_path / "kits.py"
+    bad.write_text("from pglab.campaign.spec import Script\nfrom pglab.lab import command_home\n")
+    where = package_of(SRC / "workloads" / "kits" / "work" / "kits.py")
+    assert backward_imports(bad, where) == [
+        "kits.py (declarations) imports campaign, which comes after it"
     ]
 
 
@@ -544,10 +574,12 @@ KIND_WORD = re.compile(r"(?<![a-z0-9])(" + "|".join(KINDS) + r")(?![a-z0-9])")
 # tune ask of a kind declared on its Workload, 12 with each kind's phase declared in it too
 # (workloads/KIND/work.py), 8 with each kind's keys, their schema rows, what it refuses beside
 # it and its [tune] objective declared there (campaign/workload, schema/tables, schema/tune and
-# shapes assemble them); the rest: campaign/ (the kits' SQL, their checks and writes, spec's
-# dataset kinds), stored_spec, and metric_units' replay.KEY namespace, which parsing a stored
-# key must know.
-KIND_NAMING_CEILING = 8
+# shapes assemble them), 1 with the kits' table, TPC-C's pacing and TPC-H's queries in the
+# kinds' declaration packages (workloads/KIND/work/) and what campaign/ and metric_units said
+# of a kind declared by it (whether it writes, its dataset's fields, its scales, its metrics'
+# namespace); the rest: stored_spec's PhaseJson, whose field replay is the stored phase's own
+# key.
+KIND_NAMING_CEILING = 1
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from helpers.campaign_text import parsed, refused
 
-from pglab.campaign.kits import KITS, TPCC, YCSB, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.errors import CampaignError
 from pglab.pgbench.invoke import argv_for
@@ -24,6 +23,7 @@ from pglab.store.numbers import metrics_json
 from pglab.tune import spec as tune_spec
 from pglab.workloads import described, estimated_size, loading
 from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.work.kits import KITS, TPCC, YCSB, script_stem
 from pglab.workloads.sysbench.invoke import argv_for as sysbench_argv
 from pglab.workloads.sysbench.load import Target
 
@@ -484,7 +484,7 @@ def test_a_kit_s_history_follows_nopm_unless_told() -> None:
 def test_as_root_the_kit_scripts_are_in_the_machine_s_lab(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without PGLAB_HOME, root's lab is /var/lib/pglab, shared by everyone who runs pglab as
     root: so are the kits' scripts (another user's: in their own lab)."""
-    from pglab.campaign import kits
+    from pglab.workloads.kits.work import kits
 
     monkeypatch.delenv("PGLAB_HOME", raising=False)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
@@ -499,8 +499,8 @@ def test_a_command_s_lab_dir_holds_the_kit_scripts_it_writes(
 ) -> None:
     """The scripts are written when a campaign file is read, before the lab is opened: in the
     lab the command names (``--lab-dir``), not the default one, and only while it runs."""
-    from pglab.campaign import kits
     from pglab.cli import ls, main
+    from pglab.workloads.kits.work import kits
 
     monkeypatch.setenv("PGLAB_HOME", str(tmp_path / "default"))
     written: list[Path] = []

@@ -1,7 +1,7 @@
-"""Whether a phase writes is judged from what it runs (``campaign/writes.py``): built-in
-scripts by name, a kit by its workload, sysbench by its test, a custom script by its
-statements; and the warnings that hang on it (pglab tune's short-trial warning, show's
-"short")."""
+"""Whether a phase writes is judged from what it runs (``campaign/writes.py``): as its kind
+declares it (a kit by the kits' table, sysbench by its test), else built-in scripts by name, a
+custom script by its statements; alike for a phase as its spec makes it and as the store keeps
+it; and the warnings that hang on it (pglab tune's short-trial warning, show's "short")."""
 
 from __future__ import annotations
 
@@ -66,6 +66,42 @@ def test_each_kind_of_phase_is_judged_by_what_it_runs(tmp_path: Path) -> None:
     gone = phase_of(tmp_path, 'script = "s.sql"', read)
     gone["scripts"][0]["path"] = str(tmp_path / "nowhere.sql")
     assert phase_writes(gone) is None  # its WAL tells, once it has run
+
+
+@pytest.mark.parametrize(
+    ("workload", "head", "writes"),
+    [
+        ('script = "select-only"', "", False),
+        ('script = "tpcb-like"', "", True),
+        ('kit = "tpcc"', "", True),
+        ('kit = "tpce"', "[dataset]\nscale = 1000\n", True),
+        ('kit = "ycsb"\nmode = "c"', "", False),
+        ('kit = "ycsb"\nmode = "b"', "", True),
+        ('kit = "tpch"', "", False),
+        ('kit = "tpch"\nmode = "throughput"', "", False),
+        ('generator = "sysbench"', "", True),
+        ('generator = "sysbench"\ntest = "select_random_ranges"', "", False),
+        ('operation = "vacuum"', "", None),
+        ('operation = "create_index"\nparallel = 2', "", None),
+    ],
+)
+def test_a_phase_as_the_store_keeps_it_is_judged_as_its_spec(
+    tmp_path: Path, workload: str, head: str, writes: bool | None
+) -> None:
+    """``phase_writes``' callers give it a ``PhaseSpec``'s identity (``tune/trials``) or a
+    stored run's phase (``analysis/run_warnings``: JSON read back, lists for tuples, the keys
+    at their unset value left out): the kind it declares is found from either alike."""
+    spec = phase_of(tmp_path, workload, head=head)
+    stored = json.loads(json.dumps(spec))
+    assert phase_writes(spec) is writes
+    assert phase_writes(stored) is writes
+
+
+def test_a_phase_stored_before_the_kinds_is_judged_by_its_scripts() -> None:
+    """A phase stored before kits, sysbench and operations existed has none of their keys."""
+    reads = {"name": "main", "scripts": [{"builtin": "select-only", "weight": 1}]}
+    assert phase_writes(reads) is False
+    assert phase_writes({**reads, "scripts": [{"builtin": "tpcb-like"}]}) is True
 
 
 def test_tune_does_not_warn_of_checkpoints_for_a_read_only_script(tmp_path: Path) -> None:

@@ -12,12 +12,13 @@ from helpers.campaign_text import parsed, refused
 
 from pglab.analysis import pacing as paced_notes
 from pglab.campaign.identity import phase_identity
-from pglab.campaign.kits import TPCC, pacing, script_stem
 from pglab.campaign.shapes import SHAPES
 from pglab.pgbench import output as pgbench_output
 from pglab.pgbench.responses import Responses, percentile
 from pglab.planning import client_files
 from pglab.planning.plan import expand_points
+from pglab.workloads.kits.work import pacing
+from pglab.workloads.kits.work.kits import TPCC, script_stem
 
 BASE = """
 name = "k"

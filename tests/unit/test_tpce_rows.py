@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from helpers.campaign_text import parsed
 
-from pglab.campaign.kits import TPCE, defines
 from pglab.errors import CampaignError
 from pglab.planning.plan import expand_points
 from pglab.records import PgbenchReport, PhaseResult, ScriptReport
@@ -20,6 +19,7 @@ from pglab.run.metrics import run_metrics
 from pglab.store.numbers import metrics_json
 from pglab.tune import spec as tune_spec
 from pglab.workloads.kits import load as kit_load
+from pglab.workloads.kits.work.kits import TPCE, defines
 from pglab.workloads.tpce import fixed as tpce_fixed
 from pglab.workloads.tpce import rows as tpce_rows
 from pglab.workloads.tpce.rows import Unit

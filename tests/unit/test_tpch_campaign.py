@@ -13,7 +13,6 @@ from helpers.campaign_text import parsed, refused
 
 from pglab.analysis import points
 from pglab.analysis import queries as analysis
-from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.errors import CampaignError, LabError
 from pglab.lab import Lab
 from pglab.planning import preflight
@@ -27,6 +26,7 @@ from pglab.tune import spec as tune_spec
 from pglab.workloads import described, estimated_size
 from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import power, throughput
+from pglab.workloads.tpch.work.queries import QUERIES
 
 BASE = """
 name = "h"

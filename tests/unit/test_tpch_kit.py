@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pglab.campaign.kits import tpch_queries as q
 from pglab.workloads.tpch import load as tpch_load
 from pglab.workloads.tpch import plans, power
+from pglab.workloads.tpch.work import queries as q
 
 
 def test_a_seed_gives_the_same_statements_and_another_seed_others() -> None:

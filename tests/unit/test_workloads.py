@@ -13,7 +13,6 @@ import pytest
 from pglab import metric_units
 from pglab.analysis.points import KIT_HEADLINES
 from pglab.campaign.identity import flat
-from pglab.campaign.kits import KITS
 from pglab.campaign.phase_work import phase_of
 from pglab.campaign.spec import PhaseSpec
 from pglab.workloads import (
@@ -29,6 +28,7 @@ from pglab.workloads.interface import Lazy
 from pglab.workloads.kits.metrics import kit_metrics
 from pglab.workloads.kits.pacing_metrics import pacing_metrics
 from pglab.workloads.kits.runner import KitPgbench
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.maintenance.metrics import operation_metrics
 from pglab.workloads.maintenance.runner import MaintenanceOperation
 from pglab.workloads.pgbench import runner as pgbench_runner

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pglab.analysis.notice_kinds import NoticeKind
-from pglab.campaign.kits import TRANSACTION_TYPES
-from pglab.campaign.kits.pacing import RESPONSE_LIMIT_S
 from pglab.rows import RunRow
+from pglab.workloads.kits.work.kits import TRANSACTION_TYPES
+from pglab.workloads.kits.work.pacing import RESPONSE_LIMIT_S
 
 KIND: NoticeKind = "response-time"
 

@@ -1,5 +1,7 @@
 """What a campaign's datasets need of its kits: one kind of dataset per run, and a scale the kit
-takes (a whole number, or TPC-H's fractional scale factor). Apart from ``workload`` (the keys
+takes (a whole number, or TPC-H's fractional scale factor), as the kits' table declares them
+(``workloads/kits/work/kits``); a kind that runs on this machine only given generator hosts
+refused as it declares (``workloads/work.ON_THIS_MACHINE``). Apart from ``workload`` (the keys
 of one phase) because they look at a variant's phases together, or at ``[dataset]``."""
 
 from __future__ import annotations
@@ -7,8 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from pglab.campaign.checks import Problems
-from pglab.campaign.kits import KITS
-from pglab.workloads.work import SysbenchWork
+from pglab.workloads.work import (
+    FRACTIONAL_KITS,
+    GENERATORS,
+    KITS,
+    ON_THIS_MACHINE,
+    PgbenchWork,
+)
 
 
 def kit_problems(phases: Any, where: str, p: Problems) -> None:
@@ -17,19 +24,19 @@ def kit_problems(phases: Any, where: str, p: Problems) -> None:
     kits = {ph.dataset_kind for ph in phases}
     if len(kits) > 1:
         said = ", ".join(f"{ph.name}: {ph.dataset_kind or ph.script_label}" for ph in phases)
+        # the load generators besides pgbench, each with tables of its own
+        others = [g for g in GENERATORS if g != PgbenchWork.KIND]
+        tables = ", ".join(f"{g}'s" for g in others)
         p.add(
             where,
             f"phases run different workloads ({said}): a run's dataset is one kit's "
-            "tables, sysbench's or pgbench's, so when a phase runs a kit or sysbench, every "
-            "phase runs it",
+            f"tables, {tables} or pgbench's, so when a phase runs a kit or "
+            f"{' or '.join(others)}, every phase runs it",
         )
     for ph in phases:
-        if isinstance(ph.work, SysbenchWork) and ph.remote:
-            p.add(
-                where,
-                f'phase "{ph.name}": generator = "sysbench" runs on this machine; '
-                "generator hosts (generators = [...]) run pgbench only",
-            )
+        refusal = ON_THIS_MACHINE.get(type(ph.work))
+        if refusal is not None and ph.remote:
+            p.add(where, f'phase "{ph.name}": {refusal}')
 
 
 def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
@@ -51,11 +58,12 @@ def kit_scale(kits: list[str], scales: Any, where: str, p: Problems) -> None:
                     f"scale = {scale}: kit {kit.name!r} loads {kit.scale_what} in "
                     f"{kit.unit_what}: a multiple of {kit.scale_step:,}",
                 )
+    fractional = " or ".join(f'kit = "{kit.name}"' for kit in FRACTIONAL_KITS)
     if not kits:
         for scale in scales:
             if isinstance(scale, float):
                 p.add(
                     where,
-                    f'scale = {scale}: a fraction is a scale factor of kit = "tpch"; '
+                    f"scale = {scale}: a fraction is a scale factor of {fractional}; "
                     "pgbench's scale is a whole number ≥ 1",
                 )

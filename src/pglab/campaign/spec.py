@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from pglab.campaign.dsn import mask_dsn as mask_dsn
 from pglab.campaign.dsn import masked_document as masked_document
@@ -191,7 +192,7 @@ class DatasetSpec:
     fillfactor: int = 100
     unlogged_tables: bool = False
     reset: str = "run"
-    # a workload kit's tables (campaign/kits) instead of pgbench's, scale its unit (TPC-C's
+    # a workload kit's tables (workloads/kits/work) instead of pgbench's, scale its unit (TPC-C's
     # warehouses), or "sysbench" (its sbtest tables: ``tables`` of ``table_size`` rows): set
     # from the phases when the point is made (planning/plan.py)
     kit: str | None = None
@@ -222,24 +223,31 @@ class DatasetSpec:
             "unlogged_tables": self.unlogged_tables,
             "reset": self.reset,
         }
-        if self.kit is not None:
-            d["kit"] = self.kit
-        if self.kit == "sysbench":
-            d["tables"] = self.tables
-            d["table_size"] = self.table_size
-        if self.kit == "replay":
-            d |= {"dump": self.dump, "roles": list(self.roles), "databases": list(self.databases)}
-        if self.kit == "ycsb":  # YCSB's own defaults left out (points stored before keep keys)
-            if self.fields != 10:
-                d["fields"] = self.fields
-            if self.field_length != 100:
-                d["field_length"] = self.field_length
-        return d
+        if self.kit is None:
+            return d
+        d["kit"] = self.kit
+        # its kind's own fields, as the kinds declare them (imported here, not at the top: the
+        # kinds' work modules are in pglab.workloads, whose registry imports this module)
+        from pglab.workloads.work import DATASET_FIELDS, DATASET_FIELDS_WHEN_SET
+
+        own = {name: _as_json(getattr(self, name)) for name in DATASET_FIELDS.get(self.kit, ())}
+        for name in DATASET_FIELDS_WHEN_SET.get(self.kit, ()):
+            if getattr(self, name) != _DATASET_DEFAULTS[name]:
+                own[name] = getattr(self, name)
+        return cast(DatasetJson, {**d, **own})
 
     @property
-    def ycsb_shape(self) -> tuple[int, int]:
+    def record_shape(self) -> tuple[int, int]:
         """YCSB's record: its fields and characters per field."""
         return self.fields, self.field_length
+
+
+_DATASET_DEFAULTS = {f.name: f.default for f in dataclass_fields(DatasetSpec)}
+
+
+def _as_json(value: object) -> object:
+    """A field's value as its stored JSON holds it (a tuple as a list)."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,14 +341,8 @@ class PhaseSpec:
             return 10.0 * self.times  # a guess: nothing tells its time before it ran once
         from pglab.workloads.work import TpchWork  # (the registry imports this module)
 
-        if isinstance(self.work, TpchWork):  # its queries' run and plans' (kits import this)
-            from pglab.campaign.kits.tpch_queries import estimated_seconds
-
-            streams = self.clients if self.work.mode == "throughput" else 1
-            told = estimated_seconds(
-                self.pgbench.defines, self.work.queries, self.work.query_timeout, streams
-            )
-            return told * self.times
+        if isinstance(self.work, TpchWork):  # its queries' run and plans', as it estimates them
+            return self.work.estimated_seconds(self.clients) * self.times
         per = (
             self.duration
             if self.duration is not None

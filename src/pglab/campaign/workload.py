@@ -14,13 +14,13 @@ from pglab.campaign import declared, schema
 from pglab.campaign.checks import Problems
 from pglab.campaign.identity import Flat, flat
 from pglab.campaign.kit_checks import kit_problems, kit_scale
-from pglab.campaign.kits import KITS
 from pglab.campaign.phase_work import kit_of, operation_of, phase_of
 from pglab.campaign.shapes import whole
 from pglab.campaign.spec import LOCAL, DatasetSpec, PhaseSpec
 from pglab.jsonish import TomlTable
 from pglab.script import BUILTIN_SCRIPTS, Script
 from pglab.workloads import work as kinds
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.work import (
     DEFAULT_TEST,
     GENERATOR,

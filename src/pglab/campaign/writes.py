@@ -1,8 +1,9 @@
-"""Whether a phase writes, judged from what it runs: a built-in script by its name, a kit by its
-workload, sysbench by its test, a custom script by its statements. What the text cannot tell
-(a custom script whose file is gone) is None: the stored run's WAL says it then
-(``analysis/run_warnings.py``). A ``SELECT`` is taken for a read: a custom script whose SELECT
-calls a function that writes is told by its WAL once it has run."""
+"""Whether a phase writes, judged from what it runs: as its kind declares it
+(``workloads/work.WRITES``: a kit by the kits' table, by its mode where one only reads; a load
+generator by its test), else by its scripts: a built-in script by its name, a custom script by
+its statements. What the text cannot tell (a custom script whose file is gone) is None: the
+stored run's WAL says it then (``analysis/run_warnings.py``). A ``SELECT`` is taken for a read:
+a custom script whose SELECT calls a function that writes is told by its WAL once it has run."""
 
 from __future__ import annotations
 
@@ -11,14 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pglab.workloads.work import WRITES, stored_kind
+
 WRITE_BUILTINS = ("tpcb-like", "simple-update")
-# sysbench's tests that never write
-SYSBENCH_READS = (
-    "oltp_read_only",
-    "oltp_point_select",
-    "select_random_points",
-    "select_random_ranges",
-)
 READS = (
     "select",
     "begin",
@@ -43,17 +39,11 @@ _LOCKING = re.compile(r"\bfor\s+(update|no\s+key\s+update|share|key\s+share)\b")
 
 
 def phase_writes(phase: Mapping[str, Any]) -> bool | None:
-    """Whether a phase (a ``PhaseSpec`` as a dict, or as the store keeps it) writes: True,
-    False, or None when its text cannot say."""
-    if phase.get("operation"):
-        return None  # an operation's own figures; no TPS a checkpoint sways
-    kit = phase.get("kit")
-    if kit in ("tpcc", "tpce"):  # their transactions are functions that write
-        return True
-    if kit == "ycsb":
-        return phase.get("mode") != "c"
-    if phase.get("generator") == "sysbench":
-        return phase.get("test") not in SYSBENCH_READS
+    """Whether a phase (a ``PhaseSpec``'s identity, or as the store keeps it) writes: True,
+    False, or None when its kind does not tell and its text cannot say."""
+    declared = WRITES.get(stored_kind(phase))
+    if declared is not None:
+        return declared(phase)
     found = [script_writes(s) for s in phase.get("scripts") or [] if s.get("weight", 1)]
     if any(found):
         return True

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from rich.console import JustifyMethod
 
 from pglab.analysis import pacing
-from pglab.campaign.kits import TRANSACTION_TYPES
-from pglab.campaign.kits.pacing import RESPONSE_LIMIT_S
 from pglab.cli import fmt
 from pglab.cli.common import console
 from pglab.pgbench import responses
 from pglab.rows import RunRow, StoredRun
+from pglab.workloads.kits.work.kits import TRANSACTION_TYPES
+from pglab.workloads.kits.work.pacing import RESPONSE_LIMIT_S
 
 
 def print_paced(runs: Sequence[RunRow], labels: dict[str, str]) -> None:

@@ -29,7 +29,6 @@ from typing import Any
 
 import asyncssh
 
-from pglab.campaign.kits.pacing import from_terminal
 from pglab.campaign.spec import PhaseSpec, Script
 from pglab.errors import HostError, PgbenchError
 from pglab.hosts import proc, sudo
@@ -50,6 +49,7 @@ from pglab.records import (
     ProgressSample,
     TableJson,
 )
+from pglab.workloads.kits.work.pacing import from_terminal
 from pglab.workloads.work import paced
 
 TABLE = "generators"  # the phase's table of per-host figures

@@ -1,5 +1,5 @@
-"""Response times of terminals that think (kit = "tpcc" with ``pacing``: ``campaign/kits/
-pacing.py``): each paced transaction tells its script's code and its response time, read from
+"""Response times of terminals that think (kit = "tpcc" with ``pacing``: ``workloads/kits/
+work/pacing.py``): each paced transaction tells its script's code and its response time, read from
 the server's clock, as one integer by pgbench's ``debug()`` on stderr (``int CODE×10¹²+µs``).
 pgbench writes debug()'s prefix ``debug(script=N,command=M): `` and its value apart, and its
 threads' writes interleave, so a line may hold other transactions' prefixes (before a progress
@@ -16,8 +16,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from pglab.campaign.kits.pacing import CODES, RESPONSE_LIMIT_S, UNIT
 from pglab.records import TableJson
+from pglab.workloads.kits.work.pacing import CODES, RESPONSE_LIMIT_S, UNIT
 
 TABLE = "response_times"
 COLUMNS = ["type", "transactions", "p50_ms", "p90_ms", "max_ms", "limit_ms"]

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from pglab import procs
-from pglab.campaign.kits import KITS
 from pglab.campaign.parse import Campaign
 from pglab.campaign.phase_work import kit_of, works
 from pglab.campaign.spec import LOCAL, RunSpec, TargetSpec
@@ -36,6 +35,7 @@ from pglab.profile import checks as profile_checks
 from pglab.profile import host as profile_host
 from pglab.targets import targets as storage_targets
 from pglab.workloads import dataset_kind
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.work import OperationWork
 
 Catalog = Mapping[str, settings.SettingDef]  # a version's pg_settings

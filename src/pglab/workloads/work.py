@@ -13,8 +13,12 @@ that ``campaign/`` may import it (``tests/unit/test_architecture.py``'s stage
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from pglab.workloads.kits import work as kits
 from pglab.workloads.kits.work import KitWork, paced
+from pglab.workloads.kits.work.kits import FRACTIONAL_KITS, KITS
 from pglab.workloads.maintenance import work as maintenance
 from pglab.workloads.maintenance.work import (
     ACCOUNT_COLUMNS,
@@ -53,8 +57,11 @@ __all__ = [
     "ACCOUNT_COLUMNS",
     "BESIDE",
     "CLIENTS_SAID",
+    "DATASET_FIELDS",
+    "DATASET_FIELDS_WHEN_SET",
     "DATASET_REFUSALS",
     "DEFAULT_TEST",
+    "FRACTIONAL_KITS",
     "GENERATOR",
     "GENERATORS",
     "GENERATOR_INSTEAD_OF",
@@ -64,9 +71,11 @@ __all__ = [
     "KIND_DATASET_ROWS",
     "KIND_KEYS",
     "KIND_WORKLOAD_ROWS",
+    "KITS",
     "LATENCY_LOGS",
     "MAX_JOBS",
     "MAX_PARALLEL",
+    "ON_THIS_MACHINE",
     "OPERATIONS",
     "OPERATION_KEYS",
     "OPERATION_OPTIONS",
@@ -82,6 +91,7 @@ __all__ = [
     "TUNE_OBJECTIVES",
     "UNSET",
     "WORKS",
+    "WRITES",
     "Beside",
     "KitWork",
     "OperationWork",
@@ -94,6 +104,7 @@ __all__ = [
     "Work",
     "operation_work",
     "paced",
+    "stored_kind",
 ]
 
 Work = PgbenchWork | KitWork | TpchWork | SysbenchWork | OperationWork | ReplayWork
@@ -245,4 +256,40 @@ UNSET: dict[str, object] = {
     "think_time": None,
     "replay": None,
     "speed": 1.0,
+}
+
+
+# whether a phase writes, as its kind declares it from the phase's stored fields (the kits by
+# their table, sysbench by its test, an operation: not told); a kind not here (pgbench, a
+# replay) is judged by its scripts' statements (``campaign/writes``)
+WRITES: dict[type[Work], Callable[[Mapping[str, Any]], bool | None]] = {
+    KitWork: kits.writes,
+    TpchWork: kits.writes,
+    SysbenchWork: sysbench.writes,
+    OperationWork: maintenance.writes,
+}
+
+
+def stored_kind(phase: Mapping[str, Any]) -> type[Work]:
+    """The kind of work of a phase as stored (``campaign/identity.phase_identity``'s fields, a
+    key left out at its ``UNSET`` value, read back from JSON): the first of ``TOLD_FROM_FLAT``
+    that claims them, else pgbench's."""
+    f = {**UNSET, **phase}
+    claims = (kind for kind in TOLD_FROM_FLAT if kind.of_flat(f, PgbenchWork()) is not None)
+    return next(claims, PgbenchWork)
+
+
+# what a phase of a kind that runs on this machine only says when given generator hosts
+# (``campaign/kit_checks``)
+ON_THIS_MACHINE: dict[type[Work], str] = {SysbenchWork: sysbench.ON_THIS_MACHINE}
+
+# each dataset kind's own [dataset] fields, in its points' identity in this order
+# (``campaign/spec.DatasetSpec.point_identity``): always (sysbench's tables, a replay's dump), or
+# only when not at their default (YCSB's record shape: its points stored before keep their keys)
+DATASET_FIELDS: dict[str, tuple[str, ...]] = {
+    sysbench.GENERATOR: sysbench.DATASET_FIELDS,
+    replay.KIND: replay.DATASET_FIELDS,
+}
+DATASET_FIELDS_WHEN_SET: dict[str, tuple[str, ...]] = {
+    kit.name: kit.dataset_fields for kit in KITS.values() if kit.dataset_fields
 }

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pglab.campaign.kits import DISTRIBUTIONS, KITS, MODES
-from pglab.campaign.kits.pacing import PACINGS
 from pglab.campaign.os_checks import THP_MODES
 from pglab.campaign.schema.model import Key, Table
 from pglab.campaign.spec import (
@@ -24,6 +22,8 @@ from pglab.campaign.spec import (
     TelemetrySpec,
 )
 from pglab.stats.sequential import SequentialSpec
+from pglab.workloads.kits.work.kits import DISTRIBUTIONS, KITS, MODES
+from pglab.workloads.kits.work.pacing import PACINGS
 from pglab.workloads.work import (
     GENERATORS,
     HOSTS_SHARE_DOC,

@@ -1,4 +1,4 @@
-"""A workload kit's dataset (``campaign/kits``): its tables made and loaded, on several
+"""A workload kit's dataset (``work/kits``): its tables made and loaded, on several
 connections at once, with progress and an ETA, and its consistency checked after a run.
 
 The kit's SQL makes its tables and functions (``schema.sql``, ``load.sql`` and the mode's
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import psycopg
 
-from pglab.campaign.kits import KITS, Kit
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError
 from pglab.postgres.dataset import MIB, Loading, Size, kit_size
 from pglab.records import TableJson
+from pglab.workloads.kits.work.kits import KITS, Kit
 from pglab.workloads.loading import (
     Connect,
     Progress,
@@ -51,7 +51,7 @@ def load(
     try:
         with connect() as conn:
             for name in kit.setup:
-                conn.execute(kit.sql(name, spec.ycsb_shape).encode())
+                conn.execute(kit.sql(name, spec.record_shape).encode())
             if kit.shared:
                 conn.execute(kit.shared.encode())
         steps["tables"] = time.monotonic() - t0
@@ -130,7 +130,7 @@ def broken(table: Mapping[str, object]) -> list[str]:
 def ycsb_record_ratio(spec: DatasetSpec) -> float:
     """A YCSB record's size against the default one's (10 fields of 100 characters: 1,200
     bytes with its key and the row's overhead): what its size and load time scale by."""
-    fields, length = spec.ycsb_shape
+    fields, length = spec.record_shape
     return (fields * (length + 1) + 190) / 1200 if spec.kit == "ycsb" else 1.0
 
 
@@ -146,7 +146,7 @@ class SqlKitDataset:
     init_s_per_unit: float  # seconds to load a unit of scale, 2 CPUs
 
     def described(self, spec: DatasetSpec) -> str:
-        if self.name == "ycsb" and spec.ycsb_shape != (10, 100):
+        if self.name == "ycsb" and spec.record_shape != (10, 100):
             return (
                 f"ycsb, {spec.scale:,} records of {spec.fields} field(s) × "
                 f"{spec.field_length:,} characters"

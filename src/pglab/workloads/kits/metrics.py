@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import statistics
 
-from pglab.campaign.kits import KITS, script_stem
 from pglab.campaign.spec import RunSpec
 from pglab.metric_units import MetricKey
 from pglab.records import PhaseResult
 from pglab.workloads.kits.load import CONSISTENCY_TABLE, COUNTERS_TABLE
 from pglab.workloads.kits.work import KitWork
+from pglab.workloads.kits.work.kits import KITS, script_stem
 from pglab.workloads.tpch.work import TpchWork
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import statistics
 
-from pglab.campaign.kits import pacing
 from pglab.campaign.spec import RunSpec
 from pglab.metric_units import MetricKey
 from pglab.pgbench import responses
 from pglab.records import PhaseResult
-from pglab.workloads.kits.work import KitWork
+from pglab.workloads.kits.work import KitWork, pacing
 
 
 def pacing_metrics(run: RunSpec, phases: list[PhaseResult]) -> dict[MetricKey, float]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, replace
 
-from pglab.campaign.kits import KITS
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PhaseResult
 from pglab.telemetry.watch import PhaseWatch
 from pglab.workloads.interface import PhaseContext
 from pglab.workloads.kits import load as kit_load
 from pglab.workloads.kits.work import KitWork
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.pgbench import runner as pgbench
 
 

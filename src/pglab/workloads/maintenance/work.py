@@ -106,6 +106,12 @@ REFUSED_ELSEWHERE = (
 )
 
 
+def writes(phase: Mapping[str, Any]) -> None:
+    """Whether an operation's phase writes: not told (its figures are its own, no TPS a
+    checkpoint sways)."""
+    return None
+
+
 class Phased(Protocol):
     """A phase (``campaign.spec.PhaseSpec``), as far as this declaration knows one."""
 

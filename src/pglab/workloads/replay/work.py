@@ -12,9 +12,30 @@ from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
 from pglab.keys import Key
+from pglab.metric_units import declare_namespace
 from pglab.workloads.pgbench.work import PgbenchWork, own_fields
 
+KIND = "replay"
+# its run metrics, kept under its name ("replay.KEY"; a phase's "phase.NAME.replay.KEY": a
+# phase's name may hold dots), and their units
+METRICS = declare_namespace(
+    KIND,
+    {
+        "replay_s": "s",
+        "lag_s": "s",
+        "statements_s": "statements/s",
+        "statements_active_s": "statements/s",  # per second of the sessions' active time
+        "errors": "statements",
+        "exec_ms": "ms",
+        "active_ms": "ms",
+        "divergence_pct": "%",
+        "marked": "yes/no",
+    },
+)
 KEYS = ("replay", "speed")  # its [workload] keys
+# its [dataset] fields, part of its points' identity (campaign/spec.DatasetSpec): the captured
+# dump, its roles and databases (set on the point's dataset by the plan)
+DATASET_FIELDS = ("dump", "roles", "databases")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +59,7 @@ class ReplayWork:
 
     @property
     def kind(self) -> str:
-        return "replay"
+        return KIND
 
     def with_pgbench(self, options: PgbenchWork) -> ReplayWork:
         return replace(self, pgbench=options)

@@ -30,6 +30,21 @@ SYSBENCH_TESTS = (
     "select_random_points",
     "select_random_ranges",
 )
+# its [dataset] fields, part of its points' identity (campaign/spec.DatasetSpec): its sbtest
+# tables and their rows
+DATASET_FIELDS = ("tables", "table_size")
+# what the campaign parser says of its phase given generator hosts
+ON_THIS_MACHINE = (
+    f'generator = "{GENERATOR}" runs on this machine; generator hosts (generators = [...]) run '
+    "pgbench only"
+)
+# its tests that never write
+READ_ONLY_TESTS = (
+    "oltp_read_only",
+    "oltp_point_select",
+    "select_random_points",
+    "select_random_ranges",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +174,9 @@ DATASET_ROWS = (
         commented=True,
     ),
 )
+
+
+def writes(phase: Mapping[str, Any]) -> bool:
+    """Whether a sysbench phase (a ``PhaseSpec``'s identity, or as the store keeps it) writes:
+    its test's."""
+    return phase.get("test") not in READ_ONLY_TESTS

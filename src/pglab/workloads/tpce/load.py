@@ -1,4 +1,4 @@
-"""The TPC-E-like kit's dataset: its tables made (``campaign/kits/tpce/schema.sql`` and the
+"""The TPC-E-like kit's dataset: its tables made (``workloads/kits/work/tpce/schema.sql`` and the
 transactions' functions), the fixed tables copied, then one load unit of 1,000 customers per
 call on several connections at once, each unit's rows (``rows``, deterministic per seed,
 unit and scale) streamed into ``COPY ... FROM STDIN`` table by table, with progress and an
@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 import psycopg
 
-from pglab.campaign.kits import TPCE
 from pglab.campaign.spec import DatasetSpec
 from pglab.errors import CommandError
 from pglab.postgres.dataset import Loading, Size, kit_size
 from pglab.workloads.kits.load import broken, check
+from pglab.workloads.kits.work.kits import TPCE
 from pglab.workloads.loading import (
     Connect,
     Progress,

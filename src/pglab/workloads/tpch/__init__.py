@@ -3,7 +3,7 @@
 throughput run's streams (``throughput``), each query's plan and the differences of plan
 shapes (``plans``); its runner (``runner.TpchPower``: the plans, then the power or throughput
 run) and its run figures (``metrics``: QphH-like power, QthH-like throughput). Its data is
-loaded by ``load``, its queries are ``campaign/kits/tpch_queries``'."""
+loaded by ``load``, its queries are ``work/queries``'."""
 
 from __future__ import annotations
 

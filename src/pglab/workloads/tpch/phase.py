@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 import psycopg
 
-from pglab.campaign.kits.tpch_queries import QUERIES
 from pglab.campaign.spec import PhaseSpec
 from pglab.records import PgbenchReport, PhaseResult, TableJson
 from pglab.workloads.tpch import plans, power, throughput
 from pglab.workloads.tpch.work import TpchWork
+from pglab.workloads.tpch.work.queries import QUERIES
 
 DEFAULT_SEED = 1  # random_seed left out: the same parameters every run (repeatable)
 SCALE_DEFINE = "scale factor"  # the phase's define that tells the dataset's scale

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import psycopg
 
-from pglab.campaign.kits.tpch_queries import query
 from pglab.jsonish import JsonObject
 from pglab.records import TableJson
 from pglab.workloads.tpch.power import cancelled
+from pglab.workloads.tpch.work.queries import query
 
 TABLE = "tpch.plans"  # a phase's table: a row per query, its plan as JSON
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import psycopg
 
-from pglab.campaign.kits.tpch_queries import query
 from pglab.records import TableJson
+from pglab.workloads.tpch.work.queries import query
 
 TABLE = "tpch.queries"  # a phase's table: a row per query
 

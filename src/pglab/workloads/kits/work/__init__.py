@@ -1,8 +1,11 @@
 """The pgbench-driven kits' work, declared (``kit = "tpcc"``, ``"ycsb"``, ``"tpce"``): the kit,
 its mode, YCSB's request distribution, TPC-C's terminals that think, and the pgbench options
-the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights).
+the kit runs its scripts with (composed: ``pgbench``, the kit's scripts at their weights); the
+kits' table in ``kits`` (their scripts and SQL beside it), TPC-C's terminals that think in
+``pacing``.
 
-A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+A declaration: the standard library, pglab's core modules and the other declarations only
+(``campaign/`` imports it)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from pglab.keys import Key
+from pglab.workloads.kits.work.kits import KITS
 from pglab.workloads.pgbench.work import PgbenchWork, Refusal, TuneObjective, own_fields
 from pglab.workloads.tpch.work import TpchWork
 
@@ -20,7 +24,7 @@ KEYS = ("kit", "mode", "distribution", "pacing", "think_time")
 
 @dataclass(frozen=True, slots=True)
 class KitWork:
-    """A workload kit run by pgbench (``campaign/kits``: its scripts and SQL)."""
+    """A workload kit run by pgbench (``work/kits``: its scripts and SQL)."""
 
     KEYS: ClassVar[tuple[str, ...]] = KEYS
     GENERATED: ClassVar[bool] = True
@@ -28,7 +32,7 @@ class KitWork:
     kit: str
     mode: str | None = None
     distribution: str | None = None  # YCSB's request distribution (None: zipfian)
-    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: campaign/kits/pacing.py;
+    # kit = "tpcc": "spec", terminals that key and think (clause 5.2.5: work/pacing.py;
     # clients follow from the warehouses), their New-Order mean think time in seconds (None:
     # the specification's 12 s; every keying and think time scaled with it). Part of the point
     # only when set
@@ -120,6 +124,14 @@ DATASET_REFUSALS = (
 # needs for each)
 NOPM = TuneObjective("nopm", 'kit = "tpcc"\'s New-Orders per minute, higher')
 TPSE = TuneObjective("tpse", 'kit = "tpce"\'s Trade-Results per second, higher')
+
+
+def writes(phase: Mapping[str, Any]) -> bool | None:
+    """Whether a phase of a kit (a ``PhaseSpec``'s identity, or as the store keeps it) writes,
+    as the kits' table says of its kit and mode (``Kit.writes_in``); None: a kit this pglab
+    does not ship."""
+    kit = KITS.get(str(phase.get("kit")))
+    return None if kit is None else kit.writes_in(phase.get("mode"))
 
 
 def paced(work: object) -> bool:

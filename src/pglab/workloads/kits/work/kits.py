@@ -1,8 +1,12 @@
 """Workload kits: a benchmark pglab ships as pgbench scripts, the SQL of its tables, and the
-loader's and checker's SQL beside them (``campaign/kits/NAME/``). A phase with ``kit = NAME``
+loader's and checker's SQL beside them (``workloads/kits/work/NAME/``). A phase with ``kit = NAME``
 runs the kit's scripts at its weights (so pgbench's per-second progress, per-script figures,
 failures, ``rate`` and generator hosts work for it), and the dataset is the kit's tables at
 ``scale`` (``workloads/kits/load.py`` loads them, instead of ``pgbench -i``).
+
+The kits' table, ``KITS``, is a declaration (``tests/unit/test_architecture.py``'s stage
+"declarations": the standard library and pglab's core modules only), which ``campaign/``
+checks a file against: each kit's modes, its scale's unit and bounds, whether it writes.
 
 ``tpcc``: a TPC-C-like kit written by pglab from the TPC-C specification (revision 5.11): the
 nine tables, warehouses = scale, the five transactions in the 45/43/4/4/4 mix, NURand as the
@@ -35,8 +39,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pglab.campaign.spec import Script
 from pglab.lab import command_home
+from pglab.script import Script
 
 HERE = Path(__file__).parent
 INCLUDE = re.compile(r"^-- pglab: include (\S+)\n", re.MULTILINE)
@@ -86,6 +90,13 @@ class Kit:
     # the SQL files run again on the run's database before its phases: what a dataset made by an
     # older pglab must get of this one's (TPC-C's transactions as functions, Delivery's table)
     refresh: tuple[str, ...] = ()
+    # whether its transactions write (TPC-C's and TPC-E's are functions that write; TPC-H's
+    # queries read), and its modes that only read (YCSB's workload C)
+    writes: bool = True
+    read_modes: tuple[str, ...] = ()
+    # its own [dataset] fields, part of its points' identity when not at their default (campaign/
+    # spec.DatasetSpec: YCSB's record shape came after its points were stored, which keep keys)
+    dataset_fields: tuple[str, ...] = ()
 
     def directory(self) -> Path:
         return HERE / self.name
@@ -95,6 +106,10 @@ class Kit:
 
     def has(self, name: str) -> bool:
         return (self.directory() / f"{name}.sql").is_file()
+
+    def writes_in(self, mode: object) -> bool:
+        """Whether a phase of this kit in ``mode`` writes."""
+        return self.writes and mode not in self.read_modes
 
     def units(self, scale: int) -> int:
         return -(-scale // self.unit_size)
@@ -186,9 +201,12 @@ YCSB = Kit(
     unit="SELECT ycsb_load(%s, %s)",
     unit_size=100_000,
     unit_what="blocks of 100,000 records",
+    read_modes=("c",),  # read-only
+    dataset_fields=("fields", "field_length"),  # YCSB's fieldcount and fieldlength
 )
-# TPC-H-like (campaign/kits/tpch_queries.py, tpch/): no pgbench scripts; its phase is the power
-# run of the 22 queries (workloads/tpch/power.py), its dataset made by workloads/tpch/load.py
+# TPC-H-like (workloads/tpch/work/queries.py, workloads/tpch/): no pgbench scripts; its phase is
+# the power run of the 22 queries (workloads/tpch/power.py), its dataset made by
+# workloads/tpch/load.py (its SQL in tpch/ here)
 TPCH = Kit(
     name="tpch",
     modes=("power", "throughput"),  # throughput: clients = its query streams
@@ -200,6 +218,7 @@ TPCH = Kit(
     headline=None,
     setup=(),
     min_scale=0.01,
+    writes=False,  # its queries read
 )
 # TPC-E-like (tpce/): the brokerage of TPC-E 1.14 at scale customers, loaded by pglab's own
 # generator (workloads/tpce/rows.py, workloads/tpce/load.py); the ten transactions of clause 3 in
@@ -234,6 +253,8 @@ TPCE = Kit(
     scale_step=1000,
 )
 KITS: dict[str, Kit] = {k.name: k for k in (TPCC, YCSB, TPCH, TPCE)}
+# the kits whose scale may be a fraction (TPC-H's scale factors 0.01, 0.1)
+FRACTIONAL_KITS = tuple(k for k in KITS.values() if k.min_scale < 1)
 # how a YCSB workload picks its keys (its requestdistribution): pgbench -D distribution=N
 DISTRIBUTIONS = ("zipfian", "uniform", "latest")
 MODES = tuple(dict.fromkeys(m for k in KITS.values() for m in k.modes))

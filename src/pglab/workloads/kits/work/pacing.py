@@ -16,17 +16,19 @@ are two more round trips per transaction, outside the time measured.
 
 The scripts of a paced phase are the kit's, wrapped (and their home warehouse set from
 ``:client_id``): new files with their own digests, so a phase without pacing runs the very
-scripts it ran before and its point keeps its key.
+scripts it ran before and its point keeps its key (a point's phases are paced by
+``workloads/kits/point``).
+
+A declaration: the standard library, pglab's core modules and the kits' table only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import replace
 
-from pglab.campaign.kits import TPCC, written
-from pglab.campaign.spec import PhaseSpec, Script
+from pglab.script import Script
+from pglab.workloads.kits.work.kits import TPCC, written
 
 SPEC = "spec"
 PACINGS = (SPEC,)
@@ -135,20 +137,6 @@ def scripts(mode: str) -> tuple[Script, ...]:
         path = written(f"tpcc/{digest}/{mode}-paced", f"{stem}.sql", text)
         out.append(Script(path=str(path), weight=weight, sha256=digest))
     return tuple(out)
-
-
-def paced(ph: PhaseSpec, warehouses: int) -> PhaseSpec:
-    """``ph`` (kit = "tpcc" with pacing) as its terminals run: 10 clients per warehouse, the
-    paced scripts, and the variables they read (the time scale, the first terminal's number:
-    0 here, a generator host's own share elsewhere)."""
-    from pglab.workloads.work import KitWork  # (the registry imports this module)
-
-    assert isinstance(ph.work, KitWork), "a kit's phase"
-    told = (("think_scale", f"{think_scale(ph.work.think_time):.9g}"), ("terminal_from", "0"))
-    return replace(
-        ph.with_pgbench(scripts=scripts(str(ph.work.mode)), defines=(*ph.pgbench.defines, *told)),
-        clients=TERMINALS_PER_WAREHOUSE * warehouses,
-    )
 
 
 def from_terminal(defines: tuple[tuple[str, str], ...], first: int) -> tuple[tuple[str, str], ...]:

@@ -2,7 +2,10 @@
 queries in order and each one's ``statement_timeout``. It runs no pgbench: ``pgbench`` holds
 the options the file gave (its random seed and ``-D`` scale among them) for its identity.
 
-A declaration: the standard library and pglab's core modules only (``campaign/`` imports it)."""
+Its 22 seeded queries and their estimated seconds are ``queries``.
+
+A declaration: the standard library, pglab's core modules and the other declarations only
+(``campaign/`` imports it)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pglab.workloads.pgbench.work import (
     TuneObjective,
     own_fields,
 )
+from pglab.workloads.tpch.work.queries import estimated_seconds as queries_seconds
 
 KIT = "tpch"
 # its own [workload] keys (beside kit and mode, the kits')
@@ -68,6 +72,13 @@ class TpchWork:
     @property
     def dataset_kind(self) -> str | None:
         return KIT
+
+    def estimated_seconds(self, clients: int) -> float:
+        """Its plans' and queries' seconds at the scale factor it is told (``queries``'s
+        estimate: a throughput run's ``clients`` streams at once)."""
+        streams = clients if self.mode == "throughput" else 1
+        told = self.pgbench.defines
+        return queries_seconds(told, self.queries, self.query_timeout, streams)
 
     def stored(self) -> dict[str, object]:
         own = own_fields(self)
