@@ -94,7 +94,11 @@ class ScriptJson(TypedDict, total=False):
 
 class PhaseJson(TypedDict, total=False):
     """A phase as part of its point (``campaign.identity.phase_identity``): the keys at the
-    value they had before they existed are left out."""
+    value they had before they existed are left out. Typed here: the keys every phase has and
+    pgbench's options, which every kind composes; a kind's own keys (a kit's, an operation's,
+    sysbench's, TPC-H's, a captured workload's: ``workloads/KIND/work``'s ``KEYS``) are stored
+    beside them as the kind declares them and read back by it (``workloads.work.stored_kind``,
+    ``of_flat``), so that this core module names no kind."""
 
     name: str
     scripts: Sequence[ScriptJson]
@@ -117,27 +121,6 @@ class PhaseJson(TypedDict, total=False):
     report_per_command: bool
     random_seed: int | str | None
     sampling_rate: float | None
-    operation: str | None
-    dirty: float
-    parallel: int
-    freeze: bool
-    columns: Sequence[str]
-    method: str
-    jobs: int
-    compress: bool
-    target: str | None
-    kit: str | None
-    mode: str | None
-    distribution: str | None
-    defines: Sequence[Sequence[str]]
-    generator: str
-    test: str | None
-    queries: Sequence[int]
-    query_timeout: float | None
-    pacing: str | None
-    think_time: float | None
-    replay: str | None
-    speed: float
 
 
 class DerivedJson(TypedDict):

@@ -15,7 +15,7 @@ point, ``pglab show --json`` gives it per point); a phase's stored series is rea
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -305,10 +305,11 @@ def _factors(run: StoredRun, idxs: list[int]) -> dict[str, Cell]:
         + (f"@{s.get('weight')}" if len(scripts) > 1 else "")
         for s in scripts
     )
-    if measured.get("kit"):  # a kit's scripts by the kit's name, as the spec's script_label
-        script = f"{measured['kit']} ({measured.get('mode')})"
-    if measured.get("operation"):  # a maintenance operation: no pgbench script nor clients
-        script, measured = str(measured["operation"]), {}
+    own: Mapping[str, Any] = measured  # with its kind's own keys (stored_spec.PhaseJson)
+    if own.get("kit"):  # a kit's scripts by the kit's name, as the spec's script_label
+        script = f"{own['kit']} ({own.get('mode')})"
+    if own.get("operation"):  # a maintenance operation: no pgbench script nor clients
+        script, measured = str(own["operation"]), {}
     return {
         "clients": measured.get("clients"),
         "threads": threads,
