@@ -20,21 +20,23 @@ eviction removes, measured).
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 KEEP = "PGLAB_KEEP_CODE_PAGES"
 
 
-def code_files(bindir: Path) -> list[Path]:
+@functools.cache
+def code_files(bindir: Path) -> tuple[Path, ...]:
     """The files whose code a server of ``bindir`` runs: its ``postgres`` executable and the
     shared libraries installed beside it (``../lib``: the procedural languages, extensions and
-    libpq a build installs)."""
+    libpq a build installs). Found once per bindir, not at every start."""
     found = [bindir / "postgres"]
     lib = bindir.parent / "lib"
     if lib.is_dir():
         found += sorted(p for p in lib.rglob("*.so*") if p.is_file() and not p.is_symlink())
-    return [p for p in found if p.is_file()]
+    return tuple(p for p in found if p.is_file())
 
 
 def read_afresh(bindir: Path) -> int:
